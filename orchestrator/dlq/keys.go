@@ -1,0 +1,38 @@
+package dlq
+
+import "github.com/redis/go-redis/v9"
+
+// Keys. Both keys of one queue share the hash tag {<queue>} so the record
+// script runs on Redis Cluster.
+//
+//	<prefix>:dlq:{<queue>}:rec  HASH  task id → JSON Record
+//	<prefix>:dlq:{<queue>}:idx  ZSET  task id scored by failed_at (unix ms)
+func recKey(prefix, queue string) string { return prefix + ":dlq:{" + queue + "}:rec" }
+func idxKey(prefix, queue string) string { return prefix + ":dlq:{" + queue + "}:idx" }
+
+// recordScript writes one record.
+//
+//	KEYS[1] rec hash, KEYS[2] idx zset
+//	ARGV[1] task id, ARGV[2] record JSON, ARGV[3] failed_at unix ms,
+//	ARGV[4] "nx" (keep an existing record: reconciler) or "set" (overwrite:
+//	        error handler, which knows the latest error)
+//	returns 1 when the id was not recorded before, else 0
+var recordScript = redis.NewScript(`
+local isNew = redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0
+if not isNew and ARGV[4] == 'nx' then
+  return 0
+end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+redis.call('ZADD', KEYS[2], ARGV[3], ARGV[1])
+if isNew then return 1 end
+return 0
+`)
+
+// deleteScript removes one record.
+//
+//	KEYS[1] rec hash, KEYS[2] idx zset; ARGV[1] task id
+//	returns 1 when a record was removed, else 0
+var deleteScript = redis.NewScript(`
+redis.call('ZREM', KEYS[2], ARGV[1])
+return redis.call('HDEL', KEYS[1], ARGV[1])
+`)

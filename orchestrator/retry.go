@@ -1,0 +1,83 @@
+package orchestrator
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/hibiken/asynq"
+)
+
+// RetryPolicy gives the delay before retry n (1-based count of failures so
+// far, as asynq passes it) of a task.
+type RetryPolicy interface {
+	RetryDelay(n int, err error, t *asynq.Task) time.Duration
+}
+
+// RetryPolicyFunc adapts a function to RetryPolicy.
+type RetryPolicyFunc func(n int, err error, t *asynq.Task) time.Duration
+
+// RetryDelay implements RetryPolicy.
+func (f RetryPolicyFunc) RetryDelay(n int, err error, t *asynq.Task) time.Duration {
+	return f(n, err, t)
+}
+
+// Exponential is base·2^n capped at max: the seeds' backoff shape
+// (booking: min(300 s, 10 s·2^n)).
+type Exponential struct {
+	Base time.Duration
+	Max  time.Duration
+}
+
+// RetryDelay implements RetryPolicy.
+func (e Exponential) RetryDelay(n int, _ error, _ *asynq.Task) time.Duration {
+	if n < 0 {
+		n = 0
+	}
+	d := e.Base
+	for i := 0; i < n && d < e.Max; i++ {
+		d *= 2
+	}
+	if d > e.Max {
+		d = e.Max
+	}
+	return d
+}
+
+// DeferError asks Asynq to run the task again after a delay without counting
+// an attempt (for example when a shared rate limiter says "not yet"). Return
+// it from a handler through Defer.
+type DeferError struct {
+	After  time.Duration
+	Reason string
+}
+
+func (e *DeferError) Error() string {
+	return fmt.Sprintf("deferred for %s: %s", e.After, e.Reason)
+}
+
+// Defer returns an error that re-runs the task after d without burning an
+// attempt.
+func Defer(d time.Duration, reason string) error { return &DeferError{After: d, Reason: reason} }
+
+// isFailure is the asynq IsFailure func: deferrals are not failures.
+func isFailure(err error) bool {
+	var d *DeferError
+	return err != nil && !errors.As(err, &d)
+}
+
+// retryDelay dispatches to the task type's policy; deferrals use their own
+// delay.
+func (r *Runtime) retryDelay(n int, err error, t *asynq.Task) time.Duration {
+	var d *DeferError
+	if errors.As(err, &d) {
+		return d.After
+	}
+	r.mu.RLock()
+	p, ok := r.policies[t.Type()]
+	r.mu.RUnlock()
+	if !ok {
+		p = r.cfg.DefaultRetry
+	}
+	return p.RetryDelay(n, err, t)
+}

@@ -1,0 +1,237 @@
+package orchestrator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hibiken/asynq"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/flowgate/flowgate/orchestrator/dlq"
+)
+
+// Config configures the Asynq runtime. Zero values take the defaults.
+type Config struct {
+	// ConnOpt is how asynq servers and Asynqmon reach Redis; Redis is the
+	// shared client the Asynq client, inspector and DLQ store use. Both
+	// point at the same Redis.
+	ConnOpt asynq.RedisConnOpt
+	Redis   redis.UniversalClient
+
+	Queues          map[string]int // default DefaultQueues()
+	Servers         int            // asynq.Server dequeuers in this process; default 2
+	Concurrency     int            // workers per server; default 10
+	ShutdownTimeout time.Duration  // how long in-flight tasks may finish on stop; default 8s
+	DefaultRetry    RetryPolicy    // for task types without a policy; default Exponential{10s, 5m}
+	KeyPrefix       string         // for flowgate's own keys (DLQ); default "flowgate"
+
+	Logger     *slog.Logger
+	Registerer prometheus.Registerer
+	Now        func() time.Time
+}
+
+func (c *Config) withDefaults() {
+	if c.Queues == nil {
+		c.Queues = DefaultQueues()
+	}
+	if c.Servers == 0 {
+		c.Servers = 2
+	}
+	if c.Concurrency == 0 {
+		c.Concurrency = 10
+	}
+	if c.ShutdownTimeout == 0 {
+		c.ShutdownTimeout = 8 * time.Second
+	}
+	if c.DefaultRetry == nil {
+		c.DefaultRetry = Exponential{Base: 10 * time.Second, Max: 5 * time.Minute}
+	}
+	if c.KeyPrefix == "" {
+		c.KeyPrefix = "flowgate"
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.Registerer == nil {
+		c.Registerer = prometheus.NewRegistry()
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+}
+
+func (c *Config) validate() error {
+	switch {
+	case c.ConnOpt == nil:
+		return errors.New("orchestrator: ConnOpt is required")
+	case c.Redis == nil:
+		return errors.New("orchestrator: Redis is required")
+	case c.Servers < 1 || c.Servers > 64:
+		return fmt.Errorf("orchestrator: Servers must be 1..64, got %d", c.Servers)
+	case c.Concurrency < 1:
+		return fmt.Errorf("orchestrator: Concurrency must be ≥ 1, got %d", c.Concurrency)
+	case c.ShutdownTimeout < 0:
+		return fmt.Errorf("orchestrator: ShutdownTimeout must not be negative")
+	}
+	for q, w := range c.Queues {
+		if w < 1 {
+			return fmt.Errorf("orchestrator: queue %q weight must be ≥ 1", q)
+		}
+	}
+	return nil
+}
+
+// Runtime is the process's Asynq machinery.
+type Runtime struct {
+	cfg        Config
+	Mux        *asynq.ServeMux
+	Client     *asynq.Client
+	Inspector  *asynq.Inspector
+	DLQ        *dlq.Store
+	DLQMetrics *dlq.Metrics
+
+	mu       sync.RWMutex
+	policies map[string]RetryPolicy
+	servers  []*asynq.Server
+	running  atomic.Bool
+}
+
+// New builds the runtime; Start begins processing.
+func New(cfg Config) (*Runtime, error) {
+	cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	queues := make([]string, 0, len(cfg.Queues))
+	for q := range cfg.Queues {
+		queues = append(queues, q)
+	}
+	sort.Strings(queues)
+	store := dlq.NewStore(cfg.Redis, cfg.KeyPrefix, queues, cfg.Now)
+	m, err := dlq.NewMetrics(cfg.Registerer, store, cfg.Logger)
+	if err != nil {
+		return nil, fmt.Errorf("orchestrator: metrics: %w", err)
+	}
+	return &Runtime{
+		cfg:        cfg,
+		Mux:        asynq.NewServeMux(),
+		Client:     asynq.NewClientFromRedisClient(cfg.Redis),
+		Inspector:  asynq.NewInspectorFromRedisClient(cfg.Redis),
+		DLQ:        store,
+		DLQMetrics: m,
+		policies:   map[string]RetryPolicy{},
+	}, nil
+}
+
+// Handle registers the handler of a task type and its retry policy (nil:
+// the default policy).
+func (r *Runtime) Handle(taskType string, h asynq.Handler, policy RetryPolicy) {
+	r.Mux.Handle(taskType, h)
+	if policy != nil {
+		r.mu.Lock()
+		r.policies[taskType] = policy
+		r.mu.Unlock()
+	}
+}
+
+// Reconciler returns the archive→record reconciler job body.
+func (r *Runtime) Reconciler() *dlq.Reconciler {
+	return &dlq.Reconciler{Store: r.DLQ, Archive: r.Inspector, Metrics: r.DLQMetrics, Logger: r.cfg.Logger}
+}
+
+// Start starts the dequeuers. It returns once all are running.
+func (r *Runtime) Start() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.servers) > 0 {
+		return errors.New("orchestrator: already started")
+	}
+	for i := 0; i < r.cfg.Servers; i++ {
+		srv := asynq.NewServer(r.cfg.ConnOpt, asynq.Config{
+			Concurrency:     r.cfg.Concurrency,
+			Queues:          r.cfg.Queues,
+			RetryDelayFunc:  r.retryDelay,
+			IsFailure:       isFailure,
+			ErrorHandler:    asynq.ErrorHandlerFunc(r.handleError),
+			ShutdownTimeout: r.cfg.ShutdownTimeout,
+			Logger:          slogAdapter{r.cfg.Logger.With("component", "asynq", "server", i)},
+			LogLevel:        asynq.WarnLevel,
+		})
+		if err := srv.Start(r.Mux); err != nil {
+			for _, s := range r.servers {
+				s.Shutdown()
+			}
+			r.servers = nil
+			return fmt.Errorf("orchestrator: start asynq server %d: %w", i, err)
+		}
+		r.servers = append(r.servers, srv)
+	}
+	r.running.Store(true)
+	return nil
+}
+
+// Running reports whether the dequeuers are up.
+func (r *Runtime) Running() bool { return r.running.Load() }
+
+// Shutdown stops the dequeuers, letting in-flight tasks finish within
+// ShutdownTimeout (asynq re-queues the rest). Servers stop in parallel.
+func (r *Runtime) Shutdown() {
+	r.running.Store(false)
+	r.mu.Lock()
+	servers := r.servers
+	r.servers = nil
+	r.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, s := range servers {
+		wg.Add(1)
+		go func(s *asynq.Server) { defer wg.Done(); s.Shutdown() }(s)
+	}
+	wg.Wait()
+}
+
+// Close releases the client and inspector (not the shared Redis client).
+func (r *Runtime) Close() error {
+	return errors.Join(r.Client.Close(), r.Inspector.Close())
+}
+
+// handleError is asynq's ErrorHandler: on a task's final failure it writes
+// the durable dead-letter record before asynq archives the task.
+func (r *Runtime) handleError(ctx context.Context, t *asynq.Task, err error) {
+	if !isFailure(err) {
+		return
+	}
+	retried, _ := asynq.GetRetryCount(ctx)
+	maxRetry, _ := asynq.GetMaxRetry(ctx)
+	if retried < maxRetry && !errors.Is(err, asynq.SkipRetry) {
+		return // asynq will retry it
+	}
+	id, _ := asynq.GetTaskID(ctx)
+	queue, _ := asynq.GetQueueName(ctx)
+	rec := dlq.Record{
+		TaskID: id, Queue: queue, Type: t.Type(), Payload: t.Payload(),
+		Error: err.Error(), Retried: retried, MaxRetry: maxRetry,
+		FailedAt: r.cfg.Now().UTC(), Source: dlq.SourceErrorHandler,
+	}
+	// The task context may be near its deadline; the record must still land.
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	added, werr := r.DLQ.Record(wctx, rec, true)
+	if werr != nil {
+		// The reconciler will copy it from asynq's archive on its next run.
+		r.cfg.Logger.Error("dlq: could not record dead letter; the reconciler will retry from the archive",
+			"task_id", id, "queue", queue, "type", t.Type(), "err", werr)
+		return
+	}
+	if added {
+		r.DLQMetrics.Recorded(queue, dlq.SourceErrorHandler)
+	}
+	r.cfg.Logger.Warn("task failed for good; moved to the dead-letter queue",
+		"task_id", id, "queue", queue, "type", t.Type(), "retried", retried, "err", err.Error())
+}
