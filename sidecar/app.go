@@ -1,0 +1,199 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"sort"
+	"sync/atomic"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	asynqmetrics "github.com/hibiken/asynq/x/metrics"
+	"github.com/hibiken/asynqmon"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/flowgate/flowgate/orchestrator"
+	"github.com/flowgate/flowgate/scheduler"
+)
+
+// Main is the composition root: it owns every long-running part, starts
+// them in dependency order (Redis → Asynq → cron → HTTP) and stops them in
+// reverse, so nothing runs against a closed dependency. The end-to-end
+// tests drive the same type on a random port.
+type Main struct {
+	Config Config
+	Logger *slog.Logger
+	Now    func() time.Time
+
+	redis    *backend
+	rt       *orchestrator.Runtime
+	sched    *scheduler.Scheduler
+	monitor  *asynqmon.HTTPHandler
+	app      *fiber.App
+	ln       net.Listener
+	registry *prometheus.Registry
+
+	ready    atomic.Bool
+	closing  atomic.Bool
+	httpErr  chan error
+	started  time.Time
+	closeFns []func(context.Context) error
+}
+
+// NewMain returns a Main for cfg.
+func NewMain(cfg Config, log *slog.Logger) *Main {
+	return &Main{Config: cfg, Logger: log, Now: time.Now, httpErr: make(chan error, 1)}
+}
+
+// Run starts flowgate and returns once it serves HTTP. On error, whatever
+// was started is left for Close to stop.
+func (m *Main) Run(ctx context.Context) error {
+	m.started = time.Now()
+	if err := m.secrets(); err != nil {
+		return err
+	}
+	m.registry = prometheus.NewRegistry()
+	m.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+
+	// 1. Redis.
+	b, err := openRedis(ctx, m.Config, m.Logger)
+	if err != nil {
+		return err
+	}
+	m.redis = b
+	m.onClose(func(context.Context) error { return b.close() })
+
+	// 2. Asynq.
+	rt, err := orchestrator.New(orchestrator.Config{
+		ConnOpt: b.ConnOpt, Redis: b.Client, Servers: m.Config.AsynqServers,
+		Concurrency: m.Config.AsynqConcurr, ShutdownTimeout: m.Config.AsynqShutdown,
+		Logger: m.Logger, Registerer: m.registry, Now: m.Now,
+	})
+	if err != nil {
+		return err
+	}
+	m.rt = rt
+	m.onClose(func(context.Context) error { rt.Shutdown(); return rt.Close() })
+	queues := make([]string, 0, 4)
+	for q := range orchestrator.DefaultQueues() {
+		queues = append(queues, q)
+	}
+	sort.Strings(queues)
+	pr, err := newProbe(rt.Client, queues, m.Now, m.registry)
+	if err != nil {
+		return err
+	}
+	rt.Handle(TaskProbe, pr, nil)
+	m.registry.MustRegister(asynqmetrics.NewQueueMetricsCollector(rt.Inspector))
+	if err := rt.Start(); err != nil {
+		return err
+	}
+
+	// 3. Cron.
+	sched, err := scheduler.New(scheduler.Config{Redis: b.Client, Logger: m.Logger, Registerer: m.registry, Now: m.Now})
+	if err != nil {
+		return err
+	}
+	m.sched = sched
+	m.onClose(sched.Stop)
+	jobs := []struct {
+		name, spec string
+		job        scheduler.Job
+	}{
+		{"dlq_reconcile", m.Config.DLQReconcile, rt.Reconciler()},
+		{"asynq_probe", "@every 30s", pr},
+	}
+	for _, j := range jobs {
+		if err := sched.Register(j.name, j.spec, j.job); err != nil {
+			return fmt.Errorf("cron job %s: %w", j.name, err)
+		}
+	}
+	if err := sched.Start(); err != nil {
+		return err
+	}
+	// First probe now, so queue metrics and readiness of every queue show at once.
+	if err := pr.Run(ctx); err != nil {
+		m.Logger.Warn("first asynq probe failed", "err", err)
+	}
+
+	// 4. HTTP.
+	if err := m.startHTTP(); err != nil {
+		return err
+	}
+	m.ready.Store(true)
+	m.Logger.Info("flowgate ready", "addr", m.Addr(), "redis", b.Mode,
+		"startup_ms", time.Since(m.started).Milliseconds(), "asynq_servers", m.Config.AsynqServers)
+	return nil
+}
+
+// secrets fills missing secrets with random per-process ones in embedded
+// mode (LoadConfig already refused a real Redis without them).
+func (m *Main) secrets() error {
+	for _, s := range []struct {
+		name string
+		dst  *string
+	}{{"BOOKING_AUTH_SECRET", &m.Config.BookingAuthSecret}, {"HMAC_SECRET", &m.Config.HMACSecret}} {
+		if *s.dst != "" {
+			continue
+		}
+		buf := make([]byte, 32)
+		if _, err := rand.Read(buf); err != nil {
+			return fmt.Errorf("generate %s: %w", s.name, err)
+		}
+		*s.dst = hex.EncodeToString(buf)
+		m.Config.EphemeralSecret = true
+		m.Logger.Warn("no "+s.name+" set: using a random per-process secret; tokens and signatures stop verifying when this process exits", "var", s.name)
+	}
+	return nil
+}
+
+func (m *Main) onClose(f func(context.Context) error) { m.closeFns = append(m.closeFns, f) }
+
+// Addr is the bound HTTP address (useful with FLOWGATE_ADDR=127.0.0.1:0).
+func (m *Main) Addr() string {
+	if m.ln == nil {
+		return ""
+	}
+	return m.ln.Addr().String()
+}
+
+// Err delivers an error if the HTTP server stops on its own.
+func (m *Main) Err() <-chan error { return m.httpErr }
+
+// Close stops everything in reverse start order: readiness goes false
+// first, HTTP drains, cron stops, Asynq finishes in-flight tasks within its
+// timeout, Redis closes. It is safe to call after a failed Run and twice.
+func (m *Main) Close() error {
+	if !m.closing.CompareAndSwap(false, true) {
+		return nil
+	}
+	m.ready.Store(false)
+	if m.app != nil && m.Config.ReadinessDelay > 0 {
+		m.Logger.Info("shutdown: readiness is false; waiting before closing HTTP", "delay", m.Config.ReadinessDelay)
+		time.Sleep(m.Config.ReadinessDelay)
+	}
+	var errs []error
+	if m.app != nil {
+		if err := m.app.ShutdownWithTimeout(m.Config.HTTPDrain); err != nil {
+			errs = append(errs, fmt.Errorf("http shutdown: %w", err))
+		}
+	}
+	if m.monitor != nil {
+		errs = append(errs, m.monitor.Close())
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), m.Config.AsynqShutdown+5*time.Second)
+	defer cancel()
+	for i := len(m.closeFns) - 1; i >= 0; i-- {
+		if err := m.closeFns[i](ctx); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	m.Logger.Info("flowgate stopped")
+	return errors.Join(errs...)
+}

@@ -1,0 +1,336 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// Config is every setting of flowgate, read from the environment by
+// LoadConfig. Defaults are the seeds' values.
+type Config struct {
+	Addr string
+
+	RedisURL            string
+	RedisClusterAddrs   []string
+	RedisSentinelAddrs  []string
+	RedisSentinelMaster string
+	RedisPassword       string
+
+	NodeRedBasePath string
+
+	Cloud9Endpoint       string
+	Cloud9ClientID       string
+	Cloud9Username       string
+	Cloud9Password       string
+	Cloud9VendorUsername string
+	Cloud9WriteLimit     Rate
+
+	BookingAuthSecret string
+	HMACSecret        string
+	MaxRetryAttempts  int
+
+	LogFormat string
+	LogLevel  string
+
+	BodyLimit       int
+	ReadinessDelay  time.Duration
+	HTTPDrain       time.Duration
+	AsynqServers    int
+	AsynqConcurr    int
+	AsynqShutdown   time.Duration
+	DLQReconcile    string
+	MonitoringUser  string
+	MonitoringPass  string
+	MonitoringRO    bool
+	EphemeralSecret bool // set when secrets were generated (embedded mode)
+}
+
+// Rate is "N/duration", e.g. 5/min, 5/6s, 10/1m.
+type Rate struct {
+	N   int
+	Per time.Duration
+}
+
+func (r Rate) String() string { return fmt.Sprintf("%d/%s", r.N, r.Per) }
+
+var rateRe = regexp.MustCompile(`^(\d+)\s*/\s*(\S+)$`)
+
+// ParseRate parses N/unit where unit is s, sec, m, min, h, hour or a Go
+// duration such as 6s.
+func ParseRate(s string) (Rate, error) {
+	m := rateRe.FindStringSubmatch(strings.TrimSpace(s))
+	if m == nil {
+		return Rate{}, fmt.Errorf("want N/period such as 5/min or 5/6s, got %q", s)
+	}
+	n, err := strconv.Atoi(m[1])
+	if err != nil || n < 1 {
+		return Rate{}, fmt.Errorf("count must be a positive integer, got %q", m[1])
+	}
+	var per time.Duration
+	switch m[2] {
+	case "s", "sec", "second":
+		per = time.Second
+	case "m", "min", "minute":
+		per = time.Minute
+	case "h", "hour":
+		per = time.Hour
+	default:
+		if per, err = time.ParseDuration(m[2]); err != nil || per <= 0 {
+			return Rate{}, fmt.Errorf("period must be s, min, h or a positive duration, got %q", m[2])
+		}
+	}
+	return Rate{N: n, Per: per}, nil
+}
+
+// setting is one environment variable: its default, help, and how it is
+// applied to the Config.
+type setting struct {
+	name, def, help string
+	secret          bool
+	apply           func(c *Config, v string) error
+}
+
+func str(dst func(*Config) *string) func(*Config, string) error {
+	return func(c *Config, v string) error { *dst(c) = v; return nil }
+}
+
+func list(dst func(*Config) *[]string) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		var out []string
+		for _, a := range strings.Split(v, ",") {
+			if a = strings.TrimSpace(a); a == "" {
+				continue
+			}
+			if _, _, err := net.SplitHostPort(a); err != nil {
+				return fmt.Errorf("%q is not host:port", a)
+			}
+			out = append(out, a)
+		}
+		*dst(c) = out
+		return nil
+	}
+}
+
+func integer(dst func(*Config) *int, min, max int) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil {
+			return fmt.Errorf("want an integer, got %q", v)
+		}
+		if n < min || n > max {
+			return fmt.Errorf("must be between %d and %d, got %d", min, max, n)
+		}
+		*dst(c) = n
+		return nil
+	}
+}
+
+func duration(dst func(*Config) *time.Duration) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		d, err := time.ParseDuration(strings.TrimSpace(v))
+		if err != nil {
+			return fmt.Errorf("want a duration such as 10s or 2m, got %q", v)
+		}
+		if d < 0 {
+			return fmt.Errorf("must not be negative, got %s", d)
+		}
+		*dst(c) = d
+		return nil
+	}
+}
+
+func boolean(dst func(*Config) *bool) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		b, err := strconv.ParseBool(strings.TrimSpace(v))
+		if err != nil {
+			return fmt.Errorf("want true or false, got %q", v)
+		}
+		*dst(c) = b
+		return nil
+	}
+}
+
+func oneOf(dst func(*Config) *string, allowed ...string) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		for _, a := range allowed {
+			if v == a {
+				*dst(c) = v
+				return nil
+			}
+		}
+		return fmt.Errorf("must be one of %s, got %q", strings.Join(allowed, ", "), v)
+	}
+}
+
+// settings is the table of every variable, in the order -help lists them.
+var settings = []setting{
+	{name: "FLOWGATE_ADDR", def: ":8080", help: "HTTP listen address", apply: func(c *Config, v string) error {
+		if _, _, err := net.SplitHostPort(v); err != nil {
+			return fmt.Errorf("want host:port such as :8080, got %q", v)
+		}
+		c.Addr = v
+		return nil
+	}},
+	{name: "REDIS_URL", help: "redis://[:password@]host:port/db (rediss:// for TLS); unset = embedded, non-durable Redis", secret: true, apply: func(c *Config, v string) error {
+		u, err := url.Parse(v)
+		if err != nil || (u.Scheme != "redis" && u.Scheme != "rediss" && u.Scheme != "redis-socket") || (u.Host == "" && u.Scheme != "redis-socket") {
+			return errors.New("want redis://host:port/db or rediss://host:port/db")
+		}
+		c.RedisURL = v
+		return nil
+	}},
+	{name: "REDIS_CLUSTER_ADDRS", help: "comma-separated host:port seeds of a Redis Cluster", apply: list(func(c *Config) *[]string { return &c.RedisClusterAddrs })},
+	{name: "REDIS_SENTINEL_ADDRS", help: "comma-separated host:port of Redis Sentinels (with REDIS_SENTINEL_MASTER)", apply: list(func(c *Config) *[]string { return &c.RedisSentinelAddrs })},
+	{name: "REDIS_SENTINEL_MASTER", help: "the Sentinel master name", apply: str(func(c *Config) *string { return &c.RedisSentinelMaster })},
+	{name: "REDIS_PASSWORD", help: "password for cluster or sentinel mode", secret: true, apply: str(func(c *Config) *string { return &c.RedisPassword })},
+	{name: "NODERED_BASE_PATH", def: "/chord/ortho-prd", help: "path prefix of the Node-RED-compatible booking endpoints", apply: func(c *Config, v string) error {
+		if !strings.HasPrefix(v, "/") || strings.HasSuffix(v, "/") {
+			return fmt.Errorf("must start with / and not end with /, got %q", v)
+		}
+		c.NodeRedBasePath = v
+		return nil
+	}},
+	{name: "CLOUD9_ENDPOINT", help: "Cloud9 XML API URL; unset = the built-in sandbox simulator", apply: func(c *Config, v string) error {
+		u, err := url.Parse(v)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("want an http(s) URL, got %q", v)
+		}
+		c.Cloud9Endpoint = v
+		return nil
+	}},
+	{name: "CLOUD9_CLIENT_ID", help: "Cloud9 client id", apply: str(func(c *Config) *string { return &c.Cloud9ClientID })},
+	{name: "CLOUD9_USERNAME", help: "Cloud9 user name", apply: str(func(c *Config) *string { return &c.Cloud9Username })},
+	{name: "CLOUD9_PASSWORD", help: "Cloud9 password", secret: true, apply: str(func(c *Config) *string { return &c.Cloud9Password })},
+	{name: "CLOUD9_VENDOR_USERNAME", help: "Cloud9 vendor user name", apply: str(func(c *Config) *string { return &c.Cloud9VendorUsername })},
+	{name: "CLOUD9_WRITE_LIMIT", def: "5/min", help: "Cloud9 write rate shared by every instance (N/period)", apply: func(c *Config, v string) error {
+		r, err := ParseRate(v)
+		c.Cloud9WriteLimit = r
+		return err
+	}},
+	{name: "BOOKING_AUTH_SECRET", help: "HMAC secret of booking auth tokens (≥ 16 bytes); required with a real Redis", secret: true, apply: secretValue(func(c *Config) *string { return &c.BookingAuthSecret })},
+	{name: "HMAC_SECRET", help: "HMAC secret of webhook signatures (≥ 16 bytes); required with a real Redis", secret: true, apply: secretValue(func(c *Config) *string { return &c.HMACSecret })},
+	{name: "MAX_RETRY_ATTEMPTS", def: "3", help: "worker FAILs before a task goes to the dead-letter queue", apply: integer(func(c *Config) *int { return &c.MaxRetryAttempts }, 1, 100)},
+	{name: "LOG_FORMAT", def: "text", help: "text or json", apply: oneOf(func(c *Config) *string { return &c.LogFormat }, "text", "json")},
+	{name: "LOG_LEVEL", def: "info", help: "debug, info, warn or error", apply: oneOf(func(c *Config) *string { return &c.LogLevel }, "debug", "info", "warn", "error")},
+	{name: "HTTP_BODY_LIMIT", def: "1048576", help: "largest request body in bytes (413 above)", apply: integer(func(c *Config) *int { return &c.BodyLimit }, 1024, 64<<20)},
+	{name: "READINESS_DRAIN_DELAY", def: "0s", help: "on shutdown, how long /readyz says 503 before HTTP stops accepting", apply: duration(func(c *Config) *time.Duration { return &c.ReadinessDelay })},
+	{name: "HTTP_SHUTDOWN_TIMEOUT", def: "5s", help: "how long in-flight HTTP requests may finish on shutdown", apply: duration(func(c *Config) *time.Duration { return &c.HTTPDrain })},
+	{name: "ASYNQ_SERVERS", def: "2", help: "asynq dequeuers in this process (throughput scales with it; see README)", apply: integer(func(c *Config) *int { return &c.AsynqServers }, 1, 64)},
+	{name: "ASYNQ_CONCURRENCY", def: "10", help: "workers per asynq dequeuer", apply: integer(func(c *Config) *int { return &c.AsynqConcurr }, 1, 10000)},
+	{name: "ASYNQ_SHUTDOWN_TIMEOUT", def: "8s", help: "how long in-flight tasks may finish on shutdown before asynq re-queues them", apply: duration(func(c *Config) *time.Duration { return &c.AsynqShutdown })},
+	{name: "DLQ_RECONCILE_SCHEDULE", def: "@every 1m", help: "cron spec (with seconds) of the archive → dead-letter record reconciler", apply: str(func(c *Config) *string { return &c.DLQReconcile })},
+	{name: "MONITORING_USER", help: "basic-auth user of /monitoring (Asynqmon)", apply: str(func(c *Config) *string { return &c.MonitoringUser })},
+	{name: "MONITORING_PASSWORD", help: "basic-auth password of /monitoring", secret: true, apply: str(func(c *Config) *string { return &c.MonitoringPass })},
+	{name: "MONITORING_READONLY", def: "false", help: "true makes Asynqmon view-only", apply: boolean(func(c *Config) *bool { return &c.MonitoringRO })},
+}
+
+func secretValue(dst func(*Config) *string) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		if len(v) < 16 {
+			return fmt.Errorf("must be at least 16 bytes, got %d", len(v))
+		}
+		*dst(c) = v
+		return nil
+	}
+}
+
+// ConfigError names the variable that is wrong.
+type ConfigError struct {
+	Var string
+	Err error
+}
+
+func (e *ConfigError) Error() string { return e.Var + ": " + e.Err.Error() }
+func (e *ConfigError) Unwrap() error { return e.Err }
+
+// LoadConfig reads every setting through getenv (os.Getenv in main; a map
+// in tests), applies defaults and validates the whole.
+func LoadConfig(getenv func(string) string) (Config, error) {
+	var c Config
+	for _, s := range settings {
+		v := getenv(s.name)
+		if v == "" {
+			v = s.def
+		}
+		if v == "" {
+			continue
+		}
+		if err := s.apply(&c, v); err != nil {
+			return Config{}, &ConfigError{Var: s.name, Err: err}
+		}
+	}
+	return c, c.validate()
+}
+
+func (c *Config) validate() error {
+	modes := 0
+	for _, set := range []bool{c.RedisURL != "", len(c.RedisClusterAddrs) > 0, len(c.RedisSentinelAddrs) > 0} {
+		if set {
+			modes++
+		}
+	}
+	switch {
+	case modes > 1:
+		return &ConfigError{Var: "REDIS_URL", Err: errors.New("set only one of REDIS_URL, REDIS_CLUSTER_ADDRS, REDIS_SENTINEL_ADDRS")}
+	case len(c.RedisSentinelAddrs) > 0 && c.RedisSentinelMaster == "":
+		return &ConfigError{Var: "REDIS_SENTINEL_MASTER", Err: errors.New("required with REDIS_SENTINEL_ADDRS")}
+	case c.RedisSentinelMaster != "" && len(c.RedisSentinelAddrs) == 0:
+		return &ConfigError{Var: "REDIS_SENTINEL_ADDRS", Err: errors.New("required with REDIS_SENTINEL_MASTER")}
+	case (c.MonitoringUser == "") != (c.MonitoringPass == ""):
+		return &ConfigError{Var: "MONITORING_PASSWORD", Err: errors.New("set both MONITORING_USER and MONITORING_PASSWORD, or neither")}
+	}
+	if c.DLQReconcile == "" {
+		return &ConfigError{Var: "DLQ_RECONCILE_SCHEDULE", Err: errors.New("must not be empty")}
+	}
+	if !c.Embedded() {
+		if c.BookingAuthSecret == "" {
+			return &ConfigError{Var: "BOOKING_AUTH_SECRET", Err: errors.New("required with a real Redis (generate one: openssl rand -hex 32)")}
+		}
+		if c.HMACSecret == "" {
+			return &ConfigError{Var: "HMAC_SECRET", Err: errors.New("required with a real Redis (generate one: openssl rand -hex 32)")}
+		}
+	}
+	cloud9 := []string{c.Cloud9Endpoint, c.Cloud9ClientID, c.Cloud9Username, c.Cloud9Password}
+	set := 0
+	for _, v := range cloud9 {
+		if v != "" {
+			set++
+		}
+	}
+	if set != 0 && set != len(cloud9) {
+		return &ConfigError{Var: "CLOUD9_ENDPOINT", Err: errors.New("set CLOUD9_ENDPOINT, CLOUD9_CLIENT_ID, CLOUD9_USERNAME and CLOUD9_PASSWORD together, or none for the sandbox simulator")}
+	}
+	return nil
+}
+
+// Embedded reports whether flowgate runs on its in-process Redis.
+func (c *Config) Embedded() bool {
+	return c.RedisURL == "" && len(c.RedisClusterAddrs) == 0 && len(c.RedisSentinelAddrs) == 0
+}
+
+// Usage writes every variable with its default.
+func Usage(w io.Writer) {
+	fmt.Fprintln(w, "flowgate — durable sidecar for Node-RED booking flows and n8n orchestration.")
+	fmt.Fprintln(w, "\nUsage: flowgate [-help]   (all configuration is read from the environment)")
+	fmt.Fprintln(w, "\nEnvironment:")
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	for _, s := range settings {
+		def := s.def
+		if def == "" {
+			def = "(unset)"
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", s.name, def, s.help)
+	}
+	_ = tw.Flush()
+}
+
+func envGetenv(name string) string { return os.Getenv(name) }

@@ -1,0 +1,94 @@
+// Command flowgate is the sidecar binary: configuration comes from the
+// environment (flowgate -help lists it), Redis is real or embedded, and
+// SIGINT/SIGTERM stop it gracefully.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
+}
+
+// run is main without os.Exit, for tests. Exit codes: 0 clean stop, 1
+// runtime failure, 2 bad usage or configuration.
+func run(args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("flowgate", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { Usage(stdout) }
+	if err := fs.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			return 0
+		}
+		return 2
+	}
+	cfg, err := LoadConfig(getenv)
+	if err != nil {
+		fmt.Fprintf(stderr, "flowgate: invalid configuration: %v\n", err)
+		return 2
+	}
+	log := newLogger(cfg, stderr)
+	logConfig(log, cfg, getenv)
+
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	m := NewMain(cfg, log)
+	if err := m.Run(ctx); err != nil {
+		log.Error("flowgate failed to start", "err", err)
+		_ = m.Close()
+		if _, ok := err.(*ConfigError); ok {
+			return 2
+		}
+		return 1
+	}
+	code := 0
+	select {
+	case <-ctx.Done():
+		log.Info("shutdown signal received")
+	case err := <-m.Err():
+		log.Error("http server stopped", "err", err)
+		code = 1
+	}
+	stop()
+	if err := m.Close(); err != nil {
+		log.Error("shutdown", "err", err)
+		code = 1
+	}
+	return code
+}
+
+func newLogger(cfg Config, w io.Writer) *slog.Logger {
+	var level slog.Level
+	_ = level.UnmarshalText([]byte(cfg.LogLevel))
+	opts := &slog.HandlerOptions{Level: level}
+	if cfg.LogFormat == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+// logConfig logs the effective settings once, secrets redacted.
+func logConfig(log *slog.Logger, cfg Config, getenv func(string) string) {
+	attrs := make([]any, 0, 2*len(settings))
+	for _, s := range settings {
+		v := getenv(s.name)
+		switch {
+		case v == "":
+			v = s.def
+		case s.secret:
+			v = "(set)"
+		}
+		if v != "" {
+			attrs = append(attrs, s.name, v)
+		}
+	}
+	log.Info("configuration", attrs...)
+}

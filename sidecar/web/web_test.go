@@ -1,0 +1,165 @@
+package web_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/stretchr/testify/require"
+
+	"github.com/flowgate/flowgate/contracts"
+	"github.com/flowgate/flowgate/contracts/contractstest"
+	"github.com/flowgate/flowgate/sidecar/web"
+)
+
+type fixture struct {
+	app  *fiber.App
+	base string
+	reg  *prometheus.Registry
+	logs *bytes.Buffer
+}
+
+func setup(t *testing.T) fixture {
+	t.Helper()
+	reg := prometheus.NewRegistry()
+	logs := &bytes.Buffer{}
+	app, err := web.New(web.Options{BodyLimit: 4096, Registerer: reg, Logger: slog.New(slog.NewJSONHandler(logs, nil))})
+	require.NoError(t, err)
+	app.Post("/echo/:id", func(c *fiber.Ctx) error {
+		var body struct {
+			N int `json:"n"`
+		}
+		if err := contracts.DecodeJSON(c.Body(), &body); err != nil {
+			return err
+		}
+		return c.JSON(fiber.Map{"n": body.N})
+	})
+	app.Get("/panic", func(*fiber.Ctx) error { panic("kaboom") })
+	app.Get("/conflict", func(*fiber.Ctx) error {
+		return &contracts.Error{Code: contracts.CodeConflict, Message: "task is DONE", Details: map[string]any{"current_status": "DONE"}}
+	})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	go func() { _ = app.Listener(ln) }()
+	t.Cleanup(func() { _ = app.Shutdown() })
+	return fixture{app: app, base: "http://" + ln.Addr().String(), reg: reg, logs: logs}
+}
+
+// do sends req over a real connection (body-limit errors only exist there).
+func do(t *testing.T, f fixture, req *http.Request) (int, contracts.ErrorResponse, http.Header) {
+	t.Helper()
+	u, err := url.Parse(f.base + req.URL.RequestURI())
+	require.NoError(t, err)
+	req.URL, req.RequestURI, req.Host = u, "", u.Host
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	var env contracts.ErrorResponse
+	_ = json.Unmarshal(raw, &env)
+	return resp.StatusCode, env, resp.Header
+}
+
+func TestErrorModel(t *testing.T) {
+	f := setup(t)
+	cases := []struct {
+		name   string
+		req    *http.Request
+		status int
+		code   contracts.Code
+	}{
+		{"bad json", httptest.NewRequest("POST", "/echo/1", strings.NewReader(`{"n":`)), 400, contracts.CodeInvalid},
+		{"wrong type", httptest.NewRequest("POST", "/echo/1", strings.NewReader(`{"n":"x"}`)), 400, contracts.CodeInvalid},
+		{"too large", httptest.NewRequest("POST", "/echo/1", strings.NewReader(`{"n":1,"pad":"`+strings.Repeat("x", 8192)+`"}`)), 413, contracts.CodeTooLarge},
+		{"unknown route", httptest.NewRequest("GET", "/nope", nil), 404, contracts.CodeNotFound},
+		{"conflict", httptest.NewRequest("GET", "/conflict", nil), 409, contracts.CodeConflict},
+		{"panic", httptest.NewRequest("GET", "/panic", nil), 500, contracts.CodeInternal},
+	}
+	for _, tc := range cases {
+		status, env, hdr := do(t, f, tc.req)
+		require.Equal(t, tc.status, status, tc.name)
+		require.False(t, env.Success, tc.name)
+		require.Equal(t, tc.code, env.Error.Code, tc.name)
+		require.NotEmpty(t, env.Error.RequestID, tc.name)
+		require.Equal(t, env.Error.RequestID, hdr.Get(web.HeaderRequestID), tc.name)
+	}
+	require.Contains(t, f.logs.String(), "panic recovered")
+	require.NotContains(t, f.logs.String(), `"message":"kaboom"`, "panic text must not reach clients")
+}
+
+func TestErrorEnvelopeOverHTTPGolden(t *testing.T) {
+	f := setup(t)
+	req := httptest.NewRequest("GET", "/conflict", nil)
+	req.Header.Set(web.HeaderRequestID, "req-fixed-1")
+	resp, err := f.app.Test(req, -1)
+	require.NoError(t, err)
+	raw, _ := io.ReadAll(resp.Body)
+	contractstest.Golden(t, "error_envelope_conflict", raw)
+}
+
+func TestRequestIDHonouredOrReplaced(t *testing.T) {
+	f := setup(t)
+	req := httptest.NewRequest("POST", "/echo/1", strings.NewReader(`{"n":2}`))
+	req.Header.Set(web.HeaderRequestID, "abc-123")
+	_, _, hdr := do(t, f, req)
+	require.Equal(t, "abc-123", hdr.Get(web.HeaderRequestID))
+
+	req = httptest.NewRequest("POST", "/echo/1", strings.NewReader(`{"n":2}`))
+	req.Header.Set(web.HeaderRequestID, "bad id with spaces")
+	_, _, hdr = do(t, f, req)
+	require.NotEqual(t, "bad id with spaces", hdr.Get(web.HeaderRequestID))
+	require.Len(t, hdr.Get(web.HeaderRequestID), 36)
+}
+
+func TestMetricsAndAccessLog(t *testing.T) {
+	f := setup(t)
+	for i := 0; i < 3; i++ {
+		do(t, f, httptest.NewRequest("POST", "/echo/"+string(rune('a'+i)), strings.NewReader(`{"n":1}`)))
+	}
+	do(t, f, httptest.NewRequest("GET", "/x/y/z", nil))
+	require.Equal(t, 3.0, testutil.ToFloat64(mustCounter(t, f.reg, "http_requests_total", map[string]string{"route": "/echo/:id", "status": "200"})))
+	require.Equal(t, 1.0, testutil.ToFloat64(mustCounter(t, f.reg, "http_requests_total", map[string]string{"route": "unmatched", "status": "404"})))
+	var line map[string]any
+	first, _, _ := strings.Cut(f.logs.String(), "\n")
+	require.NoError(t, json.Unmarshal([]byte(first), &line))
+	for _, k := range []string{"route", "status", "latency_ms", "request_id", "method"} {
+		require.Contains(t, line, k)
+	}
+}
+
+// mustCounter finds one series by labels in a gathered registry.
+func mustCounter(t *testing.T, reg *prometheus.Registry, name string, labels map[string]string) prometheus.Collector {
+	t.Helper()
+	mfs, err := reg.Gather()
+	require.NoError(t, err)
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+	next:
+		for _, m := range mf.GetMetric() {
+			got := map[string]string{}
+			for _, lp := range m.GetLabel() {
+				got[lp.GetName()] = lp.GetValue()
+			}
+			for k, v := range labels {
+				if got[k] != v {
+					continue next
+				}
+			}
+			return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: "x"}, func() float64 { return m.GetCounter().GetValue() })
+		}
+	}
+	t.Fatalf("no %s%v", name, labels)
+	return nil
+}
