@@ -1,0 +1,203 @@
+package tasks
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/flowgate/flowgate/contracts"
+)
+
+// newTask is a validated create request as the create script takes it.
+type newTask struct {
+	id, encounter string
+	priority      contracts.Priority
+	maxAttempts   int
+	payload, fp   string
+}
+
+// Create adds one PENDING task (see CreateBatch for the rules).
+func (l *Ledger) Create(ctx context.Context, req contracts.CreateTaskRequest) (contracts.CreateResult, error) {
+	res, err := l.CreateBatch(ctx, []contracts.CreateTaskRequest{req})
+	if err != nil {
+		return contracts.CreateResult{}, err
+	}
+	return res[0], nil
+}
+
+// CreateBatch adds 1..MaxBatchCreate PENDING tasks atomically (all or
+// nothing) and returns one result per request, in order.
+//
+// Idempotency: a request whose queue_id names a stored task answers that
+// task (Duplicate) whatever its state, provided encounter_id and payload
+// (compared canonically) match — otherwise the whole batch is a conflict. A
+// request for an encounter_id that has an open task (PENDING, PROCESSING, or
+// ERROR awaiting a retry; not DONE, not a dead letter) answers that open
+// task (Duplicate; its queue_id may differ from the one asked for, and its
+// payload is not updated). Requests without encounter_id are only
+// idempotent on queue_id.
+func (l *Ledger) CreateBatch(ctx context.Context, reqs []contracts.CreateTaskRequest) ([]contracts.CreateResult, error) {
+	const op = "tasks.Create"
+	if len(reqs) == 0 || len(reqs) > contracts.MaxBatchCreate {
+		return nil, invalid(op, "tasks", "a create takes 1..%d tasks, got %d", contracts.MaxBatchCreate, len(reqs))
+	}
+	items, err := l.prepare(op, reqs)
+	if err != nil {
+		return nil, err
+	}
+	out, err := l.createChunks(ctx, op, l.cfg.Now(), [][]newTask{items})
+	if err != nil {
+		return nil, err
+	}
+	return out[0], nil
+}
+
+func (l *Ledger) prepare(op string, reqs []contracts.CreateTaskRequest) ([]newTask, error) {
+	items := make([]newTask, len(reqs))
+	seen := make(map[string]int, len(reqs))
+	for i, r := range reqs {
+		it, err := l.prepareOne(op, r)
+		if err != nil {
+			if e, ok := err.(*contracts.Error); ok && len(reqs) > 1 {
+				e.Details["index"] = i
+				e.Message = fmt.Sprintf("tasks[%d]: %s", i, e.Message)
+			}
+			return nil, err
+		}
+		if j, dup := seen[it.id]; dup && (items[j].encounter != it.encounter || items[j].fp != it.fp) {
+			return nil, &contracts.Error{Code: contracts.CodeInvalid, Op: op,
+				Message: fmt.Sprintf("tasks[%d] and tasks[%d] share queue_id %s with different content", j, i, it.id),
+				Details: map[string]any{"field": "queue_id", "index": i}}
+		}
+		seen[it.id] = i
+		items[i] = it
+	}
+	return items, nil
+}
+
+func (l *Ledger) prepareOne(op string, r contracts.CreateTaskRequest) (newTask, error) {
+	it := newTask{id: uuid.NewString(), encounter: r.EncounterID, maxAttempts: r.MaxAttempts}
+	if r.QueueID != "" {
+		id, err := queueID(op, r.QueueID)
+		if err != nil {
+			return it, err
+		}
+		it.id = id
+	}
+	if err := label(op, "encounter_id", r.EncounterID, false); err != nil {
+		return it, err
+	}
+	p, err := contracts.ParsePriority(string(r.Priority), contracts.PriorityNormal)
+	if err != nil {
+		return it, err
+	}
+	it.priority = p
+	if it.maxAttempts == 0 {
+		it.maxAttempts = l.cfg.MaxAttempts
+	}
+	if it.maxAttempts < 1 || it.maxAttempts > contracts.MaxMaxAttempts {
+		return it, invalid(op, "max_attempts", "max_attempts must be 1..%d", contracts.MaxMaxAttempts)
+	}
+	if it.payload, it.fp, err = jsonValue(op, "payload", r.Payload); err != nil {
+		return it, err
+	}
+	return it, nil
+}
+
+// createChunks runs the create script once per chunk (each ≤
+// MaxBatchCreate). Several chunks are pipelined: each chunk is atomic, the
+// set of chunks is not.
+func (l *Ledger) createChunks(ctx context.Context, op string, now time.Time, chunks [][]newTask) ([][]contracts.CreateResult, error) {
+	keys := []string{l.k.seq()}
+	out := make([][]contracts.CreateResult, len(chunks))
+	if len(chunks) == 1 {
+		v, err := createScript.Run(ctx, l.rdb, keys, l.createArgs(now, chunks[0])...).Result()
+		if err != nil {
+			return nil, storeError(op, err)
+		}
+		if out[0], err = l.createResults(op, now, chunks[0], v); err != nil {
+			return nil, err
+		}
+		return out, nil
+	}
+	// EVALSHA in a pipeline cannot fall back to EVAL: load the script first.
+	if err := createScript.Load(ctx, l.rdb).Err(); err != nil {
+		return nil, storeError(op, err)
+	}
+	pipe := l.rdb.Pipeline()
+	cmds := make([]*redis.Cmd, len(chunks))
+	for i, chunk := range chunks {
+		cmds[i] = createScript.EvalSha(ctx, pipe, keys, l.createArgs(now, chunk)...)
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return nil, storeError(op, err)
+	}
+	for i, cmd := range cmds {
+		var err error
+		if out[i], err = l.createResults(op, now, chunks[i], cmd.Val()); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func (l *Ledger) createArgs(now time.Time, chunk []newTask) []any {
+	argv := make([]any, 0, 4+6*len(chunk))
+	argv = append(argv, l.k.base, now.UnixMilli(), l.cfg.HistoryLimit, len(chunk))
+	for _, it := range chunk {
+		argv = append(argv, it.id, it.encounter, string(it.priority), it.maxAttempts, it.payload, it.fp)
+	}
+	return argv
+}
+
+func (l *Ledger) createResults(op string, now time.Time, chunk []newTask, v any) ([]contracts.CreateResult, error) {
+	arr, ok := v.([]any)
+	if !ok || len(arr) == 0 {
+		return nil, badReply(op, v)
+	}
+	if code, _ := arr[0].(int64); code == codeConflict {
+		r := reply{code: codeConflict, a: str(arr[1]), b: str(arr[2]), fields: map[string]string{}}
+		return nil, conflict(op, str(arr[4]), r)
+	}
+	if len(arr) != len(chunk)+1 {
+		return nil, badReply(op, v)
+	}
+	out := make([]contracts.CreateResult, len(chunk))
+	for i, raw := range arr[1:] {
+		item, ok := raw.([]any)
+		if !ok || len(item) < 2 {
+			return nil, badReply(op, v)
+		}
+		if code, _ := item[0].(int64); code == codeOK {
+			out[i] = contracts.CreateResult{Task: created(chunk[i], now)}
+			continue
+		}
+		if len(item) < 3 {
+			return nil, badReply(op, v)
+		}
+		fields, ok := fieldMap(item[2])
+		if !ok {
+			return nil, badReply(op, v)
+		}
+		out[i] = contracts.CreateResult{Duplicate: true, Task: taskFromFields(fields)}
+	}
+	return out, nil
+}
+
+// created renders a task the create script has just written, from the same
+// fields the script stored.
+func created(it newTask, now time.Time) contracts.Task {
+	at := fmt.Sprint(now.UnixMilli())
+	f := map[string]string{
+		"queue_id": it.id, "encounter_id": it.encounter, "status": string(contracts.StatusPending),
+		"priority": string(it.priority), "attempts": "0", "max_attempts": fmt.Sprint(it.maxAttempts),
+		"dlq": "0", "created_at": at, "updated_at": at,
+	}
+	if it.payload != "" {
+		f["payload"] = it.payload
+	}
+	return taskFromFields(f)
+}

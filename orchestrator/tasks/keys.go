@@ -1,0 +1,59 @@
+package tasks
+
+import "github.com/flowgate/flowgate/contracts"
+
+// Every Redis key of the ledger, all under one hash tag so that every script
+// touches one Redis Cluster slot. With the default prefix:
+//
+//	flowgate:{tasks}:t:<id>            HASH  one task (fields below)
+//	flowgate:{tasks}:h:<id>            LIST  its history, JSON events, oldest first, capped (LTRIM)
+//	flowgate:{tasks}:seq               STRING counter: creation and pending sequence numbers
+//	flowgate:{tasks}:all               ZSET  id → creation seq (every task; unfiltered listing)
+//	flowgate:{tasks}:status:<S>        ZSET  id → creation seq, one per status (listing, Stats)
+//	flowgate:{tasks}:pending:<P>       ZSET  id → pending seq, PENDING tasks of priority P (claim order)
+//	flowgate:{tasks}:active            ZSET  id → last activity ms (claim, heartbeat, any update) of PROCESSING tasks
+//	flowgate:{tasks}:claimed           ZSET  id → claimed_at ms of PROCESSING tasks
+//	flowgate:{tasks}:sla               ZSET  id → created_at ms of PENDING tasks that are not HIGH
+//	flowgate:{tasks}:dlq               ZSET  id → creation seq of dead letters (ERROR + dlq)
+//	flowgate:{tasks}:enc:<encounter>   ZSET  id → creation seq, every task of one encounter
+//	flowgate:{tasks}:open              HASH  encounter_id → id of its one open task
+//
+// Task hash fields: queue_id, encounter_id, status, priority, attempts,
+// max_attempts, payload (JSON as given, absent when null), fp (fingerprint
+// of the canonical payload, for create idempotency), pp (parsed_payload
+// without experityActions and dlq, a JSON object), actions (ACK's
+// experityActions, JSON), actions_fp, dlq ("0"/"1"), error_message,
+// worker_id, created_at, updated_at, claimed_at, heartbeat_at (Unix ms;
+// absent when unset), seq (creation seq), pseq (seq taken when the task
+// last became PENDING).
+//
+// The scripts build index and task keys from the base (ARGV[1]) because a
+// claim or a sweep cannot know its task ids in advance; KEYS[1] is always a
+// ledger key, so a cluster client routes the call to the ledger's slot.
+
+// keys builds the ledger's key names for one prefix.
+type keys struct {
+	base string // "<prefix>:{tasks}:"
+}
+
+func newKeys(prefix string) keys { return keys{base: prefix + ":{tasks}:"} }
+
+func (k keys) task(id string) string     { return k.base + "t:" + id }
+func (k keys) history(id string) string  { return k.base + "h:" + id }
+func (k keys) seq() string               { return k.base + "seq" }
+func (k keys) all() string               { return k.base + "all" }
+func (k keys) dlq() string               { return k.base + "dlq" }
+func (k keys) active() string            { return k.base + "active" }
+func (k keys) claimed() string           { return k.base + "claimed" }
+func (k keys) sla() string               { return k.base + "sla" }
+func (k keys) open() string              { return k.base + "open" }
+func (k keys) encounter(e string) string { return k.base + "enc:" + e }
+
+func (k keys) status(s contracts.Status) string     { return k.base + "status:" + string(s) }
+func (k keys) pending(p contracts.Priority) string { return k.base + "pending:" + string(p) }
+
+// Index names as they appear in list cursors (key minus base).
+const (
+	indexActive  = "active"
+	indexClaimed = "claimed"
+)

@@ -1,0 +1,260 @@
+package tasks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/flowgate/flowgate/contracts"
+)
+
+// Config configures a Ledger. Zero values take the defaults.
+type Config struct {
+	// Prefix starts every key: "<Prefix>:{tasks}:…". Default "flowgate".
+	// It must not contain '{' or '}' (the hash tag is the ledger's).
+	Prefix string
+	// Now is the clock of every transition; sweeps take their own now.
+	// Default time.Now.
+	Now func() time.Time
+	// MaxAttempts is the max_attempts of a task created without one
+	// (MAX_RETRY_ATTEMPTS). Default 3.
+	MaxAttempts int
+	// HistoryLimit caps each task's history (oldest events are dropped).
+	// Default 50.
+	HistoryLimit int
+	// SweepBatch is how many tasks one sweep script handles, so that no
+	// script holds Redis for long. Default 500.
+	SweepBatch int
+	// ClaimPollInterval is how often a claim with wait_ms looks again.
+	// Default 100ms.
+	ClaimPollInterval time.Duration
+}
+
+func (c Config) withDefaults() Config {
+	if c.Prefix == "" {
+		c.Prefix = "flowgate"
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.MaxAttempts == 0 {
+		c.MaxAttempts = contracts.DefaultMaxAttempts
+	}
+	if c.HistoryLimit == 0 {
+		c.HistoryLimit = 50
+	}
+	if c.SweepBatch == 0 {
+		c.SweepBatch = 500
+	}
+	if c.ClaimPollInterval == 0 {
+		c.ClaimPollInterval = 100 * time.Millisecond
+	}
+	return c
+}
+
+func (c Config) validate() error {
+	switch {
+	case strings.ContainsAny(c.Prefix, "{}"):
+		return fmt.Errorf("tasks: Prefix %q must not contain '{' or '}'", c.Prefix)
+	case c.MaxAttempts < 1 || c.MaxAttempts > contracts.MaxMaxAttempts:
+		return fmt.Errorf("tasks: MaxAttempts %d must be 1..%d", c.MaxAttempts, contracts.MaxMaxAttempts)
+	case c.HistoryLimit < 1 || c.HistoryLimit > 10_000:
+		return fmt.Errorf("tasks: HistoryLimit %d must be 1..10000", c.HistoryLimit)
+	case c.SweepBatch < 1 || c.SweepBatch > 10_000:
+		return fmt.Errorf("tasks: SweepBatch %d must be 1..10000", c.SweepBatch)
+	case c.ClaimPollInterval < 0:
+		return fmt.Errorf("tasks: ClaimPollInterval must not be negative")
+	}
+	return nil
+}
+
+// Ledger is the VM task queue of seed 004, kept in Redis. It is safe for
+// concurrent use, and any number of Ledgers (in any number of processes) may
+// share one Redis: every transition is one Lua script.
+type Ledger struct {
+	rdb redis.UniversalClient
+	cfg Config
+	k   keys
+}
+
+// New returns a Ledger on rdb (a client, cluster client or failover client).
+func New(rdb redis.UniversalClient, cfg Config) (*Ledger, error) {
+	if rdb == nil {
+		return nil, errors.New("tasks: nil Redis client")
+	}
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	return &Ledger{rdb: rdb, cfg: cfg, k: newKeys(cfg.Prefix)}, nil
+}
+
+// run calls a script with the prelude's ARGV (base, now, history cap)
+// followed by args.
+func (l *Ledger) run(ctx context.Context, op string, s *redis.Script, now time.Time, key string, args ...any) (any, error) {
+	argv := make([]any, 0, 3+len(args))
+	argv = append(argv, l.k.base, now.UnixMilli(), l.cfg.HistoryLimit)
+	argv = append(argv, args...)
+	v, err := s.Run(ctx, l.rdb, []string{key}, argv...).Result()
+	if err != nil {
+		return nil, storeError(op, err)
+	}
+	return v, nil
+}
+
+// single runs a single-task script on task id at Config.Now with ARGV
+// (id, args...) and maps its reply: a no-op is returned with code
+// codeNoop, every failure as a typed error.
+func (l *Ledger) single(ctx context.Context, op string, s *redis.Script, id string, args ...any) (reply, error) {
+	v, err := l.run(ctx, op, s, l.cfg.Now(), l.k.task(id), append([]any{id}, args...)...)
+	if err != nil {
+		return reply{}, err
+	}
+	r, err := parseReply(op, v)
+	if err != nil {
+		return reply{}, err
+	}
+	return r, l.check(op, id, r)
+}
+
+// storeError wraps a Redis failure: a script error is a bug (internal),
+// anything else means the store is unavailable.
+func storeError(op string, err error) error {
+	var rerr redis.Error
+	if errors.As(err, &rerr) && strings.Contains(strings.ToLower(err.Error()), "script") {
+		return &contracts.Error{Code: contracts.CodeInternal, Op: op, Message: "task store script failed", Err: fmt.Errorf("redis: %w", err)}
+	}
+	return &contracts.Error{Code: contracts.CodeUnavailable, Op: op, Message: "task store unavailable", Err: fmt.Errorf("redis: %w", err)}
+}
+
+// Reply codes of the single-task scripts (see scripts.go).
+const (
+	codeOK       = 0
+	codeNoop     = 1
+	codeNotFound = 2
+	codeConflict = 3
+	codeInvalid  = 4
+)
+
+// reply is a parsed standard script reply.
+type reply struct {
+	code   int64
+	a, b   string
+	fields map[string]string
+	extra  string
+}
+
+func parseReply(op string, v any) (reply, error) {
+	arr, ok := v.([]any)
+	if !ok || len(arr) < 4 {
+		return reply{}, badReply(op, v)
+	}
+	code, ok := arr[0].(int64)
+	if !ok {
+		return reply{}, badReply(op, v)
+	}
+	r := reply{code: code, a: str(arr[1]), b: str(arr[2])}
+	if r.fields, ok = fieldMap(arr[3]); !ok {
+		return reply{}, badReply(op, v)
+	}
+	if len(arr) > 4 {
+		r.extra = str(arr[4])
+	}
+	return r, nil
+}
+
+func badReply(op string, v any) error {
+	return &contracts.Error{Code: contracts.CodeInternal, Op: op, Message: "unexpected task store reply",
+		Err: fmt.Errorf("reply %#v", v)}
+}
+
+func str(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case int64:
+		return fmt.Sprint(x)
+	}
+	return ""
+}
+
+// fieldMap turns a flat HGETALL-style array into a map.
+func fieldMap(v any) (map[string]string, bool) {
+	arr, ok := v.([]any)
+	if !ok || len(arr)%2 != 0 {
+		return nil, false
+	}
+	m := make(map[string]string, len(arr)/2)
+	for i := 0; i < len(arr); i += 2 {
+		m[str(arr[i])] = str(arr[i+1])
+	}
+	return m, true
+}
+
+// check maps a reply's code to nil (done or no-op) or a typed error.
+func (l *Ledger) check(op, id string, r reply) error {
+	switch r.code {
+	case codeOK, codeNoop:
+		return nil
+	case codeNotFound:
+		return &contracts.Error{Code: contracts.CodeNotFound, Op: op, Message: "no task with queue_id " + id,
+			Details: map[string]any{"queue_id": id}}
+	case codeConflict:
+		return conflict(op, id, r)
+	case codeInvalid:
+		return invalidReply(op, id, r)
+	}
+	return badReply(op, r)
+}
+
+// What each conflict reason means, for the client-safe message.
+var conflictText = map[string]string{
+	"not_processing":     "the task is not PROCESSING",
+	"wrong_worker":       "the task is claimed by another worker",
+	"different_payload":  "the task is already DONE with different experityActions",
+	"done":               "the task is DONE",
+	"dlq":                "the task is in the dead letter queue; replay it instead",
+	"not_dlq":            "the task is not in the dead letter queue",
+	"illegal_transition": "that transition is not allowed",
+	"encounter_open":     "another task of the same encounter is open",
+	"queue_id_reused":    "queue_id already names a task with a different encounter_id or payload",
+}
+
+func conflict(op, id string, r reply) error {
+	text := conflictText[r.b]
+	if text == "" {
+		text = "conflicting state"
+	}
+	d := map[string]any{"current_status": r.a, "queue_id": id, "reason": r.b}
+	switch r.b {
+	case "wrong_worker":
+		d["worker_id"] = r.fields["worker_id"]
+	case "encounter_open":
+		d["open_queue_id"] = r.extra
+	}
+	if r.fields["dlq"] == "1" {
+		d["dlq"] = true
+	}
+	return &contracts.Error{Code: contracts.CodeConflict, Op: op, Details: d,
+		Message: fmt.Sprintf("%s: task %s is %s; %s", opVerb(op), id, r.a, text)}
+}
+
+func invalidReply(op, id string, r reply) error {
+	if r.a == "encounter_mismatch" {
+		return &contracts.Error{Code: contracts.CodeInvalid, Op: op,
+			Message: fmt.Sprintf("encounter_id does not match task %s", id),
+			Details: map[string]any{"field": "encounter_id", "queue_id": id}}
+	}
+	return &contracts.Error{Code: contracts.CodeInvalid, Op: op, Message: r.a, Details: map[string]any{"queue_id": id}}
+}
+
+func opVerb(op string) string {
+	if i := strings.LastIndexByte(op, '.'); i >= 0 {
+		return strings.ToLower(op[i+1:])
+	}
+	return op
+}

@@ -1,0 +1,109 @@
+package tasks
+
+import (
+	"encoding/json"
+	"strconv"
+	"time"
+
+	"github.com/flowgate/flowgate/contracts"
+)
+
+// taskFromFields renders a task hash as the wire Task (without history).
+func taskFromFields(f map[string]string) contracts.Task {
+	t := contracts.Task{
+		QueueID:      f["queue_id"],
+		EncounterID:  f["encounter_id"],
+		Status:       contracts.Status(f["status"]),
+		Priority:     contracts.Priority(f["priority"]),
+		Attempts:     atoi(f["attempts"]),
+		MaxAttempts:  atoi(f["max_attempts"]),
+		ErrorMessage: f["error_message"],
+		WorkerID:     f["worker_id"],
+		CreatedAt:    msTime(f["created_at"]),
+		UpdatedAt:    msTime(f["updated_at"]),
+		ClaimedAt:    msTimePtr(f["claimed_at"]),
+		HeartbeatAt:  msTimePtr(f["heartbeat_at"]),
+	}
+	if p, ok := f["payload"]; ok && p != "" {
+		t.Payload = json.RawMessage(p)
+	}
+	actions, hasActions := f["actions"]
+	t.ParsedPayload = parsedPayload(f["pp"], actions, hasActions, f["dlq"] == "1")
+	return t
+}
+
+// parsedPayload assembles parsed_payload from its stored parts: the base
+// object, the ACK's experityActions and the dlq flag. Kept apart, the raw
+// JSON of each part comes back exactly as it was given.
+func parsedPayload(base, actions string, hasActions, dlq bool) json.RawMessage {
+	if base == "" && !hasActions && !dlq {
+		return nil
+	}
+	m := map[string]json.RawMessage{}
+	if base != "" {
+		_ = json.Unmarshal([]byte(base), &m) // stored only after validation as an object
+	}
+	if hasActions {
+		m[keyExperityActions] = json.RawMessage(actions)
+	}
+	if dlq {
+		m[keyDLQ] = json.RawMessage("true")
+	} else {
+		delete(m, keyDLQ)
+	}
+	out, _ := json.Marshal(m)
+	return out
+}
+
+const (
+	keyExperityActions = "experityActions"
+	keyDLQ             = "dlq"
+)
+
+// historyEvent is a history entry as the scripts write it (cjson, at in ms
+// as a string).
+type historyEvent struct {
+	At     json.RawMessage `json:"at"`
+	From   string          `json:"from"`
+	To     string          `json:"to"`
+	By     string          `json:"by"`
+	Reason string          `json:"reason"`
+}
+
+func decodeHistory(entries []string) []contracts.TaskEvent {
+	out := make([]contracts.TaskEvent, 0, len(entries))
+	for _, e := range entries {
+		var h historyEvent
+		if json.Unmarshal([]byte(e), &h) != nil {
+			continue
+		}
+		at := string(h.At)
+		if uq, err := strconv.Unquote(at); err == nil {
+			at = uq
+		}
+		out = append(out, contracts.TaskEvent{At: msTime(at), From: contracts.Status(h.From), To: contracts.Status(h.To),
+			By: h.By, Reason: h.Reason})
+	}
+	return out
+}
+
+func atoi(s string) int {
+	n, _ := strconv.Atoi(s)
+	return n
+}
+
+func msTime(s string) time.Time {
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return time.Time{}
+	}
+	return time.UnixMilli(n).UTC()
+}
+
+func msTimePtr(s string) *time.Time {
+	if s == "" {
+		return nil
+	}
+	t := msTime(s)
+	return &t
+}

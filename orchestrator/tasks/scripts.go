@@ -1,0 +1,480 @@
+package tasks
+
+import "github.com/redis/go-redis/v9"
+
+// Every transition of the ledger is one of the Lua scripts below, so it is
+// atomic across any number of flowgate instances. Each script starts with
+// the prelude, whose ARGV are common to all:
+//
+//	ARGV[1] key base "<prefix>:{tasks}:"   ARGV[2] now, Unix ms   ARGV[3] history cap
+//
+// Script-specific ARGV start at 4. Scripts never call TIME: the caller's
+// clock decides, which keeps tests deterministic.
+//
+// Single-task scripts answer the standard reply
+//
+//	{code, a, b, fields, extra}
+//
+// code: 0 done, 1 no-op (nothing changed; a says why), 2 not found,
+// 3 conflict (a = current status, b = reason), 4 invalid (a = reason);
+// fields is the task's HGETALL after the script ({} when not found), extra
+// the id of the encounter's other open task for reason "encounter_open".
+// parseReply and (*Ledger).check turn it into a task or a typed error.
+
+const prelude = `
+local B = ARGV[1]
+local NOW = ARGV[2]
+local HCAP = tonumber(ARGV[3])
+
+local function tkey(id) return B .. 't:' .. id end
+
+local function load(id)
+  local raw = redis.call('HGETALL', tkey(id))
+  if #raw == 0 then return nil end
+  local t = {}
+  for i = 1, #raw, 2 do t[raw[i]] = raw[i + 1] end
+  return t
+end
+
+local function flat(t)
+  local out = {}
+  for k, v in pairs(t) do
+    out[#out + 1] = k
+    out[#out + 1] = v
+  end
+  return out
+end
+
+local function reply(code, a, b, t, extra)
+  local f = {}
+  if t then f = flat(t) end
+  return {code, a or '', b or '', f, extra or ''}
+end
+
+-- put writes the fields f (a value of false deletes the field) to the task
+-- hash and mirrors them into t.
+local function put(id, t, f)
+  local hs, hd = {}, {}
+  for k, v in pairs(f) do
+    if v == false then
+      hd[#hd + 1] = k
+      t[k] = nil
+    else
+      v = tostring(v)
+      hs[#hs + 1] = k
+      hs[#hs + 1] = v
+      t[k] = v
+    end
+  end
+  if #hs > 0 then redis.call('HSET', tkey(id), unpack(hs)) end
+  if #hd > 0 then redis.call('HDEL', tkey(id), unpack(hd)) end
+end
+
+local function event(id, from, to, by, reason)
+  local h = B .. 'h:' .. id
+  redis.call('RPUSH', h, cjson.encode({at = NOW, from = from, to = to, by = by, reason = reason}))
+  redis.call('LTRIM', h, -HCAP, -1)
+end
+
+-- A task is open (blocks a second task for its encounter) while PENDING,
+-- PROCESSING or ERROR awaiting a retry; DONE and dead letters are closed.
+local function isopen(status, dlq)
+  return status == 'PENDING' or status == 'PROCESSING' or (status == 'ERROR' and dlq ~= '1')
+end
+
+local function unindex(id, t)
+  redis.call('ZREM', B .. 'status:' .. t.status, id)
+  if t.status == 'PENDING' then
+    redis.call('ZREM', B .. 'pending:' .. t.priority, id)
+    redis.call('ZREM', B .. 'sla', id)
+  elseif t.status == 'PROCESSING' then
+    redis.call('ZREM', B .. 'active', id)
+    redis.call('ZREM', B .. 'claimed', id)
+  end
+  if t.dlq == '1' then redis.call('ZREM', B .. 'dlq', id) end
+end
+
+local function index(id, t)
+  redis.call('ZADD', B .. 'status:' .. t.status, t.seq, id)
+  if t.status == 'PENDING' then
+    redis.call('ZADD', B .. 'pending:' .. t.priority, t.pseq, id)
+    if t.priority ~= 'HIGH' then redis.call('ZADD', B .. 'sla', t.created_at, id) end
+  elseif t.status == 'PROCESSING' then
+    redis.call('ZADD', B .. 'active', t.updated_at, id)
+    redis.call('ZADD', B .. 'claimed', t.claimed_at, id)
+  end
+  if t.dlq == '1' then redis.call('ZADD', B .. 'dlq', t.seq, id) end
+end
+
+-- openTask returns the id of the open task of encounter enc, if any.
+local function openTask(enc)
+  if enc == nil or enc == '' then return nil end
+  local other = redis.call('HGET', B .. 'open', enc)
+  if not other then return nil end
+  local st = redis.call('HMGET', tkey(other), 'status', 'dlq')
+  if st[1] and isopen(st[1], st[2]) then return other end
+  return nil
+end
+
+-- apply moves task t by the fields f (status and anything else), keeps every
+-- index and the encounter's open entry right, stamps updated_at and records
+-- the event. When the move would reopen t while another task of its
+-- encounter is open it changes nothing and returns that task's id.
+local function apply(id, t, f, by, reason)
+  local from = t.status
+  local was = isopen(t.status, t.dlq)
+  local will = isopen(f.status or t.status, f.dlq or t.dlq)
+  local enc = t.encounter_id or ''
+  if will and not was then
+    local other = openTask(enc)
+    if other and other ~= id then return other end
+  end
+  unindex(id, t)
+  f.updated_at = NOW
+  put(id, t, f)
+  index(id, t)
+  if enc ~= '' then
+    if will and not was then
+      redis.call('HSET', B .. 'open', enc, id)
+    elseif was and not will and redis.call('HGET', B .. 'open', enc) == id then
+      redis.call('HDEL', B .. 'open', enc)
+    end
+  end
+  event(id, from, t.status, by, reason)
+  return nil
+end
+`
+
+func script(body string) *redis.Script { return redis.NewScript(prelude + body) }
+
+// createScript creates up to MaxBatchCreate tasks, all or nothing.
+//
+// KEYS[1] seq key (routing)
+// ARGV[4] n, then n groups of 6: queue_id, encounter_id ('' = none),
+// priority, max_attempts, payload JSON ('' = null), payload fingerprint.
+//
+// Returns {3, status, 'queue_id_reused', {}, queue_id} and writes nothing
+// when a given queue_id names a stored task with another encounter_id or
+// payload. Otherwise {0, r1, ..., rn} in request order, ri = {0, id} when
+// created or {1, id, fields} when an existing task answers (same queue_id,
+// or the open task of the same encounter).
+var createScript = script(`
+local n = tonumber(ARGV[4])
+for i = 0, n - 1 do
+  local o = 5 + i * 6
+  local cur = redis.call('HMGET', tkey(ARGV[o]), 'status', 'encounter_id', 'fp')
+  if cur[1] and (cur[2] ~= ARGV[o + 1] or cur[3] ~= ARGV[o + 5]) then
+    return {3, cur[1], 'queue_id_reused', {}, ARGV[o]}
+  end
+end
+local out = {0}
+for i = 0, n - 1 do
+  local o = 5 + i * 6
+  local id, enc = ARGV[o], ARGV[o + 1]
+  local t = load(id)
+  local other = nil
+  if not t then other = openTask(enc) end
+  if t then
+    out[#out + 1] = {1, id, flat(t)}
+  elseif other then
+    out[#out + 1] = {1, other, flat(load(other))}
+  else
+    local seq = redis.call('INCR', B .. 'seq')
+    t = {}
+    local f = {queue_id = id, encounter_id = enc, status = 'PENDING', priority = ARGV[o + 2],
+      attempts = 0, max_attempts = ARGV[o + 3], fp = ARGV[o + 5], dlq = '0',
+      created_at = NOW, updated_at = NOW, seq = seq, pseq = seq}
+    if ARGV[o + 4] ~= '' then f.payload = ARGV[o + 4] end
+    put(id, t, f)
+    index(id, t)
+    redis.call('ZADD', B .. 'all', seq, id)
+    if enc ~= '' then
+      redis.call('ZADD', B .. 'enc:' .. enc, seq, id)
+      redis.call('HSET', B .. 'open', enc, id)
+    end
+    event(id, '', 'PENDING', 'create', 'created')
+    out[#out + 1] = {0, id}
+  end
+end
+return out
+`)
+
+// claimScript claims the next pending tasks: HIGH before NORMAL before LOW,
+// FIFO (by pseq) within a priority.
+//
+// KEYS[1] seq key (routing)
+// ARGV[4] worker_id, ARGV[5] limit
+//
+// Returns {0, fields1, fields2, ...}, the claimed tasks in claim order, now
+// PROCESSING with worker_id, claimed_at and heartbeat_at set.
+var claimScript = script(`
+local worker, limit = ARGV[4], tonumber(ARGV[5])
+local out = {0}
+for _, p in ipairs({'HIGH', 'NORMAL', 'LOW'}) do
+  local want = limit - (#out - 1)
+  if want <= 0 then break end
+  local key = B .. 'pending:' .. p
+  for _, id in ipairs(redis.call('ZRANGE', key, 0, want - 1)) do
+    local t = load(id)
+    if t and t.status == 'PENDING' then
+      apply(id, t, {status = 'PROCESSING', worker_id = worker, claimed_at = NOW, heartbeat_at = NOW}, worker, 'claimed')
+      out[#out + 1] = flat(t)
+    else
+      redis.call('ZREM', key, id)
+    end
+  end
+end
+return out
+`)
+
+// heartbeatScript extends the claim of a PROCESSING task.
+//
+// KEYS[1] task key
+// ARGV[4] queue_id, ARGV[5] worker_id
+//
+// Returns the standard reply: 0 | 2 | 3 with reason 'not_processing' or
+// 'wrong_worker'. No history event (heartbeats would flood it).
+var heartbeatScript = script(`
+local id, worker = ARGV[4], ARGV[5]
+local t = load(id)
+if not t then return reply(2) end
+if t.status ~= 'PROCESSING' then return reply(3, t.status, 'not_processing', t) end
+if t.worker_id ~= worker then return reply(3, t.status, 'wrong_worker', t) end
+put(id, t, {heartbeat_at = NOW, updated_at = NOW})
+redis.call('ZADD', B .. 'active', NOW, id)
+return reply(0, '', '', t)
+`)
+
+// ackScript marks a task DONE and stores the ACK's experityActions.
+//
+// KEYS[1] task key
+// ARGV[4] queue_id, ARGV[5] encounter_id ('' = unchecked), ARGV[6]
+// worker_id ('' = unchecked), ARGV[7] experityActions JSON, ARGV[8] its
+// fingerprint
+//
+// Returns the standard reply: 0 done (from PROCESSING, or from PENDING: a
+// late ACK of a task a sweep had recovered) | 1 'duplicate' (DONE with the
+// same fingerprint) | 2 | 3 with reason 'different_payload' (DONE, other
+// actions), 'wrong_worker' or 'not_processing' (ERROR) | 4
+// 'encounter_mismatch'.
+var ackScript = script(`
+local id, enc, worker, actions, afp = ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8]
+local t = load(id)
+if not t then return reply(2) end
+if enc ~= '' and t.encounter_id ~= enc then return reply(4, 'encounter_mismatch', '', t) end
+if t.status == 'DONE' then
+  if t.actions_fp == afp then return reply(1, 'duplicate', '', t) end
+  return reply(3, t.status, 'different_payload', t)
+end
+local reason = 'acknowledged'
+if t.status == 'PROCESSING' then
+  if worker ~= '' and t.worker_id ~= worker then return reply(3, t.status, 'wrong_worker', t) end
+elseif t.status == 'PENDING' then
+  reason = 'late acknowledgement of a task recovered to PENDING'
+else
+  return reply(3, t.status, 'not_processing', t)
+end
+local by = t.worker_id or (worker ~= '' and worker) or 'ack'
+apply(id, t, {status = 'DONE', actions = actions, actions_fp = afp}, by, reason)
+return reply(0, '', '', t)
+`)
+
+// failScript records a failed attempt: ERROR, attempts+1, error_message;
+// at max_attempts the task becomes a dead letter instead.
+//
+// KEYS[1] task key
+// ARGV[4] queue_id, ARGV[5] encounter_id ('' = unchecked), ARGV[6]
+// worker_id ('' = unchecked), ARGV[7] error_message, ARGV[8] DLQ message
+//
+// Returns the standard reply: 0 with a = 'retry' (attempts < max) or 'dlq'
+// (status ERROR, dlq = 1, error_message = DLQ message; the worker's message
+// is kept in history) | 2 | 3 'not_processing' or 'wrong_worker' | 4
+// 'encounter_mismatch'.
+var failScript = script(`
+local id, enc, worker, msg = ARGV[4], ARGV[5], ARGV[6], ARGV[7]
+local t = load(id)
+if not t then return reply(2) end
+if enc ~= '' and t.encounter_id ~= enc then return reply(4, 'encounter_mismatch', '', t) end
+if t.status ~= 'PROCESSING' then return reply(3, t.status, 'not_processing', t) end
+if worker ~= '' and t.worker_id ~= worker then return reply(3, t.status, 'wrong_worker', t) end
+local attempts = tonumber(t.attempts) + 1
+local by = t.worker_id or (worker ~= '' and worker) or 'fail'
+if attempts < tonumber(t.max_attempts) then
+  apply(id, t, {status = 'ERROR', attempts = attempts, error_message = msg}, by, msg)
+  return reply(0, 'retry', '', t)
+end
+apply(id, t, {status = 'ERROR', attempts = attempts, error_message = ARGV[8], dlq = '1'}, by,
+  msg .. ' (attempt ' .. attempts .. ' of ' .. t.max_attempts .. '; moved to the dead letter queue)')
+return reply(0, 'dlq', '', t)
+`)
+
+// requeueScript brings an ERROR task (not a dead letter) back to PENDING.
+//
+// KEYS[1] task key
+// ARGV[4] queue_id, ARGV[5] priority
+//
+// Returns the standard reply: 0 | 1 'already_pending' or
+// 'already_processing' (a replayed requeue) | 2 | 3 'done' or 'dlq'.
+var requeueScript = script(`
+local id, prio = ARGV[4], ARGV[5]
+local t = load(id)
+if not t then return reply(2) end
+if t.status == 'PENDING' or t.status == 'PROCESSING' then return reply(1, 'already_' .. string.lower(t.status), '', t) end
+if t.status == 'DONE' then return reply(3, t.status, 'done', t) end
+if t.dlq == '1' then return reply(3, t.status, 'dlq', t) end
+local seq = redis.call('INCR', B .. 'seq')
+local other = apply(id, t, {status = 'PENDING', priority = prio, pseq = seq,
+  worker_id = false, claimed_at = false, heartbeat_at = false}, 'requeue', 'requeued with priority ' .. prio)
+if other then return reply(3, t.status, 'encounter_open', t, other) end
+return reply(0, '', '', t)
+`)
+
+// replayScript brings a dead letter back to PENDING with attempts reset.
+//
+// KEYS[1] task key
+// ARGV[4] queue_id, ARGV[5] priority
+//
+// Returns the standard reply: 0 | 2 | 3 'not_dlq' or 'encounter_open'
+// (another task of the encounter was created meanwhile; extra = its id).
+var replayScript = script(`
+local id, prio = ARGV[4], ARGV[5]
+local t = load(id)
+if not t then return reply(2) end
+if t.status ~= 'ERROR' or t.dlq ~= '1' then return reply(3, t.status, 'not_dlq', t) end
+local seq = redis.call('INCR', B .. 'seq')
+local other = apply(id, t, {status = 'PENDING', priority = prio, pseq = seq, attempts = 0, dlq = '0',
+  worker_id = false, claimed_at = false, heartbeat_at = false}, 'replay', 'replayed from the dead letter queue with priority ' .. prio)
+if other then return reply(3, t.status, 'encounter_open', t, other) end
+return reply(0, '', '', t)
+`)
+
+// dlqScript moves a task to the dead letter queue by hand (manual review).
+//
+// KEYS[1] task key
+// ARGV[4] queue_id, ARGV[5] error_message, ARGV[6] reason
+//
+// Returns the standard reply: 0 | 1 'already_dlq' | 2 | 3 'done'.
+var dlqScript = script(`
+local id = ARGV[4]
+local t = load(id)
+if not t then return reply(2) end
+if t.status == 'DONE' then return reply(3, t.status, 'done', t) end
+if t.dlq == '1' then return reply(1, 'already_dlq', '', t) end
+apply(id, t, {status = 'ERROR', dlq = '1', error_message = ARGV[5]}, 'api', ARGV[6])
+return reply(0, '', '', t)
+`)
+
+// statusScript is the generic admin transition (PATCH /queue/{id}/status),
+// limited to the edges of the seed's diagram:
+//
+//	PENDING → PROCESSING; PROCESSING → DONE | ERROR | PENDING; ERROR → PENDING | ERROR
+//
+// KEYS[1] task key
+// ARGV[4] queue_id, ARGV[5] new status, ARGV[6] '1' to set error_message,
+// ARGV[7] error_message ('' clears), ARGV[8] '1' to increment attempts,
+// ARGV[9] '1' to replace parsed_payload, ARGV[10] its base object ('' =
+// none), ARGV[11] '1' if it has experityActions, ARGV[12] them, ARGV[13]
+// their fingerprint, ARGV[14] dlq '1'/'0', ARGV[15] worker_id (for
+// PROCESSING)
+//
+// Returns the standard reply: 0 | 2 | 3 'illegal_transition' or
+// 'encounter_open' (leaving the DLQ while another task of the encounter is
+// open; extra = its id).
+var statusScript = script(`
+local id, to = ARGV[4], ARGV[5]
+local t = load(id)
+if not t then return reply(2) end
+local legal = {PENDING = {PROCESSING = true}, PROCESSING = {DONE = true, ERROR = true, PENDING = true},
+  ERROR = {PENDING = true, ERROR = true}}
+if not (legal[t.status] and legal[t.status][to]) then return reply(3, t.status, 'illegal_transition', t) end
+local f = {status = to}
+local reason = 'status set to ' .. to
+if ARGV[6] == '1' then
+  if ARGV[7] == '' then f.error_message = false else
+    f.error_message = ARGV[7]
+    reason = reason .. ': ' .. ARGV[7]
+  end
+end
+if ARGV[8] == '1' then f.attempts = tonumber(t.attempts) + 1 end
+if ARGV[9] == '1' then
+  f.pp = false
+  if ARGV[10] ~= '' then f.pp = ARGV[10] end
+  f.actions, f.actions_fp = false, false
+  if ARGV[11] == '1' then f.actions, f.actions_fp = ARGV[12], ARGV[13] end
+  f.dlq = ARGV[14]
+end
+if to ~= 'ERROR' then f.dlq = '0' end
+if to == 'PENDING' then
+  f.pseq = redis.call('INCR', B .. 'seq')
+  f.worker_id, f.claimed_at, f.heartbeat_at = false, false, false
+elseif to == 'PROCESSING' then
+  f.worker_id = false
+  if ARGV[15] ~= '' then f.worker_id = ARGV[15] end
+  f.claimed_at, f.heartbeat_at = NOW, NOW
+end
+if f.dlq == '1' and t.dlq ~= '1' then reason = reason .. ' (moved to the dead letter queue)' end
+local other = apply(id, t, f, 'api', reason)
+if other then return reply(3, t.status, 'encounter_open', t, other) end
+return reply(0, '', '', t)
+`)
+
+// recoverScript is one batch of a stale-claim sweep: PROCESSING tasks whose
+// score in the index is older than the cutoff go back to PENDING (HIGH,
+// attempts+1, error_message = reason) or, at max_attempts, to the DLQ.
+//
+// KEYS[1] the index: active (last activity) or claimed (claimed_at)
+// ARGV[4] cutoff ms (exclusive), ARGV[5] batch size, ARGV[6] reason,
+// ARGV[7] DLQ message, ARGV[8] by
+//
+// Returns {scanned, {recovered ids}, {dead-lettered ids}}. Entries of tasks
+// no longer PROCESSING are dropped from the index (counted in scanned).
+var recoverScript = script(`
+local idx, reason, by = KEYS[1], ARGV[6], ARGV[8]
+local ids = redis.call('ZRANGEBYSCORE', idx, '-inf', '(' .. ARGV[4], 'LIMIT', 0, tonumber(ARGV[5]))
+local rec, dead = {}, {}
+for _, id in ipairs(ids) do
+  local t = load(id)
+  if not t or t.status ~= 'PROCESSING' then
+    redis.call('ZREM', idx, id)
+  else
+    local attempts = tonumber(t.attempts) + 1
+    local why = reason
+    if t.worker_id then why = why .. ' [worker ' .. t.worker_id .. ']' end
+    if attempts >= tonumber(t.max_attempts) then
+      apply(id, t, {status = 'ERROR', attempts = attempts, dlq = '1', error_message = ARGV[7]}, by,
+        why .. ' (attempt ' .. attempts .. ' of ' .. t.max_attempts .. '; moved to the dead letter queue)')
+      dead[#dead + 1] = id
+    else
+      local seq = redis.call('INCR', B .. 'seq')
+      apply(id, t, {status = 'PENDING', priority = 'HIGH', pseq = seq, attempts = attempts, error_message = reason,
+        worker_id = false, claimed_at = false, heartbeat_at = false}, by, why)
+      rec[#rec + 1] = id
+    end
+  end
+end
+return {#ids, rec, dead}
+`)
+
+// promoteScript is one batch of the SLA sweep: PENDING NORMAL/LOW tasks
+// created before the cutoff become HIGH. They keep their pending sequence,
+// so among HIGH tasks they are served in the order they became pending.
+//
+// KEYS[1] sla key
+// ARGV[4] cutoff ms (exclusive), ARGV[5] batch size
+//
+// Returns {scanned, {promoted ids}}.
+var promoteScript = script(`
+local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', '(' .. ARGV[4], 'LIMIT', 0, tonumber(ARGV[5]))
+local out = {}
+for _, id in ipairs(ids) do
+  local t = load(id)
+  if not t or t.status ~= 'PENDING' or t.priority == 'HIGH' then
+    redis.call('ZREM', KEYS[1], id)
+  else
+    local from = t.priority
+    apply(id, t, {priority = 'HIGH'}, 'sla', 'SLA promotion ' .. from .. ' -> HIGH: pending longer than the SLA')
+    out[#out + 1] = id
+  end
+end
+return {#ids, out}
+`)

@@ -1,0 +1,104 @@
+package tasks
+
+import (
+	"context"
+	"time"
+
+	"github.com/flowgate/flowgate/contracts"
+)
+
+// SweepResult is what one sweep did, for the caller's logs and metrics.
+type SweepResult struct {
+	Batches      int      // script calls (each handles at most Config.SweepBatch tasks)
+	Recovered    []string // PROCESSING → PENDING (RecoverStale, RecoverExpired)
+	DeadLettered []string // PROCESSING → dead letter: the recovery was the last attempt
+	Promoted     []string // NORMAL/LOW → HIGH (PromoteOverdue)
+}
+
+// RecoverStale is the heartbeat monitor's sweep: every PROCESSING task with
+// no activity (claim, heartbeat or other update) since before
+// now−olderThan goes back to PENDING with HIGH priority (it has waited
+// already), attempts+1, error_message = reason, and worker_id, claimed_at,
+// heartbeat_at cleared; the reason and the worker are recorded in history.
+// A recovery counts as an attempt like a FAIL, with the same rule: when
+// attempts reaches max_attempts the task becomes a dead letter instead
+// (error_message = contracts.DLQErrorMessage). It costs O(affected): it
+// reads only the expired part of the last-activity index, in batches.
+func (l *Ledger) RecoverStale(ctx context.Context, now time.Time, olderThan time.Duration, reason string) (SweepResult, error) {
+	if reason == "" {
+		reason = "no heartbeat for more than " + olderThan.String()
+	}
+	return l.recover(ctx, "tasks.RecoverStale", l.k.active(), "heartbeat-monitor", now, olderThan, reason)
+}
+
+// RecoverExpired is the visibility-timeout sweep: like RecoverStale, but by
+// claimed_at, so a task held longer than olderThan is recovered even if its
+// worker keeps sending heartbeats.
+func (l *Ledger) RecoverExpired(ctx context.Context, now time.Time, olderThan time.Duration, reason string) (SweepResult, error) {
+	if reason == "" {
+		reason = "visibility timeout: PROCESSING for more than " + olderThan.String()
+	}
+	return l.recover(ctx, "tasks.RecoverExpired", l.k.claimed(), "vt-sweep", now, olderThan, reason)
+}
+
+func (l *Ledger) recover(ctx context.Context, op, index, by string, now time.Time, olderThan time.Duration, reason string) (SweepResult, error) {
+	var res SweepResult
+	if olderThan < 0 {
+		return res, invalid(op, "olderThan", "olderThan must not be negative")
+	}
+	cutoff := now.Add(-olderThan).UnixMilli()
+	reason = message(reason)
+	for {
+		v, err := l.run(ctx, op, recoverScript, now, index, cutoff, l.cfg.SweepBatch, reason, contracts.DLQErrorMessage, by)
+		if err != nil {
+			return res, err
+		}
+		arr, ok := v.([]any)
+		if !ok || len(arr) != 3 {
+			return res, badReply(op, v)
+		}
+		res.Batches++
+		res.Recovered = append(res.Recovered, stringList(arr[1])...)
+		res.DeadLettered = append(res.DeadLettered, stringList(arr[2])...)
+		if scanned, _ := arr[0].(int64); scanned < int64(l.cfg.SweepBatch) || ctx.Err() != nil {
+			return res, nil
+		}
+	}
+}
+
+// PromoteOverdue is the SLA sweep: every PENDING NORMAL or LOW task created
+// before now−olderThan becomes HIGH. It keeps its place in order of
+// becoming pending, so it is served ahead of HIGH tasks queued after it.
+// O(affected): it reads only the overdue part of the SLA index, in batches.
+func (l *Ledger) PromoteOverdue(ctx context.Context, now time.Time, olderThan time.Duration) (SweepResult, error) {
+	const op = "tasks.PromoteOverdue"
+	var res SweepResult
+	if olderThan < 0 {
+		return res, invalid(op, "olderThan", "olderThan must not be negative")
+	}
+	cutoff := now.Add(-olderThan).UnixMilli()
+	for {
+		v, err := l.run(ctx, op, promoteScript, now, l.k.sla(), cutoff, l.cfg.SweepBatch)
+		if err != nil {
+			return res, err
+		}
+		arr, ok := v.([]any)
+		if !ok || len(arr) != 2 {
+			return res, badReply(op, v)
+		}
+		res.Batches++
+		res.Promoted = append(res.Promoted, stringList(arr[1])...)
+		if scanned, _ := arr[0].(int64); scanned < int64(l.cfg.SweepBatch) || ctx.Err() != nil {
+			return res, nil
+		}
+	}
+}
+
+func stringList(v any) []string {
+	arr, _ := v.([]any)
+	out := make([]string, 0, len(arr))
+	for _, x := range arr {
+		out = append(out, str(x))
+	}
+	return out
+}

@@ -1,0 +1,173 @@
+package tasks
+
+import (
+	"context"
+	"time"
+
+	"github.com/flowgate/flowgate/contracts"
+)
+
+// Claim atomically takes up to req.Limit (1..50, default 1) pending tasks
+// for req.WorkerID — HIGH before NORMAL before LOW, FIFO within a priority —
+// and returns them PROCESSING with worker_id, claimed_at and heartbeat_at
+// set. With req.WaitMS > 0 (≤ 30000) it looks again every
+// Config.ClaimPollInterval until a task appears, the wait ends or ctx is
+// done. No pending task is not an error: the slice is empty.
+func (l *Ledger) Claim(ctx context.Context, req contracts.ClaimRequest) ([]contracts.Task, error) {
+	const op = "tasks.Claim"
+	if err := label(op, "worker_id", req.WorkerID, true); err != nil {
+		return nil, err
+	}
+	limit := req.Limit
+	if limit == 0 {
+		limit = 1
+	}
+	if limit < 1 || limit > contracts.MaxClaimLimit {
+		return nil, invalid(op, "limit", "limit must be 1..%d", contracts.MaxClaimLimit)
+	}
+	if req.WaitMS < 0 || req.WaitMS > contracts.MaxClaimWaitMS {
+		return nil, invalid(op, "wait_ms", "wait_ms must be 0..%d", contracts.MaxClaimWaitMS)
+	}
+	deadline := time.Now().Add(time.Duration(req.WaitMS) * time.Millisecond)
+	for {
+		tasks, err := l.claimOnce(ctx, op, req.WorkerID, limit)
+		if err != nil || len(tasks) > 0 {
+			return tasks, err
+		}
+		left := time.Until(deadline)
+		if left <= 0 {
+			return tasks, nil
+		}
+		timer := time.NewTimer(min(left, l.cfg.ClaimPollInterval))
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return tasks, nil
+		case <-timer.C:
+		}
+	}
+}
+
+func (l *Ledger) claimOnce(ctx context.Context, op, worker string, limit int) ([]contracts.Task, error) {
+	v, err := l.run(ctx, op, claimScript, l.cfg.Now(), l.k.seq(), worker, limit)
+	if err != nil {
+		return nil, err
+	}
+	arr, ok := v.([]any)
+	if !ok || len(arr) == 0 {
+		return nil, badReply(op, v)
+	}
+	out := make([]contracts.Task, 0, len(arr)-1)
+	for _, raw := range arr[1:] {
+		f, ok := fieldMap(raw)
+		if !ok {
+			return nil, badReply(op, v)
+		}
+		out = append(out, taskFromFields(f))
+	}
+	return out, nil
+}
+
+// Heartbeat extends the claim of a PROCESSING task (heartbeat_at and
+// updated_at = now, which keeps it out of RecoverStale). Only the worker
+// holding it may: another worker, or a task that is not PROCESSING, is a
+// conflict carrying the current status.
+func (l *Ledger) Heartbeat(ctx context.Context, id string, req contracts.HeartbeatRequest) (contracts.Task, error) {
+	const op = "tasks.Heartbeat"
+	id, err := queueID(op, id)
+	if err != nil {
+		return contracts.Task{}, err
+	}
+	if err := label(op, "worker_id", req.WorkerID, true); err != nil {
+		return contracts.Task{}, err
+	}
+	r, err := l.single(ctx, op, heartbeatScript, id, req.WorkerID)
+	if err != nil {
+		return contracts.Task{}, err
+	}
+	return taskFromFields(r.fields), nil
+}
+
+// AckResult is the outcome of Ack.
+type AckResult struct {
+	Task      contracts.Task
+	Duplicate bool // the task was already DONE with the same experityActions; nothing changed
+}
+
+// Ack marks a task DONE and stores the ACK's experityActions in
+// parsed_payload.experityActions. Legal from PROCESSING (when req.WorkerID
+// is given it must hold the task) and from PENDING: a late ACK of a task a
+// sweep had recovered is accepted, since the work is done and doing it again
+// would repeat its effects. A repeated ACK of a DONE task with the same
+// experityActions (compared canonically) is a Duplicate, not an error; with
+// different ones it is a conflict, as is an ACK of an ERROR task. A given
+// encounter_id must match the task's (else CodeInvalid).
+func (l *Ledger) Ack(ctx context.Context, req contracts.AckRequest) (AckResult, error) {
+	const op = "tasks.Ack"
+	id, err := queueID(op, req.QueueID)
+	if err != nil {
+		return AckResult{}, err
+	}
+	if err := l.checkWebhookIDs(op, req.EncounterID, req.WorkerID); err != nil {
+		return AckResult{}, err
+	}
+	actions, fp, err := jsonValue(op, "experityActions", req.ExperityActions)
+	if err != nil {
+		return AckResult{}, err
+	}
+	if actions == "" {
+		actions = "null"
+	}
+	r, err := l.single(ctx, op, ackScript, id, req.EncounterID, req.WorkerID, actions, fp)
+	if err != nil {
+		return AckResult{}, err
+	}
+	return AckResult{Task: taskFromFields(r.fields), Duplicate: r.code == codeNoop}, nil
+}
+
+// FailResult is the outcome of Fail.
+type FailResult struct {
+	Task contracts.Task
+	// Retry: attempts < max_attempts; the task is ERROR and the caller
+	// should schedule Requeue (with backoff). Exactly one of Retry and DLQ
+	// is true.
+	Retry bool
+	// DLQ: the task ran out of attempts and is now a dead letter (ERROR,
+	// parsed_payload.dlq = true, error_message = contracts.DLQErrorMessage;
+	// the worker's message is in its history).
+	DLQ bool
+}
+
+// Fail records a failed attempt of a PROCESSING task: ERROR, attempts+1,
+// error_message (truncated to MaxErrorMessageBytes). When attempts reaches
+// max_attempts the task becomes a dead letter instead. Failing a task that
+// is not PROCESSING (a PENDING one, a replayed FAIL of an ERROR one) is a
+// conflict; a given worker_id must hold the task; a given encounter_id must
+// match.
+func (l *Ledger) Fail(ctx context.Context, req contracts.FailRequest) (FailResult, error) {
+	const op = "tasks.Fail"
+	id, err := queueID(op, req.QueueID)
+	if err != nil {
+		return FailResult{}, err
+	}
+	if err := l.checkWebhookIDs(op, req.EncounterID, req.WorkerID); err != nil {
+		return FailResult{}, err
+	}
+	msg := message(req.ErrorMessage)
+	if msg == "" {
+		msg = "worker reported a failure without an error_message"
+	}
+	r, err := l.single(ctx, op, failScript, id, req.EncounterID, req.WorkerID, msg, contracts.DLQErrorMessage)
+	if err != nil {
+		return FailResult{}, err
+	}
+	dlq := r.a == "dlq"
+	return FailResult{Task: taskFromFields(r.fields), Retry: !dlq, DLQ: dlq}, nil
+}
+
+func (l *Ledger) checkWebhookIDs(op, encounter, worker string) error {
+	if err := label(op, "encounter_id", encounter, false); err != nil {
+		return err
+	}
+	return label(op, "worker_id", worker, false)
+}
