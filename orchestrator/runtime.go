@@ -196,10 +196,10 @@ func (r *Runtime) Shutdown() {
 	wg.Wait()
 }
 
-// Close releases the client and inspector (not the shared Redis client).
-func (r *Runtime) Close() error {
-	return errors.Join(r.Client.Close(), r.Inspector.Close())
-}
+// Close releases what the runtime owns. The asynq client and inspector run
+// on the shared Redis client, which its owner closes, so there is nothing
+// else to release; Close exists so callers need not know that.
+func (r *Runtime) Close() error { return nil }
 
 // handleError is asynq's ErrorHandler: on a task's final failure it writes
 // the durable dead-letter record before asynq archives the task.

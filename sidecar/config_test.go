@@ -1,0 +1,100 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func envOf(kv map[string]string) func(string) string {
+	return func(k string) string { return kv[k] }
+}
+
+func TestConfigDefaults(t *testing.T) {
+	cfg, err := LoadConfig(envOf(nil))
+	require.NoError(t, err)
+	require.Equal(t, ":8080", cfg.Addr)
+	require.Equal(t, "/chord/ortho-prd", cfg.NodeRedBasePath)
+	require.Equal(t, Rate{N: 5, Per: time.Minute}, cfg.Cloud9WriteLimit)
+	require.Equal(t, 3, cfg.MaxRetryAttempts)
+	require.Equal(t, 1<<20, cfg.BodyLimit)
+	require.True(t, cfg.Embedded())
+}
+
+func TestConfigRejectsBadValues(t *testing.T) {
+	secrets := map[string]string{"BOOKING_AUTH_SECRET": strings.Repeat("b", 32), "HMAC_SECRET": strings.Repeat("h", 32)}
+	cases := []struct {
+		env  map[string]string
+		name string
+	}{
+		{map[string]string{"FLOWGATE_ADDR": "8080"}, "FLOWGATE_ADDR"},
+		{map[string]string{"REDIS_URL": "http://x"}, "REDIS_URL"},
+		{map[string]string{"REDIS_URL": "::not a url"}, "REDIS_URL"},
+		{map[string]string{"REDIS_CLUSTER_ADDRS": "a,b"}, "REDIS_CLUSTER_ADDRS"},
+		{map[string]string{"REDIS_SENTINEL_ADDRS": "127.0.0.1:26379"}, "REDIS_SENTINEL_MASTER"},
+		{map[string]string{"REDIS_SENTINEL_MASTER": "mymaster"}, "REDIS_SENTINEL_ADDRS"},
+		{map[string]string{"REDIS_URL": "redis://x:1/0", "REDIS_CLUSTER_ADDRS": "a:1"}, "REDIS_URL"},
+		{map[string]string{"CLOUD9_WRITE_LIMIT": "fast"}, "CLOUD9_WRITE_LIMIT"},
+		{map[string]string{"CLOUD9_WRITE_LIMIT": "0/min"}, "CLOUD9_WRITE_LIMIT"},
+		{map[string]string{"CLOUD9_WRITE_LIMIT": "5/-1s"}, "CLOUD9_WRITE_LIMIT"},
+		{map[string]string{"CLOUD9_ENDPOINT": "https://c9.example/api"}, "CLOUD9_ENDPOINT"},
+		{map[string]string{"MAX_RETRY_ATTEMPTS": "-1"}, "MAX_RETRY_ATTEMPTS"},
+		{map[string]string{"MAX_RETRY_ATTEMPTS": "three"}, "MAX_RETRY_ATTEMPTS"},
+		{map[string]string{"LOG_FORMAT": "xml"}, "LOG_FORMAT"},
+		{map[string]string{"HTTP_SHUTDOWN_TIMEOUT": "-5s"}, "HTTP_SHUTDOWN_TIMEOUT"},
+		{map[string]string{"HTTP_SHUTDOWN_TIMEOUT": "soon"}, "HTTP_SHUTDOWN_TIMEOUT"},
+		{map[string]string{"MONITORING_READONLY": "maybe"}, "MONITORING_READONLY"},
+		{map[string]string{"MONITORING_USER": "ops"}, "MONITORING_PASSWORD"},
+		{map[string]string{"HMAC_SECRET": "short"}, "HMAC_SECRET"},
+		{map[string]string{"NODERED_BASE_PATH": "chord/"}, "NODERED_BASE_PATH"},
+		{map[string]string{"REDIS_URL": "redis://127.0.0.1:6379/0", "HMAC_SECRET": strings.Repeat("h", 16)}, "BOOKING_AUTH_SECRET"},
+		{map[string]string{"REDIS_URL": "redis://127.0.0.1:6379/0", "BOOKING_AUTH_SECRET": strings.Repeat("h", 16)}, "HMAC_SECRET"},
+	}
+	for _, tc := range cases {
+		_, err := LoadConfig(envOf(tc.env))
+		var ce *ConfigError
+		require.True(t, errors.As(err, &ce), "%v: got %v", tc.env, err)
+		require.Equal(t, tc.name, ce.Var, "%v: %v", tc.env, err)
+	}
+	env := map[string]string{"REDIS_CLUSTER_ADDRS": "127.0.0.1:7000, 127.0.0.1:7001"}
+	for k, v := range secrets {
+		env[k] = v
+	}
+	cfg, err := LoadConfig(envOf(env))
+	require.NoError(t, err)
+	require.Equal(t, []string{"127.0.0.1:7000", "127.0.0.1:7001"}, cfg.RedisClusterAddrs)
+}
+
+func TestParseRate(t *testing.T) {
+	for in, want := range map[string]Rate{
+		"5/min": {5, time.Minute}, "5/6s": {5, 6 * time.Second}, "10 / s": {10, time.Second}, "1/hour": {1, time.Hour},
+	} {
+		got, err := ParseRate(in)
+		require.NoError(t, err, in)
+		require.Equal(t, want, got, in)
+	}
+}
+
+func TestRunExitCodes(t *testing.T) {
+	var out, errOut bytes.Buffer
+	code := run([]string{"-help"}, envOf(nil), &out, &errOut)
+	require.Equal(t, 0, code)
+	for _, s := range settings {
+		require.Contains(t, out.String(), s.name)
+	}
+	require.Contains(t, out.String(), "/chord/ortho-prd")
+
+	out.Reset()
+	errOut.Reset()
+	code = run(nil, envOf(map[string]string{"ASYNQ_SERVERS": "0"}), &out, &errOut)
+	require.Equal(t, 2, code)
+	require.Equal(t, 1, strings.Count(strings.TrimSpace(errOut.String()), "\n")+1, "one line: %q", errOut.String())
+	require.Contains(t, errOut.String(), "ASYNQ_SERVERS")
+
+	errOut.Reset()
+	require.Equal(t, 2, run([]string{"--bogus"}, envOf(nil), &out, &errOut))
+}
