@@ -1,0 +1,53 @@
+// Package signature authenticates the queue API and the ACK/FAIL webhooks.
+//
+// # Modes
+//
+// WEBHOOK_AUTH selects one of three modes (see ParseMode):
+//
+//   - hmac (the default): every request is signed with a shared secret.
+//   - token: a static "Authorization: Bearer <token>", for moving over
+//     workers that post unsigned today. It has no replay protection and does
+//     not cover the body; use it only as a stepping stone.
+//   - none: no authentication. Only ever chosen explicitly; Mode.Insecure
+//     tells the caller to log a warning at start.
+//
+// # HMAC scheme
+//
+// The client sends two headers:
+//
+//	X-Timestamp: <unix seconds>
+//	X-Signature: <lowercase hex of HMAC-SHA256(secret, timestamp + "." + raw body)>
+//
+// The signature may carry a "sha256=" prefix. A request is accepted when the
+// timestamp is within ±Tolerance (default 300 s) of the server clock, the
+// signature matches (compared in constant time), and the same signature has
+// not been seen before. Seen signatures are kept in Redis with SET NX and a
+// TTL of twice the tolerance (the whole window in which a timestamp is
+// accepted), so a replay is caught by any flowgate instance sharing that
+// Redis. When Redis cannot answer, the request is refused with 503
+// (CodeUnavailable): the check fails closed.
+//
+// The signature is checked before the replay store is touched, so forged
+// requests cannot fill Redis. The body signed is the one on the wire, before
+// any Content-Encoding is undone.
+//
+// Signing from a shell (note --data-binary, which sends the bytes unchanged;
+// keep the body in a literal, since $(cat file) drops trailing newlines):
+//
+//	body='{"queue_id":"…","encounter_id":"…","experityActions":{}}'
+//	ts=$(date +%s)
+//	sig=$(printf '%s.%s' "$ts" "$body" | openssl dgst -sha256 -hmac "$HMAC_SECRET" | sed 's/^.* //')
+//	curl -X POST "$API_BASE_URL/ack" \
+//	  -H 'Content-Type: application/json' \
+//	  -H "X-Timestamp: $ts" -H "X-Signature: $sig" \
+//	  --data-binary "$body"
+//
+// From Go, Sign and SignRequest compute the same headers.
+//
+// # Errors
+//
+// Every refusal is a *contracts.Error with CodeUnauthorized (401), a
+// client-safe message and Details["reason"] set to one of the Reason*
+// constants; only a failing replay store gives CodeUnavailable (503). Secrets
+// and tokens never appear in errors, and Config and Verifier print redacted.
+package signature
