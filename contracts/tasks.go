@@ -94,8 +94,8 @@ func quote(s string) string {
 
 // Limits of the task API.
 const (
-	MaxBatchCreate       = 500  // tasks in one POST /queue
-	MaxClaimLimit        = 50   // tasks in one claim
+	MaxBatchCreate       = 500 // tasks in one POST /queue
+	MaxClaimLimit        = 50  // tasks in one claim
 	MaxClaimWaitMS       = 30_000
 	DefaultListLimit     = 100
 	MaxListLimit         = 1000

@@ -49,7 +49,7 @@ func (k keys) sla() string               { return k.base + "sla" }
 func (k keys) open() string              { return k.base + "open" }
 func (k keys) encounter(e string) string { return k.base + "enc:" + e }
 
-func (k keys) status(s contracts.Status) string     { return k.base + "status:" + string(s) }
+func (k keys) status(s contracts.Status) string    { return k.base + "status:" + string(s) }
 func (k keys) pending(p contracts.Priority) string { return k.base + "pending:" + string(p) }
 
 // Index names as they appear in list cursors (key minus base).

@@ -328,7 +328,9 @@ func TestIllegalTransitions(t *testing.T) {
 	_, err = b.l.Fail(b.ctx, contracts.FailRequest{QueueID: dead.Task.QueueID, ErrorMessage: "x"})
 	require.NoError(t, err)
 
-	st := func(s contracts.Status) contracts.StatusUpdateRequest { return contracts.StatusUpdateRequest{Status: s} }
+	st := func(s contracts.Status) contracts.StatusUpdateRequest {
+		return contracts.StatusUpdateRequest{Status: s}
+	}
 	cases := []struct {
 		name   string
 		id     string
@@ -456,13 +458,25 @@ func TestNotFoundAndInvalid(t *testing.T) {
 	created := b.create(t, "enc-1", "")
 	b.claimOne(t, "vm-1")
 	for name, err := range map[string]error{
-		"bad id":             func() error { _, err := b.l.Get(b.ctx, "not-a-uuid"); return err }(),
-		"bad status":         func() error { _, err := b.l.UpdateStatus(b.ctx, created.QueueID, contracts.StatusUpdateRequest{Status: "DLQ"}); return err }(),
-		"bad priority":       func() error { _, err := b.l.Requeue(b.ctx, created.QueueID, contracts.RequeueRequest{Priority: "URGENT"}); return err }(),
-		"no worker":          func() error { _, err := b.l.Claim(b.ctx, contracts.ClaimRequest{}); return err }(),
-		"claim limit":        func() error { _, err := b.l.Claim(b.ctx, contracts.ClaimRequest{WorkerID: "w", Limit: 51}); return err }(),
-		"claim wait":         func() error { _, err := b.l.Claim(b.ctx, contracts.ClaimRequest{WorkerID: "w", WaitMS: -1}); return err }(),
-		"ack bad json":       func() error { _, err := b.l.Ack(b.ctx, contracts.AckRequest{QueueID: created.QueueID, ExperityActions: json.RawMessage(`{`)}); return err }(),
+		"bad id": func() error { _, err := b.l.Get(b.ctx, "not-a-uuid"); return err }(),
+		"bad status": func() error {
+			_, err := b.l.UpdateStatus(b.ctx, created.QueueID, contracts.StatusUpdateRequest{Status: "DLQ"})
+			return err
+		}(),
+		"bad priority": func() error {
+			_, err := b.l.Requeue(b.ctx, created.QueueID, contracts.RequeueRequest{Priority: "URGENT"})
+			return err
+		}(),
+		"no worker":   func() error { _, err := b.l.Claim(b.ctx, contracts.ClaimRequest{}); return err }(),
+		"claim limit": func() error { _, err := b.l.Claim(b.ctx, contracts.ClaimRequest{WorkerID: "w", Limit: 51}); return err }(),
+		"claim wait": func() error {
+			_, err := b.l.Claim(b.ctx, contracts.ClaimRequest{WorkerID: "w", WaitMS: -1})
+			return err
+		}(),
+		"ack bad json": func() error {
+			_, err := b.l.Ack(b.ctx, contracts.AckRequest{QueueID: created.QueueID, ExperityActions: json.RawMessage(`{`)})
+			return err
+		}(),
 		"ack wrong encounter": func() error {
 			_, err := b.l.Ack(b.ctx, contracts.AckRequest{QueueID: created.QueueID, EncounterID: "enc-2"})
 			return err

@@ -150,8 +150,8 @@ func script(body string) *redis.Script { return redis.NewScript(prelude + body) 
 // createScript creates up to MaxBatchCreate tasks, all or nothing.
 //
 // KEYS[1] seq key (routing)
-// ARGV[4] n, then n groups of 6: queue_id, encounter_id ('' = none),
-// priority, max_attempts, payload JSON ('' = null), payload fingerprint.
+// ARGV[4] n, then n groups of 6: queue_id, encounter_id (empty = none),
+// priority, max_attempts, payload JSON (empty = null), payload fingerprint.
 //
 // Returns {3, status, 'queue_id_reused', {}, queue_id} and writes nothing
 // when a given queue_id names a stored task with another encounter_id or
@@ -248,8 +248,8 @@ return reply(0, '', '', t)
 // ackScript marks a task DONE and stores the ACK's experityActions.
 //
 // KEYS[1] task key
-// ARGV[4] queue_id, ARGV[5] encounter_id ('' = unchecked), ARGV[6]
-// worker_id ('' = unchecked), ARGV[7] experityActions JSON, ARGV[8] its
+// ARGV[4] queue_id, ARGV[5] encounter_id (empty = unchecked), ARGV[6]
+// worker_id (empty = unchecked), ARGV[7] experityActions JSON, ARGV[8] its
 // fingerprint
 //
 // Returns the standard reply: 0 done (from PROCESSING, or from PENDING: a
@@ -283,8 +283,8 @@ return reply(0, '', '', t)
 // at max_attempts the task becomes a dead letter instead.
 //
 // KEYS[1] task key
-// ARGV[4] queue_id, ARGV[5] encounter_id ('' = unchecked), ARGV[6]
-// worker_id ('' = unchecked), ARGV[7] error_message, ARGV[8] DLQ message
+// ARGV[4] queue_id, ARGV[5] encounter_id (empty = unchecked), ARGV[6]
+// worker_id (empty = unchecked), ARGV[7] error_message, ARGV[8] DLQ message
 //
 // Returns the standard reply: 0 with a = 'retry' (attempts < max) or 'dlq'
 // (status ERROR, dlq = 1, error_message = DLQ message; the worker's message
@@ -371,8 +371,8 @@ return reply(0, '', '', t)
 //
 // KEYS[1] task key
 // ARGV[4] queue_id, ARGV[5] new status, ARGV[6] '1' to set error_message,
-// ARGV[7] error_message ('' clears), ARGV[8] '1' to increment attempts,
-// ARGV[9] '1' to replace parsed_payload, ARGV[10] its base object ('' =
+// ARGV[7] error_message (empty clears), ARGV[8] '1' to increment attempts,
+// ARGV[9] '1' to replace parsed_payload, ARGV[10] its base object (empty =
 // none), ARGV[11] '1' if it has experityActions, ARGV[12] them, ARGV[13]
 // their fingerprint, ARGV[14] dlq '1'/'0', ARGV[15] worker_id (for
 // PROCESSING)
