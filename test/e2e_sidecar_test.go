@@ -1,0 +1,140 @@
+package test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/flowgate/flowgate/test/rediscluster"
+	"github.com/flowgate/flowgate/test/redistest"
+)
+
+var testSecrets = map[string]string{
+	"BOOKING_AUTH_SECRET": "e2e-booking-secret-0123456789abcdef",
+	"HMAC_SECRET":         "e2e-hmac-secret-0123456789abcdef",
+}
+
+func withSecrets(env map[string]string) map[string]string {
+	for k, v := range testSecrets {
+		env[k] = v
+	}
+	return env
+}
+
+// The binary on embedded and on real Redis: every operational endpoint,
+// then SIGTERM and a clean exit within 10 s.
+func TestBinaryEndpointsAndGracefulStop(t *testing.T) {
+	db := redistest.New(t)
+	for name, env := range map[string]map[string]string{
+		"embedded": {},
+		"real":     withSecrets(map[string]string{"REDIS_URL": db.URL()}),
+	} {
+		t.Run(name, func(t *testing.T) {
+			p := startFlowgate(t, env)
+			t.Logf("cold start to ready (%s Redis): %s (exec → /readyz 200)", name, p.ReadyIn)
+			if status, body := p.get("/healthz"); status != 200 || !strings.Contains(body, `"ok"`) {
+				t.Fatalf("/healthz: %d %s", status, body)
+			}
+			if status, body := p.get("/readyz"); status != 200 || !strings.Contains(body, `"ready":true`) {
+				t.Fatalf("/readyz: %d %s", status, body)
+			}
+			waitMetrics(t, p, "asynq_queue_size", "http_requests_total", "http_request_duration_seconds", "flowgate_asynq_probe_last_success_timestamp_seconds")
+			status, body := p.get("/monitoring/")
+			if status != 200 || !strings.Contains(body, "<html") {
+				t.Fatalf("/monitoring/: %d %.200s", status, body)
+			}
+			status, body = p.get("/monitoring/api/queues")
+			var q struct {
+				Queues []map[string]any `json:"queues"`
+			}
+			if status != 200 || json.Unmarshal([]byte(body), &q) != nil || len(q.Queues) != 4 {
+				t.Fatalf("/monitoring/api/queues: %d %.300s", status, body)
+			}
+			if name == "embedded" && len(p.logLines("EMBEDDED REDIS")) != 1 {
+				t.Fatalf("embedded mode must be announced loudly once")
+			}
+			code, took := p.stop()
+			if code != 0 || took > 10*time.Second {
+				t.Fatalf("SIGTERM: exit %d after %s", code, took)
+			}
+			t.Logf("SIGTERM → exit 0 in %s", took)
+			if len(p.logLines("flowgate stopped")) != 1 {
+				t.Fatalf("no clean-stop log line")
+			}
+		})
+	}
+}
+
+func waitMetrics(t *testing.T, p *proc, names ...string) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		_, body := p.get("/metrics")
+		missing := ""
+		for _, n := range names {
+			if !strings.Contains(body, "\n"+n) {
+				missing = n
+				break
+			}
+		}
+		if missing == "" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("/metrics lacks %s:\n%.3000s", missing, body)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// A wrong setting exits with status 2 and one line naming the variable.
+func TestBinaryBadConfigExits2(t *testing.T) {
+	bin := flowgateBinary(t)
+	for variable, value := range map[string]string{
+		"REDIS_URL": "http://nope", "ASYNQ_SERVERS": "-1", "HTTP_SHUTDOWN_TIMEOUT": "-3s", "LOG_FORMAT": "yaml",
+	} {
+		out, code := runBinary(t, bin, variable+"="+value)
+		if code != 2 || !strings.Contains(out, variable) || strings.Count(strings.TrimSpace(out), "\n") != 0 {
+			t.Errorf("%s=%s: exit %d, output %q", variable, value, code, out)
+		}
+	}
+	out, code := runBinary(t, bin, "", "-help")
+	if code != 0 || !strings.Contains(out, "REDIS_CLUSTER_ADDRS") || !strings.Contains(out, "MAX_RETRY_ATTEMPTS") {
+		t.Fatalf("-help: exit %d: %s", code, out)
+	}
+}
+
+// Cold start to ready on real Redis, measured over several runs (logged,
+// not asserted: the machine is shared).
+func TestBinaryColdStart(t *testing.T) {
+	db := redistest.New(t)
+	var worst, total time.Duration
+	const runs = 5
+	for i := 0; i < runs; i++ {
+		p := startFlowgate(t, withSecrets(map[string]string{"REDIS_URL": db.URL()}))
+		total += p.ReadyIn
+		if p.ReadyIn > worst {
+			worst = p.ReadyIn
+		}
+		p.stop()
+	}
+	t.Logf("cold start to ready with real Redis over %d runs: mean %s, worst %s", runs, total/runs, worst)
+}
+
+// flowgate on a 3-master Redis Cluster: ready, processes Asynq tasks (the
+// probe on every queue) and runs a cron tick.
+func TestBinaryOnRedisCluster(t *testing.T) {
+	c := rediscluster.Start(t)
+	p := startFlowgate(t, withSecrets(map[string]string{
+		"REDIS_CLUSTER_ADDRS":    strings.Join(c.Addrs(), ","),
+		"DLQ_RECONCILE_SCHEDULE": "@every 1s",
+	}))
+	waitMetrics(t, p,
+		`flowgate_asynq_probe_last_success_timestamp_seconds{queue="critical"}`,
+		`flowgate_asynq_probe_last_success_timestamp_seconds{queue="low"}`,
+		`flowgate_cron_runs_total{job="dlq_reconcile",result="succeeded"}`)
+	if code, took := p.stop(); code != 0 {
+		t.Fatalf("exit %d after %s", code, took)
+	}
+}

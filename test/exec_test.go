@@ -1,0 +1,25 @@
+package test
+
+import (
+	"os"
+	"os/exec"
+	"testing"
+)
+
+// runBinary runs the binary to completion with one extra env entry.
+func runBinary(t *testing.T, bin, env string, args ...string) (string, int) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Env = filterEnv(os.Environ(), "REDIS_URL")
+	if env != "" {
+		cmd.Env = append(cmd.Env, env)
+	}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		if ee, ok := err.(*exec.ExitError); ok {
+			return string(out), ee.ExitCode()
+		}
+		t.Fatal(err)
+	}
+	return string(out), 0
+}
