@@ -27,6 +27,10 @@ type bundle struct {
 	reg *prometheus.Registry
 }
 
+func discard() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+func redistestNew(tb testing.TB) *redistest.DB { return redistest.New(tb) }
+
 func setup(t *testing.T, mutate func(*orchestrator.Config)) bundle {
 	t.Helper()
 	db := redistest.New(t)
@@ -34,7 +38,7 @@ func setup(t *testing.T, mutate func(*orchestrator.Config)) bundle {
 	cfg := orchestrator.Config{
 		ConnOpt: db.AsynqOpt(), Redis: db.Client, Registerer: reg,
 		Concurrency: 20, ShutdownTimeout: time.Second,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Logger: discard(),
 	}
 	if mutate != nil {
 		mutate(&cfg)
