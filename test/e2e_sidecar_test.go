@@ -133,7 +133,7 @@ func TestBinaryOnRedisCluster(t *testing.T) {
 	waitMetrics(t, p,
 		`flowgate_asynq_probe_last_success_timestamp_seconds{queue="critical"}`,
 		`flowgate_asynq_probe_last_success_timestamp_seconds{queue="low"}`,
-		`flowgate_cron_runs_total{job="dlq_reconcile",result="succeeded"}`)
+		`flowgate_cron_last_run_timestamp_seconds{job="dlq_reconcile"}`)
 	if code, took := p.stop(); code != 0 {
 		t.Fatalf("exit %d after %s", code, took)
 	}
