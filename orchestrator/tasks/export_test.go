@@ -81,6 +81,10 @@ func (l *Ledger) CheckIndexes(ctx context.Context) error {
 		case contracts.StatusProcessing:
 			add(l.k.active(), id, f["updated_at"])
 			add(l.k.claimed(), id, f["claimed_at"])
+		case contracts.StatusError:
+			if f["dlq"] != "1" {
+				add(l.k.retry(), id, f["updated_at"])
+			}
 		}
 		if f["dlq"] == "1" {
 			if st != contracts.StatusError {
@@ -99,7 +103,7 @@ func (l *Ledger) CheckIndexes(ctx context.Context) error {
 			}
 		}
 	}
-	keys := []string{l.k.active(), l.k.claimed(), l.k.sla(), l.k.dlq()}
+	keys := []string{l.k.active(), l.k.claimed(), l.k.sla(), l.k.dlq(), l.k.retry()}
 	for _, s := range contracts.AllStatuses() {
 		keys = append(keys, l.k.status(s))
 	}

@@ -14,6 +14,7 @@ import "github.com/flowgate/flowgate/contracts"
 //	flowgate:{tasks}:active            ZSET  id → last activity ms (claim, heartbeat, any update) of PROCESSING tasks
 //	flowgate:{tasks}:claimed           ZSET  id → claimed_at ms of PROCESSING tasks
 //	flowgate:{tasks}:sla               ZSET  id → created_at ms of PENDING tasks that are not HIGH
+//	flowgate:{tasks}:retry             ZSET  id → updated_at ms of ERROR tasks awaiting a retry (not dead letters)
 //	flowgate:{tasks}:dlq               ZSET  id → creation seq of dead letters (ERROR + dlq)
 //	flowgate:{tasks}:enc:<encounter>   ZSET  id → creation seq, every task of one encounter
 //	flowgate:{tasks}:open              HASH  encounter_id → id of its one open task
@@ -46,14 +47,9 @@ func (k keys) dlq() string               { return k.base + "dlq" }
 func (k keys) active() string            { return k.base + "active" }
 func (k keys) claimed() string           { return k.base + "claimed" }
 func (k keys) sla() string               { return k.base + "sla" }
+func (k keys) retry() string             { return k.base + "retry" }
 func (k keys) open() string              { return k.base + "open" }
 func (k keys) encounter(e string) string { return k.base + "enc:" + e }
 
 func (k keys) status(s contracts.Status) string    { return k.base + "status:" + string(s) }
 func (k keys) pending(p contracts.Priority) string { return k.base + "pending:" + string(p) }
-
-// Index names as they appear in list cursors (key minus base).
-const (
-	indexActive  = "active"
-	indexClaimed = "claimed"
-)

@@ -90,6 +90,8 @@ local function unindex(id, t)
   elseif t.status == 'PROCESSING' then
     redis.call('ZREM', B .. 'active', id)
     redis.call('ZREM', B .. 'claimed', id)
+  elseif t.status == 'ERROR' and t.dlq ~= '1' then
+    redis.call('ZREM', B .. 'retry', id)
   end
   if t.dlq == '1' then redis.call('ZREM', B .. 'dlq', id) end
 end
@@ -102,6 +104,8 @@ local function index(id, t)
   elseif t.status == 'PROCESSING' then
     redis.call('ZADD', B .. 'active', t.updated_at, id)
     redis.call('ZADD', B .. 'claimed', t.claimed_at, id)
+  elseif t.status == 'ERROR' and t.dlq ~= '1' then
+    redis.call('ZADD', B .. 'retry', t.updated_at, id)
   end
   if t.dlq == '1' then redis.call('ZADD', B .. 'dlq', t.seq, id) end
 end
@@ -473,6 +477,32 @@ for _, id in ipairs(ids) do
   else
     local from = t.priority
     apply(id, t, {priority = 'HIGH'}, 'sla', 'SLA promotion ' .. from .. ' -> HIGH: pending longer than the SLA')
+    out[#out + 1] = id
+  end
+end
+return {#ids, out}
+`)
+
+// retryScript is one batch of the lost-retry sweep: ERROR tasks awaiting a
+// retry (not dead letters) whose last update is older than the cutoff go
+// back to PENDING with HIGH priority, as the Requeue their caller should
+// have scheduled would have done. Attempts are unchanged (the FAIL counted).
+//
+// KEYS[1] retry key
+// ARGV[4] cutoff ms (exclusive), ARGV[5] batch size, ARGV[6] reason
+//
+// Returns {scanned, {requeued ids}}.
+var retryScript = script(`
+local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', '(' .. ARGV[4], 'LIMIT', 0, tonumber(ARGV[5]))
+local out = {}
+for _, id in ipairs(ids) do
+  local t = load(id)
+  if not t or t.status ~= 'ERROR' or t.dlq == '1' then
+    redis.call('ZREM', KEYS[1], id)
+  else
+    local seq = redis.call('INCR', B .. 'seq')
+    apply(id, t, {status = 'PENDING', priority = 'HIGH', pseq = seq,
+      worker_id = false, claimed_at = false, heartbeat_at = false}, 'retry-sweep', ARGV[6])
     out[#out + 1] = id
   end
 end

@@ -13,6 +13,7 @@ type SweepResult struct {
 	Recovered    []string // PROCESSING → PENDING (RecoverStale, RecoverExpired)
 	DeadLettered []string // PROCESSING → dead letter: the recovery was the last attempt
 	Promoted     []string // NORMAL/LOW → HIGH (PromoteOverdue)
+	Requeued     []string // ERROR → PENDING (RetryOverdue)
 }
 
 // RecoverStale is the heartbeat monitor's sweep: every PROCESSING task with
@@ -88,6 +89,37 @@ func (l *Ledger) PromoteOverdue(ctx context.Context, now time.Time, olderThan ti
 		}
 		res.Batches++
 		res.Promoted = append(res.Promoted, stringList(arr[1])...)
+		if scanned, _ := arr[0].(int64); scanned < int64(l.cfg.SweepBatch) || ctx.Err() != nil {
+			return res, nil
+		}
+	}
+}
+
+// RetryOverdue is the safety net under Fail's retry path: an ERROR task
+// awaiting a retry whose last update is older than now−olderThan — its
+// scheduled Requeue was lost, e.g. the caller died between Fail and
+// enqueueing it — goes back to PENDING with HIGH priority, attempts
+// unchanged, reason in history. olderThan should exceed the longest retry
+// backoff. Dead letters are never touched. O(affected), in batches.
+func (l *Ledger) RetryOverdue(ctx context.Context, now time.Time, olderThan time.Duration) (SweepResult, error) {
+	const op = "tasks.RetryOverdue"
+	var res SweepResult
+	if olderThan < 0 {
+		return res, invalid(op, "olderThan", "olderThan must not be negative")
+	}
+	cutoff := now.Add(-olderThan).UnixMilli()
+	reason := "retry overdue: ERROR for more than " + olderThan.String() + " without a requeue"
+	for {
+		v, err := l.run(ctx, op, retryScript, now, l.k.retry(), cutoff, l.cfg.SweepBatch, reason)
+		if err != nil {
+			return res, err
+		}
+		arr, ok := v.([]any)
+		if !ok || len(arr) != 2 {
+			return res, badReply(op, v)
+		}
+		res.Batches++
+		res.Requeued = append(res.Requeued, stringList(arr[1])...)
 		if scanned, _ := arr[0].(int64); scanned < int64(l.cfg.SweepBatch) || ctx.Err() != nil {
 			return res, nil
 		}

@@ -213,3 +213,41 @@ func TestSweepBatches(t *testing.T) {
 	_, err = b.l.PromoteOverdue(context.Background(), b.clock.Now(), -time.Second)
 	requireCode(t, err, contracts.CodeInvalid)
 }
+
+// A FAIL whose scheduled requeue was lost is requeued by RetryOverdue; one
+// whose requeue happened, and dead letters, are not touched.
+func TestRetryOverdue(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	lost := b.create(t, "enc-lost", contracts.PriorityLow)
+	b.claimOne(t, "vm-1")
+	_, err := b.l.Fail(b.ctx, contracts.FailRequest{QueueID: lost.QueueID, ErrorMessage: "x"})
+	require.NoError(t, err)
+	dead, err := b.l.Create(b.ctx, contracts.CreateTaskRequest{EncounterID: "enc-dead", MaxAttempts: 1})
+	require.NoError(t, err)
+	b.claimOne(t, "vm-1")
+	_, err = b.l.Fail(b.ctx, contracts.FailRequest{QueueID: dead.Task.QueueID})
+	require.NoError(t, err)
+	b.clock.Advance(4 * time.Minute)
+	recent := b.create(t, "enc-recent", "")
+	b.claimOne(t, "vm-1")
+	_, err = b.l.Fail(b.ctx, contracts.FailRequest{QueueID: recent.QueueID})
+	require.NoError(t, err)
+
+	now := b.clock.Advance(2 * time.Minute)
+	res, err := b.l.RetryOverdue(b.ctx, now, 5*time.Minute)
+	require.NoError(t, err)
+	require.Equal(t, []string{lost.QueueID}, res.Requeued)
+	task := b.get(t, lost.QueueID)
+	require.Equal(t, contracts.StatusPending, task.Status)
+	require.Equal(t, contracts.PriorityHigh, task.Priority)
+	require.Equal(t, 1, task.Attempts)
+	require.Equal(t, "retry-sweep", task.History[len(task.History)-1].By)
+	require.True(t, b.get(t, dead.Task.QueueID).InDLQ())
+	require.Equal(t, contracts.StatusError, b.get(t, recent.QueueID).Status)
+
+	// The late requeue, if it does arrive, is a no-op.
+	out, err := b.l.Requeue(b.ctx, lost.QueueID, contracts.RequeueRequest{})
+	require.NoError(t, err)
+	require.True(t, out.Noop)
+}

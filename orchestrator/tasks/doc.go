@@ -1,0 +1,76 @@
+// Package tasks is the ledger of the VM task queue that the n8n "Phase 2:
+// Orchestration & Management" workflow managed (seed 004): tasks created by
+// Phase 1, claimed and processed by VM workers (Phase 3), acknowledged or
+// failed through webhooks, retried with HIGH priority, dead-lettered after
+// max_attempts, and swept by cron jobs.
+//
+// The ledger knows nothing of HTTP or Asynq: handlers decode the wire shapes
+// of package contracts and call it; the scheduler calls its sweeps; the FAIL
+// handler schedules the retry (Requeue) through Asynq with backoff. Errors
+// are *contracts.Error: CodeInvalid (bad input), CodeNotFound (unknown
+// queue_id), CodeConflict (illegal transition; Details carry
+// "current_status", "queue_id" and a machine-readable "reason"),
+// CodeUnavailable (Redis unreachable; the cause is wrapped).
+//
+// # States
+//
+//	PENDING → PROCESSING → DONE
+//	              ↓
+//	            ERROR → (attempts < max) → PENDING (HIGH) → PROCESSING
+//	              ↓
+//	            ERROR + parsed_payload.dlq (dead letter) → Replay → PENDING
+//
+// Every transition is one Lua script (scripts.go), atomic across instances,
+// and every illegal one is a conflict that changes nothing.
+//
+// # Decisions
+//
+//   - attempts counts failed attempts (FAIL, or a recovery by a sweep). After
+//     the nth, n < max_attempts means retry; n = max_attempts means dead
+//     letter. So a task is processed at most max_attempts times (default 3,
+//     MAX_RETRY_ATTEMPTS).
+//   - A sweep recovery counts as an attempt and follows FAIL's rule: the last
+//     one makes a dead letter (error_message = contracts.DLQErrorMessage, the
+//     sweep's reason in history). A recovered task goes back as HIGH, like a
+//     requeued one: it has waited already.
+//   - A dead letter stays status ERROR with parsed_payload.dlq = true and the
+//     seed's error_message; the worker's own message is kept in history.
+//   - Encounter idempotency: an encounter has at most one open task —
+//     PENDING, PROCESSING, or ERROR awaiting a retry. DONE and dead letters
+//     are closed, so a new create then makes a new task; a create while one
+//     is open answers the open one (Duplicate). Leaving the DLQ (Replay, or
+//     PATCH to PENDING) while another task of the encounter is open is a
+//     conflict.
+//   - A late ACK of a task that a sweep had put back to PENDING is accepted
+//     (the work is done; redoing it would repeat its effects). A late FAIL
+//     is a conflict (the retry already happened). ACK/FAIL with a worker_id
+//     must come from the worker holding the task.
+//   - A repeated ACK with the same experityActions (compared canonically:
+//     spacing and key order do not matter) is a Duplicate; different ones
+//     are a conflict.
+//   - Requeue is idempotent: a task already PENDING or PROCESSING is left
+//     alone and reported as a no-op, so a replayed Asynq requeue is harmless.
+//   - payload and experityActions are stored as given (compacted), never
+//     re-encoded by Lua, so empty arrays and big numbers survive.
+//     parsed_payload is assembled from three stored parts: the base object
+//     (set by PATCH status), experityActions (ACK) and the dlq flag.
+//   - History is a capped list (Config.HistoryLimit, default 50; oldest
+//     dropped) of transitions and in-state changes (SLA promotion, a move to
+//     the DLQ). Heartbeats are not recorded. Get returns it; List only with
+//     History; transitions return tasks without it.
+//   - Claim order: HIGH, NORMAL, LOW; FIFO within a priority by the sequence
+//     number taken when the task last became PENDING (a requeue queues it
+//     last; an SLA promotion keeps it, so the promoted task is served ahead
+//     of HIGH tasks queued after it).
+//   - Timestamps are Unix milliseconds in Redis and RFC 3339 UTC on the
+//     wire. Transitions use Config.Now; sweeps take now from the caller;
+//     scripts never call TIME.
+//
+// # Sweeps
+//
+// Each reads only the affected part of one sorted set, Config.SweepBatch
+// tasks per script call: RecoverStale (heartbeat monitor: by last activity),
+// RecoverExpired (visibility timeout: by claimed_at), PromoteOverdue (SLA:
+// by created_at, NORMAL/LOW only) and RetryOverdue (ERROR tasks whose
+// scheduled requeue never came). Keys are listed in keys.go.
+package tasks
