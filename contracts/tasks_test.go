@@ -53,7 +53,7 @@ func pendingTask() contracts.Task {
 }
 
 func TestTaskGolden(t *testing.T) {
-	contractstest.Golden(t, "task", sampleTask())
+	contractstest.Golden(t, "task_full", sampleTask())
 	contractstest.Golden(t, "task_pending_nulls", pendingTask())
 }
 
