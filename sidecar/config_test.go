@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"errors"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -97,4 +98,14 @@ func TestRunExitCodes(t *testing.T) {
 
 	errOut.Reset()
 	require.Equal(t, 2, run([]string{"--bogus"}, envOf(nil), &out, &errOut))
+}
+
+// README documents every setting.
+func TestReadmeListsEverySetting(t *testing.T) {
+	raw, err := os.ReadFile("../README.md")
+	require.NoError(t, err)
+	for _, s := range settings {
+		require.Contains(t, string(raw), "`"+s.name+"`", "README.md configuration table lacks %s", s.name)
+	}
+	require.Contains(t, string(raw), "go run ./sidecar")
 }
