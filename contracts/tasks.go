@@ -96,7 +96,7 @@ func quote(s string) string {
 const (
 	MaxBatchCreate       = 500 // tasks in one POST /queue
 	MaxClaimLimit        = 50  // tasks in one claim
-	MaxClaimWaitMS       = 30_000
+	MaxClaimWaitMS       = 20_000
 	DefaultListLimit     = 100
 	MaxListLimit         = 1000
 	DefaultMaxAttempts   = 3 // MAX_RETRY_ATTEMPTS
@@ -268,7 +268,7 @@ type TaskResponse struct {
 }
 
 // ClaimRequest asks for up to limit (1..50, default 1) pending tasks for
-// worker_id, waiting up to wait_ms (≤ 30000) for one to appear.
+// worker_id, waiting up to wait_ms (≤ 20000, a long poll) for one to appear.
 type ClaimRequest struct {
 	WorkerID string `json:"worker_id"`
 	Limit    int    `json:"limit,omitempty"`

@@ -10,7 +10,7 @@ import (
 // Claim atomically takes up to req.Limit (1..50, default 1) pending tasks
 // for req.WorkerID — HIGH before NORMAL before LOW, FIFO within a priority —
 // and returns them PROCESSING with worker_id, claimed_at and heartbeat_at
-// set. With req.WaitMS > 0 (≤ 30000) it looks again every
+// set. With req.WaitMS > 0 (≤ 20000) it looks again every
 // Config.ClaimPollInterval until a task appears, the wait ends or ctx is
 // done. No pending task is not an error: the slice is empty.
 func (l *Ledger) Claim(ctx context.Context, req contracts.ClaimRequest) ([]contracts.Task, error) {
