@@ -1,0 +1,366 @@
+package test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+const composeFile = "../docker-compose.yml"
+
+// composeSecrets are the variables compose must be given; none has a default.
+var composeSecrets = []string{"BOOKING_AUTH_SECRET", "HMAC_SECRET", "MONITORING_PASSWORD"}
+
+type composeService struct {
+	Image       string         `yaml:"image"`
+	Build       any            `yaml:"build"`
+	Command     any            `yaml:"command"`
+	Environment any            `yaml:"environment"`
+	Ports       []string       `yaml:"ports"`
+	Volumes     []string       `yaml:"volumes"`
+	DependsOn   any            `yaml:"depends_on"`
+	Healthcheck map[string]any `yaml:"healthcheck"`
+}
+
+type composeProject struct {
+	Services map[string]composeService `yaml:"services"`
+	Volumes  map[string]any            `yaml:"volumes"`
+}
+
+func loadCompose(t *testing.T) composeProject {
+	t.Helper()
+	data, err := os.ReadFile(composeFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p composeProject
+	if err := yaml.Unmarshal(data, &p); err != nil {
+		t.Fatalf("%s: %v", composeFile, err)
+	}
+	return p
+}
+
+// composeEnv turns either compose form (map, or list of KEY=VALUE / KEY) into a
+// map; a variable passed through from the host without a value maps to nil.
+func composeEnv(t *testing.T, raw any) map[string]*string {
+	t.Helper()
+	out := map[string]*string{}
+	switch e := raw.(type) {
+	case nil:
+	case map[string]any:
+		for k, v := range e {
+			if v == nil {
+				out[k] = nil
+				continue
+			}
+			s := fmt.Sprint(v)
+			out[k] = &s
+		}
+	case []any:
+		for _, item := range e {
+			k, v, ok := strings.Cut(fmt.Sprint(item), "=")
+			if !ok {
+				out[k] = nil
+				continue
+			}
+			out[k] = &v
+		}
+	default:
+		t.Fatalf("environment has unexpected form %T", raw)
+	}
+	return out
+}
+
+// showEnv prints an environment value; nil is a pass-through from the host.
+func showEnv(v *string) string {
+	if v == nil {
+		return "<unset>"
+	}
+	return strconv.Quote(*v)
+}
+
+// composeWords is a command or healthcheck test as a list of words.
+func composeWords(raw any) []string {
+	switch c := raw.(type) {
+	case string:
+		return strings.Fields(c)
+	case []any:
+		var out []string
+		for _, w := range c {
+			out = append(out, fmt.Sprint(w))
+		}
+		return out
+	}
+	return nil
+}
+
+func TestComposeServices(t *testing.T) {
+	p := loadCompose(t)
+	for _, name := range []string{"redis", "flowgate", "node-red", "n8n"} {
+		if _, ok := p.Services[name]; !ok {
+			t.Errorf("service %q missing", name)
+		}
+	}
+	images := map[string]string{"redis": "redis:7", "node-red": "nodered/node-red:4.1", "n8n": "n8nio/n8n"}
+	for svc, prefix := range images {
+		if img := p.Services[svc].Image; !strings.HasPrefix(img, prefix) {
+			t.Errorf("%s image = %q, want %s…", svc, img, prefix)
+		}
+	}
+	for svc, port := range map[string]string{"flowgate": "8080", "node-red": "1880", "n8n": "5678"} {
+		if !slices.ContainsFunc(p.Services[svc].Ports, func(s string) bool { return strings.HasSuffix(s, ":"+port) }) {
+			t.Errorf("%s does not publish port %s: %v", svc, port, p.Services[svc].Ports)
+		}
+	}
+	for svc, target := range map[string]string{"redis": "/data", "node-red": "/data", "n8n": "/home/node/.n8n"} {
+		vols := p.Services[svc].Volumes
+		if !slices.ContainsFunc(vols, func(v string) bool {
+			src, dst, _ := strings.Cut(v, ":")
+			_, named := p.Volumes[src]
+			return named && strings.TrimSuffix(dst, ":rw") == target
+		}) {
+			t.Errorf("%s has no named volume on %s: %v", svc, target, vols)
+		}
+	}
+	for _, svc := range []string{"node-red", "n8n"} {
+		if u := composeEnv(t, p.Services[svc].Environment)["FLOWGATE_URL"]; u == nil || *u != "http://flowgate:8080" {
+			t.Errorf("%s FLOWGATE_URL = %s, want http://flowgate:8080", svc, showEnv(u))
+		}
+	}
+}
+
+func TestComposeRedisIsDurableAndChecked(t *testing.T) {
+	r := loadCompose(t).Services["redis"]
+	cmd := composeWords(r.Command)
+	i := slices.Index(cmd, "--appendonly")
+	if i < 0 || i+1 >= len(cmd) || cmd[i+1] != "yes" {
+		t.Errorf("redis command %v lacks --appendonly yes", cmd)
+	}
+	if test := composeWords(r.Healthcheck["test"]); !slices.Contains(test, "ping") {
+		t.Errorf("redis healthcheck test = %v, want a redis-cli ping", test)
+	}
+}
+
+func TestComposeFlowgate(t *testing.T) {
+	f := loadCompose(t).Services["flowgate"]
+	switch b := f.Build.(type) {
+	case string:
+		if b != "." {
+			t.Errorf("flowgate build = %q, want .", b)
+		}
+	case map[string]any:
+		if b["context"] != "." {
+			t.Errorf("flowgate build context = %v, want .", b["context"])
+		}
+	default:
+		t.Errorf("flowgate is not built from the Dockerfile (build: %v)", f.Build)
+	}
+	e := composeEnv(t, f.Environment)
+	want := map[string]string{"REDIS_URL": "redis://redis:6379/0", "NODERED_BASE_PATH": "/chord/ortho-prd"}
+	for k, v := range want {
+		if e[k] == nil || *e[k] != v {
+			t.Errorf("flowgate %s = %s, want %s", k, showEnv(e[k]), v)
+		}
+	}
+	for _, k := range append(composeSecrets, "MONITORING_USER") {
+		if _, ok := e[k]; !ok {
+			t.Errorf("flowgate environment lacks %s", k)
+		}
+	}
+	for _, k := range composeSecrets {
+		if v := e[k]; v == nil || !regexp.MustCompile(`^\$\{`+k+`:\?[^}]+\}$`).MatchString(*v) {
+			t.Errorf("flowgate %s = %s, want ${%s:?message} (required, no default)", k, showEnv(v), k)
+		}
+	}
+	deps, _ := f.DependsOn.(map[string]any)
+	redisDep, _ := deps["redis"].(map[string]any)
+	if redisDep["condition"] != "service_healthy" {
+		t.Errorf("flowgate depends_on = %v, want redis: condition service_healthy", f.DependsOn)
+	}
+	if test := strings.Join(composeWords(f.Healthcheck["test"]), " "); !strings.Contains(test, ":8080/readyz") {
+		t.Errorf("flowgate healthcheck test = %q, want a probe of :8080/readyz", test)
+	}
+}
+
+// No service carries a literal secret or a default for one: each secret-like
+// variable is required (${VAR:?…}), taken from the host (${VAR}) or passed
+// through without a value.
+func TestComposeHasNoCommittedSecrets(t *testing.T) {
+	secretName := regexp.MustCompile(`SECRET|PASSWORD|TOKEN|_KEY$|^KEY`)
+	fromEnv := regexp.MustCompile(`^\$\{([A-Z0-9_]+)(:?\?[^}]*)?\}$`)
+	for name, svc := range loadCompose(t).Services {
+		for k, v := range composeEnv(t, svc.Environment) {
+			if !secretName.MatchString(k) || v == nil {
+				continue
+			}
+			if m := fromEnv.FindStringSubmatch(*v); m == nil || m[1] != k {
+				t.Errorf("%s: %s = %q is a literal or has a default; use ${%s:?set %s}", name, k, *v, k, k)
+			}
+		}
+	}
+}
+
+// TestComposeConfig validates the file with `docker compose config` where
+// the compose plugin exists; elsewhere the YAML checks above are all.
+func TestComposeConfig(t *testing.T) {
+	compose := composeCommand()
+	if compose == nil {
+		t.Log("docker compose not available: docker-compose.yml validated as YAML only")
+		return
+	}
+	run := func(withSecrets bool) (string, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		args := slices.Concat(compose[1:], []string{"-f", composeFile, "config", "-q"})
+		cmd := exec.CommandContext(ctx, compose[0], args...)
+		for _, kv := range os.Environ() {
+			if k, _, _ := strings.Cut(kv, "="); !slices.Contains(composeSecrets, k) {
+				cmd.Env = append(cmd.Env, kv)
+			}
+		}
+		if withSecrets {
+			for _, k := range composeSecrets {
+				cmd.Env = append(cmd.Env, k+"=dummy-"+strings.ToLower(k))
+			}
+		}
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		err := cmd.Run()
+		return out.String(), err
+	}
+	if out, err := run(true); err != nil {
+		t.Fatalf("%s config -q: %v\n%s", strings.Join(compose, " "), err, out)
+	}
+	if out, err := run(false); err == nil {
+		t.Fatalf("compose config succeeded without the secrets set: a default must have crept in\n%s", out)
+	}
+}
+
+// composeCommand is "docker compose" or "docker-compose", whichever works.
+func composeCommand() []string {
+	for _, c := range [][]string{{"docker", "compose"}, {"docker-compose"}} {
+		if _, err := exec.LookPath(c[0]); err != nil {
+			continue
+		}
+		args := append(append([]string(nil), c[1:]...), "version")
+		if exec.Command(c[0], args...).Run() == nil {
+			return c
+		}
+	}
+	return nil
+}
+
+// --- Dockerfile ---
+
+type dockerInstruction struct {
+	cmd  string // upper case: FROM, RUN, USER, …
+	args string
+}
+
+// dockerStages parses a Dockerfile into its stages' instructions (enough for
+// these checks: comments dropped, line continuations joined).
+func dockerStages(t *testing.T, path string) [][]dockerInstruction {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stages [][]dockerInstruction
+	var cur strings.Builder
+	flush := func() {
+		line := strings.TrimSpace(cur.String())
+		cur.Reset()
+		if line == "" {
+			return
+		}
+		cmd, args, _ := strings.Cut(line, " ")
+		in := dockerInstruction{strings.ToUpper(cmd), strings.TrimSpace(args)}
+		if in.cmd == "FROM" {
+			stages = append(stages, nil)
+		}
+		if len(stages) == 0 {
+			t.Fatalf("%s: %s before FROM", path, in.cmd)
+		}
+		stages[len(stages)-1] = append(stages[len(stages)-1], in)
+	}
+	for _, raw := range strings.Split(string(data), "\n") {
+		line := strings.TrimSpace(raw)
+		if strings.HasPrefix(line, "#") {
+			continue
+		}
+		if strings.HasSuffix(line, `\`) {
+			cur.WriteString(strings.TrimSuffix(line, `\`) + " ")
+			continue
+		}
+		cur.WriteString(line)
+		flush()
+	}
+	flush()
+	return stages
+}
+
+func TestDockerfileBuildsSidecarStatically(t *testing.T) {
+	stages := dockerStages(t, "../Dockerfile")
+	if len(stages) < 2 {
+		t.Fatalf("want a multi-stage build, got %d stage(s)", len(stages))
+	}
+	if from := stages[0][0].args; !strings.HasPrefix(from, "golang:1.26") {
+		t.Errorf("build stage FROM %q, want golang:1.26", from)
+	}
+	var built bool
+	for _, in := range stages[0] {
+		if in.cmd == "RUN" && strings.Contains(in.args, "go build") {
+			built = true
+			for _, want := range []string{"CGO_ENABLED=0", "-trimpath", "-o /flowgate", "./sidecar"} {
+				if !strings.Contains(in.args, want) {
+					t.Errorf("go build step %q lacks %q", in.args, want)
+				}
+			}
+		}
+	}
+	if !built {
+		t.Error("build stage has no go build step")
+	}
+}
+
+func TestDockerfileRunsAsNonRoot(t *testing.T) {
+	stages := dockerStages(t, "../Dockerfile")
+	final := stages[len(stages)-1]
+	var user, entrypoint string
+	var exposed, copied bool
+	for _, in := range final {
+		switch in.cmd {
+		case "USER":
+			user = in.args
+		case "ENTRYPOINT":
+			entrypoint = in.args
+		case "EXPOSE":
+			exposed = exposed || strings.Fields(in.args)[0] == "8080"
+		case "COPY":
+			copied = copied || (strings.Contains(in.args, "--from=") && strings.Contains(in.args, "/flowgate"))
+		}
+	}
+	name, _, _ := strings.Cut(user, ":")
+	if name == "" || name == "root" || name == "0" {
+		t.Errorf("final stage USER = %q, want a non-root user", user)
+	}
+	if entrypoint != `["/flowgate"]` {
+		t.Errorf(`ENTRYPOINT = %s, want ["/flowgate"]`, entrypoint)
+	}
+	if !exposed {
+		t.Error("final stage does not EXPOSE 8080")
+	}
+	if !copied {
+		t.Error("final stage does not copy /flowgate from the build stage")
+	}
+}

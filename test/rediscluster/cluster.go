@@ -1,0 +1,220 @@
+// Package rediscluster starts real Redis servers for tests in any package:
+// a local three-master Redis Cluster (Start) and a single throwaway
+// redis-server that can be stopped, killed and started again on the same
+// port (StartServer).
+//
+// Every process is killed and its temporary dir removed when the test ends,
+// pass or fail; on Linux a process is also killed when the test binary dies
+// (a -timeout panic runs no cleanups). When redis-server (or, for a cluster,
+// redis-cli) cannot be found, in FLOWGATE_TEST_REDIS_SERVER or on PATH, the
+// test is skipped. test/run exports FLOWGATE_TEST_REDIS_SERVER.
+package rediscluster
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
+)
+
+// masters is the number of cluster nodes, each a master with no replica.
+const masters = 3
+
+// Cluster is a running local Redis Cluster of three masters that together
+// serve all 16384 slots.
+type Cluster struct {
+	addrs  []string
+	client *redis.ClusterClient
+}
+
+// Start starts a three-master Redis Cluster on free ports, waits until every
+// node reports cluster_state:ok and a ClusterClient can write to every
+// master, and registers the cleanup that closes the client, kills the nodes
+// and removes their dir.
+func Start(t testing.TB) *Cluster {
+	t.Helper()
+	server, cli := binaries(t, true)
+	dir := t.TempDir()
+	began := time.Now()
+
+	c := &Cluster{}
+	for range masters {
+		addr, err := startNode(t, server, dir)
+		if err != nil {
+			t.Fatalf("rediscluster: %v", err)
+		}
+		c.addrs = append(c.addrs, addr)
+	}
+	if err := create(cli, c.addrs); err != nil {
+		t.Fatalf("rediscluster: %v", err)
+	}
+	if err := waitClusterOK(c.addrs); err != nil {
+		t.Fatalf("rediscluster: %v", err)
+	}
+	c.client = redis.NewClusterClient(&redis.ClusterOptions{Addrs: c.addrs})
+	t.Cleanup(func() { _ = c.client.Close() })
+	if err := probe(c.client); err != nil {
+		t.Fatalf("rediscluster: cluster on %v: %v", c.addrs, err)
+	}
+	t.Logf("rediscluster: %d-master cluster on %s ready in %s",
+		masters, strings.Join(c.addrs, ","), time.Since(began).Round(time.Millisecond))
+	return c
+}
+
+// Addrs are the host:port addresses of the three masters.
+func (c *Cluster) Addrs() []string { return append([]string(nil), c.addrs...) }
+
+// Client is a ClusterClient over all nodes, closed when the test ends.
+func (c *Cluster) Client() *redis.ClusterClient { return c.client }
+
+// AsynqOpt is the asynq connection option for this cluster.
+func (c *Cluster) AsynqOpt() asynq.RedisClusterClientOpt {
+	return asynq.RedisClusterClientOpt{Addrs: c.Addrs()}
+}
+
+// startNode starts one cluster-enabled redis-server whose client and bus
+// ports are free, trying other ports when one is taken meanwhile. Its kill
+// is registered as a cleanup of t.
+func startNode(t testing.TB, bin, dir string) (string, error) {
+	var lastErr error
+	for range 5 {
+		port, err := freePort(true)
+		if err != nil {
+			return "", err
+		}
+		ps := strconv.Itoa(port)
+		logFile := filepath.Join(dir, "redis-"+ps+".log")
+		args := []string{
+			"--port", ps, "--bind", "127.0.0.1", "--daemonize", "no",
+			"--cluster-enabled", "yes",
+			"--cluster-config-file", filepath.Join(dir, "nodes-"+ps+".conf"),
+			"--cluster-node-timeout", "5000",
+			"--save", "", "--appendonly", "no",
+			"--dir", dir, "--logfile", logFile,
+		}
+		p, err := startProcess("cluster node :"+ps, bin, args, filepath.Join(dir, "redis-"+ps+".out"), logFile)
+		if err != nil {
+			return "", err
+		}
+		t.Cleanup(func() { p.stop(syscall.SIGKILL, 0) })
+		addr := net.JoinHostPort("127.0.0.1", ps)
+		if lastErr = p.waitReady(addr); lastErr == nil {
+			return addr, nil
+		}
+		p.stop(syscall.SIGKILL, 0)
+		if !p.addressInUse() {
+			break
+		}
+	}
+	return "", lastErr
+}
+
+// create joins the nodes with `redis-cli --cluster create`, which assigns
+// the slots evenly and waits until the nodes agree on them.
+func create(cli string, addrs []string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*startTimeout)
+	defer cancel()
+	args := append([]string{"--cluster", "create"}, addrs...)
+	args = append(args, "--cluster-replicas", "0", "--cluster-yes")
+	out, err := exec.CommandContext(ctx, cli, args...).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("redis-cli %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return nil
+}
+
+// waitClusterOK waits until every node reports cluster_state:ok with all
+// slots assigned and all nodes known.
+func waitClusterOK(addrs []string) error {
+	deadline := time.Now().Add(startTimeout)
+	for _, addr := range addrs {
+		c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, PoolSize: 1})
+		var info string
+		var err error
+		for {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			info, err = c.ClusterInfo(ctx).Result()
+			cancel()
+			if err == nil && clusterReady(info) {
+				break
+			}
+			if time.Now().After(deadline) {
+				_ = c.Close()
+				return fmt.Errorf("node %s not ready within %s (err %v):\n%s", addr, startTimeout, err, info)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		_ = c.Close()
+	}
+	return nil
+}
+
+func clusterReady(info string) bool {
+	fields := map[string]string{}
+	for _, line := range strings.Split(info, "\n") {
+		if k, v, ok := strings.Cut(strings.TrimSpace(line), ":"); ok {
+			fields[k] = v
+		}
+	}
+	return fields["cluster_state"] == "ok" &&
+		fields["cluster_slots_assigned"] == "16384" &&
+		fields["cluster_slots_ok"] == "16384" &&
+		fields["cluster_known_nodes"] == strconv.Itoa(masters)
+}
+
+// probe writes and reads back keys spread over many slots until all work
+// (right after creation a node may still answer CLUSTERDOWN), checks that
+// every master took some, and deletes them.
+func probe(c *redis.ClusterClient) error {
+	const n = 128
+	deadline := time.Now().Add(startTimeout)
+	ctx := context.Background()
+	for i := range n {
+		key := fmt.Sprintf("rediscluster:probe:%d", i)
+		for {
+			err := c.Set(ctx, key, i, time.Minute).Err()
+			if err == nil {
+				var got int
+				got, err = c.Get(ctx, key).Int()
+				if err == nil && got != i {
+					err = fmt.Errorf("GET %s = %d, want %d", key, got, i)
+				}
+			}
+			if err == nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("SET/GET %s: %v", key, err)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	err := c.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error {
+		size, err := m.DBSize(ctx).Result()
+		if err != nil {
+			return err
+		}
+		if size == 0 {
+			return fmt.Errorf("master %s holds none of %d probe keys", m.Options().Addr, n)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for i := range n {
+		if err := c.Del(ctx, fmt.Sprintf("rediscluster:probe:%d", i)).Err(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
