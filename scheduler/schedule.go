@@ -12,6 +12,15 @@ import (
 // "@hourly" or "@every 30s"; "CRON_TZ=Europe/Paris " prefixes are accepted.
 var parser = cron.NewParser(cron.Second | cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
 
+// ValidateSpec reports whether spec is a schedule Register would accept,
+// so configuration can be checked before anything starts.
+func ValidateSpec(spec string) error {
+	if _, err := parseSpec(spec, time.UTC); err != nil {
+		return fmt.Errorf("invalid cron spec %q: %w", spec, err)
+	}
+	return nil
+}
+
 // parseSpec parses spec in loc. "@every d" becomes an everySchedule
 // aligned on the Unix epoch instead of cron's ConstantDelaySchedule, which
 // counts from whenever each process started: instances started at different

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/flowgate/flowgate/scheduler"
 )
 
 // Config is every setting of flowgate, read from the environment by
@@ -52,6 +54,23 @@ type Config struct {
 	MonitoringPass  string
 	MonitoringRO    bool
 	EphemeralSecret bool // set when secrets were generated (embedded mode)
+
+	// VM task orchestration (seed 004).
+	WebhookAuth       string
+	WebhookToken      string
+	WebhookTolerance  time.Duration
+	AckPath           string
+	FailPath          string
+	HeartbeatSpec     string
+	HeartbeatStale    time.Duration
+	VTSpec            string
+	VTTimeout         time.Duration
+	SLASpec           string
+	SLAThreshold      time.Duration
+	RetryOverdueSpec  string
+	RetryOverdueAfter time.Duration
+	RequeueBase       time.Duration
+	RequeueMax        time.Duration
 }
 
 // Rate is "N/duration", e.g. 5/min, 5/6s, 10/1m.
@@ -231,6 +250,31 @@ var settings = []setting{
 	{name: "MONITORING_USER", help: "basic-auth user of /monitoring (Asynqmon)", apply: str(func(c *Config) *string { return &c.MonitoringUser })},
 	{name: "MONITORING_PASSWORD", help: "basic-auth password of /monitoring", secret: true, apply: str(func(c *Config) *string { return &c.MonitoringPass })},
 	{name: "MONITORING_READONLY", def: "false", help: "true makes Asynqmon view-only", apply: boolean(func(c *Config) *bool { return &c.MonitoringRO })},
+	{name: "WEBHOOK_AUTH", def: "hmac", help: "queue API and ACK/FAIL authentication: hmac, token (static bearer WEBHOOK_TOKEN) or none", apply: oneOf(func(c *Config) *string { return &c.WebhookAuth }, "hmac", "token", "none")},
+	{name: "WEBHOOK_TOKEN", help: "bearer token for WEBHOOK_AUTH=token (≥ 16 bytes)", secret: true, apply: secretValue(func(c *Config) *string { return &c.WebhookToken })},
+	{name: "WEBHOOK_TOLERANCE", def: "300s", help: "accepted clock skew of X-Timestamp (±)", apply: duration(func(c *Config) *time.Duration { return &c.WebhookTolerance })},
+	{name: "WEBHOOK_ACK_PATH", def: "/ack", help: "path of the ACK webhook (also served under /webhook/ack)", apply: path(func(c *Config) *string { return &c.AckPath })},
+	{name: "WEBHOOK_FAIL_PATH", def: "/fail", help: "path of the FAIL webhook (also served under /webhook/fail)", apply: path(func(c *Config) *string { return &c.FailPath })},
+	{name: "HEARTBEAT_MONITOR_SCHEDULE", def: "@every 30s", help: "cron spec of the heartbeat monitor", apply: str(func(c *Config) *string { return &c.HeartbeatSpec })},
+	{name: "HEARTBEAT_STALE_AFTER", def: "2m", help: "PROCESSING without heartbeat or update for longer → PENDING", apply: duration(func(c *Config) *time.Duration { return &c.HeartbeatStale })},
+	{name: "VT_SWEEP_SCHEDULE", def: "@every 5m", help: "cron spec of the visibility-timeout sweep", apply: str(func(c *Config) *string { return &c.VTSpec })},
+	{name: "VT_TIMEOUT", def: "10m", help: "PROCESSING since claim for longer → PENDING", apply: duration(func(c *Config) *time.Duration { return &c.VTTimeout })},
+	{name: "SLA_PROMOTION_SCHEDULE", def: "@every 15m", help: "cron spec of the SLA promotion", apply: str(func(c *Config) *string { return &c.SLASpec })},
+	{name: "SLA_THRESHOLD", def: "30m", help: "PENDING older than this → priority HIGH", apply: duration(func(c *Config) *time.Duration { return &c.SLAThreshold })},
+	{name: "RETRY_OVERDUE_SCHEDULE", def: "@every 1m", help: "cron spec of the repair sweep for retries whose Asynq requeue was lost", apply: str(func(c *Config) *string { return &c.RetryOverdueSpec })},
+	{name: "RETRY_OVERDUE_AFTER", def: "10m", help: "ERROR awaiting a retry for longer than this is requeued by the repair sweep (must exceed REQUEUE_BACKOFF_MAX)", apply: duration(func(c *Config) *time.Duration { return &c.RetryOverdueAfter })},
+	{name: "REQUEUE_BACKOFF_BASE", def: "10s", help: "delay before the first requeue after a FAIL (doubles per attempt)", apply: duration(func(c *Config) *time.Duration { return &c.RequeueBase })},
+	{name: "REQUEUE_BACKOFF_MAX", def: "5m", help: "cap of the requeue delay", apply: duration(func(c *Config) *time.Duration { return &c.RequeueMax })},
+}
+
+func path(dst func(*Config) *string) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		if !strings.HasPrefix(v, "/") || strings.ContainsAny(v, " ?#:*") || (len(v) > 1 && strings.HasSuffix(v, "/")) {
+			return fmt.Errorf("want a path such as /ack, got %q", v)
+		}
+		*dst(c) = v
+		return nil
+	}
 }
 
 func secretValue(dst func(*Config) *string) func(*Config, string) error {
@@ -288,8 +332,32 @@ func (c *Config) validate() error {
 	case (c.MonitoringUser == "") != (c.MonitoringPass == ""):
 		return &ConfigError{Var: "MONITORING_PASSWORD", Err: errors.New("set both MONITORING_USER and MONITORING_PASSWORD, or neither")}
 	}
-	if c.DLQReconcile == "" {
-		return &ConfigError{Var: "DLQ_RECONCILE_SCHEDULE", Err: errors.New("must not be empty")}
+	for _, spec := range []struct{ name, v string }{
+		{"DLQ_RECONCILE_SCHEDULE", c.DLQReconcile}, {"HEARTBEAT_MONITOR_SCHEDULE", c.HeartbeatSpec},
+		{"VT_SWEEP_SCHEDULE", c.VTSpec}, {"SLA_PROMOTION_SCHEDULE", c.SLASpec}, {"RETRY_OVERDUE_SCHEDULE", c.RetryOverdueSpec},
+	} {
+		if err := scheduler.ValidateSpec(spec.v); err != nil {
+			return &ConfigError{Var: spec.name, Err: err}
+		}
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"HEARTBEAT_STALE_AFTER", c.HeartbeatStale}, {"VT_TIMEOUT", c.VTTimeout}, {"SLA_THRESHOLD", c.SLAThreshold},
+		{"WEBHOOK_TOLERANCE", c.WebhookTolerance}, {"REQUEUE_BACKOFF_BASE", c.RequeueBase}, {"REQUEUE_BACKOFF_MAX", c.RequeueMax}} {
+		if d.v <= 0 {
+			return &ConfigError{Var: d.name, Err: errors.New("must be positive")}
+		}
+	}
+	switch {
+	case c.RequeueMax < c.RequeueBase:
+		return &ConfigError{Var: "REQUEUE_BACKOFF_MAX", Err: errors.New("must not be below REQUEUE_BACKOFF_BASE")}
+	case c.RetryOverdueAfter <= c.RequeueMax:
+		return &ConfigError{Var: "RETRY_OVERDUE_AFTER", Err: errors.New("must exceed REQUEUE_BACKOFF_MAX, or the repair sweep races the scheduled requeue")}
+	case c.WebhookAuth == "token" && c.WebhookToken == "":
+		return &ConfigError{Var: "WEBHOOK_TOKEN", Err: errors.New("required with WEBHOOK_AUTH=token")}
+	case c.AckPath == c.FailPath:
+		return &ConfigError{Var: "WEBHOOK_FAIL_PATH", Err: errors.New("must differ from WEBHOOK_ACK_PATH")}
 	}
 	if !c.Embedded() {
 		if c.BookingAuthSecret == "" {

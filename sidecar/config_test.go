@@ -105,7 +105,38 @@ func TestReadmeListsEverySetting(t *testing.T) {
 	raw, err := os.ReadFile("../README.md")
 	require.NoError(t, err)
 	for _, s := range settings {
-		require.Contains(t, string(raw), "`"+s.name+"`", "README.md configuration table lacks %s", s.name)
+		require.True(t, strings.Contains(string(raw), "`"+s.name+"`"), "README.md configuration table lacks %s", s.name)
 	}
 	require.Contains(t, string(raw), "go run ./sidecar")
+}
+
+func TestConfigOrchestrationSettings(t *testing.T) {
+	cfg, err := LoadConfig(envOf(nil))
+	require.NoError(t, err)
+	require.Equal(t, "hmac", cfg.WebhookAuth)
+	require.Equal(t, 300*time.Second, cfg.WebhookTolerance)
+	require.Equal(t, 2*time.Minute, cfg.HeartbeatStale)
+	require.Equal(t, 10*time.Minute, cfg.VTTimeout)
+	require.Equal(t, 30*time.Minute, cfg.SLAThreshold)
+	require.Equal(t, "@every 30s", cfg.HeartbeatSpec)
+	require.Equal(t, "@every 5m", cfg.VTSpec)
+	require.Equal(t, "@every 15m", cfg.SLASpec)
+	require.Equal(t, 10*time.Second, cfg.RequeueBase)
+	require.Equal(t, 5*time.Minute, cfg.RequeueMax)
+	for env, name := range map[string]string{
+		"HEARTBEAT_MONITOR_SCHEDULE=every thirty": "HEARTBEAT_MONITOR_SCHEDULE",
+		"VT_TIMEOUT=0s":                          "VT_TIMEOUT",
+		"WEBHOOK_AUTH=token":                     "WEBHOOK_TOKEN",
+		"WEBHOOK_AUTH=basic":                     "WEBHOOK_AUTH",
+		"WEBHOOK_ACK_PATH=ack":                   "WEBHOOK_ACK_PATH",
+		"WEBHOOK_FAIL_PATH=/ack":                 "WEBHOOK_FAIL_PATH",
+		"REQUEUE_BACKOFF_MAX=1s":                 "REQUEUE_BACKOFF_MAX",
+		"RETRY_OVERDUE_AFTER=5m":                 "RETRY_OVERDUE_AFTER",
+	} {
+		k, v, _ := strings.Cut(env, "=")
+		_, err := LoadConfig(envOf(map[string]string{k: v}))
+		var ce *ConfigError
+		require.True(t, errors.As(err, &ce), env)
+		require.Equal(t, name, ce.Var, "%s: %v", env, err)
+	}
 }
