@@ -363,8 +363,8 @@ func (c *Config) validate() error {
 		if c.BookingAuthSecret == "" {
 			return &ConfigError{Var: "BOOKING_AUTH_SECRET", Err: errors.New("required with a real Redis (generate one: openssl rand -hex 32)")}
 		}
-		if c.HMACSecret == "" {
-			return &ConfigError{Var: "HMAC_SECRET", Err: errors.New("required with a real Redis (generate one: openssl rand -hex 32)")}
+		if c.HMACSecret == "" && c.WebhookAuth == "hmac" {
+			return &ConfigError{Var: "HMAC_SECRET", Err: errors.New("required with a real Redis and WEBHOOK_AUTH=hmac (generate one: openssl rand -hex 32)")}
 		}
 	}
 	cloud9 := []string{c.Cloud9Endpoint, c.Cloud9ClientID, c.Cloud9Username, c.Cloud9Password}
