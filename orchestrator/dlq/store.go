@@ -17,6 +17,9 @@ type Source string
 const (
 	SourceErrorHandler Source = "error_handler"
 	SourceReconciler   Source = "reconciler"
+	// SourceTasks: a dead letter of the VM task ledger (package tasks),
+	// recorded with the archived task that replays it.
+	SourceTasks Source = "tasks"
 )
 
 // Record is one dead letter. Payload is the task payload as asynq stored it
