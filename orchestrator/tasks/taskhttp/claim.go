@@ -1,0 +1,101 @@
+package taskhttp
+
+import (
+	"context"
+	"errors"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/flowgate/flowgate/contracts"
+)
+
+// Why a long poll stopped early (context.Cause of its context).
+var (
+	errClientGone = errors.New("client hung up")
+	errShutdown   = errors.New("server shutting down")
+)
+
+// releaseTimeout bounds putting back the tasks of a claim nobody received.
+const releaseTimeout = 5 * time.Second
+
+// claim serves POST /queue/claim: 200 with the claimed tasks, 204 when none
+// was pending (at once, or after wait_ms, or when the wait was cut short).
+func (h *Handlers) claim(c *fiber.Ctx) error {
+	var req contracts.ClaimRequest
+	if err := decode(c, &req); err != nil {
+		return err
+	}
+	ctx, conn, stop := h.pollContext(c, req.WaitMS > 0)
+	claimed, err := h.ledger.Claim(ctx, req)
+	stop()
+	if err != nil {
+		return err
+	}
+	if len(claimed) > 0 && (errors.Is(context.Cause(ctx), errClientGone) || peerGone(conn)) {
+		h.release(c, req.WorkerID, claimed)
+		return c.SendStatus(fiber.StatusNoContent) // written to nobody
+	}
+	if len(claimed) == 0 {
+		return c.SendStatus(fiber.StatusNoContent)
+	}
+	return c.JSON(contracts.ClaimResponse{Success: true, Tasks: claimed})
+}
+
+// pollContext returns the context of a claim: c.UserContext(), ended early
+// by Config.Shutdown, by the HTTP server shutting down and — when watch —
+// by the client hanging up. stop must be called before the handler returns:
+// it waits for the watcher, which must not touch the connection afterwards.
+func (h *Handlers) pollContext(c *fiber.Ctx, watch bool) (ctx context.Context, conn net.Conn, stop func()) {
+	ctx, cancel := context.WithCancelCause(c.UserContext())
+	if !watch {
+		return ctx, nil, func() { cancel(nil) }
+	}
+	conn = c.Context().Conn()
+	serverDone := c.Context().Done() // fasthttp closes it on Shutdown
+	shutdown := h.cfg.Shutdown.Done()
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		tick := time.NewTicker(h.cfg.DisconnectCheck)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-shutdown:
+				cancel(errShutdown)
+				return
+			case <-serverDone:
+				cancel(errShutdown)
+				return
+			case <-tick.C:
+				if peerGone(conn) {
+					cancel(errClientGone)
+					return
+				}
+			}
+		}
+	}()
+	return ctx, conn, func() {
+		close(done)
+		wg.Wait()
+	}
+}
+
+// release puts back to PENDING the tasks of a claim whose client hung up
+// before it could be answered, so they need not wait for a sweep (which
+// would also count an attempt). A task that has moved on meanwhile is left.
+func (h *Handlers) release(c *fiber.Ctx, worker string, claimed []contracts.Task) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.UserContext()), releaseTimeout)
+	defer cancel()
+	for _, t := range claimed {
+		_, err := h.ledger.UpdateStatus(ctx, t.QueueID, contracts.StatusUpdateRequest{Status: contracts.StatusPending})
+		h.cfg.Logger.Warn("claim not delivered: client hung up; task put back to PENDING",
+			"queue_id", t.QueueID, "worker_id", worker, "err", err)
+	}
+}

@@ -1,0 +1,113 @@
+package taskhttp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/flowgate/flowgate/contracts"
+	"github.com/flowgate/flowgate/orchestrator/tasks"
+)
+
+// Replayer brings a dead letter back to PENDING. The sidecar gives the
+// Asynq dispatcher, which also removes the archived Asynq copy of the dead
+// letter; (*tasks.Ledger).Replay satisfies it too.
+type Replayer interface {
+	Replay(ctx context.Context, queueID string, req contracts.RequeueRequest) (contracts.Task, error)
+}
+
+// ReplayerFunc adapts a function to Replayer.
+type ReplayerFunc func(ctx context.Context, queueID string, req contracts.RequeueRequest) (contracts.Task, error)
+
+// Replay calls f.
+func (f ReplayerFunc) Replay(ctx context.Context, queueID string, req contracts.RequeueRequest) (contracts.Task, error) {
+	return f(ctx, queueID, req)
+}
+
+// DefaultDisconnectCheck is how often a long poll looks whether its client
+// has hung up.
+const DefaultDisconnectCheck = 100 * time.Millisecond
+
+// Config configures the queue API.
+type Config struct {
+	// Replayer serves POST /queue/:queue_id/replay. Required.
+	Replayer Replayer
+	// Auth, when set, runs before every queue route (and only those).
+	Auth fiber.Handler
+	// Shutdown is done when the server starts shutting down: long polls
+	// then stop waiting and answer 204. Default: never done.
+	Shutdown context.Context
+	// DisconnectCheck is how often a long poll peeks at its connection
+	// for a client that hung up. Default DefaultDisconnectCheck; at least
+	// 1ms.
+	DisconnectCheck time.Duration
+	// Logger logs claims put back after their client hung up. Default
+	// slog.Default().
+	Logger *slog.Logger
+}
+
+func (c Config) withDefaults() Config {
+	if c.Shutdown == nil {
+		c.Shutdown = context.Background()
+	}
+	if c.DisconnectCheck == 0 {
+		c.DisconnectCheck = DefaultDisconnectCheck
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return c
+}
+
+func (c Config) validate() error {
+	switch {
+	case c.Replayer == nil:
+		return errors.New("taskhttp: Config.Replayer is required")
+	case c.DisconnectCheck < time.Millisecond:
+		return fmt.Errorf("taskhttp: DisconnectCheck %s must be at least 1ms", c.DisconnectCheck)
+	}
+	return nil
+}
+
+// Handlers serve the queue API on a Ledger.
+type Handlers struct {
+	ledger *tasks.Ledger
+	cfg    Config
+}
+
+// New validates cfg and returns the handlers of the queue API.
+func New(ledger *tasks.Ledger, cfg Config) (*Handlers, error) {
+	if ledger == nil {
+		return nil, errors.New("taskhttp: nil Ledger")
+	}
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	return &Handlers{ledger: ledger, cfg: cfg}, nil
+}
+
+// Register mounts the queue API on r (see the package documentation for
+// the route table). Fixed paths come before /queue/:queue_id.
+func Register(r fiber.Router, h *Handlers) {
+	route := func(add func(string, ...fiber.Handler) fiber.Router, path string, handler fiber.Handler) {
+		if h.cfg.Auth != nil {
+			add(path, h.cfg.Auth, handler)
+			return
+		}
+		add(path, handler)
+	}
+	route(r.Post, "/queue", h.create)
+	route(r.Get, "/queue", h.list)
+	route(r.Get, "/queue/stats", h.stats)
+	route(r.Post, "/queue/claim", h.claim)
+	route(r.Get, "/queue/:queue_id", h.get)
+	route(r.Patch, "/queue/:queue_id/status", h.updateStatus)
+	route(r.Patch, "/queue/:queue_id/requeue", h.requeue)
+	route(r.Post, "/queue/:queue_id/replay", h.replay)
+	route(r.Post, "/queue/:queue_id/heartbeat", h.heartbeat)
+}

@@ -1,0 +1,146 @@
+package taskhttp_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/flowgate/flowgate/contracts"
+	"github.com/flowgate/flowgate/orchestrator/tasks/taskhttp"
+	"github.com/flowgate/flowgate/orchestrator/tasks/taskhttp/taskhttptest"
+)
+
+func TestLongPollReturnsTaskCreatedMeanwhile(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	created := make(chan contracts.Task, 1)
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		res, err := b.ledger.Create(b.ctx, contracts.CreateTaskRequest{EncounterID: "late"})
+		if err != nil {
+			t.Error(err)
+		}
+		created <- res.Task
+	}()
+	r := b.srv.Do("POST", "/queue/claim", []byte(`{"worker_id":"vm-1","wait_ms":2000}`))
+	require.Equal(t, 200, r.Status, string(r.Body))
+	var resp contracts.ClaimResponse
+	r.Decode(t, &resp)
+	require.Len(t, resp.Tasks, 1)
+	require.Equal(t, (<-created).QueueID, resp.Tasks[0].QueueID)
+	require.GreaterOrEqual(t, r.Elapsed, 300*time.Millisecond)
+	require.Less(t, r.Elapsed, 1500*time.Millisecond, "answered as soon as the task appeared")
+}
+
+func TestLongPollTimesOutWith204(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	r := b.srv.Do("POST", "/queue/claim", []byte(`{"worker_id":"vm-1","wait_ms":600}`))
+	require.Equal(t, 204, r.Status, string(r.Body))
+	require.Empty(t, r.Body)
+	require.GreaterOrEqual(t, r.Elapsed, 600*time.Millisecond)
+	require.Less(t, r.Elapsed, 1500*time.Millisecond)
+}
+
+// A client that hangs up ends its poll: a task created afterwards stays
+// PENDING instead of going to a claim nobody will receive.
+func TestLongPollStopsWhenClientHangsUp(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	r := b.srv.Do("POST", "/queue/claim", []byte(`{"worker_id":"vm-gone","wait_ms":5000}`), taskhttptest.Context(ctx))
+	require.Zero(t, r.Status, "the client gave up")
+
+	require.Eventually(t, func() bool { return claimLogged(b.logs.String()) }, 3*time.Second, 20*time.Millisecond,
+		"the claim handler returned long before wait_ms")
+	line := claimLogLine(t, b.logs.String())
+	require.Less(t, line.LatencyMS, 1500.0, "poll ended %.0f ms after it began", line.LatencyMS)
+
+	task := b.create(t, "after-hangup", "")
+	time.Sleep(200 * time.Millisecond)
+	got, err := b.ledger.Get(b.ctx, task.QueueID)
+	require.NoError(t, err)
+	require.Equal(t, contracts.StatusPending, got.Status)
+}
+
+func TestLongPollStopsAtShutdown(t *testing.T) {
+	t.Parallel()
+	shutdown, begin := context.WithCancel(context.Background())
+	defer begin()
+	b := setup(t, func(c *taskhttp.Config) { c.Shutdown = shutdown })
+	time.AfterFunc(200*time.Millisecond, begin)
+	r := b.srv.Do("POST", "/queue/claim", []byte(`{"worker_id":"vm-1","wait_ms":5000}`))
+	require.Equal(t, 204, r.Status, string(r.Body))
+	require.Less(t, r.Elapsed, 1500*time.Millisecond)
+}
+
+func TestLongPollStopsWhenServerShutsDown(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	time.AfterFunc(200*time.Millisecond, func() { _ = b.srv.App.ShutdownWithTimeout(5 * time.Second) })
+	r := b.srv.Do("POST", "/queue/claim", []byte(`{"worker_id":"vm-1","wait_ms":5000}`))
+	require.Equal(t, 204, r.Status, string(r.Body))
+	require.Less(t, r.Elapsed, 1500*time.Millisecond)
+}
+
+type accessLine struct {
+	Msg       string  `json:"msg"`
+	Route     string  `json:"route"`
+	Status    int     `json:"status"`
+	LatencyMS float64 `json:"latency_ms"`
+}
+
+func claimLogged(logs string) bool {
+	for _, l := range strings.Split(logs, "\n") {
+		var a accessLine
+		if json.Unmarshal([]byte(l), &a) == nil && a.Msg == "http request" && a.Route == "/queue/claim" {
+			return true
+		}
+	}
+	return false
+}
+
+func claimLogLine(t *testing.T, logs string) accessLine {
+	t.Helper()
+	for _, l := range strings.Split(logs, "\n") {
+		var a accessLine
+		if json.Unmarshal([]byte(l), &a) == nil && a.Msg == "http request" && a.Route == "/queue/claim" {
+			return a
+		}
+	}
+	t.Fatal("no access log line for /queue/claim")
+	return accessLine{}
+}
+
+// Tasks claimed for a client that has already hung up are put back: here
+// the watcher is too slow to end the poll, so the claim succeeds and the
+// check before answering catches the departed client.
+func TestClaimForGoneClientIsPutBack(t *testing.T) {
+	t.Parallel()
+	b := setup(t, func(c *taskhttp.Config) { c.DisconnectCheck = time.Hour })
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	time.AfterFunc(500*time.Millisecond, func() {
+		if _, err := b.ledger.Create(context.Background(), contracts.CreateTaskRequest{EncounterID: "orphan"}); err != nil {
+			t.Error(err)
+		}
+	})
+	r := b.srv.Do("POST", "/queue/claim", []byte(`{"worker_id":"vm-gone","wait_ms":3000}`), taskhttptest.Context(ctx))
+	require.Zero(t, r.Status)
+
+	require.Eventually(t, func() bool { return strings.Contains(b.logs.String(), "claim not delivered") },
+		3*time.Second, 20*time.Millisecond)
+	page, err := b.ledger.List(b.ctx, contracts.ListQuery{EncounterID: "orphan", History: true})
+	require.NoError(t, err)
+	require.Len(t, page.Tasks, 1)
+	task := page.Tasks[0]
+	require.Equal(t, contracts.StatusPending, task.Status)
+	require.Zero(t, task.Attempts, "putting back costs no attempt")
+	require.Empty(t, task.WorkerID)
+	require.Len(t, task.History, 3, "created, claimed, put back")
+}
