@@ -1,0 +1,220 @@
+package taskjobs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/flowgate/flowgate/contracts"
+	"github.com/flowgate/flowgate/orchestrator/tasks"
+	"github.com/flowgate/flowgate/scheduler"
+)
+
+// Names of the jobs Jobs returns.
+const (
+	JobHeartbeat    = "tasks_heartbeat_monitor"
+	JobVTSweep      = "tasks_vt_sweep"
+	JobSLAPromotion = "tasks_sla_promotion"
+	JobRetryOverdue = "tasks_retry_overdue"
+	JobDLQRepair    = "tasks_dlq_repair"
+)
+
+// SweepSettings are the schedules (scheduler specs) and thresholds of the
+// jobs. Zero values take the seed's defaults; specs are checked by
+// scheduler.Register.
+type SweepSettings struct {
+	HeartbeatSpec  string        // default "@every 30s"
+	HeartbeatStale time.Duration // PROCESSING without activity this long → PENDING; default 2m
+	VTSpec         string        // default "@every 5m"
+	VTTimeout      time.Duration // PROCESSING this long since the claim → PENDING; default 10m
+	SLASpec        string        // default "@every 15m"
+	SLAThreshold   time.Duration // PENDING NORMAL/LOW this long since creation → HIGH; default 30m
+	// RetryOverdueAfter: an ERROR task awaiting a retry this long since its
+	// FAIL lost its requeue and is requeued by the job. It must exceed the
+	// longest backoff; default 10m.
+	RetryOverdueSpec  string // default "@every 1m"
+	RetryOverdueAfter time.Duration
+	// Dead letters updated between DLQRepairWindow and DLQRepairGrace ago get
+	// their archived replay task and durable record if they lack them.
+	DLQRepairSpec   string        // default "@every 5m"
+	DLQRepairWindow time.Duration // default 1h
+	DLQRepairGrace  time.Duration // default 1m
+}
+
+// DefaultSweepSettings are the seed's values.
+func DefaultSweepSettings() SweepSettings { return SweepSettings{}.withDefaults() }
+
+func (s SweepSettings) withDefaults() SweepSettings {
+	def := func(spec *string, v string) {
+		if *spec == "" {
+			*spec = v
+		}
+	}
+	dur := func(d *time.Duration, v time.Duration) {
+		if *d == 0 {
+			*d = v
+		}
+	}
+	def(&s.HeartbeatSpec, "@every 30s")
+	dur(&s.HeartbeatStale, 2*time.Minute)
+	def(&s.VTSpec, "@every 5m")
+	dur(&s.VTTimeout, 10*time.Minute)
+	def(&s.SLASpec, "@every 15m")
+	dur(&s.SLAThreshold, 30*time.Minute)
+	def(&s.RetryOverdueSpec, "@every 1m")
+	dur(&s.RetryOverdueAfter, 10*time.Minute)
+	def(&s.DLQRepairSpec, "@every 5m")
+	dur(&s.DLQRepairWindow, time.Hour)
+	dur(&s.DLQRepairGrace, time.Minute)
+	return s
+}
+
+func (s SweepSettings) validate(maxBackoff time.Duration) error {
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{
+		{"HeartbeatStale", s.HeartbeatStale}, {"VTTimeout", s.VTTimeout}, {"SLAThreshold", s.SLAThreshold},
+		{"RetryOverdueAfter", s.RetryOverdueAfter}, {"DLQRepairWindow", s.DLQRepairWindow}, {"DLQRepairGrace", s.DLQRepairGrace},
+	} {
+		if d.v <= 0 {
+			return fmt.Errorf("taskjobs: %s must be positive, got %s", d.name, d.v)
+		}
+	}
+	if s.RetryOverdueAfter <= maxBackoff {
+		return fmt.Errorf("taskjobs: RetryOverdueAfter %s must exceed the longest requeue backoff %s, "+
+			"or the job would requeue tasks whose requeue is still scheduled", s.RetryOverdueAfter, maxBackoff)
+	}
+	if s.DLQRepairWindow <= s.DLQRepairGrace {
+		return fmt.Errorf("taskjobs: DLQRepairWindow %s must exceed DLQRepairGrace %s", s.DLQRepairWindow, s.DLQRepairGrace)
+	}
+	return nil
+}
+
+// NamedJob is a job to register on the scheduler: Register(Name, Spec, Job).
+type NamedJob struct {
+	Name string
+	Spec string
+	Job  scheduler.Job
+}
+
+// Jobs returns the ledger's cron jobs with s (defaults filled in):
+// heartbeat monitor, visibility-timeout sweep, SLA promotion, retry-overdue
+// safety net and DLQ repair. Each takes now from Config.Now, counts what it
+// did in the metrics and logs it when it changed something. A run that
+// fails part-way keeps what it did; the next tick goes on.
+func (d *Dispatcher) Jobs(s SweepSettings) ([]NamedJob, error) {
+	s = s.withDefaults()
+	if err := s.validate(d.maxBackoff()); err != nil {
+		return nil, err
+	}
+	l := d.cfg.Ledger
+	return []NamedJob{
+		{JobHeartbeat, s.HeartbeatSpec, d.recoverJob(JobHeartbeat, sweepHeartbeat, s.HeartbeatStale, l.RecoverStale)},
+		{JobVTSweep, s.VTSpec, d.recoverJob(JobVTSweep, sweepVT, s.VTTimeout, l.RecoverExpired)},
+		{JobSLAPromotion, s.SLASpec, scheduler.JobFunc(func(ctx context.Context) error {
+			res, err := l.PromoteOverdue(ctx, d.cfg.Now(), s.SLAThreshold)
+			d.m.promoted.Add(float64(len(res.Promoted)))
+			if len(res.Promoted) > 0 {
+				d.log.Info("SLA promotion: PENDING tasks older than the threshold are now HIGH", "job", JobSLAPromotion,
+					"promoted", len(res.Promoted), "threshold", s.SLAThreshold)
+			}
+			return err
+		})},
+		{JobRetryOverdue, s.RetryOverdueSpec, scheduler.JobFunc(func(ctx context.Context) error {
+			res, err := l.RetryOverdue(ctx, d.cfg.Now(), s.RetryOverdueAfter)
+			d.m.requeued.WithLabelValues(viaRetryOverdue).Add(float64(len(res.Requeued)))
+			if len(res.Requeued) > 0 {
+				d.log.Warn("requeued ERROR tasks whose scheduled requeue never came (a crash between FAIL and its enqueue, or Asynq far behind)",
+					"job", JobRetryOverdue, "requeued", len(res.Requeued), "after", s.RetryOverdueAfter, "queue_ids", head(res.Requeued))
+			}
+			return err
+		})},
+		{JobDLQRepair, s.DLQRepairSpec, scheduler.JobFunc(func(ctx context.Context) error {
+			_, err := d.repairDeadLetters(ctx, s.DLQRepairWindow, s.DLQRepairGrace)
+			return err
+		})},
+	}, nil
+}
+
+type recoverFunc func(ctx context.Context, now time.Time, olderThan time.Duration, reason string) (tasks.SweepResult, error)
+
+// recoverJob runs a stale-claim sweep (the ledger's default reason is the
+// recovery message) and gives the tasks it dead-lettered their archived
+// replay task.
+func (d *Dispatcher) recoverJob(job, sweep string, olderThan time.Duration, sweepFn recoverFunc) scheduler.Job {
+	return scheduler.JobFunc(func(ctx context.Context) error {
+		res, err := sweepFn(ctx, d.cfg.Now(), olderThan, "")
+		d.m.recovered.WithLabelValues(sweep).Add(float64(len(res.Recovered)))
+		errs := []error{err}
+		for _, id := range res.DeadLettered {
+			errs = append(errs, d.followDeadLetter(ctx, id, sweep))
+		}
+		if n := len(res.Recovered) + len(res.DeadLettered); n > 0 {
+			d.log.Info("recovered stuck PROCESSING tasks", "job", job, "older_than", olderThan,
+				"recovered", len(res.Recovered), "dead_lettered", len(res.DeadLettered), "queue_ids", head(res.Recovered))
+		}
+		return errors.Join(errs...)
+	})
+}
+
+// followDeadLetter gives the task a sweep just dead-lettered its archived
+// replay task. A failure is left to the DLQ-repair job.
+func (d *Dispatcher) followDeadLetter(ctx context.Context, id, via string) error {
+	t, err := d.cfg.Ledger.Get(ctx, id)
+	if err != nil || !t.InDLQ() { // replayed meanwhile: nothing to archive
+		return err
+	}
+	_, _, err = d.deadLetter(ctx, t, via, true)
+	return err
+}
+
+// repairDeadLetters gives every dead letter updated between window and
+// grace ago its archived replay task and durable record if it lacks them,
+// and returns how many it created. It reads the whole DLQ index (pages of
+// MaxListLimit) and asks Asynq only about those in the window.
+func (d *Dispatcher) repairDeadLetters(ctx context.Context, window, grace time.Duration) (int, error) {
+	now := d.cfg.Now()
+	from, to := now.Add(-window), now.Add(-grace)
+	q := contracts.ListQuery{DLQ: true, Limit: contracts.MaxListLimit}
+	var created []string
+	var errs []error
+	for ctx.Err() == nil {
+		page, err := d.cfg.Ledger.List(ctx, q)
+		if err != nil {
+			errs = append(errs, err)
+			break
+		}
+		for _, t := range page.Tasks {
+			if t.UpdatedAt.Before(from) || t.UpdatedAt.After(to) {
+				continue
+			}
+			_, ok, err := d.deadLetter(ctx, t, viaRepair, false)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("dead letter %s: %w", t.QueueID, err))
+			}
+			if ok {
+				created = append(created, t.QueueID)
+			}
+		}
+		if page.NextCursor == "" {
+			break
+		}
+		q.Cursor = page.NextCursor
+	}
+	if len(created) > 0 {
+		d.log.Info("gave dead letters their archived replay task (dead-lettered by hand, or by a process that died before archiving)",
+			"job", JobDLQRepair, "created", len(created), "queue_ids", head(created))
+	}
+	return len(created), errors.Join(append(errs, ctx.Err())...)
+}
+
+// head shortens an id list for a log line.
+func head(ids []string) []string {
+	const n = 10
+	if len(ids) > n {
+		return ids[:n]
+	}
+	return ids
+}

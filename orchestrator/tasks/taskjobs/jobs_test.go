@@ -1,0 +1,169 @@
+package taskjobs_test
+
+import (
+	"bytes"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/stretchr/testify/require"
+
+	"github.com/flowgate/flowgate/contracts"
+	"github.com/flowgate/flowgate/orchestrator/tasks/taskjobs"
+)
+
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func TestJobsHaveTheSeedsSchedules(t *testing.T) {
+	t.Parallel()
+	d, _ := offline(t)
+	jobs, err := d.Jobs(taskjobs.SweepSettings{})
+	require.NoError(t, err)
+	got := map[string]string{}
+	for _, j := range jobs {
+		require.NotNil(t, j.Job)
+		got[j.Name] = j.Spec
+	}
+	require.Equal(t, map[string]string{
+		taskjobs.JobHeartbeat:    "@every 30s",
+		taskjobs.JobVTSweep:      "@every 5m",
+		taskjobs.JobSLAPromotion: "@every 15m",
+		taskjobs.JobRetryOverdue: "@every 1m",
+		taskjobs.JobDLQRepair:    "@every 5m",
+	}, got)
+	require.Equal(t, taskjobs.SweepSettings{
+		HeartbeatSpec: "@every 30s", HeartbeatStale: 2 * time.Minute,
+		VTSpec: "@every 5m", VTTimeout: 10 * time.Minute,
+		SLASpec: "@every 15m", SLAThreshold: 30 * time.Minute,
+		RetryOverdueSpec: "@every 1m", RetryOverdueAfter: 10 * time.Minute,
+		DLQRepairSpec: "@every 5m", DLQRepairWindow: time.Hour, DLQRepairGrace: time.Minute,
+	}, taskjobs.DefaultSweepSettings())
+}
+
+func TestSweepSettingsAreValidated(t *testing.T) {
+	t.Parallel()
+	d, _ := offline(t) // default backoff: at most 5 min
+	for name, tc := range map[string]struct {
+		s    taskjobs.SweepSettings
+		want string
+	}{
+		"negative stale":         {taskjobs.SweepSettings{HeartbeatStale: -time.Second}, "HeartbeatStale must be positive"},
+		"negative sla":           {taskjobs.SweepSettings{SLAThreshold: -time.Minute}, "SLAThreshold must be positive"},
+		"overdue within backoff": {taskjobs.SweepSettings{RetryOverdueAfter: 5 * time.Minute}, "must exceed the longest requeue backoff 5m0s"},
+		"window within grace":    {taskjobs.SweepSettings{DLQRepairWindow: time.Minute, DLQRepairGrace: time.Minute}, "DLQRepairWindow 1m0s must exceed"},
+	} {
+		_, err := d.Jobs(tc.s)
+		require.ErrorContains(t, err, tc.want, name)
+	}
+	_, err := d.Jobs(taskjobs.SweepSettings{RetryOverdueAfter: 5*time.Minute + time.Second})
+	require.NoError(t, err)
+}
+
+// The heartbeat monitor, the visibility-timeout sweep and the SLA promotion
+// with the seed's thresholds, on the ledger's clock: what they change, what
+// they count and what they log.
+func TestSweepJobs(t *testing.T) {
+	t.Parallel()
+	b := setup(t, options{})
+	logs := &syncBuffer{}
+	reg := prometheus.NewRegistry()
+	d, err := taskjobs.New(taskjobs.Config{Ledger: b.l, Runtime: b.rt, Registerer: reg, Now: b.clock.Now,
+		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))})
+	require.NoError(t, err)
+	jobs, err := d.Jobs(taskjobs.SweepSettings{})
+	require.NoError(t, err)
+	run := func(name string) {
+		t.Helper()
+		for _, j := range jobs {
+			if j.Name == name {
+				require.NoError(t, j.Job.Run(b.ctx))
+				return
+			}
+		}
+		t.Fatalf("no job %s", name)
+	}
+
+	silent := b.create(t, 3, contracts.PriorityNormal)  // no heartbeat
+	lastTry := b.create(t, 1, contracts.PriorityNormal) // no heartbeat, last attempt
+	alive := b.create(t, 3, contracts.PriorityNormal)   // heartbeats, but holds the task too long
+	claimed, err := b.l.Claim(b.ctx, contracts.ClaimRequest{WorkerID: "vm-1", Limit: 3})
+	require.NoError(t, err)
+	require.Len(t, claimed, 3)
+	heartbeat := func() {
+		_, err := b.l.Heartbeat(b.ctx, alive.QueueID, contracts.HeartbeatRequest{WorkerID: "vm-1"})
+		require.NoError(t, err)
+	}
+
+	b.clock.Advance(2 * time.Minute) // exactly 2 min: not "more than 2 min"
+	heartbeat()
+	run(taskjobs.JobHeartbeat)
+	require.Equal(t, contracts.StatusProcessing, b.get(t, silent.QueueID).Status)
+	require.Empty(t, logs.String(), "nothing changed, nothing logged")
+
+	b.clock.Advance(time.Millisecond)
+	run(taskjobs.JobHeartbeat)
+	got := b.get(t, silent.QueueID)
+	require.Equal(t, contracts.StatusPending, got.Status)
+	require.Equal(t, contracts.PriorityHigh, got.Priority)
+	require.Equal(t, 1, got.Attempts, "the recovery counts as an attempt")
+	require.Equal(t, "no heartbeat for more than 2m0s", got.ErrorMessage)
+	require.Equal(t, "heartbeat-monitor", got.History[len(got.History)-1].By)
+	dead := b.get(t, lastTry.QueueID)
+	require.True(t, dead.InDLQ(), "its last attempt: a dead letter")
+	b.requireArchived(t, taskjobs.DeadLetterTaskID(dead))
+	require.Equal(t, contracts.StatusProcessing, b.get(t, alive.QueueID).Status)
+	require.Equal(t, 1.0, metric(t, reg, "flowgate_tasks_recovered_total", "sweep", "heartbeat"))
+	require.Equal(t, 1.0, metric(t, reg, "flowgate_tasks_dead_lettered_total", "via", "heartbeat"))
+	require.Contains(t, logs.String(), "level=INFO msg=\"recovered stuck PROCESSING tasks\" component=taskjobs job=tasks_heartbeat_monitor older_than=2m0s recovered=1 dead_lettered=1")
+
+	// The visibility timeout counts from the claim, heartbeats or not.
+	for range 7 {
+		b.clock.Advance(time.Minute)
+		heartbeat()
+		run(taskjobs.JobHeartbeat)
+	}
+	b.clock.Advance(t0.Add(10 * time.Minute).Sub(b.clock.Now()))
+	run(taskjobs.JobVTSweep)
+	require.Equal(t, contracts.StatusProcessing, b.get(t, alive.QueueID).Status, "exactly 10 min is not more")
+	b.clock.Advance(time.Millisecond)
+	run(taskjobs.JobVTSweep)
+	got = b.get(t, alive.QueueID)
+	require.Equal(t, contracts.StatusPending, got.Status)
+	require.Equal(t, "visibility timeout: PROCESSING for more than 10m0s", got.ErrorMessage)
+	require.Equal(t, 1.0, metric(t, reg, "flowgate_tasks_recovered_total", "sweep", "heartbeat"))
+	require.Equal(t, 1.0, metric(t, reg, "flowgate_tasks_recovered_total", "sweep", "vt"))
+
+	// SLA: NORMAL and LOW tasks pending more than 30 min become HIGH.
+	late := b.create(t, 3, contracts.PriorityNormal)
+	low := b.create(t, 3, contracts.PriorityLow)
+	b.clock.Advance(30 * time.Minute)
+	fresh := b.create(t, 3, contracts.PriorityNormal)
+	run(taskjobs.JobSLAPromotion)
+	require.Equal(t, contracts.PriorityNormal, b.get(t, late.QueueID).Priority, "exactly 30 min is not more")
+	b.clock.Advance(time.Millisecond)
+	run(taskjobs.JobSLAPromotion)
+	require.Equal(t, contracts.PriorityHigh, b.get(t, late.QueueID).Priority)
+	require.Equal(t, contracts.PriorityHigh, b.get(t, low.QueueID).Priority)
+	require.Equal(t, contracts.PriorityNormal, b.get(t, fresh.QueueID).Priority)
+	require.Equal(t, 2.0, metric(t, reg, "flowgate_tasks_promoted_total"))
+	require.Contains(t, logs.String(), "promoted=2 threshold=30m0s")
+	require.Equal(t, 1, strings.Count(logs.String(), "SLA promotion"), "one line per run that changed something")
+}

@@ -1,0 +1,218 @@
+package taskjobs_test
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/hibiken/asynq"
+	"github.com/stretchr/testify/require"
+
+	"github.com/flowgate/flowgate/contracts"
+	"github.com/flowgate/flowgate/orchestrator"
+	"github.com/flowgate/flowgate/orchestrator/tasks"
+	"github.com/flowgate/flowgate/orchestrator/tasks/taskjobs"
+)
+
+// A FAIL with attempts left schedules one requeue task on the high queue,
+// due after 10 s·2^(attempts−1); a second AfterFail for the same FAIL adds
+// nothing.
+func TestAfterFailSchedulesRequeueWithBackoff(t *testing.T) {
+	t.Parallel()
+	b := setup(t, options{})
+	task := b.create(t, 3, contracts.PriorityNormal)
+
+	for _, tc := range []struct {
+		attempts int
+		delay    time.Duration
+	}{{1, 10 * time.Second}, {2, 20 * time.Second}} {
+		res := b.failOnce(t, task.QueueID)
+		require.True(t, res.Retry)
+		require.Equal(t, tc.attempts, res.Task.Attempts)
+
+		before := time.Now()
+		fu, err := b.d.AfterFail(b.ctx, res)
+		after := time.Now()
+		require.NoError(t, err)
+		require.Equal(t, taskjobs.FollowUp{Requeued: true, RetryAt: b.clock.Now().Add(tc.delay),
+			TaskID: taskjobs.RequeueTaskID(res.Task)}, fu)
+
+		info, err := b.rt.Inspector.GetTaskInfo(orchestrator.QueueHigh, fu.TaskID)
+		require.NoError(t, err)
+		require.Equal(t, asynq.TaskStateScheduled, info.State)
+		require.Equal(t, taskjobs.TypeRequeue, info.Type)
+		require.JSONEq(t, `{"queue_id":"`+task.QueueID+`","attempts":`+itoa(tc.attempts)+`}`, string(info.Payload))
+		require.Equal(t, 24*time.Hour, info.Retention, "kept for Asynqmon once done")
+		require.GreaterOrEqual(t, info.MaxRetry, 10)
+		// asynq keeps the due time in whole seconds.
+		require.WithinRange(t, info.NextProcessAt, before.Add(tc.delay).Add(-time.Second), after.Add(tc.delay).Add(time.Second))
+
+		again, err := b.d.AfterFail(b.ctx, res)
+		require.NoError(t, err, "a second call for the same FAIL is not an error")
+		require.Equal(t, fu.TaskID, again.TaskID)
+		require.True(t, again.Requeued)
+		scheduled, err := b.rt.Inspector.ListScheduledTasks(orchestrator.QueueHigh)
+		require.NoError(t, err)
+		require.Len(t, scheduled, tc.attempts, "one requeue task per FAIL")
+
+		// What the requeue task will do, done by hand so the next attempt can fail.
+		_, err = b.l.Requeue(b.ctx, task.QueueID, contracts.RequeueRequest{})
+		require.NoError(t, err)
+	}
+}
+
+// After a replay the attempts start again at 1; the requeue of that FAIL
+// is a new Asynq task, not a conflict with the requeue of the first
+// episode's attempt 1 (which asynq keeps for Retention once done).
+func TestRequeueAfterReplayIsANewTask(t *testing.T) {
+	t.Parallel()
+	b := setup(t, options{})
+	task := b.create(t, 2, contracts.PriorityNormal)
+	first, err := b.d.AfterFail(b.ctx, b.failOnce(t, task.QueueID))
+	require.NoError(t, err)
+	_, err = b.l.Requeue(b.ctx, task.QueueID, contracts.RequeueRequest{})
+	require.NoError(t, err)
+	require.True(t, b.failOnce(t, task.QueueID).DLQ)
+	_, err = b.d.Replay(b.ctx, task.QueueID, contracts.RequeueRequest{})
+	require.NoError(t, err)
+
+	res := b.failOnce(t, task.QueueID)
+	require.Equal(t, 1, res.Task.Attempts)
+	second, err := b.d.AfterFail(b.ctx, res)
+	require.NoError(t, err)
+	require.NotEqual(t, first.TaskID, second.TaskID)
+	scheduled, err := b.rt.Inspector.ListScheduledTasks(orchestrator.QueueHigh)
+	require.NoError(t, err)
+	require.Len(t, scheduled, 2, "one requeue per FAIL")
+}
+
+func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
+
+// With a running runtime the requeue task brings the task back to PENDING
+// with HIGH priority after its backoff.
+func TestRequeueRunsThroughAsynq(t *testing.T) {
+	t.Parallel()
+	b := setup(t, options{backoff: orchestrator.Exponential{Base: 10 * time.Millisecond, Max: 50 * time.Millisecond}, start: true})
+	task := b.create(t, 3, contracts.PriorityLow)
+	res := b.failOnce(t, task.QueueID)
+	fu, err := b.d.AfterFail(b.ctx, res)
+	require.NoError(t, err)
+
+	waitFor(t, asynqWait, "the requeue", func() bool { return b.get(t, task.QueueID).Status == contracts.StatusPending })
+	got := b.get(t, task.QueueID)
+	require.Equal(t, contracts.PriorityHigh, got.Priority)
+	require.Equal(t, 1, got.Attempts, "the FAIL's attempt stays counted")
+	require.Equal(t, "requeue", got.History[len(got.History)-1].By)
+	require.Equal(t, 1.0, metric(t, b.reg, "flowgate_tasks_requeued_total", "via", "asynq"))
+
+	waitFor(t, 5*time.Second, "the requeue task to complete", func() bool {
+		info, err := b.rt.Inspector.GetTaskInfo(orchestrator.QueueHigh, fu.TaskID)
+		return err == nil && info.State == asynq.TaskStateCompleted
+	})
+}
+
+// A requeue that arrives after the retry happened another way changes
+// nothing: the task was requeued by hand and claimed again, or failed again
+// (its attempts moved on).
+func TestStaleRequeueChangesNothing(t *testing.T) {
+	t.Parallel()
+	b := setup(t, options{backoff: orchestrator.Exponential{Base: 10 * time.Millisecond, Max: 50 * time.Millisecond}})
+	task := b.create(t, 5, contracts.PriorityNormal)
+	first := b.failOnce(t, task.QueueID)
+	_, err := b.l.Requeue(b.ctx, task.QueueID, contracts.RequeueRequest{}) // PATCH /queue/{id}/requeue
+	require.NoError(t, err)
+	b.claim(t, task.QueueID)
+	fu, err := b.d.AfterFail(b.ctx, first) // late: the task is PROCESSING again
+	require.NoError(t, err)
+
+	// A requeue scheduled for attempt 1 while the task failed its attempt 2
+	// and awaits that attempt's own requeue.
+	b.clock.Advance(time.Second)
+	_, err = b.l.Fail(b.ctx, contracts.FailRequest{QueueID: task.QueueID, ErrorMessage: "again"})
+	require.NoError(t, err)
+	stale, err := b.rt.Client.Enqueue(asynq.NewTask(taskjobs.TypeRequeue,
+		[]byte(`{"queue_id":"`+task.QueueID+`","attempts":1}`)), asynq.Queue(orchestrator.QueueHigh), asynq.Retention(time.Hour))
+	require.NoError(t, err)
+
+	require.NoError(t, b.rt.Start())
+	for _, id := range []string{fu.TaskID, stale.ID} {
+		waitFor(t, asynqWait, "requeue task "+id+" to complete", func() bool {
+			info, err := b.rt.Inspector.GetTaskInfo(orchestrator.QueueHigh, id)
+			return err == nil && info.State == asynq.TaskStateCompleted
+		})
+	}
+	got := b.get(t, task.QueueID)
+	require.Equal(t, contracts.StatusError, got.Status)
+	require.Equal(t, 2, got.Attempts)
+	require.Equal(t, 0.0, metric(t, b.reg, "flowgate_tasks_requeued_total", "via", "asynq"))
+}
+
+// Crash window 1: the ledger recorded the FAIL but the process died before
+// AfterFail. The retry-overdue job requeues the task once it is overdue.
+func TestLostRequeueIsCaughtByRetryOverdue(t *testing.T) {
+	t.Parallel()
+	b := setup(t, options{})
+	task := b.create(t, 3, contracts.PriorityNormal)
+	res := b.failOnce(t, task.QueueID)
+	require.True(t, res.Retry)
+	job := jobNamed(t, b, taskjobs.JobRetryOverdue)
+
+	b.clock.Advance(9 * time.Minute) // the requeue could still come (backoff ≤ 5 min, plus slack)
+	require.NoError(t, job.Job.Run(b.ctx))
+	require.Equal(t, contracts.StatusError, b.get(t, task.QueueID).Status)
+
+	b.clock.Advance(time.Minute + time.Millisecond)
+	require.NoError(t, job.Job.Run(b.ctx))
+	got := b.get(t, task.QueueID)
+	require.Equal(t, contracts.StatusPending, got.Status)
+	require.Equal(t, contracts.PriorityHigh, got.Priority)
+	require.Equal(t, 1, got.Attempts)
+	require.Equal(t, 1.0, metric(t, b.reg, "flowgate_tasks_requeued_total", "via", "retry_overdue"))
+}
+
+// Crash window 2: the requeue is enqueued, then the process stops before it
+// runs. Another process on the same Redis (or this one restarted) runs it:
+// the task is not lost.
+func TestRequeueSurvivesProcessStop(t *testing.T) {
+	t.Parallel()
+	b := setup(t, options{backoff: orchestrator.Exponential{Base: 2 * time.Second, Max: 2 * time.Second}, start: true})
+	task := b.create(t, 3, contracts.PriorityNormal)
+	res := b.failOnce(t, task.QueueID)
+	fu, err := b.d.AfterFail(b.ctx, res)
+	require.NoError(t, err)
+	b.rt.Shutdown() // the process goes away before the backoff ends
+
+	info, err := b.rt.Inspector.GetTaskInfo(orchestrator.QueueHigh, fu.TaskID)
+	require.NoError(t, err)
+	require.Equal(t, asynq.TaskStateScheduled, info.State, "still waiting in Redis")
+	require.Equal(t, contracts.StatusError, b.get(t, task.QueueID).Status)
+
+	_, _, reg2 := newRuntime(t, b.db, b.l, b.clock, options{start: true})
+	waitFor(t, asynqWait, "the new process to run the requeue", func() bool {
+		return b.get(t, task.QueueID).Status == contracts.StatusPending
+	})
+	require.Equal(t, contracts.PriorityHigh, b.get(t, task.QueueID).Priority)
+	require.Equal(t, 1.0, metric(t, reg2, "flowgate_tasks_requeued_total", "via", "asynq"))
+}
+
+func TestAfterFailRejectsAnEmptyResult(t *testing.T) {
+	t.Parallel()
+	b := setup(t, options{})
+	_, err := b.d.AfterFail(b.ctx, tasks.FailResult{})
+	requireCode(t, err, contracts.CodeInvalid)
+	_, err = b.d.AfterFail(b.ctx, tasks.FailResult{Task: contracts.Task{QueueID: "x"}})
+	requireCode(t, err, contracts.CodeInvalid)
+}
+
+func jobNamed(t *testing.T, b *bundle, name string) taskjobs.NamedJob {
+	t.Helper()
+	jobs, err := b.d.Jobs(taskjobs.SweepSettings{})
+	require.NoError(t, err)
+	for _, j := range jobs {
+		if j.Name == name {
+			return j
+		}
+	}
+	t.Fatalf("no job %s", name)
+	return taskjobs.NamedJob{}
+}
