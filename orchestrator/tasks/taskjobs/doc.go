@@ -88,4 +88,7 @@
 //	   + sum(increase(flowgate_tasks_dead_lettered_total[1h])) + max(delta(flowgate_tasks{status="DONE"}[1h])))
 //
 // (max, not sum, over the gauge: every instance reports the same ledger.)
+// Package webhooks' flowgate_webhook_requests_total{hook="fail",
+// outcome="requeued"} counts the same FAIL-driven retries when the FAIL
+// arrives rather than when the requeue runs.
 package taskjobs
