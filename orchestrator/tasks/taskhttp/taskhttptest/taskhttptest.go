@@ -8,6 +8,7 @@
 package taskhttptest
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -162,10 +163,10 @@ func Header(k, v string) Option { return func(r *request) { r.header.Set(k, v) }
 // Context sends the request with ctx; cancelling it hangs up.
 func Context(ctx context.Context) Option { return func(r *request) { r.ctx = ctx } }
 
-// Do sends a request signed with Secret (unless options say otherwise) and
-// reads the whole reply. A nil body sends none. It fails the test on
-// transport errors, except when the request's context was cancelled; then
-// Reply.Status is 0.
+// Do sends a request through an http.Client, signed with Secret (unless
+// options say otherwise), and reads the whole reply. A nil body sends
+// none. It fails the test on transport errors, except when the request's
+// context was cancelled; then Reply.Status is 0.
 //
 // The signature covers X-Timestamp and the body only, not the method or
 // path, so two body-less requests signed in the same second carry the same
@@ -173,6 +174,50 @@ func Context(ctx context.Context) Option { return func(r *request) { r.ctx = ctx
 // successive requests 0, 1, 2, … 239 s in the past (well inside the 300 s
 // tolerance), unless SignedAt fixes the time.
 func (s *Server) Do(method, path string, body []byte, opts ...Option) Reply {
+	s.t.Helper()
+	req, ctx := s.build(method, path, body, opts)
+	start := time.Now()
+	resp, err := s.client.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return Reply{Elapsed: time.Since(start)}
+		}
+		s.t.Fatalf("taskhttptest: %s %s: %v", method, path, err)
+	}
+	return s.read(resp, start)
+}
+
+// DoRaw is Do over a connection of its own that reads the reply while the
+// request is still being written, and ignores write errors. A server that
+// refuses an oversized body answers 413 and closes the connection after
+// the headers; an http.Client still writing the body then often reports
+// "connection reset" instead of the answer.
+func (s *Server) DoRaw(method, path string, body []byte, opts ...Option) Reply {
+	s.t.Helper()
+	req, _ := s.build(method, path, body, opts)
+	conn, err := net.Dial("tcp", req.URL.Host)
+	if err != nil {
+		s.t.Fatalf("taskhttptest: dial: %v", err)
+	}
+	defer conn.Close()
+	start := time.Now()
+	written := make(chan struct{})
+	go func() {
+		defer close(written)
+		_ = req.Write(conn)
+	}()
+	resp, err := http.ReadResponse(bufio.NewReader(conn), req)
+	if err != nil {
+		s.t.Fatalf("taskhttptest: raw %s %s: %v", method, path, err)
+	}
+	r := s.read(resp, start)
+	_ = conn.Close()
+	<-written
+	return r
+}
+
+// build makes the request Do and DoRaw send.
+func (s *Server) build(method, path string, body []byte, opts []Option) (*http.Request, context.Context) {
 	s.t.Helper()
 	back := time.Duration(s.seq.Add(1)%240) * time.Second
 	r := request{ctx: context.Background(), sign: true, secret: Secret, at: time.Now().Add(-back), header: http.Header{}}
@@ -200,18 +245,15 @@ func (s *Server) Do(method, path string, body []byte, opts ...Option) Reply {
 	for k, vs := range r.header {
 		req.Header[k] = vs
 	}
-	start := time.Now()
-	resp, err := s.client.Do(req)
-	if err != nil {
-		if r.ctx.Err() != nil {
-			return Reply{Elapsed: time.Since(start)}
-		}
-		s.t.Fatalf("taskhttptest: %s %s: %v", method, path, err)
-	}
+	return req, r.ctx
+}
+
+func (s *Server) read(resp *http.Response, start time.Time) Reply {
+	s.t.Helper()
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	if err != nil {
-		s.t.Fatalf("taskhttptest: read %s %s: %v", method, path, err)
+		s.t.Fatalf("taskhttptest: read reply: %v", err)
 	}
 	return Reply{Status: resp.StatusCode, Body: b, Header: resp.Header, Elapsed: time.Since(start)}
 }

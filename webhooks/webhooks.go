@@ -1,0 +1,206 @@
+package webhooks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/flowgate/flowgate/contracts"
+	"github.com/flowgate/flowgate/orchestrator/tasks"
+)
+
+// Ledger is what the webhooks need of the task ledger; *tasks.Ledger has it.
+type Ledger interface {
+	Ack(ctx context.Context, req contracts.AckRequest) (tasks.AckResult, error)
+	Fail(ctx context.Context, req contracts.FailRequest) (tasks.FailResult, error)
+}
+
+// FollowUp is what a FailFollower did after a FAIL.
+type FollowUp struct {
+	Requeued bool      // a retry (Requeue with HIGH priority) is scheduled
+	DLQ      bool      // the dead letter was recorded
+	RetryAt  time.Time // when the retry is due; zero when unknown or none
+}
+
+// FailFollower acts on a recorded FAIL: it schedules the requeue of a task
+// to retry (res.Retry) or records a dead letter (res.DLQ). The sidecar
+// adapts the Asynq dispatcher with FailFollowerFunc.
+type FailFollower interface {
+	AfterFail(ctx context.Context, res tasks.FailResult) (FollowUp, error)
+}
+
+// FailFollowerFunc adapts a function to FailFollower.
+type FailFollowerFunc func(ctx context.Context, res tasks.FailResult) (FollowUp, error)
+
+// AfterFail calls f.
+func (f FailFollowerFunc) AfterFail(ctx context.Context, res tasks.FailResult) (FollowUp, error) {
+	return f(ctx, res)
+}
+
+// The messages of WebhookResponse.
+const (
+	msgAcked     = "Task acknowledged"
+	msgDuplicate = "Task already acknowledged"
+)
+
+// Handlers serve the ACK and FAIL webhooks.
+type Handlers struct {
+	ledger   Ledger
+	follower FailFollower
+	cfg      Config
+	m        *metrics
+}
+
+// New validates cfg, registers the metrics and returns the webhooks.
+func New(ledger Ledger, follower FailFollower, cfg Config) (*Handlers, error) {
+	if ledger == nil {
+		return nil, errors.New("webhooks: nil Ledger")
+	}
+	if follower == nil {
+		return nil, errors.New("webhooks: nil FailFollower")
+	}
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	m, err := newMetrics(cfg.Registerer)
+	if err != nil {
+		return nil, fmt.Errorf("webhooks: metrics: %w", err)
+	}
+	return &Handlers{ledger: ledger, follower: follower, cfg: cfg, m: m}, nil
+}
+
+// Paths lists the paths served, primary ones first.
+func (h *Handlers) Paths() []string {
+	rs := h.cfg.routes()
+	out := make([]string, len(rs))
+	for i, r := range rs {
+		out[i] = r.path
+	}
+	return out
+}
+
+// Register mounts POST on every path of h on r: the metrics first, then
+// Config.Auth when set, then the hook.
+func Register(r fiber.Router, h *Handlers) {
+	for _, rt := range h.cfg.routes() {
+		handler := h.ack
+		if rt.hook == hookFail {
+			handler = h.fail
+		}
+		chain := []fiber.Handler{h.instrument(rt.hook)}
+		if h.cfg.Auth != nil {
+			chain = append(chain, h.cfg.Auth)
+		}
+		r.Post(rt.path, append(chain, handler)...)
+	}
+}
+
+type outcomeKey struct{}
+
+// instrument times the rest of the chain and counts its outcome: the one
+// the hook stored on success, or the error's.
+func (h *Handlers) instrument(hook string) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		start := time.Now()
+		err := c.Next()
+		outcome, _ := c.Locals(outcomeKey{}).(string)
+		if err != nil {
+			outcome = errorOutcome(err)
+		} else if outcome == "" {
+			outcome = OutcomeError
+		}
+		h.m.observe(hook, outcome, time.Since(start))
+		return err
+	}
+}
+
+func setOutcome(c *fiber.Ctx, outcome string) { c.Locals(outcomeKey{}, outcome) }
+
+// ack serves the ACK webhook.
+func (h *Handlers) ack(c *fiber.Ctx) error {
+	var req contracts.AckRequest
+	if err := decode(c, &req); err != nil {
+		return err
+	}
+	res, err := h.ledger.Ack(c.UserContext(), req)
+	if err != nil {
+		return err
+	}
+	resp := contracts.WebhookResponse{Success: true, QueueID: res.Task.QueueID, Status: res.Task.Status,
+		Attempts: res.Task.Attempts, Duplicate: res.Duplicate, Message: msgAcked}
+	setOutcome(c, OutcomeDone)
+	if res.Duplicate {
+		resp.Message = msgDuplicate
+		setOutcome(c, OutcomeDuplicate)
+	}
+	return c.JSON(resp)
+}
+
+// fail serves the FAIL webhook: the ledger records the attempt, then the
+// follower schedules the retry or records the dead letter. A follower
+// failure after the ledger's transition is answered 200 (see the package
+// documentation).
+func (h *Handlers) fail(c *fiber.Ctx) error {
+	var req contracts.FailRequest
+	if err := decode(c, &req); err != nil {
+		return err
+	}
+	res, err := h.ledger.Fail(c.UserContext(), req)
+	if err != nil {
+		return err
+	}
+	t := res.Task
+	resp := contracts.WebhookResponse{Success: true, QueueID: t.QueueID, Status: t.Status, Attempts: t.Attempts, DLQ: res.DLQ}
+
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(h.cfg.Context), h.cfg.FollowUpTimeout)
+	fu, ferr := h.follower.AfterFail(ctx, res)
+	cancel()
+	switch {
+	case ferr != nil:
+		h.cfg.Logger.Error("webhook FAIL recorded but its follow-up failed",
+			"queue_id", t.QueueID, "attempts", t.Attempts, "dlq", res.DLQ, "err", ferr)
+		setOutcome(c, OutcomeError)
+	case res.DLQ:
+		setOutcome(c, OutcomeDLQ)
+	case fu.Requeued:
+		resp.Requeued = true
+		setOutcome(c, OutcomeRequeued)
+	default:
+		// The follower chose not to schedule a retry; the sweep will.
+		setOutcome(c, OutcomeError)
+		h.cfg.Logger.Error("webhook FAIL recorded but no retry was scheduled", "queue_id", t.QueueID, "attempts", t.Attempts)
+	}
+	resp.Message = failMessage(t, res.DLQ, resp.Requeued, fu.RetryAt)
+	return c.JSON(resp)
+}
+
+func failMessage(t contracts.Task, dlq, requeued bool, retryAt time.Time) string {
+	if dlq {
+		return contracts.DLQErrorMessage
+	}
+	attempt := "Attempt " + strconv.Itoa(t.Attempts) + " of " + strconv.Itoa(t.MaxAttempts) + " failed"
+	if !requeued {
+		return attempt + "; the retry could not be scheduled now and will be scheduled by the recovery sweep"
+	}
+	if retryAt.IsZero() {
+		return attempt + "; requeued with HIGH priority"
+	}
+	return attempt + "; requeued with HIGH priority, retry at " + retryAt.UTC().Format(time.RFC3339)
+}
+
+// decode decodes the JSON body as sent. A compressed body is refused: the
+// signature covers the bytes on the wire, and inflating them has no bound.
+func decode(c *fiber.Ctx, v any) error {
+	if enc := strings.TrimSpace(c.Get(fiber.HeaderContentEncoding)); enc != "" && !strings.EqualFold(enc, "identity") {
+		return &contracts.Error{Code: contracts.CodeInvalid,
+			Message: "Content-Encoding " + strconv.Quote(enc) + " is not supported; send the JSON uncompressed",
+			Details: map[string]any{"field": "Content-Encoding"}}
+	}
+	return contracts.DecodeJSON(c.BodyRaw(), v)
+}
