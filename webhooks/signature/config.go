@@ -29,6 +29,10 @@ type Config struct {
 	Replay ReplayGuard
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// MinVersion is the oldest signature version accepted (ModeHMAC): 1
+	// (default) accepts the seed's timestamp.body scheme, which does not
+	// cover the route; 2 requires method and path to be signed too.
+	MinVersion int
 }
 
 func (c Config) withDefaults() Config {
@@ -40,6 +44,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Now == nil {
 		c.Now = time.Now
+	}
+	if c.MinVersion == 0 {
+		c.MinVersion = 1
 	}
 	return c
 }
@@ -55,6 +62,9 @@ func (c Config) validate() error {
 		}
 		if c.Replay == nil {
 			return errors.New("signature: hmac mode needs a ReplayGuard")
+		}
+		if c.MinVersion != 1 && c.MinVersion != 2 {
+			return fmt.Errorf("signature: MinVersion must be 1 or 2, got %d", c.MinVersion)
 		}
 	case ModeToken:
 		if c.Token == "" {

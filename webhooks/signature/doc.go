@@ -44,6 +44,24 @@
 //
 // From Go, Sign and SignRequest compute the same headers.
 //
+// # Version 2: method and path signed
+//
+// The seed's scheme (version 1, the default) signs only timestamp and body,
+// so two body-less requests signed in the same second carry the same
+// signature. flowgate therefore keys replay detection of version-1
+// signatures on the signature plus the method and request target: a poll of
+// GET /queue and a PATCH …/requeue in the same second are both accepted, the
+// same request twice is a replay. A version-1 signature of a body-less
+// request is still valid on another body-less route for the tolerance
+// window; clients that can, send version 2, which closes that:
+//
+//	X-Signature-Version: 2
+//	X-Signature: hex HMAC-SHA256(secret, timestamp + "." + METHOD + " " + target + "." + body)
+//
+// where target is the path with its query exactly as sent (/queue?status=PENDING).
+// Config.MinVersion = 2 (WEBHOOK_SIGNATURE_MIN_VERSION) refuses version 1
+// once every client has moved. SignV2 and SignRequestV2 compute it.
+//
 // # Errors
 //
 // Every refusal is a *contracts.Error with CodeUnauthorized (401), a

@@ -25,6 +25,8 @@ const (
 	ReasonReplayed           = "replayed"            // the signature was seen before
 	ReasonBadToken           = "bad_token"           // not a Bearer token, or the wrong one
 	ReasonReplayUnavailable  = "replay_unavailable"  // the replay store failed (503)
+	ReasonBadVersion         = "bad_version"         // X-Signature-Version is not 1 or 2
+	ReasonOldVersion         = "old_version"         // version 1 sent where MinVersion is 2
 )
 
 const op = "signature.Verify"
@@ -32,12 +34,13 @@ const op = "signature.Verify"
 // Verifier authenticates requests according to a Config. It is safe for
 // concurrent use.
 type Verifier struct {
-	mode      Mode
-	secret    []byte
-	tokenSum  [sha256.Size]byte
-	tolerance time.Duration
-	replay    ReplayGuard
-	now       func() time.Time
+	mode       Mode
+	secret     []byte
+	tokenSum   [sha256.Size]byte
+	tolerance  time.Duration
+	replay     ReplayGuard
+	now        func() time.Time
+	minVersion int
 }
 
 // New validates cfg, fills in defaults and returns a Verifier. It copies the
@@ -48,11 +51,12 @@ func New(cfg Config) (*Verifier, error) {
 		return nil, err
 	}
 	v := &Verifier{
-		mode:      cfg.Mode,
-		secret:    append([]byte(nil), cfg.Secret...),
-		tolerance: cfg.Tolerance,
-		replay:    cfg.Replay,
-		now:       cfg.Now,
+		mode:       cfg.Mode,
+		secret:     append([]byte(nil), cfg.Secret...),
+		tolerance:  cfg.Tolerance,
+		replay:     cfg.Replay,
+		now:        cfg.Now,
+		minVersion: cfg.MinVersion,
 	}
 	if cfg.Mode == ModeToken {
 		v.tokenSum = sha256.Sum256([]byte(cfg.Token))
@@ -71,14 +75,30 @@ func (v *Verifier) String() string {
 // GoString is String, for %#v.
 func (v *Verifier) GoString() string { return v.String() }
 
+// Request is what Verify looks at: the method and request target (path
+// with query, as sent) scope replay detection and are signed in version 2.
+type Request struct {
+	Method string
+	Target string
+	Header func(string) string
+	Body   []byte
+}
+
 // Verify authenticates one request given its header lookup (for example
-// http.Header.Get) and raw body. It returns nil or a *contracts.Error.
+// http.Header.Get) and raw body, with no route: replays are detected per
+// signature alone. Servers use VerifyRequest (the middleware does).
 func (v *Verifier) Verify(ctx context.Context, header func(string) string, body []byte) error {
+	return v.VerifyRequest(ctx, Request{Header: header, Body: body})
+}
+
+// VerifyRequest authenticates one request. It returns nil or a
+// *contracts.Error.
+func (v *Verifier) VerifyRequest(ctx context.Context, r Request) error {
 	switch v.mode {
 	case ModeHMAC:
-		return v.verifyHMAC(ctx, header, body)
+		return v.verifyHMAC(ctx, r)
 	case ModeToken:
-		return v.verifyToken(header)
+		return v.verifyToken(r.Header)
 	default:
 		return nil
 	}
@@ -90,15 +110,16 @@ func (v *Verifier) Verify(ctx context.Context, header func(string) string, body 
 // the sender is authenticated.
 func (v *Verifier) Middleware() fiber.Handler {
 	return func(c *fiber.Ctx) error {
-		header := func(k string) string { return c.Get(k) }
-		if err := v.Verify(c.UserContext(), header, c.BodyRaw()); err != nil {
+		r := Request{Method: c.Method(), Target: c.OriginalURL(), Header: func(k string) string { return c.Get(k) }, Body: c.BodyRaw()}
+		if err := v.VerifyRequest(c.UserContext(), r); err != nil {
 			return err
 		}
 		return c.Next()
 	}
 }
 
-func (v *Verifier) verifyHMAC(ctx context.Context, header func(string) string, body []byte) error {
+func (v *Verifier) verifyHMAC(ctx context.Context, r Request) error {
+	header := r.Header
 	ts := strings.TrimSpace(header(HeaderTimestamp))
 	sig := strings.TrimSpace(header(HeaderSignature))
 	switch {
@@ -122,17 +143,43 @@ func (v *Verifier) verifyHMAC(ctx context.Context, header func(string) string, b
 		return refuse(ReasonExpired, "request timestamp is too far in the future")
 	}
 
+	version := strings.TrimSpace(header(HeaderSignatureVersion))
+	switch version {
+	case "", "1":
+		version = "1"
+		if v.minVersion > 1 {
+			return refuse(ReasonOldVersion, "this server requires X-Signature-Version: 2 (method and path signed)")
+		}
+	case "2":
+	default:
+		return refuse(ReasonBadVersion, "X-Signature-Version must be 1 or 2")
+	}
+
 	got, ok := parseSignature(sig)
 	if !ok {
-		return refuse(ReasonMalformedSignature, "X-Signature must be the hex HMAC-SHA256 of timestamp.body")
+		return refuse(ReasonMalformedSignature, "X-Signature must be the hex HMAC-SHA256 of the signed string")
 	}
-	if !hmac.Equal(got, mac(v.secret, ts, body)) {
+	var want []byte
+	if version == "2" {
+		want = macV2(v.secret, ts, r.Method, r.Target, r.Body)
+	} else {
+		want = mac(v.secret, ts, r.Body)
+	}
+	if !hmac.Equal(got, want) {
 		return refuse(ReasonBadSignature, "signature does not match")
 	}
 
 	// Keyed on the decoded bytes, so "sha256=" and upper-case variants of
-	// one signature are the same replay.
-	seen, err := v.replay.Seen(ctx, hex.EncodeToString(got), 2*v.tolerance)
+	// one signature are the same replay. A version-1 signature does not
+	// cover the route, so its key also names the route: two body-less
+	// requests signed in the same second (a poll of GET /queue and a
+	// PATCH …/requeue) are different requests, not a replay.
+	key := hex.EncodeToString(got)
+	if version == "1" && (r.Method != "" || r.Target != "") {
+		route := sha256.Sum256([]byte(r.Method + " " + r.Target))
+		key += "-" + hex.EncodeToString(route[:8])
+	}
+	seen, err := v.replay.Seen(ctx, key, 2*v.tolerance)
 	if err != nil {
 		return &contracts.Error{
 			Code:    contracts.CodeUnavailable,

@@ -1,0 +1,91 @@
+package signature_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/stretchr/testify/require"
+
+	"github.com/flowgate/flowgate/contracts"
+	"github.com/flowgate/flowgate/test/redistest"
+	"github.com/flowgate/flowgate/webhooks/signature"
+)
+
+// routeApp serves body-less GET /queue and PATCH /queue/:id/requeue behind v.
+func routeApp(v *signature.Verifier) *fiber.App {
+	app := fiber.New(fiber.Config{ErrorHandler: errorHandler})
+	ok := func(c *fiber.Ctx) error { return c.SendString("ok") }
+	app.Get("/queue", v.Middleware(), ok)
+	app.Patch("/queue/:id/requeue", v.Middleware(), ok)
+	return app
+}
+
+func send(t *testing.T, app *fiber.App, method, target string, sign func(*http.Request)) (int, string) {
+	t.Helper()
+	req := httptest.NewRequest(method, target, nil)
+	sign(req)
+	resp, err := app.Test(req, -1)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var env contracts.ErrorResponse
+	if resp.StatusCode != 200 {
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&env))
+		return resp.StatusCode, env.Error.Details["reason"].(string)
+	}
+	return 200, ""
+}
+
+// Version 1 (the seed's scheme) signs only timestamp.body: two body-less
+// requests in the same second carry the same signature. They are different
+// requests when their routes differ, and a replay when the route is the same.
+func TestV1ReplayIsScopedToTheRoute(t *testing.T) {
+	t.Parallel()
+	db := redistest.New(t)
+	app := routeApp(newHMAC(t, signature.NewRedisReplayGuard(db.Client, testPrefix)))
+	v1 := func(r *http.Request) { signature.SignRequest(r, testSecret, testNow, nil) }
+	status, _ := send(t, app, http.MethodGet, "/queue?status=PENDING", v1)
+	require.Equal(t, 200, status)
+	status, _ = send(t, app, http.MethodGet, "/queue?status=DONE", v1)
+	require.Equal(t, 200, status, "another query is another request")
+	status, _ = send(t, app, http.MethodPatch, "/queue/abc/requeue", v1)
+	require.Equal(t, 200, status, "another route is another request")
+	status, reason := send(t, app, http.MethodGet, "/queue?status=PENDING", v1)
+	require.Equal(t, 401, status)
+	require.Equal(t, signature.ReasonReplayed, reason)
+}
+
+// Version 2 signs method and target: a captured signature is worthless on
+// any other route, and MinVersion 2 refuses version 1.
+func TestV2BindsMethodAndTarget(t *testing.T) {
+	t.Parallel()
+	guard := &memGuard{}
+	v, err := signature.New(signature.Config{Secret: testSecret, Replay: guard, Now: fixedClock, MinVersion: 2})
+	require.NoError(t, err)
+	app := routeApp(v)
+	v2 := func(r *http.Request) { signature.SignRequestV2(r, testSecret, testNow, nil) }
+	status, _ := send(t, app, http.MethodPatch, "/queue/abc/requeue", v2)
+	require.Equal(t, 200, status)
+
+	stolen := httptest.NewRequest(http.MethodGet, "/queue?status=PENDING", nil)
+	signature.SignRequestV2(stolen, testSecret, testNow.Add(-1), nil)
+	status, reason := send(t, app, http.MethodPatch, "/queue/other/requeue", func(r *http.Request) { r.Header = stolen.Header.Clone() })
+	require.Equal(t, 401, status)
+	require.Equal(t, signature.ReasonBadSignature, reason)
+
+	status, reason = send(t, app, http.MethodGet, "/queue", func(r *http.Request) { signature.SignRequest(r, testSecret, testNow, nil) })
+	require.Equal(t, 401, status)
+	require.Equal(t, signature.ReasonOldVersion, reason)
+
+	status, reason = send(t, app, http.MethodGet, "/queue", func(r *http.Request) {
+		signature.SignRequestV2(r, testSecret, testNow, nil)
+		r.Header.Set(signature.HeaderSignatureVersion, "3")
+	})
+	require.Equal(t, 401, status)
+	require.Equal(t, signature.ReasonBadVersion, reason)
+
+	_, err = signature.New(signature.Config{Secret: testSecret, Replay: guard, MinVersion: 3})
+	require.Error(t, err)
+}
