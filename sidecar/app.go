@@ -33,6 +33,8 @@ type Main struct {
 
 	redis    *backend
 	rt       *orchestrator.Runtime
+	orch     *orchestration
+	stopping context.CancelFunc // ends long polls and detached follow-ups at shutdown
 	sched    *scheduler.Scheduler
 	monitor  *asynqmon.HTTPHandler
 	app      *fiber.App
@@ -90,6 +92,11 @@ func (m *Main) Run(ctx context.Context) error {
 		return err
 	}
 	rt.Handle(TaskProbe, pr, nil)
+	shutdown, stopping := context.WithCancel(context.WithoutCancel(ctx))
+	m.stopping = stopping
+	if m.orch, err = m.newOrchestration(rt, b, shutdown); err != nil {
+		return err
+	}
 	m.registry.MustRegister(asynqmetrics.NewQueueMetricsCollector(rt.Inspector))
 	if err := rt.Start(); err != nil {
 		return err
@@ -113,6 +120,9 @@ func (m *Main) Run(ctx context.Context) error {
 		if err := sched.Register(j.name, j.spec, j.job); err != nil {
 			return fmt.Errorf("cron job %s: %w", j.name, err)
 		}
+	}
+	if err := m.orch.registerJobs(sched, m.Config); err != nil {
+		return err
 	}
 	if err := sched.Start(); err != nil {
 		return err
@@ -174,6 +184,9 @@ func (m *Main) Close() error {
 		return nil
 	}
 	m.ready.Store(false)
+	if m.stopping != nil {
+		m.stopping() // long polls answer 204 now instead of holding the drain
+	}
 	if m.app != nil && m.Config.ReadinessDelay > 0 {
 		m.Logger.Info("shutdown: readiness is false; waiting before closing HTTP", "delay", m.Config.ReadinessDelay)
 		time.Sleep(m.Config.ReadinessDelay)

@@ -56,21 +56,22 @@ type Config struct {
 	EphemeralSecret bool // set when secrets were generated (embedded mode)
 
 	// VM task orchestration (seed 004).
-	WebhookAuth       string
-	WebhookToken      string
-	WebhookTolerance  time.Duration
-	AckPath           string
-	FailPath          string
-	HeartbeatSpec     string
-	HeartbeatStale    time.Duration
-	VTSpec            string
-	VTTimeout         time.Duration
-	SLASpec           string
-	SLAThreshold      time.Duration
-	RetryOverdueSpec  string
-	RetryOverdueAfter time.Duration
-	RequeueBase       time.Duration
-	RequeueMax        time.Duration
+	WebhookAuth         string
+	WebhookToken        string
+	WebhookTolerance    time.Duration
+	SignatureMinVersion int
+	AckPath             string
+	FailPath            string
+	HeartbeatSpec       string
+	HeartbeatStale      time.Duration
+	VTSpec              string
+	VTTimeout           time.Duration
+	SLASpec             string
+	SLAThreshold        time.Duration
+	RetryOverdueSpec    string
+	RetryOverdueAfter   time.Duration
+	RequeueBase         time.Duration
+	RequeueMax          time.Duration
 }
 
 // Rate is "N/duration", e.g. 5/min, 5/6s, 10/1m.
@@ -253,8 +254,9 @@ var settings = []setting{
 	{name: "WEBHOOK_AUTH", def: "hmac", help: "queue API and ACK/FAIL authentication: hmac, token (static bearer WEBHOOK_TOKEN) or none", apply: oneOf(func(c *Config) *string { return &c.WebhookAuth }, "hmac", "token", "none")},
 	{name: "WEBHOOK_TOKEN", help: "bearer token for WEBHOOK_AUTH=token (≥ 16 bytes)", secret: true, apply: secretValue(func(c *Config) *string { return &c.WebhookToken })},
 	{name: "WEBHOOK_TOLERANCE", def: "300s", help: "accepted clock skew of X-Timestamp (±)", apply: duration(func(c *Config) *time.Duration { return &c.WebhookTolerance })},
-	{name: "WEBHOOK_ACK_PATH", def: "/ack", help: "path of the ACK webhook (also served under /webhook/ack)", apply: path(func(c *Config) *string { return &c.AckPath })},
-	{name: "WEBHOOK_FAIL_PATH", def: "/fail", help: "path of the FAIL webhook (also served under /webhook/fail)", apply: path(func(c *Config) *string { return &c.FailPath })},
+	{name: "WEBHOOK_SIGNATURE_MIN_VERSION", def: "1", help: "oldest accepted signature version: 1 = the seed's timestamp.body, 2 = method and path signed too", apply: integer(func(c *Config) *int { return &c.SignatureMinVersion }, 1, 2)},
+	{name: "WEBHOOK_ACK_PATH", def: "/ack", help: "path of the ACK webhook (also served under /webhook + the path)", apply: path(func(c *Config) *string { return &c.AckPath })},
+	{name: "WEBHOOK_FAIL_PATH", def: "/fail", help: "path of the FAIL webhook (also served under /webhook + the path)", apply: path(func(c *Config) *string { return &c.FailPath })},
 	{name: "HEARTBEAT_MONITOR_SCHEDULE", def: "@every 30s", help: "cron spec of the heartbeat monitor", apply: str(func(c *Config) *string { return &c.HeartbeatSpec })},
 	{name: "HEARTBEAT_STALE_AFTER", def: "2m", help: "PROCESSING without heartbeat or update for longer → PENDING", apply: duration(func(c *Config) *time.Duration { return &c.HeartbeatStale })},
 	{name: "VT_SWEEP_SCHEDULE", def: "@every 5m", help: "cron spec of the visibility-timeout sweep", apply: str(func(c *Config) *string { return &c.VTSpec })},

@@ -64,6 +64,8 @@ func (m *Main) routes(app *fiber.App) {
 	h := adaptor.HTTPHandler(m.monitor)
 	app.All("/monitoring", h)
 	app.All("/monitoring/*", h)
+
+	m.orch.routes(app)
 }
 
 type readiness struct {

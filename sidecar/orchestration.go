@@ -1,0 +1,110 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/flowgate/flowgate/orchestrator"
+	"github.com/flowgate/flowgate/orchestrator/tasks"
+	"github.com/flowgate/flowgate/orchestrator/tasks/taskhttp"
+	"github.com/flowgate/flowgate/orchestrator/tasks/taskjobs"
+	"github.com/flowgate/flowgate/scheduler"
+	"github.com/flowgate/flowgate/webhooks"
+	"github.com/flowgate/flowgate/webhooks/signature"
+)
+
+// orchestration is the VM task orchestration that replaces the n8n
+// "Phase 2" workflow: the task ledger, its Asynq follow-ups, its cron
+// sweeps, the queue API and the ACK/FAIL webhooks, all behind one request
+// verifier.
+type orchestration struct {
+	ledger   *tasks.Ledger
+	dispatch *taskjobs.Dispatcher
+	verifier *signature.Verifier
+	api      *taskhttp.Handlers
+	hooks    *webhooks.Handlers
+}
+
+// newOrchestration builds the parts and registers the Asynq handlers; it
+// runs before the Asynq servers start.
+func (m *Main) newOrchestration(rt *orchestrator.Runtime, b *backend, shutdown context.Context) (*orchestration, error) {
+	cfg := m.Config
+	ledger, err := tasks.New(b.Client, tasks.Config{Now: m.Now, MaxAttempts: cfg.MaxRetryAttempts})
+	if err != nil {
+		return nil, fmt.Errorf("task ledger: %w", err)
+	}
+	dispatch, err := taskjobs.New(taskjobs.Config{
+		Ledger: ledger, Runtime: rt, Logger: m.Logger, Registerer: m.registry, Now: m.Now,
+		Backoff: orchestrator.Exponential{Base: cfg.RequeueBase, Max: cfg.RequeueMax},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("task dispatcher: %w", err)
+	}
+	dispatch.Register()
+
+	mode, err := signature.ParseMode(cfg.WebhookAuth)
+	if err != nil {
+		return nil, &ConfigError{Var: "WEBHOOK_AUTH", Err: err}
+	}
+	if mode.Insecure() {
+		m.Logger.Warn("WEBHOOK_AUTH=none: the queue API and the ACK/FAIL webhooks accept unauthenticated requests")
+	}
+	verifier, err := signature.New(signature.Config{
+		Mode: mode, Secret: []byte(cfg.HMACSecret), Token: cfg.WebhookToken,
+		Tolerance: cfg.WebhookTolerance, MinVersion: cfg.SignatureMinVersion,
+		Replay: signature.NewRedisReplayGuard(b.Client, ""), Now: m.Now,
+	})
+	if err != nil {
+		return nil, &ConfigError{Var: "WEBHOOK_AUTH", Err: err}
+	}
+	api, err := taskhttp.New(ledger, taskhttp.Config{
+		Replayer: dispatch, Auth: verifier.Middleware(), Shutdown: shutdown, Logger: m.Logger,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("queue api: %w", err)
+	}
+	follow := webhooks.FailFollowerFunc(func(ctx context.Context, res tasks.FailResult) (webhooks.FollowUp, error) {
+		f, err := dispatch.AfterFail(ctx, res)
+		return webhooks.FollowUp{Requeued: f.Requeued, DLQ: f.DLQ, RetryAt: f.RetryAt}, err
+	})
+	hooks, err := webhooks.New(ledger, follow, webhooks.Config{
+		AckPath: cfg.AckPath, FailPath: cfg.FailPath, Auth: verifier.Middleware(),
+		Registerer: m.registry, Logger: m.Logger, Context: shutdown,
+	})
+	if err != nil {
+		return nil, &ConfigError{Var: "WEBHOOK_ACK_PATH", Err: err}
+	}
+	return &orchestration{ledger: ledger, dispatch: dispatch, verifier: verifier, api: api, hooks: hooks}, nil
+}
+
+// jobs are the orchestration's cron jobs with the configured schedules.
+func (o *orchestration) jobs(cfg Config) ([]taskjobs.NamedJob, error) {
+	return o.dispatch.Jobs(taskjobs.SweepSettings{
+		HeartbeatSpec: cfg.HeartbeatSpec, HeartbeatStale: cfg.HeartbeatStale,
+		VTSpec: cfg.VTSpec, VTTimeout: cfg.VTTimeout,
+		SLASpec: cfg.SLASpec, SLAThreshold: cfg.SLAThreshold,
+		RetryOverdueSpec: cfg.RetryOverdueSpec, RetryOverdueAfter: cfg.RetryOverdueAfter,
+	})
+}
+
+// routes mounts the queue API and the webhooks.
+func (o *orchestration) routes(app *fiber.App) {
+	taskhttp.Register(app, o.api)
+	webhooks.Register(app, o.hooks)
+}
+
+// registerJobs adds the orchestration's jobs to the scheduler.
+func (o *orchestration) registerJobs(s *scheduler.Scheduler, cfg Config) error {
+	jobs, err := o.jobs(cfg)
+	if err != nil {
+		return &ConfigError{Var: "RETRY_OVERDUE_AFTER", Err: err}
+	}
+	for _, j := range jobs {
+		if err := s.Register(j.Name, j.Spec, j.Job); err != nil {
+			return fmt.Errorf("cron job %s: %w", j.Name, err)
+		}
+	}
+	return nil
+}
