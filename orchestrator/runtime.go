@@ -29,8 +29,12 @@ type Config struct {
 	Servers         int            // asynq.Server dequeuers in this process; default 2
 	Concurrency     int            // workers per server; default 10
 	ShutdownTimeout time.Duration  // how long in-flight tasks may finish on stop; default 8s
-	DefaultRetry    RetryPolicy    // for task types without a policy; default Exponential{10s, 5m}
-	KeyPrefix       string         // for flowgate's own keys (DLQ); default "flowgate"
+	// DelayedCheck is how often asynq moves due scheduled and retry tasks
+	// to pending (asynq's default is 5 s, which makes a 10 s backoff 10–15 s).
+	// Default 1s.
+	DelayedCheck time.Duration
+	DefaultRetry RetryPolicy // for task types without a policy; default Exponential{10s, 5m}
+	KeyPrefix    string      // for flowgate's own keys (DLQ); default "flowgate"
 
 	Logger     *slog.Logger
 	Registerer prometheus.Registerer
@@ -49,6 +53,9 @@ func (c *Config) withDefaults() {
 	}
 	if c.ShutdownTimeout == 0 {
 		c.ShutdownTimeout = 8 * time.Second
+	}
+	if c.DelayedCheck == 0 {
+		c.DelayedCheck = time.Second
 	}
 	if c.DefaultRetry == nil {
 		c.DefaultRetry = Exponential{Base: 10 * time.Second, Max: 5 * time.Minute}
@@ -79,6 +86,8 @@ func (c *Config) validate() error {
 		return fmt.Errorf("orchestrator: Concurrency must be ≥ 1, got %d", c.Concurrency)
 	case c.ShutdownTimeout < 0:
 		return fmt.Errorf("orchestrator: ShutdownTimeout must not be negative")
+	case c.DelayedCheck < 0:
+		return fmt.Errorf("orchestrator: DelayedCheck must not be negative")
 	}
 	for q, w := range c.Queues {
 		if w < 1 {
@@ -155,14 +164,15 @@ func (r *Runtime) Start() error {
 	}
 	for i := 0; i < r.cfg.Servers; i++ {
 		srv := asynq.NewServer(r.cfg.ConnOpt, asynq.Config{
-			Concurrency:     r.cfg.Concurrency,
-			Queues:          r.cfg.Queues,
-			RetryDelayFunc:  r.retryDelay,
-			IsFailure:       isFailure,
-			ErrorHandler:    asynq.ErrorHandlerFunc(r.handleError),
-			ShutdownTimeout: r.cfg.ShutdownTimeout,
-			Logger:          slogAdapter{r.cfg.Logger.With("component", "asynq", "server", i)},
-			LogLevel:        asynq.WarnLevel,
+			Concurrency:              r.cfg.Concurrency,
+			Queues:                   r.cfg.Queues,
+			RetryDelayFunc:           r.retryDelay,
+			IsFailure:                isFailure,
+			ErrorHandler:             asynq.ErrorHandlerFunc(r.handleError),
+			ShutdownTimeout:          r.cfg.ShutdownTimeout,
+			DelayedTaskCheckInterval: r.cfg.DelayedCheck,
+			Logger:                   slogAdapter{r.cfg.Logger.With("component", "asynq", "server", i)},
+			LogLevel:                 asynq.WarnLevel,
 		})
 		if err := srv.Start(r.Mux); err != nil {
 			for _, s := range r.servers {

@@ -181,7 +181,7 @@ func TestRetryPolicyAndDefer(t *testing.T) {
 	rinfo, err := b.rt.Client.Enqueue(asynq.NewTask("test:retry", nil), asynq.MaxRetry(3))
 	require.NoError(t, err)
 	require.NoError(t, b.rt.Start())
-	waitFor(t, 20*time.Second, "deferred task completes", func() bool {
+	waitFor(t, 60*time.Second, "deferred task completes", func() bool {
 		ti, err := b.rt.Inspector.GetTaskInfo(orchestrator.QueueDefault, info.ID)
 		return err == nil && ti.State == asynq.TaskStateCompleted
 	})

@@ -289,6 +289,11 @@ func secretValue(dst func(*Config) *string) func(*Config, string) error {
 	}
 }
 
+// retryOverdueMargin is how much later than the longest backoff the repair
+// sweep may take over a requeue: Asynq moves due tasks every second, and a
+// busy high queue may hold one a few seconds more.
+const retryOverdueMargin = 5 * time.Second
+
 // ConfigError names the variable that is wrong.
 type ConfigError struct {
 	Var string
@@ -354,8 +359,8 @@ func (c *Config) validate() error {
 	switch {
 	case c.RequeueMax < c.RequeueBase:
 		return &ConfigError{Var: "REQUEUE_BACKOFF_MAX", Err: errors.New("must not be below REQUEUE_BACKOFF_BASE")}
-	case c.RetryOverdueAfter <= c.RequeueMax:
-		return &ConfigError{Var: "RETRY_OVERDUE_AFTER", Err: errors.New("must exceed REQUEUE_BACKOFF_MAX, or the repair sweep races the scheduled requeue")}
+	case c.RetryOverdueAfter <= c.RequeueMax+retryOverdueMargin:
+		return &ConfigError{Var: "RETRY_OVERDUE_AFTER", Err: fmt.Errorf("must exceed REQUEUE_BACKOFF_MAX by more than %s (Asynq's 1 s check for due tasks plus slack), or the repair sweep races healthy requeues", retryOverdueMargin)}
 	case c.WebhookAuth == "token" && c.WebhookToken == "":
 		return &ConfigError{Var: "WEBHOOK_TOKEN", Err: errors.New("required with WEBHOOK_AUTH=token")}
 	case c.AckPath == c.FailPath:

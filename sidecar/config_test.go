@@ -110,6 +110,15 @@ func TestReadmeListsEverySetting(t *testing.T) {
 	require.Contains(t, string(raw), "go run ./sidecar")
 }
 
+func TestConfigRetryOverdueMargin(t *testing.T) {
+	_, err := LoadConfig(envOf(map[string]string{"REQUEUE_BACKOFF_MAX": "1s", "RETRY_OVERDUE_AFTER": "2s"}))
+	var ce *ConfigError
+	require.True(t, errors.As(err, &ce))
+	require.Equal(t, "RETRY_OVERDUE_AFTER", ce.Var)
+	_, err = LoadConfig(envOf(map[string]string{"REQUEUE_BACKOFF_MAX": "1s", "RETRY_OVERDUE_AFTER": "6100ms"}))
+	require.NoError(t, err)
+}
+
 func TestConfigOrchestrationSettings(t *testing.T) {
 	cfg, err := LoadConfig(envOf(nil))
 	require.NoError(t, err)

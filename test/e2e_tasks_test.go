@@ -539,3 +539,48 @@ func TestTwoInstancesShareTheQueue(t *testing.T) {
 	require.Len(t, list.Tasks, 1)
 	require.Equal(t, first.Task.QueueID, list.Tasks[0].QueueID)
 }
+
+// A body over HTTP_BODY_LIMIT is refused by the HTTP server before any
+// middleware runs; the error handler still counts it in
+// http_requests_total and writes its access-log line.
+func TestBodyLimitRefusalCounted(t *testing.T) {
+	t.Parallel()
+	db := redistest.New(t)
+	p := startFlowgate(t, taskEnv(db.URL(), map[string]string{"HTTP_BODY_LIMIT": "4096"}))
+	c := newAPI(t, p, newSigner())
+	errorOf(t, c.doRaw("POST", "/fail", []byte(`{"error_message":"`+strings.Repeat("x", 10<<10)+`"}`)), 413, contracts.CodeTooLarge)
+	require.Equal(t, 1.0, metricSum(scrape(t, p), "http_requests_total", `status="413"`), "413 not in http_requests_total")
+	require.NotEmpty(t, p.logLines(`"status":413`), "413 not access-logged")
+}
+
+// Healthy requeues are run by Asynq, not taken over by the retry-overdue
+// repair sweep: Asynq checks for due tasks every second and the sweep's
+// threshold must exceed the longest backoff by a margin (a threshold of 2 s
+// with a 1 s backoff cap is refused at start).
+func TestRetryOverdueDoesNotRaceScheduledRequeue(t *testing.T) {
+	t.Parallel()
+	db := redistest.New(t)
+	p := startFlowgate(t, taskEnv(db.URL(), map[string]string{
+		"REQUEUE_BACKOFF_BASE": "300ms", "REQUEUE_BACKOFF_MAX": "1s",
+		"RETRY_OVERDUE_SCHEDULE": "@every 1s", "RETRY_OVERDUE_AFTER": "6100ms", // the least accepted: > 1s + 5s
+	}))
+	c := newAPI(t, p, newSigner())
+	var ids []string
+	for i := 0; i < 5; i++ {
+		ids = append(ids, c.create(fmt.Sprintf("enc-race-%d", i), `{}`).QueueID)
+	}
+	claimed := decodeReply[contracts.ClaimResponse](t, c.do("POST", "/queue/claim", claimBody("vm-a", 5)), 200)
+	require.Len(t, claimed.Tasks, 5)
+	for _, id := range ids { // FAILs 1 s apart cover every phase of Asynq's 5 s check
+		require.True(t, c.hook("/fail", fmt.Sprintf(`{"queue_id":%q,"error_message":"boom"}`, id)).Requeued)
+		time.Sleep(time.Second)
+	}
+	var bySweep []string
+	for _, id := range ids {
+		got := c.waitTask(id, 10*time.Second, "PENDING HIGH", isPendingHigh)
+		if ev := lastEvent(t, got); ev.By != "requeue" {
+			bySweep = append(bySweep, id)
+		}
+	}
+	require.Empty(t, bySweep, "healthy requeues taken over by the retry-overdue sweep; log: %v", p.logLines("never came"))
+}

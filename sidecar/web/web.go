@@ -46,14 +46,6 @@ func New(o Options) (*fiber.App, error) {
 	if o.WriteTimeout == 0 {
 		o.WriteTimeout = 30 * time.Second
 	}
-	app := fiber.New(fiber.Config{
-		AppName:               "flowgate",
-		BodyLimit:             o.BodyLimit,
-		DisableStartupMessage: true,
-		ReadTimeout:           o.ReadTimeout,
-		WriteTimeout:          o.WriteTimeout,
-		ErrorHandler:          ErrorHandler(o.Logger),
-	})
 	var m *httpMetrics
 	if o.Registerer != nil {
 		var err error
@@ -61,6 +53,14 @@ func New(o Options) (*fiber.App, error) {
 			return nil, err
 		}
 	}
+	app := fiber.New(fiber.Config{
+		AppName:               "flowgate",
+		BodyLimit:             o.BodyLimit,
+		DisableStartupMessage: true,
+		ReadTimeout:           o.ReadTimeout,
+		WriteTimeout:          o.WriteTimeout,
+		ErrorHandler:          errorHandler(o.Logger, m),
+	})
 	app.Use(requestID)
 	app.Use(accessLog(o.Logger, m))
 	app.Use(recover.New(recover.Config{
@@ -111,7 +111,12 @@ func RequestID(c *fiber.Ctx) string {
 // and the JSON envelope. *contracts.Error carries its code; Fiber's own
 // errors (404 route, 413 body) are mapped by status; anything else is an
 // internal error, logged with the request id and never shown.
-func ErrorHandler(log *slog.Logger) fiber.ErrorHandler {
+func ErrorHandler(log *slog.Logger) fiber.ErrorHandler { return errorHandler(log, nil) }
+
+// errorHandler is ErrorHandler; a request the HTTP server refused before
+// any middleware ran (a body over the limit) gets its access-log line and
+// metrics here, since accessLog never saw it.
+func errorHandler(log *slog.Logger, m *httpMetrics) fiber.ErrorHandler {
 	return func(c *fiber.Ctx, err error) error {
 		var fe *fiber.Error
 		if errors.As(err, &fe) {
@@ -119,9 +124,18 @@ func ErrorHandler(log *slog.Logger) fiber.ErrorHandler {
 		}
 		code := contracts.ErrorCode(err)
 		rid := RequestID(c)
-		if rid == "" { // rejected before the middleware ran (body too large)
+		early := rid == ""
+		if early { // rejected before the middleware ran (body too large)
 			rid = utils.UUIDv4()
 			c.Set(HeaderRequestID, rid)
+			defer func() {
+				status := code.HTTPStatus()
+				if m != nil {
+					m.observe("rejected", c.Method(), strconv.Itoa(status), 0)
+				}
+				log.Warn("http request", "method", c.Method(), "route", "rejected", "path", c.Path(),
+					"status", status, "request_id", rid, "ip", c.IP(), "err", err.Error())
+			}()
 		}
 		if code == contracts.CodeInternal {
 			log.Error("internal error", "request_id", rid, "method", c.Method(), "path", c.Path(), "err", err)

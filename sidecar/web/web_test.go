@@ -93,6 +93,9 @@ func TestErrorModel(t *testing.T) {
 		require.NotEmpty(t, env.Error.RequestID, tc.name)
 		require.Equal(t, env.Error.RequestID, hdr.Get(web.HeaderRequestID), tc.name)
 	}
+	require.Equal(t, 1.0, testutil.ToFloat64(mustCounter(t, f.reg, "http_requests_total", map[string]string{"route": "rejected", "status": "413"})),
+		"a body refused before the middleware still counts")
+	require.Contains(t, f.logs.String(), `"route":"rejected"`)
 	require.Contains(t, f.logs.String(), "panic recovered")
 	require.NotContains(t, f.logs.String(), `"message":"kaboom"`, "panic text must not reach clients")
 }
