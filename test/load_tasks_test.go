@@ -1,0 +1,254 @@
+package test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/flowgate/flowgate/contracts"
+	"github.com/flowgate/flowgate/test/loadgen"
+	"github.com/flowgate/flowgate/test/redistest"
+	"github.com/flowgate/flowgate/webhooks/signature"
+)
+
+// loadSize is how many tasks a load test uses: FLOWGATE_LOAD_N, else
+// 20,000 (2,000 under -race, where only correctness is checked).
+func loadSize() int {
+	if n, err := strconv.Atoi(os.Getenv("FLOWGATE_LOAD_N")); err == nil && n > 0 {
+		return n
+	}
+	if raceEnabled {
+		return 2000
+	}
+	return 20000
+}
+
+var loadSecret = []byte(testSecrets["HMAC_SECRET"])
+
+// signedClient issues signed requests to one flowgate with fasthttp.
+type signedClient struct {
+	addr string
+	hc   *fasthttp.HostClient
+}
+
+func newSignedClient(p *proc) *signedClient {
+	addr := p.base[len("http://"):]
+	return &signedClient{addr: addr, hc: &fasthttp.HostClient{Addr: addr, MaxConns: 128}}
+}
+
+// sign fills req with a signed request.
+func sign(req *fasthttp.Request, addr, method, path string, body []byte) {
+	req.Header.SetMethod(method)
+	req.SetRequestURI("http://" + addr + path)
+	req.Header.SetContentType("application/json")
+	ts, sig := signature.Sign(loadSecret, time.Now(), body)
+	req.Header.Set(signature.HeaderTimestamp, ts)
+	req.Header.Set(signature.HeaderSignature, sig)
+	req.SetBodyRaw(body)
+}
+
+// do sends one signed request and decodes a JSON answer into out. Safe
+// to call from worker goroutines: it reports with t.Errorf and returns 0.
+func (c *signedClient) do(t testing.TB, method, path string, body any, out any) int {
+	t.Helper()
+	raw := []byte(nil)
+	if body != nil {
+		var err error
+		if raw, err = json.Marshal(body); err != nil {
+			t.Errorf("marshal: %v", err)
+			return 0
+		}
+	}
+	req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
+	defer fasthttp.ReleaseRequest(req)
+	defer fasthttp.ReleaseResponse(resp)
+	sign(req, c.addr, method, path, raw)
+	if err := c.hc.DoTimeout(req, resp, 30*time.Second); err != nil {
+		t.Errorf("%s %s: %v", method, path, err)
+		return 0
+	}
+	if out != nil && len(resp.Body()) > 0 {
+		if err := json.Unmarshal(resp.Body(), out); err != nil {
+			t.Errorf("%s %s: %d %s", method, path, resp.StatusCode(), resp.Body())
+			return 0
+		}
+	}
+	return resp.StatusCode()
+}
+
+// nonceSeq makes repeated identical requests distinct: a signature covers
+// only the second and the body, so the same body twice in one second is
+// (rightly) refused as a replay. flowgate ignores unknown fields.
+var nonceSeq atomic.Int64
+
+// loadClaimBody is a claim request with a nonce.
+func loadClaimBody(worker string, limit int) map[string]any {
+	return map[string]any{"worker_id": worker, "limit": limit, "nonce": nonceSeq.Add(1)}
+}
+
+// createTasks makes n PENDING tasks through batch POST /queue.
+func createTasks(t testing.TB, c *signedClient, n int, tag string) {
+	t.Helper()
+	for start := 0; start < n; start += contracts.MaxBatchCreate {
+		batch := contracts.BatchCreateRequest{}
+		for i := start; i < n && i < start+contracts.MaxBatchCreate; i++ {
+			batch.Tasks = append(batch.Tasks, contracts.CreateTaskRequest{
+				EncounterID: fmt.Sprintf("%s-enc-%d", tag, i), Payload: json.RawMessage(`{"n":1}`)})
+		}
+		var resp contracts.BatchCreateResponse
+		if status := c.do(t, "POST", "/queue", batch, &resp); status != 201 || resp.Created != len(batch.Tasks) {
+			t.Fatalf("create batch: %d %+v", status, resp.Created)
+		}
+	}
+}
+
+// claimAll claims every pending task with 8 workers and returns them.
+func claimAll(t testing.TB, c *signedClient, n int) []contracts.Task {
+	t.Helper()
+	var mu sync.Mutex
+	var out []contracts.Task
+	var wg sync.WaitGroup
+	for w := 0; w < 8; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				var resp contracts.ClaimResponse
+				status := c.do(t, "POST", "/queue/claim", loadClaimBody("loader", 50), &resp)
+				if status != 200 {
+					if status != 204 {
+						t.Errorf("claim: %d", status)
+					}
+					return
+				}
+				mu.Lock()
+				out = append(out, resp.Tasks...)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if len(out) != n {
+		t.Fatalf("claimed %d of %d", len(out), n)
+	}
+	return out
+}
+
+func loadFlowgate(t *testing.T) (*proc, *signedClient) {
+	db := redistest.New(t)
+	p := startFlowgate(t, withSecrets(map[string]string{
+		"REDIS_URL": db.URL(), "LOG_LEVEL": "warn", // one access-log line per request costs ~15% at these rates
+	}))
+	return p, newSignedClient(p)
+}
+
+// Signed ACK throughput over HTTP at 64 connections, against /healthz over
+// the same harness in the same run as the baseline. Reproduce:
+// go test -run TestLoadAck -v ./test/  (FLOWGATE_LOAD_N to scale).
+func TestLoadAck(t *testing.T) {
+	n := loadSize()
+	p, c := loadFlowgate(t)
+	createTasks(t, c, n, "ack")
+	claimed := claimAll(t, c, n)
+	addr := c.addr
+
+	base := loadgen.Run(loadgen.Config{Addr: addr, Conns: 64, Requests: n,
+		Build: func(_ int, req *fasthttp.Request) { req.SetRequestURI("http://" + addr + "/healthz") },
+		Check: status(200)})
+	bodies := make([][]byte, n)
+	for i, task := range claimed {
+		bodies[i], _ = json.Marshal(contracts.AckRequest{QueueID: task.QueueID, EncounterID: task.EncounterID,
+			ExperityActions: json.RawMessage(`{"actions":[{"type":"note","text":"done"}]}`)})
+	}
+	ack := loadgen.Run(loadgen.Config{Addr: addr, Conns: 64, Requests: n,
+		Build: func(i int, req *fasthttp.Request) { sign(req, addr, "POST", "/ack", bodies[i]) },
+		Check: func(i int, resp *fasthttp.Response) error {
+			if resp.StatusCode() != 200 || !bytes.Contains(resp.Body(), []byte(`"status":"DONE"`)) {
+				return fmt.Errorf("ack %d: %d %s", i, resp.StatusCode(), resp.Body())
+			}
+			return nil
+		}})
+	t.Logf("baseline GET /healthz, 64 conns: %s", base)
+	t.Logf("signed ACK, 64 conns:          %s", ack)
+	t.Logf("ACK throughput = %.2f × the /healthz baseline", ack.PerSecond()/base.PerSecond())
+	if ack.Failures > 0 || base.Failures > 0 {
+		t.Fatalf("failures: ack %v, baseline %v", ack.FirstError, base.FirstError)
+	}
+	var stats contracts.StatsResponse
+	c.do(t, "GET", "/queue/stats", nil, &stats)
+	if stats.ByStatus[contracts.StatusDone] != n {
+		t.Fatalf("DONE %d of %d", stats.ByStatus[contracts.StatusDone], n)
+	}
+	_ = p
+}
+
+// 50 workers over HTTP run claim → ACK cycles until 10,000 tasks (or
+// FLOWGATE_LOAD_N) are done: every task is claimed exactly once and ends
+// DONE. Reports the cycle rate.
+func TestLoadClaimAckCycle(t *testing.T) {
+	n := loadSize()
+	if n > 10000 {
+		n = 10000
+	}
+	_, c := loadFlowgate(t)
+	createTasks(t, c, n, "cycle")
+	var claims sync.Map
+	var dup, cycles atomic.Int64
+	var wg sync.WaitGroup
+	start := time.Now()
+	for w := 0; w < 50; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			worker := fmt.Sprintf("vm-%d", w)
+			for {
+				var resp contracts.ClaimResponse
+				if status := c.do(t, "POST", "/queue/claim", loadClaimBody(worker, 1), &resp); status != 200 {
+					if status != 204 {
+						t.Errorf("claim: %d", status)
+					}
+					return
+				}
+				for _, task := range resp.Tasks {
+					if _, loaded := claims.LoadOrStore(task.QueueID, worker); loaded {
+						dup.Add(1)
+					}
+					var ack contracts.WebhookResponse
+					if status := c.do(t, "POST", "/ack", contracts.AckRequest{QueueID: task.QueueID,
+						ExperityActions: json.RawMessage(`{"ok":true}`), WorkerID: worker}, &ack); status != 200 {
+						t.Errorf("ack %s: %d", task.QueueID, status)
+					}
+					cycles.Add(1)
+				}
+			}
+		}(w)
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	t.Logf("claim+ACK over HTTP, 50 workers: %d cycles in %s = %.0f cycles/s", cycles.Load(), elapsed.Round(time.Millisecond), float64(cycles.Load())/elapsed.Seconds())
+	if dup.Load() != 0 || cycles.Load() != int64(n) {
+		t.Fatalf("claimed twice: %d; cycles %d of %d", dup.Load(), cycles.Load(), n)
+	}
+	var stats contracts.StatsResponse
+	c.do(t, "GET", "/queue/stats", nil, &stats)
+	if stats.ByStatus[contracts.StatusDone] != n || stats.Total != n {
+		t.Fatalf("stats after the run: %+v", stats)
+	}
+}
+
+func status(want int) func(int, *fasthttp.Response) error {
+	return func(i int, resp *fasthttp.Response) error {
+		if resp.StatusCode() != want {
+			return fmt.Errorf("request %d: %d %s", i, resp.StatusCode(), resp.Body())
+		}
+		return nil
+	}
+}
