@@ -26,6 +26,7 @@ type Config struct {
 	RedisSentinelAddrs  []string
 	RedisSentinelMaster string
 	RedisPassword       string
+	RedisPoolSize       int
 
 	NodeRedBasePath string
 
@@ -53,6 +54,7 @@ type Config struct {
 	MonitoringUser  string
 	MonitoringPass  string
 	MonitoringRO    bool
+	PprofAddr       string
 	EphemeralSecret bool // set when secrets were generated (embedded mode)
 
 	// VM task orchestration (seed 004).
@@ -212,6 +214,7 @@ var settings = []setting{
 	{name: "REDIS_SENTINEL_ADDRS", help: "comma-separated host:port of Redis Sentinels (with REDIS_SENTINEL_MASTER)", apply: list(func(c *Config) *[]string { return &c.RedisSentinelAddrs })},
 	{name: "REDIS_SENTINEL_MASTER", help: "the Sentinel master name", apply: str(func(c *Config) *string { return &c.RedisSentinelMaster })},
 	{name: "REDIS_PASSWORD", help: "password for cluster or sentinel mode", secret: true, apply: str(func(c *Config) *string { return &c.RedisPassword })},
+	{name: "REDIS_POOL_SIZE", def: "64", help: "connections per Redis pool (the HTTP handlers' shared client and each asynq dequeuer); cluster mode keeps go-redis' default per node", apply: integer(func(c *Config) *int { return &c.RedisPoolSize }, 1, 10000)},
 	{name: "NODERED_BASE_PATH", def: "/chord/ortho-prd", help: "path prefix of the Node-RED-compatible booking endpoints", apply: func(c *Config, v string) error {
 		if !strings.HasPrefix(v, "/") || strings.HasSuffix(v, "/") {
 			return fmt.Errorf("must start with / and not end with /, got %q", v)
@@ -251,6 +254,13 @@ var settings = []setting{
 	{name: "MONITORING_USER", help: "basic-auth user of /monitoring (Asynqmon)", apply: str(func(c *Config) *string { return &c.MonitoringUser })},
 	{name: "MONITORING_PASSWORD", help: "basic-auth password of /monitoring", secret: true, apply: str(func(c *Config) *string { return &c.MonitoringPass })},
 	{name: "MONITORING_READONLY", def: "false", help: "true makes Asynqmon view-only", apply: boolean(func(c *Config) *bool { return &c.MonitoringRO })},
+	{name: "PPROF_ADDR", help: "when set (e.g. 127.0.0.1:6060), serve net/http/pprof there for profiling; keep it off public interfaces", apply: func(c *Config, v string) error {
+		if _, _, err := net.SplitHostPort(v); err != nil {
+			return fmt.Errorf("want host:port such as 127.0.0.1:6060, got %q", v)
+		}
+		c.PprofAddr = v
+		return nil
+	}},
 	{name: "WEBHOOK_AUTH", def: "hmac", help: "queue API and ACK/FAIL authentication: hmac, token (static bearer WEBHOOK_TOKEN) or none", apply: oneOf(func(c *Config) *string { return &c.WebhookAuth }, "hmac", "token", "none")},
 	{name: "WEBHOOK_TOKEN", help: "bearer token for WEBHOOK_AUTH=token (≥ 16 bytes)", secret: true, apply: secretValue(func(c *Config) *string { return &c.WebhookToken })},
 	{name: "WEBHOOK_TOLERANCE", def: "300s", help: "accepted clock skew of X-Timestamp (±)", apply: duration(func(c *Config) *time.Duration { return &c.WebhookTolerance })},

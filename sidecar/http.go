@@ -5,6 +5,8 @@ import (
 	"crypto/subtle"
 	"errors"
 	"net"
+	"net/http"
+	"net/http/pprof"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -16,7 +18,30 @@ import (
 	"github.com/flowgate/flowgate/sidecar/web"
 )
 
+// startPprof serves net/http/pprof on its own listener when PPROF_ADDR is set.
+func (m *Main) startPprof() error {
+	if m.Config.PprofAddr == "" {
+		return nil
+	}
+	ln, err := net.Listen("tcp", m.Config.PprofAddr)
+	if err != nil {
+		return &ConfigError{Var: "PPROF_ADDR", Err: err}
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	m.onClose(func(ctx context.Context) error { return srv.Shutdown(ctx) })
+	m.Logger.Warn("pprof profiling endpoint enabled", "addr", ln.Addr().String())
+	return nil
+}
+
 func (m *Main) startHTTP() error {
+	if err := m.startPprof(); err != nil {
+		return err
+	}
 	app, err := web.New(web.Options{BodyLimit: m.Config.BodyLimit, Logger: m.Logger, Registerer: m.registry})
 	if err != nil {
 		return err

@@ -31,13 +31,21 @@ func openRedis(ctx context.Context, cfg Config, log *slog.Logger) (*backend, err
 		if err != nil {
 			return nil, &ConfigError{Var: "REDIS_URL", Err: err}
 		}
+		switch o := opt.(type) {
+		case asynq.RedisClientOpt:
+			o.PoolSize = cfg.RedisPoolSize
+			opt = o
+		case asynq.RedisFailoverClientOpt:
+			o.PoolSize = cfg.RedisPoolSize
+			opt = o
+		}
 		b.ConnOpt, b.Mode = opt, "url"
 	case len(cfg.RedisClusterAddrs) > 0:
 		b.ConnOpt = asynq.RedisClusterClientOpt{Addrs: cfg.RedisClusterAddrs, Password: cfg.RedisPassword}
 		b.Mode = "cluster"
 	case len(cfg.RedisSentinelAddrs) > 0:
 		b.ConnOpt = asynq.RedisFailoverClientOpt{MasterName: cfg.RedisSentinelMaster,
-			SentinelAddrs: cfg.RedisSentinelAddrs, Password: cfg.RedisPassword}
+			SentinelAddrs: cfg.RedisSentinelAddrs, Password: cfg.RedisPassword, PoolSize: cfg.RedisPoolSize}
 		b.Mode = "sentinel"
 	default:
 		mini := miniredis.NewMiniRedis()
@@ -45,7 +53,7 @@ func openRedis(ctx context.Context, cfg Config, log *slog.Logger) (*backend, err
 			return nil, fmt.Errorf("start embedded redis: %w", err)
 		}
 		b.mini, b.Mode = mini, "embedded"
-		b.ConnOpt = asynq.RedisClientOpt{Addr: mini.Addr()}
+		b.ConnOpt = asynq.RedisClientOpt{Addr: mini.Addr(), PoolSize: cfg.RedisPoolSize}
 		log.Warn("EMBEDDED REDIS: nothing is durable — every queued booking, task, hold and dead letter is lost when this process exits. Set REDIS_URL (or REDIS_CLUSTER_ADDRS / REDIS_SENTINEL_ADDRS) for anything but a trial.",
 			"addr", mini.Addr())
 	}

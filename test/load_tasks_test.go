@@ -144,9 +144,13 @@ func claimAll(t testing.TB, c *signedClient, n int) []contracts.Task {
 
 func loadFlowgate(t *testing.T) (*proc, *signedClient) {
 	db := redistest.New(t)
-	p := startFlowgate(t, withSecrets(map[string]string{
-		"REDIS_URL": db.URL(), "LOG_LEVEL": "warn", // one access-log line per request costs ~15% at these rates
-	}))
+	env := withSecrets(map[string]string{
+		"REDIS_URL": db.URL(), "LOG_LEVEL": "warn", // no access-log line per request: it is measured apart
+	})
+	if addr := os.Getenv("FLOWGATE_LOAD_PPROF"); addr != "" { // profile the binary under load
+		env["PPROF_ADDR"] = addr
+	}
+	p := startFlowgate(t, env)
 	return p, newSignedClient(p)
 }
 
