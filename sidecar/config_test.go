@@ -111,11 +111,11 @@ func TestReadmeListsEverySetting(t *testing.T) {
 }
 
 func TestConfigRetryOverdueMargin(t *testing.T) {
-	_, err := LoadConfig(envOf(map[string]string{"REQUEUE_BACKOFF_MAX": "1s", "RETRY_OVERDUE_AFTER": "2s"}))
+	_, err := LoadConfig(envOf(map[string]string{"REQUEUE_BACKOFF_BASE": "300ms", "REQUEUE_BACKOFF_MAX": "1s", "RETRY_OVERDUE_AFTER": "2s"}))
 	var ce *ConfigError
 	require.True(t, errors.As(err, &ce))
 	require.Equal(t, "RETRY_OVERDUE_AFTER", ce.Var)
-	_, err = LoadConfig(envOf(map[string]string{"REQUEUE_BACKOFF_MAX": "1s", "RETRY_OVERDUE_AFTER": "6100ms"}))
+	_, err = LoadConfig(envOf(map[string]string{"REQUEUE_BACKOFF_BASE": "300ms", "REQUEUE_BACKOFF_MAX": "1s", "RETRY_OVERDUE_AFTER": "6100ms"}))
 	require.NoError(t, err)
 }
 
