@@ -114,14 +114,14 @@ func TestRequeueSurvivesSIGKILL(t *testing.T) {
 		t.Parallel()
 		db := redistest.New(t)
 		env := taskEnv(db.URL(), map[string]string{
-			"REQUEUE_BACKOFF_BASE":   "2s",
-			"REQUEUE_BACKOFF_MAX":    "2s",
+			"REQUEUE_BACKOFF_BASE":   "1s",
+			"REQUEUE_BACKOFF_MAX":    "1s",
 			"RETRY_OVERDUE_SCHEDULE": "@every 1s",
-			"RETRY_OVERDUE_AFTER":    "4s",
+			"RETRY_OVERDUE_AFTER":    "6500ms", // the least accepted above 1s + the 5s margin
 		})
 		s := newSigner()
 		p1 := startFlowgate(t, env)
-		id, _ := failedTask(t, newAPI(t, p1, s), "enc-crash-lost", 2*time.Second)
+		id, _ := failedTask(t, newAPI(t, p1, s), "enc-crash-lost", time.Second)
 		failed := time.Now()
 		scheduled, ok := findAsynqTask(asynqTasks(t, p1, "high", "scheduled"), "requeue:"+id+":")
 		require.True(t, ok, "no scheduled requeue for %s", id)
@@ -131,8 +131,8 @@ func TestRequeueSurvivesSIGKILL(t *testing.T) {
 
 		p2 := startFlowgate(t, env)
 		c := newAPI(t, p2, s)
-		requeuedBy(t, c, id, "retry-sweep", 10*time.Second)
-		require.GreaterOrEqual(t, time.Since(failed), 4*time.Second, "requeued before RETRY_OVERDUE_AFTER")
+		requeuedBy(t, c, id, "retry-sweep", 15*time.Second)
+		require.GreaterOrEqual(t, time.Since(failed), 6500*time.Millisecond, "requeued before RETRY_OVERDUE_AFTER")
 		requireMetrics(t, p2, map[string]float64{
 			`flowgate_tasks_requeued_total{via="retry_overdue"}`: 1,
 			`flowgate_tasks_requeued_total{via="asynq"}`:         0,
