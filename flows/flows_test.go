@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -22,6 +21,7 @@ import (
 	"time"
 
 	"github.com/flowgate/flowgate/contracts"
+	"github.com/flowgate/flowgate/test/flowgatetest"
 	"github.com/flowgate/flowgate/test/redistest"
 	"github.com/flowgate/flowgate/webhooks/signature"
 )
@@ -846,90 +846,19 @@ type flowgate struct {
 	t      *testing.T
 	base   string
 	client *http.Client
-	logs   *syncBuffer
 }
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
-// startFlowgate builds ./sidecar and runs it on a leased Redis database,
-// with a clean environment, until the test ends.
+// startFlowgate runs the flowgate binary on a leased Redis database until
+// the test ends.
 func startFlowgate(t *testing.T) *flowgate {
 	t.Helper()
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "flowgate")
-	build := exec.Command("go", "build", "-o", bin, "./sidecar")
-	build.Dir = ".."
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./sidecar: %v\n%s", err, out)
-	}
 	db := redistest.New(t)
-	addr := freeAddr(t)
-	cmd := exec.Command(bin)
-	cmd.Env = []string{
-		"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"),
-		"FLOWGATE_ADDR=" + addr, "REDIS_URL=" + db.URL(),
-		"HMAC_SECRET=" + testSecret, "BOOKING_AUTH_SECRET=flows-test-booking-secret-0123456789",
-		"LOG_FORMAT=json",
+	p := flowgatetest.Start(t, map[string]string{
+		"REDIS_URL": db.URL(), "HMAC_SECRET": testSecret, "BOOKING_AUTH_SECRET": "flows-test-booking-secret-0123456789",
 		// A FAILed task comes back after 5 min, not during the test.
-		"REQUEUE_BACKOFF_BASE=5m", "REQUEUE_BACKOFF_MAX=5m",
-	}
-	fg := &flowgate{t: t, base: "http://" + addr, client: &http.Client{Timeout: 30 * time.Second}, logs: &syncBuffer{}}
-	cmd.Stdout, cmd.Stderr = fg.logs, fg.logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-exited
-		if t.Failed() {
-			t.Logf("flowgate logs:\n%s", fg.logs.String())
-		}
+		"REQUEUE_BACKOFF_BASE": "5m", "REQUEUE_BACKOFF_MAX": "5m",
 	})
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		if resp, err := fg.client.Get(fg.base + "/readyz"); err == nil {
-			_ = resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return fg
-			}
-		}
-		select {
-		case <-exited:
-			t.Fatalf("flowgate exited before ready:\n%s", fg.logs.String())
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("flowgate not ready after 20s:\n%s", fg.logs.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	return &flowgate{t: t, base: p.Base, client: &http.Client{Timeout: 30 * time.Second}}
 }
 
 // do sends body to path with headers as given (nil: signed here with

@@ -1,12 +1,13 @@
 package scheduler
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/flowgate/flowgate/test/logtest"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -42,30 +43,12 @@ func (c *fakeClock) Add(d time.Duration) {
 	c.now = c.now.Add(d)
 }
 
-// syncBuffer is a log sink safe for concurrent handlers.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // instance is one Scheduler with its own Redis client, registry and log,
 // as one flowgate process would have.
 type instance struct {
 	s   *Scheduler
 	reg *prometheus.Registry
-	log *syncBuffer
+	log *logtest.Buffer
 }
 
 // newInstance builds a Scheduler on its own client to db's database and
@@ -81,7 +64,7 @@ func newInstance(t *testing.T, db *redistest.DB, edit func(*Config)) *instance {
 
 func newInstanceOn(t *testing.T, client redis.UniversalClient, edit func(*Config)) *instance {
 	t.Helper()
-	in := &instance{reg: prometheus.NewRegistry(), log: &syncBuffer{}}
+	in := &instance{reg: prometheus.NewRegistry(), log: &logtest.Buffer{}}
 	cfg := Config{
 		Redis:      client,
 		Registerer: in.reg,

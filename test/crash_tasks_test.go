@@ -68,8 +68,8 @@ func TestRequeueSurvivesSIGKILL(t *testing.T) {
 		s := newSigner()
 		p1 := startFlowgate(t, env)
 		id, retryAt := failedTask(t, newAPI(t, p1, s), "enc-crash-early", 3*time.Second)
-		p1.kill()
-		require.Empty(t, p1.logLines("task requeued after its backoff"))
+		p1.Kill()
+		require.Empty(t, p1.LogLines("task requeued after its backoff"))
 
 		p2 := startFlowgate(t, env)
 		c := newAPI(t, p2, s)
@@ -79,7 +79,7 @@ func TestRequeueSurvivesSIGKILL(t *testing.T) {
 		require.Equal(t, 1, c.stats().RetryWaiting)
 
 		requeuedBy(t, c, id, "requeue", 12*time.Second)
-		require.NotEmpty(t, p2.logLines(id), "the new process did not log the requeue")
+		require.NotEmpty(t, p2.LogLines(id), "the new process did not log the requeue")
 		requireMetrics(t, p2, map[string]float64{
 			`flowgate_tasks_requeued_total{via="asynq"}`:         1,
 			`flowgate_tasks_requeued_total{via="retry_overdue"}`: 0,
@@ -95,14 +95,14 @@ func TestRequeueSurvivesSIGKILL(t *testing.T) {
 		s := newSigner()
 		p1 := startFlowgate(t, env)
 		id, retryAt := failedTask(t, newAPI(t, p1, s), "enc-crash-due", time.Second)
-		p1.kill()
-		require.Empty(t, p1.logLines("task requeued after its backoff"))
+		p1.Kill()
+		require.Empty(t, p1.LogLines("task requeued after its backoff"))
 		time.Sleep(time.Until(retryAt.Add(1500 * time.Millisecond)))
 
 		p2 := startFlowgate(t, env)
 		c := newAPI(t, p2, s)
 		requeuedBy(t, c, id, "requeue", 10*time.Second)
-		require.Len(t, p2.logLines("task requeued after its backoff"), 1)
+		require.Len(t, p2.LogLines("task requeued after its backoff"), 1)
 		requireMetrics(t, p2, map[string]float64{`flowgate_tasks_requeued_total{via="asynq"}`: 1})
 	})
 
@@ -127,7 +127,7 @@ func TestRequeueSurvivesSIGKILL(t *testing.T) {
 		require.True(t, ok, "no scheduled requeue for %s", id)
 		status, body := deleteAsynqTask(t, p1, "high", "scheduled", scheduled.ID)
 		require.Equal(t, 204, status, body)
-		p1.kill()
+		p1.Kill()
 
 		p2 := startFlowgate(t, env)
 		c := newAPI(t, p2, s)
@@ -167,7 +167,7 @@ func waitReady(t *testing.T, p *proc, status int, timeout time.Duration) {
 	t.Helper()
 	start := time.Now()
 	for {
-		got, body := p.get("/readyz")
+		got, body := p.Get("/readyz")
 		if got == status {
 			t.Logf("/readyz %d after %s: %s", status, time.Since(start).Round(10*time.Millisecond), strings.TrimSpace(body))
 			return
@@ -182,7 +182,7 @@ func waitReady(t *testing.T, p *proc, status int, timeout time.Duration) {
 // deleteAsynqTask deletes a task through Asynqmon's API.
 func deleteAsynqTask(t *testing.T, p *proc, queue, state, id string) (int, string) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodDelete, p.base+"/monitoring/api/queues/"+queue+"/"+state+"_tasks/"+url.PathEscape(id), nil)
+	req, err := http.NewRequest(http.MethodDelete, p.Base+"/monitoring/api/queues/"+queue+"/"+state+"_tasks/"+url.PathEscape(id), nil)
 	require.NoError(t, err)
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)

@@ -33,33 +33,33 @@ func TestBinaryEndpointsAndGracefulStop(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			p := startFlowgate(t, env)
 			t.Logf("cold start to ready (%s Redis): %s (exec → /readyz 200)", name, p.ReadyIn)
-			if status, body := p.get("/healthz"); status != 200 || !strings.Contains(body, `"ok"`) {
+			if status, body := p.Get("/healthz"); status != 200 || !strings.Contains(body, `"ok"`) {
 				t.Fatalf("/healthz: %d %s", status, body)
 			}
-			if status, body := p.get("/readyz"); status != 200 || !strings.Contains(body, `"ready":true`) {
+			if status, body := p.Get("/readyz"); status != 200 || !strings.Contains(body, `"ready":true`) {
 				t.Fatalf("/readyz: %d %s", status, body)
 			}
 			waitMetrics(t, p, "asynq_queue_size", "http_requests_total", "http_request_duration_seconds", "flowgate_asynq_probe_last_success_timestamp_seconds")
-			status, body := p.get("/monitoring/")
+			status, body := p.Get("/monitoring/")
 			if status != 200 || !strings.Contains(body, "<html") {
 				t.Fatalf("/monitoring/: %d %.200s", status, body)
 			}
-			status, body = p.get("/monitoring/api/queues")
+			status, body = p.Get("/monitoring/api/queues")
 			var q struct {
 				Queues []map[string]any `json:"queues"`
 			}
 			if status != 200 || json.Unmarshal([]byte(body), &q) != nil || len(q.Queues) != 4 {
 				t.Fatalf("/monitoring/api/queues: %d %.300s", status, body)
 			}
-			if name == "embedded" && len(p.logLines("EMBEDDED REDIS")) != 1 {
+			if name == "embedded" && len(p.LogLines("EMBEDDED REDIS")) != 1 {
 				t.Fatalf("embedded mode must be announced loudly once")
 			}
-			code, took := p.stop()
+			code, took := p.Stop()
 			if code != 0 || took > 10*time.Second {
 				t.Fatalf("SIGTERM: exit %d after %s", code, took)
 			}
 			t.Logf("SIGTERM → exit 0 in %s", took)
-			if len(p.logLines("flowgate stopped")) != 1 {
+			if len(p.LogLines("flowgate stopped")) != 1 {
 				t.Fatalf("no clean-stop log line")
 			}
 		})
@@ -70,7 +70,7 @@ func waitMetrics(t *testing.T, p *proc, names ...string) {
 	t.Helper()
 	deadline := time.Now().Add(15 * time.Second)
 	for {
-		_, body := p.get("/metrics")
+		_, body := p.Get("/metrics")
 		missing := ""
 		for _, n := range names {
 			if !strings.Contains(body, "\n"+n) {
@@ -117,7 +117,7 @@ func TestBinaryColdStart(t *testing.T) {
 		if p.ReadyIn > worst {
 			worst = p.ReadyIn
 		}
-		p.stop()
+		p.Stop()
 	}
 	t.Logf("cold start to ready with real Redis over %d runs: mean %s, worst %s", runs, total/runs, worst)
 }
@@ -134,7 +134,7 @@ func TestBinaryOnRedisCluster(t *testing.T) {
 		`flowgate_asynq_probe_last_success_timestamp_seconds{queue="critical"}`,
 		`flowgate_asynq_probe_last_success_timestamp_seconds{queue="low"}`,
 		`flowgate_cron_last_run_timestamp_seconds{job="dlq_reconcile"}`)
-	if code, took := p.stop(); code != 0 {
+	if code, took := p.Stop(); code != 0 {
 		t.Fatalf("exit %d after %s", code, took)
 	}
 }

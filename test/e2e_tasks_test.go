@@ -33,7 +33,7 @@ type asynqTask struct {
 // GET {root}/api/queues/{qname}/{state}_tasks).
 func asynqTasks(t *testing.T, p *proc, queue, state string) []asynqTask {
 	t.Helper()
-	status, body := p.get("/monitoring/api/queues/" + queue + "/" + state + "_tasks?size=100")
+	status, body := p.Get("/monitoring/api/queues/" + queue + "/" + state + "_tasks?size=100")
 	require.Equal(t, 200, status, body)
 	var out struct {
 		Tasks []asynqTask `json:"tasks"`
@@ -550,7 +550,7 @@ func TestBodyLimitRefusalCounted(t *testing.T) {
 	c := newAPI(t, p, newSigner())
 	errorOf(t, c.doRaw("POST", "/fail", []byte(`{"error_message":"`+strings.Repeat("x", 10<<10)+`"}`)), 413, contracts.CodeTooLarge)
 	require.Equal(t, 1.0, metricSum(scrape(t, p), "http_requests_total", `status="413"`), "413 not in http_requests_total")
-	require.NotEmpty(t, p.logLines(`"status":413`), "413 not access-logged")
+	require.NotEmpty(t, p.LogLines(`"status":413`), "413 not access-logged")
 }
 
 // Healthy requeues are run by Asynq, not taken over by the retry-overdue
@@ -582,5 +582,5 @@ func TestRetryOverdueDoesNotRaceScheduledRequeue(t *testing.T) {
 			bySweep = append(bySweep, id)
 		}
 	}
-	require.Empty(t, bySweep, "healthy requeues taken over by the retry-overdue sweep; log: %v", p.logLines("never came"))
+	require.Empty(t, bySweep, "healthy requeues taken over by the retry-overdue sweep; log: %v", p.LogLines("never came"))
 }

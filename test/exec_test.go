@@ -1,16 +1,17 @@
 package test
 
 import (
-	"os"
 	"os/exec"
 	"testing"
+
+	"github.com/flowgate/flowgate/test/flowgatetest"
 )
 
 // runBinary runs the binary to completion with one extra env entry.
 func runBinary(t *testing.T, bin, env string, args ...string) (string, int) {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
-	cmd.Env = filterEnv(os.Environ(), "REDIS_URL")
+	cmd.Env = flowgatetest.Env()
 	if env != "" {
 		cmd.Env = append(cmd.Env, env)
 	}

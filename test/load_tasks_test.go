@@ -40,7 +40,7 @@ type signedClient struct {
 }
 
 func newSignedClient(p *proc) *signedClient {
-	addr := p.base[len("http://"):]
+	addr := p.Base[len("http://"):]
 	return &signedClient{addr: addr, hc: &fasthttp.HostClient{Addr: addr, MaxConns: 128}}
 }
 

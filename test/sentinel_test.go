@@ -61,7 +61,7 @@ func TestBinaryOnRedisSentinel(t *testing.T) {
 		"REDIS_SENTINEL_MASTER": "mymaster",
 	}))
 	waitMetrics(t, p, `flowgate_asynq_probe_last_success_timestamp_seconds{queue="default"}`)
-	if code, took := p.stop(); code != 0 {
+	if code, took := p.Stop(); code != 0 {
 		t.Fatalf("exit %d after %s", code, took)
 	}
 }

@@ -123,7 +123,7 @@ type api struct {
 }
 
 func newAPI(t *testing.T, p *proc, s *signer) *api {
-	return &api{t: t, base: p.base, s: s, hc: &http.Client{Timeout: 30 * time.Second}}
+	return &api{t: t, base: p.Base, s: s, hc: &http.Client{Timeout: 30 * time.Second}}
 }
 
 // sign builds a signed request; path may carry a query.
@@ -376,7 +376,7 @@ next:
 // scrape returns p's /metrics.
 func scrape(t *testing.T, p *proc) string {
 	t.Helper()
-	status, body := p.get("/metrics")
+	status, body := p.Get("/metrics")
 	require.Equal(t, 200, status)
 	return body
 }

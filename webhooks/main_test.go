@@ -1,13 +1,14 @@
 package webhooks_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/flowgate/flowgate/test/logtest"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
@@ -84,51 +85,13 @@ func (f *follower) FailWith(err error) {
 	f.err = err
 }
 
-// replayer records replays and does them on the ledger.
-type replayer struct {
-	ledger *tasks.Ledger
-	mu     sync.Mutex
-	calls  []string
-}
-
-func (r *replayer) Replay(ctx context.Context, id string, req contracts.RequeueRequest) (contracts.Task, error) {
-	r.mu.Lock()
-	r.calls = append(r.calls, id)
-	r.mu.Unlock()
-	return r.ledger.Replay(ctx, id, req)
-}
-
-func (r *replayer) Calls() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]string(nil), r.calls...)
-}
-
-// syncBuffer is a log sink safe for the server's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 type bundle struct {
 	ctx      context.Context
 	srv      *taskhttptest.Server
 	ledger   *tasks.Ledger
 	follower *follower
-	replayer *replayer
-	logs     *syncBuffer
+	replayer *taskhttptest.Replayer
+	logs     *logtest.Buffer
 	rdb      *redis.Client
 }
 
@@ -140,11 +103,11 @@ func setup(t *testing.T, mod ...func(*webhooks.Config)) *bundle {
 	db := redistest.New(t)
 	ledger, err := tasks.New(db.Client, tasks.Config{Prefix: "test", ClaimPollInterval: 20 * time.Millisecond})
 	require.NoError(t, err)
-	logs := &syncBuffer{}
+	logs := &logtest.Buffer{}
 	log := slog.New(slog.NewJSONHandler(logs, nil))
 	srv := taskhttptest.New(t, db.Client, taskhttptest.Options{Logger: log})
 
-	rp := &replayer{ledger: ledger}
+	rp := &taskhttptest.Replayer{Ledger: ledger}
 	api, err := taskhttp.New(ledger, taskhttp.Config{Replayer: rp, Auth: srv.Auth, Logger: log})
 	require.NoError(t, err)
 	taskhttp.Register(srv.App, api)

@@ -1,13 +1,13 @@
 package taskhttp_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/flowgate/flowgate/test/logtest"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
@@ -31,51 +31,12 @@ func TestMain(m *testing.M) {
 	)
 }
 
-// replayer records replays and does them on the ledger, standing in for
-// the Asynq dispatcher.
-type replayer struct {
-	l     *tasks.Ledger
-	mu    sync.Mutex
-	calls []string
-}
-
-func (r *replayer) Replay(ctx context.Context, id string, req contracts.RequeueRequest) (contracts.Task, error) {
-	r.mu.Lock()
-	r.calls = append(r.calls, id)
-	r.mu.Unlock()
-	return r.l.Replay(ctx, id, req)
-}
-
-func (r *replayer) Calls() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]string(nil), r.calls...)
-}
-
-// syncBuffer is a log sink safe for the server's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 type bundle struct {
 	ctx    context.Context
 	srv    *taskhttptest.Server
 	ledger *tasks.Ledger
-	replay *replayer
-	logs   *syncBuffer
+	replay *taskhttptest.Replayer
+	logs   *logtest.Buffer
 	rdb    *redis.Client
 }
 
@@ -86,9 +47,9 @@ func setup(t *testing.T, mod ...func(*taskhttp.Config)) *bundle {
 	db := redistest.New(t)
 	ledger, err := tasks.New(db.Client, tasks.Config{Prefix: "test", ClaimPollInterval: 20 * time.Millisecond})
 	require.NoError(t, err)
-	logs := &syncBuffer{}
+	logs := &logtest.Buffer{}
 	srv := taskhttptest.New(t, db.Client, taskhttptest.Options{Logger: slog.New(slog.NewJSONHandler(logs, nil))})
-	rp := &replayer{l: ledger}
+	rp := &taskhttptest.Replayer{Ledger: ledger}
 	cfg := taskhttp.Config{Replayer: rp, Auth: srv.Auth, Logger: slog.New(slog.NewJSONHandler(logs, nil)),
 		DisconnectCheck: 20 * time.Millisecond}
 	for _, m := range mod {

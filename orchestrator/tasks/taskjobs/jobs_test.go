@@ -1,12 +1,12 @@
 package taskjobs_test
 
 import (
-	"bytes"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/flowgate/flowgate/test/logtest"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
@@ -14,23 +14,6 @@ import (
 	"github.com/flowgate/flowgate/contracts"
 	"github.com/flowgate/flowgate/orchestrator/tasks/taskjobs"
 )
-
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 func TestJobsHaveTheSeedsSchedules(t *testing.T) {
 	t.Parallel()
@@ -83,7 +66,7 @@ func TestSweepSettingsAreValidated(t *testing.T) {
 func TestSweepJobs(t *testing.T) {
 	t.Parallel()
 	b := setup(t, options{})
-	logs := &syncBuffer{}
+	logs := &logtest.Buffer{}
 	reg := prometheus.NewRegistry()
 	d, err := taskjobs.New(taskjobs.Config{Ledger: b.l, Runtime: b.rt, Registerer: reg, Now: b.clock.Now,
 		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))})
