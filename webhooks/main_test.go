@@ -184,36 +184,6 @@ func (b *bundle) snapshot(t *testing.T) string {
 	return string(raw)
 }
 
-// counter reads one series of a counter (or a histogram's sample count).
-func counter(t *testing.T, reg *prometheus.Registry, name string, labels map[string]string) float64 {
-	t.Helper()
-	mfs, err := reg.Gather()
-	require.NoError(t, err)
-	for _, mf := range mfs {
-		if mf.GetName() != name {
-			continue
-		}
-	next:
-		for _, m := range mf.GetMetric() {
-			got := map[string]string{}
-			for _, lp := range m.GetLabel() {
-				got[lp.GetName()] = lp.GetValue()
-			}
-			for k, v := range labels {
-				if got[k] != v {
-					continue next
-				}
-			}
-			if h := m.GetHistogram(); h != nil {
-				return float64(h.GetSampleCount())
-			}
-			return m.GetCounter().GetValue()
-		}
-	}
-	t.Fatalf("no series %s%v", name, labels)
-	return 0
-}
-
 // outcomes reads flowgate_webhook_requests_total for hook, by outcome,
 // leaving out zeros.
 func outcomes(t *testing.T, reg *prometheus.Registry, hook string) map[string]int {

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/flowgate/flowgate/test/metrictest"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
@@ -25,8 +27,8 @@ func TestMetricsCountEveryOutcome(t *testing.T) {
 	unknown := "6f1c8a52-3f0e-4d7e-9a51-0c3b2f4f9a10"
 
 	// Every series exists from the start.
-	require.Zero(t, counter(t, reg, "flowgate_webhook_requests_total", map[string]string{"hook": "ack", "outcome": "done"}))
-	require.Zero(t, counter(t, reg, "flowgate_webhook_requests_total", map[string]string{"hook": "fail", "outcome": "dlq"}))
+	require.Zero(t, metrictest.Get(t, reg, "flowgate_webhook_requests_total", map[string]string{"hook": "ack", "outcome": "done"}))
+	require.Zero(t, metrictest.Get(t, reg, "flowgate_webhook_requests_total", map[string]string{"hook": "fail", "outcome": "dlq"}))
 
 	acked := b.create(t, "enc-ack")
 	b.claim(t, "vm-1", acked.QueueID)
@@ -57,11 +59,11 @@ func TestMetricsCountEveryOutcome(t *testing.T) {
 		outcomes(t, reg, "ack"))
 	require.Equal(t, map[string]int{"requeued": 1, "dlq": 1, "conflict": 1, "invalid": 1, "unauthorized": 1, "not_found": 1},
 		outcomes(t, reg, "fail"))
-	require.Equal(t, 7.0, counter(t, reg, "flowgate_webhook_duration_seconds", map[string]string{"hook": "ack"}))
-	require.Equal(t, 6.0, counter(t, reg, "flowgate_webhook_duration_seconds", map[string]string{"hook": "fail"}))
+	require.Equal(t, 7.0, metrictest.Get(t, reg, "flowgate_webhook_duration_seconds", map[string]string{"hook": "ack"}))
+	require.Equal(t, 6.0, metrictest.Get(t, reg, "flowgate_webhook_duration_seconds", map[string]string{"hook": "fail"}))
 
 	// The app's own metrics see the same requests by route.
-	require.Equal(t, 1.0, counter(t, reg, "http_requests_total", map[string]string{"route": "/webhook/fail", "status": "200"}))
+	require.Equal(t, 1.0, metrictest.Get(t, reg, "http_requests_total", map[string]string{"route": "/webhook/fail", "status": "200"}))
 }
 
 // downLedger fails like a ledger whose Redis is unreachable.

@@ -12,9 +12,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/flowgate/flowgate/test/metrictest"
+
 	"github.com/gofiber/fiber/v2"
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/require"
 
 	"github.com/flowgate/flowgate/contracts"
@@ -93,7 +94,7 @@ func TestErrorModel(t *testing.T) {
 		require.NotEmpty(t, env.Error.RequestID, tc.name)
 		require.Equal(t, env.Error.RequestID, hdr.Get(web.HeaderRequestID), tc.name)
 	}
-	require.Equal(t, 1.0, testutil.ToFloat64(mustCounter(t, f.reg, "http_requests_total", map[string]string{"route": "rejected", "status": "413"})),
+	require.Equal(t, 1.0, metrictest.Must(t, f.reg, "http_requests_total", map[string]string{"route": "rejected", "status": "413"}),
 		"a body refused before the middleware still counts")
 	require.Contains(t, f.logs.String(), `"route":"rejected"`)
 	require.Contains(t, f.logs.String(), "panic recovered")
@@ -130,39 +131,12 @@ func TestMetricsAndAccessLog(t *testing.T) {
 		do(t, f, httptest.NewRequest("POST", "/echo/"+string(rune('a'+i)), strings.NewReader(`{"n":1}`)))
 	}
 	do(t, f, httptest.NewRequest("GET", "/x/y/z", nil))
-	require.Equal(t, 3.0, testutil.ToFloat64(mustCounter(t, f.reg, "http_requests_total", map[string]string{"route": "/echo/:id", "status": "200"})))
-	require.Equal(t, 1.0, testutil.ToFloat64(mustCounter(t, f.reg, "http_requests_total", map[string]string{"route": "unmatched", "status": "404"})))
+	require.Equal(t, 3.0, metrictest.Must(t, f.reg, "http_requests_total", map[string]string{"route": "/echo/:id", "status": "200"}))
+	require.Equal(t, 1.0, metrictest.Must(t, f.reg, "http_requests_total", map[string]string{"route": "unmatched", "status": "404"}))
 	var line map[string]any
 	first, _, _ := strings.Cut(f.logs.String(), "\n")
 	require.NoError(t, json.Unmarshal([]byte(first), &line))
 	for _, k := range []string{"route", "status", "latency_ms", "request_id", "method"} {
 		require.Contains(t, line, k)
 	}
-}
-
-// mustCounter finds one series by labels in a gathered registry.
-func mustCounter(t *testing.T, reg *prometheus.Registry, name string, labels map[string]string) prometheus.Collector {
-	t.Helper()
-	mfs, err := reg.Gather()
-	require.NoError(t, err)
-	for _, mf := range mfs {
-		if mf.GetName() != name {
-			continue
-		}
-	next:
-		for _, m := range mf.GetMetric() {
-			got := map[string]string{}
-			for _, lp := range m.GetLabel() {
-				got[lp.GetName()] = lp.GetValue()
-			}
-			for k, v := range labels {
-				if got[k] != v {
-					continue next
-				}
-			}
-			return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: "x"}, func() float64 { return m.GetCounter().GetValue() })
-		}
-	}
-	t.Fatalf("no %s%v", name, labels)
-	return nil
 }

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flowgate/flowgate/test/metrictest"
+
 	"github.com/google/uuid"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
@@ -146,39 +148,19 @@ func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool)
 }
 
 // asynqWait bounds waits for a task Asynq must run: a scheduled task is
-// moved to pending by a forwarder that looks every 5 s.
+// moved to pending by a forwarder that looks every second
+// (orchestrator.Config.DelayedCheck), slower under load.
 const asynqWait = 15 * time.Second
 
 // metric returns the value of one series of reg (0 when absent); labels are
 // name, value pairs.
 func metric(t *testing.T, reg *prometheus.Registry, name string, labels ...string) float64 {
 	t.Helper()
-	families, err := reg.Gather()
-	require.NoError(t, err)
-	for _, f := range families {
-		if f.GetName() != name {
-			continue
-		}
-	series:
-		for _, m := range f.GetMetric() {
-			have := map[string]string{}
-			for _, lp := range m.GetLabel() {
-				have[lp.GetName()] = lp.GetValue()
-			}
-			for i := 0; i+1 < len(labels); i += 2 {
-				if have[labels[i]] != labels[i+1] {
-					continue series
-				}
-			}
-			switch {
-			case m.GetCounter() != nil:
-				return m.GetCounter().GetValue()
-			case m.GetGauge() != nil:
-				return m.GetGauge().GetValue()
-			}
-		}
+	want := map[string]string{}
+	for i := 0; i+1 < len(labels); i += 2 {
+		want[labels[i]] = labels[i+1]
 	}
-	return 0
+	return metrictest.Get(t, reg, name, want)
 }
 
 func requireCode(t *testing.T, err error, code contracts.Code) {
