@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/flowgate/flowgate/contracts"
 )
 
@@ -43,28 +45,11 @@ func (l *Ledger) RecoverExpired(ctx context.Context, now time.Time, olderThan ti
 }
 
 func (l *Ledger) recover(ctx context.Context, op, index, by string, now time.Time, olderThan time.Duration, reason string) (SweepResult, error) {
-	var res SweepResult
-	if olderThan < 0 {
-		return res, invalid(op, "olderThan", "olderThan must not be negative")
-	}
-	cutoff := now.Add(-olderThan).UnixMilli()
 	reason = message(reason)
-	for {
-		v, err := l.run(ctx, op, recoverScript, now, index, cutoff, l.cfg.SweepBatch, reason, contracts.DLQErrorMessage, by)
-		if err != nil {
-			return res, err
-		}
-		arr, ok := v.([]any)
-		if !ok || len(arr) != 3 {
-			return res, badReply(op, v)
-		}
-		res.Batches++
+	return l.sweep(ctx, op, recoverScript, index, now, olderThan, 3, func(res *SweepResult, arr []any) {
 		res.Recovered = append(res.Recovered, stringList(arr[1])...)
 		res.DeadLettered = append(res.DeadLettered, stringList(arr[2])...)
-		if scanned, _ := arr[0].(int64); scanned < int64(l.cfg.SweepBatch) || ctx.Err() != nil {
-			return res, nil
-		}
-	}
+	}, reason, contracts.DLQErrorMessage, by)
 }
 
 // PromoteOverdue is the SLA sweep: every PENDING NORMAL or LOW task created
@@ -72,27 +57,9 @@ func (l *Ledger) recover(ctx context.Context, op, index, by string, now time.Tim
 // becoming pending, so it is served ahead of HIGH tasks queued after it.
 // O(affected): it reads only the overdue part of the SLA index, in batches.
 func (l *Ledger) PromoteOverdue(ctx context.Context, now time.Time, olderThan time.Duration) (SweepResult, error) {
-	const op = "tasks.PromoteOverdue"
-	var res SweepResult
-	if olderThan < 0 {
-		return res, invalid(op, "olderThan", "olderThan must not be negative")
-	}
-	cutoff := now.Add(-olderThan).UnixMilli()
-	for {
-		v, err := l.run(ctx, op, promoteScript, now, l.k.sla(), cutoff, l.cfg.SweepBatch)
-		if err != nil {
-			return res, err
-		}
-		arr, ok := v.([]any)
-		if !ok || len(arr) != 2 {
-			return res, badReply(op, v)
-		}
-		res.Batches++
+	return l.sweep(ctx, "tasks.PromoteOverdue", promoteScript, l.k.sla(), now, olderThan, 2, func(res *SweepResult, arr []any) {
 		res.Promoted = append(res.Promoted, stringList(arr[1])...)
-		if scanned, _ := arr[0].(int64); scanned < int64(l.cfg.SweepBatch) || ctx.Err() != nil {
-			return res, nil
-		}
-	}
+	})
 }
 
 // RetryOverdue is the safety net under Fail's retry path: an ERROR task
@@ -102,24 +69,35 @@ func (l *Ledger) PromoteOverdue(ctx context.Context, now time.Time, olderThan ti
 // unchanged, reason in history. olderThan should exceed the longest retry
 // backoff. Dead letters are never touched. O(affected), in batches.
 func (l *Ledger) RetryOverdue(ctx context.Context, now time.Time, olderThan time.Duration) (SweepResult, error) {
-	const op = "tasks.RetryOverdue"
+	reason := "retry overdue: ERROR for more than " + olderThan.String() + " without a requeue"
+	return l.sweep(ctx, "tasks.RetryOverdue", retryScript, l.k.retry(), now, olderThan, 2, func(res *SweepResult, arr []any) {
+		res.Requeued = append(res.Requeued, stringList(arr[1])...)
+	}, reason)
+}
+
+// sweep runs a sweep script over the part of index older than
+// now−olderThan, one batch of Config.SweepBatch per call, until a batch
+// comes back short. Every sweep script answers an array of replyLen items
+// whose first is the number of index entries scanned; collect takes the
+// rest into the result.
+func (l *Ledger) sweep(ctx context.Context, op string, s *redis.Script, index string, now time.Time, olderThan time.Duration,
+	replyLen int, collect func(*SweepResult, []any), args ...any) (SweepResult, error) {
 	var res SweepResult
 	if olderThan < 0 {
 		return res, invalid(op, "olderThan", "olderThan must not be negative")
 	}
-	cutoff := now.Add(-olderThan).UnixMilli()
-	reason := "retry overdue: ERROR for more than " + olderThan.String() + " without a requeue"
+	argv := append([]any{now.Add(-olderThan).UnixMilli(), l.cfg.SweepBatch}, args...)
 	for {
-		v, err := l.run(ctx, op, retryScript, now, l.k.retry(), cutoff, l.cfg.SweepBatch, reason)
+		v, err := l.run(ctx, op, s, now, index, argv...)
 		if err != nil {
 			return res, err
 		}
 		arr, ok := v.([]any)
-		if !ok || len(arr) != 2 {
+		if !ok || len(arr) != replyLen {
 			return res, badReply(op, v)
 		}
 		res.Batches++
-		res.Requeued = append(res.Requeued, stringList(arr[1])...)
+		collect(&res, arr)
 		if scanned, _ := arr[0].(int64); scanned < int64(l.cfg.SweepBatch) || ctx.Err() != nil {
 			return res, nil
 		}
