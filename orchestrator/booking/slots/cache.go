@@ -1,0 +1,258 @@
+package slots
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/flowgate/flowgate/contracts"
+)
+
+// DefaultCacheTTL is how long a cached list lives: the reference's hard
+// limit for using flat-cache data (60 min). Whether a list is fresh enough
+// (5 min in the reference) is the caller's call, from Entry.FetchedAt.
+const DefaultCacheTTL = 60 * time.Minute
+
+// CacheConfig configures a Cache. Zero values take the defaults.
+type CacheConfig struct {
+	// Prefix starts every key: "<Prefix>:{slots}:…". Default "flowgate".
+	Prefix string
+	// TTL of each cached list. Default DefaultCacheTTL.
+	TTL time.Duration
+	// Now stamps FetchedAt and the registry. Default time.Now.
+	Now func() time.Time
+	// Logger receives a warning for each slot Put cannot cache. Default
+	// slog.Default().
+	Logger *slog.Logger
+}
+
+func (c CacheConfig) withDefaults() CacheConfig {
+	if c.Prefix == "" {
+		c.Prefix = "flowgate"
+	}
+	if c.TTL == 0 {
+		c.TTL = DefaultCacheTTL
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return c
+}
+
+func (c CacheConfig) validate() error {
+	switch {
+	case strings.ContainsAny(c.Prefix, "{}"):
+		return fmt.Errorf("slots: Prefix %q must not contain '{' or '}'", c.Prefix)
+	case c.TTL < time.Millisecond:
+		return fmt.Errorf("slots: cache TTL %s must be at least 1ms", c.TTL)
+	}
+	return nil
+}
+
+// Cache is the shared slot cache. It is safe for concurrent use by any
+// number of instances.
+type Cache struct {
+	rdb  redis.UniversalClient
+	cfg  CacheConfig
+	keys keys
+}
+
+// NewCache checks cfg and returns a Cache on rdb.
+func NewCache(rdb redis.UniversalClient, cfg CacheConfig) (*Cache, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	return &Cache{rdb: rdb, cfg: cfg, keys: newKeys(cfg.Prefix)}, nil
+}
+
+// Entry is one cached list.
+type Entry struct {
+	Range     Range
+	Slots     []Slot // sorted (Sort)
+	FetchedAt time.Time
+}
+
+type meta struct {
+	LocationGUID     string `json:"locationGUID"`
+	ScheduleViewGUID string `json:"scheduleViewGUID,omitempty"`
+	From             string `json:"from"` // YYYY-MM-DD
+	To               string `json:"to"`
+	FetchedAt        int64  `json:"fetchedAt"` // Unix ms
+	Count            int    `json:"count"`
+}
+
+const dateISO = "2006-01-02"
+
+func checkRange(op string, r Range) error {
+	switch {
+	case r.LocationGUID == "" || strings.ContainsAny(r.LocationGUID, ":{}|") || strings.ContainsAny(r.ScheduleViewGUID, ":{}|"):
+		return invalid(op, "a range needs a locationGUID (and an optional scheduleViewGUID) without ':', '|' or braces")
+	case r.From.IsZero() || r.To.IsZero():
+		return invalid(op, "a range needs From and To dates")
+	case dateOf(r.To).Before(dateOf(r.From)):
+		return invalid(op, "range ends (%s) before it starts (%s)", r.To.Format(dateISO), r.From.Format(dateISO))
+	}
+	return nil
+}
+
+func dateOf(t time.Time) time.Time {
+	return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
+}
+
+// Put replaces the list of r with list, stamped FetchedAt = now. A slot
+// without a parseable start, a schedule view or a column cannot be booked
+// and is left out with a warning; two slots with one SlotID are one.
+func (c *Cache) Put(ctx context.Context, r Range, list []Slot) error {
+	const op = "slots.Cache.Put"
+	if err := checkRange(op, r); err != nil {
+		return err
+	}
+	now := c.cfg.Now()
+	args := make([]any, 0, 4+2*len(list))
+	args = append(args, now.UnixMilli(), c.cfg.TTL.Milliseconds(), metaField, nil)
+	seen := make(map[string]int, len(list)) // SlotID → index of its value in args
+	for _, s := range list {
+		id, err := s.ID()
+		if err != nil {
+			c.cfg.Logger.Warn("slot cache: slot left out", "op", op, "startTime", s.StartTime,
+				"scheduleViewGUID", s.ScheduleViewGUID, "scheduleColumnGUID", s.ScheduleColumnGUID, "err", err)
+			continue
+		}
+		raw, err := json.Marshal(s)
+		if err != nil {
+			return fmt.Errorf("%s: %w", op, err)
+		}
+		if i, dup := seen[id]; dup {
+			args[i] = raw // keep the last, like HSET
+			continue
+		}
+		seen[id] = len(args) + 1
+		args = append(args, id, raw)
+	}
+	m, err := json.Marshal(meta{
+		LocationGUID: r.LocationGUID, ScheduleViewGUID: r.ScheduleViewGUID,
+		From: r.From.Format(dateISO), To: r.To.Format(dateISO),
+		FetchedAt: now.UnixMilli(), Count: len(seen),
+	})
+	if err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	args[3] = m
+	if err := putScript.Run(ctx, c.rdb, []string{c.keys.registry(), c.keys.entry(r)}, args...).Err(); err != nil {
+		return unavailable(op, err)
+	}
+	return nil
+}
+
+// Get returns the list of r; found is false when none is cached (never
+// put, expired or deleted). An empty list that was put is found.
+func (c *Cache) Get(ctx context.Context, r Range) (e Entry, found bool, err error) {
+	const op = "slots.Cache.Get"
+	if err := checkRange(op, r); err != nil {
+		return Entry{}, false, err
+	}
+	fields, err := c.rdb.HGetAll(ctx, c.keys.entry(r)).Result()
+	if err != nil {
+		return Entry{}, false, unavailable(op, err)
+	}
+	rawMeta, ok := fields[metaField]
+	if !ok {
+		return Entry{}, false, nil
+	}
+	var m meta
+	if err := json.Unmarshal([]byte(rawMeta), &m); err != nil {
+		return Entry{}, false, contracts.Wrap(contracts.CodeInternal, op, err, "corrupt slot cache entry")
+	}
+	e = Entry{Range: r, FetchedAt: time.UnixMilli(m.FetchedAt), Slots: make([]Slot, 0, len(fields)-1)}
+	for f, v := range fields {
+		if f == metaField {
+			continue
+		}
+		var s Slot
+		if err := json.Unmarshal([]byte(v), &s); err != nil {
+			return Entry{}, false, contracts.Wrap(contracts.CodeInternal, op, err, "corrupt slot cache entry")
+		}
+		e.Slots = append(e.Slots, s)
+	}
+	Sort(e.Slots)
+	return e, true, nil
+}
+
+// Delete drops the list of r; it reports whether there was one.
+func (c *Cache) Delete(ctx context.Context, r Range) (bool, error) {
+	const op = "slots.Cache.Delete"
+	if err := checkRange(op, r); err != nil {
+		return false, err
+	}
+	n, err := deleteScript.Run(ctx, c.rdb, []string{c.keys.registry(), c.keys.entry(r)}).Int()
+	if err != nil {
+		return false, unavailable(op, err)
+	}
+	return n == 1, nil
+}
+
+// Invalidate removes slot s (matched by SlotID) from every cached list, in
+// one script, and returns how many lists held it. Call it once a slot is
+// booked, or Cloud9 says it is not available.
+func (c *Cache) Invalidate(ctx context.Context, s Slot) (int, error) {
+	const op = "slots.Cache.Invalidate"
+	id, err := s.ID()
+	if err != nil {
+		return 0, invalid(op, "cannot identify the slot: %v", err)
+	}
+	n, err := invalidateScript.Run(ctx, c.rdb, []string{c.keys.registry()}, c.cfg.Now().UnixMilli(), id).Int()
+	if err != nil {
+		return 0, unavailable(op, err)
+	}
+	return n, nil
+}
+
+// Find returns the cached slot a decoded bookingToken names (same schedule
+// view, column and start minute), from any live list. found is false when
+// no list holds it: booked, invalidated, or the lists expired — the caller
+// then asks Cloud9 or refuses the token.
+func (c *Cache) Find(ctx context.Context, ts TokenSlot) (s Slot, found bool, err error) {
+	const op = "slots.Cache.Find"
+	id, err := ts.ID()
+	if err != nil {
+		return Slot{}, false, invalid(op, "cannot identify the slot: %v", err)
+	}
+	raw, err := findScript.Run(ctx, c.rdb, []string{c.keys.registry()}, c.cfg.Now().UnixMilli(), id).Text()
+	switch {
+	case errors.Is(err, redis.Nil):
+		return Slot{}, false, nil
+	case err != nil:
+		return Slot{}, false, unavailable(op, err)
+	}
+	if err := json.Unmarshal([]byte(raw), &s); err != nil {
+		return Slot{}, false, contracts.Wrap(contracts.CodeInternal, op, err, "corrupt slot cache entry")
+	}
+	return s, true, nil
+}
+
+// Contains reports whether a decoded bookingToken's slot is in the cache.
+func (c *Cache) Contains(ctx context.Context, ts TokenSlot) (bool, error) {
+	_, found, err := c.Find(ctx, ts)
+	return found, err
+}
+
+// String names the entry key of r, for logs.
+func (r Range) String() string {
+	v := r.ScheduleViewGUID
+	if v == "" {
+		v = "*"
+	}
+	return r.LocationGUID + "/" + v + "/" + r.From.Format(dateISO) + ".." + r.To.Format(dateISO) + " (" +
+		strconv.Itoa(int(dateOf(r.To).Sub(dateOf(r.From)).Hours()/24)+1) + " days)"
+}

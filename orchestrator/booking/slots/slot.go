@@ -1,0 +1,141 @@
+package slots
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// DefaultMinutes is the length assumed for a slot whose Minutes is unknown
+// (createAppt's default).
+const DefaultMinutes = 45
+
+// Slot is one open slot of GetOnlineReservations, with the reference's
+// camelCase names. StartTime and EndTime are Cloud9's strings, verbatim.
+type Slot struct {
+	StartTime                   string `json:"startTime"`
+	EndTime                     string `json:"endTime,omitempty"`
+	ScheduleViewGUID            string `json:"scheduleViewGUID"`
+	ScheduleViewDescription     string `json:"scheduleViewDescription,omitempty"`
+	ScheduleColumnGUID          string `json:"scheduleColumnGUID"`
+	ScheduleColumnDescription   string `json:"scheduleColumnDescription,omitempty"`
+	ScheduleTemplateName        string `json:"scheduleTemplateName,omitempty"`
+	AppointmentClassGUID        string `json:"appointmentClassGUID,omitempty"`
+	AppointmentClassDescription string `json:"appointmentClassDescription,omitempty"`
+	AppointmentTypeGUID         string `json:"appointmentTypeGUID"`
+	AppointmentTypeDescription  string `json:"appointmentTypeDescription,omitempty"`
+	Minutes                     int    `json:"minutes"`
+	LocationGUID                string `json:"locationGUID"`
+}
+
+// Start parses StartTime (see ParseTime).
+func (s Slot) Start() (time.Time, error) { return ParseTime(s.StartTime) }
+
+// Length is Minutes as a duration, DefaultMinutes when Minutes is not
+// positive.
+func (s Slot) Length() time.Duration {
+	if s.Minutes <= 0 {
+		return DefaultMinutes * time.Minute
+	}
+	return time.Duration(s.Minutes) * time.Minute
+}
+
+// TokenSlot is what a bookingToken carries.
+func (s Slot) TokenSlot() TokenSlot {
+	return TokenSlot{
+		StartTime:           s.StartTime,
+		ScheduleViewGUID:    s.ScheduleViewGUID,
+		ScheduleColumnGUID:  s.ScheduleColumnGUID,
+		AppointmentTypeGUID: s.AppointmentTypeGUID,
+		Minutes:             s.Minutes,
+	}
+}
+
+// timeLayouts are the spellings ParseTime accepts, most common first. Go's
+// "1", "2" and "3" also read zero-padded numbers.
+var timeLayouts = []string{
+	"1/2/2006 3:04:05 PM",
+	"1/2/2006 3:04 PM",
+	"1/2/2006 15:04:05",
+	"1/2/2006 15:04",
+	"2006-01-02T15:04:05",
+	"2006-01-02 15:04:05",
+	"2006-01-02T15:04",
+}
+
+// ParseTime reads a Cloud9 date-time ("11/5/2025 8:30:00 AM", "01/20/2026
+// 10:00 AM", and 24-hour or ISO forms without a zone) as a wall-clock time
+// labelled UTC.
+func ParseTime(s string) (time.Time, error) {
+	v := strings.ToUpper(strings.Join(strings.Fields(s), " "))
+	for _, layout := range timeLayouts {
+		if t, err := time.Parse(layout, v); err == nil {
+			return t, nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("slots: %q is not a Cloud9 date-time (M/D/YYYY h:mm[:ss] AM)", s)
+}
+
+// FormatTime writes t as Cloud9 does: "1/20/2026 10:00:00 AM".
+func FormatTime(t time.Time) string { return t.Format("1/2/2006 3:04:05 PM") }
+
+// Date is t's date as the booking answers spell it: "01/20/2026".
+func Date(t time.Time) string { return t.Format("01/02/2006") }
+
+// TimeOfDay is t's time as the booking answers spell it: "9:10 AM".
+func TimeOfDay(t time.Time) string { return t.Format("3:04 PM") }
+
+// Sort orders slots by start, then schedule view and column, in place;
+// slots whose start does not parse go last, in their original order.
+func Sort(list []Slot) {
+	starts := make(map[string]time.Time, len(list))
+	for _, s := range list {
+		if t, err := s.Start(); err == nil {
+			starts[s.StartTime] = t
+		}
+	}
+	slices.SortStableFunc(list, func(a, b Slot) int {
+		ta, oka := starts[a.StartTime]
+		tb, okb := starts[b.StartTime]
+		switch {
+		case !oka || !okb:
+			return cmpBool(oka, okb)
+		case !ta.Equal(tb):
+			return ta.Compare(tb)
+		}
+		return cmp.Or(strings.Compare(a.ScheduleViewGUID, b.ScheduleViewGUID),
+			strings.Compare(a.ScheduleColumnGUID, b.ScheduleColumnGUID))
+	})
+}
+
+// cmpBool puts true before false.
+func cmpBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return -1
+	}
+	return 1
+}
+
+// SlotID identifies a physical slot: schedule view, column and start minute,
+// GUIDs upper-cased ("<VIEW>|<COLUMN>|YYYYMMDDHHmm"). It is the field of the
+// slot in the cache and what Invalidate and Find match on.
+func SlotID(view, column, startTime string) (string, error) {
+	t, err := ParseTime(startTime)
+	if err != nil {
+		return "", err
+	}
+	if view == "" || column == "" {
+		return "", fmt.Errorf("slots: a slot needs a scheduleViewGUID and a scheduleColumnGUID")
+	}
+	return strings.ToUpper(view) + "|" + strings.ToUpper(column) + "|" + t.Format("200601021504"), nil
+}
+
+// ID is SlotID of s.
+func (s Slot) ID() (string, error) {
+	return SlotID(s.ScheduleViewGUID, s.ScheduleColumnGUID, s.StartTime)
+}
