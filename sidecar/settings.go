@@ -1,0 +1,235 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Rate is "N/duration", e.g. 5/min, 5/6s, 10/1m.
+type Rate struct {
+	N   int
+	Per time.Duration
+}
+
+func (r Rate) String() string { return fmt.Sprintf("%d/%s", r.N, r.Per) }
+
+var rateRe = regexp.MustCompile(`^(\d+)\s*/\s*(\S+)$`)
+
+// ParseRate parses N/unit where unit is s, sec, m, min, h, hour or a Go
+// duration such as 6s.
+func ParseRate(s string) (Rate, error) {
+	m := rateRe.FindStringSubmatch(strings.TrimSpace(s))
+	if m == nil {
+		return Rate{}, fmt.Errorf("want N/period such as 5/min or 5/6s, got %q", s)
+	}
+	n, err := strconv.Atoi(m[1])
+	if err != nil || n < 1 {
+		return Rate{}, fmt.Errorf("count must be a positive integer, got %q", m[1])
+	}
+	var per time.Duration
+	switch m[2] {
+	case "s", "sec", "second":
+		per = time.Second
+	case "m", "min", "minute":
+		per = time.Minute
+	case "h", "hour":
+		per = time.Hour
+	default:
+		if per, err = time.ParseDuration(m[2]); err != nil || per <= 0 {
+			return Rate{}, fmt.Errorf("period must be s, min, h or a positive duration, got %q", m[2])
+		}
+	}
+	return Rate{N: n, Per: per}, nil
+}
+
+// setting is one environment variable: its default, help, and how it is
+// applied to the Config.
+type setting struct {
+	name, def, help string
+	secret          bool
+	apply           func(c *Config, v string) error
+}
+
+func str(dst func(*Config) *string) func(*Config, string) error {
+	return func(c *Config, v string) error { *dst(c) = v; return nil }
+}
+
+func list(dst func(*Config) *[]string) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		var out []string
+		for _, a := range strings.Split(v, ",") {
+			if a = strings.TrimSpace(a); a == "" {
+				continue
+			}
+			if _, _, err := net.SplitHostPort(a); err != nil {
+				return fmt.Errorf("%q is not host:port", a)
+			}
+			out = append(out, a)
+		}
+		*dst(c) = out
+		return nil
+	}
+}
+
+func integer(dst func(*Config) *int, min, max int) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil {
+			return fmt.Errorf("want an integer, got %q", v)
+		}
+		if n < min || n > max {
+			return fmt.Errorf("must be between %d and %d, got %d", min, max, n)
+		}
+		*dst(c) = n
+		return nil
+	}
+}
+
+func duration(dst func(*Config) *time.Duration) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		d, err := time.ParseDuration(strings.TrimSpace(v))
+		if err != nil {
+			return fmt.Errorf("want a duration such as 10s or 2m, got %q", v)
+		}
+		if d < 0 {
+			return fmt.Errorf("must not be negative, got %s", d)
+		}
+		*dst(c) = d
+		return nil
+	}
+}
+
+func boolean(dst func(*Config) *bool) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		b, err := strconv.ParseBool(strings.TrimSpace(v))
+		if err != nil {
+			return fmt.Errorf("want true or false, got %q", v)
+		}
+		*dst(c) = b
+		return nil
+	}
+}
+
+func oneOf(dst func(*Config) *string, allowed ...string) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		for _, a := range allowed {
+			if v == a {
+				*dst(c) = v
+				return nil
+			}
+		}
+		return fmt.Errorf("must be one of %s, got %q", strings.Join(allowed, ", "), v)
+	}
+}
+
+// settings is the table of every variable, in the order -help lists them.
+var settings = []setting{
+	{name: "FLOWGATE_ADDR", def: ":8080", help: "HTTP listen address", apply: func(c *Config, v string) error {
+		if _, _, err := net.SplitHostPort(v); err != nil {
+			return fmt.Errorf("want host:port such as :8080, got %q", v)
+		}
+		c.Addr = v
+		return nil
+	}},
+	{name: "REDIS_URL", help: "redis://[:password@]host:port/db (rediss:// for TLS); unset = embedded, non-durable Redis", secret: true, apply: func(c *Config, v string) error {
+		u, err := url.Parse(v)
+		if err != nil || (u.Scheme != "redis" && u.Scheme != "rediss" && u.Scheme != "redis-socket") || (u.Host == "" && u.Scheme != "redis-socket") {
+			return errors.New("want redis://host:port/db or rediss://host:port/db")
+		}
+		c.RedisURL = v
+		return nil
+	}},
+	{name: "REDIS_CLUSTER_ADDRS", help: "comma-separated host:port seeds of a Redis Cluster", apply: list(func(c *Config) *[]string { return &c.RedisClusterAddrs })},
+	{name: "REDIS_SENTINEL_ADDRS", help: "comma-separated host:port of Redis Sentinels (with REDIS_SENTINEL_MASTER)", apply: list(func(c *Config) *[]string { return &c.RedisSentinelAddrs })},
+	{name: "REDIS_SENTINEL_MASTER", help: "the Sentinel master name", apply: str(func(c *Config) *string { return &c.RedisSentinelMaster })},
+	{name: "REDIS_PASSWORD", help: "password for cluster or sentinel mode", secret: true, apply: str(func(c *Config) *string { return &c.RedisPassword })},
+	{name: "REDIS_POOL_SIZE", def: "64", help: "connections per Redis pool (the HTTP handlers' shared client and each asynq dequeuer); cluster mode keeps go-redis' default per node", apply: integer(func(c *Config) *int { return &c.RedisPoolSize }, 1, 10000)},
+	{name: "NODERED_BASE_PATH", def: "/chord/ortho-prd", help: "path prefix of the Node-RED-compatible booking endpoints", apply: func(c *Config, v string) error {
+		if !strings.HasPrefix(v, "/") || strings.HasSuffix(v, "/") {
+			return fmt.Errorf("must start with / and not end with /, got %q", v)
+		}
+		c.NodeRedBasePath = v
+		return nil
+	}},
+	{name: "CLOUD9_ENDPOINT", help: "Cloud9 XML API URL; unset = the built-in sandbox simulator", apply: func(c *Config, v string) error {
+		u, err := url.Parse(v)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("want an http(s) URL, got %q", v)
+		}
+		c.Cloud9Endpoint = v
+		return nil
+	}},
+	{name: "CLOUD9_CLIENT_ID", help: "Cloud9 client id", apply: str(func(c *Config) *string { return &c.Cloud9ClientID })},
+	{name: "CLOUD9_USERNAME", help: "Cloud9 user name", apply: str(func(c *Config) *string { return &c.Cloud9Username })},
+	{name: "CLOUD9_PASSWORD", help: "Cloud9 password", secret: true, apply: str(func(c *Config) *string { return &c.Cloud9Password })},
+	{name: "CLOUD9_VENDOR_USERNAME", help: "Cloud9 vendor user name", apply: str(func(c *Config) *string { return &c.Cloud9VendorUsername })},
+	{name: "CLOUD9_WRITE_LIMIT", def: "5/min", help: "Cloud9 write rate shared by every instance (N/period)", apply: func(c *Config, v string) error {
+		r, err := ParseRate(v)
+		c.Cloud9WriteLimit = r
+		return err
+	}},
+	{name: "BOOKING_AUTH_SECRET", help: "HMAC secret of booking auth tokens (≥ 16 bytes); required with a real Redis", secret: true, apply: secretValue(func(c *Config) *string { return &c.BookingAuthSecret })},
+	{name: "HMAC_SECRET", help: "HMAC secret of webhook signatures (≥ 16 bytes); required with a real Redis", secret: true, apply: secretValue(func(c *Config) *string { return &c.HMACSecret })},
+	{name: "MAX_RETRY_ATTEMPTS", def: "3", help: "worker FAILs before a task goes to the dead-letter queue", apply: integer(func(c *Config) *int { return &c.MaxRetryAttempts }, 1, 100)},
+	{name: "LOG_FORMAT", def: "text", help: "text or json", apply: oneOf(func(c *Config) *string { return &c.LogFormat }, "text", "json")},
+	{name: "LOG_LEVEL", def: "info", help: "debug, info, warn or error", apply: oneOf(func(c *Config) *string { return &c.LogLevel }, "debug", "info", "warn", "error")},
+	{name: "HTTP_BODY_LIMIT", def: "1048576", help: "largest request body in bytes (413 above)", apply: integer(func(c *Config) *int { return &c.BodyLimit }, 1024, 64<<20)},
+	{name: "READINESS_DRAIN_DELAY", def: "0s", help: "on shutdown, how long /readyz says 503 before HTTP stops accepting", apply: duration(func(c *Config) *time.Duration { return &c.ReadinessDelay })},
+	{name: "HTTP_SHUTDOWN_TIMEOUT", def: "5s", help: "how long in-flight HTTP requests may finish on shutdown", apply: duration(func(c *Config) *time.Duration { return &c.HTTPDrain })},
+	{name: "ASYNQ_SERVERS", def: "2", help: "asynq dequeuers in this process (throughput scales with it; see README)", apply: integer(func(c *Config) *int { return &c.AsynqServers }, 1, 64)},
+	{name: "ASYNQ_CONCURRENCY", def: "10", help: "workers per asynq dequeuer", apply: integer(func(c *Config) *int { return &c.AsynqConcurr }, 1, 10000)},
+	{name: "ASYNQ_SHUTDOWN_TIMEOUT", def: "8s", help: "how long in-flight tasks may finish on shutdown before asynq re-queues them", apply: duration(func(c *Config) *time.Duration { return &c.AsynqShutdown })},
+	{name: "DLQ_RECONCILE_SCHEDULE", def: "@every 1m", help: "cron spec (with seconds) of the archive → dead-letter record reconciler", apply: str(func(c *Config) *string { return &c.DLQReconcile })},
+	{name: "MONITORING_USER", help: "basic-auth user of /monitoring (Asynqmon)", apply: str(func(c *Config) *string { return &c.MonitoringUser })},
+	{name: "MONITORING_PASSWORD", help: "basic-auth password of /monitoring", secret: true, apply: str(func(c *Config) *string { return &c.MonitoringPass })},
+	{name: "MONITORING_READONLY", def: "false", help: "true makes Asynqmon view-only", apply: boolean(func(c *Config) *bool { return &c.MonitoringRO })},
+	{name: "PPROF_ADDR", help: "when set (e.g. 127.0.0.1:6060), serve net/http/pprof there for profiling; keep it off public interfaces", apply: func(c *Config, v string) error {
+		if _, _, err := net.SplitHostPort(v); err != nil {
+			return fmt.Errorf("want host:port such as 127.0.0.1:6060, got %q", v)
+		}
+		c.PprofAddr = v
+		return nil
+	}},
+	{name: "WEBHOOK_AUTH", def: "hmac", help: "queue API and ACK/FAIL authentication: hmac, token (static bearer WEBHOOK_TOKEN) or none", apply: oneOf(func(c *Config) *string { return &c.WebhookAuth }, "hmac", "token", "none")},
+	{name: "WEBHOOK_TOKEN", help: "bearer token for WEBHOOK_AUTH=token (≥ 16 bytes)", secret: true, apply: secretValue(func(c *Config) *string { return &c.WebhookToken })},
+	{name: "WEBHOOK_TOLERANCE", def: "300s", help: "accepted clock skew of X-Timestamp (±)", apply: duration(func(c *Config) *time.Duration { return &c.WebhookTolerance })},
+	{name: "WEBHOOK_SIGNATURE_MIN_VERSION", def: "1", help: "oldest accepted signature version: 1 = the seed's timestamp.body, 2 = method and path signed too", apply: integer(func(c *Config) *int { return &c.SignatureMinVersion }, 1, 2)},
+	{name: "WEBHOOK_ACK_PATH", def: "/ack", help: "path of the ACK webhook (also served under /webhook + the path)", apply: path(func(c *Config) *string { return &c.AckPath })},
+	{name: "WEBHOOK_FAIL_PATH", def: "/fail", help: "path of the FAIL webhook (also served under /webhook + the path)", apply: path(func(c *Config) *string { return &c.FailPath })},
+	{name: "HEARTBEAT_MONITOR_SCHEDULE", def: "@every 30s", help: "cron spec of the heartbeat monitor", apply: str(func(c *Config) *string { return &c.HeartbeatSpec })},
+	{name: "HEARTBEAT_STALE_AFTER", def: "2m", help: "PROCESSING without heartbeat or update for longer → PENDING", apply: duration(func(c *Config) *time.Duration { return &c.HeartbeatStale })},
+	{name: "VT_SWEEP_SCHEDULE", def: "@every 5m", help: "cron spec of the visibility-timeout sweep", apply: str(func(c *Config) *string { return &c.VTSpec })},
+	{name: "VT_TIMEOUT", def: "10m", help: "PROCESSING since claim for longer → PENDING", apply: duration(func(c *Config) *time.Duration { return &c.VTTimeout })},
+	{name: "SLA_PROMOTION_SCHEDULE", def: "@every 15m", help: "cron spec of the SLA promotion", apply: str(func(c *Config) *string { return &c.SLASpec })},
+	{name: "SLA_THRESHOLD", def: "30m", help: "PENDING older than this → priority HIGH", apply: duration(func(c *Config) *time.Duration { return &c.SLAThreshold })},
+	{name: "RETRY_OVERDUE_SCHEDULE", def: "@every 1m", help: "cron spec of the repair sweep for retries whose Asynq requeue was lost", apply: str(func(c *Config) *string { return &c.RetryOverdueSpec })},
+	{name: "RETRY_OVERDUE_AFTER", def: "10m", help: "ERROR awaiting a retry for longer than this is requeued by the repair sweep (must exceed REQUEUE_BACKOFF_MAX)", apply: duration(func(c *Config) *time.Duration { return &c.RetryOverdueAfter })},
+	{name: "REQUEUE_BACKOFF_BASE", def: "10s", help: "delay before the first requeue after a FAIL (doubles per attempt)", apply: duration(func(c *Config) *time.Duration { return &c.RequeueBase })},
+	{name: "REQUEUE_BACKOFF_MAX", def: "5m", help: "cap of the requeue delay", apply: duration(func(c *Config) *time.Duration { return &c.RequeueMax })},
+}
+
+func path(dst func(*Config) *string) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		if !strings.HasPrefix(v, "/") || strings.ContainsAny(v, " ?#:*") || (len(v) > 1 && strings.HasSuffix(v, "/")) {
+			return fmt.Errorf("want a path such as /ack, got %q", v)
+		}
+		*dst(c) = v
+		return nil
+	}
+}
+
+func secretValue(dst func(*Config) *string) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		if len(v) < 16 {
+			return fmt.Errorf("must be at least 16 bytes, got %d", len(v))
+		}
+		*dst(c) = v
+		return nil
+	}
+}
