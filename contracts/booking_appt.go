@@ -1,0 +1,604 @@
+package contracts
+
+import (
+	"strings"
+	"time"
+)
+
+// createAppt answers (seed 000 §5.2–5.4, reference §1.2). Every one is a
+// 200; each variant is its own type so that its fields, including zero
+// values the seed shows (retried:false, spacing_wait_ms:0), are pinned.
+
+// Conversation states and actions of createAppt's llm_guidance.
+const (
+	StateConfirmation        = "CONFIRMATION"
+	StateBookingQueued       = "BOOKING_QUEUED"
+	StateConfirmationPending = "CONFIRMATION_PENDING"
+	StateScheduling          = "SCHEDULING"
+	StateTransfer            = "TRANSFER"
+	StatePartialSuccess      = "PARTIAL_SUCCESS"
+	StateBookingFailed       = "BOOKING_FAILED"
+
+	ActionConfirmBooking       = "confirm_booking_to_caller"
+	ActionConfirmAllBookings   = "confirm_all_bookings_to_caller"
+	ActionInformCallerQueued   = "inform_caller_queued"
+	ActionOfferAlternativeSlot = "offer_alternative_slot"
+	ActionTransferToAgent      = "transfer_to_agent"
+	ActionRecreatePatient      = "recreate_patient_then_retry"
+)
+
+// NoteResult is `_debug.note_result`: what happened to the patient note.
+type NoteResult struct {
+	Success bool   `json:"success"`
+	Skipped bool   `json:"skipped,omitempty"`
+	Result  string `json:"result,omitempty"`
+	Error   string `json:"error,omitempty"`
+	// Queued: the note could not be added within the request and a
+	// booking:set_patient_comment task will add it.
+	Queued      bool   `json:"queued,omitempty"`
+	OperationID string `json:"operationId,omitempty"`
+}
+
+// ---- §5.2 success --------------------------------------------------------
+
+// ApptBookedResponse is the success answer.
+type ApptBookedResponse struct {
+	Success         bool            `json:"success"`
+	AppointmentGUID string          `json:"appointmentGUID"`
+	Message         string          `json:"message"`
+	NoteAdded       bool            `json:"noteAdded"`
+	Debug           ApptBookedDebug `json:"_debug"`
+	LLMGuidance     BookedGuidance  `json:"llm_guidance"`
+}
+
+// ApptBookedDebug is the success answer's `_debug`.
+type ApptBookedDebug struct {
+	Cloud9Result  string        `json:"cloud9_result"`
+	Cloud9Status  string        `json:"cloud9_status"`
+	Attempts      int           `json:"attempts"`
+	Retried       bool          `json:"retried"`
+	SpacingWaitMS int64         `json:"spacing_wait_ms"`
+	NoteResult    NoteResult    `json:"note_result"`
+	Timestamp     string        `json:"timestamp"`
+	AuthMethod    string        `json:"auth_method,omitempty"`
+	RequestParams BookingParams `json:"request_params"`
+	// Recovered: the appointment was found in Cloud9 (GetAppointmentListByPatient)
+	// after an uncertain earlier attempt, or this booking had already
+	// completed; nothing was sent again.
+	Recovered bool `json:"recovered,omitempty"`
+}
+
+// BookedGuidance is the success answer's llm_guidance.
+type BookedGuidance struct {
+	Timestamp           string   `json:"timestamp"`
+	CurrentState        string   `json:"current_state"`
+	NextState           string   `json:"next_state"`
+	ActionRequired      string   `json:"action_required"`
+	VoiceResponse       string   `json:"voice_response"`
+	RequiredKeywords    []string `json:"required_keywords"`
+	ChainOfAction       []string `json:"chain_of_action"`
+	NeverDo             []string `json:"never_do"`
+	ProhibitedResponses []string `json:"prohibited_responses"`
+}
+
+// BookedVoice is the confirmation sentence: "Your appointment is confirmed!
+// Johnny, Tuesday 01/20/2026 at 10:00 AM."
+func BookedVoice(childName, startTime string) string {
+	slot := SpeakStartTime(startTime).String()
+	if first := FirstName(childName); first != "" {
+		return "Your appointment is confirmed! " + first + ", " + slot + "."
+	}
+	return "Your appointment is confirmed! " + slot + "."
+}
+
+// NewBookedGuidance is the success guidance (texts of seed §5.2).
+func NewBookedGuidance(childName, startTime string, now time.Time) BookedGuidance {
+	sp := SpeakStartTime(startTime)
+	var kw []string
+	for _, k := range []string{FirstName(childName), sp.Day, sp.Date, sp.Time} {
+		if k != "" {
+			kw = append(kw, k)
+		}
+	}
+	if kw == nil {
+		kw = []string{}
+	}
+	return BookedGuidance{
+		Timestamp:        JSTime(now),
+		CurrentState:     StateConfirmation,
+		NextState:        "ANYTHING_ELSE",
+		ActionRequired:   ActionConfirmBooking,
+		VoiceResponse:    BookedVoice(childName, startTime),
+		RequiredKeywords: kw,
+		ChainOfAction: []string{
+			"1. Confirm booking with enthusiasm",
+			"2. State child name, day, date, time, location",
+			"3. Ask 'Would you like the address?'",
+			"4. Mention legal guardian requirement",
+			"5. Ask 'Anything else?'",
+		},
+		NeverDo:             []string{"Say the booking is pending", "Ask the caller to call back to confirm", "Read GUIDs or tokens aloud"},
+		ProhibitedResponses: []string{"Let me check on that", "Please hold while I verify", "I'm not sure if it went through"},
+	}
+}
+
+// ---- failures from Cloud9 ------------------------------------------------
+
+// ApptFailedResponse is a booking Cloud9 refused (SLOT_NOT_AVAILABLE,
+// PATIENT_NOT_FOUND, INVALID_*, CLOUD9_ERROR, …) or that could neither be
+// made nor queued (TIMEOUT, EXCEPTION).
+type ApptFailedResponse struct {
+	Success     bool            `json:"success"`
+	Message     string          `json:"message"`
+	NoteAdded   bool            `json:"noteAdded"`
+	Debug       ApptFailedDebug `json:"_debug"`
+	LLMGuidance FailedGuidance  `json:"llm_guidance"`
+}
+
+// ApptFailedDebug is a failure's `_debug`.
+type ApptFailedDebug struct {
+	ErrorType          string         `json:"error_type"`
+	Cloud9Result       string         `json:"cloud9_result"`
+	Cloud9Status       string         `json:"cloud9_status"`
+	Cloud9ErrorMessage string         `json:"cloud9_error_message"`
+	Attempts           int            `json:"attempts"`
+	Retried            bool           `json:"retried"`
+	SpacingWaitMS      int64          `json:"spacing_wait_ms"`
+	ErrorMessage       string         `json:"error_message,omitempty"`
+	RequestParams      *BookingParams `json:"request_params,omitempty"`
+	Timestamp          string         `json:"timestamp"`
+}
+
+// FailedGuidance is the llm_guidance of failures.
+type FailedGuidance struct {
+	ErrorType           string   `json:"error_type,omitempty"`
+	CurrentState        string   `json:"current_state"`
+	NextState           string   `json:"next_state"`
+	ActionRequired      string   `json:"action_required"`
+	VoiceResponse       string   `json:"voice_response"`
+	TransferReason      string   `json:"transfer_reason,omitempty"`
+	Critical            string   `json:"CRITICAL,omitempty"`
+	RecoverySteps       []string `json:"recovery_steps,omitempty"`
+	ProhibitedResponses []string `json:"prohibited_responses,omitempty"`
+}
+
+// NewFailedGuidance picks the guidance of a failure by its error type:
+// SLOT_NOT_AVAILABLE → offer another slot, PATIENT_NOT_FOUND → create the
+// patient again, TIMEOUT/EXCEPTION → transfer with the reason, anything
+// else → transfer.
+func NewFailedGuidance(errorType string) FailedGuidance {
+	switch errorType {
+	case BookingErrSlotNotAvailable:
+		return FailedGuidance{
+			CurrentState: StateScheduling, NextState: StateScheduling, ActionRequired: ActionOfferAlternativeSlot,
+			VoiceResponse: "I'm sorry, that time is no longer available. Let me find you another time.",
+			Critical:      "Do NOT retry this slot. Get slots again and offer the caller a different time.",
+		}
+	case BookingErrPatientNotFound:
+		return FailedGuidance{
+			ErrorType: "patient_not_found", CurrentState: StateScheduling, NextState: StateScheduling,
+			ActionRequired: ActionRecreatePatient, VoiceResponse: "Let me verify your information.",
+			Critical: "The patientGUID does not exist. Call chord_ortho_patient action=create FIRST",
+			RecoverySteps: []string{
+				"1. Call chord_ortho_patient action=create with parent info",
+				"2. Get patientGUID and bookingAuthToken from response",
+				"3. Call book_child again with BOTH patientGUID AND bookingAuthToken",
+			},
+		}
+	case BookingErrTimeout, BookingErrException:
+		g := FailedGuidance{
+			ErrorType: "api_error", CurrentState: StateScheduling, NextState: StateTransfer, ActionRequired: ActionTransferToAgent,
+			TransferReason: "api_failure",
+			VoiceResponse:  "I want to make sure this is done right. Let me connect you with someone who can finish your booking.",
+			Critical:       "Do NOT tell the caller the appointment is booked.",
+			ProhibitedResponses: []string{"Your appointment is confirmed", "The system is down",
+				"Please call back later"},
+		}
+		if errorType == BookingErrTimeout {
+			g.ErrorType, g.TransferReason = "timeout", "scheduling_timeout"
+		}
+		return g
+	default:
+		return FailedGuidance{
+			CurrentState: StateScheduling, NextState: StateTransfer, ActionRequired: ActionTransferToAgent,
+			TransferReason: "booking_failed",
+			VoiceResponse:  "I wasn't able to complete that booking. Let me connect you with someone who can help.",
+		}
+	}
+}
+
+// FailedMessage is the message of a failure: Cloud9's own text when there
+// is one.
+func FailedMessage(errorType, cloud9Message string) string {
+	if cloud9Message != "" {
+		return cloud9Message
+	}
+	switch errorType {
+	case BookingErrSlotNotAvailable:
+		return "The requested time slot is not available"
+	case BookingErrPatientNotFound:
+		return "Patient GUID specified does not exist"
+	case BookingErrTimeout:
+		return "Booking timed out and could not be queued"
+	case BookingErrException:
+		return "Booking failed and could not be queued"
+	}
+	return "Appointment booking failed"
+}
+
+// ---- §5.4 queued ---------------------------------------------------------
+
+// ApptQueuedResponse is the queued answer.
+type ApptQueuedResponse struct {
+	Success     bool            `json:"success"`
+	Queued      bool            `json:"queued"`
+	OperationID string          `json:"operationId"`
+	Message     string          `json:"message"`
+	Debug       ApptQueuedDebug `json:"_debug"`
+	LLMGuidance QueuedGuidance  `json:"llm_guidance"`
+}
+
+// ApptQueuedDebug is the queued answer's `_debug`.
+type ApptQueuedDebug struct {
+	ErrorType    string `json:"error_type"`
+	SyncAttempts int    `json:"sync_attempts"`
+	LastError    string `json:"last_error"`
+	Timestamp    string `json:"timestamp"`
+	// QueueReason says why: rate_limited (Cloud9 answered "Too many
+	// requests" on every sync attempt), limiter_wait (the shared limiter's
+	// wait did not fit the sync budget), uncertain_outcome (timeout or
+	// dropped connection: the worker checks Cloud9 before re-sending),
+	// unavailable (Cloud9 could not be reached).
+	QueueReason   string         `json:"queue_reason"`
+	RequestParams *BookingParams `json:"request_params,omitempty"`
+}
+
+// Queue reasons.
+const (
+	QueueReasonRateLimited = "rate_limited"
+	QueueReasonLimiterWait = "limiter_wait"
+	QueueReasonUncertain   = "uncertain_outcome"
+	QueueReasonUnavailable = "unavailable"
+)
+
+// QueuedGuidance is the queued answer's llm_guidance (texts of seed §5.4).
+type QueuedGuidance struct {
+	CurrentState   string   `json:"current_state"`
+	NextState      string   `json:"next_state"`
+	ActionRequired string   `json:"action_required"`
+	VoiceResponse  string   `json:"voice_response"`
+	InternalNote   string   `json:"internal_note"`
+	ChainOfAction  []string `json:"chain_of_action"`
+	NeverDo        []string `json:"never_do"`
+}
+
+// QueuedMessage is the queued answer's message.
+const QueuedMessage = "Appointment request queued for processing due to high demand"
+
+// NewQueuedGuidance is the queued guidance.
+func NewQueuedGuidance(opID string) QueuedGuidance {
+	return QueuedGuidance{
+		CurrentState:   StateBookingQueued,
+		NextState:      StateConfirmationPending,
+		ActionRequired: ActionInformCallerQueued,
+		VoiceResponse:  "Your appointment request is being processed. You will receive a confirmation shortly.",
+		InternalNote:   "Queued as " + opID + "; it is retried in the background until Cloud9 accepts it.",
+		ChainOfAction: []string{
+			"1. Inform caller their request is being processed",
+			"2. Reassure them confirmation will come shortly",
+			"3. Ask if there's anything else you can help with",
+			"4. End call gracefully",
+		},
+		NeverDo: []string{"Mention rate limit", "Mention system issue", "Say booking failed"},
+	}
+}
+
+// NewApptQueued builds the queued answer.
+func NewApptQueued(opID, errorType, reason, lastError string, syncAttempts int, params *BookingParams, now time.Time) ApptQueuedResponse {
+	return ApptQueuedResponse{
+		Success: false, Queued: true, OperationID: opID, Message: QueuedMessage,
+		Debug: ApptQueuedDebug{ErrorType: errorType, SyncAttempts: syncAttempts, LastError: lastError,
+			Timestamp: JSTime(now), QueueReason: reason, RequestParams: params},
+		LLMGuidance: NewQueuedGuidance(opID),
+	}
+}
+
+// ---- §5.3 booking auth rejected ------------------------------------------
+
+// ApptAuthRejectedResponse is the booking-auth refusal.
+type ApptAuthRejectedResponse struct {
+	Success     bool         `json:"success"`
+	Message     string       `json:"message"`
+	Debug       AuthDebug    `json:"_debug"`
+	LLMGuidance AuthGuidance `json:"llm_guidance"`
+}
+
+// AuthDebug is the refusal's `_debug`.
+type AuthDebug struct {
+	ErrorType           string `json:"error_type"`
+	ReceivedPatientGUID string `json:"received_patientGUID"`
+	CorrectPatientGUID  string `json:"correct_patientGUID,omitempty"`
+	AuthMode            string `json:"auth_mode,omitempty"`
+	Timestamp           string `json:"timestamp"`
+}
+
+// AuthGuidance is the refusal's llm_guidance (texts of seed §5.3).
+type AuthGuidance struct {
+	ErrorType          string   `json:"error_type"`
+	VoiceResponse      string   `json:"voice_response"`
+	Critical           string   `json:"CRITICAL"`
+	CorrectPatientGUID string   `json:"correct_patientGUID,omitempty"`
+	RecoverySteps      []string `json:"recovery_steps"`
+}
+
+// AuthMessage is the refusal message of each code.
+func AuthMessage(code string) string {
+	switch code {
+	case BookingAuthMissing:
+		return "Booking authorization required, must create patient first"
+	case BookingAuthMalformed:
+		return "Invalid booking authorization token format, must create patient again"
+	case BookingAuthSignatureInvalid:
+		return "Invalid booking authorization token signature, must create patient again"
+	case BookingAuthExpired:
+		return "Token expired, must create patient again"
+	case BookingAuthGUIDMismatch:
+		return "patientGUID does not match booking authorization token"
+	}
+	return "Booking authorization failed, must create patient again"
+}
+
+// NewApptAuthRejected builds the refusal. correctGUID is the token's
+// patientGUID on a mismatch (the token's payload is readable by whoever
+// holds it, so this reveals nothing new).
+func NewApptAuthRejected(code, receivedGUID, correctGUID, mode string, now time.Time) ApptAuthRejectedResponse {
+	return ApptAuthRejectedResponse{
+		Success: false, Message: AuthMessage(code),
+		Debug: AuthDebug{ErrorType: code, ReceivedPatientGUID: receivedGUID, CorrectPatientGUID: correctGUID,
+			AuthMode: mode, Timestamp: JSTime(now)},
+		LLMGuidance: AuthGuidance{
+			ErrorType:          "booking_auth_failed",
+			VoiceResponse:      "Let me verify your information.",
+			Critical:           "Call chord_ortho_patient action=create FIRST",
+			CorrectPatientGUID: correctGUID,
+			RecoverySteps: []string{
+				"1. Call chord_ortho_patient action=create with parent info",
+				"2. Get patientGUID and bookingAuthToken from response",
+				"3. Call book_child with BOTH patientGUID AND bookingAuthToken",
+			},
+		},
+	}
+}
+
+// ---- VALIDATION_ERROR ----------------------------------------------------
+
+// ApptValidationResponse answers a request that cannot be booked as sent:
+// missing or invalid fields, a bookingToken that does not decode, and also
+// a body that is not JSON, has wrong types or is too large (never a 500).
+type ApptValidationResponse struct {
+	Success     bool               `json:"success"`
+	Message     string             `json:"message"`
+	Debug       ValidationDebug    `json:"_debug"`
+	LLMGuidance ValidationGuidance `json:"llm_guidance"`
+}
+
+// ValidationDebug is its `_debug`. missing_fields is always a list.
+type ValidationDebug struct {
+	ErrorType      string         `json:"error_type"`
+	MissingFields  []string       `json:"missing_fields"`
+	InvalidFields  []string       `json:"invalid_fields,omitempty"`
+	ErrorMessage   string         `json:"error_message,omitempty"`
+	ReceivedParams map[string]any `json:"received_params"`
+	Timestamp      string         `json:"timestamp"`
+}
+
+// ValidationGuidance is its llm_guidance.
+type ValidationGuidance struct {
+	CurrentState   string `json:"current_state"`
+	ActionRequired string `json:"action_required"`
+	TransferReason string `json:"transfer_reason"`
+	VoiceResponse  string `json:"voice_response"`
+	Critical       string `json:"CRITICAL"`
+}
+
+// NewApptValidation builds it. received are the request's fields with
+// secrets (bookingAuthToken) reduced to whether they were present.
+func NewApptValidation(missing, invalid []string, errMsg string, received map[string]any, now time.Time) ApptValidationResponse {
+	if missing == nil {
+		missing = []string{}
+	}
+	if received == nil {
+		received = map[string]any{}
+	}
+	msg := "Missing required fields: " + strings.Join(missing, ", ")
+	reason := "missing_scheduling_data"
+	switch {
+	case len(missing) == 0 && len(invalid) > 0:
+		msg = "Invalid fields: " + strings.Join(invalid, ", ")
+		reason = "invalid_scheduling_data"
+	case len(missing) == 0:
+		msg = "Invalid request: " + errMsg
+		reason = "invalid_request"
+	}
+	return ApptValidationResponse{
+		Success: false, Message: msg,
+		Debug: ValidationDebug{ErrorType: BookingErrValidation, MissingFields: missing, InvalidFields: invalid,
+			ErrorMessage: errMsg, ReceivedParams: received, Timestamp: JSTime(now)},
+		LLMGuidance: ValidationGuidance{
+			CurrentState: StateTransfer, ActionRequired: ActionTransferToAgent, TransferReason: reason,
+			VoiceResponse: "I'm having trouble completing that booking. Let me connect you with someone who can help.",
+			Critical:      "Do NOT tell the caller the appointment is booked.",
+		},
+	}
+}
+
+// ---- slot reserved by another session (seed 003) -------------------------
+
+// ApptSlotReservedResponse: another call is booking this slot right now.
+type ApptSlotReservedResponse struct {
+	Success     bool                 `json:"success"`
+	Message     string               `json:"message"`
+	Debug       SlotReservedDebug    `json:"_debug"`
+	LLMGuidance SlotReservedGuidance `json:"llm_guidance"`
+}
+
+// SlotReservedDebug is its `_debug`.
+type SlotReservedDebug struct {
+	ErrorType string `json:"error_type"`
+	StartTime string `json:"startTime"`
+	SlotKey   string `json:"slot_key,omitempty"`
+	Timestamp string `json:"timestamp"`
+}
+
+// SlotReservedGuidance is its llm_guidance.
+type SlotReservedGuidance struct {
+	ErrorType      string   `json:"error_type"`
+	CurrentState   string   `json:"current_state"`
+	NextState      string   `json:"next_state"`
+	ActionRequired string   `json:"action_required"`
+	VoiceResponse  string   `json:"voice_response"`
+	Critical       string   `json:"CRITICAL"`
+	RecoverySteps  []string `json:"recovery_steps"`
+}
+
+// NewApptSlotReserved builds it.
+func NewApptSlotReserved(startTime, slotKey string, now time.Time) ApptSlotReservedResponse {
+	return ApptSlotReservedResponse{
+		Success: false, Message: "This time slot is reserved by another session",
+		Debug: SlotReservedDebug{ErrorType: BookingErrSlotReserved, StartTime: startTime, SlotKey: slotKey, Timestamp: JSTime(now)},
+		LLMGuidance: SlotReservedGuidance{
+			ErrorType: "slot_reserved", CurrentState: StateScheduling, NextState: StateScheduling,
+			ActionRequired: ActionOfferAlternativeSlot,
+			VoiceResponse:  "I'm sorry, that time was just taken. Let me find you another time.",
+			Critical:       "Do NOT retry this slot. Get slots again and offer the caller a different time.",
+			RecoverySteps: []string{
+				"1. Call the slots action again (reserved slots are left out)",
+				"2. Offer the caller the next available time",
+				"3. Book the time the caller confirms",
+			},
+		},
+	}
+}
+
+// ---- batch (children[]) --------------------------------------------------
+
+// ApptBatchResponse answers a batch: each child booked in order.
+type ApptBatchResponse struct {
+	Success            bool             `json:"success"`
+	TotalChildren      int              `json:"totalChildren"`
+	SuccessfulBookings int              `json:"successfulBookings"`
+	FailedBookings     int              `json:"failedBookings"`
+	QueuedBookings     int              `json:"queuedBookings"`
+	Results            []ApptBatchChild `json:"results"`
+	Debug              BatchDebug       `json:"_debug"`
+	LLMGuidance        BatchGuidance    `json:"llm_guidance"`
+}
+
+// ApptBatchChild is one child's result.
+type ApptBatchChild struct {
+	ChildName       string `json:"childName"`
+	Success         bool   `json:"success"`
+	AppointmentGUID string `json:"appointmentGUID,omitempty"`
+	StartTime       string `json:"startTime"`
+	Date            string `json:"date"`
+	Time            string `json:"time"`
+	Day             string `json:"day"`
+	Attempts        int    `json:"attempts,omitempty"`
+	Queued          bool   `json:"queued,omitempty"`
+	OperationID     string `json:"operationId,omitempty"`
+	NoteAdded       bool   `json:"noteAdded,omitempty"`
+	Message         string `json:"message"`
+	ErrorType       string `json:"error_type,omitempty"`
+}
+
+// BatchDebug is the batch's `_debug`.
+type BatchDebug struct {
+	BatchMode         bool   `json:"batch_mode"`
+	ChildrenProcessed int    `json:"children_processed"`
+	AnyQueued         bool   `json:"any_queued"`
+	Timestamp         string `json:"timestamp"`
+}
+
+// FailedChild names a child whose booking failed.
+type FailedChild struct {
+	Name   string `json:"name"`
+	Reason string `json:"reason"`
+}
+
+// BatchGuidance is the batch's llm_guidance.
+type BatchGuidance struct {
+	CurrentState       string        `json:"current_state"`
+	ActionRequired     string        `json:"action_required"`
+	VoiceResponse      string        `json:"voice_response"`
+	ChainOfAction      []string      `json:"chain_of_action"`
+	SuccessfulChildren []string      `json:"successful_children"`
+	QueuedChildren     []string      `json:"queued_children"`
+	FailedChildren     []FailedChild `json:"failed_children"`
+}
+
+// NewApptBatch totals the children's results and writes the guidance:
+// CONFIRMATION when all are booked, BOOKING_QUEUED when the rest are
+// queued, PARTIAL_SUCCESS when some failed, BOOKING_FAILED when none was
+// booked or queued.
+func NewApptBatch(results []ApptBatchChild, now time.Time) ApptBatchResponse {
+	if results == nil {
+		results = []ApptBatchChild{}
+	}
+	r := ApptBatchResponse{TotalChildren: len(results), Results: results}
+	g := BatchGuidance{SuccessfulChildren: []string{}, QueuedChildren: []string{}, FailedChildren: []FailedChild{}}
+	var booked, queued []string
+	for _, c := range results {
+		name := c.ChildName
+		if name == "" {
+			name = "your child"
+		}
+		switch {
+		case c.Success:
+			r.SuccessfulBookings++
+			g.SuccessfulChildren = append(g.SuccessfulChildren, c.ChildName)
+			booked = append(booked, FirstName(name)+" on "+SpeakStartTime(c.StartTime).String())
+		case c.Queued:
+			r.QueuedBookings++
+			g.QueuedChildren = append(g.QueuedChildren, c.ChildName)
+			queued = append(queued, FirstName(name))
+		default:
+			r.FailedBookings++
+			g.FailedChildren = append(g.FailedChildren, FailedChild{Name: c.ChildName, Reason: c.Message})
+		}
+	}
+	r.Success = r.TotalChildren > 0 && r.SuccessfulBookings == r.TotalChildren
+	r.Debug = BatchDebug{BatchMode: true, ChildrenProcessed: len(results), AnyQueued: r.QueuedBookings > 0, Timestamp: JSTime(now)}
+	var voice []string
+	if len(booked) > 0 {
+		voice = append(voice, "Your appointments are confirmed! "+strings.Join(booked, " and ")+".")
+	}
+	if len(queued) > 0 {
+		voice = append(voice, "The appointment request for "+strings.Join(queued, " and ")+
+			" is being processed. You will receive a confirmation shortly.")
+	}
+	if r.FailedBookings > 0 && (len(booked) > 0 || len(queued) > 0) {
+		voice = append(voice, "I wasn't able to book the other time; let me find another one.")
+	}
+	g.ActionRequired = ActionConfirmAllBookings
+	switch {
+	case r.FailedBookings == 0 && r.QueuedBookings == 0 && r.TotalChildren > 0:
+		g.CurrentState = StateConfirmation
+	case r.FailedBookings == 0 && r.QueuedBookings > 0:
+		g.CurrentState = StateBookingQueued
+	case r.SuccessfulBookings+r.QueuedBookings > 0:
+		g.CurrentState = StatePartialSuccess
+	default:
+		g.CurrentState = StateBookingFailed
+		g.ActionRequired = ActionOfferAlternativeSlot
+		voice = append(voice, "I wasn't able to book those times. Let me find other times for you.")
+	}
+	g.VoiceResponse = strings.Join(voice, " ")
+	g.ChainOfAction = []string{
+		"1. Confirm each booked child with name, day, date and time",
+		"2. For queued children, say confirmation will come shortly",
+		"3. For failed children, offer another time",
+		"4. Ask 'Anything else?'",
+	}
+	r.LLMGuidance = g
+	return r
+}

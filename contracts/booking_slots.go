@@ -1,0 +1,397 @@
+package contracts
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+)
+
+// getApptSlots and getGroupedApptSlots (reference §1.4, §1.5). Every slot
+// carries an opaque bookingToken (seed 000 §7) that createAppt accepts in
+// place of startTime and the GUIDs.
+
+// GetApptSlotsRequest is POST getApptSlots. A missing or past startDate
+// becomes tomorrow; endDate bounds the search when given.
+type GetApptSlotsRequest struct {
+	StartDate         string     `json:"startDate,omitempty"`
+	EndDate           string     `json:"endDate,omitempty"`
+	ScheduleViewGUIDs StringList `json:"scheduleViewGUIDs,omitempty"`
+	UUI               string     `json:"uui,omitempty"`
+	SessionID         string     `json:"sessionId,omitempty"`
+}
+
+// GetGroupedApptSlotsRequest is POST getGroupedApptSlots.
+// numberOfPatients defaults to 2, timeWindowMinutes to 40.
+type GetGroupedApptSlotsRequest struct {
+	NumberOfPatients  FlexInt    `json:"numberOfPatients,omitempty"`
+	TimeWindowMinutes FlexInt    `json:"timeWindowMinutes,omitempty"`
+	StartDate         string     `json:"startDate,omitempty"`
+	EndDate           string     `json:"endDate,omitempty"`
+	ScheduleViewGUIDs StringList `json:"scheduleViewGUIDs,omitempty"`
+	UUI               string     `json:"uui,omitempty"`
+	SessionID         string     `json:"sessionId,omitempty"`
+}
+
+// ApptSlot is one open slot: Cloud9's GetOnlineReservations fields
+// (PascalCase, values as Cloud9 sends them, Minutes a string) plus the
+// camelCase aliases Node-RED adds and the bookingToken. It marshals both
+// spellings; it unmarshals either.
+type ApptSlot struct {
+	StartTime                   string
+	EndTime                     string
+	ScheduleViewGUID            string
+	ScheduleViewDescription     string
+	ScheduleColumnGUID          string
+	ScheduleColumnDescription   string
+	ScheduleTemplateName        string
+	AppointmentClassGUID        string
+	AppointmentClassDescription string
+	AppointmentTypeGUID         string
+	AppointmentTypeDescription  string
+	Minutes                     string
+	LocationGUID                string
+	BookingToken                string
+}
+
+type apptSlotWire struct {
+	StartTime                   string `json:"StartTime"`
+	EndTime                     string `json:"EndTime"`
+	ScheduleViewGUID            string `json:"ScheduleViewGUID"`
+	ScheduleViewDescription     string `json:"ScheduleViewDescription"`
+	ScheduleColumnGUID          string `json:"ScheduleColumnGUID"`
+	ScheduleColumnDescription   string `json:"ScheduleColumnDescription"`
+	ScheduleTemplateName        string `json:"ScheduleTemplateName"`
+	AppointmentClassGUID        string `json:"AppointmentClassGUID"`
+	AppointmentClassDescription string `json:"AppointmentClassDescription"`
+	AppointmentTypeGUID         string `json:"AppointmentTypeGUID"`
+	AppointmentTypeDescription  string `json:"AppointmentTypeDescription"`
+	Minutes                     string `json:"Minutes"`
+	LocationGUID                string `json:"LocationGUID"`
+
+	CamelStartTime           string `json:"startTime"`
+	CamelEndTime             string `json:"endTime"`
+	CamelScheduleViewGUID    string `json:"scheduleViewGUID"`
+	CamelScheduleColumnGUID  string `json:"scheduleColumnGUID"`
+	CamelAppointmentTypeGUID string `json:"appointmentTypeGUID"`
+	CamelMinutes             string `json:"minutes"`
+	CamelLocationGUID        string `json:"locationGUID"`
+	CamelScheduleViewDesc    string `json:"scheduleViewDescription"`
+	CamelScheduleColumnDesc  string `json:"scheduleColumnDescription"`
+
+	BookingToken string `json:"bookingToken"`
+}
+
+// MarshalJSON writes the Pascal fields, the camel aliases and bookingToken.
+func (s ApptSlot) MarshalJSON() ([]byte, error) {
+	return json.Marshal(apptSlotWire{
+		StartTime: s.StartTime, EndTime: s.EndTime, ScheduleViewGUID: s.ScheduleViewGUID,
+		ScheduleViewDescription: s.ScheduleViewDescription, ScheduleColumnGUID: s.ScheduleColumnGUID,
+		ScheduleColumnDescription: s.ScheduleColumnDescription, ScheduleTemplateName: s.ScheduleTemplateName,
+		AppointmentClassGUID: s.AppointmentClassGUID, AppointmentClassDescription: s.AppointmentClassDescription,
+		AppointmentTypeGUID: s.AppointmentTypeGUID, AppointmentTypeDescription: s.AppointmentTypeDescription,
+		Minutes: s.Minutes, LocationGUID: s.LocationGUID,
+		CamelStartTime: s.StartTime, CamelEndTime: s.EndTime, CamelScheduleViewGUID: s.ScheduleViewGUID,
+		CamelScheduleColumnGUID: s.ScheduleColumnGUID, CamelAppointmentTypeGUID: s.AppointmentTypeGUID,
+		CamelMinutes: s.Minutes, CamelLocationGUID: s.LocationGUID,
+		CamelScheduleViewDesc: s.ScheduleViewDescription, CamelScheduleColumnDesc: s.ScheduleColumnDescription,
+		BookingToken: s.BookingToken,
+	})
+}
+
+// UnmarshalJSON reads either spelling (the Pascal one wins when both differ).
+func (s *ApptSlot) UnmarshalJSON(b []byte) error {
+	// Decode into a map first: encoding/json matches keys case-insensitively,
+	// which would mix the two spellings unpredictably.
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		return err
+	}
+	get := func(keys ...string) string {
+		for _, k := range keys {
+			raw, ok := m[k]
+			if !ok {
+				continue
+			}
+			var v string
+			if json.Unmarshal(raw, &v) == nil && v != "" {
+				return v
+			}
+			var n json.Number
+			if json.Unmarshal(raw, &n) == nil {
+				return n.String()
+			}
+		}
+		return ""
+	}
+	*s = ApptSlot{
+		StartTime: get("StartTime", "startTime"), EndTime: get("EndTime", "endTime"),
+		ScheduleViewGUID: get("ScheduleViewGUID", "scheduleViewGUID"), ScheduleViewDescription: get("ScheduleViewDescription", "scheduleViewDescription"),
+		ScheduleColumnGUID: get("ScheduleColumnGUID", "scheduleColumnGUID"), ScheduleColumnDescription: get("ScheduleColumnDescription", "scheduleColumnDescription"),
+		ScheduleTemplateName: get("ScheduleTemplateName"), AppointmentClassGUID: get("AppointmentClassGUID"),
+		AppointmentClassDescription: get("AppointmentClassDescription"),
+		AppointmentTypeGUID:         get("AppointmentTypeGUID", "appointmentTypeGUID"), AppointmentTypeDescription: get("AppointmentTypeDescription"),
+		Minutes: get("Minutes", "minutes"), LocationGUID: get("LocationGUID", "locationGUID"), BookingToken: get("bookingToken"),
+	}
+	return nil
+}
+
+// MinutesInt is Minutes as a number (0 when absent or not a number).
+func (s ApptSlot) MinutesInt() int {
+	n, _ := strconv.Atoi(strings.TrimSpace(s.Minutes))
+	return n
+}
+
+// VoiceSlot is a slot as read to the caller.
+type VoiceSlot struct {
+	Time string `json:"time"`
+	Date string `json:"date"`
+	Day  string `json:"day"`
+	Raw  string `json:"raw"`
+}
+
+// NewVoiceSlot splits a slot's start time.
+func NewVoiceSlot(startTime string) VoiceSlot {
+	sp := SpeakStartTime(startTime)
+	return VoiceSlot{Time: sp.Time, Date: sp.Date, Day: sp.Day, Raw: startTime}
+}
+
+// SearchRange is the window searched, as sent to Cloud9.
+type SearchRange struct {
+	StartDate string `json:"startDate"`
+	EndDate   string `json:"endDate"`
+}
+
+// GetApptSlotsResponse is getApptSlots' answer (OK and no-slots).
+type GetApptSlotsResponse struct {
+	Slots       []ApptSlot    `json:"slots"`
+	Count       int           `json:"count"`
+	VoiceSlots  []VoiceSlot   `json:"voiceSlots"`
+	SearchRange SearchRange   `json:"searchRange"`
+	Attempts    int           `json:"attempts"`
+	Retries     int           `json:"retries"`
+	Expanded    bool          `json:"expanded"`
+	LLMGuidance SlotsGuidance `json:"llm_guidance"`
+}
+
+// SlotsGuidance is the llm_guidance of the slot lists.
+type SlotsGuidance struct {
+	ConfirmationTriggers []string `json:"confirmation_triggers,omitempty"`
+	GoodbyeTriggers      []string `json:"goodbye_triggers,omitempty"`
+	ProhibitedResponses  []string `json:"prohibited_responses"`
+	CurrentState         string   `json:"current_state"`
+	NextState            string   `json:"next_state"`
+	ActionRequired       string   `json:"action_required"`
+	VoiceResponse        string   `json:"voice_response"`
+	ChainOfAction        []string `json:"chain_of_action,omitempty"`
+	OnUserConfirms       string   `json:"on_user_confirms,omitempty"`
+	OnUserDeclines       string   `json:"on_user_declines,omitempty"`
+	TransferReason       string   `json:"transfer_reason,omitempty"`
+	Critical             string   `json:"CRITICAL,omitempty"`
+}
+
+// Slot-list actions and transfer reasons.
+const (
+	ActionOfferTime          = "offer_time_to_caller"
+	ActionOfferGroupedTimes  = "offer_grouped_times_to_caller"
+	ActionOfferSeparateTimes = "offer_separate_times_to_caller"
+	ActionExpandOrTransfer   = "expand_search_or_transfer"
+
+	TransferNoSlots  = "no_slots_after_retries"
+	TransferTimeout  = "timeout"
+	TransferAPIError = "api_error"
+)
+
+var (
+	confirmationTriggers = []string{"yes", "that works", "sounds good", "book it", "perfect", "okay"}
+	goodbyeTriggers      = []string{"goodbye", "bye", "that's all", "no thanks"}
+	slotsProhibited      = []string{"Reading GUIDs or tokens aloud", "Offering a time that is not in slots",
+		"Saying the appointment is booked before book_child succeeds"}
+)
+
+// NewSlotsGuidance is getApptSlots' guidance for a non-empty list.
+func NewSlotsGuidance(first ApptSlot) SlotsGuidance {
+	return SlotsGuidance{
+		ConfirmationTriggers: confirmationTriggers,
+		GoodbyeTriggers:      goodbyeTriggers,
+		ProhibitedResponses:  slotsProhibited,
+		CurrentState:         StateScheduling,
+		NextState:            StateConfirmation,
+		ActionRequired:       ActionOfferTime,
+		VoiceResponse:        "I have " + SpeakStartTime(first.StartTime).String() + " available. Does that work for you?",
+		ChainOfAction: []string{
+			"1. Offer the first available time",
+			"2. If the caller declines, offer the next one from voiceSlots",
+			"3. When the caller confirms, call book_child with that slot's bookingToken",
+		},
+		OnUserConfirms: "Call book_child with patientGUID, bookingAuthToken and the confirmed slot's bookingToken",
+		OnUserDeclines: "Offer the next slot from voiceSlots",
+	}
+}
+
+// NewNoSlotsGuidance is the guidance when nothing was found (or Cloud9
+// failed: reason timeout / api_error).
+func NewNoSlotsGuidance(reason string) SlotsGuidance {
+	return SlotsGuidance{
+		ProhibitedResponses: []string{"There are no appointments", "Please call back later", "The system is down"},
+		CurrentState:        StateScheduling,
+		NextState:           StateTransfer,
+		ActionRequired:      ActionTransferToAgent,
+		TransferReason:      reason,
+		VoiceResponse:       "Let me connect you with someone who can find a time that works for you.",
+		Critical:            "Do NOT invent times. Transfer the caller.",
+	}
+}
+
+// SlotGroup is one set of consecutive slots for several children.
+type SlotGroup struct {
+	Slots     []ApptSlot `json:"slots"`
+	Date      string     `json:"date"`
+	Day       string     `json:"day"`
+	Times     []string   `json:"times"`
+	StartTime string     `json:"startTime"`
+	EndTime   string     `json:"endTime"`
+}
+
+// NewSlotGroup fills date, day, times and the group's start and end.
+func NewSlotGroup(slots []ApptSlot) SlotGroup {
+	g := SlotGroup{Slots: slots, Times: []string{}}
+	if len(slots) == 0 {
+		g.Slots = []ApptSlot{}
+		return g
+	}
+	sp := SpeakStartTime(slots[0].StartTime)
+	g.Date, g.Day = sp.Date, sp.Day
+	for _, s := range slots {
+		g.Times = append(g.Times, SpeakStartTime(s.StartTime).Time)
+	}
+	g.StartTime, g.EndTime = slots[0].StartTime, slots[len(slots)-1].EndTime
+	return g
+}
+
+// BookingPlanStep is one book_child call of the plan.
+type BookingPlanStep struct {
+	ChildIndex          int    `json:"child_index"`
+	ChildLabel          string `json:"child_label"`
+	StartTime           string `json:"startTime"`
+	ScheduleViewGUID    string `json:"scheduleViewGUID"`
+	ScheduleColumnGUID  string `json:"scheduleColumnGUID"`
+	AppointmentTypeGUID string `json:"appointmentTypeGUID"`
+	Minutes             int    `json:"minutes"`
+	BookingToken        string `json:"bookingToken"`
+	Instruction         string `json:"instruction"`
+}
+
+// NewBookingPlan makes one step per slot.
+func NewBookingPlan(slots []ApptSlot) []BookingPlanStep {
+	plan := make([]BookingPlanStep, 0, len(slots))
+	for i, s := range slots {
+		plan = append(plan, BookingPlanStep{
+			ChildIndex: i + 1, ChildLabel: "Child " + strconv.Itoa(i+1), StartTime: s.StartTime,
+			ScheduleViewGUID: s.ScheduleViewGUID, ScheduleColumnGUID: s.ScheduleColumnGUID,
+			AppointmentTypeGUID: s.AppointmentTypeGUID, Minutes: s.MinutesInt(), BookingToken: s.BookingToken,
+			Instruction: "Book child " + strconv.Itoa(i+1) + " at " + s.StartTime + " with this bookingToken",
+		})
+	}
+	return plan
+}
+
+// Booking modes of getGroupedApptSlots.
+const (
+	BookingModeConsecutive = "consecutive"
+	BookingModeIndividual  = "individual"
+	BookingModeNone        = "none"
+)
+
+// GroupedSlotsResponse is getGroupedApptSlots' answer.
+type GroupedSlotsResponse struct {
+	Groups            []SlotGroup     `json:"groups"`
+	TotalGroups       int             `json:"totalGroups"`
+	Slots             []ApptSlot      `json:"slots"`
+	TotalSlots        int             `json:"totalSlots"`
+	NumberOfPatients  int             `json:"numberOfPatients"`
+	TimeWindowMinutes int             `json:"timeWindowMinutes"`
+	SearchRange       SearchRange     `json:"searchRange"`
+	Tier              int             `json:"tier"`
+	TiersSearched     int             `json:"tiersSearched"`
+	TierBased         bool            `json:"_tierBased"`
+	BookingMode       string          `json:"_bookingMode"`
+	FromCache         bool            `json:"_fromCache"`
+	CacheSource       string          `json:"_cacheSource,omitempty"`
+	CacheDecision     map[string]any  `json:"_cacheDecision"`
+	CacheInfo         map[string]any  `json:"_cacheInfo,omitempty"`
+	Error             bool            `json:"error,omitempty"`
+	LLMGuidance       GroupedGuidance `json:"llm_guidance"`
+}
+
+// GroupedGuidance is getGroupedApptSlots' llm_guidance.
+type GroupedGuidance struct {
+	Model               string            `json:"model"`
+	ConfirmationTrigger []string          `json:"confirmation_triggers,omitempty"`
+	CurrentState        string            `json:"current_state"`
+	NextState           string            `json:"next_state"`
+	ActionRequired      string            `json:"action_required"`
+	VoiceResponse       string            `json:"voice_response"`
+	OnUserConfirms      string            `json:"on_user_confirms,omitempty"`
+	BookingMode         string            `json:"booking_mode"`
+	BookingInstructions string            `json:"BOOKING_INSTRUCTIONS,omitempty"`
+	SlotUsageRule       string            `json:"SLOT_USAGE_RULE,omitempty"`
+	BookingPlan         []BookingPlanStep `json:"booking_plan"`
+	TransferReason      string            `json:"transfer_reason,omitempty"`
+	Critical            string            `json:"CRITICAL,omitempty"`
+	ProhibitedResponses []string          `json:"prohibited_responses,omitempty"`
+}
+
+// GroupedModel names the grouped-slots model.
+const GroupedModel = "PARENT_AS_PATIENT"
+
+// NewGroupedGuidance writes the guidance for mode (consecutive: groups[0]
+// planned; individual: the first n single slots; none: transfer).
+func NewGroupedGuidance(mode string, n int, plan []BookingPlanStep) GroupedGuidance {
+	if plan == nil {
+		plan = []BookingPlanStep{}
+	}
+	g := GroupedGuidance{Model: GroupedModel, CurrentState: StateScheduling, NextState: StateConfirmation,
+		BookingMode: mode, BookingPlan: plan, ConfirmationTrigger: confirmationTriggers}
+	times := make([]string, 0, len(plan))
+	for _, p := range plan {
+		times = append(times, SpeakStartTime(p.StartTime).Time)
+	}
+	rule := "Use each booking_plan step's bookingToken exactly once, one step per child, in order."
+	instr := "Call book_child once per child with the parent's patientGUID, bookingAuthToken, the step's bookingToken, childName and note."
+	switch mode {
+	case BookingModeConsecutive:
+		g.ActionRequired = ActionOfferGroupedTimes
+		g.VoiceResponse = "I have back-to-back appointments for all " + strconv.Itoa(n) + " children on " +
+			SpeakStartTime(plan[0].StartTime).Day + " " + SpeakStartTime(plan[0].StartTime).Date + " at " +
+			strings.Join(times, ", ") + ". Would that work?"
+		g.OnUserConfirms = "Book every child with the booking_plan"
+		g.BookingInstructions, g.SlotUsageRule = instr, rule
+	case BookingModeIndividual:
+		g.ActionRequired = ActionOfferSeparateTimes
+		var parts []string
+		for _, p := range plan {
+			parts = append(parts, SpeakStartTime(p.StartTime).String())
+		}
+		g.VoiceResponse = "I don't have back-to-back times, but I can book " + strings.Join(parts, " and ") + ". Would that work?"
+		g.OnUserConfirms = "Book every child with the booking_plan"
+		g.BookingInstructions, g.SlotUsageRule = instr, rule
+	default:
+		g.ActionRequired = ActionExpandOrTransfer
+		g.NextState = StateTransfer
+		g.VoiceResponse = "Let me connect you with someone who can find times that work for all of your children."
+		g.TransferReason = TransferNoSlots
+		g.Critical = "Do NOT invent times."
+	}
+	return g
+}
+
+// NewGroupedErrorGuidance is the guidance of the error answer.
+func NewGroupedErrorGuidance(reason string) GroupedGuidance {
+	return GroupedGuidance{
+		Model: GroupedModel, CurrentState: StateScheduling, NextState: StateTransfer,
+		ActionRequired: ActionTransferToAgent, BookingMode: BookingModeNone, BookingPlan: []BookingPlanStep{},
+		VoiceResponse:  "Let me connect you with someone who can find a time that works for you.",
+		TransferReason: reason, Critical: "Do NOT invent times. Transfer the caller.",
+		ProhibitedResponses: []string{"There are no appointments", "Please call back later", "The system is down"},
+	}
+}

@@ -1,0 +1,349 @@
+package bookingsvc
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/flowgate/flowgate/contracts"
+)
+
+// outcome kinds of one booking.
+type outcomeKind int
+
+const (
+	kindBooked outcomeKind = iota
+	kindQueued
+	kindFailed
+	kindReserved
+)
+
+// outcome is what happened to one booking on the sync path.
+type outcome struct {
+	kind outcomeKind
+
+	apptGUID  string
+	c9Result  string
+	attempts  int
+	retried   bool
+	waited    time.Duration
+	note      contracts.NoteResult
+	noteAdded bool
+	recovered bool
+
+	opID        string
+	queueType   string // _debug.error_type of the queued answer
+	queueReason string
+	lastErr     string
+
+	errType  string
+	c9Msg    string
+	errMsg   string
+	slotKey  string
+	failText string
+}
+
+// CreateAppt is POST createAppt (seed 000 §3–§5): session-cache
+// auto-injection → booking auth → input validation (a bookingToken may
+// replace startTime and the GUIDs) → slot reservation → SetAppointment
+// through the shared limiter within the sync budget, one retry after a
+// rate-limit answer → queued otherwise. A success adds the note. Every
+// outcome is a 200 answer; with children[] it books each child in order.
+func (s *Service) CreateAppt(ctx context.Context, req contracts.CreateApptRequest) Answer {
+	now := s.cfg.Now()
+	if len(req.Children) > 0 {
+		return s.createBatch(ctx, req, now)
+	}
+	patientGUID, token := strings.TrimSpace(req.PatientGUID), strings.TrimSpace(req.BookingAuthToken)
+	sess := s.injectSession(ctx, &patientGUID, &token, req.UUI)
+	method, rej := s.authorize(token, patientGUID, sess, now)
+	if rej != nil {
+		s.count("createAppt", "auth_rejected")
+		return ok(*rej)
+	}
+	b, bad := s.resolve(patientGUID, slotFields{bookingToken: req.BookingToken, startTime: req.StartTime,
+		view: req.ScheduleViewGUID, column: req.ScheduleColumnGUID, apptType: req.AppointmentTypeGUID,
+		minutes: int(req.Minutes)}, req.ChildName, req.Note, holder(req.SessionID, req.UUI))
+	if bad != nil {
+		s.count("createAppt", "validation_error")
+		received := receivedParams(req)
+		received["patientGUID"] = patientGUID
+		return ok(contracts.NewApptValidation(bad.missing, bad.invalid, bad.msg, received, now))
+	}
+	b.AuthMethod = method
+	o := s.book(ctx, b, now.Add(s.cfg.SyncBudget))
+	return ok(s.render(b, o))
+}
+
+// Malformed answers a createAppt body that could not be decoded (not
+// JSON, wrong types, too large) with the VALIDATION_ERROR shape.
+func (s *Service) Malformed(err error) Answer {
+	s.count("createAppt", "validation_error")
+	msg := "request body is not valid JSON"
+	var ce *contracts.Error
+	if errors.As(err, &ce) {
+		msg = ce.Message
+	}
+	return ok(contracts.NewApptValidation(nil, nil, msg, nil, s.cfg.Now()))
+}
+
+// holder is who holds a reservation: the call's sessionId, else its uui.
+func holder(sessionID, uui string) string { return firstNonEmpty(sessionID, uui) }
+
+func (s *Service) hold(b booking) SlotHold {
+	return SlotHold{LocationGUID: s.cfg.LocationGUID, StartTime: b.StartTime, ScheduleColumnGUID: b.ScheduleColumnGUID,
+		SessionID: firstNonEmpty(b.SessionID, "patient:"+strings.ToLower(b.PatientGUID)), PatientName: b.ChildName}
+}
+
+// book makes one booking on the sync path; deadline ends the sync budget.
+func (s *Service) book(ctx context.Context, b booking, deadline time.Time) outcome {
+	key := IdentityKey(b.PatientGUID, b.StartTime, b.ScheduleColumnGUID)
+	if guid, done, err := s.d.Marks.Completed(ctx, key); err != nil {
+		s.log.Warn("booking marks unavailable", "err", err)
+	} else if done {
+		s.log.Info("booking already completed; answering it again without calling Cloud9", "appointment_guid", guid)
+		return outcome{kind: kindBooked, apptGUID: guid, c9Result: "Appointment GUID Added: " + guid, recovered: true,
+			note: contracts.NoteResult{Success: true, Skipped: true}}
+	}
+	h := s.hold(b)
+	if s.d.Reservations != nil {
+		if err := s.d.Reservations.Reserve(ctx, h); errors.Is(err, ErrSlotReserved) {
+			return outcome{kind: kindReserved}
+		} else if err != nil {
+			s.log.Warn("slot reservation unavailable; booking without it (fail open)", "err", err)
+		}
+	}
+
+	var o outcome
+	// A mark left by an earlier attempt whose outcome is unknown: ask Cloud9
+	// before sending again.
+	inflight, err := s.d.Marks.InFlight(ctx, key)
+	if err != nil {
+		s.log.Warn("booking marks unavailable; checking Cloud9 before booking", "err", err)
+		inflight = true
+	}
+	if inflight {
+		waited, fits := s.turn(ctx, ProcGetAppointments, deadline)
+		o.waited += waited
+		if !fits {
+			return s.enqueue(ctx, b, h, o, true, contracts.BookingErrTimeoutQueued, contracts.QueueReasonUncertain,
+				"earlier attempt's outcome unknown")
+		}
+		guid, err := findExisting(ctx, s.d.Cloud9, b.PatientGUID, b.StartTime, b.ScheduleColumnGUID)
+		if err != nil {
+			return s.enqueue(ctx, b, h, o, true, contracts.BookingErrTimeoutQueued, contracts.QueueReasonUncertain,
+				"earlier attempt's outcome unknown")
+		}
+		if guid != "" {
+			o.recovered = true
+			return s.completed(ctx, b, key, h, guid, "Appointment GUID Added: "+guid, o, deadline)
+		}
+		if err := s.d.Marks.Clear(ctx, key); err != nil {
+			s.log.Warn("booking marks: clear failed", "err", err)
+		}
+	}
+
+	rateLimited := false
+	for attempt := 1; attempt <= s.cfg.SyncAttempts; attempt++ {
+		if attempt > 1 {
+			if !s.fits(s.cfg.SyncRetryDelay, deadline) || s.cfg.Sleep(ctx, s.cfg.SyncRetryDelay) != nil {
+				break
+			}
+		}
+		waited, fits := s.turn(ctx, ProcSetAppointment, deadline)
+		o.waited += waited
+		if !fits {
+			if !rateLimited {
+				return s.enqueue(ctx, b, h, o, false, contracts.BookingErrRateLimitedQueued, contracts.QueueReasonLimiterWait, "Rate limited")
+			}
+			break
+		}
+		if err := s.d.Marks.Begin(ctx, key); err != nil {
+			s.log.Warn("booking marks: could not mark the call in flight", "err", err)
+		}
+		o.attempts, o.retried = attempt, attempt > 1
+		guid, result, err := s.d.Cloud9.SetAppointment(ctx, AppointmentInput{PatientGUID: b.PatientGUID, StartTime: b.StartTime,
+			ScheduleViewGUID: b.ScheduleViewGUID, ScheduleColumnGUID: b.ScheduleColumnGUID,
+			AppointmentTypeGUID: b.AppointmentTypeGUID, Minutes: b.Minutes})
+		if err == nil {
+			return s.completed(ctx, b, key, h, guid, result, o, deadline)
+		}
+		f := classify(err)
+		o.lastErr, o.c9Msg = f.msg, f.msg
+		switch f.disposition() {
+		case dispRateLimited:
+			s.clearMark(ctx, key)
+			rateLimited = true
+			s.log.Info("SetAppointment rate limited", "attempt", attempt, "msg", f.msg)
+			continue
+		case dispUncertain:
+			// The mark stays: whoever runs this booking next checks first.
+			s.log.Warn("SetAppointment outcome uncertain; queueing with a check first", "err", err)
+			return s.enqueue(ctx, b, h, o, true, contracts.BookingErrTimeoutQueued, contracts.QueueReasonUncertain, f.text())
+		case dispUnavailable:
+			s.clearMark(ctx, key)
+			return s.enqueue(ctx, b, h, o, false, contracts.BookingErrTimeoutQueued, contracts.QueueReasonUnavailable, f.text())
+		default:
+			s.clearMark(ctx, key)
+			s.release(ctx, h)
+			o.kind, o.errType, o.failText = kindFailed, f.class, f.text()
+			return o
+		}
+	}
+	return s.enqueue(ctx, b, h, o, false, contracts.BookingErrRateLimitedQueued, contracts.QueueReasonRateLimited, o.lastErr)
+}
+
+func (s *Service) clearMark(ctx context.Context, key string) {
+	if err := s.d.Marks.Clear(ctx, key); err != nil {
+		s.log.Warn("booking marks: clear failed", "err", err)
+	}
+}
+
+func (s *Service) release(ctx context.Context, h SlotHold) {
+	if s.d.Reservations == nil {
+		return
+	}
+	if err := s.d.Reservations.Release(ctx, h); err != nil {
+		s.log.Warn("slot reservation: release failed (it expires by itself)", "err", err)
+	}
+}
+
+func (s *Service) confirm(ctx context.Context, h SlotHold) {
+	if s.d.Reservations == nil {
+		return
+	}
+	if err := s.d.Reservations.Confirm(ctx, h); err != nil {
+		s.log.Warn("slot reservation: extend failed", "err", err)
+	}
+}
+
+// completed records a made booking: done mark, reservation kept for 300 s,
+// note added.
+func (s *Service) completed(ctx context.Context, b booking, key string, h SlotHold, guid, result string, o outcome, deadline time.Time) outcome {
+	if err := s.d.Marks.Done(ctx, key, guid); err != nil {
+		s.log.Warn("booking marks: could not record the completed booking", "appointment_guid", guid, "err", err)
+	}
+	s.confirm(ctx, h)
+	o.kind, o.apptGUID = kindBooked, guid
+	o.c9Result = firstNonEmpty(result, "Appointment GUID Added: "+guid)
+	o.note, o.noteAdded = s.addNote(ctx, b.PatientGUID, b.Note, deadline)
+	s.log.Info("appointment booked", "appointment_guid", guid, "attempts", o.attempts, "recovered", o.recovered)
+	return o
+}
+
+// addNote adds the note with SetPatientComment (seed 000 §4.3). A note
+// that cannot be added now (limiter wait beyond the budget, rate limit,
+// timeout) is queued as a booking:set_patient_comment task; a note failure
+// never fails the booking.
+func (s *Service) addNote(ctx context.Context, patientGUID, note string, deadline time.Time) (contracts.NoteResult, bool) {
+	if note == "" {
+		return contracts.NoteResult{Success: true, Skipped: true}, false
+	}
+	queue := func(reason string) (contracts.NoteResult, bool) {
+		t := NoteTask{OperationID: NewOperationID("op-note", s.cfg.Now()), CreatedAt: s.cfg.Now().UTC(),
+			PatientGUID: patientGUID, Note: note}
+		if err := s.d.Queue.EnqueueNote(ctx, t); err != nil {
+			s.log.Error("patient note could not be added nor queued", "patient_guid", patientGUID, "err", err)
+			return contracts.NoteResult{Success: false, Error: reason}, false
+		}
+		return contracts.NoteResult{Success: false, Error: reason, Queued: true, OperationID: t.OperationID}, false
+	}
+	if _, fits := s.turn(ctx, ProcSetPatientComment, deadline); !fits {
+		return queue("Rate limited")
+	}
+	_, result, err := s.d.Cloud9.SetPatientComment(ctx, patientGUID, note)
+	if err == nil {
+		return contracts.NoteResult{Success: true, Result: result}, true
+	}
+	f := classify(err)
+	switch f.disposition() {
+	case dispRateLimited, dispUncertain, dispUnavailable:
+		return queue(f.text())
+	}
+	s.log.Warn("patient note refused by Cloud9", "patient_guid", patientGUID, "err", err)
+	return contracts.NoteResult{Success: false, Error: f.text()}, false
+}
+
+// enqueue hands the booking to the async path and answers queued. The
+// reservation is held for 300 s while it waits. If it cannot be queued the
+// answer is a failure (TIMEOUT after an uncertain outcome, else EXCEPTION).
+func (s *Service) enqueue(ctx context.Context, b booking, h SlotHold, o outcome, checkFirst bool, errType, reason, lastErr string) outcome {
+	now := s.cfg.Now()
+	t := AppointmentTask{OperationID: NewOperationID("op", now), CreatedAt: now.UTC(), PatientGUID: b.PatientGUID,
+		StartTime: b.StartTime, ScheduleViewGUID: b.ScheduleViewGUID, ScheduleColumnGUID: b.ScheduleColumnGUID,
+		AppointmentTypeGUID: b.AppointmentTypeGUID, Minutes: b.Minutes, ChildName: b.ChildName, Note: b.Note,
+		LocationGUID: h.LocationGUID, SessionID: h.SessionID, CheckFirst: checkFirst, SyncAttempts: o.attempts, SyncError: lastErr}
+	if err := s.d.Queue.EnqueueAppointment(ctx, t); err != nil {
+		s.log.Error("booking could not be queued", "err", err, "reason", reason)
+		o.kind, o.errMsg = kindFailed, "could not queue the booking: "+err.Error()
+		o.errType = contracts.BookingErrException
+		if checkFirst {
+			o.errType = contracts.BookingErrTimeout // the appointment may exist: keep the mark and the hold
+		} else {
+			s.release(ctx, h)
+		}
+		return o
+	}
+	s.confirm(ctx, h)
+	s.log.Info("booking queued", "operation_id", t.OperationID, "reason", reason, "sync_attempts", o.attempts)
+	o.kind, o.opID, o.queueType, o.queueReason, o.lastErr = kindQueued, t.OperationID, errType, reason, lastErr
+	return o
+}
+
+// render turns a single booking's outcome into its answer.
+func (s *Service) render(b booking, o outcome) any {
+	now := s.cfg.Now()
+	switch o.kind {
+	case kindBooked:
+		s.count("createAppt", "booked")
+		return contracts.ApptBookedResponse{
+			Success: true, AppointmentGUID: o.apptGUID, Message: o.c9Result, NoteAdded: o.noteAdded,
+			Debug: contracts.ApptBookedDebug{Cloud9Result: o.c9Result, Cloud9Status: "Success", Attempts: o.attempts,
+				Retried: o.retried, SpacingWaitMS: o.waited.Milliseconds(), NoteResult: o.note, Timestamp: contracts.JSTime(now),
+				AuthMethod: b.AuthMethod, RequestParams: *b.params(), Recovered: o.recovered},
+			LLMGuidance: contracts.NewBookedGuidance(b.ChildName, b.StartTime, now),
+		}
+	case kindQueued:
+		s.count("createAppt", "queued")
+		return contracts.NewApptQueued(o.opID, o.queueType, o.queueReason, o.lastErr, o.attempts, b.params(), now)
+	case kindReserved:
+		s.count("createAppt", "slot_reserved")
+		return contracts.NewApptSlotReserved(b.StartTime, "", now)
+	}
+	s.count("createAppt", "failed")
+	return contracts.ApptFailedResponse{
+		Success: false, Message: contracts.FailedMessage(o.errType, o.c9Msg),
+		Debug: contracts.ApptFailedDebug{ErrorType: o.errType, Cloud9Result: o.c9Msg, Cloud9Status: "Error",
+			Cloud9ErrorMessage: o.c9Msg, Attempts: o.attempts, Retried: o.retried, SpacingWaitMS: o.waited.Milliseconds(),
+			ErrorMessage: o.errMsg, RequestParams: b.params(), Timestamp: contracts.JSTime(now)},
+		LLMGuidance: contracts.NewFailedGuidance(o.errType),
+	}
+}
+
+// findExisting asks Cloud9 for the patient's appointments and returns the
+// GUID of one at the same start (to the minute) and column (when Cloud9
+// says which), not cancelled; "" when there is none.
+func findExisting(ctx context.Context, c Cloud9, patientGUID, startTime, columnGUID string) (string, error) {
+	list, err := c.GetAppointmentListByPatient(ctx, patientGUID)
+	if err != nil {
+		return "", err
+	}
+	want, ok := contracts.ParseStartTime(startTime)
+	for _, a := range list {
+		if strings.Contains(strings.ToLower(a.Status), "cancel") {
+			continue
+		}
+		if a.ScheduleColumnGUID != "" && !strings.EqualFold(a.ScheduleColumnGUID, columnGUID) {
+			continue
+		}
+		got, gok := contracts.ParseStartTime(a.StartTime)
+		switch {
+		case ok && gok && got.Truncate(time.Minute).Equal(want.Truncate(time.Minute)):
+			return a.AppointmentGUID, nil
+		case (!ok || !gok) && strings.EqualFold(strings.TrimSpace(a.StartTime), strings.TrimSpace(startTime)):
+			return a.AppointmentGUID, nil
+		}
+	}
+	return "", nil
+}

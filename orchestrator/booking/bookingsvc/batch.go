@@ -1,0 +1,82 @@
+package bookingsvc
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/flowgate/flowgate/contracts"
+)
+
+// createBatch books children[] one after another through the same path as
+// a single booking (reference §1.2 Batch). The children share one sync
+// budget: once it is spent, the remaining rate-limited children are queued
+// at once, so the caller never waits more than SyncBudget for the limiter.
+//
+// Auth: the token (or session) is checked once against the primary
+// patientGUID (the request's, else the first child's); with parent-as-
+// patient every child is booked under it. A child naming another patient
+// is refused as BOOKING_AUTH_GUID_MISMATCH unless the mode is legacy
+// (Node-RED checked only the top-level GUID and booked any child).
+func (s *Service) createBatch(ctx context.Context, req contracts.CreateApptRequest, now time.Time) Answer {
+	primary, token := strings.TrimSpace(req.PatientGUID), strings.TrimSpace(req.BookingAuthToken)
+	if primary == "" {
+		for _, c := range req.Children {
+			if g := strings.TrimSpace(c.PatientGUID); g != "" {
+				primary = g
+				break
+			}
+		}
+	}
+	sess := s.injectSession(ctx, &primary, &token, req.UUI)
+	method, rej := s.authorize(token, primary, sess, now)
+	if rej != nil {
+		s.count("createAppt", "auth_rejected")
+		return ok(*rej)
+	}
+	deadline := now.Add(s.cfg.SyncBudget)
+	results := make([]contracts.ApptBatchChild, 0, len(req.Children))
+	for _, c := range req.Children {
+		guid := firstNonEmpty(c.PatientGUID, primary)
+		b, bad := s.resolve(guid, slotFields{bookingToken: c.BookingToken, startTime: c.StartTime, view: c.ScheduleViewGUID,
+			column: c.ScheduleColumnGUID, apptType: c.AppointmentTypeGUID, minutes: int(c.Minutes)},
+			c.ChildName, c.Note, holder(req.SessionID, req.UUI))
+		res := batchChild(b)
+		switch {
+		case bad != nil:
+			res.ErrorType = contracts.BookingErrValidation
+			res.Message = contracts.NewApptValidation(bad.missing, bad.invalid, bad.msg, nil, now).Message
+		case method != contracts.AuthMethodLegacy && !strings.EqualFold(guid, primary):
+			res.ErrorType = contracts.BookingAuthGUIDMismatch
+			res.Message = contracts.AuthMessage(contracts.BookingAuthGUIDMismatch)
+		default:
+			b.AuthMethod = method
+			s.fillBatchChild(&res, s.book(ctx, b, deadline))
+		}
+		results = append(results, res)
+	}
+	resp := contracts.NewApptBatch(results, s.cfg.Now())
+	s.count("createAppt", "batch")
+	return ok(resp)
+}
+
+func batchChild(b booking) contracts.ApptBatchChild {
+	sp := contracts.SpeakStartTime(b.StartTime)
+	return contracts.ApptBatchChild{ChildName: b.ChildName, StartTime: b.StartTime, Date: sp.Date, Time: sp.Time, Day: sp.Day}
+}
+
+func (s *Service) fillBatchChild(res *contracts.ApptBatchChild, o outcome) {
+	res.Attempts = o.attempts
+	switch o.kind {
+	case kindBooked:
+		res.Success, res.AppointmentGUID, res.Message, res.NoteAdded = true, o.apptGUID, o.c9Result, o.noteAdded
+	case kindQueued:
+		res.Queued, res.OperationID, res.Message = true, o.opID, contracts.QueuedMessage
+		res.ErrorType = o.queueType
+	case kindReserved:
+		r := contracts.NewApptSlotReserved(res.StartTime, "", s.cfg.Now())
+		res.ErrorType, res.Message = contracts.BookingErrSlotReserved, r.Message
+	default:
+		res.ErrorType, res.Message = o.errType, contracts.FailedMessage(o.errType, o.c9Msg)
+	}
+}

@@ -1,0 +1,240 @@
+package bookingsvc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/hibiken/asynq"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/flowgate/flowgate/orchestrator"
+)
+
+// Auth modes (BOOKING_AUTH_MODE).
+const (
+	// AuthModeToken: a valid bookingAuthToken is required.
+	AuthModeToken = "token"
+	// AuthModeSession (default): a valid token, or — without one — a
+	// session-cache entry for the same patientGUID.
+	AuthModeSession = "session"
+	// AuthModeLegacy: as session, and also any well-formed patientGUID
+	// without a token (the Node-RED "legacy" path; only when chosen).
+	AuthModeLegacy = "legacy"
+)
+
+// Seed defaults (seed 000 §6; reference §5).
+const (
+	DefaultSyncBudget          = 10 * time.Second
+	DefaultSyncRetryDelay      = 5 * time.Second
+	DefaultSyncAttempts        = 2
+	DefaultPatientSyncAttempts = 3
+	DefaultAsyncMaxAttempts    = 10
+	DefaultBackoffBase         = 10 * time.Second
+	DefaultBackoffMax          = 300 * time.Second
+	DefaultCompletedRetention  = 24 * time.Hour
+	DefaultTaskTimeout         = 2 * time.Minute
+	DefaultMinutes             = 45
+	DefaultSessionTTL          = 15 * time.Minute
+	DefaultGroupedPatients     = 2
+	DefaultTimeWindowMinutes   = 40
+
+	// The seed's hard-coded values, now settings.
+	DefaultScheduleColumnGUID  = "07687884-7e37-49aa-8028-d43b751c9034" // Chair 8
+	DefaultScheduleViewGUID    = "4c9e9333-4951-4eb0-8d97-e1ad83ef422d"
+	DefaultAppointmentTypeGUID = "f6c20c35-9abb-47c2-981a-342996016705"
+	DefaultLocationGUID        = "1fef9297-7c8b-426b-b0d1-f2275136e48b" // CDH Allegheny 202
+)
+
+// Config configures the service and the worker. Zero values take the
+// defaults (the seed's values).
+type Config struct {
+	// SyncBudget bounds how long createAppt / createPatient may spend
+	// waiting (limiter turns and the retry delay) before answering queued
+	// (BOOKING_SYNC_BUDGET).
+	SyncBudget time.Duration
+	// SyncRetryDelay is the wait before the second sync attempt after a
+	// rate-limit answer.
+	SyncRetryDelay time.Duration
+	// SyncAttempts is createAppt's sync attempts (2); PatientSyncAttempts
+	// createPatient's (3).
+	SyncAttempts        int
+	PatientSyncAttempts int
+	// AsyncMaxAttempts is the attempts of a queued operation (10): Asynq
+	// MaxRetry is AsyncMaxAttempts−1.
+	AsyncMaxAttempts int
+	// Backoff gives the delay after a queued operation's failed attempts.
+	// Default BackoffPolicy{10s, 300s}: 20 s after the first, 40 s, 80 s,
+	// 160 s, then 300 s (min(300 s, 10 s·2^n), n = attempts made).
+	Backoff orchestrator.RetryPolicy
+	// QueueDelay is when a newly queued operation first runs. Default
+	// 10 s (the backoff at n = 0).
+	QueueDelay time.Duration
+	// CompletedRetention keeps completed operations visible (queue-status,
+	// Asynqmon). Default 24h.
+	CompletedRetention time.Duration
+	// TaskTimeout bounds one run of a queued operation. Default 2 min.
+	TaskTimeout time.Duration
+	// Queue is the Asynq queue of booking tasks. Default critical.
+	Queue string
+
+	// AuthMode is token | session (default) | legacy.
+	AuthMode string
+
+	DefaultScheduleColumnGUID  string
+	DefaultScheduleViewGUID    string
+	DefaultAppointmentTypeGUID string
+	DefaultMinutes             int
+	LocationGUID               string
+	ProviderGUID               string
+
+	// SessionTTL is how long a created patient's session is cached (and
+	// the bookingAuthToken lives). Default 15 min.
+	SessionTTL time.Duration
+	// StatusEndpoint is named in queued answers (check_status_endpoint).
+	// Default "/chord/ortho-prd/queue-status".
+	StatusEndpoint string
+	// StatusScanLimit bounds how many tasks per Asynq state queue-status
+	// reads. Default 10000.
+	StatusScanLimit int
+
+	Now        func() time.Time
+	Sleep      func(ctx context.Context, d time.Duration) error // default: a timer, ends early with ctx
+	Logger     *slog.Logger
+	Registerer prometheus.Registerer
+}
+
+// BackoffPolicy is the seed's async backoff min(Max, Base·2^n) where n is
+// the number of attempts made so far (asynq passes the failures before the
+// current one, so n = that + 1): 20 s, 40 s, 80 s, 160 s, 300 s, … with the
+// defaults.
+type BackoffPolicy struct {
+	Base time.Duration
+	Max  time.Duration
+}
+
+// RetryDelay implements orchestrator.RetryPolicy.
+func (b BackoffPolicy) RetryDelay(n int, err error, t *asynq.Task) time.Duration {
+	return orchestrator.Exponential{Base: b.Base, Max: b.Max}.RetryDelay(n+1, err, t)
+}
+
+func (c Config) withDefaults() Config {
+	if c.SyncBudget == 0 {
+		c.SyncBudget = DefaultSyncBudget
+	}
+	if c.SyncRetryDelay == 0 {
+		c.SyncRetryDelay = DefaultSyncRetryDelay
+	}
+	if c.SyncAttempts == 0 {
+		c.SyncAttempts = DefaultSyncAttempts
+	}
+	if c.PatientSyncAttempts == 0 {
+		c.PatientSyncAttempts = DefaultPatientSyncAttempts
+	}
+	if c.AsyncMaxAttempts == 0 {
+		c.AsyncMaxAttempts = DefaultAsyncMaxAttempts
+	}
+	if c.Backoff == nil {
+		c.Backoff = BackoffPolicy{Base: DefaultBackoffBase, Max: DefaultBackoffMax}
+	}
+	if c.QueueDelay == 0 {
+		c.QueueDelay = DefaultBackoffBase
+	}
+	if c.CompletedRetention == 0 {
+		c.CompletedRetention = DefaultCompletedRetention
+	}
+	if c.TaskTimeout == 0 {
+		c.TaskTimeout = DefaultTaskTimeout
+	}
+	if c.Queue == "" {
+		c.Queue = orchestrator.QueueCritical
+	}
+	if c.AuthMode == "" {
+		c.AuthMode = AuthModeSession
+	}
+	if c.DefaultScheduleColumnGUID == "" {
+		c.DefaultScheduleColumnGUID = DefaultScheduleColumnGUID
+	}
+	if c.DefaultScheduleViewGUID == "" {
+		c.DefaultScheduleViewGUID = DefaultScheduleViewGUID
+	}
+	if c.DefaultAppointmentTypeGUID == "" {
+		c.DefaultAppointmentTypeGUID = DefaultAppointmentTypeGUID
+	}
+	if c.DefaultMinutes == 0 {
+		c.DefaultMinutes = DefaultMinutes
+	}
+	if c.LocationGUID == "" {
+		c.LocationGUID = DefaultLocationGUID
+	}
+	if c.SessionTTL == 0 {
+		c.SessionTTL = DefaultSessionTTL
+	}
+	if c.StatusEndpoint == "" {
+		c.StatusEndpoint = "/chord/ortho-prd/queue-status"
+	}
+	if c.StatusScanLimit == 0 {
+		c.StatusScanLimit = 10000
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Sleep == nil {
+		c.Sleep = sleep
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.Registerer == nil {
+		c.Registerer = prometheus.NewRegistry()
+	}
+	return c
+}
+
+func (c Config) validate() error {
+	switch {
+	case c.SyncBudget < 0 || c.SyncRetryDelay < 0 || c.QueueDelay < 0 || c.TaskTimeout < 0:
+		return errors.New("bookingsvc: durations must not be negative")
+	case c.SyncAttempts < 1 || c.PatientSyncAttempts < 1:
+		return fmt.Errorf("bookingsvc: SyncAttempts and PatientSyncAttempts must be ≥ 1")
+	case c.AsyncMaxAttempts < 1 || c.AsyncMaxAttempts > 100:
+		return fmt.Errorf("bookingsvc: AsyncMaxAttempts must be 1..100, got %d", c.AsyncMaxAttempts)
+	case c.DefaultMinutes < 1:
+		return fmt.Errorf("bookingsvc: DefaultMinutes must be ≥ 1")
+	case c.StatusScanLimit < 1:
+		return fmt.Errorf("bookingsvc: StatusScanLimit must be ≥ 1")
+	}
+	switch c.AuthMode {
+	case AuthModeToken, AuthModeSession, AuthModeLegacy:
+	default:
+		return fmt.Errorf("bookingsvc: AuthMode must be token, session or legacy, got %q", c.AuthMode)
+	}
+	for name, g := range map[string]string{"DefaultScheduleColumnGUID": c.DefaultScheduleColumnGUID,
+		"DefaultScheduleViewGUID": c.DefaultScheduleViewGUID, "DefaultAppointmentTypeGUID": c.DefaultAppointmentTypeGUID,
+		"LocationGUID": c.LocationGUID} {
+		if !guidRE.MatchString(g) {
+			return fmt.Errorf("bookingsvc: %s %q is not a GUID", name, g)
+		}
+	}
+	if c.ProviderGUID != "" && !guidRE.MatchString(c.ProviderGUID) {
+		return fmt.Errorf("bookingsvc: ProviderGUID %q is not a GUID", c.ProviderGUID)
+	}
+	return nil
+}
+
+// sleep waits d or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

@@ -1,0 +1,256 @@
+package bookingsvc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/flowgate/flowgate/contracts"
+)
+
+// The interfaces below are declared by this package for exactly what it
+// uses; the sidecar adapts the Cloud9 client, the limiter, the booking-auth
+// tokens, the session cache, the slot reservations and the slot tools to
+// them.
+
+// Cloud9 procedures the service calls, as the limiter knows them.
+const (
+	ProcSetAppointment    = "SetAppointment"
+	ProcSetPatient        = "SetPatient"
+	ProcSetPatientComment = "SetPatientComment"
+	ProcGetAppointments   = "GetAppointmentListByPatient"
+)
+
+// Cloud9 is the part of the Cloud9 client the booking path uses. Failures
+// should be *Cloud9Error (the adapter converts the client's typed error);
+// any other error is taken as an uncertain outcome (the call may have
+// reached Cloud9).
+type Cloud9 interface {
+	SetPatient(ctx context.Context, in PatientInput) (patientGUID, result string, err error)
+	SetAppointment(ctx context.Context, in AppointmentInput) (appointmentGUID, result string, err error)
+	SetPatientComment(ctx context.Context, patientGUID, comment string) (commentGUID, result string, err error)
+	GetAppointmentListByPatient(ctx context.Context, patientGUID string) ([]ExistingAppointment, error)
+}
+
+// PatientInput is SetPatient's parameters.
+type PatientInput struct {
+	FirstName    string
+	LastName     string
+	ProviderGUID string
+	LocationGUID string
+	BirthDate    string // MM/DD/YYYY, sent as birthdayDateTime
+	Phone        string
+	Email        string
+	Gender       string
+}
+
+// AppointmentInput is SetAppointment's parameters.
+type AppointmentInput struct {
+	PatientGUID         string
+	StartTime           string
+	ScheduleViewGUID    string
+	ScheduleColumnGUID  string
+	AppointmentTypeGUID string
+	Minutes             int
+	Note                string // SetAppointment's own Note; the service leaves it empty (the note goes to SetPatientComment)
+}
+
+// ExistingAppointment is one record of GetAppointmentListByPatient.
+// ScheduleColumnGUID may be empty when Cloud9 does not return it; the
+// match is then on the start time alone.
+type ExistingAppointment struct {
+	AppointmentGUID    string
+	StartTime          string
+	ScheduleColumnGUID string
+	Status             string
+}
+
+// Error classes (the Cloud9 client's, plus the pattern types of reference §4).
+const (
+	ClassRateLimit             = "RATE_LIMIT"
+	ClassPatientNotFound       = "PATIENT_NOT_FOUND"
+	ClassSlotNotAvailable      = "SLOT_NOT_AVAILABLE"
+	ClassInvalidScheduleView   = "INVALID_SCHEDULE_VIEW"
+	ClassInvalidScheduleColumn = "INVALID_SCHEDULE_COLUMN"
+	ClassInvalidApptType       = "INVALID_APPT_TYPE"
+	ClassAuthorization         = "AUTHORIZATION_ERROR"
+	ClassTimeout               = "TIMEOUT"
+	ClassUnavailable           = "UNAVAILABLE"
+	ClassCloud9                = "CLOUD9_ERROR"
+	ClassUnknown               = "UNKNOWN"
+)
+
+// Cloud9Error is a failed Cloud9 call. Uncertain means the request may have
+// been executed (timeout after sending, connection dropped): such a booking
+// is never sent again before GetAppointmentListByPatient says it does not
+// exist.
+type Cloud9Error struct {
+	Class     string
+	Code      int
+	Message   string
+	Uncertain bool
+}
+
+func (e *Cloud9Error) Error() string {
+	s := "cloud9: " + e.Class
+	if e.Code != 0 {
+		s += fmt.Sprintf(" (code %d)", e.Code)
+	}
+	if e.Message != "" {
+		s += ": " + e.Message
+	}
+	if e.Uncertain {
+		s += " (outcome uncertain)"
+	}
+	return s
+}
+
+// Limiter is the shared per-procedure Cloud9 limiter (GCRA in Redis).
+// Allow takes a turn when ok; otherwise retryAfter says when one is free.
+// An error means the limiter could not answer: the service then goes ahead
+// (fail open, logged) — Cloud9's own "Too many requests" is still handled.
+type Limiter interface {
+	Allow(ctx context.Context, procedure string) (ok bool, retryAfter time.Duration, err error)
+}
+
+// AuthTokens issues and checks bookingAuthTokens (seed 000 §4.2).
+// Validate runs checks 2–5 on a token that is present and returns nil or
+// an *AuthError with the code.
+type AuthTokens interface {
+	Issue(sessionID, patientGUID string) (token string, err error)
+	Validate(token, patientGUID string) error
+}
+
+// AuthError is a refused bookingAuthToken. Code is one of
+// contracts.BookingAuth*; TokenPatientGUID is the token's patient on a
+// GUID mismatch (optional).
+type AuthError struct {
+	Code             string
+	TokenPatientGUID string
+}
+
+func (e *AuthError) Error() string { return "booking auth: " + e.Code }
+
+// Session is a bookingSessions entry (seed 000 §4.4).
+type Session struct {
+	PatientGUID      string
+	FamilyID         string
+	BookingAuthToken string
+	PatientName      string
+	PhoneNumber      string
+	UUI              string
+	SessionID        string
+	CreatedAt        time.Time
+	ExpiresAt        time.Time
+}
+
+// Sessions is the bookingSessions cache. Put stores s under s.PatientGUID
+// and, when set, s.UUI, for the session TTL (15 min); Lookup tries
+// patientGUID first, then uui (either may be empty).
+type Sessions interface {
+	Put(ctx context.Context, s Session) error
+	Lookup(ctx context.Context, patientGUID, uui string) (Session, bool, error)
+}
+
+// SlotHold names a slot reservation (seed 003): SlotReservation:<location>:
+// <date>:<time>:<column>, held by SessionID.
+type SlotHold struct {
+	LocationGUID       string
+	StartTime          string
+	ScheduleColumnGUID string
+	SessionID          string
+	PatientName        string
+}
+
+// ErrSlotReserved is returned (possibly wrapped) by Reservations.Reserve
+// when another session holds the slot.
+var ErrSlotReserved = errors.New("slot reserved by another session")
+
+// Reservations are the cross-session slot reservations (seed 003).
+// Reserve holds the slot for 90 s (same session: idempotent, refreshed);
+// Confirm extends the hold to 300 s; Release deletes it if this session
+// holds it. Errors other than ErrSlotReserved mean Redis trouble: the
+// service fails open (logs and goes on). HeldByOthers reports, per slot,
+// whether a session other than sessionID holds it (fail open: all false).
+type Reservations interface {
+	Reserve(ctx context.Context, h SlotHold) error
+	Confirm(ctx context.Context, h SlotHold) error
+	Release(ctx context.Context, h SlotHold) error
+	HeldByOthers(ctx context.Context, sessionID string, slots []SlotHold) ([]bool, error)
+}
+
+// SlotRef is what a bookingToken carries (seed 000 §7).
+type SlotRef struct {
+	StartTime           string
+	ScheduleViewGUID    string
+	ScheduleColumnGUID  string
+	AppointmentTypeGUID string
+	Minutes             int
+}
+
+// BookingTokens encodes and decodes the opaque bookingToken of a slot.
+type BookingTokens interface {
+	Encode(s SlotRef) (string, error)
+	Decode(token string) (SlotRef, error)
+}
+
+// SlotQuery is a slot search. Dates are MM/DD/YYYY; StartDate is never in
+// the past (the service moves it to tomorrow).
+type SlotQuery struct {
+	StartDate         string
+	EndDate           string // may be empty
+	ScheduleViewGUIDs []string
+	SessionID         string
+}
+
+// SlotSearch is a flat slot list (getApptSlots).
+type SlotSearch struct {
+	Slots       []contracts.ApptSlot
+	SearchRange contracts.SearchRange
+	Attempts    int
+	Retries     int
+	Expanded    bool
+}
+
+// GroupQuery is a grouped slot search.
+type GroupQuery struct {
+	SlotQuery
+	NumberOfPatients  int
+	TimeWindowMinutes int
+}
+
+// GroupSearch is a grouped slot search's result. Groups is optional: when
+// nil the service groups Slots itself (reference §1.5's greedy rule).
+type GroupSearch struct {
+	Slots         []contracts.ApptSlot
+	Groups        [][]contracts.ApptSlot
+	SearchRange   contracts.SearchRange
+	Tier          int
+	TiersSearched int
+	FromCache     bool
+	CacheSource   string
+	CacheDecision map[string]any
+	CacheInfo     map[string]any
+}
+
+// SlotSource finds open slots (cache tiers or GetOnlineReservations). The
+// service filters out slots held by other sessions and adds bookingTokens.
+type SlotSource interface {
+	Slots(ctx context.Context, q SlotQuery) (SlotSearch, error)
+	GroupedSlots(ctx context.Context, q GroupQuery) (GroupSearch, error)
+}
+
+// Events receives booking events (queued bookings completed, queued
+// patients created). RedisEvents, WebhookEvents and MultiEvents implement it.
+type Events interface {
+	Publish(ctx context.Context, ev contracts.BookingCompletedEvent) error
+}
+
+// Queue is the async path: Worker implements it on Asynq.
+type Queue interface {
+	EnqueueAppointment(ctx context.Context, t AppointmentTask) error
+	EnqueuePatient(ctx context.Context, t PatientTask) error
+	EnqueueNote(ctx context.Context, t NoteTask) error
+	Status(ctx context.Context, q contracts.QueueStatusQuery) (contracts.QueueStatusResponse, error)
+}

@@ -1,0 +1,107 @@
+package bookingsvc
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/flowgate/flowgate/contracts"
+	"github.com/flowgate/flowgate/webhooks/signature"
+)
+
+// RedisEvents publishes each event as JSON on a Redis channel (default
+// contracts.BookingEventsChannel, "flowgate:booking:events"), for SSE
+// fan-out and any other subscriber.
+type RedisEvents struct {
+	Client  redis.UniversalClient
+	Channel string
+}
+
+// Publish implements Events.
+func (e RedisEvents) Publish(ctx context.Context, ev contracts.BookingCompletedEvent) error {
+	b, err := json.Marshal(ev)
+	if err != nil {
+		return err
+	}
+	ch := e.Channel
+	if ch == "" {
+		ch = contracts.BookingEventsChannel
+	}
+	return e.Client.Publish(ctx, ch, b).Err()
+}
+
+// WebhookEvents POSTs each event as JSON to URL (BOOKING_EVENTS_WEBHOOK),
+// signed like flowgate's webhooks: X-Timestamp (unix seconds) and
+// X-Signature (hex HMAC-SHA256 of timestamp + "." + body, see package
+// webhooks/signature). A non-2xx answer is an error.
+type WebhookEvents struct {
+	URL     string
+	Secret  []byte
+	Client  *http.Client     // default: 10 s timeout
+	Now     func() time.Time // default time.Now
+	Timeout time.Duration    // per request when Client is nil; default 10 s
+}
+
+// Publish implements Events.
+func (e WebhookEvents) Publish(ctx context.Context, ev contracts.BookingCompletedEvent) error {
+	if e.URL == "" || len(e.Secret) == 0 {
+		return errors.New("booking events webhook: URL and Secret are required")
+	}
+	body, err := json.Marshal(ev)
+	if err != nil {
+		return err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.URL, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	now := time.Now
+	if e.Now != nil {
+		now = e.Now
+	}
+	signature.SignRequest(req, e.Secret, now(), body)
+	c := e.Client
+	if c == nil {
+		t := e.Timeout
+		if t <= 0 {
+			t = 10 * time.Second
+		}
+		c = &http.Client{Timeout: t}
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("booking events webhook: %s answered %d", e.URL, resp.StatusCode)
+	}
+	return nil
+}
+
+// MultiEvents publishes to each sink in turn; all are tried, and their
+// errors joined.
+type MultiEvents []Events
+
+// Publish implements Events.
+func (m MultiEvents) Publish(ctx context.Context, ev contracts.BookingCompletedEvent) error {
+	var errs []error
+	for _, e := range m {
+		if e == nil {
+			continue
+		}
+		if err := e.Publish(ctx, ev); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}

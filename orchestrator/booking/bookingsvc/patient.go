@@ -1,0 +1,172 @@
+package bookingsvc
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/flowgate/flowgate/contracts"
+)
+
+// CreatePatient is POST createPatient (reference §1.1, parent-as-patient
+// of seed 000 §4.3): a repeat for the same call (uui, else sessionId, else
+// msgid) with the same name answers the cached patient (`_cached:true`);
+// otherwise SetPatient through the limiter within the sync budget, up to
+// PatientSyncAttempts tries 5 s apart on rate-limit answers; then the
+// bookingAuthToken is issued and the session cached (parent: by patientGUID
+// and uui; child: by patientGUID) for SessionTTL. Rate limited, timed out or
+// unreachable → queued (booking:set_patient, op-pat-…). Invalid input → the
+// failure shape with 200; Cloud9 refusing the patient → the failure shape
+// with 500 (Node-RED's status for it).
+//
+// A SetPatient whose outcome is uncertain is queued and sent again: Cloud9
+// has no reliable way to find a patient created moments ago, so a duplicate
+// patient is possible there (a duplicate appointment never is).
+func (s *Service) CreatePatient(ctx context.Context, req contracts.CreatePatientRequest) Answer {
+	now := s.cfg.Now()
+	isChild := bool(req.IsChild)
+	trim(&req.PatientFirstName, &req.PatientLastName, &req.ParentPatientGUID, &req.FamilyID, &req.PhoneNumber,
+		&req.EmailAddress, &req.UUI, &req.SessionID, &req.MsgID, &req.ProviderGUID, &req.LocationGUID)
+	missing, invalid := s.val.check(req)
+	if isChild {
+		switch {
+		case req.ParentPatientGUID == "":
+			missing = append(missing, "parentPatientGUID")
+		case !guidRE.MatchString(req.ParentPatientGUID):
+			invalid = append(invalid, "parentPatientGUID")
+		}
+	}
+	if len(missing)+len(invalid) > 0 {
+		s.count("createPatient", "validation_error")
+		msg := "Missing required fields: " + strings.Join(missing, ", ")
+		if len(missing) == 0 {
+			msg = "Invalid fields: " + strings.Join(invalid, ", ")
+		}
+		return ok(contracts.NewPatientFailed(isChild, contracts.BookingErrValidation+": "+msg, msg,
+			contracts.BookingErrValidation, append(missing, invalid...), now))
+	}
+	name := req.PatientFirstName + " " + req.PatientLastName
+	callKey := firstNonEmpty(req.UUI, req.SessionID, req.MsgID)
+	if !isChild && callKey != "" {
+		if a, hit := s.cachedPatient(ctx, callKey, name, now); hit {
+			return a
+		}
+	}
+	familyID := req.FamilyID
+	if !isChild || familyID == "" {
+		familyID = uuid.NewString()
+	}
+	location := req.LocationGUID
+	if !guidRE.MatchString(location) {
+		location = s.cfg.LocationGUID
+	}
+	in := PatientInput{FirstName: req.PatientFirstName, LastName: req.PatientLastName,
+		ProviderGUID: firstNonEmpty(req.ProviderGUID, s.cfg.ProviderGUID), LocationGUID: location,
+		BirthDate: firstNonEmpty(req.BirthdayDateTime, req.BirthDate), Phone: req.PhoneNumber, Email: req.EmailAddress,
+		Gender: req.Gender}
+	p := PatientTask{FirstName: in.FirstName, LastName: in.LastName, ProviderGUID: in.ProviderGUID, LocationGUID: in.LocationGUID,
+		BirthDate: in.BirthDate, Phone: in.Phone, Email: in.Email, Gender: in.Gender, IsChild: isChild,
+		ParentPatientGUID: req.ParentPatientGUID, FamilyID: familyID, UUI: req.UUI, SessionID: req.SessionID,
+		TokenSessionID: firstNonEmpty(req.UUI, req.SessionID, req.MsgID)}
+
+	deadline := now.Add(s.cfg.SyncBudget)
+	var lastErr string
+	for attempt := 1; attempt <= s.cfg.PatientSyncAttempts; attempt++ {
+		if attempt > 1 && (!s.fits(s.cfg.SyncRetryDelay, deadline) || s.cfg.Sleep(ctx, s.cfg.SyncRetryDelay) != nil) {
+			break
+		}
+		if _, fits := s.turn(ctx, ProcSetPatient, deadline); !fits {
+			break
+		}
+		guid, result, err := s.d.Cloud9.SetPatient(ctx, in)
+		if err == nil {
+			sess, terr := s.patientCreated(ctx, p, guid, s.cfg.Now())
+			if terr != nil {
+				s.log.Error("patient created but no bookingAuthToken could be issued", "patient_guid", guid, "err", terr)
+			}
+			s.count("createPatient", "created")
+			return ok(contracts.NewPatientCreated(guid, familyID, sess.BookingAuthToken,
+				firstNonEmpty(result, "Patient Added: "+guid), req.ParentPatientGUID, isChild, false))
+		}
+		f := classify(err)
+		lastErr = f.text()
+		switch f.disposition() {
+		case dispRateLimited:
+			continue
+		case dispUncertain, dispUnavailable:
+			return s.queuePatient(ctx, p, isChild, lastErr)
+		}
+		s.count("createPatient", "failed")
+		s.log.Warn("SetPatient refused", "err", err)
+		return Answer{Status: http.StatusInternalServerError, Body: contracts.NewPatientFailed(isChild, f.text(),
+			firstNonEmpty(f.msg, "Patient creation failed"), f.class, nil, s.cfg.Now())}
+	}
+	return s.queuePatient(ctx, p, isChild, firstNonEmpty(lastErr, "Rate limited"))
+}
+
+// cachedPatient answers a repeat createPatient of the same call and name
+// from the session cache.
+func (s *Service) cachedPatient(ctx context.Context, callKey, name string, now time.Time) (Answer, bool) {
+	sess, found, err := s.d.Sessions.Lookup(ctx, "", callKey)
+	if err != nil {
+		s.log.Warn("booking session cache unavailable; creating the patient", "err", err)
+		return Answer{}, false
+	}
+	if !found || sess.BookingAuthToken == "" || !sess.ExpiresAt.After(now) ||
+		!strings.EqualFold(strings.Join(strings.Fields(sess.PatientName), " "), strings.Join(strings.Fields(name), " ")) {
+		return Answer{}, false
+	}
+	s.count("createPatient", "cached")
+	return ok(contracts.NewPatientCreated(sess.PatientGUID, sess.FamilyID, sess.BookingAuthToken,
+		"Patient Added: "+sess.PatientGUID, "", false, true)), true
+}
+
+// patientSession issues the bookingAuthToken of a created patient and
+// caches the session (the sync path and the worker share it). An error
+// with a token set means only the cache put failed.
+func patientSession(ctx context.Context, d Deps, cfg Config, p PatientTask, guid string, now time.Time) (Session, error) {
+	sess := Session{PatientGUID: guid, FamilyID: p.FamilyID, PatientName: p.FirstName + " " + p.LastName,
+		PhoneNumber: p.Phone, SessionID: p.SessionID, CreatedAt: now.UTC(), ExpiresAt: now.Add(cfg.SessionTTL).UTC()}
+	if !p.IsChild {
+		sess.UUI = firstNonEmpty(p.UUI, p.SessionID)
+	}
+	tokenSession := firstNonEmpty(p.TokenSessionID, "patient:"+guid)
+	tok, err := d.Tokens.Issue(tokenSession, guid)
+	if err != nil {
+		return sess, err
+	}
+	sess.BookingAuthToken = tok
+	return sess, d.Sessions.Put(ctx, sess)
+}
+
+func (s *Service) patientCreated(ctx context.Context, p PatientTask, guid string, now time.Time) (Session, error) {
+	sess, err := patientSession(ctx, s.d, s.cfg, p, guid, now)
+	if err != nil && sess.BookingAuthToken != "" {
+		s.log.Warn("booking session cache: put failed (no auto-injection for this patient)", "patient_guid", guid, "err", err)
+		err = nil
+	}
+	return sess, err
+}
+
+func (s *Service) queuePatient(ctx context.Context, p PatientTask, isChild bool, lastErr string) Answer {
+	now := s.cfg.Now()
+	p.OperationID, p.CreatedAt, p.SyncError = NewOperationID("op-pat", now), now.UTC(), lastErr
+	if err := s.d.Queue.EnqueuePatient(ctx, p); err != nil {
+		s.count("createPatient", "failed")
+		s.log.Error("patient creation could not be queued", "err", err)
+		return Answer{Status: http.StatusInternalServerError, Body: contracts.NewPatientFailed(isChild,
+			"could not queue the patient: "+err.Error(), "Patient creation failed", contracts.BookingErrException, nil, now)}
+	}
+	s.count("createPatient", "queued")
+	s.log.Info("patient creation queued", "operation_id", p.OperationID, "last_error", lastErr)
+	return ok(contracts.NewPatientQueued(p.OperationID, p.FamilyID, p.ParentPatientGUID, isChild, s.cfg.StatusEndpoint))
+}
+
+func trim(ps ...*string) {
+	for _, p := range ps {
+		*p = strings.TrimSpace(*p)
+	}
+}

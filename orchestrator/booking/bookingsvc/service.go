@@ -1,0 +1,161 @@
+package bookingsvc
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"log/slog"
+	"math/big"
+	"net/http"
+	"regexp"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Deps are the service's and the worker's collaborators. Required by New:
+// Cloud9, Tokens, Sessions, Queue, Marks. Required by NewWorker: Cloud9,
+// Tokens, Sessions, Marks. The rest are optional: without a Limiter nothing
+// is spaced client-side; without Reservations no slot is held; without
+// BookingTokens a bookingToken is refused and slots carry none; without
+// Slots the slot endpoints answer api_error; without Events completions are
+// only counted and logged.
+type Deps struct {
+	Cloud9        Cloud9
+	Limiter       Limiter
+	Tokens        AuthTokens
+	Sessions      Sessions
+	Reservations  Reservations
+	BookingTokens BookingTokens
+	Slots         SlotSource
+	Queue         Queue
+	Marks         Marks
+	Events        Events
+}
+
+// Answer is an endpoint's HTTP status and JSON body.
+type Answer struct {
+	Status int
+	Body   any
+}
+
+func ok(body any) Answer { return Answer{Status: http.StatusOK, Body: body} }
+
+// Service answers the Node-RED booking endpoints.
+type Service struct {
+	d   Deps
+	cfg Config
+	log *slog.Logger
+	val *validation
+	m   *serviceMetrics
+}
+
+// New validates cfg and deps and registers the service's metrics.
+func New(d Deps, cfg Config) (*Service, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	switch {
+	case d.Cloud9 == nil:
+		return nil, errors.New("bookingsvc: Deps.Cloud9 is required")
+	case d.Tokens == nil:
+		return nil, errors.New("bookingsvc: Deps.Tokens is required")
+	case d.Sessions == nil:
+		return nil, errors.New("bookingsvc: Deps.Sessions is required")
+	case d.Queue == nil:
+		return nil, errors.New("bookingsvc: Deps.Queue is required")
+	case d.Marks == nil:
+		return nil, errors.New("bookingsvc: Deps.Marks is required")
+	}
+	m, err := newServiceMetrics(cfg.Registerer)
+	if err != nil {
+		return nil, err
+	}
+	return &Service{d: d, cfg: cfg, log: cfg.Logger.With("component", "booking"), val: newValidation(), m: m}, nil
+}
+
+// Config returns the effective configuration (defaults applied).
+func (s *Service) Config() Config { return s.cfg }
+
+// Now is the service's clock.
+func (s *Service) Now() time.Time { return s.cfg.Now() }
+
+type serviceMetrics struct {
+	outcomes *prometheus.CounterVec
+}
+
+func newServiceMetrics(reg prometheus.Registerer) (*serviceMetrics, error) {
+	m := &serviceMetrics{outcomes: prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "flowgate_booking_answers_total",
+		Help: "Answers of the Node-RED booking endpoints by endpoint and outcome (booked, queued, auth_rejected, validation_error, slot_reserved, failed, created, cached, ok, no_slots, error).",
+	}, []string{"endpoint", "outcome"})}
+	if err := reg.Register(m.outcomes); err != nil {
+		var are prometheus.AlreadyRegisteredError
+		if errors.As(err, &are) {
+			if c, ok := are.ExistingCollector.(*prometheus.CounterVec); ok {
+				m.outcomes = c
+				return m, nil
+			}
+		}
+		return nil, err
+	}
+	return m, nil
+}
+
+func (s *Service) count(endpoint, outcome string) {
+	s.m.outcomes.WithLabelValues(endpoint, outcome).Inc()
+}
+
+// guidRE is a Cloud9 GUID in either case.
+var guidRE = regexp.MustCompile(`^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$`)
+
+// NewOperationID returns prefix-<unix ms>-<6 base36 chars>, the Node-RED
+// operation id format ("op", "op-pat").
+func NewOperationID(prefix string, now time.Time) string {
+	const alphabet = "0123456789abcdefghijklmnopqrstuvwxyz"
+	b := make([]byte, 6)
+	for i := range b {
+		n, err := rand.Int(rand.Reader, big.NewInt(int64(len(alphabet))))
+		if err != nil { // crypto/rand does not fail on supported platforms
+			n = big.NewInt(now.UnixNano() % int64(len(alphabet)))
+		}
+		b[i] = alphabet[n.Int64()]
+	}
+	return prefix + "-" + strconv.FormatInt(now.UnixMilli(), 10) + "-" + string(b)
+}
+
+// turn waits for the limiter's turn on procedure while the wait ends by
+// deadline; ok is false when it would not (or ctx ended). A limiter error
+// lets the call go ahead (fail open, logged).
+func (s *Service) turn(ctx context.Context, procedure string, deadline time.Time) (waited time.Duration, ok bool) {
+	if s.d.Limiter == nil {
+		return 0, true
+	}
+	for {
+		allowed, after, err := s.d.Limiter.Allow(ctx, procedure)
+		if err != nil {
+			s.log.Warn("cloud9 limiter unavailable; calling without it", "procedure", procedure, "err", err)
+			return waited, true
+		}
+		if allowed {
+			return waited, true
+		}
+		if after <= 0 {
+			after = 10 * time.Millisecond
+		}
+		if s.cfg.Now().Add(after).After(deadline) {
+			return waited, false
+		}
+		if err := s.cfg.Sleep(ctx, after); err != nil {
+			return waited, false
+		}
+		waited += after
+	}
+}
+
+// fits reports whether waiting d still ends by deadline.
+func (s *Service) fits(d time.Duration, deadline time.Time) bool {
+	return !s.cfg.Now().Add(d).After(deadline)
+}

@@ -1,0 +1,153 @@
+package bookingsvc
+
+import (
+	"errors"
+	"reflect"
+	"sort"
+	"strings"
+
+	"github.com/go-playground/validator/v10"
+
+	"github.com/flowgate/flowgate/contracts"
+)
+
+// validation wraps validator v10 with the booking tags: guid (a Cloud9
+// GUID in either case) and starttime (a start time Cloud9 accepts). Field
+// names in results are the JSON names.
+type validation struct {
+	v *validator.Validate
+}
+
+func newValidation() *validation {
+	v := validator.New(validator.WithRequiredStructEnabled())
+	v.RegisterTagNameFunc(func(f reflect.StructField) string {
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "-" {
+			return ""
+		}
+		return name
+	})
+	_ = v.RegisterValidation("guid", func(fl validator.FieldLevel) bool {
+		return guidRE.MatchString(fl.Field().String())
+	})
+	_ = v.RegisterValidation("starttime", func(fl validator.FieldLevel) bool {
+		_, ok := contracts.ParseStartTime(fl.Field().String())
+		return ok
+	})
+	return &validation{v: v}
+}
+
+// check validates s and splits the failures into missing (required) and
+// invalid fields, each sorted.
+func (val *validation) check(s any) (missing, invalid []string) {
+	err := val.v.Struct(s)
+	var ves validator.ValidationErrors
+	if err == nil || !errors.As(err, &ves) {
+		return nil, nil
+	}
+	for _, fe := range ves {
+		if fe.Tag() == "required" {
+			missing = append(missing, fe.Field())
+		} else {
+			invalid = append(invalid, fe.Field())
+		}
+	}
+	sort.Strings(missing)
+	sort.Strings(invalid)
+	return missing, invalid
+}
+
+// booking is one appointment to make, resolved from a request (bookingToken
+// decoded, defaults applied) and validated.
+type booking struct {
+	PatientGUID         string `json:"patientGUID" validate:"required,guid"`
+	StartTime           string `json:"startTime" validate:"required,starttime"`
+	ScheduleViewGUID    string `json:"scheduleViewGUID" validate:"required,guid"`
+	ScheduleColumnGUID  string `json:"scheduleColumnGUID" validate:"required,guid"`
+	AppointmentTypeGUID string `json:"appointmentTypeGUID" validate:"required,guid"`
+	Minutes             int    `json:"minutes" validate:"min=1,max=600"`
+	ChildName           string `json:"childName" validate:"max=200"`
+	Note                string `json:"note" validate:"max=2048"`
+
+	SessionID  string `json:"-"` // reservation holder: sessionId ‖ uui
+	AuthMethod string `json:"-"`
+}
+
+func (b booking) params() *contracts.BookingParams {
+	return &contracts.BookingParams{PatientGUID: b.PatientGUID, StartTime: b.StartTime, ScheduleViewGUID: b.ScheduleViewGUID,
+		ScheduleColumnGUID: b.ScheduleColumnGUID, AppointmentTypeGUID: b.AppointmentTypeGUID, Minutes: b.Minutes,
+		ChildName: b.ChildName}
+}
+
+// slotFields are the slot fields of a request or batch child.
+type slotFields struct {
+	bookingToken, startTime, view, column, apptType string
+	minutes                                         int
+}
+
+// invalidBooking says why a booking cannot be made as sent.
+type invalidBooking struct {
+	missing, invalid []string
+	msg              string
+}
+
+// resolve builds the booking: a bookingToken, when sent, gives the slot
+// (it wins over raw GUIDs the LLM may have mistyped — that is its purpose);
+// missing column, view, type and minutes take the configured defaults.
+func (s *Service) resolve(patientGUID string, f slotFields, childName, note, sessionID string) (booking, *invalidBooking) {
+	b := booking{PatientGUID: strings.TrimSpace(patientGUID), StartTime: strings.TrimSpace(f.startTime),
+		ScheduleViewGUID: strings.TrimSpace(f.view), ScheduleColumnGUID: strings.TrimSpace(f.column),
+		AppointmentTypeGUID: strings.TrimSpace(f.apptType), Minutes: f.minutes,
+		ChildName: strings.TrimSpace(childName), Note: strings.TrimSpace(note), SessionID: sessionID}
+	if tok := strings.TrimSpace(f.bookingToken); tok != "" {
+		if s.d.BookingTokens == nil {
+			return b, &invalidBooking{invalid: []string{"bookingToken"}, msg: "bookingToken is not accepted here"}
+		}
+		ref, err := s.d.BookingTokens.Decode(tok)
+		if err != nil {
+			return b, &invalidBooking{invalid: []string{"bookingToken"}, msg: "bookingToken could not be decoded"}
+		}
+		b.StartTime = firstNonEmpty(ref.StartTime, b.StartTime)
+		b.ScheduleViewGUID = firstNonEmpty(ref.ScheduleViewGUID, b.ScheduleViewGUID)
+		b.ScheduleColumnGUID = firstNonEmpty(ref.ScheduleColumnGUID, b.ScheduleColumnGUID)
+		b.AppointmentTypeGUID = firstNonEmpty(ref.AppointmentTypeGUID, b.AppointmentTypeGUID)
+		if ref.Minutes > 0 {
+			b.Minutes = ref.Minutes
+		}
+	}
+	b.ScheduleColumnGUID = firstNonEmpty(b.ScheduleColumnGUID, s.cfg.DefaultScheduleColumnGUID)
+	b.ScheduleViewGUID = firstNonEmpty(b.ScheduleViewGUID, s.cfg.DefaultScheduleViewGUID)
+	b.AppointmentTypeGUID = firstNonEmpty(b.AppointmentTypeGUID, s.cfg.DefaultAppointmentTypeGUID)
+	if b.Minutes == 0 {
+		b.Minutes = s.cfg.DefaultMinutes
+	}
+	missing, invalid := s.val.check(b)
+	if len(missing)+len(invalid) > 0 {
+		return b, &invalidBooking{missing: missing, invalid: invalid}
+	}
+	return b, nil
+}
+
+func firstNonEmpty(vals ...string) string {
+	for _, v := range vals {
+		if v = strings.TrimSpace(v); v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// receivedParams is `_debug.received_params` of a VALIDATION_ERROR: the
+// request's scheduling fields; tokens and the note only as "present".
+func receivedParams(r contracts.CreateApptRequest) map[string]any {
+	m := map[string]any{
+		"patientGUID": r.PatientGUID, "startTime": r.StartTime, "scheduleViewGUID": r.ScheduleViewGUID,
+		"scheduleColumnGUID": r.ScheduleColumnGUID, "appointmentTypeGUID": r.AppointmentTypeGUID,
+		"minutes": int(r.Minutes), "childName": r.ChildName, "uui": r.UUI, "sessionId": r.SessionID,
+		"hasBookingAuthToken": r.BookingAuthToken != "", "hasBookingToken": r.BookingToken != "", "hasNote": r.Note != "",
+	}
+	if len(r.Children) > 0 {
+		m["children"] = len(r.Children)
+	}
+	return m
+}
