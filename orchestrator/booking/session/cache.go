@@ -21,8 +21,8 @@ const maxKeyValue = 512
 
 // Config configures a Cache. Zero values take the defaults.
 type Config struct {
-	// Prefix starts every key: "<Prefix>:bookingSessions:…". Default
-	// "flowgate".
+	// Prefix starts every key: "<Prefix>:{bookingSessions}:…". Default
+	// "flowgate". It must not contain '{' or '}'.
 	Prefix string
 	// TTL of a session put without ExpiresAt. Default DefaultTTL.
 	TTL time.Duration
@@ -45,7 +45,10 @@ func (c Config) withDefaults() Config {
 }
 
 func (c Config) validate() error {
-	if c.TTL < time.Millisecond {
+	switch {
+	case strings.ContainsAny(c.Prefix, "{}"):
+		return fmt.Errorf("session: Prefix %q must not contain '{' or '}'", c.Prefix)
+	case c.TTL < time.Millisecond:
 		return fmt.Errorf("session: TTL %s must be at least 1ms", c.TTL)
 	}
 	return nil

@@ -75,6 +75,8 @@ func TestNewConfig(t *testing.T) {
 	t.Parallel()
 	_, err := session.New(nil, session.Config{TTL: -time.Second})
 	require.Error(t, err)
+	_, err = session.New(nil, session.Config{Prefix: "{x}"})
+	require.Error(t, err)
 }
 
 func TestPutWritesEveryKeyWithTheTTL(t *testing.T) {
@@ -86,11 +88,11 @@ func TestPutWritesEveryKeyWithTheTTL(t *testing.T) {
 	require.Equal(t, t0.Add(15*time.Minute), stored.ExpiresAt)
 
 	keys := []string{
-		"test:bookingSessions:guid:877F0034-7E09-4E35-BE0D-397E309DF2E8",
-		"test:bookingSessions:uui:call-session-123",
-		"test:bookingSessions:phone:4125550100",
+		"test:{bookingSessions}:guid:877F0034-7E09-4E35-BE0D-397E309DF2E8",
+		"test:{bookingSessions}:uui:call-session-123",
+		"test:{bookingSessions}:phone:4125550100",
 	}
-	all, err := b.rdb.Keys(b.ctx, "test:bookingSessions:*").Result()
+	all, err := b.rdb.Keys(b.ctx, "test:{bookingSessions}:*").Result()
 	require.NoError(t, err)
 	require.ElementsMatch(t, keys, all)
 	first := b.rdb.Get(b.ctx, keys[0]).Val()
@@ -172,7 +174,7 @@ func TestSessionRoundTrip(t *testing.T) {
 	require.Equal(t, p.CreatedAt.Truncate(time.Millisecond), got.CreatedAt, "millisecond precision, like JS")
 	require.Equal(t, p.PatientName, got.PatientName)
 	require.Equal(t, p.SessionID, got.SessionID)
-	ttl := b.rdb.PTTL(b.ctx, "test:bookingSessions:uui:call-session-123").Val()
+	ttl := b.rdb.PTTL(b.ctx, "test:{bookingSessions}:uui:call-session-123").Val()
 	require.LessOrEqual(t, ttl, 14*time.Minute, "keys live until ExpiresAt")
 }
 
@@ -200,8 +202,8 @@ func TestSessionsExpire(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, found)
 	time.Sleep(300 * time.Millisecond) // Redis drops the keys
-	n, err := b.rdb.Exists(b.ctx, "test:bookingSessions:guid:"+guid, "test:bookingSessions:uui:call-session-123",
-		"test:bookingSessions:phone:4125550100").Result()
+	n, err := b.rdb.Exists(b.ctx, "test:{bookingSessions}:guid:"+guid, "test:{bookingSessions}:uui:call-session-123",
+		"test:{bookingSessions}:phone:4125550100").Result()
 	require.NoError(t, err)
 	require.Zero(t, n)
 }
@@ -224,7 +226,7 @@ func TestLookupHonoursTheClock(t *testing.T) {
 func TestCorruptSession(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	require.NoError(t, b.rdb.Set(b.ctx, "test:bookingSessions:uui:bad", "{", time.Minute).Err())
+	require.NoError(t, b.rdb.Set(b.ctx, "test:{bookingSessions}:uui:bad", "{", time.Minute).Err())
 	_, _, err := b.cache.Lookup(b.ctx, "", "bad")
 	require.Equal(t, contracts.CodeInternal, contracts.ErrorCode(err))
 }
@@ -235,7 +237,7 @@ func TestRedisDown(t *testing.T) {
 	require.NoError(t, err)
 	addr := l.Addr().String()
 	require.NoError(t, l.Close())
-	rdb := redis.NewClient(&redis.Options{Addr: addr, DialTimeout: 200 * time.Millisecond, MaxRetries: -1})
+	rdb := redis.NewClient(&redis.Options{Addr: addr, DialTimeout: 200 * time.Millisecond, MaxRetries: -1, DialerRetries: 1})
 	defer rdb.Close()
 	c, err := session.New(rdb, session.Config{})
 	require.NoError(t, err)

@@ -9,12 +9,9 @@
 // it by phone (LookupPhone). Entries expire with the token: 15 minutes by
 // default, or at Session.ExpiresAt when given.
 //
-// Keys are listed in keys.go. Put writes all of a session's keys in one
-// MULTI/EXEC. On Redis Cluster the keys of one session fall in different
-// hash slots (they cannot share a tag: they are looked up by different
-// values); go-redis then runs one MULTI per slot, so each key is written
-// atomically and a reader may, for a moment, see one key before the other —
-// harmless, since every key holds the whole session.
+// Keys are listed in keys.go; they share one hash tag, so Put writes all of
+// a session's keys in one MULTI/EXEC on a single Redis and on Redis Cluster
+// alike, and Lookup reads its keys in one round trip.
 //
 // Redis errors are *contracts.Error with CodeUnavailable matching
 // ErrUnavailable; the caller decides (createAppt goes on without the cache,

@@ -7,9 +7,15 @@ import (
 
 // The keys of the cache. With the default prefix:
 //
-//	flowgate:bookingSessions:guid:<PATIENTGUID>   STRING session JSON, PX until ExpiresAt
-//	flowgate:bookingSessions:uui:<uui>            STRING the same JSON
-//	flowgate:bookingSessions:phone:<digits>       STRING the same JSON
+//	flowgate:{bookingSessions}:guid:<PATIENTGUID>   STRING session JSON, PX until ExpiresAt
+//	flowgate:{bookingSessions}:uui:<uui>            STRING the same JSON
+//	flowgate:{bookingSessions}:phone:<digits>       STRING the same JSON
+//
+// All keys share the hash tag {bookingSessions}: a session's keys are found
+// by different values, so only a common tag puts them in one Redis Cluster
+// slot, where Put's MULTI/EXEC is atomic and Lookup's pipeline is one round
+// trip to one node. The cache is small (a few hundred bytes per call, for
+// 15 minutes), so one slot carries it easily, like the task ledger's {tasks}.
 //
 // The seed keeps one flow map, bookingSessions, keyed by patientGUID, uui
 // and (in the production flow) phone alike; the kind segment keeps a uui
@@ -24,10 +30,10 @@ import (
 // omitted.
 
 type keys struct {
-	base string // "<prefix>:bookingSessions:"
+	base string // "<prefix>:{bookingSessions}:"
 }
 
-func newKeys(prefix string) keys { return keys{base: prefix + ":bookingSessions:"} }
+func newKeys(prefix string) keys { return keys{base: prefix + ":{bookingSessions}:"} }
 
 func (k keys) guid(g string) string  { return k.base + "guid:" + strings.ToUpper(strings.TrimSpace(g)) }
 func (k keys) uui(u string) string   { return k.base + "uui:" + u }

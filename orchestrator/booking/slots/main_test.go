@@ -47,7 +47,7 @@ func deadClient(t testing.TB) *redis.Client {
 	}
 	addr := l.Addr().String()
 	_ = l.Close()
-	c := redis.NewClient(&redis.Options{Addr: addr, DialTimeout: 200 * time.Millisecond, MaxRetries: -1})
+	c := redis.NewClient(&redis.Options{Addr: addr, DialTimeout: 200 * time.Millisecond, MaxRetries: -1, DialerRetries: 1})
 	t.Cleanup(func() { _ = c.Close() })
 	return c
 }

@@ -1,0 +1,121 @@
+package reservation_test
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/flowgate/flowgate/orchestrator/booking/reservation"
+	"github.com/flowgate/flowgate/orchestrator/booking/slots"
+	"github.com/flowgate/flowgate/test/redistest"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+const (
+	loc    = "1fef9297-7c8b-426b-b0d1-f2275136e48b"
+	view   = "4c9e9333-4951-4eb0-8d97-e1ad83ef422d"
+	chair8 = "07687884-7e37-49aa-8028-d43b751c9034"
+	sessA  = "3f4359de-eb9e-413e-a4e1-cefdbda373bd"
+	sessB  = "1e80226c-0000-4000-8000-000000000000"
+)
+
+// t0 is the seed's reservedAt example.
+var t0 = time.Date(2026, 1, 22, 6, 37, 49, 0, time.UTC)
+
+func slot(start string) slots.Slot {
+	return slots.Slot{StartTime: start, ScheduleViewGUID: view, ScheduleColumnGUID: chair8, LocationGUID: loc, Minutes: 45}
+}
+
+// the seed's slot.
+var s910 = slot("3/11/2026 9:10:00 AM")
+
+const key910 = "test:SlotReservation:1fef9297-7c8b-426b-b0d1-f2275136e48b:20260311:0910:07687884-7e37-49aa-8028-d43b751c9034"
+
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+type bundle struct {
+	ctx   context.Context
+	st    *reservation.Store
+	rdb   redis.UniversalClient
+	clock *clock
+	logs  *syncBuffer
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func setup(t *testing.T, mod ...func(*reservation.Config)) *bundle {
+	t.Helper()
+	return setupOn(t, redistest.New(t).Client, mod...)
+}
+
+func setupOn(t *testing.T, rdb redis.UniversalClient, mod ...func(*reservation.Config)) *bundle {
+	t.Helper()
+	b := &bundle{ctx: context.Background(), rdb: rdb, clock: &clock{now: t0}, logs: &syncBuffer{}}
+	cfg := reservation.Config{Prefix: "test", Now: b.clock.Now, Logger: slog.New(slog.NewTextHandler(b.logs, nil))}
+	for _, m := range mod {
+		m(&cfg)
+	}
+	st, err := reservation.New(rdb, cfg)
+	require.NoError(t, err)
+	b.st = st
+	return b
+}
+
+// deadClient is a client for a port nobody listens on: Redis is down.
+func deadClient(t testing.TB) *redis.Client {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := l.Addr().String()
+	require.NoError(t, l.Close())
+	c := redis.NewClient(&redis.Options{Addr: addr, DialTimeout: 200 * time.Millisecond, MaxRetries: -1, DialerRetries: 1})
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+func requireHeld(t testing.TB, err error) *reservation.HeldError {
+	t.Helper()
+	require.ErrorIs(t, err, reservation.ErrReservedByOther)
+	var he *reservation.HeldError
+	require.ErrorAs(t, err, &he)
+	return he
+}
