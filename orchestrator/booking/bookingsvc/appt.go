@@ -76,9 +76,9 @@ func (s *Service) CreateAppt(ctx context.Context, req contracts.CreateApptReques
 	return ok(s.render(b, o))
 }
 
-// Malformed answers a createAppt body that could not be decoded (not
+// MalformedAppt answers a createAppt body that could not be decoded (not
 // JSON, wrong types, too large) with the VALIDATION_ERROR shape.
-func (s *Service) Malformed(err error) Answer {
+func (s *Service) MalformedAppt(err error) Answer {
 	s.count("createAppt", "validation_error")
 	msg := "request body is not valid JSON"
 	var ce *contracts.Error

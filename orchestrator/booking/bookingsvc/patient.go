@@ -2,6 +2,7 @@ package bookingsvc
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"strings"
 	"time"
@@ -105,6 +106,24 @@ func (s *Service) CreatePatient(ctx context.Context, req contracts.CreatePatient
 			firstNonEmpty(f.msg, "Patient creation failed"), f.class, nil, s.cfg.Now())}
 	}
 	return s.queuePatient(ctx, p, isChild, firstNonEmpty(lastErr, "Rate limited"))
+}
+
+// MalformedPatient answers a createPatient body that could not be decoded
+// with the failure shape (error_type VALIDATION_ERROR) and 200.
+func (s *Service) MalformedPatient(err error) Answer {
+	s.count("createPatient", "validation_error")
+	msg := "request body is not valid JSON"
+	var ce *contracts.Error
+	if errors.As(err, &ce) {
+		msg = ce.Message
+	}
+	return ok(contracts.NewPatientFailed(false, contracts.BookingErrValidation+": "+msg, msg, contracts.BookingErrValidation,
+		nil, s.cfg.Now()))
+}
+
+// QueueStatus is GET queue-status (see Worker.Status).
+func (s *Service) QueueStatus(ctx context.Context, q contracts.QueueStatusQuery) (contracts.QueueStatusResponse, error) {
+	return s.d.Queue.Status(ctx, q)
 }
 
 // cachedPatient answers a repeat createPatient of the same call and name

@@ -1,0 +1,469 @@
+package bookingsvc_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/flowgate/flowgate/contracts"
+	"github.com/flowgate/flowgate/orchestrator/booking/bookingsvc"
+	bt "github.com/flowgate/flowgate/orchestrator/booking/bookingsvc/bookingsvctest"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+const start = "01/21/2026 10:00 AM"
+
+var ctx = context.Background()
+
+// request is a complete single booking for bt.Patient with a valid token.
+func request(e *bt.Env) contracts.CreateApptRequest {
+	return contracts.CreateApptRequest{PatientGUID: bt.Patient, BookingAuthToken: e.Token(bt.Patient), StartTime: start,
+		ScheduleViewGUID: bt.View, ScheduleColumnGUID: bt.Column, AppointmentTypeGUID: bt.Type, Minutes: 45,
+		ChildName: "Johnny Smith", Note: "Child: Johnny Smith | DOB: 01/15/2015 | Insurance: Aetna",
+		UUI: "call-session-123", SessionID: "flowise-session-456"}
+}
+
+func hold(startTime, column string) bookingsvc.SlotHold {
+	return bookingsvc.SlotHold{LocationGUID: bookingsvc.DefaultLocationGUID, StartTime: startTime, ScheduleColumnGUID: column}
+}
+
+func body[T any](t *testing.T, a bookingsvc.Answer) T {
+	t.Helper()
+	require.Equal(t, 200, a.Status)
+	v, ok := a.Body.(T)
+	require.Truef(t, ok, "answer is %T: %+v", a.Body, a.Body)
+	return v
+}
+
+func TestBookedWithNote(t *testing.T) {
+	t.Parallel()
+	e := bt.NewEnv()
+	s := e.Service(t)
+	r := body[contracts.ApptBookedResponse](t, s.CreateAppt(ctx, request(e)))
+
+	require.True(t, r.Success)
+	require.True(t, r.NoteAdded)
+	require.Equal(t, "Appointment GUID Added: "+r.AppointmentGUID, r.Message)
+	require.Equal(t, 1, r.Debug.Attempts)
+	require.False(t, r.Debug.Retried)
+	require.Equal(t, contracts.AuthMethodToken, r.Debug.AuthMethod)
+	require.True(t, r.Debug.NoteResult.Success)
+	require.Equal(t, contracts.StateConfirmation, r.LLMGuidance.CurrentState)
+	require.Equal(t, "Your appointment is confirmed! Johnny, Wednesday 01/21/2026 at 10:00 AM.", r.LLMGuidance.VoiceResponse)
+
+	calls := e.Cloud9.Calls(bookingsvc.ProcSetAppointment)
+	require.Len(t, calls, 1)
+	in := calls[0].Args.(bookingsvc.AppointmentInput)
+	require.Equal(t, bt.Column, in.ScheduleColumnGUID, "the request's column is honoured (no Chair 8)")
+	notes := e.Cloud9.Calls(bookingsvc.ProcSetPatientComment)
+	require.Len(t, notes, 1)
+	require.Equal(t, [2]string{bt.Patient, request(e).Note}, notes[0].Args)
+
+	state, holder := e.Reservations.State(hold(start, bt.Column))
+	require.Equal(t, "confirmed", state, "held 300 s after success")
+	require.Equal(t, "flowise-session-456", holder)
+	require.Equal(t, 1, e.Limiter.Calls(bookingsvc.ProcSetAppointment), "every call takes a limiter turn")
+}
+
+func TestAuthRejected(t *testing.T) {
+	t.Parallel()
+	e := bt.NewEnv()
+	cases := map[string]struct {
+		token   string
+		guid    string
+		correct string
+	}{
+		contracts.BookingAuthMissing:          {token: ""},
+		contracts.BookingAuthMalformed:        {token: "not-a-token"},
+		contracts.BookingAuthSignatureInvalid: {token: e.Tokens.Forge(bt.Patient)},
+		contracts.BookingAuthExpired:          {token: e.Tokens.Expired(bt.Patient)},
+		contracts.BookingAuthGUIDMismatch:     {token: e.Token(bt.Other), correct: bt.Other},
+	}
+	for code, c := range cases {
+		t.Run(code, func(t *testing.T) {
+			e := bt.NewEnv() // same secret and start time as the tokens above
+			s := e.Service(t)
+			req := request(e)
+			req.BookingAuthToken, req.UUI = c.token, "" // no session cache to fall back on
+			r := body[contracts.ApptAuthRejectedResponse](t, s.CreateAppt(ctx, req))
+			require.False(t, r.Success)
+			require.Equal(t, code, r.Debug.ErrorType)
+			require.Equal(t, contracts.AuthMessage(code), r.Message)
+			require.Equal(t, bt.Patient, r.Debug.ReceivedPatientGUID)
+			require.Equal(t, c.correct, r.Debug.CorrectPatientGUID)
+			require.Equal(t, "booking_auth_failed", r.LLMGuidance.ErrorType)
+			require.Equal(t, "Let me verify your information.", r.LLMGuidance.VoiceResponse)
+			require.Equal(t, "Call chord_ortho_patient action=create FIRST", r.LLMGuidance.Critical)
+			require.Empty(t, e.Cloud9.Calls(""), "nothing reaches Cloud9")
+			state, _ := e.Reservations.State(hold(start, bt.Column))
+			require.Empty(t, state, "no slot is reserved before auth")
+		})
+	}
+}
+
+func TestAuthModes(t *testing.T) {
+	t.Parallel()
+	// A session entry without a token (say, cached by an older flow).
+	put := func(e *bt.Env) {
+		require.NoError(t, e.Sessions.Put(ctx, bookingsvc.Session{PatientGUID: bt.Patient, UUI: "call-1"}))
+	}
+	t.Run("session mode accepts a matching session", func(t *testing.T) {
+		e := bt.NewEnv()
+		put(e)
+		req := request(e)
+		req.BookingAuthToken = ""
+		r := body[contracts.ApptBookedResponse](t, e.Service(t).CreateAppt(ctx, req))
+		require.Equal(t, contracts.AuthMethodSessionMatch, r.Debug.AuthMethod)
+	})
+	t.Run("token mode refuses it", func(t *testing.T) {
+		e := bt.NewEnv()
+		put(e)
+		req := request(e)
+		req.BookingAuthToken = ""
+		s := e.Service(t, func(c *bookingsvc.Config) { c.AuthMode = bookingsvc.AuthModeToken })
+		r := body[contracts.ApptAuthRejectedResponse](t, s.CreateAppt(ctx, req))
+		require.Equal(t, contracts.BookingAuthMissing, r.Debug.ErrorType)
+	})
+	t.Run("session mode refuses a bare GUID", func(t *testing.T) {
+		e := bt.NewEnv()
+		req := request(e)
+		req.BookingAuthToken = ""
+		r := body[contracts.ApptAuthRejectedResponse](t, e.Service(t).CreateAppt(ctx, req))
+		require.Equal(t, contracts.BookingAuthMissing, r.Debug.ErrorType)
+	})
+	t.Run("legacy mode accepts a bare GUID, but never a bad token", func(t *testing.T) {
+		e := bt.NewEnv()
+		s := e.Service(t, func(c *bookingsvc.Config) { c.AuthMode = bookingsvc.AuthModeLegacy })
+		req := request(e)
+		req.BookingAuthToken = ""
+		r := body[contracts.ApptBookedResponse](t, s.CreateAppt(ctx, req))
+		require.Equal(t, contracts.AuthMethodLegacy, r.Debug.AuthMethod)
+		req.BookingAuthToken, req.StartTime = e.Tokens.Forge(bt.Patient), "01/21/2026 11:00 AM"
+		rej := body[contracts.ApptAuthRejectedResponse](t, s.CreateAppt(ctx, req))
+		require.Equal(t, contracts.BookingAuthSignatureInvalid, rej.Debug.ErrorType)
+	})
+}
+
+// seed 000 §4.4: the token and the patientGUID come from the session cache,
+// by patientGUID first, then by uui.
+func TestSessionAutoInjection(t *testing.T) {
+	t.Parallel()
+	e := bt.NewEnv()
+	require.NoError(t, e.Sessions.Put(ctx, bookingsvc.Session{PatientGUID: bt.Patient, UUI: "call-session-123",
+		BookingAuthToken: e.Token(bt.Patient)}))
+	s := e.Service(t)
+
+	req := request(e)
+	req.PatientGUID, req.BookingAuthToken = "", "" // the LLM forgot both
+	r := body[contracts.ApptBookedResponse](t, s.CreateAppt(ctx, req))
+	require.Equal(t, bt.Patient, r.Debug.RequestParams.PatientGUID)
+	require.Equal(t, contracts.AuthMethodToken, r.Debug.AuthMethod)
+
+	req = request(e)
+	req.BookingAuthToken, req.UUI, req.StartTime = "", "", "01/21/2026 11:00 AM" // found by patientGUID
+	r = body[contracts.ApptBookedResponse](t, s.CreateAppt(ctx, req))
+	require.Equal(t, contracts.AuthMethodToken, r.Debug.AuthMethod)
+
+	// A wrong GUID with the call's uui: the call's token is injected and the
+	// answer names the right patient instead of sending the IVA to create one.
+	req = request(e)
+	req.PatientGUID, req.BookingAuthToken = bt.Other, ""
+	rej := body[contracts.ApptAuthRejectedResponse](t, s.CreateAppt(ctx, req))
+	require.Equal(t, contracts.BookingAuthGUIDMismatch, rej.Debug.ErrorType)
+	require.Equal(t, bt.Patient, rej.LLMGuidance.CorrectPatientGUID)
+}
+
+func TestNoteFailureDoesNotFailTheBooking(t *testing.T) {
+	t.Parallel()
+	t.Run("refused note", func(t *testing.T) {
+		e := bt.NewEnv()
+		e.Cloud9.Script(bookingsvc.ProcSetPatientComment, bt.PatientMissing())
+		r := body[contracts.ApptBookedResponse](t, e.Service(t).CreateAppt(ctx, request(e)))
+		require.True(t, r.Success)
+		require.False(t, r.NoteAdded)
+		require.False(t, r.Debug.NoteResult.Success)
+		require.False(t, r.Debug.NoteResult.Queued)
+		require.Contains(t, r.Debug.NoteResult.Error, "PATIENT_NOT_FOUND")
+		require.Empty(t, e.Queue.Notes)
+	})
+	t.Run("rate-limited note is queued", func(t *testing.T) {
+		e := bt.NewEnv()
+		e.Cloud9.Script(bookingsvc.ProcSetPatientComment, bt.RateLimited())
+		r := body[contracts.ApptBookedResponse](t, e.Service(t).CreateAppt(ctx, request(e)))
+		require.True(t, r.Success)
+		require.False(t, r.NoteAdded)
+		require.True(t, r.Debug.NoteResult.Queued)
+		require.Len(t, e.Queue.Notes, 1)
+		require.Equal(t, r.Debug.NoteResult.OperationID, e.Queue.Notes[0].OperationID)
+		require.Equal(t, request(e).Note, e.Queue.Notes[0].Note)
+	})
+	t.Run("no note", func(t *testing.T) {
+		e := bt.NewEnv()
+		req := request(e)
+		req.Note = ""
+		r := body[contracts.ApptBookedResponse](t, e.Service(t).CreateAppt(ctx, req))
+		require.False(t, r.NoteAdded)
+		require.True(t, r.Debug.NoteResult.Skipped)
+		require.Empty(t, e.Cloud9.Calls(bookingsvc.ProcSetPatientComment))
+	})
+}
+
+func TestRateLimitedThenRetriedOnce(t *testing.T) {
+	t.Parallel()
+	e := bt.NewEnv()
+	e.Cloud9.Script(bookingsvc.ProcSetAppointment, bt.RateLimited())
+	r := body[contracts.ApptBookedResponse](t, e.Service(t).CreateAppt(ctx, request(e)))
+	require.Equal(t, 2, r.Debug.Attempts)
+	require.True(t, r.Debug.Retried)
+	require.Equal(t, []time.Duration{5 * time.Second}, e.Clock.Slept(), "one 5 s retry delay")
+	require.Len(t, e.Cloud9.Calls(bookingsvc.ProcSetAppointment), 2)
+	require.Empty(t, e.Queue.Appointments)
+}
+
+func TestRateLimitedTwiceIsQueued(t *testing.T) {
+	t.Parallel()
+	e := bt.NewEnv()
+	e.Cloud9.Script(bookingsvc.ProcSetAppointment, bt.RateLimited(), bt.RateLimited())
+	r := body[contracts.ApptQueuedResponse](t, e.Service(t).CreateAppt(ctx, request(e)))
+	require.True(t, r.Queued)
+	require.False(t, r.Success)
+	require.Regexp(t, `^op-\d{13}-[0-9a-z]{6}$`, r.OperationID)
+	require.Equal(t, contracts.QueuedMessage, r.Message)
+	require.Equal(t, contracts.BookingErrRateLimitedQueued, r.Debug.ErrorType)
+	require.Equal(t, 2, r.Debug.SyncAttempts)
+	require.Equal(t, "Too many requests within the timeframe for procedure SetAppointment", r.Debug.LastError)
+	require.Equal(t, "Your appointment request is being processed. You will receive a confirmation shortly.", r.LLMGuidance.VoiceResponse)
+
+	require.Len(t, e.Queue.Appointments, 1)
+	task := e.Queue.Appointments[0]
+	require.Equal(t, r.OperationID, task.OperationID)
+	require.False(t, task.CheckFirst, "rate limit answers are certain: nothing was created")
+	require.Equal(t, request(e).Note, task.Note)
+	state, _ := e.Reservations.State(hold(start, bt.Column))
+	require.Equal(t, "confirmed", state, "the slot stays held while the booking is queued")
+	require.Empty(t, e.Cloud9.Calls(bookingsvc.ProcSetPatientComment), "the note waits for the booking")
+}
+
+func TestLimiterWait(t *testing.T) {
+	t.Parallel()
+	t.Run("within the budget: wait, then call", func(t *testing.T) {
+		e := bt.NewEnv()
+		e.Limiter.Script(bookingsvc.ProcSetAppointment, 4*time.Second, 3*time.Second)
+		r := body[contracts.ApptBookedResponse](t, e.Service(t).CreateAppt(ctx, request(e)))
+		require.Equal(t, int64(7000), r.Debug.SpacingWaitMS)
+		require.Equal(t, []time.Duration{4 * time.Second, 3 * time.Second}, e.Clock.Slept())
+	})
+	t.Run("beyond the budget: queued at once, Cloud9 not called", func(t *testing.T) {
+		e := bt.NewEnv()
+		e.Limiter.Script(bookingsvc.ProcSetAppointment, 11*time.Second)
+		r := body[contracts.ApptQueuedResponse](t, e.Service(t).CreateAppt(ctx, request(e)))
+		require.Equal(t, contracts.QueueReasonLimiterWait, r.Debug.QueueReason)
+		require.Equal(t, 0, r.Debug.SyncAttempts)
+		require.Empty(t, e.Cloud9.Calls(""))
+		require.Empty(t, e.Clock.Slept(), "no dead air")
+	})
+	t.Run("limiter down: fail open", func(t *testing.T) {
+		e := bt.NewEnv()
+		e.Limiter.Err = errors.New("redis down")
+		body[contracts.ApptBookedResponse](t, e.Service(t).CreateAppt(ctx, request(e)))
+	})
+}
+
+func TestUncertainOutcomeIsQueuedWithCheckFirst(t *testing.T) {
+	t.Parallel()
+	e := bt.NewEnv()
+	e.Cloud9.Script(bookingsvc.ProcSetAppointment, bt.Committed{Err: bt.Timeout()})
+	s := e.Service(t)
+	r := body[contracts.ApptQueuedResponse](t, s.CreateAppt(ctx, request(e)))
+	require.Equal(t, contracts.BookingErrTimeoutQueued, r.Debug.ErrorType)
+	require.Equal(t, contracts.QueueReasonUncertain, r.Debug.QueueReason)
+	require.Len(t, e.Queue.Appointments, 1)
+	require.True(t, e.Queue.Appointments[0].CheckFirst)
+	key := bookingsvc.IdentityKey(bt.Patient, start, bt.Column)
+	inflight, _ := e.Marks.InFlight(ctx, key)
+	require.True(t, inflight, "the in-flight mark stays")
+
+	// The IVA asks again: the mark makes the service look first, and the
+	// appointment the timed-out call made is found — not booked twice.
+	again := body[contracts.ApptBookedResponse](t, s.CreateAppt(ctx, request(e)))
+	require.True(t, again.Debug.Recovered)
+	require.Len(t, e.Cloud9.Calls(bookingsvc.ProcSetAppointment), 1)
+	require.Len(t, e.Cloud9.Calls(bookingsvc.ProcGetAppointments), 1)
+	require.Len(t, e.Cloud9.Appointments(bt.Patient), 1)
+}
+
+func TestRepeatAfterSuccessIsIdempotent(t *testing.T) {
+	t.Parallel()
+	e := bt.NewEnv()
+	s := e.Service(t)
+	first := body[contracts.ApptBookedResponse](t, s.CreateAppt(ctx, request(e)))
+	again := body[contracts.ApptBookedResponse](t, s.CreateAppt(ctx, request(e)))
+	require.Equal(t, first.AppointmentGUID, again.AppointmentGUID)
+	require.True(t, again.Debug.Recovered)
+	require.Len(t, e.Cloud9.Calls(bookingsvc.ProcSetAppointment), 1)
+	require.Len(t, e.Cloud9.Calls(bookingsvc.ProcSetPatientComment), 1, "the note is not added twice")
+}
+
+// seed 003: a slot one session is booking is refused to another; the same
+// session may ask again.
+func TestReservationConflictBetweenSessions(t *testing.T) {
+	t.Parallel()
+	e := bt.NewEnv()
+	require.NoError(t, e.Reservations.Reserve(ctx, bookingsvc.SlotHold{LocationGUID: bookingsvc.DefaultLocationGUID,
+		StartTime: "1/21/2026 10:00:00 AM", ScheduleColumnGUID: bt.Column, SessionID: "session-A"}))
+	s := e.Service(t)
+
+	req := request(e)
+	req.SessionID = "session-B"
+	r := body[contracts.ApptSlotReservedResponse](t, s.CreateAppt(ctx, req))
+	require.Equal(t, contracts.BookingErrSlotReserved, r.Debug.ErrorType)
+	require.Equal(t, contracts.ActionOfferAlternativeSlot, r.LLMGuidance.ActionRequired)
+	require.Empty(t, e.Cloud9.Calls(""))
+
+	req.SessionID = "session-A"
+	body[contracts.ApptBookedResponse](t, s.CreateAppt(ctx, req))
+}
+
+func TestCloud9Refusals(t *testing.T) {
+	t.Parallel()
+	t.Run("slot taken", func(t *testing.T) {
+		e := bt.NewEnv()
+		e.Cloud9.Script(bookingsvc.ProcSetAppointment, bt.SlotTaken())
+		r := body[contracts.ApptFailedResponse](t, e.Service(t).CreateAppt(ctx, request(e)))
+		require.Equal(t, contracts.BookingErrSlotNotAvailable, r.Debug.ErrorType, "the documented conflict text is classified")
+		require.Equal(t, contracts.ActionOfferAlternativeSlot, r.LLMGuidance.ActionRequired)
+		require.Equal(t, "Error: This appointment cannot be scheduled in the specified time slot.", r.Message)
+		state, _ := e.Reservations.State(hold(start, bt.Column))
+		require.Empty(t, state, "released on failure")
+		inflight, _ := e.Marks.InFlight(ctx, bookingsvc.IdentityKey(bt.Patient, start, bt.Column))
+		require.False(t, inflight)
+	})
+	t.Run("patient not found", func(t *testing.T) {
+		e := bt.NewEnv()
+		e.Cloud9.Script(bookingsvc.ProcSetAppointment, bt.PatientMissing())
+		r := body[contracts.ApptFailedResponse](t, e.Service(t).CreateAppt(ctx, request(e)))
+		require.Equal(t, contracts.BookingErrPatientNotFound, r.Debug.ErrorType)
+		require.Equal(t, contracts.ActionRecreatePatient, r.LLMGuidance.ActionRequired)
+	})
+	t.Run("queue down after an uncertain outcome", func(t *testing.T) {
+		e := bt.NewEnv()
+		e.Queue.Err = errors.New("redis down")
+		e.Cloud9.Script(bookingsvc.ProcSetAppointment, bt.Timeout())
+		r := body[contracts.ApptFailedResponse](t, e.Service(t).CreateAppt(ctx, request(e)))
+		require.Equal(t, contracts.BookingErrTimeout, r.Debug.ErrorType)
+		require.Equal(t, contracts.ActionTransferToAgent, r.LLMGuidance.ActionRequired)
+	})
+}
+
+func TestValidation(t *testing.T) {
+	t.Parallel()
+	e := bt.NewEnv()
+	s := e.Service(t)
+	req := request(e)
+	req.StartTime, req.ScheduleViewGUID, req.Minutes = "", "not-a-guid", -5
+	r := body[contracts.ApptValidationResponse](t, s.CreateAppt(ctx, req))
+	require.Equal(t, contracts.BookingErrValidation, r.Debug.ErrorType)
+	require.Equal(t, []string{"startTime"}, r.Debug.MissingFields)
+	require.Equal(t, []string{"minutes", "scheduleViewGUID"}, r.Debug.InvalidFields)
+	require.Equal(t, false, r.Debug.ReceivedParams["hasBookingToken"])
+	require.NotContains(t, r.Debug.ReceivedParams, "bookingAuthToken", "no secrets echoed")
+	require.Equal(t, contracts.ActionTransferToAgent, r.LLMGuidance.ActionRequired)
+	require.Empty(t, e.Cloud9.Calls(""))
+
+	req = request(e)
+	req.BookingToken = "%%%"
+	r = body[contracts.ApptValidationResponse](t, s.CreateAppt(ctx, req))
+	require.Equal(t, []string{"bookingToken"}, r.Debug.InvalidFields)
+
+	r = body[contracts.ApptValidationResponse](t, s.MalformedAppt(contracts.Errorf(contracts.CodeInvalid, "malformed JSON")))
+	require.Equal(t, []string{}, r.Debug.MissingFields)
+	require.Equal(t, "malformed JSON", r.Debug.ErrorMessage)
+}
+
+// seed 000 §7: the bookingToken replaces startTime and the GUIDs, and wins
+// over mistyped ones.
+func TestBookingToken(t *testing.T) {
+	t.Parallel()
+	e := bt.NewEnv()
+	tok, _ := bt.BookingTokens{}.Encode(bookingsvc.SlotRef{StartTime: "1/22/2026 9:10:00 AM", ScheduleViewGUID: bt.View,
+		ScheduleColumnGUID: bt.Column, AppointmentTypeGUID: bt.Type, Minutes: 40})
+	req := contracts.CreateApptRequest{PatientGUID: bt.Patient, BookingAuthToken: e.Token(bt.Patient), BookingToken: tok,
+		ScheduleColumnGUID: "99999999-2222-4333-8444-555555555555", ChildName: "Jane"}
+	r := body[contracts.ApptBookedResponse](t, e.Service(t).CreateAppt(ctx, req))
+	in := e.Cloud9.Calls(bookingsvc.ProcSetAppointment)[0].Args.(bookingsvc.AppointmentInput)
+	require.Equal(t, bookingsvc.AppointmentInput{PatientGUID: bt.Patient, StartTime: "1/22/2026 9:10:00 AM",
+		ScheduleViewGUID: bt.View, ScheduleColumnGUID: bt.Column, AppointmentTypeGUID: bt.Type, Minutes: 40}, in)
+	require.Equal(t, "Your appointment is confirmed! Jane, Thursday 01/22/2026 at 9:10 AM.", r.LLMGuidance.VoiceResponse)
+}
+
+func TestDefaultsApply(t *testing.T) {
+	t.Parallel()
+	e := bt.NewEnv()
+	req := contracts.CreateApptRequest{PatientGUID: bt.Patient, BookingAuthToken: e.Token(bt.Patient), StartTime: start}
+	body[contracts.ApptBookedResponse](t, e.Service(t).CreateAppt(ctx, req))
+	in := e.Cloud9.Calls(bookingsvc.ProcSetAppointment)[0].Args.(bookingsvc.AppointmentInput)
+	require.Equal(t, bookingsvc.DefaultScheduleColumnGUID, in.ScheduleColumnGUID)
+	require.Equal(t, bookingsvc.DefaultScheduleViewGUID, in.ScheduleViewGUID)
+	require.Equal(t, bookingsvc.DefaultAppointmentTypeGUID, in.AppointmentTypeGUID)
+	require.Equal(t, 45, in.Minutes)
+}
+
+func TestBatchWithOneChildQueued(t *testing.T) {
+	t.Parallel()
+	e := bt.NewEnv()
+	// Child 1 books at once; child 2 is rate limited twice and queued.
+	e.Cloud9.Script(bookingsvc.ProcSetAppointment, nil, bt.RateLimited(), bt.RateLimited())
+	req := contracts.CreateApptRequest{PatientGUID: bt.Patient, BookingAuthToken: e.Token(bt.Patient), UUI: "call-1",
+		Children: []contracts.BookingChild{
+			{ChildName: "Johnny Smith", StartTime: start, ScheduleViewGUID: bt.View, ScheduleColumnGUID: bt.Column, Note: "Child: Johnny"},
+			{ChildName: "Jane Smith", StartTime: "01/21/2026 10:45 AM", ScheduleViewGUID: bt.View, ScheduleColumnGUID: bt.Column},
+			{ChildName: "Jim Smith", ScheduleViewGUID: bt.View},
+			{ChildName: "Stranger", PatientGUID: bt.Other, StartTime: "01/21/2026 1:00 PM"},
+		}}
+	r := body[contracts.ApptBatchResponse](t, e.Service(t).CreateAppt(ctx, req))
+	require.Equal(t, 4, r.TotalChildren)
+	require.Equal(t, 1, r.SuccessfulBookings)
+	require.Equal(t, 1, r.QueuedBookings)
+	require.Equal(t, 2, r.FailedBookings)
+	require.False(t, r.Success)
+	require.Equal(t, contracts.StatePartialSuccess, r.LLMGuidance.CurrentState)
+
+	require.True(t, r.Results[0].Success)
+	require.True(t, r.Results[0].NoteAdded)
+	require.True(t, r.Results[1].Queued)
+	require.Equal(t, e.Queue.Appointments[0].OperationID, r.Results[1].OperationID)
+	require.Equal(t, contracts.BookingErrValidation, r.Results[2].ErrorType)
+	require.Equal(t, contracts.BookingAuthGUIDMismatch, r.Results[3].ErrorType, "children are checked against the token's patient")
+	require.Equal(t, []string{"Johnny Smith"}, r.LLMGuidance.SuccessfulChildren)
+	require.Equal(t, []string{"Jane Smith"}, r.LLMGuidance.QueuedChildren)
+	require.Len(t, e.Cloud9.Calls(bookingsvc.ProcSetAppointment), 3)
+}
+
+func TestBatchAuthRejected(t *testing.T) {
+	t.Parallel()
+	e := bt.NewEnv()
+	req := contracts.CreateApptRequest{PatientGUID: bt.Patient, Children: []contracts.BookingChild{{StartTime: start}}}
+	r := body[contracts.ApptAuthRejectedResponse](t, e.Service(t).CreateAppt(ctx, req))
+	require.Equal(t, contracts.BookingAuthMissing, r.Debug.ErrorType)
+	require.Empty(t, e.Cloud9.Calls(""))
+}
+
+// The children share one sync budget: after a long limiter wait for the
+// first, the second is queued at once instead of waiting again.
+func TestBatchSharesTheSyncBudget(t *testing.T) {
+	t.Parallel()
+	e := bt.NewEnv()
+	e.Limiter.Script(bookingsvc.ProcSetAppointment, 8*time.Second, 0, 8*time.Second)
+	req := contracts.CreateApptRequest{PatientGUID: bt.Patient, BookingAuthToken: e.Token(bt.Patient), Children: []contracts.BookingChild{
+		{ChildName: "A", StartTime: start}, {ChildName: "B", StartTime: "01/21/2026 10:45 AM"}}}
+	r := body[contracts.ApptBatchResponse](t, e.Service(t).CreateAppt(ctx, req))
+	require.True(t, r.Results[0].Success)
+	require.True(t, r.Results[1].Queued)
+	require.Equal(t, contracts.StateBookingQueued, r.LLMGuidance.CurrentState)
+	require.Equal(t, []time.Duration{8 * time.Second}, e.Clock.Slept())
+}

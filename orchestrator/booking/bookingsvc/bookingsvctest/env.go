@@ -1,0 +1,176 @@
+package bookingsvctest
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"regexp"
+	"sort"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/flowgate/flowgate/contracts/contractstest"
+	"github.com/flowgate/flowgate/orchestrator/booking/bookingsvc"
+)
+
+// Secret is the booking-auth secret of every Env.
+var Secret = []byte("bookingsvctest-secret-0123456789")
+
+// Well-known values of the tests.
+var (
+	Patient = GUID('D', 1) // the parent-as-patient
+	Other   = GUID('D', 2) // another patient
+	View    = "AAAAAAAA-BBBB-4CCC-8DDD-EEEEEEEEEEEE"
+	Column  = "11111111-2222-4333-8444-555555555555"
+	Type    = "F6C20C35-9ABB-47C2-981A-342996016705"
+)
+
+// Env is one set of fakes sharing a clock.
+type Env struct {
+	Clock        *Clock
+	Cloud9       *Cloud9
+	Limiter      *Limiter
+	Tokens       Tokens
+	Sessions     *Sessions
+	Reservations *Reservations
+	Slots        *Slots
+	Queue        *Queue
+	Marks        *bookingsvc.MemoryMarks
+	Events       *Events
+	Registry     *prometheus.Registry
+}
+
+// NewEnv returns fresh fakes on a clock at T0.
+func NewEnv() *Env {
+	clk := NewClock(T0)
+	return &Env{Clock: clk, Cloud9: NewCloud9(), Limiter: NewLimiter(), Tokens: Tokens{Secret: Secret, Now: clk.Now},
+		Sessions: NewSessions(), Reservations: NewReservations(), Slots: &Slots{}, Queue: &Queue{},
+		Marks: bookingsvc.NewMemoryMarks(), Events: &Events{}, Registry: prometheus.NewRegistry()}
+}
+
+// Deps wires the fakes; queue replaces the recording Queue when not nil.
+func (e *Env) Deps(queue bookingsvc.Queue) bookingsvc.Deps {
+	if queue == nil {
+		queue = e.Queue
+	}
+	return bookingsvc.Deps{Cloud9: e.Cloud9, Limiter: e.Limiter, Tokens: e.Tokens, Sessions: e.Sessions,
+		Reservations: e.Reservations, BookingTokens: BookingTokens{}, Slots: e.Slots, Queue: queue, Marks: e.Marks,
+		Events: e.Events}
+}
+
+// Config is the seed's configuration on the fake clock, logging nowhere.
+func (e *Env) Config() bookingsvc.Config {
+	return bookingsvc.Config{Now: e.Clock.Now, Sleep: e.Clock.Sleep, Logger: Discard(), Registerer: e.Registry,
+		StatusEndpoint: "/chord/ortho-prd/queue-status"}
+}
+
+// Service builds the service on the fakes.
+func (e *Env) Service(t testing.TB, mod ...func(*bookingsvc.Config)) *bookingsvc.Service {
+	t.Helper()
+	cfg := e.Config()
+	for _, m := range mod {
+		m(&cfg)
+	}
+	s, err := bookingsvc.New(e.Deps(nil), cfg)
+	if err != nil {
+		t.Fatalf("bookingsvc.New: %v", err)
+	}
+	return s
+}
+
+// Token issues a valid bookingAuthToken for patient.
+func (e *Env) Token(patient string) string {
+	tok, _ := e.Tokens.Issue("call-session-123", patient)
+	return tok
+}
+
+// Discard is a logger that writes nowhere.
+func Discard() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+var (
+	uuidRE = regexp.MustCompile(`(?i)[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
+	timeRE = regexp.MustCompile(`\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})`)
+	opRE   = regexp.MustCompile(`\bop(-pat|-note)?-\d{10,}-[0-9a-z]{6}\b`)
+)
+
+// tokenKeys hold bookingAuthTokens (signed, with times inside).
+var tokenKeys = map[string]bool{"bookingAuthToken": true, "bookingAuthToken_for_booking": true}
+
+// Normalize replaces volatile values so a body compares equal run after
+// run: UUIDs → {uuid-N} (numbered by first appearance, keys sorted),
+// RFC 3339 times → {time}, operation ids → {op-N}, bookingAuthTokens →
+// {token}, request_id → {request_id}.
+func Normalize(t testing.TB, raw []byte) []byte {
+	t.Helper()
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		t.Fatalf("bookingsvctest: body is not JSON: %v\n%s", err, raw)
+	}
+	n := &normalizer{ids: map[string]string{}, ops: map[string]string{}}
+	out, err := json.Marshal(n.walk("", v))
+	if err != nil {
+		t.Fatalf("bookingsvctest: %v", err)
+	}
+	return out
+}
+
+type normalizer struct {
+	ids, ops map[string]string
+}
+
+func (n *normalizer) walk(key string, v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			x[k] = n.walk(k, x[k])
+		}
+		return x
+	case []any:
+		for i := range x {
+			x[i] = n.walk("", x[i])
+		}
+		return x
+	case string:
+		switch {
+		case key == "request_id":
+			return "{request_id}"
+		case tokenKeys[key] && x != "":
+			return "{token}"
+		}
+		s := opRE.ReplaceAllStringFunc(x, func(id string) string {
+			p, ok := n.ops[id]
+			if !ok {
+				p = fmt.Sprintf("{op-%d}", len(n.ops)+1)
+				n.ops[id] = p
+			}
+			return p
+		})
+		s = uuidRE.ReplaceAllStringFunc(s, func(id string) string {
+			p, ok := n.ids[id]
+			if !ok {
+				p = fmt.Sprintf("{uuid-%d}", len(n.ids)+1)
+				n.ids[id] = p
+			}
+			return p
+		})
+		return timeRE.ReplaceAllString(s, "{time}")
+	}
+	return v
+}
+
+// Golden compares the normalised body with
+// contracts/testdata/booking_http_<name>.golden (-update rewrites it).
+func Golden(t testing.TB, name string, body []byte) {
+	t.Helper()
+	contractstest.Golden(t, "booking_http_"+name, Normalize(t, body))
+}
