@@ -1,0 +1,347 @@
+package bookingsvc_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/hibiken/asynq"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/stretchr/testify/require"
+
+	"github.com/flowgate/flowgate/contracts"
+	"github.com/flowgate/flowgate/orchestrator"
+	"github.com/flowgate/flowgate/orchestrator/booking/bookingsvc"
+	bt "github.com/flowgate/flowgate/orchestrator/booking/bookingsvc/bookingsvctest"
+	"github.com/flowgate/flowgate/test/redistest"
+)
+
+// async is the sync path (fake clock) in front of a real Asynq runtime and
+// worker on a private Redis database (real time, tiny backoff).
+type async struct {
+	e   *bt.Env
+	db  *redistest.DB
+	rt  *orchestrator.Runtime
+	w   *bookingsvc.Worker
+	s   *bookingsvc.Service
+	reg *prometheus.Registry
+}
+
+func setupAsync(t *testing.T, mod ...func(*bookingsvc.Config)) *async {
+	t.Helper()
+	db := redistest.New(t)
+	e := bt.NewEnv()
+	reg := prometheus.NewRegistry()
+	rt, err := orchestrator.New(orchestrator.Config{ConnOpt: db.AsynqOpt(), Redis: db.Client, Servers: 1, Concurrency: 4,
+		ShutdownTimeout: time.Second, DelayedCheck: 20 * time.Millisecond, Logger: bt.Discard(), Registerer: reg})
+	require.NoError(t, err)
+	t.Cleanup(func() { rt.Shutdown(); _ = rt.Close() })
+
+	wcfg := bookingsvc.Config{Logger: bt.Discard(), Registerer: reg, QueueDelay: time.Millisecond,
+		Backoff: bookingsvc.BackoffPolicy{Base: time.Millisecond, Max: 5 * time.Millisecond}}
+	for _, m := range mod {
+		m(&wcfg)
+	}
+	marks := &bookingsvc.RedisMarks{Client: db.Client}
+	deps := e.Deps(nil)
+	deps.Marks = marks
+	w, err := bookingsvc.NewWorker(rt, deps, wcfg)
+	require.NoError(t, err)
+	w.Register()
+
+	deps.Queue = w
+	cfg := e.Config()
+	s, err := bookingsvc.New(deps, cfg)
+	require.NoError(t, err)
+	return &async{e: e, db: db, rt: rt, w: w, s: s, reg: reg}
+}
+
+func (a *async) start(t *testing.T) { require.NoError(t, a.rt.Start()) }
+
+// waitOp waits until queue-status shows operation id in status.
+func (a *async) waitOp(t *testing.T, id, status string) contracts.QueueOperation {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		st, err := a.s.QueueStatus(ctx, contracts.QueueStatusQuery{PageSize: contracts.MaxQueuePageSize})
+		require.NoError(t, err)
+		for _, op := range st.Operations {
+			if op.ID == id && op.Status == status {
+				return op
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("operation %s never became %s: %+v", id, status, st)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// The seed's main flow: rate limited twice → queued at once → the worker
+// books it → queue-status shows it completed, the note is added, the
+// reservation held 300 s, and the completion event published.
+func TestQueuedBookingCompletes(t *testing.T) {
+	t.Parallel()
+	a := setupAsync(t)
+	a.e.Cloud9.Script(bookingsvc.ProcSetAppointment, bt.RateLimited(), bt.RateLimited())
+	q := body[contracts.ApptQueuedResponse](t, a.s.CreateAppt(ctx, request(a.e)))
+
+	st, err := a.s.QueueStatus(ctx, contracts.QueueStatusQuery{})
+	require.NoError(t, err)
+	require.Equal(t, 1, st.Pending)
+	require.Equal(t, q.OperationID, st.Operations[0].ID)
+	require.Equal(t, 0, st.Operations[0].Attempts)
+	require.Equal(t, 10, st.Operations[0].MaxAttempts)
+	require.Equal(t, "Johnny Smith", st.Operations[0].ChildName)
+	require.Equal(t, start, st.Operations[0].StartTime)
+	require.NotNil(t, st.Operations[0].NextRetryAt)
+
+	a.start(t)
+	op := a.waitOp(t, q.OperationID, contracts.OpCompleted)
+	require.Equal(t, 1, op.Attempts)
+	require.Equal(t, contracts.OpSetAppointment, op.OperationType)
+	require.NotNil(t, op.Result)
+	appts := a.e.Cloud9.Appointments(bt.Patient)
+	require.Len(t, appts, 1)
+	require.Equal(t, appts[0].AppointmentGUID, op.Result.AppointmentGUID)
+	require.Len(t, a.e.Cloud9.Calls(bookingsvc.ProcSetAppointment), 3, "2 sync + 1 async")
+	require.Len(t, a.e.Cloud9.Calls(bookingsvc.ProcSetPatientComment), 1)
+
+	evs := a.e.Events.All()
+	require.Len(t, evs, 1)
+	require.Equal(t, contracts.BookingCompletedEvent{Event: "booking_completed", OperationID: q.OperationID,
+		OperationType: "SetAppointment", AppointmentGUID: appts[0].AppointmentGUID, PatientGUID: bt.Patient,
+		ChildName: "Johnny Smith", StartTime: start, Attempts: 1, CompletedAt: evs[0].CompletedAt}, evs[0])
+	state, _ := a.e.Reservations.State(hold(start, bt.Column))
+	require.Equal(t, "confirmed", state)
+	require.Equal(t, 1.0, metric(t, a.reg, "flowgate_booking_completed_total", "operation", "SetAppointment"))
+
+	// The IVA repeats the booking: already done, nothing sent.
+	again := body[contracts.ApptBookedResponse](t, a.s.CreateAppt(ctx, request(a.e)))
+	require.Equal(t, appts[0].AppointmentGUID, again.AppointmentGUID)
+	require.Len(t, a.e.Cloud9.Calls(bookingsvc.ProcSetAppointment), 3)
+}
+
+// Rate limited on all 10 attempts → failed (archived, dead-letter record),
+// reservation released.
+func TestQueuedBookingExhausted(t *testing.T) {
+	t.Parallel()
+	a := setupAsync(t)
+	for i := 0; i < 12; i++ {
+		a.e.Cloud9.Script(bookingsvc.ProcSetAppointment, bt.RateLimited())
+	}
+	q := body[contracts.ApptQueuedResponse](t, a.s.CreateAppt(ctx, request(a.e)))
+	a.start(t)
+	op := a.waitOp(t, q.OperationID, contracts.OpFailed)
+	require.Equal(t, 10, op.Attempts)
+	require.Equal(t, 10, op.MaxAttempts)
+	require.NotNil(t, op.LastError)
+	require.Equal(t, "Rate limited", *op.LastError)
+	require.Len(t, a.e.Cloud9.Calls(bookingsvc.ProcSetAppointment), 12, "2 sync + 10 async")
+	state, _ := a.e.Reservations.State(hold(start, bt.Column))
+	require.Empty(t, state, "released after the last attempt")
+	require.Empty(t, a.e.Events.All())
+	require.Eventually(t, func() bool {
+		recs, err := a.rt.DLQ.List(ctx, orchestrator.QueueCritical, 0, 10)
+		return err == nil && len(recs) == 1 && recs[0].TaskID == q.OperationID
+	}, 5*time.Second, 20*time.Millisecond, "the durable dead-letter record")
+}
+
+// No duplicate appointment: the async attempt times out after Cloud9 made
+// the appointment; the next attempt asks GetAppointmentListByPatient, finds
+// it and completes without sending SetAppointment again.
+func TestUncertainAttemptIsCheckedNotResent(t *testing.T) {
+	t.Parallel()
+	a := setupAsync(t)
+	a.e.Cloud9.Script(bookingsvc.ProcSetAppointment, bt.RateLimited(), bt.RateLimited(), bt.Committed{Err: bt.Timeout()})
+	a.e.Cloud9.ListHide = true // Cloud9 may not say which column: match on the start time
+	q := body[contracts.ApptQueuedResponse](t, a.s.CreateAppt(ctx, request(a.e)))
+	a.start(t)
+	op := a.waitOp(t, q.OperationID, contracts.OpCompleted)
+	require.Equal(t, 2, op.Attempts)
+	require.Len(t, a.e.Cloud9.Calls(bookingsvc.ProcSetAppointment), 3, "2 sync + 1 async, never a 4th")
+	require.Len(t, a.e.Cloud9.Calls(bookingsvc.ProcGetAppointments), 1)
+	require.Len(t, a.e.Cloud9.Appointments(bt.Patient), 1, "one appointment")
+	require.Equal(t, a.e.Cloud9.Appointments(bt.Patient)[0].AppointmentGUID, op.Result.AppointmentGUID)
+}
+
+// The sync call timed out (after commit): the task is queued with
+// CheckFirst and its first attempt finds the appointment.
+func TestSyncUncertainOutcomeRecoveredByTheWorker(t *testing.T) {
+	t.Parallel()
+	a := setupAsync(t)
+	a.e.Cloud9.Script(bookingsvc.ProcSetAppointment, bt.Committed{Err: bt.Timeout()})
+	q := body[contracts.ApptQueuedResponse](t, a.s.CreateAppt(ctx, request(a.e)))
+	a.start(t)
+	op := a.waitOp(t, q.OperationID, contracts.OpCompleted)
+	require.Equal(t, 1, op.Attempts)
+	require.Len(t, a.e.Cloud9.Calls(bookingsvc.ProcSetAppointment), 1)
+	require.Len(t, a.e.Cloud9.Appointments(bt.Patient), 1)
+}
+
+// A limiter deferral re-runs the task later without spending an attempt.
+func TestLimiterDeferralDoesNotBurnAttempts(t *testing.T) {
+	t.Parallel()
+	a := setupAsync(t, func(c *bookingsvc.Config) { c.AsyncMaxAttempts = 1 })
+	a.e.Limiter.Script(bookingsvc.ProcSetAppointment, 11*time.Second) // sync: beyond the budget → queued
+	q := body[contracts.ApptQueuedResponse](t, a.s.CreateAppt(ctx, request(a.e)))
+	require.Equal(t, contracts.QueueReasonLimiterWait, q.Debug.QueueReason)
+	// async: refused three times, 20 ms each; a single attempt still suffices
+	// (and on the only — last — attempt the worker waits in the handler).
+	a.e.Limiter.Script(bookingsvc.ProcSetAppointment, 20*time.Millisecond, 20*time.Millisecond, 20*time.Millisecond)
+	a.start(t)
+	op := a.waitOp(t, q.OperationID, contracts.OpCompleted)
+	require.Equal(t, 1, op.Attempts)
+	require.Len(t, a.e.Cloud9.Calls(bookingsvc.ProcSetAppointment), 1)
+}
+
+func TestLimiterDeferralBeforeTheLastAttempt(t *testing.T) {
+	t.Parallel()
+	a := setupAsync(t)
+	a.e.Cloud9.Script(bookingsvc.ProcSetAppointment, bt.RateLimited(), bt.RateLimited())
+	q := body[contracts.ApptQueuedResponse](t, a.s.CreateAppt(ctx, request(a.e)))
+	a.e.Limiter.Script(bookingsvc.ProcSetAppointment, 30*time.Millisecond, 30*time.Millisecond)
+	a.start(t)
+	op := a.waitOp(t, q.OperationID, contracts.OpCompleted)
+	require.Equal(t, 1, op.Attempts, "deferrals are not attempts")
+	require.Equal(t, 2.0, metric(t, a.reg, "flowgate_booking_deferred_total", "procedure", "SetAppointment"))
+}
+
+// SLOT_NOT_AVAILABLE is final: archived at once, reservation released.
+func TestQueuedBookingSlotTaken(t *testing.T) {
+	t.Parallel()
+	a := setupAsync(t)
+	a.e.Cloud9.Script(bookingsvc.ProcSetAppointment, bt.RateLimited(), bt.RateLimited(), bt.SlotTaken())
+	q := body[contracts.ApptQueuedResponse](t, a.s.CreateAppt(ctx, request(a.e)))
+	a.start(t)
+	op := a.waitOp(t, q.OperationID, contracts.OpFailed)
+	require.Equal(t, 1, op.Attempts)
+	require.Contains(t, *op.LastError, "SLOT_NOT_AVAILABLE")
+	state, _ := a.e.Reservations.State(hold(start, bt.Column))
+	require.Empty(t, state)
+	require.Equal(t, 1.0, metric(t, a.reg, "flowgate_booking_failed_total", "operation", "SetAppointment", "class", "SLOT_NOT_AVAILABLE"))
+}
+
+// A queued patient is created by the worker; its session is cached so the
+// same call's createAppt finds the token by uui.
+func TestQueuedPatientCreated(t *testing.T) {
+	t.Parallel()
+	a := setupAsync(t)
+	a.e.Cloud9.Script(bookingsvc.ProcSetPatient, bt.RateLimited(), bt.RateLimited(), bt.RateLimited())
+	q := body[contracts.PatientQueuedResponse](t, a.s.CreatePatient(ctx, parent()))
+	a.start(t)
+	op := a.waitOp(t, q.OperationID, contracts.OpCompleted)
+	require.Equal(t, contracts.OpSetPatient, op.OperationType)
+	require.Equal(t, "Mary Smith", op.PatientName)
+	guid := op.Result.PatientGUID
+	require.NotEmpty(t, guid)
+	sess, found, err := a.e.Sessions.Lookup(ctx, "", "call-session-123")
+	require.NoError(t, err)
+	require.True(t, found)
+	require.Equal(t, guid, sess.PatientGUID)
+
+	req := request(a.e)
+	req.PatientGUID, req.BookingAuthToken = "", ""
+	r := body[contracts.ApptBookedResponse](t, a.s.CreateAppt(ctx, req))
+	require.Equal(t, guid, r.Debug.RequestParams.PatientGUID)
+	require.Equal(t, contracts.EventPatientCreated, a.e.Events.All()[0].Event)
+}
+
+func TestQueueStatusPages(t *testing.T) {
+	t.Parallel()
+	a := setupAsync(t)
+	var ids []string
+	for i := 0; i < 5; i++ {
+		id := bookingsvc.NewOperationID("op", time.Now().Add(time.Duration(i)*time.Millisecond))
+		ids = append(ids, id)
+		require.NoError(t, a.w.EnqueueAppointment(ctx, bookingsvc.AppointmentTask{OperationID: id,
+			CreatedAt: bt.T0.Add(time.Duration(i) * time.Minute), PatientGUID: bt.Patient, StartTime: start, ChildName: "c"}))
+	}
+	// An unrelated task in the same queue is not an operation.
+	_, err := a.rt.Client.Enqueue(asynq.NewTask("other:type", nil), asynq.Queue(orchestrator.QueueCritical))
+	require.NoError(t, err)
+	// Enqueueing the same operation again is a no-op.
+	require.NoError(t, a.w.EnqueueAppointment(ctx, bookingsvc.AppointmentTask{OperationID: ids[0], PatientGUID: bt.Patient}))
+
+	p1, err := a.s.QueueStatus(ctx, contracts.QueueStatusQuery{PageSize: 2})
+	require.NoError(t, err)
+	require.Equal(t, 5, p1.Total)
+	require.Equal(t, 5, p1.Pending)
+	require.Equal(t, 3, p1.TotalPages)
+	require.Equal(t, []string{ids[4], ids[3]}, []string{p1.Operations[0].ID, p1.Operations[1].ID}, "newest first")
+	require.NotNil(t, p1.NextCursor)
+	p3, err := a.s.QueueStatus(ctx, contracts.QueueStatusQuery{PageSize: 2, Cursor: "3"})
+	require.NoError(t, err)
+	require.Len(t, p3.Operations, 1)
+	require.Equal(t, ids[0], p3.Operations[0].ID)
+	require.Nil(t, p3.NextCursor)
+	_, err = a.s.QueueStatus(ctx, contracts.QueueStatusQuery{Cursor: "x"})
+	require.Equal(t, contracts.CodeInvalid, contracts.ErrorCode(err))
+}
+
+func TestRedisMarks(t *testing.T) {
+	t.Parallel()
+	db := redistest.New(t)
+	m := &bookingsvc.RedisMarks{Client: db.Client}
+	key := bookingsvc.IdentityKey(bt.Patient, "01/21/2026 10:00 AM", bt.Column)
+	require.Equal(t, key, bookingsvc.IdentityKey(" "+bt.Patient+" ", "1/21/2026 10:00:00 AM", bt.Column), "same booking, other spelling")
+	require.NoError(t, m.Begin(ctx, key))
+	in, err := m.InFlight(ctx, key)
+	require.NoError(t, err)
+	require.True(t, in)
+	require.NoError(t, m.Done(ctx, key, "appt-1"))
+	in, _ = m.InFlight(ctx, key)
+	require.False(t, in)
+	g, ok, err := m.Completed(ctx, key)
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, "appt-1", g)
+	ttl := db.Client.TTL(ctx, "flowgate:booking:{"+key+"}:done").Val()
+	require.InDelta(t, (24 * time.Hour).Seconds(), ttl.Seconds(), 5)
+}
+
+func TestRedisEventsPublish(t *testing.T) {
+	t.Parallel()
+	db := redistest.New(t)
+	sub := db.Client.Subscribe(ctx, contracts.BookingEventsChannel)
+	defer sub.Close()
+	_, err := sub.Receive(ctx)
+	require.NoError(t, err)
+	ev := contracts.BookingCompletedEvent{Event: contracts.EventBookingCompleted, OperationID: "op-1", PatientGUID: bt.Patient, Attempts: 2}
+	require.NoError(t, bookingsvc.RedisEvents{Client: db.Client}.Publish(ctx, ev))
+	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	msg, err := sub.ReceiveMessage(cctx)
+	require.NoError(t, err)
+	var got contracts.BookingCompletedEvent
+	require.NoError(t, json.Unmarshal([]byte(msg.Payload), &got))
+	require.Equal(t, ev, got)
+}
+
+// metric returns the value of one counter series of reg (0 when absent);
+// labels are name, value pairs.
+func metric(t *testing.T, reg *prometheus.Registry, name string, labels ...string) float64 {
+	t.Helper()
+	fams, err := reg.Gather()
+	require.NoError(t, err)
+	for _, f := range fams {
+		if f.GetName() != name {
+			continue
+		}
+	series:
+		for _, m := range f.GetMetric() {
+			have := map[string]string{}
+			for _, lp := range m.GetLabel() {
+				have[lp.GetName()] = lp.GetValue()
+			}
+			for i := 0; i+1 < len(labels); i += 2 {
+				if have[labels[i]] != labels[i+1] {
+					continue series
+				}
+			}
+			return m.GetCounter().GetValue()
+		}
+	}
+	return 0
+}
