@@ -227,7 +227,8 @@ func (w *Worker) handleAppointment(ctx context.Context, t *asynq.Task) error {
 	log := w.log.With("operation_id", p.OperationID, "attempt", a.attempt)
 
 	if guid, done, err := w.d.Marks.Completed(ctx, key); err == nil && done {
-		return w.completeAppointment(ctx, t, p, key, guid, a, true)
+		// Whoever set the mark saw the success and added the note.
+		return w.completeAppointment(ctx, t, p, key, guid, a, true, false)
 	}
 	inflight, err := w.d.Marks.InFlight(ctx, key)
 	if err != nil {
@@ -243,7 +244,7 @@ func (w *Worker) handleAppointment(ctx context.Context, t *asynq.Task) error {
 		}
 		if guid != "" {
 			log.Info("appointment found after an uncertain attempt; not sending it again", "appointment_guid", guid)
-			return w.completeAppointment(ctx, t, p, key, guid, a, true)
+			return w.completeAppointment(ctx, t, p, key, guid, a, true, true)
 		}
 	}
 	if err := w.turn(ctx, ProcSetAppointment, a); err != nil {
@@ -256,7 +257,7 @@ func (w *Worker) handleAppointment(ctx context.Context, t *asynq.Task) error {
 		ScheduleViewGUID: p.ScheduleViewGUID, ScheduleColumnGUID: p.ScheduleColumnGUID,
 		AppointmentTypeGUID: p.AppointmentTypeGUID, Minutes: p.Minutes})
 	if err == nil {
-		return w.completeAppointment(ctx, t, p, key, guid, a, false)
+		return w.completeAppointment(ctx, t, p, key, guid, a, false, true)
 	}
 	f := classify(err)
 	if f.disposition() != dispUncertain {
@@ -298,8 +299,10 @@ func (w *Worker) releaseHold(ctx context.Context, p AppointmentTask) {
 }
 
 // completeAppointment: done mark, reservation extended to 300 s, note
-// added (or queued), result written, completion event published.
-func (w *Worker) completeAppointment(ctx context.Context, t *asynq.Task, p AppointmentTask, key, guid string, a attemptInfo, recovered bool) error {
+// added (or queued) when withNote, result written, completion event
+// published.
+func (w *Worker) completeAppointment(ctx context.Context, t *asynq.Task, p AppointmentTask, key, guid string, a attemptInfo,
+	recovered, withNote bool) error {
 	if err := w.d.Marks.Done(ctx, key, guid); err != nil {
 		w.log.Warn("booking marks: could not record the completed booking", "appointment_guid", guid, "err", err)
 	}
@@ -308,7 +311,10 @@ func (w *Worker) completeAppointment(ctx context.Context, t *asynq.Task, p Appoi
 			w.log.Warn("slot reservation: extend failed", "err", err)
 		}
 	}
-	noteAdded := w.addNote(ctx, p.OperationID, p.PatientGUID, p.Note)
+	noteAdded := false
+	if withNote {
+		noteAdded = w.addNote(ctx, p.OperationID, p.PatientGUID, p.Note)
+	}
 	writeResult(t, opResult{AppointmentGUID: guid, PatientGUID: p.PatientGUID, NoteAdded: noteAdded, Recovered: recovered})
 	w.m.completed.WithLabelValues(contracts.OpSetAppointment).Inc()
 	w.log.Info("queued booking completed", "operation_id", p.OperationID, "appointment_guid", guid, "attempt", a.attempt,

@@ -1,0 +1,229 @@
+// Package bookinghttp serves the Node-RED booking endpoints over Fiber,
+// under a base path (NODERED_BASE_PATH, default /chord/ortho-prd):
+//
+//	POST {base}/createPatient         → bookingsvc.Service.CreatePatient
+//	POST {base}/createAppt            → bookingsvc.Service.CreateAppt (single or children[])
+//	POST {base}/getApptSlots          → bookingsvc.Service.GetApptSlots
+//	POST {base}/getGroupedApptSlots   → bookingsvc.Service.GetGroupedApptSlots
+//	GET  {base}/queue-status          → bookingsvc.Service.QueueStatus (?page, ?pageSize, ?cursor)
+//
+// Node-RED semantics are kept: createAppt answers 200 for every outcome —
+// also for a body that is not JSON, has a field of the wrong type, is
+// compressed or is larger than Config.MaxBody: those get the
+// VALIDATION_ERROR shape (error_message says what was wrong). createPatient
+// does the same with its failure shape (error_type VALIDATION_ERROR, 200).
+// The slot endpoints have no documented error shape for bad input: a body
+// they cannot read is a 400 flowgate error envelope (an empty body means
+// all defaults). queue-status answers {"error": …} with 200 when the queue
+// cannot be read, as the production flow does; a bad page or cursor is a
+// 400 envelope. Bodies above the app's own limit (web.Options.BodyLimit,
+// 1 MiB by default) are refused by the server before any route runs, with
+// the 413 envelope; keep MaxBody below it so the booking shapes apply.
+package bookinghttp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/flowgate/flowgate/contracts"
+	"github.com/flowgate/flowgate/orchestrator/booking/bookingsvc"
+)
+
+// DefaultBasePath is NODERED_BASE_PATH's default.
+const DefaultBasePath = "/chord/ortho-prd"
+
+// DefaultMaxBody bounds a booking request body: far above any real one
+// (a batch of children with notes is a few KB).
+const DefaultMaxBody = 64 << 10
+
+// Service is what the handlers need; *bookingsvc.Service implements it.
+type Service interface {
+	CreatePatient(ctx context.Context, req contracts.CreatePatientRequest) bookingsvc.Answer
+	MalformedPatient(err error) bookingsvc.Answer
+	CreateAppt(ctx context.Context, req contracts.CreateApptRequest) bookingsvc.Answer
+	MalformedAppt(err error) bookingsvc.Answer
+	GetApptSlots(ctx context.Context, req contracts.GetApptSlotsRequest) bookingsvc.Answer
+	GetGroupedApptSlots(ctx context.Context, req contracts.GetGroupedApptSlotsRequest) bookingsvc.Answer
+	QueueStatus(ctx context.Context, q contracts.QueueStatusQuery) (contracts.QueueStatusResponse, error)
+}
+
+// Config configures the handlers.
+type Config struct {
+	// MaxBody bounds request bodies; larger ones get the endpoint's
+	// validation answer. Default DefaultMaxBody.
+	MaxBody int
+	// Context is the base of every request's context; cancel it at
+	// shutdown. Default context.Background(). Cloud9 calls are not tied
+	// to the client connection: a caller hanging up must not abandon a
+	// booking half made.
+	Context context.Context
+	// Timeout bounds one request's work (limiter waits, Cloud9 calls).
+	// Default 60 s: the sync budget plus Cloud9's own timeouts.
+	Timeout time.Duration
+	Logger  *slog.Logger
+}
+
+// Handlers serve the booking endpoints.
+type Handlers struct {
+	svc Service
+	cfg Config
+}
+
+// New returns the handlers.
+func New(svc Service, cfg Config) (*Handlers, error) {
+	if svc == nil {
+		return nil, errors.New("bookinghttp: nil Service")
+	}
+	if cfg.MaxBody == 0 {
+		cfg.MaxBody = DefaultMaxBody
+	}
+	if cfg.MaxBody < 1 {
+		return nil, fmt.Errorf("bookinghttp: MaxBody must be positive, got %d", cfg.MaxBody)
+	}
+	if cfg.Context == nil {
+		cfg.Context = context.Background()
+	}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = 60 * time.Second
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	return &Handlers{svc: svc, cfg: cfg}, nil
+}
+
+// NormalizeBasePath returns p with one leading slash and no trailing one;
+// "" is DefaultBasePath. "/" mounts at the root.
+func NormalizeBasePath(p string) (string, error) {
+	p = strings.TrimSpace(p)
+	if p == "" {
+		return DefaultBasePath, nil
+	}
+	if strings.ContainsAny(p, " ?#:*") {
+		return "", fmt.Errorf("bookinghttp: base path %q must be a plain path such as /chord/ortho-prd", p)
+	}
+	p = "/" + strings.Trim(p, "/")
+	if p == "/" {
+		return "", nil
+	}
+	return p, nil
+}
+
+// Register mounts the endpoints on r under basePath ("" = DefaultBasePath).
+func Register(r fiber.Router, h *Handlers, basePath string) error {
+	base, err := NormalizeBasePath(basePath)
+	if err != nil {
+		return err
+	}
+	r.Post(base+"/createPatient", h.createPatient)
+	r.Post(base+"/createAppt", h.createAppt)
+	r.Post(base+"/getApptSlots", h.getApptSlots)
+	r.Post(base+"/getGroupedApptSlots", h.getGroupedApptSlots)
+	r.Get(base+"/queue-status", h.queueStatus)
+	return nil
+}
+
+func (h *Handlers) ctx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(h.cfg.Context, h.cfg.Timeout)
+}
+
+func send(c *fiber.Ctx, a bookingsvc.Answer) error {
+	return c.Status(a.Status).JSON(a.Body)
+}
+
+// decode reads the body into v: identity encoding only, at most MaxBody
+// bytes, one JSON value. optional: an empty body leaves v as it is.
+func (h *Handlers) decode(c *fiber.Ctx, v any, optional bool) error {
+	if enc := strings.TrimSpace(c.Get(fiber.HeaderContentEncoding)); enc != "" && !strings.EqualFold(enc, "identity") {
+		return contracts.Errorf(contracts.CodeInvalid, "Content-Encoding %q is not supported; send the JSON uncompressed", enc)
+	}
+	body := c.BodyRaw()
+	if len(body) > h.cfg.MaxBody {
+		return contracts.Errorf(contracts.CodeInvalid, "request body is %d bytes; at most %d are accepted", len(body), h.cfg.MaxBody)
+	}
+	if optional && len(strings.TrimSpace(string(body))) == 0 {
+		return nil
+	}
+	return contracts.DecodeJSON(body, v)
+}
+
+func (h *Handlers) createPatient(c *fiber.Ctx) error {
+	var req contracts.CreatePatientRequest
+	if err := h.decode(c, &req, false); err != nil {
+		return send(c, h.svc.MalformedPatient(err))
+	}
+	ctx, cancel := h.ctx()
+	defer cancel()
+	return send(c, h.svc.CreatePatient(ctx, req))
+}
+
+func (h *Handlers) createAppt(c *fiber.Ctx) error {
+	var req contracts.CreateApptRequest
+	if err := h.decode(c, &req, false); err != nil {
+		return send(c, h.svc.MalformedAppt(err))
+	}
+	ctx, cancel := h.ctx()
+	defer cancel()
+	return send(c, h.svc.CreateAppt(ctx, req))
+}
+
+func (h *Handlers) getApptSlots(c *fiber.Ctx) error {
+	var req contracts.GetApptSlotsRequest
+	if err := h.decode(c, &req, true); err != nil {
+		return err
+	}
+	ctx, cancel := h.ctx()
+	defer cancel()
+	return send(c, h.svc.GetApptSlots(ctx, req))
+}
+
+func (h *Handlers) getGroupedApptSlots(c *fiber.Ctx) error {
+	var req contracts.GetGroupedApptSlotsRequest
+	if err := h.decode(c, &req, true); err != nil {
+		return err
+	}
+	ctx, cancel := h.ctx()
+	defer cancel()
+	return send(c, h.svc.GetGroupedApptSlots(ctx, req))
+}
+
+// queueError is queue-status' answer when the queue cannot be read.
+type queueError struct {
+	Error string `json:"error"`
+}
+
+func (h *Handlers) queueStatus(c *fiber.Ctx) error {
+	var q contracts.QueueStatusQuery
+	for name, dst := range map[string]*int{"page": &q.Page, "pageSize": &q.PageSize} {
+		s := strings.TrimSpace(c.Query(name))
+		if s == "" {
+			continue
+		}
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			e := contracts.Errorf(contracts.CodeInvalid, "%s must be a positive integer", name)
+			e.Details = map[string]any{"field": name}
+			return e
+		}
+		*dst = n
+	}
+	q.Cursor = strings.TrimSpace(c.Query("cursor"))
+	ctx, cancel := h.ctx()
+	defer cancel()
+	resp, err := h.svc.QueueStatus(ctx, q)
+	if contracts.ErrorCode(err) == contracts.CodeInvalid {
+		return err
+	}
+	if err != nil {
+		h.cfg.Logger.Warn("queue-status: queue unreadable", "err", err)
+		return c.JSON(queueError{Error: "queue status is unavailable"})
+	}
+	return c.JSON(resp)
+}
