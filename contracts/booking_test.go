@@ -230,7 +230,7 @@ func TestSlotGoldens(t *testing.T) {
 	contractstest.Golden(t, "booking_slots_request", contracts.GetApptSlotsRequest{StartDate: "01/21/2026",
 		ScheduleViewGUIDs: contracts.StringList{viewGUID}, SessionID: "s"})
 	contractstest.Golden(t, "booking_slots_ok", contracts.GetApptSlotsResponse{Slots: []contracts.ApptSlot{a, b}, Count: 2,
-		VoiceSlots: []contracts.VoiceSlot{contracts.NewVoiceSlot(a.StartTime), contracts.NewVoiceSlot(b.StartTime)},
+		VoiceSlots:  []contracts.VoiceSlot{contracts.NewVoiceSlot(a.StartTime), contracts.NewVoiceSlot(b.StartTime)},
 		SearchRange: contracts.SearchRange{StartDate: "01/21/2026 7:00:00 AM", EndDate: "02/20/2026 5:00:00 PM"},
 		Attempts:    1, LLMGuidance: contracts.NewSlotsGuidance(a)})
 	contractstest.Golden(t, "booking_slots_none", contracts.GetApptSlotsResponse{Slots: []contracts.ApptSlot{},

@@ -203,7 +203,9 @@ func TestGoldens(t *testing.T) {
 					{ChildName: "Jane Smith", StartTime: "01/21/2026 10:45 AM", ScheduleViewGUID: bt.View, ScheduleColumnGUID: bt.Column},
 					{ChildName: "Jim Smith"},
 				}}
-		}), setup: func(e *bt.Env) { e.Cloud9.Script(bookingsvc.ProcSetAppointment, nil, bt.RateLimited(), bt.RateLimited()) }},
+		}), setup: func(e *bt.Env) {
+			e.Cloud9.Script(bookingsvc.ProcSetAppointment, nil, bt.RateLimited(), bt.RateLimited())
+		}},
 
 		{name: "get_appt_slots", path: "/getApptSlots", body: post(func(*bt.Env) any {
 			return contracts.GetApptSlotsRequest{StartDate: "01/22/2026", SessionID: "s"}

@@ -345,3 +345,24 @@ func metric(t *testing.T, reg *prometheus.Registry, name string, labels ...strin
 	}
 	return 0
 }
+
+// The sync call times out after commit (queued with CheckFirst); the IVA
+// asks again before the worker runs and the sync path recovers the booking
+// (list check, note added). The queued task then finds it done: no
+// SetAppointment, no second note.
+func TestQueuedTaskFindsTheBookingDone(t *testing.T) {
+	t.Parallel()
+	a := setupAsync(t)
+	a.e.Cloud9.Script(bookingsvc.ProcSetAppointment, bt.Committed{Err: bt.Timeout()})
+	q := body[contracts.ApptQueuedResponse](t, a.s.CreateAppt(ctx, request(a.e)))
+	again := body[contracts.ApptBookedResponse](t, a.s.CreateAppt(ctx, request(a.e)))
+	require.True(t, again.Debug.Recovered)
+	require.True(t, again.NoteAdded)
+
+	a.start(t)
+	op := a.waitOp(t, q.OperationID, contracts.OpCompleted)
+	require.Equal(t, again.AppointmentGUID, op.Result.AppointmentGUID)
+	require.Len(t, a.e.Cloud9.Calls(bookingsvc.ProcSetAppointment), 1)
+	require.Len(t, a.e.Cloud9.Calls(bookingsvc.ProcSetPatientComment), 1)
+	require.Len(t, a.e.Cloud9.Appointments(bt.Patient), 1)
+}

@@ -1,0 +1,96 @@
+// Package bookingsvc is the Node-RED booking path (seed 000, seed 003,
+// reference nodered-endpoints): createPatient, createAppt (single and
+// children[]), getApptSlots, getGroupedApptSlots and queue-status, with the
+// Cloud9 writes spaced by a shared limiter, two sync tries, then a durable
+// Asynq queue. It declares small interfaces for what it uses (deps.go); the
+// sidecar adapts the Cloud9 client, the GCRA limiter, the booking-auth
+// tokens, the session cache, the slot reservations and the slot tools.
+//
+// # createAppt (Service.CreateAppt)
+//
+//  1. Session-cache auto-injection (§4.4): Sessions.Lookup(patientGUID,
+//     uui) fills a missing bookingAuthToken and patientGUID.
+//  2. Booking auth (§4.2), Config.AuthMode: a present token must pass the
+//     checks (BOOKING_AUTH_MALFORMED / _SIGNATURE_INVALID / _EXPIRED /
+//     _GUID_MISMATCH) in every mode; without one, token mode answers
+//     BOOKING_AUTH_MISSING, session mode (default) accepts a cached session
+//     of the same patient, legacy mode also any well-formed GUID. Fails
+//     closed.
+//  3. Validation (validator v10): a bookingToken gives startTime and the
+//     GUIDs (and wins over raw ones); missing column, view, type, minutes
+//     take the settings (the seed's Chair 8 etc. are defaults only, the
+//     request is honoured). → VALIDATION_ERROR with missing_fields /
+//     invalid_fields.
+//  4. Reservation (seed 003): Reserve (90 s; same session idempotent);
+//     another session's hold → SLOT_RESERVED (offer_alternative_slot).
+//     Redis trouble fails open. Extended to 300 s (Confirm) on success
+//     and while queued; released on a definite failure.
+//  5. SetAppointment through the limiter: a limiter wait that ends within
+//     SyncBudget (10 s) is waited; a rate-limit answer is retried once
+//     after SyncRetryDelay (5 s) if that fits; otherwise the booking is
+//     queued and answered at once (§5.4). An uncertain outcome (timeout
+//     after sending, dropped connection, any non-Cloud9 error) is queued
+//     with CheckFirst; a refusal (SLOT_NOT_AVAILABLE — including the
+//     "cannot be scheduled in the specified time slot" text —,
+//     PATIENT_NOT_FOUND, INVALID_*, other Cloud9 errors) is answered with
+//     its guidance.
+//  6. Success → SetPatientComment with the note (a note that cannot be
+//     added now is queued as booking:set_patient_comment; a refused note
+//     only gives noteAdded:false) → §5.2.
+//
+// Every outcome is HTTP 200. children[] books each child in order through
+// steps 4–6 under one shared sync budget (later children are queued rather
+// than wait again); the token is checked once against the primary patient
+// and each child must book under it (legacy mode excepted).
+//
+// # No duplicate appointment (Marks)
+//
+// Each booking has an identity: patient, start time to the minute, column
+// (IdentityKey). An in-flight mark is written before every SetAppointment
+// and cleared after an answer that certainly created nothing; a Done mark
+// (24 h) records the appointment GUID after a success. Anyone — the sync
+// path or any task attempt, in any process — who finds an in-flight mark
+// (an earlier timeout, dropped connection or crash mid-call) or a task
+// queued with CheckFirst asks GetAppointmentListByPatient first and
+// completes without sending if the appointment is there (same start, same
+// column when Cloud9 gives it, not cancelled). Whoever finds a Done mark
+// answers the booking as made without calling Cloud9, which also makes a
+// repeated createAppt idempotent. The marks are keyed by identity rather
+// than by operation id so that the sync path and a later task (or a
+// repeated createAppt, which gets a new operation) see each other's
+// uncertainty. If the marks cannot be read the service checks Cloud9
+// (treats it as in flight); a task never calls SetAppointment without
+// having written its mark. An operator cancelling an appointment within
+// 24 h should delete its Done mark (RedisMarks keys are documented there).
+//
+// # The async path (Worker)
+//
+// Task booking:set_appointment (AppointmentTask payload, no secrets):
+// TaskID = operationId "op-<ms>-<6 base36>", queue critical, MaxRetry
+// AsyncMaxAttempts−1 (10 attempts), Retention 24 h, first run after
+// QueueDelay, retries after Config.Backoff (BackoffPolicy: min(300 s,
+// 10 s·2^n), n = attempts made: 20 s, 40 s, 80 s, 160 s, 300 s…). A run:
+// Done mark → complete; CheckFirst or in-flight mark → list check; limiter
+// Allow — not now → orchestrator.Defer(retryAfter), which spends no attempt
+// (on the last attempt, where asynq would archive any error, the handler
+// waits instead); in-flight mark; SetAppointment. Success → Done mark,
+// reservation Confirm (300 s), note, Asynq result {appointmentGUID,
+// patientGUID}, metric flowgate_booking_completed_total, and an Events
+// publish {event booking_completed, operationId, appointmentGUID,
+// patientGUID, childName, startTime, attempts} (RedisEvents on
+// flowgate:booking:events, WebhookEvents signed POST, MultiEvents both).
+// SLOT_NOT_AVAILABLE, PATIENT_NOT_FOUND, INVALID_* → asynq.SkipRetry; the
+// last attempt or a SkipRetry releases the reservation and counts
+// flowgate_booking_failed_total; the runtime's error handler writes the
+// durable dead-letter record. booking:set_patient and
+// booking:set_patient_comment work the same way (a created patient gets
+// its token and session cached, event patient_created).
+//
+// # queue-status (Worker.Status)
+//
+// Read from Asynq's inspector over the booking queue: set_appointment and
+// set_patient tasks, states pending/scheduled/retry → pending, active →
+// processing, completed → completed (kept 24 h), archived → failed; the
+// seed's fields plus operationType, result, completedAt, page / pageSize /
+// totalPages / nextCursor and storageType "asynq"; newest first.
+package bookingsvc
