@@ -57,10 +57,10 @@ func openRedis(ctx context.Context, cfg Config, log *slog.Logger) (*backend, err
 		log.Warn("EMBEDDED REDIS: nothing is durable — every queued booking, task, hold and dead letter is lost when this process exits. Set REDIS_URL (or REDIS_CLUSTER_ADDRS / REDIS_SENTINEL_ADDRS) for anything but a trial.",
 			"addr", mini.Addr())
 	}
-	client, ok := b.ConnOpt.MakeRedisClient().(redis.UniversalClient)
-	if !ok {
+	client, err := sharedClient(b.ConnOpt)
+	if err != nil {
 		b.close()
-		return nil, fmt.Errorf("unsupported redis connection option %T", b.ConnOpt)
+		return nil, err
 	}
 	b.Client = client
 	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
@@ -70,6 +70,32 @@ func openRedis(ctx context.Context, cfg Config, log *slog.Logger) (*backend, err
 		return nil, fmt.Errorf("redis (%s) not reachable: %w", b.Mode, err)
 	}
 	return b, nil
+}
+
+// sharedClient builds the go-redis client of flowgate's own keys from the
+// same option asynq uses, with one difference: no automatic retries.
+// go-redis re-sends a command whose reply timed out after it was written;
+// for a Lua transition (claim, FAIL, reserve) that runs it twice — a second
+// claim batch nobody receives, a FAIL answered 409 because the first run
+// already applied it. A failure instead surfaces as 503 unavailable and the
+// caller retries knowingly.
+func sharedClient(opt asynq.RedisConnOpt) (redis.UniversalClient, error) {
+	switch o := opt.(type) {
+	case asynq.RedisClientOpt:
+		return redis.NewClient(&redis.Options{Network: o.Network, Addr: o.Addr, Username: o.Username, Password: o.Password,
+			DB: o.DB, DialTimeout: o.DialTimeout, ReadTimeout: o.ReadTimeout, WriteTimeout: o.WriteTimeout,
+			PoolSize: o.PoolSize, TLSConfig: o.TLSConfig, MaxRetries: -1}), nil
+	case asynq.RedisFailoverClientOpt:
+		return redis.NewFailoverClient(&redis.FailoverOptions{MasterName: o.MasterName, SentinelAddrs: o.SentinelAddrs,
+			SentinelUsername: o.SentinelUsername, SentinelPassword: o.SentinelPassword, Username: o.Username,
+			Password: o.Password, DB: o.DB, DialTimeout: o.DialTimeout, ReadTimeout: o.ReadTimeout,
+			WriteTimeout: o.WriteTimeout, PoolSize: o.PoolSize, TLSConfig: o.TLSConfig, MaxRetries: -1}), nil
+	case asynq.RedisClusterClientOpt:
+		return redis.NewClusterClient(&redis.ClusterOptions{Addrs: o.Addrs, MaxRedirects: o.MaxRedirects,
+			Username: o.Username, Password: o.Password, DialTimeout: o.DialTimeout, ReadTimeout: o.ReadTimeout,
+			WriteTimeout: o.WriteTimeout, TLSConfig: o.TLSConfig, MaxRetries: -1}), nil
+	}
+	return nil, fmt.Errorf("unsupported redis connection option %T", opt)
 }
 
 func (b *backend) ping(ctx context.Context) error { return b.Client.Ping(ctx).Err() }

@@ -85,7 +85,9 @@ func New(t testing.TB) *DB {
 			if !ok {
 				continue
 			}
-			c := redis.NewClient(&redis.Options{Addr: opt.Addr, Password: opt.Password, DB: n, PoolSize: 64})
+			// MaxRetries -1 as flowgate's own client: a blind retry after
+			// a read timeout would run a Lua transition twice.
+			c := redis.NewClient(&redis.Options{Addr: opt.Addr, Password: opt.Password, DB: n, PoolSize: 64, MaxRetries: -1})
 			if usable(ctx, t, c) {
 				return lease(t, admin, c, n, opt, token)
 			}
