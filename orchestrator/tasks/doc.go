@@ -73,4 +73,8 @@
 // RecoverExpired (visibility timeout: by claimed_at), PromoteOverdue (SLA:
 // by created_at, NORMAL/LOW only) and RetryOverdue (ERROR tasks whose
 // scheduled requeue never came). Keys are listed in keys.go.
+//
+// Give the Ledger a client with automatic retries off (MaxRetries: -1, as
+// the sidecar's): go-redis re-sends a command whose reply timed out after
+// it was written, which would run a transition script twice.
 package tasks
