@@ -63,7 +63,7 @@ func TestQueuedBookingOverHTTP(t *testing.T) {
 		r = srv.do(t, http.MethodGet, base+"/queue-status", nil)
 		st = contracts.QueueStatusResponse{}
 		return r.status == 200 && json.Unmarshal(r.body, &st) == nil && st.Completed == 1
-	}, 20*time.Second, 20*time.Millisecond, "the queued booking completes")
+	}, 60*time.Second, 20*time.Millisecond, "the queued booking completes")
 	require.Equal(t, q.OperationID, st.Operations[0].ID)
 	bt.Golden(t, "queue_status_completed", r.body)
 	require.Len(t, e.Cloud9.Appointments(pat.PatientGUID), 1)

@@ -56,7 +56,7 @@ func (s *Service) CreateAppt(ctx context.Context, req contracts.CreateApptReques
 		return s.createBatch(ctx, req, now)
 	}
 	patientGUID, token := strings.TrimSpace(req.PatientGUID), strings.TrimSpace(req.BookingAuthToken)
-	sess := s.injectSession(ctx, &patientGUID, &token, req.UUI)
+	sess := s.injectSession(ctx, &patientGUID, &token, firstNonEmpty(req.UUI, req.SessionID))
 	method, rej := s.authorize(token, patientGUID, sess, now)
 	if rej != nil {
 		s.count("createAppt", "auth_rejected")

@@ -10,7 +10,8 @@ import (
 )
 
 // injectSession is seed 000 §4.4: look the session cache up by patientGUID,
-// then uui; a missing bookingAuthToken and a missing patientGUID are taken
+// then uui (the caller passes sessionId when there is no uui, as
+// createPatient caches under it then); a missing bookingAuthToken and a missing patientGUID are taken
 // from the entry. (Like the seed, the token is injected even when the
 // entry's patient differs from the request's: the auth check then answers
 // GUID_MISMATCH with the right patientGUID, which the IVA can recover from,

@@ -28,7 +28,7 @@ func (s *Service) createBatch(ctx context.Context, req contracts.CreateApptReque
 			}
 		}
 	}
-	sess := s.injectSession(ctx, &primary, &token, req.UUI)
+	sess := s.injectSession(ctx, &primary, &token, firstNonEmpty(req.UUI, req.SessionID))
 	method, rej := s.authorize(token, primary, sess, now)
 	if rej != nil {
 		s.count("createAppt", "auth_rejected")

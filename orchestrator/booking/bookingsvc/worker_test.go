@@ -62,7 +62,7 @@ func (a *async) start(t *testing.T) { require.NoError(t, a.rt.Start()) }
 // waitOp waits until queue-status shows operation id in status.
 func (a *async) waitOp(t *testing.T, id, status string) contracts.QueueOperation {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(90 * time.Second)
 	for {
 		st, err := a.s.QueueStatus(ctx, contracts.QueueStatusQuery{PageSize: contracts.MaxQueuePageSize})
 		require.NoError(t, err)
