@@ -323,9 +323,13 @@ func (s *Service) render(b booking, o outcome) any {
 
 // findExisting asks Cloud9 for the patient's appointments and returns the
 // GUID of one at the same start (to the minute) and column (when Cloud9
-// says which), not cancelled; "" when there is none.
+// says which), not cancelled; "" when there is none. Cloud9 has answered
+// empty lists under load, so an empty answer is asked again once.
 func findExisting(ctx context.Context, c Cloud9, patientGUID, startTime, columnGUID string) (string, error) {
 	list, err := c.GetAppointmentListByPatient(ctx, patientGUID)
+	if err == nil && len(list) == 0 {
+		list, err = c.GetAppointmentListByPatient(ctx, patientGUID)
+	}
 	if err != nil {
 		return "", err
 	}

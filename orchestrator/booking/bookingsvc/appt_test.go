@@ -467,3 +467,19 @@ func TestBatchSharesTheSyncBudget(t *testing.T) {
 	require.Equal(t, contracts.StateBookingQueued, r.LLMGuidance.CurrentState)
 	require.Equal(t, []time.Duration{8 * time.Second}, e.Clock.Slept())
 }
+
+// An in-flight mark whose call created nothing: Cloud9's list is empty
+// (asked twice: it has answered empty under load), then the booking is sent.
+func TestInFlightMarkWithNothingCreated(t *testing.T) {
+	t.Parallel()
+	e := bt.NewEnv()
+	key := bookingsvc.IdentityKey(bt.Patient, start, bt.Column)
+	require.NoError(t, e.Marks.Begin(ctx, key))
+	r := body[contracts.ApptBookedResponse](t, e.Service(t).CreateAppt(ctx, request(e)))
+	require.False(t, r.Debug.Recovered)
+	require.Len(t, e.Cloud9.Calls(bookingsvc.ProcGetAppointments), 2)
+	require.Len(t, e.Cloud9.Calls(bookingsvc.ProcSetAppointment), 1)
+	g, done, _ := e.Marks.Completed(ctx, key)
+	require.True(t, done)
+	require.Equal(t, r.AppointmentGUID, g)
+}
