@@ -34,6 +34,7 @@ type Main struct {
 	redis    *backend
 	rt       *orchestrator.Runtime
 	orch     *orchestration
+	booking  *booking
 	stopping context.CancelFunc // ends long polls and detached follow-ups at shutdown
 	sched    *scheduler.Scheduler
 	monitor  *asynqmon.HTTPHandler
@@ -95,6 +96,9 @@ func (m *Main) Run(ctx context.Context) error {
 	shutdown, stopping := context.WithCancel(context.WithoutCancel(ctx))
 	m.stopping = stopping
 	if m.orch, err = m.newOrchestration(rt, b, shutdown); err != nil {
+		return err
+	}
+	if m.booking, err = m.newBooking(rt, b, shutdown); err != nil {
 		return err
 	}
 	m.registry.MustRegister(asynqmetrics.NewQueueMetricsCollector(rt.Inspector))

@@ -69,6 +69,8 @@ type Config struct {
 	RetryOverdueAfter   time.Duration
 	RequeueBase         time.Duration
 	RequeueMax          time.Duration
+
+	Booking BookingConfig // the booking path (settings_booking.go)
 }
 
 // retryOverdueMargin is how much later than the longest backoff the repair
@@ -166,7 +168,7 @@ func (c *Config) validate() error {
 	if set != 0 && set != len(cloud9) {
 		return &ConfigError{Var: "CLOUD9_ENDPOINT", Err: errors.New("set CLOUD9_ENDPOINT, CLOUD9_CLIENT_ID, CLOUD9_USERNAME and CLOUD9_PASSWORD together, or none for the sandbox simulator")}
 	}
-	return nil
+	return c.validateBooking()
 }
 
 // Embedded reports whether flowgate runs on its in-process Redis.
@@ -178,6 +180,7 @@ func (c *Config) Embedded() bool {
 func Usage(w io.Writer) {
 	fmt.Fprintln(w, "flowgate — durable sidecar for Node-RED booking flows and n8n orchestration.")
 	fmt.Fprintln(w, "\nUsage: flowgate [-help]   (all configuration is read from the environment)")
+	fmt.Fprintln(w, "       flowgate cloud9-sim -help   (the Cloud9 sandbox simulator on its own)")
 	fmt.Fprintln(w, "\nEnvironment:")
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 	for _, s := range settings {

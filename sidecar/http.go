@@ -47,7 +47,9 @@ func (m *Main) startHTTP() error {
 		return err
 	}
 	m.app = app
-	m.routes(app)
+	if err := m.routes(app); err != nil {
+		return err
+	}
 	ln, err := net.Listen("tcp", m.Config.Addr)
 	if err != nil {
 		return &ConfigError{Var: "FLOWGATE_ADDR", Err: err}
@@ -62,7 +64,7 @@ func (m *Main) startHTTP() error {
 }
 
 // routes is the route table.
-func (m *Main) routes(app *fiber.App) {
+func (m *Main) routes(app *fiber.App) error {
 	app.Get("/healthz", func(c *fiber.Ctx) error {
 		return c.JSON(fiber.Map{"status": "ok"})
 	})
@@ -91,6 +93,7 @@ func (m *Main) routes(app *fiber.App) {
 	app.All("/monitoring/*", h)
 
 	m.orch.routes(app)
+	return m.booking.routes(app, m.Config.NodeRedBasePath)
 }
 
 type readiness struct {

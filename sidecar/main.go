@@ -1,6 +1,7 @@
 // Command flowgate is the sidecar binary: configuration comes from the
 // environment (flowgate -help lists it), Redis is real or embedded, and
-// SIGINT/SIGTERM stop it gracefully.
+// SIGINT/SIGTERM stop it gracefully. `flowgate cloud9-sim [flags]` runs the
+// Cloud9 sandbox simulator alone, for other tools to point at.
 package main
 
 import (
@@ -12,6 +13,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/flowgate/flowgate/orchestrator/cloud9/cloud9sim"
 )
 
 func main() {
@@ -21,6 +24,9 @@ func main() {
 // run is main without os.Exit, for tests. Exit codes: 0 clean stop, 1
 // runtime failure, 2 bad usage or configuration.
 func run(args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "cloud9-sim" { // the Cloud9 sandbox simulator on its own
+		return cloud9sim.Main(args[1:], stdout, stderr)
+	}
 	fs := flag.NewFlagSet("flowgate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() { Usage(stdout) }

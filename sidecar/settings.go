@@ -19,6 +19,8 @@ type Rate struct {
 
 func (r Rate) String() string { return fmt.Sprintf("%d/%s", r.N, r.Per) }
 
+var guidRE = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+
 var rateRe = regexp.MustCompile(`^(\d+)\s*/\s*(\S+)$`)
 
 // ParseRate parses N/unit where unit is s, sec, m, min, h, hour or a Go
@@ -129,7 +131,10 @@ func oneOf(dst func(*Config) *string, allowed ...string) func(*Config, string) e
 }
 
 // settings is the table of every variable, in the order -help lists them.
-var settings = []setting{
+var settings = append(coreSettings, bookingSettings...)
+
+// coreSettings are the variables of the foundation and the orchestration.
+var coreSettings = []setting{
 	{name: "FLOWGATE_ADDR", def: ":8080", help: "HTTP listen address", apply: func(c *Config, v string) error {
 		if _, _, err := net.SplitHostPort(v); err != nil {
 			return fmt.Errorf("want host:port such as :8080, got %q", v)

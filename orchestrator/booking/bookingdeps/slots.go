@@ -1,0 +1,189 @@
+package bookingdeps
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/flowgate/flowgate/contracts"
+	"github.com/flowgate/flowgate/orchestrator/booking/bookingsvc"
+	"github.com/flowgate/flowgate/orchestrator/booking/slots"
+	"github.com/flowgate/flowgate/orchestrator/cloud9"
+)
+
+// ErrUnknownSlot is a well-formed bookingToken whose slot is not (or no
+// longer) in the slot cache: the caller must fetch slots again.
+var ErrUnknownSlot = errors.New("bookingToken names a slot that is not offered (fetch the slots again)")
+
+// BookingTokens is bookingsvc.BookingTokens: the opaque token of seed 000
+// §7, checked on decode against the slot cache (fail open when Redis
+// cannot answer: the booking itself still goes through Cloud9's checks).
+type BookingTokens struct {
+	Cache  *slots.Cache
+	Logger *slog.Logger
+}
+
+var _ bookingsvc.BookingTokens = BookingTokens{}
+
+// Encode implements bookingsvc.BookingTokens.
+func (b BookingTokens) Encode(r bookingsvc.SlotRef) (string, error) {
+	return slots.EncodeToken(slots.Slot{StartTime: r.StartTime, ScheduleViewGUID: r.ScheduleViewGUID,
+		ScheduleColumnGUID: r.ScheduleColumnGUID, AppointmentTypeGUID: r.AppointmentTypeGUID, Minutes: r.Minutes}), nil
+}
+
+// Decode implements bookingsvc.BookingTokens.
+func (b BookingTokens) Decode(token string) (bookingsvc.SlotRef, error) {
+	ts, err := slots.DecodeToken(token)
+	if err != nil {
+		return bookingsvc.SlotRef{}, err
+	}
+	ref := bookingsvc.SlotRef{StartTime: ts.StartTime, ScheduleViewGUID: ts.ScheduleViewGUID,
+		ScheduleColumnGUID: ts.ScheduleColumnGUID, AppointmentTypeGUID: ts.AppointmentTypeGUID, Minutes: ts.Minutes}
+	if b.Cache == nil {
+		return ref, nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	found, err := b.Cache.Contains(ctx, ts)
+	switch {
+	case err != nil:
+		if b.Logger != nil {
+			b.Logger.Warn("bookingToken: slot cache unavailable; accepting the token unchecked", "err", err)
+		}
+		return ref, nil
+	case !found:
+		return bookingsvc.SlotRef{}, ErrUnknownSlot
+	}
+	return ref, nil
+}
+
+// SlotSource is bookingsvc.SlotSource: GetOnlineReservations through the
+// Redis slot cache shared by every instance.
+type SlotSource struct {
+	Cloud9       *cloud9.Client
+	Cache        *slots.Cache
+	LocationGUID string        // only this location's slots; empty: all
+	Days         int           // search window; default 30 (reference §1.4)
+	FreshFor     time.Duration // a cached list younger than this is used as is; default 5 min
+	Attempts     int           // GetOnlineReservations tries on retryable errors; default 2
+	RetryDelay   time.Duration // between tries; default 1 s
+	Logger       *slog.Logger
+}
+
+var _ bookingsvc.SlotSource = SlotSource{}
+
+// Slots implements bookingsvc.SlotSource.
+func (s SlotSource) Slots(ctx context.Context, q bookingsvc.SlotQuery) (bookingsvc.SlotSearch, error) {
+	s = s.withDefaults()
+	from, err := time.Parse("01/02/2006", q.StartDate)
+	if err != nil {
+		return bookingsvc.SlotSearch{}, fmt.Errorf("slot search: startDate %q: %w", q.StartDate, err)
+	}
+	to := from.AddDate(0, 0, s.Days)
+	if q.EndDate != "" {
+		if end, err := time.Parse("01/02/2006", q.EndDate); err == nil && end.After(from) && end.Before(from.AddDate(0, 0, 7*28)) {
+			to = end
+		}
+	}
+	res := bookingsvc.SlotSearch{SearchRange: contracts.SearchRange{StartDate: from.Format("01/02/2006"), EndDate: to.Format("01/02/2006")}}
+	r := slots.Range{LocationGUID: s.LocationGUID, ScheduleViewGUID: strings.Join(q.ScheduleViewGUIDs, ","), From: from, To: to}
+	cached, found, cerr := s.Cache.Get(ctx, r)
+	if cerr == nil && found && time.Since(cached.FetchedAt) < s.FreshFor {
+		res.Slots = apptSlots(cached.Slots)
+		return res, nil
+	}
+	list, attempts, err := s.fetch(ctx, q.ScheduleViewGUIDs, from, to)
+	res.Attempts, res.Retries = attempts, attempts-1
+	if err != nil {
+		if cerr == nil && found { // Cloud9 failing: a stale list beats none
+			s.Logger.Warn("slot search: Cloud9 failed, answering from the stale cache", "err", err, "age", time.Since(cached.FetchedAt))
+			res.Slots = apptSlots(cached.Slots)
+			return res, nil
+		}
+		return res, err
+	}
+	if err := s.Cache.Put(ctx, r, list); err != nil {
+		s.Logger.Warn("slot search: cannot cache slots; bookingTokens of this answer are checked leniently", "err", err)
+	}
+	slots.Sort(list)
+	res.Slots = apptSlots(list)
+	return res, nil
+}
+
+// GroupedSlots implements bookingsvc.SlotSource; the service groups.
+func (s SlotSource) GroupedSlots(ctx context.Context, q bookingsvc.GroupQuery) (bookingsvc.GroupSearch, error) {
+	flat, err := s.Slots(ctx, q.SlotQuery)
+	return bookingsvc.GroupSearch{Slots: flat.Slots, SearchRange: flat.SearchRange, Tier: 1, TiersSearched: 1}, err
+}
+
+func (s SlotSource) withDefaults() SlotSource {
+	if s.Days <= 0 {
+		s.Days = 30
+	}
+	if s.FreshFor <= 0 {
+		s.FreshFor = 5 * time.Minute
+	}
+	if s.Attempts <= 0 {
+		s.Attempts = 2
+	}
+	if s.RetryDelay <= 0 {
+		s.RetryDelay = time.Second
+	}
+	if s.Logger == nil {
+		s.Logger = slog.Default()
+	}
+	return s
+}
+
+// fetch asks Cloud9 for the open slots from 7:00 AM on from to 5:00 PM on
+// to, retrying retryable failures.
+func (s SlotSource) fetch(ctx context.Context, views []string, from, to time.Time) ([]slots.Slot, int, error) {
+	q := cloud9.ReservationQuery{StartDate: from.Add(7 * time.Hour), EndDate: to.Add(17 * time.Hour), ScheduleViewGUIDs: views}
+	for attempt := 1; ; attempt++ {
+		got, err := s.Cloud9.GetOnlineReservations(ctx, q)
+		if err == nil {
+			out := make([]slots.Slot, 0, len(got))
+			for _, c := range got {
+				if s.LocationGUID != "" && c.LocationGUID != "" && !strings.EqualFold(c.LocationGUID, s.LocationGUID) {
+					continue
+				}
+				out = append(out, slots.Slot{StartTime: c.StartTime, EndTime: c.EndTime,
+					ScheduleViewGUID: c.ScheduleViewGUID, ScheduleViewDescription: c.ScheduleViewDescription,
+					ScheduleColumnGUID: c.ScheduleColumnGUID, ScheduleColumnDescription: c.ScheduleColumnDescription,
+					ScheduleTemplateName: c.ScheduleTemplateName, AppointmentClassGUID: c.AppointmentClassGUID,
+					AppointmentClassDescription: c.AppointmentClassDescription, AppointmentTypeGUID: c.AppointmentTypeGUID,
+					AppointmentTypeDescription: c.AppointmentTypeDescription, Minutes: c.Minutes, LocationGUID: c.LocationGUID})
+			}
+			return out, attempt, nil
+		}
+		if attempt >= s.Attempts || !cloud9.IsRetryable(err) {
+			return nil, attempt, convert(err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, attempt, ctx.Err()
+		case <-time.After(s.RetryDelay):
+		}
+	}
+}
+
+func apptSlots(list []slots.Slot) []contracts.ApptSlot {
+	out := make([]contracts.ApptSlot, 0, len(list))
+	for _, s := range list {
+		minutes := ""
+		if s.Minutes > 0 {
+			minutes = strconv.Itoa(s.Minutes)
+		}
+		out = append(out, contracts.ApptSlot{StartTime: s.StartTime, EndTime: s.EndTime,
+			ScheduleViewGUID: s.ScheduleViewGUID, ScheduleViewDescription: s.ScheduleViewDescription,
+			ScheduleColumnGUID: s.ScheduleColumnGUID, ScheduleColumnDescription: s.ScheduleColumnDescription,
+			ScheduleTemplateName: s.ScheduleTemplateName, AppointmentClassGUID: s.AppointmentClassGUID,
+			AppointmentClassDescription: s.AppointmentClassDescription, AppointmentTypeGUID: s.AppointmentTypeGUID,
+			AppointmentTypeDescription: s.AppointmentTypeDescription, Minutes: minutes, LocationGUID: s.LocationGUID})
+	}
+	return out
+}

@@ -1,0 +1,144 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/flowgate/flowgate/orchestrator"
+	"github.com/flowgate/flowgate/orchestrator/booking/authtoken"
+	"github.com/flowgate/flowgate/orchestrator/booking/bookingdeps"
+	"github.com/flowgate/flowgate/orchestrator/booking/bookinghttp"
+	"github.com/flowgate/flowgate/orchestrator/booking/bookingsvc"
+	"github.com/flowgate/flowgate/orchestrator/booking/reservation"
+	"github.com/flowgate/flowgate/orchestrator/booking/session"
+	"github.com/flowgate/flowgate/orchestrator/booking/slots"
+	"github.com/flowgate/flowgate/orchestrator/cloud9"
+	"github.com/flowgate/flowgate/orchestrator/cloud9/cloud9sim"
+)
+
+// bookingEventsChannel is the Redis channel of booking completion events.
+const bookingEventsChannel = "flowgate:booking:events"
+
+// booking is the Node-RED-compatible booking path: the Cloud9 client (on
+// the real API or the embedded sandbox simulator), the shared limiter, the
+// service and its Asynq worker, and the HTTP endpoints.
+type booking struct {
+	client *cloud9.Client
+	http   *bookinghttp.Handlers
+}
+
+// cloud9Endpoint is the configured Cloud9, or the sandbox simulator started
+// in this process (announced) when none is configured.
+func (m *Main) cloud9Endpoint() (cloud9.Config, error) {
+	cfg := m.Config
+	c := cloud9.Config{Endpoint: cfg.Cloud9Endpoint, ClientID: cfg.Cloud9ClientID, Username: cfg.Cloud9Username,
+		Password: cfg.Cloud9Password, VendorUsername: cfg.Cloud9VendorUsername,
+		WriteTimeout: cfg.Booking.WriteTimeout, NoteTimeout: cfg.Booking.NoteTimeout, ReadTimeout: cfg.Booking.ReadTimeout,
+		Logger: m.Logger, Registerer: m.registry}
+	if c.Endpoint != "" {
+		return c, nil
+	}
+	sim := cloud9sim.New(cloud9sim.Config{Scale: cfg.Booking.SimScale,
+		WriteLimit: cloud9sim.Rate{N: cfg.Booking.SimWriteLimit.N, Per: cfg.Booking.SimWriteLimit.Per}})
+	url, stop, err := sim.Start("127.0.0.1:0")
+	if err != nil {
+		return c, fmt.Errorf("start the Cloud9 sandbox simulator: %w", err)
+	}
+	m.onClose(stop)
+	m.Logger.Warn("CLOUD9 SANDBOX SIMULATOR: no CLOUD9_ENDPOINT set; bookings go to an in-process simulator with made-up patients and slots, lost at exit",
+		"url", url, "write_limit", cfg.Booking.SimWriteLimit.String(), "scale", cfg.Booking.SimScale)
+	c.Endpoint, c.ClientID, c.Username, c.Password, c.VendorUsername = url, "sandbox", "sandbox", "sandbox", "flowgate"
+	if m.Config.Booking.ProviderGUID == "" {
+		m.Config.Booking.ProviderGUID = cloud9sim.DefaultOrthodontistGUID
+	}
+	return c, nil
+}
+
+// writeRate is BOOKING_SPACING_MS when set, else CLOUD9_WRITE_LIMIT.
+func (c Config) writeRate() cloud9.Rate {
+	if c.Booking.SpacingMS > 0 {
+		return cloud9.SpacingToRate(c.Booking.SpacingMS)
+	}
+	return cloud9.Rate{N: c.Cloud9WriteLimit.N, Per: c.Cloud9WriteLimit.Per}
+}
+
+// newBooking builds the booking path and registers its Asynq handlers; it
+// runs before the Asynq servers start.
+func (m *Main) newBooking(rt *orchestrator.Runtime, b *backend, shutdown context.Context) (*booking, error) {
+	cfg := m.Config
+	c9cfg, err := m.cloud9Endpoint()
+	if err != nil {
+		return nil, err
+	}
+	bc := m.Config.Booking // after cloud9Endpoint, which may fill the provider
+	// One limiter per procedure in Redis, shared by the sync path, the
+	// workers and every instance. The service takes the turn itself, so
+	// its client runs without one.
+	limiter := cloud9.NewRedisLimiter(b.Client, cloud9.WriteRates(cfg.writeRate()), cloud9.Rate{}, cloud9.WithMargin(bc.LimitMargin))
+	client, err := cloud9.New(c9cfg)
+	if err != nil {
+		return nil, &ConfigError{Var: "CLOUD9_ENDPOINT", Err: err}
+	}
+	signer, err := authtoken.New(authtoken.Config{Secret: []byte(cfg.BookingAuthSecret), TTL: bc.SessionTTL, Now: m.Now})
+	if err != nil {
+		return nil, &ConfigError{Var: "BOOKING_AUTH_SECRET", Err: err}
+	}
+	sessions, err := session.New(b.Client, session.Config{TTL: bc.SessionTTL, Now: m.Now})
+	if err != nil {
+		return nil, err
+	}
+	holds, err := reservation.New(b.Client, reservation.Config{ReserveTTL: bc.ReserveTTL, ConfirmTTL: bc.BookedTTL, Now: m.Now, Logger: m.Logger})
+	if err != nil {
+		return nil, err
+	}
+	cache, err := slots.NewCache(b.Client, slots.CacheConfig{TTL: bc.SlotCacheTTL, Now: m.Now, Logger: m.Logger})
+	if err != nil {
+		return nil, err
+	}
+	events := bookingsvc.MultiEvents{bookingsvc.RedisEvents{Client: b.Client, Channel: bookingEventsChannel}}
+	if bc.EventsWebhook != "" {
+		events = append(events, bookingsvc.WebhookEvents{URL: bc.EventsWebhook, Secret: []byte(cfg.HMACSecret), Now: m.Now})
+	}
+	if bc.AuthMode == "legacy" {
+		m.Logger.Warn("BOOKING_AUTH_MODE=legacy: createAppt books for any well-formed patientGUID without a bookingAuthToken")
+	}
+	raw := bookingdeps.Cloud9{C: client.WithoutLimiter()}
+	deps := bookingsvc.Deps{
+		Cloud9: raw, Limiter: limiter, Tokens: bookingdeps.Tokens{S: signer}, Sessions: bookingdeps.Sessions{C: sessions},
+		Reservations: bookingdeps.Reservations{R: holds}, BookingTokens: bookingdeps.BookingTokens{Cache: cache, Logger: m.Logger},
+		Slots: bookingdeps.SlotSource{Cloud9: client.WithoutLimiter(), Cache: cache, LocationGUID: bc.LocationGUID,
+			FreshFor: bc.SlotFresh, Logger: m.Logger},
+		Marks: &bookingsvc.RedisMarks{Client: b.Client}, Events: events,
+	}
+	svcCfg := bookingsvc.Config{
+		SyncBudget: bc.SyncBudget, SyncRetryDelay: bc.SyncRetryDelay, SyncAttempts: bc.SyncAttempts,
+		AsyncMaxAttempts: bc.MaxAttempts, Backoff: bookingsvc.BackoffPolicy{Base: bc.BackoffBase, Max: bc.BackoffMax},
+		QueueDelay: bc.BackoffBase, CompletedRetention: bc.Retention, AuthMode: bc.AuthMode,
+		DefaultScheduleColumnGUID: bc.ScheduleColumn, DefaultScheduleViewGUID: bc.ScheduleView,
+		DefaultAppointmentTypeGUID: bc.AppointmentType, LocationGUID: bc.LocationGUID, ProviderGUID: bc.ProviderGUID,
+		SessionTTL: bc.SessionTTL, StatusEndpoint: cfg.NodeRedBasePath + "/queue-status",
+		Now: m.Now, Logger: m.Logger, Registerer: m.registry,
+	}
+	worker, err := bookingsvc.NewWorker(rt, deps, svcCfg)
+	if err != nil {
+		return nil, fmt.Errorf("booking worker: %w", err)
+	}
+	worker.Register()
+	deps.Queue = worker
+	svc, err := bookingsvc.New(deps, svcCfg)
+	if err != nil {
+		return nil, fmt.Errorf("booking service: %w", err)
+	}
+	h, err := bookinghttp.New(svc, bookinghttp.Config{Context: shutdown, Logger: m.Logger})
+	if err != nil {
+		return nil, err
+	}
+	m.onClose(func(context.Context) error { client.Close(); return nil })
+	return &booking{client: client, http: h}, nil
+}
+
+func (bk *booking) routes(app *fiber.App, basePath string) error {
+	return bookinghttp.Register(app, bk.http, basePath)
+}

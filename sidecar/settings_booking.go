@@ -1,0 +1,133 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"strconv"
+	"time"
+)
+
+// BookingConfig holds the booking path's settings (seed 000, seed 003);
+// defaults are the seeds' values.
+type BookingConfig struct {
+	SpacingMS       int
+	LimitMargin     time.Duration
+	WriteTimeout    time.Duration
+	NoteTimeout     time.Duration
+	ReadTimeout     time.Duration
+	AuthMode        string
+	SyncBudget      time.Duration
+	SyncRetryDelay  time.Duration
+	SyncAttempts    int
+	MaxAttempts     int
+	BackoffBase     time.Duration
+	BackoffMax      time.Duration
+	Retention       time.Duration
+	SessionTTL      time.Duration
+	ReserveTTL      time.Duration
+	BookedTTL       time.Duration
+	SlotFresh       time.Duration
+	SlotCacheTTL    time.Duration
+	EventsWebhook   string
+	LocationGUID    string
+	ProviderGUID    string
+	ScheduleView    string
+	ScheduleColumn  string
+	AppointmentType string
+	SimScale        float64
+	SimWriteLimit   Rate
+}
+
+func bookingDuration(dst func(*BookingConfig) *time.Duration) func(*Config, string) error {
+	return duration(func(c *Config) *time.Duration { return dst(&c.Booking) })
+}
+
+func bookingInt(dst func(*BookingConfig) *int, min, max int) func(*Config, string) error {
+	return integer(func(c *Config) *int { return dst(&c.Booking) }, min, max)
+}
+
+func bookingGUID(dst func(*BookingConfig) *string) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		if !guidRE.MatchString(v) {
+			return fmt.Errorf("want a GUID, got %q", v)
+		}
+		*dst(&c.Booking) = v
+		return nil
+	}
+}
+
+// bookingSettings are the booking path's variables (listed after the core ones).
+var bookingSettings = []setting{
+	{name: "BOOKING_SPACING_MS", help: "minimum spacing between Cloud9 writes in ms (seed: 10000); when set it replaces CLOUD9_WRITE_LIMIT", apply: bookingInt(func(b *BookingConfig) *int { return &b.SpacingMS }, 1, 3600000)},
+	{name: "CLOUD9_LIMIT_MARGIN", def: "250ms", help: "extra spacing the limiter adds to each Cloud9 write interval against network jitter", apply: bookingDuration(func(b *BookingConfig) *time.Duration { return &b.LimitMargin })},
+	{name: "CLOUD9_WRITE_TIMEOUT", def: "45s", help: "timeout of a Cloud9 write (SetAppointment, SetPatient)", apply: bookingDuration(func(b *BookingConfig) *time.Duration { return &b.WriteTimeout })},
+	{name: "CLOUD9_NOTE_TIMEOUT", def: "15s", help: "timeout of SetPatientComment", apply: bookingDuration(func(b *BookingConfig) *time.Duration { return &b.NoteTimeout })},
+	{name: "CLOUD9_READ_TIMEOUT", def: "60s", help: "timeout of a Cloud9 read", apply: bookingDuration(func(b *BookingConfig) *time.Duration { return &b.ReadTimeout })},
+	{name: "CLOUD9_LOCATION_GUID", def: "1fef9297-7c8b-426b-b0d1-f2275136e48b", help: "the practice location (slots of other locations are left out)", apply: bookingGUID(func(b *BookingConfig) *string { return &b.LocationGUID })},
+	{name: "CLOUD9_PROVIDER_GUID", help: "providerGUID of new patients; required with a real Cloud9 (the simulator's orthodontist otherwise)", apply: bookingGUID(func(b *BookingConfig) *string { return &b.ProviderGUID })},
+	{name: "CLOUD9_SCHEDULE_VIEW_GUID", def: "4c9e9333-4951-4eb0-8d97-e1ad83ef422d", help: "default schedule view of createAppt", apply: bookingGUID(func(b *BookingConfig) *string { return &b.ScheduleView })},
+	{name: "CLOUD9_SCHEDULE_COLUMN_GUID", def: "07687884-7e37-49aa-8028-d43b751c9034", help: "default chair when a request names none (the request's column is always honoured)", apply: bookingGUID(func(b *BookingConfig) *string { return &b.ScheduleColumn })},
+	{name: "CLOUD9_APPOINTMENT_TYPE_GUID", def: "f6c20c35-9abb-47c2-981a-342996016705", help: "default appointment type", apply: bookingGUID(func(b *BookingConfig) *string { return &b.AppointmentType })},
+	{name: "BOOKING_AUTH_MODE", def: "session", help: "createAppt authorization: token, session (token or matching session cache) or legacy (any well-formed GUID; warned at start)", apply: oneOf(func(c *Config) *string { return &c.Booking.AuthMode }, "token", "session", "legacy")},
+	{name: "BOOKING_SYNC_BUDGET", def: "10s", help: "how long createAppt may wait (limiter + one retry) before answering queued", apply: bookingDuration(func(b *BookingConfig) *time.Duration { return &b.SyncBudget })},
+	{name: "BOOKING_SYNC_RETRY_DELAY", def: "5s", help: "wait before the second sync attempt after a rate-limit answer", apply: bookingDuration(func(b *BookingConfig) *time.Duration { return &b.SyncRetryDelay })},
+	{name: "BOOKING_SYNC_ATTEMPTS", def: "2", help: "sync SetAppointment attempts", apply: bookingInt(func(b *BookingConfig) *int { return &b.SyncAttempts }, 1, 10)},
+	{name: "BOOKING_MAX_ATTEMPTS", def: "10", help: "attempts of a queued booking before it is failed and dead-lettered", apply: bookingInt(func(b *BookingConfig) *int { return &b.MaxAttempts }, 1, 100)},
+	{name: "BOOKING_BACKOFF_BASE", def: "10s", help: "queued-booking backoff base: min(BOOKING_BACKOFF_MAX, base·2^n)", apply: bookingDuration(func(b *BookingConfig) *time.Duration { return &b.BackoffBase })},
+	{name: "BOOKING_BACKOFF_MAX", def: "300s", help: "queued-booking backoff cap", apply: bookingDuration(func(b *BookingConfig) *time.Duration { return &b.BackoffMax })},
+	{name: "BOOKING_COMPLETED_RETENTION", def: "24h", help: "how long completed operations stay in queue-status and Asynqmon", apply: bookingDuration(func(b *BookingConfig) *time.Duration { return &b.Retention })},
+	{name: "BOOKING_SESSION_TTL", def: "15m", help: "bookingSessions cache and bookingAuthToken lifetime", apply: bookingDuration(func(b *BookingConfig) *time.Duration { return &b.SessionTTL })},
+	{name: "SLOT_RESERVATION_TTL", def: "90s", help: "SlotReservation hold while a booking is made", apply: bookingDuration(func(b *BookingConfig) *time.Duration { return &b.ReserveTTL })},
+	{name: "SLOT_RESERVATION_BOOKED_TTL", def: "300s", help: "SlotReservation hold after a successful booking", apply: bookingDuration(func(b *BookingConfig) *time.Duration { return &b.BookedTTL })},
+	{name: "SLOT_CACHE_FRESH", def: "5m", help: "a cached slot list younger than this is answered without asking Cloud9", apply: bookingDuration(func(b *BookingConfig) *time.Duration { return &b.SlotFresh })},
+	{name: "SLOT_CACHE_TTL", def: "60m", help: "how long a slot list (and the bookingTokens of its slots) stays usable", apply: bookingDuration(func(b *BookingConfig) *time.Duration { return &b.SlotCacheTTL })},
+	{name: "BOOKING_EVENTS_WEBHOOK", help: "URL that receives a signed POST (HMAC_SECRET) when a queued booking completes", apply: func(c *Config, v string) error {
+		u, err := url.Parse(v)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("want an http(s) URL, got %q", v)
+		}
+		c.Booking.EventsWebhook = v
+		return nil
+	}},
+	{name: "CLOUD9_SIM_SCALE", def: "1", help: "embedded simulator only: simulated seconds per real second (60 makes 5/min five per second)", apply: func(c *Config, v string) error {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || f <= 0 || f > 100000 {
+			return fmt.Errorf("want a positive number up to 100000, got %q", v)
+		}
+		c.Booking.SimScale = f
+		return nil
+	}},
+	{name: "CLOUD9_SIM_WRITE_LIMIT", def: "5/min", help: "embedded simulator only: writes per procedure it accepts before answering code 8, in simulated time", apply: func(c *Config, v string) error {
+		r, err := ParseRate(v)
+		c.Booking.SimWriteLimit = r
+		return err
+	}},
+}
+
+// validateBooking checks what one variable cannot tell alone.
+func (c *Config) validateBooking() error {
+	b := c.Booking
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"CLOUD9_WRITE_TIMEOUT", b.WriteTimeout}, {"CLOUD9_NOTE_TIMEOUT", b.NoteTimeout}, {"CLOUD9_READ_TIMEOUT", b.ReadTimeout},
+		{"BOOKING_SYNC_BUDGET", b.SyncBudget}, {"BOOKING_BACKOFF_BASE", b.BackoffBase}, {"BOOKING_BACKOFF_MAX", b.BackoffMax},
+		{"BOOKING_SESSION_TTL", b.SessionTTL}, {"SLOT_RESERVATION_TTL", b.ReserveTTL}, {"SLOT_RESERVATION_BOOKED_TTL", b.BookedTTL},
+		{"SLOT_CACHE_FRESH", b.SlotFresh}, {"SLOT_CACHE_TTL", b.SlotCacheTTL}} {
+		if d.v <= 0 {
+			return &ConfigError{Var: d.name, Err: errors.New("must be positive")}
+		}
+	}
+	switch {
+	case b.BackoffMax < b.BackoffBase:
+		return &ConfigError{Var: "BOOKING_BACKOFF_MAX", Err: errors.New("must not be below BOOKING_BACKOFF_BASE")}
+	case b.SlotCacheTTL < b.SlotFresh:
+		return &ConfigError{Var: "SLOT_CACHE_TTL", Err: errors.New("must not be below SLOT_CACHE_FRESH")}
+	case c.Cloud9Endpoint != "" && b.ProviderGUID == "":
+		return &ConfigError{Var: "CLOUD9_PROVIDER_GUID", Err: errors.New("required with a real Cloud9 (CLOUD9_ENDPOINT)")}
+	case c.Cloud9Endpoint != "" && c.Cloud9VendorUsername == "":
+		return &ConfigError{Var: "CLOUD9_VENDOR_USERNAME", Err: errors.New("required with a real Cloud9 (SetAppointment and SetPatient send it)")}
+	}
+	return nil
+}
