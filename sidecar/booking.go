@@ -131,7 +131,10 @@ func (m *Main) newBooking(rt *orchestrator.Runtime, b *backend, shutdown context
 	if err != nil {
 		return nil, fmt.Errorf("booking service: %w", err)
 	}
-	h, err := bookinghttp.New(svc, bookinghttp.Config{Context: shutdown, Logger: m.Logger})
+	// Not the shutdown context: a booking under way at SIGTERM finishes
+	// (HTTP_SHUTDOWN_TIMEOUT covers the sync budget) rather than being cut
+	// between reservation and SetAppointment.
+	h, err := bookinghttp.New(svc, bookinghttp.Config{Context: context.WithoutCancel(shutdown), Logger: m.Logger})
 	if err != nil {
 		return nil, err
 	}
