@@ -5,9 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/flowgate/flowgate/test/clocktest"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
@@ -23,30 +24,11 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // t0 is the start of every test's clock.
 var t0 = time.Date(2026, 11, 21, 9, 0, 0, 0, time.UTC)
 
-// clock is a settable clock for Config.Now.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Advance(d time.Duration) time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-	return c.now
-}
-
 type bundle struct {
 	ctx   context.Context
 	l     *tasks.Ledger
 	rdb   redis.UniversalClient
-	clock *clock
+	clock *clocktest.Clock
 }
 
 // setup gives a test a ledger on a private Redis database with a clock
@@ -60,7 +42,7 @@ func setup(t testing.TB, mod ...func(*tasks.Config)) *bundle {
 
 func setupOn(t testing.TB, rdb redis.UniversalClient, mod ...func(*tasks.Config)) *bundle {
 	t.Helper()
-	clk := &clock{now: t0}
+	clk := clocktest.New(t0)
 	cfg := tasks.Config{Prefix: "test", Now: clk.Now}
 	for _, m := range mod {
 		m(&cfg)

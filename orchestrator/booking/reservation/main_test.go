@@ -1,13 +1,14 @@
 package reservation_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"net"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/flowgate/flowgate/test/clocktest"
+	"github.com/flowgate/flowgate/test/logtest"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
@@ -40,46 +41,12 @@ var s910 = slot("3/11/2026 9:10:00 AM")
 
 const key910 = "test:SlotReservation:1fef9297-7c8b-426b-b0d1-f2275136e48b:20260311:0910:07687884-7e37-49aa-8028-d43b751c9034"
 
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
 type bundle struct {
 	ctx   context.Context
 	st    *reservation.Store
 	rdb   redis.UniversalClient
-	clock *clock
-	logs  *syncBuffer
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+	clock *clocktest.Clock
+	logs  *logtest.Buffer
 }
 
 func setup(t *testing.T, mod ...func(*reservation.Config)) *bundle {
@@ -89,7 +56,7 @@ func setup(t *testing.T, mod ...func(*reservation.Config)) *bundle {
 
 func setupOn(t *testing.T, rdb redis.UniversalClient, mod ...func(*reservation.Config)) *bundle {
 	t.Helper()
-	b := &bundle{ctx: context.Background(), rdb: rdb, clock: &clock{now: t0}, logs: &syncBuffer{}}
+	b := &bundle{ctx: context.Background(), rdb: rdb, clock: clocktest.New(t0), logs: &logtest.Buffer{}}
 	cfg := reservation.Config{Prefix: "test", Now: b.clock.Now, Logger: slog.New(slog.NewTextHandler(b.logs, nil))}
 	for _, m := range mod {
 		m(&cfg)

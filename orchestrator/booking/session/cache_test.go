@@ -4,9 +4,10 @@ import (
 	"context"
 	"net"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/flowgate/flowgate/test/clocktest"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
@@ -27,34 +28,17 @@ const (
 
 var t0 = time.Date(2026, 1, 19, 15, 30, 0, 0, time.UTC)
 
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
 type bundle struct {
 	ctx   context.Context
 	cache *session.Cache
 	rdb   *redis.Client
-	clock *clock
+	clock *clocktest.Clock
 }
 
 func setup(t *testing.T, mod ...func(*session.Config)) *bundle {
 	t.Helper()
 	db := redistest.New(t)
-	clk := &clock{now: t0}
+	clk := clocktest.New(t0)
 	cfg := session.Config{Prefix: "test", Now: clk.Now}
 	for _, m := range mod {
 		m(&cfg)

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flowgate/flowgate/orchestrator/booking/session"
+	"github.com/flowgate/flowgate/test/clocktest"
 	"github.com/flowgate/flowgate/test/rediscluster"
 )
 
@@ -15,7 +16,7 @@ import (
 func TestOnRedisCluster(t *testing.T) {
 	t.Parallel()
 	c := rediscluster.Start(t)
-	clk := &clock{now: t0}
+	clk := clocktest.New(t0)
 	cache, err := session.New(c.Client(), session.Config{Prefix: "test", Now: clk.Now})
 	require.NoError(t, err)
 	ctx := context.Background()

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/flowgate/flowgate/orchestrator/cloud9/cloud9sim"
+	"github.com/flowgate/flowgate/test/clocktest"
 )
 
 // BenchmarkOnlineReservations measures the handler answering four weeks
@@ -14,7 +15,7 @@ import (
 func BenchmarkOnlineReservations(b *testing.B) {
 	for _, c := range []struct{ name, end string }{{"4weeks", "12/20/2026"}, {"90days", "3/1/2027"}} {
 		b.Run(c.name, func(b *testing.B) {
-			clk := &clock{now: t0}
+			clk := clocktest.New(t0)
 			h := cloud9sim.New(cloud9sim.Config{Now: clk.Now, TimeZone: est}).Handler()
 			body := requestXML("GetOnlineReservations", "startDate", "11/23/2026", "endDate", c.end)
 			b.ReportAllocs()
@@ -32,7 +33,7 @@ func BenchmarkOnlineReservations(b *testing.B) {
 // BenchmarkSetAppointment measures a booking that is refused as taken
 // (the state does not grow) after the checks a real one passes.
 func BenchmarkSetAppointment(b *testing.B) {
-	clk := &clock{now: t0}
+	clk := clocktest.New(t0)
 	sim := cloud9sim.New(cloud9sim.Config{Now: clk.Now, TimeZone: est, WriteLimit: cloud9sim.Unlimited})
 	h := sim.Handler()
 	w := httptest.NewRecorder()

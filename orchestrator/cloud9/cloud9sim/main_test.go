@@ -9,9 +9,10 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/flowgate/flowgate/test/clocktest"
 
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -28,28 +29,10 @@ var est = time.FixedZone("EST", -5*3600)
 // slot of the day.
 var t0 = time.Date(2026, 11, 23, 7, 0, 0, 0, est)
 
-// clock is a settable real clock for Config.Now.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
 type bundle struct {
 	sim    *cloud9sim.Sim
 	url    string
-	clock  *clock
+	clock  *clocktest.Clock
 	client *http.Client
 }
 
@@ -57,7 +40,7 @@ type bundle struct {
 // limit off (tests of the limit turn it on) and seed 1.
 func setup(t testing.TB, mod ...func(*cloud9sim.Config)) *bundle {
 	t.Helper()
-	clk := &clock{now: t0}
+	clk := clocktest.New(t0)
 	cfg := cloud9sim.Config{Now: clk.Now, TimeZone: est, Seed: 1, WriteLimit: cloud9sim.Unlimited}
 	for _, m := range mod {
 		m(&cfg)

@@ -5,9 +5,10 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/flowgate/flowgate/test/clocktest"
 
 	"github.com/flowgate/flowgate/test/metrictest"
 
@@ -29,27 +30,10 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // timestamps and the sweeps' now are fake.
 var t0 = time.Date(2026, 11, 21, 9, 0, 0, 0, time.UTC)
 
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
 type bundle struct {
 	ctx   context.Context
 	db    *redistest.DB
-	clock *clock
+	clock *clocktest.Clock
 	l     *tasks.Ledger
 	rt    *orchestrator.Runtime
 	d     *taskjobs.Dispatcher
@@ -68,7 +52,7 @@ func discard() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, ni
 func setup(t *testing.T, o options) *bundle {
 	t.Helper()
 	db := redistest.New(t)
-	clk := &clock{now: t0}
+	clk := clocktest.New(t0)
 	l, err := tasks.New(db.Client, tasks.Config{Prefix: "test", Now: clk.Now})
 	require.NoError(t, err)
 	b := &bundle{ctx: context.Background(), db: db, clock: clk, l: l}
@@ -78,7 +62,7 @@ func setup(t *testing.T, o options) *bundle {
 
 // newRuntime starts a runtime and Dispatcher (its own registry) on db, as a
 // flowgate process would; several may share one database.
-func newRuntime(t *testing.T, db *redistest.DB, l *tasks.Ledger, clk *clock, o options) (*orchestrator.Runtime, *taskjobs.Dispatcher, *prometheus.Registry) {
+func newRuntime(t *testing.T, db *redistest.DB, l *tasks.Ledger, clk *clocktest.Clock, o options) (*orchestrator.Runtime, *taskjobs.Dispatcher, *prometheus.Registry) {
 	t.Helper()
 	reg := prometheus.NewRegistry()
 	rt, err := orchestrator.New(orchestrator.Config{
