@@ -1,13 +1,9 @@
 package bookingsvctest
 
 import (
-	"bytes"
-	"encoding/json"
-	"fmt"
 	"io"
 	"log/slog"
 	"regexp"
-	"sort"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -90,82 +86,22 @@ func (e *Env) Token(patient string) string {
 // Discard is a logger that writes nowhere.
 func Discard() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
-var (
-	uuidRE = regexp.MustCompile(`(?i)[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
-	timeRE = regexp.MustCompile(`\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})`)
-	opRE   = regexp.MustCompile(`\bop(-pat|-note)?-\d{10,}-[0-9a-z]{6}\b`)
-)
+var opRE = regexp.MustCompile(`\bop(-pat|-note)?-\d{10,}-[0-9a-z]{6}\b`)
 
-// tokenKeys hold bookingAuthTokens (signed, with times inside).
-var tokenKeys = map[string]bool{"bookingAuthToken": true, "bookingAuthToken_for_booking": true}
+// normalizer: operation ids → {op-N}, UUIDs → {uuid-N} (numbered by first
+// appearance, keys sorted), RFC 3339 times → {time}, bookingAuthTokens
+// (signed, with times inside) → {token}, request_id → {request_id}.
+var normalizer = contractstest.Normalizer{
+	Keys: map[string]string{"request_id": "{request_id}", "bookingAuthToken": "{token}", "bookingAuthToken_for_booking": "{token}"},
+	Rules: []contractstest.Rule{{RE: opRE, Name: "op", Numbered: true}, {RE: contractstest.UUID, Name: "uuid", Numbered: true},
+		{RE: contractstest.Time, Name: "time"}},
+}
 
-// Normalize replaces volatile values so a body compares equal run after
-// run: UUIDs → {uuid-N} (numbered by first appearance, keys sorted),
-// RFC 3339 times → {time}, operation ids → {op-N}, bookingAuthTokens →
-// {token}, request_id → {request_id}.
+// Normalize replaces volatile values so a body compares equal run after run
+// (see normalizer).
 func Normalize(t testing.TB, raw []byte) []byte {
 	t.Helper()
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		t.Fatalf("bookingsvctest: body is not JSON: %v\n%s", err, raw)
-	}
-	n := &normalizer{ids: map[string]string{}, ops: map[string]string{}}
-	out, err := json.Marshal(n.walk("", v))
-	if err != nil {
-		t.Fatalf("bookingsvctest: %v", err)
-	}
-	return out
-}
-
-type normalizer struct {
-	ids, ops map[string]string
-}
-
-func (n *normalizer) walk(key string, v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			x[k] = n.walk(k, x[k])
-		}
-		return x
-	case []any:
-		for i := range x {
-			x[i] = n.walk("", x[i])
-		}
-		return x
-	case string:
-		switch {
-		case key == "request_id":
-			return "{request_id}"
-		case tokenKeys[key] && x != "":
-			return "{token}"
-		}
-		s := opRE.ReplaceAllStringFunc(x, func(id string) string {
-			p, ok := n.ops[id]
-			if !ok {
-				p = fmt.Sprintf("{op-%d}", len(n.ops)+1)
-				n.ops[id] = p
-			}
-			return p
-		})
-		s = uuidRE.ReplaceAllStringFunc(s, func(id string) string {
-			p, ok := n.ids[id]
-			if !ok {
-				p = fmt.Sprintf("{uuid-%d}", len(n.ids)+1)
-				n.ids[id] = p
-			}
-			return p
-		})
-		return timeRE.ReplaceAllString(s, "{time}")
-	}
-	return v
+	return normalizer.Normalize(t, raw)
 }
 
 // Golden compares the normalised body with
