@@ -108,6 +108,7 @@ func Start(t testing.TB, env map[string]string) *Proc {
 	}
 	p := &Proc{Base: "http://" + addr, Logs: &logtest.Buffer{}, cmd: cmd, exited: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = p.Logs, p.Logs
+	cmd.SysProcAttr = sysProcAttr()
 	started := time.Now()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
