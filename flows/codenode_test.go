@@ -1,0 +1,367 @@
+package flows_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/flowgate/flowgate/contracts"
+	"github.com/flowgate/flowgate/webhooks/signature"
+)
+
+// ---- running the Code nodes under Node.js ------------------------------------
+
+// harness runs a Code node's jsCode the way n8n's "Run Once for All Items"
+// mode does: an async function body with $env, $input, items and $json, and
+// (as NODE_FUNCTION_ALLOW_BUILTIN=crypto allows) require. now_ms, when set,
+// fixes Date.now.
+const harness = `'use strict';
+const fs = require('fs');
+const spec = JSON.parse(fs.readFileSync(process.argv[2], 'utf8'));
+if (spec.now_ms) { Date.now = () => spec.now_ms; }
+const $env = spec.env;
+const items = spec.items.map((json) => ({ json }));
+const $input = { all: () => items, first: () => items[0], last: () => items[items.length - 1], item: items[0] };
+const $json = items.length ? items[0].json : {};
+const AsyncFunction = Object.getPrototypeOf(async function () {}).constructor;
+const run = new AsyncFunction('$env', '$input', 'items', '$json', 'require', spec.code);
+run($env, $input, items, $json, require).then(
+  (out) => { process.stdout.write(JSON.stringify(out)); },
+  (err) => { process.stderr.write(String((err && err.stack) || err)); process.exit(3); });
+`
+
+// request is one item a signing Code node outputs.
+type request struct {
+	Method  string            `json:"method"`
+	Path    string            `json:"path"`
+	Body    string            `json:"body"`
+	Headers map[string]string `json:"headers"`
+}
+
+func nodeJS(t *testing.T) string {
+	t.Helper()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node (Node.js) is not installed: the Code nodes' JavaScript cannot be run; install Node.js ≥ 18 to run this test")
+	}
+	return node
+}
+
+// runCode runs code with env and input items; now zero means the real clock.
+func runCode(t *testing.T, code string, env map[string]string, items []any, now time.Time) ([]request, error) {
+	t.Helper()
+	node := nodeJS(t)
+	dir := t.TempDir()
+	h := filepath.Join(dir, "harness.js")
+	if err := os.WriteFile(h, []byte(harness), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var nowMS int64
+	if !now.IsZero() {
+		nowMS = now.UnixMilli()
+	}
+	spec, _ := json.Marshal(map[string]any{"code": code, "env": env, "items": items, "now_ms": nowMS})
+	specPath := filepath.Join(dir, "spec.json")
+	if err := os.WriteFile(specPath, spec, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, h, specPath)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("%v: %s", err, stderr.String())
+	}
+	var out []map[string]json.RawMessage
+	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
+		t.Fatalf("the Code node must return an array of items, got %s: %v", stdout.String(), err)
+	}
+	reqs := make([]request, 0, len(out))
+	for _, item := range out {
+		for k := range item {
+			if k != "json" && k != "pairedItem" && k != "binary" {
+				t.Errorf("output item has key %q; n8n items have json, binary, pairedItem", k)
+			}
+		}
+		var r request
+		if err := json.Unmarshal(item["json"], &r); err != nil {
+			t.Fatalf("output item json %s: %v", item["json"], err)
+		}
+		reqs = append(reqs, r)
+	}
+	return reqs, nil
+}
+
+// codeFixture is an input of a signing Code node and what must come out.
+type codeFixture struct {
+	name  string
+	items []any
+	check func(t *testing.T, reqs []request)
+}
+
+func decodeBody[T any](t *testing.T, r request) T {
+	t.Helper()
+	var v T
+	if err := contracts.DecodeJSON([]byte(r.Body), &v); err != nil {
+		t.Fatalf("%s body %s: %v", r.Path, r.Body, err)
+	}
+	return v
+}
+
+func wantPaths(t *testing.T, reqs []request, paths ...string) {
+	t.Helper()
+	var got []string
+	for _, r := range reqs {
+		got = append(got, r.Path)
+		if r.Method != http.MethodPost {
+			t.Errorf("%s: method %q, want POST", r.Path, r.Method)
+		}
+	}
+	if !slices.Equal(got, paths) {
+		t.Fatalf("requests to %v, want %v", got, paths)
+	}
+}
+
+const (
+	uuid1 = "3f1c2b7a-9d4e-4c1b-8a2f-5e6d7c8b9a01"
+	uuid2 = "3f1c2b7a-9d4e-4c1b-8a2f-5e6d7c8b9a02"
+)
+
+// claimAnswer is a POST /queue/claim answer as the HTTP Request node
+// (fullResponse) hands it on.
+func claimAnswer(body any) map[string]any {
+	return map[string]any{"statusCode": 200, "statusMessage": "OK", "headers": map[string]any{"content-type": "application/json"}, "body": body}
+}
+
+var claimedTasks = map[string]any{"success": true, "tasks": []any{
+	map[string]any{"queue_id": uuid1, "encounter_id": "enc-ok", "status": "PROCESSING", "worker_id": "vm-7",
+		"payload": map[string]any{"patient": "Zoë \"Z\" Ñandú 🚑", "note": "line1\nline2\t%s\\"}},
+	map[string]any{"queue_id": uuid2, "encounter_id": "enc-bad", "status": "PROCESSING", "worker_id": "vm-7",
+		"payload": map[string]any{"simulate_failure": "disk full on /dev/sdz"}},
+}}
+
+// codeFixtures are the inputs of every signing Code node, by node name. A
+// new signing Code node without fixtures fails the test.
+var codeFixtures = map[string][]codeFixture{
+	"Build & sign POST /queue": {
+		{name: "manual trigger", items: []any{map[string]any{}}, check: func(t *testing.T, reqs []request) {
+			wantPaths(t, reqs, "/queue")
+			c := decodeBody[contracts.CreateTaskRequest](t, reqs[0])
+			if !strings.HasPrefix(c.EncounterID, "demo-") || len(c.Payload) == 0 {
+				t.Errorf("demo task %s: want encounter_id demo-… and a payload", reqs[0].Body)
+			}
+		}},
+		{name: "webhook, one task", items: []any{map[string]any{
+			"headers": map[string]any{"content-type": "application/json"}, "params": map[string]any{}, "query": map[string]any{},
+			"body": map[string]any{"encounter_id": "enc-ü-1", "priority": "HIGH",
+				"payload": map[string]any{"name": "Zoë \"Z\" Ñandú 🚑", "text": "a\nb\u2028c </script> %s \\", "n": 1.5, "big": 12345678901234}},
+		}}, check: func(t *testing.T, reqs []request) {
+			wantPaths(t, reqs, "/queue")
+			c := decodeBody[contracts.CreateTaskRequest](t, reqs[0])
+			if c.EncounterID != "enc-ü-1" || c.Priority != contracts.PriorityHigh || !strings.Contains(string(c.Payload), "Ñandú") {
+				t.Errorf("body %s does not carry the webhook's task", reqs[0].Body)
+			}
+		}},
+		{name: "webhook, batch and two items", items: []any{
+			map[string]any{"body": map[string]any{"tasks": []any{
+				map[string]any{"encounter_id": "enc-b1", "payload": map[string]any{}},
+				map[string]any{"encounter_id": "enc-b2", "payload": nil},
+			}}},
+			map[string]any{"body": map[string]any{"encounter_id": "enc-2", "payload": []any{1, 2}}},
+		}, check: func(t *testing.T, reqs []request) {
+			wantPaths(t, reqs, "/queue", "/queue")
+			if b := decodeBody[contracts.BatchCreateRequest](t, reqs[0]); len(b.Tasks) != 2 {
+				t.Errorf("batch body %s", reqs[0].Body)
+			}
+		}},
+	},
+	"Sign claim": {
+		{name: "schedule tick", items: []any{map[string]any{"timestamp": "2026-01-01T00:00:00.000+00:00"}}, check: func(t *testing.T, reqs []request) {
+			wantPaths(t, reqs, "/queue/claim")
+			c := decodeBody[contracts.ClaimRequest](t, reqs[0])
+			if c.WorkerID != "vm-7" || c.Limit < 1 || c.WaitMS < 0 || c.WaitMS > contracts.MaxClaimWaitMS {
+				t.Errorf("claim %s: want worker_id vm-7 (from $env.WORKER_ID), limit ≥ 1, wait_ms 0..%d", reqs[0].Body, contracts.MaxClaimWaitMS)
+			}
+			if !strings.Contains(reqs[0].Body, `"nonce":`) {
+				t.Errorf("claim %s has no nonce: two claims in one second would be one signed request twice", reqs[0].Body)
+			}
+		}},
+	},
+	"Work, sign ACK or FAIL": {
+		{name: "two claimed tasks", items: []any{claimAnswer(claimedTasks)}, check: func(t *testing.T, reqs []request) {
+			wantPaths(t, reqs, "/ack", "/fail")
+			a := decodeBody[contracts.AckRequest](t, reqs[0])
+			if a.QueueID != uuid1 || a.EncounterID != "enc-ok" || a.WorkerID != "vm-7" || len(a.ExperityActions) == 0 {
+				t.Errorf("ack %s", reqs[0].Body)
+			}
+			f := decodeBody[contracts.FailRequest](t, reqs[1])
+			if f.QueueID != uuid2 || f.EncounterID != "enc-bad" || f.ErrorMessage != "disk full on /dev/sdz" {
+				t.Errorf("fail %s", reqs[1].Body)
+			}
+		}},
+		{name: "answer body as a string", items: func() []any {
+			b, _ := json.Marshal(claimedTasks)
+			return []any{claimAnswer(string(b))}
+		}(), check: func(t *testing.T, reqs []request) { wantPaths(t, reqs, "/ack", "/fail") }},
+		{name: "no task", items: []any{claimAnswer(map[string]any{"success": true, "tasks": []any{}})}, check: func(t *testing.T, reqs []request) { wantPaths(t, reqs) }},
+	},
+}
+
+// verifier is flowgate's own verifier with a fixed clock and an in-memory
+// replay store.
+func verifier(t *testing.T, mode signature.Mode, now time.Time) *signature.Verifier {
+	t.Helper()
+	var mu sync.Mutex
+	seen := map[string]bool{}
+	v, err := signature.New(signature.Config{
+		Mode: mode, Secret: []byte(testSecret), Token: "flows-test-token-0123456789",
+		Now: func() time.Time { return now },
+		Replay: signature.ReplayGuardFunc(func(_ context.Context, sig string, _ time.Duration) (bool, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			was := seen[sig]
+			seen[sig] = true
+			return was, nil
+		}),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func headerFunc(h map[string]string) func(string) string {
+	return func(k string) string {
+		for hk, v := range h {
+			if strings.EqualFold(hk, k) {
+				return v
+			}
+		}
+		return ""
+	}
+}
+
+// TestCodeNodesSignLikeGo runs every signing Code node under Node.js with
+// n8n's globals stubbed and checks each request it builds: the signature is
+// the one signature.Sign (SignV2) computes for the same timestamp, body and
+// secret, flowgate's Verifier accepts it, the URL of the HTTP node it feeds
+// ends with its path, and the body decodes into the route's contract.
+func TestCodeNodesSignLikeGo(t *testing.T) {
+	nodeJS(t)
+	covered := map[string]bool{}
+	for _, wf := range loadWorkflows(t) {
+		for _, n := range wf.Nodes {
+			if !n.signing() {
+				continue
+			}
+			fixtures, ok := codeFixtures[n.Name]
+			if !ok {
+				t.Errorf("%s: signing Code node %q has no fixtures in codeFixtures", wf.file, n.Name)
+				continue
+			}
+			covered[n.Name] = true
+			code := n.str("jsCode")
+			var httpURL string
+			for _, out := range wf.Connections[n.Name]["main"] {
+				for _, c := range out {
+					if d, _ := wf.node(c.Node); d.Type == "n8n-nodes-base.httpRequest" {
+						httpURL = d.str("url")
+					}
+				}
+			}
+			for _, fx := range fixtures {
+				t.Run(n.Name+"/"+fx.name, func(t *testing.T) {
+					// Version 1: X-Timestamp + X-Signature over ts.body.
+					env := map[string]string{"FLOWGATE_URL": "http://flowgate:8080", "HMAC_SECRET": testSecret, "WORKER_ID": "vm-7"}
+					reqs, err := runCode(t, code, env, fx.items, fixedNow)
+					if err != nil {
+						t.Fatal(err)
+					}
+					fx.check(t, reqs)
+					v := verifier(t, signature.ModeHMAC, fixedNow)
+					for _, r := range reqs {
+						ts, sig := signature.Sign([]byte(testSecret), fixedNow, []byte(r.Body))
+						if r.Headers["X-Timestamp"] != ts || r.Headers["X-Signature"] != sig {
+							t.Errorf("%s: headers %v, want X-Timestamp %s X-Signature %s (signature.Sign)", r.Path, r.Headers, ts, sig)
+						}
+						if len(r.Headers) != 2 {
+							t.Errorf("%s: headers %v, want only X-Timestamp and X-Signature", r.Path, r.Headers)
+						}
+						if err := v.VerifyRequest(context.Background(), signature.Request{Method: r.Method, Target: r.Path, Header: headerFunc(r.Headers), Body: []byte(r.Body)}); err != nil {
+							t.Errorf("%s: flowgate's verifier refuses it: %v", r.Path, err)
+						}
+						switch {
+						case httpURL == "={{ $env.FLOWGATE_URL }}{{ $json.path }}":
+						case httpURL == "={{ $env.FLOWGATE_URL }}"+r.Path:
+						default:
+							t.Errorf("%s: the HTTP node's url %q does not send it to FLOWGATE_URL + %s", r.Path, httpURL, r.Path)
+						}
+					}
+
+					// Version 2 behind a path prefix: method and target signed.
+					env["FLOWGATE_SIGNATURE_VERSION"] = "2"
+					env["FLOWGATE_URL"] = "https://gw.example/flowgate/"
+					reqs, err = runCode(t, code, env, fx.items, fixedNow)
+					if err != nil {
+						t.Fatal(err)
+					}
+					for _, r := range reqs {
+						target := "/flowgate" + r.Path
+						ts, sig := signature.SignV2([]byte(testSecret), fixedNow, r.Method, target, []byte(r.Body))
+						if r.Headers["X-Signature-Version"] != "2" || r.Headers["X-Timestamp"] != ts || r.Headers["X-Signature"] != sig {
+							t.Errorf("%s v2: headers %v, want version 2, X-Timestamp %s, X-Signature %s (signature.SignV2 of %s)", r.Path, r.Headers, ts, sig, target)
+						}
+						if err := v.VerifyRequest(context.Background(), signature.Request{Method: r.Method, Target: target, Header: headerFunc(r.Headers), Body: []byte(r.Body)}); err != nil {
+							t.Errorf("%s v2: flowgate's verifier refuses it: %v", r.Path, err)
+						}
+					}
+
+					// Token mode, with and without the secret.
+					tv := verifier(t, signature.ModeToken, fixedNow)
+					for _, withSecret := range []bool{true, false} {
+						env := map[string]string{"FLOWGATE_URL": "http://flowgate:8080", "WEBHOOK_TOKEN": "flows-test-token-0123456789", "WORKER_ID": "vm-7"}
+						if withSecret {
+							env["HMAC_SECRET"] = testSecret
+						}
+						reqs, err := runCode(t, code, env, fx.items, fixedNow)
+						if err != nil {
+							t.Fatal(err)
+						}
+						for _, r := range reqs {
+							if err := tv.VerifyRequest(context.Background(), signature.Request{Method: r.Method, Target: r.Path, Header: headerFunc(r.Headers), Body: []byte(r.Body)}); err != nil {
+								t.Errorf("%s token mode: refused: %v (headers %v)", r.Path, err, r.Headers)
+							}
+							if _, signed := r.Headers["X-Signature"]; signed != withSecret {
+								t.Errorf("%s token mode (secret set: %v): headers %v", r.Path, withSecret, r.Headers)
+							}
+						}
+					}
+
+					// Neither: the node fails and says what is missing.
+					if len(reqs) > 0 {
+						_, err = runCode(t, code, map[string]string{"FLOWGATE_URL": "http://flowgate:8080"}, fx.items, fixedNow)
+						if err == nil || !strings.Contains(err.Error(), "HMAC_SECRET") {
+							t.Errorf("without HMAC_SECRET and WEBHOOK_TOKEN: err = %v, want one naming HMAC_SECRET", err)
+						}
+					}
+				})
+			}
+		}
+	}
+	for name := range codeFixtures {
+		if !covered[name] {
+			t.Errorf("codeFixtures has %q, which is no signing Code node of any workflow", name)
+		}
+	}
+}

@@ -1,0 +1,207 @@
+package flows_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/flowgate/flowgate/webhooks/signature"
+)
+
+// ---- worker.sh ----------------------------------------------------------------
+
+const workerScript = "worker/worker.sh"
+
+func bashPath(t *testing.T) string {
+	t.Helper()
+	b, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("bash is not installed")
+	}
+	return b
+}
+
+// sourced runs script with worker.sh's functions loaded (source-only mode)
+// and extra environment; args are $1….
+func sourced(t *testing.T, env []string, script string, args ...string) (string, error) {
+	t.Helper()
+	full := `FLOWGATE_WORKER_SOURCE_ONLY=1; . "$0"; ` + script
+	cmd := exec.Command(bashPath(t), append([]string{"-c", full, workerScript}, args...)...)
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}, env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	if err != nil {
+		err = fmt.Errorf("%v: %s", err, stderr.String())
+	}
+	return stdout.String(), err
+}
+
+func TestWorkerScriptChecks(t *testing.T) {
+	bash := bashPath(t)
+	st, err := os.Stat(workerScript)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Mode()&0o111 == 0 {
+		t.Errorf("%s is not executable (mode %v)", workerScript, st.Mode())
+	}
+	if out, err := exec.Command(bash, "-n", workerScript).CombinedOutput(); err != nil {
+		t.Errorf("bash -n: %v\n%s", err, out)
+	}
+	if sc, err := exec.LookPath("shellcheck"); err == nil {
+		if out, err := exec.Command(sc, workerScript).CombinedOutput(); err != nil {
+			t.Errorf("shellcheck: %v\n%s", err, out)
+		}
+	} else {
+		t.Log("shellcheck is not installed; skipped the lint")
+	}
+	// Sourcing in source-only mode prints nothing and leaves the shell's
+	// options and traps as they were.
+	out, err := sourced(t, nil, `printf '%s|%s' "$-" "$(trap -p)"; type sign sign_v2 json_get >/dev/null`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, err := exec.Command(bash, "-c", `printf '%s|%s' "$-" "$(trap -p)"`).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out != string(before) {
+		t.Errorf("sourcing changed the shell: flags|traps %q, want %q", out, before)
+	}
+	// Misconfiguration exits 2 and names the variable.
+	cmd := exec.Command(bash, workerScript)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "FLOWGATE_URL=http://127.0.0.1:1", "HMAC_SECRET=" + testSecret}
+	msg, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(string(msg), "WORK_CMD") {
+		t.Errorf("without WORK_CMD: %v %s, want exit 2 naming WORK_CMD", err, msg)
+	}
+}
+
+// signCases are bodies that trip up shell signing: format characters,
+// backslashes, leading dashes, newlines (trailing too), non-ASCII.
+var signCases = []string{
+	"",
+	"{}",
+	`{"queue_id":"` + uuid1 + `","encounter_id":"enc-1","experityActions":{"a":[1,2,3]}}`,
+	`{"note":"100% %s %d \\n \\\\ \"q\" $HOME $(id) ` + "`id`" + `"}`,
+	"-n {\"dash\":true}",
+	"line1\nline2\r\n\ttabbed\n\n",
+	`{"name":"Zoë Ñandú 🚑 中文"}`,
+	strings.Repeat(`{"k":"0123456789abcdef"},`, 4000),
+}
+
+// TestWorkerSignMatchesGo: worker.sh's sign and sign_v2 give the signatures
+// of signature.Sign and SignV2, with openssl and with the python3 fallback.
+func TestWorkerSignMatchesGo(t *testing.T) {
+	secrets := []string{testSecret, `s3cr3t with spaces, $dollar, "quotes" & ümlaut`}
+	backends := []struct {
+		name string
+		path string
+	}{{"openssl", os.Getenv("PATH")}}
+	if _, err := exec.LookPath("openssl"); err != nil {
+		backends = nil
+		t.Log("openssl is not installed; only the python3 fallback is checked")
+	}
+	if py := realPython(t); py != "" {
+		dir := t.TempDir()
+		if err := os.Symlink(py, filepath.Join(dir, "python3")); err != nil {
+			t.Fatal(err)
+		}
+		backends = append(backends, struct{ name, path string }{"python3 (no openssl on PATH)", dir})
+	}
+	if len(backends) == 0 {
+		t.Skip("neither openssl nor python3 is installed")
+	}
+	ts := fixedNow
+	for _, be := range backends {
+		t.Run(be.name, func(t *testing.T) {
+			for i, body := range signCases {
+				for _, secret := range secrets {
+					env := []string{"PATH=" + be.path, "HMAC_SECRET=" + secret}
+					got, err := sourced(t, env, `sign "$1" "$2"; printf '|'; sign_v2 "$1" POST "$3" "$2"`,
+						strconv.FormatInt(ts.Unix(), 10), body, "/queue/"+uuid1+"/heartbeat?x=1")
+					if err != nil {
+						t.Fatalf("case %d: %v", i, err)
+					}
+					_, want1 := signature.Sign([]byte(secret), ts, []byte(body))
+					_, want2 := signature.SignV2([]byte(secret), ts, "POST", "/queue/"+uuid1+"/heartbeat?x=1", []byte(body))
+					if want := want1 + "\n|" + want2 + "\n"; got != want {
+						t.Errorf("case %d (%.40q…): sign|sign_v2 = %q, want %q", i, body, got, want)
+					}
+				}
+			}
+		})
+	}
+}
+
+// realPython is the python3 executable itself (not a pyenv shim that needs
+// PATH), or "".
+func realPython(t *testing.T) string {
+	t.Helper()
+	if _, err := exec.LookPath("python3"); err != nil {
+		return ""
+	}
+	out, err := exec.Command("python3", "-c", "import sys; print(sys.executable)").Output()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// TestWorkerJSONHelpers: json_get, json_str and json_one agree between jq
+// and python3, on the shapes the worker reads.
+func TestWorkerJSONHelpers(t *testing.T) {
+	claim, _ := json.Marshal(claimedTasks)
+	tools := []string{}
+	for _, tool := range []string{"jq", "python3"} {
+		if _, err := exec.LookPath(tool); err == nil {
+			tools = append(tools, tool)
+		}
+	}
+	if len(tools) == 0 {
+		t.Skip("neither jq nor python3 is installed")
+	}
+	tricky := "Zoë \"Z\" \\ \t\n 🚑 $HOME %s"
+	for _, tool := range tools {
+		t.Run(tool, func(t *testing.T) {
+			env := []string{"JSON_TOOL=" + tool}
+			out, err := sourced(t, env, `
+				task=$(printf '%s' "$1" | json_get tasks 0)
+				printf '%s\n' "$(printf '%s' "$task" | json_get queue_id)"
+				printf '%s\n' "$(printf '%s' "$task" | json_get payload patient)"
+				printf '[%s]\n' "$(printf '%s' "$1" | json_get tasks 5 queue_id)"
+				printf '[%s]\n' "$(printf '%s' "$1" | json_get nothing)"
+				printf '%s\n' "$(printf '%s' "$1" | json_get success)"
+				json_str "$2"; echo
+				printf '{"a":1}' | json_one && echo one
+				printf '{"a":1} {"b":2}' | json_one || echo two
+				printf 'not json' | json_one || echo bad
+			`, string(claim), tricky)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines := strings.Split(out, "\n")
+			want := []string{uuid1, "Zoë \"Z\" Ñandú 🚑", "[]", "[]", "true"}
+			if len(lines) < 9 || !slices.Equal(lines[:5], want) {
+				t.Fatalf("json_get output:\n%s\nwant first lines %q", out, want)
+			}
+			var s string
+			if err := json.Unmarshal([]byte(lines[5]), &s); err != nil || s != tricky {
+				t.Errorf("json_str gave %s → %q (%v), want %q", lines[5], s, err, tricky)
+			}
+			if got := strings.Join(lines[6:9], ","); got != "one,two,bad" {
+				t.Errorf("json_one: %s, want one,two,bad", got)
+			}
+		})
+	}
+}
