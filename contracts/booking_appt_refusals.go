@@ -1,0 +1,306 @@
+package contracts
+
+import (
+	"strings"
+	"time"
+)
+
+// ---- §5.3 booking auth rejected ------------------------------------------
+
+// ApptAuthRejectedResponse is the booking-auth refusal.
+type ApptAuthRejectedResponse struct {
+	Success     bool         `json:"success"`
+	Message     string       `json:"message"`
+	Debug       AuthDebug    `json:"_debug"`
+	LLMGuidance AuthGuidance `json:"llm_guidance"`
+}
+
+// AuthDebug is the refusal's `_debug`.
+type AuthDebug struct {
+	ErrorType           string `json:"error_type"`
+	ReceivedPatientGUID string `json:"received_patientGUID"`
+	CorrectPatientGUID  string `json:"correct_patientGUID,omitempty"`
+	AuthMode            string `json:"auth_mode,omitempty"`
+	Timestamp           string `json:"timestamp"`
+}
+
+// AuthGuidance is the refusal's llm_guidance (texts of seed §5.3).
+type AuthGuidance struct {
+	ErrorType          string   `json:"error_type"`
+	VoiceResponse      string   `json:"voice_response"`
+	Critical           string   `json:"CRITICAL"`
+	CorrectPatientGUID string   `json:"correct_patientGUID,omitempty"`
+	RecoverySteps      []string `json:"recovery_steps"`
+}
+
+// AuthMessage is the refusal message of each code.
+func AuthMessage(code string) string {
+	switch code {
+	case BookingAuthMissing:
+		return "Booking authorization required, must create patient first"
+	case BookingAuthMalformed:
+		return "Invalid booking authorization token format, must create patient again"
+	case BookingAuthSignatureInvalid:
+		return "Invalid booking authorization token signature, must create patient again"
+	case BookingAuthExpired:
+		return "Token expired, must create patient again"
+	case BookingAuthGUIDMismatch:
+		return "patientGUID does not match booking authorization token"
+	}
+	return "Booking authorization failed, must create patient again"
+}
+
+// NewApptAuthRejected builds the refusal. correctGUID is the token's
+// patientGUID on a mismatch (the token's payload is readable by whoever
+// holds it, so this reveals nothing new).
+func NewApptAuthRejected(code, receivedGUID, correctGUID, mode string, now time.Time) ApptAuthRejectedResponse {
+	return ApptAuthRejectedResponse{
+		Success: false, Message: AuthMessage(code),
+		Debug: AuthDebug{ErrorType: code, ReceivedPatientGUID: receivedGUID, CorrectPatientGUID: correctGUID,
+			AuthMode: mode, Timestamp: JSTime(now)},
+		LLMGuidance: AuthGuidance{
+			ErrorType:          "booking_auth_failed",
+			VoiceResponse:      "Let me verify your information.",
+			Critical:           "Call chord_ortho_patient action=create FIRST",
+			CorrectPatientGUID: correctGUID,
+			RecoverySteps: []string{
+				"1. Call chord_ortho_patient action=create with parent info",
+				"2. Get patientGUID and bookingAuthToken from response",
+				"3. Call book_child with BOTH patientGUID AND bookingAuthToken",
+			},
+		},
+	}
+}
+
+// ---- VALIDATION_ERROR ----------------------------------------------------
+
+// ApptValidationResponse answers a request that cannot be booked as sent:
+// missing or invalid fields, a bookingToken that does not decode, and also
+// a body that is not JSON, has wrong types or is too large (never a 500).
+type ApptValidationResponse struct {
+	Success     bool               `json:"success"`
+	Message     string             `json:"message"`
+	Debug       ValidationDebug    `json:"_debug"`
+	LLMGuidance ValidationGuidance `json:"llm_guidance"`
+}
+
+// ValidationDebug is its `_debug`. missing_fields is always a list.
+type ValidationDebug struct {
+	ErrorType      string         `json:"error_type"`
+	MissingFields  []string       `json:"missing_fields"`
+	InvalidFields  []string       `json:"invalid_fields,omitempty"`
+	ErrorMessage   string         `json:"error_message,omitempty"`
+	ReceivedParams map[string]any `json:"received_params"`
+	Timestamp      string         `json:"timestamp"`
+}
+
+// ValidationGuidance is its llm_guidance.
+type ValidationGuidance struct {
+	CurrentState   string `json:"current_state"`
+	ActionRequired string `json:"action_required"`
+	TransferReason string `json:"transfer_reason"`
+	VoiceResponse  string `json:"voice_response"`
+	Critical       string `json:"CRITICAL"`
+}
+
+// NewApptValidation builds it. received are the request's fields with
+// secrets (bookingAuthToken) reduced to whether they were present.
+func NewApptValidation(missing, invalid []string, errMsg string, received map[string]any, now time.Time) ApptValidationResponse {
+	if missing == nil {
+		missing = []string{}
+	}
+	if received == nil {
+		received = map[string]any{}
+	}
+	msg := "Missing required fields: " + strings.Join(missing, ", ")
+	reason := "missing_scheduling_data"
+	switch {
+	case len(missing) == 0 && len(invalid) > 0:
+		msg = "Invalid fields: " + strings.Join(invalid, ", ")
+		reason = "invalid_scheduling_data"
+	case len(missing) == 0:
+		msg = "Invalid request: " + errMsg
+		reason = "invalid_request"
+	}
+	return ApptValidationResponse{
+		Success: false, Message: msg,
+		Debug: ValidationDebug{ErrorType: BookingErrValidation, MissingFields: missing, InvalidFields: invalid,
+			ErrorMessage: errMsg, ReceivedParams: received, Timestamp: JSTime(now)},
+		LLMGuidance: ValidationGuidance{
+			CurrentState: StateTransfer, ActionRequired: ActionTransferToAgent, TransferReason: reason,
+			VoiceResponse: "I'm having trouble completing that booking. Let me connect you with someone who can help.",
+			Critical:      "Do NOT tell the caller the appointment is booked.",
+		},
+	}
+}
+
+// ---- slot reserved by another session (seed 003) -------------------------
+
+// ApptSlotReservedResponse: another call is booking this slot right now.
+type ApptSlotReservedResponse struct {
+	Success     bool                 `json:"success"`
+	Message     string               `json:"message"`
+	Debug       SlotReservedDebug    `json:"_debug"`
+	LLMGuidance SlotReservedGuidance `json:"llm_guidance"`
+}
+
+// SlotReservedDebug is its `_debug`.
+type SlotReservedDebug struct {
+	ErrorType string `json:"error_type"`
+	StartTime string `json:"startTime"`
+	SlotKey   string `json:"slot_key,omitempty"`
+	Timestamp string `json:"timestamp"`
+}
+
+// SlotReservedGuidance is its llm_guidance.
+type SlotReservedGuidance struct {
+	ErrorType      string   `json:"error_type"`
+	CurrentState   string   `json:"current_state"`
+	NextState      string   `json:"next_state"`
+	ActionRequired string   `json:"action_required"`
+	VoiceResponse  string   `json:"voice_response"`
+	Critical       string   `json:"CRITICAL"`
+	RecoverySteps  []string `json:"recovery_steps"`
+}
+
+// NewApptSlotReserved builds it.
+func NewApptSlotReserved(startTime, slotKey string, now time.Time) ApptSlotReservedResponse {
+	return ApptSlotReservedResponse{
+		Success: false, Message: "This time slot is reserved by another session",
+		Debug: SlotReservedDebug{ErrorType: BookingErrSlotReserved, StartTime: startTime, SlotKey: slotKey, Timestamp: JSTime(now)},
+		LLMGuidance: SlotReservedGuidance{
+			ErrorType: "slot_reserved", CurrentState: StateScheduling, NextState: StateScheduling,
+			ActionRequired: ActionOfferAlternativeSlot,
+			VoiceResponse:  "I'm sorry, that time was just taken. Let me find you another time.",
+			Critical:       "Do NOT retry this slot. Get slots again and offer the caller a different time.",
+			RecoverySteps: []string{
+				"1. Call the slots action again (reserved slots are left out)",
+				"2. Offer the caller the next available time",
+				"3. Book the time the caller confirms",
+			},
+		},
+	}
+}
+
+// ---- batch (children[]) --------------------------------------------------
+
+// ApptBatchResponse answers a batch: each child booked in order.
+type ApptBatchResponse struct {
+	Success            bool             `json:"success"`
+	TotalChildren      int              `json:"totalChildren"`
+	SuccessfulBookings int              `json:"successfulBookings"`
+	FailedBookings     int              `json:"failedBookings"`
+	QueuedBookings     int              `json:"queuedBookings"`
+	Results            []ApptBatchChild `json:"results"`
+	Debug              BatchDebug       `json:"_debug"`
+	LLMGuidance        BatchGuidance    `json:"llm_guidance"`
+}
+
+// ApptBatchChild is one child's result.
+type ApptBatchChild struct {
+	ChildName       string `json:"childName"`
+	Success         bool   `json:"success"`
+	AppointmentGUID string `json:"appointmentGUID,omitempty"`
+	StartTime       string `json:"startTime"`
+	Date            string `json:"date"`
+	Time            string `json:"time"`
+	Day             string `json:"day"`
+	Attempts        int    `json:"attempts,omitempty"`
+	Queued          bool   `json:"queued,omitempty"`
+	OperationID     string `json:"operationId,omitempty"`
+	NoteAdded       bool   `json:"noteAdded,omitempty"`
+	Message         string `json:"message"`
+	ErrorType       string `json:"error_type,omitempty"`
+}
+
+// BatchDebug is the batch's `_debug`.
+type BatchDebug struct {
+	BatchMode         bool   `json:"batch_mode"`
+	ChildrenProcessed int    `json:"children_processed"`
+	AnyQueued         bool   `json:"any_queued"`
+	Timestamp         string `json:"timestamp"`
+}
+
+// FailedChild names a child whose booking failed.
+type FailedChild struct {
+	Name   string `json:"name"`
+	Reason string `json:"reason"`
+}
+
+// BatchGuidance is the batch's llm_guidance.
+type BatchGuidance struct {
+	CurrentState       string        `json:"current_state"`
+	ActionRequired     string        `json:"action_required"`
+	VoiceResponse      string        `json:"voice_response"`
+	ChainOfAction      []string      `json:"chain_of_action"`
+	SuccessfulChildren []string      `json:"successful_children"`
+	QueuedChildren     []string      `json:"queued_children"`
+	FailedChildren     []FailedChild `json:"failed_children"`
+}
+
+// NewApptBatch totals the children's results and writes the guidance:
+// CONFIRMATION when all are booked, BOOKING_QUEUED when the rest are
+// queued, PARTIAL_SUCCESS when some failed, BOOKING_FAILED when none was
+// booked or queued.
+func NewApptBatch(results []ApptBatchChild, now time.Time) ApptBatchResponse {
+	if results == nil {
+		results = []ApptBatchChild{}
+	}
+	r := ApptBatchResponse{TotalChildren: len(results), Results: results}
+	g := BatchGuidance{SuccessfulChildren: []string{}, QueuedChildren: []string{}, FailedChildren: []FailedChild{}}
+	var booked, queued []string
+	for _, c := range results {
+		name := c.ChildName
+		if name == "" {
+			name = "your child"
+		}
+		switch {
+		case c.Success:
+			r.SuccessfulBookings++
+			g.SuccessfulChildren = append(g.SuccessfulChildren, c.ChildName)
+			booked = append(booked, FirstName(name)+" on "+SpeakStartTime(c.StartTime).String())
+		case c.Queued:
+			r.QueuedBookings++
+			g.QueuedChildren = append(g.QueuedChildren, c.ChildName)
+			queued = append(queued, FirstName(name))
+		default:
+			r.FailedBookings++
+			g.FailedChildren = append(g.FailedChildren, FailedChild{Name: c.ChildName, Reason: c.Message})
+		}
+	}
+	r.Success = r.TotalChildren > 0 && r.SuccessfulBookings == r.TotalChildren
+	r.Debug = BatchDebug{BatchMode: true, ChildrenProcessed: len(results), AnyQueued: r.QueuedBookings > 0, Timestamp: JSTime(now)}
+	var voice []string
+	if len(booked) > 0 {
+		voice = append(voice, "Your appointments are confirmed! "+strings.Join(booked, " and ")+".")
+	}
+	if len(queued) > 0 {
+		voice = append(voice, "The appointment request for "+strings.Join(queued, " and ")+
+			" is being processed. You will receive a confirmation shortly.")
+	}
+	if r.FailedBookings > 0 && (len(booked) > 0 || len(queued) > 0) {
+		voice = append(voice, "I wasn't able to book the other time; let me find another one.")
+	}
+	g.ActionRequired = ActionConfirmAllBookings
+	switch {
+	case r.FailedBookings == 0 && r.QueuedBookings == 0 && r.TotalChildren > 0:
+		g.CurrentState = StateConfirmation
+	case r.FailedBookings == 0 && r.QueuedBookings > 0:
+		g.CurrentState = StateBookingQueued
+	case r.SuccessfulBookings+r.QueuedBookings > 0:
+		g.CurrentState = StatePartialSuccess
+	default:
+		g.CurrentState = StateBookingFailed
+		g.ActionRequired = ActionOfferAlternativeSlot
+		voice = append(voice, "I wasn't able to book those times. Let me find other times for you.")
+	}
+	g.VoiceResponse = strings.Join(voice, " ")
+	g.ChainOfAction = []string{
+		"1. Confirm each booked child with name, day, date and time",
+		"2. For queued children, say confirmation will come shortly",
+		"3. For failed children, offer another time",
+		"4. Ask 'Anything else?'",
+	}
+	r.LLMGuidance = g
+	return r
+}
