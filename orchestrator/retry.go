@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/hibiken/asynq"
@@ -52,9 +53,17 @@ type DeferError struct {
 	Reason string
 }
 
+// deferPrefix starts every DeferError message (IsDeferral reads it back
+// from asynq's last-error string).
+const deferPrefix = "deferred for "
+
 func (e *DeferError) Error() string {
-	return fmt.Sprintf("deferred for %s: %s", e.After, e.Reason)
+	return fmt.Sprintf("%s%s: %s", deferPrefix, e.After, e.Reason)
 }
+
+// IsDeferral reports whether a task's last error (asynq keeps it as a
+// string) was a Defer, not a failure.
+func IsDeferral(lastErr string) bool { return strings.HasPrefix(lastErr, deferPrefix) }
 
 // Defer returns an error that re-runs the task after d without burning an
 // attempt.

@@ -214,3 +214,9 @@ func TestConfigValidation(t *testing.T) {
 	_, err = orchestrator.New(orchestrator.Config{ConnOpt: db.AsynqOpt(), Redis: db.Client, Queues: map[string]int{"x": 0}})
 	require.ErrorContains(t, err, "weight")
 }
+
+func TestIsDeferral(t *testing.T) {
+	require.True(t, orchestrator.IsDeferral(orchestrator.Defer(300*time.Millisecond, "cloud9 limiter: SetAppointment").Error()))
+	require.False(t, orchestrator.IsDeferral("cloud9: RATE_LIMIT (code 8): Too many requests"))
+	require.False(t, orchestrator.IsDeferral(""))
+}

@@ -11,6 +11,7 @@ import (
 	"github.com/hibiken/asynq"
 
 	"github.com/flowgate/flowgate/contracts"
+	"github.com/flowgate/flowgate/orchestrator"
 )
 
 // Status implements Queue: GET queue-status from Asynq's view of the
@@ -161,7 +162,7 @@ func operation(ti *asynq.TaskInfo, status string) (contracts.QueueOperation, boo
 	default:
 		op.Attempts = ti.Retried + 1
 	}
-	if ti.LastErr != "" {
+	if ti.LastErr != "" && !orchestrator.IsDeferral(ti.LastErr) { // a limiter deferral is not an error
 		e := ti.LastErr
 		op.LastError = &e
 	}
@@ -172,6 +173,9 @@ func operation(ti *asynq.TaskInfo, status string) (contracts.QueueOperation, boo
 		var r opResult
 		if len(ti.Result) > 0 && json.Unmarshal(ti.Result, &r) == nil {
 			op.Result = &contracts.QueueOpResult{AppointmentGUID: r.AppointmentGUID, PatientGUID: r.PatientGUID}
+			if r.CompletedAt > 0 {
+				op.CompletedAt = contracts.JSTime(time.UnixMilli(r.CompletedAt))
+			}
 		}
 	}
 	return op, true

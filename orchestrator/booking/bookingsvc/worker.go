@@ -82,6 +82,7 @@ type opResult struct {
 	PatientGUID     string `json:"patientGUID,omitempty"`
 	NoteAdded       bool   `json:"noteAdded,omitempty"`
 	Recovered       bool   `json:"recovered,omitempty"`
+	CompletedAt     int64  `json:"completedAt,omitempty"` // unix ms; asynq's own CompletedAt has whole seconds
 }
 
 // Worker is the async path on Asynq: it enqueues the booking tasks
@@ -315,7 +316,7 @@ func (w *Worker) completeAppointment(ctx context.Context, t *asynq.Task, p Appoi
 	if withNote {
 		noteAdded = w.addNote(ctx, p.OperationID, p.PatientGUID, p.Note)
 	}
-	writeResult(t, opResult{AppointmentGUID: guid, PatientGUID: p.PatientGUID, NoteAdded: noteAdded, Recovered: recovered})
+	w.writeResult(t, opResult{AppointmentGUID: guid, PatientGUID: p.PatientGUID, NoteAdded: noteAdded, Recovered: recovered})
 	w.m.completed.WithLabelValues(contracts.OpSetAppointment).Inc()
 	w.log.Info("queued booking completed", "operation_id", p.OperationID, "appointment_guid", guid, "attempt", a.attempt,
 		"recovered", recovered)
@@ -367,7 +368,7 @@ func (w *Worker) handleNote(ctx context.Context, t *asynq.Task) error {
 	}
 	_, _, err := w.d.Cloud9.SetPatientComment(ctx, p.PatientGUID, p.Note)
 	if err == nil {
-		writeResult(t, opResult{PatientGUID: p.PatientGUID, NoteAdded: true})
+		w.writeResult(t, opResult{PatientGUID: p.PatientGUID, NoteAdded: true})
 		return nil
 	}
 	f := classify(err)
@@ -402,7 +403,7 @@ func (w *Worker) handlePatient(ctx context.Context, t *asynq.Task) error {
 	if _, serr := patientSession(ctx, w.d, w.cfg, p, guid, w.cfg.Now()); serr != nil {
 		w.log.Warn("queued patient created, but its session could not be cached", "operation_id", p.OperationID, "err", serr)
 	}
-	writeResult(t, opResult{PatientGUID: guid})
+	w.writeResult(t, opResult{PatientGUID: guid})
 	w.m.completed.WithLabelValues(contracts.OpSetPatient).Inc()
 	w.log.Info("queued patient created", "operation_id", p.OperationID, "patient_guid", guid, "attempt", a.attempt)
 	w.publish(ctx, contracts.BookingCompletedEvent{Event: contracts.EventPatientCreated, OperationID: p.OperationID,
@@ -420,7 +421,8 @@ func (w *Worker) publish(ctx context.Context, ev contracts.BookingCompletedEvent
 	}
 }
 
-func writeResult(t *asynq.Task, r opResult) {
+func (w *Worker) writeResult(t *asynq.Task, r opResult) {
+	r.CompletedAt = w.cfg.Now().UnixMilli()
 	if rw := t.ResultWriter(); rw != nil {
 		b, _ := json.Marshal(r)
 		_, _ = rw.Write(b)
