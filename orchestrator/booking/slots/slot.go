@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/flowgate/flowgate/orchestrator/cloud9"
 )
 
 // DefaultMinutes is the length assumed for a slot whose Minutes is unknown
@@ -53,33 +55,23 @@ func (s Slot) TokenSlot() TokenSlot {
 	}
 }
 
-// timeLayouts are the spellings ParseTime accepts, most common first. Go's
-// "1", "2" and "3" also read zero-padded numbers.
-var timeLayouts = []string{
-	"1/2/2006 3:04:05 PM",
-	"1/2/2006 3:04 PM",
-	"1/2/2006 15:04:05",
-	"1/2/2006 15:04",
-	"2006-01-02T15:04:05",
-	"2006-01-02 15:04:05",
-	"2006-01-02T15:04",
-}
-
-// ParseTime reads a Cloud9 date-time ("11/5/2025 8:30:00 AM", "01/20/2026
-// 10:00 AM", and 24-hour or ISO forms without a zone) as a wall-clock time
-// labelled UTC.
+// ParseTime reads a slot's Cloud9 date-time ("11/5/2025 8:30:00 AM",
+// "01/20/2026 10:00 AM", and 24-hour or ISO forms without a zone) as a
+// wall-clock time labelled UTC, with the Cloud9 client's parser. Unlike
+// that parser it refuses a date without a time: a slot starts at a time.
 func ParseTime(s string) (time.Time, error) {
-	v := strings.ToUpper(strings.Join(strings.Fields(s), " "))
-	for _, layout := range timeLayouts {
-		if t, err := time.Parse(layout, v); err == nil {
-			return t, nil
-		}
+	if !strings.Contains(s, ":") {
+		return time.Time{}, fmt.Errorf("slots: %q is not a Cloud9 date-time (M/D/YYYY h:mm[:ss] AM)", s)
 	}
-	return time.Time{}, fmt.Errorf("slots: %q is not a Cloud9 date-time (M/D/YYYY h:mm[:ss] AM)", s)
+	t, err := cloud9.ParseTime(s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("slots: %q is not a Cloud9 date-time (M/D/YYYY h:mm[:ss] AM)", s)
+	}
+	return t, nil
 }
 
 // FormatTime writes t as Cloud9 does: "1/20/2026 10:00:00 AM".
-func FormatTime(t time.Time) string { return t.Format("1/2/2006 3:04:05 PM") }
+func FormatTime(t time.Time) string { return cloud9.FormatTime(t) }
 
 // Date is t's date as the booking answers spell it: "01/20/2026".
 func Date(t time.Time) string { return t.Format("01/02/2006") }
