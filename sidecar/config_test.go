@@ -149,3 +149,61 @@ func TestConfigOrchestrationSettings(t *testing.T) {
 		require.Equal(t, name, ce.Var, "%s: %v", env, err)
 	}
 }
+
+func TestConfigBookingSettings(t *testing.T) {
+	cfg, err := LoadConfig(envOf(nil))
+	require.NoError(t, err)
+	b := cfg.Booking
+	require.Equal(t, 10*time.Second, b.SyncBudget)
+	require.Equal(t, 5*time.Second, b.SyncRetryDelay)
+	require.Equal(t, 2, b.SyncAttempts)
+	require.Equal(t, 10, b.MaxAttempts)
+	require.Equal(t, 10*time.Second, b.BackoffBase)
+	require.Equal(t, 300*time.Second, b.BackoffMax)
+	require.Equal(t, 15*time.Minute, b.SessionTTL)
+	require.Equal(t, 90*time.Second, b.ReserveTTL)
+	require.Equal(t, 300*time.Second, b.BookedTTL)
+	require.Equal(t, 45*time.Second, b.WriteTimeout)
+	require.Equal(t, 15*time.Second, b.NoteTimeout)
+	require.Equal(t, "session", b.AuthMode)
+	require.Equal(t, Rate{N: 5, Per: time.Minute}, cfg.Cloud9WriteLimit)
+	require.Equal(t, "07687884-7e37-49aa-8028-d43b751c9034", b.ScheduleColumn)
+
+	spaced, err := LoadConfig(envOf(map[string]string{"BOOKING_SPACING_MS": "10000"}))
+	require.NoError(t, err)
+	require.Equal(t, 10*time.Second, spaced.writeRate().Interval())
+
+	real := map[string]string{"CLOUD9_ENDPOINT": "https://c9.example/GetData.ashx", "CLOUD9_CLIENT_ID": "c",
+		"CLOUD9_USERNAME": "u", "CLOUD9_PASSWORD": "p"}
+	for env, name := range map[string]string{
+		"": "CLOUD9_PROVIDER_GUID",
+		"CLOUD9_PROVIDER_GUID=256a8738-e093-4e71-a263-7fa95f7fae4e": "CLOUD9_VENDOR_USERNAME",
+	} {
+		m := map[string]string{}
+		for k, v := range real {
+			m[k] = v
+		}
+		if k, v, ok := strings.Cut(env, "="); ok {
+			m[k] = v
+		}
+		_, err := LoadConfig(envOf(m))
+		var ce *ConfigError
+		require.True(t, errors.As(err, &ce), env)
+		require.Equal(t, name, ce.Var, "%s: %v", env, err)
+	}
+	for env, name := range map[string]string{
+		"BOOKING_AUTH_MODE=open":              "BOOKING_AUTH_MODE",
+		"CLOUD9_SCHEDULE_COLUMN_GUID=chair-8": "CLOUD9_SCHEDULE_COLUMN_GUID",
+		"BOOKING_BACKOFF_MAX=1s":              "BOOKING_BACKOFF_MAX",
+		"SLOT_RESERVATION_TTL=0s":             "SLOT_RESERVATION_TTL",
+		"CLOUD9_SIM_SCALE=-1":                 "CLOUD9_SIM_SCALE",
+		"BOOKING_EVENTS_WEBHOOK=ftp://x":      "BOOKING_EVENTS_WEBHOOK",
+		"BOOKING_SPACING_MS=0":                "BOOKING_SPACING_MS",
+	} {
+		k, v, _ := strings.Cut(env, "=")
+		_, err := LoadConfig(envOf(map[string]string{k: v}))
+		var ce *ConfigError
+		require.True(t, errors.As(err, &ce), env)
+		require.Equal(t, name, ce.Var, "%s: %v", env, err)
+	}
+}
