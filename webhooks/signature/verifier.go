@@ -7,6 +7,7 @@ import (
 	"crypto/subtle"
 	"encoding/hex"
 	"fmt"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -176,7 +177,7 @@ func (v *Verifier) verifyHMAC(ctx context.Context, r Request) error {
 	// PATCH …/requeue) are different requests, not a replay.
 	key := hex.EncodeToString(got)
 	if version == "1" && (r.Method != "" || r.Target != "") {
-		route := sha256.Sum256([]byte(r.Method + " " + r.Target))
+		route := sha256.Sum256([]byte(replayScope(r.Method, r.Target)))
 		key += "-" + hex.EncodeToString(route[:8])
 	}
 	seen, err := v.replay.Seen(ctx, key, 2*v.tolerance)
@@ -193,6 +194,26 @@ func (v *Verifier) verifyHMAC(ctx context.Context, r Request) error {
 		return refuse(ReasonReplayed, "request was already received")
 	}
 	return nil
+}
+
+// replayScope is what a version-1 replay key adds to the signature: the
+// method and the path as the router matches it (case folded, escapes
+// undone, trailing slash dropped), so a changed spelling of the same route
+// is still the same request. The query counts only for GET and HEAD, which
+// change nothing: two polls with different filters in one second are two
+// requests, while a state-changing request replayed with a made-up query
+// (which no handler reads) is still a replay.
+func replayScope(method, target string) string {
+	path, query, _ := strings.Cut(target, "?")
+	if p, err := url.PathUnescape(path); err == nil {
+		path = p
+	}
+	path = strings.ToLower(strings.TrimRight(path, "/"))
+	method = strings.ToUpper(method)
+	if method == "GET" || method == "HEAD" {
+		return method + " " + path + "?" + query
+	}
+	return method + " " + path
 }
 
 func (v *Verifier) verifyToken(header func(string) string) error {

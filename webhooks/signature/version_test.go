@@ -57,6 +57,25 @@ func TestV1ReplayIsScopedToTheRoute(t *testing.T) {
 	require.Equal(t, signature.ReasonReplayed, reason)
 }
 
+// A state-changing request replayed under another spelling of its route
+// (a made-up query, upper case, a trailing slash, an escaped character) is
+// still a replay: the v1 signature does not cover the URL.
+func TestV1ReplayIgnoresRouteSpelling(t *testing.T) {
+	t.Parallel()
+	db := redistest.New(t)
+	app := routeApp(newHMAC(t, signature.NewRedisReplayGuard(db.Client, testPrefix)))
+	v1 := func(r *http.Request) { signature.SignRequest(r, testSecret, testNow, nil) }
+	status, _ := send(t, app, http.MethodPatch, "/queue/abc/requeue", v1)
+	require.Equal(t, 200, status)
+	for _, target := range []string{"/queue/abc/requeue?x=1", "/Queue/ABC/requeue", "/queue/abc/requeue/", "/queue/%61bc/requeue"} {
+		status, reason := send(t, app, http.MethodPatch, target, v1)
+		require.Equal(t, 401, status, target)
+		require.Equal(t, signature.ReasonReplayed, reason, target)
+	}
+	status, _ = send(t, app, http.MethodPatch, "/queue/other/requeue", v1)
+	require.Equal(t, 200, status, "another task's requeue is another request")
+}
+
 // Version 2 signs method and target: a captured signature is worthless on
 // any other route, and MinVersion 2 refuses version 1.
 func TestV2BindsMethodAndTarget(t *testing.T) {
