@@ -188,12 +188,12 @@ func (m *Main) Close() error {
 		return nil
 	}
 	m.ready.Store(false)
-	if m.stopping != nil {
-		m.stopping() // long polls answer 204 now instead of holding the drain
-	}
 	if m.app != nil && m.Config.ReadinessDelay > 0 {
 		m.Logger.Info("shutdown: readiness is false; waiting before closing HTTP", "delay", m.Config.ReadinessDelay)
 		time.Sleep(m.Config.ReadinessDelay)
+	}
+	if m.stopping != nil {
+		m.stopping() // long polls answer 204 now instead of holding the drain
 	}
 	var errs []error
 	if m.app != nil {

@@ -207,3 +207,21 @@ func TestConfigBookingSettings(t *testing.T) {
 		require.Equal(t, name, ce.Var, "%s: %v", env, err)
 	}
 }
+
+// A malformed REDIS_URL is refused without echoing its password.
+func TestRedisURLPasswordNeverPrinted(t *testing.T) {
+	for _, u := range []string{"redis://:s3cr3tpass@127.0.0.1:notaport/0", "redis://:s3cr3tpass@127.0.0.1:6379/notadb", "rediss://:s3cr3tpass@[::1/0"} {
+		var out, errOut bytes.Buffer
+		code := run(nil, envOf(map[string]string{"REDIS_URL": u, "BOOKING_AUTH_SECRET": strings.Repeat("b", 32),
+			"HMAC_SECRET": strings.Repeat("h", 32), "FLOWGATE_ADDR": "127.0.0.1:0"}), &out, &errOut)
+		require.NotEqual(t, 0, code, u)
+		require.NotContains(t, errOut.String()+out.String(), "s3cr3tpass", u)
+	}
+}
+
+func TestEventsWebhookNeedsHMACSecret(t *testing.T) {
+	_, err := LoadConfig(envOf(map[string]string{"BOOKING_EVENTS_WEBHOOK": "https://hooks.example/booking"}))
+	var ce *ConfigError
+	require.True(t, errors.As(err, &ce))
+	require.Equal(t, "HMAC_SECRET", ce.Var)
+}

@@ -28,8 +28,8 @@ func openRedis(ctx context.Context, cfg Config, log *slog.Logger) (*backend, err
 	switch {
 	case cfg.RedisURL != "":
 		opt, err := asynq.ParseRedisURI(cfg.RedisURL)
-		if err != nil {
-			return nil, &ConfigError{Var: "REDIS_URL", Err: err}
+		if err != nil { // the parse error quotes the URL, password included: do not pass it on
+			return nil, &ConfigError{Var: "REDIS_URL", Err: errors.New("not a redis URL asynq accepts (redis://[:password@]host:port/db)")}
 		}
 		switch o := opt.(type) {
 		case asynq.RedisClientOpt:

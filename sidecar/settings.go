@@ -186,7 +186,7 @@ var coreSettings = []setting{
 	{name: "LOG_LEVEL", def: "info", help: "debug, info, warn or error", apply: oneOf(func(c *Config) *string { return &c.LogLevel }, "debug", "info", "warn", "error")},
 	{name: "HTTP_BODY_LIMIT", def: "1048576", help: "largest request body in bytes (413 above)", apply: integer(func(c *Config) *int { return &c.BodyLimit }, 1024, 64<<20)},
 	{name: "READINESS_DRAIN_DELAY", def: "0s", help: "on shutdown, how long /readyz says 503 before HTTP stops accepting", apply: duration(func(c *Config) *time.Duration { return &c.ReadinessDelay })},
-	{name: "HTTP_SHUTDOWN_TIMEOUT", def: "15s", help: "how long in-flight HTTP requests may finish on shutdown (covers BOOKING_SYNC_BUDGET: a booking under way completes)", apply: duration(func(c *Config) *time.Duration { return &c.HTTPDrain })},
+	{name: "HTTP_SHUTDOWN_TIMEOUT", def: "60s", help: "how long in-flight HTTP requests may finish on shutdown (covers BOOKING_SYNC_BUDGET plus a Cloud9 write: a booking under way completes; an idle shutdown takes about a second)", apply: duration(func(c *Config) *time.Duration { return &c.HTTPDrain })},
 	{name: "ASYNQ_SERVERS", def: "2", help: "asynq dequeuers in this process (throughput scales with it; see README)", apply: integer(func(c *Config) *int { return &c.AsynqServers }, 1, 64)},
 	{name: "ASYNQ_CONCURRENCY", def: "10", help: "workers per asynq dequeuer", apply: integer(func(c *Config) *int { return &c.AsynqConcurr }, 1, 10000)},
 	{name: "ASYNQ_SHUTDOWN_TIMEOUT", def: "8s", help: "how long in-flight tasks may finish on shutdown before asynq re-queues them", apply: duration(func(c *Config) *time.Duration { return &c.AsynqShutdown })},

@@ -124,6 +124,8 @@ func (c *Config) validateBooking() error {
 		return &ConfigError{Var: "BOOKING_BACKOFF_MAX", Err: errors.New("must not be below BOOKING_BACKOFF_BASE")}
 	case b.SlotCacheTTL < b.SlotFresh:
 		return &ConfigError{Var: "SLOT_CACHE_TTL", Err: errors.New("must not be below SLOT_CACHE_FRESH")}
+	case b.EventsWebhook != "" && c.HMACSecret == "":
+		return &ConfigError{Var: "HMAC_SECRET", Err: errors.New("required with BOOKING_EVENTS_WEBHOOK: its POSTs are signed with it, and a random per-process secret is one no receiver can verify")}
 	case c.Cloud9Endpoint != "" && b.ProviderGUID == "":
 		return &ConfigError{Var: "CLOUD9_PROVIDER_GUID", Err: errors.New("required with a real Cloud9 (CLOUD9_ENDPOINT)")}
 	case c.Cloud9Endpoint != "" && c.Cloud9VendorUsername == "":
