@@ -74,6 +74,17 @@
 // by created_at, NORMAL/LOW only) and RetryOverdue (ERROR tasks whose
 // scheduled requeue never came). Keys are listed in keys.go.
 //
+// # Retention
+//
+// DONE tasks are kept in a retention index by updated_at (maintained by the
+// transition scripts, like every other index). PurgeDone deletes those
+// older than a threshold — hash, history and every index entry (all,
+// status:DONE, the encounter's set) — in batches, O(affected); afterwards
+// Get answers not found and List and Stats do not count them, and a create
+// with a purged queue_id makes a new task. Dead letters are never purged:
+// they are the manual-review queue. The package taskjobs runs it hourly
+// with a 7-day threshold.
+//
 // Give the Ledger a client with automatic retries off (MaxRetries: -1, as
 // the sidecar's): go-redis re-sends a command whose reply timed out after
 // it was written, which would run a transition script twice.

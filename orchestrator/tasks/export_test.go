@@ -41,6 +41,12 @@ func (l *Ledger) CreateMany(ctx context.Context, reqs []contracts.CreateTaskRequ
 // Keys exposes key names to tests.
 func (l *Ledger) KeyBase() string { return l.k.base }
 
+// ForgetDoneIndex makes the ledger look as an older flowgate left it: no
+// retention index, no backfill progress.
+func (l *Ledger) ForgetDoneIndex(ctx context.Context) error {
+	return l.rdb.Del(ctx, l.k.done(), l.k.doneBackfill()).Err()
+}
+
 // CheckIndexes verifies that every index agrees with the task hashes: each
 // task is in exactly the indexes its state calls for, with the right
 // scores, and no index holds anything else.
@@ -85,6 +91,8 @@ func (l *Ledger) CheckIndexes(ctx context.Context) error {
 			if f["dlq"] != "1" {
 				add(l.k.retry(), id, f["updated_at"])
 			}
+		case contracts.StatusDone:
+			add(l.k.done(), id, f["updated_at"])
 		}
 		if f["dlq"] == "1" {
 			if st != contracts.StatusError {
@@ -103,7 +111,7 @@ func (l *Ledger) CheckIndexes(ctx context.Context) error {
 			}
 		}
 	}
-	keys := []string{l.k.active(), l.k.claimed(), l.k.sla(), l.k.dlq(), l.k.retry()}
+	keys := []string{l.k.active(), l.k.claimed(), l.k.sla(), l.k.dlq(), l.k.retry(), l.k.done()}
 	for _, s := range contracts.AllStatuses() {
 		keys = append(keys, l.k.status(s))
 	}

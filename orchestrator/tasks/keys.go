@@ -16,6 +16,9 @@ import "github.com/flowgate/flowgate/contracts"
 //	flowgate:{tasks}:sla               ZSET  id → created_at ms of PENDING tasks that are not HIGH
 //	flowgate:{tasks}:retry             ZSET  id → updated_at ms of ERROR tasks awaiting a retry (not dead letters)
 //	flowgate:{tasks}:dlq               ZSET  id → creation seq of dead letters (ERROR + dlq)
+//	flowgate:{tasks}:done              ZSET  id → updated_at ms of DONE tasks (retention: PurgeDone)
+//	flowgate:{tasks}:done:backfill     STRING PurgeDone's one-time indexing of DONE tasks older than the done index:
+//	                                         the last status:DONE score indexed, "complete" when finished
 //	flowgate:{tasks}:enc:<encounter>   ZSET  id → creation seq, every task of one encounter
 //	flowgate:{tasks}:open              HASH  encounter_id → id of its one open task
 //
@@ -44,6 +47,8 @@ func (k keys) history(id string) string  { return k.base + "h:" + id }
 func (k keys) seq() string               { return k.base + "seq" }
 func (k keys) all() string               { return k.base + "all" }
 func (k keys) dlq() string               { return k.base + "dlq" }
+func (k keys) done() string              { return k.base + "done" }
+func (k keys) doneBackfill() string      { return k.base + "done:backfill" }
 func (k keys) active() string            { return k.base + "active" }
 func (k keys) claimed() string           { return k.base + "claimed" }
 func (k keys) sla() string               { return k.base + "sla" }

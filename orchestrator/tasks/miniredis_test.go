@@ -90,4 +90,12 @@ func TestLifecycleOnMiniredis(t *testing.T) {
 	require.Len(t, page.Tasks, 2)
 	require.NotEmpty(t, page.NextCursor)
 	require.NotEmpty(t, page.Tasks[0].History)
+
+	// Retention, with the backfill of an index an older flowgate did not keep.
+	require.NoError(t, b.l.ForgetDoneIndex(b.ctx))
+	purged, err := b.l.PurgeDone(b.ctx, b.clock.Advance(8*24*time.Hour), 7*24*time.Hour)
+	require.NoError(t, err)
+	require.Equal(t, []string{done.QueueID}, purged.Purged)
+	_, err = b.l.Get(b.ctx, done.QueueID)
+	requireCode(t, err, contracts.CodeNotFound)
 }

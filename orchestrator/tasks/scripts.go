@@ -92,6 +92,8 @@ local function unindex(id, t)
     redis.call('ZREM', B .. 'claimed', id)
   elseif t.status == 'ERROR' and t.dlq ~= '1' then
     redis.call('ZREM', B .. 'retry', id)
+  elseif t.status == 'DONE' then
+    redis.call('ZREM', B .. 'done', id)
   end
   if t.dlq == '1' then redis.call('ZREM', B .. 'dlq', id) end
 end
@@ -106,6 +108,8 @@ local function index(id, t)
     redis.call('ZADD', B .. 'claimed', t.claimed_at, id)
   elseif t.status == 'ERROR' and t.dlq ~= '1' then
     redis.call('ZADD', B .. 'retry', t.updated_at, id)
+  elseif t.status == 'DONE' then
+    redis.call('ZADD', B .. 'done', t.updated_at, id)
   end
   if t.dlq == '1' then redis.call('ZADD', B .. 'dlq', t.seq, id) end
 end
@@ -507,4 +511,68 @@ for _, id in ipairs(ids) do
   end
 end
 return {#ids, out}
+`)
+
+// purgeScript is one batch of the retention sweep: DONE tasks whose last
+// update is older than the cutoff are deleted (hash and history) and removed
+// from every index that holds them: all, status:DONE, done, their
+// encounter's set, and the open hash if it still names them (it never
+// should: a DONE task is closed).
+//
+// KEYS[1] done key
+// ARGV[4] cutoff ms (exclusive), ARGV[5] batch size
+//
+// Returns {scanned, {purged ids}}. Entries of tasks that are gone or not
+// DONE are dropped from the index (counted in scanned).
+var purgeScript = script(`
+local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', '(' .. ARGV[4], 'LIMIT', 0, tonumber(ARGV[5]))
+local out = {}
+for _, id in ipairs(ids) do
+  local t = load(id)
+  if not t or t.status ~= 'DONE' then
+    redis.call('ZREM', KEYS[1], id)
+  else
+    unindex(id, t)
+    redis.call('ZREM', B .. 'all', id)
+    local enc = t.encounter_id or ''
+    if enc ~= '' then
+      redis.call('ZREM', B .. 'enc:' .. enc, id)
+      if redis.call('HGET', B .. 'open', enc) == id then redis.call('HDEL', B .. 'open', enc) end
+    end
+    redis.call('DEL', tkey(id), B .. 'h:' .. id)
+    out[#out + 1] = id
+  end
+end
+return {#ids, out}
+`)
+
+// backfillDoneScript indexes, one batch per call, the DONE tasks that
+// became DONE before the done index existed (an older flowgate), walking
+// status:DONE in creation order from a cursor kept in KEYS[1]; when the walk
+// reaches the end the cursor becomes "complete" and the script does nothing
+// more. Tasks already in done keep their score.
+//
+// KEYS[1] done:backfill key
+// ARGV[4] batch size
+//
+// Returns {scanned, indexed, complete (0/1)}.
+var backfillDoneScript = script(`
+local batch = tonumber(ARGV[4])
+local cur = redis.call('GET', KEYS[1])
+if cur == 'complete' then return {0, 0, 1} end
+local from = '-inf'
+if cur then from = '(' .. cur end
+local rows = redis.call('ZRANGEBYSCORE', B .. 'status:DONE', from, '+inf', 'WITHSCORES', 'LIMIT', 0, batch)
+local added = 0
+for i = 1, #rows, 2 do
+  local at = redis.call('HGET', tkey(rows[i]), 'updated_at')
+  if at then added = added + redis.call('ZADD', B .. 'done', 'NX', at, rows[i]) end
+end
+local n = #rows / 2
+if n < batch then
+  redis.call('SET', KEYS[1], 'complete')
+  return {n, added, 1}
+end
+redis.call('SET', KEYS[1], rows[#rows])
+return {n, added, 0}
 `)

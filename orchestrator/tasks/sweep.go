@@ -16,6 +16,7 @@ type SweepResult struct {
 	DeadLettered []string // PROCESSING → dead letter: the recovery was the last attempt
 	Promoted     []string // NORMAL/LOW → HIGH (PromoteOverdue)
 	Requeued     []string // ERROR → PENDING (RetryOverdue)
+	Purged       []string // DONE tasks deleted (PurgeDone)
 }
 
 // RecoverStale is the heartbeat monitor's sweep: every PROCESSING task with
@@ -73,6 +74,55 @@ func (l *Ledger) RetryOverdue(ctx context.Context, now time.Time, olderThan time
 	return l.sweep(ctx, "tasks.RetryOverdue", retryScript, l.k.retry(), now, olderThan, 2, func(res *SweepResult, arr []any) {
 		res.Requeued = append(res.Requeued, stringList(arr[1])...)
 	}, reason)
+}
+
+// PurgeDone is the retention sweep: every DONE task whose last update (the
+// ACK, or the PATCH that made it DONE) is older than now−olderThan is
+// deleted — its hash and history — and removed from every index: the
+// unfiltered listing, status:DONE, its encounter's set and the retention
+// index. Get then answers not found, List and Stats no longer count it, and
+// a create with its queue_id makes a new task, so olderThan must exceed any
+// window in which a create or an ACK of the task may still be retried.
+// Nothing else is purged: dead letters wait for manual review, and open
+// tasks are live. O(affected): it reads only the expired part of the
+// retention index (DONE tasks by updated_at), in batches. Running it again
+// purges nothing more.
+//
+// Tasks that became DONE under a flowgate that kept no retention index are
+// indexed by the first calls (status:DONE in batches, once; the progress is
+// kept in Redis), then purged like the others.
+func (l *Ledger) PurgeDone(ctx context.Context, now time.Time, olderThan time.Duration) (SweepResult, error) {
+	const op = "tasks.PurgeDone"
+	if olderThan < 0 {
+		return SweepResult{}, invalid(op, "olderThan", "olderThan must not be negative")
+	}
+	if err := l.backfillDone(ctx, op, now); err != nil {
+		return SweepResult{}, err
+	}
+	return l.sweep(ctx, op, purgeScript, l.k.done(), now, olderThan, 2, func(res *SweepResult, arr []any) {
+		res.Purged = append(res.Purged, stringList(arr[1])...)
+	})
+}
+
+// backfillDone runs backfillDoneScript until it reports the walk complete
+// (one GET once it is).
+func (l *Ledger) backfillDone(ctx context.Context, op string, now time.Time) error {
+	for {
+		v, err := l.run(ctx, op, backfillDoneScript, now, l.k.doneBackfill(), l.cfg.SweepBatch)
+		if err != nil {
+			return err
+		}
+		arr, ok := v.([]any)
+		if !ok || len(arr) != 3 {
+			return badReply(op, v)
+		}
+		if complete, _ := arr[2].(int64); complete == 1 {
+			return nil
+		}
+		if err := ctx.Err(); err != nil {
+			return &contracts.Error{Code: contracts.CodeUnavailable, Op: op, Message: "task store unavailable", Err: err}
+		}
+	}
 }
 
 // sweep runs a sweep script over the part of index older than

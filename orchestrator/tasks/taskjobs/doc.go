@@ -59,9 +59,14 @@
 // Jobs returns the seed's cron jobs with their settings: heartbeat monitor
 // (30 s: PROCESSING with no activity for 2 min → PENDING HIGH, attempt
 // counted), visibility-timeout sweep (5 min: PROCESSING for 10 min), SLA
-// promotion (15 min: PENDING for 30 min → HIGH), and the two safety nets
-// above. A recovery that was the task's last attempt makes a dead letter,
-// which gets its archived task like one from a FAIL.
+// promotion (15 min: PENDING for 30 min → HIGH), the two safety nets
+// above, and the retention job tasks_purge_done (PurgeSpec, hourly: DONE
+// tasks whose last update is older than PurgeAfter, 7 days, are deleted by
+// Ledger.PurgeDone; a negative PurgeAfter disables it). Dead letters are
+// never purged: they are the manual-review queue, and their archived task
+// and durable record would be left behind. A recovery that was the task's
+// last attempt makes a dead letter, which gets its archived task like one
+// from a FAIL.
 //
 // # Metrics
 //
@@ -73,6 +78,7 @@
 //	flowgate_tasks_requeued_total{via}         asynq | retry_overdue: ERROR → PENDING for a retry
 //	flowgate_tasks_dead_lettered_total{via}    fail | heartbeat | vt | repair: dead letters given their archived task
 //	flowgate_tasks_replayed_total{via}         api | asynq: dead letters back to PENDING
+//	flowgate_tasks_purged_total                DONE tasks deleted by the retention job
 //	flowgate_tasks{status}                     tasks per status
 //	flowgate_tasks_pending{priority}           PENDING tasks per priority
 //	flowgate_tasks_dlq_size                    dead letters (also counted in status ERROR)
@@ -85,9 +91,12 @@
 //
 //	  (sum(increase(flowgate_tasks_requeued_total[1h])) + sum(increase(flowgate_tasks_recovered_total[1h])))
 //	/ (sum(increase(flowgate_tasks_requeued_total[1h])) + sum(increase(flowgate_tasks_recovered_total[1h]))
-//	   + sum(increase(flowgate_tasks_dead_lettered_total[1h])) + max(delta(flowgate_tasks{status="DONE"}[1h])))
+//	   + sum(increase(flowgate_tasks_dead_lettered_total[1h]))
+//	   + max(delta(flowgate_tasks{status="DONE"}[1h])) + sum(increase(flowgate_tasks_purged_total[1h])))
 //
-// (max, not sum, over the gauge: every instance reports the same ledger.)
+// (max, not sum, over the gauge: every instance reports the same ledger;
+// the purged counter adds back the DONE tasks the retention job removed
+// within the hour, which the gauge's delta lost.)
 // Package webhooks' flowgate_webhook_requests_total{hook="fail",
 // outcome="requeued"} counts the same FAIL-driven retries when the FAIL
 // arrives rather than when the requeue runs.

@@ -18,7 +18,14 @@ const (
 	JobSLAPromotion = "tasks_sla_promotion"
 	JobRetryOverdue = "tasks_retry_overdue"
 	JobDLQRepair    = "tasks_dlq_repair"
+	JobPurgeDone    = "tasks_purge_done"
 )
+
+// minPurgeAfter is the shortest PurgeAfter accepted: a purged task's
+// queue_id is free again, so a create retried after the purge would make
+// the task anew (and its work would be done twice), and a late ACK would
+// find no task.
+const minPurgeAfter = time.Hour
 
 // SweepSettings are the schedules (scheduler specs) and thresholds of the
 // jobs. Zero values take the seed's defaults; specs are checked by
@@ -40,6 +47,13 @@ type SweepSettings struct {
 	DLQRepairSpec   string        // default "@every 5m"
 	DLQRepairWindow time.Duration // default 1h
 	DLQRepairGrace  time.Duration // default 1m
+	// Retention: DONE tasks whose last update is older than PurgeAfter are
+	// deleted (Ledger.PurgeDone). Dead letters are never purged: they wait
+	// for manual review. PurgeAfter zero takes the default; negative
+	// disables the job. When enabled it must be at least an hour, longer
+	// than any retry of a create or an ACK.
+	PurgeSpec  string        // default "@every 1h"
+	PurgeAfter time.Duration // default 168h (7 days)
 }
 
 // DefaultSweepSettings are the seed's values.
@@ -67,6 +81,8 @@ func (s SweepSettings) withDefaults() SweepSettings {
 	def(&s.DLQRepairSpec, "@every 5m")
 	dur(&s.DLQRepairWindow, time.Hour)
 	dur(&s.DLQRepairGrace, time.Minute)
+	def(&s.PurgeSpec, "@every 1h")
+	dur(&s.PurgeAfter, 7*24*time.Hour)
 	return s
 }
 
@@ -89,6 +105,10 @@ func (s SweepSettings) validate(maxBackoff time.Duration) error {
 	if s.DLQRepairWindow <= s.DLQRepairGrace {
 		return fmt.Errorf("taskjobs: DLQRepairWindow %s must exceed DLQRepairGrace %s", s.DLQRepairWindow, s.DLQRepairGrace)
 	}
+	if s.PurgeAfter > 0 && s.PurgeAfter < minPurgeAfter {
+		return fmt.Errorf("taskjobs: PurgeAfter %s must be at least %s (a create or an ACK retried after the purge would find no task), "+
+			"or negative to keep DONE tasks for good", s.PurgeAfter, minPurgeAfter)
+	}
 	return nil
 }
 
@@ -101,7 +121,8 @@ type NamedJob struct {
 
 // Jobs returns the ledger's cron jobs with s (defaults filled in):
 // heartbeat monitor, visibility-timeout sweep, SLA promotion, retry-overdue
-// safety net and DLQ repair. Each takes now from Config.Now, counts what it
+// safety net, DLQ repair and — unless s.PurgeAfter is negative — the
+// retention of DONE tasks. Each takes now from Config.Now, counts what it
 // did in the metrics and logs it when it changed something. A run that
 // fails part-way keeps what it did; the next tick goes on.
 func (d *Dispatcher) Jobs(s SweepSettings) ([]NamedJob, error) {
@@ -110,7 +131,7 @@ func (d *Dispatcher) Jobs(s SweepSettings) ([]NamedJob, error) {
 		return nil, err
 	}
 	l := d.cfg.Ledger
-	return []NamedJob{
+	jobs := []NamedJob{
 		{JobHeartbeat, s.HeartbeatSpec, d.recoverJob(JobHeartbeat, sweepHeartbeat, s.HeartbeatStale, l.RecoverStale)},
 		{JobVTSweep, s.VTSpec, d.recoverJob(JobVTSweep, sweepVT, s.VTTimeout, l.RecoverExpired)},
 		{JobSLAPromotion, s.SLASpec, scheduler.JobFunc(func(ctx context.Context) error {
@@ -135,7 +156,19 @@ func (d *Dispatcher) Jobs(s SweepSettings) ([]NamedJob, error) {
 			_, err := d.repairDeadLetters(ctx, s.DLQRepairWindow, s.DLQRepairGrace)
 			return err
 		})},
-	}, nil
+	}
+	if s.PurgeAfter > 0 {
+		jobs = append(jobs, NamedJob{JobPurgeDone, s.PurgeSpec, scheduler.JobFunc(func(ctx context.Context) error {
+			res, err := l.PurgeDone(ctx, d.cfg.Now(), s.PurgeAfter)
+			d.m.purged.Add(float64(len(res.Purged)))
+			if len(res.Purged) > 0 {
+				d.log.Info("retention: deleted DONE tasks older than the threshold", "job", JobPurgeDone,
+					"purged", len(res.Purged), "after", s.PurgeAfter)
+			}
+			return err
+		})})
+	}
+	return jobs, nil
 }
 
 type recoverFunc func(ctx context.Context, now time.Time, olderThan time.Duration, reason string) (tasks.SweepResult, error)

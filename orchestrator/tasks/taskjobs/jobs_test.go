@@ -31,6 +31,7 @@ func TestJobsHaveTheSeedsSchedules(t *testing.T) {
 		taskjobs.JobSLAPromotion: "@every 15m",
 		taskjobs.JobRetryOverdue: "@every 1m",
 		taskjobs.JobDLQRepair:    "@every 5m",
+		taskjobs.JobPurgeDone:    "@every 1h",
 	}, got)
 	require.Equal(t, taskjobs.SweepSettings{
 		HeartbeatSpec: "@every 30s", HeartbeatStale: 2 * time.Minute,
@@ -38,7 +39,16 @@ func TestJobsHaveTheSeedsSchedules(t *testing.T) {
 		SLASpec: "@every 15m", SLAThreshold: 30 * time.Minute,
 		RetryOverdueSpec: "@every 1m", RetryOverdueAfter: 10 * time.Minute,
 		DLQRepairSpec: "@every 5m", DLQRepairWindow: time.Hour, DLQRepairGrace: time.Minute,
+		PurgeSpec: "@every 1h", PurgeAfter: 7 * 24 * time.Hour,
 	}, taskjobs.DefaultSweepSettings())
+
+	// A negative PurgeAfter keeps DONE tasks for good: no retention job.
+	jobs, err = d.Jobs(taskjobs.SweepSettings{PurgeAfter: -1})
+	require.NoError(t, err)
+	require.Len(t, jobs, 5)
+	for _, j := range jobs {
+		require.NotEqual(t, taskjobs.JobPurgeDone, j.Name)
+	}
 }
 
 func TestSweepSettingsAreValidated(t *testing.T) {
@@ -52,12 +62,64 @@ func TestSweepSettingsAreValidated(t *testing.T) {
 		"negative sla":           {taskjobs.SweepSettings{SLAThreshold: -time.Minute}, "SLAThreshold must be positive"},
 		"overdue within backoff": {taskjobs.SweepSettings{RetryOverdueAfter: 5 * time.Minute}, "must exceed the longest requeue backoff 5m0s"},
 		"window within grace":    {taskjobs.SweepSettings{DLQRepairWindow: time.Minute, DLQRepairGrace: time.Minute}, "DLQRepairWindow 1m0s must exceed"},
+		"purge too soon":         {taskjobs.SweepSettings{PurgeAfter: 59 * time.Minute}, "PurgeAfter 59m0s must be at least 1h0m0s"},
 	} {
 		_, err := d.Jobs(tc.s)
 		require.ErrorContains(t, err, tc.want, name)
 	}
-	_, err := d.Jobs(taskjobs.SweepSettings{RetryOverdueAfter: 5*time.Minute + time.Second})
+	_, err := d.Jobs(taskjobs.SweepSettings{RetryOverdueAfter: 5*time.Minute + time.Second, PurgeAfter: time.Hour})
 	require.NoError(t, err)
+}
+
+// The retention job deletes DONE tasks older than PurgeAfter (7 days by
+// default) and nothing else, counts and logs them.
+func TestPurgeDoneJob(t *testing.T) {
+	t.Parallel()
+	b := setup(t, options{})
+	logs := &logtest.Buffer{}
+	reg := prometheus.NewRegistry()
+	d, err := taskjobs.New(taskjobs.Config{Ledger: b.l, Runtime: b.rt, Registerer: reg, Now: b.clock.Now,
+		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))})
+	require.NoError(t, err)
+	jobs, err := d.Jobs(taskjobs.SweepSettings{})
+	require.NoError(t, err)
+	var purge taskjobs.NamedJob
+	for _, j := range jobs {
+		if j.Name == taskjobs.JobPurgeDone {
+			purge = j
+		}
+	}
+	require.NotNil(t, purge.Job)
+
+	ack := func(id string) {
+		t.Helper()
+		b.claim(t, id)
+		_, err := b.l.Ack(b.ctx, contracts.AckRequest{QueueID: id})
+		require.NoError(t, err)
+	}
+	dead := b.create(t, 1, contracts.PriorityHigh)
+	require.True(t, b.failOnce(t, dead.QueueID).DLQ)
+	old := b.create(t, 3, contracts.PriorityHigh)
+	ack(old.QueueID)
+	b.clock.Advance(24 * time.Hour)
+	young := b.create(t, 3, contracts.PriorityHigh)
+	ack(young.QueueID)
+
+	b.clock.Advance(6 * 24 * time.Hour) // old: DONE exactly 7 days ago
+	require.NoError(t, purge.Job.Run(b.ctx))
+	require.Equal(t, 0.0, metric(t, reg, "flowgate_tasks_purged_total"), "exactly 7 days is not more")
+	b.clock.Advance(time.Second)
+	require.NoError(t, purge.Job.Run(b.ctx))
+	_, err = b.l.Get(b.ctx, old.QueueID)
+	requireCode(t, err, contracts.CodeNotFound)
+	require.Equal(t, contracts.StatusDone, b.get(t, young.QueueID).Status)
+	require.True(t, b.get(t, dead.QueueID).InDLQ(), "dead letters are never purged")
+	require.Equal(t, 1.0, metric(t, reg, "flowgate_tasks_purged_total"))
+	require.Contains(t, logs.String(), "job=tasks_purge_done purged=1 after=168h0m0s")
+
+	require.NoError(t, purge.Job.Run(b.ctx))
+	require.Equal(t, 1.0, metric(t, reg, "flowgate_tasks_purged_total"))
+	require.Equal(t, 1, strings.Count(logs.String(), "retention"), "one line per run that changed something")
 }
 
 // The heartbeat monitor, the visibility-timeout sweep and the SLA promotion

@@ -33,6 +33,7 @@ type metrics struct {
 	requeued     *prometheus.CounterVec
 	deadLettered *prometheus.CounterVec
 	replayed     *prometheus.CounterVec
+	purged       prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer, ledger *tasks.Ledger, log *slog.Logger) (*metrics, error) {
@@ -57,6 +58,10 @@ func newMetrics(reg prometheus.Registerer, ledger *tasks.Ledger, log *slog.Logge
 			Name: "flowgate_tasks_replayed_total",
 			Help: "Dead letters replayed to PENDING, by path: api, asynq (run from Asynqmon).",
 		}, []string{"via"}),
+		purged: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "flowgate_tasks_purged_total",
+			Help: "DONE tasks the retention job deleted (older than PurgeAfter).",
+		}),
 	}
 	// Every series exists from the start, so rates and alerts see zeros.
 	for _, s := range []string{sweepHeartbeat, sweepVT} {
@@ -71,7 +76,7 @@ func newMetrics(reg prometheus.Registerer, ledger *tasks.Ledger, log *slog.Logge
 	for _, v := range []string{viaAPI, viaAsynq} {
 		m.replayed.WithLabelValues(v)
 	}
-	for _, c := range []prometheus.Collector{m.recovered, m.promoted, m.requeued, m.deadLettered, m.replayed,
+	for _, c := range []prometheus.Collector{m.recovered, m.promoted, m.requeued, m.deadLettered, m.replayed, m.purged,
 		newLedgerCollector(ledger, log)} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("taskjobs: register metrics: %w", err)
