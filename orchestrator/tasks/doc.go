@@ -38,9 +38,12 @@
 //   - Encounter idempotency: an encounter has at most one open task —
 //     PENDING, PROCESSING, or ERROR awaiting a retry. DONE and dead letters
 //     are closed, so a new create then makes a new task; a create while one
-//     is open answers the open one (Duplicate). Leaving the DLQ (Replay, or
-//     PATCH to PENDING) while another task of the encounter is open is a
-//     conflict.
+//     is open answers the open one (Duplicate). Replaying a dead letter
+//     while another task of the encounter is open is a conflict.
+//   - A dead letter leaves the DLQ only by Replay. PATCH status may amend it
+//     (ERROR, dlq kept) but not move it out (conflict, reason
+//     "dead_letter"): Replay's caller also removes the archived Asynq task
+//     and the durable dead-letter record, which would be left behind.
 //   - A late ACK of a task that a sweep had put back to PENDING is accepted
 //     (the work is done; redoing it would repeat its effects). A late FAIL
 //     is a conflict (the retry already happened). ACK/FAIL with a worker_id

@@ -218,6 +218,7 @@ var conflictText = map[string]string{
 	"different_payload":  "the task is already DONE with different experityActions",
 	"done":               "the task is DONE",
 	"dlq":                "the task is in the dead letter queue; replay it instead",
+	"dead_letter":        "the task is in the dead letter queue and may only be amended there; use POST /queue/{id}/replay to bring it back (which also removes its archived Asynq task and dead-letter record)",
 	"not_dlq":            "the task is not in the dead letter queue",
 	"illegal_transition": "that transition is not allowed",
 	"encounter_open":     "another task of the same encounter is open",
@@ -225,7 +226,7 @@ var conflictText = map[string]string{
 }
 
 func conflict(op, id string, r reply) error {
-	text := conflictText[r.b]
+	text := strings.ReplaceAll(conflictText[r.b], "{id}", id)
 	if text == "" {
 		text = "conflicting state"
 	}

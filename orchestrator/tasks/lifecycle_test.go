@@ -205,11 +205,11 @@ func TestUpdateStatusWorkflowPath(t *testing.T) {
 	_, err = b.l.UpdateStatus(b.ctx, id, contracts.StatusUpdateRequest{Status: contracts.StatusPending, ParsedPayload: json.RawMessage(`{"dlq":true}`)})
 	requireCode(t, err, contracts.CodeInvalid)
 
-	// Back to PENDING by hand leaves the DLQ (attempts kept; Replay resets them).
-	task, err = b.l.UpdateStatus(b.ctx, id, contracts.StatusUpdateRequest{Status: contracts.StatusPending})
+	// A dead letter leaves the DLQ by Replay only (see TestUpdateStatusKeepsDeadLetters).
+	task, err = b.l.Replay(b.ctx, id, contracts.RequeueRequest{Priority: contracts.PriorityNormal})
 	require.NoError(t, err)
 	require.False(t, task.InDLQ())
-	require.Equal(t, 1, task.Attempts)
+	require.Equal(t, 0, task.Attempts)
 	require.Equal(t, contracts.PriorityNormal, task.Priority)
 	require.Equal(t, map[string]any{"note": "manual review"}, parsed(t, task))
 
@@ -225,6 +225,57 @@ func TestUpdateStatusWorkflowPath(t *testing.T) {
 
 	got := b.get(t, id)
 	require.Equal(t, "api", got.History[len(got.History)-1].By)
+}
+
+// PATCH status may amend a dead letter but not take it out of the DLQ: that
+// is Replay's, whose caller also removes the archived Asynq task and the
+// durable dead-letter record.
+func TestUpdateStatusKeepsDeadLetters(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	res, err := b.l.Create(b.ctx, contracts.CreateTaskRequest{EncounterID: "enc-1", MaxAttempts: 1})
+	require.NoError(t, err)
+	id := res.Task.QueueID
+	b.claimOne(t, "vm-1")
+	fail, err := b.l.Fail(b.ctx, contracts.FailRequest{QueueID: id, ErrorMessage: "portal down"})
+	require.NoError(t, err)
+	require.True(t, fail.DLQ)
+
+	msg := "needs a human"
+	for name, req := range map[string]contracts.StatusUpdateRequest{
+		"to PENDING":                 {Status: contracts.StatusPending},
+		"to PENDING, parsed_payload": {Status: contracts.StatusPending, ParsedPayload: json.RawMessage(`{"note":"x"}`)},
+		"dlq false":                  {Status: contracts.StatusError, ParsedPayload: json.RawMessage(`{"dlq":false}`)},
+		"parsed_payload sans dlq":    {Status: contracts.StatusError, ParsedPayload: json.RawMessage(`{"note":"x"}`), ErrorMessage: &msg},
+		"parsed_payload null":        {Status: contracts.StatusError, ParsedPayload: json.RawMessage(`null`)},
+	} {
+		before := b.get(t, id)
+		b.clock.Advance(time.Second)
+		_, err := b.l.UpdateStatus(b.ctx, id, req)
+		e := requireConflict(t, err, id, contracts.StatusError)
+		require.Equal(t, "dead_letter", e.Details["reason"], name)
+		require.Equal(t, true, e.Details["dlq"], name)
+		require.Contains(t, e.Message, "POST /queue/"+id+"/replay", name)
+		require.Equal(t, before, b.get(t, id), "%s changed the task", name)
+	}
+
+	// Amendments that keep it a dead letter are fine.
+	task, err := b.l.UpdateStatus(b.ctx, id, contracts.StatusUpdateRequest{Status: contracts.StatusError, ErrorMessage: &msg})
+	require.NoError(t, err)
+	require.True(t, task.InDLQ())
+	require.Equal(t, msg, task.ErrorMessage)
+	task, err = b.l.UpdateStatus(b.ctx, id, contracts.StatusUpdateRequest{Status: contracts.StatusError,
+		ParsedPayload: json.RawMessage(`{"dlq":true,"note":"called the clinic"}`)})
+	require.NoError(t, err)
+	require.True(t, task.InDLQ())
+	require.Equal(t, map[string]any{"dlq": true, "note": "called the clinic"}, parsed(t, task))
+	st, err := b.l.Stats(b.ctx)
+	require.NoError(t, err)
+	require.Equal(t, 1, st.DLQ)
+
+	replayed, err := b.l.Replay(b.ctx, id, contracts.RequeueRequest{})
+	require.NoError(t, err)
+	require.Equal(t, contracts.StatusPending, replayed.Status)
 }
 
 func TestMoveToDLQ(t *testing.T) {

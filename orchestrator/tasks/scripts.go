@@ -385,9 +385,12 @@ return reply(0, '', '', t)
 // their fingerprint, ARGV[14] dlq '1'/'0', ARGV[15] worker_id (for
 // PROCESSING)
 //
+// A dead letter may only be amended and stay one (ERROR, and dlq '1' if
+// parsed_payload is replaced): leaving the DLQ is Replay's, which also
+// removes the dead letter's archived Asynq task and durable record.
+//
 // Returns the standard reply: 0 | 2 | 3 'illegal_transition' or
-// 'encounter_open' (leaving the DLQ while another task of the encounter is
-// open; extra = its id).
+// 'dead_letter' (a dead letter would leave the DLQ).
 var statusScript = script(`
 local id, to = ARGV[4], ARGV[5]
 local t = load(id)
@@ -395,6 +398,9 @@ if not t then return reply(2) end
 local legal = {PENDING = {PROCESSING = true}, PROCESSING = {DONE = true, ERROR = true, PENDING = true},
   ERROR = {PENDING = true, ERROR = true}}
 if not (legal[t.status] and legal[t.status][to]) then return reply(3, t.status, 'illegal_transition', t) end
+if t.dlq == '1' and (to ~= 'ERROR' or (ARGV[9] == '1' and ARGV[14] ~= '1')) then
+  return reply(3, t.status, 'dead_letter', t)
+end
 local f = {status = to}
 local reason = 'status set to ' .. to
 if ARGV[6] == '1' then
@@ -421,6 +427,7 @@ elseif to == 'PROCESSING' then
   f.claimed_at, f.heartbeat_at = NOW, NOW
 end
 if f.dlq == '1' and t.dlq ~= '1' then reason = reason .. ' (moved to the dead letter queue)' end
+-- nothing closed is reopened here (a dead letter stays one), so apply cannot refuse; checked all the same
 local other = apply(id, t, f, 'api', reason)
 if other then return reply(3, t.status, 'encounter_open', t, other) end
 return reply(0, '', '', t)

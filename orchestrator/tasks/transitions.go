@@ -33,10 +33,14 @@ type Outcome struct {
 // adds one attempt (this call never moves to the DLQ on its own: the caller
 // decides, as the workflow did); req.ParsedPayload replaces parsed_payload
 // (an object or null) — its "experityActions" count for a later duplicate
-// ACK, and "dlq": true with status ERROR makes the task a dead letter. Any
-// other status clears the dlq flag (use Replay to also reset attempts). A
-// dead letter cannot leave the DLQ while another task of its encounter is
-// open (conflict, reason "encounter_open").
+// ACK, and "dlq": true with status ERROR makes the task a dead letter.
+//
+// A dead letter stays one here: it may be amended with status ERROR (and,
+// when parsed_payload is replaced, "dlq": true), but any other change — a
+// new status, or a parsed_payload without "dlq": true — is a conflict with
+// reason "dead_letter". It leaves the DLQ only through Replay (POST
+// /queue/{id}/replay, whose Dispatcher also removes the archived Asynq task
+// and the durable dead-letter record that would otherwise be left behind).
 func (l *Ledger) UpdateStatus(ctx context.Context, id string, req contracts.StatusUpdateRequest) (contracts.Task, error) {
 	const op = "tasks.UpdateStatus"
 	id, err := queueID(op, id)

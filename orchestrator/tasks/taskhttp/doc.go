@@ -39,7 +39,11 @@
 //     asked (the ledger checks it), whatever its length.
 //   - 404 not_found: no task with that queue_id.
 //   - 409 conflict: an illegal transition or a heartbeat from a worker not
-//     holding the task; Details carry current_status and reason.
+//     holding the task; Details carry current_status and reason. PATCH
+//     status of a dead letter may only amend it (status ERROR, and
+//     parsed_payload.dlq true if parsed_payload is given); anything that
+//     would take it out of the DLQ is reason "dead_letter": use POST
+//     /queue/:queue_id/replay, which also clears its archived Asynq task.
 //   - 413 too_large: the body is over the app's BodyLimit (rejected by the
 //     HTTP server before any handler runs).
 //   - 503 unavailable: Redis cannot be reached.

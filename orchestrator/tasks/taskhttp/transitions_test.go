@@ -49,6 +49,45 @@ func TestUpdateStatus(t *testing.T) {
 	require.Equal(t, before, b.snapshot(t))
 }
 
+// PATCH status cannot take a dead letter out of the DLQ (that would leave
+// its archived Asynq task and durable record behind): 409 with reason
+// dead_letter, pointing at the replay endpoint. Amendments that keep it a
+// dead letter pass.
+func TestUpdateStatusOfDeadLetter(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	task := b.create(t, "enc-1", "")
+	path := "/queue/" + task.QueueID + "/status"
+	b.claim(t, "vm-1")
+	r := b.srv.Do("PATCH", path, []byte(`{"status":"ERROR","error_message":"`+contracts.DLQErrorMessage+`","parsed_payload":{"dlq":true}}`))
+	require.Equal(t, 200, r.Status, string(r.Body))
+
+	before := b.snapshot(t)
+	for _, body := range []string{
+		`{"status":"PENDING"}`,
+		`{"status":"ERROR","parsed_payload":{"dlq":false}}`,
+		`{"status":"ERROR","parsed_payload":null}`,
+	} {
+		env := b.srv.Do("PATCH", path, []byte(body)).Error(t, 409, contracts.CodeConflict)
+		require.Equal(t, "dead_letter", env.Error.Details["reason"], body)
+		require.Equal(t, "ERROR", env.Error.Details["current_status"], body)
+		require.Equal(t, true, env.Error.Details["dlq"], body)
+		require.Contains(t, env.Error.Message, "POST /queue/"+task.QueueID+"/replay", body)
+	}
+	require.Equal(t, before, b.snapshot(t))
+	require.Empty(t, b.replay.Calls())
+
+	r = b.srv.Do("PATCH", path, []byte(`{"status":"ERROR","error_message":"called the clinic","parsed_payload":{"dlq":true,"note":"x"}}`))
+	require.Equal(t, 200, r.Status, string(r.Body))
+	var resp contracts.TaskResponse
+	r.Decode(t, &resp)
+	require.True(t, resp.Task.InDLQ())
+	require.Equal(t, "called the clinic", resp.Task.ErrorMessage)
+
+	r = b.srv.Do("POST", "/queue/"+task.QueueID+"/replay", nil)
+	require.Equal(t, 200, r.Status, string(r.Body))
+}
+
 func TestRequeue(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
