@@ -10,7 +10,9 @@
 // are *contracts.Error: CodeInvalid (bad input), CodeNotFound (unknown
 // queue_id), CodeConflict (illegal transition; Details carry
 // "current_status", "queue_id" and a machine-readable "reason"),
-// CodeUnavailable (Redis unreachable; the cause is wrapped).
+// CodeUnavailable (Redis unreachable, or refusing work for now: OOM, a
+// read-only replica after a failover, loading, busy…; the cause is
+// wrapped), CodeInternal (a script failed by itself: a bug).
 //
 // # States
 //

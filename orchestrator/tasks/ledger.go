@@ -121,14 +121,49 @@ func (l *Ledger) single(ctx context.Context, op string, s *redis.Script, id stri
 	return r, l.check(op, id, r)
 }
 
-// storeError wraps a Redis failure: a script error is a bug (internal),
-// anything else means the store is unavailable.
+// storeError wraps a Redis failure: a script that Redis ran and that failed
+// by itself (a Lua runtime error, a bad command, a wrong key type) is a bug
+// (internal); anything else means the store is unavailable.
 func storeError(op string, err error) error {
-	var rerr redis.Error
-	if errors.As(err, &rerr) && strings.Contains(strings.ToLower(err.Error()), "script") {
+	if storeErrorCode(err) == contracts.CodeInternal {
 		return &contracts.Error{Code: contracts.CodeInternal, Op: op, Message: "task store script failed", Err: fmt.Errorf("redis: %w", err)}
 	}
 	return &contracts.Error{Code: contracts.CodeUnavailable, Op: op, Message: "task store unavailable", Err: fmt.Errorf("redis: %w", err)}
+}
+
+// unavailablePrefixes are the error prefixes (the reply's first word) with
+// which Redis refuses work it cannot do right now. Redis 7 appends
+// "script: <sha>, on @user_script:N." to any error a redis.call inside a
+// script raises, so the prefix, not the word "script", tells a store that
+// is down or busy from a script that is wrong.
+var unavailablePrefixes = map[string]bool{
+	"OOM":         true, // maxmemory reached: writes refused
+	"READONLY":    true, // a replica, e.g. the old master after a Sentinel failover
+	"MASTERDOWN":  true, // a replica without its master (replica-serve-stale-data no)
+	"LOADING":     true, // loading the dataset at startup
+	"BUSY":        true, // another script runs past busy-reply-threshold
+	"CLUSTERDOWN": true,
+	"TRYAGAIN":    true, // cluster resharding
+	"NOSCRIPT":    true, // script cache flushed between EVALSHA and EVAL
+	"MISCONF":     true, // RDB snapshots failing: writes refused
+	"NOREPLICAS":  true, // min-replicas-to-write not met
+}
+
+// storeErrorCode classifies a Redis failure: CodeInternal for an error
+// reply that concerns a script and has no prefix of unavailablePrefixes,
+// CodeUnavailable for everything else (those prefixes, other error replies,
+// network failures, timeouts).
+func storeErrorCode(err error) contracts.Code {
+	var rerr redis.Error
+	if !errors.As(err, &rerr) {
+		return contracts.CodeUnavailable
+	}
+	msg := rerr.Error()
+	prefix, _, _ := strings.Cut(msg, " ")
+	if unavailablePrefixes[prefix] || !strings.Contains(strings.ToLower(msg), "script") {
+		return contracts.CodeUnavailable
+	}
+	return contracts.CodeInternal
 }
 
 // Reply codes of the single-task scripts (see scripts.go).
