@@ -247,7 +247,9 @@ type ApptQueuedDebug struct {
 	// requests" on every sync attempt), limiter_wait (the shared limiter's
 	// wait did not fit the sync budget), uncertain_outcome (timeout or
 	// dropped connection: the worker checks Cloud9 before re-sending),
-	// unavailable (Cloud9 could not be reached).
+	// unavailable (Cloud9 could not be reached), in_progress (another
+	// attempt of the same booking is at Cloud9 right now: the worker checks
+	// before sending).
 	QueueReason   string         `json:"queue_reason"`
 	RequestParams *BookingParams `json:"request_params,omitempty"`
 }
@@ -258,6 +260,7 @@ const (
 	QueueReasonLimiterWait = "limiter_wait"
 	QueueReasonUncertain   = "uncertain_outcome"
 	QueueReasonUnavailable = "unavailable"
+	QueueReasonInProgress  = "in_progress"
 )
 
 // QueuedGuidance is the queued answer's llm_guidance (texts of seed §5.4).

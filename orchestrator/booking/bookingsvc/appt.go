@@ -97,14 +97,19 @@ func (s *Service) hold(b booking) SlotHold {
 }
 
 // book makes one booking on the sync path; deadline ends the sync budget.
+//
+// Only the holder of the identity's lease (Marks.Claim) checks Cloud9 and
+// sends: a booking whose lease another attempt holds (a re-sent createAppt
+// while the first call is still at Cloud9, another instance, the queued
+// task of an earlier call) is answered queued with CheckFirst, never sent
+// a second time; without the marks (Redis trouble) it is queued too.
 func (s *Service) book(ctx context.Context, b booking, deadline time.Time) outcome {
 	key := IdentityKey(b.PatientGUID, b.StartTime, b.ScheduleColumnGUID)
-	if guid, done, err := s.d.Marks.Completed(ctx, key); err != nil {
+	if rec, done, err := s.d.Marks.Completed(ctx, key); err != nil {
 		s.log.Warn("booking marks unavailable", "err", err)
 	} else if done {
-		s.log.Info("booking already completed; answering it again without calling Cloud9", "appointment_guid", guid)
-		return outcome{kind: kindBooked, apptGUID: guid, c9Result: "Appointment GUID Added: " + guid, recovered: true,
-			note: contracts.NoteResult{Success: true, Skipped: true}}
+		s.log.Info("booking already completed; answering it again without calling Cloud9", "appointment_guid", rec.AppointmentGUID)
+		return fromDone(rec)
 	}
 	h := s.hold(b)
 	if s.d.Reservations != nil {
@@ -114,7 +119,31 @@ func (s *Service) book(ctx context.Context, b booking, deadline time.Time) outco
 			s.log.Warn("slot reservation unavailable; booking without it (fail open)", "err", err)
 		}
 	}
+	owner := newOwner("sync")
+	got, holder, err := s.d.Marks.Claim(ctx, key, Lease{Owner: owner, ChildName: b.ChildName}, s.cfg.leaseTTL())
+	switch {
+	case err != nil:
+		s.log.Warn("booking marks unavailable; queueing the booking rather than sending it unguarded", "err", err)
+		return s.enqueue(ctx, b, h, outcome{}, true, contracts.BookingErrTimeoutQueued, contracts.QueueReasonUncertain,
+			"booking marks unavailable")
+	case !got:
+		s.log.Info("another attempt of this booking is in progress; queueing it with a check first", "holder", holder.Owner)
+		return s.enqueue(ctx, b, h, outcome{}, true, contracts.BookingErrTimeoutQueued, contracts.QueueReasonInProgress,
+			"another attempt of this booking is in progress")
+	}
+	return s.bookClaimed(ctx, b, key, owner, h, deadline)
+}
 
+// fromDone answers a booking from its Done mark.
+func fromDone(rec DoneRecord) outcome {
+	return outcome{kind: kindBooked, apptGUID: rec.AppointmentGUID, c9Result: "Appointment GUID Added: " + rec.AppointmentGUID,
+		recovered: true, note: contracts.NoteResult{Success: true, Skipped: true}}
+}
+
+// bookClaimed is book with the identity's lease held by owner. Every
+// return either hands the lease on (Done), keeps it for LeaseGrace after
+// an uncertain outcome, or releases it.
+func (s *Service) bookClaimed(ctx context.Context, b booking, key, owner string, h SlotHold, deadline time.Time) outcome {
 	var o outcome
 	// A mark left by an earlier attempt whose outcome is unknown: ask Cloud9
 	// before sending again.
@@ -127,21 +156,21 @@ func (s *Service) book(ctx context.Context, b booking, deadline time.Time) outco
 		waited, fits := s.turn(ctx, ProcGetAppointments, deadline)
 		o.waited += waited
 		if !fits {
+			s.dropLease(ctx, key, owner)
 			return s.enqueue(ctx, b, h, o, true, contracts.BookingErrTimeoutQueued, contracts.QueueReasonUncertain,
 				"earlier attempt's outcome unknown")
 		}
 		guid, err := findExisting(ctx, s.d.Cloud9, b.PatientGUID, b.StartTime, b.ScheduleColumnGUID)
 		if err != nil {
+			s.dropLease(ctx, key, owner)
 			return s.enqueue(ctx, b, h, o, true, contracts.BookingErrTimeoutQueued, contracts.QueueReasonUncertain,
 				"earlier attempt's outcome unknown")
 		}
 		if guid != "" {
 			o.recovered = true
-			return s.completed(ctx, b, key, h, guid, "Appointment GUID Added: "+guid, o, deadline)
+			return s.completed(ctx, b, key, owner, h, guid, "Appointment GUID Added: "+guid, o, deadline)
 		}
-		if err := s.d.Marks.Clear(ctx, key); err != nil {
-			s.log.Warn("booking marks: clear failed", "err", err)
-		}
+		s.clearMark(ctx, key, owner)
 	}
 
 	rateLimited := false
@@ -155,49 +184,92 @@ func (s *Service) book(ctx context.Context, b booking, deadline time.Time) outco
 		o.waited += waited
 		if !fits {
 			if !rateLimited {
+				s.dropLease(ctx, key, owner)
 				return s.enqueue(ctx, b, h, o, false, contracts.BookingErrRateLimitedQueued, contracts.QueueReasonLimiterWait, "Rate limited")
 			}
 			break
 		}
-		if err := s.d.Marks.Begin(ctx, key); err != nil {
-			s.log.Warn("booking marks: could not mark the call in flight", "err", err)
+		// Never send without holding the lease and having written the mark.
+		if held, err := s.d.Marks.Begin(ctx, key, owner, s.cfg.leaseTTL()); err != nil || !held {
+			s.log.Warn("booking marks: could not mark the call in flight; queueing it", "lease_held", held, "err", err)
+			s.dropLease(ctx, key, owner)
+			return s.enqueue(ctx, b, h, o, true, contracts.BookingErrTimeoutQueued, contracts.QueueReasonInProgress,
+				"could not mark the booking in flight")
 		}
 		o.attempts, o.retried = attempt, attempt > 1
 		guid, result, err := s.d.Cloud9.SetAppointment(ctx, AppointmentInput{PatientGUID: b.PatientGUID, StartTime: b.StartTime,
 			ScheduleViewGUID: b.ScheduleViewGUID, ScheduleColumnGUID: b.ScheduleColumnGUID,
 			AppointmentTypeGUID: b.AppointmentTypeGUID, Minutes: b.Minutes})
 		if err == nil {
-			return s.completed(ctx, b, key, h, guid, result, o, deadline)
+			return s.completed(ctx, b, key, owner, h, guid, result, o, deadline)
 		}
 		f := classify(err)
 		o.lastErr, o.c9Msg = f.msg, f.msg
 		switch f.disposition() {
 		case dispRateLimited:
-			s.clearMark(ctx, key)
+			s.clearMark(ctx, key, owner)
 			rateLimited = true
 			s.log.Info("SetAppointment rate limited", "attempt", attempt, "msg", f.msg)
 			continue
 		case dispUncertain:
-			// The mark stays: whoever runs this booking next checks first.
+			// The mark stays: whoever runs this booking next checks first;
+			// the lease stays a little, for a late commit to land.
 			s.log.Warn("SetAppointment outcome uncertain; queueing with a check first", "err", err)
+			if _, err := s.d.Marks.Extend(ctx, key, owner, s.cfg.LeaseGrace); err != nil {
+				s.log.Warn("booking marks: could not keep the lease", "err", err)
+			}
 			return s.enqueue(ctx, b, h, o, true, contracts.BookingErrTimeoutQueued, contracts.QueueReasonUncertain, f.text())
 		case dispUnavailable:
-			s.clearMark(ctx, key)
+			s.clearMark(ctx, key, owner)
+			s.dropLease(ctx, key, owner)
 			return s.enqueue(ctx, b, h, o, false, contracts.BookingErrTimeoutQueued, contracts.QueueReasonUnavailable, f.text())
 		default:
-			s.clearMark(ctx, key)
+			s.clearMark(ctx, key, owner)
+			held := s.dropLease(ctx, key, owner)
+			if f.class == ClassSlotNotAvailable {
+				if lost, ok := s.lostToItself(ctx, b, key, h, held, o, f); ok {
+					return lost
+				}
+			}
 			s.release(ctx, h)
 			o.kind, o.errType, o.failText = kindFailed, f.class, f.text()
 			return o
 		}
 	}
+	s.dropLease(ctx, key, owner)
 	return s.enqueue(ctx, b, h, o, false, contracts.BookingErrRateLimitedQueued, contracts.QueueReasonRateLimited, o.lastErr)
 }
 
-func (s *Service) clearMark(ctx context.Context, key string) {
-	if err := s.d.Marks.Clear(ctx, key); err != nil {
+// lostToItself handles SLOT_NOT_AVAILABLE when the slot may be this very
+// booking's: another attempt of it completed (Done mark) → answered from
+// that; this attempt's lease lapsed during the call (another attempt may
+// be sending it) → queued with a check first. Either way the reservation
+// is not released: it is the other attempt's too.
+func (s *Service) lostToItself(ctx context.Context, b booking, key string, h SlotHold, held bool, o outcome, f failure) (outcome, bool) {
+	if rec, done, err := s.d.Marks.Completed(ctx, key); err == nil && done {
+		s.log.Info("slot refused, but another attempt of this booking made it", "appointment_guid", rec.AppointmentGUID)
+		return fromDone(rec), true
+	}
+	if !held {
+		s.log.Warn("slot refused after this attempt's lease lapsed; queueing with a check first")
+		return s.enqueue(ctx, b, h, o, true, contracts.BookingErrTimeoutQueued, contracts.QueueReasonUncertain, f.text()), true
+	}
+	return outcome{}, false
+}
+
+func (s *Service) clearMark(ctx context.Context, key, owner string) {
+	if err := s.d.Marks.Clear(ctx, key, owner); err != nil {
 		s.log.Warn("booking marks: clear failed", "err", err)
 	}
+}
+
+// dropLease releases owner's lease; held says whether owner still held it.
+func (s *Service) dropLease(ctx context.Context, key, owner string) bool {
+	held, err := s.d.Marks.Release(ctx, key, owner)
+	if err != nil {
+		s.log.Warn("booking marks: lease release failed (it expires by itself)", "err", err)
+	}
+	return held
 }
 
 func (s *Service) release(ctx context.Context, h SlotHold) {
@@ -218,10 +290,10 @@ func (s *Service) confirm(ctx context.Context, h SlotHold) {
 	}
 }
 
-// completed records a made booking: done mark, reservation kept for 300 s,
-// note added.
-func (s *Service) completed(ctx context.Context, b booking, key string, h SlotHold, guid, result string, o outcome, deadline time.Time) outcome {
-	if err := s.d.Marks.Done(ctx, key, guid); err != nil {
+// completed records a made booking: done mark (the lease released),
+// reservation kept for 300 s, note added.
+func (s *Service) completed(ctx context.Context, b booking, key, owner string, h SlotHold, guid, result string, o outcome, deadline time.Time) outcome {
+	if err := s.d.Marks.Done(ctx, key, owner, DoneRecord{AppointmentGUID: guid, ChildName: b.ChildName}); err != nil {
 		s.log.Warn("booking marks: could not record the completed booking", "appointment_guid", guid, "err", err)
 	}
 	s.confirm(ctx, h)

@@ -3,6 +3,7 @@ package bookingsvc_test
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 	"time"
 
@@ -288,8 +289,17 @@ func TestUncertainOutcomeIsQueuedWithCheckFirst(t *testing.T) {
 	inflight, _ := e.Marks.InFlight(ctx, key)
 	require.True(t, inflight, "the in-flight mark stays")
 
-	// The IVA asks again: the mark makes the service look first, and the
-	// appointment the timed-out call made is found — not booked twice.
+	// The IVA asks again at once: the lease is kept a little after the
+	// uncertain outcome (a late commit at Cloud9 may still land), so it is
+	// queued too, with a check first — nothing is sent.
+	soon := body[contracts.ApptQueuedResponse](t, s.CreateAppt(ctx, request(e)))
+	require.Equal(t, contracts.QueueReasonInProgress, soon.Debug.QueueReason)
+	require.True(t, e.Queue.Appointments[1].CheckFirst)
+	require.Len(t, e.Cloud9.Calls(bookingsvc.ProcSetAppointment), 1)
+
+	// Later: the mark makes the service look first, and the appointment the
+	// timed-out call made is found — not booked twice.
+	e.Clock.Advance(bookingsvc.DefaultLeaseGrace)
 	again := body[contracts.ApptBookedResponse](t, s.CreateAppt(ctx, request(e)))
 	require.True(t, again.Debug.Recovered)
 	require.Len(t, e.Cloud9.Calls(bookingsvc.ProcSetAppointment), 1)
@@ -474,12 +484,49 @@ func TestInFlightMarkWithNothingCreated(t *testing.T) {
 	t.Parallel()
 	e := bt.NewEnv()
 	key := bookingsvc.IdentityKey(bt.Patient, start, bt.Column)
-	require.NoError(t, e.Marks.Begin(ctx, key))
+	e.Marks.Mark(key) // a crash mid-call left it
 	r := body[contracts.ApptBookedResponse](t, e.Service(t).CreateAppt(ctx, request(e)))
 	require.False(t, r.Debug.Recovered)
 	require.Len(t, e.Cloud9.Calls(bookingsvc.ProcGetAppointments), 2)
 	require.Len(t, e.Cloud9.Calls(bookingsvc.ProcSetAppointment), 1)
 	g, done, _ := e.Marks.Completed(ctx, key)
 	require.True(t, done)
-	require.Equal(t, r.AppointmentGUID, g)
+	require.Equal(t, r.AppointmentGUID, g.AppointmentGUID)
+}
+
+// No duplicate appointment: the IVA re-sends createAppt while the first
+// SetAppointment is still at Cloud9. The in-flight mark is a lease, not a
+// flag: the second call cannot claim it, so it is answered queued (with a
+// check first) and never sends; Cloud9 sees one SetAppointment.
+func TestConcurrentCreateApptSendsOnce(t *testing.T) {
+	t.Parallel()
+	e := bt.NewEnv()
+	s := e.Service(t)
+	entered, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	e.Cloud9.Hook = func(procedure string) {
+		if procedure == bookingsvc.ProcSetAppointment {
+			once.Do(func() { close(entered); <-release })
+		}
+	}
+	first := make(chan bookingsvc.Answer, 1)
+	go func() { first <- s.CreateAppt(ctx, request(e)) }()
+	<-entered
+
+	second := body[contracts.ApptQueuedResponse](t, s.CreateAppt(ctx, request(e)))
+	require.Equal(t, contracts.QueueReasonInProgress, second.Debug.QueueReason)
+	require.Len(t, e.Queue.Appointments, 1)
+	require.True(t, e.Queue.Appointments[0].CheckFirst, "the queued task checks before sending")
+
+	close(release)
+	r := body[contracts.ApptBookedResponse](t, <-first)
+	require.Len(t, e.Cloud9.Calls(bookingsvc.ProcSetAppointment), 1)
+	require.Len(t, e.Cloud9.Appointments(bt.Patient), 1)
+	state, _ := e.Reservations.State(hold(start, bt.Column))
+	require.Equal(t, "confirmed", state)
+
+	// A third call after the first completed is answered from the Done mark.
+	third := body[contracts.ApptBookedResponse](t, s.CreateAppt(ctx, request(e)))
+	require.Equal(t, r.AppointmentGUID, third.AppointmentGUID)
+	require.Len(t, e.Cloud9.Calls(bookingsvc.ProcSetAppointment), 1)
 }

@@ -36,6 +36,9 @@ const (
 	DefaultBackoffMax          = 300 * time.Second
 	DefaultCompletedRetention  = 24 * time.Hour
 	DefaultTaskTimeout         = 2 * time.Minute
+	DefaultWriteTimeout        = 45 * time.Second
+	DefaultLeaseMargin         = 15 * time.Second
+	DefaultLeaseGrace          = 10 * time.Second
 	DefaultMinutes             = 45
 	DefaultSessionTTL          = 15 * time.Minute
 	DefaultGroupedPatients     = 2
@@ -77,6 +80,16 @@ type Config struct {
 	CompletedRetention time.Duration
 	// TaskTimeout bounds one run of a queued operation. Default 2 min.
 	TaskTimeout time.Duration
+	// WriteTimeout is the Cloud9 client's timeout of a write
+	// (SetAppointment); LeaseMargin is added to it for the lease an attempt
+	// holds on a booking identity while it checks and sends (Marks).
+	// Defaults 45 s and 15 s.
+	WriteTimeout time.Duration
+	LeaseMargin  time.Duration
+	// LeaseGrace is how long the lease is kept after an uncertain outcome
+	// (timeout, dropped connection), so a late commit at Cloud9 lands
+	// before anyone checks for it. Default 10 s.
+	LeaseGrace time.Duration
 	// Queue is the Asynq queue of booking tasks. Default critical.
 	Queue string
 
@@ -148,6 +161,15 @@ func (c Config) withDefaults() Config {
 	if c.TaskTimeout == 0 {
 		c.TaskTimeout = DefaultTaskTimeout
 	}
+	if c.WriteTimeout == 0 {
+		c.WriteTimeout = DefaultWriteTimeout
+	}
+	if c.LeaseMargin == 0 {
+		c.LeaseMargin = DefaultLeaseMargin
+	}
+	if c.LeaseGrace == 0 {
+		c.LeaseGrace = DefaultLeaseGrace
+	}
 	if c.Queue == "" {
 		c.Queue = orchestrator.QueueCritical
 	}
@@ -193,9 +215,13 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
+// leaseTTL is the lease an attempt takes on a booking identity.
+func (c Config) leaseTTL() time.Duration { return c.WriteTimeout + c.LeaseMargin }
+
 func (c Config) validate() error {
 	switch {
-	case c.SyncBudget < 0 || c.SyncRetryDelay < 0 || c.QueueDelay < 0 || c.TaskTimeout < 0:
+	case c.SyncBudget < 0 || c.SyncRetryDelay < 0 || c.QueueDelay < 0 || c.TaskTimeout < 0 || c.WriteTimeout < 0 ||
+		c.LeaseMargin < 0 || c.LeaseGrace < 0:
 		return errors.New("bookingsvc: durations must not be negative")
 	case c.SyncAttempts < 1 || c.PatientSyncAttempts < 1:
 		return fmt.Errorf("bookingsvc: SyncAttempts and PatientSyncAttempts must be ≥ 1")

@@ -46,22 +46,31 @@
 // # No duplicate appointment (Marks)
 //
 // Each booking has an identity: patient, start time to the minute, column
-// (IdentityKey). An in-flight mark is written before every SetAppointment
-// and cleared after an answer that certainly created nothing; a Done mark
-// (24 h) records the appointment GUID after a success. Anyone — the sync
-// path or any task attempt, in any process — who finds an in-flight mark
-// (an earlier timeout, dropped connection or crash mid-call) or a task
-// queued with CheckFirst asks GetAppointmentListByPatient first and
-// completes without sending if the appointment is there (same start, same
-// column when Cloud9 gives it, not cancelled). Whoever finds a Done mark
-// answers the booking as made without calling Cloud9, which also makes a
-// repeated createAppt idempotent. The marks are keyed by identity rather
-// than by operation id so that the sync path and a later task (or a
-// repeated createAppt, which gets a new operation) see each other's
-// uncertainty. If the marks cannot be read the service checks Cloud9
-// (treats it as in flight); a task never calls SetAppointment without
-// having written its mark. An operator cancelling an appointment within
-// 24 h should delete its Done mark (RedisMarks keys are documented there).
+// (IdentityKey). Only one attempt at a time may work on an identity: it
+// claims the identity's lease atomically (SET NX PX, WriteTimeout +
+// LeaseMargin, an owner token) and only the owner writes the in-flight
+// mark, sends SetAppointment, clears the mark or releases the lease
+// (compare-and-delete scripts). Whoever cannot claim it never sends: the
+// sync path answers queued (queue_reason in_progress, CheckFirst), a task
+// defers (no attempt spent). After an uncertain outcome the lease is kept
+// LeaseGrace longer, so a late commit lands before anyone checks. The
+// in-flight mark is cleared after an answer that certainly created
+// nothing; a Done mark (24 h) records the appointment GUID after a success.
+// The lease holder who finds an in-flight mark (an earlier timeout,
+// dropped connection or crash mid-call) or runs a task queued with
+// CheckFirst asks GetAppointmentListByPatient first and completes without
+// sending if the appointment is there (same start, same column when Cloud9
+// gives it, not cancelled). Whoever finds a Done mark answers the booking
+// as made without calling Cloud9, which also makes a repeated createAppt
+// idempotent. A SLOT_NOT_AVAILABLE answer does not release the reservation
+// when another attempt of the same booking made it (Done mark) or may be
+// making it (this attempt's lease lapsed). The marks are keyed by identity
+// rather than by operation id so that the sync path and a later task (or a
+// repeated createAppt, which gets a new operation) see each other. If the
+// marks cannot be used the booking is queued, and a task never calls
+// SetAppointment without its lease and mark. An operator cancelling an
+// appointment within 24 h should delete its Done mark (RedisMarks keys are
+// documented there).
 //
 // # The async path (Worker)
 //

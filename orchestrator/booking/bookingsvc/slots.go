@@ -167,13 +167,6 @@ func transferReason(err error) string {
 	return contracts.TransferAPIError
 }
 
-func slotKey(startTime, column string) string {
-	if t, ok := contracts.ParseStartTime(startTime); ok {
-		startTime = t.Format("2006-01-02T15:04")
-	}
-	return startTime + "|" + strings.ToLower(column)
-}
-
 // heldSet asks the reservations which slots other sessions hold (fail
 // open: none).
 func (s *Service) heldSet(ctx context.Context, session string, slots []contracts.ApptSlot) map[string]bool {

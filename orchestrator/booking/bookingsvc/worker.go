@@ -208,15 +208,19 @@ func (w *Worker) turn(ctx context.Context, procedure string, a attemptInfo) erro
 // handleAppointment runs booking:set_appointment:
 //
 //  1. A Done mark for the booking → complete without calling Cloud9.
-//  2. CheckFirst or an in-flight mark (an uncertain outcome before: a
+//  2. The identity's lease (Marks.Claim): another attempt holds it (the
+//     sync path or another task at Cloud9 right now) → deferred (no
+//     attempt spent; on the last attempt the handler waits).
+//  3. CheckFirst or an in-flight mark (an uncertain outcome before: a
 //     timeout, a dropped connection, a crash mid-call — in this task or
 //     the sync path) → GetAppointmentListByPatient; found → complete
 //     without sending SetAppointment again.
-//  3. Limiter turn (deferral when not now), in-flight mark, SetAppointment.
-//  4. Success → complete. Rate limit / other errors → retried with the
-//     backoff; uncertain → retried, the mark stays so step 2 checks;
+//  4. Limiter turn (deferral when not now), in-flight mark, SetAppointment.
+//  5. Success → complete. Rate limit / other errors → retried with the
+//     backoff; uncertain → retried, the mark stays so step 3 checks;
 //     SLOT_NOT_AVAILABLE, PATIENT_NOT_FOUND, INVALID_* → archived at once
-//     (SkipRetry). The reservation is released on the final failure; the
+//     (SkipRetry). The reservation is released on the final failure —
+//     unless another attempt of this booking holds the slot; the
 //     runtime's error handler writes the durable dead-letter record.
 func (w *Worker) handleAppointment(ctx context.Context, t *asynq.Task) error {
 	var p AppointmentTask
@@ -227,9 +231,24 @@ func (w *Worker) handleAppointment(ctx context.Context, t *asynq.Task) error {
 	key := IdentityKey(p.PatientGUID, p.StartTime, p.ScheduleColumnGUID)
 	log := w.log.With("operation_id", p.OperationID, "attempt", a.attempt)
 
-	if guid, done, err := w.d.Marks.Completed(ctx, key); err == nil && done {
+	if rec, done, err := w.d.Marks.Completed(ctx, key); err == nil && done {
 		// Whoever set the mark saw the success and added the note.
-		return w.completeAppointment(ctx, t, p, key, guid, a, true, false)
+		return w.completeAppointment(ctx, t, p, key, "", rec.AppointmentGUID, a, true, false)
+	}
+	owner := newOwner(p.OperationID)
+	if err := w.claim(ctx, key, Lease{Owner: owner, ChildName: p.ChildName}, a); err != nil {
+		return err
+	}
+	sent := false
+	defer func() {
+		if !sent {
+			w.dropLease(ctx, key, owner)
+		}
+	}()
+	// The attempt we waited for may have completed it.
+	if rec, done, err := w.d.Marks.Completed(ctx, key); err == nil && done {
+		sent = true // Done releases the lease
+		return w.completeAppointment(ctx, t, p, key, owner, rec.AppointmentGUID, a, true, false)
 	}
 	inflight, err := w.d.Marks.InFlight(ctx, key)
 	if err != nil {
@@ -245,28 +264,81 @@ func (w *Worker) handleAppointment(ctx context.Context, t *asynq.Task) error {
 		}
 		if guid != "" {
 			log.Info("appointment found after an uncertain attempt; not sending it again", "appointment_guid", guid)
-			return w.completeAppointment(ctx, t, p, key, guid, a, true, true)
+			sent = true
+			return w.completeAppointment(ctx, t, p, key, owner, guid, a, true, true)
 		}
 	}
 	if err := w.turn(ctx, ProcSetAppointment, a); err != nil {
 		return err
 	}
-	if err := w.d.Marks.Begin(ctx, key); err != nil {
-		return fmt.Errorf("marking the booking in flight: %w", err) // never call without the mark
+	if held, err := w.d.Marks.Begin(ctx, key, owner, w.cfg.leaseTTL()); err != nil || !held {
+		// never call without the lease and the mark
+		return fmt.Errorf("marking the booking in flight (lease held %v): %v", held, err)
 	}
+	sent = true
 	guid, _, err := w.d.Cloud9.SetAppointment(ctx, AppointmentInput{PatientGUID: p.PatientGUID, StartTime: p.StartTime,
 		ScheduleViewGUID: p.ScheduleViewGUID, ScheduleColumnGUID: p.ScheduleColumnGUID,
 		AppointmentTypeGUID: p.AppointmentTypeGUID, Minutes: p.Minutes})
 	if err == nil {
-		return w.completeAppointment(ctx, t, p, key, guid, a, false, true)
+		return w.completeAppointment(ctx, t, p, key, owner, guid, a, false, true)
 	}
 	f := classify(err)
-	if f.disposition() != dispUncertain {
-		if cerr := w.d.Marks.Clear(ctx, key); cerr != nil {
-			log.Warn("booking marks: clear failed", "err", cerr)
+	if f.disposition() == dispUncertain {
+		// The mark stays (the next attempt checks); the lease a little longer.
+		if _, xerr := w.d.Marks.Extend(ctx, key, owner, w.cfg.LeaseGrace); xerr != nil {
+			log.Warn("booking marks: could not keep the lease", "err", xerr)
+		}
+		return w.failAppointment(ctx, p, a, f)
+	}
+	if cerr := w.d.Marks.Clear(ctx, key, owner); cerr != nil {
+		log.Warn("booking marks: clear failed", "err", cerr)
+	}
+	held := w.dropLease(ctx, key, owner)
+	if f.class == ClassSlotNotAvailable {
+		if rec, done, err := w.d.Marks.Completed(ctx, key); err == nil && done {
+			log.Info("slot refused, but another attempt of this booking made it", "appointment_guid", rec.AppointmentGUID)
+			return w.completeAppointment(ctx, t, p, key, "", rec.AppointmentGUID, a, true, false)
+		}
+		if !held {
+			// This attempt's lease lapsed during the call: another attempt
+			// of the booking may hold the slot. Not ours to release; the
+			// next attempt checks.
+			log.Warn("slot refused after this attempt's lease lapsed; retrying with a check first")
+			return errors.New(f.text())
 		}
 	}
 	return w.failAppointment(ctx, p, a, f)
+}
+
+// claim takes the identity's lease for this attempt. Held by another
+// attempt → deferred by LeaseGrace without spending an attempt (on the
+// last attempt the handler waits, bounded by the task's timeout).
+func (w *Worker) claim(ctx context.Context, key string, l Lease, a attemptInfo) error {
+	for {
+		got, holder, err := w.d.Marks.Claim(ctx, key, l, w.cfg.leaseTTL())
+		if err != nil {
+			return fmt.Errorf("claiming the booking: %w", err) // never call without the lease
+		}
+		if got {
+			return nil
+		}
+		w.log.Info("another attempt of this booking is in progress; waiting for it", "holder", holder.Owner)
+		if !a.last {
+			w.m.deferred.WithLabelValues("lease").Inc()
+			return orchestrator.Defer(w.cfg.LeaseGrace, "booking in progress elsewhere")
+		}
+		if err := w.cfg.Sleep(ctx, w.cfg.LeaseGrace); err != nil {
+			return err
+		}
+	}
+}
+
+func (w *Worker) dropLease(ctx context.Context, key, owner string) bool {
+	held, err := w.d.Marks.Release(ctx, key, owner)
+	if err != nil {
+		w.log.Warn("booking marks: lease release failed (it expires by itself)", "err", err)
+	}
+	return held
 }
 
 func (w *Worker) failAppointment(ctx context.Context, p AppointmentTask, a attemptInfo, f failure) error {
@@ -299,12 +371,12 @@ func (w *Worker) releaseHold(ctx context.Context, p AppointmentTask) {
 	}
 }
 
-// completeAppointment: done mark, reservation extended to 300 s, note
+// completeAppointment: done mark (owner's lease released), reservation extended to 300 s, note
 // added (or queued) when withNote, result written, completion event
 // published.
-func (w *Worker) completeAppointment(ctx context.Context, t *asynq.Task, p AppointmentTask, key, guid string, a attemptInfo,
+func (w *Worker) completeAppointment(ctx context.Context, t *asynq.Task, p AppointmentTask, key, owner, guid string, a attemptInfo,
 	recovered, withNote bool) error {
-	if err := w.d.Marks.Done(ctx, key, guid); err != nil {
+	if err := w.d.Marks.Done(ctx, key, owner, DoneRecord{AppointmentGUID: guid, ChildName: p.ChildName}); err != nil {
 		w.log.Warn("booking marks: could not record the completed booking", "appointment_guid", guid, "err", err)
 	}
 	if w.d.Reservations != nil {

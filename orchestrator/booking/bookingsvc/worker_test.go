@@ -52,6 +52,9 @@ func setupAsync(t *testing.T, mod ...func(*bookingsvc.Config)) *async {
 
 	deps.Queue = w
 	cfg := e.Config()
+	for _, m := range mod {
+		m(&cfg)
+	}
 	s, err := bookingsvc.New(deps, cfg)
 	require.NoError(t, err)
 	return &async{e: e, db: db, rt: rt, w: w, s: s, reg: reg}
@@ -286,17 +289,51 @@ func TestRedisMarks(t *testing.T) {
 	m := &bookingsvc.RedisMarks{Client: db.Client}
 	key := bookingsvc.IdentityKey(bt.Patient, "01/21/2026 10:00 AM", bt.Column)
 	require.Equal(t, key, bookingsvc.IdentityKey(" "+bt.Patient+" ", "1/21/2026 10:00:00 AM", bt.Column), "same booking, other spelling")
-	require.NoError(t, m.Begin(ctx, key))
+	// The lease is a lock: one holder at a time, released only by its owner.
+	got, _, err := m.Claim(ctx, key, bookingsvc.Lease{Owner: "a", ChildName: "Johnny Smith"}, time.Minute)
+	require.NoError(t, err)
+	require.True(t, got)
+	got, holder, err := m.Claim(ctx, key, bookingsvc.Lease{Owner: "b", ChildName: "Jane Smith"}, time.Minute)
+	require.NoError(t, err)
+	require.False(t, got)
+	require.Equal(t, bookingsvc.Lease{Owner: "a", ChildName: "Johnny Smith"}, holder)
+	held, err := m.Begin(ctx, key, "b", time.Minute)
+	require.NoError(t, err)
+	require.False(t, held, "no mark without the lease")
 	in, err := m.InFlight(ctx, key)
 	require.NoError(t, err)
+	require.False(t, in)
+	held, err = m.Release(ctx, key, "b")
+	require.NoError(t, err)
+	require.False(t, held, "not b's to release")
+	held, err = m.Begin(ctx, key, "a", time.Minute)
+	require.NoError(t, err)
+	require.True(t, held)
+	in, _ = m.InFlight(ctx, key)
 	require.True(t, in)
-	require.NoError(t, m.Done(ctx, key, "appt-1"))
+	require.NoError(t, m.Clear(ctx, key, "b"))
+	in, _ = m.InFlight(ctx, key)
+	require.True(t, in, "not b's to clear")
+	require.NoError(t, m.Done(ctx, key, "a", bookingsvc.DoneRecord{AppointmentGUID: "appt-1", ChildName: "Johnny Smith"}))
 	in, _ = m.InFlight(ctx, key)
 	require.False(t, in)
+	got, _, _ = m.Claim(ctx, key, bookingsvc.Lease{Owner: "c"}, time.Minute)
+	require.True(t, got, "Done released a's lease")
 	g, ok, err := m.Completed(ctx, key)
 	require.NoError(t, err)
 	require.True(t, ok)
-	require.Equal(t, "appt-1", g)
+	require.Equal(t, bookingsvc.DoneRecord{AppointmentGUID: "appt-1", ChildName: "Johnny Smith"}, g)
+	// A Done mark of the earlier format (a bare GUID) still reads.
+	require.NoError(t, db.Client.Set(ctx, "flowgate:booking:{"+key+"}:done", "appt-0", time.Minute).Err())
+	g, _, _ = m.Completed(ctx, key)
+	require.Equal(t, "appt-0", g.AppointmentGUID)
+	require.NoError(t, m.Forget(ctx, key, "appt-9"))
+	_, ok, _ = m.Completed(ctx, key)
+	require.True(t, ok, "Forget deletes only the named appointment's mark")
+	require.NoError(t, m.Forget(ctx, key, "APPT-0"))
+	_, ok, _ = m.Completed(ctx, key)
+	require.False(t, ok)
+	require.NoError(t, m.Done(ctx, key, "c", bookingsvc.DoneRecord{AppointmentGUID: "appt-1"}))
 	ttl := db.Client.TTL(ctx, "flowgate:booking:{"+key+"}:done").Val()
 	require.InDelta(t, (24 * time.Hour).Seconds(), ttl.Seconds(), 5)
 }
@@ -352,9 +389,10 @@ func metric(t *testing.T, reg *prometheus.Registry, name string, labels ...strin
 // SetAppointment, no second note.
 func TestQueuedTaskFindsTheBookingDone(t *testing.T) {
 	t.Parallel()
-	a := setupAsync(t)
+	a := setupAsync(t, func(c *bookingsvc.Config) { c.LeaseGrace = time.Millisecond })
 	a.e.Cloud9.Script(bookingsvc.ProcSetAppointment, bt.Committed{Err: bt.Timeout()})
 	q := body[contracts.ApptQueuedResponse](t, a.s.CreateAppt(ctx, request(a.e)))
+	time.Sleep(20 * time.Millisecond) // the lease kept after the uncertain outcome lapses
 	again := body[contracts.ApptBookedResponse](t, a.s.CreateAppt(ctx, request(a.e)))
 	require.True(t, again.Debug.Recovered)
 	require.True(t, again.NoteAdded)
@@ -365,4 +403,24 @@ func TestQueuedTaskFindsTheBookingDone(t *testing.T) {
 	require.Len(t, a.e.Cloud9.Calls(bookingsvc.ProcSetAppointment), 1)
 	require.Len(t, a.e.Cloud9.Calls(bookingsvc.ProcSetPatientComment), 1)
 	require.Len(t, a.e.Cloud9.Appointments(bt.Patient), 1)
+}
+
+// A queued task whose booking another attempt holds (the lease: say the
+// sync path of a re-sent createAppt is at Cloud9) waits without spending
+// attempts and without sending, then books once the lease is free.
+func TestQueuedTaskWaitsForTheLease(t *testing.T) {
+	t.Parallel()
+	a := setupAsync(t, func(c *bookingsvc.Config) { c.LeaseGrace = 20 * time.Millisecond })
+	a.e.Cloud9.Script(bookingsvc.ProcSetAppointment, bt.RateLimited(), bt.RateLimited())
+	q := body[contracts.ApptQueuedResponse](t, a.s.CreateAppt(ctx, request(a.e)))
+	marks := &bookingsvc.RedisMarks{Client: a.db.Client}
+	key := bookingsvc.IdentityKey(bt.Patient, start, bt.Column)
+	got, _, err := marks.Claim(ctx, key, bookingsvc.Lease{Owner: "other-attempt", ChildName: "Johnny Smith"}, 2*time.Second)
+	require.NoError(t, err)
+	require.True(t, got)
+	a.start(t)
+	op := a.waitOp(t, q.OperationID, contracts.OpCompleted)
+	require.Equal(t, 1, op.Attempts, "waiting for the lease spends no attempt")
+	require.Len(t, a.e.Cloud9.Calls(bookingsvc.ProcSetAppointment), 3, "2 sync + 1 async")
+	require.GreaterOrEqual(t, metric(t, a.reg, "flowgate_booking_deferred_total", "procedure", "lease"), 1.0)
 }

@@ -42,9 +42,11 @@ type Env struct {
 // NewEnv returns fresh fakes on a clock at T0.
 func NewEnv() *Env {
 	clk := NewClock(T0)
+	marks := bookingsvc.NewMemoryMarks()
+	marks.Now = clk.Now
 	return &Env{Clock: clk, Cloud9: NewCloud9(), Limiter: NewLimiter(), Tokens: Tokens{Secret: Secret, Now: clk.Now},
 		Sessions: NewSessions(), Reservations: NewReservations(), Slots: &Slots{}, Queue: &Queue{},
-		Marks: bookingsvc.NewMemoryMarks(), Events: &Events{}, Registry: prometheus.NewRegistry()}
+		Marks: marks, Events: &Events{}, Registry: prometheus.NewRegistry()}
 }
 
 // Deps wires the fakes; queue replaces the recording Queue when not nil.
