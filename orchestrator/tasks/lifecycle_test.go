@@ -587,3 +587,42 @@ func TestHistoryIsCapped(t *testing.T) {
 	require.Len(t, got.History, 5)
 	require.Equal(t, "ERROR>PENDING", statusesOf(got.History)[4], "the newest events are kept")
 }
+
+// RequeueAttempt requeues only the retry of the task's latest FAIL: the
+// requeue of an earlier attempt, delivered after the task was requeued,
+// claimed and failed again, changes nothing.
+func TestRequeueAttempt(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	task := b.create(t, "enc-1", contracts.PriorityNormal)
+	b.claimOne(t, "vm-1")
+	_, err := b.l.Fail(b.ctx, contracts.FailRequest{QueueID: task.QueueID, ErrorMessage: "first"})
+	require.NoError(t, err)
+	_, err = b.l.Requeue(b.ctx, task.QueueID, contracts.RequeueRequest{}) // PATCH requeue: no attempts given
+	require.NoError(t, err)
+	b.claimOne(t, "vm-1")
+	b.clock.Advance(time.Second)
+	_, err = b.l.Fail(b.ctx, contracts.FailRequest{QueueID: task.QueueID, ErrorMessage: "second"})
+	require.NoError(t, err)
+
+	before := b.get(t, task.QueueID)
+	out, err := b.l.RequeueAttempt(b.ctx, task.QueueID, 1, contracts.RequeueRequest{})
+	require.NoError(t, err)
+	require.True(t, out.Noop)
+	require.Equal(t, "task has 2 failed attempts, not the 1 this requeue was scheduled for; requeue changed nothing", out.Message)
+	require.Equal(t, contracts.StatusError, out.Task.Status)
+	require.Equal(t, before, b.get(t, task.QueueID), "nothing changed")
+
+	out, err = b.l.RequeueAttempt(b.ctx, task.QueueID, 2, contracts.RequeueRequest{})
+	require.NoError(t, err)
+	require.False(t, out.Noop)
+	require.Equal(t, contracts.StatusPending, out.Task.Status)
+	require.Equal(t, contracts.PriorityHigh, out.Task.Priority)
+	out, err = b.l.RequeueAttempt(b.ctx, task.QueueID, 2, contracts.RequeueRequest{})
+	require.NoError(t, err)
+	require.True(t, out.Noop, "replayed")
+	require.Contains(t, out.Message, "already PENDING")
+
+	_, err = b.l.RequeueAttempt(b.ctx, task.QueueID, -1, contracts.RequeueRequest{})
+	requireCode(t, err, contracts.CodeInvalid)
+}

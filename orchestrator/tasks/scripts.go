@@ -316,20 +316,25 @@ apply(id, t, {status = 'ERROR', attempts = attempts, error_message = ARGV[8], dl
 return reply(0, 'dlq', '', t)
 `)
 
-// requeueScript brings an ERROR task (not a dead letter) back to PENDING.
+// requeueScript brings an ERROR task (not a dead letter) back to PENDING —
+// with ARGV[6], only while it has exactly that many attempts, i.e. while it
+// still awaits the retry of the FAIL that scheduled this requeue.
 //
 // KEYS[1] task key
-// ARGV[4] queue_id, ARGV[5] priority
+// ARGV[4] queue_id, ARGV[5] priority, ARGV[6] expected attempts (empty: any)
 //
 // Returns the standard reply: 0 | 1 'already_pending' or
-// 'already_processing' (a replayed requeue) | 2 | 3 'done' or 'dlq'.
+// 'already_processing' (a replayed requeue) or 'attempts_changed' (b = the
+// task's attempts: a later FAIL awaits its own requeue) | 2 | 3 'done' or
+// 'dlq'.
 var requeueScript = script(`
-local id, prio = ARGV[4], ARGV[5]
+local id, prio, want = ARGV[4], ARGV[5], ARGV[6] or ''
 local t = load(id)
 if not t then return reply(2) end
 if t.status == 'PENDING' or t.status == 'PROCESSING' then return reply(1, 'already_' .. string.lower(t.status), '', t) end
 if t.status == 'DONE' then return reply(3, t.status, 'done', t) end
 if t.dlq == '1' then return reply(3, t.status, 'dlq', t) end
+if want ~= '' and tonumber(t.attempts) ~= tonumber(want) then return reply(1, 'attempts_changed', t.attempts, t) end
 local seq = redis.call('INCR', B .. 'seq')
 local other = apply(id, t, {status = 'PENDING', priority = prio, pseq = seq,
   worker_id = false, claimed_at = false, heartbeat_at = false}, 'requeue', 'requeued with priority ' .. prio)

@@ -2,6 +2,8 @@ package tasks
 
 import (
 	"context"
+	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/flowgate/flowgate/contracts"
@@ -12,7 +14,8 @@ type Outcome struct {
 	Task contracts.Task
 	// Noop: the task was already where the call would take it (a replayed
 	// requeue of a PENDING or PROCESSING task, a move to the DLQ of a dead
-	// letter); Message says so.
+	// letter), or RequeueAttempt's FAIL is not the task's latest; Message
+	// says so.
 	Noop    bool
 	Message string
 }
@@ -83,7 +86,25 @@ func (l *Ledger) UpdateStatus(ctx context.Context, id string, req contracts.Stat
 // left alone (Noop). A DONE task or a dead letter is a conflict (use Replay
 // for dead letters).
 func (l *Ledger) Requeue(ctx context.Context, id string, req contracts.RequeueRequest) (Outcome, error) {
-	const op = "tasks.Requeue"
+	return l.requeue(ctx, "tasks.Requeue", id, req, "")
+}
+
+// RequeueAttempt is Requeue for the scheduled retry of one FAIL: it acts
+// only while the task is ERROR with exactly attempts failed attempts, i.e.
+// still awaiting the retry of that FAIL. Otherwise — it was requeued,
+// claimed and failed again meanwhile, so a later FAIL awaits its own
+// requeue and backoff — it changes nothing (Noop, with a Message saying
+// so). The check and the move are one script, so nothing can happen in
+// between. Every other outcome is Requeue's.
+func (l *Ledger) RequeueAttempt(ctx context.Context, id string, attempts int, req contracts.RequeueRequest) (Outcome, error) {
+	const op = "tasks.RequeueAttempt"
+	if attempts < 0 {
+		return Outcome{}, invalid(op, "attempts", "attempts must not be negative")
+	}
+	return l.requeue(ctx, op, id, req, strconv.Itoa(attempts))
+}
+
+func (l *Ledger) requeue(ctx context.Context, op, id string, req contracts.RequeueRequest, attempts string) (Outcome, error) {
 	id, err := queueID(op, id)
 	if err != nil {
 		return Outcome{}, err
@@ -92,11 +113,16 @@ func (l *Ledger) Requeue(ctx context.Context, id string, req contracts.RequeueRe
 	if err != nil {
 		return Outcome{}, err
 	}
-	r, err := l.single(ctx, op, requeueScript, id, string(prio))
+	r, err := l.single(ctx, op, requeueScript, id, string(prio), attempts)
 	if err != nil {
 		return Outcome{}, err
 	}
-	return outcome(r, "requeue"), nil
+	o := outcome(r, "requeue")
+	if r.a == "attempts_changed" {
+		o.Message = fmt.Sprintf("task has %s failed attempts, not the %s this requeue was scheduled for; requeue changed nothing",
+			r.b, attempts)
+	}
+	return o, nil
 }
 
 // Replay brings a dead letter back to PENDING with req.Priority (default

@@ -18,8 +18,11 @@
 //     ErrTaskIDConflict counts as success), and the FAIL after a replay,
 //     whose attempts start again at 1, does not collide with a requeue kept
 //     for Config.Retention. The handler requeues only a task still ERROR
-//     with the attempts it was scheduled for, so a requeue delivered late
-//     (after the retry sweep already did its work) changes nothing.
+//     with the attempts it was scheduled for (Ledger.RequeueAttempt: the
+//     check and the move are one script), so a requeue delivered late —
+//     after the retry sweep or a PATCH requeue did its work, even after the
+//     task failed again and awaits that FAIL's own backoff — changes
+//     nothing.
 //   - Dead letter: a "tasks:replay" task is enqueued on Config.ReplayQueue
 //     (low) far in the future and at once archived, so Asynqmon lists it
 //     under the archive; "Run" there makes it pending and its handler calls

@@ -59,38 +59,35 @@ func DeadLetterTaskID(t contracts.Task) string {
 	return "dlq:" + t.QueueID + ":" + strconv.FormatInt(claimed, 10)
 }
 
-// handleRequeue runs TypeRequeue: the task goes back to PENDING with HIGH
-// priority if it is still ERROR with the attempts the requeue was scheduled
-// for. Anything else means the retry already happened (the retry-overdue
-// job, a PATCH requeue, an earlier run of this task) or is not wanted (the
-// task became a dead letter or DONE), and succeeds without a change.
+// handleRequeue runs TypeRequeue: Ledger.RequeueAttempt with HIGH
+// priority, so the task goes back to PENDING only if it is still ERROR with
+// the attempts the requeue was scheduled for — checked and done in one
+// script. Anything else means the retry already happened (the
+// retry-overdue job, a PATCH requeue, an earlier run of this task; or it
+// was requeued, claimed and failed again, and that later FAIL awaits its
+// own requeue and backoff) or is not wanted (the task became a dead letter
+// or DONE), and succeeds without a change.
 func (d *Dispatcher) handleRequeue(ctx context.Context, at *asynq.Task) error {
 	var p requeuePayload
-	if err := json.Unmarshal(at.Payload(), &p); err != nil || p.QueueID == "" {
+	if err := json.Unmarshal(at.Payload(), &p); err != nil || p.QueueID == "" || p.Attempts < 0 {
 		return fmt.Errorf("taskjobs: bad %s payload %q: %v: %w", TypeRequeue, at.Payload(), err, asynq.SkipRetry)
 	}
-	t, err := d.cfg.Ledger.Get(ctx, p.QueueID)
+	out, err := d.cfg.Ledger.RequeueAttempt(ctx, p.QueueID, p.Attempts, contracts.RequeueRequest{Priority: contracts.PriorityHigh})
+	if contracts.ErrorCode(err) == contracts.CodeConflict { // DONE or a dead letter
+		d.log.Debug("requeue not needed any more", "queue_id", p.QueueID, "scheduled_for_attempts", p.Attempts, "err", err)
+		return nil
+	}
 	if err != nil {
 		return permanent(err)
 	}
-	if t.Status != contracts.StatusError || t.InDLQ() || t.Attempts != p.Attempts {
+	if out.Noop {
 		d.log.Debug("requeue not needed any more", "queue_id", p.QueueID, "scheduled_for_attempts", p.Attempts,
-			"status", t.Status, "attempts", t.Attempts, "dlq", t.InDLQ())
+			"status", out.Task.Status, "attempts", out.Task.Attempts, "why", out.Message)
 		return nil
 	}
-	out, err := d.cfg.Ledger.Requeue(ctx, p.QueueID, contracts.RequeueRequest{Priority: contracts.PriorityHigh})
-	if contracts.ErrorCode(err) == contracts.CodeConflict { // it moved on between the two calls
-		d.log.Debug("requeue not needed any more", "queue_id", p.QueueID, "err", err)
-		return nil
-	}
-	if err != nil {
-		return permanent(err)
-	}
-	if !out.Noop {
-		d.m.requeued.WithLabelValues(viaAsynq).Inc()
-		d.log.Info("task requeued after its backoff", "queue_id", p.QueueID, "attempts", out.Task.Attempts,
-			"priority", out.Task.Priority)
-	}
+	d.m.requeued.WithLabelValues(viaAsynq).Inc()
+	d.log.Info("task requeued after its backoff", "queue_id", p.QueueID, "attempts", out.Task.Attempts,
+		"priority", out.Task.Priority)
 	return nil
 }
 

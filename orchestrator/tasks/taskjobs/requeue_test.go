@@ -1,11 +1,14 @@
 package taskjobs_test
 
 import (
+	"context"
 	"encoding/json"
 	"testing"
 	"time"
 
 	"github.com/hibiken/asynq"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
 	"github.com/flowgate/flowgate/contracts"
@@ -145,6 +148,102 @@ func TestStaleRequeueChangesNothing(t *testing.T) {
 	require.Equal(t, contracts.StatusError, got.Status)
 	require.Equal(t, 2, got.Attempts)
 	require.Equal(t, 0.0, metric(t, b.reg, "flowgate_tasks_requeued_total", "via", "asynq"))
+}
+
+// The race the handler once had between reading the task and requeueing
+// it: right after the handler's first ledger call, the task is requeued by
+// hand, claimed and failed again. The requeue of attempt 1 must not
+// requeue the ERROR task of attempt 2, whose own backoff is pending (it
+// did when the check was a Get before the Requeue). A hook on the
+// handler's Redis client makes the interleaving exact.
+func TestRequeueRaceWithALaterFail(t *testing.T) {
+	t.Parallel()
+	b := setup(t, options{})
+	task := b.create(t, 5, contracts.PriorityNormal)
+	first := b.failOnce(t, task.QueueID)
+	require.Equal(t, 1, first.Task.Attempts)
+
+	interfere := func() { // on the test's own client, not the hooked one
+		_, err := b.l.Requeue(b.ctx, task.QueueID, contracts.RequeueRequest{})
+		require.NoError(t, err)
+		b.failOnce(t, task.QueueID)
+	}
+	opt, err := redis.ParseURL(b.db.URL())
+	require.NoError(t, err)
+	opt.MaxRetries = -1
+	rdb := redis.NewClient(opt)
+	t.Cleanup(func() { _ = rdb.Close() })
+	hook := &afterFirstCall{then: interfere}
+	rdb.AddHook(hook)
+	l, err := tasks.New(rdb, tasks.Config{Prefix: "test", Now: b.clock.Now})
+	require.NoError(t, err)
+	reg := prometheus.NewRegistry()
+	d, err := taskjobs.New(taskjobs.Config{Ledger: l, Runtime: b.rt, Logger: discard(), Registerer: reg, Now: b.clock.Now})
+	require.NoError(t, err)
+
+	requeue := func(attempts string) {
+		t.Helper()
+		require.NoError(t, d.HandleRequeue(b.ctx, asynq.NewTask(taskjobs.TypeRequeue,
+			[]byte(`{"queue_id":"`+task.QueueID+`","attempts":`+attempts+`}`))))
+	}
+	requeue("1")
+	require.True(t, hook.done, "the interleaving happened")
+	got := b.get(t, task.QueueID)
+	require.Equal(t, contracts.StatusError, got.Status, "attempt 2 still awaits its own requeue")
+	require.Equal(t, 2, got.Attempts)
+	// Its one ledger call requeued attempt 1 before the interference (whose
+	// own requeue was then a no-op); it cannot act on attempt 2.
+	require.Equal(t, 1.0, metric(t, reg, "flowgate_tasks_requeued_total", "via", "asynq"))
+
+	requeue("1") // delivered again, late
+	got = b.get(t, task.QueueID)
+	require.Equal(t, contracts.StatusError, got.Status)
+	require.Equal(t, 2, got.Attempts)
+	require.Equal(t, 1.0, metric(t, reg, "flowgate_tasks_requeued_total", "via", "asynq"))
+
+	requeue("2") // the requeue of attempt 2 does its work
+	got = b.get(t, task.QueueID)
+	require.Equal(t, contracts.StatusPending, got.Status)
+	require.Equal(t, contracts.PriorityHigh, got.Priority)
+	require.Equal(t, 2.0, metric(t, reg, "flowgate_tasks_requeued_total", "via", "asynq"))
+}
+
+// afterFirstCall runs then once, right after the first ledger call (a
+// script, or a read of a task) of its client returns; the connection's
+// handshake (HELLO, SELECT, CLIENT) does not count.
+type afterFirstCall struct {
+	then func()
+	done bool
+}
+
+func (h *afterFirstCall) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *afterFirstCall) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		err := next(ctx, cmd)
+		h.fire(cmd)
+		return err
+	}
+}
+
+func (h *afterFirstCall) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		err := next(ctx, cmds)
+		if len(cmds) > 0 {
+			h.fire(cmds[0])
+		}
+		return err
+	}
+}
+
+func (h *afterFirstCall) fire(cmd redis.Cmder) {
+	switch cmd.Name() {
+	case "evalsha", "eval", "hgetall":
+		if !h.done {
+			h.done = true
+			h.then()
+		}
+	}
 }
 
 // Crash window 1: the ledger recorded the FAIL but the process died before
