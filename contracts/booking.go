@@ -26,8 +26,12 @@ const (
 	// BookingErrTimeoutQueued: the Cloud9 call had an uncertain outcome
 	// (timeout, dropped connection); the booking was queued and its first
 	// attempt looks for the appointment before sending it again.
-	BookingErrTimeoutQueued    = "TIMEOUT_QUEUED"
-	BookingErrSlotReserved     = "SLOT_RESERVED"
+	BookingErrTimeoutQueued = "TIMEOUT_QUEUED"
+	BookingErrSlotReserved  = "SLOT_RESERVED"
+	// BookingErrDuplicateSlot: this slot is already booked (or being
+	// booked) for another child of the same patient (parent-as-patient), or
+	// named twice in one children[] batch.
+	BookingErrDuplicateSlot    = "DUPLICATE_SLOT_BLOCKED"
 	BookingErrSlotNotAvailable = "SLOT_NOT_AVAILABLE"
 	BookingErrPatientNotFound  = "PATIENT_NOT_FOUND"
 	BookingErrRateLimit        = "RATE_LIMIT"

@@ -24,6 +24,7 @@ const (
 	ActionOfferAlternativeSlot = "offer_alternative_slot"
 	ActionTransferToAgent      = "transfer_to_agent"
 	ActionRecreatePatient      = "recreate_patient_then_retry"
+	ActionUseNextSlot          = "use_next_slot_from_booking_plan"
 )
 
 // NoteResult is `_debug.note_result`: what happened to the patient note.

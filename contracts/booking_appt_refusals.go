@@ -182,6 +182,58 @@ func NewApptSlotReserved(startTime, slotKey string, now time.Time) ApptSlotReser
 	}
 }
 
+// ---- duplicate slot (reference §1.2 Duplicate) ---------------------------
+
+// ApptDuplicateSlotResponse: the slot is already booked (or being booked)
+// for another child under the same patient, or named twice in one batch.
+// Never a confirmation: the other child's appointment is not this one's.
+type ApptDuplicateSlotResponse struct {
+	Success     bool                  `json:"success"`
+	Message     string                `json:"message"`
+	Debug       DuplicateSlotDebug    `json:"_debug"`
+	LLMGuidance DuplicateSlotGuidance `json:"llm_guidance"`
+}
+
+// DuplicateSlotDebug is its `_debug`. slot_key is "<startTime>|<column>";
+// already_booked_slots the slot keys this answer knows to be taken.
+type DuplicateSlotDebug struct {
+	ErrorType          string   `json:"error_type"`
+	SlotKey            string   `json:"slot_key"`
+	SessionID          string   `json:"session_id"`
+	AlreadyBookedSlots []string `json:"already_booked_slots"`
+	Timestamp          string   `json:"timestamp"`
+}
+
+// DuplicateSlotGuidance is its llm_guidance.
+type DuplicateSlotGuidance struct {
+	ErrorType      string   `json:"error_type"`
+	ActionRequired string   `json:"action_required"`
+	Critical       string   `json:"CRITICAL"`
+	RecoverySteps  []string `json:"recovery_steps"`
+}
+
+// DuplicateSlotMessage is the duplicate slot answer's message.
+const DuplicateSlotMessage = "This time slot is already booked for another child in this call. Use the next slot from the booking plan."
+
+// NewApptDuplicateSlot builds it.
+func NewApptDuplicateSlot(slotKey, sessionID string, now time.Time) ApptDuplicateSlotResponse {
+	return ApptDuplicateSlotResponse{
+		Success: false, Message: DuplicateSlotMessage,
+		Debug: DuplicateSlotDebug{ErrorType: BookingErrDuplicateSlot, SlotKey: slotKey, SessionID: sessionID,
+			AlreadyBookedSlots: []string{slotKey}, Timestamp: JSTime(now)},
+		LLMGuidance: DuplicateSlotGuidance{
+			ErrorType: "duplicate_slot_attempt", ActionRequired: ActionUseNextSlot,
+			Critical: "Do NOT tell the caller this child is booked. Each child needs a different slot: book this child " +
+				"in the next slot of the booking plan.",
+			RecoverySteps: []string{
+				"1. Take the next unused slot from the booking plan (or get slots again)",
+				"2. Book this child in that slot",
+				"3. Confirm each child with their own day and time",
+			},
+		},
+	}
+}
+
 // ---- batch (children[]) --------------------------------------------------
 
 // ApptBatchResponse answers a batch: each child booked in order.

@@ -142,6 +142,14 @@ func TestValidationGolden(t *testing.T) {
 		nil, nil, "malformed JSON at byte 12", nil, bt0))
 }
 
+func TestDuplicateSlotGolden(t *testing.T) {
+	r := contracts.NewApptDuplicateSlot("2026-01-20T10:00|"+colGUID, "flowise-session-456", bt0)
+	if r.Success || r.Debug.ErrorType != "DUPLICATE_SLOT_BLOCKED" || r.LLMGuidance.ActionRequired != "use_next_slot_from_booking_plan" {
+		t.Fatalf("shape: %+v", r)
+	}
+	contractstest.Golden(t, "booking_appt_duplicate_slot", r)
+}
+
 func TestSlotReservedGolden(t *testing.T) {
 	contractstest.Golden(t, "booking_appt_slot_reserved", contracts.NewApptSlotReserved("01/20/2026 10:00 AM", "", bt0))
 }

@@ -17,6 +17,7 @@ const (
 	kindQueued
 	kindFailed
 	kindReserved
+	kindDuplicate // the slot is another child's (same patient)
 )
 
 // outcome is what happened to one booking on the sync path.
@@ -108,8 +109,7 @@ func (s *Service) book(ctx context.Context, b booking, deadline time.Time) outco
 	if rec, done, err := s.d.Marks.Completed(ctx, key); err != nil {
 		s.log.Warn("booking marks unavailable", "err", err)
 	} else if done {
-		s.log.Info("booking already completed; answering it again without calling Cloud9", "appointment_guid", rec.AppointmentGUID)
-		return fromDone(rec)
+		return s.fromDone(b, rec)
 	}
 	h := s.hold(b)
 	if s.d.Reservations != nil {
@@ -126,6 +126,9 @@ func (s *Service) book(ctx context.Context, b booking, deadline time.Time) outco
 		s.log.Warn("booking marks unavailable; queueing the booking rather than sending it unguarded", "err", err)
 		return s.enqueue(ctx, b, h, outcome{}, true, contracts.BookingErrTimeoutQueued, contracts.QueueReasonUncertain,
 			"booking marks unavailable")
+	case !got && !sameChild(holder.ChildName, b.ChildName):
+		s.log.Warn("slot is being booked for another child of this patient", "child", b.ChildName, "other_child", holder.ChildName)
+		return outcome{kind: kindDuplicate}
 	case !got:
 		s.log.Info("another attempt of this booking is in progress; queueing it with a check first", "holder", holder.Owner)
 		return s.enqueue(ctx, b, h, outcome{}, true, contracts.BookingErrTimeoutQueued, contracts.QueueReasonInProgress,
@@ -134,8 +137,17 @@ func (s *Service) book(ctx context.Context, b booking, deadline time.Time) outco
 	return s.bookClaimed(ctx, b, key, owner, h, deadline)
 }
 
-// fromDone answers a booking from its Done mark.
-func fromDone(rec DoneRecord) outcome {
+// fromDone answers a booking from its Done mark: the same child → the
+// booking as made (idempotent repeat); another child of the same patient
+// (parent-as-patient siblings on one slot) → DUPLICATE_SLOT_BLOCKED, never
+// the other child's appointment as this one's.
+func (s *Service) fromDone(b booking, rec DoneRecord) outcome {
+	if !sameChild(rec.ChildName, b.ChildName) {
+		s.log.Warn("slot already booked for another child of this patient", "child", b.ChildName, "other_child", rec.ChildName,
+			"appointment_guid", rec.AppointmentGUID)
+		return outcome{kind: kindDuplicate}
+	}
+	s.log.Info("booking already completed; answering it again without calling Cloud9", "appointment_guid", rec.AppointmentGUID)
 	return outcome{kind: kindBooked, apptGUID: rec.AppointmentGUID, c9Result: "Appointment GUID Added: " + rec.AppointmentGUID,
 		recovered: true, note: contracts.NoteResult{Success: true, Skipped: true}}
 }
@@ -145,6 +157,11 @@ func fromDone(rec DoneRecord) outcome {
 // an uncertain outcome, or releases it.
 func (s *Service) bookClaimed(ctx context.Context, b booking, key, owner string, h SlotHold, deadline time.Time) outcome {
 	var o outcome
+	// The attempt that held the lease may have just completed it.
+	if rec, done, err := s.d.Marks.Completed(ctx, key); err == nil && done {
+		s.dropLease(ctx, key, owner)
+		return s.fromDone(b, rec)
+	}
 	// A mark left by an earlier attempt whose outcome is unknown: ask Cloud9
 	// before sending again.
 	inflight, err := s.d.Marks.InFlight(ctx, key)
@@ -247,8 +264,8 @@ func (s *Service) bookClaimed(ctx context.Context, b booking, key, owner string,
 // is not released: it is the other attempt's too.
 func (s *Service) lostToItself(ctx context.Context, b booking, key string, h SlotHold, held bool, o outcome, f failure) (outcome, bool) {
 	if rec, done, err := s.d.Marks.Completed(ctx, key); err == nil && done {
-		s.log.Info("slot refused, but another attempt of this booking made it", "appointment_guid", rec.AppointmentGUID)
-		return fromDone(rec), true
+		s.log.Info("slot refused, but it is booked under this identity", "appointment_guid", rec.AppointmentGUID)
+		return s.fromDone(b, rec), true
 	}
 	if !held {
 		s.log.Warn("slot refused after this attempt's lease lapsed; queueing with a check first")
@@ -382,6 +399,9 @@ func (s *Service) render(b booking, o outcome) any {
 	case kindReserved:
 		s.count("createAppt", "slot_reserved")
 		return contracts.NewApptSlotReserved(b.StartTime, "", now)
+	case kindDuplicate:
+		s.count("createAppt", "duplicate_slot")
+		return contracts.NewApptDuplicateSlot(slotKey(b.StartTime, b.ScheduleColumnGUID), b.SessionID, now)
 	}
 	s.count("createAppt", "failed")
 	return contracts.ApptFailedResponse{

@@ -3,6 +3,7 @@ package bookingsvc_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -529,4 +530,63 @@ func TestConcurrentCreateApptSendsOnce(t *testing.T) {
 	third := body[contracts.ApptBookedResponse](t, s.CreateAppt(ctx, request(e)))
 	require.Equal(t, r.AppointmentGUID, third.AppointmentGUID)
 	require.Len(t, e.Cloud9.Calls(bookingsvc.ProcSetAppointment), 1)
+}
+
+// No false confirmation: two siblings booked under the parent (parent-as-
+// patient: one patientGUID) on the same slot. The second is refused as
+// DUPLICATE_SLOT_BLOCKED — never answered with the first's appointment —
+// whether the first is done or still at Cloud9; the same child asking
+// again is the idempotent "already booked".
+func TestSiblingOnTheSameSlotIsADuplicate(t *testing.T) {
+	t.Parallel()
+	e := bt.NewEnv()
+	s := e.Service(t)
+	johnny := body[contracts.ApptBookedResponse](t, s.CreateAppt(ctx, request(e)))
+
+	jane := request(e)
+	jane.ChildName, jane.Note = "Jane Smith", ""
+	r := body[contracts.ApptDuplicateSlotResponse](t, s.CreateAppt(ctx, jane))
+	require.False(t, r.Success)
+	require.Equal(t, contracts.BookingErrDuplicateSlot, r.Debug.ErrorType)
+	require.Equal(t, "2026-01-21T10:00|"+strings.ToLower(bt.Column), r.Debug.SlotKey)
+	require.Equal(t, "flowise-session-456", r.Debug.SessionID)
+	require.Equal(t, "duplicate_slot_attempt", r.LLMGuidance.ErrorType)
+	require.Equal(t, contracts.ActionUseNextSlot, r.LLMGuidance.ActionRequired)
+	require.Len(t, e.Cloud9.Calls(bookingsvc.ProcSetAppointment), 1)
+	state, _ := e.Reservations.State(hold(start, bt.Column))
+	require.Equal(t, "confirmed", state, "Johnny's hold stays")
+
+	again := request(e)
+	again.ChildName = "johnny" // the same child, spelled otherwise
+	a := body[contracts.ApptBookedResponse](t, s.CreateAppt(ctx, again))
+	require.Equal(t, johnny.AppointmentGUID, a.AppointmentGUID)
+
+	// While a sibling's booking of the slot is in flight (its lease).
+	e2 := bt.NewEnv()
+	key := bookingsvc.IdentityKey(bt.Patient, start, bt.Column)
+	got, _, _ := e2.Marks.Claim(ctx, key, bookingsvc.Lease{Owner: "sync-x", ChildName: "Johnny Smith"}, time.Minute)
+	require.True(t, got)
+	jane.BookingAuthToken = e2.Token(bt.Patient)
+	body[contracts.ApptDuplicateSlotResponse](t, e2.Service(t).CreateAppt(ctx, jane))
+	require.Empty(t, e2.Queue.Appointments)
+	require.Empty(t, e2.Cloud9.Calls(bookingsvc.ProcSetAppointment))
+}
+
+func TestBatchRejectsADuplicateSlot(t *testing.T) {
+	t.Parallel()
+	e := bt.NewEnv()
+	req := contracts.CreateApptRequest{PatientGUID: bt.Patient, BookingAuthToken: e.Token(bt.Patient), Children: []contracts.BookingChild{
+		{ChildName: "Johnny Smith", StartTime: start, ScheduleColumnGUID: bt.Column},
+		{ChildName: "Jane Smith", StartTime: "1/21/2026 10:00:00 AM", ScheduleColumnGUID: strings.ToLower(bt.Column)},
+		{ChildName: "Jim Smith", StartTime: "01/21/2026 10:45 AM", ScheduleColumnGUID: bt.Column}}}
+	r := body[contracts.ApptBatchResponse](t, e.Service(t).CreateAppt(ctx, req))
+	require.True(t, r.Results[0].Success)
+	require.False(t, r.Results[1].Success)
+	require.Empty(t, r.Results[1].AppointmentGUID)
+	require.Equal(t, contracts.BookingErrDuplicateSlot, r.Results[1].ErrorType)
+	require.Equal(t, contracts.DuplicateSlotMessage, r.Results[1].Message)
+	require.True(t, r.Results[2].Success)
+	require.Equal(t, 2, r.SuccessfulBookings)
+	require.Equal(t, 1, r.FailedBookings)
+	require.Len(t, e.Cloud9.Calls(bookingsvc.ProcSetAppointment), 2)
 }

@@ -17,7 +17,9 @@ import (
 // patientGUID (the request's, else the first child's); with parent-as-
 // patient every child is booked under it. A child naming another patient
 // is refused as BOOKING_AUTH_GUID_MISMATCH unless the mode is legacy
-// (Node-RED checked only the top-level GUID and booked any child).
+// (Node-RED checked only the top-level GUID and booked any child). A slot
+// (start, column) named by an earlier child is refused as
+// DUPLICATE_SLOT_BLOCKED (Node-RED had no batch slot dedup).
 func (s *Service) createBatch(ctx context.Context, req contracts.CreateApptRequest, now time.Time) Answer {
 	primary, token := strings.TrimSpace(req.PatientGUID), strings.TrimSpace(req.BookingAuthToken)
 	if primary == "" {
@@ -36,6 +38,7 @@ func (s *Service) createBatch(ctx context.Context, req contracts.CreateApptReque
 	}
 	deadline := now.Add(s.cfg.SyncBudget)
 	results := make([]contracts.ApptBatchChild, 0, len(req.Children))
+	seen := map[string]bool{} // slot keys named by earlier children
 	for _, c := range req.Children {
 		guid := firstNonEmpty(c.PatientGUID, primary)
 		b, bad := s.resolve(guid, slotFields{bookingToken: c.BookingToken, startTime: c.StartTime, view: c.ScheduleViewGUID,
@@ -49,8 +52,13 @@ func (s *Service) createBatch(ctx context.Context, req contracts.CreateApptReque
 		case method != contracts.AuthMethodLegacy && !strings.EqualFold(guid, primary):
 			res.ErrorType = contracts.BookingAuthGUIDMismatch
 			res.Message = contracts.AuthMessage(contracts.BookingAuthGUIDMismatch)
+		case seen[slotKey(b.StartTime, b.ScheduleColumnGUID)]:
+			// Two children in one chair at one time: the later one is
+			// refused, never answered with the earlier one's appointment.
+			res.ErrorType, res.Message = contracts.BookingErrDuplicateSlot, contracts.DuplicateSlotMessage
 		default:
 			b.AuthMethod = method
+			seen[slotKey(b.StartTime, b.ScheduleColumnGUID)] = true
 			s.fillBatchChild(&res, s.book(ctx, b, deadline))
 		}
 		results = append(results, res)
@@ -76,6 +84,8 @@ func (s *Service) fillBatchChild(res *contracts.ApptBatchChild, o outcome) {
 	case kindReserved:
 		r := contracts.NewApptSlotReserved(res.StartTime, "", s.cfg.Now())
 		res.ErrorType, res.Message = contracts.BookingErrSlotReserved, r.Message
+	case kindDuplicate:
+		res.ErrorType, res.Message = contracts.BookingErrDuplicateSlot, contracts.DuplicateSlotMessage
 	default:
 		res.ErrorType, res.Message = o.errType, contracts.FailedMessage(o.errType, o.c9Msg)
 	}

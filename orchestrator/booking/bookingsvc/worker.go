@@ -232,8 +232,7 @@ func (w *Worker) handleAppointment(ctx context.Context, t *asynq.Task) error {
 	log := w.log.With("operation_id", p.OperationID, "attempt", a.attempt)
 
 	if rec, done, err := w.d.Marks.Completed(ctx, key); err == nil && done {
-		// Whoever set the mark saw the success and added the note.
-		return w.completeAppointment(ctx, t, p, key, "", rec.AppointmentGUID, a, true, false)
+		return w.fromDone(ctx, t, p, key, "", rec, a)
 	}
 	owner := newOwner(p.OperationID)
 	if err := w.claim(ctx, key, Lease{Owner: owner, ChildName: p.ChildName}, a); err != nil {
@@ -247,8 +246,7 @@ func (w *Worker) handleAppointment(ctx context.Context, t *asynq.Task) error {
 	}()
 	// The attempt we waited for may have completed it.
 	if rec, done, err := w.d.Marks.Completed(ctx, key); err == nil && done {
-		sent = true // Done releases the lease
-		return w.completeAppointment(ctx, t, p, key, owner, rec.AppointmentGUID, a, true, false)
+		return w.fromDone(ctx, t, p, key, "", rec, a)
 	}
 	inflight, err := w.d.Marks.InFlight(ctx, key)
 	if err != nil {
@@ -296,8 +294,8 @@ func (w *Worker) handleAppointment(ctx context.Context, t *asynq.Task) error {
 	held := w.dropLease(ctx, key, owner)
 	if f.class == ClassSlotNotAvailable {
 		if rec, done, err := w.d.Marks.Completed(ctx, key); err == nil && done {
-			log.Info("slot refused, but another attempt of this booking made it", "appointment_guid", rec.AppointmentGUID)
-			return w.completeAppointment(ctx, t, p, key, "", rec.AppointmentGUID, a, true, false)
+			log.Info("slot refused, but it is booked under this identity", "appointment_guid", rec.AppointmentGUID)
+			return w.fromDone(ctx, t, p, key, "", rec, a)
 		}
 		if !held {
 			// This attempt's lease lapsed during the call: another attempt
@@ -308,6 +306,21 @@ func (w *Worker) handleAppointment(ctx context.Context, t *asynq.Task) error {
 		}
 	}
 	return w.failAppointment(ctx, p, a, f)
+}
+
+// fromDone completes the task from the identity's Done mark (whoever set
+// it saw the success and added the note) — if it is this child's. Another
+// child's (parent-as-patient siblings on one slot) fails the task for good
+// as DUPLICATE_SLOT_BLOCKED, keeping the reservation (it is the other
+// child's).
+func (w *Worker) fromDone(ctx context.Context, t *asynq.Task, p AppointmentTask, key, owner string, rec DoneRecord, a attemptInfo) error {
+	if sameChild(rec.ChildName, p.ChildName) {
+		return w.completeAppointment(ctx, t, p, key, owner, rec.AppointmentGUID, a, true, false)
+	}
+	w.m.failed.WithLabelValues(contracts.OpSetAppointment, contracts.BookingErrDuplicateSlot).Inc()
+	w.log.Warn("queued booking refused: the slot is booked for another child of this patient", "operation_id", p.OperationID,
+		"child", p.ChildName, "other_child", rec.ChildName, "appointment_guid", rec.AppointmentGUID)
+	return fmt.Errorf("%s: the slot is booked for %q: %w", contracts.BookingErrDuplicateSlot, rec.ChildName, asynq.SkipRetry)
 }
 
 // claim takes the identity's lease for this attempt. Held by another

@@ -424,3 +424,27 @@ func TestQueuedTaskWaitsForTheLease(t *testing.T) {
 	require.Len(t, a.e.Cloud9.Calls(bookingsvc.ProcSetAppointment), 3, "2 sync + 1 async")
 	require.GreaterOrEqual(t, metric(t, a.reg, "flowgate_booking_deferred_total", "procedure", "lease"), 1.0)
 }
+
+// A queued booking of a sibling (same patient, same slot) whose Done mark
+// names another child fails for good as DUPLICATE_SLOT_BLOCKED: it is
+// never completed with the other child's appointment, and the other
+// child's reservation stays.
+func TestQueuedSiblingOnTheSameSlotFails(t *testing.T) {
+	t.Parallel()
+	a := setupAsync(t)
+	a.e.Cloud9.Script(bookingsvc.ProcSetAppointment, bt.RateLimited(), bt.RateLimited())
+	jane := request(a.e)
+	jane.ChildName = "Jane Smith"
+	q := body[contracts.ApptQueuedResponse](t, a.s.CreateAppt(ctx, jane))
+	johnny := body[contracts.ApptBookedResponse](t, a.s.CreateAppt(ctx, request(a.e)))
+	a.start(t)
+	op := a.waitOp(t, q.OperationID, contracts.OpFailed)
+	require.Contains(t, *op.LastError, contracts.BookingErrDuplicateSlot)
+	require.Equal(t, 1, op.Attempts)
+	require.Len(t, a.e.Cloud9.Calls(bookingsvc.ProcSetAppointment), 3, "2 sync for Jane + 1 for Johnny")
+	require.Empty(t, a.e.Events.All(), "no booking_completed for Jane")
+	state, _ := a.e.Reservations.State(hold(start, bt.Column))
+	require.Equal(t, "confirmed", state)
+	require.Len(t, a.e.Cloud9.Appointments(bt.Patient), 1)
+	require.Equal(t, johnny.AppointmentGUID, a.e.Cloud9.Appointments(bt.Patient)[0].AppointmentGUID)
+}
