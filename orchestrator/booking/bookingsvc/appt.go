@@ -232,9 +232,11 @@ func (s *Service) bookClaimed(ctx context.Context, b booking, key, owner string,
 			// The mark stays: whoever runs this booking next checks first;
 			// the lease stays a little, for a late commit to land.
 			s.log.Warn("SetAppointment outcome uncertain; queueing with a check first", "err", err)
-			if _, err := s.d.Marks.Extend(ctx, key, owner, s.cfg.LeaseGrace); err != nil {
+			bctx, cancel := bookkeeping(ctx)
+			if _, err := s.d.Marks.Extend(bctx, key, owner, s.cfg.LeaseGrace); err != nil {
 				s.log.Warn("booking marks: could not keep the lease", "err", err)
 			}
+			cancel()
 			return s.enqueue(ctx, b, h, o, true, contracts.BookingErrTimeoutQueued, contracts.QueueReasonUncertain, f.text())
 		case dispUnavailable:
 			s.clearMark(ctx, key, owner)
@@ -263,7 +265,9 @@ func (s *Service) bookClaimed(ctx context.Context, b booking, key, owner string,
 // be sending it) → queued with a check first. Either way the reservation
 // is not released: it is the other attempt's too.
 func (s *Service) lostToItself(ctx context.Context, b booking, key string, h SlotHold, held bool, o outcome, f failure) (outcome, bool) {
-	if rec, done, err := s.d.Marks.Completed(ctx, key); err == nil && done {
+	bctx, cancel := bookkeeping(ctx)
+	defer cancel()
+	if rec, done, err := s.d.Marks.Completed(bctx, key); err == nil && done {
 		s.log.Info("slot refused, but it is booked under this identity", "appointment_guid", rec.AppointmentGUID)
 		return s.fromDone(b, rec), true
 	}
@@ -274,7 +278,21 @@ func (s *Service) lostToItself(ctx context.Context, b booking, key string, h Slo
 	return outcome{}, false
 }
 
+// bookkeepingTimeout bounds the bookkeeping around a Cloud9 call (marks,
+// reservation, enqueue, note queueing).
+const bookkeepingTimeout = 5 * time.Second
+
+// bookkeeping is the context of the work after (or instead of) a Cloud9
+// call: not cancelled with the request — when the call ended by the
+// request's deadline (the uncertain case) the booking must still be
+// marked and queued — but bounded by bookkeepingTimeout.
+func bookkeeping(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), bookkeepingTimeout)
+}
+
 func (s *Service) clearMark(ctx context.Context, key, owner string) {
+	ctx, cancel := bookkeeping(ctx)
+	defer cancel()
 	if err := s.d.Marks.Clear(ctx, key, owner); err != nil {
 		s.log.Warn("booking marks: clear failed", "err", err)
 	}
@@ -282,6 +300,8 @@ func (s *Service) clearMark(ctx context.Context, key, owner string) {
 
 // dropLease releases owner's lease; held says whether owner still held it.
 func (s *Service) dropLease(ctx context.Context, key, owner string) bool {
+	ctx, cancel := bookkeeping(ctx)
+	defer cancel()
 	held, err := s.d.Marks.Release(ctx, key, owner)
 	if err != nil {
 		s.log.Warn("booking marks: lease release failed (it expires by itself)", "err", err)
@@ -293,6 +313,8 @@ func (s *Service) release(ctx context.Context, h SlotHold) {
 	if s.d.Reservations == nil {
 		return
 	}
+	ctx, cancel := bookkeeping(ctx)
+	defer cancel()
 	if err := s.d.Reservations.Release(ctx, h); err != nil {
 		s.log.Warn("slot reservation: release failed (it expires by itself)", "err", err)
 	}
@@ -302,6 +324,8 @@ func (s *Service) confirm(ctx context.Context, h SlotHold) {
 	if s.d.Reservations == nil {
 		return
 	}
+	ctx, cancel := bookkeeping(ctx)
+	defer cancel()
 	if err := s.d.Reservations.Confirm(ctx, h); err != nil {
 		s.log.Warn("slot reservation: extend failed", "err", err)
 	}
@@ -310,7 +334,9 @@ func (s *Service) confirm(ctx context.Context, h SlotHold) {
 // completed records a made booking: done mark (the lease released),
 // reservation kept for 300 s, note added.
 func (s *Service) completed(ctx context.Context, b booking, key, owner string, h SlotHold, guid, result string, o outcome, deadline time.Time) outcome {
-	if err := s.d.Marks.Done(ctx, key, owner, DoneRecord{AppointmentGUID: guid, ChildName: b.ChildName}); err != nil {
+	bctx, cancel := bookkeeping(ctx)
+	defer cancel()
+	if err := s.d.Marks.Done(bctx, key, owner, DoneRecord{AppointmentGUID: guid, ChildName: b.ChildName}); err != nil {
 		s.log.Warn("booking marks: could not record the completed booking", "appointment_guid", guid, "err", err)
 	}
 	s.confirm(ctx, h)
@@ -332,11 +358,16 @@ func (s *Service) addNote(ctx context.Context, patientGUID, note string, deadlin
 	queue := func(reason string) (contracts.NoteResult, bool) {
 		t := NoteTask{OperationID: NewOperationID("op-note", s.cfg.Now()), CreatedAt: s.cfg.Now().UTC(),
 			PatientGUID: patientGUID, Note: note}
-		if err := s.d.Queue.EnqueueNote(ctx, t); err != nil {
+		bctx, cancel := bookkeeping(ctx)
+		defer cancel()
+		if err := s.d.Queue.EnqueueNote(bctx, t); err != nil {
 			s.log.Error("patient note could not be added nor queued", "patient_guid", patientGUID, "err", err)
 			return contracts.NoteResult{Success: false, Error: reason}, false
 		}
 		return contracts.NoteResult{Success: false, Error: reason, Queued: true, OperationID: t.OperationID}, false
+	}
+	if ctx.Err() != nil { // the request ended with the booking call
+		return queue("Timed out")
 	}
 	if _, fits := s.turn(ctx, ProcSetPatientComment, deadline); !fits {
 		return queue("Rate limited")
@@ -354,10 +385,13 @@ func (s *Service) addNote(ctx context.Context, patientGUID, note string, deadlin
 	return contracts.NoteResult{Success: false, Error: f.text()}, false
 }
 
-// enqueue hands the booking to the async path and answers queued. The
+// enqueue hands the booking to the async path and answers queued (on the
+// bookkeeping context: also when the request has ended). The
 // reservation is held for 300 s while it waits. If it cannot be queued the
 // answer is a failure (TIMEOUT after an uncertain outcome, else EXCEPTION).
 func (s *Service) enqueue(ctx context.Context, b booking, h SlotHold, o outcome, checkFirst bool, errType, reason, lastErr string) outcome {
+	ctx, cancel := bookkeeping(ctx)
+	defer cancel()
 	now := s.cfg.Now()
 	t := AppointmentTask{OperationID: NewOperationID("op", now), CreatedAt: now.UTC(), PatientGUID: b.PatientGUID,
 		StartTime: b.StartTime, ScheduleViewGUID: b.ScheduleViewGUID, ScheduleColumnGUID: b.ScheduleColumnGUID,

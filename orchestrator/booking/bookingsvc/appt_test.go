@@ -590,3 +590,50 @@ func TestBatchRejectsADuplicateSlot(t *testing.T) {
 	require.Equal(t, 1, r.FailedBookings)
 	require.Len(t, e.Cloud9.Calls(bookingsvc.ProcSetAppointment), 2)
 }
+
+// The request's deadline ends the SetAppointment call (the uncertain case):
+// the bookkeeping after it runs on a context of its own, so the booking is
+// still marked, held and queued with a check first — not answered TIMEOUT
+// with nothing queued. A later child of the same batch is queued too.
+func TestRequestDeadlineDuringTheCallStillQueues(t *testing.T) {
+	t.Parallel()
+	t.Run("single", func(t *testing.T) {
+		e := bt.NewEnv()
+		rctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		e.Cloud9.Hook = func(procedure string) {
+			if procedure == bookingsvc.ProcSetAppointment {
+				cancel()
+			}
+		}
+		e.Cloud9.Script(bookingsvc.ProcSetAppointment, bt.Committed{Err: context.DeadlineExceeded})
+		r := body[contracts.ApptQueuedResponse](t, e.Service(t).CreateAppt(rctx, request(e)))
+		require.Equal(t, contracts.QueueReasonUncertain, r.Debug.QueueReason)
+		require.Len(t, e.Queue.Appointments, 1)
+		require.True(t, e.Queue.Appointments[0].CheckFirst)
+		inflight, _ := e.Marks.InFlight(ctx, bookingsvc.IdentityKey(bt.Patient, start, bt.Column))
+		require.True(t, inflight)
+		state, _ := e.Reservations.State(hold(start, bt.Column))
+		require.Equal(t, "confirmed", state)
+	})
+	t.Run("batch", func(t *testing.T) {
+		e := bt.NewEnv()
+		rctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		e.Cloud9.Hook = func(procedure string) {
+			if procedure == bookingsvc.ProcSetAppointment {
+				cancel()
+			}
+		}
+		e.Cloud9.Script(bookingsvc.ProcSetAppointment, bt.Committed{Err: context.DeadlineExceeded})
+		req := contracts.CreateApptRequest{PatientGUID: bt.Patient, BookingAuthToken: e.Token(bt.Patient), Children: []contracts.BookingChild{
+			{ChildName: "A", StartTime: start}, {ChildName: "B", StartTime: "01/21/2026 10:45 AM"}}}
+		r := body[contracts.ApptBatchResponse](t, e.Service(t).CreateAppt(rctx, req))
+		require.True(t, r.Results[0].Queued)
+		require.True(t, r.Results[1].Queued, "queued, not failed, after the request ended")
+		require.Len(t, e.Cloud9.Calls(bookingsvc.ProcSetAppointment), 1, "nothing sent once the request has ended")
+		require.Len(t, e.Queue.Appointments, 2)
+		require.True(t, e.Queue.Appointments[0].CheckFirst)
+		require.False(t, e.Queue.Appointments[1].CheckFirst)
+	})
+}

@@ -127,9 +127,12 @@ func NewOperationID(prefix string, now time.Time) string {
 }
 
 // turn waits for the limiter's turn on procedure while the wait ends by
-// deadline; ok is false when it would not (or ctx ended). A limiter error
+// deadline; ok is false when it would not (or ctx has ended). A limiter error
 // lets the call go ahead (fail open, logged).
 func (s *Service) turn(ctx context.Context, procedure string, deadline time.Time) (waited time.Duration, ok bool) {
+	if ctx.Err() != nil { // the request has ended: no call now (the caller queues)
+		return 0, false
+	}
 	if s.d.Limiter == nil {
 		return 0, true
 	}

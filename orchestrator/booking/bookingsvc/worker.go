@@ -283,17 +283,21 @@ func (w *Worker) handleAppointment(ctx context.Context, t *asynq.Task) error {
 	f := classify(err)
 	if f.disposition() == dispUncertain {
 		// The mark stays (the next attempt checks); the lease a little longer.
-		if _, xerr := w.d.Marks.Extend(ctx, key, owner, w.cfg.LeaseGrace); xerr != nil {
+		bctx, cancel := bookkeeping(ctx)
+		if _, xerr := w.d.Marks.Extend(bctx, key, owner, w.cfg.LeaseGrace); xerr != nil {
 			log.Warn("booking marks: could not keep the lease", "err", xerr)
 		}
+		cancel()
 		return w.failAppointment(ctx, p, a, f)
 	}
-	if cerr := w.d.Marks.Clear(ctx, key, owner); cerr != nil {
+	bctx, cancel := bookkeeping(ctx)
+	defer cancel()
+	if cerr := w.d.Marks.Clear(bctx, key, owner); cerr != nil {
 		log.Warn("booking marks: clear failed", "err", cerr)
 	}
 	held := w.dropLease(ctx, key, owner)
 	if f.class == ClassSlotNotAvailable {
-		if rec, done, err := w.d.Marks.Completed(ctx, key); err == nil && done {
+		if rec, done, err := w.d.Marks.Completed(bctx, key); err == nil && done {
 			log.Info("slot refused, but it is booked under this identity", "appointment_guid", rec.AppointmentGUID)
 			return w.fromDone(ctx, t, p, key, "", rec, a)
 		}
@@ -347,6 +351,8 @@ func (w *Worker) claim(ctx context.Context, key string, l Lease, a attemptInfo) 
 }
 
 func (w *Worker) dropLease(ctx context.Context, key, owner string) bool {
+	ctx, cancel := bookkeeping(ctx)
+	defer cancel()
 	held, err := w.d.Marks.Release(ctx, key, owner)
 	if err != nil {
 		w.log.Warn("booking marks: lease release failed (it expires by itself)", "err", err)
@@ -379,6 +385,8 @@ func (w *Worker) releaseHold(ctx context.Context, p AppointmentTask) {
 	if w.d.Reservations == nil {
 		return
 	}
+	ctx, cancel := bookkeeping(ctx)
+	defer cancel()
 	if err := w.d.Reservations.Release(ctx, w.hold(p)); err != nil {
 		w.log.Warn("slot reservation: release failed (it expires by itself)", "err", err)
 	}
@@ -389,6 +397,9 @@ func (w *Worker) releaseHold(ctx context.Context, p AppointmentTask) {
 // published.
 func (w *Worker) completeAppointment(ctx context.Context, t *asynq.Task, p AppointmentTask, key, owner, guid string, a attemptInfo,
 	recovered, withNote bool) error {
+	callCtx := ctx
+	ctx, cancel := bookkeeping(ctx) // the appointment exists: record it even if the run's deadline has passed
+	defer cancel()
 	if err := w.d.Marks.Done(ctx, key, owner, DoneRecord{AppointmentGUID: guid, ChildName: p.ChildName}); err != nil {
 		w.log.Warn("booking marks: could not record the completed booking", "appointment_guid", guid, "err", err)
 	}
@@ -399,7 +410,7 @@ func (w *Worker) completeAppointment(ctx context.Context, t *asynq.Task, p Appoi
 	}
 	noteAdded := false
 	if withNote {
-		noteAdded = w.addNote(ctx, p.OperationID, p.PatientGUID, p.Note)
+		noteAdded = w.addNote(callCtx, ctx, p.OperationID, p.PatientGUID, p.Note)
 	}
 	w.writeResult(t, opResult{AppointmentGUID: guid, PatientGUID: p.PatientGUID, NoteAdded: noteAdded, Recovered: recovered})
 	w.m.completed.WithLabelValues(contracts.OpSetAppointment).Inc()
@@ -412,16 +423,19 @@ func (w *Worker) completeAppointment(ctx context.Context, t *asynq.Task, p Appoi
 }
 
 // addNote adds the note at once when the limiter allows, else queues it.
-func (w *Worker) addNote(ctx context.Context, opID, patientGUID, note string) bool {
+func (w *Worker) addNote(ctx, bctx context.Context, opID, patientGUID, note string) bool {
 	if note == "" {
 		return false
 	}
 	queue := func() bool {
 		t := NoteTask{OperationID: "note-" + opID, CreatedAt: w.cfg.Now().UTC(), PatientGUID: patientGUID, Note: note}
-		if err := w.EnqueueNote(ctx, t); err != nil {
+		if err := w.EnqueueNote(bctx, t); err != nil {
 			w.log.Error("patient note of a queued booking could not be queued", "operation_id", opID, "err", err)
 		}
 		return false
+	}
+	if ctx.Err() != nil {
+		return queue()
 	}
 	if w.d.Limiter != nil {
 		allowed, _, err := w.d.Limiter.Allow(ctx, ProcSetPatientComment)

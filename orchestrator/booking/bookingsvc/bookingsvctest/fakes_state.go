@@ -306,11 +306,14 @@ type Queue struct {
 }
 
 // EnqueueAppointment implements bookingsvc.Queue.
-func (q *Queue) EnqueueAppointment(_ context.Context, t bookingsvc.AppointmentTask) error {
+func (q *Queue) EnqueueAppointment(ctx context.Context, t bookingsvc.AppointmentTask) error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.Err != nil {
 		return q.Err
+	}
+	if err := ctx.Err(); err != nil { // as Redis would
+		return err
 	}
 	q.Appointments = append(q.Appointments, t)
 	return nil
@@ -328,11 +331,14 @@ func (q *Queue) EnqueuePatient(_ context.Context, t bookingsvc.PatientTask) erro
 }
 
 // EnqueueNote implements bookingsvc.Queue.
-func (q *Queue) EnqueueNote(_ context.Context, t bookingsvc.NoteTask) error {
+func (q *Queue) EnqueueNote(ctx context.Context, t bookingsvc.NoteTask) error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.Err != nil {
 		return q.Err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
 	}
 	q.Notes = append(q.Notes, t)
 	return nil
