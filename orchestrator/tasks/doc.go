@@ -53,6 +53,10 @@
 //   - A repeated ACK with the same experityActions (compared canonically:
 //     spacing and key order do not matter) is a Duplicate; different ones
 //     are a conflict.
+//   - A claim that never reached its worker (the HTTP client hung up) is
+//     given back by Unclaim: PENDING in its old place, no attempt counted,
+//     and only while that very claim (worker_id and claimed_at) still
+//     holds the task.
 //   - Requeue is idempotent: a task already PENDING or PROCESSING is left
 //     alone and reported as a no-op, so a replayed Asynq requeue is harmless.
 //   - payload and experityActions are stored as given (compacted), never

@@ -626,3 +626,80 @@ func TestRequeueAttempt(t *testing.T) {
 	_, err = b.l.RequeueAttempt(b.ctx, task.QueueID, -1, contracts.RequeueRequest{})
 	requireCode(t, err, contracts.CodeInvalid)
 }
+
+// Unclaim gives back an undelivered claim — only while the task is still
+// held by that very claim — to its old place, without counting an attempt.
+func TestUnclaim(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	first := b.create(t, "enc-a", contracts.PriorityNormal)
+	b.clock.Advance(time.Millisecond)
+	second := b.create(t, "enc-b", contracts.PriorityNormal)
+	claim := b.claimOne(t, "vm-1")
+	require.Equal(t, first.QueueID, claim.QueueID)
+	at := *claim.ClaimedAt
+
+	for name, c := range map[string]struct {
+		worker string
+		at     time.Time
+	}{
+		"another worker":     {"vm-2", at},
+		"another claim time": {"vm-1", at.Add(time.Millisecond)},
+	} {
+		out, err := b.l.Unclaim(b.ctx, first.QueueID, c.worker, c.at)
+		require.NoError(t, err, name)
+		require.True(t, out.Noop, name)
+		require.Contains(t, out.Message, "unclaim changed nothing", name)
+		require.Equal(t, contracts.StatusProcessing, out.Task.Status, name)
+	}
+
+	b.clock.Advance(time.Second)
+	out, err := b.l.Unclaim(b.ctx, first.QueueID, "vm-1", at)
+	require.NoError(t, err)
+	require.False(t, out.Noop)
+	require.Equal(t, contracts.StatusPending, out.Task.Status)
+	require.Equal(t, contracts.PriorityNormal, out.Task.Priority)
+	require.Zero(t, out.Task.Attempts, "no attempt counted")
+	require.Empty(t, out.Task.WorkerID)
+	require.Nil(t, out.Task.ClaimedAt)
+	require.Nil(t, out.Task.HeartbeatAt)
+	last := b.get(t, first.QueueID).History
+	require.Equal(t, "vm-1", last[len(last)-1].By)
+	require.Contains(t, last[len(last)-1].Reason, "no attempt counted")
+	again, err := b.l.Unclaim(b.ctx, first.QueueID, "vm-1", at)
+	require.NoError(t, err)
+	require.True(t, again.Noop, "once")
+
+	// Back in its old place: ahead of the task created after it.
+	claim = b.claimOne(t, "vm-1")
+	require.Equal(t, first.QueueID, claim.QueueID)
+	stale := *claim.ClaimedAt
+
+	// The race: a sweep recovers the task and another worker claims it
+	// before the release of the undelivered claim runs.
+	_, err = b.l.RecoverStale(b.ctx, b.clock.Advance(3*time.Minute), 2*time.Minute, "")
+	require.NoError(t, err)
+	require.Equal(t, first.QueueID, b.claimOne(t, "vm-2").QueueID)
+	out, err = b.l.Unclaim(b.ctx, first.QueueID, "vm-1", stale)
+	require.NoError(t, err)
+	require.True(t, out.Noop)
+	got := b.get(t, first.QueueID)
+	require.Equal(t, contracts.StatusProcessing, got.Status, "left to its new holder")
+	require.Equal(t, "vm-2", got.WorkerID)
+
+	// Recovered again and claimed by the same worker: a new claim, also kept.
+	_, err = b.l.RecoverStale(b.ctx, b.clock.Advance(3*time.Minute), 2*time.Minute, "")
+	require.NoError(t, err)
+	require.Equal(t, first.QueueID, b.claimOne(t, "vm-1").QueueID)
+	out, err = b.l.Unclaim(b.ctx, first.QueueID, "vm-1", stale)
+	require.NoError(t, err)
+	require.True(t, out.Noop)
+	require.Equal(t, contracts.StatusProcessing, b.get(t, first.QueueID).Status)
+
+	_, err = b.l.Unclaim(b.ctx, second.QueueID, "vm-1", at)
+	require.NoError(t, err, "a PENDING task: nothing to give back")
+	_, err = b.l.Unclaim(b.ctx, "6f1c8a52-3f0e-4d7e-9a51-0c3b2f4f9a10", "vm-1", at)
+	requireCode(t, err, contracts.CodeNotFound)
+	_, err = b.l.Unclaim(b.ctx, first.QueueID, "", at)
+	requireCode(t, err, contracts.CodeInvalid)
+}

@@ -2,6 +2,7 @@ package tasks
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/flowgate/flowgate/contracts"
@@ -66,6 +67,35 @@ func (l *Ledger) claimOnce(ctx context.Context, op, worker string, limit int) ([
 		out = append(out, taskFromFields(f))
 	}
 	return out, nil
+}
+
+// Unclaim gives back a claim that never reached its worker (the HTTP client
+// of the claim hung up): the task goes back to PENDING in the place it had
+// in its priority's queue, with worker_id, claimed_at and heartbeat_at
+// cleared and no attempt counted. It acts only while the task is still
+// PROCESSING under that very claim — workerID and claimedAt, as Claim
+// returned them — so a task that a sweep recovered and another claim (even
+// by the same worker) took meanwhile is left alone: Noop, with a Message
+// saying so.
+func (l *Ledger) Unclaim(ctx context.Context, id, workerID string, claimedAt time.Time) (Outcome, error) {
+	const op = "tasks.Unclaim"
+	id, err := queueID(op, id)
+	if err != nil {
+		return Outcome{}, err
+	}
+	if err := label(op, "worker_id", workerID, true); err != nil {
+		return Outcome{}, err
+	}
+	r, err := l.single(ctx, op, unclaimScript, id, workerID, claimedAt.UnixMilli())
+	if err != nil {
+		return Outcome{}, err
+	}
+	o := Outcome{Task: taskFromFields(r.fields), Noop: r.code == codeNoop}
+	if o.Noop {
+		o.Message = fmt.Sprintf("task is no longer PROCESSING under the claim of worker %s at %s (it is %s, worker %q); unclaim changed nothing",
+			workerID, claimedAt.UTC().Format(time.RFC3339Nano), o.Task.Status, o.Task.WorkerID)
+	}
+	return o, nil
 }
 
 // Heartbeat extends the claim of a PROCESSING task (heartbeat_at and

@@ -89,13 +89,29 @@ func (h *Handlers) pollContext(c *fiber.Ctx, watch bool) (ctx context.Context, c
 
 // release puts back to PENDING the tasks of a claim whose client hung up
 // before it could be answered, so they need not wait for a sweep (which
-// would also count an attempt). A task that has moved on meanwhile is left.
+// would also count an attempt). Ledger.Unclaim acts only while a task is
+// still held by this very claim (worker and claimed_at): one that has moved
+// on meanwhile — recovered by a sweep and claimed by another worker — is
+// left to its new holder.
 func (h *Handlers) release(c *fiber.Ctx, worker string, claimed []contracts.Task) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.UserContext()), releaseTimeout)
 	defer cancel()
 	for _, t := range claimed {
-		_, err := h.ledger.UpdateStatus(ctx, t.QueueID, contracts.StatusUpdateRequest{Status: contracts.StatusPending})
-		h.cfg.Logger.Warn("claim not delivered: client hung up; task put back to PENDING",
-			"queue_id", t.QueueID, "worker_id", worker, "err", err)
+		var at time.Time
+		if t.ClaimedAt != nil {
+			at = *t.ClaimedAt
+		}
+		out, err := h.ledger.Unclaim(ctx, t.QueueID, worker, at)
+		switch {
+		case err != nil:
+			h.cfg.Logger.Warn("claim not delivered: client hung up; task not put back (a sweep will recover it)",
+				"queue_id", t.QueueID, "worker_id", worker, "err", err)
+		case out.Noop:
+			h.cfg.Logger.Warn("claim not delivered: client hung up; task has moved on meanwhile, left as it is",
+				"queue_id", t.QueueID, "worker_id", worker, "status", out.Task.Status, "holder", out.Task.WorkerID)
+		default:
+			h.cfg.Logger.Warn("claim not delivered: client hung up; task put back to PENDING",
+				"queue_id", t.QueueID, "worker_id", worker)
+		}
 	}
 }

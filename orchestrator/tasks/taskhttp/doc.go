@@ -59,9 +59,10 @@
 // HTTP server shuts down, or when the client hangs up; the last is seen by
 // peeking at the connection's socket every Config.DisconnectCheck (on
 // Unix; elsewhere only the first two apply). Tasks claimed at the very
-// moment the client hung up are put back to PENDING (queued last within
-// their priority) rather than left PROCESSING until a sweep recovers them
-// at the cost of an attempt.
+// moment the client hung up are put back to PENDING in their old place
+// (tasks.Ledger.Unclaim, only while they are still held by that claim)
+// rather than left PROCESSING until a sweep recovers them at the cost of
+// an attempt.
 //
 // # Authentication
 //

@@ -3,15 +3,21 @@ package taskhttp_test
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
 	"github.com/flowgate/flowgate/contracts"
+	"github.com/flowgate/flowgate/orchestrator/tasks"
 	"github.com/flowgate/flowgate/orchestrator/tasks/taskhttp"
 	"github.com/flowgate/flowgate/orchestrator/tasks/taskhttp/taskhttptest"
+	"github.com/flowgate/flowgate/test/logtest"
+	"github.com/flowgate/flowgate/test/redistest"
 )
 
 func TestLongPollReturnsTaskCreatedMeanwhile(t *testing.T) {
@@ -143,4 +149,94 @@ func TestClaimForGoneClientIsPutBack(t *testing.T) {
 	require.Zero(t, task.Attempts, "putting back costs no attempt")
 	require.Empty(t, task.WorkerID)
 	require.Len(t, task.History, 3, "created, claimed, put back")
+	require.Equal(t, "vm-gone", task.History[2].By)
+	require.Contains(t, task.History[2].Reason, "never delivered")
+	require.Contains(t, b.logs.String(), "task put back to PENDING")
+}
+
+// The release of an undelivered claim leaves alone a task that moved on
+// between the claim and the release: here, right after the claim script
+// returns, a sweep recovers the task and another worker claims it (a hook
+// on the server's Redis client makes the interleaving exact). The new
+// holder keeps it.
+func TestReleaseLeavesATaskThatMovedOn(t *testing.T) {
+	t.Parallel()
+	db := redistest.New(t)
+	other, err := tasks.New(db.Client, tasks.Config{Prefix: "test"}) // the rest of the world, unhooked
+	require.NoError(t, err)
+	opt, err := redis.ParseURL(db.URL())
+	require.NoError(t, err)
+	opt.MaxRetries = -1
+	rdb := redis.NewClient(opt)
+	t.Cleanup(func() { _ = rdb.Close() })
+	hook := &afterClaim{then: func() {
+		res, err := other.RecoverStale(context.Background(), time.Now().Add(3*time.Minute), 2*time.Minute, "")
+		if err != nil || len(res.Recovered) != 1 {
+			t.Errorf("recover: %v %v", res, err)
+		}
+		if got, err := other.Claim(context.Background(), contracts.ClaimRequest{WorkerID: "vm-next"}); err != nil || len(got) != 1 {
+			t.Errorf("claim: %v %v", got, err)
+		}
+	}}
+	rdb.AddHook(hook)
+	ledger, err := tasks.New(rdb, tasks.Config{Prefix: "test", ClaimPollInterval: 20 * time.Millisecond})
+	require.NoError(t, err)
+	logs := &logtest.Buffer{}
+	srv := taskhttptest.New(t, db.Client, taskhttptest.Options{})
+	h, err := taskhttp.New(ledger, taskhttp.Config{Replayer: &taskhttptest.Replayer{Ledger: ledger}, Auth: srv.Auth,
+		Logger: slog.New(slog.NewJSONHandler(logs, nil)), DisconnectCheck: time.Hour})
+	require.NoError(t, err)
+	taskhttp.Register(srv.App, h)
+	srv.Start()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	created := make(chan string, 1)
+	time.AfterFunc(500*time.Millisecond, func() {
+		res, err := other.Create(context.Background(), contracts.CreateTaskRequest{EncounterID: "orphan"})
+		if err != nil {
+			t.Error(err)
+		}
+		created <- res.Task.QueueID
+	})
+	r := srv.Do("POST", "/queue/claim", []byte(`{"worker_id":"vm-gone","wait_ms":3000}`), taskhttptest.Context(ctx))
+	require.Zero(t, r.Status)
+
+	require.Eventually(t, func() bool { return strings.Contains(logs.String(), "claim not delivered") },
+		3*time.Second, 20*time.Millisecond)
+	require.True(t, hook.fired.Load())
+	require.Contains(t, logs.String(), "task has moved on meanwhile, left as it is")
+	task, err := other.Get(context.Background(), <-created)
+	require.NoError(t, err)
+	require.Equal(t, contracts.StatusProcessing, task.Status)
+	require.Equal(t, "vm-next", task.WorkerID, "the new holder keeps it")
+	require.Equal(t, 1, task.Attempts, "the sweep's recovery")
+}
+
+// afterClaim runs then once, right after a claim script of its client
+// returns a task.
+type afterClaim struct {
+	then  func()
+	fired atomic.Bool
+}
+
+func (h *afterClaim) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *afterClaim) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		err := next(ctx, cmd)
+		if c, ok := cmd.(*redis.Cmd); ok && err == nil && (cmd.Name() == "evalsha" || cmd.Name() == "eval") {
+			if arr, ok := c.Val().([]any); ok && len(arr) == 2 && !h.fired.Load() {
+				if _, ok := arr[1].([]any); ok { // {0, fields}: one task claimed
+					h.fired.Store(true)
+					h.then()
+				}
+			}
+		}
+		return err
+	}
+}
+
+func (h *afterClaim) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
 }
