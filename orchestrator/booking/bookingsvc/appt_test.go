@@ -3,6 +3,7 @@ package bookingsvc_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -636,4 +637,21 @@ func TestRequestDeadlineDuringTheCallStillQueues(t *testing.T) {
 		require.True(t, e.Queue.Appointments[0].CheckFirst)
 		require.False(t, e.Queue.Appointments[1].CheckFirst)
 	})
+}
+
+func TestBatchIsCapped(t *testing.T) {
+	t.Parallel()
+	e := bt.NewEnv()
+	req := contracts.CreateApptRequest{PatientGUID: bt.Patient, BookingAuthToken: e.Token(bt.Patient)}
+	for i := 0; i < 11; i++ {
+		req.Children = append(req.Children, contracts.BookingChild{ChildName: fmt.Sprint("Child ", i), StartTime: start})
+	}
+	r := body[contracts.ApptValidationResponse](t, e.Service(t).CreateAppt(ctx, req))
+	require.Equal(t, contracts.BookingErrValidation, r.Debug.ErrorType)
+	require.Equal(t, []string{"children"}, r.Debug.InvalidFields)
+	require.Equal(t, "at most 10 children per request, got 11", r.Debug.ErrorMessage)
+	require.Empty(t, e.Cloud9.Calls(""))
+
+	req.Children = req.Children[:10]
+	body[contracts.ApptBatchResponse](t, e.Service(t, func(*bookingsvc.Config) {}).CreateAppt(ctx, req))
 }

@@ -2,6 +2,7 @@ package bookingsvc
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"time"
 
@@ -13,6 +14,8 @@ import (
 // budget: once it is spent, the remaining rate-limited children are queued
 // at once, so the caller never waits more than SyncBudget for the limiter.
 //
+// At most maxGroupedPatients (10) children: more is a VALIDATION_ERROR.
+//
 // Auth: the token (or session) is checked once against the primary
 // patientGUID (the request's, else the first child's); with parent-as-
 // patient every child is booked under it. A child naming another patient
@@ -21,6 +24,12 @@ import (
 // (start, column) named by an earlier child is refused as
 // DUPLICATE_SLOT_BLOCKED (Node-RED had no batch slot dedup).
 func (s *Service) createBatch(ctx context.Context, req contracts.CreateApptRequest, now time.Time) Answer {
+	if len(req.Children) > maxGroupedPatients {
+		s.count("createAppt", "validation_error")
+		return ok(contracts.NewApptValidation(nil, []string{"children"},
+			fmt.Sprintf("at most %d children per request, got %d", maxGroupedPatients, len(req.Children)),
+			map[string]any{"children": len(req.Children)}, now))
+	}
 	primary, token := strings.TrimSpace(req.PatientGUID), strings.TrimSpace(req.BookingAuthToken)
 	if primary == "" {
 		for _, c := range req.Children {
