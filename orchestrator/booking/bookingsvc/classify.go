@@ -98,6 +98,17 @@ func (f failure) disposition() disposition {
 	return dispOther
 }
 
+// permanentCodes are Cloud9 ResponseStatus Error codes of a request that
+// no retry fixes (codes 2–5 and 16: the request's parameters or records).
+var permanentCodes = map[int]bool{2: true, 3: true, 4: true, 5: true, 16: true}
+
+// final reports a certain Cloud9 refusal that retrying the same request
+// cannot change: the permanent classes, or a permanent code.
+func (f failure) final() bool {
+	d := f.disposition()
+	return d == dispPermanent || (d == dispOther && permanentCodes[f.code])
+}
+
 // text is the failure for logs and lastError: "Rate limited" for a rate
 // limit (the seed's wording), else "<CLASS>: <message>".
 func (f failure) text() string {

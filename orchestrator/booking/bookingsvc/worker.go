@@ -479,7 +479,9 @@ func (w *Worker) handleNote(ctx context.Context, t *asynq.Task) error {
 
 // handlePatient runs booking:set_patient: SetPatient, then the token and
 // the session cache (so the same call's createAppt auto-injects them), the
-// result, and a patient_created event. Every error is retried.
+// result, and a patient_created event. A refusal no retry changes (the
+// permanent classes, Cloud9 codes 2–5 and 16) is archived at once
+// (SkipRetry); other errors are retried.
 func (w *Worker) handlePatient(ctx context.Context, t *asynq.Task) error {
 	var p PatientTask
 	if err := json.Unmarshal(t.Payload(), &p); err != nil || p.OperationID == "" || p.FirstName == "" {
@@ -494,8 +496,12 @@ func (w *Worker) handlePatient(ctx context.Context, t *asynq.Task) error {
 		Email: p.Email, Gender: p.Gender})
 	if err != nil {
 		f := classify(err)
-		if a.last {
+		if a.last || f.final() {
 			w.m.failed.WithLabelValues(contracts.OpSetPatient, f.class).Inc()
+		}
+		if f.final() {
+			w.log.Warn("queued patient refused by Cloud9 for good", "operation_id", p.OperationID, "err", f.text())
+			return fmt.Errorf("%s: %w", f.text(), asynq.SkipRetry)
 		}
 		return errors.New(f.text())
 	}

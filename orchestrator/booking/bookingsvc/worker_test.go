@@ -448,3 +448,27 @@ func TestQueuedSiblingOnTheSameSlotFails(t *testing.T) {
 	require.Len(t, a.e.Cloud9.Appointments(bt.Patient), 1)
 	require.Equal(t, johnny.AppointmentGUID, a.e.Cloud9.Appointments(bt.Patient)[0].AppointmentGUID)
 }
+
+// A queued patient Cloud9 refuses for good (a permanent code under
+// ResponseStatus Error) is archived after one attempt, not retried ten
+// times; a generic error is still retried.
+func TestQueuedPatientRefusedIsNotRetried(t *testing.T) {
+	t.Parallel()
+	a := setupAsync(t)
+	a.e.Cloud9.Script(bookingsvc.ProcSetPatient, bt.RateLimited(), bt.RateLimited(), bt.RateLimited(),
+		&bookingsvc.Cloud9Error{Class: bookingsvc.ClassCloud9, Code: 3, Message: "Error: invalid parameter birthdayDateTime"})
+	q := body[contracts.PatientQueuedResponse](t, a.s.CreatePatient(ctx, parent()))
+	a.start(t)
+	op := a.waitOp(t, q.OperationID, contracts.OpFailed)
+	require.Equal(t, 1, op.Attempts)
+	require.Len(t, a.e.Cloud9.Calls(bookingsvc.ProcSetPatient), 4, "3 sync + 1 async")
+	require.Equal(t, 1.0, metric(t, a.reg, "flowgate_booking_failed_total", "operation", "SetPatient", "class", "CLOUD9_ERROR"))
+
+	b := setupAsync(t)
+	b.e.Cloud9.Script(bookingsvc.ProcSetPatient, bt.RateLimited(), bt.RateLimited(), bt.RateLimited(),
+		&bookingsvc.Cloud9Error{Class: bookingsvc.ClassCloud9, Code: 99, Message: "Error: something went wrong"})
+	q = body[contracts.PatientQueuedResponse](t, b.s.CreatePatient(ctx, parent()))
+	b.start(t)
+	op = b.waitOp(t, q.OperationID, contracts.OpCompleted)
+	require.Equal(t, 2, op.Attempts)
+}
