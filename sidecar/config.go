@@ -69,6 +69,8 @@ type Config struct {
 	RetryOverdueAfter   time.Duration
 	RequeueBase         time.Duration
 	RequeueMax          time.Duration
+	PurgeSpec           string
+	PurgeAfter          time.Duration
 
 	Booking BookingConfig // the booking path (settings_booking.go)
 }
@@ -126,6 +128,7 @@ func (c *Config) validate() error {
 	for _, spec := range []struct{ name, v string }{
 		{"DLQ_RECONCILE_SCHEDULE", c.DLQReconcile}, {"HEARTBEAT_MONITOR_SCHEDULE", c.HeartbeatSpec},
 		{"VT_SWEEP_SCHEDULE", c.VTSpec}, {"SLA_PROMOTION_SCHEDULE", c.SLASpec}, {"RETRY_OVERDUE_SCHEDULE", c.RetryOverdueSpec},
+		{"TASKS_PURGE_SCHEDULE", c.PurgeSpec},
 	} {
 		if err := scheduler.ValidateSpec(spec.v); err != nil {
 			return &ConfigError{Var: spec.name, Err: err}
@@ -147,6 +150,8 @@ func (c *Config) validate() error {
 		return &ConfigError{Var: "RETRY_OVERDUE_AFTER", Err: fmt.Errorf("must exceed REQUEUE_BACKOFF_MAX by more than %s (Asynq's 1 s check for due tasks plus slack), or the repair sweep races healthy requeues", retryOverdueMargin)}
 	case c.WebhookAuth == "token" && c.WebhookToken == "":
 		return &ConfigError{Var: "WEBHOOK_TOKEN", Err: errors.New("required with WEBHOOK_AUTH=token")}
+	case c.PurgeAfter < time.Hour:
+		return &ConfigError{Var: "TASKS_DONE_RETENTION", Err: errors.New("must be at least 1h (a purged queue_id can be created anew)")}
 	case c.AckPath == c.FailPath:
 		return &ConfigError{Var: "WEBHOOK_FAIL_PATH", Err: errors.New("must differ from WEBHOOK_ACK_PATH")}
 	}

@@ -86,6 +86,7 @@ func (o *orchestration) jobs(cfg Config) ([]taskjobs.NamedJob, error) {
 		VTSpec: cfg.VTSpec, VTTimeout: cfg.VTTimeout,
 		SLASpec: cfg.SLASpec, SLAThreshold: cfg.SLAThreshold,
 		RetryOverdueSpec: cfg.RetryOverdueSpec, RetryOverdueAfter: cfg.RetryOverdueAfter,
+		PurgeSpec: cfg.PurgeSpec, PurgeAfter: cfg.PurgeAfter,
 	})
 }
 

@@ -215,6 +215,8 @@ var coreSettings = []setting{
 	{name: "SLA_THRESHOLD", def: "30m", help: "PENDING older than this → priority HIGH", apply: duration(func(c *Config) *time.Duration { return &c.SLAThreshold })},
 	{name: "RETRY_OVERDUE_SCHEDULE", def: "@every 1m", help: "cron spec of the repair sweep for retries whose Asynq requeue was lost", apply: str(func(c *Config) *string { return &c.RetryOverdueSpec })},
 	{name: "RETRY_OVERDUE_AFTER", def: "10m", help: "ERROR awaiting a retry for longer than this is requeued by the repair sweep (must exceed REQUEUE_BACKOFF_MAX)", apply: duration(func(c *Config) *time.Duration { return &c.RetryOverdueAfter })},
+	{name: "TASKS_PURGE_SCHEDULE", def: "@every 1h", help: "cron spec of the purge of old DONE tasks", apply: str(func(c *Config) *string { return &c.PurgeSpec })},
+	{name: "TASKS_DONE_RETENTION", def: "168h", help: "DONE tasks older than this are deleted from the ledger (dead letters never are)", apply: duration(func(c *Config) *time.Duration { return &c.PurgeAfter })},
 	{name: "REQUEUE_BACKOFF_BASE", def: "10s", help: "delay before the first requeue after a FAIL (doubles per attempt)", apply: duration(func(c *Config) *time.Duration { return &c.RequeueBase })},
 	{name: "REQUEUE_BACKOFF_MAX", def: "5m", help: "cap of the requeue delay", apply: duration(func(c *Config) *time.Duration { return &c.RequeueMax })},
 }
