@@ -399,7 +399,7 @@ func (s *Service) enqueue(ctx context.Context, b booking, h SlotHold, o outcome,
 		LocationGUID: h.LocationGUID, SessionID: h.SessionID, CheckFirst: checkFirst, SyncAttempts: o.attempts, SyncError: lastErr}
 	if err := s.d.Queue.EnqueueAppointment(ctx, t); err != nil {
 		s.log.Error("booking could not be queued", "err", err, "reason", reason)
-		o.kind, o.errMsg = kindFailed, "could not queue the booking: "+err.Error()
+		o.kind, o.errMsg = kindFailed, "could not queue the booking" // the cause stays in the log
 		o.errType = contracts.BookingErrException
 		if checkFirst {
 			o.errType = contracts.BookingErrTimeout // the appointment may exist: keep the mark and the hold

@@ -369,6 +369,7 @@ func TestCloud9Refusals(t *testing.T) {
 		r := body[contracts.ApptFailedResponse](t, e.Service(t).CreateAppt(ctx, request(e)))
 		require.Equal(t, contracts.BookingErrTimeout, r.Debug.ErrorType)
 		require.Equal(t, contracts.ActionTransferToAgent, r.LLMGuidance.ActionRequired)
+		require.Equal(t, "could not queue the booking", r.Debug.ErrorMessage, "the Redis error stays in the log")
 	})
 }
 

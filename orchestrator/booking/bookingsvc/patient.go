@@ -177,7 +177,7 @@ func (s *Service) queuePatient(ctx context.Context, p PatientTask, isChild bool,
 		s.count("createPatient", "failed")
 		s.log.Error("patient creation could not be queued", "err", err)
 		return Answer{Status: http.StatusInternalServerError, Body: contracts.NewPatientFailed(isChild,
-			"could not queue the patient: "+err.Error(), "Patient creation failed", contracts.BookingErrException, nil, now)}
+			"could not queue the patient", "Patient creation failed", contracts.BookingErrException, nil, now)}
 	}
 	s.count("createPatient", "queued")
 	s.log.Info("patient creation queued", "operation_id", p.OperationID, "last_error", lastErr)

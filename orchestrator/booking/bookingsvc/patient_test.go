@@ -1,6 +1,7 @@
 package bookingsvc_test
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -104,6 +105,16 @@ func TestCreatePatientQueuedAndFailed(t *testing.T) {
 		r := a.Body.(contracts.PatientFailedResponse)
 		require.Nil(t, r.PatientGUID)
 		require.Equal(t, contracts.StatePatientCreateFailed, r.CurrentState)
+	})
+	t.Run("queue down: no Redis error in the answer", func(t *testing.T) {
+		e := bt.NewEnv()
+		e.Queue.Err = errors.New("dial tcp 10.0.0.7:6379: connect: connection refused")
+		e.Cloud9.Script(bookingsvc.ProcSetPatient, bt.Timeout())
+		a := e.Service(t).CreatePatient(ctx, parent())
+		require.Equal(t, 500, a.Status)
+		r := a.Body.(contracts.PatientFailedResponse)
+		require.Equal(t, "could not queue the patient", r.Error)
+		require.Equal(t, contracts.BookingErrException, r.ErrorType)
 	})
 	t.Run("invalid input", func(t *testing.T) {
 		e := bt.NewEnv()
