@@ -108,7 +108,7 @@ func (s *Service) book(ctx context.Context, b booking, deadline time.Time) outco
 	key := IdentityKey(b.PatientGUID, b.StartTime, b.ScheduleColumnGUID)
 	if rec, done, err := s.d.Marks.Completed(ctx, key); err != nil {
 		s.log.Warn("booking marks unavailable", "err", err)
-	} else if done {
+	} else if done && (!sameChild(rec.ChildName, b.ChildName) || s.stillBooked(ctx, b, key, rec, deadline)) {
 		return s.fromDone(b, rec)
 	}
 	h := s.hold(b)
@@ -135,6 +135,37 @@ func (s *Service) book(ctx context.Context, b booking, deadline time.Time) outco
 			"another attempt of this booking is in progress")
 	}
 	return s.bookClaimed(ctx, b, key, owner, h, deadline)
+}
+
+// stillBooked asks Cloud9 whether the Done mark's appointment still exists
+// and is not cancelled before the sync path answers from it. Gone → the
+// mark is forgotten and the booking is made again. When Cloud9 cannot be
+// asked within the budget the mark (at most DoneTTL old) is trusted.
+func (s *Service) stillBooked(ctx context.Context, b booking, key string, rec DoneRecord, deadline time.Time) bool {
+	if _, fits := s.turn(ctx, ProcGetAppointments, deadline); !fits {
+		s.log.Info("cannot verify the completed booking within the budget; answering from its mark", "appointment_guid", rec.AppointmentGUID)
+		return true
+	}
+	list, err := s.d.Cloud9.GetAppointmentListByPatient(ctx, b.PatientGUID)
+	if err == nil && len(list) == 0 { // Cloud9 has answered empty lists under load
+		list, err = s.d.Cloud9.GetAppointmentListByPatient(ctx, b.PatientGUID)
+	}
+	if err != nil {
+		s.log.Warn("cannot verify the completed booking; answering from its mark", "appointment_guid", rec.AppointmentGUID, "err", err)
+		return true
+	}
+	for _, a := range list {
+		if strings.EqualFold(a.AppointmentGUID, rec.AppointmentGUID) && !strings.Contains(strings.ToLower(a.Status), "cancel") {
+			return true
+		}
+	}
+	s.log.Warn("the completed booking's appointment is gone or cancelled; booking it again", "appointment_guid", rec.AppointmentGUID)
+	bctx, cancel := bookkeeping(ctx)
+	defer cancel()
+	if err := s.d.Marks.Forget(bctx, key, rec.AppointmentGUID); err != nil {
+		s.log.Warn("booking marks: could not forget the cancelled booking", "err", err)
+	}
+	return false
 }
 
 // fromDone answers a booking from its Done mark: the same child → the

@@ -656,3 +656,24 @@ func TestBatchIsCapped(t *testing.T) {
 	req.Children = req.Children[:10]
 	body[contracts.ApptBatchResponse](t, e.Service(t, func(*bookingsvc.Config) {}).CreateAppt(ctx, req))
 }
+
+// No false confirmation from a stale Done mark: the appointment was
+// cancelled after it was booked; the repeat is checked with Cloud9 and
+// booked again instead of answered with the cancelled GUID.
+func TestDoneMarkOfACancelledAppointment(t *testing.T) {
+	t.Parallel()
+	e := bt.NewEnv()
+	s := e.Service(t)
+	first := body[contracts.ApptBookedResponse](t, s.CreateAppt(ctx, request(e)))
+	again := body[contracts.ApptBookedResponse](t, s.CreateAppt(ctx, request(e)))
+	require.Equal(t, first.AppointmentGUID, again.AppointmentGUID, "still booked: answered from the mark")
+	require.Len(t, e.Cloud9.Calls(bookingsvc.ProcSetAppointment), 1)
+
+	e.Cloud9.Cancel(bt.Patient, first.AppointmentGUID)
+	rebooked := body[contracts.ApptBookedResponse](t, s.CreateAppt(ctx, request(e)))
+	require.NotEqual(t, first.AppointmentGUID, rebooked.AppointmentGUID)
+	require.False(t, rebooked.Debug.Recovered)
+	require.Len(t, e.Cloud9.Calls(bookingsvc.ProcSetAppointment), 2)
+	g, _, _ := e.Marks.Completed(ctx, bookingsvc.IdentityKey(bt.Patient, start, bt.Column))
+	require.Equal(t, rebooked.AppointmentGUID, g.AppointmentGUID)
+}

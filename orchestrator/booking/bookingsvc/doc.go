@@ -55,7 +55,8 @@
 // defers (no attempt spent). After an uncertain outcome the lease is kept
 // LeaseGrace longer, so a late commit lands before anyone checks. The
 // in-flight mark is cleared after an answer that certainly created
-// nothing; a Done mark (24 h) records the appointment GUID after a success.
+// nothing; a Done mark (DoneTTL, 1 h: the retry horizon) records the
+// appointment GUID after a success.
 // The lease holder who finds an in-flight mark (an earlier timeout,
 // dropped connection or crash mid-call) or runs a task queued with
 // CheckFirst asks GetAppointmentListByPatient first and completes without
@@ -72,9 +73,11 @@
 // rather than by operation id so that the sync path and a later task (or a
 // repeated createAppt, which gets a new operation) see each other. If the
 // marks cannot be used the booking is queued, and a task never calls
-// SetAppointment without its lease and mark. An operator cancelling an
-// appointment within 24 h should delete its Done mark (RedisMarks keys are
-// documented there).
+// SetAppointment without its lease and mark. Before the sync path answers
+// from a Done mark it asks GetAppointmentListByPatient whether the
+// appointment still exists and is not cancelled (gone → the mark is
+// forgotten and the booking made again; Cloud9 not askable within the
+// budget → the mark is trusted).
 //
 // # The async path (Worker)
 //

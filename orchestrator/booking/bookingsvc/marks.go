@@ -120,11 +120,14 @@ type RedisMarks struct {
 	Client      redis.UniversalClient
 	Prefix      string        // default "flowgate:booking:"
 	InFlightTTL time.Duration // default 24h: longer than any retry schedule
-	DoneTTL     time.Duration // default DefaultDoneTTL (the retry horizon)
+	DoneTTL     time.Duration // default DefaultDoneTTL (1h, the retry horizon)
 }
 
-// DefaultDoneTTL is how long a Done mark answers a repeated booking.
-const DefaultDoneTTL = 24 * time.Hour
+// DefaultDoneTTL is how long a Done mark lives: the retry horizon of a
+// queued booking (10 attempts with the default backoff end within about
+// 30 min), not a day — an appointment cancelled and booked again later
+// must not be answered from it.
+const DefaultDoneTTL = time.Hour
 
 func (m *RedisMarks) key(id, kind string) string {
 	p := m.Prefix

@@ -335,7 +335,8 @@ func TestRedisMarks(t *testing.T) {
 	require.False(t, ok)
 	require.NoError(t, m.Done(ctx, key, "c", bookingsvc.DoneRecord{AppointmentGUID: "appt-1"}))
 	ttl := db.Client.TTL(ctx, "flowgate:booking:{"+key+"}:done").Val()
-	require.InDelta(t, (24 * time.Hour).Seconds(), ttl.Seconds(), 5)
+	require.InDelta(t, bookingsvc.DefaultDoneTTL.Seconds(), ttl.Seconds(), 5)
+	require.Equal(t, time.Hour, bookingsvc.DefaultDoneTTL, "the retry horizon, not a day")
 }
 
 func TestRedisEventsPublish(t *testing.T) {

@@ -193,6 +193,17 @@ func (c *Cloud9) SetAppointment(_ context.Context, in bookingsvc.AppointmentInpu
 	return guid, "Appointment GUID Added: " + guid, err
 }
 
+// Cancel marks an appointment cancelled (as an operator would).
+func (c *Cloud9) Cancel(patientGUID, appointmentGUID string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, a := range c.appts[strings.ToUpper(patientGUID)] {
+		if strings.EqualFold(a.AppointmentGUID, appointmentGUID) {
+			c.appts[strings.ToUpper(patientGUID)][i].Status = "Cancelled"
+		}
+	}
+}
+
 // SetPatientComment implements bookingsvc.Cloud9.
 func (c *Cloud9) SetPatientComment(_ context.Context, patientGUID, comment string) (string, string, error) {
 	err, n := c.next(bookingsvc.ProcSetPatientComment, [2]string{patientGUID, comment})
