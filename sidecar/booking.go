@@ -119,7 +119,8 @@ func (m *Main) newBooking(rt *orchestrator.Runtime, b *backend, shutdown context
 		DefaultScheduleColumnGUID: bc.ScheduleColumn, DefaultScheduleViewGUID: bc.ScheduleView,
 		DefaultAppointmentTypeGUID: bc.AppointmentType, LocationGUID: bc.LocationGUID, ProviderGUID: bc.ProviderGUID,
 		SessionTTL: bc.SessionTTL, StatusEndpoint: cfg.NodeRedBasePath + "/queue-status",
-		Now: m.Now, Logger: m.Logger, Registerer: m.registry,
+		WriteTimeout: bc.WriteTimeout, // the in-flight lease outlives one Cloud9 write
+		Now:          m.Now, Logger: m.Logger, Registerer: m.registry,
 	}
 	worker, err := bookingsvc.NewWorker(rt, deps, svcCfg)
 	if err != nil {

@@ -194,4 +194,3 @@ func deadClient(t *testing.T) *redis.Client {
 	t.Cleanup(func() { _ = c.Close() })
 	return c
 }
-
