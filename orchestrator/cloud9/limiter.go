@@ -160,6 +160,16 @@ func (l *RedisLimiter) RateFor(procedure string) Rate {
 	return l.def
 }
 
+// Spacing is the least time between two turns of procedure (its rate's
+// interval plus the margin); 0 when the procedure is not limited.
+func (l *RedisLimiter) Spacing(procedure string) time.Duration {
+	r := l.RateFor(procedure)
+	if r.IsZero() {
+		return 0
+	}
+	return r.Interval() + l.margin
+}
+
 // Key is the limiter's key for procedure, without redis_rate's "rate:".
 func (l *RedisLimiter) Key(procedure string) string { return l.prefix + "{" + procedure + "}" }
 

@@ -222,14 +222,23 @@ func (s *Service) bookClaimed(ctx context.Context, b booking, key, owner string,
 	}
 
 	rateLimited := false
+	var lastTurn time.Time
 	for attempt := 1; attempt <= s.cfg.SyncAttempts; attempt++ {
 		if attempt > 1 {
-			if !s.fits(s.cfg.SyncRetryDelay, deadline) || s.cfg.Sleep(ctx, s.cfg.SyncRetryDelay) != nil {
+			// The retry needs the delay and a limiter turn; when the next
+			// turn cannot come within the budget, queue now rather than
+			// sleep the delay for nothing (dead air for the caller).
+			wait := s.cfg.SyncRetryDelay
+			if sp, ok := s.d.Limiter.(Spacer); ok && !lastTurn.IsZero() {
+				wait = max(wait, lastTurn.Add(sp.Spacing(ProcSetAppointment)).Sub(s.cfg.Now()))
+			}
+			if !s.fits(wait, deadline) || s.cfg.Sleep(ctx, s.cfg.SyncRetryDelay) != nil {
 				break
 			}
 		}
 		waited, fits := s.turn(ctx, ProcSetAppointment, deadline)
 		o.waited += waited
+		lastTurn = s.cfg.Now()
 		if !fits {
 			if !rateLimited {
 				s.dropLease(ctx, key, owner)

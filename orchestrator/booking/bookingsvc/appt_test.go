@@ -228,6 +228,20 @@ func TestRateLimitedThenRetriedOnce(t *testing.T) {
 	require.Empty(t, e.Queue.Appointments)
 }
 
+// With the limiter's spacing known, a retry whose turn could not come
+// within the budget is not slept for: queued at once, no dead air.
+func TestRateLimitedRetryThatCannotFitIsQueuedAtOnce(t *testing.T) {
+	t.Parallel()
+	e := bt.NewEnv()
+	e.Limiter.Every = 12250 * time.Millisecond // 5/min + margin: the next turn is beyond the 10 s budget
+	e.Cloud9.Script(bookingsvc.ProcSetAppointment, bt.RateLimited())
+	r := body[contracts.ApptQueuedResponse](t, e.Service(t).CreateAppt(ctx, request(e)))
+	require.True(t, r.Queued)
+	require.Empty(t, e.Clock.Slept(), "no 5 s sleep before queueing")
+	require.Len(t, e.Cloud9.Calls(bookingsvc.ProcSetAppointment), 1)
+	require.Len(t, e.Queue.Appointments, 1)
+}
+
 func TestRateLimitedTwiceIsQueued(t *testing.T) {
 	t.Parallel()
 	e := bt.NewEnv()

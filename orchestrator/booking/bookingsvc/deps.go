@@ -114,6 +114,13 @@ type Limiter interface {
 	Allow(ctx context.Context, procedure string) (ok bool, retryAfter time.Duration, err error)
 }
 
+// Spacer is an optional Limiter extension: the least time between two turns
+// of a procedure. With it the sync path does not sleep the retry delay when
+// no turn could follow within the budget, and queues at once (no dead air).
+type Spacer interface {
+	Spacing(procedure string) time.Duration
+}
+
 // AuthTokens issues and checks bookingAuthTokens (seed 000 §4.2).
 // Validate runs checks 2–5 on a token that is present and returns nil or
 // an *AuthError with the code.

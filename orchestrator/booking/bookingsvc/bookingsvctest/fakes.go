@@ -235,7 +235,12 @@ type Limiter struct {
 	script map[string][]time.Duration
 	calls  map[string]int
 	Err    error
+	// Every is the spacing Spacing reports (0: none known).
+	Every time.Duration
 }
+
+// Spacing implements bookingsvc.Spacer.
+func (l *Limiter) Spacing(string) time.Duration { return l.Every }
 
 // NewLimiter allows everything until scripted.
 func NewLimiter() *Limiter {
