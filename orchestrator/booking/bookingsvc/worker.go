@@ -248,6 +248,10 @@ func (w *Worker) handleAppointment(ctx context.Context, t *asynq.Task) error {
 	if rec, done, err := w.d.Marks.Completed(ctx, key); err == nil && done {
 		return w.fromDone(ctx, t, p, key, "", rec, a)
 	}
+	// Keep the slot held while the booking is still being tried: the hold
+	// confirmed at queueing (300 s) would lapse before a late attempt, and
+	// other sessions would be offered the slot again (seed 003's race).
+	w.keepHold(ctx, p, log)
 	inflight, err := w.d.Marks.InFlight(ctx, key)
 	if err != nil {
 		inflight = true // cannot tell: check
@@ -373,6 +377,17 @@ func (w *Worker) failAppointment(ctx context.Context, p AppointmentTask, a attem
 		return fmt.Errorf("%s: %w", f.text(), asynq.SkipRetry)
 	}
 	return errors.New(f.text())
+}
+
+// keepHold re-confirms the slot's reservation for this booking before an
+// attempt (fail open: Cloud9 decides whether the slot is still free).
+func (w *Worker) keepHold(ctx context.Context, p AppointmentTask, log *slog.Logger) {
+	if w.d.Reservations == nil {
+		return
+	}
+	if err := w.d.Reservations.Confirm(ctx, w.hold(p)); err != nil {
+		log.Warn("could not keep the slot held for the queued booking; trying it anyway", "err", err)
+	}
 }
 
 func (w *Worker) hold(p AppointmentTask) SlotHold {

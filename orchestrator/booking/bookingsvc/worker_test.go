@@ -3,6 +3,7 @@ package bookingsvc_test
 import (
 	"context"
 	"encoding/json"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -472,4 +473,29 @@ func TestQueuedPatientRefusedIsNotRetried(t *testing.T) {
 	b.start(t)
 	op = b.waitOp(t, q.OperationID, contracts.OpCompleted)
 	require.Equal(t, 2, op.Attempts)
+}
+
+// A queued booking re-holds its slot before each attempt: the hold taken at
+// queueing may have lapsed (attempt 5 starts ≥ 310 s later), and the slot
+// must not be offered to other sessions while the booking is still tried.
+func TestQueuedBookingKeepsItsHold(t *testing.T) {
+	t.Parallel()
+	a := setupAsync(t)
+	a.e.Cloud9.Script(bookingsvc.ProcSetAppointment, bt.RateLimited(), bt.RateLimited())
+	q := body[contracts.ApptQueuedResponse](t, a.s.CreateAppt(ctx, request(a.e)))
+	h := hold(start, bt.Column)
+	state, session := a.e.Reservations.State(h)
+	require.Equal(t, "confirmed", state)
+	h.SessionID = session
+	require.NoError(t, a.e.Reservations.Release(ctx, h)) // the hold lapsed while queued
+	var heldAtCall atomic.Value
+	a.e.Cloud9.Hook = func(procedure string) {
+		if procedure == bookingsvc.ProcSetAppointment {
+			st, _ := a.e.Reservations.State(h)
+			heldAtCall.Store(st)
+		}
+	}
+	a.start(t)
+	a.waitOp(t, q.OperationID, contracts.OpCompleted)
+	require.Equal(t, "confirmed", heldAtCall.Load(), "the slot was held again when the queued attempt called Cloud9")
 }
