@@ -57,23 +57,29 @@ func New(d Deps, cfg Config) (*Service, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	switch {
-	case d.Cloud9 == nil:
-		return nil, errors.New("bookingsvc: Deps.Cloud9 is required")
-	case d.Tokens == nil:
-		return nil, errors.New("bookingsvc: Deps.Tokens is required")
-	case d.Sessions == nil:
-		return nil, errors.New("bookingsvc: Deps.Sessions is required")
-	case d.Queue == nil:
-		return nil, errors.New("bookingsvc: Deps.Queue is required")
-	case d.Marks == nil:
-		return nil, errors.New("bookingsvc: Deps.Marks is required")
+	if err := d.check(true); err != nil {
+		return nil, err
 	}
 	m, err := newServiceMetrics(cfg.Registerer)
 	if err != nil {
 		return nil, err
 	}
 	return &Service{d: d, cfg: cfg, log: cfg.Logger.With("component", "booking"), val: newValidation(), m: m}, nil
+}
+
+// check reports the first required dependency missing; the Queue is
+// required of the Service, not of the Worker (which is the Queue).
+func (d Deps) check(needQueue bool) error {
+	for _, dep := range []struct {
+		name    string
+		missing bool
+	}{{"Cloud9", d.Cloud9 == nil}, {"Tokens", d.Tokens == nil}, {"Sessions", d.Sessions == nil},
+		{"Queue", needQueue && d.Queue == nil}, {"Marks", d.Marks == nil}} {
+		if dep.missing {
+			return errors.New("bookingsvc: Deps." + dep.name + " is required")
+		}
+	}
+	return nil
 }
 
 // Config returns the effective configuration (defaults applied).

@@ -104,17 +104,11 @@ func NewWorker(rt *orchestrator.Runtime, d Deps, cfg Config) (*Worker, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	switch {
-	case rt == nil:
+	if rt == nil {
 		return nil, errors.New("bookingsvc: Runtime is required")
-	case d.Cloud9 == nil:
-		return nil, errors.New("bookingsvc: Deps.Cloud9 is required")
-	case d.Tokens == nil:
-		return nil, errors.New("bookingsvc: Deps.Tokens is required")
-	case d.Sessions == nil:
-		return nil, errors.New("bookingsvc: Deps.Sessions is required")
-	case d.Marks == nil:
-		return nil, errors.New("bookingsvc: Deps.Marks is required")
+	}
+	if err := d.check(false); err != nil {
+		return nil, err
 	}
 	m, err := newWorkerMetrics(cfg.Registerer)
 	if err != nil {
