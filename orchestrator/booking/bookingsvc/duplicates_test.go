@@ -1,0 +1,213 @@
+package bookingsvc_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/flowgate/flowgate/contracts"
+	"github.com/flowgate/flowgate/orchestrator/booking/bookingsvc"
+	bt "github.com/flowgate/flowgate/orchestrator/booking/bookingsvc/bookingsvctest"
+)
+
+// An in-flight mark whose call created nothing: Cloud9's list is empty
+// (asked twice: it has answered empty under load), then the booking is sent.
+func TestInFlightMarkWithNothingCreated(t *testing.T) {
+	t.Parallel()
+	e := bt.NewEnv()
+	key := bookingsvc.IdentityKey(bt.Patient, start, bt.Column)
+	e.Marks.Mark(key) // a crash mid-call left it
+	r := body[contracts.ApptBookedResponse](t, e.Service(t).CreateAppt(ctx, request(e)))
+	require.False(t, r.Debug.Recovered)
+	require.Len(t, e.Cloud9.Calls(bookingsvc.ProcGetAppointments), 2)
+	require.Len(t, e.Cloud9.Calls(bookingsvc.ProcSetAppointment), 1)
+	g, done, _ := e.Marks.Completed(ctx, key)
+	require.True(t, done)
+	require.Equal(t, r.AppointmentGUID, g.AppointmentGUID)
+}
+
+// No duplicate appointment: the IVA re-sends createAppt while the first
+// SetAppointment is still at Cloud9. The in-flight mark is a lease, not a
+// flag: the second call cannot claim it, so it is answered queued (with a
+// check first) and never sends; Cloud9 sees one SetAppointment.
+func TestConcurrentCreateApptSendsOnce(t *testing.T) {
+	t.Parallel()
+	e := bt.NewEnv()
+	s := e.Service(t)
+	entered, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	e.Cloud9.Hook = func(procedure string) {
+		if procedure == bookingsvc.ProcSetAppointment {
+			once.Do(func() { close(entered); <-release })
+		}
+	}
+	first := make(chan bookingsvc.Answer, 1)
+	go func() { first <- s.CreateAppt(ctx, request(e)) }()
+	<-entered
+
+	second := body[contracts.ApptQueuedResponse](t, s.CreateAppt(ctx, request(e)))
+	require.Equal(t, contracts.QueueReasonInProgress, second.Debug.QueueReason)
+	require.Len(t, e.Queue.Appointments, 1)
+	require.True(t, e.Queue.Appointments[0].CheckFirst, "the queued task checks before sending")
+
+	close(release)
+	r := body[contracts.ApptBookedResponse](t, <-first)
+	require.Len(t, e.Cloud9.Calls(bookingsvc.ProcSetAppointment), 1)
+	require.Len(t, e.Cloud9.Appointments(bt.Patient), 1)
+	state, _ := e.Reservations.State(hold(start, bt.Column))
+	require.Equal(t, "confirmed", state)
+
+	// A third call after the first completed is answered from the Done mark.
+	third := body[contracts.ApptBookedResponse](t, s.CreateAppt(ctx, request(e)))
+	require.Equal(t, r.AppointmentGUID, third.AppointmentGUID)
+	require.Len(t, e.Cloud9.Calls(bookingsvc.ProcSetAppointment), 1)
+}
+
+// No false confirmation: two siblings booked under the parent (parent-as-
+// patient: one patientGUID) on the same slot. The second is refused as
+// DUPLICATE_SLOT_BLOCKED — never answered with the first's appointment —
+// whether the first is done or still at Cloud9; the same child asking
+// again is the idempotent "already booked".
+func TestSiblingOnTheSameSlotIsADuplicate(t *testing.T) {
+	t.Parallel()
+	e := bt.NewEnv()
+	s := e.Service(t)
+	johnny := body[contracts.ApptBookedResponse](t, s.CreateAppt(ctx, request(e)))
+
+	jane := request(e)
+	jane.ChildName, jane.Note = "Jane Smith", ""
+	r := body[contracts.ApptDuplicateSlotResponse](t, s.CreateAppt(ctx, jane))
+	require.False(t, r.Success)
+	require.Equal(t, contracts.BookingErrDuplicateSlot, r.Debug.ErrorType)
+	require.Equal(t, "2026-01-21T10:00|"+strings.ToLower(bt.Column), r.Debug.SlotKey)
+	require.Equal(t, "flowise-session-456", r.Debug.SessionID)
+	require.Equal(t, "duplicate_slot_attempt", r.LLMGuidance.ErrorType)
+	require.Equal(t, contracts.ActionUseNextSlot, r.LLMGuidance.ActionRequired)
+	require.Len(t, e.Cloud9.Calls(bookingsvc.ProcSetAppointment), 1)
+	state, _ := e.Reservations.State(hold(start, bt.Column))
+	require.Equal(t, "confirmed", state, "Johnny's hold stays")
+
+	again := request(e)
+	again.ChildName = "johnny" // the same child, spelled otherwise
+	a := body[contracts.ApptBookedResponse](t, s.CreateAppt(ctx, again))
+	require.Equal(t, johnny.AppointmentGUID, a.AppointmentGUID)
+
+	// While a sibling's booking of the slot is in flight (its lease).
+	e2 := bt.NewEnv()
+	key := bookingsvc.IdentityKey(bt.Patient, start, bt.Column)
+	got, _, _ := e2.Marks.Claim(ctx, key, bookingsvc.Lease{Owner: "sync-x", ChildName: "Johnny Smith"}, time.Minute)
+	require.True(t, got)
+	jane.BookingAuthToken = e2.Token(bt.Patient)
+	body[contracts.ApptDuplicateSlotResponse](t, e2.Service(t).CreateAppt(ctx, jane))
+	require.Empty(t, e2.Queue.Appointments)
+	require.Empty(t, e2.Cloud9.Calls(bookingsvc.ProcSetAppointment))
+}
+
+func TestBatchRejectsADuplicateSlot(t *testing.T) {
+	t.Parallel()
+	e := bt.NewEnv()
+	req := contracts.CreateApptRequest{PatientGUID: bt.Patient, BookingAuthToken: e.Token(bt.Patient), Children: []contracts.BookingChild{
+		{ChildName: "Johnny Smith", StartTime: start, ScheduleColumnGUID: bt.Column},
+		{ChildName: "Jane Smith", StartTime: "1/21/2026 10:00:00 AM", ScheduleColumnGUID: strings.ToLower(bt.Column)},
+		{ChildName: "Jim Smith", StartTime: "01/21/2026 10:45 AM", ScheduleColumnGUID: bt.Column}}}
+	r := body[contracts.ApptBatchResponse](t, e.Service(t).CreateAppt(ctx, req))
+	require.True(t, r.Results[0].Success)
+	require.False(t, r.Results[1].Success)
+	require.Empty(t, r.Results[1].AppointmentGUID)
+	require.Equal(t, contracts.BookingErrDuplicateSlot, r.Results[1].ErrorType)
+	require.Equal(t, contracts.DuplicateSlotMessage, r.Results[1].Message)
+	require.True(t, r.Results[2].Success)
+	require.Equal(t, 2, r.SuccessfulBookings)
+	require.Equal(t, 1, r.FailedBookings)
+	require.Len(t, e.Cloud9.Calls(bookingsvc.ProcSetAppointment), 2)
+}
+
+// The request's deadline ends the SetAppointment call (the uncertain case):
+// the bookkeeping after it runs on a context of its own, so the booking is
+// still marked, held and queued with a check first — not answered TIMEOUT
+// with nothing queued. A later child of the same batch is queued too.
+func TestRequestDeadlineDuringTheCallStillQueues(t *testing.T) {
+	t.Parallel()
+	t.Run("single", func(t *testing.T) {
+		e := bt.NewEnv()
+		rctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		e.Cloud9.Hook = func(procedure string) {
+			if procedure == bookingsvc.ProcSetAppointment {
+				cancel()
+			}
+		}
+		e.Cloud9.Script(bookingsvc.ProcSetAppointment, bt.Committed{Err: context.DeadlineExceeded})
+		r := body[contracts.ApptQueuedResponse](t, e.Service(t).CreateAppt(rctx, request(e)))
+		require.Equal(t, contracts.QueueReasonUncertain, r.Debug.QueueReason)
+		require.Len(t, e.Queue.Appointments, 1)
+		require.True(t, e.Queue.Appointments[0].CheckFirst)
+		inflight, _ := e.Marks.InFlight(ctx, bookingsvc.IdentityKey(bt.Patient, start, bt.Column))
+		require.True(t, inflight)
+		state, _ := e.Reservations.State(hold(start, bt.Column))
+		require.Equal(t, "confirmed", state)
+	})
+	t.Run("batch", func(t *testing.T) {
+		e := bt.NewEnv()
+		rctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		e.Cloud9.Hook = func(procedure string) {
+			if procedure == bookingsvc.ProcSetAppointment {
+				cancel()
+			}
+		}
+		e.Cloud9.Script(bookingsvc.ProcSetAppointment, bt.Committed{Err: context.DeadlineExceeded})
+		req := contracts.CreateApptRequest{PatientGUID: bt.Patient, BookingAuthToken: e.Token(bt.Patient), Children: []contracts.BookingChild{
+			{ChildName: "A", StartTime: start}, {ChildName: "B", StartTime: "01/21/2026 10:45 AM"}}}
+		r := body[contracts.ApptBatchResponse](t, e.Service(t).CreateAppt(rctx, req))
+		require.True(t, r.Results[0].Queued)
+		require.True(t, r.Results[1].Queued, "queued, not failed, after the request ended")
+		require.Len(t, e.Cloud9.Calls(bookingsvc.ProcSetAppointment), 1, "nothing sent once the request has ended")
+		require.Len(t, e.Queue.Appointments, 2)
+		require.True(t, e.Queue.Appointments[0].CheckFirst)
+		require.False(t, e.Queue.Appointments[1].CheckFirst)
+	})
+}
+
+func TestBatchIsCapped(t *testing.T) {
+	t.Parallel()
+	e := bt.NewEnv()
+	req := contracts.CreateApptRequest{PatientGUID: bt.Patient, BookingAuthToken: e.Token(bt.Patient)}
+	for i := 0; i < 11; i++ {
+		req.Children = append(req.Children, contracts.BookingChild{ChildName: fmt.Sprint("Child ", i), StartTime: start})
+	}
+	r := body[contracts.ApptValidationResponse](t, e.Service(t).CreateAppt(ctx, req))
+	require.Equal(t, contracts.BookingErrValidation, r.Debug.ErrorType)
+	require.Equal(t, []string{"children"}, r.Debug.InvalidFields)
+	require.Equal(t, "at most 10 children per request, got 11", r.Debug.ErrorMessage)
+	require.Empty(t, e.Cloud9.Calls(""))
+
+	req.Children = req.Children[:10]
+	body[contracts.ApptBatchResponse](t, e.Service(t, func(*bookingsvc.Config) {}).CreateAppt(ctx, req))
+}
+
+// No false confirmation from a stale Done mark: the appointment was
+// cancelled after it was booked; the repeat is checked with Cloud9 and
+// booked again instead of answered with the cancelled GUID.
+func TestDoneMarkOfACancelledAppointment(t *testing.T) {
+	t.Parallel()
+	e := bt.NewEnv()
+	s := e.Service(t)
+	first := body[contracts.ApptBookedResponse](t, s.CreateAppt(ctx, request(e)))
+	again := body[contracts.ApptBookedResponse](t, s.CreateAppt(ctx, request(e)))
+	require.Equal(t, first.AppointmentGUID, again.AppointmentGUID, "still booked: answered from the mark")
+	require.Len(t, e.Cloud9.Calls(bookingsvc.ProcSetAppointment), 1)
+
+	e.Cloud9.Cancel(bt.Patient, first.AppointmentGUID)
+	rebooked := body[contracts.ApptBookedResponse](t, s.CreateAppt(ctx, request(e)))
+	require.NotEqual(t, first.AppointmentGUID, rebooked.AppointmentGUID)
+	require.False(t, rebooked.Debug.Recovered)
+	require.Len(t, e.Cloud9.Calls(bookingsvc.ProcSetAppointment), 2)
+	g, _, _ := e.Marks.Completed(ctx, bookingsvc.IdentityKey(bt.Patient, start, bt.Column))
+	require.Equal(t, rebooked.AppointmentGUID, g.AppointmentGUID)
+}
