@@ -120,6 +120,7 @@ func (m *Main) newBooking(rt *orchestrator.Runtime, b *backend, shutdown context
 		DefaultAppointmentTypeGUID: bc.AppointmentType, LocationGUID: bc.LocationGUID, ProviderGUID: bc.ProviderGUID,
 		SessionTTL: bc.SessionTTL, StatusEndpoint: cfg.NodeRedBasePath + "/queue-status",
 		WriteTimeout: bc.WriteTimeout, // the in-flight lease outlives one Cloud9 write
+		LeaseGrace:   bc.UncertainGrace,
 		Now:          m.Now, Logger: m.Logger, Registerer: m.registry,
 	}
 	worker, err := bookingsvc.NewWorker(rt, deps, svcCfg)

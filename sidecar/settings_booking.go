@@ -12,6 +12,7 @@ import (
 // defaults are the seeds' values.
 type BookingConfig struct {
 	SpacingMS       int
+	UncertainGrace  time.Duration
 	LimitMargin     time.Duration
 	WriteTimeout    time.Duration
 	NoteTimeout     time.Duration
@@ -73,6 +74,7 @@ var bookingSettings = []setting{
 	{name: "BOOKING_SYNC_BUDGET", def: "10s", help: "how long createAppt may wait (limiter + one retry) before answering queued", apply: bookingDuration(func(b *BookingConfig) *time.Duration { return &b.SyncBudget })},
 	{name: "BOOKING_SYNC_RETRY_DELAY", def: "5s", help: "wait before the second sync attempt after a rate-limit answer", apply: bookingDuration(func(b *BookingConfig) *time.Duration { return &b.SyncRetryDelay })},
 	{name: "BOOKING_SYNC_ATTEMPTS", def: "2", help: "sync SetAppointment attempts", apply: bookingInt(func(b *BookingConfig) *int { return &b.SyncAttempts }, 1, 10)},
+	{name: "BOOKING_UNCERTAIN_GRACE", def: "10s", help: "after an uncertain SetAppointment (timeout, dropped answer) no other attempt of that booking runs for this long, so a late commit lands before anyone checks Cloud9", apply: bookingDuration(func(b *BookingConfig) *time.Duration { return &b.UncertainGrace })},
 	{name: "BOOKING_MAX_ATTEMPTS", def: "10", help: "attempts of a queued booking before it is failed and dead-lettered", apply: bookingInt(func(b *BookingConfig) *int { return &b.MaxAttempts }, 1, 100)},
 	{name: "BOOKING_BACKOFF_BASE", def: "10s", help: "queued-booking backoff base: min(BOOKING_BACKOFF_MAX, base·2^n)", apply: bookingDuration(func(b *BookingConfig) *time.Duration { return &b.BackoffBase })},
 	{name: "BOOKING_BACKOFF_MAX", def: "300s", help: "queued-booking backoff cap", apply: bookingDuration(func(b *BookingConfig) *time.Duration { return &b.BackoffMax })},
@@ -114,7 +116,7 @@ func (c *Config) validateBooking() error {
 	}{{"CLOUD9_WRITE_TIMEOUT", b.WriteTimeout}, {"CLOUD9_NOTE_TIMEOUT", b.NoteTimeout}, {"CLOUD9_READ_TIMEOUT", b.ReadTimeout},
 		{"BOOKING_SYNC_BUDGET", b.SyncBudget}, {"BOOKING_BACKOFF_BASE", b.BackoffBase}, {"BOOKING_BACKOFF_MAX", b.BackoffMax},
 		{"BOOKING_SESSION_TTL", b.SessionTTL}, {"SLOT_RESERVATION_TTL", b.ReserveTTL}, {"SLOT_RESERVATION_BOOKED_TTL", b.BookedTTL},
-		{"SLOT_CACHE_FRESH", b.SlotFresh}, {"SLOT_CACHE_TTL", b.SlotCacheTTL}} {
+		{"SLOT_CACHE_FRESH", b.SlotFresh}, {"SLOT_CACHE_TTL", b.SlotCacheTTL}, {"BOOKING_UNCERTAIN_GRACE", b.UncertainGrace}} {
 		if d.v <= 0 {
 			return &ConfigError{Var: d.name, Err: errors.New("must be positive")}
 		}

@@ -101,6 +101,12 @@ func TestBookingCrashDrill(t *testing.T) {
 		n, err := db.Client.ZAddXX(ctx, lease, redis.Z{Score: float64(time.Now().Add(-2 * time.Minute).Unix()), Member: q.OperationID}).Result()
 		require.NoError(t, err)
 		require.Zero(t, n) // XX: updated, not added
+		// The killed attempt also held the booking's own lease (it expires
+		// a write timeout + margin after the claim): let that time pass too.
+		keys, err := db.Client.Keys(ctx, "flowgate:booking:*:lease").Result()
+		require.NoError(t, err)
+		require.Len(t, keys, 1, "the killed attempt's booking lease")
+		require.NoError(t, db.Client.Del(ctx, keys...).Err())
 	}
 
 	p2 := startFlowgate(t, env)

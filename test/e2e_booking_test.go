@@ -186,7 +186,10 @@ func TestBookingFlowOverHTTP(t *testing.T) {
 		sim := startSim(t, 1, "off")
 		p := startFlowgate(t, bookingEnv(db.URL(), sim, "1/1s", map[string]string{
 			"CLOUD9_LIMIT_MARGIN": "0s", "BOOKING_SYNC_BUDGET": "300ms",
-			"BOOKING_BACKOFF_BASE": "200ms", "BOOKING_BACKOFF_MAX": "400ms", "BOOKING_MAX_ATTEMPTS": "10",
+			// The injected error is Cloud9's code 0, an uncertain outcome: keep
+			// the wait for a late commit short so ten attempts fit the test.
+			"BOOKING_UNCERTAIN_GRACE": "100ms",
+			"BOOKING_BACKOFF_BASE":    "200ms", "BOOKING_BACKOFF_MAX": "400ms", "BOOKING_MAX_ATTEMPTS": "10",
 			"DLQ_RECONCILE_SCHEDULE": "@every 1s",
 		}))
 		c := newBookingClient(t, p)
