@@ -68,12 +68,15 @@ func TestStateDiagram(t *testing.T) {
 		require.False(t, resp.DLQ)
 		require.Contains(t, resp.Message, "requeued with HIGH priority")
 
-		// ERROR, awaiting the retry: a resent FAIL and an ACK conflict,
-		// and nothing can be claimed.
+		// ERROR, awaiting the retry: the same FAIL resent (the worker timed
+		// out) is a duplicate that changes nothing, an ACK conflicts, and
+		// nothing can be claimed.
 		before := b.snapshot(t)
-		env := b.srv.Do("POST", "/fail", []byte(fail)).Error(t, 409, contracts.CodeConflict)
-		require.Equal(t, "ERROR", env.Error.Details["current_status"])
-		env = b.srv.Do("POST", "/ack", []byte(`{"queue_id":"`+task.QueueID+`"}`)).Error(t, 409, contracts.CodeConflict)
+		dup, _ := b.hook(t, "/fail", fail)
+		require.True(t, dup.Duplicate)
+		require.Equal(t, attempt, dup.Attempts)
+		require.True(t, dup.Requeued)
+		env := b.srv.Do("POST", "/ack", []byte(`{"queue_id":"`+task.QueueID+`"}`)).Error(t, 409, contracts.CodeConflict)
 		require.Equal(t, "ERROR", env.Error.Details["current_status"])
 		require.Equal(t, 204, b.srv.Do("POST", "/queue/claim", []byte(`{"worker_id":"vm-3"}`)).Status)
 		require.Equal(t, before, b.snapshot(t))
@@ -105,7 +108,13 @@ func TestStateDiagram(t *testing.T) {
 	require.JSONEq(t, `{"dlq":true}`, string(got.ParsedPayload))
 	require.Equal(t, contracts.DLQErrorMessage, got.ErrorMessage)
 	calls := b.follower.Calls()
-	require.Len(t, calls, contracts.DefaultMaxAttempts)
+	firsts := 0
+	for _, c := range calls {
+		if !c.Duplicate {
+			firsts++
+		}
+	}
+	require.Equal(t, contracts.DefaultMaxAttempts, firsts, "one follow-up per FAIL, plus one per resent duplicate")
 	require.True(t, calls[len(calls)-1].DLQ)
 	st, err := b.ledger.Stats(b.ctx)
 	require.NoError(t, err)

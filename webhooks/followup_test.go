@@ -33,8 +33,11 @@ func TestFollowUpFailureAnswers200(t *testing.T) {
 	require.Contains(t, b.logs.String(), "asynq: redis down")
 	require.NotContains(t, string(r.Body), "redis down", "the cause stays in the log")
 
-	// Why 200: the FAIL is recorded, so sending it again is a conflict.
-	b.srv.Do("POST", "/fail", []byte(fail)).Error(t, 409, contracts.CodeConflict)
+	// Why 200: the FAIL is recorded; sending it again is a duplicate that
+	// changes nothing (and tries the follow-up once more).
+	dup, _ := b.hook(t, "/fail", fail)
+	require.True(t, dup.Duplicate)
+	require.Equal(t, 1, dup.Attempts)
 
 	// The safety net requeues it.
 	res, err := b.ledger.RetryOverdue(b.ctx, time.Now().Add(time.Hour), 10*time.Minute)
@@ -55,5 +58,5 @@ func TestFollowUpFailureAnswers200(t *testing.T) {
 	require.Equal(t, contracts.DLQErrorMessage, resp.Message)
 	require.Equal(t, 3, resp.Attempts)
 
-	require.Equal(t, map[string]int{"error": 3, "conflict": 1}, outcomes(t, b.srv.Registry, "fail"))
+	require.Equal(t, map[string]int{"error": 4}, outcomes(t, b.srv.Registry, "fail")) // the resent FAIL too: its follow-up failed again
 }

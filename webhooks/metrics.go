@@ -32,7 +32,7 @@ const (
 var hookOutcomes = map[string][]string{
 	hookAck: {OutcomeDone, OutcomeDuplicate, OutcomeConflict, OutcomeInvalid, OutcomeUnauthorized,
 		OutcomeNotFound, OutcomeError},
-	hookFail: {OutcomeRequeued, OutcomeDLQ, OutcomeConflict, OutcomeInvalid, OutcomeUnauthorized,
+	hookFail: {OutcomeRequeued, OutcomeDLQ, OutcomeDuplicate, OutcomeConflict, OutcomeInvalid, OutcomeUnauthorized,
 		OutcomeNotFound, OutcomeError},
 }
 

@@ -49,18 +49,19 @@ func TestMetricsCountEveryOutcome(t *testing.T) {
 	var dead contracts.CreateResponse
 	r.Decode(t, &dead)
 	b.claim(t, "vm-1", dead.Task.QueueID)
-	b.hook(t, "/webhook/fail", `{"queue_id":"`+dead.Task.QueueID+`"}`)      // dlq
-	b.srv.Do("POST", "/fail", []byte(`{"queue_id":"`+retried.QueueID+`"}`)) // conflict
-	b.srv.Do("POST", "/fail", []byte(`{`))                                  // invalid
-	b.srv.Do("POST", "/fail", []byte(`{}`), taskhttptest.Unsigned())        // unauthorized
-	b.srv.Do("POST", "/fail", []byte(`{"queue_id":"`+unknown+`"}`))         // not_found
+	b.hook(t, "/webhook/fail", `{"queue_id":"`+dead.Task.QueueID+`"}`)                              // dlq
+	b.srv.Do("POST", "/fail", []byte(`{"queue_id":"`+retried.QueueID+`"}`))                         // duplicate (the same FAIL again)
+	b.srv.Do("POST", "/fail", []byte(`{"queue_id":"`+retried.QueueID+`","error_message":"other"}`)) // conflict
+	b.srv.Do("POST", "/fail", []byte(`{`))                                                          // invalid
+	b.srv.Do("POST", "/fail", []byte(`{}`), taskhttptest.Unsigned())                                // unauthorized
+	b.srv.Do("POST", "/fail", []byte(`{"queue_id":"`+unknown+`"}`))                                 // not_found
 
 	require.Equal(t, map[string]int{"done": 1, "duplicate": 1, "conflict": 1, "invalid": 1, "unauthorized": 2, "not_found": 1},
 		outcomes(t, reg, "ack"))
-	require.Equal(t, map[string]int{"requeued": 1, "dlq": 1, "conflict": 1, "invalid": 1, "unauthorized": 1, "not_found": 1},
+	require.Equal(t, map[string]int{"requeued": 1, "dlq": 1, "duplicate": 1, "conflict": 1, "invalid": 1, "unauthorized": 1, "not_found": 1},
 		outcomes(t, reg, "fail"))
 	require.Equal(t, 7.0, metrictest.Get(t, reg, "flowgate_webhook_duration_seconds", map[string]string{"hook": "ack"}))
-	require.Equal(t, 6.0, metrictest.Get(t, reg, "flowgate_webhook_duration_seconds", map[string]string{"hook": "fail"}))
+	require.Equal(t, 7.0, metrictest.Get(t, reg, "flowgate_webhook_duration_seconds", map[string]string{"hook": "fail"}))
 
 	// The app's own metrics see the same requests by route.
 	require.Equal(t, 1.0, metrictest.Get(t, reg, "http_requests_total", map[string]string{"route": "/webhook/fail", "status": "200"}))

@@ -156,7 +156,10 @@ func (h *Handlers) fail(c *fiber.Ctx) error {
 		return err
 	}
 	t := res.Task
-	resp := contracts.WebhookResponse{Success: true, QueueID: t.QueueID, Status: t.Status, Attempts: t.Attempts, DLQ: res.DLQ}
+	resp := contracts.WebhookResponse{Success: true, QueueID: t.QueueID, Status: t.Status, Attempts: t.Attempts, DLQ: res.DLQ,
+		Duplicate: res.Duplicate}
+	// A duplicate FAIL still runs the follow-up: it is idempotent, and
+	// completes it if the first one's failed.
 
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(h.cfg.Context), h.cfg.FollowUpTimeout)
 	fu, ferr := h.follower.AfterFail(ctx, res)
@@ -175,6 +178,9 @@ func (h *Handlers) fail(c *fiber.Ctx) error {
 		// The follower chose not to schedule a retry; the sweep will.
 		setOutcome(c, OutcomeError)
 		h.cfg.Logger.Error("webhook FAIL recorded but no retry was scheduled", "queue_id", t.QueueID, "attempts", t.Attempts)
+	}
+	if res.Duplicate && ferr == nil {
+		setOutcome(c, OutcomeDuplicate)
 	}
 	resp.Message = failMessage(t, res.DLQ, resp.Requeued, fu.RetryAt)
 	return c.JSON(resp)

@@ -357,3 +357,56 @@ func TestUnclaim(t *testing.T) {
 	_, err = b.l.Unclaim(b.ctx, first.QueueID, "", at)
 	requireCode(t, err, contracts.CodeInvalid)
 }
+
+// A FAIL sent again (the worker timed out waiting for the answer) is a
+// duplicate: nothing changes, and it says what the first one did. Another
+// message, or a FAIL after the task moved on, is still a conflict.
+func TestDuplicateFail(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	created := b.create(t, "enc-dup-fail", "")
+	b.claimOne(t, "vm-1")
+	req := contracts.FailRequest{QueueID: created.QueueID, WorkerID: "vm-1", ErrorMessage: "portal timeout"}
+	first, err := b.l.Fail(b.ctx, req)
+	require.NoError(t, err)
+	require.True(t, first.Retry)
+	require.False(t, first.Duplicate)
+	history := len(b.get(t, created.QueueID).History)
+
+	b.clock.Advance(time.Second)
+	again, err := b.l.Fail(b.ctx, req)
+	require.NoError(t, err)
+	require.True(t, again.Duplicate)
+	require.True(t, again.Retry)
+	require.Equal(t, first.Task.Attempts, again.Task.Attempts, "no second attempt counted")
+	require.Equal(t, first.Task.UpdatedAt, again.Task.UpdatedAt)
+	require.Len(t, b.get(t, created.QueueID).History, history)
+
+	_, err = b.l.Fail(b.ctx, contracts.FailRequest{QueueID: created.QueueID, WorkerID: "vm-1", ErrorMessage: "something else"})
+	requireConflict(t, err, created.QueueID, contracts.StatusError)
+	_, err = b.l.Fail(b.ctx, contracts.FailRequest{QueueID: created.QueueID, WorkerID: "vm-2", ErrorMessage: "portal timeout"})
+	requireConflict(t, err, created.QueueID, contracts.StatusError)
+
+	// After the requeue the FAIL is late, not a duplicate.
+	_, err = b.l.Requeue(b.ctx, created.QueueID, contracts.RequeueRequest{})
+	require.NoError(t, err)
+	_, err = b.l.Fail(b.ctx, req)
+	requireConflict(t, err, created.QueueID, contracts.StatusPending)
+
+	// The last attempt's FAIL repeated: a duplicate dead letter.
+	for i := 0; i < 2; i++ {
+		b.claimOne(t, "vm-1")
+		res, err := b.l.Fail(b.ctx, req)
+		require.NoError(t, err)
+		if res.DLQ {
+			dup, err := b.l.Fail(b.ctx, req)
+			require.NoError(t, err)
+			require.True(t, dup.Duplicate)
+			require.True(t, dup.DLQ)
+			return
+		}
+		_, err = b.l.Requeue(b.ctx, created.QueueID, contracts.RequeueRequest{})
+		require.NoError(t, err)
+	}
+	t.Fatal("never became a dead letter")
+}

@@ -166,6 +166,9 @@ type FailResult struct {
 	// parsed_payload.dlq = true, error_message = contracts.DLQErrorMessage;
 	// the worker's message is in its history).
 	DLQ bool
+	// Duplicate: this FAIL was recorded already (a worker re-sent it after
+	// a timeout); nothing changed, Retry/DLQ say what the first one did.
+	Duplicate bool
 }
 
 // Fail records a failed attempt of a PROCESSING task: ERROR, attempts+1,
@@ -190,6 +193,10 @@ func (l *Ledger) Fail(ctx context.Context, req contracts.FailRequest) (FailResul
 	r, err := l.single(ctx, op, failScript, id, req.EncounterID, req.WorkerID, msg, contracts.DLQErrorMessage)
 	if err != nil {
 		return FailResult{}, err
+	}
+	if r.code == codeNoop { // the same FAIL again
+		dlq := r.b == "dlq"
+		return FailResult{Task: taskFromFields(r.fields), Retry: !dlq, DLQ: dlq, Duplicate: true}, nil
 	}
 	dlq := r.a == "dlq"
 	return FailResult{Task: taskFromFields(r.fields), Retry: !dlq, DLQ: dlq}, nil
