@@ -101,6 +101,12 @@ func TestBookingTokensCheckTheCache(t *testing.T) {
 	_, err = codec.Decode("not-a-token")
 	require.ErrorIs(t, err, slots.ErrMalformedToken)
 
+	// Booked (or refused by Cloud9): the slot leaves the cache and its
+	// token is no longer accepted.
+	require.NoError(t, src.Invalidate(context.Background(), ref))
+	_, err = codec.Decode(tok)
+	require.ErrorIs(t, err, bookingdeps.ErrUnknownSlot)
+
 	down, err := slots.NewCache(deadClient(t), slots.CacheConfig{Prefix: "test"})
 	require.NoError(t, err)
 	_, err = bookingdeps.BookingTokens{Cache: down}.Decode(unknown)

@@ -114,6 +114,17 @@ func (s SlotSource) Slots(ctx context.Context, q bookingsvc.SlotQuery) (bookings
 	return res, nil
 }
 
+// Invalidate implements bookingsvc.SlotInvalidator: the slot leaves every
+// cached list (one Lua script), so it is neither offered nor accepted as a
+// bookingToken any more.
+func (s SlotSource) Invalidate(ctx context.Context, r bookingsvc.SlotRef) error {
+	_, err := s.Cache.Invalidate(ctx, slots.Slot{StartTime: r.StartTime, ScheduleViewGUID: r.ScheduleViewGUID,
+		ScheduleColumnGUID: r.ScheduleColumnGUID, AppointmentTypeGUID: r.AppointmentTypeGUID, Minutes: r.Minutes})
+	return err
+}
+
+var _ bookingsvc.SlotInvalidator = SlotSource{}
+
 // GroupedSlots implements bookingsvc.SlotSource; the service groups.
 func (s SlotSource) GroupedSlots(ctx context.Context, q bookingsvc.GroupQuery) (bookingsvc.GroupSearch, error) {
 	flat, err := s.Slots(ctx, q.SlotQuery)

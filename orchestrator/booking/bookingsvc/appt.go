@@ -3,6 +3,7 @@ package bookingsvc
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -291,6 +292,11 @@ func (s *Service) bookClaimed(ctx context.Context, b booking, key, owner string,
 				}
 			}
 			s.release(ctx, h)
+			if f.class == ClassSlotNotAvailable {
+				bctx, cancel := bookkeeping(ctx)
+				s.invalidate(bctx, b)
+				cancel()
+			}
 			o.kind, o.errType, o.failText = kindFailed, f.class, f.text()
 			return o
 		}
@@ -349,6 +355,25 @@ func (s *Service) dropLease(ctx context.Context, key, owner string) bool {
 	return held
 }
 
+// invalidate drops the booking's slot from the slot source's cache.
+func (s *Service) invalidate(ctx context.Context, b booking) {
+	invalidateSlot(ctx, s.d.Slots, SlotRef{StartTime: b.StartTime, ScheduleViewGUID: b.ScheduleViewGUID,
+		ScheduleColumnGUID: b.ScheduleColumnGUID, AppointmentTypeGUID: b.AppointmentTypeGUID, Minutes: b.Minutes}, s.log)
+}
+
+// invalidateSlot drops a taken slot from src's cache when src keeps one
+// (see SlotInvalidator); failure only means the slot is offered a little
+// longer (Cloud9 still refuses it).
+func invalidateSlot(ctx context.Context, src SlotSource, r SlotRef, log *slog.Logger) {
+	inv, ok := src.(SlotInvalidator)
+	if !ok {
+		return
+	}
+	if err := inv.Invalidate(ctx, r); err != nil {
+		log.Warn("slot cache: could not drop the taken slot (it is offered until the list is refreshed)", "err", err)
+	}
+}
+
 func (s *Service) release(ctx context.Context, h SlotHold) {
 	if s.d.Reservations == nil {
 		return
@@ -380,6 +405,7 @@ func (s *Service) completed(ctx context.Context, b booking, key, owner string, h
 		s.log.Warn("booking marks: could not record the completed booking", "appointment_guid", guid, "err", err)
 	}
 	s.confirm(ctx, h)
+	s.invalidate(bctx, b)
 	o.kind, o.apptGUID = kindBooked, guid
 	o.c9Result = firstNonEmpty(result, "Appointment GUID Added: "+guid)
 	o.note, o.noteAdded = s.addNote(ctx, b.PatientGUID, b.Note, deadline)

@@ -213,6 +213,17 @@ func TestNoteFailureDoesNotFailTheBooking(t *testing.T) {
 	})
 }
 
+// A booked slot leaves the slot cache at once (reference §1.2 step 9).
+func TestBookedSlotIsNoLongerOffered(t *testing.T) {
+	t.Parallel()
+	e := bt.NewEnv()
+	r := body[contracts.ApptBookedResponse](t, e.Service(t).CreateAppt(ctx, request(e)))
+	require.True(t, r.Success)
+	require.Len(t, e.Slots.Invalidated, 1)
+	require.Equal(t, start, e.Slots.Invalidated[0].StartTime)
+	require.Equal(t, bt.Column, e.Slots.Invalidated[0].ScheduleColumnGUID)
+}
+
 func TestRateLimitedThenRetriedOnce(t *testing.T) {
 	t.Parallel()
 	e := bt.NewEnv()
@@ -365,6 +376,8 @@ func TestCloud9Refusals(t *testing.T) {
 		require.Empty(t, state, "released on failure")
 		inflight, _ := e.Marks.InFlight(ctx, bookingsvc.IdentityKey(bt.Patient, start, bt.Column))
 		require.False(t, inflight)
+		require.Len(t, e.Slots.Invalidated, 1, "a slot Cloud9 refuses is no longer offered")
+		require.Equal(t, start, e.Slots.Invalidated[0].StartTime)
 	})
 	t.Run("patient not found", func(t *testing.T) {
 		e := bt.NewEnv()

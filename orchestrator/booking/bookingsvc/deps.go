@@ -248,6 +248,14 @@ type SlotSource interface {
 	GroupedSlots(ctx context.Context, q GroupQuery) (GroupSearch, error)
 }
 
+// SlotInvalidator is an optional SlotSource extension: it stops offering a
+// slot that is now taken (booked here, or refused by Cloud9 as not
+// available), so the cached list and its bookingTokens follow at once
+// (reference §1.2 step 9).
+type SlotInvalidator interface {
+	Invalidate(ctx context.Context, s SlotRef) error
+}
+
 // Events receives booking events (queued bookings completed, queued
 // patients created). RedisEvents, WebhookEvents and MultiEvents implement it.
 type Events interface {

@@ -268,6 +268,16 @@ type Slots struct {
 	Groups  [][]contracts.ApptSlot
 	Err     error
 	Queries []bookingsvc.SlotQuery
+	// Invalidated records the slots the service stopped offering.
+	Invalidated []bookingsvc.SlotRef
+}
+
+// Invalidate implements bookingsvc.SlotInvalidator.
+func (s *Slots) Invalidate(_ context.Context, r bookingsvc.SlotRef) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.Invalidated = append(s.Invalidated, r)
+	return nil
 }
 
 // Slots implements bookingsvc.SlotSource.
