@@ -405,7 +405,9 @@ func (s *Service) completed(ctx context.Context, b booking, key, owner string, h
 		s.log.Warn("booking marks: could not record the completed booking", "appointment_guid", guid, "err", err)
 	}
 	s.confirm(ctx, h)
-	s.invalidate(bctx, b)
+	// The booked slot stays in the slot cache: the same createAppt asked
+	// again must still decode its bookingToken to be answered from the Done
+	// mark; other sessions do not see it while the reservation holds it.
 	o.kind, o.apptGUID = kindBooked, guid
 	o.c9Result = firstNonEmpty(result, "Appointment GUID Added: "+guid)
 	o.note, o.noteAdded = s.addNote(ctx, b.PatientGUID, b.Note, deadline)

@@ -249,9 +249,10 @@ type SlotSource interface {
 }
 
 // SlotInvalidator is an optional SlotSource extension: it stops offering a
-// slot that is now taken (booked here, or refused by Cloud9 as not
-// available), so the cached list and its bookingTokens follow at once
-// (reference §1.2 step 9).
+// slot Cloud9 refused as not available, so the cached list and its
+// bookingTokens follow at once (reference §1.2 step 9). A slot booked here
+// stays cached: the same request asked again must still decode its token
+// (idempotent answer), and the reservation hides it from other sessions.
 type SlotInvalidator interface {
 	Invalidate(ctx context.Context, s SlotRef) error
 }

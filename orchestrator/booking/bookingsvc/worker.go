@@ -417,8 +417,6 @@ func (w *Worker) completeAppointment(ctx context.Context, t *asynq.Task, p Appoi
 			w.log.Warn("slot reservation: extend failed", "err", err)
 		}
 	}
-	invalidateSlot(ctx, w.d.Slots, SlotRef{StartTime: p.StartTime, ScheduleViewGUID: p.ScheduleViewGUID, // no longer offered
-		ScheduleColumnGUID: p.ScheduleColumnGUID, AppointmentTypeGUID: p.AppointmentTypeGUID, Minutes: p.Minutes}, w.log)
 	noteAdded := false
 	if withNote {
 		noteAdded = w.addNote(callCtx, ctx, p.OperationID, p.PatientGUID, p.Note)
