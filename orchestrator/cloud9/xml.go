@@ -1,7 +1,6 @@
 package cloud9
 
 import (
-	"bufio"
 	"bytes"
 	"compress/gzip"
 	"encoding/xml"
@@ -14,7 +13,11 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf16"
-	"unicode/utf8"
+
+	"golang.org/x/text/encoding"
+	"golang.org/x/text/encoding/htmlindex"
+	"golang.org/x/text/encoding/ianaindex"
+	"golang.org/x/text/transform"
 )
 
 // The envelope's namespaces.
@@ -439,39 +442,49 @@ func fromUTF16(b []byte, bigEndian bool) []byte {
 	return out.Bytes()
 }
 
-// charsetReader accepts what .NET servers declare. "utf-16" is read as the
-// bytes are: either they had a BOM and were converted already, or the
-// declaration is the common .NET mislabel of a UTF-8 body. Latin-1 is
-// widened byte by byte.
-func charsetReader(charset string, input io.Reader) (io.Reader, error) {
-	switch strings.ToLower(charset) {
-	case "utf-8", "utf8", "utf-16", "utf16", "us-ascii", "ascii":
+// charsetReader decodes the body from the charset its XML declaration names
+// (encoding/xml calls it for anything but UTF-8). Labels are looked up in the
+// WHATWG table browsers use (htmlindex), where latin1, iso-8859-1, ascii and
+// cp1252 all mean windows-1252 — what a .NET server labelled so really sends,
+// with ’ “ ” € in 0x80–0x9F — and then in the IANA registry (ianaindex) for
+// names WHATWG lacks. UTF-8 and UTF-16 labels read the bytes as they are:
+// either a UTF-16 body had a BOM and was converted already, or the
+// declaration is the common .NET mislabel of a UTF-8 body.
+func charsetReader(label string, input io.Reader) (io.Reader, error) {
+	enc, err := encodingOf(label)
+	if err != nil {
+		return nil, err
+	}
+	if enc == nil {
 		return input, nil
-	case "iso-8859-1", "latin1", "latin-1", "windows-1252", "cp1252":
-		return &latin1Reader{r: bufio.NewReader(input)}, nil
 	}
-	return nil, fmt.Errorf("%w: unsupported charset %q", ErrMalformed, charset)
+	return transform.NewReader(input, enc.NewDecoder()), nil
 }
 
-type latin1Reader struct {
-	r   *bufio.Reader
-	buf []byte
-}
+// labelAliases are spellings .NET and hand-written servers use that neither
+// index knows.
+var labelAliases = map[string]string{"latin-1": "latin1", "utf16": "utf-16", "cp-1252": "cp1252"}
 
-func (l *latin1Reader) Read(p []byte) (int, error) {
-	for len(l.buf) < len(p) {
-		b, err := l.r.ReadByte()
-		if err != nil {
-			if len(l.buf) > 0 {
-				break
-			}
-			return 0, err
+// encodingOf resolves a charset label; nil means the bytes are read as UTF-8.
+func encodingOf(label string) (encoding.Encoding, error) {
+	l := strings.ToLower(strings.TrimSpace(label))
+	if alias, ok := labelAliases[l]; ok {
+		l = alias
+	}
+	enc, err := htmlindex.Get(l)
+	if err != nil {
+		enc, err = ianaindex.IANA.Encoding(l)
+		if err == nil && enc == nil { // registered, but x/text has no decoder
+			err = errors.New("no decoder")
 		}
-		l.buf = utf8.AppendRune(l.buf, rune(b))
 	}
-	n := copy(p, l.buf)
-	l.buf = l.buf[n:]
-	return n, nil
+	if err != nil {
+		return nil, fmt.Errorf("%w: unsupported charset %q: %w", ErrMalformed, label, err)
+	}
+	if name, nerr := htmlindex.Name(enc); nerr == nil && (name == "utf-8" || strings.HasPrefix(name, "utf-16")) {
+		return nil, nil
+	}
+	return enc, nil
 }
 
 // rootElement reads up to the first start element and checks its name.

@@ -216,6 +216,10 @@ func FuzzDecodeResponse(f *testing.F) {
 	f.Add([]byte(`<GetDataResponse><Records><Record><A><B>nested</B></A></Record></Records><Unknown/></GetDataResponse>`))
 	f.Add([]byte("\x1f\x8b"))
 	f.Add([]byte{0xff, 0xfe, '<', 0})
+	f.Add(charsetAnswer("windows-1252", []byte("Zo\xeb O\x92Brien \x93Zo\x94 \x81\x8d")))
+	f.Add(charsetAnswer("iso-8859-1", []byte("\x80\x9f\xff")))
+	f.Add(charsetAnswer("shift_jis", []byte("\x82\xa0\x82")))
+	f.Add(charsetAnswer("utf-16", []byte("\xff\xfe")))
 	var buf bytes.Buffer
 	zw := gzip.NewWriter(&buf)
 	_, _ = zw.Write([]byte(successAnswer))

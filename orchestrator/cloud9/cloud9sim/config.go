@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"golang.org/x/text/encoding/htmlindex"
 )
 
 // The defaults: the location, schedule view, chair and appointment type are
@@ -82,6 +83,12 @@ type Config struct {
 	// the client has to decode by content, as the reference asks.
 	// GzipDeclared also sends Content-Encoding: gzip.
 	Gzip, GzipDeclared bool
+
+	// Charset is the charset answers are encoded in (default utf-8): any
+	// WHATWG label (golang.org/x/text/encoding/htmlindex), e.g.
+	// windows-1252. The XML declaration and Content-Type name it; a
+	// character it lacks is written as a character reference.
+	Charset string
 
 	// Admin serves the JSON admin endpoints under /_sim/ (state, faults,
 	// reset) next to the protocol, for tools that drive a standalone
@@ -310,6 +317,11 @@ func (c Config) Validate() error {
 	for d, h := range c.Week {
 		if h.Open < 0 || h.Close > 24*time.Hour {
 			return fmt.Errorf("cloud9sim: Week[%s] hours out of the day", time.Weekday(d))
+		}
+	}
+	if c.Charset != "" {
+		if _, err := htmlindex.Get(c.Charset); err != nil {
+			return fmt.Errorf("cloud9sim: Charset %q: %w", c.Charset, err)
 		}
 	}
 	for p, r := range c.Limits {

@@ -17,8 +17,8 @@
 // (the sidecar exposes it as `flowgate cloud9-sim`) serves until SIGINT or
 // SIGTERM, configured by flags: -addr (default 127.0.0.1:8099), -scale,
 // -write-limit 5/min, -read-limit, -client-id/-username/-password, -gzip,
-// -gzip-declared, -latency, -error-rate, -empty-rate, -blank-slot-type,
-// -seed, -tz, -days, -no-admin. It prints the URL and the practice's GUIDs.
+// -gzip-declared, -charset, -latency, -error-rate, -empty-rate,
+// -blank-slot-type, -seed, -tz, -days, -no-admin. It prints the URL and the practice's GUIDs.
 //
 // # Protocol
 //
@@ -34,10 +34,11 @@
 // other Result… constants). Answers are HTTP 200, Content-Type
 // "text/html; charset=utf-8"; Config.Gzip compresses them without saying so
 // (the client must decode by content), GzipDeclared also sets
-// Content-Encoding. Times are written "11/5/2025 8:30:00 AM" (local, no
-// padding) and read as M/D/YYYY with an optional h:mm[:ss] AM/PM (padded or
-// not), 24-hour time or ISO 8601. Bits answer True/False and read 1/0/True/
-// False.
+// Content-Encoding; Config.Charset (e.g. windows-1252) encodes them in
+// another charset, named in the XML declaration and the Content-Type.
+// Times are written "11/5/2025 8:30:00 AM" (local, no padding) and read as
+// M/D/YYYY with an optional h:mm[:ss] AM/PM (padded or not), 24-hour time
+// or ISO 8601. Bits answer True/False and read 1/0/True/False.
 //
 // Procedures: SetPatient, SetAppointment, SetPatientComment,
 // SetAppointmentStatusCanceled, SetAppointmentStatusConfirmed (writes), and

@@ -12,6 +12,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"golang.org/x/text/encoding"
+	"golang.org/x/text/encoding/htmlindex"
 )
 
 // maxBody bounds a request body; a larger one is error 4.
@@ -141,7 +144,12 @@ func (s *Sim) authenticated(req *request) bool {
 // write answers as the real service does: 200, text/html, maybe gzip.
 func (s *Sim) write(w http.ResponseWriter, payload []byte) {
 	h := w.Header()
-	h.Set("Content-Type", "text/html; charset=utf-8")
+	charset := "utf-8"
+	if s.cfg.Charset != "" {
+		charset = s.cfg.Charset
+		payload = encodeCharset(payload, charset)
+	}
+	h.Set("Content-Type", "text/html; charset="+charset)
 	h.Set("Cache-Control", "private")
 	if s.cfg.Gzip || s.cfg.GzipDeclared {
 		var b bytes.Buffer
@@ -156,6 +164,20 @@ func (s *Sim) write(w http.ResponseWriter, payload []byte) {
 	h.Set("Content-Length", strconv.Itoa(len(payload)))
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(payload)
+}
+
+// encodeCharset re-encodes a UTF-8 answer in charset (Validate checked the
+// label), its XML declaration included.
+func encodeCharset(payload []byte, charset string) []byte {
+	enc, err := htmlindex.Get(charset)
+	if err != nil {
+		return payload
+	}
+	body, err := encoding.HTMLEscapeUnsupported(enc.NewEncoder()).Bytes(bytes.TrimPrefix(payload, []byte(xmlHeader)))
+	if err != nil {
+		return payload
+	}
+	return append([]byte(`<?xml version="1.0" encoding="`+charset+`"?>`), body...)
 }
 
 // dropConnection closes the client's connection without a byte of answer.
