@@ -220,7 +220,9 @@ func TestReconcilerOverTrimmedArchive(t *testing.T) {
 	}
 
 	// Metrics: new records by writer, the fill ratio, the size read at scrape.
-	src := func(s dlq.Source) map[string]string { return map[string]string{"queue": "critical", "source": string(s)} }
+	src := func(s dlq.Source) map[string]string {
+		return map[string]string{"queue": "critical", "source": string(s)}
+	}
 	require.Equal(t, 3.0, metrictest.Must(t, reg, "flowgate_dlq_recorded_total", src(dlq.SourceReconciler)))
 	require.Equal(t, 2.0, metrictest.Must(t, reg, "flowgate_dlq_recorded_total", src(dlq.SourceErrorHandler)))
 	require.InDelta(t, 0.0004, metrictest.Must(t, reg, "flowgate_dlq_archive_fill_ratio", map[string]string{"queue": "critical"}), 1e-12)
