@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/require"
 
+	"github.com/flowgate/flowgate/test/clocktest"
 	"github.com/flowgate/flowgate/test/redistest"
 )
 
@@ -22,14 +23,14 @@ func TestMetrics(t *testing.T) {
 	t.Parallel()
 	db := redistest.New(t)
 	t0 := time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC) // 1893499200
-	clock := newFakeClock(t0)
+	clock := clocktest.New(t0)
 	in := newInstance(t, db, func(cfg *Config) { cfg.Now = clock.Now })
 	require.NoError(t, in.s.Register("sweep", "* * * * * *", JobFunc(func(context.Context) error {
-		clock.Add(1500 * time.Millisecond)
+		clock.Advance(1500 * time.Millisecond)
 		return nil
 	})))
 	require.NoError(t, in.s.Register("broken", "* * * * * *", JobFunc(func(context.Context) error {
-		clock.Add(250 * time.Millisecond)
+		clock.Advance(250 * time.Millisecond)
 		return errors.New("disk full")
 	})))
 

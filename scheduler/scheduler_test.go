@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/flowgate/flowgate/test/clocktest"
 	"github.com/flowgate/flowgate/test/redistest"
 )
 
@@ -107,7 +108,7 @@ func TestOverrunIsSkippedNotStacked(t *testing.T) {
 	t.Parallel()
 	db := redistest.New(t)
 	t0 := time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
-	clock := newFakeClock(t0)
+	clock := clocktest.New(t0)
 	c := newCounter()
 	entered, release := make(chan struct{}), make(chan struct{})
 	job := c.job(func(ctx context.Context) error {
@@ -159,7 +160,7 @@ func TestRunNowWithInjectedClock(t *testing.T) {
 	t.Parallel()
 	db := redistest.New(t)
 	t0 := time.Date(2030, 1, 1, 12, 0, 10, 0, time.UTC)
-	clock := newFakeClock(t0)
+	clock := clocktest.New(t0)
 	c := newCounter()
 	edit := func(cfg *Config) { cfg.Now = clock.Now }
 	a, b := newInstance(t, db, edit), newInstance(t, db, edit)
@@ -219,7 +220,7 @@ func TestMaxRunTimeEndsContextAndLock(t *testing.T) {
 	t.Parallel()
 	db := redistest.New(t)
 	t0 := time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
-	clock := newFakeClock(t0)
+	clock := clocktest.New(t0)
 	edit := func(cfg *Config) { cfg.Now = clock.Now }
 	a, b := newInstance(t, db, edit), newInstance(t, db, edit)
 

@@ -5,10 +5,11 @@ import (
 	"testing"
 
 	"github.com/flowgate/flowgate/orchestrator/booking/authtoken"
+	"github.com/flowgate/flowgate/test/clocktest"
 )
 
 func FuzzValidate(f *testing.F) {
-	clk := &clock{now: t0}
+	clk := clocktest.New(t0)
 	s := newSigner(f, clk)
 	good, _, err := s.Issue(session, guid)
 	if err != nil {

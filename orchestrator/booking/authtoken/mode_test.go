@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flowgate/flowgate/orchestrator/booking/authtoken"
+	"github.com/flowgate/flowgate/test/clocktest"
 )
 
 func TestParseMode(t *testing.T) {
@@ -36,7 +37,7 @@ func TestIsGUID(t *testing.T) {
 
 func TestDecideTheSeedsThreeMethods(t *testing.T) {
 	t.Parallel()
-	clk := &clock{now: t0}
+	clk := clocktest.New(t0)
 	s := newSigner(t, clk)
 	token, _, err := s.Issue(session, guid)
 	require.NoError(t, err)
@@ -95,11 +96,11 @@ func TestDecideTheSeedsThreeMethods(t *testing.T) {
 
 func TestDecideExpiredTokenIsRefusedEvenWithASession(t *testing.T) {
 	t.Parallel()
-	clk := &clock{now: t0}
+	clk := clocktest.New(t0)
 	s := newSigner(t, clk)
 	token, p, err := s.Issue(session, guid)
 	require.NoError(t, err)
-	clk.now = p.Expires().Add(time.Millisecond)
+	clk.Set(p.Expires().Add(time.Millisecond))
 	_, err = s.Decide(authtoken.ModeLegacy, token, guid, guid)
 	requireCode(t, err, authtoken.CodeExpired)
 }

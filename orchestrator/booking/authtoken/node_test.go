@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flowgate/flowgate/orchestrator/booking/authtoken"
+	"github.com/flowgate/flowgate/test/clocktest"
 )
 
 // nodeIssue is createPatient's token code, run by Node.js with inputs from
@@ -48,7 +49,7 @@ func TestNodeREDTokensAreByteCompatible(t *testing.T) {
 	for _, sessionID := range []string{session, "call-<é>&\"quoted\"\\x"} {
 		nodeToken := runNode(t, "SECRET="+secret, "SESSION_ID="+sessionID, "PATIENT_GUID="+guid,
 			"CREATED_AT=1768822558209", "NONCE=5b0b1d22ff73")
-		goToken, _, err := newSigner(t, &clock{now: t0}).Issue(sessionID, guid)
+		goToken, _, err := newSigner(t, clocktest.New(t0)).Issue(sessionID, guid)
 		require.NoError(t, err)
 		require.Equal(t, nodeToken, goToken, "same inputs, same bytes (session %q)", sessionID)
 	}
@@ -60,7 +61,7 @@ func TestNodeREDTokensValidate(t *testing.T) {
 	nodeToken := runNode(t, "SECRET="+secret, "SESSION_ID=call-session-123", "PATIENT_GUID="+guid,
 		"CREATED_AT="+itoa(created.UnixMilli()))
 
-	clk := &clock{now: t0}
+	clk := clocktest.New(t0)
 	s := newSigner(t, clk)
 	p, err := s.Validate(nodeToken, guid)
 	require.NoError(t, err)
@@ -68,13 +69,13 @@ func TestNodeREDTokensValidate(t *testing.T) {
 	require.Equal(t, created.UnixMilli()+15*60*1000, p.ExpiresAt)
 	require.Regexp(t, `^[0-9a-f]{12}$`, p.Nonce)
 
-	clk.now = created.Add(15*time.Minute + time.Millisecond)
+	clk.Set(created.Add(15*time.Minute + time.Millisecond))
 	_, err = s.Validate(nodeToken, guid)
 	requireCode(t, err, authtoken.CodeExpired)
 
 	other := runNode(t, "SECRET=CDH-Ortho-BookingAuth-2026", "SESSION_ID=x", "PATIENT_GUID="+guid,
 		"CREATED_AT="+itoa(created.UnixMilli()))
-	clk.now = t0
+	clk.Set(t0)
 	_, err = s.Validate(other, guid)
 	requireCode(t, err, authtoken.CodeSignatureInvalid)
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/flowgate/flowgate/contracts/contractstest"
 	"github.com/flowgate/flowgate/orchestrator/booking/authtoken"
+	"github.com/flowgate/flowgate/test/clocktest"
 )
 
 const (
@@ -27,11 +28,7 @@ var t0 = time.UnixMilli(1768822558209)
 // nonce is the seed example's nonce as the 6 bytes it is the hex of.
 var nonce = []byte{0x5b, 0x0b, 0x1d, 0x22, 0xff, 0x73}
 
-type clock struct{ now time.Time }
-
-func (c *clock) Now() time.Time { return c.now }
-
-func newSigner(t testing.TB, clk *clock, mod ...func(*authtoken.Config)) *authtoken.Signer {
+func newSigner(t testing.TB, clk *clocktest.Clock, mod ...func(*authtoken.Config)) *authtoken.Signer {
 	t.Helper()
 	cfg := authtoken.Config{Secret: []byte(secret), Now: clk.Now, Rand: bytes.NewReader(bytes.Repeat(nonce, 100))}
 	for _, m := range mod {
@@ -79,7 +76,7 @@ func TestNewRefusesBadConfig(t *testing.T) {
 
 func TestIssueMatchesTheSeedShape(t *testing.T) {
 	t.Parallel()
-	s := newSigner(t, &clock{now: t0})
+	s := newSigner(t, clocktest.New(t0))
 	token, p, err := s.Issue(session, guid)
 	require.NoError(t, err)
 	require.Equal(t, authtoken.Payload{SessionID: session, PatientGUID: guid,
@@ -106,7 +103,7 @@ func TestIssueMatchesTheSeedShape(t *testing.T) {
 
 func TestIssueDoesNotEscapeHTML(t *testing.T) {
 	t.Parallel()
-	s := newSigner(t, &clock{now: t0})
+	s := newSigner(t, clocktest.New(t0))
 	token, _, err := s.Issue("a<b>&c", guid)
 	require.NoError(t, err)
 	raw, err := base64.RawURLEncoding.DecodeString(strings.Split(token, ".")[0])
@@ -116,7 +113,7 @@ func TestIssueDoesNotEscapeHTML(t *testing.T) {
 
 func TestIssueNeedsSessionAndGUID(t *testing.T) {
 	t.Parallel()
-	s := newSigner(t, &clock{now: t0})
+	s := newSigner(t, clocktest.New(t0))
 	_, _, err := s.Issue("", guid)
 	require.Error(t, err)
 	_, _, err = s.Issue(session, "")
@@ -139,7 +136,7 @@ func TestIssueNoncesDiffer(t *testing.T) {
 
 func TestValidateChecksInTheSeedOrder(t *testing.T) {
 	t.Parallel()
-	clk := &clock{now: t0}
+	clk := clocktest.New(t0)
 	s := newSigner(t, clk)
 	good, _, err := s.Issue(session, guid)
 	require.NoError(t, err)
@@ -193,16 +190,16 @@ func signPayloadText(key, payloadB64 string) string {
 
 func TestValidateExpiryIsEnforcedToTheMillisecond(t *testing.T) {
 	t.Parallel()
-	clk := &clock{now: t0}
+	clk := clocktest.New(t0)
 	s := newSigner(t, clk)
 	token, p, err := s.Issue(session, guid)
 	require.NoError(t, err)
 
-	clk.now = time.UnixMilli(p.ExpiresAt) // Node: Date.now() > expiresAt fails; equal passes
+	clk.Set(time.UnixMilli(p.ExpiresAt)) // Node: Date.now() > expiresAt fails; equal passes
 	_, err = s.Validate(token, guid)
 	require.NoError(t, err)
 
-	clk.now = time.UnixMilli(p.ExpiresAt + 1)
+	clk.Set(time.UnixMilli(p.ExpiresAt + 1))
 	_, err = s.Validate(token, guid)
 	e := requireCode(t, err, authtoken.CodeExpired)
 	require.Equal(t, guid, e.TokenPatientGUID)
@@ -212,19 +209,19 @@ func TestValidateExpiryIsEnforcedToTheMillisecond(t *testing.T) {
 
 func TestValidateShortTTL(t *testing.T) {
 	t.Parallel()
-	clk := &clock{now: t0}
+	clk := clocktest.New(t0)
 	s := newSigner(t, clk, func(c *authtoken.Config) { c.TTL = 2 * time.Second })
 	token, p, err := s.Issue(session, guid)
 	require.NoError(t, err)
 	require.Equal(t, p.CreatedAt+2000, p.ExpiresAt)
-	clk.now = t0.Add(2001 * time.Millisecond)
+	clk.Set(t0.Add(2001 * time.Millisecond))
 	_, err = s.Validate(token, guid)
 	requireCode(t, err, authtoken.CodeExpired)
 }
 
 func TestValidateComparesGUIDsCaseInsensitively(t *testing.T) {
 	t.Parallel()
-	s := newSigner(t, &clock{now: t0})
+	s := newSigner(t, clocktest.New(t0))
 	token, _, err := s.Issue(session, guid)
 	require.NoError(t, err)
 	for _, g := range []string{guid, strings.ToLower(guid), " " + guid + " "} {
@@ -239,7 +236,7 @@ func TestValidateComparesGUIDsCaseInsensitively(t *testing.T) {
 
 func TestValidateUsesTheSignersSecret(t *testing.T) {
 	t.Parallel()
-	clk := &clock{now: t0}
+	clk := clocktest.New(t0)
 	a := newSigner(t, clk)
 	b := newSigner(t, clk, func(c *authtoken.Config) { c.Secret = []byte("another-secret-0123456789") })
 	token, _, err := a.Issue(session, guid)
@@ -251,7 +248,7 @@ func TestValidateUsesTheSignersSecret(t *testing.T) {
 func TestConfigSecretIsCopied(t *testing.T) {
 	t.Parallel()
 	key := []byte(secret)
-	clk := &clock{now: t0}
+	clk := clocktest.New(t0)
 	s, err := authtoken.New(authtoken.Config{Secret: key, Now: clk.Now})
 	require.NoError(t, err)
 	token, _, err := s.Issue(session, guid)
