@@ -81,7 +81,7 @@ func runCode(t *testing.T, code string, env map[string]string, items []any, now 
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
-		return nil, fmt.Errorf("%v: %s", err, stderr.String())
+		return nil, fmt.Errorf("%w: %s", err, stderr.String())
 	}
 	var out []map[string]json.RawMessage
 	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
@@ -301,9 +301,9 @@ func TestCodeNodesSignLikeGo(t *testing.T) {
 						if err := v.VerifyRequest(context.Background(), signature.Request{Method: r.Method, Target: r.Path, Header: headerFunc(r.Headers), Body: []byte(r.Body)}); err != nil {
 							t.Errorf("%s: flowgate's verifier refuses it: %v", r.Path, err)
 						}
-						switch {
-						case httpURL == "={{ $env.FLOWGATE_URL }}{{ $json.path }}":
-						case httpURL == "={{ $env.FLOWGATE_URL }}"+r.Path:
+						switch httpURL {
+						case "={{ $env.FLOWGATE_URL }}{{ $json.path }}":
+						case "={{ $env.FLOWGATE_URL }}" + r.Path:
 						default:
 							t.Errorf("%s: the HTTP node's url %q does not send it to FLOWGATE_URL + %s", r.Path, httpURL, r.Path)
 						}

@@ -40,7 +40,7 @@ func sourced(t *testing.T, env []string, script string, args ...string) (string,
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
 	if err != nil {
-		err = fmt.Errorf("%v: %s", err, stderr.String())
+		err = fmt.Errorf("%w: %s", err, stderr.String())
 	}
 	return stdout.String(), err
 }

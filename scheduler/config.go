@@ -58,7 +58,7 @@ func (c Config) withDefaults() Config {
 
 func (c Config) validate() error {
 	if c.Redis == nil {
-		return errors.New("Redis is required")
+		return errors.New("config: a Redis client is required")
 	}
 	if strings.ContainsAny(c.KeyPrefix, "{}") {
 		return fmt.Errorf("KeyPrefix %q contains a brace", c.KeyPrefix)

@@ -1,6 +1,7 @@
 package test
 
 import (
+	"errors"
 	"os/exec"
 	"testing"
 
@@ -17,7 +18,7 @@ func runBinary(t *testing.T, bin, env string, args ...string) (string, int) {
 	}
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		if ee, ok := err.(*exec.ExitError); ok {
+		if ee := (*exec.ExitError)(nil); errors.As(err, &ee) {
 			return string(out), ee.ExitCode()
 		}
 		t.Fatal(err)

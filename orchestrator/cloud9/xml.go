@@ -287,46 +287,55 @@ func DecodeResponse(body []byte) (*Response, error) {
 	for {
 		tok, err := d.Token()
 		if err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
+			return nil, fmt.Errorf("%w: %w", ErrMalformed, err)
 		}
 		switch t := tok.(type) {
 		case xml.EndElement: // of the root
 			return r, nil
 		case xml.StartElement:
-			switch t.Name.Local {
-			case "ResponseStatus":
-				v, err := text(d)
-				if err != nil {
-					return nil, err
-				}
-				r.Status = v
-			case "ErrorCode":
-				v, err := text(d)
-				if err != nil {
-					return nil, err
-				}
-				if n, err := strconv.Atoi(v); err == nil {
-					r.ErrorCode = n
-				}
-			case "ErrorMessage":
-				v, err := text(d)
-				if err != nil {
-					return nil, err
-				}
-				r.ErrorMessage = v
-			case "Records":
-				recs, err := records(d)
-				if err != nil {
-					return nil, err
-				}
-				r.Records = append(r.Records, recs...)
-			default:
-				if err := d.Skip(); err != nil {
-					return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
-				}
+			if err := r.decodeElement(d, t.Name.Local); err != nil {
+				return nil, err
 			}
 		}
 	}
+}
+
+// decodeElement reads one child of <GetDataResponse>, just started.
+func (r *Response) decodeElement(d *xml.Decoder, name string) error {
+	var dst *string
+	switch name {
+	case "ResponseStatus":
+		dst = &r.Status
+	case "ErrorMessage":
+		dst = &r.ErrorMessage
+	case "ErrorCode":
+		v, err := text(d)
+		if err != nil {
+			return err
+		}
+		if n, err := strconv.Atoi(v); err == nil {
+			r.ErrorCode = n
+		}
+		return nil
+	case "Records":
+		recs, err := records(d)
+		if err != nil {
+			return err
+		}
+		r.Records = append(r.Records, recs...)
+		return nil
+	default:
+		if err := d.Skip(); err != nil {
+			return fmt.Errorf("%w: %w", ErrMalformed, err)
+		}
+		return nil
+	}
+	v, err := text(d)
+	if err != nil {
+		return err
+	}
+	*dst = v
+	return nil
 }
 
 // DecodeRequest decodes a GetDataRequest, for tests, tools and servers.
@@ -343,7 +352,7 @@ func DecodeRequest(body []byte) (*Request, error) {
 	for {
 		tok, err := d.Token()
 		if err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
+			return nil, fmt.Errorf("%w: %w", ErrMalformed, err)
 		}
 		switch t := tok.(type) {
 		case xml.EndElement:
@@ -370,7 +379,7 @@ func DecodeRequest(body []byte) (*Request, error) {
 				continue
 			default:
 				if err := d.Skip(); err != nil {
-					return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
+					return nil, fmt.Errorf("%w: %w", ErrMalformed, err)
 				}
 				continue
 			}
@@ -404,11 +413,11 @@ func plainBody(body []byte) ([]byte, error) {
 		}
 		zr, err := gzip.NewReader(bytes.NewReader(body))
 		if err != nil {
-			return nil, fmt.Errorf("%w: gzip: %v", ErrMalformed, err)
+			return nil, fmt.Errorf("%w: gzip: %w", ErrMalformed, err)
 		}
 		out, err := io.ReadAll(io.LimitReader(zr, MaxResponseBytes+1))
 		if err != nil {
-			return nil, fmt.Errorf("%w: gzip: %v", ErrMalformed, err)
+			return nil, fmt.Errorf("%w: gzip: %w", ErrMalformed, err)
 		}
 		if len(out) > MaxResponseBytes {
 			return nil, fmt.Errorf("%w: answer over %d bytes", ErrMalformed, MaxResponseBytes)
@@ -495,7 +504,7 @@ func rootElement(d *xml.Decoder, want string) (xml.StartElement, error) {
 			if errors.Is(err, io.EOF) {
 				return xml.StartElement{}, fmt.Errorf("%w: no <%s>", ErrMalformed, want)
 			}
-			return xml.StartElement{}, fmt.Errorf("%w: %v", ErrMalformed, err)
+			return xml.StartElement{}, fmt.Errorf("%w: %w", ErrMalformed, err)
 		}
 		if se, ok := tok.(xml.StartElement); ok {
 			if se.Name.Local != want {
@@ -514,7 +523,7 @@ func text(d *xml.Decoder) (string, error) {
 	for depth > 0 {
 		tok, err := d.Token()
 		if err != nil {
-			return "", fmt.Errorf("%w: %v", ErrMalformed, err)
+			return "", fmt.Errorf("%w: %w", ErrMalformed, err)
 		}
 		switch t := tok.(type) {
 		case xml.StartElement:
@@ -534,7 +543,7 @@ func records(d *xml.Decoder) ([]Record, error) {
 	for {
 		tok, err := d.Token()
 		if err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
+			return nil, fmt.Errorf("%w: %w", ErrMalformed, err)
 		}
 		switch tok.(type) {
 		case xml.EndElement:
@@ -555,7 +564,7 @@ func fields(d *xml.Decoder) ([]Field, error) {
 	for {
 		tok, err := d.Token()
 		if err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
+			return nil, fmt.Errorf("%w: %w", ErrMalformed, err)
 		}
 		switch t := tok.(type) {
 		case xml.EndElement:

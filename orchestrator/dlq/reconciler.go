@@ -46,14 +46,6 @@ func (r *Reconciler) Run(ctx context.Context) error {
 
 // Reconcile is Run returning what it did.
 func (r *Reconciler) Reconcile(ctx context.Context) (Result, error) {
-	pageSize := r.PageSize
-	if pageSize <= 0 {
-		pageSize = 1000
-	}
-	alert := r.AlertRatio
-	if alert <= 0 {
-		alert = 0.8
-	}
 	log := r.Logger
 	if log == nil {
 		log = slog.Default()
@@ -71,40 +63,8 @@ func (r *Reconciler) Reconcile(ctx context.Context) (Result, error) {
 		if !exists[q] {
 			continue // nothing was ever enqueued there
 		}
-		info, err := r.Archive.GetQueueInfo(q)
-		if err != nil {
-			return res, fmt.Errorf("dlq: reconcile %s: queue info: %w", q, err)
-		}
-		fill := float64(info.Archived) / ArchiveMax
-		res.Fill[q] = fill
-		if r.Metrics != nil {
-			r.Metrics.archiveFill.WithLabelValues(q).Set(fill)
-		}
-		if fill >= alert {
-			log.Warn("dlq: asynq archive is filling up; asynq drops the oldest archived tasks past its bound (the durable record keeps them)",
-				"alert", "dlq_archive_fill", "queue", q, "archived", info.Archived, "bound", ArchiveMax, "fill", fill)
-		}
-		for page := 1; ctx.Err() == nil; page++ {
-			tasks, err := r.Archive.ListArchivedTasks(q, asynq.PageSize(pageSize), asynq.Page(page))
-			if err != nil {
-				return res, fmt.Errorf("dlq: reconcile %s: list archived: %w", q, err)
-			}
-			recs := make([]Record, 0, len(tasks))
-			for _, t := range tasks {
-				recs = append(recs, FromTaskInfo(t, SourceReconciler))
-			}
-			added, err := r.Store.RecordMany(ctx, recs)
-			if err != nil {
-				return res, err
-			}
-			res.Scanned += len(tasks)
-			res.Recorded += added
-			if r.Metrics != nil && added > 0 {
-				r.Metrics.recorded.WithLabelValues(q, string(SourceReconciler)).Add(float64(added))
-			}
-			if len(tasks) < pageSize {
-				break
-			}
+		if err := r.reconcileQueue(ctx, q, log, &res); err != nil {
+			return res, err
 		}
 	}
 	if res.Recorded > 0 {
@@ -112,6 +72,55 @@ func (r *Reconciler) Reconcile(ctx context.Context) (Result, error) {
 			"recorded", res.Recorded, "scanned", res.Scanned)
 	}
 	return res, ctx.Err()
+}
+
+// reconcileQueue measures one queue's archive fill and copies its archived
+// tasks, page by page, adding to res.
+func (r *Reconciler) reconcileQueue(ctx context.Context, q string, log *slog.Logger, res *Result) error {
+	pageSize := r.PageSize
+	if pageSize <= 0 {
+		pageSize = 1000
+	}
+	alert := r.AlertRatio
+	if alert <= 0 {
+		alert = 0.8
+	}
+	info, err := r.Archive.GetQueueInfo(q)
+	if err != nil {
+		return fmt.Errorf("dlq: reconcile %s: queue info: %w", q, err)
+	}
+	fill := float64(info.Archived) / ArchiveMax
+	res.Fill[q] = fill
+	if r.Metrics != nil {
+		r.Metrics.archiveFill.WithLabelValues(q).Set(fill)
+	}
+	if fill >= alert {
+		log.Warn("dlq: asynq archive is filling up; asynq drops the oldest archived tasks past its bound (the durable record keeps them)",
+			"alert", "dlq_archive_fill", "queue", q, "archived", info.Archived, "bound", ArchiveMax, "fill", fill)
+	}
+	for page := 1; ctx.Err() == nil; page++ {
+		tasks, err := r.Archive.ListArchivedTasks(q, asynq.PageSize(pageSize), asynq.Page(page))
+		if err != nil {
+			return fmt.Errorf("dlq: reconcile %s: list archived: %w", q, err)
+		}
+		recs := make([]Record, 0, len(tasks))
+		for _, t := range tasks {
+			recs = append(recs, FromTaskInfo(t, SourceReconciler))
+		}
+		added, err := r.Store.RecordMany(ctx, recs)
+		if err != nil {
+			return err
+		}
+		res.Scanned += len(tasks)
+		res.Recorded += added
+		if r.Metrics != nil && added > 0 {
+			r.Metrics.recorded.WithLabelValues(q, string(SourceReconciler)).Add(float64(added))
+		}
+		if len(tasks) < pageSize {
+			break
+		}
+	}
+	return nil
 }
 
 // FromTaskInfo converts an archived asynq task.

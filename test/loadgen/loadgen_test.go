@@ -24,7 +24,7 @@ func TestRunCountsAndChecks(t *testing.T) {
 		t.Fatal(err)
 	}
 	go func() { _ = app.Listener(ln) }()
-	defer app.Shutdown()
+	defer func() { _ = app.Shutdown() }()
 	res := loadgen.Run(loadgen.Config{
 		Addr: ln.Addr().String(), Conns: 4, Requests: 200,
 		Build: func(i int, req *fasthttp.Request) { req.SetRequestURI(fmt.Sprintf("http://%s/n/%d", ln.Addr(), i)) },

@@ -12,6 +12,7 @@ package rediscluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os/exec"
@@ -127,7 +128,7 @@ func create(cli string, addrs []string) error {
 	args = append(args, "--cluster-replicas", "0", "--cluster-yes")
 	out, err := exec.CommandContext(ctx, cli, args...).CombinedOutput()
 	if err != nil {
-		return fmt.Errorf("redis-cli %s: %v\n%s", strings.Join(args, " "), err, out)
+		return fmt.Errorf("redis-cli %s: %w\n%s", strings.Join(args, " "), err, out)
 	}
 	return nil
 }
@@ -149,7 +150,10 @@ func waitClusterOK(addrs []string) error {
 			}
 			if time.Now().After(deadline) {
 				_ = c.Close()
-				return fmt.Errorf("node %s not ready within %s (err %v):\n%s", addr, startTimeout, err, info)
+				if err == nil {
+					err = errors.New("cluster_state not ok")
+				}
+				return fmt.Errorf("node %s not ready within %s (err %w):\n%s", addr, startTimeout, err, info)
 			}
 			time.Sleep(50 * time.Millisecond)
 		}
@@ -193,7 +197,7 @@ func probe(c *redis.ClusterClient) error {
 				break
 			}
 			if time.Now().After(deadline) {
-				return fmt.Errorf("SET/GET %s: %v", key, err)
+				return fmt.Errorf("SET/GET %s: %w", key, err)
 			}
 			time.Sleep(50 * time.Millisecond)
 		}

@@ -44,17 +44,25 @@ func TestStartServesEverySlotRange(t *testing.T) {
 	}
 
 	// The three masters own disjoint ranges covering all 16384 slots.
-	ranges, err := c.Client().ClusterSlots(ctx).Result()
+	shards, err := c.Client().ClusterShards(ctx).Result()
 	if err != nil {
 		t.Fatal(err)
 	}
 	owner := make([]string, 16384)
-	for _, r := range ranges {
-		for s := r.Start; s <= r.End; s++ {
-			if owner[s] != "" {
-				t.Fatalf("slot %d owned twice", s)
+	for _, sh := range shards {
+		master := ""
+		for _, n := range sh.Nodes {
+			if n.Role == "master" {
+				master = fmt.Sprintf("%s:%d", n.IP, n.Port)
 			}
-			owner[s] = r.Nodes[0].Addr
+		}
+		for _, r := range sh.Slots {
+			for s := r.Start; s <= r.End; s++ {
+				if owner[s] != "" {
+					t.Fatalf("slot %d owned twice", s)
+				}
+				owner[s] = master
+			}
 		}
 	}
 	perNode := map[string]int{}

@@ -186,7 +186,7 @@ func (p *process) waitReady(addr string) error {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	return fmt.Errorf("%s did not answer PING within %s: %v%s", p.name, startTimeout, err, p.tail())
+	return fmt.Errorf("%s did not answer PING within %s: %w%s", p.name, startTimeout, err, p.tail())
 }
 
 // tail is the end of the process's output files, for error messages.

@@ -24,7 +24,7 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	defer stop(context.Background())
+	defer func() { _ = stop(context.Background()) }()
 	client := &http.Client{Transport: &http.Transport{}}
 	defer client.CloseIdleConnections()
 
