@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"unicode"
@@ -141,4 +142,45 @@ func rawAnswer(t testing.TB, url, procedure string, params ...cloud9.Param) ([]b
 	raw, err := io.ReadAll(hresp.Body)
 	require.NoError(t, err)
 	return raw, hresp.Header.Get("Content-Type")
+}
+
+// TestDecodeHeaderCharset: a body that declares no encoding is read in the
+// charset of its Content-Type; the body's own declaration or BOM wins.
+func TestDecodeHeaderCharset(t *testing.T) {
+	t.Parallel()
+	const want = "Zoë O’Brien “Zo”"
+	bare := func(name []byte) []byte {
+		return append(append([]byte(`<GetDataResponse><ResponseStatus>Success</ResponseStatus><Records><Record><Name>`), name...),
+			"</Name></Record></Records></GetDataResponse>"...)
+	}
+	cp1252 := []byte("Zo\xeb O\x92Brien \x93Zo\x94")
+	for _, tc := range []struct {
+		name, contentType string
+		body              []byte
+	}{
+		{"header only", "text/html; charset=windows-1252", bare(cp1252)},
+		{"header, quoted and upper case", `text/html; charset="Windows-1252"`, bare(cp1252)},
+		{"header with an xml declaration without encoding", "text/xml; charset=iso-8859-1", append([]byte(`<?xml version="1.0"?>`), bare(cp1252)...)},
+		{"declaration wins over header", "text/html; charset=windows-1252", charsetAnswer("utf-8", []byte(want))},
+		{"bom wins over header", "text/html; charset=windows-1252", append([]byte{0xef, 0xbb, 0xbf}, bare([]byte(want))...)},
+		{"unknown header label ignored", "text/html; charset=klingon", bare([]byte(want))},
+		{"no header", "", bare([]byte(want))},
+	} {
+		r, err := cloud9.DecodeResponseLabelled(tc.body, tc.contentType)
+		require.NoError(t, err, tc.name)
+		require.Equal(t, want, r.Records[0].Get("Name"), tc.name)
+	}
+	// Without the header the bare windows-1252 body is not UTF-8: refused.
+	_, err := cloud9.DecodeResponse(bare(cp1252))
+	require.ErrorIs(t, err, cloud9.ErrMalformed)
+
+	// The client passes the answer's Content-Type on.
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=windows-1252")
+		_, _ = w.Write(bare(cp1252))
+	}))
+	t.Cleanup(srv.Close)
+	rec, err := newClient(t, srv.URL).GetPatientInformation(context.Background(), patientGUID)
+	require.NoError(t, err)
+	require.Equal(t, want, rec.Get("Name"))
 }

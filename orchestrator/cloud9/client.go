@@ -279,7 +279,7 @@ func (c *Client) send(ctx context.Context, procedure string, body []byte) (*Resp
 		return nil, &Error{Procedure: procedure, Kind: KindTransport, Class: ClassUnknown, Code: -1, Uncertain: true,
 			Message: fmt.Sprintf("answer over %d bytes", MaxResponseBytes)}
 	}
-	r, derr := DecodeResponse(raw)
+	r, derr := DecodeResponseLabelled(raw, hresp.Header.Get("Content-Type"))
 	if derr != nil {
 		return nil, undecodable(procedure, hresp.StatusCode, raw, derr)
 	}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"mime"
 	"strconv"
 	"strings"
 	"time"
@@ -276,7 +277,16 @@ func isXMLName(s string) bool {
 // mark is honoured, and the namespace is not required. Unknown elements are
 // ignored.
 func DecodeResponse(body []byte) (*Response, error) {
-	d, err := newDecoder(body)
+	return DecodeResponseLabelled(body, "")
+}
+
+// DecodeResponseLabelled is DecodeResponse for an answer whose HTTP
+// Content-Type (contentType, may be empty) names a charset: a body with
+// neither a byte order mark nor an encoding declaration of its own is read
+// in that charset. A label x/text does not know is ignored (the header is
+// advisory; the body's own marks decide first).
+func DecodeResponseLabelled(body []byte, contentType string) (*Response, error) {
+	d, err := newDecoder(body, headerCharset(contentType))
 	if err != nil {
 		return nil, err
 	}
@@ -341,7 +351,7 @@ func (r *Response) decodeElement(d *xml.Decoder, name string) error {
 // DecodeRequest decodes a GetDataRequest, for tests, tools and servers.
 // A missing <Parameters> gives no parameters.
 func DecodeRequest(body []byte) (*Request, error) {
-	d, err := newDecoder(body)
+	d, err := newDecoder(body, "")
 	if err != nil {
 		return nil, err
 	}
@@ -392,11 +402,20 @@ func DecodeRequest(body []byte) (*Request, error) {
 	}
 }
 
-// newDecoder undoes gzip and byte order marks and returns a decoder.
-func newDecoder(body []byte) (*xml.Decoder, error) {
-	data, err := plainBody(body)
+// newDecoder undoes gzip and byte order marks, reads a body that declares
+// no encoding in charset (the HTTP header's; "" is UTF-8), and returns a
+// decoder.
+func newDecoder(body []byte, charset string) (*xml.Decoder, error) {
+	data, bom, err := plainBody(body)
 	if err != nil {
 		return nil, err
+	}
+	if charset != "" && !bom && !declaresEncoding(data) {
+		if enc, err := encodingOf(charset); err == nil && enc != nil {
+			if utf, err := enc.NewDecoder().Bytes(data); err == nil {
+				data = utf
+			}
+		}
 	}
 	d := xml.NewDecoder(bytes.NewReader(data))
 	d.CharsetReader = charsetReader
@@ -405,34 +424,35 @@ func newDecoder(body []byte) (*xml.Decoder, error) {
 }
 
 // plainBody gunzips (by magic bytes, at most twice: some proxies compress an
-// already compressed answer), then converts UTF-16 to UTF-8 and drops a BOM.
-func plainBody(body []byte) ([]byte, error) {
+// already compressed answer), then converts UTF-16 to UTF-8 and drops a BOM;
+// it reports whether there was one.
+func plainBody(body []byte) ([]byte, bool, error) {
 	for range 2 {
 		if len(body) < 2 || body[0] != 0x1f || body[1] != 0x8b {
 			break
 		}
 		zr, err := gzip.NewReader(bytes.NewReader(body))
 		if err != nil {
-			return nil, fmt.Errorf("%w: gzip: %w", ErrMalformed, err)
+			return nil, false, fmt.Errorf("%w: gzip: %w", ErrMalformed, err)
 		}
 		out, err := io.ReadAll(io.LimitReader(zr, MaxResponseBytes+1))
 		if err != nil {
-			return nil, fmt.Errorf("%w: gzip: %w", ErrMalformed, err)
+			return nil, false, fmt.Errorf("%w: gzip: %w", ErrMalformed, err)
 		}
 		if len(out) > MaxResponseBytes {
-			return nil, fmt.Errorf("%w: answer over %d bytes", ErrMalformed, MaxResponseBytes)
+			return nil, false, fmt.Errorf("%w: answer over %d bytes", ErrMalformed, MaxResponseBytes)
 		}
 		body = out
 	}
 	switch {
 	case bytes.HasPrefix(body, []byte{0xef, 0xbb, 0xbf}):
-		return body[3:], nil
+		return body[3:], true, nil
 	case bytes.HasPrefix(body, []byte{0xff, 0xfe}):
-		return fromUTF16(body[2:], false), nil
+		return fromUTF16(body[2:], false), true, nil
 	case bytes.HasPrefix(body, []byte{0xfe, 0xff}):
-		return fromUTF16(body[2:], true), nil
+		return fromUTF16(body[2:], true), true, nil
 	}
-	return body, nil
+	return body, false, nil
 }
 
 func fromUTF16(b []byte, bigEndian bool) []byte {
@@ -468,6 +488,29 @@ func charsetReader(label string, input io.Reader) (io.Reader, error) {
 		return input, nil
 	}
 	return transform.NewReader(input, enc.NewDecoder()), nil
+}
+
+// headerCharset is the charset parameter of a Content-Type, or "".
+func headerCharset(contentType string) string {
+	if contentType == "" {
+		return ""
+	}
+	_, params, err := mime.ParseMediaType(contentType)
+	if err != nil {
+		return ""
+	}
+	return params["charset"]
+}
+
+// declaresEncoding reports whether data opens with an XML declaration that
+// names an encoding.
+func declaresEncoding(data []byte) bool {
+	data = bytes.TrimLeft(data, " \t\r\n")
+	if !bytes.HasPrefix(data, []byte("<?xml")) {
+		return false
+	}
+	decl, _, ok := bytes.Cut(data, []byte("?>"))
+	return ok && bytes.Contains(decl, []byte("encoding"))
 }
 
 // labelAliases are spellings .NET and hand-written servers use that neither

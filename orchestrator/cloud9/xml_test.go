@@ -226,6 +226,15 @@ func FuzzDecodeResponse(f *testing.F) {
 	_ = zw.Close()
 	f.Add(buf.Bytes())
 	f.Fuzz(func(t *testing.T, data []byte) {
+		// Any body read in a header charset decodes or is ErrMalformed.
+		for _, ct := range []string{"text/html; charset=windows-1252", "text/html; charset=shift_jis"} {
+			if lr, err := cloud9.DecodeResponseLabelled(data, ct); err != nil {
+				require.ErrorIs(t, err, cloud9.ErrMalformed)
+				require.Nil(t, lr)
+			} else {
+				require.NotNil(t, lr)
+			}
+		}
 		r, err := cloud9.DecodeResponse(data)
 		if err != nil {
 			require.Nil(t, r)
