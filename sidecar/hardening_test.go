@@ -40,3 +40,13 @@ func TestMetricsAfterOddMethods(t *testing.T) {
 		require.True(t, methods[m], "a series for %s", m)
 	}
 }
+
+// requireNoInternals fails when an answer body shows an address, a port or
+// Go's error text (issue 8, defect 4: /readyz answered
+// "read tcp 127.0.0.1:38046->127.0.0.1:26391: i/o timeout").
+func requireNoInternals(t *testing.T, body string, addrs ...string) {
+	t.Helper()
+	for _, s := range append(addrs, "127.0.0.1", "tcp", "dial", "i/o", "timeout", "refused", "EOF", "->") {
+		require.NotContains(t, body, s, "the body must not show internals")
+	}
+}
