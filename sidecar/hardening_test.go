@@ -1,9 +1,15 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -197,4 +203,60 @@ func TestV1SignatureBoundToSeedRoutes(t *testing.T) {
 	require.Equal(t, 200, status, "/ack keeps version 1: %s", body)
 	status, body = send(t, signedV1(t, secret, "POST", base+"/webhook/fail", `{"queue_id":"`+id+`","error_message":"late"}`))
 	require.Equal(t, 409, status, "/webhook/fail keeps version 1 (409: the task is DONE): %s", body)
+}
+
+// TestMonitoringSecureByDefault: with a real Redis, Asynqmon needs
+// credentials unless MONITORING_AUTH=none says otherwise; missing both is a
+// configuration error (exit 2) naming the variables (issue 8, defect 6:
+// POST /monitoring/api/queues/low:pause paused a queue with no credentials
+// and nothing was logged).
+func TestMonitoringSecureByDefault(t *testing.T) {
+	db := realRedisEnv(t)
+	_, err := LoadConfig(envOf(db))
+	var ce *ConfigError
+	require.True(t, errors.As(err, &ce), "a real Redis without monitoring credentials is refused: %v", err)
+	require.Equal(t, "MONITORING_USER", ce.Var)
+	var out, errOut bytes.Buffer
+	require.Equal(t, 2, run(nil, envOf(db), &out, &errOut))
+	require.Contains(t, errOut.String(), "MONITORING_USER")
+	require.Contains(t, errOut.String(), "MONITORING_PASSWORD")
+	require.Contains(t, errOut.String(), "MONITORING_AUTH=none")
+
+	open := map[string]string{"MONITORING_AUTH": "none"}
+	for k, v := range db {
+		open[k] = v
+	}
+	_, err = LoadConfig(envOf(open))
+	require.NoError(t, err, "MONITORING_AUTH=none opens it on purpose")
+	_, err = LoadConfig(envOf(map[string]string{}))
+	require.NoError(t, err, "the embedded trial stays open")
+
+	logs := &bytes.Buffer{}
+	open["FLOWGATE_ADDR"] = "127.0.0.1:0"
+	cfg, err := LoadConfig(envOf(open))
+	require.NoError(t, err)
+	m := NewMain(cfg, slog.New(slog.NewJSONHandler(&lockedWriter{w: logs}, nil)))
+	require.NoError(t, m.Run(context.Background()))
+	t.Cleanup(func() { _ = m.Close() })
+	req, _ := http.NewRequest(http.MethodPost, "http://"+m.Addr()+"/monitoring/api/queues/low:pause", nil)
+	status, _ := send(t, req)
+	require.Equal(t, 204, status)
+	req, _ = http.NewRequest(http.MethodPost, "http://"+m.Addr()+"/monitoring/api/queues/low:resume", nil)
+	status, _ = send(t, req)
+	require.Equal(t, 204, status)
+	text := logs.String()
+	require.Contains(t, text, "MONITORING_AUTH=none", "warned at start")
+	require.Contains(t, text, `"msg":"monitoring write","method":"POST","path":"/monitoring/api/queues/low:pause"`)
+}
+
+// lockedWriter serialises writes of concurrent loggers into a buffer.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
