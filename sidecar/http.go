@@ -3,10 +3,10 @@ package main
 import (
 	"context"
 	"crypto/subtle"
-	"errors"
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -77,7 +77,11 @@ func (m *Main) routes(app *fiber.App) error {
 		ReadOnly:     m.Config.MonitoringRO,
 	})
 	mon := app.Group("/monitoring")
-	if m.Config.MonitoringUser != "" {
+	mon.Use(m.monitoringAudit)
+	if m.Config.MonitoringAuth == "none" && !m.Config.Embedded() {
+		m.Logger.Warn("MONITORING_AUTH=none: /monitoring (Asynqmon: pause, delete, replay queues) is open to anyone who reaches this port")
+	}
+	if m.Config.MonitoringAuth != "none" && m.Config.MonitoringUser != "" {
 		user, pass := []byte(m.Config.MonitoringUser), []byte(m.Config.MonitoringPass)
 		mon.Use(basicauth.New(basicauth.Config{
 			Realm: "flowgate monitoring",
@@ -96,33 +100,61 @@ func (m *Main) routes(app *fiber.App) error {
 	return m.booking.routes(app, m.Config.NodeRedBasePath)
 }
 
+// monitoringAudit logs every request to /monitoring that can change
+// something (anything but GET and HEAD), after it ran, with its outcome
+// and the basic-auth user if any.
+func (m *Main) monitoringAudit(c *fiber.Ctx) error {
+	method := c.Method()
+	if method == fiber.MethodGet || method == fiber.MethodHead {
+		return c.Next()
+	}
+	err := c.Next()
+	user, _ := c.Locals("username").(string)
+	m.Logger.Warn("monitoring write", "method", strings.Clone(method), "path", strings.Clone(c.Path()),
+		"status", c.Response().StatusCode(), "user", strings.Clone(user), "request_id", web.RequestID(c))
+	return err
+}
+
 type readiness struct {
 	Ready  bool              `json:"ready"`
 	Reason string            `json:"reason,omitempty"`
 	Checks map[string]string `json:"checks"`
 }
 
-// readyz: 200 when Redis answers and the Asynq dequeuers run; 503 with the
-// reason otherwise (also from the moment shutdown begins).
+// Readiness reason codes: /readyz answers these only — never an address or
+// an error text, which go to the log.
+const (
+	reasonRedis     = "redis_unavailable"
+	reasonAsynq     = "asynq_stopped"
+	reasonLifecycle = "not_serving"
+)
+
+// readyzTimeout is /readyz's own budget for its Redis ping.
+const readyzTimeout = time.Second
+
+// readyz: 200 when Redis answers and the Asynq dependencies run; 503 with
+// reason codes otherwise (also from the moment shutdown begins). The cause
+// of a failed check is logged, not answered: /readyz is unauthenticated.
 func (m *Main) readyz(c *fiber.Ctx) error {
 	r := readiness{Ready: true, Checks: map[string]string{"redis": "ok", "asynq": "ok"}}
-	ctx, cancel := context.WithTimeout(c.UserContext(), time.Second)
+	ctx, cancel := context.WithTimeout(c.UserContext(), readyzTimeout)
 	defer cancel()
-	var reasons []error
+	var reasons []string
 	if err := m.redis.ping(ctx); err != nil {
-		r.Checks["redis"] = err.Error()
-		reasons = append(reasons, errors.New("redis unreachable"))
+		r.Checks["redis"] = "unavailable"
+		reasons = append(reasons, reasonRedis)
+		m.Logger.Warn("readyz: redis check failed", "redis", m.redis.Mode, "err", err)
 	}
 	if !m.rt.Running() {
 		r.Checks["asynq"] = "stopped"
-		reasons = append(reasons, errors.New("asynq server not running"))
+		reasons = append(reasons, reasonAsynq)
 	}
 	if !m.ready.Load() {
-		r.Checks["lifecycle"] = "not serving"
-		reasons = append(reasons, errors.New("starting or shutting down"))
+		r.Checks["lifecycle"] = "not_serving"
+		reasons = append(reasons, reasonLifecycle)
 	}
 	if len(reasons) > 0 {
-		r.Ready, r.Reason = false, errors.Join(reasons...).Error()
+		r.Ready, r.Reason = false, strings.Join(reasons, ",")
 		return c.Status(fiber.StatusServiceUnavailable).JSON(r)
 	}
 	return c.JSON(r)

@@ -30,6 +30,9 @@ func TestMain(m *testing.M) {
 func startMain(t *testing.T, env map[string]string) (*Main, string) {
 	t.Helper()
 	env["FLOWGATE_ADDR"] = "127.0.0.1:0"
+	if env["MONITORING_USER"] == "" && env["MONITORING_AUTH"] == "" {
+		env["MONITORING_AUTH"] = "none" // Asynqmon open: tests read /monitoring without credentials
+	}
 	if _, ok := env["ASYNQ_SHUTDOWN_TIMEOUT"]; !ok {
 		env["ASYNQ_SHUTDOWN_TIMEOUT"] = "1s"
 	}
@@ -106,7 +109,9 @@ func TestReadyzFailsWhenRedisDown(t *testing.T) {
 	var r readiness
 	require.NoError(t, json.Unmarshal([]byte(body), &r))
 	require.False(t, r.Ready)
-	require.Contains(t, r.Reason, "redis unreachable")
+	require.Equal(t, "redis_unavailable", r.Reason)
+	require.Equal(t, "unavailable", r.Checks["redis"])
+	requireNoInternals(t, body, srv.Addr())
 	status, _ = get(t, base+"/healthz")
 	require.Equal(t, 200, status, "liveness does not depend on Redis")
 	srv.Start()

@@ -60,18 +60,21 @@ func (m *Main) newOrchestration(rt *orchestrator.Runtime, b *backend, shutdown c
 		return nil, &ConfigError{Var: "WEBHOOK_AUTH", Err: err}
 	}
 	api, err := taskhttp.New(ledger, taskhttp.Config{
-		Replayer: dispatch, Auth: verifier.Middleware(), Shutdown: shutdown, Logger: m.Logger,
+		Replayer: dispatch, Auth: verifier.Middleware(), RouteAuth: verifier.Middleware(signature.RequireVersion(2)),
+		Shutdown: shutdown, Logger: m.Logger,
+		RequestTimeout: cfg.QueueRequestTimeout,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("queue api: %w", err)
 	}
+	m.onClose(func(context.Context) error { api.Wait(); return nil }) // cancellations of uncertain claims
 	follow := webhooks.FailFollowerFunc(func(ctx context.Context, res tasks.FailResult) (webhooks.FollowUp, error) {
 		f, err := dispatch.AfterFail(ctx, res)
 		return webhooks.FollowUp{Requeued: f.Requeued, DLQ: f.DLQ, RetryAt: f.RetryAt}, err
 	})
 	hooks, err := webhooks.New(ledger, follow, webhooks.Config{
 		AckPath: cfg.AckPath, FailPath: cfg.FailPath, Auth: verifier.Middleware(),
-		Registerer: m.registry, Logger: m.Logger, Context: shutdown,
+		Registerer: m.registry, Logger: m.Logger, Context: shutdown, RequestTimeout: cfg.QueueRequestTimeout,
 	})
 	if err != nil {
 		return nil, &ConfigError{Var: "WEBHOOK_ACK_PATH", Err: err}

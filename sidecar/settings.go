@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/flowgate/flowgate/orchestrator/tasks/taskhttp"
 )
 
 // Rate is "N/duration", e.g. 5/min, 5/6s, 10/1m.
@@ -191,6 +193,7 @@ var coreSettings = []setting{
 	{name: "ASYNQ_CONCURRENCY", def: "10", help: "workers per asynq dequeuer", apply: integer(func(c *Config) *int { return &c.AsynqConcurr }, 1, 10000)},
 	{name: "ASYNQ_SHUTDOWN_TIMEOUT", def: "8s", help: "how long in-flight tasks may finish on shutdown before asynq re-queues them", apply: duration(func(c *Config) *time.Duration { return &c.AsynqShutdown })},
 	{name: "DLQ_RECONCILE_SCHEDULE", def: "@every 1m", help: "cron spec (with seconds) of the archive → dead-letter record reconciler", apply: str(func(c *Config) *string { return &c.DLQReconcile })},
+	{name: "MONITORING_AUTH", def: "basic", help: "basic (MONITORING_USER/MONITORING_PASSWORD required with a real Redis) or none (Asynqmon open to anyone who reaches it; warned at start)", apply: oneOf(func(c *Config) *string { return &c.MonitoringAuth }, "basic", "none")},
 	{name: "MONITORING_USER", help: "basic-auth user of /monitoring (Asynqmon)", apply: str(func(c *Config) *string { return &c.MonitoringUser })},
 	{name: "MONITORING_PASSWORD", help: "basic-auth password of /monitoring", secret: true, apply: str(func(c *Config) *string { return &c.MonitoringPass })},
 	{name: "MONITORING_READONLY", def: "false", help: "true makes Asynqmon view-only", apply: boolean(func(c *Config) *bool { return &c.MonitoringRO })},
@@ -205,6 +208,7 @@ var coreSettings = []setting{
 	{name: "WEBHOOK_TOKEN", help: "bearer token for WEBHOOK_AUTH=token (≥ 16 bytes)", secret: true, apply: secretValue(func(c *Config) *string { return &c.WebhookToken })},
 	{name: "WEBHOOK_TOLERANCE", def: "300s", help: "accepted clock skew of X-Timestamp (±)", apply: duration(func(c *Config) *time.Duration { return &c.WebhookTolerance })},
 	{name: "WEBHOOK_SIGNATURE_MIN_VERSION", def: "1", help: "oldest accepted signature version: 1 = the seed's timestamp.body, 2 = method and path signed too", apply: integer(func(c *Config) *int { return &c.SignatureMinVersion }, 1, 2)},
+	{name: "QUEUE_REQUEST_TIMEOUT", def: taskhttp.DefaultRequestTimeout.String(), help: "how long a queue API or ACK/FAIL request may wait on Redis before answering 503 (a claim adds its wait_ms; a FAIL's retry scheduling adds up to 5s)", apply: duration(func(c *Config) *time.Duration { return &c.QueueRequestTimeout })},
 	{name: "WEBHOOK_ACK_PATH", def: "/ack", help: "path of the ACK webhook (also served under /webhook + the path)", apply: path(func(c *Config) *string { return &c.AckPath })},
 	{name: "WEBHOOK_FAIL_PATH", def: "/fail", help: "path of the FAIL webhook (also served under /webhook + the path)", apply: path(func(c *Config) *string { return &c.FailPath })},
 	{name: "HEARTBEAT_MONITOR_SCHEDULE", def: "@every 30s", help: "cron spec of the heartbeat monitor", apply: str(func(c *Config) *string { return &c.HeartbeatSpec })},

@@ -137,6 +137,7 @@ local function apply(id, t, f, by, reason)
     local other = openTask(enc)
     if other and other ~= id then return other end
   end
+  if (f.status or t.status) ~= 'PROCESSING' and t.claim then f.claim = false end
   unindex(id, t)
   f.updated_at = NOW
   put(id, t, f)
@@ -205,55 +206,6 @@ for i = 0, n - 1 do
   end
 end
 return out
-`)
-
-// claimScript claims the next pending tasks: HIGH before NORMAL before LOW,
-// FIFO (by pseq) within a priority.
-//
-// KEYS[1] seq key (routing)
-// ARGV[4] worker_id, ARGV[5] limit
-//
-// Returns {0, fields1, fields2, ...}, the claimed tasks in claim order, now
-// PROCESSING with worker_id, claimed_at and heartbeat_at set.
-var claimScript = script(`
-local worker, limit = ARGV[4], tonumber(ARGV[5])
-local out = {0}
-for _, p in ipairs({'HIGH', 'NORMAL', 'LOW'}) do
-  local want = limit - (#out - 1)
-  if want <= 0 then break end
-  local key = B .. 'pending:' .. p
-  for _, id in ipairs(redis.call('ZRANGE', key, 0, want - 1)) do
-    local t = load(id)
-    if t and t.status == 'PENDING' then
-      apply(id, t, {status = 'PROCESSING', worker_id = worker, claimed_at = NOW, heartbeat_at = NOW}, worker, 'claimed')
-      out[#out + 1] = flat(t)
-    else
-      redis.call('ZREM', key, id)
-    end
-  end
-end
-return out
-`)
-
-// unclaimScript gives back a claim that never reached its worker: the task,
-// if still PROCESSING under that very claim (worker_id and claimed_at),
-// goes back to PENDING in its old place (pseq is kept: the claim took it
-// from the head of its queue), worker_id, claimed_at and heartbeat_at
-// cleared, no attempt counted.
-//
-// KEYS[1] task key
-// ARGV[4] queue_id, ARGV[5] worker_id, ARGV[6] claimed_at ms
-//
-// Returns the standard reply: 0 | 1 'not_held' (no longer PROCESSING under
-// that claim: recovered by a sweep, claimed again, acknowledged…) | 2.
-var unclaimScript = script(`
-local id, worker, at = ARGV[4], ARGV[5], ARGV[6]
-local t = load(id)
-if not t then return reply(2) end
-if t.status ~= 'PROCESSING' or t.worker_id ~= worker or t.claimed_at ~= at then return reply(1, 'not_held', '', t) end
-apply(id, t, {status = 'PENDING', worker_id = false, claimed_at = false, heartbeat_at = false}, worker,
-  'claim released: never delivered to worker ' .. worker .. ' (no attempt counted)')
-return reply(0, '', '', t)
 `)
 
 // heartbeatScript extends the claim of a PROCESSING task.

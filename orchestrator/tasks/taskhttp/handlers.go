@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -32,12 +33,25 @@ func (f ReplayerFunc) Replay(ctx context.Context, queueID string, req contracts.
 // has hung up.
 const DefaultDisconnectCheck = 100 * time.Millisecond
 
+// DefaultRequestTimeout bounds each queue API request's work: the
+// signature's replay check, the ledger script(s) and the answer. With Redis
+// hung, the request answers 503 unavailable after this long instead of
+// waiting for TCP. A claim's long poll adds its wait_ms.
+const DefaultRequestTimeout = 2 * time.Second
+
 // Config configures the queue API.
 type Config struct {
 	// Replayer serves POST /queue/:queue_id/replay. Required.
 	Replayer Replayer
-	// Auth, when set, runs before every queue route (and only those).
+	// Auth, when set, authenticates POST /queue, the seed's route (the
+	// seed's version-1 signatures stay valid there).
 	Auth fiber.Handler
+	// RouteAuth, when set, authenticates every other queue route — those
+	// flowgate added and those the seed left bodiless (GET /queue, PATCH
+	// …/requeue): normally the verifier's middleware with
+	// signature.RequireVersion(2), so a captured signature of an empty body
+	// is valid on no other route. Nil means Auth.
+	RouteAuth fiber.Handler
 	// Shutdown is done when the server starts shutting down: long polls
 	// then stop waiting and answer 204. Default: never done.
 	Shutdown context.Context
@@ -48,7 +62,19 @@ type Config struct {
 	// Logger logs claims put back after their client hung up. Default
 	// slog.Default().
 	Logger *slog.Logger
+	// RequestTimeout is the deadline of each request's context (set before
+	// Auth runs); a claim gets wait_ms more. Default DefaultRequestTimeout.
+	RequestTimeout time.Duration
+	// CancelWindow is how long a claim answered 503 whose outcome is
+	// unknown is retried to be cancelled while Redis stays unreachable.
+	// Default DefaultCancelWindow; at most tasks.ClaimTokenTTL.
+	CancelWindow time.Duration
 }
+
+// DefaultCancelWindow bounds the retries of cancelling an uncertain claim.
+// It is below the heartbeat monitor's default 2 min, so a cancelled claim
+// is back before a sweep would count an attempt for it.
+const DefaultCancelWindow = 90 * time.Second
 
 func (c Config) withDefaults() Config {
 	if c.Shutdown == nil {
@@ -60,6 +86,12 @@ func (c Config) withDefaults() Config {
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
+	if c.RequestTimeout == 0 {
+		c.RequestTimeout = DefaultRequestTimeout
+	}
+	if c.CancelWindow == 0 {
+		c.CancelWindow = DefaultCancelWindow
+	}
 	return c
 }
 
@@ -69,14 +101,19 @@ func (c Config) validate() error {
 		return errors.New("taskhttp: Config.Replayer is required")
 	case c.DisconnectCheck < time.Millisecond:
 		return fmt.Errorf("taskhttp: DisconnectCheck %s must be at least 1ms", c.DisconnectCheck)
+	case c.CancelWindow < 0 || c.CancelWindow > tasks.ClaimTokenTTL:
+		return fmt.Errorf("taskhttp: CancelWindow %s must be 0..%s", c.CancelWindow, tasks.ClaimTokenTTL)
+	case c.RequestTimeout < 10*time.Millisecond:
+		return fmt.Errorf("taskhttp: RequestTimeout %s must be at least 10ms", c.RequestTimeout)
 	}
 	return nil
 }
 
 // Handlers serve the queue API on a Ledger.
 type Handlers struct {
-	ledger *tasks.Ledger
-	cfg    Config
+	ledger  *tasks.Ledger
+	cfg     Config
+	cancels sync.WaitGroup // background cancellations of uncertain claims
 }
 
 // New validates cfg and returns the handlers of the queue API.
@@ -94,20 +131,40 @@ func New(ledger *tasks.Ledger, cfg Config) (*Handlers, error) {
 // Register mounts the queue API on r (see the package documentation for
 // the route table). Fixed paths come before /queue/:queue_id.
 func Register(r fiber.Router, h *Handlers) {
-	route := func(add func(string, ...fiber.Handler) fiber.Router, path string, handler fiber.Handler) {
-		if h.cfg.Auth != nil {
-			add(path, h.cfg.Auth, handler)
-			return
-		}
-		add(path, handler)
+	strict := h.cfg.RouteAuth
+	if strict == nil {
+		strict = h.cfg.Auth
 	}
-	route(r.Post, "/queue", h.create)
-	route(r.Get, "/queue", h.list)
-	route(r.Get, "/queue/stats", h.stats)
-	route(r.Post, "/queue/claim", h.claim)
-	route(r.Get, "/queue/:queue_id", h.get)
-	route(r.Patch, "/queue/:queue_id/status", h.updateStatus)
-	route(r.Patch, "/queue/:queue_id/requeue", h.requeue)
-	route(r.Post, "/queue/:queue_id/replay", h.replay)
-	route(r.Post, "/queue/:queue_id/heartbeat", h.heartbeat)
+	route := func(add func(string, ...fiber.Handler) fiber.Router, path string, auth, handler fiber.Handler) {
+		budget := h.cfg.RequestTimeout
+		if path == "/queue/claim" { // the claim narrows it to wait_ms + RequestTimeout
+			budget += contracts.MaxClaimWaitMS * time.Millisecond
+		}
+		chain := []fiber.Handler{deadline(budget)}
+		if auth != nil {
+			chain = append(chain, auth)
+		}
+		add(path, append(chain, handler)...)
+	}
+	route(r.Post, "/queue", h.cfg.Auth, h.create)
+	route(r.Get, "/queue", strict, h.list)
+	route(r.Get, "/queue/stats", strict, h.stats)
+	route(r.Post, "/queue/claim", strict, h.claim)
+	route(r.Get, "/queue/:queue_id", strict, h.get)
+	route(r.Patch, "/queue/:queue_id/status", strict, h.updateStatus)
+	route(r.Patch, "/queue/:queue_id/requeue", strict, h.requeue)
+	route(r.Post, "/queue/:queue_id/replay", strict, h.replay)
+	route(r.Post, "/queue/:queue_id/heartbeat", strict, h.heartbeat)
+}
+
+// deadline gives the rest of the chain a context that ends after d, so
+// every Redis call of the request (go-redis with ContextTimeoutEnabled)
+// gives up in time and the request answers 503 rather than hang.
+func deadline(d time.Duration) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		ctx, cancel := context.WithTimeout(c.UserContext(), d)
+		defer cancel()
+		c.SetUserContext(ctx)
+		return c.Next()
+	}
 }
