@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -168,17 +169,22 @@ func clip(b []byte, n int) string {
 // client sends requests to one flowgate and records every answer in its
 // tally. Signed requests carry version-2 signatures.
 type client struct {
-	base string
+	base atomic.Pointer[string] // http://host:port; setBase switches to a restarted process
 	hc   *http.Client
 	sig  *signer
 	tl   *tally
 }
 
 func newClient(base string, timeout time.Duration, tl *tally) *client {
-	return &client{base: base, hc: &http.Client{Timeout: timeout, Transport: &http.Transport{
+	c := &client{hc: &http.Client{Timeout: timeout, Transport: &http.Transport{
 		MaxIdleConnsPerHost: 64, DisableCompression: true,
 	}}, sig: newSigner(), tl: tl}
+	c.setBase(base)
+	return c
 }
+
+// setBase points the client at another process.
+func (c *client) setBase(base string) { c.base.Store(&base) }
 
 // signed sends a signed request; body nil sends none.
 func (c *client) signed(method, path string, body []byte) answer {
@@ -192,7 +198,7 @@ func (c *client) send(method, path string, body []byte, header http.Header, sign
 	if body != nil {
 		rd = bytes.NewReader(body)
 	}
-	req, err := http.NewRequest(method, c.base+path, rd)
+	req, err := http.NewRequest(method, *c.base.Load()+path, rd)
 	if err != nil {
 		a.Err = err
 		return a
