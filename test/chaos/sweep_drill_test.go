@@ -160,7 +160,9 @@ func authVariants(now time.Time) map[string]func(*http.Request, []byte) {
 	secret := []byte(hmacSecret)
 	return map[string]func(*http.Request, []byte){
 		"missing-signature": func(*http.Request, []byte) {},
-		"forged-signature":  func(r *http.Request, b []byte) { signature.SignRequestV2(r, []byte("not-the-secret-0123456789"), now, b) },
+		"forged-signature": func(r *http.Request, b []byte) {
+			signature.SignRequestV2(r, []byte("not-the-secret-0123456789"), now, b)
+		},
 		"expired-signature": func(r *http.Request, b []byte) { signature.SignRequestV2(r, secret, now.Add(-time.Hour), b) },
 		"future-signature":  func(r *http.Request, b []byte) { signature.SignRequestV2(r, secret, now.Add(time.Hour), b) },
 		"malformed-signature": func(r *http.Request, _ []byte) {
