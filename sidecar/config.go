@@ -57,6 +57,7 @@ type Config struct {
 	WebhookToken        string
 	WebhookTolerance    time.Duration
 	SignatureMinVersion int
+	QueueRequestTimeout time.Duration
 	AckPath             string
 	FailPath            string
 	HeartbeatSpec       string
@@ -138,7 +139,7 @@ func (c *Config) validate() error {
 		name string
 		v    time.Duration
 	}{{"HEARTBEAT_STALE_AFTER", c.HeartbeatStale}, {"VT_TIMEOUT", c.VTTimeout}, {"SLA_THRESHOLD", c.SLAThreshold},
-		{"WEBHOOK_TOLERANCE", c.WebhookTolerance}, {"REQUEUE_BACKOFF_BASE", c.RequeueBase}, {"REQUEUE_BACKOFF_MAX", c.RequeueMax}} {
+		{"WEBHOOK_TOLERANCE", c.WebhookTolerance}, {"QUEUE_REQUEST_TIMEOUT", c.QueueRequestTimeout}, {"REQUEUE_BACKOFF_BASE", c.RequeueBase}, {"REQUEUE_BACKOFF_MAX", c.RequeueMax}} {
 		if d.v <= 0 {
 			return &ConfigError{Var: d.name, Err: errors.New("must be positive")}
 		}

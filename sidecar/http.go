@@ -3,10 +3,10 @@ package main
 import (
 	"context"
 	"crypto/subtle"
-	"errors"
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -103,27 +103,40 @@ type readiness struct {
 	Checks map[string]string `json:"checks"`
 }
 
-// readyz: 200 when Redis answers and the Asynq dequeuers run; 503 with the
-// reason otherwise (also from the moment shutdown begins).
+// Readiness reason codes: /readyz answers these only — never an address or
+// an error text, which go to the log.
+const (
+	reasonRedis     = "redis_unavailable"
+	reasonAsynq     = "asynq_stopped"
+	reasonLifecycle = "not_serving"
+)
+
+// readyzTimeout is /readyz's own budget for its Redis ping.
+const readyzTimeout = time.Second
+
+// readyz: 200 when Redis answers and the Asynq dependencies run; 503 with
+// reason codes otherwise (also from the moment shutdown begins). The cause
+// of a failed check is logged, not answered: /readyz is unauthenticated.
 func (m *Main) readyz(c *fiber.Ctx) error {
 	r := readiness{Ready: true, Checks: map[string]string{"redis": "ok", "asynq": "ok"}}
-	ctx, cancel := context.WithTimeout(c.UserContext(), time.Second)
+	ctx, cancel := context.WithTimeout(c.UserContext(), readyzTimeout)
 	defer cancel()
-	var reasons []error
+	var reasons []string
 	if err := m.redis.ping(ctx); err != nil {
-		r.Checks["redis"] = err.Error()
-		reasons = append(reasons, errors.New("redis unreachable"))
+		r.Checks["redis"] = "unavailable"
+		reasons = append(reasons, reasonRedis)
+		m.Logger.Warn("readyz: redis check failed", "redis", m.redis.Mode, "err", err)
 	}
 	if !m.rt.Running() {
 		r.Checks["asynq"] = "stopped"
-		reasons = append(reasons, errors.New("asynq server not running"))
+		reasons = append(reasons, reasonAsynq)
 	}
 	if !m.ready.Load() {
-		r.Checks["lifecycle"] = "not serving"
-		reasons = append(reasons, errors.New("starting or shutting down"))
+		r.Checks["lifecycle"] = "not_serving"
+		reasons = append(reasons, reasonLifecycle)
 	}
 	if len(reasons) > 0 {
-		r.Ready, r.Reason = false, errors.Join(reasons...).Error()
+		r.Ready, r.Reason = false, strings.Join(reasons, ",")
 		return c.Status(fiber.StatusServiceUnavailable).JSON(r)
 	}
 	return c.JSON(r)

@@ -106,7 +106,9 @@ func TestReadyzFailsWhenRedisDown(t *testing.T) {
 	var r readiness
 	require.NoError(t, json.Unmarshal([]byte(body), &r))
 	require.False(t, r.Ready)
-	require.Contains(t, r.Reason, "redis unreachable")
+	require.Equal(t, "redis_unavailable", r.Reason)
+	require.Equal(t, "unavailable", r.Checks["redis"])
+	requireNoInternals(t, body, srv.Addr())
 	status, _ = get(t, base+"/healthz")
 	require.Equal(t, 200, status, "liveness does not depend on Redis")
 	srv.Start()

@@ -61,6 +61,7 @@ func (m *Main) newOrchestration(rt *orchestrator.Runtime, b *backend, shutdown c
 	}
 	api, err := taskhttp.New(ledger, taskhttp.Config{
 		Replayer: dispatch, Auth: verifier.Middleware(), Shutdown: shutdown, Logger: m.Logger,
+		RequestTimeout: cfg.QueueRequestTimeout,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("queue api: %w", err)
@@ -71,7 +72,7 @@ func (m *Main) newOrchestration(rt *orchestrator.Runtime, b *backend, shutdown c
 	})
 	hooks, err := webhooks.New(ledger, follow, webhooks.Config{
 		AckPath: cfg.AckPath, FailPath: cfg.FailPath, Auth: verifier.Middleware(),
-		Registerer: m.registry, Logger: m.Logger, Context: shutdown,
+		Registerer: m.registry, Logger: m.Logger, Context: shutdown, RequestTimeout: cfg.QueueRequestTimeout,
 	})
 	if err != nil {
 		return nil, &ConfigError{Var: "WEBHOOK_ACK_PATH", Err: err}

@@ -78,22 +78,30 @@ func openRedis(ctx context.Context, cfg Config, log *slog.Logger) (*backend, err
 // for a Lua transition (claim, FAIL, reserve) that runs it twice — a second
 // claim batch nobody receives, a FAIL answered 409 because the first run
 // already applied it. A failure instead surfaces as 503 unavailable and the
-// caller retries knowingly.
+// caller retries knowingly. ContextTimeoutEnabled makes go-redis honour a
+// context's deadline (without it a hung Redis holds a request for the
+// socket timeouts, 3 s read + 4 s pool wait, whatever the handler's budget).
+//
+// Asynq's servers and Asynqmon build their own clients from the
+// RedisConnOpt (asynq's option types have no such field); they call Redis
+// with contexts that carry no deadline, so the flag would change nothing
+// there: their socket timeouts bound them. Asynq's Client and Inspector
+// use this shared client.
 func sharedClient(opt asynq.RedisConnOpt) (redis.UniversalClient, error) {
 	switch o := opt.(type) {
 	case asynq.RedisClientOpt:
 		return redis.NewClient(&redis.Options{Network: o.Network, Addr: o.Addr, Username: o.Username, Password: o.Password,
 			DB: o.DB, DialTimeout: o.DialTimeout, ReadTimeout: o.ReadTimeout, WriteTimeout: o.WriteTimeout,
-			PoolSize: o.PoolSize, TLSConfig: o.TLSConfig, MaxRetries: -1}), nil
+			PoolSize: o.PoolSize, TLSConfig: o.TLSConfig, MaxRetries: -1, ContextTimeoutEnabled: true}), nil
 	case asynq.RedisFailoverClientOpt:
 		return redis.NewFailoverClient(&redis.FailoverOptions{MasterName: o.MasterName, SentinelAddrs: o.SentinelAddrs,
 			SentinelUsername: o.SentinelUsername, SentinelPassword: o.SentinelPassword, Username: o.Username,
 			Password: o.Password, DB: o.DB, DialTimeout: o.DialTimeout, ReadTimeout: o.ReadTimeout,
-			WriteTimeout: o.WriteTimeout, PoolSize: o.PoolSize, TLSConfig: o.TLSConfig, MaxRetries: -1}), nil
+			WriteTimeout: o.WriteTimeout, PoolSize: o.PoolSize, TLSConfig: o.TLSConfig, MaxRetries: -1, ContextTimeoutEnabled: true}), nil
 	case asynq.RedisClusterClientOpt:
 		return redis.NewClusterClient(&redis.ClusterOptions{Addrs: o.Addrs, MaxRedirects: o.MaxRedirects,
 			Username: o.Username, Password: o.Password, DialTimeout: o.DialTimeout, ReadTimeout: o.ReadTimeout,
-			WriteTimeout: o.WriteTimeout, TLSConfig: o.TLSConfig, MaxRetries: -1}), nil
+			WriteTimeout: o.WriteTimeout, TLSConfig: o.TLSConfig, MaxRetries: -1, ContextTimeoutEnabled: true}), nil
 	}
 	return nil, fmt.Errorf("unsupported redis connection option %T", opt)
 }

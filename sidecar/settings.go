@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/flowgate/flowgate/orchestrator/tasks/taskhttp"
 )
 
 // Rate is "N/duration", e.g. 5/min, 5/6s, 10/1m.
@@ -205,6 +207,7 @@ var coreSettings = []setting{
 	{name: "WEBHOOK_TOKEN", help: "bearer token for WEBHOOK_AUTH=token (≥ 16 bytes)", secret: true, apply: secretValue(func(c *Config) *string { return &c.WebhookToken })},
 	{name: "WEBHOOK_TOLERANCE", def: "300s", help: "accepted clock skew of X-Timestamp (±)", apply: duration(func(c *Config) *time.Duration { return &c.WebhookTolerance })},
 	{name: "WEBHOOK_SIGNATURE_MIN_VERSION", def: "1", help: "oldest accepted signature version: 1 = the seed's timestamp.body, 2 = method and path signed too", apply: integer(func(c *Config) *int { return &c.SignatureMinVersion }, 1, 2)},
+	{name: "QUEUE_REQUEST_TIMEOUT", def: taskhttp.DefaultRequestTimeout.String(), help: "how long a queue API or ACK/FAIL request may wait on Redis before answering 503 (a claim adds its wait_ms; a FAIL's retry scheduling adds up to 5s)", apply: duration(func(c *Config) *time.Duration { return &c.QueueRequestTimeout })},
 	{name: "WEBHOOK_ACK_PATH", def: "/ack", help: "path of the ACK webhook (also served under /webhook + the path)", apply: path(func(c *Config) *string { return &c.AckPath })},
 	{name: "WEBHOOK_FAIL_PATH", def: "/fail", help: "path of the FAIL webhook (also served under /webhook + the path)", apply: path(func(c *Config) *string { return &c.FailPath })},
 	{name: "HEARTBEAT_MONITOR_SCHEDULE", def: "@every 30s", help: "cron spec of the heartbeat monitor", apply: str(func(c *Config) *string { return &c.HeartbeatSpec })},

@@ -22,6 +22,12 @@ const (
 // DefaultFollowUpTimeout bounds the FailFollower's work for one FAIL.
 const DefaultFollowUpTimeout = 5 * time.Second
 
+// DefaultRequestTimeout bounds each webhook request's own work (the
+// signature's replay check and the ledger script): with Redis hung it
+// answers 503 unavailable after this long. A FAIL's follow-up has its own
+// FollowUpTimeout after that.
+const DefaultRequestTimeout = 2 * time.Second
+
 // maxPathLen bounds a configured path.
 const maxPathLen = 256
 
@@ -49,6 +55,9 @@ type Config struct {
 	// Context is the parent of the follow-up's context. Default
 	// context.Background().
 	Context context.Context
+	// RequestTimeout is the deadline of each request's context, set before
+	// Auth runs. Default DefaultRequestTimeout.
+	RequestTimeout time.Duration
 }
 
 func (c Config) withDefaults() Config {
@@ -70,6 +79,9 @@ func (c Config) withDefaults() Config {
 	if c.Context == nil {
 		c.Context = context.Background()
 	}
+	if c.RequestTimeout == 0 {
+		c.RequestTimeout = DefaultRequestTimeout
+	}
 	return c
 }
 
@@ -81,6 +93,9 @@ func (c Config) validate() error {
 	}
 	if c.FollowUpTimeout < 0 {
 		return errors.New("webhooks: FollowUpTimeout must not be negative")
+	}
+	if c.RequestTimeout < 10*time.Millisecond {
+		return errors.New("webhooks: RequestTimeout must be at least 10ms")
 	}
 	seen := map[string]string{}
 	for _, r := range c.routes() {

@@ -104,10 +104,14 @@ func Register(r fiber.Router, h *Handlers) {
 type outcomeKey struct{}
 
 // instrument times the rest of the chain and counts its outcome: the one
-// the hook stored on success, or the error's.
+// the hook stored on success, or the error's. It also gives the chain its
+// deadline (Config.RequestTimeout), so a hung Redis answers 503 in time.
 func (h *Handlers) instrument(hook string) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		start := time.Now()
+		ctx, cancel := context.WithTimeout(c.UserContext(), h.cfg.RequestTimeout)
+		defer cancel()
+		c.SetUserContext(ctx)
 		err := c.Next()
 		outcome, _ := c.Locals(outcomeKey{}).(string)
 		if err != nil {

@@ -3,6 +3,7 @@ package web
 import (
 	"time"
 
+	"github.com/gofiber/fiber/v2"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -35,4 +36,23 @@ func newHTTPMetrics(reg prometheus.Registerer) (*httpMetrics, error) {
 func (m *httpMetrics) observe(route, method, status string, d time.Duration) {
 	m.requests.WithLabelValues(route, method, status).Inc()
 	m.latency.WithLabelValues(route, method, status).Observe(d.Seconds())
+}
+
+// methodLabel is the method as a metric label and log value. Fiber's
+// c.Method() aliases a buffer fasthttp reuses for the next request on the
+// connection, so a label stored from it later reads "POS" or "GETT" and the
+// registry refuses to gather duplicate series. The known methods map to
+// constants (no allocation, bounded cardinality); anything else is "OTHER".
+func methodLabel(m string) string {
+	for _, known := range knownMethods {
+		if m == known {
+			return known
+		}
+	}
+	return "OTHER"
+}
+
+var knownMethods = [...]string{
+	fiber.MethodGet, fiber.MethodHead, fiber.MethodPost, fiber.MethodPut, fiber.MethodPatch,
+	fiber.MethodDelete, fiber.MethodConnect, fiber.MethodOptions, fiber.MethodTrace,
 }

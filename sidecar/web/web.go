@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"runtime/debug"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -78,7 +79,9 @@ type ridKey struct{}
 // otherwise generates one; it is echoed in the response header.
 func requestID(c *fiber.Ctx) error {
 	rid := c.Get(HeaderRequestID)
-	if !validRequestID(rid) {
+	if validRequestID(rid) {
+		rid = utils.CopyString(rid) // borrowed from the request buffer; handlers keep it
+	} else {
 		rid = utils.UUIDv4()
 	}
 	c.Set(HeaderRequestID, rid)
@@ -131,17 +134,17 @@ func errorHandler(log *slog.Logger, m *httpMetrics) fiber.ErrorHandler {
 			defer func() {
 				status := code.HTTPStatus()
 				if m != nil {
-					m.observe("rejected", c.Method(), strconv.Itoa(status), 0)
+					m.observe("rejected", methodLabel(c.Method()), strconv.Itoa(status), 0)
 				}
-				log.Warn("http request", "method", c.Method(), "route", "rejected", "path", c.Path(),
+				log.Warn("http request", "method", methodLabel(c.Method()), "route", "rejected", "path", strings.Clone(c.Path()),
 					"status", status, "request_id", rid, "ip", c.IP(), "err", err.Error())
 			}()
 		}
 		if code == contracts.CodeInternal {
-			log.Error("internal error", "request_id", rid, "method", c.Method(), "path", c.Path(), "err", err)
+			log.Error("internal error", "request_id", rid, "method", methodLabel(c.Method()), "path", strings.Clone(c.Path()), "err", err)
 		}
 		if code == contracts.CodeUnavailable {
-			log.Warn("dependency unavailable", "request_id", rid, "path", c.Path(), "err", err)
+			log.Warn("dependency unavailable", "request_id", rid, "path", strings.Clone(c.Path()), "err", err)
 		}
 		return c.Status(code.HTTPStatus()).JSON(contracts.NewErrorResponse(err, rid))
 	}
@@ -165,15 +168,16 @@ func accessLog(log *slog.Logger, m *httpMetrics) fiber.Handler {
 			route = "unmatched" // keep label cardinality bounded
 		}
 		lat := time.Since(start)
+		method := methodLabel(c.Method())
 		if m != nil {
-			m.observe(route, c.Method(), strconv.Itoa(status), lat)
+			m.observe(route, method, strconv.Itoa(status), lat)
 		}
 		level := slog.LevelInfo
 		if status >= 500 {
 			level = slog.LevelError
 		}
 		log.Log(c.UserContext(), level, "http request",
-			"method", c.Method(), "route", route, "path", c.Path(), "status", status,
+			"method", method, "route", route, "path", strings.Clone(c.Path()), "status", status,
 			"latency_ms", float64(lat.Microseconds())/1000, "request_id", RequestID(c), "ip", c.IP())
 		return nil
 	}

@@ -140,3 +140,40 @@ func TestMetricsAndAccessLog(t *testing.T) {
 		require.Contains(t, line, k)
 	}
 }
+
+// TestMetricLabelsSurviveBufferReuse: the method label is copied out of
+// Fiber's request buffer, so later requests on the same connection do not
+// rewrite the label values of earlier series ("POS", "GETT"…), which made
+// the registry refuse to gather (duplicate series → /metrics 500).
+func TestMetricLabelsSurviveBufferReuse(t *testing.T) {
+	f := setup(t)
+	f.app.Get("/queue", func(c *fiber.Ctx) error { return c.SendStatus(200) })
+	methods := []string{"OPTIONS", "PATCH", "TRACE", "GET", "POST", "DELETE", "PUT"}
+	for i := 0; i < 3; i++ {
+		for _, m := range methods {
+			do(t, f, httptest.NewRequest(m, "/queue", nil))
+			do(t, f, httptest.NewRequest(m, "/readyz", nil))
+		}
+	}
+	mfs, err := f.reg.Gather()
+	require.NoError(t, err, "gathering must not find duplicate series")
+	seen := map[string]bool{}
+	for _, mf := range mfs {
+		if mf.GetName() != "http_requests_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "method" {
+					seen[l.GetValue()] = true
+				}
+			}
+		}
+	}
+	for m := range seen {
+		require.Contains(t, methods, m, "label value %q is not a method that was sent", m)
+	}
+	for _, m := range methods {
+		require.True(t, seen[m], "method %s has a series", m)
+	}
+}

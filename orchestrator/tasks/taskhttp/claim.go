@@ -28,7 +28,9 @@ func (h *Handlers) claim(c *fiber.Ctx) error {
 	if err := decode(c, &req); err != nil {
 		return err
 	}
-	ctx, conn, stop := h.pollContext(c, req.WaitMS > 0)
+	budget, cancel := context.WithTimeout(c.UserContext(), time.Duration(max(req.WaitMS, 0))*time.Millisecond+h.cfg.RequestTimeout)
+	defer cancel()
+	ctx, conn, stop := h.pollContext(c, budget, req.WaitMS > 0)
 	claimed, err := h.ledger.Claim(ctx, req)
 	stop()
 	if err != nil {
@@ -44,12 +46,12 @@ func (h *Handlers) claim(c *fiber.Ctx) error {
 	return c.JSON(contracts.ClaimResponse{Success: true, Tasks: claimed})
 }
 
-// pollContext returns the context of a claim: c.UserContext(), ended early
+// pollContext returns the context of a claim: parent, ended early
 // by Config.Shutdown, by the HTTP server shutting down and — when watch —
 // by the client hanging up. stop must be called before the handler returns:
 // it waits for the watcher, which must not touch the connection afterwards.
-func (h *Handlers) pollContext(c *fiber.Ctx, watch bool) (ctx context.Context, conn net.Conn, stop func()) {
-	ctx, cancel := context.WithCancelCause(c.UserContext())
+func (h *Handlers) pollContext(c *fiber.Ctx, parent context.Context, watch bool) (ctx context.Context, conn net.Conn, stop func()) {
+	ctx, cancel := context.WithCancelCause(parent)
 	if !watch {
 		return ctx, nil, func() { cancel(nil) }
 	}

@@ -32,6 +32,12 @@ func (f ReplayerFunc) Replay(ctx context.Context, queueID string, req contracts.
 // has hung up.
 const DefaultDisconnectCheck = 100 * time.Millisecond
 
+// DefaultRequestTimeout bounds each queue API request's work: the
+// signature's replay check, the ledger script(s) and the answer. With Redis
+// hung, the request answers 503 unavailable after this long instead of
+// waiting for TCP. A claim's long poll adds its wait_ms.
+const DefaultRequestTimeout = 2 * time.Second
+
 // Config configures the queue API.
 type Config struct {
 	// Replayer serves POST /queue/:queue_id/replay. Required.
@@ -48,6 +54,9 @@ type Config struct {
 	// Logger logs claims put back after their client hung up. Default
 	// slog.Default().
 	Logger *slog.Logger
+	// RequestTimeout is the deadline of each request's context (set before
+	// Auth runs); a claim gets wait_ms more. Default DefaultRequestTimeout.
+	RequestTimeout time.Duration
 }
 
 func (c Config) withDefaults() Config {
@@ -60,6 +69,9 @@ func (c Config) withDefaults() Config {
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
+	if c.RequestTimeout == 0 {
+		c.RequestTimeout = DefaultRequestTimeout
+	}
 	return c
 }
 
@@ -69,6 +81,8 @@ func (c Config) validate() error {
 		return errors.New("taskhttp: Config.Replayer is required")
 	case c.DisconnectCheck < time.Millisecond:
 		return fmt.Errorf("taskhttp: DisconnectCheck %s must be at least 1ms", c.DisconnectCheck)
+	case c.RequestTimeout < 10*time.Millisecond:
+		return fmt.Errorf("taskhttp: RequestTimeout %s must be at least 10ms", c.RequestTimeout)
 	}
 	return nil
 }
@@ -95,11 +109,15 @@ func New(ledger *tasks.Ledger, cfg Config) (*Handlers, error) {
 // the route table). Fixed paths come before /queue/:queue_id.
 func Register(r fiber.Router, h *Handlers) {
 	route := func(add func(string, ...fiber.Handler) fiber.Router, path string, handler fiber.Handler) {
-		if h.cfg.Auth != nil {
-			add(path, h.cfg.Auth, handler)
-			return
+		budget := h.cfg.RequestTimeout
+		if path == "/queue/claim" { // the claim narrows it to wait_ms + RequestTimeout
+			budget += contracts.MaxClaimWaitMS * time.Millisecond
 		}
-		add(path, handler)
+		chain := []fiber.Handler{deadline(budget)}
+		if h.cfg.Auth != nil {
+			chain = append(chain, h.cfg.Auth)
+		}
+		add(path, append(chain, handler)...)
 	}
 	route(r.Post, "/queue", h.create)
 	route(r.Get, "/queue", h.list)
@@ -110,4 +128,16 @@ func Register(r fiber.Router, h *Handlers) {
 	route(r.Patch, "/queue/:queue_id/requeue", h.requeue)
 	route(r.Post, "/queue/:queue_id/replay", h.replay)
 	route(r.Post, "/queue/:queue_id/heartbeat", h.heartbeat)
+}
+
+// deadline gives the rest of the chain a context that ends after d, so
+// every Redis call of the request (go-redis with ContextTimeoutEnabled)
+// gives up in time and the request answers 503 rather than hang.
+func deadline(d time.Duration) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		ctx, cancel := context.WithTimeout(c.UserContext(), d)
+		defer cancel()
+		c.SetUserContext(ctx)
+		return c.Next()
+	}
 }

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+	"github.com/stretchr/testify/require"
+
+	"github.com/flowgate/flowgate/test/rediscluster"
+)
+
+// TestMetricsAfterOddMethods is issue 8's reproduction: OPTIONS, PATCH and
+// TRACE requests, then /metrics must answer 200 with a body that parses.
+func TestMetricsAfterOddMethods(t *testing.T) {
+	_, base := startMain(t, map[string]string{})
+	for i := 0; i < 3; i++ {
+		for _, m := range []string{"OPTIONS", "PATCH", "TRACE"} {
+			req, err := http.NewRequest(m, base+"/queue", nil)
+			require.NoError(t, err)
+			resp, err := http.DefaultClient.Do(req)
+			require.NoError(t, err)
+			resp.Body.Close()
+		}
+	}
+	status, body := get(t, base+"/metrics")
+	require.Equal(t, 200, status, body)
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := p.TextToMetricFamilies(strings.NewReader(body))
+	require.NoError(t, err)
+	methods := map[string]bool{}
+	for _, m := range families["http_requests_total"].GetMetric() {
+		for _, l := range m.GetLabel() {
+			if l.GetName() == "method" {
+				methods[l.GetValue()] = true
+			}
+		}
+	}
+	for _, m := range []string{"OPTIONS", "PATCH", "TRACE"} {
+		require.True(t, methods[m], "a series for %s", m)
+	}
+}
+
+// requireNoInternals fails when an answer body shows an address, a port or
+// Go's error text (issue 8, defect 4: /readyz answered
+// "read tcp 127.0.0.1:38046->127.0.0.1:26391: i/o timeout").
+func requireNoInternals(t *testing.T, body string, addrs ...string) {
+	t.Helper()
+	for _, s := range append(addrs, "127.0.0.1", "tcp", "dial", "i/o", "timeout", "refused", "EOF", "->") {
+		require.NotContains(t, body, s, "the body must not show internals")
+	}
+}
+
+// TestDeadlinesWithRedisPaused: with Redis hung (SIGSTOP), /readyz, the
+// queue API and the webhooks answer 503 within their own budgets (+ 0.5 s):
+// go-redis honours the request's deadline only with ContextTimeoutEnabled.
+func TestDeadlinesWithRedisPaused(t *testing.T) {
+	srv := rediscluster.StartServer(t)
+	secret := strings.Repeat("h", 32)
+	_, base := startMain(t, map[string]string{
+		"REDIS_URL": srv.URL(), "BOOKING_AUTH_SECRET": strings.Repeat("b", 32), "HMAC_SECRET": secret,
+		"MONITORING_AUTH": "none",
+	})
+	status, _ := get(t, base+"/readyz")
+	require.Equal(t, 200, status)
+	resume := pauseRedis(t, srv.Addr())
+	budget := 2 * time.Second // QUEUE_REQUEST_TIMEOUT's default
+	cases := []struct {
+		name   string
+		req    func() *http.Request
+		budget time.Duration
+	}{
+		{"readyz", func() *http.Request { r, _ := http.NewRequest("GET", base+"/readyz", nil); return r }, readyzTimeout},
+		{"queue stats", func() *http.Request { return signedV2(t, secret, "GET", base+"/queue/stats", "") }, budget},
+		{"queue list", func() *http.Request { return signedV2(t, secret, "GET", base+"/queue?status=PENDING", "") }, budget},
+		{"ack webhook", func() *http.Request {
+			return signedV1(t, secret, "POST", base+"/ack", `{"queue_id":"7d1c0f5e-0000-4000-8000-000000000001","encounter_id":"e","experityActions":{}}`)
+		}, budget},
+		{"fail webhook", func() *http.Request {
+			return signedV1(t, secret, "POST", base+"/webhook/fail", `{"queue_id":"7d1c0f5e-0000-4000-8000-000000000001","encounter_id":"e","error_message":"x"}`)
+		}, budget},
+	}
+	for _, c := range cases {
+		start := time.Now()
+		status, body := send(t, c.req())
+		took := time.Since(start)
+		require.Equal(t, http.StatusServiceUnavailable, status, "%s: %s", c.name, body)
+		require.LessOrEqual(t, took, c.budget+500*time.Millisecond, "%s answered after %s (budget %s)", c.name, took, c.budget)
+		requireNoInternals(t, body, srv.Addr())
+	}
+	resume()
+	require.Eventually(t, func() bool { s, _ := get(t, base+"/readyz"); return s == 200 }, 10*time.Second, 100*time.Millisecond)
+}
