@@ -34,6 +34,8 @@ type taskLoad struct {
 	// worker); each recovery counts an attempt. Without it any recovery is
 	// a failure: the task was stranded.
 	recoveries bool
+	pace       time.Duration // a worker's pause after each claim answered with tasks
+	stall      time.Duration // watch gives up when nothing settles for this long after the last task was created
 
 	ids   []string
 	index map[string]int
@@ -53,6 +55,7 @@ type taskLoad struct {
 func newTaskLoad(c *client, n, maxAttempts int) *taskLoad {
 	tag := rand.Uint32()
 	l := &taskLoad{c: c, n: n, maxAttempts: maxAttempts, tag: fmt.Sprintf("%08x", tag),
+		pace: 100 * time.Millisecond, stall: 20 * time.Second,
 		ids: make([]string, n), index: make(map[string]int, n),
 		ackNew: make([]int, n), ackDup: make([]int, n), failNew: make([]int, n)}
 	for i := range l.ids {
@@ -133,7 +136,7 @@ func (l *taskLoad) produce(ctx context.Context, interval time.Duration) {
 // work is one worker: claim, then FAIL or ACK each task per its plan.
 func (l *taskLoad) work(ctx context.Context, worker string) {
 	for ctx.Err() == nil && !l.done.Load() {
-		body, _ := json.Marshal(map[string]any{"worker_id": worker, "limit": 5, "wait_ms": 500, "nonce": l.nonce.Add(1)})
+		body, _ := json.Marshal(map[string]any{"worker_id": worker, "limit": 2, "wait_ms": 500, "nonce": l.nonce.Add(1)})
 		a := l.c.signed("POST", "/queue/claim", body)
 		switch {
 		case uncertain(a):
@@ -155,6 +158,9 @@ func (l *taskLoad) work(ctx context.Context, worker string) {
 		for _, tk := range resp.Tasks {
 			l.finish(ctx, worker, tk)
 		}
+		// Workers take their time (a VM works on each task), so pending
+		// tasks pile up and a fault finds claims with work to take.
+		time.Sleep(l.pace)
 	}
 }
 
@@ -198,17 +204,25 @@ func (l *taskLoad) finish(ctx context.Context, worker string, tk contracts.Task)
 }
 
 // watch polls /queue/stats until every task is DONE or a dead letter (then
-// sets done) or ctx ends.
+// sets done), ctx ends, or nothing settled for l.stall after the last task
+// was created (stranded tasks: the verification says which).
 func (l *taskLoad) watch(ctx context.Context) contracts.StatsResponse {
 	var last contracts.StatsResponse
+	settled, since := -1, time.Now()
 	for ctx.Err() == nil {
 		a := l.c.signed("GET", "/queue/stats", nil)
 		var st contracts.StatsResponse
 		if a.Status == http.StatusOK && json.Unmarshal(a.Body, &st) == nil {
 			last = st
-			if l.created.Load() == int64(l.n) && st.ByStatus[contracts.StatusDone]+st.DLQ == l.n &&
-				st.Total == l.n {
+			n := st.ByStatus[contracts.StatusDone] + st.DLQ
+			if l.created.Load() == int64(l.n) && n == l.n && st.Total == l.n {
 				l.done.Store(true)
+				return st
+			}
+			if n != settled || l.created.Load() < int64(l.n) {
+				settled, since = n, time.Now()
+			}
+			if l.stall > 0 && time.Since(since) > l.stall {
 				return st
 			}
 		}
@@ -227,6 +241,7 @@ type ledgerCount struct {
 	doneEvents  int // PROCESSING → DONE events over all tasks
 	ackedTwice  int // tasks with more than one DONE event
 	recovered   int // sweep recoveries (attempts counted) over all tasks
+	stranded    int // tasks left PROCESSING or recovered by a sweep although no process crashed
 	wrong       int // tasks whose end does not match their plan
 	wrongFate   []string
 	missing     int
@@ -297,6 +312,9 @@ func (l *taskLoad) check(tk contracts.Task, seen []bool, lc *ledgerCount) {
 	lc.recovered += recov
 	if wrong := l.fate(i, tk, dones, recov); wrong != "" {
 		lc.wrong++
+		if !l.recoveries && (recov > 0 || tk.Status == contracts.StatusProcessing) {
+			lc.stranded++
+		}
 		if len(lc.wrongFate) < 20 {
 			lc.wrongFate = append(lc.wrongFate, fmt.Sprintf("task %d: %s; got %s attempts=%d worker=%s history=%s",
 				i, wrong, tk.Status, tk.Attempts, tk.WorkerID, historyLine(tk.History)))
