@@ -20,7 +20,7 @@ const (
 	slowConns    = 500
 	slowSpan     = 12 * time.Second       // how long the slow connections trickle
 	slowTrickle  = 500 * time.Millisecond // one header byte per connection this often
-	normalProbes = 1500                   // requests of the normal client, per phase
+	normalProbes = 1500                   // requests of the normal client alone (baseline)
 )
 
 // TestDrillSlowloris: 500 connections send a request head one byte every
@@ -34,24 +34,23 @@ func TestDrillSlowloris(t *testing.T) {
 	tl := newTally(0)
 	c := newClient(p.Base, 10*time.Second, tl)
 
-	base := normalClient(c, normalProbes)
+	base := normalClient(context.Background(), c, normalProbes)
 	ctx, cancel := context.WithTimeout(context.Background(), slowSpan)
 	defer cancel()
 	sl := startSlowloris(ctx, t, p.Addr(), slowConns)
 	time.Sleep(time.Second) // let them all connect
-	under := normalClient(c, normalProbes)
-	<-ctx.Done()
+	under := normalClient(ctx, c, 1<<30)
 	open, closed, dialErr := sl.wait()
 
 	bound := max(5*base.p99, 50*time.Millisecond)
-	summary(t, "slowloris", "injected: %d connections trickling a request head (1 byte/%s for %s): %d still open at the end, %d closed by the server, %d dial errors | normal client (%d GET /healthz + signed GET /queue/stats each phase): alone p50 %s p99 %s max %s; beside them p50 %s p99 %s max %s (bound %s); failures %d | answers %s",
-		slowConns, slowTrickle, slowSpan, open, closed, dialErr, normalProbes, ms(base.p50), ms(base.p99), ms(base.max),
-		ms(under.p50), ms(under.p99), ms(under.max), ms(bound), base.failed+under.failed, tl.statuses())
+	summary(t, "slowloris", "injected: %d connections trickling a request head (1 byte/%s for %s): %d still open at the end, %d closed by the server, %d dial errors | normal client (GET /healthz and signed GET /queue/stats in turn): alone %d requests p50 %s p99 %s max %s; beside them %d requests p50 %s p99 %s max %s (bound %s); failures %d | answers %s",
+		slowConns, slowTrickle, slowSpan, open, closed, dialErr, base.n, ms(base.p50), ms(base.p99), ms(base.max),
+		under.n, ms(under.p50), ms(under.p99), ms(under.max), ms(bound), base.failed+under.failed, tl.statuses())
 	if under.p99 > bound {
 		t.Errorf("normal client p99 %s beside the slow connections, bound %s (alone %s)", under.p99, bound, base.p99)
 	}
 	if base.failed+under.failed > 0 {
-		t.Errorf("normal client: %d requests failed", base.failed+under.failed)
+		t.Errorf("normal client: %d requests failed; first: %s %s", base.failed+under.failed, base.firstFailure, under.firstFailure)
 	}
 	if dialErr > slowConns/10 {
 		t.Errorf("%d of %d slow connections could not connect", dialErr, slowConns)
@@ -61,27 +60,32 @@ func TestDrillSlowloris(t *testing.T) {
 type latencies struct {
 	p50, p99, max time.Duration
 	failed        int
+	firstFailure  string
+	n             int
 }
 
-// normalClient sends n requests one after another, alternating /healthz
-// and a signed /queue/stats, and measures them.
-func normalClient(c *client, n int) latencies {
+// normalClient sends n requests one after another (or until ctx ends),
+// alternating /healthz and a signed /queue/stats, and measures them.
+func normalClient(ctx context.Context, c *client, n int) latencies {
 	var d []time.Duration
-	failed := 0
-	for i := 0; i < n; i++ {
+	failed, firstFailure := 0, ""
+	for i := 0; i < n && ctx.Err() == nil; i++ {
 		var a answer
 		if i%2 == 0 {
 			a = c.send("GET", "/healthz", nil, nil, false)
 		} else {
-			a = c.signed("GET", "/queue/stats", nil)
+			a = c.signed("GET", fmt.Sprintf("/queue/stats?probe=%d", i), nil) // distinct: no replay
 		}
 		if a.Err != nil || a.Status != http.StatusOK {
 			failed++
+			if failed == 1 {
+				firstFailure = a.String()
+			}
 		}
 		d = append(d, a.Took)
 	}
 	p50, p99, worst := percentiles(d)
-	return latencies{p50, p99, worst, failed}
+	return latencies{p50, p99, worst, failed, firstFailure, len(d)}
 }
 
 // slowloris is a set of connections trickling request heads.

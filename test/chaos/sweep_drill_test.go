@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -196,6 +197,8 @@ type sweepResult struct {
 	lat      []time.Duration
 	findings []finding
 	kinds    map[string]int
+	resets   int      // big head refused with a connection reset before the answer was read
+	slowest  []answer // the three slowest answers
 }
 
 func (r *sweepResult) record(pr probe, a answer, openAuth bool) {
@@ -203,15 +206,27 @@ func (r *sweepResult) record(pr probe, a answer, openAuth bool) {
 	defer r.mu.Unlock()
 	r.byStatus[a.Status]++
 	r.lat = append(r.lat, a.Took)
+	r.slowest = append(r.slowest, a)
+	sort.Slice(r.slowest, func(i, j int) bool { return r.slowest[i].Took > r.slowest[j].Took })
+	if len(r.slowest) > 3 {
+		r.slowest = r.slowest[:3]
+	}
 	add := func(kind string) {
 		r.kinds[kind]++
 		if len(r.findings) < 5000 {
 			r.findings = append(r.findings, finding{kind, a, pr})
 		}
 	}
+	var ne net.Error
 	switch {
+	case a.Err != nil && errors.As(a.Err, &ne) && ne.Timeout():
+		add("hang") // no answer within sweepDeadline
+	case a.Err != nil && (pr.kind == "big-header" || pr.kind == "long-url"):
+		// The server refused the head and closed while the client still
+		// wrote it: the reset may beat the answer (no hang, no 5xx).
+		r.resets++
 	case a.Err != nil:
-		add("no-answer") // a hang (deadline) or a dropped connection
+		add("no-answer")
 	case a.Status >= 500:
 		add("5xx")
 	}
@@ -405,8 +420,11 @@ func reportSweep(t *testing.T, res *sweepResult, nRoutes, nProbes int, took time
 		kinds = append(kinds, fmt.Sprintf("%s×%d", k, n))
 	}
 	sort.Strings(kinds)
-	summary(t, "bad-input-sweep", "injected: %d requests over %d routes (bad JSON, wrong types, oversized body, bad query/path values, missing/forged/expired/other-route signatures, bad credentials, big header/URL) | answers %s | findings %s | latency p50 %s p99 %s max %s | %s",
-		nProbes, nRoutes, statusLine(res.byStatus), strings.Join(kinds, " "), ms(p50), ms(p99), ms(worst), took.Round(time.Millisecond))
+	summary(t, "bad-input-sweep", "injected: %d requests over %d routes (bad JSON, wrong types, oversized body, bad query/path values, missing/forged/expired/other-route signatures, bad credentials, big header/URL) | answers %s (big head reset before its answer: %d) | findings %s | latency p50 %s p99 %s max %s | %s",
+		nProbes, nRoutes, statusLine(res.byStatus), res.resets, strings.Join(kinds, " "), ms(p50), ms(p99), ms(worst), took.Round(time.Millisecond))
+	for _, a := range res.slowest {
+		t.Logf("slow: %s", a)
+	}
 	if up, _ := p.Get("/healthz"); up != http.StatusOK {
 		t.Errorf("flowgate is not healthy after the sweep: /healthz %d", up)
 	}
