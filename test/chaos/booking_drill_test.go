@@ -63,7 +63,9 @@ func TestDrillBookingRedisPaused(t *testing.T) {
 	}
 
 	cases := bookingCases(c, patient, slots.Slots)
-	pauseFor := drillPause(t)
+	// Redis must stay down past the longest budget, or a late answer would
+	// only show the pause's length.
+	pauseFor := max(drillPause(t), bookingSyncBudget+5*time.Second)
 	resume := pause(t, srv)
 	began := time.Now()
 	answers := make([]answer, len(cases))
