@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -93,4 +94,61 @@ func TestDeadlinesWithRedisPaused(t *testing.T) {
 	}
 	resume()
 	require.Eventually(t, func() bool { s, _ := get(t, base+"/readyz"); return s == 200 }, 10*time.Second, 100*time.Millisecond)
+}
+
+// TestClaimAnswered503KeepsNoTask: Redis hangs while a claim's script is
+// on its way; the claim answers 503 within its budget, and once Redis runs
+// the script after all, the task must not stay PROCESSING under a worker
+// that was told the claim failed (issue 8, defect 3).
+func TestClaimAnswered503KeepsNoTask(t *testing.T) {
+	srv := rediscluster.StartServer(t)
+	token := strings.Repeat("t", 24)
+	_, base := startMain(t, map[string]string{
+		"REDIS_URL": srv.URL(), "BOOKING_AUTH_SECRET": strings.Repeat("b", 32), "HMAC_SECRET": strings.Repeat("h", 32),
+		"WEBHOOK_AUTH": "token", "WEBHOOK_TOKEN": token, "MONITORING_AUTH": "none",
+	})
+	call := func(method, path, body string) (int, string) {
+		req, err := http.NewRequest(method, base+path, strings.NewReader(body))
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("Content-Type", "application/json")
+		return send(t, req)
+	}
+	status, _ := call("POST", "/queue/claim", `{"worker_id":"vm-warm"}`) // loads the claim script (EVALSHA works)
+	require.Equal(t, http.StatusNoContent, status)
+	status, body := call("POST", "/queue", `{"encounter_id":"enc-503","payload":{"n":1}}`)
+	require.Equal(t, 201, status, body)
+	var created struct {
+		Task struct {
+			QueueID string `json:"queue_id"`
+		} `json:"task"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(body), &created))
+
+	resume := pauseRedis(t, srv.Addr())
+	start := time.Now()
+	status, body = call("POST", "/queue/claim", `{"worker_id":"vm-503"}`)
+	require.Equal(t, http.StatusServiceUnavailable, status, body)
+	require.Less(t, time.Since(start), 2500*time.Millisecond)
+	time.Sleep(300 * time.Millisecond) // a cancel attempt or two against the hung Redis
+	resume()
+
+	var task struct {
+		Task struct {
+			Status   string  `json:"status"`
+			Attempts int     `json:"attempts"`
+			WorkerID *string `json:"worker_id"`
+		} `json:"task"`
+	}
+	require.Eventually(t, func() bool {
+		status, body := call("GET", "/queue/"+created.Task.QueueID, "")
+		return status == 200 && json.Unmarshal([]byte(body), &task) == nil && task.Task.Status == "PENDING"
+	}, 10*time.Second, 100*time.Millisecond, "the task of the failed claim is PENDING again (last: %+v)", task)
+	time.Sleep(500 * time.Millisecond) // and stays so
+	status, body = call("GET", "/queue/"+created.Task.QueueID, "")
+	require.Equal(t, 200, status)
+	require.NoError(t, json.Unmarshal([]byte(body), &task))
+	require.Equal(t, "PENDING", task.Task.Status)
+	require.Zero(t, task.Task.Attempts, "no attempt counted")
+	require.Nil(t, task.Task.WorkerID)
 }

@@ -66,6 +66,7 @@ func (m *Main) newOrchestration(rt *orchestrator.Runtime, b *backend, shutdown c
 	if err != nil {
 		return nil, fmt.Errorf("queue api: %w", err)
 	}
+	m.onClose(func(context.Context) error { api.Wait(); return nil }) // cancellations of uncertain claims
 	follow := webhooks.FailFollowerFunc(func(ctx context.Context, res tasks.FailResult) (webhooks.FollowUp, error) {
 		f, err := dispatch.AfterFail(ctx, res)
 		return webhooks.FollowUp{Requeued: f.Requeued, DLQ: f.DLQ, RetryAt: f.RetryAt}, err

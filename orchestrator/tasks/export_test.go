@@ -166,3 +166,9 @@ func contains(list []string, s string) bool {
 	}
 	return false
 }
+
+// ClaimWithToken runs one claim script with a chosen token (a claim that
+// Redis runs only after its cancellation).
+func (l *Ledger) ClaimWithToken(ctx context.Context, worker string, limit int, token string) ([]contracts.Task, error) {
+	return l.claimWith(ctx, "tasks.Claim", worker, limit, token)
+}

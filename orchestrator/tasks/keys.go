@@ -21,6 +21,9 @@ import "github.com/flowgate/flowgate/contracts"
 //	                                         the last status:DONE score indexed, "complete" when finished
 //	flowgate:{tasks}:enc:<encounter>   ZSET  id → creation seq, every task of one encounter
 //	flowgate:{tasks}:open              HASH  encounter_id → id of its one open task
+//	flowgate:{tasks}:claim:<token>     SET   ids taken by one claim (TTL ClaimTokenTTL); after
+//	                                         CancelClaim only the tombstone "!" (the claim, if it
+//	                                         runs later, takes nothing)
 //
 // Task hash fields: queue_id, encounter_id, status, priority, attempts,
 // max_attempts, payload (JSON as given, absent when null), fp (fingerprint
@@ -28,7 +31,8 @@ import "github.com/flowgate/flowgate/contracts"
 // without experityActions and dlq, a JSON object), actions (ACK's
 // experityActions, JSON), actions_fp, dlq ("0"/"1"), error_message,
 // worker_id, created_at, updated_at, claimed_at, heartbeat_at (Unix ms;
-// absent when unset), seq (creation seq), pseq (seq taken when the task
+// absent when unset), claim (token of the claim that took it, while
+// PROCESSING; see CancelClaim), seq (creation seq), pseq (seq taken when the task
 // last became PENDING).
 //
 // The scripts build index and task keys from the base (ARGV[1]) because a
@@ -55,6 +59,7 @@ func (k keys) sla() string               { return k.base + "sla" }
 func (k keys) retry() string             { return k.base + "retry" }
 func (k keys) open() string              { return k.base + "open" }
 func (k keys) encounter(e string) string { return k.base + "enc:" + e }
+func (k keys) claim(token string) string { return k.base + "claim:" + token }
 
 func (k keys) status(s contracts.Status) string    { return k.base + "status:" + string(s) }
 func (k keys) pending(p contracts.Priority) string { return k.base + "pending:" + string(p) }

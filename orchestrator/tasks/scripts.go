@@ -137,6 +137,7 @@ local function apply(id, t, f, by, reason)
     local other = openTask(enc)
     if other and other ~= id then return other end
   end
+  if (f.status or t.status) ~= 'PROCESSING' and t.claim then f.claim = false end
   unindex(id, t)
   f.updated_at = NOW
   put(id, t, f)
@@ -208,15 +209,22 @@ return out
 `)
 
 // claimScript claims the next pending tasks: HIGH before NORMAL before LOW,
-// FIFO (by pseq) within a priority.
+// FIFO (by pseq) within a priority. Each claim carries a token (made by the
+// ledger, never by the client): the claimed ids are remembered under it, so
+// a claim whose answer never reached its worker (Redis hung and the request
+// gave up, though the script may still run later) can be taken back by
+// cancelClaimScript. A token already cancelled claims nothing, so the
+// cancel wins whichever of the two Redis runs first.
 //
-// KEYS[1] seq key (routing)
-// ARGV[4] worker_id, ARGV[5] limit
+// KEYS[1] claim key <base>claim:<token> (routing; same slot as the ledger)
+// ARGV[4] worker_id, ARGV[5] limit, ARGV[6] token, ARGV[7] claim key TTL ms
 //
 // Returns {0, fields1, fields2, ...}, the claimed tasks in claim order, now
-// PROCESSING with worker_id, claimed_at and heartbeat_at set.
+// PROCESSING with worker_id, claimed_at, heartbeat_at and claim (the token)
+// set; {0} when none was pending or the token was cancelled.
 var claimScript = script(`
-local worker, limit = ARGV[4], tonumber(ARGV[5])
+local worker, limit, token, ttl = ARGV[4], tonumber(ARGV[5]), ARGV[6], ARGV[7]
+if redis.call('EXISTS', KEYS[1]) == 1 then return {0} end
 local out = {0}
 for _, p in ipairs({'HIGH', 'NORMAL', 'LOW'}) do
   local want = limit - (#out - 1)
@@ -225,14 +233,47 @@ for _, p in ipairs({'HIGH', 'NORMAL', 'LOW'}) do
   for _, id in ipairs(redis.call('ZRANGE', key, 0, want - 1)) do
     local t = load(id)
     if t and t.status == 'PENDING' then
-      apply(id, t, {status = 'PROCESSING', worker_id = worker, claimed_at = NOW, heartbeat_at = NOW}, worker, 'claimed')
+      apply(id, t, {status = 'PROCESSING', worker_id = worker, claimed_at = NOW, heartbeat_at = NOW, claim = token}, worker, 'claimed')
+      redis.call('SADD', KEYS[1], id)
       out[#out + 1] = flat(t)
     else
       redis.call('ZREM', key, id)
     end
   end
 end
+if #out > 1 then redis.call('PEXPIRE', KEYS[1], ttl) end
 return out
+`)
+
+// cancelClaimScript takes back every task of a claim whose worker was told
+// it failed: each task still PROCESSING under that token goes back to
+// PENDING in its old place, no attempt counted (as unclaimScript). A task
+// that has moved on (ACKed, recovered and claimed again) is left alone. The
+// claim key then holds only the tombstone member "!", so a claim script
+// with this token that Redis runs later claims nothing.
+//
+// KEYS[1] claim key <base>claim:<token>
+// ARGV[4] token, ARGV[5] tombstone TTL ms
+//
+// Returns {released, kept}: tasks put back, and tasks left as they were.
+var cancelClaimScript = script(`
+local token, ttl = ARGV[4], ARGV[5]
+local released, kept = 0, 0
+for _, id in ipairs(redis.call('SMEMBERS', KEYS[1])) do
+  local t = load(id)
+  if t and t.status == 'PROCESSING' and t.claim == token then
+    local worker = t.worker_id or ''
+    apply(id, t, {status = 'PENDING', worker_id = false, claimed_at = false, heartbeat_at = false, claim = false}, worker,
+      'claim cancelled: its worker ' .. worker .. ' was answered that the claim failed (no attempt counted)')
+    released = released + 1
+  elseif id ~= '!' then
+    kept = kept + 1
+  end
+end
+redis.call('DEL', KEYS[1])
+redis.call('SADD', KEYS[1], '!')
+redis.call('PEXPIRE', KEYS[1], ttl)
+return {released, kept}
 `)
 
 // unclaimScript gives back a claim that never reached its worker: the task,

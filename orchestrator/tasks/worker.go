@@ -2,8 +2,12 @@ package tasks
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
+
+	"github.com/google/uuid"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/flowgate/flowgate/contracts"
 )
@@ -50,9 +54,21 @@ func (l *Ledger) Claim(ctx context.Context, req contracts.ClaimRequest) ([]contr
 }
 
 func (l *Ledger) claimOnce(ctx context.Context, op, worker string, limit int) ([]contracts.Task, error) {
-	v, err := l.run(ctx, op, claimScript, l.cfg.Now(), l.k.seq(), worker, limit)
+	return l.claimWith(ctx, op, worker, limit, uuid.NewString())
+}
+
+func (l *Ledger) claimWith(ctx context.Context, op, worker string, limit int, token string) ([]contracts.Task, error) {
+	argv := []any{l.k.base, l.cfg.Now().UnixMilli(), l.cfg.HistoryLimit, worker, limit, token, ClaimTokenTTL.Milliseconds()}
+	v, err := claimScript.Run(ctx, l.rdb, []string{l.k.claim(token)}, argv...).Result()
 	if err != nil {
-		return nil, err
+		serr := storeError(op, err)
+		if uncertain(err) {
+			var ce *contracts.Error
+			if errors.As(serr, &ce) {
+				ce.Err = &UncertainClaimError{Token: token, Err: ce.Err}
+			}
+		}
+		return nil, serr
 	}
 	arr, ok := v.([]any)
 	if !ok || len(arr) == 0 {
@@ -67,6 +83,64 @@ func (l *Ledger) claimOnce(ctx context.Context, op, worker string, limit int) ([
 		out = append(out, taskFromFields(f))
 	}
 	return out, nil
+}
+
+// ClaimTokenTTL is how long a claim's token and its ids are kept, and how
+// long a cancelled token stays cancelled: longer than a claim script can sit
+// unread in a hung Redis's socket plus the time CancelClaim is retried.
+const ClaimTokenTTL = 15 * time.Minute
+
+// UncertainClaimError is in the chain of Claim's error when the claim
+// script was sent but its outcome is unknown (a timeout, a dropped
+// connection): Redis may have run it — or may still run it — and the tasks
+// it took would be held by a worker that was told the claim failed. Pass
+// Token to CancelClaim (retry until it succeeds) to take them back.
+type UncertainClaimError struct {
+	Token string
+	Err   error
+}
+
+func (e *UncertainClaimError) Error() string {
+	return "claim outcome unknown (token " + e.Token + "): " + e.Err.Error()
+}
+
+func (e *UncertainClaimError) Unwrap() error { return e.Err }
+
+// uncertain reports whether a failed call may still have been run by Redis:
+// anything but an error reply (which Redis sends instead of running it, or
+// after a script failed as a whole).
+func uncertain(err error) bool {
+	var rerr redis.Error
+	return !errors.As(err, &rerr)
+}
+
+// ClaimCancel is the outcome of CancelClaim.
+type ClaimCancel struct {
+	Released int // tasks put back to PENDING
+	Kept     int // tasks that had moved on (ACKed, recovered, claimed again) and were left alone
+}
+
+// CancelClaim takes back the claim with token (from an
+// UncertainClaimError): its tasks still PROCESSING under it go back to
+// PENDING in their old place, no attempt counted, and the token is
+// cancelled for ClaimTokenTTL so that the claim, if Redis runs it only now,
+// takes nothing. Safe to repeat.
+func (l *Ledger) CancelClaim(ctx context.Context, token string) (ClaimCancel, error) {
+	const op = "tasks.CancelClaim"
+	if err := uuid.Validate(token); err != nil {
+		return ClaimCancel{}, invalid(op, "token", "a claim token is a UUID")
+	}
+	v, err := l.run(ctx, op, cancelClaimScript, l.cfg.Now(), l.k.claim(token), token, ClaimTokenTTL.Milliseconds())
+	if err != nil {
+		return ClaimCancel{}, err
+	}
+	arr, ok := v.([]any)
+	if !ok || len(arr) != 2 {
+		return ClaimCancel{}, badReply(op, v)
+	}
+	released, _ := arr[0].(int64)
+	kept, _ := arr[1].(int64)
+	return ClaimCancel{Released: int(released), Kept: int(kept)}, nil
 }
 
 // Unclaim gives back a claim that never reached its worker (the HTTP client

@@ -10,6 +10,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/flowgate/flowgate/contracts"
+	"github.com/flowgate/flowgate/orchestrator/tasks"
 )
 
 // Why a long poll stopped early (context.Cause of its context).
@@ -33,6 +34,10 @@ func (h *Handlers) claim(c *fiber.Ctx) error {
 	ctx, conn, stop := h.pollContext(c, budget, req.WaitMS > 0)
 	claimed, err := h.ledger.Claim(ctx, req)
 	stop()
+	var uncertain *tasks.UncertainClaimError
+	if errors.As(err, &uncertain) {
+		h.cancelClaim(uncertain.Token, req.WorkerID)
+	}
 	if err != nil {
 		return err
 	}
@@ -117,3 +122,49 @@ func (h *Handlers) release(c *fiber.Ctx, worker string, claimed []contracts.Task
 		}
 	}
 }
+
+// Retry bounds of cancelClaim.
+const (
+	cancelRetryFirst = 250 * time.Millisecond
+	cancelRetryMax   = 5 * time.Second
+)
+
+// cancelClaim takes back, in the background, a claim answered 503 whose
+// script Redis may still run (tasks.UncertainClaimError): the worker was
+// told the claim failed, so it must not keep a task. It retries with
+// backoff while Redis stays unreachable, for at most
+// Config.CancelWindow (well inside tasks.ClaimTokenTTL); once the server
+// shuts down it tries once more and leaves the rest to the heartbeat
+// monitor. Wait waits for every cancellation under way.
+func (h *Handlers) cancelClaim(token, worker string) {
+	h.cancels.Add(1)
+	go func() {
+		defer h.cancels.Done()
+		deadline := time.Now().Add(h.cfg.CancelWindow)
+		wait := cancelRetryFirst
+		for attempt := 1; ; attempt++ {
+			ctx, cancel := context.WithTimeout(context.Background(), h.cfg.RequestTimeout)
+			out, err := h.ledger.CancelClaim(ctx, token)
+			cancel()
+			if err == nil {
+				h.cfg.Logger.Warn("claim answered 503 cancelled: its tasks are back to PENDING",
+					"worker_id", worker, "claim", token, "released", out.Released, "kept", out.Kept, "attempts", attempt)
+				return
+			}
+			if h.cfg.Shutdown.Err() != nil || time.Now().Add(wait).After(deadline) {
+				h.cfg.Logger.Error("claim answered 503 could not be cancelled; the heartbeat monitor will recover its tasks",
+					"worker_id", worker, "claim", token, "attempts", attempt, "err", err)
+				return
+			}
+			select {
+			case <-time.After(wait):
+			case <-h.cfg.Shutdown.Done():
+			}
+			wait = min(2*wait, cancelRetryMax)
+		}
+	}()
+}
+
+// Wait blocks until the background cancellations of uncertain claims have
+// finished (they stop retrying once Config.Shutdown is done).
+func (h *Handlers) Wait() { h.cancels.Wait() }

@@ -64,6 +64,15 @@
 // rather than left PROCESSING until a sweep recovers them at the cost of
 // an attempt.
 //
+// # A claim answered 503
+//
+// When Redis hangs past the request's deadline, the claim answers 503 but
+// Redis may run its script afterwards. The ledger reports that as a
+// tasks.UncertainClaimError with the claim's token, and the handler cancels
+// the token in the background (tasks.Ledger.CancelClaim, retried for
+// Config.CancelWindow): a worker told that its claim failed never keeps a
+// task. Handlers.Wait waits for those cancellations at shutdown.
+//
 // # Authentication
 //
 // Config.Auth (normally signature.Verifier.Middleware()) runs before each

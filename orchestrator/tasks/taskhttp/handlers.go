@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -57,7 +58,16 @@ type Config struct {
 	// RequestTimeout is the deadline of each request's context (set before
 	// Auth runs); a claim gets wait_ms more. Default DefaultRequestTimeout.
 	RequestTimeout time.Duration
+	// CancelWindow is how long a claim answered 503 whose outcome is
+	// unknown is retried to be cancelled while Redis stays unreachable.
+	// Default DefaultCancelWindow; at most tasks.ClaimTokenTTL.
+	CancelWindow time.Duration
 }
+
+// DefaultCancelWindow bounds the retries of cancelling an uncertain claim.
+// It is below the heartbeat monitor's default 2 min, so a cancelled claim
+// is back before a sweep would count an attempt for it.
+const DefaultCancelWindow = 90 * time.Second
 
 func (c Config) withDefaults() Config {
 	if c.Shutdown == nil {
@@ -72,6 +82,9 @@ func (c Config) withDefaults() Config {
 	if c.RequestTimeout == 0 {
 		c.RequestTimeout = DefaultRequestTimeout
 	}
+	if c.CancelWindow == 0 {
+		c.CancelWindow = DefaultCancelWindow
+	}
 	return c
 }
 
@@ -81,6 +94,8 @@ func (c Config) validate() error {
 		return errors.New("taskhttp: Config.Replayer is required")
 	case c.DisconnectCheck < time.Millisecond:
 		return fmt.Errorf("taskhttp: DisconnectCheck %s must be at least 1ms", c.DisconnectCheck)
+	case c.CancelWindow < 0 || c.CancelWindow > tasks.ClaimTokenTTL:
+		return fmt.Errorf("taskhttp: CancelWindow %s must be 0..%s", c.CancelWindow, tasks.ClaimTokenTTL)
 	case c.RequestTimeout < 10*time.Millisecond:
 		return fmt.Errorf("taskhttp: RequestTimeout %s must be at least 10ms", c.RequestTimeout)
 	}
@@ -89,8 +104,9 @@ func (c Config) validate() error {
 
 // Handlers serve the queue API on a Ledger.
 type Handlers struct {
-	ledger *tasks.Ledger
-	cfg    Config
+	ledger  *tasks.Ledger
+	cfg     Config
+	cancels sync.WaitGroup // background cancellations of uncertain claims
 }
 
 // New validates cfg and returns the handlers of the queue API.

@@ -1,0 +1,114 @@
+package tasks_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/google/uuid"
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+
+	"github.com/flowgate/flowgate/contracts"
+	"github.com/flowgate/flowgate/orchestrator/tasks"
+	"github.com/flowgate/flowgate/test/redistest"
+)
+
+// lostReply is a go-redis hook that lets the claim script run in Redis and
+// then reports a timeout, as when Redis hangs past the request's deadline
+// and runs the queued script afterwards.
+type lostReply struct{}
+
+func (lostReply) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (lostReply) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+func (lostReply) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		err := next(ctx, cmd)
+		args := cmd.Args()
+		if name := strings.ToLower(cmd.Name()); (name == "evalsha" || name == "eval") && len(args) > 3 &&
+			strings.Contains(args[3].(string), ":claim:") && err == nil {
+			cmd.SetErr(context.DeadlineExceeded)
+			return context.DeadlineExceeded
+		}
+		return err
+	}
+}
+
+// TestClaimAnsweredFailedKeepsNoTask: a claim whose script ran but whose
+// reply was lost is reported as unavailable with its token; CancelClaim
+// puts its task back to PENDING with no attempt counted (issue 8, defect
+// 3: such a task used to stay PROCESSING under a worker that never got it,
+// until the heartbeat monitor freed it and counted an attempt).
+func TestClaimAnsweredFailedKeepsNoTask(t *testing.T) {
+	db := redistest.New(t)
+	b := setupOn(t, db.Client)
+	task := b.create(t, "enc-lost", contracts.PriorityNormal)
+
+	faulty := redis.NewClient(db.Client.Options())
+	faulty.AddHook(lostReply{})
+	t.Cleanup(func() { _ = faulty.Close() })
+	lossy, err := tasks.New(faulty, tasks.Config{Prefix: "test", Now: b.clock.Now})
+	require.NoError(t, err)
+
+	got, err := lossy.Claim(b.ctx, contracts.ClaimRequest{WorkerID: "vm-1"})
+	require.Empty(t, got)
+	requireCode(t, err, contracts.CodeUnavailable)
+	var uncertain *tasks.UncertainClaimError
+	require.True(t, errors.As(err, &uncertain), "the error carries the claim token: %v", err)
+	require.Equal(t, contracts.StatusProcessing, b.get(t, task.QueueID).Status, "the script did run")
+
+	out, err := b.l.CancelClaim(b.ctx, uncertain.Token)
+	require.NoError(t, err)
+	require.Equal(t, tasks.ClaimCancel{Released: 1}, out)
+	back := b.get(t, task.QueueID)
+	require.Equal(t, contracts.StatusPending, back.Status)
+	require.Zero(t, back.Attempts)
+	require.Empty(t, back.WorkerID)
+	require.Nil(t, back.ClaimedAt)
+	require.Contains(t, back.History[len(back.History)-1].Reason, "claim cancelled")
+
+	again, err := b.l.CancelClaim(b.ctx, uncertain.Token)
+	require.NoError(t, err)
+	require.Equal(t, tasks.ClaimCancel{}, again, "repeating the cancel changes nothing")
+	require.Equal(t, task.QueueID, b.claimOne(t, "vm-2").QueueID, "the task is claimable again, first in line")
+}
+
+// TestClaimCancelledBeforeItRuns: when the cancel reaches Redis before the
+// claim script (another connection, a hung server that reads them in any
+// order), the claim takes nothing.
+func TestClaimCancelledBeforeItRuns(t *testing.T) {
+	b := setup(t)
+	task := b.create(t, "enc-late", contracts.PriorityHigh)
+	token := uuid.NewString()
+	out, err := b.l.CancelClaim(b.ctx, token)
+	require.NoError(t, err)
+	require.Equal(t, tasks.ClaimCancel{}, out)
+	got, err := b.l.ClaimWithToken(b.ctx, "vm-1", 5, token)
+	require.NoError(t, err)
+	require.Empty(t, got, "a cancelled claim takes nothing")
+	require.Equal(t, contracts.StatusPending, b.get(t, task.QueueID).Status)
+}
+
+// TestCancelClaimLeavesMovedOnTasks: a task of the claim that was
+// acknowledged meanwhile is kept as it is.
+func TestCancelClaimLeavesMovedOnTasks(t *testing.T) {
+	b := setup(t)
+	b.create(t, "enc-a", contracts.PriorityNormal)
+	b.create(t, "enc-b", contracts.PriorityNormal)
+	token := uuid.NewString()
+	got, err := b.l.ClaimWithToken(b.ctx, "vm-1", 2, token)
+	require.NoError(t, err)
+	require.Len(t, got, 2)
+	_, err = b.l.Ack(b.ctx, contracts.AckRequest{QueueID: got[0].QueueID})
+	require.NoError(t, err)
+	out, err := b.l.CancelClaim(b.ctx, token)
+	require.NoError(t, err)
+	require.Equal(t, tasks.ClaimCancel{Released: 1, Kept: 1}, out)
+	require.Equal(t, contracts.StatusDone, b.get(t, got[0].QueueID).Status)
+	require.Equal(t, contracts.StatusPending, b.get(t, got[1].QueueID).Status)
+	_, err = b.l.CancelClaim(b.ctx, "not-a-token")
+	requireCode(t, err, contracts.CodeInvalid)
+}
