@@ -16,12 +16,6 @@ import (
 	"github.com/flowgate/flowgate/test/rediscluster"
 )
 
-// defect3Open: issue #8 defect 3 (a claim answered 503 keeps its tasks
-// PROCESSING under a worker that never got them) is not fixed on this
-// branch; the outage drill skips when stranded tasks are its only finding.
-// Set to false when the fix is merged.
-const defect3Open = false
-
 // Drill sizes (the issue's operator drill).
 const (
 	drillTasks   = 2000
@@ -164,12 +158,8 @@ func checkTaskDrill(t *testing.T, name string, l *taskLoad, tl *tally, st contra
 		lc.byStatus[contracts.StatusError]-lc.dlq, lc.missing, lc.wrong, lc.recovered, lc.doneEvents, lc.ackedTwice, ackedTwice, ackNew, ackDup, failNew, l.wantFails(),
 		l.conflict, in503, len(wrong), tl.statuses(), ms(p50), ms(p99), ms(worst), elapsed.Round(time.Millisecond))
 	if !l.done.Load() || lc.wrong > 0 {
-		msg := fmt.Sprintf("%d tasks did not reach their planned end, %d of them stranded (stats %+v):\n  %s",
+		t.Errorf("%d tasks did not reach their planned end, %d of them stranded (stats %+v):\n  %s",
 			lc.wrong, lc.stranded, st, joinLines(lc.wrongFate))
-		if defect3Open && lc.wrong == lc.stranded && len(wrong) == 0 && len(l.problems) == 0 && lc.ackedTwice == 0 {
-			t.Skipf("issue #8 defect 3 (a claim answered 503 can still take tasks) is not fixed on this branch: %s", msg)
-		}
-		t.Error(msg)
 	}
 	if lc.ackedTwice > 0 || ackedTwice > 0 {
 		t.Errorf("ACKs applied twice: %d tasks with two DONE events, %d with two fresh ACK answers", lc.ackedTwice, ackedTwice)
