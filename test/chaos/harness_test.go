@@ -29,6 +29,7 @@ import (
 // The secrets every drill's flowgate runs with.
 const (
 	hmacSecret    = "chaos-hmac-secret-0123456789abcdef"
+	bearerToken   = "chaos-bearer-token-0123456789abcdef"
 	bookingSecret = "chaos-booking-secret-0123456789ab"
 )
 
@@ -172,7 +173,10 @@ type client struct {
 	base atomic.Pointer[string] // http://host:port; setBase switches to a restarted process
 	hc   *http.Client
 	sig  *signer
-	tl   *tally
+	// bearer, when set, authenticates "signed" requests with
+	// Authorization: Bearer instead (WEBHOOK_AUTH=token).
+	bearer string
+	tl     *tally
 }
 
 func newClient(base string, timeout time.Duration, tl *tally) *client {
@@ -211,7 +215,9 @@ func (c *client) send(method, path string, body []byte, header http.Header, sign
 			req.Header.Add(k, v)
 		}
 	}
-	if sign {
+	if sign && c.bearer != "" {
+		req.Header.Set("Authorization", "Bearer "+c.bearer)
+	} else if sign {
 		if err := c.sig.sign(req, body); err != nil {
 			a.Err = err
 			return a

@@ -86,23 +86,12 @@ func TestDrillRedisOutage(t *testing.T) {
 	wait := runLoad(ctx, l, 250*time.Millisecond)
 
 	// 1. SIGSTOP once a quarter of the tasks exist.
-	waitCreated(l, drillTasks/4, 30*time.Second)
-	created, claimed := l.created.Load(), l.claimed.Load()
-	pausedAt := time.Since(began)
-	endPause := tl.outage("SIGSTOP")
-	resume := pause(t, srv)
-	readyz := probeReadyz(p, pauseFor)
-	time.Sleep(pauseFor)
-	resume()
-	endPause()
-	t.Logf("SIGSTOP %s at %s (created %d, claimed %d); /readyz while paused: %s", pauseFor,
-		pausedAt.Round(time.Millisecond), created, claimed, readyz())
-	waitReady(t, p, http.StatusOK, 30*time.Second)
+	pausePhase(t, srv, p, l, tl, began, pauseFor)
 
 	// 2. SIGKILL and an AOF restart once half of them exist.
 	waitCreated(l, drillTasks/2, 30*time.Second)
 	time.Sleep(time.Second)
-	created, claimed = l.created.Load(), l.claimed.Load()
+	created, claimed := l.created.Load(), l.claimed.Load()
 	endKill := tl.outage("SIGKILL")
 	killedAt := time.Now()
 	srv.Kill()
@@ -117,6 +106,50 @@ func TestDrillRedisOutage(t *testing.T) {
 	elapsed := time.Since(began)
 	checkTaskDrill(t, "redis-outage", l, tl, st, elapsed,
 		fmt.Sprintf("Redis SIGSTOP %s, then SIGKILL + AOF restart (down 2s)", pauseFor))
+}
+
+// pausePhase waits until a quarter of the tasks exist, then keeps Redis
+// stopped for pauseFor and waits for flowgate to be ready again.
+func pausePhase(t *testing.T, srv *rediscluster.Server, p *flowgatetest.Proc, l *taskLoad, tl *tally, began time.Time, pauseFor time.Duration) {
+	t.Helper()
+	waitCreated(l, drillTasks/4, 30*time.Second)
+	created, claimed := l.created.Load(), l.claimed.Load()
+	pausedAt := time.Since(began)
+	endPause := tl.outage("SIGSTOP")
+	resume := pause(t, srv)
+	readyz := probeReadyz(p, pauseFor)
+	time.Sleep(pauseFor)
+	resume()
+	endPause()
+	t.Logf("SIGSTOP %s at %s (created %d, claimed %d); /readyz while paused: %s", pauseFor,
+		pausedAt.Round(time.Millisecond), created, claimed, readyz())
+	waitReady(t, p, http.StatusOK, 30*time.Second)
+}
+
+// TestDrillRedisPauseBearer is the pause of TestDrillRedisOutage (at most
+// 10 s, no kill) with WEBHOOK_AUTH=token: no replay check stands before
+// the ledger, so every claim sent while Redis is stopped reaches it, times
+// out (503) and runs when Redis continues — the case of issue #8 defect 3.
+// No task may be left PROCESSING under a worker that was told 503.
+func TestDrillRedisPauseBearer(t *testing.T) {
+	pauseFor := min(drillPause(t), 10*time.Second)
+	srv := rediscluster.StartServer(t, rediscluster.WithPersistence())
+	env := taskDrillEnv(srv.URL())
+	env["WEBHOOK_AUTH"], env["WEBHOOK_TOKEN"] = "token", bearerToken
+	p := startFlowgate(t, env)
+	tl := newTally(3 * time.Second)
+	c := newClient(p.Base, pauseFor+60*time.Second, tl)
+	c.bearer = bearerToken
+	l := newTaskLoad(c, drillTasks, maxAttempts)
+
+	ctx, cancel := context.WithTimeout(context.Background(), pauseFor+120*time.Second)
+	defer cancel()
+	began := time.Now()
+	wait := runLoad(ctx, l, 150*time.Millisecond)
+	pausePhase(t, srv, p, l, tl, began, pauseFor)
+	st := wait()
+	checkTaskDrill(t, "redis-pause-bearer", l, tl, st, time.Since(began),
+		fmt.Sprintf("Redis SIGSTOP %s under bearer-token workers (claims reach the ledger while it is stopped)", pauseFor))
 }
 
 // probeReadyz asks /readyz once a second for span (each probe bounded by
