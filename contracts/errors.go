@@ -17,9 +17,11 @@ const (
 	CodeForbidden        Code = "forbidden"          // 403: authenticated but not allowed (read-only UI)
 	CodeNotFound         Code = "not_found"          // 404: no such resource or route
 	CodeMethodNotAllowed Code = "method_not_allowed" // 405
+	CodeTimeout          Code = "timeout"            // 408: the request was not received within the read timeout
 	CodeConflict         Code = "conflict"           // 409: illegal state transition, lost race
 	CodeTooLarge         Code = "too_large"          // 413: body over the configured limit
 	CodeRateLimited      Code = "rate_limited"       // 429
+	CodeHeadersTooLarge  Code = "headers_too_large"  // 431: request line or headers over the server's buffer
 	CodeQueueFull        Code = "queue_full"         // 503: backpressure
 	CodeUnavailable      Code = "unavailable"        // 503: a dependency (Redis, Cloud9) is down
 	CodeInternal         Code = "internal"           // 500: a bug; logged with the request id
@@ -38,12 +40,16 @@ func (c Code) HTTPStatus() int {
 		return http.StatusNotFound
 	case CodeMethodNotAllowed:
 		return http.StatusMethodNotAllowed
+	case CodeTimeout:
+		return http.StatusRequestTimeout
 	case CodeConflict:
 		return http.StatusConflict
 	case CodeTooLarge:
 		return http.StatusRequestEntityTooLarge
 	case CodeRateLimited:
 		return http.StatusTooManyRequests
+	case CodeHeadersTooLarge:
+		return http.StatusRequestHeaderFieldsTooLarge
 	case CodeQueueFull, CodeUnavailable:
 		return http.StatusServiceUnavailable
 	default:
@@ -65,12 +71,16 @@ func CodeForStatus(status int) Code {
 		return CodeNotFound
 	case http.StatusMethodNotAllowed:
 		return CodeMethodNotAllowed
+	case http.StatusRequestTimeout:
+		return CodeTimeout
 	case http.StatusConflict:
 		return CodeConflict
 	case http.StatusRequestEntityTooLarge:
 		return CodeTooLarge
 	case http.StatusTooManyRequests:
 		return CodeRateLimited
+	case http.StatusRequestHeaderFieldsTooLarge:
+		return CodeHeadersTooLarge
 	case http.StatusServiceUnavailable:
 		return CodeUnavailable
 	}

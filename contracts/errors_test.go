@@ -26,10 +26,14 @@ func TestInternalErrorsDoNotLeakCause(t *testing.T) {
 func TestCodeStatusRoundTrip(t *testing.T) {
 	for _, c := range []contracts.Code{contracts.CodeInvalid, contracts.CodeUnauthorized, contracts.CodeForbidden,
 		contracts.CodeNotFound, contracts.CodeMethodNotAllowed, contracts.CodeConflict, contracts.CodeTooLarge,
-		contracts.CodeRateLimited, contracts.CodeUnavailable, contracts.CodeInternal} {
+		contracts.CodeRateLimited, contracts.CodeUnavailable, contracts.CodeInternal, contracts.CodeTimeout,
+		contracts.CodeHeadersTooLarge} {
 		if got := contracts.CodeForStatus(c.HTTPStatus()); got != c {
 			t.Errorf("%s -> %d -> %s", c, c.HTTPStatus(), got)
 		}
+	}
+	if contracts.CodeTimeout.HTTPStatus() != http.StatusRequestTimeout || contracts.CodeHeadersTooLarge.HTTPStatus() != http.StatusRequestHeaderFieldsTooLarge {
+		t.Error("timeout must be 408, headers_too_large 431")
 	}
 	if contracts.CodeQueueFull.HTTPStatus() != http.StatusServiceUnavailable {
 		t.Error("queue_full must be 503")

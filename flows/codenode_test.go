@@ -282,7 +282,9 @@ func TestCodeNodesSignLikeGo(t *testing.T) {
 			}
 			for _, fx := range fixtures {
 				t.Run(n.Name+"/"+fx.name, func(t *testing.T) {
-					// Version 1: X-Timestamp + X-Signature over ts.body.
+					// Default: version 1 (X-Timestamp + X-Signature over ts.body) on
+					// the seed's routes (POST /queue, ACK, FAIL); version 2 on the
+					// queue API's own routes (claim), which require it.
 					env := map[string]string{"FLOWGATE_URL": "http://flowgate:8080", "HMAC_SECRET": testSecret, "WORKER_ID": "vm-7"}
 					reqs, err := runCode(t, code, env, fx.items, fixedNow)
 					if err != nil {
@@ -291,12 +293,19 @@ func TestCodeNodesSignLikeGo(t *testing.T) {
 					fx.check(t, reqs)
 					v := verifier(t, signature.ModeHMAC, fixedNow)
 					for _, r := range reqs {
-						ts, sig := signature.Sign([]byte(testSecret), fixedNow, []byte(r.Body))
-						if r.Headers["X-Timestamp"] != ts || r.Headers["X-Signature"] != sig {
-							t.Errorf("%s: headers %v, want X-Timestamp %s X-Signature %s (signature.Sign)", r.Path, r.Headers, ts, sig)
-						}
-						if len(r.Headers) != 2 {
-							t.Errorf("%s: headers %v, want only X-Timestamp and X-Signature", r.Path, r.Headers)
+						if strings.HasPrefix(r.Path, "/queue/") {
+							ts, sig := signature.SignV2([]byte(testSecret), fixedNow, r.Method, r.Path, []byte(r.Body))
+							if r.Headers["X-Signature-Version"] != "2" || r.Headers["X-Timestamp"] != ts || r.Headers["X-Signature"] != sig {
+								t.Errorf("%s: headers %v, want version 2, X-Timestamp %s, X-Signature %s (signature.SignV2)", r.Path, r.Headers, ts, sig)
+							}
+						} else {
+							ts, sig := signature.Sign([]byte(testSecret), fixedNow, []byte(r.Body))
+							if r.Headers["X-Timestamp"] != ts || r.Headers["X-Signature"] != sig {
+								t.Errorf("%s: headers %v, want X-Timestamp %s X-Signature %s (signature.Sign)", r.Path, r.Headers, ts, sig)
+							}
+							if len(r.Headers) != 2 {
+								t.Errorf("%s: headers %v, want only X-Timestamp and X-Signature", r.Path, r.Headers)
+							}
 						}
 						if err := v.VerifyRequest(context.Background(), signature.Request{Method: r.Method, Target: r.Path, Header: headerFunc(r.Headers), Body: []byte(r.Body)}); err != nil {
 							t.Errorf("%s: flowgate's verifier refuses it: %v", r.Path, err)

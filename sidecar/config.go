@@ -46,6 +46,7 @@ type Config struct {
 	AsynqConcurr    int
 	AsynqShutdown   time.Duration
 	DLQReconcile    string
+	MonitoringAuth  string
 	MonitoringUser  string
 	MonitoringPass  string
 	MonitoringRO    bool
@@ -162,6 +163,9 @@ func (c *Config) validate() error {
 		}
 		if c.HMACSecret == "" && c.WebhookAuth == "hmac" {
 			return &ConfigError{Var: "HMAC_SECRET", Err: errors.New("required with a real Redis and WEBHOOK_AUTH=hmac (generate one: openssl rand -hex 32)")}
+		}
+		if c.MonitoringAuth != "none" && c.MonitoringUser == "" {
+			return &ConfigError{Var: "MONITORING_USER", Err: errors.New("MONITORING_USER and MONITORING_PASSWORD are required with a real Redis: /monitoring (Asynqmon) can pause, delete and replay queues; set MONITORING_AUTH=none only to leave it open on purpose")}
 		}
 	}
 	cloud9 := []string{c.Cloud9Endpoint, c.Cloud9ClientID, c.Cloud9Username, c.Cloud9Password}

@@ -27,7 +27,8 @@ func TestConfigDefaults(t *testing.T) {
 }
 
 func TestConfigRejectsBadValues(t *testing.T) {
-	secrets := map[string]string{"BOOKING_AUTH_SECRET": strings.Repeat("b", 32), "HMAC_SECRET": strings.Repeat("h", 32)}
+	secrets := map[string]string{"BOOKING_AUTH_SECRET": strings.Repeat("b", 32), "HMAC_SECRET": strings.Repeat("h", 32),
+		"MONITORING_USER": "ops", "MONITORING_PASSWORD": "ops-password"}
 	cases := []struct {
 		env  map[string]string
 		name string
@@ -54,6 +55,8 @@ func TestConfigRejectsBadValues(t *testing.T) {
 		{map[string]string{"NODERED_BASE_PATH": "chord/"}, "NODERED_BASE_PATH"},
 		{map[string]string{"REDIS_URL": "redis://127.0.0.1:6379/0", "HMAC_SECRET": strings.Repeat("h", 16)}, "BOOKING_AUTH_SECRET"},
 		{map[string]string{"REDIS_URL": "redis://127.0.0.1:6379/0", "BOOKING_AUTH_SECRET": strings.Repeat("h", 16)}, "HMAC_SECRET"},
+		{map[string]string{"REDIS_URL": "redis://127.0.0.1:6379/0", "BOOKING_AUTH_SECRET": strings.Repeat("h", 16), "HMAC_SECRET": strings.Repeat("h", 16)}, "MONITORING_USER"},
+		{map[string]string{"MONITORING_AUTH": "open"}, "MONITORING_AUTH"},
 	}
 	for _, tc := range cases {
 		_, err := LoadConfig(envOf(tc.env))

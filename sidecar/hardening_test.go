@@ -1,9 +1,15 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -151,4 +157,106 @@ func TestClaimAnswered503KeepsNoTask(t *testing.T) {
 	require.Equal(t, "PENDING", task.Task.Status)
 	require.Zero(t, task.Task.Attempts, "no attempt counted")
 	require.Nil(t, task.Task.WorkerID)
+}
+
+// TestV1SignatureBoundToSeedRoutes: a version-1 signature covers only the
+// timestamp and the body, so a captured signed GET /queue/stats (no body)
+// was valid as PATCH /queue/<id>/requeue too. The queue routes flowgate
+// added require version 2; the seed's POST /queue, /ack and /fail keep
+// version 1 (issue 8, defect 5).
+func TestV1SignatureBoundToSeedRoutes(t *testing.T) {
+	secret := strings.Repeat("h", 32)
+	env := realRedisEnv(t)
+	env["MONITORING_AUTH"] = "none"
+	_, base := startMain(t, env)
+
+	status, body := send(t, signedV1(t, secret, "POST", base+"/queue", `{"encounter_id":"enc-v1","payload":{"n":1}}`))
+	require.Equal(t, 201, status, "POST /queue keeps the seed's version 1: %s", body)
+	var created struct {
+		Task struct {
+			QueueID string `json:"queue_id"`
+		} `json:"task"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(body), &created))
+	id := created.Task.QueueID
+
+	captured := signedV1(t, secret, "GET", base+"/queue/stats", "")
+	status, body = send(t, captured)
+	require.Equal(t, 401, status, "GET /queue/stats refuses version 1: %s", body)
+	require.Contains(t, body, `"old_version"`)
+	replayed, err := http.NewRequest("PATCH", base+"/queue/"+id+"/requeue", nil)
+	require.NoError(t, err)
+	replayed.Header = captured.Header.Clone()
+	status, body = send(t, replayed)
+	require.Equal(t, 401, status, "the captured body-less signature is no good on another route: %s", body)
+
+	for _, r := range []struct{ method, path string }{
+		{"GET", "/queue"}, {"GET", "/queue/" + id}, {"POST", "/queue/claim"}, {"POST", "/queue/" + id + "/heartbeat"},
+		{"PATCH", "/queue/" + id + "/status"}, {"POST", "/queue/" + id + "/replay"},
+	} {
+		status, body = send(t, signedV1(t, secret, r.method, base+r.path, `{"worker_id":"vm-1","n":"`+r.method+r.path+`"}`))
+		require.Equal(t, 401, status, "%s %s refuses version 1: %s", r.method, r.path, body)
+	}
+	status, body = send(t, signedV2(t, secret, "PATCH", base+"/queue/"+id+"/requeue", ""))
+	require.Equal(t, 200, status, "version 2 works: %s", body)
+	status, body = send(t, signedV1(t, secret, "POST", base+"/ack", `{"queue_id":"`+id+`","experityActions":{}}`))
+	require.Equal(t, 200, status, "/ack keeps version 1: %s", body)
+	status, body = send(t, signedV1(t, secret, "POST", base+"/webhook/fail", `{"queue_id":"`+id+`","error_message":"late"}`))
+	require.Equal(t, 409, status, "/webhook/fail keeps version 1 (409: the task is DONE): %s", body)
+}
+
+// TestMonitoringSecureByDefault: with a real Redis, Asynqmon needs
+// credentials unless MONITORING_AUTH=none says otherwise; missing both is a
+// configuration error (exit 2) naming the variables (issue 8, defect 6:
+// POST /monitoring/api/queues/low:pause paused a queue with no credentials
+// and nothing was logged).
+func TestMonitoringSecureByDefault(t *testing.T) {
+	db := realRedisEnv(t)
+	_, err := LoadConfig(envOf(db))
+	var ce *ConfigError
+	require.True(t, errors.As(err, &ce), "a real Redis without monitoring credentials is refused: %v", err)
+	require.Equal(t, "MONITORING_USER", ce.Var)
+	var out, errOut bytes.Buffer
+	require.Equal(t, 2, run(nil, envOf(db), &out, &errOut))
+	require.Contains(t, errOut.String(), "MONITORING_USER")
+	require.Contains(t, errOut.String(), "MONITORING_PASSWORD")
+	require.Contains(t, errOut.String(), "MONITORING_AUTH=none")
+
+	open := map[string]string{"MONITORING_AUTH": "none"}
+	for k, v := range db {
+		open[k] = v
+	}
+	_, err = LoadConfig(envOf(open))
+	require.NoError(t, err, "MONITORING_AUTH=none opens it on purpose")
+	_, err = LoadConfig(envOf(map[string]string{}))
+	require.NoError(t, err, "the embedded trial stays open")
+
+	logs := &bytes.Buffer{}
+	open["FLOWGATE_ADDR"] = "127.0.0.1:0"
+	cfg, err := LoadConfig(envOf(open))
+	require.NoError(t, err)
+	m := NewMain(cfg, slog.New(slog.NewJSONHandler(&lockedWriter{w: logs}, nil)))
+	require.NoError(t, m.Run(context.Background()))
+	t.Cleanup(func() { _ = m.Close() })
+	req, _ := http.NewRequest(http.MethodPost, "http://"+m.Addr()+"/monitoring/api/queues/low:pause", nil)
+	status, _ := send(t, req)
+	require.Equal(t, 204, status)
+	req, _ = http.NewRequest(http.MethodPost, "http://"+m.Addr()+"/monitoring/api/queues/low:resume", nil)
+	status, _ = send(t, req)
+	require.Equal(t, 204, status)
+	text := logs.String()
+	require.Contains(t, text, "MONITORING_AUTH=none", "warned at start")
+	require.Contains(t, text, `"msg":"monitoring write","method":"POST","path":"/monitoring/api/queues/low:pause"`)
+}
+
+// lockedWriter serialises writes of concurrent loggers into a buffer.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }

@@ -78,7 +78,11 @@ func (m *Main) routes(app *fiber.App) error {
 		ReadOnly:     m.Config.MonitoringRO,
 	})
 	mon := app.Group("/monitoring")
-	if m.Config.MonitoringUser != "" {
+	mon.Use(m.monitoringAudit)
+	if m.Config.MonitoringAuth == "none" && !m.Config.Embedded() {
+		m.Logger.Warn("MONITORING_AUTH=none: /monitoring (Asynqmon: pause, delete, replay queues) is open to anyone who reaches this port")
+	}
+	if m.Config.MonitoringAuth != "none" && m.Config.MonitoringUser != "" {
 		user, pass := []byte(m.Config.MonitoringUser), []byte(m.Config.MonitoringPass)
 		mon.Use(basicauth.New(basicauth.Config{
 			Realm: "flowgate monitoring",
@@ -95,6 +99,21 @@ func (m *Main) routes(app *fiber.App) error {
 
 	m.orch.routes(app)
 	return m.booking.routes(app, m.Config.NodeRedBasePath)
+}
+
+// monitoringAudit logs every request to /monitoring that can change
+// something (anything but GET and HEAD), after it ran, with its outcome
+// and the basic-auth user if any.
+func (m *Main) monitoringAudit(c *fiber.Ctx) error {
+	method := c.Method()
+	if method == fiber.MethodGet || method == fiber.MethodHead {
+		return c.Next()
+	}
+	err := c.Next()
+	user, _ := c.Locals("username").(string)
+	m.Logger.Warn("monitoring write", "method", strings.Clone(method), "path", strings.Clone(c.Path()),
+		"status", c.Response().StatusCode(), "user", strings.Clone(user), "request_id", web.RequestID(c))
+	return err
 }
 
 type readiness struct {

@@ -6,6 +6,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -42,6 +43,7 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		return 2
 	}
 	log := newLogger(cfg, stderr)
+	routeLibraryLogs(log)
 	logConfig(log, cfg, getenv)
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
@@ -50,7 +52,7 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	if err := m.Run(ctx); err != nil {
 		log.Error("flowgate failed to start", "err", err)
 		_ = m.Close()
-		if _, ok := err.(*ConfigError); ok {
+		if ce := (*ConfigError)(nil); errors.As(err, &ce) {
 			return 2
 		}
 		return 1

@@ -30,6 +30,9 @@ func TestMain(m *testing.M) {
 func startMain(t *testing.T, env map[string]string) (*Main, string) {
 	t.Helper()
 	env["FLOWGATE_ADDR"] = "127.0.0.1:0"
+	if env["MONITORING_USER"] == "" && env["MONITORING_AUTH"] == "" {
+		env["MONITORING_AUTH"] = "none" // Asynqmon open: tests read /monitoring without credentials
+	}
 	if _, ok := env["ASYNQ_SHUTDOWN_TIMEOUT"]; !ok {
 		env["ASYNQ_SHUTDOWN_TIMEOUT"] = "1s"
 	}

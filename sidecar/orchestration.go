@@ -60,7 +60,8 @@ func (m *Main) newOrchestration(rt *orchestrator.Runtime, b *backend, shutdown c
 		return nil, &ConfigError{Var: "WEBHOOK_AUTH", Err: err}
 	}
 	api, err := taskhttp.New(ledger, taskhttp.Config{
-		Replayer: dispatch, Auth: verifier.Middleware(), Shutdown: shutdown, Logger: m.Logger,
+		Replayer: dispatch, Auth: verifier.Middleware(), RouteAuth: verifier.Middleware(signature.RequireVersion(2)),
+		Shutdown: shutdown, Logger: m.Logger,
 		RequestTimeout: cfg.QueueRequestTimeout,
 	})
 	if err != nil {

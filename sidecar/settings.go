@@ -193,6 +193,7 @@ var coreSettings = []setting{
 	{name: "ASYNQ_CONCURRENCY", def: "10", help: "workers per asynq dequeuer", apply: integer(func(c *Config) *int { return &c.AsynqConcurr }, 1, 10000)},
 	{name: "ASYNQ_SHUTDOWN_TIMEOUT", def: "8s", help: "how long in-flight tasks may finish on shutdown before asynq re-queues them", apply: duration(func(c *Config) *time.Duration { return &c.AsynqShutdown })},
 	{name: "DLQ_RECONCILE_SCHEDULE", def: "@every 1m", help: "cron spec (with seconds) of the archive → dead-letter record reconciler", apply: str(func(c *Config) *string { return &c.DLQReconcile })},
+	{name: "MONITORING_AUTH", def: "basic", help: "basic (MONITORING_USER/MONITORING_PASSWORD required with a real Redis) or none (Asynqmon open to anyone who reaches it; warned at start)", apply: oneOf(func(c *Config) *string { return &c.MonitoringAuth }, "basic", "none")},
 	{name: "MONITORING_USER", help: "basic-auth user of /monitoring (Asynqmon)", apply: str(func(c *Config) *string { return &c.MonitoringUser })},
 	{name: "MONITORING_PASSWORD", help: "basic-auth password of /monitoring", secret: true, apply: str(func(c *Config) *string { return &c.MonitoringPass })},
 	{name: "MONITORING_READONLY", def: "false", help: "true makes Asynqmon view-only", apply: boolean(func(c *Config) *bool { return &c.MonitoringRO })},

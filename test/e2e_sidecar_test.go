@@ -138,3 +138,42 @@ func TestBinaryOnRedisCluster(t *testing.T) {
 		t.Fatalf("exit %d after %s", code, took)
 	}
 }
+
+// TestBinaryJSONLogsOnly: with LOG_FORMAT=json every line flowgate writes
+// is one JSON object — also what libraries print on their own, such as
+// go-redis' "failed to dial" when Redis is gone (issue 8, defect 8: those
+// were plain-text lines in the JSON stream).
+func TestBinaryJSONLogsOnly(t *testing.T) {
+	srv := rediscluster.StartServer(t)
+	p := startFlowgate(t, withSecrets(map[string]string{"REDIS_URL": srv.URL(), "LOG_FORMAT": "json"}))
+	srv.Kill()
+	deadline := time.Now().Add(20 * time.Second)
+	for len(p.LogLines("failed to dial")) == 0 && time.Now().Before(deadline) {
+		p.Get("/readyz")
+		p.Get("/monitoring/api/queues")
+		time.Sleep(200 * time.Millisecond)
+	}
+	if len(p.LogLines("failed to dial")) == 0 {
+		t.Fatalf("go-redis never logged its dial failure:\n%s", p.Logs.String())
+	}
+	p.Stop()
+	lines := 0
+	for _, line := range strings.Split(p.Logs.String(), "\n") {
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		lines++
+		var v map[string]any
+		if err := json.Unmarshal([]byte(line), &v); err != nil {
+			t.Errorf("not a JSON line: %q", line)
+		}
+	}
+	if lines == 0 {
+		t.Fatal("no log lines")
+	}
+	for _, l := range p.LogLines("failed to dial") {
+		if !strings.Contains(l, `"component":"go-redis"`) {
+			t.Errorf("go-redis' line is not tagged: %s", l)
+		}
+	}
+}

@@ -23,12 +23,29 @@ import (
 
 // This file is the signed-request client of the task tests: every request
 // to the queue API and the ACK/FAIL webhooks of the binary carries
-// X-Timestamp and X-Signature of the seed's scheme (version 1,
-// hex HMAC-SHA256(HMAC_SECRET, ts + "." + body)).
+// X-Timestamp and X-Signature: the seed's scheme (version 1,
+// hex HMAC-SHA256(HMAC_SECRET, ts + "." + body)) on the seed's routes
+// (POST /queue, ACK, FAIL), version 2 (method and target signed too) on
+// the others, which refuse version 1.
 
 // maxSkewBack is how far behind the clock the signer may date a request
 // (the server accepts 300 s, WEBHOOK_TOLERANCE's default).
 const maxSkewBack = 200 * time.Second
+
+// seedRoute reports whether the seed's version-1 signature is accepted on
+// method path: POST /queue and the ACK/FAIL webhooks. Every other queue
+// route requires version 2 (route-bound), which this client then signs.
+func seedRoute(method, path string) bool {
+	p, _, _ := strings.Cut(path, "?")
+	if method != http.MethodPost {
+		return false
+	}
+	switch p {
+	case "/queue", "/ack", "/fail", "/webhook/ack", "/webhook/fail":
+		return true
+	}
+	return false
+}
 
 // signer dates requests so that it never sends one signature twice. The
 // server refuses a repeated (timestamp, method, target, body) as a replay
@@ -149,6 +166,10 @@ func (a *api) sign(method, path string, body []byte, opts ...signOpt) (signedReq
 			signed = spec.signBody
 		}
 		ts, sig := signature.Sign(a.s.secret, at, signed)
+		if !seedRoute(method, path) {
+			ts, sig = signature.SignV2(a.s.secret, at, method, path, signed)
+			h.Set(signature.HeaderSignatureVersion, "2")
+		}
 		h.Set(signature.HeaderTimestamp, ts)
 		h.Set(signature.HeaderSignature, sig)
 	}

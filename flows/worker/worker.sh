@@ -30,9 +30,11 @@
 #                       2 min by default)
 #   ACK_PATH, FAIL_PATH webhook paths (default /ack and /fail; /webhook/ack and
 #                       /webhook/fail work too)
-#   SIGNATURE_VERSION   1 (default, the seed's scheme) or 2 (method and target
-#                       signed too; needs the path flowgate sees to be the one
-#                       in FLOWGATE_URL, i.e. no path-rewriting proxy)
+#   SIGNATURE_VERSION   signature of ACK/FAIL: 1 (default, the seed's scheme) or
+#                       2 (method and target signed too). Claim and heartbeat
+#                       are always signed with version 2, which flowgate
+#                       requires there; it needs the path flowgate sees to be
+#                       the one in FLOWGATE_URL, i.e. no path-rewriting proxy
 #   JSON_TOOL           jq or python3 (default: jq when installed, else python3)
 #
 # Needs bash ≥ 4, curl, openssl (python3 signs when openssl is missing) and jq
@@ -154,7 +156,9 @@ api() {
 		printf 'Content-Type: application/json\n'
 		if [[ -n "${HMAC_SECRET:-}" ]]; then
 			printf 'X-Timestamp: %s\n' "$ts"
-			if [[ "${SIGNATURE_VERSION:-1}" == 2 ]]; then
+			# The queue API's own routes (claim, heartbeat) require version 2;
+			# SIGNATURE_VERSION chooses only for the ACK/FAIL webhooks.
+			if [[ "${SIGNATURE_VERSION:-1}" == 2 || "$path" == /queue/* ]]; then
 				printf 'X-Signature-Version: 2\n'
 				printf 'X-Signature: %s\n' "$(sign_v2 "$ts" "$method" "$API_PREFIX$path" "$body")"
 			else

@@ -121,13 +121,13 @@ func ErrorHandler(log *slog.Logger) fiber.ErrorHandler { return errorHandler(log
 // metrics here, since accessLog never saw it.
 func errorHandler(log *slog.Logger, m *httpMetrics) fiber.ErrorHandler {
 	return func(c *fiber.Ctx, err error) error {
-		var fe *fiber.Error
-		if errors.As(err, &fe) {
-			err = &contracts.Error{Code: contracts.CodeForStatus(fe.Code), Message: fe.Message, Err: err}
-		}
-		code := contracts.ErrorCode(err)
 		rid := RequestID(c)
 		early := rid == ""
+		var fe *fiber.Error
+		if errors.As(err, &fe) {
+			err = &contracts.Error{Code: contracts.CodeForStatus(fe.Code), Message: frameworkMessage(fe, early), Err: err}
+		}
+		code := contracts.ErrorCode(err)
 		if early { // rejected before the middleware ran (body too large)
 			rid = utils.UUIDv4()
 			c.Set(HeaderRequestID, rid)
@@ -148,6 +148,25 @@ func errorHandler(log *slog.Logger, m *httpMetrics) fiber.ErrorHandler {
 		}
 		return c.Status(code.HTTPStatus()).JSON(contracts.NewErrorResponse(err, rid))
 	}
+}
+
+// frameworkMessage is the message of an error Fiber or fasthttp raised.
+// The HTTP server's own refusals (early: before any middleware ran) get a
+// stable text per status — the parser's text ("error when reading request
+// headers: …") is logged, never answered.
+func frameworkMessage(fe *fiber.Error, early bool) string {
+	if !early {
+		return fe.Message
+	}
+	switch fe.Code {
+	case fiber.StatusRequestTimeout:
+		return "the request was not received within the server's read timeout"
+	case fiber.StatusRequestHeaderFieldsTooLarge:
+		return "the request line or headers are larger than the server accepts"
+	case fiber.StatusBadRequest:
+		return "malformed HTTP request"
+	}
+	return fe.Message
 }
 
 // accessLog writes one line per request and feeds the HTTP metrics. It

@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/flowgate/flowgate/test/metrictest"
 
@@ -176,4 +178,57 @@ func TestMetricLabelsSurviveBufferReuse(t *testing.T) {
 	for _, m := range methods {
 		require.True(t, seen[m], "method %s has a series", m)
 	}
+}
+
+// rawRequest writes raw bytes on a new connection and returns the status
+// and the decoded error envelope of the answer.
+func rawRequest(t *testing.T, f fixture, raw string, wait time.Duration) (int, contracts.ErrorResponse) {
+	t.Helper()
+	conn, err := net.Dial("tcp", strings.TrimPrefix(f.base, "http://"))
+	require.NoError(t, err)
+	defer conn.Close()
+	_, err = conn.Write([]byte(raw))
+	require.NoError(t, err)
+	require.NoError(t, conn.SetReadDeadline(time.Now().Add(wait)))
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var env contracts.ErrorResponse
+	body, _ := io.ReadAll(resp.Body)
+	require.NoError(t, json.Unmarshal(body, &env), "an envelope: %s", body)
+	return resp.StatusCode, env
+}
+
+// TestServerRefusalsHaveTheirStatus: a request not received within the
+// read timeout answers 408 and one whose request line or headers overflow
+// the read buffer 431, each with the flowgate envelope and a stable
+// message (issue 8, defect 7: both answered 400 invalid).
+func TestServerRefusalsHaveTheirStatus(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	app, err := web.New(web.Options{Registerer: reg, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		ReadTimeout: 300 * time.Millisecond})
+	require.NoError(t, err)
+	app.Get("/x", func(c *fiber.Ctx) error { return c.SendString("ok") })
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	go func() { _ = app.Listener(ln) }()
+	t.Cleanup(func() { _ = app.Shutdown() })
+	f := fixture{app: app, base: "http://" + ln.Addr().String(), reg: reg}
+
+	status, env := rawRequest(t, f, "GET /x HTTP/1.1\r\nHost: a\r\nX-Slow: ", 5*time.Second)
+	require.Equal(t, http.StatusRequestTimeout, status)
+	require.Equal(t, contracts.CodeTimeout, env.Error.Code)
+	require.NotEmpty(t, env.Error.RequestID)
+
+	status, env = rawRequest(t, f, "GET /x HTTP/1.1\r\nHost: a\r\nX-Big: "+strings.Repeat("b", 16<<10)+"\r\n\r\n", 5*time.Second)
+	require.Equal(t, http.StatusRequestHeaderFieldsTooLarge, status)
+	require.Equal(t, contracts.CodeHeadersTooLarge, env.Error.Code)
+
+	status, env = rawRequest(t, f, "GET /"+strings.Repeat("p", 16<<10)+" HTTP/1.1\r\nHost: a\r\n\r\n", 5*time.Second)
+	require.Equal(t, http.StatusRequestHeaderFieldsTooLarge, status, "an overlong request line too")
+	require.Equal(t, contracts.CodeHeadersTooLarge, env.Error.Code)
+
+	status, env = rawRequest(t, f, "GET /x HTTP/1.1\r\nHost: a\r\nContent-Length: nope\r\n\r\n", 5*time.Second)
+	require.Equal(t, http.StatusBadRequest, status)
+	require.Equal(t, "malformed HTTP request", env.Error.Message, "the parser's text is not echoed")
 }

@@ -95,14 +95,20 @@ next:
 	return out
 }
 
-// Start execs the binary with env (plus FLOWGATE_ADDR on a free port and
-// LOG_FORMAT=json) and waits until /readyz answers 200.
+// Start execs the binary with env (plus FLOWGATE_ADDR on a free port,
+// LOG_FORMAT=json and, unless env sets MONITORING_USER or MONITORING_AUTH,
+// MONITORING_AUTH=none) and waits until /readyz answers 200.
 func Start(t testing.TB, env map[string]string) *Proc {
 	t.Helper()
 	bin := Binary(t)
 	addr := FreeAddr(t)
 	cmd := exec.Command(bin)
 	cmd.Env = append(Env(), "FLOWGATE_ADDR="+addr, "LOG_FORMAT=json")
+	if env["MONITORING_USER"] == "" && env["MONITORING_AUTH"] == "" {
+		// With a real Redis, /monitoring needs credentials unless opened on
+		// purpose; tests that do not test it open it.
+		cmd.Env = append(cmd.Env, "MONITORING_AUTH=none")
+	}
 	for k, v := range env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}

@@ -95,9 +95,22 @@ func (v *Verifier) Verify(ctx context.Context, header func(string) string, body 
 // VerifyRequest authenticates one request. It returns nil or a
 // *contracts.Error.
 func (v *Verifier) VerifyRequest(ctx context.Context, r Request) error {
+	return v.verifyRequest(ctx, r, v.minVersion)
+}
+
+// MiddlewareOption tightens a Middleware for the routes it guards.
+type MiddlewareOption struct{ minVersion int }
+
+// RequireVersion makes a Middleware refuse signatures older than version
+// (reason old_version). A version-1 signature covers only the timestamp and
+// the body, so a captured body-less one (a GET) is valid on any route that
+// takes no body: routes other than the seed's webhooks require version 2.
+func RequireVersion(version int) MiddlewareOption { return MiddlewareOption{minVersion: version} }
+
+func (v *Verifier) verifyRequest(ctx context.Context, r Request, minVersion int) error {
 	switch v.mode {
 	case ModeHMAC:
-		return v.verifyHMAC(ctx, r)
+		return v.verifyHMAC(ctx, r, minVersion)
 	case ModeToken:
 		return v.verifyToken(r.Header)
 	default:
@@ -109,17 +122,24 @@ func (v *Verifier) VerifyRequest(ctx context.Context, r Request) error {
 // app's ErrorHandler to render; on success it calls c.Next. The signed body
 // is c.BodyRaw(), the bytes on the wire, so nothing is decompressed before
 // the sender is authenticated.
-func (v *Verifier) Middleware() fiber.Handler {
+//
+// Options tighten it for the routes it guards: RequireVersion(2) refuses
+// version-1 signatures there whatever Config.MinVersion says.
+func (v *Verifier) Middleware(opts ...MiddlewareOption) fiber.Handler {
+	min := v.minVersion
+	for _, o := range opts {
+		min = max(min, o.minVersion)
+	}
 	return func(c *fiber.Ctx) error {
 		r := Request{Method: c.Method(), Target: c.OriginalURL(), Header: func(k string) string { return c.Get(k) }, Body: c.BodyRaw()}
-		if err := v.VerifyRequest(c.UserContext(), r); err != nil {
+		if err := v.verifyRequest(c.UserContext(), r, min); err != nil {
 			return err
 		}
 		return c.Next()
 	}
 }
 
-func (v *Verifier) verifyHMAC(ctx context.Context, r Request) error {
+func (v *Verifier) verifyHMAC(ctx context.Context, r Request, minVersion int) error {
 	header := r.Header
 	ts := strings.TrimSpace(header(HeaderTimestamp))
 	sig := strings.TrimSpace(header(HeaderSignature))
@@ -148,8 +168,8 @@ func (v *Verifier) verifyHMAC(ctx context.Context, r Request) error {
 	switch version {
 	case "", "1":
 		version = "1"
-		if v.minVersion > 1 {
-			return refuse(ReasonOldVersion, "this server requires X-Signature-Version: 2 (method and path signed)")
+		if minVersion > 1 {
+			return refuse(ReasonOldVersion, "this route requires X-Signature-Version: 2 (method and path signed)")
 		}
 	case "2":
 	default:

@@ -43,8 +43,15 @@ const DefaultRequestTimeout = 2 * time.Second
 type Config struct {
 	// Replayer serves POST /queue/:queue_id/replay. Required.
 	Replayer Replayer
-	// Auth, when set, runs before every queue route (and only those).
+	// Auth, when set, authenticates POST /queue, the seed's route (the
+	// seed's version-1 signatures stay valid there).
 	Auth fiber.Handler
+	// RouteAuth, when set, authenticates every other queue route — those
+	// flowgate added and those the seed left bodiless (GET /queue, PATCH
+	// …/requeue): normally the verifier's middleware with
+	// signature.RequireVersion(2), so a captured signature of an empty body
+	// is valid on no other route. Nil means Auth.
+	RouteAuth fiber.Handler
 	// Shutdown is done when the server starts shutting down: long polls
 	// then stop waiting and answer 204. Default: never done.
 	Shutdown context.Context
@@ -124,26 +131,30 @@ func New(ledger *tasks.Ledger, cfg Config) (*Handlers, error) {
 // Register mounts the queue API on r (see the package documentation for
 // the route table). Fixed paths come before /queue/:queue_id.
 func Register(r fiber.Router, h *Handlers) {
-	route := func(add func(string, ...fiber.Handler) fiber.Router, path string, handler fiber.Handler) {
+	strict := h.cfg.RouteAuth
+	if strict == nil {
+		strict = h.cfg.Auth
+	}
+	route := func(add func(string, ...fiber.Handler) fiber.Router, path string, auth, handler fiber.Handler) {
 		budget := h.cfg.RequestTimeout
 		if path == "/queue/claim" { // the claim narrows it to wait_ms + RequestTimeout
 			budget += contracts.MaxClaimWaitMS * time.Millisecond
 		}
 		chain := []fiber.Handler{deadline(budget)}
-		if h.cfg.Auth != nil {
-			chain = append(chain, h.cfg.Auth)
+		if auth != nil {
+			chain = append(chain, auth)
 		}
 		add(path, append(chain, handler)...)
 	}
-	route(r.Post, "/queue", h.create)
-	route(r.Get, "/queue", h.list)
-	route(r.Get, "/queue/stats", h.stats)
-	route(r.Post, "/queue/claim", h.claim)
-	route(r.Get, "/queue/:queue_id", h.get)
-	route(r.Patch, "/queue/:queue_id/status", h.updateStatus)
-	route(r.Patch, "/queue/:queue_id/requeue", h.requeue)
-	route(r.Post, "/queue/:queue_id/replay", h.replay)
-	route(r.Post, "/queue/:queue_id/heartbeat", h.heartbeat)
+	route(r.Post, "/queue", h.cfg.Auth, h.create)
+	route(r.Get, "/queue", strict, h.list)
+	route(r.Get, "/queue/stats", strict, h.stats)
+	route(r.Post, "/queue/claim", strict, h.claim)
+	route(r.Get, "/queue/:queue_id", strict, h.get)
+	route(r.Patch, "/queue/:queue_id/status", strict, h.updateStatus)
+	route(r.Patch, "/queue/:queue_id/requeue", strict, h.requeue)
+	route(r.Post, "/queue/:queue_id/replay", strict, h.replay)
+	route(r.Post, "/queue/:queue_id/heartbeat", strict, h.heartbeat)
 }
 
 // deadline gives the rest of the chain a context that ends after d, so
