@@ -308,13 +308,6 @@ func (tl *tally) fiveXX() (inOutage int, wrong []answer) {
 	return inOutage, wrong
 }
 
-// count is the number of answers with status.
-func (tl *tally) count(status int) int {
-	tl.mu.Lock()
-	defer tl.mu.Unlock()
-	return tl.byStatus[status]
-}
-
 // statuses is "200×n 204×m …" in status order.
 func (tl *tally) statuses() string {
 	tl.mu.Lock()
