@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 )
 
 // DecodeJSON decodes one JSON value from body into v and turns every decoding
@@ -27,23 +28,47 @@ func DecodeJSON(body []byte, v any) error {
 	return nil
 }
 
+// decodeError turns a decoding failure into a stable message: the byte
+// offset of a syntax error, the field and the JSON type of a wrong type —
+// never the parser's own text, which is kept as the (unshown) cause.
 func decodeError(err error) *Error {
 	var syn *json.SyntaxError
 	var typ *json.UnmarshalTypeError
 	switch {
 	case errors.As(err, &syn):
-		return &Error{Code: CodeInvalid, Err: err, Message: fmt.Sprintf("malformed JSON at byte %d: %s", syn.Offset, syn.Error())}
+		return &Error{Code: CodeInvalid, Err: err, Message: fmt.Sprintf("malformed JSON at byte %d", syn.Offset),
+			Details: map[string]any{"offset": syn.Offset}}
 	case errors.As(err, &typ):
 		field := typ.Field
 		if field == "" {
 			field = "(body)"
 		}
 		return &Error{Code: CodeInvalid, Err: err,
-			Message: fmt.Sprintf("field %q must be %s, got %s", field, typ.Type.String(), typ.Value),
+			Message: fmt.Sprintf("field %q must be %s, got %s", field, jsonType(typ.Type), typ.Value),
 			Details: map[string]any{"field": field}}
 	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
 		return &Error{Code: CodeInvalid, Err: err, Message: "malformed JSON: unexpected end of input"}
 	default:
-		return &Error{Code: CodeInvalid, Err: err, Message: "malformed JSON: " + err.Error()}
+		return &Error{Code: CodeInvalid, Err: err, Message: "malformed JSON"}
 	}
+}
+
+// jsonType names what a Go type takes in JSON: the basic kinds by their
+// Go name (string, int, bool, float64 — as before), composite ones as
+// object or array, never a Go package path.
+func jsonType(t reflect.Type) string {
+	if t == nil {
+		return "a JSON value"
+	}
+	switch t.Kind() {
+	case reflect.Struct, reflect.Map:
+		return "object"
+	case reflect.Slice, reflect.Array:
+		return "array"
+	case reflect.Pointer:
+		return jsonType(t.Elem())
+	case reflect.Interface:
+		return "a JSON value"
+	}
+	return t.Kind().String()
 }

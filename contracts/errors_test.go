@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/flowgate/flowgate/contracts"
@@ -93,4 +94,33 @@ func FuzzDecodeJSON(f *testing.F) {
 			t.Fatalf("decode error must be invalid, got %v", err)
 		}
 	})
+}
+
+// TestDecodeJSONMessagesAreStable: syntax errors give the byte offset and
+// type errors the JSON type, never Go's parser text or type names (issue
+// 8, defect 9).
+func TestDecodeJSONMessagesAreStable(t *testing.T) {
+	var v struct {
+		Tags []string         `json:"tags"`
+		Obj  map[string]int   `json:"obj"`
+		P    contracts.Status `json:"p"`
+	}
+	for body, want := range map[string]string{
+		`{ba}`:                  "malformed JSON at byte 2",
+		`{"tags":[1}`:           "malformed JSON at byte 11",
+		`{"tags":"x"}`:          `field "tags" must be array, got string`,
+		`{"obj":[]}`:            `field "obj" must be object, got array`,
+		`{"p":{"a":1}}`:         `field "p" must be string, got object`,
+		`{"tags":["a"]}{"x":1}`: "request body has data after the JSON value",
+		`{"tags":["a"]`:         "malformed JSON: unexpected end of input",
+	} {
+		err := contracts.DecodeJSON([]byte(body), &v)
+		var e *contracts.Error
+		if !errors.As(err, &e) || e.Message != want {
+			t.Errorf("%s: got %v, want message %q", body, err, want)
+		}
+		if resp := contracts.NewErrorResponse(err, ""); strings.Contains(resp.Error.Message, "invalid character") || strings.Contains(resp.Error.Message, "contracts.") {
+			t.Errorf("%s: message shows Go's text: %q", body, resp.Error.Message)
+		}
+	}
 }

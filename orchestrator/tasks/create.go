@@ -2,6 +2,7 @@ package tasks
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -61,7 +62,7 @@ func (l *Ledger) prepare(op string, reqs []contracts.CreateTaskRequest) ([]newTa
 	for i, r := range reqs {
 		it, err := l.prepareOne(op, r)
 		if err != nil {
-			if e, ok := err.(*contracts.Error); ok && len(reqs) > 1 {
+			if e := (*contracts.Error)(nil); errors.As(err, &e) && len(reqs) > 1 {
 				e.Details["index"] = i
 				e.Message = fmt.Sprintf("tasks[%d]: %s", i, e.Message)
 			}
@@ -103,6 +104,12 @@ func (l *Ledger) prepareOne(op string, r contracts.CreateTaskRequest) (newTask, 
 	}
 	if it.payload, it.fp, err = jsonValue(op, "payload", r.Payload); err != nil {
 		return it, err
+	}
+	if it.encounter == "" && it.payload == "" {
+		// {} or {"tasks":[null]}: nothing a worker could act on. A task
+		// names its encounter (the seed's ACK/FAIL carry encounter_id), or
+		// at least carries a payload.
+		return it, invalid(op, "encounter_id", "a task needs an encounter_id or a payload (neither was given)")
 	}
 	return it, nil
 }

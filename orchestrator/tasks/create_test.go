@@ -95,9 +95,9 @@ func TestCreateIdempotentOnEncounter(t *testing.T) {
 	dupOf(second.QueueID)
 
 	// Encounter-less tasks are idempotent on queue_id only.
-	a, err := b.l.Create(b.ctx, contracts.CreateTaskRequest{})
+	a, err := b.l.Create(b.ctx, contracts.CreateTaskRequest{Payload: json.RawMessage(`{"n":1}`)})
 	require.NoError(t, err)
-	c, err := b.l.Create(b.ctx, contracts.CreateTaskRequest{})
+	c, err := b.l.Create(b.ctx, contracts.CreateTaskRequest{Payload: json.RawMessage(`{"n":1}`)})
 	require.NoError(t, err)
 	require.NotEqual(t, a.Task.QueueID, c.Task.QueueID)
 	page, err := b.l.List(b.ctx, contracts.ListQuery{EncounterID: "enc-1"})

@@ -2,6 +2,7 @@ package tasks_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"testing"
 	"time"
@@ -102,7 +103,7 @@ func TestListBoundedScan(t *testing.T) {
 	b := setup(t)
 	reqs := make([]contracts.CreateTaskRequest, 500)
 	for i := range reqs {
-		reqs[i] = contracts.CreateTaskRequest{Priority: contracts.PriorityNormal}
+		reqs[i] = contracts.CreateTaskRequest{Priority: contracts.PriorityNormal, Payload: json.RawMessage(`{"n":1}`)}
 	}
 	for i := 0; i < 5; i++ {
 		_, err := b.l.CreateBatch(b.ctx, reqs)

@@ -94,6 +94,11 @@ func TestCreateRefusalsChangeNothing(t *testing.T) {
 		{"encounter_id too long", `{"encounter_id":"` + strings.Repeat("e", 257) + `"}`, "encounter_id"},
 		{"malformed", `{"encounter_id":`, ""},
 		{"empty", ``, ""},
+		// issue 8, defect 9: a task with neither encounter_id nor payload
+		{"empty object", `{}`, "encounter_id"},
+		{"null payload only", `{"payload":null,"priority":"HIGH"}`, "encounter_id"},
+		{"null task in batch", `{"tasks":[null]}`, "encounter_id"},
+		{"empty task in batch", `{"tasks":[{"encounter_id":"ok"},{}]}`, "encounter_id"},
 	}
 	for _, tc := range cases {
 		r := b.srv.Do("POST", "/queue", []byte(tc.body))
@@ -102,6 +107,16 @@ func TestCreateRefusalsChangeNothing(t *testing.T) {
 			require.Equal(t, tc.field, env.Error.Details["field"], "%s: %s", tc.name, r.Body)
 		}
 	}
+	// 400 answers give the byte offset, never Go's parser text.
+	r0 := b.srv.Do("POST", "/queue", []byte(`{ba}`))
+	env := r0.Error(t, 400, contracts.CodeInvalid)
+	require.Equal(t, "malformed JSON at byte 2", env.Error.Message)
+	require.EqualValues(t, 2, env.Error.Details["offset"])
+	require.NotContains(t, string(r0.Body), "invalid character")
+	r0 = b.srv.Do("POST", "/queue", []byte(`{"encounter_id":"x","priority":["HIGH"]}`))
+	env = r0.Error(t, 400, contracts.CodeInvalid)
+	require.Equal(t, `field "priority" must be string, got array`, env.Error.Message)
+	require.NotContains(t, string(r0.Body), "contracts.")
 	r := b.srv.Do("POST", "/queue", []byte(`{"encounter_id":"gz"}`), taskhttptest.Header("Content-Encoding", "gzip"))
 	r.Error(t, 400, contracts.CodeInvalid)
 	require.Equal(t, before, b.snapshot(t))

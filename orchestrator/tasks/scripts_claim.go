@@ -1,0 +1,94 @@
+package tasks
+
+// The scripts of a claim's life: taking tasks, giving back a claim its
+// client never received, and cancelling a claim answered as failed. They
+// use the prelude of scripts.go.
+
+// claimScript claims the next pending tasks: HIGH before NORMAL before LOW,
+// FIFO (by pseq) within a priority. Each claim carries a token (made by the
+// ledger, never by the client): the claimed ids are remembered under it, so
+// a claim whose answer never reached its worker (Redis hung and the request
+// gave up, though the script may still run later) can be taken back by
+// cancelClaimScript. A token already cancelled claims nothing, so the
+// cancel wins whichever of the two Redis runs first.
+//
+// KEYS[1] claim key <base>claim:<token> (routing; same slot as the ledger)
+// ARGV[4] worker_id, ARGV[5] limit, ARGV[6] token, ARGV[7] claim key TTL ms
+//
+// Returns {0, fields1, fields2, ...}, the claimed tasks in claim order, now
+// PROCESSING with worker_id, claimed_at, heartbeat_at and claim (the token)
+// set; {0} when none was pending or the token was cancelled.
+var claimScript = script(`
+local worker, limit, token, ttl = ARGV[4], tonumber(ARGV[5]), ARGV[6], ARGV[7]
+if redis.call('EXISTS', KEYS[1]) == 1 then return {0} end
+local out = {0}
+for _, p in ipairs({'HIGH', 'NORMAL', 'LOW'}) do
+  local want = limit - (#out - 1)
+  if want <= 0 then break end
+  local key = B .. 'pending:' .. p
+  for _, id in ipairs(redis.call('ZRANGE', key, 0, want - 1)) do
+    local t = load(id)
+    if t and t.status == 'PENDING' then
+      apply(id, t, {status = 'PROCESSING', worker_id = worker, claimed_at = NOW, heartbeat_at = NOW, claim = token}, worker, 'claimed')
+      redis.call('SADD', KEYS[1], id)
+      out[#out + 1] = flat(t)
+    else
+      redis.call('ZREM', key, id)
+    end
+  end
+end
+if #out > 1 then redis.call('PEXPIRE', KEYS[1], ttl) end
+return out
+`)
+
+// cancelClaimScript takes back every task of a claim whose worker was told
+// it failed: each task still PROCESSING under that token goes back to
+// PENDING in its old place, no attempt counted (as unclaimScript). A task
+// that has moved on (ACKed, recovered and claimed again) is left alone. The
+// claim key then holds only the tombstone member "!", so a claim script
+// with this token that Redis runs later claims nothing.
+//
+// KEYS[1] claim key <base>claim:<token>
+// ARGV[4] token, ARGV[5] tombstone TTL ms
+//
+// Returns {released, kept}: tasks put back, and tasks left as they were.
+var cancelClaimScript = script(`
+local token, ttl = ARGV[4], ARGV[5]
+local released, kept = 0, 0
+for _, id in ipairs(redis.call('SMEMBERS', KEYS[1])) do
+  local t = load(id)
+  if t and t.status == 'PROCESSING' and t.claim == token then
+    local worker = t.worker_id or ''
+    apply(id, t, {status = 'PENDING', worker_id = false, claimed_at = false, heartbeat_at = false, claim = false}, worker,
+      'claim cancelled: its worker ' .. worker .. ' was answered that the claim failed (no attempt counted)')
+    released = released + 1
+  elseif id ~= '!' then
+    kept = kept + 1
+  end
+end
+redis.call('DEL', KEYS[1])
+redis.call('SADD', KEYS[1], '!')
+redis.call('PEXPIRE', KEYS[1], ttl)
+return {released, kept}
+`)
+
+// unclaimScript gives back a claim that never reached its worker: the task,
+// if still PROCESSING under that very claim (worker_id and claimed_at),
+// goes back to PENDING in its old place (pseq is kept: the claim took it
+// from the head of its queue), worker_id, claimed_at and heartbeat_at
+// cleared, no attempt counted.
+//
+// KEYS[1] task key
+// ARGV[4] queue_id, ARGV[5] worker_id, ARGV[6] claimed_at ms
+//
+// Returns the standard reply: 0 | 1 'not_held' (no longer PROCESSING under
+// that claim: recovered by a sweep, claimed again, acknowledged…) | 2.
+var unclaimScript = script(`
+local id, worker, at = ARGV[4], ARGV[5], ARGV[6]
+local t = load(id)
+if not t then return reply(2) end
+if t.status ~= 'PROCESSING' or t.worker_id ~= worker or t.claimed_at ~= at then return reply(1, 'not_held', '', t) end
+apply(id, t, {status = 'PENDING', worker_id = false, claimed_at = false, heartbeat_at = false}, worker,
+  'claim released: never delivered to worker ' .. worker .. ' (no attempt counted)')
+return reply(0, '', '', t)
+`)
