@@ -46,8 +46,6 @@ var knownOpen = []struct {
 	why   string
 	match func(f finding) bool
 }{
-	{"issue #8 defect 9 (400 answers echo Go's parser text)",
-		func(f finding) bool { return f.kind == "go-parser-text" && f.a.Status == http.StatusBadRequest }},
 	{"new, not in issue #8: Asynqmon answers 500 (\"asynq: queue not found\", \"NOT_FOUND: queue … does not exist\") for an unknown queue, where 404 is right (authenticated /monitoring/api)",
 		func(f finding) bool {
 			body := string(f.a.Body)
