@@ -12,18 +12,21 @@ import (
 	"time"
 
 	"github.com/flowgate/flowgate/contracts"
+	"github.com/flowgate/flowgate/orchestrator/booking/bookingsvc"
+	"github.com/flowgate/flowgate/orchestrator/tasks/taskhttp"
 	"github.com/flowgate/flowgate/test/rediscluster"
 )
 
-// Budgets of the booking drill, from the README's settings (defaults).
+// Budgets of the booking drill: the settings' defaults, read from the
+// packages that own them.
 // BOOKING_SYNC_BUDGET is how long createAppt may take before it answers;
 // the other booking endpoints have no setting of their own (yet): a caller
 // on the phone waits for them as for createAppt, so they get the same
 // budget. The queue API answers within QUEUE_REQUEST_TIMEOUT and /readyz
 // within 1 s. Each is allowed budgetSlack more.
 const (
-	bookingSyncBudget   = 10 * time.Second // BOOKING_SYNC_BUDGET
-	queueRequestTimeout = 2 * time.Second  // QUEUE_REQUEST_TIMEOUT
+	bookingSyncBudget   = bookingsvc.DefaultSyncBudget   // BOOKING_SYNC_BUDGET
+	queueRequestTimeout = taskhttp.DefaultRequestTimeout // QUEUE_REQUEST_TIMEOUT
 	readyzBudget        = time.Second
 	budgetSlack         = 500 * time.Millisecond
 )
