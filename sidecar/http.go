@@ -50,6 +50,7 @@ func (m *Main) startHTTP() error {
 	if err := m.routes(app); err != nil {
 		return err
 	}
+	m.Logger.Debug("route table", "routes", routeTable(app))
 	ln, err := net.Listen("tcp", m.Config.Addr)
 	if err != nil {
 		return &ConfigError{Var: "FLOWGATE_ADDR", Err: err}

@@ -1,0 +1,17 @@
+// Package chaos holds flowgate's fault drills: the built binary on private
+// redis-server processes, on loopback, with faults injected under load —
+// Redis paused (SIGSTOP) and killed with an AOF restart under signed
+// claim/ACK/FAIL traffic, flowgate SIGKILLed under load, the booking
+// endpoints with Redis paused, a bad-input sweep over every registered
+// route, and a slowloris set beside a normal client. Each drill is bounded
+// in time and count and logs what it injected and what it counted.
+//
+// The drills carry the build tag chaos, so the default `go test ./...`
+// stays inside its time budget; run them with
+//
+//	test/run -tags chaos ./test/chaos/
+//	test/run -tags chaos -run DrillRedisOutage ./test/chaos/
+//
+// (.ci/run does, after the default run). FLOWGATE_DRILL_PAUSE sets how long
+// the Redis outage drills keep Redis stopped (default 30s).
+package chaos
