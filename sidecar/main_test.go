@@ -152,3 +152,20 @@ func basic(u, p string) string {
 	req.SetBasicAuth(u, p)
 	return strings.TrimPrefix(req.Header.Get("Authorization"), "Basic ")
 }
+
+// TestMonitoringUnknownQueueIs404: Asynqmon answers 500 with asynq's error
+// text for a queue that does not exist; flowgate answers 404 with its
+// envelope and keeps the text in the log (found by the bad-input drill).
+func TestMonitoringUnknownQueueIs404(t *testing.T) {
+	_, base := startMain(t, map[string]string{"MONITORING_USER": "ops", "MONITORING_PASSWORD": "s3cret-pass"})
+	auth := "Basic " + basic("ops", "s3cret-pass")
+	for _, path := range []string{"/monitoring/api/queues/nosuchqueue", "/monitoring/api/queues/nosuchqueue/pending_tasks"} {
+		status, body := get(t, base+path, "Authorization", auth)
+		require.Equal(t, http.StatusNotFound, status, "%s: %s", path, body)
+		require.Contains(t, body, `"code":"not_found"`)
+		require.NotContains(t, body, "asynq")
+		require.NotContains(t, body, "does not exist")
+	}
+	status, body := get(t, base+"/monitoring/api/queues", "Authorization", auth)
+	require.Equal(t, http.StatusOK, status, body)
+}

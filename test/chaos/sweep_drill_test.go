@@ -46,12 +46,6 @@ var knownOpen = []struct {
 	why   string
 	match func(f finding) bool
 }{
-	{"new, not in issue #8: Asynqmon answers 500 (\"asynq: queue not found\", \"NOT_FOUND: queue … does not exist\") for an unknown queue, where 404 is right (authenticated /monitoring/api)",
-		func(f finding) bool {
-			body := string(f.a.Body)
-			return f.kind == "5xx" && strings.HasPrefix(f.pr.path, "/monitoring/api/queues/") &&
-				(strings.Contains(body, "queue not found") || strings.Contains(body, "does not exist"))
-		}},
 }
 
 // openDefect returns why f is a known open defect, or "".
