@@ -45,8 +45,7 @@ var internalText = map[string]*regexp.Regexp{
 var knownOpen = []struct {
 	why   string
 	match func(f finding) bool
-}{
-}
+}{}
 
 // openDefect returns why f is a known open defect, or "".
 func openDefect(f finding) string {
