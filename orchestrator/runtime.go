@@ -26,6 +26,7 @@ type Config struct {
 	Redis   redis.UniversalClient
 
 	Queues          map[string]int // default DefaultQueues()
+	StrictPriority  bool           // drain queues in weight order (asynq StrictPriority); default weighted
 	Servers         int            // asynq.Server dequeuers in this process; default 2
 	Concurrency     int            // workers per server; default 10
 	ShutdownTimeout time.Duration  // how long in-flight tasks may finish on stop; default 8s
@@ -166,6 +167,7 @@ func (r *Runtime) Start() error {
 		srv := asynq.NewServer(r.cfg.ConnOpt, asynq.Config{
 			Concurrency:              r.cfg.Concurrency,
 			Queues:                   r.cfg.Queues,
+			StrictPriority:           r.cfg.StrictPriority,
 			RetryDelayFunc:           r.retryDelay,
 			IsFailure:                isFailure,
 			ErrorHandler:             asynq.ErrorHandlerFunc(r.handleError),
