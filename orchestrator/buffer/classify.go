@@ -66,7 +66,7 @@ func Retryable(err error) bool {
 	var ce *CodedError
 	var se *StatusError
 	switch {
-	case errors.As(err, &ve):
+	case errors.As(err, &ve), errors.Is(err, ErrNotImplemented):
 		return false
 	case errors.As(err, &ce):
 		return ce.Retry
