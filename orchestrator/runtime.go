@@ -34,8 +34,11 @@ type Config struct {
 	// to pending (asynq's default is 5 s, which makes a 10 s backoff 10–15 s).
 	// Default 1s.
 	DelayedCheck time.Duration
-	DefaultRetry RetryPolicy // for task types without a policy; default Exponential{10s, 5m}
-	KeyPrefix    string      // for flowgate's own keys (DLQ); default "flowgate"
+	// TaskCheckInterval is how long an idle dequeuer sleeps (±50 %) before
+	// asking again; default asynq's 1s.
+	TaskCheckInterval time.Duration
+	DefaultRetry      RetryPolicy // for task types without a policy; default Exponential{10s, 5m}
+	KeyPrefix         string      // for flowgate's own keys (DLQ); default "flowgate"
 
 	Logger     *slog.Logger
 	Registerer prometheus.Registerer
@@ -173,6 +176,7 @@ func (r *Runtime) Start() error {
 			ErrorHandler:             asynq.ErrorHandlerFunc(r.handleError),
 			ShutdownTimeout:          r.cfg.ShutdownTimeout,
 			DelayedTaskCheckInterval: r.cfg.DelayedCheck,
+			TaskCheckInterval:        r.cfg.TaskCheckInterval,
 			Logger:                   slogAdapter{r.cfg.Logger.With("component", "asynq", "server", i)},
 			LogLevel:                 asynq.WarnLevel,
 		})

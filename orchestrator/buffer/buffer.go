@@ -34,6 +34,7 @@ const (
 	DefaultMaxPayload         = 256 << 10
 	DefaultDLQAlertThreshold  = 100
 	DefaultShutdownTimeout    = 8 * time.Second
+	DefaultPollInterval       = 100 * time.Millisecond
 	MaxBatch                  = 1000
 )
 
@@ -46,6 +47,7 @@ type Config struct {
 	Concurrency     int
 	ShutdownTimeout time.Duration
 	DelayedCheck    time.Duration // how often due retries are moved to pending; default 1s
+	PollInterval    time.Duration // an idle dequeuer's sleep (seed: 100ms); default DefaultPollInterval
 
 	Backoff            Backoff // default the seed's 1 s · 2^n, cap 60 s
 	DefaultMaxRetries  int     // for handlers answering MaxRetries() < 0; default DefaultMaxRetries
@@ -96,6 +98,7 @@ func (c *Config) withDefaults() {
 	def(&c.DLQAlertThreshold, DefaultDLQAlertThreshold)
 	defD(&c.ShutdownTimeout, DefaultShutdownTimeout)
 	defD(&c.DelayedCheck, time.Second)
+	defD(&c.PollInterval, DefaultPollInterval)
 	defD(&c.DepthRefresh, DefaultDepthRefresh)
 	defD(&c.CompletedRetention, DefaultCompletedRetention)
 	defD(&c.FailedRetention, DefaultFailedRetention)
@@ -173,7 +176,7 @@ func New(cfg Config) (*Buffer, error) {
 	rt, err := orchestrator.New(orchestrator.Config{
 		ConnOpt: cfg.ConnOpt, Redis: cfg.Redis, Queues: queueWeights(), StrictPriority: true,
 		Servers: cfg.Servers, Concurrency: cfg.Concurrency, ShutdownTimeout: cfg.ShutdownTimeout,
-		DelayedCheck: cfg.DelayedCheck, DefaultRetry: cfg.Backoff, KeyPrefix: cfg.KeyPrefix,
+		DelayedCheck: cfg.DelayedCheck, TaskCheckInterval: cfg.PollInterval, DefaultRetry: cfg.Backoff, KeyPrefix: cfg.KeyPrefix,
 		Logger: cfg.Logger.With("component", "buffer"), Now: cfg.Now,
 		// The runtime's dead-letter series, renamed so they sit beside the
 		// main runtime's on one registry.
