@@ -246,8 +246,9 @@ type BufferEvent struct {
 	WillRetry *bool           `json:"willRetry,omitempty"`
 	Code      string          `json:"code,omitempty"`
 	Error     string          `json:"error,omitempty"`
-	State     string          `json:"state,omitempty"` // circuit: the new breaker state
-	Channel   string          `json:"channel,omitempty"`
+	State     string          `json:"state,omitempty"`   // circuit: the new breaker state
+	Channel   string          `json:"channel,omitempty"` // emit: the sse.emit channel
+	Name      string          `json:"name,omitempty"`    // emit: the event name
 	Data      json.RawMessage `json:"data,omitempty"`
 	At        time.Time       `json:"at"`
 }
