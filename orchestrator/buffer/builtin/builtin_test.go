@@ -22,8 +22,8 @@ import (
 
 	"github.com/flowgate/flowgate/contracts"
 	"github.com/flowgate/flowgate/orchestrator/buffer"
-	"github.com/flowgate/flowgate/orchestrator/buffer/builtin"
 	"github.com/flowgate/flowgate/orchestrator/buffer/bufferhttp"
+	"github.com/flowgate/flowgate/orchestrator/buffer/builtin"
 	"github.com/flowgate/flowgate/sidecar/web/sse"
 	"github.com/flowgate/flowgate/test/redistest"
 )
