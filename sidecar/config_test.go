@@ -27,7 +27,7 @@ func TestConfigDefaults(t *testing.T) {
 }
 
 func TestConfigRejectsBadValues(t *testing.T) {
-	secrets := map[string]string{"BOOKING_AUTH_SECRET": strings.Repeat("b", 32), "HMAC_SECRET": strings.Repeat("h", 32)}
+	secrets := map[string]string{"BOOKING_AUTH_SECRET": strings.Repeat("b", 32), "HMAC_SECRET": strings.Repeat("h", 32), "BUFFER_API_TOKEN": strings.Repeat("t", 32)}
 	cases := []struct {
 		env  map[string]string
 		name string
