@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -75,6 +76,10 @@ type publisher struct {
 	done    chan struct{}
 	mu      sync.RWMutex
 	closed  bool
+	// listeners is the channel's subscriber count, re-read every second:
+	// with nobody subscribed, events are not published (metrics still count).
+	listeners atomic.Int64
+	checked   atomic.Int64 // unix nanos of the last count
 }
 
 func newPublisher(rdb redis.UniversalClient, channel string, log *slog.Logger, dropped prometheus.Counter) *publisher {
@@ -85,6 +90,9 @@ func newPublisher(rdb redis.UniversalClient, channel string, log *slog.Logger, d
 }
 
 func (p *publisher) send(e contracts.BufferEvent) {
+	if !p.listened() {
+		return
+	}
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	if p.closed {
@@ -95,6 +103,24 @@ func (p *publisher) send(e contracts.BufferEvent) {
 	default:
 		p.dropped.Inc()
 	}
+}
+
+// listened reports whether anyone subscribes to the channel, asking Redis
+// at most once a second (PUBSUB NUMSUB, O(1)).
+func (p *publisher) listened() bool {
+	now := time.Now().UnixNano()
+	last := p.checked.Load()
+	if now-last > int64(time.Second) && p.checked.CompareAndSwap(last, now) {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		n, err := p.rdb.PubSubNumSub(ctx, p.channel).Result()
+		cancel()
+		if err != nil {
+			p.listeners.Store(1) // unknown: publish
+		} else {
+			p.listeners.Store(n[p.channel])
+		}
+	}
+	return p.listeners.Load() > 0
 }
 
 func (p *publisher) run() {
