@@ -244,9 +244,7 @@ func TestLoadBufferFailureRecovery(t *testing.T) {
 	var okIDs sync.Map
 	h := buffer.Func{Base: buffer.Base{Name: "flaky", Retries: 2}, Fn: func(_ context.Context, m *buffer.Message) (any, error) {
 		attempts.Add(1)
-		f := fnv.New32a()
-		fmt.Fprintf(f, "%s/%d", m.MessageID, m.AttemptCount)
-		if f.Sum32()%5 == 0 {
+		if failsAttempt(m.MessageID, m.AttemptCount) {
 			failures.Add(1)
 			return nil, &buffer.StatusError{StatusCode: 503}
 		}
@@ -259,6 +257,9 @@ func TestLoadBufferFailureRecovery(t *testing.T) {
 		c.Servers = 2
 		c.Backoff = buffer.Backoff{Base: 20 * time.Millisecond, Multiplier: 2, Max: 100 * time.Millisecond}
 		c.DLQAlertThreshold = 1_000_000
+		// This test is about retries: a run of 5 failures among 20 % must
+		// not open the breaker and defer the rest.
+		c.Circuit = buffer.CircuitConfig{Threshold: 1_000_000}
 	})
 	defer b.Stop()
 	insp := b.Runtime().Inspector
@@ -284,6 +285,19 @@ func TestLoadBufferFailureRecovery(t *testing.T) {
 	require.Equal(t, attempts.Load(), int64(ok)+failures.Load())
 	t.Logf("%d messages, 20%% of attempts failing, 2 retries: %d completed, %d dead-lettered (%.2f%%; expected 0.2³ = 0.8%%), %d attempts, %s",
 		n, ok, dlq, 100*float64(dlq)/float64(n), attempts.Load(), el.Round(time.Millisecond))
+}
+
+// failsAttempt decides, independently per (message, attempt), that one
+// attempt in five fails: splitmix64 of the FNV hash of the id and the
+// attempt number.
+func failsAttempt(id string, attempt int) bool {
+	f := fnv.New64a()
+	f.Write([]byte(id))
+	x := f.Sum64() + uint64(attempt)*0x9E3779B97F4A7C15
+	x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9
+	x = (x ^ (x >> 27)) * 0x94D049BB133111EB
+	x ^= x >> 31
+	return x%5 == 0
 }
 
 // procMem reads VmRSS and VmHWM (peak) of pid in bytes.
