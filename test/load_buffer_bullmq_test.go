@@ -55,10 +55,9 @@ func flowgateRun(t *testing.T, n, conc, servers int) (float64, time.Duration) {
 	db := redistest.New(t)
 	b := inProcess(t, db, conc, builtin.NewNoop(), func(c *buffer.Config) { c.Servers = servers })
 	defer b.Stop()
-	insp := b.Runtime().Inspector
 	start := time.Now()
 	enqueueAll(t, b, builtin.TypeNoop, n)
-	waitCompleted(t, insp, "buffer.default", n, 10*time.Minute)
+	waitCompleted(t, db.Client, "buffer.default", n, 10*time.Minute)
 	el := time.Since(start)
 	return float64(n) / el.Seconds(), el
 }
