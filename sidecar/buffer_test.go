@@ -1,9 +1,15 @@
 package main
 
 import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"io"
 	"net/http"
+	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -68,4 +74,29 @@ func TestBufferEndToEndEmbeddedAndReal(t *testing.T) {
 
 func getAuth(t *testing.T, url, tok string) (int, string) {
 	return get(t, url, "Authorization", "Bearer "+tok)
+}
+
+// The DLQ alert is one POST signed like flowgate's other webhooks:
+// hex HMAC-SHA256(HMAC_SECRET, X-Timestamp + "." + body).
+func TestBufferDLQAlertSignedPost(t *testing.T) {
+	secret := strings.Repeat("h", 32)
+	got := make(chan *http.Request, 1)
+	bodies := make(chan []byte, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		got <- r
+		bodies <- b
+	}))
+	defer srv.Close()
+	m := &Main{Config: Config{HMACSecret: secret}}
+	at := time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)
+	a := &dlqAlerter{url: srv.URL, sign: m.bufferSigner(), now: func() time.Time { return at }, client: srv.Client()}
+	require.NoError(t, a.DLQAlert(context.Background(), 101, 100))
+	r, body := <-got, <-bodies
+	require.JSONEq(t, `{"event":"buffer.dlq_threshold","count":101,"threshold":100,"at":"2026-11-23T09:00:00Z"}`, string(body))
+	ts := r.Header.Get("X-Timestamp")
+	require.Equal(t, strconv.FormatInt(at.Unix(), 10), ts)
+	mac := hmac.New(sha256.New, []byte(secret))
+	mac.Write([]byte(ts + "." + string(body)))
+	require.Equal(t, hex.EncodeToString(mac.Sum(nil)), r.Header.Get("X-Signature"))
 }
