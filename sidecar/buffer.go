@@ -97,10 +97,14 @@ func (w *workBuffer) start(m *Main) error {
 	return nil
 }
 
-// registerJobs adds the reconciler of the buffer's dead letters.
+// registerJobs adds the reconciler of the buffer's dead letters and the
+// hourly purge of those past BUFFER_FAILED_RETENTION.
 func (w *workBuffer) registerJobs(s *scheduler.Scheduler, spec string) error {
 	if err := s.Register("buffer_dlq_reconcile", spec, w.buf.Runtime().Reconciler()); err != nil {
 		return fmt.Errorf("cron job buffer_dlq_reconcile: %w", err)
+	}
+	if err := s.Register("buffer_dlq_purge", "@every 1h", w.buf.Purger()); err != nil {
+		return fmt.Errorf("cron job buffer_dlq_purge: %w", err)
 	}
 	return nil
 }
