@@ -191,7 +191,7 @@ func New(cfg Config) (*Buffer, error) {
 	b.circuits = newCircuits(cfg.Circuit, b.circuitChanged)
 	b.depth = &depthGauge{rdb: cfg.Redis, refresh: cfg.DepthRefresh, now: cfg.Now, log: cfg.Logger,
 		th:      Thresholds{Normal: DefaultNormalDepth, Warning: cfg.WarnDepth, Alert: cfg.AlertDepth, Max: cfg.MaxQueueSize},
-		onLevel: func(_ string, d int64) { m.depth.Set(float64(d)) }}
+		onDepth: func(d int64) { m.depth.Set(float64(d)) }}
 	for lvl, v := range map[string]int64{"normal": DefaultNormalDepth, "warning": cfg.WarnDepth, "alert": cfg.AlertDepth, "max": cfg.MaxQueueSize} {
 		m.level.WithLabelValues(lvl).Set(float64(v))
 	}

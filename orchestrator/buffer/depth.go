@@ -49,7 +49,7 @@ type depthGauge struct {
 	now     func() time.Time
 	log     *slog.Logger
 	th      Thresholds
-	onLevel func(level string, depth int64)
+	onDepth func(depth int64) // every new figure (the gauge)
 
 	mu     sync.Mutex
 	value  int64
@@ -83,8 +83,11 @@ func (g *depthGauge) Add(n int64) {
 	g.mu.Unlock()
 }
 
-// observe logs a level crossing once (mu held).
+// observe publishes the figure and logs a level crossing once (mu held).
 func (g *depthGauge) observe() {
+	if g.onDepth != nil {
+		g.onDepth(g.value)
+	}
 	lvl := g.th.Level(g.value)
 	if lvl == g.level {
 		return
@@ -96,9 +99,6 @@ func (g *depthGauge) observe() {
 		g.log.Warn("buffer: queue depth above the warning threshold; consider scaling", "depth", g.value, "threshold", g.th.Warning, "from", prev)
 	case LevelAlert, LevelFull:
 		g.log.Error("buffer: queue depth above the alert threshold", "depth", g.value, "threshold", g.th.Alert, "max", g.th.Max, "level", lvl)
-	}
-	if g.onLevel != nil {
-		g.onLevel(lvl, g.value)
 	}
 }
 

@@ -67,7 +67,7 @@ func (h emailHandler) Process(_ context.Context, m *buffer.Message) (any, error)
 	return map[string]string{"sentTo": v.To}, nil
 }
 
-func setup(t *testing.T, mod func(*buffer.Config)) *env {
+func setup(t testing.TB, mod func(*buffer.Config)) *env {
 	t.Helper()
 	db := redistest.New(t)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -99,7 +99,7 @@ func setup(t *testing.T, mod func(*buffer.Config)) *env {
 }
 
 // do sends a request and returns status, headers and body.
-func (e *env) do(t *testing.T, method, path, body string, auth ...string) (int, http.Header, []byte) {
+func (e *env) do(t testing.TB, method, path, body string, auth ...string) (int, http.Header, []byte) {
 	t.Helper()
 	req := httptest.NewRequest(method, path, strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
