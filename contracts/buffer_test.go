@@ -20,9 +20,9 @@ func sampleBufferMessage() contracts.BufferMessage {
 		Metadata: contracts.BufferMetadata{CorrelationID: "c-1", Source: "crm", UserID: "u-7", CompanyID: "co-3",
 			TraceID: "tr-9", Custom: json.RawMessage(`{"k":"v"}`)},
 		AttemptCount: 4, MaxRetries: 3, ProcessingStartedAt: &started, LastProcessedAt: &done, VisibleAt: &done,
-		WorkerID: "host:123",
-		Errors: []contracts.BufferError{{Message: "downstream answered HTTP 503", Code: "HTTP_503", Timestamp: started, AttemptNumber: 1}},
-		LastError: &contracts.BufferLastError{Message: "downstream answered HTTP 503", Code: "HTTP_503", Timestamp: done},
+		WorkerID:       "host:123",
+		Errors:         []contracts.BufferError{{Message: "downstream answered HTTP 503", Code: "HTTP_503", Timestamp: started, AttemptNumber: 1}},
+		LastError:      &contracts.BufferLastError{Message: "downstream answered HTTP 503", Code: "HTTP_503", Timestamp: done},
 		IdempotencyKey: "order-7", ExpiresAt: &done, CreatedAt: t0, UpdatedAt: t1,
 	}
 }
