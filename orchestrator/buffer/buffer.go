@@ -157,7 +157,8 @@ type Buffer struct {
 	pub      *publisher
 	log      *slog.Logger
 
-	mu    sync.Mutex
+	mu    sync.Mutex   // lifecycle: Start and Stop
+	gate  sync.Mutex   // state changes vs. admitting an enqueue (never held long)
 	state atomic.Value // string
 	// inflight counts enqueues in progress, so Stop waits for them.
 	inflight sync.WaitGroup
@@ -221,8 +222,14 @@ func (b *Buffer) Start() error {
 	if err := b.rt.Start(); err != nil {
 		return fmt.Errorf("buffer: start: %w", err)
 	}
-	b.state.Store(StateRunning)
+	b.setState(StateRunning)
 	return nil
+}
+
+func (b *Buffer) setState(s string) {
+	b.gate.Lock()
+	b.state.Store(s)
+	b.gate.Unlock()
 }
 
 // State is STOPPED, RUNNING or SHUTTING_DOWN.
@@ -237,11 +244,11 @@ func (b *Buffer) Stop() {
 	if b.State() != StateRunning {
 		return
 	}
-	b.state.Store(StateShuttingDown)
+	b.setState(StateShuttingDown) // from here admit refuses at once
 	b.inflight.Wait()
 	b.rt.Shutdown()
 	b.pub.close()
-	b.state.Store(StateStopped)
+	b.setState(StateStopped)
 }
 
 // Runtime exposes the buffer's Asynq runtime (its DLQ store and reconciler).

@@ -114,8 +114,8 @@ func (b *Buffer) prepare(req contracts.BufferEnqueueRequest) (prepared, error) {
 
 // admit reports SHUTDOWN_IN_PROGRESS, and registers an enqueue in progress.
 func (b *Buffer) admit() error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	b.gate.Lock()
+	defer b.gate.Unlock()
 	if b.State() != StateRunning {
 		return &contracts.Error{Code: contracts.CodeShutdownInProgress, Op: "buffer.Enqueue",
 			Message: "the work buffer is " + b.State() + "; enqueue is refused"}
