@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
+	"github.com/flowgate/flowgate/orchestrator/buffer"
 	"github.com/flowgate/flowgate/orchestrator/buffer/builtin"
 	"github.com/flowgate/flowgate/test/rediscluster"
 	"github.com/flowgate/flowgate/test/redistest"
@@ -33,7 +34,7 @@ func TestLoadBufferRedisCommandsPerMessage(t *testing.T) {
 	ctx := context.Background()
 
 	db := &redistest.DB{Client: rdb, Addr: srv.Addr()}
-	b := inProcess(t, db, 10, builtin.NewNoop(), nil)
+	b := inProcess(t, db, 10, builtin.NewNoop(), func(c *buffer.Config) { c.Servers = 1 })
 	require.NoError(t, rdb.ConfigResetStat(ctx).Err())
 	start := time.Now()
 	enqueueAll(t, b, builtin.TypeNoop, n)

@@ -216,7 +216,7 @@ func TestLoadBufferWorkerScaling(t *testing.T) {
 			done.Add(1)
 			return nil, nil
 		}}
-		b := inProcess(t, db, conc, h, nil)
+		b := inProcess(t, db, conc, h, func(c *buffer.Config) { c.Servers = 1 })
 		start := time.Now()
 		enqueueAll(t, b, "io", n)
 		require.Eventually(t, func() bool { return done.Load() == int64(n) }, 120*time.Second, 5*time.Millisecond)

@@ -22,7 +22,7 @@ import (
 
 // Defaults of Config (the settings table reads these).
 const (
-	DefaultServers            = 1
+	DefaultServers            = 2 // one dequeuer takes one task per round trip; 2 measured 1.4× on 2 cores
 	DefaultConcurrency        = 5 // seed worker pool
 	DefaultMaxQueueSize       = 1000
 	DefaultWarnDepth          = 500

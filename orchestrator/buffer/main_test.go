@@ -32,7 +32,7 @@ func setup(t *testing.T, mod func(*buffer.Config)) *bundle {
 	t.Helper()
 	db := redistest.New(t)
 	cfg := buffer.Config{
-		ConnOpt: db.AsynqOpt(), Redis: db.Client, Concurrency: 5, ShutdownTimeout: 2 * time.Second,
+		ConnOpt: db.AsynqOpt(), Redis: db.Client, Servers: 1, Concurrency: 5, ShutdownTimeout: 2 * time.Second,
 		DelayedCheck: 50 * time.Millisecond, PollInterval: 20 * time.Millisecond, DepthRefresh: time.Millisecond,
 		Backoff: buffer.Backoff{Base: 50 * time.Millisecond, Multiplier: 2, Max: 200 * time.Millisecond},
 		Logger:  quiet(),

@@ -71,7 +71,7 @@ func setup(t testing.TB, mod func(*buffer.Config)) *env {
 	t.Helper()
 	db := redistest.New(t)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	cfg := buffer.Config{ConnOpt: db.AsynqOpt(), Redis: db.Client, DelayedCheck: 50 * time.Millisecond,
+	cfg := buffer.Config{ConnOpt: db.AsynqOpt(), Redis: db.Client, Servers: 1, DelayedCheck: 50 * time.Millisecond,
 		PollInterval: 20 * time.Millisecond, DepthRefresh: time.Millisecond, MaxPayload: 1024, Logger: log,
 		Backoff: buffer.Backoff{Base: 20 * time.Millisecond, Multiplier: 2, Max: 100 * time.Millisecond}}
 	if mod != nil {
