@@ -242,6 +242,7 @@ func (b *Buffer) Stop() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.State() != StateRunning {
+		b.pub.close() // never started: only the publisher runs
 		return
 	}
 	b.setState(StateShuttingDown) // from here admit refuses at once
