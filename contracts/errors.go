@@ -52,9 +52,11 @@ func (c Code) HTTPStatus() int {
 		return http.StatusRequestHeaderFieldsTooLarge
 	case CodeQueueFull, CodeUnavailable:
 		return http.StatusServiceUnavailable
-	default:
-		return http.StatusInternalServerError
 	}
+	if s, ok := bufferStatus[c]; ok { // the work buffer's seed codes (buffer.go)
+		return s
+	}
+	return http.StatusInternalServerError
 }
 
 // CodeForStatus is the inverse used for errors raised by the HTTP framework

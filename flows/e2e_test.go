@@ -36,7 +36,7 @@ func startFlowgate(t *testing.T) *flowgate {
 	t.Helper()
 	db := redistest.New(t)
 	p := flowgatetest.Start(t, map[string]string{
-		"REDIS_URL": db.URL(), "HMAC_SECRET": testSecret, "BOOKING_AUTH_SECRET": "flows-test-booking-secret-0123456789",
+		"REDIS_URL": db.URL(), "HMAC_SECRET": testSecret, "BOOKING_AUTH_SECRET": "flows-test-booking-secret-0123456789", "BUFFER_API_TOKEN": "flows-test-buffer-token-0123456789",
 		// A FAILed task comes back after 5 min, not during the test.
 		"REQUEUE_BACKOFF_BASE": "5m", "REQUEUE_BACKOFF_MAX": "5m",
 	})

@@ -26,6 +26,7 @@ type Config struct {
 	Redis   redis.UniversalClient
 
 	Queues          map[string]int // default DefaultQueues()
+	StrictPriority  bool           // drain queues in weight order (asynq StrictPriority); default weighted
 	Servers         int            // asynq.Server dequeuers in this process; default 2
 	Concurrency     int            // workers per server; default 10
 	ShutdownTimeout time.Duration  // how long in-flight tasks may finish on stop; default 8s
@@ -33,8 +34,11 @@ type Config struct {
 	// to pending (asynq's default is 5 s, which makes a 10 s backoff 10–15 s).
 	// Default 1s.
 	DelayedCheck time.Duration
-	DefaultRetry RetryPolicy // for task types without a policy; default Exponential{10s, 5m}
-	KeyPrefix    string      // for flowgate's own keys (DLQ); default "flowgate"
+	// TaskCheckInterval is how long an idle dequeuer sleeps (±50 %) before
+	// asking again; default asynq's 1s.
+	TaskCheckInterval time.Duration
+	DefaultRetry      RetryPolicy // for task types without a policy; default Exponential{10s, 5m}
+	KeyPrefix         string      // for flowgate's own keys (DLQ); default "flowgate"
 
 	Logger     *slog.Logger
 	Registerer prometheus.Registerer
@@ -166,11 +170,13 @@ func (r *Runtime) Start() error {
 		srv := asynq.NewServer(r.cfg.ConnOpt, asynq.Config{
 			Concurrency:              r.cfg.Concurrency,
 			Queues:                   r.cfg.Queues,
+			StrictPriority:           r.cfg.StrictPriority,
 			RetryDelayFunc:           r.retryDelay,
 			IsFailure:                isFailure,
 			ErrorHandler:             asynq.ErrorHandlerFunc(r.handleError),
 			ShutdownTimeout:          r.cfg.ShutdownTimeout,
 			DelayedTaskCheckInterval: r.cfg.DelayedCheck,
+			TaskCheckInterval:        r.cfg.TaskCheckInterval,
 			Logger:                   slogAdapter{r.cfg.Logger.With("component", "asynq", "server", i)},
 			LogLevel:                 asynq.WarnLevel,
 		})

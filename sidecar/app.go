@@ -35,6 +35,7 @@ type Main struct {
 	rt       *orchestrator.Runtime
 	orch     *orchestration
 	booking  *booking
+	buffer   *workBuffer
 	stopping context.CancelFunc // ends long polls and detached follow-ups at shutdown
 	sched    *scheduler.Scheduler
 	monitor  *asynqmon.HTTPHandler
@@ -101,8 +102,14 @@ func (m *Main) Run(ctx context.Context) error {
 	if m.booking, err = m.newBooking(rt, b, shutdown); err != nil {
 		return err
 	}
+	if m.buffer, err = m.newBuffer(b, shutdown); err != nil {
+		return err
+	}
 	m.registry.MustRegister(asynqmetrics.NewQueueMetricsCollector(rt.Inspector))
 	if err := rt.Start(); err != nil {
+		return err
+	}
+	if err := m.buffer.start(m); err != nil {
 		return err
 	}
 
@@ -126,6 +133,9 @@ func (m *Main) Run(ctx context.Context) error {
 		}
 	}
 	if err := m.orch.registerJobs(sched, m.Config); err != nil {
+		return err
+	}
+	if err := m.buffer.registerJobs(sched, m.Config.DLQReconcile); err != nil {
 		return err
 	}
 	if err := sched.Start(); err != nil {

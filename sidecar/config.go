@@ -53,6 +53,8 @@ type Config struct {
 	PprofAddr       string
 	EphemeralSecret bool // set when secrets were generated (embedded mode)
 
+	Buffer BufferConfig // the work buffer (seed 001): settings_buffer.go
+
 	// VM task orchestration (seed 004).
 	WebhookAuth         string
 	WebhookToken        string
@@ -178,7 +180,10 @@ func (c *Config) validate() error {
 	if set != 0 && set != len(cloud9) {
 		return &ConfigError{Var: "CLOUD9_ENDPOINT", Err: errors.New("set CLOUD9_ENDPOINT, CLOUD9_CLIENT_ID, CLOUD9_USERNAME and CLOUD9_PASSWORD together, or none for the sandbox simulator")}
 	}
-	return c.validateBooking()
+	if err := c.validateBooking(); err != nil {
+		return err
+	}
+	return c.validateBuffer()
 }
 
 // Embedded reports whether flowgate runs on its in-process Redis.

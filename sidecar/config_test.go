@@ -28,7 +28,7 @@ func TestConfigDefaults(t *testing.T) {
 
 func TestConfigRejectsBadValues(t *testing.T) {
 	secrets := map[string]string{"BOOKING_AUTH_SECRET": strings.Repeat("b", 32), "HMAC_SECRET": strings.Repeat("h", 32),
-		"MONITORING_USER": "ops", "MONITORING_PASSWORD": "ops-password"}
+		"MONITORING_USER": "ops", "MONITORING_PASSWORD": "ops-password", "BUFFER_API_TOKEN": strings.Repeat("t", 32)}
 	cases := []struct {
 		env  map[string]string
 		name string

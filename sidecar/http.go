@@ -99,6 +99,7 @@ func (m *Main) routes(app *fiber.App) error {
 	app.All("/monitoring/*", h)
 
 	m.orch.routes(app)
+	m.buffer.routes(app)
 	return m.booking.routes(app, m.Config.NodeRedBasePath)
 }
 

@@ -64,6 +64,7 @@ func realRedisEnv(t *testing.T) map[string]string {
 		"REDIS_URL":           db.URL(),
 		"BOOKING_AUTH_SECRET": strings.Repeat("b", 32),
 		"HMAC_SECRET":         strings.Repeat("h", 32),
+		"BUFFER_API_TOKEN":    strings.Repeat("t", 32),
 	}
 }
 
@@ -99,7 +100,7 @@ func TestMainLifecycleEmbeddedAndReal(t *testing.T) {
 func TestReadyzFailsWhenRedisDown(t *testing.T) {
 	srv := rediscluster.StartServer(t)
 	_, base := startMain(t, map[string]string{
-		"REDIS_URL": srv.URL(), "BOOKING_AUTH_SECRET": strings.Repeat("b", 32), "HMAC_SECRET": strings.Repeat("h", 32),
+		"REDIS_URL": srv.URL(), "BOOKING_AUTH_SECRET": strings.Repeat("b", 32), "HMAC_SECRET": strings.Repeat("h", 32), "BUFFER_API_TOKEN": strings.Repeat("t", 32),
 	})
 	status, _ := get(t, base+"/readyz")
 	require.Equal(t, 200, status)

@@ -133,7 +133,7 @@ func oneOf(dst func(*Config) *string, allowed ...string) func(*Config, string) e
 }
 
 // settings is the table of every variable, in the order -help lists them.
-var settings = append(coreSettings, bookingSettings...)
+var settings = append(append(coreSettings, bookingSettings...), bufferSettings...)
 
 // coreSettings are the variables of the foundation and the orchestration.
 var coreSettings = []setting{

@@ -19,7 +19,7 @@ import (
 const composeFile = "../docker-compose.yml"
 
 // composeSecrets are the variables compose must be given; none has a default.
-var composeSecrets = []string{"BOOKING_AUTH_SECRET", "HMAC_SECRET", "MONITORING_PASSWORD"}
+var composeSecrets = []string{"BOOKING_AUTH_SECRET", "HMAC_SECRET", "BUFFER_API_TOKEN", "MONITORING_PASSWORD"}
 
 type composeService struct {
 	Image       string         `yaml:"image"`

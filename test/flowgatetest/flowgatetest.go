@@ -152,6 +152,9 @@ func Start(t testing.TB, env map[string]string) *Proc {
 // Addr is host:port.
 func (p *Proc) Addr() string { return strings.TrimPrefix(p.Base, "http://") }
 
+// PID is the process id (to read its memory in /proc).
+func (p *Proc) PID() int { return p.cmd.Process.Pid }
+
 // Exited is closed when the process has gone.
 func (p *Proc) Exited() <-chan struct{} { return p.exited }
 

@@ -1,0 +1,293 @@
+package buffer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hibiken/asynq"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redis/go-redis/v9"
+	"github.com/sony/gobreaker/v2"
+
+	"github.com/flowgate/flowgate/contracts"
+	"github.com/flowgate/flowgate/orchestrator"
+)
+
+// Defaults of Config (the settings table reads these).
+const (
+	DefaultServers            = 2 // one dequeuer takes one task per round trip; 2 measured 1.4× on 2 cores
+	DefaultConcurrency        = 5 // seed worker pool
+	DefaultMaxQueueSize       = 1000
+	DefaultWarnDepth          = 500
+	DefaultAlertDepth         = 900
+	DefaultNormalDepth        = 100
+	DefaultDepthRefresh       = 100 * time.Millisecond
+	DefaultCompletedRetention = 24 * time.Hour
+	DefaultFailedRetention    = 7 * 24 * time.Hour
+	DefaultMaxPayload         = 256 << 10
+	DefaultDLQAlertThreshold  = 100
+	DefaultShutdownTimeout    = 8 * time.Second
+	DefaultPollInterval       = 100 * time.Millisecond
+	MaxBatch                  = 1000
+)
+
+// Config configures a Buffer. Zero values take the defaults.
+type Config struct {
+	ConnOpt asynq.RedisConnOpt    // required: how the buffer's asynq servers reach Redis
+	Redis   redis.UniversalClient // required: the shared client
+
+	Servers         int
+	Concurrency     int
+	ShutdownTimeout time.Duration
+	DelayedCheck    time.Duration // how often due retries are moved to pending; default 1s
+	PollInterval    time.Duration // an idle dequeuer's sleep (seed: 100ms); default DefaultPollInterval
+
+	Backoff            Backoff // default the seed's 1 s · 2^n, cap 60 s
+	DefaultMaxRetries  int     // for handlers answering MaxRetries() < 0; default DefaultMaxRetries
+	MaxQueueSize       int64
+	WarnDepth          int64
+	AlertDepth         int64
+	DepthRefresh       time.Duration
+	CompletedRetention time.Duration
+	FailedRetention    time.Duration
+	MaxPayload         int // bytes of a message payload
+	DLQAlertThreshold  int64
+	Alerter            Alerter // receives DLQ threshold crossings; default: log only
+	Circuit            CircuitConfig
+
+	KeyPrefix  string // default "flowgate"
+	WorkerID   string // default hostname:pid
+	Logger     *slog.Logger
+	Registerer prometheus.Registerer
+	Now        func() time.Time
+}
+
+func (c *Config) withDefaults() {
+	def := func(p *int64, v int64) {
+		if *p == 0 {
+			*p = v
+		}
+	}
+	defD := func(p *time.Duration, v time.Duration) {
+		if *p == 0 {
+			*p = v
+		}
+	}
+	if c.Servers == 0 {
+		c.Servers = DefaultServers
+	}
+	if c.Concurrency == 0 {
+		c.Concurrency = DefaultConcurrency
+	}
+	if c.Backoff == (Backoff{}) {
+		c.Backoff = Backoff{Base: DefaultBackoffBase, Multiplier: DefaultBackoffMultiplier, Max: DefaultBackoffMax}
+	}
+	if c.DefaultMaxRetries == 0 {
+		c.DefaultMaxRetries = DefaultMaxRetries
+	}
+	def(&c.MaxQueueSize, DefaultMaxQueueSize)
+	def(&c.WarnDepth, DefaultWarnDepth)
+	def(&c.AlertDepth, DefaultAlertDepth)
+	def(&c.DLQAlertThreshold, DefaultDLQAlertThreshold)
+	defD(&c.ShutdownTimeout, DefaultShutdownTimeout)
+	defD(&c.DelayedCheck, time.Second)
+	defD(&c.PollInterval, DefaultPollInterval)
+	defD(&c.DepthRefresh, DefaultDepthRefresh)
+	defD(&c.CompletedRetention, DefaultCompletedRetention)
+	defD(&c.FailedRetention, DefaultFailedRetention)
+	if c.MaxPayload == 0 {
+		c.MaxPayload = DefaultMaxPayload
+	}
+	if c.KeyPrefix == "" {
+		c.KeyPrefix = "flowgate"
+	}
+	if c.WorkerID == "" {
+		host, _ := os.Hostname()
+		c.WorkerID = host + ":" + strconv.Itoa(os.Getpid())
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.Registerer == nil {
+		c.Registerer = prometheus.NewRegistry()
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+}
+
+func (c *Config) validate() error {
+	switch {
+	case c.ConnOpt == nil || c.Redis == nil:
+		return errors.New("buffer: ConnOpt and Redis are required")
+	case c.Backoff.Base <= 0 || c.Backoff.Max < c.Backoff.Base || c.Backoff.Multiplier < 1:
+		return fmt.Errorf("buffer: backoff needs base > 0, max ≥ base, multiplier ≥ 1, got %+v", c.Backoff)
+	case c.MaxQueueSize < 1:
+		return fmt.Errorf("buffer: MaxQueueSize must be ≥ 1, got %d", c.MaxQueueSize)
+	case c.MaxPayload < 1:
+		return fmt.Errorf("buffer: MaxPayload must be ≥ 1, got %d", c.MaxPayload)
+	case c.CompletedRetention < 0 || c.FailedRetention < 0:
+		return errors.New("buffer: retentions must not be negative")
+	}
+	return nil
+}
+
+// Lifecycle states (seed: STOPPED → RUNNING → SHUTTING_DOWN → STOPPED).
+const (
+	StateStopped      = "STOPPED"
+	StateRunning      = "RUNNING"
+	StateShuttingDown = "SHUTTING_DOWN"
+)
+
+// Buffer is the work buffer.
+type Buffer struct {
+	cfg      Config
+	rt       *orchestrator.Runtime
+	handlers *registry
+	circuits *circuits
+	depth    *depthGauge
+	metrics  *metrics
+	pub      *publisher
+	log      *slog.Logger
+
+	mu    sync.Mutex   // lifecycle: Start and Stop
+	gate  sync.Mutex   // state changes vs. admitting an enqueue (never held long)
+	state atomic.Value // string
+	// inflight counts enqueues in progress, so Stop waits for them.
+	inflight sync.WaitGroup
+}
+
+// New builds a stopped Buffer; register handlers, then Start.
+func New(cfg Config) (*Buffer, error) {
+	cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	m, err := newMetrics(cfg.Registerer)
+	if err != nil {
+		return nil, fmt.Errorf("buffer: metrics: %w", err)
+	}
+	rt, err := orchestrator.New(orchestrator.Config{
+		ConnOpt: cfg.ConnOpt, Redis: cfg.Redis, Queues: queueWeights(), StrictPriority: true,
+		Servers: cfg.Servers, Concurrency: cfg.Concurrency, ShutdownTimeout: cfg.ShutdownTimeout,
+		DelayedCheck: cfg.DelayedCheck, TaskCheckInterval: cfg.PollInterval, DefaultRetry: cfg.Backoff, KeyPrefix: cfg.KeyPrefix,
+		Logger: cfg.Logger.With("component", "buffer"), Now: cfg.Now,
+		// The runtime's dead-letter series, renamed so they sit beside the
+		// main runtime's on one registry.
+		Registerer: prometheus.WrapRegistererWithPrefix("buffer_", cfg.Registerer),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("buffer: runtime: %w", err)
+	}
+	b := &Buffer{cfg: cfg, rt: rt, handlers: newRegistry(), metrics: m, log: cfg.Logger}
+	b.state.Store(StateStopped)
+	b.pub = newPublisher(cfg.Redis, eventsChannel(cfg.KeyPrefix), cfg.Logger, m.dropped)
+	b.circuits = newCircuits(cfg.Circuit, b.circuitChanged)
+	b.depth = &depthGauge{rdb: cfg.Redis, refresh: cfg.DepthRefresh, now: cfg.Now, log: cfg.Logger,
+		th:      Thresholds{Normal: DefaultNormalDepth, Warning: cfg.WarnDepth, Alert: cfg.AlertDepth, Max: cfg.MaxQueueSize},
+		onDepth: func(d int64) { m.depth.Set(float64(d)) }}
+	for lvl, v := range map[string]int64{"normal": DefaultNormalDepth, "warning": cfg.WarnDepth, "alert": cfg.AlertDepth, "max": cfg.MaxQueueSize} {
+		m.level.WithLabelValues(lvl).Set(float64(v))
+	}
+	return b, nil
+}
+
+// Register adds a handler. A duplicate type, an empty type, or a
+// registration after Start is an error.
+func (b *Buffer) Register(h Handler) error {
+	if err := b.handlers.add(h); err != nil {
+		return err
+	}
+	b.circuits.add(h.Type())
+	b.metrics.circuit.WithLabelValues(h.Type()).Set(0)
+	b.rt.Handle(h.Type(), &processor{b: b, h: h}, b.cfg.Backoff)
+	return nil
+}
+
+// Start starts the dequeuers. Starting twice is an error.
+func (b *Buffer) Start() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.State() != StateStopped {
+		return fmt.Errorf("buffer: cannot start: state is %s", b.State())
+	}
+	b.handlers.seal()
+	if err := b.rt.Start(); err != nil {
+		return fmt.Errorf("buffer: start: %w", err)
+	}
+	b.setState(StateRunning)
+	return nil
+}
+
+func (b *Buffer) setState(s string) {
+	b.gate.Lock()
+	b.state.Store(s)
+	b.gate.Unlock()
+}
+
+// State is STOPPED, RUNNING or SHUTTING_DOWN.
+func (b *Buffer) State() string { return b.state.Load().(string) }
+
+// Stop refuses new enqueues (SHUTDOWN_IN_PROGRESS), waits for enqueues in
+// progress, lets in-flight messages finish within ShutdownTimeout (Asynq
+// re-queues the rest) and flushes the event publisher.
+func (b *Buffer) Stop() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.State() != StateRunning {
+		b.pub.close() // never started: only the publisher runs
+		return
+	}
+	b.setState(StateShuttingDown) // from here admit refuses at once
+	b.inflight.Wait()
+	b.rt.Shutdown()
+	b.pub.close()
+	b.setState(StateStopped)
+}
+
+// Runtime exposes the buffer's Asynq runtime (its DLQ store and reconciler).
+func (b *Buffer) Runtime() *orchestrator.Runtime { return b.rt }
+
+// Handlers lists the registered types.
+func (b *Buffer) Handlers() []string { return b.handlers.types() }
+
+// Circuits lists the breakers.
+func (b *Buffer) Circuits() []contracts.BufferCircuit { return b.circuits.snapshot() }
+
+// ResetCircuit closes a type's breaker.
+func (b *Buffer) ResetCircuit(typ string) error {
+	if !b.circuits.reset(typ) {
+		return &contracts.Error{Code: contracts.CodeHandlerNotFound, Op: "buffer.ResetCircuit",
+			Message: fmt.Sprintf("no handler registered for type %q", typ), Details: map[string]any{"type": typ}}
+	}
+	return nil
+}
+
+// Events is the Redis channel events are published on.
+func (b *Buffer) Events() string { return eventsChannel(b.cfg.KeyPrefix) }
+
+// emit counts an event and publishes it.
+func (b *Buffer) emit(e contracts.BufferEvent) {
+	if e.At.IsZero() {
+		e.At = b.cfg.Now().UTC()
+	}
+	b.metrics.events.WithLabelValues(e.Event, e.Type).Inc()
+	b.pub.send(e)
+}
+
+func (b *Buffer) circuitChanged(typ string, from, to gobreaker.State) {
+	b.metrics.circuit.WithLabelValues(typ).Set(float64(map[gobreaker.State]int{gobreaker.StateClosed: 0, gobreaker.StateHalfOpen: 1, gobreaker.StateOpen: 2}[to]))
+	lvl := slog.LevelInfo
+	if to == gobreaker.StateOpen {
+		lvl = slog.LevelWarn
+	}
+	b.log.Log(context.Background(), lvl, "buffer: circuit breaker changed", "type", typ, "from", stateName(from), "to", stateName(to))
+	b.emit(contracts.BufferEvent{Event: EventCircuit, Type: typ, State: stateName(to)})
+}

@@ -1,0 +1,154 @@
+// Package builtin holds the work buffer's built-in handlers: webhook.forward
+// (the seed's "MetaBot forwarding": a signed POST of the payload to a
+// configured URL, its answer classified by the buffer's retry logic),
+// sse.emit (the seed's "Socket emission": publish to the channel the
+// /api/buffer/events streams read) and noop (benchmarks only).
+package builtin
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/flowgate/flowgate/contracts"
+	"github.com/flowgate/flowgate/orchestrator/buffer"
+)
+
+// Handler types.
+const (
+	TypeWebhookForward = "webhook.forward"
+	TypeSSEEmit        = "sse.emit"
+	TypeNoop           = "noop"
+)
+
+// Signer returns the X-Timestamp and X-Signature values of body sent at ts.
+type Signer func(ts time.Time, body []byte) (timestamp, signature string)
+
+// Webhook is webhook.forward.
+type Webhook struct {
+	buffer.Base
+	URL    string
+	Sign   Signer
+	Client *http.Client
+	Now    func() time.Time
+}
+
+// NewWebhook returns webhook.forward posting to url with timeout.
+func NewWebhook(url string, timeout time.Duration, sign Signer, now func() time.Time) (*Webhook, error) {
+	if url == "" || sign == nil {
+		return nil, errors.New("builtin: webhook.forward needs a URL and a signer")
+	}
+	if now == nil {
+		now = time.Now
+	}
+	return &Webhook{Base: buffer.Base{Name: TypeWebhookForward, TimeoutAfter: timeout}, URL: url, Sign: sign,
+		Client: &http.Client{}, Now: now}, nil
+}
+
+// Process posts the payload; 2xx completes, anything else is a
+// *buffer.StatusError the retry classifier judges.
+func (w *Webhook) Process(ctx context.Context, m *buffer.Message) (any, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, w.URL, bytes.NewReader(m.Payload))
+	if err != nil {
+		return nil, &buffer.CodedError{Code: "WEBHOOK_URL", Retry: false, Err: err}
+	}
+	ts, sig := w.Sign(w.Now(), m.Payload)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Timestamp", ts)
+	req.Header.Set("X-Signature", sig)
+	req.Header.Set("X-Buffer-Message-Id", m.MessageID)
+	req.Header.Set("X-Buffer-Attempt", fmt.Sprint(m.AttemptCount))
+	if m.Metadata.CorrelationID != "" {
+		req.Header.Set("X-Correlation-Id", m.Metadata.CorrelationID)
+	}
+	resp, err := w.Client.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("webhook.forward: %w", err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return nil, &buffer.StatusError{StatusCode: resp.StatusCode, Body: string(body)}
+	}
+	return map[string]any{"status": resp.StatusCode}, nil
+}
+
+// emitPayload is sse.emit's payload.
+type emitPayload struct {
+	Channel string          `json:"channel"`
+	Event   string          `json:"event"`
+	Data    json.RawMessage `json:"data"`
+}
+
+// Emit is sse.emit: it publishes {channel, event, data} to the buffer's
+// events channel, which every /api/buffer/events stream reads (filtered by
+// ?channel=).
+type Emit struct {
+	buffer.Base
+	Redis   redis.UniversalClient
+	Channel string // the buffer's events channel (Buffer.Events())
+	Now     func() time.Time
+}
+
+// NewEmit returns sse.emit publishing on channel.
+func NewEmit(rdb redis.UniversalClient, channel string, now func() time.Time) *Emit {
+	if now == nil {
+		now = time.Now
+	}
+	return &Emit{Base: buffer.Base{Name: TypeSSEEmit, TimeoutAfter: 5 * time.Second}, Redis: rdb, Channel: channel, Now: now}
+}
+
+// Validate requires channel, event and data.
+func (e *Emit) Validate(p json.RawMessage) error {
+	if err := e.Base.Validate(p); err != nil {
+		return err
+	}
+	var v emitPayload
+	if err := json.Unmarshal(p, &v); err != nil {
+		return &buffer.ValidationError{Field: "payload", Reason: err.Error()}
+	}
+	switch {
+	case v.Channel == "" || len(v.Channel) > 128:
+		return &buffer.ValidationError{Field: "payload.channel", Reason: "Missing required field: channel (≤ 128 bytes)"}
+	case v.Event == "" || len(v.Event) > 128:
+		return &buffer.ValidationError{Field: "payload.event", Reason: "Missing required field: event (≤ 128 bytes)"}
+	case len(v.Data) == 0:
+		return &buffer.ValidationError{Field: "payload.data", Reason: "Missing required field: data"}
+	}
+	return nil
+}
+
+// Process publishes the event and reports how many subscribers got it.
+func (e *Emit) Process(ctx context.Context, m *buffer.Message) (any, error) {
+	var v emitPayload
+	if err := json.Unmarshal(m.Payload, &v); err != nil {
+		return nil, &buffer.ValidationError{Field: "payload", Reason: err.Error()}
+	}
+	ev := contracts.BufferEvent{Event: "emit", MessageID: m.MessageID, Type: TypeSSEEmit, Priority: m.Priority,
+		Channel: v.Channel, Name: v.Event, Data: v.Data, At: e.Now().UTC()}
+	raw, _ := json.Marshal(ev) // BufferEvent always marshals
+	n, err := e.Redis.Publish(ctx, e.Channel, raw).Result()
+	if err != nil {
+		return nil, fmt.Errorf("sse.emit: publish: %w", err)
+	}
+	return map[string]any{"receivers": n}, nil
+}
+
+// Noop completes at once (BUFFER_BENCH_HANDLERS=true only).
+type Noop struct{ buffer.Base }
+
+// NewNoop returns the benchmark handler.
+func NewNoop() Noop { return Noop{Base: buffer.Base{Name: TypeNoop, TimeoutAfter: 5 * time.Second}} }
+
+// Validate accepts any payload.
+func (Noop) Validate(json.RawMessage) error { return nil }
+
+// Process does nothing.
+func (Noop) Process(context.Context, *buffer.Message) (any, error) { return nil, nil }

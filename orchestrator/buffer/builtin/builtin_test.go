@@ -1,0 +1,165 @@
+package builtin_test
+
+import (
+	"bufio"
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/stretchr/testify/require"
+
+	"github.com/flowgate/flowgate/contracts"
+	"github.com/flowgate/flowgate/orchestrator/buffer"
+	"github.com/flowgate/flowgate/orchestrator/buffer/bufferhttp"
+	"github.com/flowgate/flowgate/orchestrator/buffer/builtin"
+	"github.com/flowgate/flowgate/sidecar/web/sse"
+	"github.com/flowgate/flowgate/test/redistest"
+)
+
+var secret = []byte("0123456789abcdef0123456789abcdef")
+
+// sign is the test's signer: HMAC-SHA256(secret, ts + "." + body), the
+// shape of flowgate's webhook signature.
+func sign(ts time.Time, body []byte) (string, string) {
+	stamp := ts.UTC().Format("20060102150405")
+	m := hmac.New(sha256.New, secret)
+	m.Write([]byte(stamp + "." + string(body)))
+	return stamp, hex.EncodeToString(m.Sum(nil))
+}
+
+func newBuffer(t *testing.T) (*buffer.Buffer, *redistest.DB) {
+	t.Helper()
+	db := redistest.New(t)
+	b, err := buffer.New(buffer.Config{ConnOpt: db.AsynqOpt(), Redis: db.Client, DelayedCheck: 50 * time.Millisecond,
+		PollInterval: 20 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Backoff: buffer.Backoff{Base: 20 * time.Millisecond, Multiplier: 2, Max: 100 * time.Millisecond}})
+	require.NoError(t, err)
+	t.Cleanup(b.Stop)
+	return b, db
+}
+
+func wait(t *testing.T, b *buffer.Buffer, id string, st contracts.BufferState) *buffer.Message {
+	t.Helper()
+	var m *buffer.Message
+	require.Eventually(t, func() bool {
+		var err error
+		m, err = b.Get(context.Background(), id)
+		return err == nil && m.State == st
+	}, 10*time.Second, 10*time.Millisecond)
+	return m
+}
+
+func TestWebhookForwardSignsAndClassifies(t *testing.T) {
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		ts, sig := sign(mustParse(r.Header.Get("X-Timestamp")), body)
+		if r.Header.Get("X-Signature") != sig || r.Header.Get("X-Timestamp") != ts {
+			w.WriteHeader(401)
+			return
+		}
+		switch {
+		case strings.Contains(string(body), `"gone"`):
+			w.WriteHeader(404)
+		case strings.Contains(string(body), `"flaky"`) && calls.Add(1) == 1:
+			w.WriteHeader(503)
+		default:
+			w.WriteHeader(204)
+		}
+	}))
+	defer srv.Close()
+	b, _ := newBuffer(t)
+	wh, err := builtin.NewWebhook(srv.URL, 2*time.Second, sign, nil)
+	require.NoError(t, err)
+	require.NoError(t, b.Register(wh))
+	require.NoError(t, b.Start())
+
+	flaky, err := b.Enqueue(context.Background(), contracts.BufferEnqueueRequest{Type: builtin.TypeWebhookForward, Payload: json.RawMessage(`{"k":"flaky"}`)})
+	require.NoError(t, err)
+	gone, err := b.Enqueue(context.Background(), contracts.BufferEnqueueRequest{Type: builtin.TypeWebhookForward, Payload: json.RawMessage(`{"k":"gone"}`)})
+	require.NoError(t, err)
+	m := wait(t, b, flaky.MessageID, contracts.BufferCompleted)
+	require.Equal(t, 2, m.AttemptCount, "503 retried")
+	require.JSONEq(t, `{"status":204}`, string(m.Result))
+	g := wait(t, b, gone.MessageID, contracts.BufferDLQ)
+	require.Equal(t, "HTTP_404", g.LastError.Code, "404 not retried")
+	require.Equal(t, 1, g.AttemptCount)
+}
+
+func mustParse(s string) time.Time {
+	t, _ := time.Parse("20060102150405", s)
+	return t
+}
+
+// TestSSEEmitReachesEventStreams: an sse.emit message reaches a
+// /api/buffer/events?channel= stream; the unfiltered stream sees the
+// buffer's own events.
+func TestSSEEmitReachesEventStreams(t *testing.T) {
+	b, db := newBuffer(t)
+	require.NoError(t, b.Register(builtin.NewEmit(db.Client, b.Events(), nil)))
+	require.NoError(t, b.Start())
+	app := fiber.New(fiber.Config{DisableStartupMessage: true})
+	app.Get("/events", bufferhttp.Events(db.Client, b.Events(), sse.Options{Heartbeat: 50 * time.Millisecond}))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	go func() { _ = app.Listener(ln) }()
+	t.Cleanup(func() { _ = app.Shutdown() })
+
+	open := func(q string) *bufio.Reader {
+		resp, err := http.Get("http://" + ln.Addr().String() + "/events" + q)
+		require.NoError(t, err)
+		t.Cleanup(func() { resp.Body.Close() })
+		return bufio.NewReader(resp.Body)
+	}
+	room, all := open("?channel=room-7"), open("")
+	require.Eventually(t, func() bool {
+		n := db.Client.PubSubNumSub(context.Background(), b.Events()).Val()[b.Events()]
+		return n == 2
+	}, 5*time.Second, 10*time.Millisecond)
+
+	_, err = b.Enqueue(context.Background(), contracts.BufferEnqueueRequest{Type: "sse.emit",
+		Payload: json.RawMessage(`{"channel":"room-7","event":"booking.updated","data":{"slot":"9:30"}}`)})
+	require.NoError(t, err)
+	_, err = b.Enqueue(context.Background(), contracts.BufferEnqueueRequest{Type: "sse.emit", Payload: json.RawMessage(`{"channel":"room-7"}`)})
+	require.Equal(t, contracts.CodeInvalidMessage, contracts.ErrorCode(err))
+
+	ev, data := next(t, room)
+	require.Equal(t, "booking.updated", ev)
+	require.JSONEq(t, `{"slot":"9:30"}`, data)
+	seen := map[string]bool{}
+	for !(seen["enqueued"] && seen["completed"]) {
+		ev, _ := next(t, all)
+		seen[ev] = true
+	}
+}
+
+// next reads the next event's name and data.
+func next(t *testing.T, r *bufio.Reader) (string, string) {
+	t.Helper()
+	var ev, data string
+	for {
+		line, err := r.ReadString('\n')
+		require.NoError(t, err)
+		line = strings.TrimRight(line, "\n")
+		switch {
+		case strings.HasPrefix(line, "event: "):
+			ev = strings.TrimPrefix(line, "event: ")
+		case strings.HasPrefix(line, "data: "):
+			data += strings.TrimPrefix(line, "data: ")
+		case line == "" && data != "":
+			return ev, data
+		}
+	}
+}

@@ -1,0 +1,43 @@
+// Package buffer is flowgate's work buffer (seed 001 "Work Buffer System")
+// on Asynq and Redis: typed handlers behind one small interface, four
+// priorities, per-type exponential backoff, a retry classifier, idempotency
+// keys, backpressure, per-type circuit breakers, and the dead-letter queue
+// of package dlq.
+//
+// Mapping of the seed onto Asynq:
+//
+//   - A message is an Asynq task on one of the buffer's own queues
+//     buffer.critical, buffer.high, buffer.default, buffer.low (priority 0..3),
+//     task id = messageId. The task payload carries the enqueue-time message;
+//     the task result (ResultWriter) carries the completion record; Asynq's
+//     Retention keeps completed messages for BUFFER_COMPLETED_RETENTION (24 h).
+//   - The buffer runs its own orchestrator.Runtime with StrictPriority: the
+//     seed claims "priority ASC, createdAt ASC", so a CRITICAL message is
+//     always taken before a NORMAL one. Strict priority can starve LOW under
+//     a sustained CRITICAL load — that is the seed's semantics — and because
+//     the buffer has its own dequeuers, flowgate's other queues (booking,
+//     VM tasks) keep their weighted, non-starving servers.
+//   - Atomic claiming, visibility timeout and stuck-message recovery are
+//     Asynq's dequeue script and lease (a crashed worker's task is retried
+//     when its 30 s lease expires; a graceful stop re-queues in-flight work).
+//     A handler that outlives Timeout() fails with MESSAGE_TIMEOUT and takes
+//     the failure path.
+//   - Retry delays are min(base·multiplier^n, max) (seed: 1 s, 2, 60 s), per
+//     handler type, through the runtime's RetryDelayFunc. The decision to
+//     retry is Handler.OnError, whose default is Retryable (the seed's retry
+//     decision logic). A message that may not retry, or has used its
+//     retries (MAX_RETRIES_EXCEEDED), is archived by Asynq and written to the
+//     durable dead-letter record by the runtime's error handler.
+//   - Idempotency keys are a SET NX key holding the original messageId; it
+//     lives as long as the original is retained (no TTL while pending, then
+//     the completed or failed retention).
+//   - Backpressure reads Asynq's list and sorted-set sizes of the four queues
+//     in one pipelined round trip (O(1) commands, never a scan), at most once
+//     per DepthRefresh per instance, and advances the figure locally with
+//     each enqueue in between.
+//   - Circuit breakers (sony/gobreaker) are per instance: each instance
+//     judges the downstream from its own calls without a Redis round trip per
+//     message; with N instances a failing downstream sees at most
+//     N × threshold calls before every breaker is open. An open breaker
+//     defers the task (orchestrator.Defer) so no attempt is burnt.
+package buffer

@@ -1,0 +1,118 @@
+package buffer
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/flowgate/flowgate/contracts"
+)
+
+// Message is the seed's BufferMessage.
+type Message = contracts.BufferMessage
+
+// Defaults of a handler built on Base.
+const (
+	DefaultTimeout    = 30 * time.Second
+	DefaultMaxRetries = 3
+)
+
+// ErrNotImplemented is what Base.Process returns: a handler must implement
+// Process.
+var ErrNotImplemented = errors.New("buffer: handler does not implement Process")
+
+// Handler processes the messages of one type (seed MessageHandler).
+type Handler interface {
+	Type() string
+	// Timeout bounds one Process call; past it the attempt fails with
+	// MESSAGE_TIMEOUT.
+	Timeout() time.Duration
+	// Idempotent says a repeated Process is harmless. A non-idempotent
+	// handler's timed-out attempt may have taken effect, so it is not
+	// retried: it goes to the DLQ for an operator to replay.
+	Idempotent() bool
+	// MaxRetries is the retries after the first attempt (a message's own
+	// maxRetries, when set, wins).
+	MaxRetries() int
+	// Validate checks a payload at enqueue and again before processing; a
+	// *ValidationError (or any error) makes the message INVALID_MESSAGE.
+	Validate(payload json.RawMessage) error
+	// Process does the work; its result is kept with the completed message.
+	Process(ctx context.Context, msg *Message) (any, error)
+	// OnError decides whether a failed attempt is retried.
+	OnError(err error, msg *Message) (retry bool)
+	OnBeforeProcess(ctx context.Context, msg *Message) error
+	OnAfterProcess(ctx context.Context, msg *Message, result any) error
+}
+
+// Base gives a handler every method but the ones it needs: embed it and
+// write Process (and Validate when the payload has a shape).
+type Base struct {
+	Name          string
+	TimeoutAfter  time.Duration // 0 → DefaultTimeout
+	Retries       int           // 0 → DefaultMaxRetries; negative → no retries
+	NotIdempotent bool
+}
+
+// Type implements Handler.
+func (b Base) Type() string { return b.Name }
+
+// Timeout implements Handler.
+func (b Base) Timeout() time.Duration {
+	if b.TimeoutAfter <= 0 {
+		return DefaultTimeout
+	}
+	return b.TimeoutAfter
+}
+
+// Idempotent implements Handler.
+func (b Base) Idempotent() bool { return !b.NotIdempotent }
+
+// MaxRetries implements Handler.
+func (b Base) MaxRetries() int {
+	switch {
+	case b.Retries < 0:
+		return 0
+	case b.Retries == 0:
+		return DefaultMaxRetries
+	}
+	return b.Retries
+}
+
+// Validate implements Handler: the payload must be a JSON object (seed
+// "Payload must be an object").
+func (b Base) Validate(payload json.RawMessage) error {
+	p := bytes.TrimSpace(payload)
+	if len(p) == 0 || p[0] != '{' || !json.Valid(p) {
+		return &ValidationError{Field: "payload", Reason: "Payload must be an object"}
+	}
+	return nil
+}
+
+// Process implements Handler; a handler must override it.
+func (b Base) Process(context.Context, *Message) (any, error) { return nil, ErrNotImplemented }
+
+// OnError implements Handler with the seed's retry decision logic.
+func (b Base) OnError(err error, _ *Message) bool { return Retryable(err) }
+
+// OnBeforeProcess implements Handler.
+func (b Base) OnBeforeProcess(context.Context, *Message) error { return nil }
+
+// OnAfterProcess implements Handler.
+func (b Base) OnAfterProcess(context.Context, *Message, any) error { return nil }
+
+// Func is a handler from a process function over Base.
+type Func struct {
+	Base
+	Fn func(ctx context.Context, msg *Message) (any, error)
+}
+
+// Process implements Handler.
+func (f Func) Process(ctx context.Context, msg *Message) (any, error) {
+	if f.Fn == nil {
+		return nil, ErrNotImplemented
+	}
+	return f.Fn(ctx, msg)
+}

@@ -1,0 +1,68 @@
+package buffer_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sync"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/flowgate/flowgate/contracts"
+	"github.com/flowgate/flowgate/orchestrator/buffer"
+)
+
+func errorsAs(err error, target any) bool { return errors.As(err, target) }
+
+// withRegistry gives a second buffer on the same config its own metrics.
+func withRegistry(c buffer.Config) buffer.Config {
+	c.Registerer = prometheus.NewRegistry()
+	return c
+}
+
+// eventLog collects the events published on the Redis channel.
+type eventLog struct {
+	mu  sync.Mutex
+	evs []contracts.BufferEvent
+}
+
+func (l *eventLog) states() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []string
+	for _, e := range l.evs {
+		if e.Event == buffer.EventCircuit {
+			out = append(out, e.State)
+		}
+	}
+	return out
+}
+
+func (l *eventLog) all() []contracts.BufferEvent {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]contracts.BufferEvent(nil), l.evs...)
+}
+
+func subscribe(t *testing.T, x *bundle) *eventLog {
+	t.Helper()
+	ps := x.db.Client.Subscribe(context.Background(), x.buf.Events())
+	_, err := ps.Receive(context.Background())
+	if err != nil {
+		t.Fatalf("subscribe: %v", err)
+	}
+	l := &eventLog{}
+	go func() {
+		for m := range ps.Channel() {
+			var e contracts.BufferEvent
+			if json.Unmarshal([]byte(m.Payload), &e) == nil {
+				l.mu.Lock()
+				l.evs = append(l.evs, e)
+				l.mu.Unlock()
+			}
+		}
+	}()
+	t.Cleanup(func() { _ = ps.Close() })
+	return l
+}

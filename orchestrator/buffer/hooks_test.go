@@ -1,0 +1,84 @@
+package buffer_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/flowgate/flowgate/contracts"
+	"github.com/flowgate/flowgate/orchestrator/buffer"
+)
+
+// hooked records its lifecycle calls.
+type hooked struct {
+	buffer.Base
+	mu    sync.Mutex
+	calls []string
+	fail  error
+}
+
+func (h *hooked) log(s string) { h.mu.Lock(); h.calls = append(h.calls, s); h.mu.Unlock() }
+
+func (h *hooked) OnBeforeProcess(_ context.Context, m *buffer.Message) error {
+	h.log("before:" + m.MessageID)
+	return nil
+}
+
+func (h *hooked) Process(_ context.Context, m *buffer.Message) (any, error) {
+	h.log("process")
+	return "r", h.fail
+}
+
+func (h *hooked) OnAfterProcess(_ context.Context, _ *buffer.Message, res any) error {
+	h.log("after:" + res.(string))
+	return nil
+}
+
+func (h *hooked) OnError(err error, _ *buffer.Message) bool {
+	h.log("onError")
+	return false
+}
+
+// The hooks run around Process in the seed's order; OnError decides.
+func TestHandlerHooksAndOnError(t *testing.T) {
+	x := setup(t, nil)
+	h := &hooked{Base: buffer.Base{Name: "h"}}
+	bad := &hooked{Base: buffer.Base{Name: "bad"}, fail: errors.New("boom")}
+	x.start(t, h, bad)
+	enq(t, x.buf, "h", `{}`, func(r *contracts.BufferEnqueueRequest) { r.MessageID = "m1" })
+	waitState(t, x.buf, "m1", contracts.BufferCompleted)
+	require.Equal(t, []string{"before:m1", "process", "after:r"}, h.calls)
+	enq(t, x.buf, "bad", `{}`, func(r *contracts.BufferEnqueueRequest) { r.MessageID = "m2" })
+	m := waitState(t, x.buf, "m2", contracts.BufferDLQ)
+	require.Equal(t, 1, m.AttemptCount, "OnError said no retry (the default would have retried)")
+	require.Equal(t, []string{"before:m2", "process", "onError"}, bad.calls)
+}
+
+// A panicking handler is caught: HANDLER_PANIC, not retried.
+func TestHandlerPanicIsAFailure(t *testing.T) {
+	x := setup(t, nil)
+	x.start(t, fn("p", func(context.Context, *buffer.Message) (any, error) { panic("oops") }))
+	e := enq(t, x.buf, "p", `{}`)
+	m := waitState(t, x.buf, e.MessageID, contracts.BufferDLQ)
+	require.Equal(t, "HANDLER_PANIC", m.LastError.Code)
+}
+
+// A non-idempotent handler's timed-out attempt may have taken effect: it
+// is dead-lettered with MESSAGE_TIMEOUT, not retried.
+func TestNonIdempotentTimeoutIsNotRetried(t *testing.T) {
+	x := setup(t, nil)
+	h := fn("once", func(ctx context.Context, _ *buffer.Message) (any, error) {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	})
+	h.TimeoutAfter, h.NotIdempotent = 100*time.Millisecond, true
+	x.start(t, h)
+	e := enq(t, x.buf, "once", `{}`)
+	m := waitState(t, x.buf, e.MessageID, contracts.BufferDLQ)
+	require.Equal(t, 1, m.AttemptCount)
+	require.Equal(t, "MESSAGE_TIMEOUT", m.LastError.Code)
+}

@@ -1,0 +1,215 @@
+package buffer
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"time"
+
+	"github.com/hibiken/asynq"
+
+	"github.com/flowgate/flowgate/contracts"
+	"github.com/flowgate/flowgate/orchestrator"
+)
+
+// completion is the task result of a completed message.
+type completion struct {
+	Result              json.RawMessage `json:"result,omitempty"`
+	ProcessingStartedAt time.Time       `json:"processingStartedAt"`
+	CompletedAt         time.Time       `json:"completedAt"`
+	WorkerID            string          `json:"workerId"`
+	AttemptCount        int             `json:"attemptCount"`
+}
+
+// finalError is the error a message leaves the buffer with: asynq archives
+// it (SkipRetry) and the runtime records the dead letter.
+type finalError struct {
+	code  string
+	cause error
+}
+
+func (e *finalError) Error() string { return e.code + ": " + e.cause.Error() }
+func (e *finalError) Unwrap() []error {
+	return []error{e.cause, asynq.SkipRetry}
+}
+
+// processor runs one handler type's messages (seed PROCESS).
+type processor struct {
+	b *Buffer
+	h Handler
+}
+
+// ProcessTask implements asynq.Handler.
+func (p *processor) ProcessTask(ctx context.Context, t *asynq.Task) error {
+	b := p.b
+	msg, err := p.message(ctx, t)
+	if err != nil {
+		return &finalError{code: string(contracts.CodeInvalidMessage), cause: err}
+	}
+	cb := b.circuits.get(p.h.Type())
+	start := b.cfg.Now().UTC()
+	msg.ProcessingStartedAt = &start
+	res, err := cb.Execute(func() (any, error) { return p.run(ctx, msg) })
+	if isBreakerRefusal(err) {
+		return p.deferred(ctx, msg)
+	}
+	outcome := "completed"
+	defer func() {
+		b.metrics.duration.WithLabelValues(p.h.Type(), outcome).Observe(b.cfg.Now().Sub(start).Seconds())
+	}()
+	if err == nil {
+		return p.completed(ctx, t, msg, res, start)
+	}
+	outcome = "failed"
+	return p.failed(ctx, msg, err)
+}
+
+// message decodes the task into the seed's message.
+func (p *processor) message(ctx context.Context, t *asynq.Task) (*Message, error) {
+	var env envelope
+	if err := json.Unmarshal(t.Payload(), &env); err != nil {
+		return nil, fmt.Errorf("undecodable task payload: %w", err)
+	}
+	retried, _ := asynq.GetRetryCount(ctx)
+	return &Message{
+		MessageID: env.MessageID, Type: t.Type(), Priority: env.Priority, State: contracts.BufferProcessing,
+		Payload: env.Payload, Metadata: env.Metadata, AttemptCount: retried + 1, MaxRetries: env.MaxRetries,
+		WorkerID: p.b.cfg.WorkerID, IdempotencyKey: env.IdempotencyKey, CreatedAt: env.CreatedAt,
+		UpdatedAt: p.b.cfg.Now().UTC(), Errors: []contracts.BufferError{},
+	}, nil
+}
+
+// run validates, calls the hooks and Process within Timeout().
+func (p *processor) run(ctx context.Context, msg *Message) (result any, err error) {
+	if err := p.h.Validate(msg.Payload); err != nil {
+		var ve *ValidationError
+		if !errors.As(err, &ve) {
+			err = &ValidationError{Field: "payload", Reason: err.Error()}
+		}
+		return nil, err
+	}
+	if err := p.h.OnBeforeProcess(ctx, msg); err != nil {
+		return nil, fmt.Errorf("onBeforeProcess: %w", err)
+	}
+	limit := p.h.Timeout()
+	tctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	type answer struct {
+		v   any
+		err error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		defer func() {
+			if r := recover(); r != nil {
+				done <- answer{err: &CodedError{Code: "HANDLER_PANIC", Retry: false, Err: fmt.Errorf("panic: %v\n%s", r, debug.Stack())}}
+			}
+		}()
+		v, err := p.h.Process(tctx, msg)
+		done <- answer{v, err}
+	}()
+	select {
+	case a := <-done:
+		if a.err != nil && tctx.Err() != nil && ctx.Err() == nil {
+			return nil, &timeoutError{after: limit.String()}
+		}
+		if a.err != nil {
+			return nil, a.err
+		}
+		result = a.v
+	case <-tctx.Done():
+		if ctx.Err() != nil {
+			return nil, ctx.Err() // shutdown or asynq's deadline
+		}
+		return nil, &timeoutError{after: limit.String()}
+	}
+	if err := p.h.OnAfterProcess(ctx, msg, result); err != nil {
+		return nil, fmt.Errorf("onAfterProcess: %w", err)
+	}
+	return result, nil
+}
+
+// completed writes the result (seed 4a).
+func (p *processor) completed(ctx context.Context, t *asynq.Task, msg *Message, res any, start time.Time) error {
+	b := p.b
+	rec := completion{ProcessingStartedAt: start, CompletedAt: b.cfg.Now().UTC(), WorkerID: b.cfg.WorkerID, AttemptCount: msg.AttemptCount}
+	if res != nil {
+		raw, err := json.Marshal(res)
+		if err != nil {
+			return &finalError{code: "RESULT_NOT_JSON", cause: err}
+		}
+		rec.Result = raw
+	}
+	body, _ := json.Marshal(rec) // completion always marshals
+	if _, err := t.ResultWriter().Write(body); err != nil {
+		// The work is done; asynq would run it again if we failed here.
+		b.log.Warn("buffer: could not write a message result", "message_id", msg.MessageID, "err", err)
+	}
+	if msg.IdempotencyKey != "" {
+		b.releaseIdem(ctx, msg.IdempotencyKey, msg.MessageID, b.cfg.CompletedRetention)
+	}
+	b.emit(contracts.BufferEvent{Event: EventCompleted, MessageID: msg.MessageID, Type: msg.Type, Priority: msg.Priority, Attempt: msg.AttemptCount})
+	return nil
+}
+
+// failed is the seed's failure path (4b).
+func (p *processor) failed(ctx context.Context, msg *Message, err error) error {
+	b := p.b
+	code := ErrorCode(err)
+	var ve *ValidationError
+	var te *timeoutError
+	retry := !errors.As(err, &ve) && p.h.OnError(err, msg)
+	if retry && errors.As(err, &te) && !p.h.Idempotent() {
+		retry = false // the timed-out attempt may have taken effect
+	}
+	final := !retry || msg.AttemptCount > msg.MaxRetries
+	b.recordError(ctx, msg, contracts.BufferError{Message: err.Error(), Code: code,
+		Timestamp: b.cfg.Now().UTC(), AttemptNumber: msg.AttemptCount})
+	willRetry := !final
+	b.emit(contracts.BufferEvent{Event: EventFailed, MessageID: msg.MessageID, Type: msg.Type, Priority: msg.Priority,
+		Attempt: msg.AttemptCount, WillRetry: &willRetry, Code: code, Error: err.Error()})
+	if !final {
+		return fmt.Errorf("%s: %w", code, err)
+	}
+	if retry {
+		code = string(contracts.CodeMaxRetriesExceeded)
+	}
+	if msg.IdempotencyKey != "" {
+		b.releaseIdem(ctx, msg.IdempotencyKey, msg.MessageID, b.cfg.FailedRetention)
+	}
+	b.emit(contracts.BufferEvent{Event: EventDLQ, MessageID: msg.MessageID, Type: msg.Type, Priority: msg.Priority,
+		Attempt: msg.AttemptCount, Code: code, Error: err.Error()})
+	b.afterDeadLetter(ctx)
+	return &finalError{code: code, cause: err}
+}
+
+// deferred re-schedules a message its open breaker refused, burning no
+// attempt (CIRCUIT_OPEN recorded).
+func (p *processor) deferred(ctx context.Context, msg *Message) error {
+	b := p.b
+	b.recordError(ctx, msg, contracts.BufferError{Message: "circuit breaker for " + msg.Type + " is open; re-scheduled without an attempt",
+		Code: string(contracts.CodeCircuitOpen), Timestamp: b.cfg.Now().UTC(), AttemptNumber: msg.AttemptCount})
+	wait := b.circuits.cfg.Timeout / 2
+	if wait < 100*time.Millisecond {
+		wait = 100 * time.Millisecond
+	}
+	return orchestrator.Defer(wait, string(contracts.CodeCircuitOpen))
+}
+
+// recordError appends to the message's errors array (kept the failed
+// retention) in one MULTI.
+func (b *Buffer) recordError(ctx context.Context, msg *Message, e contracts.BufferError) {
+	raw, _ := json.Marshal(e) // BufferError always marshals
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+	defer cancel()
+	k := errKey(b.cfg.KeyPrefix, msg.MessageID)
+	pipe := b.cfg.Redis.TxPipeline()
+	pipe.RPush(wctx, k, raw)
+	pipe.LTrim(wctx, k, -100, -1)
+	pipe.PExpire(wctx, k, b.cfg.FailedRetention)
+	if _, err := pipe.Exec(wctx); err != nil {
+		b.log.Warn("buffer: could not record a message error", "message_id", msg.MessageID, "err", err)
+	}
+}

@@ -1,0 +1,145 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/flowgate/flowgate/orchestrator/buffer"
+	"github.com/flowgate/flowgate/orchestrator/buffer/bufferhttp"
+	"github.com/flowgate/flowgate/orchestrator/buffer/builtin"
+	"github.com/flowgate/flowgate/scheduler"
+	"github.com/flowgate/flowgate/sidecar/web/sse"
+	"github.com/flowgate/flowgate/webhooks/signature"
+)
+
+// workBuffer is the work buffer (seed 001): its own Asynq runtime on the
+// buffer.* queues, the built-in handlers, and /api/buffer.
+type workBuffer struct {
+	buf *buffer.Buffer
+	api *bufferhttp.Handlers
+}
+
+// bufferSigner signs flowgate's outgoing buffer POSTs (webhook.forward, the
+// DLQ alert) with HMAC_SECRET; the one place the buffer calls the signer.
+func (m *Main) bufferSigner() builtin.Signer {
+	secret := []byte(m.Config.HMACSecret)
+	return func(ts time.Time, body []byte) (string, string) { return signature.Sign(secret, ts, body) }
+}
+
+// newBuffer builds the buffer and registers its handlers; start runs it
+// after the main runtime.
+func (m *Main) newBuffer(b *backend, shutdown context.Context) (*workBuffer, error) {
+	c := m.Config.Buffer
+	if c.APIToken == "" { // embedded mode (LoadConfig refused a real Redis without one)
+		tok := make([]byte, 24)
+		if _, err := rand.Read(tok); err != nil {
+			return nil, fmt.Errorf("generate BUFFER_API_TOKEN: %w", err)
+		}
+		c.APIToken = hex.EncodeToString(tok)
+		m.Config.Buffer.APIToken = c.APIToken
+		m.Logger.Warn("no BUFFER_API_TOKEN set: generated one for this process (printed once)", "var", "BUFFER_API_TOKEN", "token", c.APIToken)
+	}
+	cfg := buffer.Config{
+		ConnOpt: b.ConnOpt, Redis: b.Client, Servers: c.Servers, Concurrency: c.Concurrency,
+		ShutdownTimeout: c.ShutdownTimeout, PollInterval: c.PollInterval,
+		Backoff:           buffer.Backoff{Base: c.BackoffBase, Multiplier: c.BackoffMultiplier, Max: c.BackoffMax},
+		DefaultMaxRetries: c.MaxRetries, MaxQueueSize: int64(c.MaxQueueSize), WarnDepth: int64(c.WarnDepth),
+		AlertDepth: int64(c.AlertDepth), CompletedRetention: c.CompletedRetention, FailedRetention: c.FailedRetention,
+		MaxPayload: c.MaxPayload, DLQAlertThreshold: int64(c.DLQAlertThreshold),
+		Circuit: buffer.CircuitConfig{Threshold: uint32(c.CircuitThreshold), Timeout: c.CircuitTimeout},
+		Logger:  m.Logger, Registerer: m.registry, Now: m.Now,
+	}
+	if c.DLQAlertWebhook != "" {
+		cfg.Alerter = &dlqAlerter{url: c.DLQAlertWebhook, sign: m.bufferSigner(), now: m.Now, client: &http.Client{Timeout: 10 * time.Second}}
+	}
+	buf, err := buffer.New(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("work buffer: %w", err)
+	}
+	hs := []buffer.Handler{builtin.NewEmit(b.Client, buf.Events(), m.Now)}
+	if c.WebhookURL != "" {
+		wh, err := builtin.NewWebhook(c.WebhookURL, c.WebhookTimeout, m.bufferSigner(), m.Now)
+		if err != nil {
+			return nil, &ConfigError{Var: "BUFFER_WEBHOOK_URL", Err: err}
+		}
+		hs = append(hs, wh)
+	}
+	if c.BenchHandlers {
+		hs = append(hs, builtin.NewNoop())
+	}
+	for _, h := range hs {
+		if err := buf.Register(h); err != nil {
+			return nil, fmt.Errorf("work buffer: %w", err)
+		}
+	}
+	api, err := bufferhttp.New(buf, bufferhttp.Config{Token: c.APIToken,
+		Events: bufferhttp.Events(b.Client, buf.Events(), sse.Options{Shutdown: shutdown})})
+	if err != nil {
+		return nil, fmt.Errorf("work buffer api: %w", err)
+	}
+	return &workBuffer{buf: buf, api: api}, nil
+}
+
+// start runs the buffer's dequeuers; Close stops them (after HTTP drained).
+func (w *workBuffer) start(m *Main) error {
+	if err := w.buf.Start(); err != nil {
+		return err
+	}
+	m.onClose(func(context.Context) error { w.buf.Stop(); return nil })
+	return nil
+}
+
+// registerJobs adds the reconciler of the buffer's dead letters and the
+// hourly purge of those past BUFFER_FAILED_RETENTION.
+func (w *workBuffer) registerJobs(s *scheduler.Scheduler, spec string) error {
+	if err := s.Register("buffer_dlq_reconcile", spec, w.buf.Runtime().Reconciler()); err != nil {
+		return fmt.Errorf("cron job buffer_dlq_reconcile: %w", err)
+	}
+	if err := s.Register("buffer_dlq_purge", "@every 1h", w.buf.Purger()); err != nil {
+		return fmt.Errorf("cron job buffer_dlq_purge: %w", err)
+	}
+	return nil
+}
+
+// routes mounts /api/buffer.
+func (w *workBuffer) routes(app *fiber.App) { bufferhttp.Register(app, w.api) }
+
+// dlqAlerter POSTs {"event":"buffer.dlq_threshold",...} signed like
+// flowgate's other webhooks.
+type dlqAlerter struct {
+	url    string
+	sign   builtin.Signer
+	now    func() time.Time
+	client *http.Client
+}
+
+// DLQAlert implements buffer.Alerter.
+func (a *dlqAlerter) DLQAlert(ctx context.Context, count, threshold int64) error {
+	at := a.now().UTC()
+	body, _ := json.Marshal(map[string]any{"event": "buffer.dlq_threshold", "count": count, "threshold": threshold, "at": at})
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, a.url, bytes.NewReader(body))
+	if err != nil {
+		return fmt.Errorf("dlq alert: %w", err)
+	}
+	ts, sig := a.sign(at, body)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set(signature.HeaderTimestamp, ts)
+	req.Header.Set(signature.HeaderSignature, sig)
+	resp, err := a.client.Do(req)
+	if err != nil {
+		return fmt.Errorf("dlq alert: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("dlq alert: %s answered %d", a.url, resp.StatusCode)
+	}
+	return nil
+}

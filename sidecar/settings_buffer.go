@@ -1,0 +1,123 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/flowgate/flowgate/orchestrator/buffer"
+)
+
+// BufferConfig holds the work buffer's settings (seed 001); defaults are
+// the package buffer constants.
+type BufferConfig struct {
+	APIToken           string
+	Servers            int
+	Concurrency        int
+	PollInterval       time.Duration
+	MaxQueueSize       int
+	WarnDepth          int
+	AlertDepth         int
+	MaxRetries         int
+	BackoffBase        time.Duration
+	BackoffMultiplier  float64
+	BackoffMax         time.Duration
+	CompletedRetention time.Duration
+	FailedRetention    time.Duration
+	MaxPayload         int
+	DLQAlertThreshold  int
+	DLQAlertWebhook    string
+	CircuitThreshold   int
+	CircuitTimeout     time.Duration
+	ShutdownTimeout    time.Duration
+	WebhookURL         string
+	WebhookTimeout     time.Duration
+	BenchHandlers      bool
+}
+
+func bufferInt(dst func(*BufferConfig) *int, min, max int) func(*Config, string) error {
+	return integer(func(c *Config) *int { return dst(&c.Buffer) }, min, max)
+}
+
+func bufferDuration(dst func(*BufferConfig) *time.Duration) func(*Config, string) error {
+	return duration(func(c *Config) *time.Duration { return dst(&c.Buffer) })
+}
+
+func httpURL(dst func(*BufferConfig) *string) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		u, err := url.Parse(v)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("want an http(s) URL, got %q", v)
+		}
+		*dst(&c.Buffer) = v
+		return nil
+	}
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+// bufferSettings are the work buffer's variables.
+var bufferSettings = []setting{
+	{name: "BUFFER_API_TOKEN", help: "bearer token of /api/buffer (≥ 16 characters); required with a real Redis, generated and printed once in embedded mode", secret: true, apply: func(c *Config, v string) error {
+		if len(v) < 16 {
+			return errors.New("must be at least 16 characters")
+		}
+		c.Buffer.APIToken = v
+		return nil
+	}},
+	{name: "BUFFER_SERVERS", def: itoa(buffer.DefaultServers), help: "asynq dequeuers of the work buffer's own queues (strict priority)", apply: bufferInt(func(b *BufferConfig) *int { return &b.Servers }, 1, 64)},
+	{name: "BUFFER_CONCURRENCY", def: itoa(buffer.DefaultConcurrency), help: "workers per buffer dequeuer (seed worker pool: 5)", apply: bufferInt(func(b *BufferConfig) *int { return &b.Concurrency }, 1, 1000)},
+	{name: "BUFFER_POLL_INTERVAL", def: buffer.DefaultPollInterval.String(), help: "an idle buffer dequeuer's wait before asking again (seed poll interval)", apply: bufferDuration(func(b *BufferConfig) *time.Duration { return &b.PollInterval })},
+	{name: "BUFFER_MAX_QUEUE_SIZE", def: itoa(buffer.DefaultMaxQueueSize), help: "messages pending, retrying or in flight at which enqueue answers QUEUE_FULL (429)", apply: bufferInt(func(b *BufferConfig) *int { return &b.MaxQueueSize }, 1, 100_000_000)},
+	{name: "BUFFER_WARN_DEPTH", def: itoa(buffer.DefaultWarnDepth), help: "queue depth above which a warning is logged (once per crossing)", apply: bufferInt(func(b *BufferConfig) *int { return &b.WarnDepth }, 1, 100_000_000)},
+	{name: "BUFFER_ALERT_DEPTH", def: itoa(buffer.DefaultAlertDepth), help: "queue depth above which an error is logged (once per crossing)", apply: bufferInt(func(b *BufferConfig) *int { return &b.AlertDepth }, 1, 100_000_000)},
+	{name: "BUFFER_MAX_RETRIES", def: itoa(buffer.DefaultMaxRetries), help: "retries of a message whose handler and request name none", apply: bufferInt(func(b *BufferConfig) *int { return &b.MaxRetries }, 0, 100)},
+	{name: "BUFFER_BACKOFF_BASE", def: buffer.DefaultBackoffBase.String(), help: "retry delay min(base·multiplier^n, max): base", apply: bufferDuration(func(b *BufferConfig) *time.Duration { return &b.BackoffBase })},
+	{name: "BUFFER_BACKOFF_MULTIPLIER", def: strconv.FormatFloat(buffer.DefaultBackoffMultiplier, 'g', -1, 64), help: "retry delay multiplier", apply: func(c *Config, v string) error {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || f < 1 || f > 100 {
+			return fmt.Errorf("want a number 1..100, got %q", v)
+		}
+		c.Buffer.BackoffMultiplier = f
+		return nil
+	}},
+	{name: "BUFFER_BACKOFF_MAX", def: buffer.DefaultBackoffMax.String(), help: "retry delay cap", apply: bufferDuration(func(b *BufferConfig) *time.Duration { return &b.BackoffMax })},
+	{name: "BUFFER_COMPLETED_RETENTION", def: buffer.DefaultCompletedRetention.String(), help: "how long a completed message (and its idempotency key) is kept", apply: bufferDuration(func(b *BufferConfig) *time.Duration { return &b.CompletedRetention })},
+	{name: "BUFFER_FAILED_RETENTION", def: buffer.DefaultFailedRetention.String(), help: "how long a dead letter's idempotency key and error history are kept", apply: bufferDuration(func(b *BufferConfig) *time.Duration { return &b.FailedRetention })},
+	{name: "BUFFER_MAX_PAYLOAD_BYTES", def: itoa(buffer.DefaultMaxPayload), help: "largest message payload (INVALID_MESSAGE above)", apply: bufferInt(func(b *BufferConfig) *int { return &b.MaxPayload }, 1, 16<<20)},
+	{name: "BUFFER_DLQ_ALERT_THRESHOLD", def: itoa(buffer.DefaultDLQAlertThreshold), help: "dead letters at which an error is logged and DLQ_ALERT_WEBHOOK is called, once per crossing", apply: bufferInt(func(b *BufferConfig) *int { return &b.DLQAlertThreshold }, 1, 100_000_000)},
+	{name: "DLQ_ALERT_WEBHOOK", help: "URL that receives a signed POST (HMAC_SECRET) when the buffer's DLQ crosses its threshold", apply: httpURL(func(b *BufferConfig) *string { return &b.DLQAlertWebhook })},
+	{name: "BUFFER_CIRCUIT_THRESHOLD", def: "5", help: "consecutive failures of a type that open its breaker", apply: bufferInt(func(b *BufferConfig) *int { return &b.CircuitThreshold }, 1, 1000)},
+	{name: "BUFFER_CIRCUIT_TIMEOUT", def: "30s", help: "how long an open breaker waits before letting a trial call through (half-open)", apply: bufferDuration(func(b *BufferConfig) *time.Duration { return &b.CircuitTimeout })},
+	{name: "BUFFER_SHUTDOWN_TIMEOUT", def: buffer.DefaultShutdownTimeout.String(), help: "how long in-flight buffer messages may finish on stop (the rest are re-queued)", apply: bufferDuration(func(b *BufferConfig) *time.Duration { return &b.ShutdownTimeout })},
+	{name: "BUFFER_WEBHOOK_URL", help: "target of the webhook.forward handler (registered only when set); POSTs are signed with HMAC_SECRET", apply: httpURL(func(b *BufferConfig) *string { return &b.WebhookURL })},
+	{name: "BUFFER_WEBHOOK_TIMEOUT", def: "10s", help: "timeout of one webhook.forward POST", apply: bufferDuration(func(b *BufferConfig) *time.Duration { return &b.WebhookTimeout })},
+	{name: "BUFFER_BENCH_HANDLERS", def: "false", help: "register the noop handler (benchmarks only)", apply: boolean(func(c *Config) *bool { return &c.Buffer.BenchHandlers })},
+}
+
+// validateBuffer checks what one variable cannot tell alone.
+func (c *Config) validateBuffer() error {
+	b := c.Buffer
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"BUFFER_POLL_INTERVAL", b.PollInterval}, {"BUFFER_BACKOFF_BASE", b.BackoffBase}, {"BUFFER_COMPLETED_RETENTION", b.CompletedRetention},
+		{"BUFFER_FAILED_RETENTION", b.FailedRetention}, {"BUFFER_CIRCUIT_TIMEOUT", b.CircuitTimeout}, {"BUFFER_WEBHOOK_TIMEOUT", b.WebhookTimeout}} {
+		if d.v <= 0 {
+			return &ConfigError{Var: d.name, Err: errors.New("must be positive")}
+		}
+	}
+	switch {
+	case b.BackoffMax < b.BackoffBase:
+		return &ConfigError{Var: "BUFFER_BACKOFF_MAX", Err: errors.New("must not be below BUFFER_BACKOFF_BASE")}
+	case b.AlertDepth < b.WarnDepth:
+		return &ConfigError{Var: "BUFFER_ALERT_DEPTH", Err: errors.New("must not be below BUFFER_WARN_DEPTH")}
+	case !c.Embedded() && b.APIToken == "":
+		return &ConfigError{Var: "BUFFER_API_TOKEN", Err: errors.New("required with a real Redis (generate one: openssl rand -hex 32)")}
+	case (b.DLQAlertWebhook != "" || b.WebhookURL != "") && c.HMACSecret == "":
+		return &ConfigError{Var: "HMAC_SECRET", Err: errors.New("required with DLQ_ALERT_WEBHOOK or BUFFER_WEBHOOK_URL: their POSTs are signed with it")}
+	}
+	return nil
+}

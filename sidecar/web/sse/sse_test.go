@@ -1,0 +1,74 @@
+package sse_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/stretchr/testify/require"
+
+	"github.com/flowgate/flowgate/sidecar/web/sse"
+)
+
+func TestWriteFramesMultilineAndStripsNewlinesFromFields(t *testing.T) {
+	var buf bytes.Buffer
+	w := bufio.NewWriter(&buf)
+	require.NoError(t, sse.Write(w, sse.Event{ID: "1\n2", Event: "done\r\nx", Data: []byte("a\nb\r\nc")}))
+	require.NoError(t, w.Flush())
+	require.Equal(t, "id: 1 2\nevent: done  x\ndata: a\ndata: b\ndata: c\n\n", buf.String())
+}
+
+// TestHandlerStreamsAndNoticesVanishedClient runs a real server: events
+// arrive in order, and a client that hangs up ends the source (stop runs)
+// at the next heartbeat.
+func TestHandlerStreamsAndNoticesVanishedClient(t *testing.T) {
+	events := make(chan sse.Event, 4)
+	stopped := make(chan struct{})
+	app := fiber.New(fiber.Config{DisableStartupMessage: true})
+	app.Get("/s", sse.Handler(func(ctx context.Context, c *fiber.Ctx) (<-chan sse.Event, func(), error) {
+		if c.Query("fail") != "" {
+			return nil, nil, fiber.NewError(503, "no source")
+		}
+		return events, func() { close(stopped) }, nil
+	}, sse.Options{Heartbeat: 30 * time.Millisecond, Retry: 500 * time.Millisecond}))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	go func() { _ = app.Listener(ln) }()
+	t.Cleanup(func() { _ = app.Shutdown() })
+
+	resp, err := http.Get("http://" + ln.Addr().String() + "/s?fail=1")
+	require.NoError(t, err)
+	require.Equal(t, 503, resp.StatusCode)
+	resp.Body.Close()
+
+	resp, err = http.Get("http://" + ln.Addr().String() + "/s")
+	require.NoError(t, err)
+	require.Equal(t, "text/event-stream", resp.Header.Get("Content-Type"))
+	r := bufio.NewReader(resp.Body)
+	events <- sse.Event{ID: "m1", Event: "completed", Data: []byte(`{"n":1}`)}
+	var got []string
+	for len(got) < 3 || got[len(got)-1] != `data: {"n":1}` {
+		line, err := r.ReadString('\n')
+		require.NoError(t, err)
+		if line = strings.TrimRight(line, "\n"); line != "" && !strings.HasPrefix(line, ":") {
+			got = append(got, line)
+		}
+	}
+	require.Equal(t, []string{"retry: 500", "id: m1", "event: completed", `data: {"n":1}`}, got)
+	require.NoError(t, resp.Body.Close())
+	select {
+	case <-stopped:
+	case <-time.After(3 * time.Second):
+		t.Fatal("the source was not stopped after the client hung up")
+	}
+	_, err = io.ReadAll(resp.Body)
+	require.True(t, err == nil || errors.Is(err, http.ErrBodyReadAfterClose) || strings.Contains(err.Error(), "closed"))
+}
