@@ -3,7 +3,6 @@ package bookingsvc
 import (
 	"context"
 	"errors"
-	"net/http"
 	"strings"
 	"time"
 
@@ -102,8 +101,8 @@ func (s *Service) CreatePatient(ctx context.Context, req contracts.CreatePatient
 		}
 		s.count("createPatient", "failed")
 		s.log.Warn("SetPatient refused", "err", err)
-		return Answer{Status: http.StatusInternalServerError, Body: contracts.NewPatientFailed(isChild, f.text(),
-			firstNonEmpty(f.msg, "Patient creation failed"), f.class, nil, s.cfg.Now())}
+		return failed(contracts.NewPatientFailed(isChild, f.text(),
+			firstNonEmpty(f.msg, "Patient creation failed"), f.class, nil, s.cfg.Now()))
 	}
 	return s.queuePatient(ctx, p, isChild, firstNonEmpty(lastErr, "Rate limited"))
 }
@@ -176,8 +175,8 @@ func (s *Service) queuePatient(ctx context.Context, p PatientTask, isChild bool,
 	if err := s.d.Queue.EnqueuePatient(ctx, p); err != nil {
 		s.count("createPatient", "failed")
 		s.log.Error("patient creation could not be queued", "err", err)
-		return Answer{Status: http.StatusInternalServerError, Body: contracts.NewPatientFailed(isChild,
-			"could not queue the patient", "Patient creation failed", contracts.BookingErrException, nil, now)}
+		return failed(contracts.NewPatientFailed(isChild,
+			"could not queue the patient", "Patient creation failed", contracts.BookingErrException, nil, now))
 	}
 	s.count("createPatient", "queued")
 	s.log.Info("patient creation queued", "operation_id", p.OperationID, "last_error", lastErr)

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"log/slog"
 	"math/big"
-	"net/http"
 	"regexp"
 	"strconv"
 	"time"
@@ -34,13 +33,19 @@ type Deps struct {
 	Events        Events
 }
 
-// Answer is an endpoint's HTTP status and JSON body.
+// Answer is an endpoint's JSON body and whether the endpoint failed to do
+// its work (Cloud9 or the queue could not be reached: the seed answers
+// those with a server error). The HTTP status is chosen by package
+// bookinghttp, not here.
 type Answer struct {
-	Status int
 	Body   any
+	Failed bool
 }
 
-func ok(body any) Answer { return Answer{Status: http.StatusOK, Body: body} }
+func ok(body any) Answer { return Answer{Body: body} }
+
+// failed is an Answer of an endpoint that could not do its work.
+func failed(body any) Answer { return Answer{Body: body, Failed: true} }
 
 // Service answers the Node-RED booking endpoints.
 type Service struct {

@@ -3,7 +3,6 @@ package bookingsvc
 import (
 	"context"
 	"errors"
-	"net/http"
 	"sort"
 	"strings"
 	"time"
@@ -91,7 +90,7 @@ func (s *Service) GetGroupedApptSlots(ctx context.Context, req contracts.GetGrou
 		}
 		resp.LLMGuidance = contracts.NewGroupedErrorGuidance(transferReason(err))
 		s.count("getGroupedApptSlots", "error")
-		return Answer{Status: http.StatusInternalServerError, Body: resp}
+		return failed(resp)
 	}
 	if res.SearchRange != (contracts.SearchRange{}) {
 		resp.SearchRange = res.SearchRange
