@@ -104,7 +104,7 @@ func (m *Main) newBooking(rt *orchestrator.Runtime, b *backend, shutdown context
 	if bc.AuthMode == "legacy" {
 		m.Logger.Warn("BOOKING_AUTH_MODE=legacy: createAppt books for any well-formed patientGUID without a bookingAuthToken")
 	}
-	raw := bookingdeps.Cloud9{C: client.WithoutLimiter()}
+	raw := client.WithoutLimiter() // the service takes the limiter's turn itself
 	deps := bookingsvc.Deps{
 		Cloud9: raw, Limiter: limiter, Tokens: bookingdeps.Tokens{S: signer}, Sessions: bookingdeps.Sessions{C: sessions},
 		Reservations: bookingdeps.Reservations{R: holds}, BookingTokens: bookingdeps.BookingTokens{Cache: cache, Logger: m.Logger},

@@ -36,7 +36,7 @@ func (b BookingTokens) Encode(r bookingsvc.SlotRef) (string, error) {
 }
 
 // Decode implements bookingsvc.BookingTokens.
-func (b BookingTokens) Decode(token string) (bookingsvc.SlotRef, error) {
+func (b BookingTokens) Decode(ctx context.Context, token string) (bookingsvc.SlotRef, error) {
 	ts, err := slots.DecodeToken(token)
 	if err != nil {
 		return bookingsvc.SlotRef{}, err
@@ -46,7 +46,7 @@ func (b BookingTokens) Decode(token string) (bookingsvc.SlotRef, error) {
 	if b.Cache == nil {
 		return ref, nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, decodeCheckTimeout)
 	defer cancel()
 	found, err := b.Cache.Contains(ctx, ts)
 	switch {
@@ -60,6 +60,10 @@ func (b BookingTokens) Decode(token string) (bookingsvc.SlotRef, error) {
 	}
 	return ref, nil
 }
+
+// decodeCheckTimeout bounds Decode's slot-cache check (within the
+// caller's own deadline); past it the token is accepted unchecked.
+const decodeCheckTimeout = 2 * time.Second
 
 // SlotSource is bookingsvc.SlotSource: GetOnlineReservations through the
 // Redis slot cache shared by every instance.
@@ -172,7 +176,7 @@ func (s SlotSource) fetch(ctx context.Context, views []string, from, to time.Tim
 			return out, attempt, nil
 		}
 		if attempt >= s.Attempts || !cloud9.IsRetryable(err) {
-			return nil, attempt, convert(err)
+			return nil, attempt, err
 		}
 		select {
 		case <-ctx.Done():

@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/flowgate/flowgate/contracts"
+	"github.com/flowgate/flowgate/orchestrator/cloud9"
 )
 
 // CreatePatient is POST createPatient (reference §1.1, parent-as-patient
@@ -63,7 +64,7 @@ func (s *Service) CreatePatient(ctx context.Context, req contracts.CreatePatient
 	if !guidRE.MatchString(location) {
 		location = s.cfg.LocationGUID
 	}
-	in := PatientInput{FirstName: req.PatientFirstName, LastName: req.PatientLastName,
+	in := cloud9.PatientInput{FirstName: req.PatientFirstName, LastName: req.PatientLastName,
 		ProviderGUID: firstNonEmpty(req.ProviderGUID, s.cfg.ProviderGUID), LocationGUID: location,
 		BirthDate: firstNonEmpty(req.BirthdayDateTime, req.BirthDate), Phone: req.PhoneNumber, Email: req.EmailAddress,
 		Gender: req.Gender}
@@ -102,7 +103,7 @@ func (s *Service) CreatePatient(ctx context.Context, req contracts.CreatePatient
 		s.count("createPatient", "failed")
 		s.log.Warn("SetPatient refused", "err", err)
 		return failed(contracts.NewPatientFailed(isChild, f.text(),
-			firstNonEmpty(f.msg, "Patient creation failed"), f.class, nil, s.cfg.Now()))
+			firstNonEmpty(f.msg, "Patient creation failed"), f.errType(), nil, s.cfg.Now()))
 	}
 	return s.queuePatient(ctx, p, isChild, firstNonEmpty(lastErr, "Rate limited"))
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/flowgate/flowgate/contracts"
+	"github.com/flowgate/flowgate/orchestrator/cloud9"
 )
 
 // Limits of the slot answers.
@@ -159,8 +160,7 @@ func parseDate(s string) (time.Time, bool) {
 }
 
 func transferReason(err error) string {
-	var ce *Cloud9Error
-	if errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ce) && ce.Class == ClassTimeout) {
+	if errors.Is(err, context.DeadlineExceeded) || cloud9.ClassOf(err) == cloud9.ClassTimeout {
 		return contracts.TransferTimeout
 	}
 	return contracts.TransferAPIError

@@ -38,7 +38,7 @@ func TestGetApptSlots(t *testing.T) {
 	require.Equal(t, 3, r.Count)
 	for _, sl := range r.Slots {
 		require.NotEqual(t, "1/22/2026 9:40:00 AM", sl.StartTime, "held by another session")
-		ref, err := bt.BookingTokens{}.Decode(sl.BookingToken)
+		ref, err := bt.BookingTokens{}.Decode(ctx, sl.BookingToken)
 		require.NoError(t, err)
 		require.Equal(t, sl.StartTime, ref.StartTime)
 		require.Equal(t, 40, ref.Minutes)

@@ -55,7 +55,7 @@ func (e *Env) Deps(queue bookingsvc.Queue) bookingsvc.Deps {
 		queue = e.Queue
 	}
 	return bookingsvc.Deps{Cloud9: e.Cloud9, Limiter: e.Limiter, Tokens: e.Tokens, Sessions: e.Sessions,
-		Reservations: e.Reservations, BookingTokens: BookingTokens{}, Slots: e.Slots, Queue: queue, Marks: e.Marks,
+		Reservations: e.Reservations, BookingTokens: BookingTokens{Slots: e.Slots}, Slots: e.Slots, Queue: queue, Marks: e.Marks,
 		Events: e.Events}
 }
 
