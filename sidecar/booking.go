@@ -109,7 +109,7 @@ func (m *Main) newBooking(rt *orchestrator.Runtime, b *backend, shutdown context
 		Cloud9: raw, Limiter: limiter, Tokens: bookingdeps.Tokens{S: signer}, Sessions: bookingdeps.Sessions{C: sessions},
 		Reservations: bookingdeps.Reservations{R: holds}, BookingTokens: bookingdeps.BookingTokens{Cache: cache, Logger: m.Logger},
 		Slots: bookingdeps.SlotSource{Cloud9: client.WithoutLimiter(), Cache: cache, LocationGUID: bc.LocationGUID,
-			FreshFor: bc.SlotFresh, Logger: m.Logger},
+			FreshFor: bc.SlotFresh, CacheTimeout: bc.RedisTimeout, Logger: m.Logger},
 		Marks: &bookingsvc.RedisMarks{Client: b.Client}, Events: events,
 	}
 	svcCfg := bookingsvc.Config{
@@ -121,6 +121,7 @@ func (m *Main) newBooking(rt *orchestrator.Runtime, b *backend, shutdown context
 		SessionTTL: bc.SessionTTL, StatusEndpoint: cfg.NodeRedBasePath + "/queue-status",
 		WriteTimeout: bc.WriteTimeout, // the in-flight lease outlives one Cloud9 write
 		LeaseGrace:   bc.UncertainGrace,
+		RedisTimeout: bc.RedisTimeout,
 		Now:          m.Now, Logger: m.Logger, Registerer: m.registry,
 	}
 	worker, err := bookingsvc.NewWorker(rt, deps, svcCfg)

@@ -75,6 +75,10 @@ type SlotSource struct {
 	FreshFor     time.Duration // a cached list younger than this is used as is; default 5 min
 	Attempts     int           // GetOnlineReservations tries on retryable errors; default 2
 	RetryDelay   time.Duration // between tries; default 1 s
+	// CacheTimeout bounds each slot-cache call (Redis); past it the cache
+	// is skipped (fail open: Cloud9 answers). Default
+	// bookingsvc.DefaultRedisTimeout (BOOKING_REDIS_TIMEOUT).
+	CacheTimeout time.Duration
 	Logger       *slog.Logger
 }
 
@@ -95,7 +99,9 @@ func (s SlotSource) Slots(ctx context.Context, q bookingsvc.SlotQuery) (bookings
 	}
 	res := bookingsvc.SlotSearch{SearchRange: contracts.SearchRange{StartDate: from.Format("01/02/2006"), EndDate: to.Format("01/02/2006")}}
 	r := slots.Range{LocationGUID: s.LocationGUID, ScheduleViewGUID: strings.Join(q.ScheduleViewGUIDs, ","), From: from, To: to}
-	cached, found, cerr := s.Cache.Get(ctx, r)
+	cctx, cancel := context.WithTimeout(ctx, s.CacheTimeout)
+	cached, found, cerr := s.Cache.Get(cctx, r)
+	cancel()
 	if cerr == nil && found && time.Since(cached.FetchedAt) < s.FreshFor {
 		res.Slots = apptSlots(cached.Slots)
 		return res, nil
@@ -110,7 +116,9 @@ func (s SlotSource) Slots(ctx context.Context, q bookingsvc.SlotQuery) (bookings
 		}
 		return res, err
 	}
-	if err := s.Cache.Put(ctx, r, list); err != nil {
+	pctx, cancel := context.WithTimeout(ctx, s.CacheTimeout)
+	defer cancel()
+	if err := s.Cache.Put(pctx, r, list); err != nil {
 		s.Logger.Warn("slot search: cannot cache slots; bookingTokens of this answer are checked leniently", "err", err)
 	}
 	slots.Sort(list)
@@ -147,6 +155,9 @@ func (s SlotSource) withDefaults() SlotSource {
 	}
 	if s.RetryDelay <= 0 {
 		s.RetryDelay = time.Second
+	}
+	if s.CacheTimeout <= 0 {
+		s.CacheTimeout = bookingsvc.DefaultRedisTimeout
 	}
 	if s.Logger == nil {
 		s.Logger = slog.Default()

@@ -37,7 +37,7 @@ import (
 )
 
 // DefaultBasePath is NODERED_BASE_PATH's default.
-const DefaultBasePath = "/chord/ortho-prd"
+const DefaultBasePath = bookingsvc.DefaultBasePath
 
 // DefaultMaxBody bounds a booking request body: far above any real one
 // (a batch of children with notes is a few KB).

@@ -58,8 +58,8 @@ func (s *Service) CreateAppt(ctx context.Context, req contracts.CreateApptReques
 	}
 	// Redis work (session cache, slot cache, marks, reservation, queue) is
 	// bounded by the sync budget on the wall clock (syncPolicy.bookkeeping).
-	redisBy := time.Now().Add(s.cfg.SyncBudget)
-	rctx, cancel := context.WithDeadline(ctx, redisBy)
+	rb := newRedisBudget(s.cfg.SyncBudget)
+	rctx, cancel := rb.ctx(ctx)
 	defer cancel()
 	patientGUID, token := strings.TrimSpace(req.PatientGUID), strings.TrimSpace(req.BookingAuthToken)
 	sess := s.injectSession(rctx, &patientGUID, &token, firstNonEmpty(req.UUI, req.SessionID))
@@ -78,7 +78,7 @@ func (s *Service) CreateAppt(ctx context.Context, req contracts.CreateApptReques
 		return ok(contracts.NewApptValidation(bad.missing, bad.invalid, bad.msg, received, now))
 	}
 	b.AuthMethod = method
-	o := s.book(ctx, b, now.Add(s.cfg.SyncBudget), redisBy)
+	o := s.book(ctx, b, now.Add(s.cfg.SyncBudget), rb)
 	return ok(s.render(b, o))
 }
 
@@ -103,17 +103,17 @@ func (s *Service) hold(b booking) SlotHold {
 }
 
 // book makes one booking on the sync path (attempt.run with syncPolicy);
-// deadline ends the sync budget on the service's clock, redisBy on the
-// wall clock (see syncPolicy.bookkeeping).
+// deadline ends the sync budget on the service's clock, rb on the wall
+// clock (budget.go).
 //
 // Only the holder of the identity's lease (Marks.Claim) checks Cloud9 and
 // sends: a booking whose lease another attempt holds (a re-sent createAppt
 // while the first call is still at Cloud9, another instance, the queued
 // task of an earlier call) is answered queued with CheckFirst, never sent
 // a second time; without the marks (Redis trouble) it is queued too.
-func (s *Service) book(ctx context.Context, b booking, deadline, redisBy time.Time) outcome {
+func (s *Service) book(ctx context.Context, b booking, deadline time.Time, rb *redisBudget) outcome {
 	h := s.hold(b)
-	pol := &syncPolicy{s: s, deadline: deadline, redisBy: redisBy}
+	pol := &syncPolicy{s: s, deadline: deadline, rb: rb}
 	v := s.engine().run(ctx, newAttempt(b, h, "sync", false, pol))
 	o := outcome{attempts: v.attempts, retried: v.attempts > 1, waited: v.waited, c9Msg: v.f.msg, lastErr: v.f.msg}
 	switch v.kind {
@@ -136,12 +136,6 @@ func (s *Service) book(ctx context.Context, b booking, deadline, redisBy time.Ti
 
 func (s *Service) engine() engine { return engine{d: s.d, cfg: s.cfg, log: s.log} }
 
-// bookkeepingGrace is how long the sync path's Redis work may still take
-// once the sync budget has passed on the wall clock (marks, reservation,
-// enqueue after a Cloud9 call that ended late): with every Redis call
-// hung, createAppt answers within BOOKING_SYNC_BUDGET + this.
-const bookkeepingGrace = 300 * time.Millisecond
-
 // syncPolicy is the sync path's side of an attempt: limiter turns are
 // waited for within the sync budget, a rate-limit answer is retried once
 // after SyncRetryDelay if that fits, and whatever cannot be done now is
@@ -149,9 +143,8 @@ const bookkeepingGrace = 300 * time.Millisecond
 // answered as failed.
 type syncPolicy struct {
 	s        *Service
-	deadline time.Time // the budget's end on the service's clock
-	redisBy  time.Time // the budget's end on the wall clock
-	cutoff   time.Time // set once the budget has passed: redisBy's replacement
+	deadline time.Time    // the budget's end on the service's clock
+	rb       *redisBudget // the budget's end on the wall clock, for Redis
 }
 
 func (p *syncPolicy) reserve(ctx context.Context, h SlotHold) error {
@@ -159,7 +152,7 @@ func (p *syncPolicy) reserve(ctx context.Context, h SlotHold) error {
 }
 
 func (p *syncPolicy) turn(ctx context.Context, procedure string) (time.Duration, bool, error) {
-	waited, fits := p.s.turn(ctx, procedure, p.deadline)
+	waited, fits := p.s.turn(ctx, p.rb, procedure, p.deadline)
 	return waited, fits, nil
 }
 
@@ -181,22 +174,9 @@ func (p *syncPolicy) waitLease(context.Context) (bool, error) { return false, ni
 
 func (p *syncPolicy) final(f failure) bool { return f.disposition() == dispOther }
 
-// bookkeeping bounds the sync path's Redis work by the sync budget on the
-// wall clock — not cancelled with the request (when the call ended by the
-// request's deadline the booking must still be marked and queued) — and,
-// once the budget has passed, by one shared grace after it, so a hung
-// Redis cannot hold the answer beyond BOOKING_SYNC_BUDGET +
-// bookkeepingGrace.
+// bookkeeping is the request's redisBudget (see budget.go).
 func (p *syncPolicy) bookkeeping(ctx context.Context) (context.Context, context.CancelFunc) {
-	now := time.Now()
-	if p.cutoff.IsZero() && !now.Before(p.redisBy) {
-		p.cutoff = now.Add(bookkeepingGrace)
-	}
-	by := p.redisBy
-	if !p.cutoff.IsZero() {
-		by = p.cutoff
-	}
-	return context.WithDeadline(context.WithoutCancel(ctx), by)
+	return p.rb.ctx(ctx)
 }
 
 // completed adds the note of a booking made now (seed 000 §4.3); one
@@ -231,7 +211,7 @@ func (s *Service) addNote(ctx context.Context, pol *syncPolicy, patientGUID, not
 	if ctx.Err() != nil { // the request ended with the booking call
 		return queue("Timed out")
 	}
-	if _, fits := s.turn(ctx, ProcSetPatientComment, pol.deadline); !fits {
+	if _, fits := s.turn(ctx, pol.rb, ProcSetPatientComment, pol.deadline); !fits {
 		return queue("Rate limited")
 	}
 	_, result, err := s.d.Cloud9.SetPatientComment(ctx, patientGUID, note)

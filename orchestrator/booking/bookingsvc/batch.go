@@ -39,8 +39,8 @@ func (s *Service) createBatch(ctx context.Context, req contracts.CreateApptReque
 			}
 		}
 	}
-	redisBy := time.Now().Add(s.cfg.SyncBudget) // see CreateAppt
-	rctx, cancel := context.WithDeadline(ctx, redisBy)
+	rb := newRedisBudget(s.cfg.SyncBudget) // one budget for the batch (budget.go)
+	rctx, cancel := rb.ctx(ctx)
 	defer cancel()
 	sess := s.injectSession(rctx, &primary, &token, firstNonEmpty(req.UUI, req.SessionID))
 	method, rej := s.authorize(token, primary, sess, now)
@@ -71,7 +71,7 @@ func (s *Service) createBatch(ctx context.Context, req contracts.CreateApptReque
 		default:
 			b.AuthMethod = method
 			seen[slotKey(b.StartTime, b.ScheduleColumnGUID)] = true
-			s.fillBatchChild(&res, s.book(ctx, b, deadline, redisBy))
+			s.fillBatchChild(&res, s.book(ctx, b, deadline, rb))
 		}
 		results = append(results, res)
 	}

@@ -49,10 +49,11 @@ func (s *Service) CreatePatient(ctx context.Context, req contracts.CreatePatient
 		return ok(contracts.NewPatientFailed(isChild, contracts.BookingErrValidation+": "+msg, msg,
 			contracts.BookingErrValidation, append(missing, invalid...), now))
 	}
+	rb := newRedisBudget(s.cfg.SyncBudget) // Redis work bounded (budget.go)
 	name := req.PatientFirstName + " " + req.PatientLastName
 	callKey := firstNonEmpty(req.UUI, req.SessionID, req.MsgID)
 	if !isChild && callKey != "" {
-		if a, hit := s.cachedPatient(ctx, callKey, name, now); hit {
+		if a, hit := s.cachedPatient(ctx, rb, callKey, name, now); hit {
 			return a
 		}
 	}
@@ -79,12 +80,14 @@ func (s *Service) CreatePatient(ctx context.Context, req contracts.CreatePatient
 		if attempt > 1 && (!s.fits(s.cfg.SyncRetryDelay, deadline) || s.cfg.Sleep(ctx, s.cfg.SyncRetryDelay) != nil) {
 			break
 		}
-		if _, fits := s.turn(ctx, ProcSetPatient, deadline); !fits {
+		if _, fits := s.turn(ctx, rb, ProcSetPatient, deadline); !fits {
 			break
 		}
 		guid, result, err := s.d.Cloud9.SetPatient(ctx, in)
 		if err == nil {
-			sess, terr := s.patientCreated(ctx, p, guid, s.cfg.Now())
+			rctx, cancel := rb.ctx(ctx)
+			sess, terr := s.patientCreated(rctx, p, guid, s.cfg.Now())
+			cancel()
 			if terr != nil {
 				s.log.Error("patient created but no bookingAuthToken could be issued", "patient_guid", guid, "err", terr)
 			}
@@ -98,14 +101,14 @@ func (s *Service) CreatePatient(ctx context.Context, req contracts.CreatePatient
 		case dispRateLimited:
 			continue
 		case dispUncertain, dispUnavailable:
-			return s.queuePatient(ctx, p, isChild, lastErr)
+			return s.queuePatient(ctx, rb, p, isChild, lastErr)
 		}
 		s.count("createPatient", "failed")
 		s.log.Warn("SetPatient refused", "err", err)
 		return failed(contracts.NewPatientFailed(isChild, f.text(),
 			firstNonEmpty(f.msg, "Patient creation failed"), f.errType(), nil, s.cfg.Now()))
 	}
-	return s.queuePatient(ctx, p, isChild, firstNonEmpty(lastErr, "Rate limited"))
+	return s.queuePatient(ctx, rb, p, isChild, firstNonEmpty(lastErr, "Rate limited"))
 }
 
 // MalformedPatient answers a createPatient body that could not be decoded
@@ -121,14 +124,36 @@ func (s *Service) MalformedPatient(err error) Answer {
 		nil, s.cfg.Now()))
 }
 
-// QueueStatus is GET queue-status (see Worker.Status).
+// QueueStatus is GET queue-status (see Worker.Status), answered within the
+// sync budget: Asynq's inspector takes no context, so a hung Redis would
+// hold it until the client's read timeouts — past the budget the answer is
+// UNAVAILABLE (503) and the read ends in the background.
 func (s *Service) QueueStatus(ctx context.Context, q contracts.QueueStatusQuery) (contracts.QueueStatusResponse, error) {
-	return s.d.Queue.Status(ctx, q)
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.SyncBudget)
+	defer cancel()
+	type result struct {
+		r   contracts.QueueStatusResponse
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		r, err := s.d.Queue.Status(ctx, q)
+		done <- result{r, err}
+	}()
+	select {
+	case res := <-done:
+		return res.r, res.err
+	case <-ctx.Done():
+		return contracts.QueueStatusResponse{}, &contracts.Error{Code: contracts.CodeUnavailable, Op: "bookingsvc.QueueStatus",
+			Message: "the booking queue did not answer in time", Err: ctx.Err()}
+	}
 }
 
 // cachedPatient answers a repeat createPatient of the same call and name
 // from the session cache.
-func (s *Service) cachedPatient(ctx context.Context, callKey, name string, now time.Time) (Answer, bool) {
+func (s *Service) cachedPatient(ctx context.Context, rb *redisBudget, callKey, name string, now time.Time) (Answer, bool) {
+	ctx, cancel := rb.ctx(ctx)
+	defer cancel()
 	sess, found, err := s.d.Sessions.Lookup(ctx, "", callKey)
 	if err != nil {
 		s.log.Warn("booking session cache unavailable; creating the patient", "err", err)
@@ -170,7 +195,9 @@ func (s *Service) patientCreated(ctx context.Context, p PatientTask, guid string
 	return sess, err
 }
 
-func (s *Service) queuePatient(ctx context.Context, p PatientTask, isChild bool, lastErr string) Answer {
+func (s *Service) queuePatient(ctx context.Context, rb *redisBudget, p PatientTask, isChild bool, lastErr string) Answer {
+	ctx, cancel := rb.ctx(ctx)
+	defer cancel()
 	now := s.cfg.Now()
 	p.OperationID, p.CreatedAt, p.SyncError = NewOperationID("op-pat", now), now.UTC(), lastErr
 	if err := s.d.Queue.EnqueuePatient(ctx, p); err != nil {

@@ -140,7 +140,7 @@ func NewOperationID(prefix string, now time.Time) string {
 // turn waits for the limiter's turn on procedure while the wait ends by
 // deadline; ok is false when it would not (or ctx has ended). A limiter error
 // lets the call go ahead (fail open, logged).
-func (s *Service) turn(ctx context.Context, procedure string, deadline time.Time) (waited time.Duration, ok bool) {
+func (s *Service) turn(ctx context.Context, rb *redisBudget, procedure string, deadline time.Time) (waited time.Duration, ok bool) {
 	if ctx.Err() != nil { // the request has ended: no call now (the caller queues)
 		return 0, false
 	}
@@ -148,7 +148,9 @@ func (s *Service) turn(ctx context.Context, procedure string, deadline time.Time
 		return 0, true
 	}
 	for {
-		allowed, after, err := s.d.Limiter.Allow(ctx, procedure)
+		actx, cancel := rb.ctx(ctx)
+		allowed, after, err := s.d.Limiter.Allow(actx, procedure)
+		cancel()
 		if err != nil {
 			s.log.Warn("cloud9 limiter unavailable; calling without it", "procedure", procedure, "err", err)
 			return waited, true

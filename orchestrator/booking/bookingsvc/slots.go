@@ -178,6 +178,8 @@ func (s *Service) heldSet(ctx context.Context, session string, slots []contracts
 		holds[i] = SlotHold{LocationGUID: firstNonEmpty(sl.LocationGUID, s.cfg.LocationGUID), StartTime: sl.StartTime,
 			ScheduleColumnGUID: sl.ScheduleColumnGUID}
 	}
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.RedisTimeout) // fail open past it (budget.go)
+	defer cancel()
 	flags, err := s.d.Reservations.HeldByOthers(ctx, session, holds)
 	if err != nil || len(flags) != len(slots) {
 		if err != nil {

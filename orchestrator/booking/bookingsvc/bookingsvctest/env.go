@@ -62,7 +62,7 @@ func (e *Env) Deps(queue bookingsvc.Queue) bookingsvc.Deps {
 // Config is the seed's configuration on the fake clock, logging nowhere.
 func (e *Env) Config() bookingsvc.Config {
 	return bookingsvc.Config{Now: e.Clock.Now, Sleep: e.Clock.Sleep, Logger: Discard(), Registerer: e.Registry,
-		StatusEndpoint: "/chord/ortho-prd/queue-status"}
+		StatusEndpoint: bookingsvc.DefaultBasePath + "/queue-status"}
 }
 
 // Service builds the service on the fakes.
