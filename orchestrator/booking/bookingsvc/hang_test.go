@@ -156,3 +156,26 @@ func TestHungRedisSlotsAndQueueStatus(t *testing.T) {
 	require.Less(t, took, hangBudget+500*time.Millisecond)
 	require.Equal(t, contracts.CodeUnavailable, contracts.ErrorCode(err))
 }
+
+// The reservation fails open: with only the reservation store hung the
+// booking is still made (Cloud9 decides whether the slot is free), within
+// the budget + 0.5 s.
+func TestHungReservationsFailOpen(t *testing.T) {
+	t.Parallel()
+	e := bt.NewEnv()
+	d := e.Deps(nil)
+	d.Reservations = hungReservations{}
+	cfg := e.Config()
+	cfg.SyncBudget = hangBudget
+	s, err := bookingsvc.New(d, cfg)
+	require.NoError(t, err)
+	var a bookingsvc.Answer
+	took := timed(func() { a = s.CreateAppt(ctx, request(e)) })
+	require.Less(t, took, hangBudget+500*time.Millisecond)
+	r := body[contracts.ApptBookedResponse](t, a)
+	require.Len(t, e.Cloud9.Appointments(bt.Patient), 1)
+	rec, done, err := e.Marks.Completed(ctx, bookingsvc.IdentityKey(bt.Patient, start, bt.Column))
+	require.NoError(t, err)
+	require.True(t, done, "recorded")
+	require.Equal(t, r.AppointmentGUID, rec.AppointmentGUID)
+}
