@@ -23,7 +23,7 @@ import (
 // bookkeepingGrace is how long a request's Redis work may still take once
 // its budget has passed on the wall clock (the marks, the reservation and
 // the enqueue after a Cloud9 call that ended late).
-const bookkeepingGrace = 300 * time.Millisecond
+const bookkeepingGrace = 200 * time.Millisecond
 
 // redisBudget bounds one request's Redis work by a wall-clock instant.
 type redisBudget struct {

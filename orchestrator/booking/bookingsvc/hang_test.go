@@ -63,6 +63,8 @@ type hungReservations struct{ hung }
 
 func (hungReservations) Release(ctx context.Context, _ bookingsvc.SlotHold) error { return wait(ctx) }
 
+// hangBudget is the sync budget of these tests. They do not run in
+// parallel: they measure wall-clock answer times.
 const hangBudget = time.Second
 
 // hungService is the service on the fakes with every Redis-backed
@@ -91,7 +93,6 @@ func timed(f func()) time.Duration {
 // lease cannot be taken); it cannot be queued either, so the caller is
 // told it failed (TIMEOUT, transfer) — nothing is lost silently.
 func TestHungRedisCreateApptAnswersWithinTheBudget(t *testing.T) {
-	t.Parallel()
 	e := bt.NewEnv()
 	s := hungService(t, e)
 	var a bookingsvc.Answer
@@ -106,7 +107,6 @@ func TestHungRedisCreateApptAnswersWithinTheBudget(t *testing.T) {
 // Auth fails closed: without a token the session cache would be the
 // proof, and it cannot answer.
 func TestHungRedisAuthFailsClosed(t *testing.T) {
-	t.Parallel()
 	e := bt.NewEnv()
 	s := hungService(t, e)
 	req := request(e)
@@ -122,7 +122,6 @@ func TestHungRedisAuthFailsClosed(t *testing.T) {
 // createPatient: the patient is created at Cloud9 (the limiter fails
 // open), its token issued; the session cache is skipped; within the budget.
 func TestHungRedisCreatePatient(t *testing.T) {
-	t.Parallel()
 	e := bt.NewEnv()
 	s := hungService(t, e)
 	var a bookingsvc.Answer
@@ -136,7 +135,6 @@ func TestHungRedisCreatePatient(t *testing.T) {
 // The slot endpoints fail open past RedisTimeout (the reservation filter),
 // and queue-status answers UNAVAILABLE within the budget.
 func TestHungRedisSlotsAndQueueStatus(t *testing.T) {
-	t.Parallel()
 	e := bt.NewEnv()
 	e.Slots.List = daySlots()
 	s := hungService(t, e)
@@ -161,7 +159,6 @@ func TestHungRedisSlotsAndQueueStatus(t *testing.T) {
 // booking is still made (Cloud9 decides whether the slot is free), within
 // the budget + 0.5 s.
 func TestHungReservationsFailOpen(t *testing.T) {
-	t.Parallel()
 	e := bt.NewEnv()
 	d := e.Deps(nil)
 	d.Reservations = hungReservations{}
