@@ -146,76 +146,41 @@ func (b BackoffPolicy) RetryDelay(n int, err error, t *asynq.Task) time.Duration
 	return orchestrator.Exponential{Base: b.Base, Max: b.Max}.RetryDelay(n+1, err, t)
 }
 
+// setDefault sets *v to def when it is the zero value (comparable types
+// only: interfaces and funcs are checked against nil by hand).
+func setDefault[T comparable](v *T, def T) {
+	var zero T
+	if *v == zero {
+		*v = def
+	}
+}
+
 func (c Config) withDefaults() Config {
-	if c.SyncBudget == 0 {
-		c.SyncBudget = DefaultSyncBudget
-	}
-	if c.SyncRetryDelay == 0 {
-		c.SyncRetryDelay = DefaultSyncRetryDelay
-	}
-	if c.SyncAttempts == 0 {
-		c.SyncAttempts = DefaultSyncAttempts
-	}
-	if c.PatientSyncAttempts == 0 {
-		c.PatientSyncAttempts = DefaultPatientSyncAttempts
-	}
-	if c.AsyncMaxAttempts == 0 {
-		c.AsyncMaxAttempts = DefaultAsyncMaxAttempts
-	}
+	setDefault(&c.SyncBudget, DefaultSyncBudget)
+	setDefault(&c.SyncRetryDelay, DefaultSyncRetryDelay)
+	setDefault(&c.SyncAttempts, DefaultSyncAttempts)
+	setDefault(&c.PatientSyncAttempts, DefaultPatientSyncAttempts)
+	setDefault(&c.AsyncMaxAttempts, DefaultAsyncMaxAttempts)
 	if c.Backoff == nil {
 		c.Backoff = BackoffPolicy{Base: DefaultBackoffBase, Max: DefaultBackoffMax}
 	}
-	if c.QueueDelay == 0 {
-		c.QueueDelay = DefaultBackoffBase
-	}
-	if c.CompletedRetention == 0 {
-		c.CompletedRetention = DefaultCompletedRetention
-	}
-	if c.TaskTimeout == 0 {
-		c.TaskTimeout = DefaultTaskTimeout
-	}
-	if c.WriteTimeout == 0 {
-		c.WriteTimeout = DefaultWriteTimeout
-	}
-	if c.LeaseMargin == 0 {
-		c.LeaseMargin = DefaultLeaseMargin
-	}
-	if c.RedisTimeout == 0 {
-		c.RedisTimeout = DefaultRedisTimeout
-	}
-	if c.LeaseGrace == 0 {
-		c.LeaseGrace = DefaultLeaseGrace
-	}
-	if c.Queue == "" {
-		c.Queue = orchestrator.QueueCritical
-	}
-	if c.AuthMode == "" {
-		c.AuthMode = AuthModeSession
-	}
-	if c.DefaultScheduleColumnGUID == "" {
-		c.DefaultScheduleColumnGUID = DefaultScheduleColumnGUID
-	}
-	if c.DefaultScheduleViewGUID == "" {
-		c.DefaultScheduleViewGUID = DefaultScheduleViewGUID
-	}
-	if c.DefaultAppointmentTypeGUID == "" {
-		c.DefaultAppointmentTypeGUID = DefaultAppointmentTypeGUID
-	}
-	if c.DefaultMinutes == 0 {
-		c.DefaultMinutes = DefaultMinutes
-	}
-	if c.LocationGUID == "" {
-		c.LocationGUID = DefaultLocationGUID
-	}
-	if c.SessionTTL == 0 {
-		c.SessionTTL = DefaultSessionTTL
-	}
-	if c.StatusEndpoint == "" {
-		c.StatusEndpoint = DefaultBasePath + "/queue-status"
-	}
-	if c.StatusScanLimit == 0 {
-		c.StatusScanLimit = 10000
-	}
+	setDefault(&c.QueueDelay, DefaultBackoffBase)
+	setDefault(&c.CompletedRetention, DefaultCompletedRetention)
+	setDefault(&c.TaskTimeout, DefaultTaskTimeout)
+	setDefault(&c.WriteTimeout, DefaultWriteTimeout)
+	setDefault(&c.LeaseMargin, DefaultLeaseMargin)
+	setDefault(&c.RedisTimeout, DefaultRedisTimeout)
+	setDefault(&c.LeaseGrace, DefaultLeaseGrace)
+	setDefault(&c.Queue, orchestrator.QueueCritical)
+	setDefault(&c.AuthMode, AuthModeSession)
+	setDefault(&c.DefaultScheduleColumnGUID, DefaultScheduleColumnGUID)
+	setDefault(&c.DefaultScheduleViewGUID, DefaultScheduleViewGUID)
+	setDefault(&c.DefaultAppointmentTypeGUID, DefaultAppointmentTypeGUID)
+	setDefault(&c.DefaultMinutes, DefaultMinutes)
+	setDefault(&c.LocationGUID, DefaultLocationGUID)
+	setDefault(&c.SessionTTL, DefaultSessionTTL)
+	setDefault(&c.StatusEndpoint, DefaultBasePath+"/queue-status")
+	setDefault(&c.StatusScanLimit, 10000)
 	if c.Now == nil {
 		c.Now = time.Now
 	}

@@ -29,25 +29,8 @@ import (
 func (s *Service) CreatePatient(ctx context.Context, req contracts.CreatePatientRequest) Answer {
 	now := s.cfg.Now()
 	isChild := bool(req.IsChild)
-	trim(&req.PatientFirstName, &req.PatientLastName, &req.ParentPatientGUID, &req.FamilyID, &req.PhoneNumber,
-		&req.EmailAddress, &req.UUI, &req.SessionID, &req.MsgID, &req.ProviderGUID, &req.LocationGUID)
-	missing, invalid := s.val.check(req)
-	if isChild {
-		switch {
-		case req.ParentPatientGUID == "":
-			missing = append(missing, "parentPatientGUID")
-		case !guidRE.MatchString(req.ParentPatientGUID):
-			invalid = append(invalid, "parentPatientGUID")
-		}
-	}
-	if len(missing)+len(invalid) > 0 {
-		s.count("createPatient", "validation_error")
-		msg := "Missing required fields: " + strings.Join(missing, ", ")
-		if len(missing) == 0 {
-			msg = "Invalid fields: " + strings.Join(invalid, ", ")
-		}
-		return ok(contracts.NewPatientFailed(isChild, contracts.BookingErrValidation+": "+msg, msg,
-			contracts.BookingErrValidation, append(missing, invalid...), now))
+	if a, bad := s.checkPatient(&req, now); bad {
+		return a
 	}
 	rb := newRedisBudget(s.cfg.SyncBudget) // Redis work bounded (budget.go)
 	name := req.PatientFirstName + " " + req.PatientLastName
@@ -109,6 +92,33 @@ func (s *Service) CreatePatient(ctx context.Context, req contracts.CreatePatient
 			firstNonEmpty(f.msg, "Patient creation failed"), f.errType(), nil, s.cfg.Now()))
 	}
 	return s.queuePatient(ctx, rb, p, isChild, firstNonEmpty(lastErr, "Rate limited"))
+}
+
+// checkPatient trims and validates a createPatient request; bad: the
+// VALIDATION_ERROR answer.
+func (s *Service) checkPatient(req *contracts.CreatePatientRequest, now time.Time) (Answer, bool) {
+	isChild := bool(req.IsChild)
+	trim(&req.PatientFirstName, &req.PatientLastName, &req.ParentPatientGUID, &req.FamilyID, &req.PhoneNumber,
+		&req.EmailAddress, &req.UUI, &req.SessionID, &req.MsgID, &req.ProviderGUID, &req.LocationGUID)
+	missing, invalid := s.val.check(*req)
+	if isChild {
+		switch {
+		case req.ParentPatientGUID == "":
+			missing = append(missing, "parentPatientGUID")
+		case !guidRE.MatchString(req.ParentPatientGUID):
+			invalid = append(invalid, "parentPatientGUID")
+		}
+	}
+	if len(missing)+len(invalid) == 0 {
+		return Answer{}, false
+	}
+	s.count("createPatient", "validation_error")
+	msg := "Missing required fields: " + strings.Join(missing, ", ")
+	if len(missing) == 0 {
+		msg = "Invalid fields: " + strings.Join(invalid, ", ")
+	}
+	return ok(contracts.NewPatientFailed(isChild, contracts.BookingErrValidation+": "+msg, msg,
+		contracts.BookingErrValidation, append(missing, invalid...), now)), true
 }
 
 // MalformedPatient answers a createPatient body that could not be decoded
