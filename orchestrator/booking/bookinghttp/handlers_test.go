@@ -107,7 +107,6 @@ func TestGoldens(t *testing.T) {
 	type tc struct {
 		name   string
 		setup  func(e *bt.Env)
-		mod    func(*bookingsvc.Config)
 		method string
 		path   string
 		body   func(e *bt.Env) []byte

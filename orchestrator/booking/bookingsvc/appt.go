@@ -41,7 +41,6 @@ type outcome struct {
 	errType  string
 	c9Msg    string
 	errMsg   string
-	slotKey  string
 	failText string
 }
 

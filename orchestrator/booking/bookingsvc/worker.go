@@ -230,7 +230,7 @@ func (w *Worker) addNote(ctx, bctx context.Context, opID, patientGUID, note stri
 func (w *Worker) handleNote(ctx context.Context, t *asynq.Task) error {
 	var p NoteTask
 	if err := json.Unmarshal(t.Payload(), &p); err != nil || p.PatientGUID == "" || p.Note == "" {
-		return fmt.Errorf("bookingsvc: bad %s payload: %v: %w", TypeSetPatientComment, err, asynq.SkipRetry)
+		return fmt.Errorf("bookingsvc: bad %s payload: %w", TypeSetPatientComment, errors.Join(err, asynq.SkipRetry))
 	}
 	a := currentAttempt(ctx)
 	if err := w.turn(ctx, ProcSetPatientComment, a); err != nil {
@@ -256,7 +256,7 @@ func (w *Worker) handleNote(ctx context.Context, t *asynq.Task) error {
 func (w *Worker) handlePatient(ctx context.Context, t *asynq.Task) error {
 	var p PatientTask
 	if err := json.Unmarshal(t.Payload(), &p); err != nil || p.OperationID == "" || p.FirstName == "" {
-		return fmt.Errorf("bookingsvc: bad %s payload: %v: %w", TypeSetPatient, err, asynq.SkipRetry)
+		return fmt.Errorf("bookingsvc: bad %s payload: %w", TypeSetPatient, errors.Join(err, asynq.SkipRetry))
 	}
 	a := currentAttempt(ctx)
 	if err := w.turn(ctx, ProcSetPatient, a); err != nil {

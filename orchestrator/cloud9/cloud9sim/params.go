@@ -128,9 +128,6 @@ const wireLayout = "1/2/2006 3:04:05 PM"
 // formatTime writes t as Cloud9 does (no padding, seconds, AM/PM).
 func formatTime(t time.Time) string { return t.Format(wireLayout) }
 
-// formatDate writes the date part only: "11/5/2025".
-func formatDate(t time.Time) string { return t.Format("1/2/2006") }
-
 // parseDateTime reads "M/D/YYYY", "M/D/YYYY h:mm[:ss] AM|PM" or
 // "M/D/YYYY H:mm[:ss]" (each number padded or not), or ISO 8601
 // "YYYY-MM-DD[Thh:mm[:ss]]" — the forms .NET's DateTime.Parse takes that a

@@ -169,7 +169,7 @@ func (c *Cloud9) Appointments(patientGUID string) []cloud9.Appointment {
 	return append([]cloud9.Appointment(nil), c.appts[strings.ToUpper(patientGUID)]...)
 }
 
-func (c *Cloud9) next(procedure string, args any) (error, int) {
+func (c *Cloud9) next(procedure string, args any) (int, error) {
 	if c.Hook != nil {
 		c.Hook(procedure)
 	}
@@ -179,14 +179,14 @@ func (c *Cloud9) next(procedure string, args any) (error, int) {
 	c.n++
 	if q := c.script[procedure]; len(q) > 0 {
 		c.script[procedure] = q[1:]
-		return q[0], c.n
+		return c.n, q[0]
 	}
-	return nil, c.n
+	return c.n, nil
 }
 
 // SetPatient implements bookingsvc.Cloud9.
 func (c *Cloud9) SetPatient(_ context.Context, in cloud9.PatientInput) (string, string, error) {
-	err, n := c.next(bookingsvc.ProcSetPatient, in)
+	n, err := c.next(bookingsvc.ProcSetPatient, in)
 	guid := GUID('B', n)
 	var com Committed
 	if err != nil && !errors.As(err, &com) {
@@ -197,7 +197,7 @@ func (c *Cloud9) SetPatient(_ context.Context, in cloud9.PatientInput) (string, 
 
 // SetAppointment implements bookingsvc.Cloud9.
 func (c *Cloud9) SetAppointment(_ context.Context, in cloud9.AppointmentInput) (string, string, error) {
-	err, n := c.next(bookingsvc.ProcSetAppointment, in)
+	n, err := c.next(bookingsvc.ProcSetAppointment, in)
 	var com Committed
 	if err != nil && !errors.As(err, &com) {
 		return "", "", err
@@ -225,7 +225,7 @@ func (c *Cloud9) Cancel(patientGUID, appointmentGUID string) {
 
 // SetPatientComment implements bookingsvc.Cloud9.
 func (c *Cloud9) SetPatientComment(_ context.Context, patientGUID, comment string) (string, string, error) {
-	err, n := c.next(bookingsvc.ProcSetPatientComment, [2]string{patientGUID, comment})
+	n, err := c.next(bookingsvc.ProcSetPatientComment, [2]string{patientGUID, comment})
 	if err != nil {
 		return "", "", err
 	}
@@ -235,7 +235,7 @@ func (c *Cloud9) SetPatientComment(_ context.Context, patientGUID, comment strin
 
 // GetAppointmentListByPatient implements bookingsvc.Cloud9.
 func (c *Cloud9) GetAppointmentListByPatient(_ context.Context, patientGUID string) ([]cloud9.Appointment, error) {
-	if err, _ := c.next(bookingsvc.ProcGetAppointments, patientGUID); err != nil {
+	if _, err := c.next(bookingsvc.ProcGetAppointments, patientGUID); err != nil {
 		return nil, err
 	}
 	out := c.Appointments(patientGUID)
