@@ -284,46 +284,49 @@ func DecodeResponse(body []byte) (*Response, error) {
 	for {
 		tok, err := d.Token()
 		if err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
+			return nil, fmt.Errorf("%w: %w", ErrMalformed, err)
 		}
 		switch t := tok.(type) {
 		case xml.EndElement: // of the root
 			return r, nil
 		case xml.StartElement:
-			switch t.Name.Local {
-			case "ResponseStatus":
-				v, err := text(d)
-				if err != nil {
-					return nil, err
-				}
-				r.Status = v
-			case "ErrorCode":
-				v, err := text(d)
-				if err != nil {
-					return nil, err
-				}
-				if n, err := strconv.Atoi(v); err == nil {
-					r.ErrorCode = n
-				}
-			case "ErrorMessage":
-				v, err := text(d)
-				if err != nil {
-					return nil, err
-				}
-				r.ErrorMessage = v
-			case "Records":
-				recs, err := records(d)
-				if err != nil {
-					return nil, err
-				}
-				r.Records = append(r.Records, recs...)
-			default:
-				if err := d.Skip(); err != nil {
-					return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
-				}
+			if err := r.decodeElement(d, t.Name.Local); err != nil {
+				return nil, err
 			}
 		}
 	}
+}
+
+// decodeElement reads one child element of GetDataResponse into r.
+func (r *Response) decodeElement(d *xml.Decoder, name string) error {
+	switch name {
+	case "ResponseStatus", "ErrorCode", "ErrorMessage":
+		v, err := text(d)
+		if err != nil {
+			return err
+		}
+		switch name {
+		case "ResponseStatus":
+			r.Status = v
+		case "ErrorCode":
+			if n, err := strconv.Atoi(v); err == nil {
+				r.ErrorCode = n
+			}
+		default:
+			r.ErrorMessage = v
+		}
+	case "Records":
+		recs, err := records(d)
+		if err != nil {
+			return err
+		}
+		r.Records = append(r.Records, recs...)
+	default:
+		if err := d.Skip(); err != nil {
+			return fmt.Errorf("%w: %w", ErrMalformed, err)
+		}
+	}
+	return nil
 }
 
 // DecodeRequest decodes a GetDataRequest, for tests, tools and servers.
