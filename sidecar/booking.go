@@ -104,12 +104,12 @@ func (m *Main) newBooking(rt *orchestrator.Runtime, b *backend, shutdown context
 	if bc.AuthMode == "legacy" {
 		m.Logger.Warn("BOOKING_AUTH_MODE=legacy: createAppt books for any well-formed patientGUID without a bookingAuthToken")
 	}
-	raw := bookingdeps.Cloud9{C: client.WithoutLimiter()}
+	raw := client.WithoutLimiter() // the service takes the limiter's turn itself
 	deps := bookingsvc.Deps{
 		Cloud9: raw, Limiter: limiter, Tokens: bookingdeps.Tokens{S: signer}, Sessions: bookingdeps.Sessions{C: sessions},
 		Reservations: bookingdeps.Reservations{R: holds}, BookingTokens: bookingdeps.BookingTokens{Cache: cache, Logger: m.Logger},
 		Slots: bookingdeps.SlotSource{Cloud9: client.WithoutLimiter(), Cache: cache, LocationGUID: bc.LocationGUID,
-			FreshFor: bc.SlotFresh, Logger: m.Logger},
+			FreshFor: bc.SlotFresh, CacheTimeout: bc.RedisTimeout, Logger: m.Logger},
 		Marks: &bookingsvc.RedisMarks{Client: b.Client}, Events: events,
 	}
 	svcCfg := bookingsvc.Config{
@@ -121,6 +121,7 @@ func (m *Main) newBooking(rt *orchestrator.Runtime, b *backend, shutdown context
 		SessionTTL: bc.SessionTTL, StatusEndpoint: cfg.NodeRedBasePath + "/queue-status",
 		WriteTimeout: bc.WriteTimeout, // the in-flight lease outlives one Cloud9 write
 		LeaseGrace:   bc.UncertainGrace,
+		RedisTimeout: bc.RedisTimeout,
 		Now:          m.Now, Logger: m.Logger, Registerer: m.registry,
 	}
 	worker, err := bookingsvc.NewWorker(rt, deps, svcCfg)

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/flowgate/flowgate/orchestrator/booking/bookinghttp"
 	"github.com/flowgate/flowgate/orchestrator/tasks/taskhttp"
 )
 
@@ -157,7 +158,7 @@ var coreSettings = []setting{
 	{name: "REDIS_SENTINEL_MASTER", help: "the Sentinel master name", apply: str(func(c *Config) *string { return &c.RedisSentinelMaster })},
 	{name: "REDIS_PASSWORD", help: "password for cluster or sentinel mode", secret: true, apply: str(func(c *Config) *string { return &c.RedisPassword })},
 	{name: "REDIS_POOL_SIZE", def: "64", help: "connections per Redis pool (the HTTP handlers' shared client and each asynq dequeuer); cluster mode keeps go-redis' default per node", apply: integer(func(c *Config) *int { return &c.RedisPoolSize }, 1, 10000)},
-	{name: "NODERED_BASE_PATH", def: "/chord/ortho-prd", help: "path prefix of the Node-RED-compatible booking endpoints", apply: func(c *Config, v string) error {
+	{name: "NODERED_BASE_PATH", def: bookinghttp.DefaultBasePath, help: "path prefix of the Node-RED-compatible booking endpoints", apply: func(c *Config, v string) error {
 		if !strings.HasPrefix(v, "/") || strings.HasSuffix(v, "/") {
 			return fmt.Errorf("must start with / and not end with /, got %q", v)
 		}

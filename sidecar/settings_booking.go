@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"strconv"
 	"time"
+
+	"github.com/flowgate/flowgate/orchestrator/booking/bookingsvc"
 )
 
 // BookingConfig holds the booking path's settings (seed 000, seed 003);
@@ -19,6 +21,7 @@ type BookingConfig struct {
 	ReadTimeout     time.Duration
 	AuthMode        string
 	SyncBudget      time.Duration
+	RedisTimeout    time.Duration
 	SyncRetryDelay  time.Duration
 	SyncAttempts    int
 	MaxAttempts     int
@@ -65,13 +68,14 @@ var bookingSettings = []setting{
 	{name: "CLOUD9_WRITE_TIMEOUT", def: "45s", help: "timeout of a Cloud9 write (SetAppointment, SetPatient)", apply: bookingDuration(func(b *BookingConfig) *time.Duration { return &b.WriteTimeout })},
 	{name: "CLOUD9_NOTE_TIMEOUT", def: "15s", help: "timeout of SetPatientComment", apply: bookingDuration(func(b *BookingConfig) *time.Duration { return &b.NoteTimeout })},
 	{name: "CLOUD9_READ_TIMEOUT", def: "60s", help: "timeout of a Cloud9 read", apply: bookingDuration(func(b *BookingConfig) *time.Duration { return &b.ReadTimeout })},
-	{name: "CLOUD9_LOCATION_GUID", def: "1fef9297-7c8b-426b-b0d1-f2275136e48b", help: "the practice location (slots of other locations are left out)", apply: bookingGUID(func(b *BookingConfig) *string { return &b.LocationGUID })},
+	{name: "CLOUD9_LOCATION_GUID", def: bookingsvc.DefaultLocationGUID, help: "the practice location (slots of other locations are left out)", apply: bookingGUID(func(b *BookingConfig) *string { return &b.LocationGUID })},
 	{name: "CLOUD9_PROVIDER_GUID", help: "providerGUID of new patients; required with a real Cloud9 (the simulator's orthodontist otherwise)", apply: bookingGUID(func(b *BookingConfig) *string { return &b.ProviderGUID })},
-	{name: "CLOUD9_SCHEDULE_VIEW_GUID", def: "4c9e9333-4951-4eb0-8d97-e1ad83ef422d", help: "default schedule view of createAppt", apply: bookingGUID(func(b *BookingConfig) *string { return &b.ScheduleView })},
-	{name: "CLOUD9_SCHEDULE_COLUMN_GUID", def: "07687884-7e37-49aa-8028-d43b751c9034", help: "default chair when a request names none (the request's column is always honoured)", apply: bookingGUID(func(b *BookingConfig) *string { return &b.ScheduleColumn })},
-	{name: "CLOUD9_APPOINTMENT_TYPE_GUID", def: "f6c20c35-9abb-47c2-981a-342996016705", help: "default appointment type", apply: bookingGUID(func(b *BookingConfig) *string { return &b.AppointmentType })},
+	{name: "CLOUD9_SCHEDULE_VIEW_GUID", def: bookingsvc.DefaultScheduleViewGUID, help: "default schedule view of createAppt", apply: bookingGUID(func(b *BookingConfig) *string { return &b.ScheduleView })},
+	{name: "CLOUD9_SCHEDULE_COLUMN_GUID", def: bookingsvc.DefaultScheduleColumnGUID, help: "default chair when a request names none (the request's column is always honoured)", apply: bookingGUID(func(b *BookingConfig) *string { return &b.ScheduleColumn })},
+	{name: "CLOUD9_APPOINTMENT_TYPE_GUID", def: bookingsvc.DefaultAppointmentTypeGUID, help: "default appointment type", apply: bookingGUID(func(b *BookingConfig) *string { return &b.AppointmentType })},
 	{name: "BOOKING_AUTH_MODE", def: "session", help: "createAppt authorization: token, session (token or matching session cache) or legacy (any well-formed GUID; warned at start)", apply: oneOf(func(c *Config) *string { return &c.Booking.AuthMode }, "token", "session", "legacy")},
-	{name: "BOOKING_SYNC_BUDGET", def: "10s", help: "how long createAppt may wait (limiter + one retry) before answering queued", apply: bookingDuration(func(b *BookingConfig) *time.Duration { return &b.SyncBudget })},
+	{name: "BOOKING_SYNC_BUDGET", def: "10s", help: "how long createAppt may wait (limiter + one retry) before answering queued; also bounds the Redis work of createAppt, createPatient and queue-status (answered within it + 0.2 s when Redis hangs)", apply: bookingDuration(func(b *BookingConfig) *time.Duration { return &b.SyncBudget })},
+	{name: "BOOKING_REDIS_TIMEOUT", def: bookingsvc.DefaultRedisTimeout.String(), help: "bound of each Redis step of getApptSlots / getGroupedApptSlots (slot cache, reservation filter), which fail open past it; createAppt, createPatient and queue-status are bounded by BOOKING_SYNC_BUDGET (+0.2 s) instead", apply: bookingDuration(func(b *BookingConfig) *time.Duration { return &b.RedisTimeout })},
 	{name: "BOOKING_SYNC_RETRY_DELAY", def: "5s", help: "wait before the second sync attempt after a rate-limit answer", apply: bookingDuration(func(b *BookingConfig) *time.Duration { return &b.SyncRetryDelay })},
 	{name: "BOOKING_SYNC_ATTEMPTS", def: "2", help: "sync SetAppointment attempts", apply: bookingInt(func(b *BookingConfig) *int { return &b.SyncAttempts }, 1, 10)},
 	{name: "BOOKING_UNCERTAIN_GRACE", def: "10s", help: "after an uncertain SetAppointment (timeout, dropped answer) no other attempt of that booking runs for this long, so a late commit lands before anyone checks Cloud9", apply: bookingDuration(func(b *BookingConfig) *time.Duration { return &b.UncertainGrace })},
@@ -114,7 +118,7 @@ func (c *Config) validateBooking() error {
 		name string
 		v    time.Duration
 	}{{"CLOUD9_WRITE_TIMEOUT", b.WriteTimeout}, {"CLOUD9_NOTE_TIMEOUT", b.NoteTimeout}, {"CLOUD9_READ_TIMEOUT", b.ReadTimeout},
-		{"BOOKING_SYNC_BUDGET", b.SyncBudget}, {"BOOKING_BACKOFF_BASE", b.BackoffBase}, {"BOOKING_BACKOFF_MAX", b.BackoffMax},
+		{"BOOKING_SYNC_BUDGET", b.SyncBudget}, {"BOOKING_REDIS_TIMEOUT", b.RedisTimeout}, {"BOOKING_BACKOFF_BASE", b.BackoffBase}, {"BOOKING_BACKOFF_MAX", b.BackoffMax},
 		{"BOOKING_SESSION_TTL", b.SessionTTL}, {"SLOT_RESERVATION_TTL", b.ReserveTTL}, {"SLOT_RESERVATION_BOOKED_TTL", b.BookedTTL},
 		{"SLOT_CACHE_FRESH", b.SlotFresh}, {"SLOT_CACHE_TTL", b.SlotCacheTTL}, {"BOOKING_UNCERTAIN_GRACE", b.UncertainGrace}} {
 		if d.v <= 0 {

@@ -197,7 +197,7 @@ func (c *Client) Call(ctx context.Context, procedure string, params ...Param) (*
 		Password: c.cfg.Password, Procedure: procedure, Params: params})
 	if err != nil { // before the limiter: an unsendable call costs no token
 		c.metrics.observe(procedure, outcomeInvalid, 0, false)
-		return nil, fmt.Errorf("%w: %v", ErrInvalidInput, err)
+		return nil, fmt.Errorf("%w: %w", ErrInvalidInput, err)
 	}
 	if err := c.admit(ctx, procedure); err != nil {
 		c.metrics.observe(procedure, outcomeOf(err), 0, false)

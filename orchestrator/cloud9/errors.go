@@ -50,9 +50,12 @@ const (
 const CodeRateLimited = 8
 
 // errorPatterns are the seed's ERROR_PATTERNS in its order (first match
-// wins), with one addition the original lacked: Cloud9's documented
-// slot-conflict text "…cannot be scheduled in the specified time slot",
-// which the original classed UNKNOWN.
+// wins) — the one classifier of Cloud9 answers in flowgate (the booking
+// path uses it through Error.Class) — with additions the original lacked:
+// Cloud9's documented slot-conflict text "…cannot be scheduled in the
+// specified time slot" (the original classed it UNKNOWN), and "does not
+// exist" for a schedule view and an appointment type (Cloud9's wording for
+// an unknown GUID). Code 8 is RATE_LIMIT before any pattern (Classify).
 var errorPatterns = []struct {
 	class Class
 	re    *regexp.Regexp
@@ -60,9 +63,9 @@ var errorPatterns = []struct {
 	{ClassRateLimit, regexp.MustCompile(`(?i)too many requests|rate limit`)},
 	{ClassPatientNotFound, regexp.MustCompile(`(?i)patient.*guid.*does not exist`)},
 	{ClassSlotNotAvailable, regexp.MustCompile(`(?i)slot.*not available|time.*not available|already.*booked|cannot be scheduled in the specified time slot`)},
-	{ClassInvalidScheduleView, regexp.MustCompile(`(?i)schedule.*view.*(invalid|not found)`)},
+	{ClassInvalidScheduleView, regexp.MustCompile(`(?i)schedule.*view.*(invalid|not found|does not exist)`)},
 	{ClassInvalidScheduleColumn, regexp.MustCompile(`(?i)schedule.*column.*invalid|column.*not found`)},
-	{ClassInvalidApptType, regexp.MustCompile(`(?i)appointment.*type.*invalid`)},
+	{ClassInvalidApptType, regexp.MustCompile(`(?i)appointment.*type.*(invalid|does not exist)`)},
 	{ClassAuthorization, regexp.MustCompile(`(?i)not authorized|authorization`)},
 }
 
@@ -146,6 +149,32 @@ func (e *Error) Error() string {
 }
 
 func (e *Error) Unwrap() error { return e.Err }
+
+// Unreached reports a certain transport failure: the request never reached
+// Cloud9 (connection refused, a timeout before sending), so nothing was
+// created and it may be sent again at once.
+func (e *Error) Unreached() bool { return e.Kind == KindTransport && !e.Uncertain }
+
+// Permanent reports a refusal no retry of the same request changes: the
+// slot is taken, the patient is unknown, a GUID is invalid (the seed's
+// non-retryable classes).
+func (c Class) Permanent() bool {
+	switch c {
+	case ClassSlotNotAvailable, ClassPatientNotFound, ClassInvalidScheduleView, ClassInvalidScheduleColumn, ClassInvalidApptType:
+		return true
+	}
+	return false
+}
+
+// PermanentCode reports a ResponseStatus Error code of a request that no
+// retry fixes (codes 2–5 and 16: the request's parameters or records).
+func PermanentCode(code int) bool {
+	switch code {
+	case 2, 3, 4, 5, 16:
+		return true
+	}
+	return false
+}
 
 // Retryable reports whether the same call may succeed later: a rate limit, a
 // timeout, any transport failure, or an empty answer to a read. Whether a

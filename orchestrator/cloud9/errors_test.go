@@ -39,6 +39,10 @@ func TestClassify(t *testing.T) {
 		{-1, "Schedule column GUID invalid", cloud9.ClassInvalidScheduleColumn},
 		{-1, "Column not found", cloud9.ClassInvalidScheduleColumn},
 		{-1, "Appointment type is invalid", cloud9.ClassInvalidApptType},
+		// "does not exist" for a view and a type: Cloud9's wording for an
+		// unknown GUID (the booking path's table had it; now the one table).
+		{-1, "Error: Schedule View/Column GUID specified does not exist.", cloud9.ClassInvalidScheduleView},
+		{-1, "Error: Appointment Type GUID specified does not exist or does not allow online scheduling.", cloud9.ClassInvalidApptType},
 		// AUTHORIZATION_ERROR: the pattern, then the credential codes.
 		{6, "Not authorized to access client.", cloud9.ClassAuthorization},
 		{7, "Not authorized to collect data outside of allowance window.", cloud9.ClassAuthorization},
@@ -55,8 +59,6 @@ func TestClassify(t *testing.T) {
 		// Fallbacks: CLOUD9_ERROR when the text says error, else UNKNOWN.
 		{-1, "Error: Appointments cannot be scheduled in the past.", cloud9.ClassCloud9},
 		{-1, "Error: Minutes must be greater than 0.", cloud9.ClassCloud9},
-		{-1, "Error: Schedule View/Column GUID specified does not exist.", cloud9.ClassCloud9},
-		{-1, "Error: Appointment Type GUID specified does not exist or does not allow online scheduling.", cloud9.ClassCloud9},
 		{0, "An unknown error occurred.", cloud9.ClassCloud9},
 		{2, "A required parameter was not specified.", cloud9.ClassUnknown},
 		{5, "Invalid GUID format for parameter: 'PatientGUID'", cloud9.ClassUnknown},
@@ -118,4 +120,23 @@ func TestErrorMessage(t *testing.T) {
 	e = &cloud9.Error{Procedure: "SetAppointment", Kind: cloud9.KindTransport, Class: cloud9.ClassTimeout, Code: -1,
 		Message: "context deadline exceeded", Uncertain: true}
 	require.Equal(t, "cloud9 SetAppointment: transport (TIMEOUT): context deadline exceeded [uncertain]", e.Error())
+}
+
+// What a retry can change: the permanent classes and codes, and a
+// transport failure that certainly never reached Cloud9.
+func TestPermanentAndUnreached(t *testing.T) {
+	t.Parallel()
+	for _, c := range []cloud9.Class{cloud9.ClassSlotNotAvailable, cloud9.ClassPatientNotFound, cloud9.ClassInvalidScheduleView,
+		cloud9.ClassInvalidScheduleColumn, cloud9.ClassInvalidApptType} {
+		require.True(t, c.Permanent(), c)
+	}
+	for _, c := range []cloud9.Class{cloud9.ClassRateLimit, cloud9.ClassTimeout, cloud9.ClassCloud9, cloud9.ClassUnknown, cloud9.ClassAuthorization} {
+		require.False(t, c.Permanent(), c)
+	}
+	for code, want := range map[int]bool{-1: false, 0: false, 2: true, 3: true, 4: true, 5: true, 8: false, 16: true} {
+		require.Equal(t, want, cloud9.PermanentCode(code), code)
+	}
+	require.True(t, (&cloud9.Error{Kind: cloud9.KindTransport, Class: cloud9.ClassUnknown}).Unreached(), "connection refused")
+	require.False(t, (&cloud9.Error{Kind: cloud9.KindTransport, Class: cloud9.ClassTimeout, Uncertain: true}).Unreached())
+	require.False(t, (&cloud9.Error{Kind: cloud9.KindResult, Class: cloud9.ClassCloud9}).Unreached())
 }

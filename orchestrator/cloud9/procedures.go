@@ -81,7 +81,7 @@ func (c *Client) SetAppointment(ctx context.Context, in AppointmentInput) (apptG
 		return "", "", fmt.Errorf("%w: %s: Minutes must be greater than 0, got %d", ErrInvalidInput, ProcSetAppointment, in.Minutes)
 	}
 	if _, err := ParseTime(in.StartTime); err != nil {
-		return "", "", fmt.Errorf("%w: %s: StartTime: %v", ErrInvalidInput, ProcSetAppointment, err)
+		return "", "", fmt.Errorf("%w: %s: StartTime: %w", ErrInvalidInput, ProcSetAppointment, err)
 	}
 	if n := len([]rune(in.Note)); n > MaxAppointmentNote {
 		return "", "", fmt.Errorf("%w: %s: Note is %d characters, Cloud9 takes at most %d", ErrInvalidInput, ProcSetAppointment, n, MaxAppointmentNote)

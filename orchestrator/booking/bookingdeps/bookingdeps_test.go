@@ -81,6 +81,7 @@ func TestSlotSourceCachesAndFallsBack(t *testing.T) {
 // garbage is a typed error; a cache that cannot answer is passed (fail open).
 func TestBookingTokensCheckTheCache(t *testing.T) {
 	e := setup(t)
+	ctx := context.Background()
 	src := bookingdeps.SlotSource{Cloud9: e.client, Cache: e.cache, LocationGUID: cloud9sim.DefaultLocationGUID}
 	res, err := src.Slots(context.Background(), bookingsvc.SlotQuery{StartDate: tomorrow()})
 	require.NoError(t, err)
@@ -89,49 +90,50 @@ func TestBookingTokensCheckTheCache(t *testing.T) {
 	tok, err := codec.Encode(bookingsvc.SlotRef{StartTime: s.StartTime, ScheduleViewGUID: s.ScheduleViewGUID,
 		ScheduleColumnGUID: s.ScheduleColumnGUID, AppointmentTypeGUID: s.AppointmentTypeGUID, Minutes: 45})
 	require.NoError(t, err)
-	ref, err := codec.Decode(tok)
+	ref, err := codec.Decode(ctx, tok)
 	require.NoError(t, err)
 	require.Equal(t, s.StartTime, ref.StartTime)
 
 	unknown, err := codec.Encode(bookingsvc.SlotRef{StartTime: "1/5/2099 9:00:00 AM", ScheduleViewGUID: s.ScheduleViewGUID,
 		ScheduleColumnGUID: s.ScheduleColumnGUID, AppointmentTypeGUID: s.AppointmentTypeGUID, Minutes: 45})
 	require.NoError(t, err)
-	_, err = codec.Decode(unknown)
+	_, err = codec.Decode(ctx, unknown)
 	require.ErrorIs(t, err, bookingdeps.ErrUnknownSlot)
-	_, err = codec.Decode("not-a-token")
+	_, err = codec.Decode(ctx, "not-a-token")
 	require.ErrorIs(t, err, slots.ErrMalformedToken)
 
 	// Booked (or refused by Cloud9): the slot leaves the cache and its
 	// token is no longer accepted.
 	require.NoError(t, src.Invalidate(context.Background(), ref))
-	_, err = codec.Decode(tok)
+	_, err = codec.Decode(ctx, tok)
 	require.ErrorIs(t, err, bookingdeps.ErrUnknownSlot)
 
 	down, err := slots.NewCache(deadClient(t), slots.CacheConfig{Prefix: "test"})
 	require.NoError(t, err)
-	_, err = bookingdeps.BookingTokens{Cache: down}.Decode(unknown)
+	_, err = bookingdeps.BookingTokens{Cache: down}.Decode(ctx, unknown)
 	require.NoError(t, err, "slot cache unavailable: the token passes, Cloud9 still checks the slot")
 }
 
-// Client errors become the service's: a refused connection is UNAVAILABLE
-// and certain, a dropped answer after commit is uncertain, a business
-// refusal keeps its class.
-func TestCloud9ErrorsConvert(t *testing.T) {
+// The client is bookingsvc.Cloud9 as it is (no adapter): its typed errors
+// carry what the booking path decides on — a dropped answer after commit
+// is uncertain, a business refusal has the seed's class, a refused
+// connection certainly never reached Cloud9.
+func TestCloud9ClientIsTheBookingPort(t *testing.T) {
 	e := setup(t)
 	ctx := context.Background()
-	a := bookingdeps.Cloud9{C: e.client}
-	guid, _, err := a.SetPatient(ctx, bookingsvc.PatientInput{FirstName: "A", LastName: "B",
+	var a bookingsvc.Cloud9 = e.client
+	guid, _, err := a.SetPatient(ctx, cloud9.PatientInput{FirstName: "A", LastName: "B",
 		ProviderGUID: cloud9sim.DefaultOrthodontistGUID, LocationGUID: cloud9sim.DefaultLocationGUID})
 	require.NoError(t, err)
 	res, err := bookingdeps.SlotSource{Cloud9: e.client, Cache: e.cache}.Slots(ctx, bookingsvc.SlotQuery{StartDate: tomorrow()})
 	require.NoError(t, err)
 	s := res.Slots[0]
-	in := bookingsvc.AppointmentInput{PatientGUID: guid, StartTime: s.StartTime, ScheduleViewGUID: s.ScheduleViewGUID,
+	in := cloud9.AppointmentInput{PatientGUID: guid, StartTime: s.StartTime, ScheduleViewGUID: s.ScheduleViewGUID,
 		ScheduleColumnGUID: s.ScheduleColumnGUID, AppointmentTypeGUID: s.AppointmentTypeGUID, Minutes: 45}
 
 	e.sim.SetFaults(cloud9sim.Faults{DropAfterCommit: map[string]int{"SetAppointment": 1}})
 	_, _, err = a.SetAppointment(ctx, in)
-	var ce *bookingsvc.Cloud9Error
+	var ce *cloud9.Error
 	require.True(t, errors.As(err, &ce), "%v", err)
 	require.True(t, ce.Uncertain, "dropped after commit: %+v", ce)
 	list, err := a.GetAppointmentListByPatient(ctx, guid)
@@ -140,15 +142,15 @@ func TestCloud9ErrorsConvert(t *testing.T) {
 
 	_, _, err = a.SetAppointment(ctx, in)
 	require.True(t, errors.As(err, &ce))
-	require.Equal(t, bookingsvc.ClassSlotNotAvailable, ce.Class)
+	require.Equal(t, cloud9.ClassSlotNotAvailable, ce.Class)
 	require.False(t, ce.Uncertain)
 
 	refused, err := cloud9.New(cloud9.Config{Endpoint: "http://" + closedAddr(t) + "/GetData.ashx", ClientID: "x",
 		Username: "x", Password: "x", VendorUsername: "test"})
 	require.NoError(t, err)
-	_, _, err = bookingdeps.Cloud9{C: refused}.SetAppointment(ctx, in)
+	_, _, err = bookingsvc.Cloud9(refused).SetAppointment(ctx, in)
 	require.True(t, errors.As(err, &ce))
-	require.Equal(t, bookingsvc.ClassUnavailable, ce.Class)
+	require.True(t, ce.Unreached(), "connection refused: %+v", ce)
 	require.False(t, ce.Uncertain)
 }
 

@@ -36,7 +36,7 @@ func (b BookingTokens) Encode(r bookingsvc.SlotRef) (string, error) {
 }
 
 // Decode implements bookingsvc.BookingTokens.
-func (b BookingTokens) Decode(token string) (bookingsvc.SlotRef, error) {
+func (b BookingTokens) Decode(ctx context.Context, token string) (bookingsvc.SlotRef, error) {
 	ts, err := slots.DecodeToken(token)
 	if err != nil {
 		return bookingsvc.SlotRef{}, err
@@ -46,7 +46,7 @@ func (b BookingTokens) Decode(token string) (bookingsvc.SlotRef, error) {
 	if b.Cache == nil {
 		return ref, nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, decodeCheckTimeout)
 	defer cancel()
 	found, err := b.Cache.Contains(ctx, ts)
 	switch {
@@ -61,6 +61,10 @@ func (b BookingTokens) Decode(token string) (bookingsvc.SlotRef, error) {
 	return ref, nil
 }
 
+// decodeCheckTimeout bounds Decode's slot-cache check (within the
+// caller's own deadline); past it the token is accepted unchecked.
+const decodeCheckTimeout = 2 * time.Second
+
 // SlotSource is bookingsvc.SlotSource: GetOnlineReservations through the
 // Redis slot cache shared by every instance.
 type SlotSource struct {
@@ -71,6 +75,10 @@ type SlotSource struct {
 	FreshFor     time.Duration // a cached list younger than this is used as is; default 5 min
 	Attempts     int           // GetOnlineReservations tries on retryable errors; default 2
 	RetryDelay   time.Duration // between tries; default 1 s
+	// CacheTimeout bounds each slot-cache call (Redis); past it the cache
+	// is skipped (fail open: Cloud9 answers). Default
+	// bookingsvc.DefaultRedisTimeout (BOOKING_REDIS_TIMEOUT).
+	CacheTimeout time.Duration
 	Logger       *slog.Logger
 }
 
@@ -91,7 +99,9 @@ func (s SlotSource) Slots(ctx context.Context, q bookingsvc.SlotQuery) (bookings
 	}
 	res := bookingsvc.SlotSearch{SearchRange: contracts.SearchRange{StartDate: from.Format("01/02/2006"), EndDate: to.Format("01/02/2006")}}
 	r := slots.Range{LocationGUID: s.LocationGUID, ScheduleViewGUID: strings.Join(q.ScheduleViewGUIDs, ","), From: from, To: to}
-	cached, found, cerr := s.Cache.Get(ctx, r)
+	cctx, cancel := context.WithTimeout(ctx, s.CacheTimeout)
+	cached, found, cerr := s.Cache.Get(cctx, r)
+	cancel()
 	if cerr == nil && found && time.Since(cached.FetchedAt) < s.FreshFor {
 		res.Slots = apptSlots(cached.Slots)
 		return res, nil
@@ -106,7 +116,9 @@ func (s SlotSource) Slots(ctx context.Context, q bookingsvc.SlotQuery) (bookings
 		}
 		return res, err
 	}
-	if err := s.Cache.Put(ctx, r, list); err != nil {
+	pctx, cancel := context.WithTimeout(ctx, s.CacheTimeout)
+	defer cancel()
+	if err := s.Cache.Put(pctx, r, list); err != nil {
 		s.Logger.Warn("slot search: cannot cache slots; bookingTokens of this answer are checked leniently", "err", err)
 	}
 	slots.Sort(list)
@@ -144,6 +156,9 @@ func (s SlotSource) withDefaults() SlotSource {
 	if s.RetryDelay <= 0 {
 		s.RetryDelay = time.Second
 	}
+	if s.CacheTimeout <= 0 {
+		s.CacheTimeout = bookingsvc.DefaultRedisTimeout
+	}
 	if s.Logger == nil {
 		s.Logger = slog.Default()
 	}
@@ -172,7 +187,7 @@ func (s SlotSource) fetch(ctx context.Context, views []string, from, to time.Tim
 			return out, attempt, nil
 		}
 		if attempt >= s.Attempts || !cloud9.IsRetryable(err) {
-			return nil, attempt, convert(err)
+			return nil, attempt, err
 		}
 		select {
 		case <-ctx.Done():

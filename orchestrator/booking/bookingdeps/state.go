@@ -70,7 +70,7 @@ func holdSlot(h bookingsvc.SlotHold) slots.Slot {
 func (r Reservations) Reserve(ctx context.Context, h bookingsvc.SlotHold) error {
 	_, err := r.R.Reserve(ctx, holdSlot(h), h.SessionID, h.PatientName)
 	if errors.Is(err, reservation.ErrReservedByOther) {
-		return fmt.Errorf("%w: %v", bookingsvc.ErrSlotReserved, err)
+		return fmt.Errorf("%w: %w", bookingsvc.ErrSlotReserved, err)
 	}
 	return err
 }

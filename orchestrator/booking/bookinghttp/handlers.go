@@ -37,7 +37,7 @@ import (
 )
 
 // DefaultBasePath is NODERED_BASE_PATH's default.
-const DefaultBasePath = "/chord/ortho-prd"
+const DefaultBasePath = bookingsvc.DefaultBasePath
 
 // DefaultMaxBody bounds a booking request body: far above any real one
 // (a batch of children with notes is a few KB).
@@ -134,8 +134,15 @@ func (h *Handlers) ctx() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(h.cfg.Context, h.cfg.Timeout)
 }
 
+// send writes a's body with the status this layer chooses: 200 for every
+// answer, 500 when the endpoint could not do its work (seed 000's
+// createPatient and slot answers when Cloud9 or the queue is down).
 func send(c *fiber.Ctx, a bookingsvc.Answer) error {
-	return c.Status(a.Status).JSON(a.Body)
+	status := fiber.StatusOK
+	if a.Failed {
+		status = fiber.StatusInternalServerError
+	}
+	return c.Status(status).JSON(a.Body)
 }
 
 // decode reads the body into v: identity encoding only, at most MaxBody

@@ -19,6 +19,7 @@ import (
 	"github.com/flowgate/flowgate/orchestrator/booking/bookinghttp"
 	"github.com/flowgate/flowgate/orchestrator/booking/bookingsvc"
 	bt "github.com/flowgate/flowgate/orchestrator/booking/bookingsvc/bookingsvctest"
+	"github.com/flowgate/flowgate/orchestrator/cloud9"
 	"github.com/flowgate/flowgate/sidecar/web"
 )
 
@@ -106,7 +107,6 @@ func TestGoldens(t *testing.T) {
 	type tc struct {
 		name   string
 		setup  func(e *bt.Env)
-		mod    func(*bookingsvc.Config)
 		method string
 		path   string
 		body   func(e *bt.Env) []byte
@@ -136,8 +136,7 @@ func TestGoldens(t *testing.T) {
 			}},
 		{name: "create_patient_failed", path: "/createPatient", body: post(func(*bt.Env) any { return parent() }), status: 500,
 			setup: func(e *bt.Env) {
-				e.Cloud9.Script(bookingsvc.ProcSetPatient, &bookingsvc.Cloud9Error{Class: bookingsvc.ClassCloud9, Code: 16,
-					Message: "Procedure validation failure"})
+				e.Cloud9.Script(bookingsvc.ProcSetPatient, bt.StatusError(cloud9.ProcSetPatient, 16, "Procedure validation failure"))
 			}},
 		{name: "create_patient_validation", path: "/createPatient", body: post(func(*bt.Env) any {
 			return contracts.CreatePatientRequest{PatientLastName: "Smith"}

@@ -3,7 +3,6 @@ package bookingsvc
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"strings"
 	"time"
 
@@ -42,7 +41,6 @@ type outcome struct {
 	errType  string
 	c9Msg    string
 	errMsg   string
-	slotKey  string
 	failText string
 }
 
@@ -57,14 +55,19 @@ func (s *Service) CreateAppt(ctx context.Context, req contracts.CreateApptReques
 	if len(req.Children) > 0 {
 		return s.createBatch(ctx, req, now)
 	}
+	// Redis work (session cache, slot cache, marks, reservation, queue) is
+	// bounded by the sync budget on the wall clock (syncPolicy.bookkeeping).
+	rb := newRedisBudget(s.cfg.SyncBudget)
+	rctx, cancel := rb.ctx(ctx)
+	defer cancel()
 	patientGUID, token := strings.TrimSpace(req.PatientGUID), strings.TrimSpace(req.BookingAuthToken)
-	sess := s.injectSession(ctx, &patientGUID, &token, firstNonEmpty(req.UUI, req.SessionID))
+	sess := s.injectSession(rctx, &patientGUID, &token, firstNonEmpty(req.UUI, req.SessionID))
 	method, rej := s.authorize(token, patientGUID, sess, now)
 	if rej != nil {
 		s.count("createAppt", "auth_rejected")
 		return ok(*rej)
 	}
-	b, bad := s.resolve(patientGUID, slotFields{bookingToken: req.BookingToken, startTime: req.StartTime,
+	b, bad := s.resolve(rctx, patientGUID, slotFields{bookingToken: req.BookingToken, startTime: req.StartTime,
 		view: req.ScheduleViewGUID, column: req.ScheduleColumnGUID, apptType: req.AppointmentTypeGUID,
 		minutes: int(req.Minutes)}, req.ChildName, req.Note, holder(req.SessionID, req.UUI))
 	if bad != nil {
@@ -74,7 +77,7 @@ func (s *Service) CreateAppt(ctx context.Context, req contracts.CreateApptReques
 		return ok(contracts.NewApptValidation(bad.missing, bad.invalid, bad.msg, received, now))
 	}
 	b.AuthMethod = method
-	o := s.book(ctx, b, now.Add(s.cfg.SyncBudget))
+	o := s.book(ctx, b, now.Add(s.cfg.SyncBudget), rb)
 	return ok(s.render(b, o))
 }
 
@@ -98,335 +101,105 @@ func (s *Service) hold(b booking) SlotHold {
 		SessionID: firstNonEmpty(b.SessionID, "patient:"+strings.ToLower(b.PatientGUID)), PatientName: b.ChildName}
 }
 
-// book makes one booking on the sync path; deadline ends the sync budget.
+// book makes one booking on the sync path (attempt.run with syncPolicy);
+// deadline ends the sync budget on the service's clock, rb on the wall
+// clock (budget.go).
 //
 // Only the holder of the identity's lease (Marks.Claim) checks Cloud9 and
 // sends: a booking whose lease another attempt holds (a re-sent createAppt
 // while the first call is still at Cloud9, another instance, the queued
 // task of an earlier call) is answered queued with CheckFirst, never sent
 // a second time; without the marks (Redis trouble) it is queued too.
-func (s *Service) book(ctx context.Context, b booking, deadline time.Time) outcome {
-	key := IdentityKey(b.PatientGUID, b.StartTime, b.ScheduleColumnGUID)
-	if rec, done, err := s.d.Marks.Completed(ctx, key); err != nil {
-		s.log.Warn("booking marks unavailable", "err", err)
-	} else if done && (!sameChild(rec.ChildName, b.ChildName) || s.stillBooked(ctx, b, key, rec, deadline)) {
-		return s.fromDone(b, rec)
-	}
+func (s *Service) book(ctx context.Context, b booking, deadline time.Time, rb *redisBudget) outcome {
 	h := s.hold(b)
-	if s.d.Reservations != nil {
-		if err := s.d.Reservations.Reserve(ctx, h); errors.Is(err, ErrSlotReserved) {
-			return outcome{kind: kindReserved}
-		} else if err != nil {
-			s.log.Warn("slot reservation unavailable; booking without it (fail open)", "err", err)
-		}
+	pol := &syncPolicy{s: s, deadline: deadline, rb: rb}
+	v := s.engine().run(ctx, newAttempt(b, h, "sync", false, pol))
+	o := outcome{attempts: v.attempts, retried: v.attempts > 1, waited: v.waited, c9Msg: v.f.msg, lastErr: v.f.msg}
+	switch v.kind {
+	case vBooked, vDone:
+		o.kind, o.apptGUID, o.c9Result, o.recovered, o.note, o.noteAdded = kindBooked, v.guid, v.c9Result, v.recovered, v.note, v.noteAdded
+		s.log.Info("appointment booked", "appointment_guid", v.guid, "attempts", v.attempts, "recovered", v.recovered)
+	case vDuplicate:
+		o.kind = kindDuplicate
+	case vReserved:
+		o.kind = kindReserved
+	case vLater:
+		bctx, cancel := pol.bookkeeping(ctx)
+		defer cancel()
+		return s.enqueue(bctx, b, h, o, v.checkFirst, v.queueType, v.reason, v.detail)
+	default:
+		o.kind, o.errType, o.failText = kindFailed, v.f.errType(), v.f.text()
 	}
-	owner := newOwner("sync")
-	got, holder, err := s.d.Marks.Claim(ctx, key, Lease{Owner: owner, ChildName: b.ChildName}, s.cfg.leaseTTL())
-	switch {
-	case err != nil:
-		s.log.Warn("booking marks unavailable; queueing the booking rather than sending it unguarded", "err", err)
-		return s.enqueue(ctx, b, h, outcome{}, true, contracts.BookingErrTimeoutQueued, contracts.QueueReasonUncertain,
-			"booking marks unavailable")
-	case !got && !sameChild(holder.ChildName, b.ChildName):
-		s.log.Warn("slot is being booked for another child of this patient", "child", b.ChildName, "other_child", holder.ChildName)
-		return outcome{kind: kindDuplicate}
-	case !got:
-		s.log.Info("another attempt of this booking is in progress; queueing it with a check first", "holder", holder.Owner)
-		return s.enqueue(ctx, b, h, outcome{}, true, contracts.BookingErrTimeoutQueued, contracts.QueueReasonInProgress,
-			"another attempt of this booking is in progress")
-	}
-	return s.bookClaimed(ctx, b, key, owner, h, deadline)
-}
-
-// stillBooked asks Cloud9 whether the Done mark's appointment still exists
-// and is not cancelled before the sync path answers from it. Gone → the
-// mark is forgotten and the booking is made again. When Cloud9 cannot be
-// asked within the budget the mark (at most DoneTTL old) is trusted.
-func (s *Service) stillBooked(ctx context.Context, b booking, key string, rec DoneRecord, deadline time.Time) bool {
-	if _, fits := s.turn(ctx, ProcGetAppointments, deadline); !fits {
-		s.log.Info("cannot verify the completed booking within the budget; answering from its mark", "appointment_guid", rec.AppointmentGUID)
-		return true
-	}
-	list, err := s.d.Cloud9.GetAppointmentListByPatient(ctx, b.PatientGUID)
-	if err == nil && len(list) == 0 { // Cloud9 has answered empty lists under load
-		list, err = s.d.Cloud9.GetAppointmentListByPatient(ctx, b.PatientGUID)
-	}
-	if err != nil {
-		s.log.Warn("cannot verify the completed booking; answering from its mark", "appointment_guid", rec.AppointmentGUID, "err", err)
-		return true
-	}
-	for _, a := range list {
-		if strings.EqualFold(a.AppointmentGUID, rec.AppointmentGUID) && !strings.Contains(strings.ToLower(a.Status), "cancel") {
-			return true
-		}
-	}
-	s.log.Warn("the completed booking's appointment is gone or cancelled; booking it again", "appointment_guid", rec.AppointmentGUID)
-	bctx, cancel := bookkeeping(ctx)
-	defer cancel()
-	if err := s.d.Marks.Forget(bctx, key, rec.AppointmentGUID); err != nil {
-		s.log.Warn("booking marks: could not forget the cancelled booking", "err", err)
-	}
-	return false
-}
-
-// fromDone answers a booking from its Done mark: the same child → the
-// booking as made (idempotent repeat); another child of the same patient
-// (parent-as-patient siblings on one slot) → DUPLICATE_SLOT_BLOCKED, never
-// the other child's appointment as this one's.
-func (s *Service) fromDone(b booking, rec DoneRecord) outcome {
-	if !sameChild(rec.ChildName, b.ChildName) {
-		s.log.Warn("slot already booked for another child of this patient", "child", b.ChildName, "other_child", rec.ChildName,
-			"appointment_guid", rec.AppointmentGUID)
-		return outcome{kind: kindDuplicate}
-	}
-	s.log.Info("booking already completed; answering it again without calling Cloud9", "appointment_guid", rec.AppointmentGUID)
-	return outcome{kind: kindBooked, apptGUID: rec.AppointmentGUID, c9Result: "Appointment GUID Added: " + rec.AppointmentGUID,
-		recovered: true, note: contracts.NoteResult{Success: true, Skipped: true}}
-}
-
-// bookClaimed is book with the identity's lease held by owner. Every
-// return either hands the lease on (Done), keeps it for LeaseGrace after
-// an uncertain outcome, or releases it.
-func (s *Service) bookClaimed(ctx context.Context, b booking, key, owner string, h SlotHold, deadline time.Time) outcome {
-	var o outcome
-	// The attempt that held the lease may have just completed it.
-	if rec, done, err := s.d.Marks.Completed(ctx, key); err == nil && done {
-		s.dropLease(ctx, key, owner)
-		return s.fromDone(b, rec)
-	}
-	// A mark left by an earlier attempt whose outcome is unknown: ask Cloud9
-	// before sending again.
-	inflight, err := s.d.Marks.InFlight(ctx, key)
-	if err != nil {
-		s.log.Warn("booking marks unavailable; checking Cloud9 before booking", "err", err)
-		inflight = true
-	}
-	if inflight {
-		waited, fits := s.turn(ctx, ProcGetAppointments, deadline)
-		o.waited += waited
-		if !fits {
-			s.dropLease(ctx, key, owner)
-			return s.enqueue(ctx, b, h, o, true, contracts.BookingErrTimeoutQueued, contracts.QueueReasonUncertain,
-				"earlier attempt's outcome unknown")
-		}
-		guid, err := findExisting(ctx, s.d.Cloud9, b.PatientGUID, b.StartTime, b.ScheduleColumnGUID)
-		if err != nil {
-			s.dropLease(ctx, key, owner)
-			return s.enqueue(ctx, b, h, o, true, contracts.BookingErrTimeoutQueued, contracts.QueueReasonUncertain,
-				"earlier attempt's outcome unknown")
-		}
-		if guid != "" {
-			o.recovered = true
-			return s.completed(ctx, b, key, owner, h, guid, "Appointment GUID Added: "+guid, o, deadline)
-		}
-		s.clearMark(ctx, key, owner)
-	}
-
-	rateLimited := false
-	var lastTurn time.Time
-	for attempt := 1; attempt <= s.cfg.SyncAttempts; attempt++ {
-		if attempt > 1 {
-			// The retry needs the delay and a limiter turn; when the next
-			// turn cannot come within the budget, queue now rather than
-			// sleep the delay for nothing (dead air for the caller).
-			wait := s.cfg.SyncRetryDelay
-			if sp, ok := s.d.Limiter.(Spacer); ok && !lastTurn.IsZero() {
-				wait = max(wait, lastTurn.Add(sp.Spacing(ProcSetAppointment)).Sub(s.cfg.Now()))
-			}
-			if !s.fits(wait, deadline) || s.cfg.Sleep(ctx, s.cfg.SyncRetryDelay) != nil {
-				break
-			}
-		}
-		waited, fits := s.turn(ctx, ProcSetAppointment, deadline)
-		o.waited += waited
-		lastTurn = s.cfg.Now()
-		if !fits {
-			if !rateLimited {
-				s.dropLease(ctx, key, owner)
-				return s.enqueue(ctx, b, h, o, false, contracts.BookingErrRateLimitedQueued, contracts.QueueReasonLimiterWait, "Rate limited")
-			}
-			break
-		}
-		// Never send without holding the lease and having written the mark.
-		if held, err := s.d.Marks.Begin(ctx, key, owner, s.cfg.leaseTTL()); err != nil || !held {
-			s.log.Warn("booking marks: could not mark the call in flight; queueing it", "lease_held", held, "err", err)
-			s.dropLease(ctx, key, owner)
-			return s.enqueue(ctx, b, h, o, true, contracts.BookingErrTimeoutQueued, contracts.QueueReasonInProgress,
-				"could not mark the booking in flight")
-		}
-		o.attempts, o.retried = attempt, attempt > 1
-		guid, result, err := s.d.Cloud9.SetAppointment(ctx, AppointmentInput{PatientGUID: b.PatientGUID, StartTime: b.StartTime,
-			ScheduleViewGUID: b.ScheduleViewGUID, ScheduleColumnGUID: b.ScheduleColumnGUID,
-			AppointmentTypeGUID: b.AppointmentTypeGUID, Minutes: b.Minutes})
-		if err == nil {
-			return s.completed(ctx, b, key, owner, h, guid, result, o, deadline)
-		}
-		f := classify(err)
-		o.lastErr, o.c9Msg = f.msg, f.msg
-		switch f.disposition() {
-		case dispRateLimited:
-			s.clearMark(ctx, key, owner)
-			rateLimited = true
-			s.log.Info("SetAppointment rate limited", "attempt", attempt, "msg", f.msg)
-			continue
-		case dispUncertain:
-			// The mark stays: whoever runs this booking next checks first;
-			// the lease stays a little, for a late commit to land.
-			s.log.Warn("SetAppointment outcome uncertain; queueing with a check first", "err", err)
-			bctx, cancel := bookkeeping(ctx)
-			if _, err := s.d.Marks.Extend(bctx, key, owner, s.cfg.LeaseGrace); err != nil {
-				s.log.Warn("booking marks: could not keep the lease", "err", err)
-			}
-			cancel()
-			return s.enqueue(ctx, b, h, o, true, contracts.BookingErrTimeoutQueued, contracts.QueueReasonUncertain, f.text())
-		case dispUnavailable:
-			s.clearMark(ctx, key, owner)
-			s.dropLease(ctx, key, owner)
-			return s.enqueue(ctx, b, h, o, false, contracts.BookingErrTimeoutQueued, contracts.QueueReasonUnavailable, f.text())
-		default:
-			s.clearMark(ctx, key, owner)
-			held := s.dropLease(ctx, key, owner)
-			if f.class == ClassSlotNotAvailable {
-				if lost, ok := s.lostToItself(ctx, b, key, h, held, o, f); ok {
-					return lost
-				}
-			}
-			s.release(ctx, h)
-			if f.class == ClassSlotNotAvailable {
-				bctx, cancel := bookkeeping(ctx)
-				s.invalidate(bctx, b)
-				cancel()
-			}
-			o.kind, o.errType, o.failText = kindFailed, f.class, f.text()
-			return o
-		}
-	}
-	s.dropLease(ctx, key, owner)
-	return s.enqueue(ctx, b, h, o, false, contracts.BookingErrRateLimitedQueued, contracts.QueueReasonRateLimited, o.lastErr)
-}
-
-// lostToItself handles SLOT_NOT_AVAILABLE when the slot may be this very
-// booking's: another attempt of it completed (Done mark) → answered from
-// that; this attempt's lease lapsed during the call (another attempt may
-// be sending it) → queued with a check first. Either way the reservation
-// is not released: it is the other attempt's too.
-func (s *Service) lostToItself(ctx context.Context, b booking, key string, h SlotHold, held bool, o outcome, f failure) (outcome, bool) {
-	bctx, cancel := bookkeeping(ctx)
-	defer cancel()
-	if rec, done, err := s.d.Marks.Completed(bctx, key); err == nil && done {
-		s.log.Info("slot refused, but it is booked under this identity", "appointment_guid", rec.AppointmentGUID)
-		return s.fromDone(b, rec), true
-	}
-	if !held {
-		s.log.Warn("slot refused after this attempt's lease lapsed; queueing with a check first")
-		return s.enqueue(ctx, b, h, o, true, contracts.BookingErrTimeoutQueued, contracts.QueueReasonUncertain, f.text()), true
-	}
-	return outcome{}, false
-}
-
-// bookkeepingTimeout bounds the bookkeeping around a Cloud9 call (marks,
-// reservation, enqueue, note queueing).
-const bookkeepingTimeout = 5 * time.Second
-
-// bookkeeping is the context of the work after (or instead of) a Cloud9
-// call: not cancelled with the request — when the call ended by the
-// request's deadline (the uncertain case) the booking must still be
-// marked and queued — but bounded by bookkeepingTimeout.
-func bookkeeping(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.WithoutCancel(ctx), bookkeepingTimeout)
-}
-
-func (s *Service) clearMark(ctx context.Context, key, owner string) {
-	ctx, cancel := bookkeeping(ctx)
-	defer cancel()
-	if err := s.d.Marks.Clear(ctx, key, owner); err != nil {
-		s.log.Warn("booking marks: clear failed", "err", err)
-	}
-}
-
-// dropLease releases owner's lease; held says whether owner still held it.
-func (s *Service) dropLease(ctx context.Context, key, owner string) bool {
-	ctx, cancel := bookkeeping(ctx)
-	defer cancel()
-	held, err := s.d.Marks.Release(ctx, key, owner)
-	if err != nil {
-		s.log.Warn("booking marks: lease release failed (it expires by itself)", "err", err)
-	}
-	return held
-}
-
-// invalidate drops the booking's slot from the slot source's cache.
-func (s *Service) invalidate(ctx context.Context, b booking) {
-	invalidateSlot(ctx, s.d.Slots, SlotRef{StartTime: b.StartTime, ScheduleViewGUID: b.ScheduleViewGUID,
-		ScheduleColumnGUID: b.ScheduleColumnGUID, AppointmentTypeGUID: b.AppointmentTypeGUID, Minutes: b.Minutes}, s.log)
-}
-
-// invalidateSlot drops a taken slot from src's cache when src keeps one
-// (see SlotInvalidator); failure only means the slot is offered a little
-// longer (Cloud9 still refuses it).
-func invalidateSlot(ctx context.Context, src SlotSource, r SlotRef, log *slog.Logger) {
-	inv, ok := src.(SlotInvalidator)
-	if !ok {
-		return
-	}
-	if err := inv.Invalidate(ctx, r); err != nil {
-		log.Warn("slot cache: could not drop the taken slot (it is offered until the list is refreshed)", "err", err)
-	}
-}
-
-func (s *Service) release(ctx context.Context, h SlotHold) {
-	if s.d.Reservations == nil {
-		return
-	}
-	ctx, cancel := bookkeeping(ctx)
-	defer cancel()
-	if err := s.d.Reservations.Release(ctx, h); err != nil {
-		s.log.Warn("slot reservation: release failed (it expires by itself)", "err", err)
-	}
-}
-
-func (s *Service) confirm(ctx context.Context, h SlotHold) {
-	if s.d.Reservations == nil {
-		return
-	}
-	ctx, cancel := bookkeeping(ctx)
-	defer cancel()
-	if err := s.d.Reservations.Confirm(ctx, h); err != nil {
-		s.log.Warn("slot reservation: extend failed", "err", err)
-	}
-}
-
-// completed records a made booking: done mark (the lease released),
-// reservation kept for 300 s, note added.
-func (s *Service) completed(ctx context.Context, b booking, key, owner string, h SlotHold, guid, result string, o outcome, deadline time.Time) outcome {
-	bctx, cancel := bookkeeping(ctx)
-	defer cancel()
-	if err := s.d.Marks.Done(bctx, key, owner, DoneRecord{AppointmentGUID: guid, ChildName: b.ChildName}); err != nil {
-		s.log.Warn("booking marks: could not record the completed booking", "appointment_guid", guid, "err", err)
-	}
-	s.confirm(ctx, h)
-	// The booked slot stays in the slot cache: the same createAppt asked
-	// again must still decode its bookingToken to be answered from the Done
-	// mark; other sessions do not see it while the reservation holds it.
-	o.kind, o.apptGUID = kindBooked, guid
-	o.c9Result = firstNonEmpty(result, "Appointment GUID Added: "+guid)
-	o.note, o.noteAdded = s.addNote(ctx, b.PatientGUID, b.Note, deadline)
-	s.log.Info("appointment booked", "appointment_guid", guid, "attempts", o.attempts, "recovered", o.recovered)
 	return o
+}
+
+func (s *Service) engine() engine { return engine{d: s.d, cfg: s.cfg, log: s.log} }
+
+// syncPolicy is the sync path's side of an attempt: limiter turns are
+// waited for within the sync budget, a rate-limit answer is retried once
+// after SyncRetryDelay if that fits, and whatever cannot be done now is
+// queued (Service.enqueue); a failure other than a retryable one is
+// answered as failed.
+type syncPolicy struct {
+	s        *Service
+	deadline time.Time    // the budget's end on the service's clock
+	rb       *redisBudget // the budget's end on the wall clock, for Redis
+}
+
+func (p *syncPolicy) reserve(ctx context.Context, h SlotHold) error {
+	return p.s.d.Reservations.Reserve(ctx, h)
+}
+
+func (p *syncPolicy) turn(ctx context.Context, procedure string) (time.Duration, bool, error) {
+	waited, fits := p.s.turn(ctx, p.rb, procedure, p.deadline)
+	return waited, fits, nil
+}
+
+// again: the retry needs the delay and a limiter turn; when the next turn
+// cannot come within the budget, queue now rather than sleep the delay for
+// nothing (dead air for the caller).
+func (p *syncPolicy) again(ctx context.Context, n int, lastTurn time.Time) bool {
+	if n > p.s.cfg.SyncAttempts {
+		return false
+	}
+	wait := p.s.cfg.SyncRetryDelay
+	if sp, ok := p.s.d.Limiter.(Spacer); ok && !lastTurn.IsZero() {
+		wait = max(wait, lastTurn.Add(sp.Spacing(ProcSetAppointment)).Sub(p.s.cfg.Now()))
+	}
+	return p.s.fits(wait, p.deadline) && p.s.cfg.Sleep(ctx, p.s.cfg.SyncRetryDelay) == nil
+}
+
+func (p *syncPolicy) waitLease(context.Context) (bool, error) { return false, nil }
+
+func (p *syncPolicy) final(f failure) bool { return f.disposition() == dispOther }
+
+// bookkeeping is the request's redisBudget (see budget.go).
+func (p *syncPolicy) bookkeeping(ctx context.Context) (context.Context, context.CancelFunc) {
+	return p.rb.ctx(ctx)
+}
+
+// completed adds the note of a booking made now (seed 000 §4.3); one
+// answered from its Done mark had its note added then.
+func (p *syncPolicy) completed(ctx, _ context.Context, a *attempt, v verdict) verdict {
+	v.note = contracts.NoteResult{Success: true, Skipped: true}
+	if v.kind == vBooked {
+		v.note, v.noteAdded = p.s.addNote(ctx, p, a.b.PatientGUID, a.b.Note)
+	}
+	return v
 }
 
 // addNote adds the note with SetPatientComment (seed 000 §4.3). A note
 // that cannot be added now (limiter wait beyond the budget, rate limit,
 // timeout) is queued as a booking:set_patient_comment task; a note failure
 // never fails the booking.
-func (s *Service) addNote(ctx context.Context, patientGUID, note string, deadline time.Time) (contracts.NoteResult, bool) {
+func (s *Service) addNote(ctx context.Context, pol *syncPolicy, patientGUID, note string) (contracts.NoteResult, bool) {
 	if note == "" {
 		return contracts.NoteResult{Success: true, Skipped: true}, false
 	}
 	queue := func(reason string) (contracts.NoteResult, bool) {
 		t := NoteTask{OperationID: NewOperationID("op-note", s.cfg.Now()), CreatedAt: s.cfg.Now().UTC(),
 			PatientGUID: patientGUID, Note: note}
-		bctx, cancel := bookkeeping(ctx)
+		bctx, cancel := pol.bookkeeping(ctx)
 		defer cancel()
 		if err := s.d.Queue.EnqueueNote(bctx, t); err != nil {
 			s.log.Error("patient note could not be added nor queued", "patient_guid", patientGUID, "err", err)
@@ -437,7 +210,7 @@ func (s *Service) addNote(ctx context.Context, patientGUID, note string, deadlin
 	if ctx.Err() != nil { // the request ended with the booking call
 		return queue("Timed out")
 	}
-	if _, fits := s.turn(ctx, ProcSetPatientComment, deadline); !fits {
+	if _, fits := s.turn(ctx, pol.rb, ProcSetPatientComment, pol.deadline); !fits {
 		return queue("Rate limited")
 	}
 	_, result, err := s.d.Cloud9.SetPatientComment(ctx, patientGUID, note)
@@ -453,17 +226,13 @@ func (s *Service) addNote(ctx context.Context, patientGUID, note string, deadlin
 	return contracts.NoteResult{Success: false, Error: f.text()}, false
 }
 
-// enqueue hands the booking to the async path and answers queued (on the
-// bookkeeping context: also when the request has ended). The
+// enqueue hands the booking to the async path and answers queued (ctx is
+// the policy's bookkeeping context: also when the request has ended). The
 // reservation is held for 300 s while it waits. If it cannot be queued the
 // answer is a failure (TIMEOUT after an uncertain outcome, else EXCEPTION).
 func (s *Service) enqueue(ctx context.Context, b booking, h SlotHold, o outcome, checkFirst bool, errType, reason, lastErr string) outcome {
-	ctx, cancel := bookkeeping(ctx)
-	defer cancel()
 	now := s.cfg.Now()
-	t := AppointmentTask{OperationID: NewOperationID("op", now), CreatedAt: now.UTC(), PatientGUID: b.PatientGUID,
-		StartTime: b.StartTime, ScheduleViewGUID: b.ScheduleViewGUID, ScheduleColumnGUID: b.ScheduleColumnGUID,
-		AppointmentTypeGUID: b.AppointmentTypeGUID, Minutes: b.Minutes, ChildName: b.ChildName, Note: b.Note,
+	t := AppointmentTask{OperationID: NewOperationID("op", now), CreatedAt: now.UTC(), Appointment: b.Appointment,
 		LocationGUID: h.LocationGUID, SessionID: h.SessionID, CheckFirst: checkFirst, SyncAttempts: o.attempts, SyncError: lastErr}
 	if err := s.d.Queue.EnqueueAppointment(ctx, t); err != nil {
 		s.log.Error("booking could not be queued", "err", err, "reason", reason)
@@ -472,11 +241,15 @@ func (s *Service) enqueue(ctx context.Context, b booking, h SlotHold, o outcome,
 		if checkFirst {
 			o.errType = contracts.BookingErrTimeout // the appointment may exist: keep the mark and the hold
 		} else {
-			s.release(ctx, h)
+			s.engine().release(ctx, h)
 		}
 		return o
 	}
-	s.confirm(ctx, h)
+	if s.d.Reservations != nil {
+		if err := s.d.Reservations.Confirm(ctx, h); err != nil {
+			s.log.Warn("slot reservation: extend failed", "err", err)
+		}
+	}
 	s.log.Info("booking queued", "operation_id", t.OperationID, "reason", reason, "sync_attempts", o.attempts)
 	o.kind, o.opID, o.queueType, o.queueReason, o.lastErr = kindQueued, t.OperationID, errType, reason, lastErr
 	return o
@@ -513,35 +286,4 @@ func (s *Service) render(b booking, o outcome) any {
 			ErrorMessage: o.errMsg, RequestParams: b.params(), Timestamp: contracts.JSTime(now)},
 		LLMGuidance: contracts.NewFailedGuidance(o.errType),
 	}
-}
-
-// findExisting asks Cloud9 for the patient's appointments and returns the
-// GUID of one at the same start (to the minute) and column (when Cloud9
-// says which), not cancelled; "" when there is none. Cloud9 has answered
-// empty lists under load, so an empty answer is asked again once.
-func findExisting(ctx context.Context, c Cloud9, patientGUID, startTime, columnGUID string) (string, error) {
-	list, err := c.GetAppointmentListByPatient(ctx, patientGUID)
-	if err == nil && len(list) == 0 {
-		list, err = c.GetAppointmentListByPatient(ctx, patientGUID)
-	}
-	if err != nil {
-		return "", err
-	}
-	want, ok := contracts.ParseStartTime(startTime)
-	for _, a := range list {
-		if strings.Contains(strings.ToLower(a.Status), "cancel") {
-			continue
-		}
-		if a.ScheduleColumnGUID != "" && !strings.EqualFold(a.ScheduleColumnGUID, columnGUID) {
-			continue
-		}
-		got, gok := contracts.ParseStartTime(a.StartTime)
-		switch {
-		case ok && gok && got.Truncate(time.Minute).Equal(want.Truncate(time.Minute)):
-			return a.AppointmentGUID, nil
-		case (!ok || !gok) && strings.EqualFold(strings.TrimSpace(a.StartTime), strings.TrimSpace(startTime)):
-			return a.AppointmentGUID, nil
-		}
-	}
-	return "", nil
 }

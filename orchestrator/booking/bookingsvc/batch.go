@@ -39,7 +39,10 @@ func (s *Service) createBatch(ctx context.Context, req contracts.CreateApptReque
 			}
 		}
 	}
-	sess := s.injectSession(ctx, &primary, &token, firstNonEmpty(req.UUI, req.SessionID))
+	rb := newRedisBudget(s.cfg.SyncBudget) // one budget for the batch (budget.go)
+	rctx, cancel := rb.ctx(ctx)
+	defer cancel()
+	sess := s.injectSession(rctx, &primary, &token, firstNonEmpty(req.UUI, req.SessionID))
 	method, rej := s.authorize(token, primary, sess, now)
 	if rej != nil {
 		s.count("createAppt", "auth_rejected")
@@ -50,7 +53,7 @@ func (s *Service) createBatch(ctx context.Context, req contracts.CreateApptReque
 	seen := map[string]bool{} // slot keys named by earlier children
 	for _, c := range req.Children {
 		guid := firstNonEmpty(c.PatientGUID, primary)
-		b, bad := s.resolve(guid, slotFields{bookingToken: c.BookingToken, startTime: c.StartTime, view: c.ScheduleViewGUID,
+		b, bad := s.resolve(rctx, guid, slotFields{bookingToken: c.BookingToken, startTime: c.StartTime, view: c.ScheduleViewGUID,
 			column: c.ScheduleColumnGUID, apptType: c.AppointmentTypeGUID, minutes: int(c.Minutes)},
 			c.ChildName, c.Note, holder(req.SessionID, req.UUI))
 		res := batchChild(b)
@@ -68,7 +71,7 @@ func (s *Service) createBatch(ctx context.Context, req contracts.CreateApptReque
 		default:
 			b.AuthMethod = method
 			seen[slotKey(b.StartTime, b.ScheduleColumnGUID)] = true
-			s.fillBatchChild(&res, s.book(ctx, b, deadline))
+			s.fillBatchChild(&res, s.book(ctx, b, deadline, rb))
 		}
 		results = append(results, res)
 	}

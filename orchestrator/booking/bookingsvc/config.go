@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/flowgate/flowgate/orchestrator"
+	"github.com/flowgate/flowgate/orchestrator/cloud9"
 )
 
 // Auth modes (BOOKING_AUTH_MODE).
@@ -39,16 +40,22 @@ const (
 	DefaultWriteTimeout        = 45 * time.Second
 	DefaultLeaseMargin         = 15 * time.Second
 	DefaultLeaseGrace          = 10 * time.Second
+	DefaultRedisTimeout        = time.Second
 	DefaultMinutes             = 45
 	DefaultSessionTTL          = 15 * time.Minute
 	DefaultGroupedPatients     = 2
 	DefaultTimeWindowMinutes   = 40
 
 	// The seed's hard-coded values, now settings.
-	DefaultScheduleColumnGUID  = "07687884-7e37-49aa-8028-d43b751c9034" // Chair 8
-	DefaultScheduleViewGUID    = "4c9e9333-4951-4eb0-8d97-e1ad83ef422d"
-	DefaultAppointmentTypeGUID = "f6c20c35-9abb-47c2-981a-342996016705"
-	DefaultLocationGUID        = "1fef9297-7c8b-426b-b0d1-f2275136e48b" // CDH Allegheny 202
+	DefaultScheduleColumnGUID  = cloud9.SeedChair8GUID // Chair 8
+	DefaultScheduleViewGUID    = cloud9.SeedScheduleViewGUID
+	DefaultAppointmentTypeGUID = cloud9.SeedAppointmentTypeGUID
+	DefaultLocationGUID        = cloud9.SeedLocationGUID // CDH Allegheny 202
+
+	// DefaultBasePath is the Node-RED endpoints' path prefix
+	// (NODERED_BASE_PATH); queued answers name DefaultBasePath +
+	// "/queue-status" unless StatusEndpoint says otherwise.
+	DefaultBasePath = "/chord/ortho-prd"
 )
 
 // Config configures the service and the worker. Zero values take the
@@ -90,6 +97,12 @@ type Config struct {
 	// (timeout, dropped connection), so a late commit at Cloud9 lands
 	// before anyone checks for it. Default 10 s.
 	LeaseGrace time.Duration
+	// RedisTimeout bounds each Redis step of the slot endpoints (the
+	// reservation filter; the sidecar gives the slot source's cache calls
+	// the same bound), which fail open past it (BOOKING_REDIS_TIMEOUT).
+	// Default 1 s. createAppt, createPatient and queue-status are bounded
+	// by SyncBudget instead (budget.go).
+	RedisTimeout time.Duration
 	// Queue is the Asynq queue of booking tasks. Default critical.
 	Queue string
 
@@ -133,73 +146,41 @@ func (b BackoffPolicy) RetryDelay(n int, err error, t *asynq.Task) time.Duration
 	return orchestrator.Exponential{Base: b.Base, Max: b.Max}.RetryDelay(n+1, err, t)
 }
 
+// setDefault sets *v to def when it is the zero value (comparable types
+// only: interfaces and funcs are checked against nil by hand).
+func setDefault[T comparable](v *T, def T) {
+	var zero T
+	if *v == zero {
+		*v = def
+	}
+}
+
 func (c Config) withDefaults() Config {
-	if c.SyncBudget == 0 {
-		c.SyncBudget = DefaultSyncBudget
-	}
-	if c.SyncRetryDelay == 0 {
-		c.SyncRetryDelay = DefaultSyncRetryDelay
-	}
-	if c.SyncAttempts == 0 {
-		c.SyncAttempts = DefaultSyncAttempts
-	}
-	if c.PatientSyncAttempts == 0 {
-		c.PatientSyncAttempts = DefaultPatientSyncAttempts
-	}
-	if c.AsyncMaxAttempts == 0 {
-		c.AsyncMaxAttempts = DefaultAsyncMaxAttempts
-	}
+	setDefault(&c.SyncBudget, DefaultSyncBudget)
+	setDefault(&c.SyncRetryDelay, DefaultSyncRetryDelay)
+	setDefault(&c.SyncAttempts, DefaultSyncAttempts)
+	setDefault(&c.PatientSyncAttempts, DefaultPatientSyncAttempts)
+	setDefault(&c.AsyncMaxAttempts, DefaultAsyncMaxAttempts)
 	if c.Backoff == nil {
 		c.Backoff = BackoffPolicy{Base: DefaultBackoffBase, Max: DefaultBackoffMax}
 	}
-	if c.QueueDelay == 0 {
-		c.QueueDelay = DefaultBackoffBase
-	}
-	if c.CompletedRetention == 0 {
-		c.CompletedRetention = DefaultCompletedRetention
-	}
-	if c.TaskTimeout == 0 {
-		c.TaskTimeout = DefaultTaskTimeout
-	}
-	if c.WriteTimeout == 0 {
-		c.WriteTimeout = DefaultWriteTimeout
-	}
-	if c.LeaseMargin == 0 {
-		c.LeaseMargin = DefaultLeaseMargin
-	}
-	if c.LeaseGrace == 0 {
-		c.LeaseGrace = DefaultLeaseGrace
-	}
-	if c.Queue == "" {
-		c.Queue = orchestrator.QueueCritical
-	}
-	if c.AuthMode == "" {
-		c.AuthMode = AuthModeSession
-	}
-	if c.DefaultScheduleColumnGUID == "" {
-		c.DefaultScheduleColumnGUID = DefaultScheduleColumnGUID
-	}
-	if c.DefaultScheduleViewGUID == "" {
-		c.DefaultScheduleViewGUID = DefaultScheduleViewGUID
-	}
-	if c.DefaultAppointmentTypeGUID == "" {
-		c.DefaultAppointmentTypeGUID = DefaultAppointmentTypeGUID
-	}
-	if c.DefaultMinutes == 0 {
-		c.DefaultMinutes = DefaultMinutes
-	}
-	if c.LocationGUID == "" {
-		c.LocationGUID = DefaultLocationGUID
-	}
-	if c.SessionTTL == 0 {
-		c.SessionTTL = DefaultSessionTTL
-	}
-	if c.StatusEndpoint == "" {
-		c.StatusEndpoint = "/chord/ortho-prd/queue-status"
-	}
-	if c.StatusScanLimit == 0 {
-		c.StatusScanLimit = 10000
-	}
+	setDefault(&c.QueueDelay, DefaultBackoffBase)
+	setDefault(&c.CompletedRetention, DefaultCompletedRetention)
+	setDefault(&c.TaskTimeout, DefaultTaskTimeout)
+	setDefault(&c.WriteTimeout, DefaultWriteTimeout)
+	setDefault(&c.LeaseMargin, DefaultLeaseMargin)
+	setDefault(&c.RedisTimeout, DefaultRedisTimeout)
+	setDefault(&c.LeaseGrace, DefaultLeaseGrace)
+	setDefault(&c.Queue, orchestrator.QueueCritical)
+	setDefault(&c.AuthMode, AuthModeSession)
+	setDefault(&c.DefaultScheduleColumnGUID, DefaultScheduleColumnGUID)
+	setDefault(&c.DefaultScheduleViewGUID, DefaultScheduleViewGUID)
+	setDefault(&c.DefaultAppointmentTypeGUID, DefaultAppointmentTypeGUID)
+	setDefault(&c.DefaultMinutes, DefaultMinutes)
+	setDefault(&c.LocationGUID, DefaultLocationGUID)
+	setDefault(&c.SessionTTL, DefaultSessionTTL)
+	setDefault(&c.StatusEndpoint, DefaultBasePath+"/queue-status")
+	setDefault(&c.StatusScanLimit, 10000)
 	if c.Now == nil {
 		c.Now = time.Now
 	}

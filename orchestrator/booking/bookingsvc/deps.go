@@ -3,10 +3,10 @@ package bookingsvc
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/flowgate/flowgate/contracts"
+	"github.com/flowgate/flowgate/orchestrator/cloud9"
 )
 
 // The interfaces below are declared by this package for exactly what it
@@ -16,94 +16,23 @@ import (
 
 // Cloud9 procedures the service calls, as the limiter knows them.
 const (
-	ProcSetAppointment    = "SetAppointment"
-	ProcSetPatient        = "SetPatient"
-	ProcSetPatientComment = "SetPatientComment"
-	ProcGetAppointments   = "GetAppointmentListByPatient"
+	ProcSetAppointment    = cloud9.ProcSetAppointment
+	ProcSetPatient        = cloud9.ProcSetPatient
+	ProcSetPatientComment = cloud9.ProcSetPatientComment
+	ProcGetAppointments   = cloud9.ProcGetAppointmentListByPatient
 )
 
-// Cloud9 is the part of the Cloud9 client the booking path uses. Failures
-// should be *Cloud9Error (the adapter converts the client's typed error);
-// any other error is taken as an uncertain outcome (the call may have
+// Cloud9 is the part of the Cloud9 client the booking path uses; the
+// client (without its own limiter: Client.WithoutLimiter, the service takes
+// the limiter's turn itself) implements it as is. Failures are classified
+// by cloud9's own classifier (*cloud9.Error's Class); any error that is not
+// a *cloud9.Error is taken as an uncertain outcome (the call may have
 // reached Cloud9).
 type Cloud9 interface {
-	SetPatient(ctx context.Context, in PatientInput) (patientGUID, result string, err error)
-	SetAppointment(ctx context.Context, in AppointmentInput) (appointmentGUID, result string, err error)
+	SetPatient(ctx context.Context, in cloud9.PatientInput) (patientGUID, result string, err error)
+	SetAppointment(ctx context.Context, in cloud9.AppointmentInput) (appointmentGUID, result string, err error)
 	SetPatientComment(ctx context.Context, patientGUID, comment string) (commentGUID, result string, err error)
-	GetAppointmentListByPatient(ctx context.Context, patientGUID string) ([]ExistingAppointment, error)
-}
-
-// PatientInput is SetPatient's parameters.
-type PatientInput struct {
-	FirstName    string
-	LastName     string
-	ProviderGUID string
-	LocationGUID string
-	BirthDate    string // MM/DD/YYYY, sent as birthdayDateTime
-	Phone        string
-	Email        string
-	Gender       string
-}
-
-// AppointmentInput is SetAppointment's parameters.
-type AppointmentInput struct {
-	PatientGUID         string
-	StartTime           string
-	ScheduleViewGUID    string
-	ScheduleColumnGUID  string
-	AppointmentTypeGUID string
-	Minutes             int
-	Note                string // SetAppointment's own Note; the service leaves it empty (the note goes to SetPatientComment)
-}
-
-// ExistingAppointment is one record of GetAppointmentListByPatient.
-// ScheduleColumnGUID may be empty when Cloud9 does not return it; the
-// match is then on the start time alone.
-type ExistingAppointment struct {
-	AppointmentGUID    string
-	StartTime          string
-	ScheduleColumnGUID string
-	Status             string
-}
-
-// Error classes (the Cloud9 client's, plus the pattern types of reference §4).
-const (
-	ClassRateLimit             = "RATE_LIMIT"
-	ClassPatientNotFound       = "PATIENT_NOT_FOUND"
-	ClassSlotNotAvailable      = "SLOT_NOT_AVAILABLE"
-	ClassInvalidScheduleView   = "INVALID_SCHEDULE_VIEW"
-	ClassInvalidScheduleColumn = "INVALID_SCHEDULE_COLUMN"
-	ClassInvalidApptType       = "INVALID_APPT_TYPE"
-	ClassAuthorization         = "AUTHORIZATION_ERROR"
-	ClassTimeout               = "TIMEOUT"
-	ClassUnavailable           = "UNAVAILABLE"
-	ClassCloud9                = "CLOUD9_ERROR"
-	ClassUnknown               = "UNKNOWN"
-)
-
-// Cloud9Error is a failed Cloud9 call. Uncertain means the request may have
-// been executed (timeout after sending, connection dropped): such a booking
-// is never sent again before GetAppointmentListByPatient says it does not
-// exist.
-type Cloud9Error struct {
-	Class     string
-	Code      int
-	Message   string
-	Uncertain bool
-}
-
-func (e *Cloud9Error) Error() string {
-	s := "cloud9: " + e.Class
-	if e.Code != 0 {
-		s += fmt.Sprintf(" (code %d)", e.Code)
-	}
-	if e.Message != "" {
-		s += ": " + e.Message
-	}
-	if e.Uncertain {
-		s += " (outcome uncertain)"
-	}
-	return s
+	GetAppointmentListByPatient(ctx context.Context, patientGUID string) ([]cloud9.Appointment, error)
 }
 
 // Limiter is the shared per-procedure Cloud9 limiter (GCRA in Redis).
@@ -197,9 +126,11 @@ type SlotRef struct {
 }
 
 // BookingTokens encodes and decodes the opaque bookingToken of a slot.
+// Decode may ask the slot cache whether the slot is still offered, bounded
+// by ctx.
 type BookingTokens interface {
 	Encode(s SlotRef) (string, error)
-	Decode(token string) (SlotRef, error)
+	Decode(ctx context.Context, token string) (SlotRef, error)
 }
 
 // SlotQuery is a slot search. Dates are MM/DD/YYYY; StartDate is never in

@@ -43,6 +43,19 @@
 // than wait again); the token is checked once against the primary patient
 // and each child must book under it (legacy mode excepted).
 //
+// # One attempt, two policies (attempt.go)
+//
+// The protocol of one booking attempt — Done mark, reservation, lease,
+// check first after an uncertain outcome, limiter turn, in-flight mark,
+// SetAppointment, classification (cloud9's classes), and every side effect
+// (Done mark, hold extended or released, slot-cache drop, note, event) — is
+// attempt.run, written once. The sync path runs it with syncPolicy
+// (appt.go: waits within the budget, retries a rate limit once, queues
+// what cannot be done now), the worker with workerPolicy (worker_appt.go:
+// defers without spending an attempt, retries with the backoff, only the
+// last attempt is final). Redis work of a request is bounded by its
+// redisBudget (budget.go).
+//
 // # No duplicate appointment (Marks)
 //
 // Each booking has an identity: patient, start time to the minute, column

@@ -13,7 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/flowgate/flowgate/contracts"
-	"github.com/flowgate/flowgate/webhooks/signature"
+	"github.com/flowgate/flowgate/webhooks/hmacsig"
 )
 
 // RedisEvents publishes each event as JSON on a Redis channel (default
@@ -40,7 +40,7 @@ func (e RedisEvents) Publish(ctx context.Context, ev contracts.BookingCompletedE
 // WebhookEvents POSTs each event as JSON to URL (BOOKING_EVENTS_WEBHOOK),
 // signed like flowgate's webhooks: X-Timestamp (unix seconds) and
 // X-Signature (hex HMAC-SHA256 of timestamp + "." + body, see package
-// webhooks/signature). A non-2xx answer is an error.
+// webhooks/hmacsig). A non-2xx answer is an error.
 type WebhookEvents struct {
 	URL     string
 	Secret  []byte
@@ -67,7 +67,7 @@ func (e WebhookEvents) Publish(ctx context.Context, ev contracts.BookingComplete
 	if e.Now != nil {
 		now = e.Now
 	}
-	signature.SignRequest(req, e.Secret, now(), body)
+	hmacsig.SignRequest(req, e.Secret, now(), body)
 	c := e.Client
 	if c == nil {
 		t := e.Timeout

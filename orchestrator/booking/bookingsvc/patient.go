@@ -3,13 +3,13 @@ package bookingsvc
 import (
 	"context"
 	"errors"
-	"net/http"
 	"strings"
 	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/flowgate/flowgate/contracts"
+	"github.com/flowgate/flowgate/orchestrator/cloud9"
 )
 
 // CreatePatient is POST createPatient (reference §1.1, parent-as-patient
@@ -29,30 +29,14 @@ import (
 func (s *Service) CreatePatient(ctx context.Context, req contracts.CreatePatientRequest) Answer {
 	now := s.cfg.Now()
 	isChild := bool(req.IsChild)
-	trim(&req.PatientFirstName, &req.PatientLastName, &req.ParentPatientGUID, &req.FamilyID, &req.PhoneNumber,
-		&req.EmailAddress, &req.UUI, &req.SessionID, &req.MsgID, &req.ProviderGUID, &req.LocationGUID)
-	missing, invalid := s.val.check(req)
-	if isChild {
-		switch {
-		case req.ParentPatientGUID == "":
-			missing = append(missing, "parentPatientGUID")
-		case !guidRE.MatchString(req.ParentPatientGUID):
-			invalid = append(invalid, "parentPatientGUID")
-		}
+	if a, bad := s.checkPatient(&req, now); bad {
+		return a
 	}
-	if len(missing)+len(invalid) > 0 {
-		s.count("createPatient", "validation_error")
-		msg := "Missing required fields: " + strings.Join(missing, ", ")
-		if len(missing) == 0 {
-			msg = "Invalid fields: " + strings.Join(invalid, ", ")
-		}
-		return ok(contracts.NewPatientFailed(isChild, contracts.BookingErrValidation+": "+msg, msg,
-			contracts.BookingErrValidation, append(missing, invalid...), now))
-	}
+	rb := newRedisBudget(s.cfg.SyncBudget) // Redis work bounded (budget.go)
 	name := req.PatientFirstName + " " + req.PatientLastName
 	callKey := firstNonEmpty(req.UUI, req.SessionID, req.MsgID)
 	if !isChild && callKey != "" {
-		if a, hit := s.cachedPatient(ctx, callKey, name, now); hit {
+		if a, hit := s.cachedPatient(ctx, rb, callKey, name, now); hit {
 			return a
 		}
 	}
@@ -64,7 +48,7 @@ func (s *Service) CreatePatient(ctx context.Context, req contracts.CreatePatient
 	if !guidRE.MatchString(location) {
 		location = s.cfg.LocationGUID
 	}
-	in := PatientInput{FirstName: req.PatientFirstName, LastName: req.PatientLastName,
+	in := cloud9.PatientInput{FirstName: req.PatientFirstName, LastName: req.PatientLastName,
 		ProviderGUID: firstNonEmpty(req.ProviderGUID, s.cfg.ProviderGUID), LocationGUID: location,
 		BirthDate: firstNonEmpty(req.BirthdayDateTime, req.BirthDate), Phone: req.PhoneNumber, Email: req.EmailAddress,
 		Gender: req.Gender}
@@ -79,12 +63,14 @@ func (s *Service) CreatePatient(ctx context.Context, req contracts.CreatePatient
 		if attempt > 1 && (!s.fits(s.cfg.SyncRetryDelay, deadline) || s.cfg.Sleep(ctx, s.cfg.SyncRetryDelay) != nil) {
 			break
 		}
-		if _, fits := s.turn(ctx, ProcSetPatient, deadline); !fits {
+		if _, fits := s.turn(ctx, rb, ProcSetPatient, deadline); !fits {
 			break
 		}
 		guid, result, err := s.d.Cloud9.SetPatient(ctx, in)
 		if err == nil {
-			sess, terr := s.patientCreated(ctx, p, guid, s.cfg.Now())
+			rctx, cancel := rb.ctx(ctx)
+			sess, terr := s.patientCreated(rctx, p, guid, s.cfg.Now())
+			cancel()
 			if terr != nil {
 				s.log.Error("patient created but no bookingAuthToken could be issued", "patient_guid", guid, "err", terr)
 			}
@@ -98,14 +84,41 @@ func (s *Service) CreatePatient(ctx context.Context, req contracts.CreatePatient
 		case dispRateLimited:
 			continue
 		case dispUncertain, dispUnavailable:
-			return s.queuePatient(ctx, p, isChild, lastErr)
+			return s.queuePatient(ctx, rb, p, isChild, lastErr)
 		}
 		s.count("createPatient", "failed")
 		s.log.Warn("SetPatient refused", "err", err)
-		return Answer{Status: http.StatusInternalServerError, Body: contracts.NewPatientFailed(isChild, f.text(),
-			firstNonEmpty(f.msg, "Patient creation failed"), f.class, nil, s.cfg.Now())}
+		return failed(contracts.NewPatientFailed(isChild, f.text(),
+			firstNonEmpty(f.msg, "Patient creation failed"), f.errType(), nil, s.cfg.Now()))
 	}
-	return s.queuePatient(ctx, p, isChild, firstNonEmpty(lastErr, "Rate limited"))
+	return s.queuePatient(ctx, rb, p, isChild, firstNonEmpty(lastErr, "Rate limited"))
+}
+
+// checkPatient trims and validates a createPatient request; bad: the
+// VALIDATION_ERROR answer.
+func (s *Service) checkPatient(req *contracts.CreatePatientRequest, now time.Time) (Answer, bool) {
+	isChild := bool(req.IsChild)
+	trim(&req.PatientFirstName, &req.PatientLastName, &req.ParentPatientGUID, &req.FamilyID, &req.PhoneNumber,
+		&req.EmailAddress, &req.UUI, &req.SessionID, &req.MsgID, &req.ProviderGUID, &req.LocationGUID)
+	missing, invalid := s.val.check(*req)
+	if isChild {
+		switch {
+		case req.ParentPatientGUID == "":
+			missing = append(missing, "parentPatientGUID")
+		case !guidRE.MatchString(req.ParentPatientGUID):
+			invalid = append(invalid, "parentPatientGUID")
+		}
+	}
+	if len(missing)+len(invalid) == 0 {
+		return Answer{}, false
+	}
+	s.count("createPatient", "validation_error")
+	msg := "Missing required fields: " + strings.Join(missing, ", ")
+	if len(missing) == 0 {
+		msg = "Invalid fields: " + strings.Join(invalid, ", ")
+	}
+	return ok(contracts.NewPatientFailed(isChild, contracts.BookingErrValidation+": "+msg, msg,
+		contracts.BookingErrValidation, append(missing, invalid...), now)), true
 }
 
 // MalformedPatient answers a createPatient body that could not be decoded
@@ -121,14 +134,36 @@ func (s *Service) MalformedPatient(err error) Answer {
 		nil, s.cfg.Now()))
 }
 
-// QueueStatus is GET queue-status (see Worker.Status).
+// QueueStatus is GET queue-status (see Worker.Status), answered within the
+// sync budget: Asynq's inspector takes no context, so a hung Redis would
+// hold it until the client's read timeouts — past the budget the answer is
+// UNAVAILABLE (503) and the read ends in the background.
 func (s *Service) QueueStatus(ctx context.Context, q contracts.QueueStatusQuery) (contracts.QueueStatusResponse, error) {
-	return s.d.Queue.Status(ctx, q)
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.SyncBudget)
+	defer cancel()
+	type result struct {
+		r   contracts.QueueStatusResponse
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		r, err := s.d.Queue.Status(ctx, q)
+		done <- result{r, err}
+	}()
+	select {
+	case res := <-done:
+		return res.r, res.err
+	case <-ctx.Done():
+		return contracts.QueueStatusResponse{}, &contracts.Error{Code: contracts.CodeUnavailable, Op: "bookingsvc.QueueStatus",
+			Message: "the booking queue did not answer in time", Err: ctx.Err()}
+	}
 }
 
 // cachedPatient answers a repeat createPatient of the same call and name
 // from the session cache.
-func (s *Service) cachedPatient(ctx context.Context, callKey, name string, now time.Time) (Answer, bool) {
+func (s *Service) cachedPatient(ctx context.Context, rb *redisBudget, callKey, name string, now time.Time) (Answer, bool) {
+	ctx, cancel := rb.ctx(ctx)
+	defer cancel()
 	sess, found, err := s.d.Sessions.Lookup(ctx, "", callKey)
 	if err != nil {
 		s.log.Warn("booking session cache unavailable; creating the patient", "err", err)
@@ -170,14 +205,16 @@ func (s *Service) patientCreated(ctx context.Context, p PatientTask, guid string
 	return sess, err
 }
 
-func (s *Service) queuePatient(ctx context.Context, p PatientTask, isChild bool, lastErr string) Answer {
+func (s *Service) queuePatient(ctx context.Context, rb *redisBudget, p PatientTask, isChild bool, lastErr string) Answer {
+	ctx, cancel := rb.ctx(ctx)
+	defer cancel()
 	now := s.cfg.Now()
 	p.OperationID, p.CreatedAt, p.SyncError = NewOperationID("op-pat", now), now.UTC(), lastErr
 	if err := s.d.Queue.EnqueuePatient(ctx, p); err != nil {
 		s.count("createPatient", "failed")
 		s.log.Error("patient creation could not be queued", "err", err)
-		return Answer{Status: http.StatusInternalServerError, Body: contracts.NewPatientFailed(isChild,
-			"could not queue the patient", "Patient creation failed", contracts.BookingErrException, nil, now)}
+		return failed(contracts.NewPatientFailed(isChild,
+			"could not queue the patient", "Patient creation failed", contracts.BookingErrException, nil, now))
 	}
 	s.count("createPatient", "queued")
 	s.log.Info("patient creation queued", "operation_id", p.OperationID, "last_error", lastErr)

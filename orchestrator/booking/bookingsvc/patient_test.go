@@ -9,6 +9,7 @@ import (
 	"github.com/flowgate/flowgate/contracts"
 	"github.com/flowgate/flowgate/orchestrator/booking/bookingsvc"
 	bt "github.com/flowgate/flowgate/orchestrator/booking/bookingsvc/bookingsvctest"
+	"github.com/flowgate/flowgate/orchestrator/cloud9"
 )
 
 func parent() contracts.CreatePatientRequest {
@@ -29,7 +30,7 @@ func TestCreatePatientParent(t *testing.T) {
 	require.Equal(t, contracts.StateParentCreated, r.LLMGuidance.CurrentState)
 	require.Equal(t, r.PatientGUID, r.LLMGuidance.MustIncludeInBookChild.PatientGUID)
 
-	in := e.Cloud9.Calls(bookingsvc.ProcSetPatient)[0].Args.(bookingsvc.PatientInput)
+	in := e.Cloud9.Calls(bookingsvc.ProcSetPatient)[0].Args.(cloud9.PatientInput)
 	require.Equal(t, bookingsvc.DefaultLocationGUID, in.LocationGUID)
 	require.Equal(t, "03/04/1985", in.BirthDate)
 
@@ -98,10 +99,9 @@ func TestCreatePatientQueuedAndFailed(t *testing.T) {
 	})
 	t.Run("refused", func(t *testing.T) {
 		e := bt.NewEnv()
-		e.Cloud9.Script(bookingsvc.ProcSetPatient, &bookingsvc.Cloud9Error{Class: bookingsvc.ClassCloud9, Code: 16,
-			Message: "Procedure validation failure"})
+		e.Cloud9.Script(bookingsvc.ProcSetPatient, bt.StatusError(cloud9.ProcSetPatient, 16, "Procedure validation failure"))
 		a := e.Service(t).CreatePatient(ctx, parent())
-		require.Equal(t, 500, a.Status)
+		require.True(t, a.Failed, "answered as a server error (500) by bookinghttp")
 		r := a.Body.(contracts.PatientFailedResponse)
 		require.Nil(t, r.PatientGUID)
 		require.Equal(t, contracts.StatePatientCreateFailed, r.CurrentState)
@@ -111,7 +111,7 @@ func TestCreatePatientQueuedAndFailed(t *testing.T) {
 		e.Queue.Err = errors.New("dial tcp 10.0.0.7:6379: connect: connection refused")
 		e.Cloud9.Script(bookingsvc.ProcSetPatient, bt.Timeout())
 		a := e.Service(t).CreatePatient(ctx, parent())
-		require.Equal(t, 500, a.Status)
+		require.True(t, a.Failed, "answered as a server error (500) by bookinghttp")
 		r := a.Body.(contracts.PatientFailedResponse)
 		require.Equal(t, "could not queue the patient", r.Error)
 		require.Equal(t, contracts.BookingErrException, r.ErrorType)

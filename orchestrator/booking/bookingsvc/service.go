@@ -6,7 +6,6 @@ import (
 	"errors"
 	"log/slog"
 	"math/big"
-	"net/http"
 	"regexp"
 	"strconv"
 	"time"
@@ -34,13 +33,19 @@ type Deps struct {
 	Events        Events
 }
 
-// Answer is an endpoint's HTTP status and JSON body.
+// Answer is an endpoint's JSON body and whether the endpoint failed to do
+// its work (Cloud9 or the queue could not be reached: the seed answers
+// those with a server error). The HTTP status is chosen by package
+// bookinghttp, not here.
 type Answer struct {
-	Status int
 	Body   any
+	Failed bool
 }
 
-func ok(body any) Answer { return Answer{Status: http.StatusOK, Body: body} }
+func ok(body any) Answer { return Answer{Body: body} }
+
+// failed is an Answer of an endpoint that could not do its work.
+func failed(body any) Answer { return Answer{Body: body, Failed: true} }
 
 // Service answers the Node-RED booking endpoints.
 type Service struct {
@@ -135,7 +140,7 @@ func NewOperationID(prefix string, now time.Time) string {
 // turn waits for the limiter's turn on procedure while the wait ends by
 // deadline; ok is false when it would not (or ctx has ended). A limiter error
 // lets the call go ahead (fail open, logged).
-func (s *Service) turn(ctx context.Context, procedure string, deadline time.Time) (waited time.Duration, ok bool) {
+func (s *Service) turn(ctx context.Context, rb *redisBudget, procedure string, deadline time.Time) (waited time.Duration, ok bool) {
 	if ctx.Err() != nil { // the request has ended: no call now (the caller queues)
 		return 0, false
 	}
@@ -143,7 +148,9 @@ func (s *Service) turn(ctx context.Context, procedure string, deadline time.Time
 		return 0, true
 	}
 	for {
-		allowed, after, err := s.d.Limiter.Allow(ctx, procedure)
+		actx, cancel := rb.ctx(ctx)
+		allowed, after, err := s.d.Limiter.Allow(actx, procedure)
+		cancel()
 		if err != nil {
 			s.log.Warn("cloud9 limiter unavailable; calling without it", "procedure", procedure, "err", err)
 			return waited, true

@@ -3,12 +3,12 @@ package bookingsvc
 import (
 	"context"
 	"errors"
-	"net/http"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/flowgate/flowgate/contracts"
+	"github.com/flowgate/flowgate/orchestrator/cloud9"
 )
 
 // Limits of the slot answers.
@@ -91,7 +91,7 @@ func (s *Service) GetGroupedApptSlots(ctx context.Context, req contracts.GetGrou
 		}
 		resp.LLMGuidance = contracts.NewGroupedErrorGuidance(transferReason(err))
 		s.count("getGroupedApptSlots", "error")
-		return Answer{Status: http.StatusInternalServerError, Body: resp}
+		return failed(resp)
 	}
 	if res.SearchRange != (contracts.SearchRange{}) {
 		resp.SearchRange = res.SearchRange
@@ -160,8 +160,7 @@ func parseDate(s string) (time.Time, bool) {
 }
 
 func transferReason(err error) string {
-	var ce *Cloud9Error
-	if errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ce) && ce.Class == ClassTimeout) {
+	if errors.Is(err, context.DeadlineExceeded) || cloud9.ClassOf(err) == cloud9.ClassTimeout {
 		return contracts.TransferTimeout
 	}
 	return contracts.TransferAPIError
@@ -179,6 +178,8 @@ func (s *Service) heldSet(ctx context.Context, session string, slots []contracts
 		holds[i] = SlotHold{LocationGUID: firstNonEmpty(sl.LocationGUID, s.cfg.LocationGUID), StartTime: sl.StartTime,
 			ScheduleColumnGUID: sl.ScheduleColumnGUID}
 	}
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.RedisTimeout) // fail open past it (budget.go)
+	defer cancel()
 	flags, err := s.d.Reservations.HeldByOthers(ctx, session, holds)
 	if err != nil || len(flags) != len(slots) {
 		if err != nil {

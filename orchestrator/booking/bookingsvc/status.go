@@ -14,19 +14,13 @@ import (
 	"github.com/flowgate/flowgate/orchestrator"
 )
 
-// Status implements Queue: GET queue-status from Asynq's view of the
-// booking queue. Operations are the booking:set_appointment and
-// booking:set_patient tasks (note follow-ups are left out); Asynq states
-// map to the seed's: pending, scheduled and retry → pending, active →
-// processing, completed → completed, archived → failed. The counts cover
-// every operation found (at most StatusScanLimit per state); operations is
-// one page, newest first.
-func (w *Worker) Status(ctx context.Context, q contracts.QueueStatusQuery) (contracts.QueueStatusResponse, error) {
-	page, size := q.Page, q.PageSize
+// pageOf is the page and page size asked for (a cursor is a page number).
+func pageOf(q contracts.QueueStatusQuery) (page, size int, err error) {
+	page, size = q.Page, q.PageSize
 	if q.Cursor != "" {
 		n, err := strconv.Atoi(q.Cursor)
 		if err != nil || n < 1 {
-			return contracts.QueueStatusResponse{}, &contracts.Error{Code: contracts.CodeInvalid,
+			return 0, 0, &contracts.Error{Code: contracts.CodeInvalid,
 				Message: "cursor must be the nextCursor of an earlier page", Details: map[string]any{"field": "cursor"}}
 		}
 		page = n
@@ -37,7 +31,21 @@ func (w *Worker) Status(ctx context.Context, q contracts.QueueStatusQuery) (cont
 	if size < 1 {
 		size = contracts.DefaultQueuePageSize
 	}
-	size = min(size, contracts.MaxQueuePageSize)
+	return page, min(size, contracts.MaxQueuePageSize), nil
+}
+
+// Status implements Queue: GET queue-status from Asynq's view of the
+// booking queue. Operations are the booking:set_appointment and
+// booking:set_patient tasks (note follow-ups are left out); Asynq states
+// map to the seed's: pending, scheduled and retry → pending, active →
+// processing, completed → completed, archived → failed. The counts cover
+// every operation found (at most StatusScanLimit per state); operations is
+// one page, newest first.
+func (w *Worker) Status(ctx context.Context, q contracts.QueueStatusQuery) (contracts.QueueStatusResponse, error) {
+	page, size, err := pageOf(q)
+	if err != nil {
+		return contracts.QueueStatusResponse{}, err
+	}
 
 	type lister func(string, ...asynq.ListOption) ([]*asynq.TaskInfo, error)
 	in := w.rt.Inspector

@@ -1,6 +1,7 @@
 package bookingsvc
 
 import (
+	"context"
 	"errors"
 	"reflect"
 	"sort"
@@ -9,6 +10,7 @@ import (
 	"github.com/go-playground/validator/v10"
 
 	"github.com/flowgate/flowgate/contracts"
+	"github.com/flowgate/flowgate/orchestrator/cloud9"
 )
 
 // validation wraps validator v10 with the booking tags: guid (a Cloud9
@@ -60,23 +62,46 @@ func (val *validation) check(s any) (missing, invalid []string) {
 // booking is one appointment to make, resolved from a request (bookingToken
 // decoded, defaults applied) and validated.
 type booking struct {
+	Appointment
+
+	SessionID  string `json:"-"` // reservation holder: sessionId ‖ uui
+	AuthMethod string `json:"-"`
+}
+
+// Appointment is one booking's own fields — SetAppointment's parameters,
+// the child and the note — with the JSON names of the requests and of the
+// queued task (AppointmentTask embeds it) and the validation rules of
+// createAppt. It is the one copy: cloud9.AppointmentInput is built from it
+// at the Cloud9 boundary (input), contracts.BookingParams at the answer's
+// (params), SlotRef at the slot cache's (slotRef).
+type Appointment struct {
 	PatientGUID         string `json:"patientGUID" validate:"required,guid"`
 	StartTime           string `json:"startTime" validate:"required,starttime"`
 	ScheduleViewGUID    string `json:"scheduleViewGUID" validate:"required,guid"`
 	ScheduleColumnGUID  string `json:"scheduleColumnGUID" validate:"required,guid"`
 	AppointmentTypeGUID string `json:"appointmentTypeGUID" validate:"required,guid"`
 	Minutes             int    `json:"minutes" validate:"min=1,max=600"`
-	ChildName           string `json:"childName" validate:"max=200"`
-	Note                string `json:"note" validate:"max=2048"`
-
-	SessionID  string `json:"-"` // reservation holder: sessionId ‖ uui
-	AuthMethod string `json:"-"`
+	ChildName           string `json:"childName,omitempty" validate:"max=200"`
+	Note                string `json:"note,omitempty" validate:"max=2048"`
 }
 
-func (b booking) params() *contracts.BookingParams {
-	return &contracts.BookingParams{PatientGUID: b.PatientGUID, StartTime: b.StartTime, ScheduleViewGUID: b.ScheduleViewGUID,
-		ScheduleColumnGUID: b.ScheduleColumnGUID, AppointmentTypeGUID: b.AppointmentTypeGUID, Minutes: b.Minutes,
-		ChildName: b.ChildName}
+// input is SetAppointment's input (the note goes to SetPatientComment, not
+// to SetAppointment's own Note).
+func (a Appointment) input() cloud9.AppointmentInput {
+	return cloud9.AppointmentInput{PatientGUID: a.PatientGUID, StartTime: a.StartTime, ScheduleViewGUID: a.ScheduleViewGUID,
+		ScheduleColumnGUID: a.ScheduleColumnGUID, AppointmentTypeGUID: a.AppointmentTypeGUID, Minutes: a.Minutes}
+}
+
+// slotRef is the booked slot as the slot cache and bookingTokens name it.
+func (a Appointment) slotRef() SlotRef {
+	return SlotRef{StartTime: a.StartTime, ScheduleViewGUID: a.ScheduleViewGUID, ScheduleColumnGUID: a.ScheduleColumnGUID,
+		AppointmentTypeGUID: a.AppointmentTypeGUID, Minutes: a.Minutes}
+}
+
+func (a Appointment) params() *contracts.BookingParams {
+	return &contracts.BookingParams{PatientGUID: a.PatientGUID, StartTime: a.StartTime, ScheduleViewGUID: a.ScheduleViewGUID,
+		ScheduleColumnGUID: a.ScheduleColumnGUID, AppointmentTypeGUID: a.AppointmentTypeGUID, Minutes: a.Minutes,
+		ChildName: a.ChildName}
 }
 
 // slotFields are the slot fields of a request or batch child.
@@ -94,16 +119,16 @@ type invalidBooking struct {
 // resolve builds the booking: a bookingToken, when sent, gives the slot
 // (it wins over raw GUIDs the LLM may have mistyped — that is its purpose);
 // missing column, view, type and minutes take the configured defaults.
-func (s *Service) resolve(patientGUID string, f slotFields, childName, note, sessionID string) (booking, *invalidBooking) {
-	b := booking{PatientGUID: strings.TrimSpace(patientGUID), StartTime: strings.TrimSpace(f.startTime),
+func (s *Service) resolve(ctx context.Context, patientGUID string, f slotFields, childName, note, sessionID string) (booking, *invalidBooking) {
+	b := booking{Appointment: Appointment{PatientGUID: strings.TrimSpace(patientGUID), StartTime: strings.TrimSpace(f.startTime),
 		ScheduleViewGUID: strings.TrimSpace(f.view), ScheduleColumnGUID: strings.TrimSpace(f.column),
 		AppointmentTypeGUID: strings.TrimSpace(f.apptType), Minutes: f.minutes,
-		ChildName: strings.TrimSpace(childName), Note: strings.TrimSpace(note), SessionID: sessionID}
+		ChildName: strings.TrimSpace(childName), Note: strings.TrimSpace(note)}, SessionID: sessionID}
 	if tok := strings.TrimSpace(f.bookingToken); tok != "" {
 		if s.d.BookingTokens == nil {
 			return b, &invalidBooking{invalid: []string{"bookingToken"}, msg: "bookingToken is not accepted here"}
 		}
-		ref, err := s.d.BookingTokens.Decode(tok)
+		ref, err := s.d.BookingTokens.Decode(ctx, tok)
 		if err != nil {
 			return b, &invalidBooking{invalid: []string{"bookingToken"}, msg: "bookingToken could not be decoded"}
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/flowgate/flowgate/orchestrator"
 	"github.com/flowgate/flowgate/orchestrator/booking/bookingsvc"
 	bt "github.com/flowgate/flowgate/orchestrator/booking/bookingsvc/bookingsvctest"
+	"github.com/flowgate/flowgate/orchestrator/cloud9"
 	"github.com/flowgate/flowgate/test/redistest"
 )
 
@@ -260,13 +261,14 @@ func TestQueueStatusPages(t *testing.T) {
 		id := bookingsvc.NewOperationID("op", time.Now().Add(time.Duration(i)*time.Millisecond))
 		ids = append(ids, id)
 		require.NoError(t, a.w.EnqueueAppointment(ctx, bookingsvc.AppointmentTask{OperationID: id,
-			CreatedAt: bt.T0.Add(time.Duration(i) * time.Minute), PatientGUID: bt.Patient, StartTime: start, ChildName: "c"}))
+			CreatedAt:   bt.T0.Add(time.Duration(i) * time.Minute),
+			Appointment: bookingsvc.Appointment{PatientGUID: bt.Patient, StartTime: start, ChildName: "c"}}))
 	}
 	// An unrelated task in the same queue is not an operation.
 	_, err := a.rt.Client.Enqueue(asynq.NewTask("other:type", nil), asynq.Queue(orchestrator.QueueCritical))
 	require.NoError(t, err)
 	// Enqueueing the same operation again is a no-op.
-	require.NoError(t, a.w.EnqueueAppointment(ctx, bookingsvc.AppointmentTask{OperationID: ids[0], PatientGUID: bt.Patient}))
+	require.NoError(t, a.w.EnqueueAppointment(ctx, bookingsvc.AppointmentTask{OperationID: ids[0], Appointment: bookingsvc.Appointment{PatientGUID: bt.Patient}}))
 
 	p1, err := a.s.QueueStatus(ctx, contracts.QueueStatusQuery{PageSize: 2})
 	require.NoError(t, err)
@@ -458,7 +460,7 @@ func TestQueuedPatientRefusedIsNotRetried(t *testing.T) {
 	t.Parallel()
 	a := setupAsync(t)
 	a.e.Cloud9.Script(bookingsvc.ProcSetPatient, bt.RateLimited(), bt.RateLimited(), bt.RateLimited(),
-		&bookingsvc.Cloud9Error{Class: bookingsvc.ClassCloud9, Code: 3, Message: "Error: invalid parameter birthdayDateTime"})
+		bt.StatusError(cloud9.ProcSetPatient, 3, "Error: invalid parameter birthdayDateTime"))
 	q := body[contracts.PatientQueuedResponse](t, a.s.CreatePatient(ctx, parent()))
 	a.start(t)
 	op := a.waitOp(t, q.OperationID, contracts.OpFailed)
@@ -468,7 +470,7 @@ func TestQueuedPatientRefusedIsNotRetried(t *testing.T) {
 
 	b := setupAsync(t)
 	b.e.Cloud9.Script(bookingsvc.ProcSetPatient, bt.RateLimited(), bt.RateLimited(), bt.RateLimited(),
-		&bookingsvc.Cloud9Error{Class: bookingsvc.ClassCloud9, Code: 99, Message: "Error: something went wrong"})
+		bt.StatusError(cloud9.ProcSetPatient, 99, "Error: something went wrong"))
 	q = body[contracts.PatientQueuedResponse](t, b.s.CreatePatient(ctx, parent()))
 	b.start(t)
 	op = b.waitOp(t, q.OperationID, contracts.OpCompleted)
@@ -498,4 +500,27 @@ func TestQueuedBookingKeepsItsHold(t *testing.T) {
 	a.start(t)
 	a.waitOp(t, q.OperationID, contracts.OpCompleted)
 	require.Equal(t, "confirmed", heldAtCall.Load(), "the slot was held again when the queued attempt called Cloud9")
+}
+
+// The drift of issue #7: a queued booking Cloud9 refuses as
+// SLOT_NOT_AVAILABLE leaves the slot cache like a sync refusal does, so
+// its bookingToken is refused afterwards (reference §1.2 step 9).
+func TestQueuedSlotRefusalLeavesTheSlotCache(t *testing.T) {
+	t.Parallel()
+	a := setupAsync(t)
+	ref := bookingsvc.SlotRef{StartTime: start, ScheduleViewGUID: bt.View, ScheduleColumnGUID: bt.Column,
+		AppointmentTypeGUID: bt.Type, Minutes: 45}
+	tok, err := bt.BookingTokens{}.Encode(ref)
+	require.NoError(t, err)
+	req := contracts.CreateApptRequest{PatientGUID: bt.Patient, BookingAuthToken: a.e.Token(bt.Patient), BookingToken: tok,
+		ChildName: "Johnny Smith", SessionID: "call-session-123"}
+	a.e.Cloud9.Script(bookingsvc.ProcSetAppointment, bt.RateLimited(), bt.RateLimited(), bt.SlotTaken())
+	q := body[contracts.ApptQueuedResponse](t, a.s.CreateAppt(ctx, req))
+	a.start(t)
+	a.waitOp(t, q.OperationID, contracts.OpFailed)
+
+	require.Equal(t, []bookingsvc.SlotRef{ref}, a.e.Slots.Invalidated, "the refused slot left the slot cache")
+	again := body[contracts.ApptValidationResponse](t, a.s.CreateAppt(ctx, req))
+	require.Equal(t, []string{"bookingToken"}, again.Debug.InvalidFields, "its bookingToken is refused afterwards")
+	require.Len(t, a.e.Cloud9.Calls(bookingsvc.ProcSetAppointment), 3, "never sent again")
 }

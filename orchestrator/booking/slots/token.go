@@ -98,40 +98,9 @@ var tokenFields = []struct{ long, short string }{
 // keys are ignored. It does not tell whether the slot is still open: see
 // Cache.Find.
 func DecodeToken(token string) (TokenSlot, error) {
-	token = strings.TrimSpace(token)
-	switch {
-	case token == "":
-		return TokenSlot{}, &TokenError{Reason: ReasonEmpty}
-	case len(token) > MaxTokenLen:
-		return TokenSlot{}, &TokenError{Reason: ReasonTooLong}
-	}
-	raw, err := base64.StdEncoding.DecodeString(token)
+	vals, err := tokenValues(token)
 	if err != nil {
-		var err2 error
-		if raw, err2 = base64.RawStdEncoding.DecodeString(token); err2 != nil {
-			return TokenSlot{}, &TokenError{Reason: ReasonBase64, Err: err}
-		}
-	}
-	var obj map[string]json.RawMessage
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if err := dec.Decode(&obj); err != nil {
-		return TokenSlot{}, &TokenError{Reason: ReasonJSON, Err: err}
-	}
-	if obj == nil {
-		return TokenSlot{}, &TokenError{Reason: ReasonJSON, Err: errors.New("not a JSON object")}
-	}
-	if dec.More() {
-		return TokenSlot{}, &TokenError{Reason: ReasonJSON, Err: errors.New("data after the JSON object")}
-	}
-	vals := make(map[string]json.RawMessage, len(tokenFields))
-	for _, f := range tokenFields {
-		v, ok := obj[f.long]
-		if !ok {
-			v, ok = obj[f.short]
-		}
-		if ok && !bytes.Equal(bytes.TrimSpace(v), []byte("null")) {
-			vals[f.long] = v
-		}
+		return TokenSlot{}, err
 	}
 	var ts TokenSlot
 	for _, f := range []struct {
@@ -145,25 +114,8 @@ func DecodeToken(token string) (TokenSlot, error) {
 		{"scheduleColumnGUID", &ts.ScheduleColumnGUID, true, checkGUID},
 		{"appointmentTypeGUID", &ts.AppointmentTypeGUID, false, checkGUID},
 	} {
-		v, ok := vals[f.name]
-		if !ok {
-			if f.required {
-				return TokenSlot{}, &TokenError{Reason: ReasonMissingField, Field: f.name}
-			}
-			continue
-		}
-		if err := json.Unmarshal(v, f.dst); err != nil {
-			return TokenSlot{}, &TokenError{Reason: ReasonWrongType, Field: f.name, Err: errors.New("want a string")}
-		}
-		*f.dst = strings.TrimSpace(*f.dst)
-		if *f.dst == "" {
-			if f.required {
-				return TokenSlot{}, &TokenError{Reason: ReasonMissingField, Field: f.name}
-			}
-			continue
-		}
-		if err := f.check(*f.dst); err != nil {
-			return TokenSlot{}, &TokenError{Reason: ReasonInvalidValue, Field: f.name, Err: err}
+		if err := tokenString(vals, f.name, f.dst, f.required, f.check); err != nil {
+			return TokenSlot{}, err
 		}
 	}
 	if v, ok := vals["minutes"]; ok {
@@ -174,6 +126,72 @@ func DecodeToken(token string) (TokenSlot, error) {
 		ts.Minutes = m
 	}
 	return ts, nil
+}
+
+// tokenValues decodes a token's base64 JSON object into its fields by
+// long name (short names accepted; null is absent).
+func tokenValues(token string) (map[string]json.RawMessage, error) {
+	token = strings.TrimSpace(token)
+	switch {
+	case token == "":
+		return nil, &TokenError{Reason: ReasonEmpty}
+	case len(token) > MaxTokenLen:
+		return nil, &TokenError{Reason: ReasonTooLong}
+	}
+	raw, err := base64.StdEncoding.DecodeString(token)
+	if err != nil {
+		var err2 error
+		if raw, err2 = base64.RawStdEncoding.DecodeString(token); err2 != nil {
+			return nil, &TokenError{Reason: ReasonBase64, Err: err}
+		}
+	}
+	var obj map[string]json.RawMessage
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if err := dec.Decode(&obj); err != nil {
+		return nil, &TokenError{Reason: ReasonJSON, Err: err}
+	}
+	if obj == nil {
+		return nil, &TokenError{Reason: ReasonJSON, Err: errors.New("not a JSON object")}
+	}
+	if dec.More() {
+		return nil, &TokenError{Reason: ReasonJSON, Err: errors.New("data after the JSON object")}
+	}
+	vals := make(map[string]json.RawMessage, len(tokenFields))
+	for _, f := range tokenFields {
+		v, ok := obj[f.long]
+		if !ok {
+			v, ok = obj[f.short]
+		}
+		if ok && !bytes.Equal(bytes.TrimSpace(v), []byte("null")) {
+			vals[f.long] = v
+		}
+	}
+	return vals, nil
+}
+
+// tokenString reads the string field name into dst and checks it.
+func tokenString(vals map[string]json.RawMessage, name string, dst *string, required bool, check func(string) error) error {
+	v, ok := vals[name]
+	if !ok {
+		if required {
+			return &TokenError{Reason: ReasonMissingField, Field: name}
+		}
+		return nil
+	}
+	if err := json.Unmarshal(v, dst); err != nil {
+		return &TokenError{Reason: ReasonWrongType, Field: name, Err: errors.New("want a string")}
+	}
+	*dst = strings.TrimSpace(*dst)
+	switch {
+	case *dst == "" && required:
+		return &TokenError{Reason: ReasonMissingField, Field: name}
+	case *dst == "":
+		return nil
+	}
+	if err := check(*dst); err != nil {
+		return &TokenError{Reason: ReasonInvalidValue, Field: name, Err: err}
+	}
+	return nil
 }
 
 func checkGUID(s string) error {

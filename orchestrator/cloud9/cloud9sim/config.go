@@ -8,19 +8,21 @@ import (
 
 	"github.com/google/uuid"
 	"golang.org/x/text/encoding/htmlindex"
+
+	"github.com/flowgate/flowgate/orchestrator/cloud9"
 )
 
 // The defaults: the location, schedule view, chair and appointment type are
 // the ones the Node-RED flows hard-code (seeds 000 and 003); the rest are
 // fixed GUIDs made up for the simulator.
 const (
-	DefaultLocationGUID        = "1fef9297-7c8b-426b-b0d1-f2275136e48b" // CDH Allegheny 202
-	DefaultScheduleViewGUID    = "4c9e9333-4951-4eb0-8d97-e1ad83ef422d"
-	Chair8GUID                 = "07687884-7e37-49aa-8028-d43b751c9034" // the flows' "CHAIR 8"
+	DefaultLocationGUID        = cloud9.SeedLocationGUID // CDH Allegheny 202
+	DefaultScheduleViewGUID    = cloud9.SeedScheduleViewGUID
+	Chair8GUID                 = cloud9.SeedChair8GUID // the flows' "CHAIR 8"
 	Chair9GUID                 = "862844c7-98d9-4ff6-8f32-4051ee8b1a3a"
 	Chair10GUID                = "55a6410f-6586-469a-af46-591ef99ed191"
 	Chair11GUID                = "b45b09ba-5f8c-4363-84fe-b057b32ce709"
-	DefaultAppointmentTypeGUID = "f6c20c35-9abb-47c2-981a-342996016705" // New Patient Consult, 45 min, online
+	DefaultAppointmentTypeGUID = cloud9.SeedAppointmentTypeGUID         // New Patient Consult, 45 min, online
 	AdjustmentTypeGUID         = "2a62428c-867c-422f-91e4-d99850906723" // 30 min, not bookable online
 	RetiredTypeGUID            = "b6d98cf6-6151-439c-a37b-471e9b3b2c1c" // deleted; only with showDeleted
 	DefaultAppointmentClass    = "a6ddfde8-91d5-4c2b-9249-9a7fd8aff389" // "New Patient"

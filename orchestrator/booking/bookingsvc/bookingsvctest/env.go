@@ -55,14 +55,14 @@ func (e *Env) Deps(queue bookingsvc.Queue) bookingsvc.Deps {
 		queue = e.Queue
 	}
 	return bookingsvc.Deps{Cloud9: e.Cloud9, Limiter: e.Limiter, Tokens: e.Tokens, Sessions: e.Sessions,
-		Reservations: e.Reservations, BookingTokens: BookingTokens{}, Slots: e.Slots, Queue: queue, Marks: e.Marks,
+		Reservations: e.Reservations, BookingTokens: BookingTokens{Slots: e.Slots}, Slots: e.Slots, Queue: queue, Marks: e.Marks,
 		Events: e.Events}
 }
 
 // Config is the seed's configuration on the fake clock, logging nowhere.
 func (e *Env) Config() bookingsvc.Config {
 	return bookingsvc.Config{Now: e.Clock.Now, Sleep: e.Clock.Sleep, Logger: Discard(), Registerer: e.Registry,
-		StatusEndpoint: "/chord/ortho-prd/queue-status"}
+		StatusEndpoint: bookingsvc.DefaultBasePath + "/queue-status"}
 }
 
 // Service builds the service on the fakes.

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/flowgate/flowgate/orchestrator/booking/bookingsvc"
+	"github.com/flowgate/flowgate/orchestrator/cloud9"
 )
 
 // T0 is the fake clock's start: Tuesday 20 Jan 2026, 15:30 UTC.
@@ -78,27 +79,44 @@ type Committed struct{ Err error }
 func (c Committed) Error() string { return c.Err.Error() }
 func (c Committed) Unwrap() error { return c.Err }
 
+// StatusError is a ResponseStatus Error answer with code and message,
+// classed as the Cloud9 client classes it (cloud9.Classify).
+func StatusError(procedure string, code int, msg string) error {
+	return &cloud9.Error{Procedure: procedure, Kind: cloud9.KindStatus, Class: cloud9.Classify(code, msg), Code: code, Message: msg}
+}
+
+// ResultError is a Success answer whose Result is an "Error: …" text,
+// classed as the Cloud9 client classes it.
+func ResultError(procedure, msg string) error {
+	return &cloud9.Error{Procedure: procedure, Kind: cloud9.KindResult, Class: cloud9.Classify(-1, msg), Code: -1, Message: msg}
+}
+
 // RateLimited is Cloud9's "Too many requests" answer.
 func RateLimited() error {
-	return &bookingsvc.Cloud9Error{Class: bookingsvc.ClassRateLimit, Code: 8,
-		Message: "Too many requests within the timeframe for procedure SetAppointment"}
+	return StatusError(cloud9.ProcSetAppointment, cloud9.CodeRateLimited,
+		"Too many requests within the timeframe for procedure SetAppointment")
 }
 
 // Timeout is an uncertain timeout.
 func Timeout() error {
-	return &bookingsvc.Cloud9Error{Class: bookingsvc.ClassTimeout, Message: "request timed out after 45s", Uncertain: true}
+	return &cloud9.Error{Procedure: cloud9.ProcSetAppointment, Kind: cloud9.KindTransport, Class: cloud9.ClassTimeout, Code: -1,
+		Message: "request timed out after 45s", Uncertain: true}
 }
 
-// SlotTaken is the documented slot-conflict answer (its class generic, as
-// Node-RED's patterns saw it).
+// Unreachable is a connection refused: certain, nothing sent.
+func Unreachable() error {
+	return &cloud9.Error{Procedure: cloud9.ProcSetAppointment, Kind: cloud9.KindTransport, Class: cloud9.ClassUnknown, Code: -1,
+		Message: "dial tcp 127.0.0.1:1: connect: connection refused"}
+}
+
+// SlotTaken is the documented slot-conflict answer.
 func SlotTaken() error {
-	return &bookingsvc.Cloud9Error{Class: bookingsvc.ClassCloud9,
-		Message: "Error: This appointment cannot be scheduled in the specified time slot."}
+	return ResultError(cloud9.ProcSetAppointment, "Error: This appointment cannot be scheduled in the specified time slot.")
 }
 
 // PatientMissing is PATIENT_NOT_FOUND.
 func PatientMissing() error {
-	return &bookingsvc.Cloud9Error{Class: bookingsvc.ClassPatientNotFound, Message: "Error: Patient GUID specified does not exist."}
+	return ResultError(cloud9.ProcSetAppointment, "Error: Patient GUID specified does not exist.")
 }
 
 // Call is one recorded Cloud9 call.
@@ -113,7 +131,7 @@ type Cloud9 struct {
 	mu       sync.Mutex
 	script   map[string][]error
 	calls    []Call
-	appts    map[string][]bookingsvc.ExistingAppointment // by patient
+	appts    map[string][]cloud9.Appointment // by patient
 	n        int
 	Hook     func(procedure string) // called on every call, outside the lock
 	ListHide bool                   // GetAppointmentListByPatient omits the column
@@ -121,7 +139,7 @@ type Cloud9 struct {
 
 // NewCloud9 returns a fake with no script.
 func NewCloud9() *Cloud9 {
-	return &Cloud9{script: map[string][]error{}, appts: map[string][]bookingsvc.ExistingAppointment{}}
+	return &Cloud9{script: map[string][]error{}, appts: map[string][]cloud9.Appointment{}}
 }
 
 // Script queues errors for the next calls of procedure (nil = success).
@@ -145,13 +163,13 @@ func (c *Cloud9) Calls(procedure string) []Call {
 }
 
 // Appointments returns the appointments the fake holds for patient.
-func (c *Cloud9) Appointments(patientGUID string) []bookingsvc.ExistingAppointment {
+func (c *Cloud9) Appointments(patientGUID string) []cloud9.Appointment {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return append([]bookingsvc.ExistingAppointment(nil), c.appts[strings.ToUpper(patientGUID)]...)
+	return append([]cloud9.Appointment(nil), c.appts[strings.ToUpper(patientGUID)]...)
 }
 
-func (c *Cloud9) next(procedure string, args any) (error, int) {
+func (c *Cloud9) next(procedure string, args any) (int, error) {
 	if c.Hook != nil {
 		c.Hook(procedure)
 	}
@@ -161,14 +179,14 @@ func (c *Cloud9) next(procedure string, args any) (error, int) {
 	c.n++
 	if q := c.script[procedure]; len(q) > 0 {
 		c.script[procedure] = q[1:]
-		return q[0], c.n
+		return c.n, q[0]
 	}
-	return nil, c.n
+	return c.n, nil
 }
 
 // SetPatient implements bookingsvc.Cloud9.
-func (c *Cloud9) SetPatient(_ context.Context, in bookingsvc.PatientInput) (string, string, error) {
-	err, n := c.next(bookingsvc.ProcSetPatient, in)
+func (c *Cloud9) SetPatient(_ context.Context, in cloud9.PatientInput) (string, string, error) {
+	n, err := c.next(bookingsvc.ProcSetPatient, in)
 	guid := GUID('B', n)
 	var com Committed
 	if err != nil && !errors.As(err, &com) {
@@ -178,8 +196,8 @@ func (c *Cloud9) SetPatient(_ context.Context, in bookingsvc.PatientInput) (stri
 }
 
 // SetAppointment implements bookingsvc.Cloud9.
-func (c *Cloud9) SetAppointment(_ context.Context, in bookingsvc.AppointmentInput) (string, string, error) {
-	err, n := c.next(bookingsvc.ProcSetAppointment, in)
+func (c *Cloud9) SetAppointment(_ context.Context, in cloud9.AppointmentInput) (string, string, error) {
+	n, err := c.next(bookingsvc.ProcSetAppointment, in)
 	var com Committed
 	if err != nil && !errors.As(err, &com) {
 		return "", "", err
@@ -187,8 +205,9 @@ func (c *Cloud9) SetAppointment(_ context.Context, in bookingsvc.AppointmentInpu
 	guid := GUID('A', n)
 	c.mu.Lock()
 	key := strings.ToUpper(in.PatientGUID)
-	c.appts[key] = append(c.appts[key], bookingsvc.ExistingAppointment{AppointmentGUID: guid, StartTime: in.StartTime,
-		ScheduleColumnGUID: in.ScheduleColumnGUID, Status: "Scheduled"})
+	c.appts[key] = append(c.appts[key], cloud9.Appointment{AppointmentGUID: guid, PatientGUID: in.PatientGUID,
+		AppointmentDateTime: in.StartTime, ScheduleViewGUID: in.ScheduleViewGUID, ScheduleColumnGUID: in.ScheduleColumnGUID,
+		AppointmentTypeGUID: in.AppointmentTypeGUID, Minutes: in.Minutes, StatusDescription: "Scheduled"})
 	c.mu.Unlock()
 	return guid, "Appointment GUID Added: " + guid, err
 }
@@ -199,14 +218,14 @@ func (c *Cloud9) Cancel(patientGUID, appointmentGUID string) {
 	defer c.mu.Unlock()
 	for i, a := range c.appts[strings.ToUpper(patientGUID)] {
 		if strings.EqualFold(a.AppointmentGUID, appointmentGUID) {
-			c.appts[strings.ToUpper(patientGUID)][i].Status = "Cancelled"
+			c.appts[strings.ToUpper(patientGUID)][i].StatusDescription = "Cancelled"
 		}
 	}
 }
 
 // SetPatientComment implements bookingsvc.Cloud9.
 func (c *Cloud9) SetPatientComment(_ context.Context, patientGUID, comment string) (string, string, error) {
-	err, n := c.next(bookingsvc.ProcSetPatientComment, [2]string{patientGUID, comment})
+	n, err := c.next(bookingsvc.ProcSetPatientComment, [2]string{patientGUID, comment})
 	if err != nil {
 		return "", "", err
 	}
@@ -215,8 +234,8 @@ func (c *Cloud9) SetPatientComment(_ context.Context, patientGUID, comment strin
 }
 
 // GetAppointmentListByPatient implements bookingsvc.Cloud9.
-func (c *Cloud9) GetAppointmentListByPatient(_ context.Context, patientGUID string) ([]bookingsvc.ExistingAppointment, error) {
-	if err, _ := c.next(bookingsvc.ProcGetAppointments, patientGUID); err != nil {
+func (c *Cloud9) GetAppointmentListByPatient(_ context.Context, patientGUID string) ([]cloud9.Appointment, error) {
+	if _, err := c.next(bookingsvc.ProcGetAppointments, patientGUID); err != nil {
 		return nil, err
 	}
 	out := c.Appointments(patientGUID)

@@ -228,7 +228,9 @@ func (r *Reservations) HeldByOthers(_ context.Context, session string, slots []b
 }
 
 // BookingTokens is the old unsigned design: base64url of JSON {st, sv, sc, at, mn}.
-type BookingTokens struct{}
+// With Slots set, Decode refuses a token whose slot the service has
+// invalidated (as the real codec refuses a slot no longer in the slot cache).
+type BookingTokens struct{ Slots *Slots }
 
 type bookingTokenJSON struct {
 	ST string `json:"st"`
@@ -246,7 +248,7 @@ func (BookingTokens) Encode(s bookingsvc.SlotRef) (string, error) {
 }
 
 // Decode implements bookingsvc.BookingTokens.
-func (BookingTokens) Decode(tok string) (bookingsvc.SlotRef, error) {
+func (b BookingTokens) Decode(_ context.Context, tok string) (bookingsvc.SlotRef, error) {
 	raw, err := base64.RawURLEncoding.DecodeString(tok)
 	if err != nil {
 		return bookingsvc.SlotRef{}, err
@@ -258,8 +260,15 @@ func (BookingTokens) Decode(tok string) (bookingsvc.SlotRef, error) {
 	if j.ST == "" {
 		return bookingsvc.SlotRef{}, errors.New("bookingToken without a start time")
 	}
-	return bookingsvc.SlotRef{StartTime: j.ST, ScheduleViewGUID: j.SV, ScheduleColumnGUID: j.SC, AppointmentTypeGUID: j.AT, Minutes: j.MN}, nil
+	ref := bookingsvc.SlotRef{StartTime: j.ST, ScheduleViewGUID: j.SV, ScheduleColumnGUID: j.SC, AppointmentTypeGUID: j.AT, Minutes: j.MN}
+	if b.Slots != nil && b.Slots.IsInvalidated(ref) {
+		return bookingsvc.SlotRef{}, ErrSlotNotOffered
+	}
+	return ref, nil
 }
+
+// ErrSlotNotOffered is Decode's refusal of an invalidated slot's token.
+var ErrSlotNotOffered = errors.New("bookingToken names a slot that is not offered")
 
 // Slots is a fixed slot source.
 type Slots struct {
@@ -278,6 +287,18 @@ func (s *Slots) Invalidate(_ context.Context, r bookingsvc.SlotRef) error {
 	defer s.mu.Unlock()
 	s.Invalidated = append(s.Invalidated, r)
 	return nil
+}
+
+// IsInvalidated reports whether the service stopped offering r.
+func (s *Slots) IsInvalidated(r bookingsvc.SlotRef) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, got := range s.Invalidated {
+		if got == r {
+			return true
+		}
+	}
+	return false
 }
 
 // Slots implements bookingsvc.SlotSource.

@@ -1,0 +1,111 @@
+package bookingdeps_test
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+
+	"github.com/flowgate/flowgate/contracts"
+	"github.com/flowgate/flowgate/orchestrator"
+	"github.com/flowgate/flowgate/orchestrator/booking/authtoken"
+	"github.com/flowgate/flowgate/orchestrator/booking/bookingdeps"
+	"github.com/flowgate/flowgate/orchestrator/booking/bookingsvc"
+	bt "github.com/flowgate/flowgate/orchestrator/booking/bookingsvc/bookingsvctest"
+	"github.com/flowgate/flowgate/orchestrator/booking/reservation"
+	"github.com/flowgate/flowgate/orchestrator/booking/session"
+	"github.com/flowgate/flowgate/test/rediscluster"
+)
+
+// connOpt hands asynq our own client (ContextTimeoutEnabled, like every
+// client of the sidecar).
+type connOpt struct{ c redis.UniversalClient }
+
+func (o connOpt) MakeRedisClient() any { return o.c }
+
+// pause stops the redis-server process (SIGSTOP): connections stay open
+// and every call hangs, the failure no dial error reveals. It resumes at
+// the end of the test.
+func pause(t *testing.T, c *redis.Client) {
+	t.Helper()
+	info, err := c.Info(context.Background(), "server").Result()
+	require.NoError(t, err)
+	var pid int
+	for _, line := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "process_id:"); ok {
+			pid, err = strconv.Atoi(v)
+			require.NoError(t, err)
+		}
+	}
+	require.Positive(t, pid)
+	require.NoError(t, syscall.Kill(pid, syscall.SIGSTOP))
+	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGCONT) })
+}
+
+// A real redis-server paused mid-run (DESIGN.md §5): createAppt answers
+// within BOOKING_SYNC_BUDGET + 0.5 s — never as booked, never sent
+// unguarded (the lease cannot be taken), and since it cannot be queued
+// either the caller is told so (TIMEOUT, transfer); a call without a
+// token is refused (auth fails closed).
+func TestPausedRedisBookingAnswersWithinTheBudget(t *testing.T) {
+	srv := rediscluster.StartServer(t)
+	c := redis.NewClient(&redis.Options{Addr: srv.Addr(), ContextTimeoutEnabled: true, MaxRetries: -1})
+	t.Cleanup(func() { _ = c.Close() })
+	e := bt.NewEnv()
+	holds, err := reservation.New(c, reservation.Config{Prefix: "hang"})
+	require.NoError(t, err)
+	sessions, err := session.New(c, session.Config{Prefix: "hang"})
+	require.NoError(t, err)
+	signer, err := authtoken.New(authtoken.Config{Secret: bt.Secret})
+	require.NoError(t, err)
+	rt, err := orchestrator.New(orchestrator.Config{ConnOpt: connOpt{c}, Redis: c, Servers: 1, Concurrency: 1,
+		ShutdownTimeout: time.Second, Logger: bt.Discard(), Registerer: prometheus.NewRegistry()})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = rt.Close() })
+	d := e.Deps(nil)
+	d.Marks, d.Reservations = &bookingsvc.RedisMarks{Client: c, Prefix: "hang:"}, bookingdeps.Reservations{R: holds}
+	d.Sessions, d.Tokens = bookingdeps.Sessions{C: sessions}, bookingdeps.Tokens{S: signer}
+	cfg := e.Config()
+	cfg.SyncBudget, cfg.Registerer = time.Second, prometheus.NewRegistry()
+	w, err := bookingsvc.NewWorker(rt, d, cfg)
+	require.NoError(t, err)
+	d.Queue = w
+	cfg.Registerer = prometheus.NewRegistry()
+	svc, err := bookingsvc.New(d, cfg)
+	require.NoError(t, err)
+
+	tok, err := d.Tokens.Issue("call-1", bt.Patient)
+	require.NoError(t, err)
+	req := contracts.CreateApptRequest{PatientGUID: bt.Patient, BookingAuthToken: tok, StartTime: "01/21/2026 10:00 AM",
+		ScheduleViewGUID: bt.View, ScheduleColumnGUID: bt.Column, AppointmentTypeGUID: bt.Type, Minutes: 45,
+		ChildName: "Johnny", SessionID: "call-1"}
+	ctx := context.Background()
+	_, ok := svc.CreateAppt(ctx, req).Body.(contracts.ApptBookedResponse)
+	require.True(t, ok, "booked while Redis answers")
+
+	pause(t, c)
+	req.StartTime = "01/21/2026 11:00 AM"
+	began := time.Now()
+	a := svc.CreateAppt(ctx, req)
+	took := time.Since(began)
+	t.Logf("createAppt with Redis paused answered in %v", took)
+	require.Less(t, took, cfg.SyncBudget+500*time.Millisecond)
+	r, ok := a.Body.(contracts.ApptFailedResponse)
+	require.True(t, ok, "answer %T: never booked when it cannot be recorded", a.Body)
+	require.Equal(t, contracts.BookingErrTimeout, r.Debug.ErrorType)
+	require.Len(t, e.Cloud9.Calls(bookingsvc.ProcSetAppointment), 1, "the second booking was never sent")
+
+	req.BookingAuthToken = ""
+	began = time.Now()
+	a = svc.CreateAppt(ctx, req)
+	require.Less(t, time.Since(began), cfg.SyncBudget+500*time.Millisecond)
+	rej, ok := a.Body.(contracts.ApptAuthRejectedResponse)
+	require.True(t, ok, "answer %T", a.Body)
+	require.Equal(t, contracts.BookingAuthMissing, rej.Debug.ErrorType, "auth fails closed")
+}

@@ -1,0 +1,49 @@
+package bookingsvc
+
+import (
+	"context"
+	"time"
+)
+
+// How long the synchronous endpoints may wait on Redis (DESIGN.md §5: a
+// hung Redis must not hang the caller). Every Redis call of a request runs
+// on a context from its redisBudget:
+//
+//   - createAppt and createPatient: until the sync budget
+//     (BOOKING_SYNC_BUDGET) has passed on the wall clock, then one shared
+//     bookkeepingGrace — so with every Redis call hung they answer within
+//     the budget + bookkeepingGrace. The contexts are not cancelled with
+//     the request: when a Cloud9 call ended by the request's deadline the
+//     booking must still be marked and queued.
+//   - getApptSlots, getGroupedApptSlots: each reservation check at most
+//     Config.RedisTimeout (BOOKING_REDIS_TIMEOUT; the slot source bounds
+//     its slot-cache calls the same way), failing open.
+//   - queue-status: at most the sync budget, then 503 UNAVAILABLE.
+
+// bookkeepingGrace is how long a request's Redis work may still take once
+// its budget has passed on the wall clock (the marks, the reservation and
+// the enqueue after a Cloud9 call that ended late).
+const bookkeepingGrace = 200 * time.Millisecond
+
+// redisBudget bounds one request's Redis work by a wall-clock instant.
+type redisBudget struct {
+	by     time.Time // the budget's end
+	cutoff time.Time // by + grace, set once by has passed
+}
+
+func newRedisBudget(d time.Duration) *redisBudget { return &redisBudget{by: time.Now().Add(d)} }
+
+// ctx is a context for one Redis step: not cancelled with parent, ending
+// at the budget's end — or, once that has passed, at one shared grace
+// after it.
+func (b *redisBudget) ctx(parent context.Context) (context.Context, context.CancelFunc) {
+	now := time.Now()
+	if b.cutoff.IsZero() && !now.Before(b.by) {
+		b.cutoff = now.Add(bookkeepingGrace)
+	}
+	by := b.by
+	if !b.cutoff.IsZero() {
+		by = b.cutoff
+	}
+	return context.WithDeadline(context.WithoutCancel(parent), by)
+}
