@@ -95,9 +95,14 @@ next:
 	return out
 }
 
+// TestBufferToken is the BUFFER_API_TOKEN Start gives a binary whose env
+// names none.
+const TestBufferToken = "flowgatetest-buffer-token-0123456789"
+
 // Start execs the binary with env (plus FLOWGATE_ADDR on a free port,
-// LOG_FORMAT=json and, unless env sets MONITORING_USER or MONITORING_AUTH,
-// MONITORING_AUTH=none) and waits until /readyz answers 200.
+// LOG_FORMAT=json, unless env sets MONITORING_USER or MONITORING_AUTH,
+// MONITORING_AUTH=none, and unless env sets it, BUFFER_API_TOKEN = TestBufferToken)
+// and waits until /readyz answers 200.
 func Start(t testing.TB, env map[string]string) *Proc {
 	t.Helper()
 	bin := Binary(t)
@@ -108,6 +113,11 @@ func Start(t testing.TB, env map[string]string) *Proc {
 		// With a real Redis, /monitoring needs credentials unless opened on
 		// purpose; tests that do not test it open it.
 		cmd.Env = append(cmd.Env, "MONITORING_AUTH=none")
+	}
+	if env["BUFFER_API_TOKEN"] == "" {
+		// With a real Redis the work buffer's API needs a token; tests that
+		// do not use it get a fixed one.
+		cmd.Env = append(cmd.Env, "BUFFER_API_TOKEN="+TestBufferToken)
 	}
 	for k, v := range env {
 		cmd.Env = append(cmd.Env, k+"="+v)
