@@ -69,7 +69,7 @@ func TestDeadlinesWithRedisPaused(t *testing.T) {
 	secret := strings.Repeat("h", 32)
 	_, base := startMain(t, map[string]string{
 		"REDIS_URL": srv.URL(), "BOOKING_AUTH_SECRET": strings.Repeat("b", 32), "HMAC_SECRET": secret,
-		"MONITORING_AUTH": "none",
+		"MONITORING_AUTH": "none", "BUFFER_API_TOKEN": strings.Repeat("t", 32),
 	})
 	status, _ := get(t, base+"/readyz")
 	require.Equal(t, 200, status)
@@ -111,7 +111,7 @@ func TestClaimAnswered503KeepsNoTask(t *testing.T) {
 	token := strings.Repeat("t", 24)
 	_, base := startMain(t, map[string]string{
 		"REDIS_URL": srv.URL(), "BOOKING_AUTH_SECRET": strings.Repeat("b", 32), "HMAC_SECRET": strings.Repeat("h", 32),
-		"WEBHOOK_AUTH": "token", "WEBHOOK_TOKEN": token, "MONITORING_AUTH": "none",
+		"WEBHOOK_AUTH": "token", "WEBHOOK_TOKEN": token, "MONITORING_AUTH": "none", "BUFFER_API_TOKEN": strings.Repeat("t", 32),
 	})
 	call := func(method, path, body string) (int, string) {
 		req, err := http.NewRequest(method, base+path, strings.NewReader(body))
