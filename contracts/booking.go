@@ -450,8 +450,8 @@ func FirstName(name string) string {
 }
 
 func (s SpokenSlot) String() string {
-	switch {
-	case s.Day == "":
+	switch s.Day {
+	case "":
 		return s.Date
 	default:
 		return fmt.Sprintf("%s %s at %s", s.Day, s.Date, s.Time)

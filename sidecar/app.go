@@ -74,71 +74,13 @@ func (m *Main) Run(ctx context.Context) error {
 	m.onClose(func(context.Context) error { return b.close() })
 
 	// 2. Asynq.
-	rt, err := orchestrator.New(orchestrator.Config{
-		ConnOpt: b.ConnOpt, Redis: b.Client, Servers: m.Config.AsynqServers,
-		Concurrency: m.Config.AsynqConcurr, ShutdownTimeout: m.Config.AsynqShutdown,
-		Logger: m.Logger, Registerer: m.registry, Now: m.Now,
-	})
+	pr, err := m.startAsynq(ctx)
 	if err != nil {
-		return err
-	}
-	m.rt = rt
-	m.onClose(func(context.Context) error { rt.Shutdown(); return rt.Close() })
-	queues := make([]string, 0, 4)
-	for q := range orchestrator.DefaultQueues() {
-		queues = append(queues, q)
-	}
-	sort.Strings(queues)
-	pr, err := newProbe(rt.Client, queues, m.Now, m.registry)
-	if err != nil {
-		return err
-	}
-	rt.Handle(TaskProbe, pr, nil)
-	shutdown, stopping := context.WithCancel(context.WithoutCancel(ctx))
-	m.stopping = stopping
-	if m.orch, err = m.newOrchestration(rt, b, shutdown); err != nil {
-		return err
-	}
-	if m.booking, err = m.newBooking(rt, b, shutdown); err != nil {
-		return err
-	}
-	if m.buffer, err = m.newBuffer(b, shutdown); err != nil {
-		return err
-	}
-	m.registry.MustRegister(asynqmetrics.NewQueueMetricsCollector(rt.Inspector))
-	if err := rt.Start(); err != nil {
-		return err
-	}
-	if err := m.buffer.start(m); err != nil {
 		return err
 	}
 
 	// 3. Cron.
-	sched, err := scheduler.New(scheduler.Config{Redis: b.Client, Logger: m.Logger, Registerer: m.registry, Now: m.Now})
-	if err != nil {
-		return err
-	}
-	m.sched = sched
-	m.onClose(sched.Stop)
-	jobs := []struct {
-		name, spec string
-		job        scheduler.Job
-	}{
-		{"dlq_reconcile", m.Config.DLQReconcile, rt.Reconciler()},
-		{"asynq_probe", "@every 30s", pr},
-	}
-	for _, j := range jobs {
-		if err := sched.Register(j.name, j.spec, j.job); err != nil {
-			return fmt.Errorf("cron job %s: %w", j.name, err)
-		}
-	}
-	if err := m.orch.registerJobs(sched, m.Config); err != nil {
-		return err
-	}
-	if err := m.buffer.registerJobs(sched, m.Config.DLQReconcile); err != nil {
-		return err
-	}
-	if err := sched.Start(); err != nil {
+	if err := m.startCron(pr); err != nil {
 		return err
 	}
 	// First probe now, so queue metrics and readiness of every queue show at once.
@@ -154,6 +96,87 @@ func (m *Main) Run(ctx context.Context) error {
 	m.Logger.Info("flowgate ready", "addr", m.Addr(), "redis", b.Mode,
 		"startup_ms", time.Since(m.started).Milliseconds(), "asynq_servers", m.Config.AsynqServers)
 	return nil
+}
+
+// startAsynq creates the Asynq runtime on m.redis with the probe and every
+// part's task handlers, and starts its servers and the work buffer. It
+// returns the probe, which cron runs.
+func (m *Main) startAsynq(ctx context.Context) (*probe, error) {
+	b := m.redis
+	rt, err := orchestrator.New(orchestrator.Config{
+		ConnOpt: b.ConnOpt, Redis: b.Client, Servers: m.Config.AsynqServers,
+		Concurrency: m.Config.AsynqConcurr, ShutdownTimeout: m.Config.AsynqShutdown,
+		Logger: m.Logger, Registerer: m.registry, Now: m.Now,
+	})
+	if err != nil {
+		return nil, err
+	}
+	m.rt = rt
+	m.onClose(func(context.Context) error { rt.Shutdown(); return rt.Close() })
+	pr, err := m.newAsynqProbe(rt)
+	if err != nil {
+		return nil, err
+	}
+	rt.Handle(TaskProbe, pr, nil)
+	shutdown, stopping := context.WithCancel(context.WithoutCancel(ctx))
+	m.stopping = stopping
+	if m.orch, err = m.newOrchestration(rt, b, shutdown); err != nil {
+		return nil, err
+	}
+	if m.booking, err = m.newBooking(rt, b, shutdown); err != nil {
+		return nil, err
+	}
+	if m.buffer, err = m.newBuffer(b, shutdown); err != nil {
+		return nil, err
+	}
+	m.registry.MustRegister(asynqmetrics.NewQueueMetricsCollector(rt.Inspector))
+	if err := rt.Start(); err != nil {
+		return nil, err
+	}
+	if err := m.buffer.start(m); err != nil {
+		return nil, err
+	}
+	return pr, nil
+}
+
+// newAsynqProbe is the probe of every default queue, in name order.
+func (m *Main) newAsynqProbe(rt *orchestrator.Runtime) (*probe, error) {
+	queues := make([]string, 0, 4)
+	for q := range orchestrator.DefaultQueues() {
+		queues = append(queues, q)
+	}
+	sort.Strings(queues)
+	return newProbe(rt.Client, queues, m.Now, m.registry)
+}
+
+// startCron creates the scheduler, registers the DLQ reconciliation, the
+// Asynq probe and every part's jobs, and starts it.
+func (m *Main) startCron(pr *probe) error {
+	sched, err := scheduler.New(scheduler.Config{Redis: m.redis.Client, Logger: m.Logger, Registerer: m.registry, Now: m.Now})
+	if err != nil {
+		return err
+	}
+	m.sched = sched
+	m.onClose(sched.Stop)
+	jobs := []struct {
+		name, spec string
+		job        scheduler.Job
+	}{
+		{"dlq_reconcile", m.Config.DLQReconcile, m.rt.Reconciler()},
+		{"asynq_probe", "@every 30s", pr},
+	}
+	for _, j := range jobs {
+		if err := sched.Register(j.name, j.spec, j.job); err != nil {
+			return fmt.Errorf("cron job %s: %w", j.name, err)
+		}
+	}
+	if err := m.orch.registerJobs(sched, m.Config); err != nil {
+		return err
+	}
+	if err := m.buffer.registerJobs(sched, m.Config.DLQReconcile); err != nil {
+		return err
+	}
+	return sched.Start()
 }
 
 // secrets fills missing secrets with random per-process ones in embedded

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"text/tabwriter"
 	"time"
 
@@ -207,5 +206,3 @@ func Usage(w io.Writer) {
 	}
 	_ = tw.Flush()
 }
-
-func envGetenv(name string) string { return os.Getenv(name) }

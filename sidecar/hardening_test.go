@@ -111,8 +111,7 @@ func TestClaimAnswered503KeepsNoTask(t *testing.T) {
 	token := strings.Repeat("t", 24)
 	_, base := startMain(t, map[string]string{
 		"REDIS_URL": srv.URL(), "BOOKING_AUTH_SECRET": strings.Repeat("b", 32), "HMAC_SECRET": strings.Repeat("h", 32),
-		"WEBHOOK_AUTH": "token", "WEBHOOK_TOKEN": token, "MONITORING_AUTH": "none",
-		"BUFFER_API_TOKEN": strings.Repeat("t", 32),
+		"WEBHOOK_AUTH": "token", "WEBHOOK_TOKEN": token, "MONITORING_AUTH": "none", "BUFFER_API_TOKEN": strings.Repeat("t", 32),
 	})
 	call := func(method, path, body string) (int, string) {
 		req, err := http.NewRequest(method, base+path, strings.NewReader(body))

@@ -73,7 +73,7 @@ func TestMainLifecycleEmbeddedAndReal(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			m, base := startMain(t, env)
 			status, body := get(t, base+"/healthz")
-			require.Equal(t, 200, status)
+			require.Equal(t, 200, status, body)
 			status, body = get(t, base+"/readyz")
 			require.Equal(t, 200, status, body)
 			require.Eventually(t, func() bool {

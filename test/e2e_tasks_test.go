@@ -2,6 +2,7 @@ package test
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 	"strings"
@@ -450,9 +451,13 @@ func TestTwoInstancesShareTheQueue(t *testing.T) {
 						return
 					}
 					var resp contracts.ClaimResponse
-					if err := json.Unmarshal(r.Body, &resp); err != nil || len(resp.Tasks) == 0 {
+					err = json.Unmarshal(r.Body, &resp)
+					if err == nil && len(resp.Tasks) == 0 {
+						err = errors.New("no tasks")
+					}
+					if err != nil {
 						mu.Lock()
-						errs = append(errs, fmt.Errorf("%s: claim answer %s: %v", worker, r.Body, err))
+						errs = append(errs, fmt.Errorf("%s: claim answer %s: %w", worker, r.Body, err))
 						mu.Unlock()
 						return
 					}

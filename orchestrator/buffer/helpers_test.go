@@ -39,12 +39,6 @@ func (l *eventLog) states() []string {
 	return out
 }
 
-func (l *eventLog) all() []contracts.BufferEvent {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return append([]contracts.BufferEvent(nil), l.evs...)
-}
-
 func subscribe(t *testing.T, x *bundle) *eventLog {
 	t.Helper()
 	ps := x.db.Client.Subscribe(context.Background(), x.buf.Events())

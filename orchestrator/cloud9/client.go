@@ -311,12 +311,12 @@ func undecodable(procedure string, status int, raw []byte, derr error) *Error {
 	switch {
 	case status/100 != 2:
 		e.Message = fmt.Sprintf("HTTP %d without a GetDataResponse", status)
-		switch {
-		case status == http.StatusTooManyRequests:
+		switch status {
+		case http.StatusTooManyRequests:
 			e.Class = ClassRateLimit
-		case status == http.StatusRequestTimeout || status == http.StatusGatewayTimeout:
+		case http.StatusRequestTimeout, http.StatusGatewayTimeout:
 			e.Class = ClassTimeout
-		case status == http.StatusUnauthorized || status == http.StatusForbidden:
+		case http.StatusUnauthorized, http.StatusForbidden:
 			e.Class = ClassAuthorization
 		default:
 			e.Class = ClassCloud9
@@ -358,7 +358,7 @@ func isErrorResult(res string) bool {
 		return false
 	}
 	rest := res[5:]
-	return rest == "" || !(rest[0] >= 'a' && rest[0] <= 'z' || rest[0] >= 'A' && rest[0] <= 'Z')
+	return rest == "" || (rest[0] < 'a' || rest[0] > 'z') && (rest[0] < 'A' || rest[0] > 'Z')
 }
 
 // permit is one admission by the limiter, carried in a context from Wait to

@@ -134,7 +134,7 @@ func TestIllegalTransitions(t *testing.T) {
 	for _, c := range cases {
 		before := b.get(t, c.id)
 		b.clock.Advance(time.Second)
-		e := requireConflict(t, c.call(c.id), c.id, c.status)
+		e := conflictError(t, c.call(c.id), c.id, c.status)
 		require.Equal(t, c.reason, e.Details["reason"], c.name)
 		require.Equal(t, before, b.get(t, c.id), "%s changed the task", c.name)
 	}
@@ -149,7 +149,7 @@ func TestNotFoundAndInvalid(t *testing.T) {
 	_, err := b.l.Get(b.ctx, missing)
 	requireCode(t, err, contracts.CodeNotFound)
 	_, err = b.l.Ack(b.ctx, contracts.AckRequest{QueueID: missing})
-	e := requireCode(t, err, contracts.CodeNotFound)
+	e := codeError(t, err, contracts.CodeNotFound)
 	require.Equal(t, missing, e.Details["queue_id"])
 	_, err = b.l.Fail(b.ctx, contracts.FailRequest{QueueID: missing})
 	requireCode(t, err, contracts.CodeNotFound)

@@ -35,7 +35,7 @@ func TestCreateIdempotentOnQueueID(t *testing.T) {
 	other := contracts.CreateTaskRequest{EncounterID: "enc-2"}
 	_, err = b.l.CreateBatch(b.ctx, []contracts.CreateTaskRequest{other,
 		{QueueID: id, EncounterID: "enc-1", Payload: json.RawMessage(`{"a":2}`)}})
-	e := requireConflict(t, err, strings.ToLower(id), contracts.StatusProcessing)
+	e := conflictError(t, err, strings.ToLower(id), contracts.StatusProcessing)
 	require.Equal(t, "queue_id_reused", e.Details["reason"])
 	_, err = b.l.Create(b.ctx, contracts.CreateTaskRequest{QueueID: id, EncounterID: "enc-9", Payload: req.Payload})
 	requireConflict(t, err, strings.ToLower(id), contracts.StatusProcessing)
@@ -80,7 +80,7 @@ func TestCreateIdempotentOnEncounter(t *testing.T) {
 
 	// The dead letter cannot be replayed while the newer task is open.
 	_, err = b.l.Replay(b.ctx, second.QueueID, contracts.RequeueRequest{})
-	e := requireConflict(t, err, second.QueueID, contracts.StatusError)
+	e := conflictError(t, err, second.QueueID, contracts.StatusError)
 	require.Equal(t, "encounter_open", e.Details["reason"])
 	require.Equal(t, third.QueueID, e.Details["open_queue_id"])
 	_, err = b.l.UpdateStatus(b.ctx, second.QueueID, contracts.StatusUpdateRequest{Status: contracts.StatusPending})
@@ -137,7 +137,7 @@ func TestCreateBatch(t *testing.T) {
 
 	bad := []contracts.CreateTaskRequest{{EncounterID: "x"}, {EncounterID: "y", Priority: "URGENT"}}
 	_, err = b.l.CreateBatch(b.ctx, bad)
-	e := requireCode(t, err, contracts.CodeInvalid)
+	e := codeError(t, err, contracts.CodeInvalid)
 	require.Equal(t, 1, e.Details["index"])
 	require.Equal(t, "priority", e.Details["field"])
 

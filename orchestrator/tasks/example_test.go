@@ -3,6 +3,7 @@ package tasks_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -44,7 +45,9 @@ func Example() {
 	fmt.Println(acked.Task.Status, string(acked.Task.ParsedPayload))
 
 	_, err := ledger.Fail(ctx, contracts.FailRequest{QueueID: created.Task.QueueID})
-	fmt.Println(contracts.ErrorCode(err), err.(*contracts.Error).Details["current_status"])
+	var conflict *contracts.Error
+	errors.As(err, &conflict)
+	fmt.Println(contracts.ErrorCode(err), conflict.Details["current_status"])
 	// Output:
 	// PENDING NORMAL
 	// PROCESSING vm-7

@@ -2,6 +2,7 @@ package tasks
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 
@@ -144,7 +145,7 @@ func (l *Ledger) CheckIndexes(ctx context.Context) error {
 		}
 	}
 	open, err := l.rdb.HGetAll(ctx, l.k.open()).Result()
-	if err != nil && err != redis.Nil {
+	if err != nil && !errors.Is(err, redis.Nil) {
 		return err
 	}
 	if len(open) != len(openWant) {

@@ -143,7 +143,7 @@ func TestLifecycleDLQAndReplay(t *testing.T) {
 
 	// A requeue (the retry path) must not revive a dead letter.
 	_, err = b.l.Requeue(b.ctx, created.QueueID, contracts.RequeueRequest{})
-	e := requireConflict(t, err, created.QueueID, contracts.StatusError)
+	e := conflictError(t, err, created.QueueID, contracts.StatusError)
 	require.Equal(t, true, e.Details["dlq"])
 
 	page, err := b.l.List(b.ctx, contracts.ListQuery{DLQ: true})
@@ -251,7 +251,7 @@ func TestUpdateStatusKeepsDeadLetters(t *testing.T) {
 		before := b.get(t, id)
 		b.clock.Advance(time.Second)
 		_, err := b.l.UpdateStatus(b.ctx, id, req)
-		e := requireConflict(t, err, id, contracts.StatusError)
+		e := conflictError(t, err, id, contracts.StatusError)
 		require.Equal(t, "dead_letter", e.Details["reason"], name)
 		require.Equal(t, true, e.Details["dlq"], name)
 		require.Contains(t, e.Message, "POST /queue/"+id+"/replay", name)
@@ -351,7 +351,7 @@ func TestDuplicateAck(t *testing.T) {
 
 	// Different actions: a conflict, never a silent overwrite.
 	_, err = b.l.Ack(b.ctx, contracts.AckRequest{QueueID: created.QueueID, ExperityActions: json.RawMessage(`{"a":2}`)})
-	e := requireConflict(t, err, created.QueueID, contracts.StatusDone)
+	e := conflictError(t, err, created.QueueID, contracts.StatusDone)
 	require.Equal(t, "different_payload", e.Details["reason"])
 	require.JSONEq(t, string(first.Task.ParsedPayload), string(b.get(t, created.QueueID).ParsedPayload))
 }

@@ -83,23 +83,39 @@ func (b *bundle) get(t testing.TB, id string) contracts.Task {
 }
 
 // requireCode asserts err is a *contracts.Error with code.
-func requireCode(t testing.TB, err error, code contracts.Code) *contracts.Error {
+func requireCode(t testing.TB, err error, code contracts.Code) {
 	t.Helper()
 	require.Error(t, err)
 	var e *contracts.Error
 	require.True(t, errors.As(err, &e), "want *contracts.Error, got %T %v", err, err)
 	require.Equal(t, code, e.Code, "error: %v", err)
+}
+
+// codeError is requireCode returning the *contracts.Error, for tests that
+// check its details.
+func codeError(t testing.TB, err error, code contracts.Code) *contracts.Error {
+	t.Helper()
+	requireCode(t, err, code)
+	var e *contracts.Error
+	require.ErrorAs(t, err, &e)
 	return e
 }
 
 // requireConflict asserts a conflict that reports the current status.
-func requireConflict(t testing.TB, err error, id string, current contracts.Status) *contracts.Error {
+func requireConflict(t testing.TB, err error, id string, current contracts.Status) {
 	t.Helper()
-	e := requireCode(t, err, contracts.CodeConflict)
+	e := codeError(t, err, contracts.CodeConflict)
 	require.Equal(t, string(current), e.Details["current_status"], "details: %v", e.Details)
 	require.Equal(t, id, e.Details["queue_id"])
 	require.Equal(t, 409, e.Code.HTTPStatus())
-	return e
+}
+
+// conflictError is requireConflict returning the *contracts.Error, for
+// tests that check more of it.
+func conflictError(t testing.TB, err error, id string, current contracts.Status) *contracts.Error {
+	t.Helper()
+	requireConflict(t, err, id, current)
+	return codeError(t, err, contracts.CodeConflict)
 }
 
 func parsed(t testing.TB, task contracts.Task) map[string]any {

@@ -80,69 +80,112 @@ func (l *Ledger) List(ctx context.Context, q contracts.ListQuery) (Page, error) 
 	if err != nil {
 		return Page{}, err
 	}
-	page := Page{Tasks: []contracts.Task{}}
 	if q.QueueID != "" {
-		id, err := queueID(op, q.QueueID)
-		if err != nil {
-			return Page{}, err
-		}
-		tasks, err := l.load(ctx, op, []string{id}, q.History)
-		if err != nil {
-			return Page{}, err
-		}
-		if tasks[0] != nil && f.match(*tasks[0]) {
-			page.Tasks = append(page.Tasks, *tasks[0])
-		}
-		return page, nil
+		return l.listByID(ctx, op, q.QueueID, q.History, f)
 	}
 	index, key, residual := l.listIndex(f)
-	after := int64(-1)
-	if q.Cursor != "" {
-		c, err := decodeCursor(q.Cursor)
-		if err != nil || c.Index != index {
-			return Page{}, invalid(op, "cursor", "cursor is not valid for this query")
-		}
-		after = c.After
+	after, err := cursorAfter(op, q.Cursor, index)
+	if err != nil {
+		return Page{}, err
 	}
-	for budget := max(10*f.limit, 1000); budget > 0; {
-		batch := f.limit - len(page.Tasks)
-		if residual {
+	page := Page{Tasks: []contracts.Task{}}
+	s := listScan{op: op, key: key, residual: residual, history: q.History, filter: f}
+	after, more, err := l.scan(ctx, s, after, &page)
+	if err != nil {
+		return Page{}, err
+	}
+	if more {
+		page.NextCursor = encodeCursor(cursor{Index: index, After: after})
+	}
+	return page, nil
+}
+
+// listByID is List by queue_id: at most that task, if it matches f.
+func (l *Ledger) listByID(ctx context.Context, op, rawID string, history bool, f listFilter) (Page, error) {
+	id, err := queueID(op, rawID)
+	if err != nil {
+		return Page{}, err
+	}
+	tasks, err := l.load(ctx, op, []string{id}, history)
+	if err != nil {
+		return Page{}, err
+	}
+	page := Page{Tasks: []contracts.Task{}}
+	if tasks[0] != nil && f.match(*tasks[0]) {
+		page.Tasks = append(page.Tasks, *tasks[0])
+	}
+	return page, nil
+}
+
+// cursorAfter is the index score a List cursor continues after (-1 without
+// a cursor); a cursor of another index is invalid.
+func cursorAfter(op, raw, index string) (int64, error) {
+	if raw == "" {
+		return -1, nil
+	}
+	c, err := decodeCursor(raw)
+	if err != nil || c.Index != index {
+		return 0, invalid(op, "cursor", "cursor is not valid for this query")
+	}
+	return c.After, nil
+}
+
+// listScan is one List walk over an index.
+type listScan struct {
+	op       string
+	key      string // the index walked
+	residual bool   // filters remain to apply to what the index yields
+	history  bool   // load the tasks' history
+	filter   listFilter
+}
+
+// scan appends to page the tasks of the index after score after that match
+// the filter, in index order, until the page is full, the index is
+// exhausted or max(10×limit, 1000) entries were examined. It returns the
+// score of the last entry examined and whether the index may hold more
+// (then the page gets a next cursor).
+func (l *Ledger) scan(ctx context.Context, s listScan, after int64, page *Page) (int64, bool, error) {
+	limit := s.filter.limit
+	for budget := max(10*limit, 1000); budget > 0; {
+		batch := limit - len(page.Tasks)
+		if s.residual {
 			batch = max(batch, 100)
 		}
 		batch = min(batch, budget)
-		entries, err := l.rdb.ZRangeArgsWithScores(ctx, redis.ZRangeArgs{Key: key, ByScore: true,
-			Start: "(" + strconv.FormatInt(after, 10), Stop: "+inf", Count: int64(batch)}).Result()
+		entries, tasks, err := l.scanBatch(ctx, s, after, batch)
 		if err != nil {
-			return Page{}, storeError(op, err)
+			return after, false, err
 		}
 		budget -= len(entries)
-		ids := make([]string, len(entries))
-		for i, e := range entries {
-			ids[i], _ = e.Member.(string)
-		}
-		tasks, err := l.load(ctx, op, ids, q.History)
-		if err != nil {
-			return Page{}, err
-		}
-		consumed := 0
-		for i, t := range tasks {
-			after, consumed = int64(entries[i].Score), i+1
-			if t != nil && f.match(*t) {
-				page.Tasks = append(page.Tasks, *t)
-				if len(page.Tasks) == f.limit {
-					break
-				}
-			}
-		}
+		var consumed int
+		after, consumed = s.filter.collect(page, entries, tasks, after)
 		if len(entries) < batch && consumed == len(entries) { // index exhausted
-			return page, nil
+			return after, false, nil
 		}
-		if len(page.Tasks) == f.limit {
+		if len(page.Tasks) == limit {
 			break
 		}
 	}
-	page.NextCursor = encodeCursor(cursor{Index: index, After: after})
-	return page, nil
+	return after, true, nil
+}
+
+// scanBatch reads up to n index entries after score after and their tasks
+// (nil where missing).
+func (l *Ledger) scanBatch(ctx context.Context, s listScan, after int64, n int) ([]redis.Z, []*contracts.Task, error) {
+	entries, err := l.rdb.ZRangeArgsWithScores(ctx, redis.ZRangeArgs{Key: s.key, ByScore: true,
+		Start: "(" + strconv.FormatInt(after, 10), Stop: "+inf", Count: int64(n)}).Result()
+	if err != nil {
+		return nil, nil, storeError(s.op, err)
+	}
+	ids := make([]string, len(entries))
+	for i, e := range entries {
+		ids[i], _ = e.Member.(string)
+	}
+	tasks, err := l.load(ctx, s.op, ids, s.history)
+	if err != nil {
+		return nil, nil, err
+	}
+	return entries, tasks, nil
 }
 
 type listFilter struct {
@@ -202,6 +245,23 @@ func (l *Ledger) listIndex(f listFilter) (name, key string, residual bool) {
 		return "status:" + string(f.status), l.k.status(f.status), set > 1
 	}
 	return "all", l.k.all(), set > 0
+}
+
+// collect appends the tasks that match f to page, in index order, until the
+// page holds f.limit tasks. It returns the score of the last entry examined
+// (after if none was) and how many entries were examined.
+func (f listFilter) collect(page *Page, entries []redis.Z, tasks []*contracts.Task, after int64) (int64, int) {
+	consumed := 0
+	for i, t := range tasks {
+		after, consumed = int64(entries[i].Score), i+1
+		if t != nil && f.match(*t) {
+			page.Tasks = append(page.Tasks, *t)
+			if len(page.Tasks) == f.limit {
+				break
+			}
+		}
+	}
+	return after, consumed
 }
 
 func (f listFilter) match(t contracts.Task) bool {

@@ -95,7 +95,7 @@ func validRequestID(s string) bool {
 	}
 	for i := 0; i < len(s); i++ {
 		b := s[i]
-		if !(b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9' || b == '.' || b == '_' || b == ':' || b == '-') {
+		if (b < 'a' || b > 'z') && (b < 'A' || b > 'Z') && (b < '0' || b > '9') && b != '.' && b != '_' && b != ':' && b != '-' {
 			return false
 		}
 	}

@@ -32,7 +32,10 @@ type fixture struct {
 	logs *bytes.Buffer
 }
 
-func setup(t *testing.T) fixture {
+// setup serves a web.New app with the test routes, plus those that routes
+// adds; every route is registered before the app listens (Fiber's router
+// is not safe to change while serving).
+func setup(t *testing.T, routes ...func(*fiber.App)) fixture {
 	t.Helper()
 	reg := prometheus.NewRegistry()
 	logs := &bytes.Buffer{}
@@ -51,6 +54,9 @@ func setup(t *testing.T) fixture {
 	app.Get("/conflict", func(*fiber.Ctx) error {
 		return &contracts.Error{Code: contracts.CodeConflict, Message: "task is DONE", Details: map[string]any{"current_status": "DONE"}}
 	})
+	for _, add := range routes {
+		add(app)
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	go func() { _ = app.Listener(ln) }()
@@ -148,8 +154,9 @@ func TestMetricsAndAccessLog(t *testing.T) {
 // rewrite the label values of earlier series ("POS", "GETT"…), which made
 // the registry refuse to gather (duplicate series → /metrics 500).
 func TestMetricLabelsSurviveBufferReuse(t *testing.T) {
-	f := setup(t)
-	f.app.Get("/queue", func(c *fiber.Ctx) error { return c.SendStatus(200) })
+	f := setup(t, func(app *fiber.App) {
+		app.Get("/queue", func(c *fiber.Ctx) error { return c.SendStatus(200) })
+	})
 	methods := []string{"OPTIONS", "PATCH", "TRACE", "GET", "POST", "DELETE", "PUT"}
 	for i := 0; i < 3; i++ {
 		for _, m := range methods {

@@ -42,7 +42,7 @@ func Binary(t testing.TB) string {
 		cmd := exec.Command("go", "build", "-o", binPath, "./sidecar")
 		cmd.Dir = repoRoot()
 		if out, err := cmd.CombinedOutput(); err != nil {
-			binErr = fmt.Errorf("go build ./sidecar: %v\n%s", err, out)
+			binErr = fmt.Errorf("go build ./sidecar: %w\n%s", err, out)
 		}
 	})
 	if binErr != nil {

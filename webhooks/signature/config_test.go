@@ -95,7 +95,7 @@ func TestSecretsAreNotPrinted(t *testing.T) {
 			out := fmt.Sprintf(verb, x)
 			require.NotContains(t, out, string(testSecret), verb)
 			require.NotContains(t, out, testToken, verb)
-			require.NotContains(t, out, fmt.Sprint(testSecret), verb) // as a byte list
+			require.NotContains(t, out, fmt.Sprintf("%v", testSecret), verb) // as a byte list
 		}
 	}
 }

@@ -79,7 +79,7 @@ func headers(kv ...string) http.Header {
 
 // requireRefused checks err is a *contracts.Error with code and reason, a
 // message, and no trace of the secrets.
-func requireRefused(t testing.TB, err error, code contracts.Code, reason string) *contracts.Error {
+func requireRefused(t testing.TB, err error, code contracts.Code, reason string) {
 	t.Helper()
 	var e *contracts.Error
 	require.True(t, errors.As(err, &e), "want *contracts.Error, got %T %v", err, err)
@@ -88,6 +88,15 @@ func requireRefused(t testing.TB, err error, code contracts.Code, reason string)
 	require.NotEmpty(t, e.Message)
 	require.NotContains(t, e.Error(), string(testSecret))
 	require.NotContains(t, e.Error(), testToken)
+}
+
+// refusal is requireRefused returning the *contracts.Error, for tests that
+// check more of it.
+func refusal(t testing.TB, err error, code contracts.Code, reason string) *contracts.Error {
+	t.Helper()
+	requireRefused(t, err, code, reason)
+	var e *contracts.Error
+	require.ErrorAs(t, err, &e)
 	return e
 }
 

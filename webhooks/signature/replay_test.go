@@ -124,7 +124,7 @@ func TestRedisDownFailsClosed(t *testing.T) {
 	h := signed(testSecret, testNow, ackBody)
 	for range 2 { // and stays closed: a retry is not let through either
 		err := v.Verify(context.Background(), h.Get, ackBody)
-		e := requireRefused(t, err, contracts.CodeUnavailable, signature.ReasonReplayUnavailable)
+		e := refusal(t, err, contracts.CodeUnavailable, signature.ReasonReplayUnavailable)
 		require.Error(t, e.Err, "cause kept for the log")
 		require.Equal(t, 503, e.Code.HTTPStatus())
 		require.NotContains(t, e.Message, "127.0.0.1")

@@ -155,7 +155,7 @@ func TestReplayGuardErrorFailsClosed(t *testing.T) {
 		return false, cause
 	}))
 	err := v.Verify(context.Background(), signed(testSecret, testNow, ackBody).Get, ackBody)
-	e := requireRefused(t, err, contracts.CodeUnavailable, signature.ReasonReplayUnavailable)
+	e := refusal(t, err, contracts.CodeUnavailable, signature.ReasonReplayUnavailable)
 	require.ErrorIs(t, e, cause)
 	require.NotContains(t, contracts.NewErrorResponse(err, "").Error.Message, "dial")
 }

@@ -48,13 +48,23 @@ func signRaw(key, payloadJSON string) string {
 	return p + "." + base64.RawURLEncoding.EncodeToString(m.Sum(nil))
 }
 
-func requireCode(t testing.TB, err error, code authtoken.Code) *authtoken.Error {
+// requireCode asserts err is an *authtoken.Error with code.
+func requireCode(t testing.TB, err error, code authtoken.Code) {
 	t.Helper()
 	require.Error(t, err)
 	var e *authtoken.Error
 	require.ErrorAs(t, err, &e)
 	require.Equal(t, code, e.Code, "error: %v", err)
 	require.Equal(t, code, authtoken.CodeOf(err))
+}
+
+// codeError is requireCode returning the *authtoken.Error, for tests that
+// check its fields.
+func codeError(t testing.TB, err error, code authtoken.Code) *authtoken.Error {
+	t.Helper()
+	requireCode(t, err, code)
+	var e *authtoken.Error
+	require.ErrorAs(t, err, &e)
 	return e
 }
 
@@ -175,7 +185,7 @@ func TestValidateChecksInTheSeedOrder(t *testing.T) {
 	}
 	for _, c := range cases {
 		_, err := s.Validate(c.token, c.guid)
-		e := requireCode(t, err, c.want)
+		e := codeError(t, err, c.want)
 		require.NotContains(t, e.Error(), secret, c.name)
 		require.NotContains(t, e.Error(), sig, c.name)
 	}
@@ -201,7 +211,7 @@ func TestValidateExpiryIsEnforcedToTheMillisecond(t *testing.T) {
 
 	clk.Set(time.UnixMilli(p.ExpiresAt + 1))
 	_, err = s.Validate(token, guid)
-	e := requireCode(t, err, authtoken.CodeExpired)
+	e := codeError(t, err, authtoken.CodeExpired)
 	require.Equal(t, guid, e.TokenPatientGUID)
 	require.ErrorIs(t, err, authtoken.ErrExpired)
 	require.NotErrorIs(t, err, authtoken.ErrMissing)
@@ -230,7 +240,7 @@ func TestValidateComparesGUIDsCaseInsensitively(t *testing.T) {
 		require.Equal(t, guid, p.PatientGUID, "the token's spelling is returned")
 	}
 	_, err = s.Validate(token, guid[:len(guid)-1]+"9")
-	e := requireCode(t, err, authtoken.CodeGUIDMismatch)
+	e := codeError(t, err, authtoken.CodeGUIDMismatch)
 	require.Equal(t, guid, e.TokenPatientGUID)
 }
 

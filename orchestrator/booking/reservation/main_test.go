@@ -79,9 +79,19 @@ func deadClient(t testing.TB) *redis.Client {
 	return c
 }
 
-func requireHeld(t testing.TB, err error) *reservation.HeldError {
+// requireHeld asserts err is ErrReservedByOther carrying a *HeldError.
+func requireHeld(t testing.TB, err error) {
 	t.Helper()
 	require.ErrorIs(t, err, reservation.ErrReservedByOther)
+	var he *reservation.HeldError
+	require.ErrorAs(t, err, &he)
+}
+
+// heldError is requireHeld returning the *HeldError, for tests that check
+// its fields.
+func heldError(t testing.TB, err error) *reservation.HeldError {
+	t.Helper()
+	requireHeld(t, err)
 	var he *reservation.HeldError
 	require.ErrorAs(t, err, &he)
 	return he

@@ -113,7 +113,7 @@ func TestReserveHeldByAnother(t *testing.T) {
 	require.NoError(t, err)
 	b.clock.Advance(37 * time.Second)
 	_, err = b.st.Reserve(b.ctx, s910, sessB, "Other")
-	he := requireHeld(t, err)
+	he := heldError(t, err)
 	require.Equal(t, t0, he.ReservedAt, "the holder's reservedAt")
 	require.Equal(t, "3/11/2026 9:10:00 AM", he.SlotStartTime)
 	require.Greater(t, he.ExpiresIn, 80*time.Second)

@@ -139,7 +139,7 @@ func TestSSEEmitReachesEventStreams(t *testing.T) {
 	require.Equal(t, "booking.updated", ev)
 	require.JSONEq(t, `{"slot":"9:30"}`, data)
 	seen := map[string]bool{}
-	for !(seen["enqueued"] && seen["completed"]) {
+	for !seen["enqueued"] || !seen["completed"] {
 		ev, _ := next(t, all)
 		seen[ev] = true
 	}

@@ -70,7 +70,7 @@ func DeadLetterTaskID(t contracts.Task) string {
 func (d *Dispatcher) handleRequeue(ctx context.Context, at *asynq.Task) error {
 	var p requeuePayload
 	if err := json.Unmarshal(at.Payload(), &p); err != nil || p.QueueID == "" || p.Attempts < 0 {
-		return fmt.Errorf("taskjobs: bad %s payload %q: %v: %w", TypeRequeue, at.Payload(), err, asynq.SkipRetry)
+		return badPayload(TypeRequeue, at.Payload(), err)
 	}
 	out, err := d.cfg.Ledger.RequeueAttempt(ctx, p.QueueID, p.Attempts, contracts.RequeueRequest{Priority: contracts.PriorityHigh})
 	if contracts.ErrorCode(err) == contracts.CodeConflict { // DONE or a dead letter
@@ -100,7 +100,7 @@ func (d *Dispatcher) handleRequeue(ctx context.Context, at *asynq.Task) error {
 func (d *Dispatcher) handleReplay(ctx context.Context, at *asynq.Task) error {
 	var p replayPayload
 	if err := json.Unmarshal(at.Payload(), &p); err != nil || p.QueueID == "" {
-		return fmt.Errorf("taskjobs: bad %s payload %q: %v: %w", TypeReplay, at.Payload(), err, asynq.SkipRetry)
+		return badPayload(TypeReplay, at.Payload(), err)
 	}
 	id, _ := asynq.GetTaskID(ctx)
 	queue, _ := asynq.GetQueueName(ctx)
@@ -118,6 +118,16 @@ func (d *Dispatcher) handleReplay(ctx context.Context, at *asynq.Task) error {
 		d.log.Warn("replayed, but the durable dead-letter record was not deleted", "queue", queue, "asynq_task_id", id, "err", err)
 	}
 	return nil
+}
+
+// badPayload is the error of a task of type typ whose payload cannot be run:
+// it wraps asynq.SkipRetry and, when the payload did not decode, the
+// decoding error.
+func badPayload(typ string, payload []byte, decodeErr error) error {
+	if decodeErr != nil {
+		return fmt.Errorf("taskjobs: bad %s payload %q: %w: %w", typ, payload, decodeErr, asynq.SkipRetry)
+	}
+	return fmt.Errorf("taskjobs: bad %s payload %q: %w", typ, payload, asynq.SkipRetry)
 }
 
 // permanent marks ledger errors that a retry cannot fix (all but
