@@ -54,6 +54,7 @@ type Server struct {
 	t      testing.TB
 	client *http.Client
 	seq    atomic.Int64
+	epoch  time.Time // when New ran: requests are dated from it
 }
 
 // New builds the app shell and the verifier (replay guard on rdb, under a
@@ -76,7 +77,7 @@ func New(t testing.TB, rdb redis.UniversalClient, o Options) *Server {
 	if err != nil {
 		t.Fatalf("taskhttptest: signature.New: %v", err)
 	}
-	return &Server{App: app, Auth: v.Middleware(), Registry: reg, t: t}
+	return &Server{App: app, Auth: v.Middleware(), Registry: reg, t: t, epoch: time.Now()}
 }
 
 // Start serves the app on a random local port until the test ends.
@@ -169,10 +170,13 @@ func Context(ctx context.Context) Option { return func(r *request) { r.ctx = ctx
 // context was cancelled; then Reply.Status is 0.
 //
 // The signature covers X-Timestamp and the body only, not the method or
-// path, so two body-less requests signed in the same second carry the same
-// signature and the second is refused as a replay. Do therefore dates
-// successive requests 0, 1, 2, … 239 s in the past (well inside the 300 s
-// tolerance), unless SignedAt fixes the time.
+// path, so two requests with the same body signed in the same second carry
+// the same signature and the second is refused as a replay. Do therefore
+// dates successive requests one second apart from the server's creation
+// (120 s before it, 119, … up to 119 s after it, then again: well inside
+// the 300 s tolerance for a test shorter than 3 min), unless SignedAt
+// fixes the time. Dating them back from the moment of sending instead made
+// two requests sent a second apart under load carry the same timestamp.
 func (s *Server) Do(method, path string, body []byte, opts ...Option) Reply {
 	s.t.Helper()
 	req, ctx := s.build(method, path, body, opts)
@@ -219,8 +223,9 @@ func (s *Server) DoRaw(method, path string, body []byte, opts ...Option) Reply {
 // build makes the request Do and DoRaw send.
 func (s *Server) build(method, path string, body []byte, opts []Option) (*http.Request, context.Context) {
 	s.t.Helper()
-	back := time.Duration(s.seq.Add(1)%240) * time.Second
-	r := request{ctx: context.Background(), sign: true, secret: Secret, at: time.Now().Add(-back), header: http.Header{}}
+	step := time.Duration(s.seq.Add(1)%240) * time.Second
+	at := s.epoch.Add(-2*time.Minute + step)
+	r := request{ctx: context.Background(), sign: true, secret: Secret, at: at, header: http.Header{}}
 	for _, o := range opts {
 		o(&r)
 	}
