@@ -168,9 +168,12 @@ func (e engine) fromMark(ctx context.Context, a *attempt) (verdict, bool) {
 		c9Result: "Appointment GUID Added: " + rec.AppointmentGUID}), true
 }
 
-// stillBooked asks Cloud9 whether the Done mark's appointment still exists
-// and is not cancelled. When Cloud9 cannot be asked now the mark (at most
-// DoneTTL old) is trusted.
+// stillBooked asks Cloud9 whether the Done mark's appointment was
+// cancelled. Only an appointment Cloud9 lists as cancelled makes the mark
+// forgotten (and the booking made again): a list that does not show it —
+// empty, or lagging behind a booking made moments ago — proves nothing, and
+// re-sending on it could book the slot twice. When Cloud9 cannot be asked
+// now the mark (at most DoneTTL old) is trusted too.
 func (e engine) stillBooked(ctx context.Context, a *attempt, rec DoneRecord) bool {
 	if _, ok, _ := a.pol.turn(ctx, ProcGetAppointments); !ok {
 		e.log.Info("cannot verify the completed booking now; answering from its mark", "appointment_guid", rec.AppointmentGUID)
@@ -181,12 +184,17 @@ func (e engine) stillBooked(ctx context.Context, a *attempt, rec DoneRecord) boo
 		e.log.Warn("cannot verify the completed booking; answering from its mark", "appointment_guid", rec.AppointmentGUID, "err", err)
 		return true
 	}
+	cancelled := false
 	for _, ap := range list {
-		if strings.EqualFold(ap.AppointmentGUID, rec.AppointmentGUID) && !ap.Canceled() {
-			return true
+		if strings.EqualFold(ap.AppointmentGUID, rec.AppointmentGUID) {
+			cancelled = ap.Canceled()
+			break
 		}
 	}
-	e.log.Warn("the completed booking's appointment is gone or cancelled; booking it again", "appointment_guid", rec.AppointmentGUID)
+	if !cancelled {
+		return true
+	}
+	e.log.Warn("the completed booking's appointment was cancelled; booking it again", "appointment_guid", rec.AppointmentGUID)
 	bctx, cancel := a.pol.bookkeeping(ctx)
 	defer cancel()
 	if err := e.d.Marks.Forget(bctx, a.key, rec.AppointmentGUID); err != nil {
@@ -229,8 +237,15 @@ func (e engine) claimed(ctx context.Context, a *attempt) verdict {
 	rctx, cancel := a.pol.bookkeeping(ctx)
 	rec, done, err := e.d.Marks.Completed(rctx, a.key)
 	cancel()
-	if err == nil && done && sameChild(rec.ChildName, a.b.ChildName) {
+	if err == nil && done {
 		e.dropLease(ctx, a)
+		if !sameChild(rec.ChildName, a.b.ChildName) {
+			// A sibling's attempt completed the slot between fromMark and
+			// the claim: never send it again for this child.
+			e.log.Warn("slot already booked for another child of this patient", "child", a.b.ChildName,
+				"other_child", rec.ChildName, "appointment_guid", rec.AppointmentGUID)
+			return verdict{kind: vDuplicate}
+		}
 		return e.complete(ctx, a, verdict{kind: vDone, guid: rec.AppointmentGUID, recovered: true,
 			c9Result: "Appointment GUID Added: " + rec.AppointmentGUID})
 	}
@@ -377,13 +392,21 @@ func (e engine) retryLater(ctx context.Context, a *attempt, f failure, queueType
 	return v
 }
 
-// refused ends the booking: the reservation is released, and a slot Cloud9
+// refused ends the booking: the reservation is released (not after an
+// uncertain outcome, which may have booked it), and a slot Cloud9
 // refused as not available leaves the slot cache, so neither it nor its
 // bookingToken is offered again (reference §1.2 step 9).
 func (e engine) refused(ctx context.Context, a *attempt, f failure) verdict {
 	bctx, cancel := a.pol.bookkeeping(ctx)
 	defer cancel()
-	e.release(bctx, a.hold)
+	if f.uncertain {
+		// The last attempt ended on an outcome that may have booked the
+		// slot (its in-flight mark stays): the hold is left to lapse by
+		// its TTL rather than offering a slot that may be taken.
+		e.log.Warn("booking given up after an uncertain outcome; its hold lapses by itself", "err_class", f.class)
+	} else {
+		e.release(bctx, a.hold)
+	}
 	if f.class == cloud9.ClassSlotNotAvailable {
 		invalidateSlot(bctx, e.d.Slots, a.b.slotRef(), e.log)
 	}

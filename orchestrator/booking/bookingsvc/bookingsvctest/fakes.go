@@ -223,6 +223,21 @@ func (c *Cloud9) Cancel(patientGUID, appointmentGUID string) {
 	}
 }
 
+// Hide leaves an appointment out of GetAppointmentListByPatient (a list
+// lagging behind a booking just made).
+func (c *Cloud9) Hide(patientGUID, appointmentGUID string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	p := strings.ToUpper(patientGUID)
+	kept := c.appts[p][:0]
+	for _, a := range c.appts[p] {
+		if !strings.EqualFold(a.AppointmentGUID, appointmentGUID) {
+			kept = append(kept, a)
+		}
+	}
+	c.appts[p] = kept
+}
+
 // SetPatientComment implements bookingsvc.Cloud9.
 func (c *Cloud9) SetPatientComment(_ context.Context, patientGUID, comment string) (string, string, error) {
 	n, err := c.next(bookingsvc.ProcSetPatientComment, [2]string{patientGUID, comment})
