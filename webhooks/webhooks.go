@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/flowgate/flowgate/contracts"
+	"github.com/flowgate/flowgate/sidecar/web"
 	"github.com/flowgate/flowgate/orchestrator/tasks"
 )
 
@@ -207,10 +207,9 @@ func failMessage(t contracts.Task, dlq, requeued bool, retryAt time.Time) string
 // decode decodes the JSON body as sent. A compressed body is refused: the
 // signature covers the bytes on the wire, and inflating them has no bound.
 func decode(c *fiber.Ctx, v any) error {
-	if enc := strings.TrimSpace(c.Get(fiber.HeaderContentEncoding)); enc != "" && !strings.EqualFold(enc, "identity") {
-		return &contracts.Error{Code: contracts.CodeInvalid,
-			Message: "Content-Encoding " + strconv.Quote(enc) + " is not supported; send the JSON uncompressed",
-			Details: map[string]any{"field": "Content-Encoding"}}
+	body, err := web.PlainBody(c)
+	if err != nil {
+		return err
 	}
-	return contracts.DecodeJSON(c.BodyRaw(), v)
+	return contracts.DecodeJSON(body, v)
 }

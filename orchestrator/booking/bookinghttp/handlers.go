@@ -33,6 +33,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/flowgate/flowgate/contracts"
+	"github.com/flowgate/flowgate/sidecar/web"
 	"github.com/flowgate/flowgate/orchestrator/booking/bookingsvc"
 )
 
@@ -148,10 +149,10 @@ func send(c *fiber.Ctx, a bookingsvc.Answer) error {
 // decode reads the body into v: identity encoding only, at most MaxBody
 // bytes, one JSON value. optional: an empty body leaves v as it is.
 func (h *Handlers) decode(c *fiber.Ctx, v any, optional bool) error {
-	if enc := strings.TrimSpace(c.Get(fiber.HeaderContentEncoding)); enc != "" && !strings.EqualFold(enc, "identity") {
-		return contracts.Errorf(contracts.CodeInvalid, "Content-Encoding %q is not supported; send the JSON uncompressed", enc)
+	body, err := web.PlainBody(c)
+	if err != nil {
+		return err
 	}
-	body := c.BodyRaw()
 	if len(body) > h.cfg.MaxBody {
 		return contracts.Errorf(contracts.CodeInvalid, "request body is %d bytes; at most %d are accepted", len(body), h.cfg.MaxBody)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/flowgate/flowgate/contracts"
+	"github.com/flowgate/flowgate/sidecar/web"
 	"github.com/flowgate/flowgate/orchestrator/buffer"
 )
 
@@ -95,7 +96,10 @@ func queueFull(c *fiber.Ctx, err error) error {
 
 // enqueue takes one message, or {"messages":[...]} (≤ 1000).
 func (h *Handlers) enqueue(c *fiber.Ctx) error {
-	body := c.Body()
+	body, err := web.PlainBody(c)
+	if err != nil {
+		return asInvalidMessage(err)
+	}
 	var probe struct {
 		Messages json.RawMessage `json:"messages"`
 	}

@@ -1,6 +1,8 @@
 package bufferhttp_test
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -351,4 +353,30 @@ func TestDLQAndCircuits(t *testing.T) {
 	st, _, raw = e.do(t, "GET", "/api/buffer/stats", "")
 	require.Equal(t, 200, st)
 	golden(t, "buffer_http_stats", raw)
+}
+
+// A compressed body is refused before anything inflates it: Fiber's
+// c.Body() inflates gzip with no bound (the body limit counts compressed
+// bytes), so a small gzip bomb could exhaust the process (review).
+func TestCompressedBodyRefused(t *testing.T) {
+	e := setup(t, nil)
+	var zipped bytes.Buffer
+	zw := gzip.NewWriter(&zipped)
+	_, err := zw.Write([]byte(`{"type":"email","payload":{"to":"a","pad":"` + strings.Repeat("x", 1<<20) + `"}}`))
+	require.NoError(t, err)
+	require.NoError(t, zw.Close())
+	req := httptest.NewRequest("POST", "/api/buffer/enqueue", bytes.NewReader(zipped.Bytes()))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Content-Encoding", "gzip")
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := e.app.Test(req, 10000)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.Equal(t, 400, resp.StatusCode, string(raw))
+	got, det := errCode(t, raw)
+	require.Equal(t, string(contracts.CodeInvalidMessage), got)
+	require.Equal(t, "Content-Encoding", det["field"])
+	require.Zero(t, e.enqueued(t), "nothing enqueued")
 }

@@ -9,18 +9,12 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/flowgate/flowgate/contracts"
+	"github.com/flowgate/flowgate/sidecar/web"
 )
 
-// body returns the request body as sent. A compressed body is refused: the
-// signature covers the bytes on the wire, and inflating them has no bound.
-func body(c *fiber.Ctx) ([]byte, error) {
-	if enc := strings.TrimSpace(c.Get(fiber.HeaderContentEncoding)); enc != "" && !strings.EqualFold(enc, "identity") {
-		return nil, &contracts.Error{Code: contracts.CodeInvalid,
-			Message: "Content-Encoding " + strconv.Quote(enc) + " is not supported; send the JSON uncompressed",
-			Details: map[string]any{"field": "Content-Encoding"}}
-	}
-	return c.BodyRaw(), nil
-}
+// body returns the request body as sent (web.PlainBody: a compressed body
+// is refused).
+func body(c *fiber.Ctx) ([]byte, error) { return web.PlainBody(c) }
 
 // decode decodes the required JSON body into v.
 func decode(c *fiber.Ctx, v any) error {
