@@ -80,7 +80,7 @@ func (m *Main) newBuffer(b *backend, shutdown context.Context) (*workBuffer, err
 			return nil, fmt.Errorf("work buffer: %w", err)
 		}
 	}
-	api, err := bufferhttp.New(buf, bufferhttp.Config{Token: c.APIToken,
+	api, err := bufferhttp.New(buf, bufferhttp.Config{Token: c.APIToken, RequestTimeout: m.Config.QueueRequestTimeout,
 		Events: bufferhttp.Events(b.Client, buf.Events(), sse.Options{Shutdown: shutdown})})
 	if err != nil {
 		return nil, fmt.Errorf("work buffer api: %w", err)

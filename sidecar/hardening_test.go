@@ -62,7 +62,8 @@ func requireNoInternals(t *testing.T, body string, addrs ...string) {
 }
 
 // TestDeadlinesWithRedisPaused: with Redis hung (SIGSTOP), /readyz, the
-// queue API and the webhooks answer 503 within their own budgets (+ 0.5 s):
+// queue API, the webhooks and the work buffer's API answer 503 within their
+// own budgets (+ 0.5 s):
 // go-redis honours the request's deadline only with ContextTimeoutEnabled.
 func TestDeadlinesWithRedisPaused(t *testing.T) {
 	srv := rediscluster.StartServer(t)
@@ -73,6 +74,12 @@ func TestDeadlinesWithRedisPaused(t *testing.T) {
 	})
 	status, _ := get(t, base+"/readyz")
 	require.Equal(t, 200, status)
+	bearer := func(method, url, body string) *http.Request {
+		r, _ := http.NewRequest(method, url, strings.NewReader(body))
+		r.Header.Set("Authorization", "Bearer "+strings.Repeat("t", 32))
+		r.Header.Set("Content-Type", "application/json")
+		return r
+	}
 	resume := pauseRedis(t, srv.Addr())
 	budget := 2 * time.Second // QUEUE_REQUEST_TIMEOUT's default
 	cases := []struct {
@@ -88,6 +95,10 @@ func TestDeadlinesWithRedisPaused(t *testing.T) {
 		}, budget},
 		{"fail webhook", func() *http.Request {
 			return signedV1(t, secret, "POST", base+"/webhook/fail", `{"queue_id":"7d1c0f5e-0000-4000-8000-000000000001","encounter_id":"e","error_message":"x"}`)
+		}, budget},
+		{"buffer stats", func() *http.Request { return bearer("GET", base+"/api/buffer/stats", "") }, budget},
+		{"buffer enqueue", func() *http.Request {
+			return bearer("POST", base+"/api/buffer/enqueue", `{"type":"sse.emit","idempotencyKey":"k","payload":{"channel":"room-7","event":"e","data":{}}}`)
 		}, budget},
 	}
 	for _, c := range cases {

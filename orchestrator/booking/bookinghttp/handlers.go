@@ -33,8 +33,8 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/flowgate/flowgate/contracts"
-	"github.com/flowgate/flowgate/sidecar/web"
 	"github.com/flowgate/flowgate/orchestrator/booking/bookingsvc"
+	"github.com/flowgate/flowgate/sidecar/web"
 )
 
 // DefaultBasePath is NODERED_BASE_PATH's default.

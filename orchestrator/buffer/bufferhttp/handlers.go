@@ -12,12 +12,13 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/flowgate/flowgate/contracts"
-	"github.com/flowgate/flowgate/sidecar/web"
 	"github.com/flowgate/flowgate/orchestrator/buffer"
+	"github.com/flowgate/flowgate/sidecar/web"
 )
 
 // Prefix is where the API is mounted.
@@ -29,7 +30,13 @@ type Config struct {
 	Token string
 	// Events serves GET /api/buffer/events; nil leaves the route out.
 	Events fiber.Handler
+	// RequestTimeout bounds every route but the event stream, so a hung
+	// Redis answers 503 PERSISTENCE_FAILURE in time; 0: DefaultRequestTimeout.
+	RequestTimeout time.Duration
 }
+
+// DefaultRequestTimeout is Config.RequestTimeout's default.
+const DefaultRequestTimeout = 2 * time.Second
 
 // Handlers serve the API on a Buffer.
 type Handlers struct {
@@ -46,12 +53,19 @@ func New(b *buffer.Buffer, cfg Config) (*Handlers, error) {
 	if len(cfg.Token) < 16 {
 		return nil, errors.New("bufferhttp: the bearer token must be at least 16 characters")
 	}
+	if cfg.RequestTimeout <= 0 {
+		cfg.RequestTimeout = DefaultRequestTimeout
+	}
 	return &Handlers{buf: b, token: []byte(cfg.Token), cfg: cfg}, nil
 }
 
 // Register mounts the routes on r.
 func Register(r fiber.Router, h *Handlers) {
 	g := r.Group(Prefix, h.auth)
+	if h.cfg.Events != nil {
+		g.Get("/events", h.cfg.Events) // a stream: no request deadline
+	}
+	g.Use(web.Deadline(h.cfg.RequestTimeout))
 	g.Post("/enqueue", h.enqueue)
 	g.Get("/stats", h.stats)
 	g.Get("/messages/:id", h.message)
@@ -62,9 +76,6 @@ func Register(r fiber.Router, h *Handlers) {
 	g.Delete("/dlq/:id", h.dlqDelete)
 	g.Get("/circuits", h.circuits)
 	g.Post("/circuits/:type/reset", h.circuitReset)
-	if h.cfg.Events != nil {
-		g.Get("/events", h.cfg.Events)
-	}
 }
 
 // auth checks "Authorization: Bearer <token>" in constant time.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/flowgate/flowgate/contracts"
 	"github.com/flowgate/flowgate/orchestrator/tasks"
+	"github.com/flowgate/flowgate/sidecar/web"
 )
 
 // Replayer brings a dead letter back to PENDING. The sidecar gives the
@@ -140,7 +141,7 @@ func Register(r fiber.Router, h *Handlers) {
 		if path == "/queue/claim" { // the claim narrows it to wait_ms + RequestTimeout
 			budget += contracts.MaxClaimWaitMS * time.Millisecond
 		}
-		chain := []fiber.Handler{deadline(budget)}
+		chain := []fiber.Handler{web.Deadline(budget)}
 		if auth != nil {
 			chain = append(chain, auth)
 		}
@@ -155,16 +156,4 @@ func Register(r fiber.Router, h *Handlers) {
 	route(r.Patch, "/queue/:queue_id/requeue", strict, h.requeue)
 	route(r.Post, "/queue/:queue_id/replay", strict, h.replay)
 	route(r.Post, "/queue/:queue_id/heartbeat", strict, h.heartbeat)
-}
-
-// deadline gives the rest of the chain a context that ends after d, so
-// every Redis call of the request (go-redis with ContextTimeoutEnabled)
-// gives up in time and the request answers 503 rather than hang.
-func deadline(d time.Duration) fiber.Handler {
-	return func(c *fiber.Ctx) error {
-		ctx, cancel := context.WithTimeout(c.UserContext(), d)
-		defer cancel()
-		c.SetUserContext(ctx)
-		return c.Next()
-	}
 }
