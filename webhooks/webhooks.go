@@ -10,8 +10,8 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/flowgate/flowgate/contracts"
-	"github.com/flowgate/flowgate/sidecar/web"
 	"github.com/flowgate/flowgate/orchestrator/tasks"
+	"github.com/flowgate/flowgate/sidecar/web"
 )
 
 // Ledger is what the webhooks need of the task ledger; *tasks.Ledger has it.
