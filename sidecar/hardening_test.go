@@ -97,6 +97,7 @@ func TestDeadlinesWithRedisPaused(t *testing.T) {
 			return signedV1(t, secret, "POST", base+"/webhook/fail", `{"queue_id":"7d1c0f5e-0000-4000-8000-000000000001","encounter_id":"e","error_message":"x"}`)
 		}, budget},
 		{"buffer stats", func() *http.Request { return bearer("GET", base+"/api/buffer/stats", "") }, budget},
+		{"buffer event stream", func() *http.Request { return bearer("GET", base+"/api/buffer/events", "") }, budget},
 		{"buffer enqueue", func() *http.Request {
 			return bearer("POST", base+"/api/buffer/enqueue", `{"type":"sse.emit","idempotencyKey":"k","payload":{"channel":"room-7","event":"e","data":{}}}`)
 		}, budget},

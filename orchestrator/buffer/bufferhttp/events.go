@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/redis/go-redis/v9"
@@ -11,6 +12,9 @@ import (
 	"github.com/flowgate/flowgate/contracts"
 	"github.com/flowgate/flowgate/sidecar/web/sse"
 )
+
+// subscribeTimeout bounds the wait for Redis' SUBSCRIBE reply.
+const subscribeTimeout = 2 * time.Second
 
 // Events serves GET /api/buffer/events: the buffer's events (enqueued,
 // completed, failed, dlq, circuit) and sse.emit's emissions, as SSE, read
@@ -21,8 +25,14 @@ import (
 func Events(rdb redis.UniversalClient, channel string, o sse.Options) fiber.Handler {
 	return sse.Handler(func(ctx context.Context, c *fiber.Ctx) (<-chan sse.Event, func(), error) {
 		wantEvent, wantChannel := strings.Clone(c.Query("event")), strings.Clone(c.Query("channel"))
-		ps := rdb.Subscribe(ctx, channel)
-		if _, err := ps.Receive(ctx); err != nil {
+		// The stream's context has no deadline; the connection and the
+		// SUBSCRIBE reply get one so a hung Redis cannot hold the request
+		// (and shutdown) forever.
+		rctx, cancel := context.WithTimeout(ctx, subscribeTimeout)
+		ps := rdb.Subscribe(rctx, channel)
+		_, err := ps.Receive(rctx)
+		cancel()
+		if err != nil {
 			_ = ps.Close()
 			return nil, nil, &contracts.Error{Code: contracts.CodePersistenceFailure, Op: "bufferhttp.events", Err: err,
 				Message: "the event channel (Redis) is unavailable; try again"}
