@@ -379,6 +379,9 @@ type BookingParams struct {
 	AppointmentTypeGUID string `json:"appointmentTypeGUID"`
 	Minutes             int    `json:"minutes"`
 	ChildName           string `json:"childName,omitempty"`
+	// Note is the patient note sent with the booking, null without one
+	// (the original's request_params.note).
+	Note NullString `json:"note"`
 }
 
 // BookingCompletedEvent is published when a queued booking completes (and,

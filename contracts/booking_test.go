@@ -164,7 +164,7 @@ func TestFailedGolden(t *testing.T) {
 		r := contracts.ApptFailedResponse{Message: contracts.FailedMessage(et, msg),
 			Debug: contracts.ApptFailedDebug{ErrorType: et, Cloud9Result: msg, Cloud9Status: "Error", Cloud9ErrorMessage: msg,
 				Attempts: 1, RequestParams: params(), Timestamp: contracts.JSTime(bt0)},
-			LLMGuidance: contracts.NewFailedGuidance(et)}
+			LLMGuidance: contracts.NewFailedGuidance(et, bt0)}
 		contractstest.Golden(t, "booking_appt_failed_"+et, r)
 	}
 }

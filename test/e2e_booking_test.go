@@ -60,7 +60,7 @@ func TestBookingFlowOverHTTP(t *testing.T) {
 		raw, et = c.appt(apptReq(pat.PatientGUID, other.BookingAuthToken, list[0], "Tommy Smith", "call-auth"))
 		require.Equal(t, contracts.BookingAuthGUIDMismatch, et, truncate(raw))
 		rej = strictDecode[contracts.ApptAuthRejectedResponse](t, raw)
-		require.Equal(t, other.PatientGUID, rej.Debug.CorrectPatientGUID)
+		require.Equal(t, other.PatientGUID, string(rej.Debug.CorrectPatientGUID))
 		require.Equal(t, 0, sim.state().Calls["SetAppointment"], "a rejected booking reached Cloud9")
 
 		note := "Child: Tommy Smith | DOB: 01/15/2015 | Insurance: Aetna"
@@ -503,7 +503,7 @@ func TestBookingBadInput(t *testing.T) {
 	mismatch := valid
 	mismatch.BookingAuthToken = other.BookingAuthToken
 	rej := authRejected("another patient's token", contracts.BookingAuthGUIDMismatch, mismatch)
-	require.Equal(t, other.PatientGUID, rej.Debug.CorrectPatientGUID)
+	require.Equal(t, other.PatientGUID, string(rej.Debug.CorrectPatientGUID))
 	require.Equal(t, other.PatientGUID, rej.LLMGuidance.CorrectPatientGUID)
 	require.Less(t, time.Since(issued), 3*time.Second, "the checks before EXPIRED took longer than the token TTL")
 
