@@ -45,11 +45,6 @@ var deliberate = map[string]string{
 var notYet = map[string]string{
 	"POST /chord/ortho-prd/createPatient#0":       "issue 9: booking_sequence",
 	"POST /chord/ortho-prd/createPatient#6":       "issue 9: queued parentPatientGUID",
-	"POST /chord/ortho-prd/getApptSlots#0":        "issue 9: getApptSlots",
-	"POST /chord/ortho-prd/getApptSlots#1":        "issue 9: getApptSlots",
-	"POST /chord/ortho-prd/getGroupedApptSlots#0": "issue 9: getGroupedApptSlots",
-	"POST /chord/ortho-prd/getGroupedApptSlots#1": "issue 9: getGroupedApptSlots",
-	"POST /chord/ortho-prd/getGroupedApptSlots#2": "issue 9: getGroupedApptSlots",
 }
 
 // parityEnv is one flowgate process (Main) on a real Redis, its Cloud9 the
@@ -330,4 +325,45 @@ func apptVariants(t *testing.T, p *parityEnv, patient, token string, offered []a
 	// (11, 12); flowgate always passes the message, which fits both.
 	add("cloud9 error", []int{11, 12}, st, body)
 	return out
+}
+
+// With Cloud9 failing every call (the simulator's error rate 100 %) and
+// nothing cached, getGroupedApptSlots answers 200 with the transfer
+// guidance, as the original — a voice assistant gets guidance, never a
+// bare 500.
+func TestGroupedSlotsCloud9FailingAnswers200(t *testing.T) {
+	p := newParityEnv(t, cloud9sim.Config{}, nil)
+	p.sim.SetFaults(cloud9sim.Faults{ErrorRate: 1})
+	st, body := p.post(t, "/getGroupedApptSlots", map[string]any{"numberOfPatients": 2, "startDate": simDay(p.sim, 3)})
+	require.Equal(t, http.StatusOK, st, "%s", body)
+	var r struct {
+		Groups        []any `json:"groups"`
+		TotalGroups   *int  `json:"totalGroups"`
+		Error         bool  `json:"error"`
+		CacheDecision struct {
+			Checked        bool   `json:"checked"`
+			FallbackReason string `json:"fallbackReason"`
+		} `json:"_cacheDecision"`
+		LLMGuidance struct {
+			ActionRequired string `json:"action_required"`
+			NextState      string `json:"next_state"`
+			TransferReason string `json:"transfer_reason"`
+			VoiceResponse  string `json:"voice_response"`
+			Timestamp      string `json:"timestamp"`
+		} `json:"llm_guidance"`
+	}
+	require.NoError(t, json.Unmarshal(body, &r))
+	require.NotNil(t, r.Groups, "groups: [] (not null)")
+	require.Empty(t, r.Groups)
+	require.NotNil(t, r.TotalGroups)
+	require.Zero(t, *r.TotalGroups)
+	require.True(t, r.Error)
+	require.True(t, r.CacheDecision.Checked)
+	require.Equal(t, "api_error", r.CacheDecision.FallbackReason)
+	require.Equal(t, "transfer_to_agent", r.LLMGuidance.ActionRequired)
+	require.Equal(t, "TRANSFER", r.LLMGuidance.NextState)
+	require.Equal(t, "api_error", r.LLMGuidance.TransferReason)
+	require.NotEmpty(t, r.LLMGuidance.VoiceResponse)
+	require.NotEmpty(t, r.LLMGuidance.Timestamp)
+	require.Positive(t, p.sim.Calls("GetOnlineReservations"), "Cloud9 was asked")
 }
