@@ -43,8 +43,8 @@ var deliberate = map[string]string{
 // their differences are logged (go test -v), not failed, and the test
 // fails once one matches, so the list only shrinks.
 var notYet = map[string]string{
-	"POST /chord/ortho-prd/createPatient#0":       "issue 9: booking_sequence",
-	"POST /chord/ortho-prd/createPatient#6":       "issue 9: queued parentPatientGUID",
+	"POST /chord/ortho-prd/createPatient#0": "issue 9: booking_sequence",
+	"POST /chord/ortho-prd/createPatient#6": "issue 9: queued parentPatientGUID",
 }
 
 // parityEnv is one flowgate process (Main) on a real Redis, its Cloud9 the
