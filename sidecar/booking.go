@@ -108,7 +108,7 @@ func (m *Main) newBooking(rt *orchestrator.Runtime, b *backend, shutdown context
 	deps := bookingsvc.Deps{
 		Cloud9: raw, Limiter: limiter, Tokens: bookingdeps.Tokens{S: signer}, Sessions: bookingdeps.Sessions{C: sessions},
 		Reservations: bookingdeps.Reservations{R: holds}, BookingTokens: bookingdeps.BookingTokens{Cache: cache, Logger: m.Logger},
-		Slots: bookingdeps.SlotSource{Cloud9: client.WithoutLimiter(), Cache: cache, LocationGUID: bc.LocationGUID,
+		Slots: bookingdeps.SlotSource{Cloud9: client.WithoutLimiter(), Cache: cache, LocationGUID: bc.LocationGUID, Columns: bc.offeredColumns(),
 			FreshFor: bc.SlotFresh, CacheTimeout: bc.RedisTimeout, Logger: m.Logger},
 		Marks: &bookingsvc.RedisMarks{Client: b.Client}, Events: events,
 	}

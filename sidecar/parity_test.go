@@ -367,3 +367,75 @@ func TestGroupedSlotsCloud9FailingAnswers200(t *testing.T) {
 	require.NotEmpty(t, r.LLMGuidance.Timestamp)
 	require.Positive(t, p.sim.Calls("GetOnlineReservations"), "Cloud9 was asked")
 }
+
+// CLOUD9_SLOT_COLUMNS: by default only CLOUD9_SCHEDULE_COLUMN_GUID's slots
+// are offered (the original's filter, reference §1.4), `all` offers every
+// chair, a list those chairs; a createAppt naming another chair is still
+// booked in it.
+func TestSlotColumnsOffered(t *testing.T) {
+	columns := func(p *parityEnv) (map[string]int, []any) {
+		st, body := p.post(t, "/getApptSlots", map[string]any{"startDate": simDay(p.sim, 2), "endDate": simDay(p.sim, 3)})
+		require.Equal(t, http.StatusOK, st)
+		list := obj(t, body)["slots"].([]any)
+		seen := map[string]int{}
+		for _, s := range list {
+			seen[strings.ToLower(s.(map[string]any)["scheduleColumnGUID"].(string))]++
+		}
+		return seen, list
+	}
+	def := newParityEnv(t, cloud9sim.Config{}, nil)
+	got, _ := columns(def)
+	require.Equal(t, []string{cloud9sim.Chair8GUID}, keys(got), "default: the schedule column only")
+	all := newParityEnv(t, cloud9sim.Config{}, map[string]string{"CLOUD9_SLOT_COLUMNS": "all"})
+	gotAll, allSlots := columns(all)
+	require.Len(t, gotAll, 4, "all: every chair")
+	require.Equal(t, got[cloud9sim.Chair8GUID]*4, len(allSlots))
+	two := newParityEnv(t, cloud9sim.Config{}, map[string]string{"CLOUD9_SLOT_COLUMNS": cloud9sim.Chair9GUID + ", " + cloud9sim.Chair10GUID})
+	gotTwo, _ := columns(two)
+	require.ElementsMatch(t, []string{cloud9sim.Chair9GUID, cloud9sim.Chair10GUID}, keys(gotTwo))
+
+	// The request's own column is honoured: chair 9 is booked although
+	// only chair 8 is offered.
+	st, body := def.post(t, "/createPatient", map[string]any{"patientFirstName": "Ann", "patientLastName": "Lee", "uui": "call-cols"})
+	require.Equal(t, http.StatusOK, st)
+	pat := obj(t, body)
+	var nine map[string]any
+	for _, s := range allSlots {
+		if m := s.(map[string]any); strings.EqualFold(m["scheduleColumnGUID"].(string), cloud9sim.Chair9GUID) {
+			nine = m
+			break
+		}
+	}
+	require.NotNil(t, nine)
+	st, body = def.post(t, "/createAppt", map[string]any{"patientGUID": pat["patientGUID"], "bookingAuthToken": pat["bookingAuthToken"],
+		"startTime": nine["startTime"], "scheduleViewGUID": nine["scheduleViewGUID"], "scheduleColumnGUID": cloud9sim.Chair9GUID, "uui": "call-cols"})
+	require.Equal(t, http.StatusOK, st)
+	require.Equal(t, true, obj(t, body)["success"], "%s", body)
+	appts := def.sim.Appointments()
+	require.Len(t, appts, 1)
+	require.True(t, strings.EqualFold(cloud9sim.Chair9GUID, appts[0].ScheduleColumnGUID))
+}
+
+func keys(m map[string]int) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+func TestParitySettingsValidated(t *testing.T) {
+	for k, v := range map[string]string{"CLOUD9_SLOT_COLUMNS": "chair-8", "BOOKING_PATIENT_MODEL": "family"} {
+		_, err := LoadConfig(envOf(map[string]string{k: v}))
+		require.Error(t, err, k)
+		require.Contains(t, err.Error(), k)
+	}
+	cfg, err := LoadConfig(envOf(map[string]string{}))
+	require.NoError(t, err)
+	require.Equal(t, []string{cfg.Booking.ScheduleColumn}, cfg.Booking.offeredColumns())
+	require.Equal(t, "parent", cfg.Booking.PatientModel)
+	cfg, err = LoadConfig(envOf(map[string]string{"CLOUD9_SLOT_COLUMNS": "ALL", "BOOKING_PATIENT_MODEL": "individual"}))
+	require.NoError(t, err)
+	require.Nil(t, cfg.Booking.offeredColumns())
+	require.Equal(t, "individual", cfg.Booking.PatientModel)
+}

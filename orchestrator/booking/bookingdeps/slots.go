@@ -70,11 +70,16 @@ const decodeCheckTimeout = 2 * time.Second
 type SlotSource struct {
 	Cloud9       *cloud9.Client
 	Cache        *slots.Cache
-	LocationGUID string        // only this location's slots; empty: all
-	Days         int           // search window; default 30 (reference §1.4)
-	FreshFor     time.Duration // a cached list younger than this is used as is; default 5 min
-	Attempts     int           // GetOnlineReservations tries on retryable errors; default 2
-	RetryDelay   time.Duration // between tries; default 1 s
+	LocationGUID string // only this location's slots; empty: all
+	// Columns are the schedule columns (chairs) whose slots are offered
+	// (CLOUD9_SLOT_COLUMNS; the original offers its one configured
+	// column); empty: every chair. The cache keeps every chair, so a
+	// request naming another column is still booked.
+	Columns    []string
+	Days       int           // search window; default 30 (reference §1.4)
+	FreshFor   time.Duration // a cached list younger than this is used as is; default 5 min
+	Attempts   int           // GetOnlineReservations tries on retryable errors; default 2
+	RetryDelay time.Duration // between tries; default 1 s
 	// CacheTimeout bounds each slot-cache call (Redis); past it the cache
 	// is skipped (fail open: Cloud9 answers). Default
 	// bookingsvc.DefaultRedisTimeout (BOOKING_REDIS_TIMEOUT).
@@ -110,7 +115,7 @@ func (s SlotSource) Slots(ctx context.Context, q bookingsvc.SlotQuery) (bookings
 	}
 	if found && !res.Cache.Stale {
 		res.Cache.Used = true
-		res.Slots = apptSlots(cached.Slots)
+		res.Slots = s.offered(cached.Slots)
 		return res, nil
 	}
 	list, attempts, err := s.fetch(ctx, q.ScheduleViewGUIDs, from, to)
@@ -119,7 +124,7 @@ func (s SlotSource) Slots(ctx context.Context, q bookingsvc.SlotQuery) (bookings
 		if found { // Cloud9 failing: a stale list beats none
 			s.Logger.Warn("slot search: Cloud9 failed, answering from the stale cache", "err", err, "age", time.Since(cached.FetchedAt))
 			res.Cache.Used = true
-			res.Slots = apptSlots(cached.Slots)
+			res.Slots = s.offered(cached.Slots)
 			return res, nil
 		}
 		return res, err
@@ -130,8 +135,25 @@ func (s SlotSource) Slots(ctx context.Context, q bookingsvc.SlotQuery) (bookings
 		s.Logger.Warn("slot search: cannot cache slots; bookingTokens of this answer are checked leniently", "err", err)
 	}
 	slots.Sort(list)
-	res.Slots = apptSlots(list)
+	res.Slots = s.offered(list)
 	return res, nil
+}
+
+// offered are the slots of the offered columns, as answered.
+func (s SlotSource) offered(list []slots.Slot) []contracts.ApptSlot {
+	if len(s.Columns) == 0 {
+		return apptSlots(list)
+	}
+	keep := make([]slots.Slot, 0, len(list))
+	for _, sl := range list {
+		for _, c := range s.Columns {
+			if strings.EqualFold(sl.ScheduleColumnGUID, c) {
+				keep = append(keep, sl)
+				break
+			}
+		}
+	}
+	return apptSlots(keep)
 }
 
 // Invalidate implements bookingsvc.SlotInvalidator: the slot leaves every
