@@ -196,11 +196,11 @@ func TestBatchGolden(t *testing.T) {
 
 func TestPatientGoldens(t *testing.T) {
 	contractstest.Golden(t, "booking_patient_created_parent",
-		contracts.NewPatientCreated(patGUID, "fam-1", "tok", "Patient Added: "+patGUID, "", false, false))
+		contracts.NewPatientCreated(contracts.PatientModel, patGUID, "fam-1", "tok", "Patient Added: "+patGUID, "", false, false))
 	contractstest.Golden(t, "booking_patient_created_child",
-		contracts.NewPatientCreated(apptGUID, "fam-1", "tok2", "Patient Added: "+apptGUID, patGUID, true, false))
+		contracts.NewPatientCreated(contracts.PatientModel, apptGUID, "fam-1", "tok2", "Patient Added: "+apptGUID, patGUID, true, false))
 	contractstest.Golden(t, "booking_patient_cached",
-		contracts.NewPatientCreated(patGUID, "fam-1", "tok", "Patient Added: "+patGUID, "", false, true))
+		contracts.NewPatientCreated(contracts.PatientModel, patGUID, "fam-1", "tok", "Patient Added: "+patGUID, "", false, true))
 	contractstest.Golden(t, "booking_patient_queued",
 		contracts.NewPatientQueued("op-pat-1705764600000-abc123", "fam-1", "", false, "/chord/ortho-prd/queue-status"))
 	contractstest.Golden(t, "booking_patient_failed",

@@ -115,7 +115,7 @@ func (m *Main) newBooking(rt *orchestrator.Runtime, b *backend, shutdown context
 	svcCfg := bookingsvc.Config{
 		SyncBudget: bc.SyncBudget, SyncRetryDelay: bc.SyncRetryDelay, SyncAttempts: bc.SyncAttempts,
 		AsyncMaxAttempts: bc.MaxAttempts, Backoff: bookingsvc.BackoffPolicy{Base: bc.BackoffBase, Max: bc.BackoffMax},
-		QueueDelay: bc.BackoffBase, CompletedRetention: bc.Retention, AuthMode: bc.AuthMode,
+		QueueDelay: bc.BackoffBase, CompletedRetention: bc.Retention, AuthMode: bc.AuthMode, PatientModel: bc.PatientModel,
 		DefaultScheduleColumnGUID: bc.ScheduleColumn, DefaultScheduleViewGUID: bc.ScheduleView,
 		DefaultAppointmentTypeGUID: bc.AppointmentType, LocationGUID: bc.LocationGUID, ProviderGUID: bc.ProviderGUID,
 		SessionTTL: bc.SessionTTL, StatusEndpoint: cfg.NodeRedBasePath + "/queue-status",

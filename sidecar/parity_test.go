@@ -39,14 +39,6 @@ var deliberate = map[string]string{
 	"POST /chord/ortho-prd/createAppt#9":    "README: malformed JSON answers 200 with the validation shape, not a 500 without JSON",
 }
 
-// notYet are the variants whose differences issue 9 has not removed yet:
-// their differences are logged (go test -v), not failed, and the test
-// fails once one matches, so the list only shrinks.
-var notYet = map[string]string{
-	"POST /chord/ortho-prd/createPatient#0": "issue 9: booking_sequence",
-	"POST /chord/ortho-prd/createPatient#6": "issue 9: queued parentPatientGUID",
-}
-
 // parityEnv is one flowgate process (Main) on a real Redis, its Cloud9 the
 // simulator sim, and the auth secret to sign tokens the way it does.
 type parityEnv struct {
@@ -156,11 +148,6 @@ func checkParity(t *testing.T, answers []produced) {
 		if a.status != orig.Status {
 			problems = append(problems, fmt.Sprintf("status %d, original %d", a.status, orig.Status))
 		}
-		if why, open := notYet[a.variant]; open {
-			require.NotEmpty(t, problems, "%s (%s) now matches the original: remove it from notYet", a.name, a.variant)
-			t.Logf("NOT YET (%s) %s (%s):\n%s", why, a.name, a.variant, strings.Join(problems, "\n"))
-			continue
-		}
 		if len(problems) > 0 {
 			t.Errorf("%s (%s) differs from the original:\n%s\nbody: %s", a.name, a.variant, strings.Join(problems, "\n"), a.body)
 		}
@@ -246,6 +233,20 @@ func TestNodeRedShapeParity(t *testing.T) {
 	st, body = p.post(t, "/createPatient", map[string]any{"patientFirstName": long, "patientLastName": "Fail", "isChild": true,
 		"parentPatientGUID": parentGUID, "uui": "call-parity-2"})
 	add("child create failed", cp+"#3", st, body)
+
+	// BOOKING_PATIENT_MODEL=individual (the original's current guidance)
+	// answers the same shapes.
+	ind := newParityEnv(t, cloud9sim.Config{}, map[string]string{"BOOKING_PATIENT_MODEL": "individual"})
+	st, body = ind.post(t, "/createPatient", parent)
+	add("individual: parent created", cp+"#0", st, body)
+	require.Equal(t, "create_child_patient_for_each_child", obj(t, body)["llm_guidance"].(map[string]any)["next_action"])
+	indParent := obj(t, body)
+	st, body = ind.post(t, "/createPatient", parent)
+	add("individual: parent cached", cp+"#1", st, body)
+	child["parentPatientGUID"], child["familyId"] = indParent["patientGUID"], indParent["familyId"]
+	st, body = ind.post(t, "/createPatient", child)
+	add("individual: child created", cp+"#2", st, body)
+	require.Equal(t, "book_appointment_for_this_child", obj(t, body)["llm_guidance"].(map[string]any)["next_action"])
 
 	q := newParityEnv(t, cloud9sim.Config{Limits: map[string]cloud9sim.Rate{"SetPatient": {N: 0, Per: time.Hour}}}, nil)
 	st, body = q.post(t, "/createPatient", parent)
