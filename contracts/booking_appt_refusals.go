@@ -218,6 +218,7 @@ type DuplicateSlotDebug struct {
 type DuplicateSlotGuidance struct {
 	ErrorType      string   `json:"error_type"`
 	ActionRequired string   `json:"action_required"`
+	VoiceResponse  string   `json:"voice_response"`
 	Critical       string   `json:"CRITICAL"`
 	RecoverySteps  []string `json:"recovery_steps"`
 }
@@ -233,6 +234,7 @@ func NewApptDuplicateSlot(slotKey, sessionID string, now time.Time) ApptDuplicat
 			AlreadyBookedSlots: []string{slotKey}, Timestamp: JSTime(now)},
 		LLMGuidance: DuplicateSlotGuidance{
 			ErrorType: "duplicate_slot_attempt", ActionRequired: ActionUseNextSlot,
+			VoiceResponse: "That time is taken by your other child. Let me book the next time for this one.",
 			Critical: "Do NOT tell the caller this child is booked. Each child needs a different slot: book this child " +
 				"in the next slot of the booking plan.",
 			RecoverySteps: []string{
