@@ -250,6 +250,14 @@ func TestNodeRedShapeParity(t *testing.T) {
 	q := newParityEnv(t, cloud9sim.Config{Limits: map[string]cloud9sim.Rate{"SetPatient": {N: 0, Per: time.Hour}}}, nil)
 	st, body = q.post(t, "/createPatient", parent)
 	add("parent queued", cp+"#6", st, body)
+	// check_status_endpoint names an endpoint flowgate serves, and it lists
+	// the queued operation.
+	queued := obj(t, body)
+	endpoint := queued["llm_guidance"].(map[string]any)["check_status_endpoint"].(string)
+	require.Equal(t, parityBase+"/queue-status", endpoint)
+	st, status := q.call(t, http.MethodGet, "/queue-status", nil)
+	require.Equal(t, http.StatusOK, st)
+	require.Contains(t, string(status), queued["operationId"].(string))
 	checkParity(t, answers)
 }
 
