@@ -210,7 +210,7 @@ type PatientCreatedGuidance struct {
 	FamilyID                   string                    `json:"familyId,omitempty"`
 	BookingAuthTokenForBooking string                    `json:"bookingAuthToken_for_booking,omitempty"`
 	MustIncludeInChildCreate   *MustIncludeInChildCreate `json:"MUST_INCLUDE_IN_CHILD_CREATE,omitempty"`
-	BookingSequence            []string                  `json:"booking_sequence,omitempty"`
+	BookingSequence            string                    `json:"booking_sequence,omitempty"` // one string, as the original
 	// child
 	ChildPatientGUID  string `json:"childPatientGUID,omitempty"`
 	ParentPatientGUID string `json:"parentPatientGUID,omitempty"`
@@ -227,7 +227,7 @@ type PatientQueuedResponse struct {
 	OperationID       string                `json:"operationId"`
 	IsChild           bool                  `json:"isChild"`
 	FamilyID          string                `json:"familyId"`
-	ParentPatientGUID string                `json:"parentPatientGUID,omitempty"`
+	ParentPatientGUID NullString            `json:"parentPatientGUID"` // null for a parent, as the original
 	Message           string                `json:"message"`
 	LLMGuidance       PatientQueuedGuidance `json:"llm_guidance"`
 }
@@ -267,50 +267,83 @@ const (
 	StateChildCreateFailed    = "CHILD_CREATE_FAILED"
 )
 
-// PatientModel names the patient model in createPatient's guidance: the
-// parent is the Cloud9 patient, each child is an appointment plus a note
-// (seed 000 §4.3).
-const PatientModel = "PARENT_AS_PATIENT"
+// Patient models of createPatient's guidance (BOOKING_PATIENT_MODEL):
+// parent (seed 000 §4.3, the default) — the parent is the Cloud9 patient
+// and each child an appointment plus a note; individual (the original's
+// current guidance, reference §1.1) — each child is created as its own
+// patient and booked with its own patientGUID.
+const (
+	PatientModel           = "PARENT_AS_PATIENT"
+	PatientModelIndividual = "INDIVIDUAL_PATIENT_PER_PERSON"
+)
 
-// NewPatientCreated builds the Created (or, cached, the Cached) answer.
-func NewPatientCreated(patientGUID, familyID, token, message, parentGUID string, isChild, cached bool) PatientCreatedResponse {
+// PatientCachedMessage is the cached answer's message, as the original.
+const PatientCachedMessage = "Patient already created for this session (cached)"
+
+// NewPatientCreated builds the Created answer of model (PatientModel or
+// PatientModelIndividual); cached builds the original's short Cached
+// answer instead (core fields, `_cached:true`, llm_guidance.IMPORTANT).
+func NewPatientCreated(model, patientGUID, familyID, token, message, parentGUID string, isChild, cached bool) PatientCreatedResponse {
+	if model != PatientModelIndividual {
+		model = PatientModel
+	}
 	r := PatientCreatedResponse{Success: true, PatientGUID: patientGUID, FamilyID: familyID, IsChild: isChild,
-		BookingAuthToken: token, Message: message, Cached: cached}
-	g := PatientCreatedGuidance{Model: PatientModel}
+		BookingAuthToken: token, Message: message}
+	if cached {
+		r.Cached, r.Message = true, PatientCachedMessage
+		g := parentGuidance(model)
+		r.LLMGuidance = PatientCreatedGuidance{Model: model, CurrentState: StateParentCreated, NextAction: g.NextAction,
+			CriticalInstruction: g.CriticalInstruction,
+			Important:           "This caller's patient already exists: reuse this patientGUID and bookingAuthToken. Do NOT create the patient again."}
+		return r
+	}
 	book := &MustIncludeInBookChild{PatientGUID: patientGUID, BookingAuthToken: token}
+	var g PatientCreatedGuidance
 	if isChild {
 		r.ParentPatientGUID = parentGUID
-		g.CurrentState = StateChildCreated
-		g.NextAction = "book_child"
-		g.CriticalInstruction = "Use this child's patientGUID AND bookingAuthToken in book_child."
+		g = PatientCreatedGuidance{Model: model, CurrentState: StateChildCreated, NextAction: "book_child",
+			CriticalInstruction: "Use this child's patientGUID AND bookingAuthToken in book_child."}
+		if model == PatientModelIndividual {
+			g.NextAction = "book_appointment_for_this_child"
+		}
 		g.ChildPatientGUID, g.ParentPatientGUID, g.FamilyID = patientGUID, parentGUID, familyID
 		g.MustIncludeInBookChild = book
 	} else {
-		g.CurrentState = StateParentCreated
-		g.NextAction = "book_child"
-		g.CriticalInstruction = "The parent is the patient. Book EVERY child with this patientGUID AND bookingAuthToken; put the child's details in note."
+		g = parentGuidance(model)
 		g.PatientGUIDForBooking, g.FamilyID, g.BookingAuthTokenForBooking = patientGUID, familyID, token
 		g.MustIncludeInChildCreate = &MustIncludeInChildCreate{ParentPatientGUID: patientGUID, FamilyID: familyID}
 		g.MustIncludeInBookChild = book
-		g.BookingSequence = []string{
-			"1. Get available times (slots action)",
-			"2. Call book_child once per child with patientGUID, bookingAuthToken, startTime (or bookingToken), childName and note",
-			"3. Note format: Child: <name> | DOB: <MM/DD/YYYY> | Insurance: <provider> | GroupID: <id> | MemberID: <id>",
-			"4. Confirm each booking to the caller",
-		}
-	}
-	if cached {
-		g.Important = "This caller's patient already exists: reuse this patientGUID and bookingAuthToken. Do NOT create the patient again."
 	}
 	r.LLMGuidance = g
 	return r
+}
+
+// parentGuidance is a created parent's guidance in model.
+func parentGuidance(model string) PatientCreatedGuidance {
+	g := PatientCreatedGuidance{Model: model, CurrentState: StateParentCreated}
+	if model == PatientModelIndividual {
+		g.NextAction = "create_child_patient_for_each_child"
+		g.CriticalInstruction = "Create EACH child as its own patient (createPatient with isChild true, parentPatientGUID and familyId), then book each child with the child's own patientGUID AND bookingAuthToken."
+		g.BookingSequence = "1. Create each child with createPatient (isChild true, parentPatientGUID, familyId) " +
+			"2. Get available times (slots action) " +
+			"3. Call book_child once per child with that child's patientGUID and bookingAuthToken " +
+			"4. Confirm each booking to the caller"
+		return g
+	}
+	g.NextAction = "book_child"
+	g.CriticalInstruction = "The parent is the patient. Book EVERY child with this patientGUID AND bookingAuthToken; put the child's details in note."
+	g.BookingSequence = "1. Get available times (slots action) " +
+		"2. Call book_child once per child with patientGUID, bookingAuthToken, startTime (or bookingToken), childName and note " +
+		"3. Note format: Child: <name> | DOB: <MM/DD/YYYY> | Insurance: <provider> | GroupID: <id> | MemberID: <id> " +
+		"4. Confirm each booking to the caller"
+	return g
 }
 
 // NewPatientQueued builds the Queued answer.
 func NewPatientQueued(opID, familyID, parentGUID string, isChild bool, statusEndpoint string) PatientQueuedResponse {
 	return PatientQueuedResponse{
 		Success: false, Queued: true, OperationID: opID, IsChild: isChild, FamilyID: familyID,
-		ParentPatientGUID: parentGUID,
+		ParentPatientGUID: NullString(parentGUID),
 		Message:           "Patient creation queued for processing due to high demand",
 		LLMGuidance: PatientQueuedGuidance{
 			CurrentState:        StatePatientCreationQueue,
@@ -379,6 +412,9 @@ type BookingParams struct {
 	AppointmentTypeGUID string `json:"appointmentTypeGUID"`
 	Minutes             int    `json:"minutes"`
 	ChildName           string `json:"childName,omitempty"`
+	// Note is the patient note sent with the booking, null without one
+	// (the original's request_params.note).
+	Note NullString `json:"note"`
 }
 
 // BookingCompletedEvent is published when a queued booking completes (and,

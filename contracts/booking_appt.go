@@ -53,15 +53,23 @@ type ApptBookedResponse struct {
 
 // ApptBookedDebug is the success answer's `_debug`.
 type ApptBookedDebug struct {
-	Cloud9Result  string        `json:"cloud9_result"`
-	Cloud9Status  string        `json:"cloud9_status"`
-	Attempts      int           `json:"attempts"`
-	Retried       bool          `json:"retried"`
-	SpacingWaitMS int64         `json:"spacing_wait_ms"`
-	NoteResult    NoteResult    `json:"note_result"`
-	Timestamp     string        `json:"timestamp"`
-	AuthMethod    string        `json:"auth_method,omitempty"`
-	RequestParams BookingParams `json:"request_params"`
+	// ErrorType and Cloud9ErrorMessage are always null here: the
+	// original's success answer carries them, so a prompt reading them
+	// finds them.
+	ErrorType          NullString `json:"error_type"`
+	Cloud9ErrorMessage NullString `json:"cloud9_error_message"`
+	Cloud9Result       string     `json:"cloud9_result"`
+	Cloud9Status       string     `json:"cloud9_status"`
+	Attempts           int        `json:"attempts"`
+	Retried            bool       `json:"retried"`
+	SpacingWaitMS      int64      `json:"spacing_wait_ms"`
+	NoteResult         NoteResult `json:"note_result"`
+	Timestamp          string     `json:"timestamp"`
+	// ResponseTimestamp is when the answer was written (Timestamp: when
+	// the request was taken), as in the original.
+	ResponseTimestamp string        `json:"response_timestamp"`
+	AuthMethod        string        `json:"auth_method,omitempty"`
+	RequestParams     BookingParams `json:"request_params"`
 	// Recovered: the appointment was found in Cloud9 (GetAppointmentListByPatient)
 	// after an uncertain earlier attempt, or this booking had already
 	// completed; nothing was sent again.
@@ -146,7 +154,11 @@ type ApptFailedDebug struct {
 	SpacingWaitMS      int64          `json:"spacing_wait_ms"`
 	ErrorMessage       string         `json:"error_message,omitempty"`
 	RequestParams      *BookingParams `json:"request_params,omitempty"`
-	Timestamp          string         `json:"timestamp"`
+	// NoteResult is {"skipped":true}: no note is added to a booking that
+	// failed.
+	NoteResult        NoteResult `json:"note_result"`
+	Timestamp         string     `json:"timestamp"`
+	ResponseTimestamp string     `json:"response_timestamp"`
 }
 
 // FailedGuidance is the llm_guidance of failures.
@@ -159,14 +171,24 @@ type FailedGuidance struct {
 	TransferReason      string   `json:"transfer_reason,omitempty"`
 	Critical            string   `json:"CRITICAL,omitempty"`
 	RecoverySteps       []string `json:"recovery_steps,omitempty"`
-	ProhibitedResponses []string `json:"prohibited_responses,omitempty"`
+	ProhibitedResponses []string `json:"prohibited_responses"`
+	Timestamp           string   `json:"timestamp"`
 }
 
 // NewFailedGuidance picks the guidance of a failure by its error type:
 // SLOT_NOT_AVAILABLE → offer another slot, PATIENT_NOT_FOUND → create the
 // patient again, TIMEOUT/EXCEPTION → transfer with the reason, anything
 // else → transfer.
-func NewFailedGuidance(errorType string) FailedGuidance {
+func NewFailedGuidance(errorType string, now time.Time) FailedGuidance {
+	g := failedGuidance(errorType)
+	g.Timestamp = JSTime(now)
+	if g.ProhibitedResponses == nil {
+		g.ProhibitedResponses = []string{"Your appointment is confirmed", "Please call back later"}
+	}
+	return g
+}
+
+func failedGuidance(errorType string) FailedGuidance {
 	switch errorType {
 	case BookingErrSlotNotAvailable:
 		return FailedGuidance{

@@ -19,9 +19,11 @@ type ApptAuthRejectedResponse struct {
 type AuthDebug struct {
 	ErrorType           string `json:"error_type"`
 	ReceivedPatientGUID string `json:"received_patientGUID"`
-	CorrectPatientGUID  string `json:"correct_patientGUID,omitempty"`
-	AuthMode            string `json:"auth_mode,omitempty"`
-	Timestamp           string `json:"timestamp"`
+	// CorrectPatientGUID is the token's patientGUID on a mismatch, null
+	// otherwise (as in the original).
+	CorrectPatientGUID NullString `json:"correct_patientGUID"`
+	AuthMode           string     `json:"auth_mode,omitempty"`
+	Timestamp          string     `json:"timestamp"`
 }
 
 // AuthGuidance is the refusal's llm_guidance (texts of seed §5.3).
@@ -56,7 +58,7 @@ func AuthMessage(code string) string {
 func NewApptAuthRejected(code, receivedGUID, correctGUID, mode string, now time.Time) ApptAuthRejectedResponse {
 	return ApptAuthRejectedResponse{
 		Success: false, Message: AuthMessage(code),
-		Debug: AuthDebug{ErrorType: code, ReceivedPatientGUID: receivedGUID, CorrectPatientGUID: correctGUID,
+		Debug: AuthDebug{ErrorType: code, ReceivedPatientGUID: receivedGUID, CorrectPatientGUID: NullString(correctGUID),
 			AuthMode: mode, Timestamp: JSTime(now)},
 		LLMGuidance: AuthGuidance{
 			ErrorType:          "booking_auth_failed",
@@ -86,21 +88,27 @@ type ApptValidationResponse struct {
 
 // ValidationDebug is its `_debug`. missing_fields is always a list.
 type ValidationDebug struct {
-	ErrorType      string         `json:"error_type"`
-	MissingFields  []string       `json:"missing_fields"`
-	InvalidFields  []string       `json:"invalid_fields,omitempty"`
-	ErrorMessage   string         `json:"error_message,omitempty"`
-	ReceivedParams map[string]any `json:"received_params"`
-	Timestamp      string         `json:"timestamp"`
+	ErrorType     string   `json:"error_type"`
+	MissingFields []string `json:"missing_fields"`
+	InvalidFields []string `json:"invalid_fields,omitempty"`
+	// DefaultedFields are fields named in MissingFields (the caller did
+	// not send them) that a configured default would have filled.
+	DefaultedFields []string       `json:"defaulted_fields,omitempty"`
+	ErrorMessage    string         `json:"error_message,omitempty"`
+	ReceivedParams  map[string]any `json:"received_params"`
+	Timestamp       string         `json:"timestamp"`
 }
 
 // ValidationGuidance is its llm_guidance.
 type ValidationGuidance struct {
-	CurrentState   string `json:"current_state"`
-	ActionRequired string `json:"action_required"`
-	TransferReason string `json:"transfer_reason"`
-	VoiceResponse  string `json:"voice_response"`
-	Critical       string `json:"CRITICAL"`
+	CurrentState        string   `json:"current_state"`
+	NextState           string   `json:"next_state"`
+	ActionRequired      string   `json:"action_required"`
+	TransferReason      string   `json:"transfer_reason"`
+	VoiceResponse       string   `json:"voice_response"`
+	Critical            string   `json:"CRITICAL"`
+	ProhibitedResponses []string `json:"prohibited_responses"`
+	Timestamp           string   `json:"timestamp"`
 }
 
 // NewApptValidation builds it. received are the request's fields with
@@ -127,9 +135,11 @@ func NewApptValidation(missing, invalid []string, errMsg string, received map[st
 		Debug: ValidationDebug{ErrorType: BookingErrValidation, MissingFields: missing, InvalidFields: invalid,
 			ErrorMessage: errMsg, ReceivedParams: received, Timestamp: JSTime(now)},
 		LLMGuidance: ValidationGuidance{
-			CurrentState: StateTransfer, ActionRequired: ActionTransferToAgent, TransferReason: reason,
-			VoiceResponse: "I'm having trouble completing that booking. Let me connect you with someone who can help.",
-			Critical:      "Do NOT tell the caller the appointment is booked.",
+			CurrentState: StateTransfer, NextState: StateTransfer, ActionRequired: ActionTransferToAgent, TransferReason: reason,
+			VoiceResponse:       "I'm having trouble completing that booking. Let me connect you with someone who can help.",
+			Critical:            "Do NOT tell the caller the appointment is booked.",
+			ProhibitedResponses: []string{"Your appointment is confirmed", "Please call back later"},
+			Timestamp:           JSTime(now),
 		},
 	}
 }
@@ -208,6 +218,7 @@ type DuplicateSlotDebug struct {
 type DuplicateSlotGuidance struct {
 	ErrorType      string   `json:"error_type"`
 	ActionRequired string   `json:"action_required"`
+	VoiceResponse  string   `json:"voice_response"`
 	Critical       string   `json:"CRITICAL"`
 	RecoverySteps  []string `json:"recovery_steps"`
 }
@@ -223,6 +234,7 @@ func NewApptDuplicateSlot(slotKey, sessionID string, now time.Time) ApptDuplicat
 			AlreadyBookedSlots: []string{slotKey}, Timestamp: JSTime(now)},
 		LLMGuidance: DuplicateSlotGuidance{
 			ErrorType: "duplicate_slot_attempt", ActionRequired: ActionUseNextSlot,
+			VoiceResponse: "That time is taken by your other child. Let me book the next time for this one.",
 			Critical: "Do NOT tell the caller this child is booked. Each child needs a different slot: book this child " +
 				"in the next slot of the booking plan.",
 			RecoverySteps: []string{
@@ -271,6 +283,7 @@ type BatchDebug struct {
 	ChildrenProcessed int    `json:"children_processed"`
 	AnyQueued         bool   `json:"any_queued"`
 	Timestamp         string `json:"timestamp"`
+	ResponseTimestamp string `json:"response_timestamp"`
 }
 
 // FailedChild names a child whose booking failed.
@@ -288,6 +301,7 @@ type BatchGuidance struct {
 	SuccessfulChildren []string      `json:"successful_children"`
 	QueuedChildren     []string      `json:"queued_children"`
 	FailedChildren     []FailedChild `json:"failed_children"`
+	Timestamp          string        `json:"timestamp"`
 }
 
 // NewApptBatch totals the children's results and writes the guidance:
@@ -299,7 +313,7 @@ func NewApptBatch(results []ApptBatchChild, now time.Time) ApptBatchResponse {
 		results = []ApptBatchChild{}
 	}
 	r := ApptBatchResponse{TotalChildren: len(results), Results: results}
-	g := BatchGuidance{SuccessfulChildren: []string{}, QueuedChildren: []string{}, FailedChildren: []FailedChild{}}
+	g := BatchGuidance{SuccessfulChildren: []string{}, QueuedChildren: []string{}, FailedChildren: []FailedChild{}, Timestamp: JSTime(now)}
 	var booked, queued []string
 	for _, c := range results {
 		name := c.ChildName
@@ -321,7 +335,8 @@ func NewApptBatch(results []ApptBatchChild, now time.Time) ApptBatchResponse {
 		}
 	}
 	r.Success = r.TotalChildren > 0 && r.SuccessfulBookings == r.TotalChildren
-	r.Debug = BatchDebug{BatchMode: true, ChildrenProcessed: len(results), AnyQueued: r.QueuedBookings > 0, Timestamp: JSTime(now)}
+	r.Debug = BatchDebug{BatchMode: true, ChildrenProcessed: len(results), AnyQueued: r.QueuedBookings > 0, Timestamp: JSTime(now),
+		ResponseTimestamp: JSTime(now)}
 	var voice []string
 	if len(booked) > 0 {
 		voice = append(voice, "Your appointments are confirmed! "+strings.Join(booked, " and ")+".")

@@ -141,24 +141,45 @@ func (s ApptSlot) MinutesInt() int {
 	return n
 }
 
-// VoiceSlot is a slot as read to the caller.
+// VoiceSlot is a slot as read to the caller; Raw is the whole slot, as in
+// the original, and Time keeps Cloud9's seconds ("8:00:00 AM").
 type VoiceSlot struct {
-	Time string `json:"time"`
-	Date string `json:"date"`
-	Day  string `json:"day"`
-	Raw  string `json:"raw"`
+	Time string   `json:"time"`
+	Date string   `json:"date"`
+	Day  string   `json:"day"`
+	Raw  ApptSlot `json:"raw"`
 }
 
 // NewVoiceSlot splits a slot's start time.
-func NewVoiceSlot(startTime string) VoiceSlot {
-	sp := SpeakStartTime(startTime)
-	return VoiceSlot{Time: sp.Time, Date: sp.Date, Day: sp.Day, Raw: startTime}
+func NewVoiceSlot(slot ApptSlot) VoiceSlot {
+	sp := SpeakStartTime(slot.StartTime)
+	t := sp.Time
+	if _, clock, ok := strings.Cut(strings.TrimSpace(slot.StartTime), " "); ok {
+		t = strings.TrimSpace(clock) // "8:00:00 AM" as Cloud9 wrote it
+	}
+	return VoiceSlot{Time: t, Date: sp.Date, Day: sp.Day, Raw: slot}
 }
 
-// SearchRange is the window searched, as sent to Cloud9.
+// OnUserConfirms is llm_guidance.on_user_confirms of the slot answers.
+type OnUserConfirms struct {
+	Action   string `json:"action"`
+	DoSay    string `json:"do_say"`
+	DoNotSay string `json:"do_not_say"`
+}
+
+// OnUserDeclines is getApptSlots' llm_guidance.on_user_declines.
+type OnUserDeclines struct {
+	Action string `json:"action"`
+	DoSay  string `json:"do_say"`
+}
+
+// SearchRange is the window searched, as sent to Cloud9. Start and End
+// (getGroupedApptSlots' spelling in the original) repeat it.
 type SearchRange struct {
 	StartDate string `json:"startDate"`
 	EndDate   string `json:"endDate"`
+	Start     string `json:"start,omitempty"`
+	End       string `json:"end,omitempty"`
 }
 
 // GetApptSlotsResponse is getApptSlots' answer (OK and no-slots).
@@ -175,18 +196,20 @@ type GetApptSlotsResponse struct {
 
 // SlotsGuidance is the llm_guidance of the slot lists.
 type SlotsGuidance struct {
-	ConfirmationTriggers []string `json:"confirmation_triggers,omitempty"`
-	GoodbyeTriggers      []string `json:"goodbye_triggers,omitempty"`
-	ProhibitedResponses  []string `json:"prohibited_responses"`
-	CurrentState         string   `json:"current_state"`
-	NextState            string   `json:"next_state"`
-	ActionRequired       string   `json:"action_required"`
-	VoiceResponse        string   `json:"voice_response"`
-	ChainOfAction        []string `json:"chain_of_action,omitempty"`
-	OnUserConfirms       string   `json:"on_user_confirms,omitempty"`
-	OnUserDeclines       string   `json:"on_user_declines,omitempty"`
-	TransferReason       string   `json:"transfer_reason,omitempty"`
-	Critical             string   `json:"CRITICAL,omitempty"`
+	ConfirmationTriggers []string        `json:"confirmation_triggers,omitempty"`
+	GoodbyeTriggers      []string        `json:"goodbye_triggers,omitempty"`
+	ProhibitedResponses  []string        `json:"prohibited_responses"`
+	CurrentState         string          `json:"current_state"`
+	NextState            string          `json:"next_state"`
+	ActionRequired       string          `json:"action_required"`
+	VoiceResponse        string          `json:"voice_response"`
+	ChainOfAction        []string        `json:"chain_of_action,omitempty"`
+	OnUserConfirms       *OnUserConfirms `json:"on_user_confirms,omitempty"`
+	OnUserDeclines       *OnUserDeclines `json:"on_user_declines,omitempty"`
+	TransferReason       string          `json:"transfer_reason,omitempty"`
+	Critical             string          `json:"CRITICAL,omitempty"`
+	// Timestamp is when the answer was written (set by the service).
+	Timestamp string `json:"timestamp"`
 }
 
 // Slot-list actions and transfer reasons.
@@ -223,8 +246,10 @@ func NewSlotsGuidance(first ApptSlot) SlotsGuidance {
 			"2. If the caller declines, offer the next one from voiceSlots",
 			"3. When the caller confirms, call book_child with that slot's bookingToken",
 		},
-		OnUserConfirms: "Call book_child with patientGUID, bookingAuthToken and the confirmed slot's bookingToken",
-		OnUserDeclines: "Offer the next slot from voiceSlots",
+		OnUserConfirms: &OnUserConfirms{Action: "Call book_child with patientGUID, bookingAuthToken and the confirmed slot's bookingToken",
+			DoSay: "Let me book that for you.", DoNotSay: "Your appointment is booked (before book_child succeeds)"},
+		OnUserDeclines: &OnUserDeclines{Action: "Offer the next slot from voiceSlots",
+			DoSay: "No problem. How about the next available time?"},
 	}
 }
 
@@ -232,13 +257,15 @@ func NewSlotsGuidance(first ApptSlot) SlotsGuidance {
 // failed: reason timeout / api_error).
 func NewNoSlotsGuidance(reason string) SlotsGuidance {
 	return SlotsGuidance{
-		ProhibitedResponses: []string{"There are no appointments", "Please call back later", "The system is down"},
-		CurrentState:        StateScheduling,
-		NextState:           StateTransfer,
-		ActionRequired:      ActionTransferToAgent,
-		TransferReason:      reason,
-		VoiceResponse:       "Let me connect you with someone who can find a time that works for you.",
-		Critical:            "Do NOT invent times. Transfer the caller.",
+		ConfirmationTriggers: confirmationTriggers,
+		GoodbyeTriggers:      goodbyeTriggers,
+		ProhibitedResponses:  []string{"There are no appointments", "Please call back later", "The system is down"},
+		CurrentState:         StateScheduling,
+		NextState:            StateTransfer,
+		ActionRequired:       ActionTransferToAgent,
+		TransferReason:       reason,
+		VoiceResponse:        "Let me connect you with someone who can find a time that works for you.",
+		Critical:             "Do NOT invent times. Transfer the caller.",
 	}
 }
 
@@ -276,7 +303,7 @@ type BookingPlanStep struct {
 	ScheduleViewGUID    string `json:"scheduleViewGUID"`
 	ScheduleColumnGUID  string `json:"scheduleColumnGUID"`
 	AppointmentTypeGUID string `json:"appointmentTypeGUID"`
-	Minutes             int    `json:"minutes"`
+	Minutes             string `json:"minutes"` // a string, as in the original
 	BookingToken        string `json:"bookingToken"`
 	Instruction         string `json:"instruction"`
 }
@@ -288,7 +315,7 @@ func NewBookingPlan(slots []ApptSlot) []BookingPlanStep {
 		plan = append(plan, BookingPlanStep{
 			ChildIndex: i + 1, ChildLabel: "Child " + strconv.Itoa(i+1), StartTime: s.StartTime,
 			ScheduleViewGUID: s.ScheduleViewGUID, ScheduleColumnGUID: s.ScheduleColumnGUID,
-			AppointmentTypeGUID: s.AppointmentTypeGUID, Minutes: s.MinutesInt(), BookingToken: s.BookingToken,
+			AppointmentTypeGUID: s.AppointmentTypeGUID, Minutes: strconv.Itoa(s.MinutesInt()), BookingToken: s.BookingToken,
 			Instruction: "Book child " + strconv.Itoa(i+1) + " at " + s.StartTime + " with this bookingToken",
 		})
 	}
@@ -312,13 +339,13 @@ type GroupedSlotsResponse struct {
 	TimeWindowMinutes int             `json:"timeWindowMinutes"`
 	SearchRange       SearchRange     `json:"searchRange"`
 	Tier              int             `json:"tier"`
-	TiersSearched     int             `json:"tiersSearched"`
+	TiersSearched     []int           `json:"tiersSearched"`
 	TierBased         bool            `json:"_tierBased"`
 	BookingMode       string          `json:"_bookingMode"`
 	FromCache         bool            `json:"_fromCache"`
-	CacheSource       string          `json:"_cacheSource,omitempty"`
-	CacheDecision     map[string]any  `json:"_cacheDecision"`
-	CacheInfo         map[string]any  `json:"_cacheInfo,omitempty"`
+	CacheSource       NullString      `json:"_cacheSource"`
+	CacheDecision     CacheDecision   `json:"_cacheDecision"`
+	CacheInfo         *CacheInfo      `json:"_cacheInfo"`
 	Error             bool            `json:"error,omitempty"`
 	LLMGuidance       GroupedGuidance `json:"llm_guidance"`
 }
@@ -327,11 +354,13 @@ type GroupedSlotsResponse struct {
 type GroupedGuidance struct {
 	Model               string            `json:"model"`
 	ConfirmationTrigger []string          `json:"confirmation_triggers,omitempty"`
+	GoodbyeTriggers     []string          `json:"goodbye_triggers"`
+	Timestamp           string            `json:"timestamp"`
 	CurrentState        string            `json:"current_state"`
 	NextState           string            `json:"next_state"`
 	ActionRequired      string            `json:"action_required"`
 	VoiceResponse       string            `json:"voice_response"`
-	OnUserConfirms      string            `json:"on_user_confirms,omitempty"`
+	OnUserConfirms      *OnUserConfirms   `json:"on_user_confirms,omitempty"`
 	BookingMode         string            `json:"booking_mode"`
 	BookingInstructions string            `json:"BOOKING_INSTRUCTIONS,omitempty"`
 	SlotUsageRule       string            `json:"SLOT_USAGE_RULE,omitempty"`
@@ -351,21 +380,18 @@ func NewGroupedGuidance(mode string, n int, plan []BookingPlanStep) GroupedGuida
 		plan = []BookingPlanStep{}
 	}
 	g := GroupedGuidance{Model: GroupedModel, CurrentState: StateScheduling, NextState: StateConfirmation,
-		BookingMode: mode, BookingPlan: plan, ConfirmationTrigger: confirmationTriggers}
+		BookingMode: mode, BookingPlan: plan, ConfirmationTrigger: confirmationTriggers, GoodbyeTriggers: goodbyeTriggers,
+		OnUserConfirms: groupedConfirms, BookingInstructions: groupedInstructions, SlotUsageRule: groupedRule}
 	times := make([]string, 0, len(plan))
 	for _, p := range plan {
 		times = append(times, SpeakStartTime(p.StartTime).Time)
 	}
-	rule := "Use each booking_plan step's bookingToken exactly once, one step per child, in order."
-	instr := "Call book_child once per child with the parent's patientGUID, bookingAuthToken, the step's bookingToken, childName and note."
 	switch mode {
 	case BookingModeConsecutive:
 		g.ActionRequired = ActionOfferGroupedTimes
 		g.VoiceResponse = "I have back-to-back appointments for all " + strconv.Itoa(n) + " children on " +
 			SpeakStartTime(plan[0].StartTime).Day + " " + SpeakStartTime(plan[0].StartTime).Date + " at " +
 			strings.Join(times, ", ") + ". Would that work?"
-		g.OnUserConfirms = "Book every child with the booking_plan"
-		g.BookingInstructions, g.SlotUsageRule = instr, rule
 	case BookingModeIndividual:
 		g.ActionRequired = ActionOfferSeparateTimes
 		var parts []string
@@ -373,8 +399,6 @@ func NewGroupedGuidance(mode string, n int, plan []BookingPlanStep) GroupedGuida
 			parts = append(parts, SpeakStartTime(p.StartTime).String())
 		}
 		g.VoiceResponse = "I don't have back-to-back times, but I can book " + strings.Join(parts, " and ") + ". Would that work?"
-		g.OnUserConfirms = "Book every child with the booking_plan"
-		g.BookingInstructions, g.SlotUsageRule = instr, rule
 	default:
 		g.ActionRequired = ActionExpandOrTransfer
 		g.NextState = StateTransfer
@@ -385,10 +409,46 @@ func NewGroupedGuidance(mode string, n int, plan []BookingPlanStep) GroupedGuida
 	return g
 }
 
+var (
+	groupedRule         = "Use each booking_plan step's bookingToken exactly once, one step per child, in order."
+	groupedInstructions = "Call book_child once per child with the parent's patientGUID, bookingAuthToken, the step's bookingToken, childName and note."
+	groupedConfirms     = &OnUserConfirms{Action: "Book every child with the booking_plan",
+		DoSay: "Let me book those for you.", DoNotSay: "Your appointments are booked (before every book_child succeeds)"}
+)
+
+// CacheDecision is `_cacheDecision`: which slot-cache tiers were looked at
+// and which answered (the original's tiered cache; flowgate has one tier,
+// its Redis slot cache).
+type CacheDecision struct {
+	Checked        bool                 `json:"checked"`
+	Tiers          map[string]TierCheck `json:"tiers"`
+	UsedTier       *int                 `json:"usedTier"`
+	FallbackReason NullString           `json:"fallbackReason"`
+	PreGroupedHit  bool                 `json:"preGroupedHit"`
+}
+
+// TierCheck is one tier of CacheDecision.
+type TierCheck struct {
+	Found   bool       `json:"found"`
+	Slots   int        `json:"slots"`
+	Age     NullString `json:"age"`
+	Status  NullString `json:"status"`
+	Skipped NullString `json:"skipped"`
+	Checked bool       `json:"checked"`
+}
+
+// CacheInfo is `_cacheInfo`: where the answered slots came from.
+type CacheInfo struct {
+	PreGroupedHit bool   `json:"preGroupedHit"`
+	Source        string `json:"source"`
+	Tier          int    `json:"tier"`
+}
+
 // NewGroupedErrorGuidance is the guidance of the error answer.
 func NewGroupedErrorGuidance(reason string) GroupedGuidance {
 	return GroupedGuidance{
 		Model: GroupedModel, CurrentState: StateScheduling, NextState: StateTransfer,
+		ConfirmationTrigger: confirmationTriggers, GoodbyeTriggers: goodbyeTriggers,
 		ActionRequired: ActionTransferToAgent, BookingMode: BookingModeNone, BookingPlan: []BookingPlanStep{},
 		VoiceResponse:  "Let me connect you with someone who can find a time that works for you.",
 		TransferReason: reason, Critical: "Do NOT invent times. Transfer the caller.",

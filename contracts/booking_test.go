@@ -164,7 +164,7 @@ func TestFailedGolden(t *testing.T) {
 		r := contracts.ApptFailedResponse{Message: contracts.FailedMessage(et, msg),
 			Debug: contracts.ApptFailedDebug{ErrorType: et, Cloud9Result: msg, Cloud9Status: "Error", Cloud9ErrorMessage: msg,
 				Attempts: 1, RequestParams: params(), Timestamp: contracts.JSTime(bt0)},
-			LLMGuidance: contracts.NewFailedGuidance(et)}
+			LLMGuidance: contracts.NewFailedGuidance(et, bt0)}
 		contractstest.Golden(t, "booking_appt_failed_"+et, r)
 	}
 }
@@ -196,11 +196,11 @@ func TestBatchGolden(t *testing.T) {
 
 func TestPatientGoldens(t *testing.T) {
 	contractstest.Golden(t, "booking_patient_created_parent",
-		contracts.NewPatientCreated(patGUID, "fam-1", "tok", "Patient Added: "+patGUID, "", false, false))
+		contracts.NewPatientCreated(contracts.PatientModel, patGUID, "fam-1", "tok", "Patient Added: "+patGUID, "", false, false))
 	contractstest.Golden(t, "booking_patient_created_child",
-		contracts.NewPatientCreated(apptGUID, "fam-1", "tok2", "Patient Added: "+apptGUID, patGUID, true, false))
+		contracts.NewPatientCreated(contracts.PatientModel, apptGUID, "fam-1", "tok2", "Patient Added: "+apptGUID, patGUID, true, false))
 	contractstest.Golden(t, "booking_patient_cached",
-		contracts.NewPatientCreated(patGUID, "fam-1", "tok", "Patient Added: "+patGUID, "", false, true))
+		contracts.NewPatientCreated(contracts.PatientModel, patGUID, "fam-1", "tok", "Patient Added: "+patGUID, "", false, true))
 	contractstest.Golden(t, "booking_patient_queued",
 		contracts.NewPatientQueued("op-pat-1705764600000-abc123", "fam-1", "", false, "/chord/ortho-prd/queue-status"))
 	contractstest.Golden(t, "booking_patient_failed",
@@ -238,27 +238,31 @@ func TestSlotGoldens(t *testing.T) {
 	contractstest.Golden(t, "booking_slots_request", contracts.GetApptSlotsRequest{StartDate: "01/21/2026",
 		ScheduleViewGUIDs: contracts.StringList{viewGUID}, SessionID: "s"})
 	contractstest.Golden(t, "booking_slots_ok", contracts.GetApptSlotsResponse{Slots: []contracts.ApptSlot{a, b}, Count: 2,
-		VoiceSlots:  []contracts.VoiceSlot{contracts.NewVoiceSlot(a.StartTime), contracts.NewVoiceSlot(b.StartTime)},
+		VoiceSlots:  []contracts.VoiceSlot{contracts.NewVoiceSlot(a), contracts.NewVoiceSlot(b)},
 		SearchRange: contracts.SearchRange{StartDate: "01/21/2026 7:00:00 AM", EndDate: "02/20/2026 5:00:00 PM"},
 		Attempts:    1, LLMGuidance: contracts.NewSlotsGuidance(a)})
 	contractstest.Golden(t, "booking_slots_none", contracts.GetApptSlotsResponse{Slots: []contracts.ApptSlot{},
 		VoiceSlots: []contracts.VoiceSlot{}, LLMGuidance: contracts.NewNoSlotsGuidance(contracts.TransferNoSlots)})
 
 	plan := contracts.NewBookingPlan([]contracts.ApptSlot{a, b})
+	one := 1
 	contractstest.Golden(t, "booking_grouped_request", contracts.GetGroupedApptSlotsRequest{NumberOfPatients: 2,
 		TimeWindowMinutes: 40, StartDate: "01/21/2026"})
 	contractstest.Golden(t, "booking_grouped_ok", contracts.GroupedSlotsResponse{
 		Groups: []contracts.SlotGroup{contracts.NewSlotGroup([]contracts.ApptSlot{a, b})}, TotalGroups: 1,
-		Slots: []contracts.ApptSlot{a, b}, TotalSlots: 2, NumberOfPatients: 2, TimeWindowMinutes: 40, Tier: 1, TiersSearched: 1,
+		Slots: []contracts.ApptSlot{a, b}, TotalSlots: 2, NumberOfPatients: 2, TimeWindowMinutes: 40, Tier: 1, TiersSearched: []int{1},
 		TierBased: true, BookingMode: contracts.BookingModeConsecutive, FromCache: true, CacheSource: "flat-slots",
-		CacheDecision: map[string]any{"checked": true, "usedTier": 1},
-		LLMGuidance:   contracts.NewGroupedGuidance(contracts.BookingModeConsecutive, 2, plan)})
+		CacheDecision: contracts.CacheDecision{Checked: true, UsedTier: &one, Tiers: map[string]contracts.TierCheck{
+			"1": {Found: true, Slots: 2, Age: "12s", Status: "fresh", Checked: true}}},
+		CacheInfo:   &contracts.CacheInfo{Source: "flat-slots", Tier: 1},
+		LLMGuidance: contracts.NewGroupedGuidance(contracts.BookingModeConsecutive, 2, plan)})
 	contractstest.Golden(t, "booking_grouped_individual", contracts.NewGroupedGuidance(contracts.BookingModeIndividual, 2, plan))
 	contractstest.Golden(t, "booking_grouped_none", contracts.NewGroupedGuidance(contracts.BookingModeNone, 2, nil))
 	contractstest.Golden(t, "booking_grouped_error", contracts.GroupedSlotsResponse{Groups: []contracts.SlotGroup{},
 		Slots: []contracts.ApptSlot{}, NumberOfPatients: 2, TimeWindowMinutes: 40, TierBased: true,
-		BookingMode: contracts.BookingModeNone, CacheDecision: map[string]any{}, Error: true,
-		LLMGuidance: contracts.NewGroupedErrorGuidance(contracts.TransferAPIError)})
+		BookingMode: contracts.BookingModeNone, TiersSearched: []int{}, Error: true,
+		CacheDecision: contracts.CacheDecision{Checked: true, FallbackReason: "api_error", Tiers: map[string]contracts.TierCheck{}},
+		LLMGuidance:   contracts.NewGroupedErrorGuidance(contracts.TransferAPIError)})
 }
 
 // Seed §4.6 fields first; pagination after.

@@ -72,3 +72,28 @@ func jsonType(t reflect.Type) string {
 	}
 	return t.Kind().String()
 }
+
+// NullString is a string written as JSON null when empty: a key the
+// original flow always sends, null when it has no value.
+type NullString string
+
+// MarshalJSON writes null for "".
+func (s NullString) MarshalJSON() ([]byte, error) {
+	if s == "" {
+		return []byte("null"), nil
+	}
+	return json.Marshal(string(s))
+}
+
+// UnmarshalJSON reads a string or null.
+func (s *NullString) UnmarshalJSON(b []byte) error {
+	var p *string
+	if err := json.Unmarshal(b, &p); err != nil {
+		return fmt.Errorf("want a string or null: %w", err)
+	}
+	*s = ""
+	if p != nil {
+		*s = NullString(*p)
+	}
+	return nil
+}

@@ -108,14 +108,14 @@ func (m *Main) newBooking(rt *orchestrator.Runtime, b *backend, shutdown context
 	deps := bookingsvc.Deps{
 		Cloud9: raw, Limiter: limiter, Tokens: bookingdeps.Tokens{S: signer}, Sessions: bookingdeps.Sessions{C: sessions},
 		Reservations: bookingdeps.Reservations{R: holds}, BookingTokens: bookingdeps.BookingTokens{Cache: cache, Logger: m.Logger},
-		Slots: bookingdeps.SlotSource{Cloud9: client.WithoutLimiter(), Cache: cache, LocationGUID: bc.LocationGUID,
+		Slots: bookingdeps.SlotSource{Cloud9: client.WithoutLimiter(), Cache: cache, LocationGUID: bc.LocationGUID, Columns: bc.offeredColumns(),
 			FreshFor: bc.SlotFresh, CacheTimeout: bc.RedisTimeout, Logger: m.Logger},
 		Marks: &bookingsvc.RedisMarks{Client: b.Client}, Events: events,
 	}
 	svcCfg := bookingsvc.Config{
 		SyncBudget: bc.SyncBudget, SyncRetryDelay: bc.SyncRetryDelay, SyncAttempts: bc.SyncAttempts,
 		AsyncMaxAttempts: bc.MaxAttempts, Backoff: bookingsvc.BackoffPolicy{Base: bc.BackoffBase, Max: bc.BackoffMax},
-		QueueDelay: bc.BackoffBase, CompletedRetention: bc.Retention, AuthMode: bc.AuthMode,
+		QueueDelay: bc.BackoffBase, CompletedRetention: bc.Retention, AuthMode: bc.AuthMode, PatientModel: bc.PatientModel,
 		DefaultScheduleColumnGUID: bc.ScheduleColumn, DefaultScheduleViewGUID: bc.ScheduleView,
 		DefaultAppointmentTypeGUID: bc.AppointmentType, LocationGUID: bc.LocationGUID, ProviderGUID: bc.ProviderGUID,
 		SessionTTL: bc.SessionTTL, StatusEndpoint: cfg.NodeRedBasePath + "/queue-status",

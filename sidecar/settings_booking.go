@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/flowgate/flowgate/orchestrator/booking/bookingsvc"
@@ -13,31 +14,36 @@ import (
 // BookingConfig holds the booking path's settings (seed 000, seed 003);
 // defaults are the seeds' values.
 type BookingConfig struct {
-	SpacingMS       int
-	UncertainGrace  time.Duration
-	LimitMargin     time.Duration
-	WriteTimeout    time.Duration
-	NoteTimeout     time.Duration
-	ReadTimeout     time.Duration
-	AuthMode        string
-	SyncBudget      time.Duration
-	RedisTimeout    time.Duration
-	SyncRetryDelay  time.Duration
-	SyncAttempts    int
-	MaxAttempts     int
-	BackoffBase     time.Duration
-	BackoffMax      time.Duration
-	Retention       time.Duration
-	SessionTTL      time.Duration
-	ReserveTTL      time.Duration
-	BookedTTL       time.Duration
-	SlotFresh       time.Duration
-	SlotCacheTTL    time.Duration
-	EventsWebhook   string
-	LocationGUID    string
-	ProviderGUID    string
-	ScheduleView    string
-	ScheduleColumn  string
+	SpacingMS      int
+	UncertainGrace time.Duration
+	LimitMargin    time.Duration
+	WriteTimeout   time.Duration
+	NoteTimeout    time.Duration
+	ReadTimeout    time.Duration
+	AuthMode       string
+	SyncBudget     time.Duration
+	RedisTimeout   time.Duration
+	SyncRetryDelay time.Duration
+	SyncAttempts   int
+	MaxAttempts    int
+	BackoffBase    time.Duration
+	BackoffMax     time.Duration
+	Retention      time.Duration
+	SessionTTL     time.Duration
+	ReserveTTL     time.Duration
+	BookedTTL      time.Duration
+	SlotFresh      time.Duration
+	SlotCacheTTL   time.Duration
+	EventsWebhook  string
+	LocationGUID   string
+	ProviderGUID   string
+	ScheduleView   string
+	ScheduleColumn string
+	// SlotColumns are CLOUD9_SLOT_COLUMNS' chairs; nil: ScheduleColumn
+	// only; SlotColumnsAll: every chair.
+	SlotColumns     []string
+	SlotColumnsAll  bool
+	PatientModel    string
 	AppointmentType string
 	SimScale        float64
 	SimWriteLimit   Rate
@@ -72,8 +78,10 @@ var bookingSettings = []setting{
 	{name: "CLOUD9_PROVIDER_GUID", help: "providerGUID of new patients; required with a real Cloud9 (the simulator's orthodontist otherwise)", apply: bookingGUID(func(b *BookingConfig) *string { return &b.ProviderGUID })},
 	{name: "CLOUD9_SCHEDULE_VIEW_GUID", def: bookingsvc.DefaultScheduleViewGUID, help: "default schedule view of createAppt", apply: bookingGUID(func(b *BookingConfig) *string { return &b.ScheduleView })},
 	{name: "CLOUD9_SCHEDULE_COLUMN_GUID", def: bookingsvc.DefaultScheduleColumnGUID, help: "default chair when a request names none (the request's column is always honoured)", apply: bookingGUID(func(b *BookingConfig) *string { return &b.ScheduleColumn })},
+	{name: "CLOUD9_SLOT_COLUMNS", help: "chairs whose open slots getApptSlots / getGroupedApptSlots offer: unset = CLOUD9_SCHEDULE_COLUMN_GUID only (as the original), all, or comma-separated column GUIDs; a createAppt naming another column is still booked", apply: slotColumns},
 	{name: "CLOUD9_APPOINTMENT_TYPE_GUID", def: bookingsvc.DefaultAppointmentTypeGUID, help: "default appointment type", apply: bookingGUID(func(b *BookingConfig) *string { return &b.AppointmentType })},
 	{name: "BOOKING_AUTH_MODE", def: "session", help: "createAppt authorization: token, session (token or matching session cache) or legacy (any well-formed GUID; warned at start)", apply: oneOf(func(c *Config) *string { return &c.Booking.AuthMode }, "token", "session", "legacy")},
+	{name: "BOOKING_PATIENT_MODEL", def: bookingsvc.DefaultPatientModel, help: "createPatient's guidance: parent (seed 000: the parent is the patient, children are booked with its GUID and a note) or individual (the original's current guidance: each child is created as its own patient)", apply: oneOf(func(c *Config) *string { return &c.Booking.PatientModel }, bookingsvc.PatientModelParent, bookingsvc.PatientModelIndividual)},
 	{name: "BOOKING_SYNC_BUDGET", def: "10s", help: "how long createAppt may wait (limiter + one retry) before answering queued; also bounds the Redis work of createAppt, createPatient and queue-status (answered within it + 0.2 s when Redis hangs)", apply: bookingDuration(func(b *BookingConfig) *time.Duration { return &b.SyncBudget })},
 	{name: "BOOKING_REDIS_TIMEOUT", def: bookingsvc.DefaultRedisTimeout.String(), help: "bound of each Redis step of getApptSlots / getGroupedApptSlots (slot cache, reservation filter), which fail open past it; createAppt, createPatient and queue-status are bounded by BOOKING_SYNC_BUDGET (+0.2 s) instead", apply: bookingDuration(func(b *BookingConfig) *time.Duration { return &b.RedisTimeout })},
 	{name: "BOOKING_SYNC_RETRY_DELAY", def: "5s", help: "wait before the second sync attempt after a rate-limit answer", apply: bookingDuration(func(b *BookingConfig) *time.Duration { return &b.SyncRetryDelay })},
@@ -109,6 +117,35 @@ var bookingSettings = []setting{
 		c.Booking.SimWriteLimit = r
 		return err
 	}},
+}
+
+// slotColumns reads CLOUD9_SLOT_COLUMNS: "all" or GUIDs.
+func slotColumns(c *Config, v string) error {
+	if strings.EqualFold(strings.TrimSpace(v), "all") {
+		c.Booking.SlotColumns, c.Booking.SlotColumnsAll = nil, true
+		return nil
+	}
+	var cols []string
+	for _, g := range strings.Split(v, ",") {
+		g = strings.TrimSpace(g)
+		if !guidRE.MatchString(g) {
+			return fmt.Errorf("want all or comma-separated GUIDs, got %q", g)
+		}
+		cols = append(cols, g)
+	}
+	c.Booking.SlotColumns, c.Booking.SlotColumnsAll = cols, false
+	return nil
+}
+
+// offeredColumns are the chairs whose slots are offered; nil: all.
+func (b BookingConfig) offeredColumns() []string {
+	switch {
+	case b.SlotColumnsAll:
+		return nil
+	case len(b.SlotColumns) > 0:
+		return b.SlotColumns
+	}
+	return []string{b.ScheduleColumn}
 }
 
 // validateBooking checks what one variable cannot tell alone.

@@ -60,7 +60,7 @@ func TestBookingFlowOverHTTP(t *testing.T) {
 		raw, et = c.appt(apptReq(pat.PatientGUID, other.BookingAuthToken, list[0], "Tommy Smith", "call-auth"))
 		require.Equal(t, contracts.BookingAuthGUIDMismatch, et, truncate(raw))
 		rej = strictDecode[contracts.ApptAuthRejectedResponse](t, raw)
-		require.Equal(t, other.PatientGUID, rej.Debug.CorrectPatientGUID)
+		require.Equal(t, other.PatientGUID, string(rej.Debug.CorrectPatientGUID))
 		require.Equal(t, 0, sim.state().Calls["SetAppointment"], "a rejected booking reached Cloud9")
 
 		note := "Child: Tommy Smith | DOB: 01/15/2015 | Insurance: Aetna"
@@ -441,7 +441,10 @@ func TestBookingBadInput(t *testing.T) {
 
 	// Missing and invalid fields.
 	r = validation("missing startTime", contracts.CreateApptRequest{PatientGUID: pat.PatientGUID, BookingAuthToken: pat.BookingAuthToken})
-	require.Equal(t, []string{"startTime"}, r.Debug.MissingFields)
+	// Every field not sent is named, as the original (issue 9), even those
+	// a configured default fills; defaulted_fields says which.
+	require.Equal(t, []string{"startTime", "scheduleViewGUID", "scheduleColumnGUID"}, r.Debug.MissingFields)
+	require.Equal(t, []string{"scheduleViewGUID", "scheduleColumnGUID"}, r.Debug.DefaultedFields)
 	bad := valid
 	bad.ScheduleColumnGUID = "not-a-guid"
 	r = validation("invalid column", bad)
@@ -503,7 +506,7 @@ func TestBookingBadInput(t *testing.T) {
 	mismatch := valid
 	mismatch.BookingAuthToken = other.BookingAuthToken
 	rej := authRejected("another patient's token", contracts.BookingAuthGUIDMismatch, mismatch)
-	require.Equal(t, other.PatientGUID, rej.Debug.CorrectPatientGUID)
+	require.Equal(t, other.PatientGUID, string(rej.Debug.CorrectPatientGUID))
 	require.Equal(t, other.PatientGUID, rej.LLMGuidance.CorrectPatientGUID)
 	require.Less(t, time.Since(issued), 3*time.Second, "the checks before EXPIRED took longer than the token TTL")
 

@@ -70,11 +70,16 @@ const decodeCheckTimeout = 2 * time.Second
 type SlotSource struct {
 	Cloud9       *cloud9.Client
 	Cache        *slots.Cache
-	LocationGUID string        // only this location's slots; empty: all
-	Days         int           // search window; default 30 (reference §1.4)
-	FreshFor     time.Duration // a cached list younger than this is used as is; default 5 min
-	Attempts     int           // GetOnlineReservations tries on retryable errors; default 2
-	RetryDelay   time.Duration // between tries; default 1 s
+	LocationGUID string // only this location's slots; empty: all
+	// Columns are the schedule columns (chairs) whose slots are offered
+	// (CLOUD9_SLOT_COLUMNS; the original offers its one configured
+	// column); empty: every chair. The cache keeps every chair, so a
+	// request naming another column is still booked.
+	Columns    []string
+	Days       int           // search window; default 30 (reference §1.4)
+	FreshFor   time.Duration // a cached list younger than this is used as is; default 5 min
+	Attempts   int           // GetOnlineReservations tries on retryable errors; default 2
+	RetryDelay time.Duration // between tries; default 1 s
 	// CacheTimeout bounds each slot-cache call (Redis); past it the cache
 	// is skipped (fail open: Cloud9 answers). Default
 	// bookingsvc.DefaultRedisTimeout (BOOKING_REDIS_TIMEOUT).
@@ -102,16 +107,24 @@ func (s SlotSource) Slots(ctx context.Context, q bookingsvc.SlotQuery) (bookings
 	cctx, cancel := context.WithTimeout(ctx, s.CacheTimeout)
 	cached, found, cerr := s.Cache.Get(cctx, r)
 	cancel()
-	if cerr == nil && found && time.Since(cached.FetchedAt) < s.FreshFor {
-		res.Slots = apptSlots(cached.Slots)
+	found = cerr == nil && found
+	res.Cache = bookingsvc.SlotCacheCheck{Checked: cerr == nil, Found: found}
+	if found {
+		res.Cache.Slots, res.Cache.Age = len(cached.Slots), time.Since(cached.FetchedAt)
+		res.Cache.Stale = res.Cache.Age >= s.FreshFor
+	}
+	if found && !res.Cache.Stale {
+		res.Cache.Used = true
+		res.Slots = s.offered(cached.Slots)
 		return res, nil
 	}
 	list, attempts, err := s.fetch(ctx, q.ScheduleViewGUIDs, from, to)
 	res.Attempts, res.Retries = attempts, attempts-1
 	if err != nil {
-		if cerr == nil && found { // Cloud9 failing: a stale list beats none
+		if found { // Cloud9 failing: a stale list beats none
 			s.Logger.Warn("slot search: Cloud9 failed, answering from the stale cache", "err", err, "age", time.Since(cached.FetchedAt))
-			res.Slots = apptSlots(cached.Slots)
+			res.Cache.Used = true
+			res.Slots = s.offered(cached.Slots)
 			return res, nil
 		}
 		return res, err
@@ -122,8 +135,25 @@ func (s SlotSource) Slots(ctx context.Context, q bookingsvc.SlotQuery) (bookings
 		s.Logger.Warn("slot search: cannot cache slots; bookingTokens of this answer are checked leniently", "err", err)
 	}
 	slots.Sort(list)
-	res.Slots = apptSlots(list)
+	res.Slots = s.offered(list)
 	return res, nil
+}
+
+// offered are the slots of the offered columns, as answered.
+func (s SlotSource) offered(list []slots.Slot) []contracts.ApptSlot {
+	if len(s.Columns) == 0 {
+		return apptSlots(list)
+	}
+	keep := make([]slots.Slot, 0, len(list))
+	for _, sl := range list {
+		for _, c := range s.Columns {
+			if strings.EqualFold(sl.ScheduleColumnGUID, c) {
+				keep = append(keep, sl)
+				break
+			}
+		}
+	}
+	return apptSlots(keep)
 }
 
 // Invalidate implements bookingsvc.SlotInvalidator: the slot leaves every
@@ -137,11 +167,65 @@ func (s SlotSource) Invalidate(ctx context.Context, r bookingsvc.SlotRef) error 
 
 var _ bookingsvc.SlotInvalidator = SlotSource{}
 
-// GroupedSlots implements bookingsvc.SlotSource; the service groups.
+// GroupedSlots implements bookingsvc.SlotSource; the service groups. The
+// cache metadata (_cacheSource, _cacheInfo, _cacheDecision) describe the
+// one tier flowgate has, its Redis slot cache.
 func (s SlotSource) GroupedSlots(ctx context.Context, q bookingsvc.GroupQuery) (bookingsvc.GroupSearch, error) {
 	flat, err := s.Slots(ctx, q.SlotQuery)
-	return bookingsvc.GroupSearch{Slots: flat.Slots, SearchRange: flat.SearchRange, Tier: 1, TiersSearched: 1}, err
+	g := bookingsvc.GroupSearch{Slots: flat.Slots, SearchRange: flat.SearchRange, Tier: 1, TiersSearched: []int{1},
+		FromCache: flat.Cache.Used, CacheSource: SourceCloud9}
+	c := flat.Cache
+	tier := contracts.TierCheck{Checked: c.Checked, Found: c.Found, Slots: c.Slots}
+	d := &contracts.CacheDecision{Checked: c.Checked, Tiers: map[string]contracts.TierCheck{}}
+	switch {
+	case c.Found:
+		tier.Age, tier.Status = contracts.NullString(c.Age.Round(time.Second).String()), "fresh"
+		if c.Stale {
+			tier.Status = "stale"
+		}
+	case c.Checked:
+		tier.Skipped = "not_cached"
+	default:
+		tier.Skipped = "cache_unavailable"
+	}
+	d.Tiers["1"] = tier
+	switch {
+	case err != nil:
+		d.FallbackReason = "api_error"
+	case c.Used:
+		one := 1
+		d.UsedTier, g.CacheSource = &one, SourceSlotCache
+	default:
+		d.FallbackReason = "cache_miss"
+		if c.Stale {
+			d.FallbackReason = "cache_stale"
+		}
+	}
+	if err == nil && len(flat.Slots) == 0 {
+		d.FallbackReason, d.UsedTier = "no_slots", nil
+		t := d.Tiers["1"]
+		t.Skipped = "no_slots"
+		d.Tiers["1"] = t
+	}
+	if d.UsedTier == nil {
+		// The original looks further, in its tiers 2 and 3 (longer date
+		// ranges); flowgate's one cache has none: listed, never checked.
+		for _, n := range []string{"2", "3"} {
+			d.Tiers[n] = contracts.TierCheck{Skipped: "single_tier_cache"}
+		}
+	}
+	g.CacheDecision = d
+	if err == nil {
+		g.CacheInfo = &contracts.CacheInfo{Source: g.CacheSource, Tier: 1}
+	}
+	return g, err
 }
+
+// Sources named in _cacheSource.
+const (
+	SourceSlotCache = "redis_slot_cache"
+	SourceCloud9    = "cloud9_api"
+)
 
 func (s SlotSource) withDefaults() SlotSource {
 	if s.Days <= 0 {

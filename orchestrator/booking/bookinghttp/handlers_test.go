@@ -111,6 +111,7 @@ func TestGoldens(t *testing.T) {
 		path   string
 		body   func(e *bt.Env) []byte
 		status int
+		model  string // BOOKING_PATIENT_MODEL; default parent
 	}
 	post := func(v func(e *bt.Env) any) func(e *bt.Env) []byte {
 		return func(e *bt.Env) []byte { b, _ := json.Marshal(v(e)); return b }
@@ -130,6 +131,12 @@ func TestGoldens(t *testing.T) {
 			return contracts.CreatePatientRequest{PatientFirstName: "Johnny", PatientLastName: "Smith", IsChild: true,
 				ParentPatientGUID: bt.Patient, FamilyID: "fam-1", BirthDate: "01/15/2015"}
 		})},
+		{name: "create_patient_parent_individual", path: "/createPatient", body: post(func(*bt.Env) any { return parent() }),
+			model: bookingsvc.PatientModelIndividual},
+		{name: "create_patient_child_individual", path: "/createPatient", body: post(func(*bt.Env) any {
+			return contracts.CreatePatientRequest{PatientFirstName: "Johnny", PatientLastName: "Smith", IsChild: true,
+				ParentPatientGUID: bt.Patient, FamilyID: "fam-1", BirthDate: "01/15/2015"}
+		}), model: bookingsvc.PatientModelIndividual},
 		{name: "create_patient_queued", path: "/createPatient", body: post(func(*bt.Env) any { return parent() }),
 			setup: func(e *bt.Env) {
 				e.Cloud9.Script(bookingsvc.ProcSetPatient, bt.RateLimited(), bt.RateLimited(), bt.RateLimited())
@@ -219,7 +226,7 @@ func TestGoldens(t *testing.T) {
 			e.Slots.List = []contracts.ApptSlot{slot("1/22/2026 9:40:00 AM", "1/22/2026 10:20:00 AM"), slot("1/22/2026 9:00:00 AM", "1/22/2026 9:40:00 AM")}
 		}},
 		{name: "grouped_slots_error", path: "/getGroupedApptSlots", body: func(*bt.Env) []byte { return []byte(`{}`) },
-			setup: func(e *bt.Env) { e.Slots.Err = errors.New("cloud9 down") }, status: 500},
+			setup: func(e *bt.Env) { e.Slots.Err = errors.New("cloud9 down") }},
 		{name: "grouped_slots_wrong_type", path: "/getGroupedApptSlots", body: func(*bt.Env) []byte {
 			return []byte(`{"numberOfPatients":"two"}`)
 		}, status: 400},
@@ -243,7 +250,7 @@ func TestGoldens(t *testing.T) {
 			if c.setup != nil {
 				c.setup(e)
 			}
-			srv := newServer(t, e.Service(t), "")
+			srv := newServer(t, e.Service(t, func(cfg *bookingsvc.Config) { cfg.PatientModel = c.model }), "")
 			method, status := c.method, c.status
 			if method == "" {
 				method = http.MethodPost

@@ -74,7 +74,9 @@ func (s *Service) CreateAppt(ctx context.Context, req contracts.CreateApptReques
 		s.count("createAppt", "validation_error")
 		received := receivedParams(req)
 		received["patientGUID"] = patientGUID
-		return ok(contracts.NewApptValidation(bad.missing, bad.invalid, bad.msg, received, now))
+		v := contracts.NewApptValidation(bad.missing, bad.invalid, bad.msg, received, now)
+		v.Debug.DefaultedFields = bad.defaulted
+		return ok(v)
 	}
 	b.AuthMethod = method
 	o := s.book(ctx, b, now.Add(s.cfg.SyncBudget), rb)
@@ -265,7 +267,8 @@ func (s *Service) render(b booking, o outcome) any {
 			Success: true, AppointmentGUID: o.apptGUID, Message: o.c9Result, NoteAdded: o.noteAdded,
 			Debug: contracts.ApptBookedDebug{Cloud9Result: o.c9Result, Cloud9Status: "Success", Attempts: o.attempts,
 				Retried: o.retried, SpacingWaitMS: o.waited.Milliseconds(), NoteResult: o.note, Timestamp: contracts.JSTime(now),
-				AuthMethod: b.AuthMethod, RequestParams: *b.params(), Recovered: o.recovered},
+				ResponseTimestamp: contracts.JSTime(s.cfg.Now()),
+				AuthMethod:        b.AuthMethod, RequestParams: *b.params(), Recovered: o.recovered},
 			LLMGuidance: contracts.NewBookedGuidance(b.ChildName, b.StartTime, now),
 		}
 	case kindQueued:
@@ -283,7 +286,8 @@ func (s *Service) render(b booking, o outcome) any {
 		Success: false, Message: contracts.FailedMessage(o.errType, o.c9Msg),
 		Debug: contracts.ApptFailedDebug{ErrorType: o.errType, Cloud9Result: o.c9Msg, Cloud9Status: "Error",
 			Cloud9ErrorMessage: o.c9Msg, Attempts: o.attempts, Retried: o.retried, SpacingWaitMS: o.waited.Milliseconds(),
-			ErrorMessage: o.errMsg, RequestParams: b.params(), Timestamp: contracts.JSTime(now)},
-		LLMGuidance: contracts.NewFailedGuidance(o.errType),
+			ErrorMessage: o.errMsg, RequestParams: b.params(), NoteResult: contracts.NoteResult{Skipped: true},
+			Timestamp: contracts.JSTime(now), ResponseTimestamp: contracts.JSTime(s.cfg.Now())},
+		LLMGuidance: contracts.NewFailedGuidance(o.errType, now),
 	}
 }

@@ -96,7 +96,7 @@ func TestAuthRejected(t *testing.T) {
 			require.Equal(t, code, r.Debug.ErrorType)
 			require.Equal(t, contracts.AuthMessage(code), r.Message)
 			require.Equal(t, bt.Patient, r.Debug.ReceivedPatientGUID)
-			require.Equal(t, c.correct, r.Debug.CorrectPatientGUID)
+			require.Equal(t, c.correct, string(r.Debug.CorrectPatientGUID))
 			require.Equal(t, "booking_auth_failed", r.LLMGuidance.ErrorType)
 			require.Equal(t, "Let me verify your information.", r.LLMGuidance.VoiceResponse)
 			require.Equal(t, "Call chord_ortho_patient action=create FIRST", r.LLMGuidance.Critical)

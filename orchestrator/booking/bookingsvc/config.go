@@ -10,6 +10,7 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/flowgate/flowgate/contracts"
 	"github.com/flowgate/flowgate/orchestrator"
 	"github.com/flowgate/flowgate/orchestrator/cloud9"
 )
@@ -21,6 +22,11 @@ const (
 	// AuthModeSession (default): a valid token, or — without one — a
 	// session-cache entry for the same patientGUID.
 	AuthModeSession = "session"
+
+	// BOOKING_PATIENT_MODEL values (Config.PatientModel) and the default.
+	PatientModelParent     = "parent"
+	PatientModelIndividual = "individual"
+	DefaultPatientModel    = PatientModelParent
 	// AuthModeLegacy: as session, and also any well-formed patientGUID
 	// without a token (the Node-RED "legacy" path; only when chosen).
 	AuthModeLegacy = "legacy"
@@ -108,6 +114,10 @@ type Config struct {
 
 	// AuthMode is token | session (default) | legacy.
 	AuthMode string
+	// PatientModel is createPatient's guidance model: PatientModelParent
+	// (default, seed 000) or PatientModelIndividual (the original's current
+	// guidance: each child its own patient). BOOKING_PATIENT_MODEL.
+	PatientModel string
 
 	DefaultScheduleColumnGUID  string
 	DefaultScheduleViewGUID    string
@@ -173,6 +183,7 @@ func (c Config) withDefaults() Config {
 	setDefault(&c.LeaseGrace, DefaultLeaseGrace)
 	setDefault(&c.Queue, orchestrator.QueueCritical)
 	setDefault(&c.AuthMode, AuthModeSession)
+	setDefault(&c.PatientModel, DefaultPatientModel)
 	setDefault(&c.DefaultScheduleColumnGUID, DefaultScheduleColumnGUID)
 	setDefault(&c.DefaultScheduleViewGUID, DefaultScheduleViewGUID)
 	setDefault(&c.DefaultAppointmentTypeGUID, DefaultAppointmentTypeGUID)
@@ -196,6 +207,14 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
+// guidanceModel is createPatient's llm_guidance.model for PatientModel.
+func (c Config) guidanceModel() string {
+	if c.PatientModel == PatientModelIndividual {
+		return contracts.PatientModelIndividual
+	}
+	return contracts.PatientModel
+}
+
 // leaseTTL is the lease an attempt takes on a booking identity.
 func (c Config) leaseTTL() time.Duration { return c.WriteTimeout + c.LeaseMargin }
 
@@ -208,6 +227,8 @@ func (c Config) validate() error {
 		return fmt.Errorf("bookingsvc: SyncAttempts and PatientSyncAttempts must be ≥ 1")
 	case c.AsyncMaxAttempts < 1 || c.AsyncMaxAttempts > 100:
 		return fmt.Errorf("bookingsvc: AsyncMaxAttempts must be 1..100, got %d", c.AsyncMaxAttempts)
+	case c.PatientModel != PatientModelParent && c.PatientModel != PatientModelIndividual:
+		return fmt.Errorf("bookingsvc: PatientModel must be %s or %s, got %q", PatientModelParent, PatientModelIndividual, c.PatientModel)
 	case c.DefaultMinutes < 1:
 		return fmt.Errorf("bookingsvc: DefaultMinutes must be ≥ 1")
 	case c.StatusScanLimit < 1:

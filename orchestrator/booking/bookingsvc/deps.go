@@ -149,6 +149,17 @@ type SlotSearch struct {
 	Attempts    int
 	Retries     int
 	Expanded    bool
+	// Cache says what the slot cache had (the grouped answer's
+	// _cacheDecision); zero when the source has no cache.
+	Cache SlotCacheCheck
+}
+
+// SlotCacheCheck is one slot-cache lookup: whether it was asked, found a
+// list (of Slots, Age old) and whether that list was answered.
+type SlotCacheCheck struct {
+	Checked, Found, Used, Stale bool
+	Slots                       int
+	Age                         time.Duration
 }
 
 // GroupQuery is a grouped slot search.
@@ -165,11 +176,11 @@ type GroupSearch struct {
 	Groups        [][]contracts.ApptSlot
 	SearchRange   contracts.SearchRange
 	Tier          int
-	TiersSearched int
+	TiersSearched []int
 	FromCache     bool
 	CacheSource   string
-	CacheDecision map[string]any
-	CacheInfo     map[string]any
+	CacheDecision *contracts.CacheDecision
+	CacheInfo     *contracts.CacheInfo
 }
 
 // SlotSource finds open slots (cache tiers or GetOnlineReservations). The

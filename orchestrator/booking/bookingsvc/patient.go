@@ -75,7 +75,7 @@ func (s *Service) CreatePatient(ctx context.Context, req contracts.CreatePatient
 				s.log.Error("patient created but no bookingAuthToken could be issued", "patient_guid", guid, "err", terr)
 			}
 			s.count("createPatient", "created")
-			return ok(contracts.NewPatientCreated(guid, familyID, sess.BookingAuthToken,
+			return ok(contracts.NewPatientCreated(s.cfg.guidanceModel(), guid, familyID, sess.BookingAuthToken,
 				firstNonEmpty(result, "Patient Added: "+guid), req.ParentPatientGUID, isChild, false))
 		}
 		f := classify(err)
@@ -174,7 +174,7 @@ func (s *Service) cachedPatient(ctx context.Context, rb *redisBudget, callKey, n
 		return Answer{}, false
 	}
 	s.count("createPatient", "cached")
-	return ok(contracts.NewPatientCreated(sess.PatientGUID, sess.FamilyID, sess.BookingAuthToken,
+	return ok(contracts.NewPatientCreated(s.cfg.guidanceModel(), sess.PatientGUID, sess.FamilyID, sess.BookingAuthToken,
 		"Patient Added: "+sess.PatientGUID, "", false, true)), true
 }
 

@@ -28,17 +28,19 @@ func (s *Service) GetApptSlots(ctx context.Context, req contracts.GetApptSlotsRe
 	q := s.slotQuery(req.StartDate, req.EndDate, req.ScheduleViewGUIDs, holder(req.SessionID, req.UUI))
 	resp := contracts.GetApptSlotsResponse{Slots: []contracts.ApptSlot{}, VoiceSlots: []contracts.VoiceSlot{},
 		SearchRange: contracts.SearchRange{StartDate: q.StartDate, EndDate: q.EndDate}}
-	if s.d.Slots == nil {
-		resp.LLMGuidance = contracts.NewNoSlotsGuidance(contracts.TransferAPIError)
-		s.count("getApptSlots", "error")
+	answer := func(g contracts.SlotsGuidance, outcome string) Answer {
+		g.Timestamp = contracts.JSTime(s.cfg.Now())
+		resp.LLMGuidance = g
+		s.count("getApptSlots", outcome)
 		return ok(resp)
+	}
+	if s.d.Slots == nil {
+		return answer(contracts.NewNoSlotsGuidance(contracts.TransferAPIError), "error")
 	}
 	res, err := s.d.Slots.Slots(ctx, q)
 	if err != nil {
 		s.log.Warn("slot search failed", "err", err)
-		resp.LLMGuidance = contracts.NewNoSlotsGuidance(transferReason(err))
-		s.count("getApptSlots", "error")
-		return ok(resp)
+		return answer(contracts.NewNoSlotsGuidance(transferReason(err)), "error")
 	}
 	if res.SearchRange != (contracts.SearchRange{}) {
 		resp.SearchRange = res.SearchRange
@@ -46,24 +48,21 @@ func (s *Service) GetApptSlots(ctx context.Context, req contracts.GetApptSlotsRe
 	resp.Attempts, resp.Retries, resp.Expanded = res.Attempts, res.Retries, res.Expanded
 	slots := s.withTokens(s.unheld(ctx, q.SessionID, res.Slots))
 	if len(slots) == 0 {
-		resp.LLMGuidance = contracts.NewNoSlotsGuidance(contracts.TransferNoSlots)
-		s.count("getApptSlots", "no_slots")
-		return ok(resp)
+		return answer(contracts.NewNoSlotsGuidance(contracts.TransferNoSlots), "no_slots")
 	}
 	resp.Slots, resp.Count = slots, len(slots)
 	for i := 0; i < len(slots) && i < maxVoiceSlots; i++ {
-		resp.VoiceSlots = append(resp.VoiceSlots, contracts.NewVoiceSlot(slots[i].StartTime))
+		resp.VoiceSlots = append(resp.VoiceSlots, contracts.NewVoiceSlot(slots[i]))
 	}
-	resp.LLMGuidance = contracts.NewSlotsGuidance(slots[0])
-	s.count("getApptSlots", "ok")
-	return ok(resp)
+	return answer(contracts.NewSlotsGuidance(slots[0]), "ok")
 }
 
 // GetGroupedApptSlots is POST getGroupedApptSlots (reference §1.5):
 // numberOfPatients consecutive slots within timeWindowMinutes of each
 // other, the top 10 groups, and a booking_plan from the first group (or
 // the first N single slots). Groups containing a slot another session holds
-// are dropped. Cloud9 failing is the error answer with 500, as Node-RED.
+// are dropped. Cloud9 failing is the 200 error answer with the transfer
+// guidance (groups [], error true), as the original.
 func (s *Service) GetGroupedApptSlots(ctx context.Context, req contracts.GetGroupedApptSlotsRequest) Answer {
 	n, window := int(req.NumberOfPatients), int(req.TimeWindowMinutes)
 	if n <= 0 {
@@ -76,8 +75,9 @@ func (s *Service) GetGroupedApptSlots(ctx context.Context, req contracts.GetGrou
 	q := GroupQuery{SlotQuery: s.slotQuery(req.StartDate, req.EndDate, req.ScheduleViewGUIDs, holder(req.SessionID, req.UUI)),
 		NumberOfPatients: n, TimeWindowMinutes: window}
 	resp := contracts.GroupedSlotsResponse{Groups: []contracts.SlotGroup{}, Slots: []contracts.ApptSlot{},
-		NumberOfPatients: n, TimeWindowMinutes: window, TierBased: true, CacheDecision: map[string]any{},
-		SearchRange: contracts.SearchRange{StartDate: q.StartDate, EndDate: q.EndDate}}
+		NumberOfPatients: n, TimeWindowMinutes: window, TierBased: true, TiersSearched: []int{},
+		CacheDecision: contracts.CacheDecision{Tiers: map[string]contracts.TierCheck{}},
+		SearchRange:   groupedRange(contracts.SearchRange{StartDate: q.StartDate, EndDate: q.EndDate})}
 	var res GroupSearch
 	err := errors.New("no slot source configured")
 	if s.d.Slots != nil {
@@ -87,20 +87,14 @@ func (s *Service) GetGroupedApptSlots(ctx context.Context, req contracts.GetGrou
 		s.log.Warn("grouped slot search failed", "err", err)
 		resp.Error, resp.BookingMode = true, contracts.BookingModeNone
 		if res.CacheDecision != nil {
-			resp.CacheDecision = res.CacheDecision
+			resp.CacheDecision = *res.CacheDecision
 		}
 		resp.LLMGuidance = contracts.NewGroupedErrorGuidance(transferReason(err))
+		resp.LLMGuidance.Timestamp = contracts.JSTime(s.cfg.Now())
 		s.count("getGroupedApptSlots", "error")
-		return failed(resp)
+		return ok(resp)
 	}
-	if res.SearchRange != (contracts.SearchRange{}) {
-		resp.SearchRange = res.SearchRange
-	}
-	resp.Tier, resp.TiersSearched, resp.FromCache, resp.CacheSource = res.Tier, res.TiersSearched, res.FromCache, res.CacheSource
-	if res.CacheDecision != nil {
-		resp.CacheDecision = res.CacheDecision
-	}
-	resp.CacheInfo = res.CacheInfo
+	s.groupedSource(&resp, res)
 
 	held := s.heldSet(ctx, q.SessionID, res.Slots)
 	slots := s.withTokens(dropHeld(sortSlots(res.Slots), held))
@@ -129,8 +123,31 @@ func (s *Service) GetGroupedApptSlots(ctx context.Context, req contracts.GetGrou
 		resp.BookingMode = contracts.BookingModeNone
 		resp.LLMGuidance = contracts.NewGroupedGuidance(resp.BookingMode, n, nil)
 	}
+	resp.LLMGuidance.Timestamp = contracts.JSTime(s.cfg.Now())
 	s.count("getGroupedApptSlots", resp.BookingMode)
 	return ok(resp)
+}
+
+// groupedSource copies the search's range, tiers and cache metadata.
+func (s *Service) groupedSource(resp *contracts.GroupedSlotsResponse, res GroupSearch) {
+	if res.SearchRange != (contracts.SearchRange{}) {
+		resp.SearchRange = groupedRange(res.SearchRange)
+	}
+	resp.Tier, resp.FromCache, resp.CacheSource = res.Tier, res.FromCache, contracts.NullString(res.CacheSource)
+	if res.TiersSearched != nil {
+		resp.TiersSearched = res.TiersSearched
+	}
+	if res.CacheDecision != nil {
+		resp.CacheDecision = *res.CacheDecision
+	}
+	resp.CacheInfo = res.CacheInfo
+}
+
+// groupedRange also names the range start / end, the grouped answer's
+// spelling in the original.
+func groupedRange(r contracts.SearchRange) contracts.SearchRange {
+	r.Start, r.End = r.StartDate, r.EndDate
+	return r
 }
 
 // slotQuery normalises the dates: a missing, unreadable or past startDate

@@ -101,7 +101,7 @@ func (a Appointment) slotRef() SlotRef {
 func (a Appointment) params() *contracts.BookingParams {
 	return &contracts.BookingParams{PatientGUID: a.PatientGUID, StartTime: a.StartTime, ScheduleViewGUID: a.ScheduleViewGUID,
 		ScheduleColumnGUID: a.ScheduleColumnGUID, AppointmentTypeGUID: a.AppointmentTypeGUID, Minutes: a.Minutes,
-		ChildName: a.ChildName}
+		ChildName: a.ChildName, Note: contracts.NullString(a.Note)}
 }
 
 // slotFields are the slot fields of a request or batch child.
@@ -114,6 +114,9 @@ type slotFields struct {
 type invalidBooking struct {
 	missing, invalid []string
 	msg              string
+	// defaulted are fields the caller did not send that a configured
+	// default filled; they are named in missing too, as the original does.
+	defaulted []string
 }
 
 // resolve builds the booking: a bookingToken, when sent, gives the slot
@@ -140,6 +143,7 @@ func (s *Service) resolve(ctx context.Context, patientGUID string, f slotFields,
 			b.Minutes = ref.Minutes
 		}
 	}
+	notSent := unsent(b)
 	b.ScheduleColumnGUID = firstNonEmpty(b.ScheduleColumnGUID, s.cfg.DefaultScheduleColumnGUID)
 	b.ScheduleViewGUID = firstNonEmpty(b.ScheduleViewGUID, s.cfg.DefaultScheduleViewGUID)
 	b.AppointmentTypeGUID = firstNonEmpty(b.AppointmentTypeGUID, s.cfg.DefaultAppointmentTypeGUID)
@@ -148,9 +152,51 @@ func (s *Service) resolve(ctx context.Context, patientGUID string, f slotFields,
 	}
 	missing, invalid := s.val.check(b)
 	if len(missing)+len(invalid) > 0 {
-		return b, &invalidBooking{missing: missing, invalid: invalid}
+		bad := &invalidBooking{missing: missing, invalid: invalid}
+		if len(missing) > 0 {
+			bad.missing, bad.defaulted = withUnsent(missing, notSent)
+		}
+		return b, bad
 	}
 	return b, nil
+}
+
+// unsent are the slot fields the caller left out (a bookingToken's count
+// as sent), in the original's order.
+func unsent(b booking) []string {
+	var out []string
+	for _, f := range []struct{ name, v string }{{"startTime", b.StartTime}, {"scheduleViewGUID", b.ScheduleViewGUID},
+		{"scheduleColumnGUID", b.ScheduleColumnGUID}} {
+		if f.v == "" {
+			out = append(out, f.name)
+		}
+	}
+	return out
+}
+
+// withUnsent is missing plus every field not sent, in the original's order
+// (startTime, scheduleViewGUID, scheduleColumnGUID first), and the fields a
+// default filled.
+func withUnsent(missing, notSent []string) (all, defaulted []string) {
+	seen := map[string]bool{}
+	for _, f := range notSent {
+		all, seen[f] = append(all, f), true
+	}
+	for _, f := range missing {
+		if !seen[f] {
+			all = append(all, f)
+		}
+	}
+	inMissing := map[string]bool{}
+	for _, f := range missing {
+		inMissing[f] = true
+	}
+	for _, f := range notSent {
+		if !inMissing[f] {
+			defaulted = append(defaulted, f)
+		}
+	}
+	return all, defaulted
 }
 
 func firstNonEmpty(vals ...string) string {

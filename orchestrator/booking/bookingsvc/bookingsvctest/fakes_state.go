@@ -319,10 +319,14 @@ func (s *Slots) GroupedSlots(_ context.Context, q bookingsvc.GroupQuery) (bookin
 	defer s.mu.Unlock()
 	s.Queries = append(s.Queries, q.SlotQuery)
 	if s.Err != nil {
-		return bookingsvc.GroupSearch{CacheDecision: map[string]any{"checked": true, "fallbackReason": "api_error"}}, s.Err
+		return bookingsvc.GroupSearch{CacheDecision: &contracts.CacheDecision{Checked: true, FallbackReason: "api_error",
+			Tiers: map[string]contracts.TierCheck{}}}, s.Err
 	}
-	return bookingsvc.GroupSearch{Slots: s.List, Groups: s.Groups, Tier: 1, TiersSearched: 1, FromCache: true,
-		CacheSource: "flat-slots", CacheDecision: map[string]any{"checked": true, "usedTier": 1}}, nil
+	one := 1
+	return bookingsvc.GroupSearch{Slots: s.List, Groups: s.Groups, Tier: 1, TiersSearched: []int{1}, FromCache: true,
+		CacheSource: "flat-slots", CacheDecision: &contracts.CacheDecision{Checked: true, UsedTier: &one,
+			Tiers: map[string]contracts.TierCheck{"1": {Found: true, Slots: len(s.List), Age: "0s", Status: "fresh", Checked: true}}},
+		CacheInfo: &contracts.CacheInfo{Source: "flat-slots", Tier: 1}}, nil
 }
 
 // Queue records what the sync path queues.
