@@ -392,21 +392,16 @@ func (e engine) retryLater(ctx context.Context, a *attempt, f failure, queueType
 	return v
 }
 
-// refused ends the booking: the reservation is released (not after an
-// uncertain outcome, which may have booked it), and a slot Cloud9
-// refused as not available leaves the slot cache, so neither it nor its
+// refused ends the booking: the reservation is released (also after the
+// last attempt's uncertain outcome: a slot that was booked after all is
+// refused by Cloud9 to the next caller and then leaves the cache, where
+// keeping the hold would hide a likely free slot for minutes), and a slot
+// Cloud9 refused as not available leaves the slot cache, so neither it nor its
 // bookingToken is offered again (reference §1.2 step 9).
 func (e engine) refused(ctx context.Context, a *attempt, f failure) verdict {
 	bctx, cancel := a.pol.bookkeeping(ctx)
 	defer cancel()
-	if f.uncertain {
-		// The last attempt ended on an outcome that may have booked the
-		// slot (its in-flight mark stays): the hold is left to lapse by
-		// its TTL rather than offering a slot that may be taken.
-		e.log.Warn("booking given up after an uncertain outcome; its hold lapses by itself", "err_class", f.class)
-	} else {
-		e.release(bctx, a.hold)
-	}
+	e.release(bctx, a.hold)
 	if f.class == cloud9.ClassSlotNotAvailable {
 		invalidateSlot(bctx, e.d.Slots, a.b.slotRef(), e.log)
 	}

@@ -524,19 +524,3 @@ func TestQueuedSlotRefusalLeavesTheSlotCache(t *testing.T) {
 	require.Equal(t, []string{"bookingToken"}, again.Debug.InvalidFields, "its bookingToken is refused afterwards")
 	require.Len(t, a.e.Cloud9.Calls(bookingsvc.ProcSetAppointment), 3, "never sent again")
 }
-
-// The last attempt ending on an uncertain outcome (a timeout after the
-// request went out) gives the booking up but keeps its hold: the
-// appointment may exist, so the slot is not offered to other callers
-// until the hold lapses by itself (review of the one-attempt merge).
-func TestLastAttemptUncertainKeepsTheHold(t *testing.T) {
-	t.Parallel()
-	a := setupAsync(t, func(c *bookingsvc.Config) { c.AsyncMaxAttempts = 1 })
-	a.e.Cloud9.Script(bookingsvc.ProcSetAppointment, bt.RateLimited(), bt.RateLimited(), bt.Timeout())
-	q := body[contracts.ApptQueuedResponse](t, a.s.CreateAppt(ctx, request(a.e)))
-	a.start(t)
-	op := a.waitOp(t, q.OperationID, contracts.OpFailed)
-	require.Equal(t, 1, op.Attempts)
-	state, _ := a.e.Reservations.State(hold(start, bt.Column))
-	require.NotEmpty(t, state, "the hold is not released after an uncertain outcome")
-}
