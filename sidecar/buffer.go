@@ -17,7 +17,7 @@ import (
 	"github.com/flowgate/flowgate/orchestrator/buffer/builtin"
 	"github.com/flowgate/flowgate/scheduler"
 	"github.com/flowgate/flowgate/sidecar/web/sse"
-	"github.com/flowgate/flowgate/webhooks/signature"
+	"github.com/flowgate/flowgate/webhooks/hmacsig"
 )
 
 // workBuffer is the work buffer (seed 001): its own Asynq runtime on the
@@ -31,7 +31,7 @@ type workBuffer struct {
 // DLQ alert) with HMAC_SECRET; the one place the buffer calls the signer.
 func (m *Main) bufferSigner() builtin.Signer {
 	secret := []byte(m.Config.HMACSecret)
-	return func(ts time.Time, body []byte) (string, string) { return signature.Sign(secret, ts, body) }
+	return func(ts time.Time, body []byte) (string, string) { return hmacsig.Sign(secret, ts, body) }
 }
 
 // newBuffer builds the buffer and registers its handlers; start runs it
@@ -131,8 +131,8 @@ func (a *dlqAlerter) DLQAlert(ctx context.Context, count, threshold int64) error
 	}
 	ts, sig := a.sign(at, body)
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set(signature.HeaderTimestamp, ts)
-	req.Header.Set(signature.HeaderSignature, sig)
+	req.Header.Set(hmacsig.HeaderTimestamp, ts)
+	req.Header.Set(hmacsig.HeaderSignature, sig)
 	resp, err := a.client.Do(req)
 	if err != nil {
 		return fmt.Errorf("dlq alert: %w", err)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/flowgate/flowgate/contracts"
 	"github.com/flowgate/flowgate/orchestrator/buffer"
+	"github.com/flowgate/flowgate/webhooks/hmacsig"
 )
 
 // Handler types.
@@ -61,8 +62,8 @@ func (w *Webhook) Process(ctx context.Context, m *buffer.Message) (any, error) {
 	}
 	ts, sig := w.Sign(w.Now(), m.Payload)
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("X-Timestamp", ts)
-	req.Header.Set("X-Signature", sig)
+	req.Header.Set(hmacsig.HeaderTimestamp, ts)
+	req.Header.Set(hmacsig.HeaderSignature, sig)
 	req.Header.Set("X-Buffer-Message-Id", m.MessageID)
 	req.Header.Set("X-Buffer-Attempt", fmt.Sprint(m.AttemptCount))
 	if m.Metadata.CorrelationID != "" {
