@@ -69,45 +69,33 @@ type Config struct {
 	Now        func() time.Time
 }
 
+// orDefault sets *p to v when it is the zero value.
+func orDefault[T comparable](p *T, v T) {
+	var zero T
+	if *p == zero {
+		*p = v
+	}
+}
+
 func (c *Config) withDefaults() {
-	def := func(p *int64, v int64) {
-		if *p == 0 {
-			*p = v
-		}
-	}
-	defD := func(p *time.Duration, v time.Duration) {
-		if *p == 0 {
-			*p = v
-		}
-	}
-	if c.Servers == 0 {
-		c.Servers = DefaultServers
-	}
-	if c.Concurrency == 0 {
-		c.Concurrency = DefaultConcurrency
-	}
+	orDefault(&c.Servers, DefaultServers)
+	orDefault(&c.Concurrency, DefaultConcurrency)
 	if c.Backoff == (Backoff{}) {
 		c.Backoff = Backoff{Base: DefaultBackoffBase, Multiplier: DefaultBackoffMultiplier, Max: DefaultBackoffMax}
 	}
-	if c.DefaultMaxRetries == 0 {
-		c.DefaultMaxRetries = DefaultMaxRetries
-	}
-	def(&c.MaxQueueSize, DefaultMaxQueueSize)
-	def(&c.WarnDepth, DefaultWarnDepth)
-	def(&c.AlertDepth, DefaultAlertDepth)
-	def(&c.DLQAlertThreshold, DefaultDLQAlertThreshold)
-	defD(&c.ShutdownTimeout, DefaultShutdownTimeout)
-	defD(&c.DelayedCheck, time.Second)
-	defD(&c.PollInterval, DefaultPollInterval)
-	defD(&c.DepthRefresh, DefaultDepthRefresh)
-	defD(&c.CompletedRetention, DefaultCompletedRetention)
-	defD(&c.FailedRetention, DefaultFailedRetention)
-	if c.MaxPayload == 0 {
-		c.MaxPayload = DefaultMaxPayload
-	}
-	if c.KeyPrefix == "" {
-		c.KeyPrefix = "flowgate"
-	}
+	orDefault(&c.DefaultMaxRetries, DefaultMaxRetries)
+	orDefault(&c.MaxQueueSize, DefaultMaxQueueSize)
+	orDefault(&c.WarnDepth, DefaultWarnDepth)
+	orDefault(&c.AlertDepth, DefaultAlertDepth)
+	orDefault(&c.DLQAlertThreshold, DefaultDLQAlertThreshold)
+	orDefault(&c.ShutdownTimeout, DefaultShutdownTimeout)
+	orDefault(&c.DelayedCheck, time.Second)
+	orDefault(&c.PollInterval, DefaultPollInterval)
+	orDefault(&c.DepthRefresh, DefaultDepthRefresh)
+	orDefault(&c.CompletedRetention, DefaultCompletedRetention)
+	orDefault(&c.FailedRetention, DefaultFailedRetention)
+	orDefault(&c.MaxPayload, DefaultMaxPayload)
+	orDefault(&c.KeyPrefix, "flowgate")
 	if c.WorkerID == "" {
 		host, _ := os.Hostname()
 		c.WorkerID = host + ":" + strconv.Itoa(os.Getpid())
