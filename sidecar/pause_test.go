@@ -2,9 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"io"
 	"net/http"
 	"strconv"
@@ -15,6 +12,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
+
+	"github.com/flowgate/flowgate/webhooks/hmacsig"
 )
 
 // pauseRedis stops the redis-server at addr with SIGSTOP (it keeps its
@@ -53,26 +52,18 @@ func signedV1(t *testing.T, secret, method, url, body string) *http.Request {
 	t.Helper()
 	req, err := http.NewRequest(method, url, strings.NewReader(body))
 	require.NoError(t, err)
-	ts := strconv.FormatInt(time.Now().Unix(), 10)
-	req.Header.Set("X-Timestamp", ts)
-	req.Header.Set("X-Signature", hmacHex(secret, ts+"."+body))
 	req.Header.Set("Content-Type", "application/json")
+	hmacsig.SignRequest(req, []byte(secret), time.Now(), []byte(body))
 	return req
 }
 
 func signedV2(t *testing.T, secret, method, url, body string) *http.Request {
 	t.Helper()
-	req := signedV1(t, secret, method, url, body)
-	ts := req.Header.Get("X-Timestamp")
-	req.Header.Set("X-Signature", hmacHex(secret, ts+"."+method+" "+req.URL.RequestURI()+"."+body))
-	req.Header.Set("X-Signature-Version", "2")
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	hmacsig.SignRequestV2(req, []byte(secret), time.Now(), []byte(body))
 	return req
-}
-
-func hmacHex(secret, s string) string {
-	h := hmac.New(sha256.New, []byte(secret))
-	h.Write([]byte(s))
-	return hex.EncodeToString(h.Sum(nil))
 }
 
 func send(t *testing.T, req *http.Request) (int, string) {
