@@ -3,15 +3,13 @@ package builtin_test
 import (
 	"bufio"
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -26,18 +24,13 @@ import (
 	"github.com/flowgate/flowgate/orchestrator/buffer/builtin"
 	"github.com/flowgate/flowgate/sidecar/web/sse"
 	"github.com/flowgate/flowgate/test/redistest"
+	"github.com/flowgate/flowgate/webhooks/hmacsig"
 )
 
 var secret = []byte("0123456789abcdef0123456789abcdef")
 
-// sign is the test's signer: HMAC-SHA256(secret, ts + "." + body), the
-// shape of flowgate's webhook signature.
-func sign(ts time.Time, body []byte) (string, string) {
-	stamp := ts.UTC().Format("20060102150405")
-	m := hmac.New(sha256.New, secret)
-	m.Write([]byte(stamp + "." + string(body)))
-	return stamp, hex.EncodeToString(m.Sum(nil))
-}
+// sign is the test's signer: flowgate's webhook signature (hmacsig).
+func sign(ts time.Time, body []byte) (string, string) { return hmacsig.Sign(secret, ts, body) }
 
 func newBuffer(t *testing.T) (*buffer.Buffer, *redistest.DB) {
 	t.Helper()
@@ -98,9 +91,13 @@ func TestWebhookForwardSignsAndClassifies(t *testing.T) {
 	require.Equal(t, 1, g.AttemptCount)
 }
 
+// mustParse reads an X-Timestamp (unix seconds); a malformed one is the zero time.
 func mustParse(s string) time.Time {
-	t, _ := time.Parse("20060102150405", s)
-	return t
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return time.Time{}
+	}
+	return time.Unix(n, 0)
 }
 
 // TestSSEEmitReachesEventStreams: an sse.emit message reaches a
