@@ -1,0 +1,70 @@
+// flowgate route — the one routing node of every proxied endpoint.
+// Subflow instance env: ENDPOINT (the switch key), ENDPOINT_PATH (relative to
+// FLOWGATE_BASE_PATH, or absolute when it starts with "/").
+// Target: global context flowgate_routes[ENDPOINT] (set through the admin
+// route, no redeploy), else env FLOWGATE_ROUTE_DEFAULT, else "flowgate".
+// Output 1: the request for flowgate (→ http request). Output 2: "local",
+// the operator's original node (→ link call to the link in named
+// "original:" + ENDPOINT). Output 3: nothing to send to (→ fallback).
+const endpoint = env.get("ENDPOINT");
+const routes = global.get("flowgate_routes") || {};
+const target = routes[endpoint] || env.get("FLOWGATE_ROUTE_DEFAULT") || "flowgate";
+msg.flowgate = { endpoint: endpoint, target: target, started: Date.now() };
+if (target === "local") {
+    msg.target = "original:" + endpoint;
+    node.status({ fill: "yellow", shape: "ring", text: "local" });
+    return [null, msg, null];
+}
+node.status({ fill: "green", shape: "dot", text: "flowgate" });
+
+const base = String(env.get("FLOWGATE_URL") || "").replace(/\/+$/, "");
+if (!base) {
+    msg.flowgate.error = "FLOWGATE_URL is not set";
+    return [null, null, msg];
+}
+const rel = String(env.get("ENDPOINT_PATH"));
+const basePath = String(env.get("FLOWGATE_BASE_PATH") || "/chord/ortho-prd").replace(/\/+$/, "");
+const path = rel.startsWith("/") ? rel : basePath + "/" + rel;
+const original = (msg.req && msg.req.originalUrl) || "";
+const q = original.indexOf("?");
+msg.url = base + path + (q >= 0 ? original.slice(q) : "");
+msg.method = ((msg.req && msg.req.method) || "GET").toUpperCase();
+
+// Headers that matter to flowgate; hop-by-hop ones and Node-RED's own stay out.
+const inHeaders = (msg.req && msg.req.headers) || {};
+const pass = ["content-type", "accept", "authorization", "x-request-id", "user-agent", "traceparent"];
+const headers = {};
+for (const h of pass) {
+    if (inHeaders[h] !== undefined) {
+        headers[h] = inHeaders[h];
+    }
+}
+const token = env.get("FLOWGATE_TOKEN");
+if (token && !headers.authorization) {
+    headers.authorization = token.indexOf(" ") > 0 ? token : "Bearer " + token;
+}
+const fwd = inHeaders["x-forwarded-for"];
+const ip = msg.req && msg.req.ip;
+if (ip) {
+    headers["x-forwarded-for"] = fwd ? fwd + ", " + ip : ip;
+}
+headers["x-flowgate-via"] = "node-red";
+
+// The body as the caller meant it: http in parsed JSON into an object.
+// A request without a body gets none (http in would have made it {}).
+let body = msg.payload;
+const hasBody = Number(inHeaders["content-length"] || 0) > 0 || inHeaders["transfer-encoding"] !== undefined;
+if (msg.method === "GET" || msg.method === "HEAD" || !hasBody) {
+    body = undefined;
+} else if (Buffer.isBuffer(body) || typeof body === "string") {
+    // raw or text bodies go as they came
+} else if (body !== undefined && body !== null) {
+    body = JSON.stringify(body);
+    headers["content-type"] = "application/json";
+}
+msg.payload = body;
+msg.headers = headers;
+const timeout = Number(env.get("FLOWGATE_TIMEOUT_MS") || 60000);
+msg.requestTimeout = timeout > 0 ? timeout : 60000;
+delete msg.statusCode;
+return [msg, null, null];

@@ -1,0 +1,377 @@
+package flows_test
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// ---- Node-RED flows: generated from node-red/endpoints.json ------------------
+//
+// flowgate-proxy.json and flowgate-queue-dashboard.json are built here from
+// the endpoint list and the function sources in node-red/src, and compared
+// with the committed files: a change to the list or a source that was not
+// regenerated fails TestNodeRedFlowsGenerated. Regenerate with
+//
+//	go test ./flows/ -run TestNodeRedFlowsGenerated -update
+
+var updateFlows = flag.Bool("update", false, "rewrite flows/node-red/*.json from endpoints.json and src/")
+
+const (
+	nodeRedDir    = "node-red"
+	proxyFile     = "node-red/flowgate-proxy.json"
+	dashboardFile = "node-red/flowgate-queue-dashboard.json"
+	endpointsFile = "node-red/endpoints.json"
+)
+
+// nrEndpoint is one row of endpoints.json.
+type nrEndpoint struct {
+	Name           string         `json:"name"`
+	Method         string         `json:"method"`
+	Path           string         `json:"path"`
+	Group          string         `json:"group"`
+	Served         bool           `json:"served"`
+	Fallback       map[string]any `json:"fallback"`
+	FallbackStatus int            `json:"fallbackStatus"`
+}
+
+type nrEndpoints struct {
+	BasePath  string       `json:"basePath"`
+	Endpoints []nrEndpoint `json:"endpoints"`
+}
+
+// URL is the Node-RED URL of the endpoint (http in), relative to httpNodeRoot.
+func (e nrEndpoint) URL(base string) string {
+	if strings.HasPrefix(e.Path, "/") {
+		return e.Path
+	}
+	return base + "/" + e.Path
+}
+
+func loadEndpoints(t *testing.T) nrEndpoints {
+	t.Helper()
+	raw, err := os.ReadFile(endpointsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var l nrEndpoints
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if err := dec.Decode(&l); err != nil {
+		t.Fatalf("%s: %v", endpointsFile, err)
+	}
+	return l
+}
+
+// nrID is a stable Node-RED node id (16 hex digits) for key.
+func nrID(key string) string {
+	sum := sha256.Sum256([]byte("flowgate/" + key))
+	return hex.EncodeToString(sum[:8])
+}
+
+func jsSource(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(nodeRedDir, "src", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+type node = map[string]any
+
+func wires(ids ...[]string) [][]string {
+	out := make([][]string, len(ids))
+	for i, w := range ids {
+		if w == nil {
+			w = []string{}
+		}
+		out[i] = w
+	}
+	return out
+}
+
+func fn(t *testing.T, id, z, name, src string, outputs int, libs []map[string]string, x, y int, w [][]string) node {
+	if libs == nil {
+		libs = []map[string]string{}
+	}
+	return node{"id": id, "type": "function", "z": z, "name": name, "func": jsSource(t, src), "outputs": outputs,
+		"timeout": 0, "noerr": 0, "initialize": "", "finalize": "", "libs": libs, "x": x, "y": y, "wires": w}
+}
+
+var cryptoLib = []map[string]string{{"var": "crypto", "module": "crypto"}}
+
+// routeSubflow is the proxy logic, once: route → http request → answer, or
+// → link call to the original node; every failure → fallback.
+func routeSubflow(t *testing.T) []node {
+	sf := nrID("subflow/route")
+	id := func(s string) string { return nrID("subflow/route/" + s) }
+	out := []node{{
+		"id": sf, "type": "subflow", "name": "flowgate route", "category": "", "color": "#A6BBCF",
+		"info": "Routes one endpoint to flowgate or to the operator's original node. Instance env: ENDPOINT " +
+			"(the switch key), ENDPOINT_PATH, FALLBACK (extra keys of the fallback answer), FALLBACK_STATUS. " +
+			"See flows/README.md (Node-RED).",
+		"in":  []node{{"x": 60, "y": 120, "wires": []node{{"id": id("route")}}}},
+		"out": []node{{"x": 1100, "y": 120, "wires": []node{{"id": id("answer"), "port": 0}, {"id": id("fallback"), "port": 0}, {"id": id("not-wired"), "port": 1}}}},
+		"env": []node{
+			{"name": "ENDPOINT", "type": "str", "value": ""},
+			{"name": "ENDPOINT_PATH", "type": "str", "value": ""},
+			{"name": "FALLBACK", "type": "json", "value": "{}"},
+			{"name": "FALLBACK_STATUS", "type": "str", "value": "200"},
+		},
+	}}
+	out = append(out,
+		fn(t, id("route"), sf, "route", "route.js", 3, nil, 200, 120,
+			wires([]string{id("request")}, []string{id("call")}, []string{id("fallback")})),
+		node{"id": id("request"), "type": "http request", "z": sf, "name": "flowgate", "method": "use", "ret": "bin",
+			"paytoqs": "ignore", "url": "", "tls": "", "persist": false, "proxy": "", "insecureHTTPParser": false,
+			"authType": "", "senderr": false, "headers": []any{}, "x": 400, "y": 80, "wires": wires([]string{id("answer")})},
+		fn(t, id("answer"), sf, "answer", "answer.js", 2, nil, 600, 80, wires(nil, []string{id("fallback")})),
+		node{"id": id("call"), "type": "link call", "z": sf, "name": "original node", "links": []any{},
+			"linkType": "dynamic", "timeout": "120", "x": 410, "y": 160, "wires": wires([]string{id("not-wired")})},
+		node{"id": id("not-wired"), "type": "switch", "z": sf, "name": "wired?", "property": "flowgate.notWired",
+			"propertyType": "msg", "rules": []node{{"t": "true"}, {"t": "else"}}, "checkall": "false", "repair": false,
+			"outputs": 2, "x": 600, "y": 160, "wires": wires([]string{id("fallback")}, nil)},
+		node{"id": id("catch"), "type": "catch", "z": sf, "name": "original failed", "scope": []string{id("call")},
+			"uncaught": false, "x": 410, "y": 220, "wires": wires([]string{id("fallback")})},
+		fn(t, id("fallback"), sf, "fallback", "fallback.js", 1, nil, 850, 200, wires(nil)),
+	)
+	return out
+}
+
+func proxyFlow(t *testing.T, l nrEndpoints) []node {
+	tab := nrID("tab/proxy")
+	originals := nrID("tab/originals")
+	sf := nrID("subflow/route")
+	var names []string
+	for _, e := range l.Endpoints {
+		if !slices.Contains(names, e.Name) {
+			names = append(names, e.Name)
+		}
+	}
+	namesJSON, _ := json.Marshal(names)
+	flow := []node{{
+		"id": tab, "type": "tab", "label": "flowgate proxy", "disabled": false,
+		"info": "Generated from flows/node-red/endpoints.json. Each endpoint: http in → flowgate route → http response. " +
+			"Switch one endpoint: PUT /flowgate-admin/routes {\"endpoint\":…,\"target\":\"local\"|\"flowgate\"|null}. " +
+			"See flows/README.md (Node-RED).",
+		"env": []node{{"name": "FLOWGATE_ENDPOINTS", "type": "json", "value": string(namesJSON)}},
+	}}
+	flow = append(flow, routeSubflow(t)...)
+	for i, e := range l.Endpoints {
+		key := e.Method + " " + e.URL(l.BasePath)
+		y := 60 + 50*i
+		fb, _ := json.Marshal(e.Fallback)
+		if e.Fallback == nil {
+			fb = []byte("{}")
+		}
+		status := "200"
+		if e.FallbackStatus != 0 {
+			status = fmt.Sprint(e.FallbackStatus)
+		}
+		flow = append(flow,
+			node{"id": nrID("in/" + key), "type": "http in", "z": tab, "name": key, "url": e.URL(l.BasePath),
+				"method": strings.ToLower(e.Method), "upload": false, "swaggerDoc": "", "x": 180, "y": y,
+				"wires": wires([]string{nrID("route/" + key)})},
+			node{"id": nrID("route/" + key), "type": "subflow:" + sf, "z": tab, "name": e.Name, "x": 480, "y": y,
+				"env": []node{
+					{"name": "ENDPOINT", "type": "str", "value": e.Name},
+					{"name": "ENDPOINT_PATH", "type": "str", "value": e.Path},
+					{"name": "FALLBACK", "type": "json", "value": string(fb)},
+					{"name": "FALLBACK_STATUS", "type": "str", "value": status},
+				},
+				"wires": wires([]string{nrID("out/" + key)})},
+			node{"id": nrID("out/" + key), "type": "http response", "z": tab, "name": "", "statusCode": "",
+				"headers": node{}, "x": 700, "y": y, "wires": wires()},
+		)
+	}
+	ay := 60 + 50*len(l.Endpoints) + 40
+	admin := nrID("admin/fn")
+	flow = append(flow,
+		node{"id": nrID("admin/get"), "type": "http in", "z": tab, "name": "GET /flowgate-admin/routes",
+			"url": "/flowgate-admin/routes", "method": "get", "upload": false, "swaggerDoc": "", "x": 180, "y": ay,
+			"wires": wires([]string{admin})},
+		node{"id": nrID("admin/put"), "type": "http in", "z": tab, "name": "PUT /flowgate-admin/routes",
+			"url": "/flowgate-admin/routes", "method": "put", "upload": false, "swaggerDoc": "", "x": 180, "y": ay + 50,
+			"wires": wires([]string{admin})},
+		fn(t, admin, tab, "flowgate admin: routes", "admin.js", 1, cryptoLib, 480, ay+25, wires([]string{nrID("admin/out")})),
+		node{"id": nrID("admin/out"), "type": "http response", "z": tab, "name": "", "statusCode": "", "headers": node{},
+			"x": 700, "y": ay + 25, "wires": wires()},
+	)
+	flow = append(flow, node{
+		"id": originals, "type": "tab", "label": "flowgate rollback targets", "disabled": false,
+		"info": "The switch \"local\" calls the link in named original:<endpoint>. Put your original function node " +
+			"for that endpoint between its link in and its return link (or paste its code into the placeholder).",
+	})
+	for i, name := range names {
+		y := 60 + 60*i
+		flow = append(flow,
+			node{"id": nrID("orig/in/" + name), "type": "link in", "z": originals, "name": "original:" + name,
+				"links": []any{}, "x": 150, "y": y, "wires": wires([]string{nrID("orig/fn/" + name)})},
+			fn(t, nrID("orig/fn/"+name), originals, "original "+name, "original.js", 1, nil, 420, y,
+				wires([]string{nrID("orig/out/" + name)})),
+			node{"id": nrID("orig/out/" + name), "type": "link out", "z": originals, "name": "return",
+				"mode": "return", "links": []any{}, "x": 650, "y": y, "wires": wires()},
+		)
+	}
+	return flow
+}
+
+func dashboardFlow(t *testing.T) []node {
+	tab := nrID("tab/dashboard")
+	id := func(s string) string { return nrID("dashboard/" + s) }
+	flow := []node{{
+		"id": tab, "type": "tab", "label": "flowgate queue dashboard", "disabled": false,
+		"info": "Polls flowgate every 10 s: queue-status (booking operations) and signed GET /queue/stats " +
+			"(VM tasks; needs HMAC_SECRET). The counts are in the status of the two display nodes. See flows/README.md.",
+	}}
+	for i, part := range []struct{ key, label, req, show string }{
+		{"booking", "booking queue", "booking-queue-request.js", "booking-queue-status.js"},
+		{"tasks", "task queue", "task-queue-request.js", "task-queue-status.js"},
+	} {
+		y := 80 + 100*i
+		var libs []map[string]string
+		if part.key == "tasks" {
+			libs = cryptoLib
+		}
+		flow = append(flow,
+			node{"id": id(part.key + "/tick"), "type": "inject", "z": tab, "name": "every 10 s",
+				"props": []node{{"p": "payload"}}, "repeat": "10", "crontab": "", "once": true, "onceDelay": "2",
+				"topic": "", "payload": "", "payloadType": "date", "x": 140, "y": y,
+				"wires": wires([]string{id(part.key + "/req")})},
+			fn(t, id(part.key+"/req"), tab, part.label+" request", part.req, 1, libs, 360, y,
+				wires([]string{id(part.key + "/http")})),
+			node{"id": id(part.key + "/http"), "type": "http request", "z": tab, "name": "flowgate", "method": "use",
+				"ret": "obj", "paytoqs": "ignore", "url": "", "tls": "", "persist": false, "proxy": "",
+				"insecureHTTPParser": false, "authType": "", "senderr": false, "headers": []any{}, "x": 570, "y": y,
+				"wires": wires([]string{id(part.key + "/show")})},
+			fn(t, id(part.key+"/show"), tab, part.label, part.show, 1, nil, 760, y,
+				wires([]string{id(part.key + "/debug")})),
+			node{"id": id(part.key + "/debug"), "type": "debug", "z": tab, "name": part.label, "active": true,
+				"tosidebar": true, "console": false, "tostatus": false, "complete": "payload", "targetType": "msg",
+				"statusVal": "", "statusType": "auto", "x": 970, "y": y, "wires": []any{}},
+		)
+	}
+	return flow
+}
+
+func marshalFlow(t *testing.T, flow []node) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(flow); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// TestNodeRedFlowsGenerated: the committed flows are exactly what
+// endpoints.json and src/ give (-update rewrites them).
+func TestNodeRedFlowsGenerated(t *testing.T) {
+	l := loadEndpoints(t)
+	for file, flow := range map[string][]node{proxyFile: proxyFlow(t, l), dashboardFile: dashboardFlow(t)} {
+		want := marshalFlow(t, flow)
+		if *updateFlows || os.Getenv("UPDATE_GOLDEN") == "1" {
+			if err := os.WriteFile(file, want, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		got, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatalf("%v (run with -update to create it)", err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s is not what endpoints.json and node-red/src generate; run go test ./flows/ -run TestNodeRedFlowsGenerated -update", file)
+		}
+	}
+}
+
+// TestNodeRedEndpointList: every URL the production flow answers (the
+// observed shapes, contracts/testdata/nodered-shapes.json) is in the list,
+// each list row is one http in of the proxy flow, and names and URLs are
+// unique per method.
+func TestNodeRedEndpointList(t *testing.T) {
+	l := loadEndpoints(t)
+	raw, err := os.ReadFile("../contracts/testdata/nodered-shapes.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var shapes map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &shapes); err != nil {
+		t.Fatal(err)
+	}
+	listed := map[string]bool{}
+	for _, e := range l.Endpoints {
+		key := e.Method + " " + e.URL(l.BasePath)
+		if listed[key] {
+			t.Errorf("%s listed twice", key)
+		}
+		listed[key] = true
+		if !slices.Contains([]string{"GET", "POST", "PUT", "DELETE", "PATCH"}, e.Method) || e.Name == "" || e.Path == "" {
+			t.Errorf("bad row %+v", e)
+		}
+		if !slices.Contains([]string{"read", "write", "ops"}, e.Group) {
+			t.Errorf("%s: group %q, want read, write or ops", key, e.Group)
+		}
+	}
+	for key := range shapes {
+		if !listed[key] {
+			t.Errorf("the original answers %s but endpoints.json does not list it", key)
+		}
+	}
+	var flow []node
+	b, err := os.ReadFile(proxyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &flow); err != nil {
+		t.Fatal(err)
+	}
+	ins := map[string]bool{}
+	for _, n := range flow {
+		if n["type"] == "http in" && !strings.HasPrefix(fmt.Sprint(n["url"]), "/flowgate-admin/") {
+			ins[strings.ToUpper(fmt.Sprint(n["method"]))+" "+fmt.Sprint(n["url"])] = true
+		}
+	}
+	if len(ins) != len(listed) {
+		t.Errorf("proxy flow has %d endpoint http in nodes, the list %d rows", len(ins), len(listed))
+	}
+	for key := range listed {
+		if !ins[key] {
+			t.Errorf("no http in for %s", key)
+		}
+	}
+}
+
+// TestNodeRedFunctionSyntax: every function node body compiles as Node-RED
+// wraps it (an async function of msg with node, env, global, crypto…).
+func TestNodeRedFunctionSyntax(t *testing.T) {
+	nodeBin := nodeJS(t)
+	entries, err := os.ReadDir(filepath.Join(nodeRedDir, "src"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for _, e := range entries {
+		src := jsSource(t, e.Name())
+		wrapped := "'use strict';\n(async function (msg, node, env, global, flow, context, crypto, Buffer) {\n" + src + "\n});\n"
+		f := filepath.Join(dir, e.Name())
+		if err := os.WriteFile(f, []byte(wrapped), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if out, err := exec.Command(nodeBin, "--check", f).CombinedOutput(); err != nil {
+			t.Errorf("%s: %v\n%s", e.Name(), err, out)
+		}
+	}
+}
