@@ -1,0 +1,429 @@
+package test
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/flowgate/flowgate/contracts"
+	"github.com/flowgate/flowgate/test/noderedtest"
+	"github.com/flowgate/flowgate/test/redistest"
+	"github.com/flowgate/flowgate/webhooks/signature"
+)
+
+// The Node-RED switch-over kit (flows/node-red) in a real Node-RED 4: the
+// seed's booking scenario through Node-RED's URLs with flowgate behind the
+// proxy flow, the per-endpoint rollback switch, flowgate down, and the
+// queue dashboard's status texts.
+
+// exchange is one request Node-RED sent to flowgate and flowgate's answer.
+type exchange struct {
+	Method, Target, ContentType, Via string
+	Body                             []byte
+	Status                           int
+	RespContentType                  string
+	RespBody                         []byte
+}
+
+// recorder sits at FLOWGATE_URL in front of flowgate: it forwards every
+// request as it came and records the exchange, so each Node-RED answer can
+// be compared with flowgate's own answer to the very same request. hang
+// makes it hold requests without answering (a flowgate that stopped
+// answering); Close makes FLOWGATE_URL refuse connections (flowgate down).
+type recorder struct {
+	t        *testing.T
+	upstream string
+	srv      *httptest.Server
+
+	mu   sync.Mutex
+	log  []exchange
+	hang chan struct{} // non-nil: hold requests until closed
+}
+
+func newRecorder(t *testing.T, upstream string) *recorder {
+	r := &recorder{t: t, upstream: upstream}
+	r.srv = httptest.NewServer(http.HandlerFunc(r.serve))
+	t.Cleanup(r.close)
+	return r
+}
+
+func (r *recorder) close() {
+	r.mu.Lock()
+	if r.hang != nil {
+		close(r.hang)
+		r.hang = nil
+	}
+	r.mu.Unlock()
+	r.srv.Close()
+}
+
+func (r *recorder) serve(w http.ResponseWriter, req *http.Request) {
+	r.mu.Lock()
+	hang := r.hang
+	r.mu.Unlock()
+	if hang != nil {
+		select {
+		case <-hang:
+		case <-req.Context().Done():
+		}
+		return
+	}
+	body, _ := io.ReadAll(req.Body)
+	up, err := http.NewRequestWithContext(req.Context(), req.Method, r.upstream+req.URL.RequestURI(), bytes.NewReader(body))
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadGateway)
+		return
+	}
+	up.Header = req.Header.Clone()
+	resp, err := http.DefaultClient.Do(up)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadGateway)
+		return
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(resp.Body)
+	r.mu.Lock()
+	r.log = append(r.log, exchange{Method: req.Method, Target: req.URL.RequestURI(), ContentType: req.Header.Get("Content-Type"),
+		Via: req.Header.Get("X-Flowgate-Via"), Body: body, Status: resp.StatusCode,
+		RespContentType: resp.Header.Get("Content-Type"), RespBody: out})
+	r.mu.Unlock()
+	for _, h := range []string{"Content-Type", "X-Request-Id", "Retry-After"} {
+		if v := resp.Header.Get(h); v != "" {
+			w.Header().Set(h, v)
+		}
+	}
+	w.WriteHeader(resp.StatusCode)
+	_, _ = w.Write(out)
+}
+
+func (r *recorder) count() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.log)
+}
+
+func (r *recorder) last() exchange {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	require.NotEmpty(r.t, r.log, "flowgate got no request")
+	return r.log[len(r.log)-1]
+}
+
+func (r *recorder) setHang(on bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch {
+	case on && r.hang == nil:
+		r.hang = make(chan struct{})
+	case !on && r.hang != nil:
+		close(r.hang)
+		r.hang = nil
+	}
+}
+
+// nrClient drives Node-RED's URLs and checks each answer against what
+// flowgate answered to the request Node-RED forwarded.
+type nrClient struct {
+	t   *testing.T
+	nr  *noderedtest.Proc
+	rec *recorder
+}
+
+// call sends method path (body JSON-encoded when not nil) to Node-RED and
+// requires that it reached flowgate once, unchanged (method, path and
+// query, content type, body), and that Node-RED answered exactly
+// flowgate's status, content type and body.
+func (c *nrClient) call(method, path string, body any) []byte {
+	c.t.Helper()
+	var raw []byte
+	headers := map[string]string{}
+	if body != nil {
+		var err error
+		raw, err = json.Marshal(body)
+		require.NoError(c.t, err)
+		headers["Content-Type"] = "application/json"
+	}
+	before := c.rec.count()
+	status, ct, out := c.nr.Do(c.t, method, path, headers, raw)
+	require.Equal(c.t, before+1, c.rec.count(), "%s %s: want exactly one request to flowgate", method, path)
+	ex := c.rec.last()
+	require.Equal(c.t, method, ex.Method)
+	require.Equal(c.t, path, ex.Target, "path and query reach flowgate unchanged")
+	require.Equal(c.t, "node-red", ex.Via)
+	if body != nil {
+		require.Equal(c.t, "application/json", ex.ContentType)
+		require.JSONEq(c.t, string(raw), string(ex.Body), "the body reaches flowgate unchanged")
+	} else {
+		require.Empty(c.t, ex.Body)
+	}
+	require.Equal(c.t, ex.Status, status, "Node-RED answers flowgate's status: %s", truncate(out))
+	require.Equal(c.t, ex.RespContentType, ct, "Node-RED answers flowgate's content type")
+	require.Equal(c.t, string(ex.RespBody), string(out), "Node-RED answers flowgate's body byte for byte")
+	return out
+}
+
+// admin is the kit's switch route.
+func (c *nrClient) admin(method string, body any) (int, map[string]any) {
+	c.t.Helper()
+	var raw []byte
+	if body != nil {
+		raw, _ = json.Marshal(body)
+	}
+	status, _, out := c.nr.Do(c.t, method, "/flowgate-admin/routes",
+		map[string]string{"Authorization": "Bearer " + nrAdminToken, "Content-Type": "application/json"}, raw)
+	var v map[string]any
+	require.NoError(c.t, json.Unmarshal(out, &v), string(out))
+	return status, v
+}
+
+const nrAdminToken = "nodered-e2e-admin-token-0123456789"
+
+// nrTimeout is FLOWGATE_TIMEOUT_MS of the proxy in this test.
+const nrTimeout = 6 * time.Second
+
+// kitNodeID finds the id of the node named name in a kit file.
+func kitNodeID(t *testing.T, file, typ, name string) string {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(noderedtest.RepoRoot(), file))
+	require.NoError(t, err)
+	var nodes []map[string]any
+	require.NoError(t, json.Unmarshal(raw, &nodes))
+	for _, n := range nodes {
+		if n["type"] == typ && n["name"] == name {
+			return n["id"].(string)
+		}
+	}
+	t.Fatalf("%s: no %s node named %q", file, typ, name)
+	return ""
+}
+
+// fallbackAnswer is the kit's fallback shape (flows/node-red/src/fallback.js).
+type fallbackAnswer struct {
+	Success bool   `json:"success"`
+	Message string `json:"message"`
+	Debug   struct {
+		ErrorType    string `json:"error_type"`
+		ErrorMessage string `json:"error_message"`
+		Endpoint     string `json:"endpoint"`
+		Route        string `json:"route"`
+		ElapsedMS    int64  `json:"elapsed_ms"`
+		Timestamp    string `json:"timestamp"`
+	} `json:"_debug"`
+	LLMGuidance contracts.FailedGuidance `json:"llm_guidance"`
+}
+
+// requireFallback decodes a fallback answer and checks its guidance is
+// flowgate's own for errType (TIMEOUT or EXCEPTION), timestamp aside.
+func requireFallback(t *testing.T, status int, ct string, out []byte, errType, endpoint, route string) fallbackAnswer {
+	t.Helper()
+	require.Equal(t, http.StatusOK, status, string(out))
+	require.True(t, strings.HasPrefix(ct, "application/json"), ct)
+	var extra map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal(out, &extra), string(out))
+	var f fallbackAnswer
+	require.NoError(t, json.Unmarshal(out, &f))
+	require.False(t, f.Success)
+	require.Equal(t, errType, f.Debug.ErrorType, string(out))
+	require.Equal(t, endpoint, f.Debug.Endpoint)
+	require.Equal(t, route, f.Debug.Route)
+	want := contracts.NewFailedGuidance(errType, time.Now())
+	want.Timestamp = f.LLMGuidance.Timestamp
+	require.Equal(t, want, f.LLMGuidance, "the fallback guides the assistant as flowgate's own %s answer does", errType)
+	_, err := time.Parse(time.RFC3339, f.LLMGuidance.Timestamp)
+	require.NoError(t, err)
+	return f
+}
+
+// signedTaskFailed creates a task in flowgate, claims it and FAILs it, so that
+// GET /queue/stats shows one ERROR task waiting for its retry.
+func signedTaskFailed(t *testing.T, base string) {
+	t.Helper()
+	send := func(path string, body any, v2 bool) []byte {
+		raw, _ := json.Marshal(body)
+		req, err := http.NewRequest(http.MethodPost, base+path, bytes.NewReader(raw))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/json")
+		if v2 {
+			signature.SignRequestV2(req, []byte(testSecrets["HMAC_SECRET"]), time.Now(), raw)
+		} else {
+			signature.SignRequest(req, []byte(testSecrets["HMAC_SECRET"]), time.Now(), raw)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		out, _ := io.ReadAll(resp.Body)
+		require.Less(t, resp.StatusCode, 300, "%s: %s", path, out)
+		return out
+	}
+	var created contracts.CreateResponse
+	require.NoError(t, json.Unmarshal(send("/queue", contracts.CreateTaskRequest{EncounterID: "nr-e2e-1",
+		Payload: json.RawMessage(`{"patient":"nr"}`)}, false), &created))
+	send("/queue/claim", map[string]any{"worker_id": "vm-nr", "limit": 1}, true)
+	send("/fail", map[string]any{"queue_id": created.Task.QueueID, "encounter_id": "nr-e2e-1", "error_message": "nr e2e"}, false)
+}
+
+func TestNodeRedSwitchOverKit(t *testing.T) {
+	t.Parallel()
+	noderedtest.Dir(t) // skips here, before anything starts, when npm is unreachable
+	db := redistest.New(t).URL()
+	// The simulator's minute is 3 s (scale 20, 1/min): a second booking
+	// right after the first is refused with code 8 on both sync tries and
+	// queued; the worker books it once the window has passed.
+	sim := startSim(t, 20, "1/min")
+	fg := startFlowgate(t, bookingEnv(db, sim, "600/min", map[string]string{
+		"CLOUD9_LIMIT_MARGIN": "0s", "BOOKING_SYNC_RETRY_DELAY": "300ms", "BOOKING_SYNC_BUDGET": "2s",
+		"BOOKING_BACKOFF_BASE": "200ms", "BOOKING_BACKOFF_MAX": "400ms",
+		"REQUEUE_BACKOFF_BASE": "5m", "REQUEUE_BACKOFF_MAX": "5m",
+	}))
+	rec := newRecorder(t, fg.Base)
+	nr := noderedtest.Start(t, map[string]string{
+		"FLOWGATE_URL": rec.srv.URL, "HMAC_SECRET": testSecrets["HMAC_SECRET"],
+		"FLOWGATE_ADMIN_TOKEN": nrAdminToken, "FLOWGATE_TIMEOUT_MS": "6000",
+	}, "flows/node-red/flowgate-proxy.json", "flows/node-red/flowgate-queue-dashboard.json")
+	c := &nrClient{t: t, nr: nr, rec: rec}
+	B := bookingBase
+
+	// The seed's scenario, every answer flowgate's own.
+	var pat contracts.PatientCreatedResponse
+	require.NoError(t, json.Unmarshal(c.call(http.MethodPost, B+"/createPatient", contracts.CreatePatientRequest{
+		PatientFirstName: "Ann", PatientLastName: "Lee", PhoneNumber: "4125550100", BirthDate: "01/02/1985", UUI: "call-nr",
+	}), &pat))
+	require.True(t, pat.Success)
+	var grouped contracts.GroupedSlotsResponse
+	require.NoError(t, json.Unmarshal(c.call(http.MethodPost, B+"/getGroupedApptSlots", contracts.GetGroupedApptSlotsRequest{
+		NumberOfPatients: 2, TimeWindowMinutes: 40, SessionID: "call-nr"}), &grouped))
+	plan := grouped.LLMGuidance.BookingPlan
+	require.Len(t, plan, 2, "a booking plan for two children")
+	book := func(step contracts.BookingPlanStep, child string) []byte {
+		return c.call(http.MethodPost, B+"/createAppt", contracts.CreateApptRequest{PatientGUID: pat.PatientGUID,
+			BookingAuthToken: pat.BookingAuthToken, BookingToken: step.BookingToken, ChildName: child,
+			Note: "Child: " + child, UUI: "call-nr", SessionID: "call-nr"})
+	}
+	first := book(plan[0], "Tom Lee")
+	require.Empty(t, errorType(t, first), truncate(first))
+	second := book(plan[1], "Tia Lee")
+	require.Equal(t, contracts.BookingErrRateLimitedQueued, errorType(t, second), truncate(second))
+	queued := strictDecode[contracts.ApptQueuedResponse](t, second)
+	require.True(t, queued.Queued)
+
+	// queue-status through Node-RED (its query string passed on) shows the
+	// operation, then its completion.
+	seen := false
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		qs := strictDecode[contracts.QueueStatusResponse](t, c.call(http.MethodGet, B+"/queue-status?page=1&pageSize=20", nil))
+		var op *contracts.QueueOperation
+		for i := range qs.Operations {
+			if qs.Operations[i].ID == queued.OperationID {
+				op = &qs.Operations[i]
+			}
+		}
+		seen = seen || op != nil
+		if op != nil && op.Status == contracts.OpCompleted {
+			require.Equal(t, "Tia Lee", op.ChildName)
+			require.NotNil(t, op.Result)
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "operation %s not completed via Node-RED's queue-status: %+v", queued.OperationID, qs)
+		time.Sleep(300 * time.Millisecond)
+	}
+	require.True(t, seen)
+	st := sim.state()
+	require.Len(t, apptsAt(st, pat.PatientGUID, plan[1].StartTime, plan[1].ScheduleColumnGUID), 1, "the queued booking exists once")
+	require.Len(t, st.Appointments, 2)
+
+	t.Run("dashboard", func(t *testing.T) {
+		signedTaskFailed(t, fg.Base)
+		booking := kitNodeID(t, "flows/node-red/flowgate-queue-dashboard.json", "function", "booking queue")
+		tasks := kitNodeID(t, "flows/node-red/flowgate-queue-dashboard.json", "function", "task queue")
+		s := nr.WaitStatus(t, booking, 25*time.Second, func(s Status) bool { return s.Text == "Idle - P:0 C:1 F:0" })
+		require.Equal(t, Status{Fill: "grey", Shape: "ring", Text: "Idle - P:0 C:1 F:0"}, s)
+		s = nr.WaitStatus(t, tasks, 25*time.Second, func(s Status) bool { return s.Fill == "yellow" })
+		require.Equal(t, Status{Fill: "yellow", Shape: "ring", Text: "Retry waiting - 1 tasks"}, s)
+	})
+
+	t.Run("rollback of createAppt without a redeploy", func(t *testing.T) {
+		status, v := c.admin(http.MethodPut, map[string]any{"endpoint": "createAppt", "target": "local"})
+		require.Equal(t, http.StatusOK, status, v)
+		require.Equal(t, "local", v["endpoints"].(map[string]any)["createAppt"])
+		before := rec.count()
+		status, ct, out := nr.Do(t, http.MethodPost, B+"/createAppt", map[string]string{"Content-Type": "application/json"},
+			[]byte(`{"patientGUID":"`+pat.PatientGUID+`","childName":"Rolled Back"}`))
+		requireFallback(t, status, ct, out, contracts.BookingErrException, "createAppt", "local")
+		require.Contains(t, string(out), "not wired in", "the rollback target answered")
+		require.Equal(t, before, rec.count(), "a rolled-back createAppt reached flowgate")
+		c.call(http.MethodGet, B+"/queue-status", nil) // the other endpoints still go to flowgate
+
+		status, v = c.admin(http.MethodPut, map[string]any{"endpoint": "createAppt", "target": nil})
+		require.Equal(t, http.StatusOK, status, v)
+		require.Equal(t, "flowgate", v["endpoints"].(map[string]any)["createAppt"])
+		out = c.call(http.MethodPost, B+"/createAppt", map[string]any{"patientGUID": pat.PatientGUID, "childName": "Back Again"})
+		require.NotEqual(t, "", errorType(t, out), "flowgate answered the incomplete booking: %s", out)
+	})
+
+	t.Run("admin route refuses strangers and unknown endpoints", func(t *testing.T) {
+		status, _, out := nr.Do(t, http.MethodPut, "/flowgate-admin/routes", map[string]string{"Content-Type": "application/json"},
+			[]byte(`{"endpoint":"createAppt","target":"local"}`))
+		require.Equal(t, http.StatusUnauthorized, status, string(out))
+		status, v := c.admin(http.MethodPut, map[string]any{"endpoint": "nope", "target": "local"})
+		require.Equal(t, http.StatusBadRequest, status, v)
+		status, v = c.admin(http.MethodPut, map[string]any{"endpoint": "createAppt", "target": "elsewhere"})
+		require.Equal(t, http.StatusBadRequest, status, v)
+		_, v = c.admin(http.MethodGet, nil)
+		require.Equal(t, "flowgate", v["endpoints"].(map[string]any)["createAppt"])
+	})
+
+	t.Run("an endpoint flowgate does not serve yet passes its 404 on", func(t *testing.T) {
+		out := c.call(http.MethodPost, B+"/getLocation", map[string]any{"locationGUID": "x"})
+		require.NotEmpty(t, out)
+	})
+
+	t.Run("flowgate not answering: the fallback within the timeout", func(t *testing.T) {
+		rec.setHang(true)
+		start := time.Now()
+		status, ct, out := nr.Do(t, http.MethodGet, B+"/queue-status", nil, nil)
+		took := time.Since(start)
+		rec.setHang(false)
+		requireFallback(t, status, ct, out, contracts.BookingErrTimeout, "queue-status", "flowgate")
+		require.GreaterOrEqual(t, took, nrTimeout-500*time.Millisecond)
+		require.Less(t, took, nrTimeout+3*time.Second, "fallback after %s", took)
+		var extra struct {
+			Total      *int  `json:"total"`
+			Operations []any `json:"operations"`
+		}
+		require.NoError(t, json.Unmarshal(out, &extra))
+		require.NotNil(t, extra.Total, "queue-status's fallback keeps its count keys: %s", out)
+	})
+
+	t.Run("flowgate down: the fallback at once", func(t *testing.T) {
+		rec.close()
+		_, err := net.DialTimeout("tcp", strings.TrimPrefix(rec.srv.URL, "http://"), time.Second)
+		require.Error(t, err, "FLOWGATE_URL still accepts connections")
+		start := time.Now()
+		status, ct, out := nr.Do(t, http.MethodPost, B+"/createAppt", map[string]string{"Content-Type": "application/json"},
+			[]byte(`{"patientGUID":"`+pat.PatientGUID+`"}`))
+		f := requireFallback(t, status, ct, out, contracts.BookingErrException, "createAppt", "flowgate")
+		require.Less(t, time.Since(start), 3*time.Second)
+		require.Contains(t, f.Debug.ErrorMessage, "ECONNREFUSED")
+		require.NotContains(t, string(out), "    at ", "no stack trace")
+
+		booking := kitNodeID(t, "flows/node-red/flowgate-queue-dashboard.json", "function", "booking queue")
+		s := nr.WaitStatus(t, booking, 25*time.Second, func(s Status) bool { return s.Fill == "red" })
+		require.Equal(t, "ring", s.Shape)
+		require.True(t, strings.HasPrefix(s.Text, "Error: "), s.Text)
+	})
+}
+
+// Status is a Node-RED node status.
+type Status = noderedtest.Status
