@@ -120,7 +120,7 @@ func routeSubflow(t *testing.T) []node {
 			"(the switch key), ENDPOINT_PATH, FALLBACK (extra keys of the fallback answer), FALLBACK_STATUS. " +
 			"See flows/README.md (Node-RED).",
 		"in":  []node{{"x": 60, "y": 120, "wires": []node{{"id": id("route")}}}},
-		"out": []node{{"x": 1100, "y": 120, "wires": []node{{"id": id("answer"), "port": 0}, {"id": id("fallback"), "port": 0}, {"id": id("not-wired"), "port": 1}}}},
+		"out": []node{{"x": 1100, "y": 120, "wires": []node{{"id": id("answer"), "port": 0}, {"id": id("fallback"), "port": 0}, {"id": id("to-fallback"), "port": 1}}}},
 		"env": []node{
 			{"name": "ENDPOINT", "type": "str", "value": ""},
 			{"name": "ENDPOINT_PATH", "type": "str", "value": ""},
@@ -136,8 +136,8 @@ func routeSubflow(t *testing.T) []node {
 			"authType": "", "senderr": false, "headers": []any{}, "x": 400, "y": 80, "wires": wires([]string{id("answer")})},
 		fn(t, id("answer"), sf, "answer", "answer.js", 2, nil, 600, 80, wires(nil, []string{id("fallback")})),
 		node{"id": id("call"), "type": "link call", "z": sf, "name": "original node", "links": []any{},
-			"linkType": "dynamic", "timeout": "120", "x": 410, "y": 160, "wires": wires([]string{id("not-wired")})},
-		node{"id": id("not-wired"), "type": "switch", "z": sf, "name": "wired?", "property": "flowgate.notWired",
+			"linkType": "dynamic", "timeout": "120", "x": 410, "y": 160, "wires": wires([]string{id("to-fallback")})},
+		node{"id": id("to-fallback"), "type": "switch", "z": sf, "name": "answered?", "property": "flowgate.fallback",
 			"propertyType": "msg", "rules": []node{{"t": "true"}, {"t": "else"}}, "checkall": "false", "repair": false,
 			"outputs": 2, "x": 600, "y": 160, "wires": wires([]string{id("fallback")}, nil)},
 		node{"id": id("catch"), "type": "catch", "z": sf, "name": "original failed", "scope": []string{id("call")},
@@ -179,7 +179,7 @@ func proxyFlow(t *testing.T, l nrEndpoints) []node {
 		}
 		flow = append(flow,
 			node{"id": nrID("in/" + key), "type": "http in", "z": tab, "name": key, "url": e.URL(l.BasePath),
-				"method": strings.ToLower(e.Method), "upload": false, "swaggerDoc": "", "x": 180, "y": y,
+				"method": strings.ToLower(e.Method), "upload": false, "skipBodyParsing": true, "swaggerDoc": "", "x": 180, "y": y,
 				"wires": wires([]string{nrID("route/" + key)})},
 			node{"id": nrID("route/" + key), "type": "subflow:" + sf, "z": tab, "name": e.Name, "x": 480, "y": y,
 				"env": []node{
@@ -211,8 +211,19 @@ func proxyFlow(t *testing.T, l nrEndpoints) []node {
 		"info": "The switch \"local\" calls the link in named original:<endpoint>. Put your original function node " +
 			"for that endpoint between its link in and its return link (or paste its code into the placeholder).",
 	})
+	// A node of this tab that throws while answering hands the request back
+	// (the caught message keeps its return path) instead of leaving the
+	// caller to the link call's timeout.
+	flow = append(flow,
+		node{"id": nrID("orig/catch"), "type": "catch", "z": originals, "name": "an original node failed",
+			"scope": nil, "uncaught": false, "x": 170, "y": 40, "wires": wires([]string{nrID("orig/failed")})},
+		fn(t, nrID("orig/failed"), originals, "original failed", "original-failed.js", 1, nil, 420, 40,
+			wires([]string{nrID("orig/failed/out")})),
+		node{"id": nrID("orig/failed/out"), "type": "link out", "z": originals, "name": "return",
+			"mode": "return", "links": []any{}, "x": 650, "y": 40, "wires": wires()},
+	)
 	for i, name := range names {
-		y := 60 + 60*i
+		y := 120 + 60*i
 		flow = append(flow,
 			node{"id": nrID("orig/in/" + name), "type": "link in", "z": originals, "name": "original:" + name,
 				"links": []any{}, "x": 150, "y": y, "wires": wires([]string{nrID("orig/fn/" + name)})},

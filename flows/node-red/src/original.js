@@ -4,6 +4,6 @@
 // paste the original function's code here. Until then the proxy answers the
 // fallback shape for this endpoint, so a caller still gets guidance.
 msg.flowgate = msg.flowgate || {};
-msg.flowgate.notWired = true;
+msg.flowgate.fallback = true;
 msg.flowgate.error = "the original node of " + msg.flowgate.endpoint + " is not wired in (flows/README.md: Rolling back one endpoint)";
 return msg;

@@ -6,11 +6,31 @@
 // Output 1: the request for flowgate (→ http request). Output 2: "local",
 // the operator's original node (→ link call to the link in named
 // "original:" + ENDPOINT). Output 3: nothing to send to (→ fallback).
+// The http in nodes skip body parsing: msg.payload is the raw body (a
+// Buffer), sent to flowgate byte for byte; the original node gets it parsed
+// as its own http in would have (JSON, text).
 const endpoint = env.get("ENDPOINT");
+const inHeaders = (msg.req && msg.req.headers) || {};
 const routes = global.get("flowgate_routes") || {};
 const target = routes[endpoint] || env.get("FLOWGATE_ROUTE_DEFAULT") || "flowgate";
 msg.flowgate = { endpoint: endpoint, target: target, started: Date.now() };
 if (target === "local") {
+    if (Buffer.isBuffer(msg.payload)) {
+        const ct = String(inHeaders["content-type"] || "");
+        const text = msg.payload.toString("utf8");
+        if (msg.payload.length === 0) {
+            msg.payload = {};
+        } else if (/json/i.test(ct)) {
+            try {
+                msg.payload = JSON.parse(text);
+            } catch (e) {
+                msg.flowgate.error = "malformed JSON body: " + e.message;
+                return [null, null, msg];
+            }
+        } else if (/^text\//i.test(ct)) {
+            msg.payload = text;
+        }
+    }
     msg.target = "original:" + endpoint;
     node.status({ fill: "yellow", shape: "ring", text: "local" });
     return [null, msg, null];
@@ -31,7 +51,6 @@ msg.url = base + path + (q >= 0 ? original.slice(q) : "");
 msg.method = ((msg.req && msg.req.method) || "GET").toUpperCase();
 
 // Headers that matter to flowgate; hop-by-hop ones and Node-RED's own stay out.
-const inHeaders = (msg.req && msg.req.headers) || {};
 const pass = ["content-type", "accept", "authorization", "x-request-id", "user-agent", "traceparent"];
 const headers = {};
 for (const h of pass) {
@@ -50,15 +69,12 @@ if (ip) {
 }
 headers["x-flowgate-via"] = "node-red";
 
-// The body as the caller meant it: http in parsed JSON into an object.
-// A request without a body gets none (http in would have made it {}).
+// The body as it came (a GET has none). Were body parsing on, a parsed
+// object is sent as JSON.
 let body = msg.payload;
-const hasBody = Number(inHeaders["content-length"] || 0) > 0 || inHeaders["transfer-encoding"] !== undefined;
-if (msg.method === "GET" || msg.method === "HEAD" || !hasBody) {
+if (msg.method === "GET" || msg.method === "HEAD" || (Buffer.isBuffer(body) && body.length === 0)) {
     body = undefined;
-} else if (Buffer.isBuffer(body) || typeof body === "string") {
-    // raw or text bodies go as they came
-} else if (body !== undefined && body !== null) {
+} else if (body !== undefined && body !== null && !Buffer.isBuffer(body) && typeof body !== "string") {
     body = JSON.stringify(body);
     headers["content-type"] = "application/json";
 }
