@@ -7,12 +7,16 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/flowgate/flowgate/webhooks/signature"
 )
 
 // ---- Node-RED flows: generated from node-red/endpoints.json ------------------
@@ -383,6 +387,138 @@ func TestNodeRedFunctionSyntax(t *testing.T) {
 		}
 		if out, err := exec.Command(nodeBin, "--check", f).CombinedOutput(); err != nil {
 			t.Errorf("%s: %v\n%s", e.Name(), err, out)
+		}
+	}
+}
+
+// nrHarness runs one function node body under Node.js the way Node-RED
+// does (msg, node, env, global, crypto, Buffer in scope; a top-level
+// return), with Date.now fixed, and prints {"out": <returned msg>,
+// "status": <last node.status>}.
+const nrHarness = `'use strict';
+const fs = require('fs');
+const spec = JSON.parse(fs.readFileSync(process.argv[2], 'utf8'));
+const realNow = Date.now;
+Date.now = () => spec.now_ms;
+let status = null;
+const node = { status: (s) => { status = s; }, warn: () => {}, error: () => {} };
+const env = { get: (k) => spec.env[k] };
+const ctx = {};
+const global = { get: (k) => ctx[k], set: (k, v) => { ctx[k] = v; } };
+const run = new Function('msg', 'node', 'env', 'global', 'crypto', 'Buffer', spec.code);
+const out = run(spec.msg, node, env, global, require('crypto'), Buffer);
+process.stdout.write(JSON.stringify({ out: out, status: status }));
+`
+
+type nrStatus struct {
+	Fill  string `json:"fill"`
+	Shape string `json:"shape"`
+	Text  string `json:"text"`
+}
+
+func runFunctionNode(t *testing.T, src string, msg any, env map[string]string, now time.Time) (json.RawMessage, nrStatus) {
+	t.Helper()
+	nodeBin := nodeJS(t)
+	dir := t.TempDir()
+	h := filepath.Join(dir, "harness.js")
+	spec, _ := json.Marshal(map[string]any{"code": jsSource(t, src), "msg": msg, "env": env, "now_ms": now.UnixMilli()})
+	specPath := filepath.Join(dir, "spec.json")
+	if err := os.WriteFile(h, []byte(nrHarness), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(specPath, spec, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(nodeBin, h, specPath).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", src, err, out)
+	}
+	var res struct {
+		Out    json.RawMessage `json:"out"`
+		Status nrStatus        `json:"status"`
+	}
+	if err := json.Unmarshal(out, &res); err != nil {
+		t.Fatalf("%s: %v: %s", src, err, out)
+	}
+	return res.Out, res.Status
+}
+
+// TestNodeRedDashboardStatusTexts: the seed's Status Node Display (grey
+// Idle counts, blue processing, yellow retry wait, red errors) from
+// queue-status answers, and the task-queue texts from /queue/stats.
+func TestNodeRedDashboardStatusTexts(t *testing.T) {
+	retryAt := fixedNow.Add(12300 * time.Millisecond).UTC().Format("2006-01-02T15:04:05.000Z")
+	lastErr := "CLOUD9_ERROR: An unknown error occurred."
+	booking := []struct {
+		name string
+		msg  map[string]any
+		want nrStatus
+	}{
+		{"idle", map[string]any{"statusCode": 200, "payload": map[string]any{"total": 3, "pending": 1, "processing": 0, "completed": 2, "failed": 0,
+			"operations": []any{map[string]any{"id": "op-1", "status": "pending", "nextRetryAt": nil}}}},
+			nrStatus{"grey", "ring", "Idle - P:1 C:2 F:0"}},
+		{"retry waiting", map[string]any{"statusCode": 200, "payload": map[string]any{"total": 1, "pending": 1, "processing": 0, "completed": 0, "failed": 0,
+			"operations": []any{map[string]any{"id": "op-1", "status": "pending", "nextRetryAt": retryAt}}}},
+			nrStatus{"yellow", "ring", "Rate limited - retry in 13s"}},
+		{"processing", map[string]any{"statusCode": 200, "payload": map[string]any{"total": 1, "pending": 0, "processing": 1, "completed": 0, "failed": 0,
+			"operations": []any{map[string]any{"id": "op-7", "status": "processing", "attempts": 1}}}},
+			nrStatus{"blue", "dot", "Processing op-7 (attempt 2)"}},
+		{"failed", map[string]any{"statusCode": 200, "payload": map[string]any{"total": 2, "pending": 0, "processing": 0, "completed": 1, "failed": 1,
+			"operations": []any{map[string]any{"id": "op-2", "status": "failed", "lastError": lastErr}}}},
+			nrStatus{"red", "ring", "Error: 1 failed - " + lastErr + " | Idle - P:0 C:1 F:1"}},
+		{"unreachable", map[string]any{"statusCode": "ECONNREFUSED", "payload": "RequestError: connect ECONNREFUSED"},
+			nrStatus{"red", "ring", "Error: queue-status ECONNREFUSED"}},
+	}
+	for _, c := range booking {
+		_, got := runFunctionNode(t, "booking-queue-status.js", c.msg, nil, fixedNow)
+		if got != c.want {
+			t.Errorf("booking queue, %s: status %+v, want %+v", c.name, got, c.want)
+		}
+	}
+	stats := func(pending, done, errs, dlq, retry int) map[string]any {
+		return map[string]any{"statusCode": 200, "payload": map[string]any{"success": true, "dlq": dlq, "retry_waiting": retry, "total": pending + done + errs,
+			"by_status": map[string]int{"PENDING": pending, "PROCESSING": 0, "DONE": done, "ERROR": errs}}}
+	}
+	tasks := []struct {
+		name string
+		msg  map[string]any
+		want nrStatus
+	}{
+		{"idle", stats(4, 7, 0, 0, 0), nrStatus{"grey", "ring", "Idle - P:4 C:7 F:0"}},
+		{"retry waiting", stats(0, 7, 2, 0, 2), nrStatus{"yellow", "ring", "Retry waiting - 2 tasks"}},
+		{"dead letters", stats(0, 7, 3, 1, 2), nrStatus{"red", "ring", "Error: 1 dead letters | Idle - P:0 C:7 F:3"}},
+		{"refused", map[string]any{"statusCode": 401, "payload": map[string]any{"success": false, "error": map[string]any{"code": "unauthorized", "message": "signature does not match"}}},
+			nrStatus{"red", "ring", "Error: queue/stats signature does not match"}},
+	}
+	for _, c := range tasks {
+		_, got := runFunctionNode(t, "task-queue-status.js", c.msg, nil, fixedNow)
+		if got != c.want {
+			t.Errorf("task queue, %s: status %+v, want %+v", c.name, got, c.want)
+		}
+	}
+}
+
+// TestNodeRedStatsRequestSigned: the dashboard's GET /queue/stats carries a
+// version-2 signature flowgate's own signer produces for the same second.
+func TestNodeRedStatsRequestSigned(t *testing.T) {
+	out, _ := runFunctionNode(t, "task-queue-request.js", map[string]any{},
+		map[string]string{"FLOWGATE_URL": "http://flowgate:8080/", "HMAC_SECRET": testSecret}, fixedNow)
+	var got struct {
+		URL     string            `json:"url"`
+		Method  string            `json:"method"`
+		Headers map[string]string `json:"headers"`
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequest(http.MethodGet, "http://flowgate:8080/queue/stats", nil)
+	signature.SignRequestV2(req, []byte(testSecret), fixedNow, nil)
+	if got.URL != "http://flowgate:8080/queue/stats" || got.Method != http.MethodGet {
+		t.Errorf("request %s %s", got.Method, got.URL)
+	}
+	for _, h := range []string{"X-Timestamp", "X-Signature-Version", "X-Signature"} {
+		if got.Headers[strings.ToLower(h)] != req.Header.Get(h) {
+			t.Errorf("%s = %q, flowgate's signer gives %q", h, got.Headers[strings.ToLower(h)], req.Header.Get(h))
 		}
 	}
 }
