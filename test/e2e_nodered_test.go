@@ -294,7 +294,7 @@ func TestNodeRedSwitchOverKit(t *testing.T) {
 	nr := noderedtest.Start(t, map[string]string{
 		"FLOWGATE_URL": rec.srv.URL, "HMAC_SECRET": testSecrets["HMAC_SECRET"],
 		"FLOWGATE_ADMIN_TOKEN": nrAdminToken, "FLOWGATE_TIMEOUT_MS": "6000",
-	}, "flows/node-red/flowgate-proxy.json", "flows/node-red/flowgate-queue-dashboard.json")
+	}, withOriginals(t), "flows/node-red/flowgate-queue-dashboard.json")
 	c := &nrClient{t: t, nr: nr, rec: rec}
 	B := bookingBase
 
@@ -362,12 +362,36 @@ func TestNodeRedSwitchOverKit(t *testing.T) {
 		require.Equal(t, http.StatusOK, status, v)
 		require.Equal(t, "local", v["endpoints"].(map[string]any)["createAppt"])
 		before := rec.count()
-		status, ct, out := nr.Do(t, http.MethodPost, B+"/createAppt", map[string]string{"Content-Type": "application/json"},
-			[]byte(`{"patientGUID":"`+pat.PatientGUID+`","childName":"Rolled Back"}`))
-		requireFallback(t, status, ct, out, contracts.BookingErrException, "createAppt", "local")
-		require.Contains(t, string(out), "not wired in", "the rollback target answered")
+		sent := `{"patientGUID":"` + pat.PatientGUID + `","childName":"Rolled Back"}`
+		status, _, out := nr.Do(t, http.MethodPost, B+"/createAppt", map[string]string{"Content-Type": "application/json"}, []byte(sent))
+		require.Equal(t, http.StatusOK, status, string(out))
+		var local struct {
+			Message  string          `json:"message"`
+			Received json.RawMessage `json:"received"`
+		}
+		require.NoError(t, json.Unmarshal(out, &local), string(out))
+		require.Equal(t, "answered by the original createAppt", local.Message, "the original node answered")
+		require.JSONEq(t, sent, string(local.Received), "the original node gets the body parsed, as its own http in gave it")
 		require.Equal(t, before, rec.count(), "a rolled-back createAppt reached flowgate")
 		c.call(http.MethodGet, B+"/queue-status", nil) // the other endpoints still go to flowgate
+
+		// Behind "local": malformed JSON, an original that throws, one not
+		// wired in — each answers the fallback at once, nothing reaches flowgate.
+		before = rec.count()
+		status, ct, out := nr.Do(t, http.MethodPost, B+"/createAppt", map[string]string{"Content-Type": "application/json"}, []byte(`{"a":`))
+		f := requireFallback(t, status, ct, out, contracts.BookingErrException, "createAppt", "local")
+		require.Contains(t, f.Debug.ErrorMessage, "malformed JSON body")
+		for _, ep := range []string{"getPatient", "getApptSlots"} {
+			_, _ = c.admin(http.MethodPut, map[string]any{"endpoint": ep, "target": "local"})
+			start := time.Now()
+			status, ct, out = nr.Do(t, http.MethodPost, B+"/"+ep, map[string]string{"Content-Type": "application/json"}, []byte(`{}`))
+			f = requireFallback(t, status, ct, out, contracts.BookingErrException, ep, "local")
+			require.Less(t, time.Since(start), 3*time.Second)
+			_, _ = c.admin(http.MethodPut, map[string]any{"endpoint": ep, "target": nil})
+		}
+		require.Contains(t, f.Debug.ErrorMessage, "not wired in")
+		require.Contains(t, string(out), `"slots":[]`, "getApptSlots' fallback keeps its empty result keys")
+		require.Equal(t, before, rec.count())
 
 		status, v = c.admin(http.MethodPut, map[string]any{"endpoint": "createAppt", "target": nil})
 		require.Equal(t, http.StatusOK, status, v)
@@ -432,6 +456,35 @@ func TestNodeRedSwitchOverKit(t *testing.T) {
 		require.Equal(t, "ring", s.Shape)
 		require.True(t, strings.HasPrefix(s.Text, "Error: "), s.Text)
 	})
+}
+
+// withOriginals writes the proxy flow with two rollback targets filled in
+// as an operator would (a stand-in original createAppt that answers, and an
+// original getPatient that throws) and returns its path.
+func withOriginals(t *testing.T) string {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(noderedtest.RepoRoot(), "flows/node-red/flowgate-proxy.json"))
+	require.NoError(t, err)
+	var nodes []map[string]any
+	require.NoError(t, json.Unmarshal(raw, &nodes))
+	filled := 0
+	for _, n := range nodes {
+		switch n["name"] {
+		case "original createAppt":
+			n["func"] = `msg.payload = { success: false, queued: true, operationId: "op-original-1", ` +
+				`message: "answered by the original createAppt", received: msg.payload }; return msg;`
+			filled++
+		case "original getPatient":
+			n["func"] = `throw new Error("boom from the original getPatient");`
+			filled++
+		}
+	}
+	require.Equal(t, 2, filled)
+	out, err := json.Marshal(nodes)
+	require.NoError(t, err)
+	f := filepath.Join(t.TempDir(), "flowgate-proxy.json")
+	require.NoError(t, os.WriteFile(f, out, 0o600))
+	return f
 }
 
 // Status is a Node-RED node status.

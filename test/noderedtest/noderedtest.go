@@ -93,7 +93,7 @@ type Proc struct {
 	exited chan struct{}
 }
 
-// Start imports flowFiles (paths relative to the repository root) into a
+// Start imports flowFiles (absolute, or relative to the repository root) into a
 // new user directory and starts Node-RED there with env added to the
 // test's environment. It waits until the flows have started.
 func Start(t testing.TB, env map[string]string, flowFiles ...string) *Proc {
@@ -105,7 +105,10 @@ func Start(t testing.TB, env map[string]string, flowFiles ...string) *Proc {
 	}
 	imp := []string{filepath.Join(RepoRoot(), "flows", "node-red", "import.js"), filepath.Join(user, "flows.json")}
 	for _, f := range flowFiles {
-		imp = append(imp, filepath.Join(RepoRoot(), f))
+		if !filepath.IsAbs(f) {
+			f = filepath.Join(RepoRoot(), f)
+		}
+		imp = append(imp, f)
 	}
 	if out, err := exec.Command("node", imp...).CombinedOutput(); err != nil {
 		t.Fatalf("import.js: %v\n%s", err, out)
