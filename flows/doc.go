@@ -1,7 +1,10 @@
 // Package flows holds no Go code. Its directory is the switch-over kit of
-// flowgate: n8n workflows (n8n/), an example VM worker (worker/worker.sh)
-// and the guide (README.md). The package's tests check them against
-// flowgate's own code: the workflows' structure, that their JavaScript and
-// the worker's shell sign exactly like webhooks/signature, and that the
-// worker and the workflows' requests are accepted by the built binary.
+// flowgate: n8n workflows (n8n/), an example VM worker (worker/worker.sh),
+// the Node-RED proxy and queue-dashboard flows (node-red/, generated from
+// node-red/endpoints.json and node-red/src by nodered_test.go) and the
+// guide (README.md). The package's tests check them against flowgate's own
+// code: the workflows' structure, that their JavaScript and the worker's
+// shell sign exactly like webhooks/signature, that the worker and the
+// workflows' requests are accepted by the built binary, and that the
+// Node-RED flows are up to date with their list and sources.
 package flows
