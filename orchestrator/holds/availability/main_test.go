@@ -2,6 +2,7 @@ package availability
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -72,3 +73,5 @@ func newDB(t testing.TB) *redis.Client { return redistest.New(t).Client }
 func TestMain(m *testing.M) { os.Exit(m.Run()) }
 
 func writeFile(path, body string) error { return os.WriteFile(path, []byte(body), 0o600) }
+
+func errorsIs(err, target error) bool { return errors.Is(err, target) }
