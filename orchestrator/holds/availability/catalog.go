@@ -322,6 +322,19 @@ func (c *Catalog) RescheduleBooking(ctx context.Context, appointmentID string, s
 	return c.cfg.Store.Reschedule(ctx, appointmentID, start, end, specialistID)
 }
 
+// Schedule is the stored schedule (schedule-file source only; 409
+// otherwise).
+func (c *Catalog) Schedule(ctx context.Context) (Schedule, error) {
+	if !c.Editable() {
+		return Schedule{}, conflict("availability.Schedule", "the schedule comes from Cloud9 and is not kept here")
+	}
+	s, _, found, err := c.cfg.Store.Schedule(ctx)
+	if err == nil && !found {
+		err = unavailableErr("availability.Schedule", errNoSchedule)
+	}
+	return s, err
+}
+
 // Update applies an admin change (schedule-file source only; 409
 // otherwise) and invalidates as the change says, in one script.
 func (c *Catalog) Update(ctx context.Context, change Change) (Schedule, error) {
