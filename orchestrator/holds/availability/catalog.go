@@ -2,10 +2,10 @@ package availability
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 )
 
@@ -108,14 +108,6 @@ type Timeslots struct {
 	Cached      bool // answered from the timeslot cache
 }
 
-// cachedWindow is the cached value of one (type, scope): MaxDays from the
-// date it was computed on.
-type cachedWindow struct {
-	From  string     `json:"from"`
-	Days  int        `json:"days"`
-	Slots []Timeslot `json:"slots"`
-}
-
 // Timeslots answers q: from the cache when it covers the window, else
 // computed (and cached when the window lies within MaxDays from today).
 // Slots that already started are left out.
@@ -160,40 +152,78 @@ func (c *Catalog) Timeslots(ctx context.Context, q TimeslotQuery) (Timeslots, er
 	return out, nil
 }
 
-// window returns the slots covering q's window: the cached MaxDays from
-// today when q lies within it, else computed for q alone.
+// window returns the slots of q's dates: from the cache, per date, when
+// they lie within MaxDays from today (the dates missing computed in one go
+// and cached), else computed for q alone.
 func (c *Catalog) window(ctx context.Context, snap Snapshot, t AppointmentType, q TimeslotQuery, today time.Time) ([]Timeslot, bool, error) {
 	scope := PooledScope
 	if q.SpecialistID != "" {
 		scope = q.SpecialistID
 	}
-	inCache := !q.From.Before(today) && !q.From.AddDate(0, 0, q.Days).After(today.AddDate(0, 0, c.cfg.MaxDays))
-	if !inCache {
+	if q.From.Before(today) || q.From.AddDate(0, 0, q.Days).After(today.AddDate(0, 0, c.cfg.MaxDays)) {
 		slots, err := c.compute(ctx, snap, t, scope, q.From, q.Days)
 		return slots, false, err
 	}
-	raw, gen, hit, err := c.cfg.Store.cached(ctx, t.ID, scope)
+	dates := make([]string, q.Days)
+	for i := range dates {
+		dates[i] = q.From.AddDate(0, 0, i).Format(DateLayout)
+	}
+	fields, gen, err := c.cfg.Store.cachedDays(ctx, t.ID, scope, dates)
 	if err != nil {
 		return nil, false, err
 	}
-	if hit {
-		var w cachedWindow
-		if err := json.Unmarshal(raw, &w); err == nil && w.From == today.Format(DateLayout) && w.Days >= c.cfg.MaxDays {
-			return w.Slots, true, nil
+	days, first, last := decodeDays(fields)
+	if first < 0 {
+		return slices.Concat(days...), true, nil
+	}
+	fresh, err := c.compute(ctx, snap, t, scope, q.From.AddDate(0, 0, first), last-first+1)
+	if err != nil {
+		return nil, false, err
+	}
+	c.fill(ctx, snap.Loc, t.ID, scope, gen, fresh, dates[first:last+1])
+	return slices.Concat(slices.Concat(days[:first]...), fresh, slices.Concat(days[last+1:]...)), false, nil
+}
+
+// decodeDays decodes the cached fields; first and last are the indexes of
+// the first and last date not cached (or unreadable), -1 when all are.
+func decodeDays(fields []any) (days [][]Timeslot, first, last int) {
+	first, last = -1, -1
+	days = make([][]Timeslot, len(fields))
+	for i, f := range fields {
+		if v, ok := f.(string); ok {
+			var err error
+			if days[i], err = decodeDay(nil, v); err == nil {
+				continue
+			}
+		}
+		if first < 0 {
+			first = i
+		}
+		last = i
+	}
+	return days, first, last
+}
+
+// fill caches computed slots per date (every date of dates, an empty one
+// too); a failure is logged, the answer stands.
+func (c *Catalog) fill(ctx context.Context, loc *time.Location, typeID, scope, gen string, slots []Timeslot, dates []string) {
+	byDate := make(map[string][]Timeslot, len(dates))
+	for _, d := range dates {
+		byDate[d] = nil
+	}
+	for _, s := range slots {
+		d := DateIn(s.SlotStartDate, loc).Format(DateLayout)
+		if _, ok := byDate[d]; ok {
+			byDate[d] = append(byDate[d], s)
 		}
 	}
-	slots, err := c.compute(ctx, snap, t, scope, today, c.cfg.MaxDays)
-	if err != nil {
-		return nil, false, err
+	days := make(map[string]string, len(byDate))
+	for d, list := range byDate {
+		days[d] = encodeDay(list)
 	}
-	val, err := json.Marshal(cachedWindow{From: today.Format(DateLayout), Days: c.cfg.MaxDays, Slots: slots})
-	if err != nil {
-		return nil, false, fmt.Errorf("availability: encode timeslots: %w", err)
+	if _, err := c.cfg.Store.fillDays(ctx, typeID, scope, gen, days); err != nil {
+		c.cfg.Logger.Warn("timeslot cache fill failed; answering uncached", "appointmentTypeId", typeID, "scope", scope, "err", err)
 	}
-	if _, err := c.cfg.Store.fill(ctx, t.ID, scope, gen, val); err != nil {
-		c.cfg.Logger.Warn("timeslot cache fill failed; answering uncached", "appointmentTypeId", t.ID, "scope", scope, "err", err)
-	}
-	return slots, false, nil
 }
 
 // compute is the uncached answer: the source's openings of the scope's

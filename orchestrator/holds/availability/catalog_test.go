@@ -274,22 +274,23 @@ func TestChangesShowInTheNextAnswer(t *testing.T) {
 // A fill computed before an invalidation must not land after it.
 func TestStaleFillIsRefused(t *testing.T) {
 	b := setup(t, newDB(t))
-	_, gen, hit, err := b.store.cached(bg, "consultation", PooledScope)
-	if err != nil || hit {
-		t.Fatalf("hit %v err %v", hit, err)
+	days := []string{"2026-11-23"}
+	fields, gen, err := b.store.cachedDays(bg, "consultation", PooledScope, days)
+	if err != nil || fields[0] != nil {
+		t.Fatalf("fields %v err %v", fields, err)
 	}
 	if _, err := b.store.Invalidate(bg, "consultation"); err != nil {
 		t.Fatal(err)
 	}
-	ok, err := b.store.fill(bg, "consultation", PooledScope, gen, []byte(`{}`))
+	ok, err := b.store.fillDays(bg, "consultation", PooledScope, gen, map[string]string{"2026-11-23": "\n"})
 	if err != nil || ok {
 		t.Fatalf("stale fill stored=%v err %v", ok, err)
 	}
 	if ks := b.keysLike(t, "timeslots:*"); len(ks) != 0 {
 		t.Fatalf("stale value cached: %v", ks)
 	}
-	_, gen, _, _ = b.store.cached(bg, "consultation", PooledScope)
-	if ok, err := b.store.fill(bg, "consultation", PooledScope, gen, []byte(`{}`)); err != nil || !ok {
+	_, gen, _ = b.store.cachedDays(bg, "consultation", PooledScope, days)
+	if ok, err := b.store.fillDays(bg, "consultation", PooledScope, gen, map[string]string{"2026-11-23": "\n"}); err != nil || !ok {
 		t.Fatalf("fresh fill stored=%v err %v", ok, err)
 	}
 }

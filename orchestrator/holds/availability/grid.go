@@ -136,17 +136,39 @@ func WallInstant(loc *time.Location, date time.Time, minute int) time.Time {
 	return t
 }
 
-// dayStarts appends the slot starts of one working day: from each
+// wallCache memoizes WallInstant per (date, minute) within one Grid call:
+// specialists mostly share hours, and the zone lookups are the costly part.
+type wallCache struct {
+	loc *time.Location
+	m   map[wallKey]time.Time
+}
+
+type wallKey struct {
+	day    int64 // date as Unix days
+	minute int
+}
+
+func (w *wallCache) at(date time.Time, minute int) time.Time {
+	k := wallKey{date.Unix() / 86400, minute}
+	if t, ok := w.m[k]; ok {
+		return t
+	}
+	t := WallInstant(w.loc, date, minute).UTC()
+	w.m[k] = t
+	return t
+}
+
+// dayOpenings appends the openings of one working day: from each
 // interval's opening instant, every step of real time, while a slot of
 // length dur ends by the interval's closing instant. Stepping real time
 // (not wall clock) keeps DST days right: a spring-forward day has one hour
 // fewer of slots and skips the missing wall clock; a fall-back day has one
 // hour more, each start a distinct instant.
-func dayStarts(dst []time.Time, loc *time.Location, date time.Time, day []span, dur, step time.Duration) []time.Time {
+func dayOpenings(dst []Opening, w *wallCache, id string, date time.Time, day []span, dur, step time.Duration) []Opening {
 	for _, s := range day {
-		open, closing := WallInstant(loc, date, s.open), WallInstant(loc, date, s.close)
+		open, closing := w.at(date, s.open), w.at(date, s.close)
 		for t := open; !t.Add(dur).After(closing); t = t.Add(step) {
-			dst = append(dst, t.UTC())
+			dst = append(dst, Opening{Start: t, End: t.Add(dur), SpecialistID: id})
 		}
 	}
 	return dst
@@ -176,29 +198,42 @@ type GridInput struct {
 // From, in the location's time zone: slots of Duration every
 // Duration+Buffer from each interval's start. Hours that do not parse are
 // skipped (the schedule is validated when stored). Openings come per
-// specialist in input order, each specialist's by start.
+// specialist in input order, each specialist's by start; times are UTC.
 func Grid(in GridInput) []Opening {
 	if in.Duration <= 0 || in.Days <= 0 {
 		return nil
 	}
 	step := in.Duration + in.Buffer
-	var out []Opening
-	var starts []time.Time
-	for _, sp := range in.Specialists {
-		weekly := make([][]span, 7)
+	w := &wallCache{loc: in.Loc, m: make(map[wallKey]time.Time, 4*in.Days)}
+	dates := make([]time.Time, in.Days)
+	var perWeekday [7]int
+	for i := range dates {
+		dates[i] = in.From.AddDate(0, 0, i)
+		perWeekday[dates[i].Weekday()]++
+	}
+	weeklies := make([][7][]span, len(in.Specialists))
+	size := 0
+	for j, sp := range in.Specialists {
 		for i, k := range weekdayKeys {
-			weekly[i], _ = spans(sp.Weekly[k])
+			weeklies[j][i], _ = spans(sp.Weekly[k])
+			for _, s := range weeklies[j][i] { // slots per such day, for the capacity
+				if n := time.Duration(s.close-s.open)*time.Minute - in.Duration; n >= 0 {
+					size += perWeekday[i] * (int(n/step) + 1)
+				}
+			}
 		}
-		for i := range in.Days {
-			date := in.From.AddDate(0, 0, i)
+	}
+	out := make([]Opening, 0, size+size/8)
+	for j, sp := range in.Specialists {
+		weekly := weeklies[j]
+		for _, date := range dates {
 			day := weekly[date.Weekday()]
-			if ov, ok := sp.Overrides[date.Format(DateLayout)]; ok {
-				day, _ = spans(ov)
+			if len(sp.Overrides) > 0 {
+				if ov, ok := sp.Overrides[date.Format(DateLayout)]; ok {
+					day, _ = spans(ov)
+				}
 			}
-			starts = dayStarts(starts[:0], in.Loc, date, day, in.Duration, step)
-			for _, s := range starts {
-				out = append(out, Opening{Start: s, End: s.Add(in.Duration), SpecialistID: sp.ID})
-			}
+			out = dayOpenings(out, w, sp.ID, date, day, in.Duration, step)
 		}
 	}
 	return out
@@ -227,11 +262,19 @@ func Free(openings []Opening, appts []Appointment, buffer time.Duration) []Openi
 		}
 		maxEnd[id] = ends
 	}
-	out := make([]Opening, 0, len(openings))
-	for _, o := range openings {
-		if !taken(o, bySpec[o.SpecialistID], maxEnd[o.SpecialistID], buffer) {
+	var out []Opening // copied on the first taken opening only
+	for i, o := range openings {
+		switch {
+		case taken(o, bySpec[o.SpecialistID], maxEnd[o.SpecialistID], buffer):
+			if out == nil {
+				out = append(make([]Opening, 0, len(openings)), openings[:i]...)
+			}
+		case out != nil:
 			out = append(out, o)
 		}
+	}
+	if out == nil {
+		return openings
 	}
 	return out
 }
@@ -256,25 +299,36 @@ func taken(o Opening, list []Appointment, ends []time.Time, buffer time.Duration
 
 // Pool groups openings by start: one Timeslot per start with every
 // specialist free at it, highest priority first (then by id); the slots
-// in start order.
+// in start order. Linear in the openings: each specialist's openings are
+// appended in rank order, so no list needs sorting but the slots.
 func Pool(openings []Opening, priority map[string]int) []Timeslot {
-	byStart := make(map[int64]int, len(openings))
-	var out []Timeslot
-	for _, o := range openings {
-		k := o.Start.UnixNano()
-		i, ok := byStart[k]
-		if !ok {
-			i = len(out)
-			byStart[k] = i
-			out = append(out, Timeslot{SlotStartDate: o.Start.UTC(), SlotEndDate: o.End.UTC()})
-		}
-		out[i].SpecialistIDs = append(out[i].SpecialistIDs, o.SpecialistID)
+	bySpec := map[string][]int{} // specialist → indexes of its openings
+	for i, o := range openings {
+		bySpec[o.SpecialistID] = append(bySpec[o.SpecialistID], i)
 	}
-	for i := range out {
-		slices.SortFunc(out[i].SpecialistIDs, func(a, b string) int {
-			return cmp.Or(cmp.Compare(priority[b], priority[a]), strings.Compare(a, b))
-		})
-		out[i].SpecialistIDs = slices.Compact(out[i].SpecialistIDs)
+	ranked := make([]string, 0, len(bySpec))
+	for id := range bySpec {
+		ranked = append(ranked, id)
+	}
+	slices.SortFunc(ranked, func(a, b string) int {
+		return cmp.Or(cmp.Compare(priority[b], priority[a]), strings.Compare(a, b))
+	})
+	byStart := make(map[int64]int, len(openings)/max(1, len(ranked)))
+	var out []Timeslot
+	for _, id := range ranked {
+		for _, oi := range bySpec[id] {
+			o := openings[oi]
+			k := o.Start.UnixNano()
+			i, ok := byStart[k]
+			if !ok {
+				i = len(out)
+				byStart[k] = i
+				out = append(out, Timeslot{SlotStartDate: o.Start.UTC(), SlotEndDate: o.End.UTC(), SpecialistIDs: make([]string, 0, len(ranked))})
+			}
+			if ids := out[i].SpecialistIDs; len(ids) == 0 || ids[len(ids)-1] != id {
+				out[i].SpecialistIDs = append(ids, id)
+			}
+		}
 	}
 	slices.SortFunc(out, func(a, b Timeslot) int { return a.SlotStartDate.Compare(b.SlotStartDate) })
 	return out

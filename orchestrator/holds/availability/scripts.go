@@ -121,16 +121,22 @@ end
 return out
 `)
 
-// fillScript caches a type's computed timeslots unless an invalidation
-// ran since the computation started, and indexes the key.
+// fillScript caches dates of a type's computed timeslots unless an
+// invalidation ran since the computation started, and indexes the key.
+// The key's TTL is set when the key is created (a field added later lives
+// no longer than the key), the index lives as long as its longest member.
 //
-//	KEYS[1]: cache key; KEYS[2]: the type's index; KEYS[3]: its generation
-//	ARGV[1]: the generation read before computing; ARGV[2]: value; ARGV[3]: TTL ms
+//	KEYS[1]: cache key (hash: date → day); KEYS[2]: the type's index; KEYS[3]: its generation
+//	ARGV[1]: the generation read before computing; ARGV[2]: TTL ms; ARGV[3..]: date, day pairs
 //	returns: 1 cached, 0 refused (stale)
 var fillScript = redis.NewScript(`
 if (redis.call('GET', KEYS[3]) or '0') ~= ARGV[1] then return 0 end
-redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
+for i = 3, #ARGV, 2 do
+  redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1])
+end
+local ttl = tonumber(ARGV[2])
+if redis.call('PTTL', KEYS[1]) < 0 then redis.call('PEXPIRE', KEYS[1], ttl) end
 redis.call('SADD', KEYS[2], KEYS[1])
-if redis.call('PTTL', KEYS[2]) < tonumber(ARGV[3]) then redis.call('PEXPIRE', KEYS[2], ARGV[3]) end
+if redis.call('PTTL', KEYS[2]) < ttl then redis.call('PEXPIRE', KEYS[2], ttl) end
 return 1
 `)

@@ -278,30 +278,39 @@ func (s *Store) Appointments(ctx context.Context, from, to time.Time) ([]Appoint
 	return out, nil
 }
 
-// cached reads a type's cached timeslots for scope, and the type's
-// generation (for fill), in one round trip.
-func (s *Store) cached(ctx context.Context, typeID, scope string) (value []byte, gen string, hit bool, err error) {
-	vals, err := s.rdb.MGet(ctx, s.keys.timeslots(typeID, scope), s.keys.gen(typeID)).Result()
-	if err != nil {
-		return nil, "", false, unavailableErr("availability.Store.cached", err)
+// cachedDays reads the cached dates of a type's timeslots for scope (nil
+// where a date is not cached) and the type's generation (for fillDays),
+// in one round trip.
+func (s *Store) cachedDays(ctx context.Context, typeID, scope string, dates []string) (fields []any, gen string, err error) {
+	var hm *redis.SliceCmd
+	var g *redis.StringCmd
+	_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		hm = p.HMGet(ctx, s.keys.timeslots(typeID, scope), dates...)
+		g = p.Get(ctx, s.keys.gen(typeID))
+		return nil
+	})
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return nil, "", unavailableErr("availability.Store.cachedDays", err)
 	}
-	gen = "0"
-	if g, ok := vals[1].(string); ok {
-		gen = g
+	gen = g.Val()
+	if gen == "" {
+		gen = "0"
 	}
-	if v, ok := vals[0].(string); ok {
-		return []byte(v), gen, true, nil
-	}
-	return nil, gen, false, nil
+	return hm.Val(), gen, nil
 }
 
-// fill caches value unless the type was invalidated since gen was read.
-func (s *Store) fill(ctx context.Context, typeID, scope, gen string, value []byte) (bool, error) {
+// fillDays caches dates of a type's timeslots (date → encodeDay) unless
+// the type was invalidated since gen was read.
+func (s *Store) fillDays(ctx context.Context, typeID, scope, gen string, days map[string]string) (bool, error) {
 	k := s.keys.timeslots(typeID, scope)
-	n, err := fillScript.Run(ctx, s.rdb, []string{k, s.keys.index(typeID), s.keys.gen(typeID)},
-		gen, value, strconv.FormatInt(s.cfg.CacheTTL.Milliseconds(), 10)).Int()
+	args := make([]any, 0, 2+2*len(days))
+	args = append(args, gen, strconv.FormatInt(s.cfg.CacheTTL.Milliseconds(), 10))
+	for d, v := range days {
+		args = append(args, d, v)
+	}
+	n, err := fillScript.Run(ctx, s.rdb, []string{k, s.keys.index(typeID), s.keys.gen(typeID)}, args...).Int()
 	if err != nil {
-		return false, unavailableErr("availability.Store.fill", err)
+		return false, unavailableErr("availability.Store.fillDays", err)
 	}
 	return n == 1, nil
 }
