@@ -183,7 +183,9 @@ func TestInvalidationTable(t *testing.T) {
 			},
 			map[string]int{"consultation": 0, "adjustment": 2}},
 		{"Weekly hours changed (a specialist of one type)", nil,
-			func(b *bundle) error { return update(b, SetWeeklyHours("dr-adams", WeeklyHours{"mon": {{"10:00", "11:00"}}})) },
+			func(b *bundle) error {
+				return update(b, SetWeeklyHours("dr-adams", WeeklyHours{"mon": {{"10:00", "11:00"}}}))
+			},
 			map[string]int{"consultation": 0, "adjustment": 2}},
 		{"Weekly hours changed (a specialist of both types)", nil,
 			func(b *bundle) error { return update(b, SetWeeklyHours("dr-baker", WeeklyHours{})) },
@@ -328,7 +330,7 @@ func TestCandidates(t *testing.T) {
 		{"consultation", "ghost", mon1300, ErrNotFound},
 		{"adjustment", "dr-adams", mon1300, ErrNotFound},
 		{"consultation", "", mon1300.Add(time.Minute), ErrNotOnGrid},
-		{"consultation", "dr-adams", tue0900, ErrNotOnGrid}, // Adams does not work Tuesdays
+		{"consultation", "dr-adams", tue0900, ErrNotOnGrid},             // Adams does not work Tuesdays
 		{"consultation", "", utc("2026-11-23T13:20:00Z"), ErrNotOnGrid}, // before now
 	}
 	for _, r := range refusals {
