@@ -186,15 +186,6 @@ func (o Override) validate(specs map[string]bool) error {
 	return nil
 }
 
-// appointmentType returns the type with id.
-func (s Schedule) appointmentType(id string) (AppointmentType, bool) {
-	i := slices.IndexFunc(s.AppointmentTypes, func(t AppointmentType) bool { return t.ID == id })
-	if i < 0 {
-		return AppointmentType{}, false
-	}
-	return s.AppointmentTypes[i], true
-}
-
 func (s Schedule) specialistIndex(id string) int {
 	return slices.IndexFunc(s.Specialists, func(sp ScheduledSpecialist) bool { return sp.ID == id })
 }
