@@ -558,3 +558,54 @@ func TestLoadScheduleFileRefusesMistakes(t *testing.T) {
 		}
 	}
 }
+
+// Readers filling the cache while bookings invalidate it: once the
+// writers stop, the cached answer equals a fresh computation (no fill
+// computed before an invalidation survived it).
+func TestConcurrentReadsAndBookings(t *testing.T) {
+	b := setup(t, newDB(t))
+	q := TimeslotQuery{AppointmentTypeID: "consultation", From: mustDate("2026-11-23"), Days: 7}
+	start := utc("2026-11-24T15:00:00Z") // Tuesday, Baker's grid: 09:00 CST + 40 min steps
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	errs := make(chan error, 16)
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if _, err := b.catalog.Timeslots(bg, q); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	for i := range 12 {
+		s := start.Add(time.Duration(i) * 40 * time.Minute)
+		if err := b.catalog.RecordBooking(bg, Appointment{AppointmentID: fmt.Sprintf("b%d", i), AppointmentTypeID: "consultation",
+			SpecialistID: "dr-baker", SlotStartDate: s, SlotEndDate: s.Add(30 * time.Minute)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(stop)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	cached, err := b.catalog.Timeslots(bg, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range cached.Slots {
+		if s.SlotStartDate.After(start.Add(-time.Minute)) && s.SlotStartDate.Before(start.Add(8*time.Hour)) && slices.Contains(s.SpecialistIDs, "dr-baker") {
+			t.Fatalf("booked slot %s still offers dr-baker (cached=%v)", s.SlotStartDate, cached.Cached)
+		}
+	}
+}
