@@ -54,7 +54,12 @@ func (m *Main) newAvailability(ctx context.Context) (*availabilityPart, error) {
 	if err != nil {
 		return nil, &ConfigError{Var: "HOLDS_TIMESLOTS_MAX_DAYS", Err: err}
 	}
-	h, err := availhttp.New(availhttp.Config{Catalog: cat, Holds: m.holdsActive(), Admin: m.availabilityAdmin(), Logger: m.Logger})
+	timeout := availhttp.DefaultTimeout // Redis only
+	if ac.ScheduleFile == "" {
+		timeout = m.Config.Booking.SyncBudget // a Cloud9 read on a cache miss
+	}
+	h, err := availhttp.New(availhttp.Config{Catalog: cat, Holds: m.holdsActive(), Admin: m.availabilityAdmin(),
+		Timeout: timeout, Logger: m.Logger})
 	if err != nil {
 		return nil, err
 	}

@@ -96,7 +96,13 @@ func (s Cloud9Source) Snapshot(ctx context.Context) (Snapshot, error) {
 func (s Cloud9Source) Openings(ctx context.Context, snap Snapshot, t AppointmentType, fromDate time.Time, days int) ([]Opening, error) {
 	s = s.withDefaults()
 	from, to := WallInstant(s.Loc, fromDate, 0), WallInstant(s.Loc, fromDate.AddDate(0, 0, days), 0)
-	list, err := s.Slots.OpenSlots(ctx, from, to)
+	readFrom, readTo := from, to
+	today := DateIn(s.Now(), s.Loc)
+	if !fromDate.Before(today) && !fromDate.AddDate(0, 0, days).After(today.AddDate(0, 0, s.Horizon)) {
+		// inside the horizon Snapshot reads: the same list (one cache entry, one Cloud9 call)
+		readFrom, readTo = WallInstant(s.Loc, today, 0), WallInstant(s.Loc, today.AddDate(0, 0, s.Horizon), 0)
+	}
+	list, err := s.Slots.OpenSlots(ctx, readFrom, readTo)
 	if err != nil {
 		return nil, unavailableErr("availability.Cloud9Source.Openings", err)
 	}
