@@ -263,9 +263,15 @@ func Free(openings []Opening, appts []Appointment, buffer time.Duration) []Openi
 		maxEnd[id] = ends
 	}
 	var out []Opening // copied on the first taken opening only
+	var cur string    // openings come in runs per specialist: look its lists up once per run
+	var list []Appointment
+	var ends []time.Time
 	for i, o := range openings {
+		if i == 0 || o.SpecialistID != cur {
+			cur, list, ends = o.SpecialistID, bySpec[o.SpecialistID], maxEnd[o.SpecialistID]
+		}
 		switch {
-		case taken(o, bySpec[o.SpecialistID], maxEnd[o.SpecialistID], buffer):
+		case len(list) > 0 && taken(o, list, ends, buffer):
 			if out == nil {
 				out = append(make([]Opening, 0, len(openings)), openings[:i]...)
 			}
@@ -302,9 +308,15 @@ func taken(o Opening, list []Appointment, ends []time.Time, buffer time.Duration
 // in start order. Linear in the openings: each specialist's openings are
 // appended in rank order, so no list needs sorting but the slots.
 func Pool(openings []Opening, priority map[string]int) []Timeslot {
-	bySpec := map[string][]int{} // specialist → indexes of its openings
+	type run struct{ lo, hi int }
+	bySpec := map[string][]run{} // specialist → its runs of consecutive openings
 	for i, o := range openings {
-		bySpec[o.SpecialistID] = append(bySpec[o.SpecialistID], i)
+		if i > 0 && openings[i-1].SpecialistID == o.SpecialistID {
+			runs := bySpec[o.SpecialistID]
+			runs[len(runs)-1].hi = i + 1
+			continue
+		}
+		bySpec[o.SpecialistID] = append(bySpec[o.SpecialistID], run{i, i + 1})
 	}
 	ranked := make([]string, 0, len(bySpec))
 	for id := range bySpec {
@@ -316,20 +328,26 @@ func Pool(openings []Opening, priority map[string]int) []Timeslot {
 	byStart := make(map[int64]int, len(openings)/max(1, len(ranked)))
 	var out []Timeslot
 	for _, id := range ranked {
-		for _, oi := range bySpec[id] {
-			o := openings[oi]
-			k := o.Start.UnixNano()
-			i, ok := byStart[k]
-			if !ok {
-				i = len(out)
-				byStart[k] = i
-				out = append(out, Timeslot{SlotStartDate: o.Start.UTC(), SlotEndDate: o.End.UTC(), SpecialistIDs: make([]string, 0, len(ranked))})
-			}
-			if ids := out[i].SpecialistIDs; len(ids) == 0 || ids[len(ids)-1] != id {
-				out[i].SpecialistIDs = append(ids, id)
+		for _, r := range bySpec[id] {
+			for _, o := range openings[r.lo:r.hi] {
+				pool(&out, byStart, o, id, len(ranked))
 			}
 		}
 	}
 	slices.SortFunc(out, func(a, b Timeslot) int { return a.SlotStartDate.Compare(b.SlotStartDate) })
 	return out
+}
+
+// pool adds opening o of specialist id to the slot of its start.
+func pool(out *[]Timeslot, byStart map[int64]int, o Opening, id string, specialists int) {
+	k := o.Start.UnixNano()
+	i, ok := byStart[k]
+	if !ok {
+		i = len(*out)
+		byStart[k] = i
+		*out = append(*out, Timeslot{SlotStartDate: o.Start.UTC(), SlotEndDate: o.End.UTC(), SpecialistIDs: make([]string, 0, specialists)})
+	}
+	if ids := (*out)[i].SpecialistIDs; len(ids) == 0 || ids[len(ids)-1] != id {
+		(*out)[i].SpecialistIDs = append(ids, id)
+	}
 }
