@@ -544,6 +544,7 @@ func TestLoadScheduleFileRefusesMistakes(t *testing.T) {
 		"type names a stranger": `{"timeZone":"UTC","appointmentTypes":[{"id":"a","durationMinutes":30,"specialistIds":["x"]}]}`,
 		"zero duration":         `{"timeZone":"UTC","appointmentTypes":[{"id":"a","durationMinutes":0}]}`,
 		"duplicate specialist":  `{"timeZone":"UTC","specialists":[{"id":"x"},{"id":"x"}]}`,
+		"reserved id":           `{"timeZone":"UTC","specialists":[{"id":"pooled"}]}`,
 		"bad hours":             `{"timeZone":"UTC","specialists":[{"id":"x","weeklyHours":{"mon":[{"start":"9","end":"10:00"}]}}]}`,
 		"override of stranger":  `{"timeZone":"UTC","overrides":[{"specialistId":"x","date":"2026-01-01"}]}`,
 		"override bad date":     `{"timeZone":"UTC","specialists":[{"id":"x"}],"overrides":[{"specialistId":"x","date":"01/01/2026"}]}`,

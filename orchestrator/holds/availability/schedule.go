@@ -124,6 +124,9 @@ func (s Schedule) Validate() error {
 		if specs[sp.ID] {
 			return fmt.Errorf("specialist %q is listed twice", sp.ID)
 		}
+		if sp.ID == PooledScope {
+			return fmt.Errorf("specialist id %q is reserved (the cache scope of all specialists)", PooledScope)
+		}
 		specs[sp.ID] = true
 		if err := sp.WeeklyHours.Validate(); err != nil {
 			return fmt.Errorf("specialist %q weeklyHours: %w", sp.ID, err)
