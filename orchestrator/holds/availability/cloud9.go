@@ -79,7 +79,7 @@ func (s Cloud9Source) Snapshot(ctx context.Context) (Snapshot, error) {
 			specs[sl.ScheduleColumnGUID] = Specialist{ID: sl.ScheduleColumnGUID, Name: cmp.Or(sl.ScheduleColumnDescription, sl.ScheduleColumnGUID)}
 		}
 	}
-	snap := Snapshot{Loc: s.Loc}
+	snap := Snapshot{Loc: s.Loc, open: list, openFrom: today}
 	for _, t := range types {
 		slices.Sort(t.SpecialistIDs)
 		snap.Types = append(snap.Types, *t)
@@ -96,15 +96,12 @@ func (s Cloud9Source) Snapshot(ctx context.Context) (Snapshot, error) {
 func (s Cloud9Source) Openings(ctx context.Context, snap Snapshot, t AppointmentType, fromDate time.Time, days int) ([]Opening, error) {
 	s = s.withDefaults()
 	from, to := WallInstant(s.Loc, fromDate, 0), WallInstant(s.Loc, fromDate.AddDate(0, 0, days), 0)
-	readFrom, readTo := from, to
-	today := DateIn(s.Now(), s.Loc)
-	if !fromDate.Before(today) && !fromDate.AddDate(0, 0, days).After(today.AddDate(0, 0, s.Horizon)) {
-		// inside the horizon Snapshot reads: the same list (one cache entry, one Cloud9 call)
-		readFrom, readTo = WallInstant(s.Loc, today, 0), WallInstant(s.Loc, today.AddDate(0, 0, s.Horizon), 0)
-	}
-	list, err := s.Slots.OpenSlots(ctx, readFrom, readTo)
-	if err != nil {
-		return nil, unavailableErr("availability.Cloud9Source.Openings", err)
+	list := snap.open // the horizon list Snapshot read, when the window lies inside it
+	if snap.open == nil || fromDate.Before(snap.openFrom) || fromDate.AddDate(0, 0, days).After(snap.openFrom.AddDate(0, 0, s.Horizon)) {
+		var err error
+		if list, err = s.Slots.OpenSlots(ctx, from, to); err != nil {
+			return nil, unavailableErr("availability.Cloud9Source.Openings", err)
+		}
 	}
 	out := make([]Opening, 0, len(list))
 	for _, sl := range list {

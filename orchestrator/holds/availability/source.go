@@ -3,6 +3,8 @@ package availability
 import (
 	"context"
 	"time"
+
+	"github.com/flowgate/flowgate/orchestrator/booking/slots"
 )
 
 // Source is where an appointment type's openings come from: the schedule
@@ -22,7 +24,9 @@ type Snapshot struct {
 	Loc         *time.Location
 	Types       []AppointmentType
 	Specialists []Specialist
-	schedule    *Schedule // ScheduleSource's, for Openings
+	schedule    *Schedule    // ScheduleSource's, for Openings
+	open        []slots.Slot // Cloud9Source's horizon list, for Openings within it
+	openFrom    time.Time    // the date openings starts on (Cloud9Source)
 }
 
 // Type returns the appointment type with id.
