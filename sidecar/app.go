@@ -36,6 +36,7 @@ type Main struct {
 	orch     *orchestration
 	booking  *booking
 	buffer   *workBuffer
+	avail    *availabilityPart  // the /v1 catalogue (availability.go)
 	stopping context.CancelFunc // ends long polls and detached follow-ups at shutdown
 	sched    *scheduler.Scheduler
 	monitor  *asynqmon.HTTPHandler

@@ -54,6 +54,8 @@ type Config struct {
 
 	Buffer BufferConfig // the work buffer (seed 001): settings_buffer.go
 
+	Availability AvailabilityConfig // the /v1 catalogue (issue 11): settings_availability.go
+
 	// VM task orchestration (seed 004).
 	WebhookAuth         string
 	WebhookToken        string

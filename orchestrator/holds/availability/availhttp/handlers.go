@@ -1,0 +1,237 @@
+package availhttp
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/flowgate/flowgate/contracts"
+	"github.com/flowgate/flowgate/orchestrator/holds/availability"
+	"github.com/flowgate/flowgate/sidecar/web"
+)
+
+// Hold is the part of the hold engine's holds.Hold this package reads
+// (same JSON fields; HOLDS-CONTRACT.md).
+type Hold struct {
+	HoldID            string    `json:"holdId"`
+	ClientID          string    `json:"clientId"`
+	AppointmentTypeID string    `json:"appointmentTypeId"`
+	SpecialistID      string    `json:"specialistId"`
+	SlotStartDate     time.Time `json:"slotStartDate"`
+	SlotEndDate       time.Time `json:"slotEndDate"`
+	HoldExpiresAt     time.Time `json:"holdExpiresAt"`
+	Face              string    `json:"face,omitempty"`
+}
+
+// ActiveHolds lists the active holds of an appointment type (the hold
+// engine's Engine.Active).
+type ActiveHolds interface {
+	Active(ctx context.Context, appointmentTypeID string) ([]Hold, error)
+}
+
+// Defaults of Config.
+const (
+	DefaultDays    = 7
+	DefaultTimeout = 2 * time.Second
+)
+
+// Config configures the handlers.
+type Config struct {
+	Catalog *availability.Catalog // required
+	Holds   ActiveHolds           // optional: nothing is filtered without it
+	// Admin guards the admin endpoints (basic auth with the monitoring
+	// credentials in the sidecar). Nil leaves them open: only for tests
+	// and the embedded trial.
+	Admin   fiber.Handler
+	Timeout time.Duration // Redis work of one request; default DefaultTimeout
+	Logger  *slog.Logger
+}
+
+// Handlers serves the endpoints.
+type Handlers struct{ cfg Config }
+
+// New checks cfg.
+func New(cfg Config) (*Handlers, error) {
+	if cfg.Catalog == nil {
+		return nil, errors.New("availhttp: Catalog is required")
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	return &Handlers{cfg: cfg}, nil
+}
+
+// Register adds the routes to r.
+func Register(r fiber.Router, h *Handlers) {
+	r.Get("/v1/appointment-types", h.appointmentTypes)
+	r.Get("/v1/appointment-types/:id/timeslots", h.timeslots)
+	admin := r.Group("/v1/admin/availability")
+	if h.cfg.Admin != nil {
+		admin.Use(h.cfg.Admin)
+	}
+	admin.Get("/schedule", h.schedule)
+	admin.Put("/specialists/:specialistId/weekly-hours", h.putWeeklyHours)
+	admin.Put("/specialists/:specialistId/overrides/:date", h.putOverride)
+	admin.Delete("/specialists/:specialistId/overrides/:date", h.deleteOverride)
+	admin.Delete("/specialists/:specialistId", h.deleteSpecialist)
+	admin.Put("/appointment-types/:id", h.putAppointmentType)
+}
+
+func (h *Handlers) ctx(c *fiber.Ctx) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(c.UserContext(), h.cfg.Timeout)
+}
+
+// AppointmentTypesResponse is GET /v1/appointment-types.
+type AppointmentTypesResponse struct {
+	AppointmentTypes []availability.AppointmentType `json:"appointmentTypes"`
+}
+
+func (h *Handlers) appointmentTypes(c *fiber.Ctx) error {
+	ctx, cancel := h.ctx(c)
+	defer cancel()
+	types, err := h.cfg.Catalog.AppointmentTypes(ctx)
+	if err != nil {
+		return err
+	}
+	if types == nil {
+		types = []availability.AppointmentType{}
+	}
+	return c.JSON(AppointmentTypesResponse{AppointmentTypes: types})
+}
+
+// Slot is one timeslot of the answer: the specialists free at it (holds
+// of other clients removed) and those another client holds.
+type Slot struct {
+	SlotStartDate     time.Time `json:"slotStartDate"`
+	SlotEndDate       time.Time `json:"slotEndDate"`
+	SpecialistIDs     []string  `json:"specialistIds"`
+	HeldSpecialistIDs []string  `json:"heldSpecialistIds"`
+}
+
+// TimeslotsResponse is GET /v1/appointment-types/{id}/timeslots.
+type TimeslotsResponse struct {
+	AppointmentTypeID string                    `json:"appointmentTypeId"`
+	TimeZone          string                    `json:"timeZone"`
+	From              string                    `json:"from"`
+	Days              int                       `json:"days"`
+	Specialists       []availability.Specialist `json:"specialists"`
+	Slots             []Slot                    `json:"slots"`
+	Cached            bool                      `json:"cached"`
+}
+
+// timeslotParams reads the query: from (YYYY-MM-DD), days, includeHeld.
+func (h *Handlers) timeslotParams(c *fiber.Ctx) (availability.TimeslotQuery, bool, error) {
+	q := availability.TimeslotQuery{AppointmentTypeID: strings.Clone(c.Params("id")), Days: DefaultDays,
+		SpecialistID: strings.Clone(c.Query("specialistId"))}
+	if s := c.Query("from"); s != "" {
+		d, err := availability.ParseDate(s)
+		if err != nil {
+			return q, false, invalidParam("from", "from must be a date YYYY-MM-DD, got %s", quote(s))
+		}
+		q.From = d
+	}
+	if s := c.Query("days"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > h.cfg.Catalog.MaxDays() {
+			return q, false, invalidParam("days", "days must be an integer 1..%d, got %s", h.cfg.Catalog.MaxDays(), quote(s))
+		}
+		q.Days = n
+	}
+	includeHeld := false
+	if s := c.Query("includeHeld"); s != "" {
+		b, err := strconv.ParseBool(s)
+		if err != nil {
+			return q, false, invalidParam("includeHeld", "includeHeld must be true or false, got %s", quote(s))
+		}
+		includeHeld = b
+	}
+	return q, includeHeld, nil
+}
+
+func (h *Handlers) timeslots(c *fiber.Ctx) error {
+	q, includeHeld, err := h.timeslotParams(c)
+	if err != nil {
+		return err
+	}
+	clientID := c.Query("clientId")
+	ctx, cancel := h.ctx(c)
+	defer cancel()
+	ts, err := h.cfg.Catalog.Timeslots(ctx, q)
+	if err != nil {
+		return err
+	}
+	held := h.heldByOthers(ctx, ts.Type.ID, clientID)
+	resp := TimeslotsResponse{AppointmentTypeID: ts.Type.ID, TimeZone: ts.TimeZone, From: ts.From.Format(availability.DateLayout),
+		Days: ts.Days, Specialists: ts.Specialists, Slots: make([]Slot, 0, len(ts.Slots)), Cached: ts.Cached}
+	for _, s := range ts.Slots {
+		out := Slot{SlotStartDate: s.SlotStartDate, SlotEndDate: s.SlotEndDate, SpecialistIDs: []string{}, HeldSpecialistIDs: []string{}}
+		for _, id := range s.SpecialistIDs {
+			if held[heldKey{s.SlotStartDate.Unix(), id}] {
+				out.HeldSpecialistIDs = append(out.HeldSpecialistIDs, id)
+			} else {
+				out.SpecialistIDs = append(out.SpecialistIDs, id)
+			}
+		}
+		if len(out.SpecialistIDs) > 0 || includeHeld {
+			resp.Slots = append(resp.Slots, out)
+		}
+	}
+	return c.JSON(resp)
+}
+
+type heldKey struct {
+	start      int64
+	specialist string
+}
+
+// heldByOthers is the set of (start, specialist) other clients hold. The
+// hold engine failing, nothing is filtered (fail open, logged, like the
+// IVA face's reservation filter): a claim still refuses a held slot.
+func (h *Handlers) heldByOthers(ctx context.Context, typeID, clientID string) map[heldKey]bool {
+	out := map[heldKey]bool{}
+	if h.cfg.Holds == nil {
+		return out
+	}
+	list, err := h.cfg.Holds.Active(ctx, typeID)
+	if err != nil {
+		h.cfg.Logger.Warn("timeslots: active holds unavailable; answering unfiltered", "appointmentTypeId", typeID, "err", err)
+		return out
+	}
+	for _, hd := range list {
+		if clientID == "" || hd.ClientID != clientID {
+			out[heldKey{hd.SlotStartDate.Unix(), hd.SpecialistID}] = true
+		}
+	}
+	return out
+}
+
+func invalidParam(name, format string, args ...any) *contracts.Error {
+	e := contracts.Errorf(contracts.CodeInvalid, format, args...)
+	e.Details = map[string]any{"field": name}
+	return e
+}
+
+// quote quotes a client value for a message, cut to 64 bytes.
+func quote(s string) string {
+	if len(s) > 64 {
+		s = s[:64] + "…"
+	}
+	return strconv.Quote(s)
+}
+
+// decode decodes the JSON body into v (web.PlainBody refuses a compressed one).
+func decode(c *fiber.Ctx, v any) error {
+	b, err := web.PlainBody(c)
+	if err != nil {
+		return err
+	}
+	return contracts.DecodeJSON(b, v)
+}

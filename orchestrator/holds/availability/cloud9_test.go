@@ -1,0 +1,102 @@
+package availability
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/flowgate/flowgate/orchestrator/booking/slots"
+	"github.com/flowgate/flowgate/orchestrator/cloud9"
+	"github.com/flowgate/flowgate/orchestrator/cloud9/cloud9sim"
+)
+
+// The Cloud9 source over the sandbox simulator and the shared slot cache:
+// chairs are specialists, the Cloud9 type GUID the appointment type, wall
+// clocks read in the location's zone, booked slots leave the answer.
+func TestCloud9Source(t *testing.T) {
+	loc := chicago(t)
+	sim := cloud9sim.New(cloud9sim.Config{WriteLimit: cloud9sim.Unlimited, TimeZone: loc})
+	url, stop, err := sim.Start("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = stop(context.Background()) })
+	client, err := cloud9.New(cloud9.Config{Endpoint: url, ClientID: "x", Username: "x", Password: "x", VendorUsername: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(client.Close)
+	rdb := newDB(t)
+	cache, err := slots.NewCache(rdb, slots.CacheConfig{Prefix: "c9test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := NewStore(rdb, StoreConfig{Prefix: "c9test:"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reader := Cloud9Slots{Cloud9: client, Cache: cache, LocationGUID: cloud9sim.DefaultLocationGUID, Loc: loc, FreshFor: time.Hour}
+	cat, err := NewCatalog(CatalogConfig{Source: Cloud9Source{Slots: reader, Loc: loc, Horizon: 7}, Store: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cat.Editable() {
+		t.Fatal("the Cloud9 source must not take admin changes")
+	}
+	if _, err := cat.Update(bg, DeleteSpecialist("x")); !errorsIs(err, ErrConflict) {
+		t.Fatalf("admin change on Cloud9: %v", err)
+	}
+	at, err := cat.AppointmentType(bg, cloud9sim.DefaultAppointmentTypeGUID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if at.DurationMinutes != 45 || len(at.SpecialistIDs) != len(cloud9sim.DefaultChairs()) || at.CooldownMinutes != DefaultCooldownMinutes {
+		t.Fatalf("type %+v", at)
+	}
+	ts, err := cat.Timeslots(bg, TimeslotQuery{AppointmentTypeID: at.ID, Days: 7})
+	if err != nil || len(ts.Slots) == 0 {
+		t.Fatalf("%d slots, err %v", len(ts.Slots), err)
+	}
+	calls := sim.Calls("GetOnlineReservations")
+	// Every slot's instant shows, in Chicago, the wall clock Cloud9 offered.
+	list, err := reader.OpenSlots(bg, time.Now(), time.Now().AddDate(0, 0, 7))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sim.Calls("GetOnlineReservations") != calls {
+		t.Fatal("a fresh cached list was not used")
+	}
+	walls := map[string]bool{}
+	for _, s := range list {
+		w, _ := s.Start()
+		walls[w.Format("2006-01-02 15:04")+"|"+s.ScheduleColumnGUID] = true
+	}
+	for _, s := range ts.Slots {
+		for _, id := range s.SpecialistIDs {
+			if k := s.SlotStartDate.In(loc).Format("2006-01-02 15:04") + "|" + id; !walls[k] {
+				t.Fatalf("slot %s for %s is not a Cloud9 open slot", k, id)
+			}
+		}
+	}
+	first := ts.Slots[0]
+	end, cands, err := cat.Candidates(bg, at.ID, first.SlotStartDate, "")
+	if err != nil || !end.Equal(first.SlotStartDate.Add(45*time.Minute)) || len(cands) != len(first.SpecialistIDs) {
+		t.Fatalf("candidates %v end %s err %v", cands, end, err)
+	}
+	chair := first.SpecialistIDs[0]
+	if err := cat.RecordBooking(bg, Appointment{AppointmentID: "c9-1", AppointmentTypeID: at.ID, SpecialistID: chair,
+		SlotStartDate: first.SlotStartDate, SlotEndDate: end, BookedAt: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	again, err := cat.Timeslots(bg, TimeslotQuery{AppointmentTypeID: at.ID, Days: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, ok := findSlot(again.Slots, first.SlotStartDate.Format(time.RFC3339)); ok && slices.Contains(s.SpecialistIDs, chair) {
+		t.Fatalf("booked chair still offered at %s", first.SlotStartDate)
+	}
+	if _, _, err := cat.Candidates(bg, at.ID, first.SlotStartDate.Add(time.Minute), ""); !errorsIs(err, ErrNotOnGrid) {
+		t.Fatalf("off-grid start: %v", err)
+	}
+}

@@ -1,0 +1,108 @@
+package availability
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/flowgate/flowgate/orchestrator/booking/slots"
+	"github.com/flowgate/flowgate/orchestrator/cloud9"
+)
+
+// ReservationReader is the Cloud9 call Cloud9Slots makes (the
+// *cloud9.Client without limiter satisfies it).
+type ReservationReader interface {
+	GetOnlineReservations(ctx context.Context, q cloud9.ReservationQuery) ([]cloud9.Slot, error)
+}
+
+// Cloud9Slots is an OpenSlotsReader on today's Cloud9 slot path: the
+// shared slot cache (slots.Cache, the same lists the IVA's getApptSlots
+// reads and invalidates) in front of GetOnlineReservations. A cached list
+// younger than FreshFor is used as is; Cloud9 failing, an older one is
+// used rather than none.
+type Cloud9Slots struct {
+	Cloud9       ReservationReader
+	Cache        *slots.Cache // optional
+	LocationGUID string       // only this location's slots; empty: all
+	Loc          *time.Location
+	FreshFor     time.Duration // default 5 min (SLOT_CACHE_FRESH)
+	CacheTimeout time.Duration // each cache call; past it the cache is skipped. Default 1 s
+	Now          func() time.Time
+	Logger       *slog.Logger
+}
+
+var _ OpenSlotsReader = Cloud9Slots{}
+
+func (c Cloud9Slots) withDefaults() Cloud9Slots {
+	if c.Loc == nil {
+		c.Loc = time.UTC
+	}
+	if c.FreshFor <= 0 {
+		c.FreshFor = 5 * time.Minute
+	}
+	if c.CacheTimeout <= 0 {
+		c.CacheTimeout = time.Second
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return c
+}
+
+// OpenSlots implements OpenSlotsReader: the open slots on the calendar
+// dates (in Loc) from from's to to's, whole days.
+func (c Cloud9Slots) OpenSlots(ctx context.Context, from, to time.Time) ([]slots.Slot, error) {
+	c = c.withDefaults()
+	fromD, toD := DateIn(from, c.Loc), DateIn(to, c.Loc)
+	if toD.Before(fromD) {
+		return nil, nil
+	}
+	r := slots.Range{LocationGUID: c.LocationGUID, From: fromD, To: toD}
+	var cached slots.Entry
+	found := false
+	if c.Cache != nil && c.LocationGUID != "" {
+		cctx, cancel := context.WithTimeout(ctx, c.CacheTimeout)
+		e, ok, err := c.Cache.Get(cctx, r)
+		cancel()
+		if err != nil {
+			c.Logger.Warn("availability: slot cache unavailable; asking Cloud9", "err", err)
+		}
+		cached, found = e, ok && err == nil
+		if found && c.Now().Sub(e.FetchedAt) < c.FreshFor {
+			return e.Slots, nil
+		}
+	}
+	got, err := c.Cloud9.GetOnlineReservations(ctx, cloud9.ReservationQuery{StartDate: fromD, EndDate: toD.Add(24*time.Hour - time.Minute)})
+	if err != nil {
+		if found {
+			c.Logger.Warn("availability: Cloud9 failed; answering from the stale slot cache", "err", err)
+			return cached.Slots, nil
+		}
+		return nil, fmt.Errorf("availability: GetOnlineReservations: %w", err)
+	}
+	out := make([]slots.Slot, 0, len(got))
+	for _, s := range got {
+		if c.LocationGUID != "" && s.LocationGUID != "" && !strings.EqualFold(s.LocationGUID, c.LocationGUID) {
+			continue
+		}
+		out = append(out, slots.Slot{StartTime: s.StartTime, EndTime: s.EndTime,
+			ScheduleViewGUID: s.ScheduleViewGUID, ScheduleViewDescription: s.ScheduleViewDescription,
+			ScheduleColumnGUID: s.ScheduleColumnGUID, ScheduleColumnDescription: s.ScheduleColumnDescription,
+			ScheduleTemplateName: s.ScheduleTemplateName, AppointmentClassGUID: s.AppointmentClassGUID,
+			AppointmentClassDescription: s.AppointmentClassDescription, AppointmentTypeGUID: s.AppointmentTypeGUID,
+			AppointmentTypeDescription: s.AppointmentTypeDescription, Minutes: s.Minutes, LocationGUID: s.LocationGUID})
+	}
+	if c.Cache != nil && c.LocationGUID != "" {
+		cctx, cancel := context.WithTimeout(ctx, c.CacheTimeout)
+		if err := c.Cache.Put(cctx, r, out); err != nil {
+			c.Logger.Warn("availability: slot cache write failed", "err", err)
+		}
+		cancel()
+	}
+	return out, nil
+}

@@ -1,0 +1,22 @@
+// Package availability computes the bookable timeslots of the web face of
+// the hold engine (issue 11, seed 002): per appointment type and
+// specialist, from weekly hours, date overrides and existing appointments
+// (duration and buffer), in the location's time zone and DST-correct.
+//
+// Two sources stand behind one small interface (Source): a schedule file
+// (ScheduleSource: appointment types, specialists with priority, weekly
+// hours and overrides, kept in Redis once loaded so the admin endpoints can
+// change them for every instance) and Cloud9 (Cloud9Source: the open slots
+// of GetOnlineReservations through the slot cache, chairs as specialists).
+// Appointments booked through /v1 are kept in Redis (Store) for both.
+//
+// Catalog is what the HTTP layer (availhttp) and the hold engine's web face
+// use: the appointment types, the timeslots of a type (cached under
+// timeslots:{appointmentTypeId}:{specialistId|pooled} with an index per
+// type, invalidated exactly as seed 002's table says), the candidates of a
+// slot, and booking records.
+//
+// The slot arithmetic (grid.go) is pure and table-tested; every Redis
+// state change is one Lua script (scripts.go) on keys that share the hash
+// tag {availability} (keys.go), so it works on Redis Cluster.
+package availability

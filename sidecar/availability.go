@@ -1,0 +1,104 @@
+package main
+
+import (
+	"context"
+	"crypto/subtle"
+	"fmt"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/middleware/basicauth"
+
+	"github.com/flowgate/flowgate/orchestrator/booking/slots"
+	"github.com/flowgate/flowgate/orchestrator/holds/availability"
+	"github.com/flowgate/flowgate/orchestrator/holds/availability/availhttp"
+)
+
+// availabilityPart is the web face's catalogue: the schedule-file or
+// Cloud9 source, the store, the Catalog (which the hold engine's web face
+// uses) and its HTTP endpoints.
+type availabilityPart struct {
+	catalog *availability.Catalog
+	http    *availhttp.Handlers
+}
+
+// newAvailability builds the catalogue. With HOLDS_SCHEDULE_FILE the
+// file's schedule is stored in Redis (replacing the stored one when the
+// file changed); otherwise Cloud9's open slots are read through the
+// booking path's client and the shared slot cache.
+func (m *Main) newAvailability(ctx context.Context) (*availabilityPart, error) {
+	ac := m.Config.Availability
+	store, err := availability.NewStore(m.redis.Client, availability.StoreConfig{CacheTTL: ac.CacheTTL, Now: m.Now})
+	if err != nil {
+		return nil, &ConfigError{Var: "TIMESLOTS_CACHE_TTL_SECONDS", Err: err}
+	}
+	var src availability.Source
+	if ac.ScheduleFile != "" {
+		stored, err := store.SeedSchedule(ctx, ac.Schedule, ac.ScheduleHash)
+		if err != nil {
+			return nil, fmt.Errorf("availability: store the schedule file: %w", err)
+		}
+		m.Logger.Info("availability: schedule-file source", "file", ac.ScheduleFile, "replaced_stored_schedule", stored,
+			"appointment_types", len(ac.Schedule.AppointmentTypes), "specialists", len(ac.Schedule.Specialists))
+		src = availability.ScheduleSource{Store: store}
+	} else {
+		cache, err := slots.NewCache(m.redis.Client, slots.CacheConfig{TTL: m.Config.Booking.SlotCacheTTL, Now: m.Now, Logger: m.Logger})
+		if err != nil {
+			return nil, err
+		}
+		reader := availability.Cloud9Slots{Cloud9: m.booking.client.WithoutLimiter(), Cache: cache, LocationGUID: m.Config.Booking.LocationGUID,
+			Loc: ac.TimeZone, FreshFor: m.Config.Booking.SlotFresh, CacheTimeout: m.Config.Booking.RedisTimeout, Now: m.Now, Logger: m.Logger}
+		src = availability.Cloud9Source{Slots: reader, Loc: ac.TimeZone, Now: m.Now}
+		m.Logger.Info("availability: Cloud9 source (no HOLDS_SCHEDULE_FILE): chairs are specialists; the admin endpoints answer 409")
+	}
+	cat, err := availability.NewCatalog(availability.CatalogConfig{Source: src, Store: store, MaxDays: ac.MaxDays, Now: m.Now, Logger: m.Logger})
+	if err != nil {
+		return nil, &ConfigError{Var: "HOLDS_TIMESLOTS_MAX_DAYS", Err: err}
+	}
+	timeout := availhttp.DefaultTimeout // Redis only
+	if ac.ScheduleFile == "" {
+		timeout = m.Config.Booking.SyncBudget // a Cloud9 read on a cache miss
+	}
+	h, err := availhttp.New(availhttp.Config{Catalog: cat, Holds: m.holdsActive(), Admin: m.availabilityAdmin(),
+		Timeout: timeout, Logger: m.Logger})
+	if err != nil {
+		return nil, err
+	}
+	return &availabilityPart{catalog: cat, http: h}, nil
+}
+
+// holdsActive is the hold engine's Active for filtering timeslots. Until
+// the engine is merged there is none (nothing is filtered); the lead
+// replaces this with an adapter over m.holds.engine.Active.
+func (m *Main) holdsActive() availhttp.ActiveHolds { return nil }
+
+// availabilityAdmin guards the admin endpoints like /monitoring: basic
+// auth with MONITORING_USER / MONITORING_PASSWORD; open only where
+// /monitoring is (MONITORING_AUTH=none, or the embedded trial).
+func (m *Main) availabilityAdmin() fiber.Handler {
+	if m.Config.MonitoringAuth == "none" || m.Config.MonitoringUser == "" {
+		if !m.Config.Embedded() {
+			m.Logger.Warn("availability admin endpoints are open (MONITORING_AUTH=none)")
+		}
+		return nil
+	}
+	user, pass := []byte(m.Config.MonitoringUser), []byte(m.Config.MonitoringPass)
+	return basicauth.New(basicauth.Config{
+		Realm: "flowgate availability admin",
+		Authorizer: func(u, p string) bool {
+			okU := subtle.ConstantTimeCompare([]byte(u), user)
+			okP := subtle.ConstantTimeCompare([]byte(p), pass)
+			return okU&okP == 1
+		},
+	})
+}
+
+// availabilityRoutes builds the catalogue and registers its routes.
+func (m *Main) availabilityRoutes(app *fiber.App) error {
+	part, err := m.newAvailability(context.Background())
+	if err != nil {
+		return err
+	}
+	m.avail = part
+	availhttp.Register(app, part.http)
+	return nil
+}

@@ -1,0 +1,52 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/flowgate/flowgate/orchestrator/holds/availability"
+)
+
+// AvailabilityConfig holds the settings of the web face's catalogue
+// (issue 11: appointment types, timeslots, admin endpoints).
+type AvailabilityConfig struct {
+	// ScheduleFile is HOLDS_SCHEDULE_FILE; Schedule and ScheduleHash its
+	// content, loaded and validated when the configuration is read. Unset:
+	// the Cloud9 source (the configured Cloud9 or the simulator).
+	ScheduleFile string
+	Schedule     availability.Schedule
+	ScheduleHash string
+	TimeZone     *time.Location // of Cloud9's wall clocks
+	CacheTTL     time.Duration
+	MaxDays      int
+}
+
+// availabilitySettings are the catalogue's variables.
+var availabilitySettings = []setting{
+	{name: "HOLDS_SCHEDULE_FILE", help: "schedule file (JSON: time zone, appointment types, specialists with priority and weekly hours, overrides) of the /v1 catalogue; unset: Cloud9's open slots (chairs as specialists)", apply: func(c *Config, v string) error {
+		s, hash, err := availability.LoadScheduleFile(v)
+		if err != nil {
+			return err
+		}
+		c.Availability.ScheduleFile, c.Availability.Schedule, c.Availability.ScheduleHash = v, s, hash
+		return nil
+	}},
+	{name: "HOLDS_TIME_ZONE", def: "America/Chicago", help: "IANA time zone of the practice's wall clock for the Cloud9 source (a schedule file names its own)", apply: func(c *Config, v string) error {
+		loc, err := time.LoadLocation(v)
+		if err != nil {
+			return fmt.Errorf("want an IANA time zone such as America/Chicago, got %q", v)
+		}
+		c.Availability.TimeZone = loc
+		return nil
+	}},
+	{name: "TIMESLOTS_CACHE_TTL_SECONDS", def: strconv.Itoa(int(availability.DefaultCacheTTL / time.Second)), help: "lifetime of a cached timeslots:{appointmentTypeId}:{specialistId|pooled} entry (seed 002)", apply: func(c *Config, v string) error {
+		var n int
+		if err := integer(func(*Config) *int { return &n }, 1, 86400)(c, v); err != nil {
+			return err
+		}
+		c.Availability.CacheTTL = time.Duration(n) * time.Second
+		return nil
+	}},
+	{name: "HOLDS_TIMESLOTS_MAX_DAYS", def: strconv.Itoa(availability.DefaultMaxDays), help: "most days one timeslots request may ask for; dates up to this far from today are cached", apply: integer(func(c *Config) *int { return &c.Availability.MaxDays }, 1, 366)},
+}
