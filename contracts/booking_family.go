@@ -187,3 +187,23 @@ type OperationStatusResponse struct {
 	LLMGuidance   *OperationGuidance `json:"llm_guidance,omitempty"`
 	Error         string             `json:"error,omitempty"`
 }
+
+// Slot change events: cancelAppt publishes one on SlotChangesChannel when
+// a cancellation frees a slot, for live listeners (boards, SSE bridges).
+const (
+	SlotChangesChannel = "flowgate:booking:slots"
+	EventSlotReleased  = "slot_released"
+)
+
+// SlotChangeEvent is one slot change.
+type SlotChangeEvent struct {
+	Event               string `json:"event"`
+	AppointmentGUID     string `json:"appointmentGUID"`
+	StartTime           string `json:"startTime,omitempty"`
+	ScheduleViewGUID    string `json:"scheduleViewGUID,omitempty"`
+	ScheduleColumnGUID  string `json:"scheduleColumnGUID,omitempty"`
+	AppointmentTypeGUID string `json:"appointmentTypeGUID,omitempty"`
+	Minutes             int    `json:"minutes,omitempty"`
+	LocationGUID        string `json:"locationGUID,omitempty"`
+	At                  string `json:"at"`
+}
