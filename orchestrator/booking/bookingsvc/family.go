@@ -189,7 +189,8 @@ func (f *Family) turn(ctx context.Context, procedure string) error {
 		}
 		after = max(after, 10*time.Millisecond)
 		if f.cfg.Now().Add(after).After(deadline) {
-			return fmt.Errorf("%w (%s, next turn in %s)", errFamBusy, procedure, after)
+			f.log.Info("cloud9 write limit: no turn within the wait", "procedure", procedure, "next_turn_in", after)
+			return fmt.Errorf("%w (%s)", errFamBusy, procedure)
 		}
 		if err := f.cfg.Sleep(ctx, after); err != nil {
 			return err
