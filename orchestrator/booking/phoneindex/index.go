@@ -46,6 +46,10 @@ type Config struct {
 	LockTTL time.Duration
 	// Prefix starts every key. Default "flowgate:phoneidx:".
 	Prefix string
+	// MissRefreshAge: a lookup that matches nothing in an index at least
+	// this old refreshes it in the request (a patient created since).
+	// Default 1 min; negative: never.
+	MissRefreshAge time.Duration
 	// MinDigits is the shortest phone query accepted. Default 4.
 	MinDigits int
 	Now       func() time.Time
@@ -70,6 +74,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Prefix == "" {
 		c.Prefix = "flowgate:phoneidx:"
+	}
+	if c.MissRefreshAge == 0 {
+		c.MissRefreshAge = time.Minute
 	}
 	if c.MinDigits == 0 {
 		c.MinDigits = 4
@@ -155,7 +162,7 @@ func (x *Index) Start() {
 		t := time.NewTicker(x.cfg.RefreshEvery)
 		defer t.Stop()
 		for {
-			x.refreshLogged()
+			x.refreshIfStale()
 			select {
 			case <-x.bg.Done():
 				return
@@ -169,6 +176,18 @@ func (x *Index) Start() {
 func (x *Index) Close() {
 	x.stop()
 	x.wg.Wait()
+}
+
+// refreshIfStale is Start's tick: another instance may have refreshed
+// since (its ticker runs too), so an index younger than RefreshEvery is
+// left alone — N instances refresh about once per RefreshEvery, not N
+// times.
+func (x *Index) refreshIfStale() {
+	st, found, err := x.stats(x.bg)
+	if err == nil && found && x.cfg.Now().Sub(st.RefreshedAt) < x.cfg.RefreshEvery {
+		return
+	}
+	x.refreshLogged()
 }
 
 func (x *Index) refreshLogged() {

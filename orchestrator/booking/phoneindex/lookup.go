@@ -23,7 +23,8 @@ type Result struct {
 // Lookup finds the patients one of whose phones contains phone's digits
 // (a leading US country code 1 of an 11-digit query is dropped). It reads
 // the index; an index older than RefreshEvery triggers one background
-// refresh, and a missing one is built first, bounded by ctx.
+// refresh, and a missing one is built first, bounded by ctx. A lookup that
+// finds nothing in an index older than MissRefreshAge refreshes it first.
 func (x *Index) Lookup(ctx context.Context, phone string) (Result, error) {
 	q := Digits(phone)
 	if len(q) == 11 && q[0] == '1' {
@@ -43,6 +44,26 @@ func (x *Index) Lookup(ctx context.Context, phone string) (Result, error) {
 	} else if x.cfg.Now().Sub(st.RefreshedAt) > x.cfg.RefreshEvery {
 		x.triggerBackground()
 	}
+	res, err := x.match(ctx, q, st)
+	if err != nil || len(res.Matches) > 0 || x.cfg.MissRefreshAge < 0 || x.cfg.Now().Sub(st.RefreshedAt) < x.cfg.MissRefreshAge {
+		return res, err
+	}
+	// A miss on an index older than MissRefreshAge (a patient created
+	// since?) refreshes it once in the request, bounded by ctx; the age
+	// check and the lock keep that to one crawl per MissRefreshAge.
+	fresh, err := x.Refresh(ctx)
+	if err != nil {
+		if !errors.Is(err, ErrRefreshing) {
+			x.cfg.Logger.Warn("phone index refresh after a miss failed; answering from the index", "err", err)
+		}
+		return res, nil
+	}
+	return x.match(ctx, q, fresh)
+}
+
+// match reads the index and keeps the entries one of whose phones contains
+// the digits q.
+func (x *Index) match(ctx context.Context, q string, st Stats) (Result, error) {
 	all, err := x.rdb.HVals(ctx, x.k.entries).Result()
 	if err != nil {
 		return Result{}, fmt.Errorf("phoneindex: read the index: %w", err)
