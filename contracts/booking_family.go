@@ -19,9 +19,9 @@ const (
 
 // Family action_required values.
 const (
-	ActionAskCaller       = "ask_caller_for_missing_information"
-	ActionRetryLater      = "retry_later"
-	ActionInformCaller    = "inform_caller"
+	ActionAskCaller    = "ask_caller_for_missing_information"
+	ActionRetryLater   = "retry_later"
+	ActionInformCaller = "inform_caller"
 )
 
 // GetPatientRequest is getPatient's body.
