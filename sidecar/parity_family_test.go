@@ -71,6 +71,7 @@ func TestFamilyShapeParity(t *testing.T) {
 	st, body = p.post(t, "/createAppt", map[string]any{"patientGUID": patient, "bookingAuthToken": token,
 		"startTime": s["startTime"], "scheduleViewGUID": s["scheduleViewGUID"], "scheduleColumnGUID": s["scheduleColumnGUID"],
 		"appointmentTypeGUID": s["appointmentTypeGUID"], "minutes": 45, "uui": "call-family-1"})
+	require.Equal(t, http.StatusOK, st)
 	require.Equal(t, true, obj(t, body)["success"], "%s", body)
 	appt := obj(t, body)["appointmentGUID"].(string)
 
