@@ -95,6 +95,7 @@ func TestFamilyShapeParity(t *testing.T) {
 	st, body = p.post(t, "/cancelAppt", map[string]any{"appointmentGUID": appt, "patientGUID": patient})
 	add("cancel", "/cancelAppt", 0, st, body)
 	require.Equal(t, true, obj(t, body)["success"], "%s", body)
+	require.Equal(t, true, obj(t, body)["slotReleased"], "createAppt's reservation of the slot is released: %s", body)
 
 	// The refusals keep the shapes too (the original answered these with
 	// the same keys, or a 500 without JSON).
