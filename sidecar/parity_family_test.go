@@ -112,3 +112,14 @@ func TestFamilyShapeParity(t *testing.T) {
 	require.Equal(t, http.StatusOK, st)
 	require.Equal(t, false, obj(t, body)["found"])
 }
+
+// checkQueuedOperation: checkOperationStatus finds the queued patient
+// (the answer's golden is bookingsvc's TestOperationStatusOfAQueuedPatient,
+// where the worker is not running yet).
+func checkQueuedOperation(t *testing.T, body []byte) {
+	t.Helper()
+	m := obj(t, body)
+	require.Equal(t, true, m["found"], "%s", body)
+	require.Equal(t, "SetPatient", m["operationType"], "%s", body)
+	require.Contains(t, []any{"pending", "processing"}, m["status"], "%s", body)
+}

@@ -258,6 +258,7 @@ func TestNodeRedShapeParity(t *testing.T) {
 	st, status := q.call(t, http.MethodGet, "/checkOperationStatus?operationId="+queued["operationId"].(string), nil)
 	require.Equal(t, http.StatusOK, st)
 	require.Contains(t, string(status), queued["operationId"].(string))
+	checkQueuedOperation(t, status)
 	checkParity(t, answers)
 }
 

@@ -1,11 +1,13 @@
 package bookingsvc_test
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/flowgate/flowgate/contracts"
+	"github.com/flowgate/flowgate/contracts/contractstest"
 	"github.com/flowgate/flowgate/orchestrator/booking/bookingsvc"
 	bt "github.com/flowgate/flowgate/orchestrator/booking/bookingsvc/bookingsvctest"
 	"github.com/flowgate/flowgate/orchestrator/booking/familytest"
@@ -55,7 +57,13 @@ func TestOperationStatusOfAQueuedPatient(t *testing.T) {
 	fam, err := bookingsvc.NewFamily(bookingsvc.FamilyDeps{Cloud9: c9.Client, Operations: a.w},
 		bookingsvc.FamilyConfig{Logger: bt.Discard()})
 	require.NoError(t, err)
-	st := body[contracts.OperationStatusResponse](t, fam.OperationStatus(ctx, q.OperationID))
+	ans := fam.OperationStatus(ctx, q.OperationID)
+	raw, err := json.Marshal(ans.Body)
+	require.NoError(t, err)
+	norm := contractstest.Normalizer{Keys: map[string]string{"operationId": "{operationId}", "id": "{operationId}"},
+		Rules: []contractstest.Rule{{RE: contractstest.Time, Name: "time"}}}
+	contractstest.Golden(t, "booking_family_operation_pending", norm.Normalize(t, raw))
+	st := body[contracts.OperationStatusResponse](t, ans)
 	require.True(t, st.Found)
 	require.Equal(t, contracts.OpPending, st.Status)
 	require.Equal(t, contracts.OpSetPatient, st.OperationType)
