@@ -26,8 +26,9 @@ import (
 //
 // Like createAppt, every answer is 200 in the endpoint's own shape —
 // malformed JSON, wrong types, missing fields and malformed GUIDs included
-// (with `error` and an llm_guidance) — except when Cloud9, the limiter or
-// the queue could not do the work: 500, as the original.
+// (with `error` and an llm_guidance) — except when Cloud9 or the limiter
+// could not do the work: 500, as the original; and 503 when flowgate's own
+// Redis (phone index, operation queue) failed.
 
 // OperationStatusPath is the operation status endpoint under the base
 // path: queued answers' check_status_endpoint names it.
@@ -103,14 +104,23 @@ func family[Req any](f *FamilyHandlers, malformed func(error) bookingsvc.Answer,
 		}
 		ctx, cancel := f.ctx()
 		defer cancel()
-		return send(c, run(ctx, req))
+		return sendFamily(c, run(ctx, req))
 	}
+}
+
+// sendFamily is send, with 503 for a failure of flowgate's own store
+// (bookingsvc.Unavailable) rather than Cloud9's 500.
+func sendFamily(c *fiber.Ctx, a bookingsvc.Answer) error {
+	if _, ok := a.Body.(bookingsvc.Unavailable); ok {
+		return c.Status(fiber.StatusServiceUnavailable).JSON(a.Body)
+	}
+	return send(c, a)
 }
 
 func (f *FamilyHandlers) status(c *fiber.Ctx, id string) error {
 	ctx, cancel := f.ctx()
 	defer cancel()
-	return send(c, f.svc.OperationStatus(ctx, strings.TrimSpace(id)))
+	return sendFamily(c, f.svc.OperationStatus(ctx, strings.TrimSpace(id)))
 }
 
 func (f *FamilyHandlers) ctx() (context.Context, context.CancelFunc) {

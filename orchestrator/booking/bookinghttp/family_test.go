@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
 	"github.com/flowgate/flowgate/contracts"
@@ -276,4 +277,28 @@ func TestOperationStatusWithoutQueue(t *testing.T) {
 	famGolden(t, "operation_missing_id", e.srv.do(t, http.MethodGet, base+"/checkOperationStatus", nil), 200)
 	famGolden(t, "operation_bad_id", e.srv.do(t, http.MethodGet, base+"/operations/"+strings.Repeat("x", 200), nil), 200)
 	famGolden(t, "operation_unconfigured", e.srv.do(t, http.MethodGet, base+"/checkOperationStatus?operationId=op-1-abc", nil), 500)
+}
+
+// Redis down under the phone index: 503 in the search's shape (flowgate's
+// store failed, not Cloud9), within the request.
+func TestPhoneSearchRedisDown(t *testing.T) {
+	t.Parallel()
+	c9 := familytest.New(t, cloud9sim.Config{})
+	dead := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", DialTimeout: 100 * time.Millisecond, MaxRetries: -1})
+	defer dead.Close()
+	idx, err := phoneindex.New(dead, c9.Client, phoneindex.Config{LocationGUID: c9.Location(), Logger: bt.Discard()})
+	require.NoError(t, err)
+	defer idx.Close()
+	fam, err := bookingsvc.NewFamily(bookingsvc.FamilyDeps{Cloud9: c9.Client, Phones: idx},
+		bookingsvc.FamilyConfig{LocationGUID: c9.Location(), Logger: bt.Discard()})
+	require.NoError(t, err)
+	app, err := web.New(web.Options{Logger: bt.Discard()})
+	require.NoError(t, err)
+	h, err := bookinghttp.NewFamily(fam, bookinghttp.Config{Logger: bt.Discard()})
+	require.NoError(t, err)
+	require.NoError(t, bookinghttp.RegisterFamily(app, h, ""))
+	srv := &server{app: app}
+	r := srv.do(t, http.MethodPost, base+"/getPatientByFilter", mustJSON(t, map[string]any{"phoneNumber": "4125550100"}))
+	famGolden(t, "by_phone_redis_down", r, http.StatusServiceUnavailable)
+	require.Zero(t, c9.Sim.Calls(cloud9.ProcGetPatientList), "nothing asked of Cloud9 without an index to write to")
 }

@@ -2,6 +2,7 @@ package bookingsvc
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -164,6 +165,17 @@ func NewFamily(d FamilyDeps, cfg FamilyConfig) (*Family, error) {
 	}
 	return &Family{d: d, cfg: cfg, log: cfg.Logger.With("component", "booking-family")}, nil
 }
+
+// Unavailable marks an answer body whose failure is flowgate's own store
+// (Redis: the phone index, the operation queue), not Cloud9's: bookinghttp
+// answers it 503 instead of 500. It encodes as Body.
+type Unavailable struct{ Body any }
+
+// MarshalJSON encodes the wrapped body.
+func (u Unavailable) MarshalJSON() ([]byte, error) { return json.Marshal(u.Body) }
+
+// storeFailed is the Answer of an endpoint whose store failed.
+func storeFailed(body any) Answer { return failed(Unavailable{Body: body}) }
 
 // errFamBusy is a write the limiter did not admit within WriteWait.
 var errFamBusy = errors.New("cloud9 write limit: no turn within the wait")

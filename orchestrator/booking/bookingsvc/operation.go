@@ -79,7 +79,7 @@ func (f *Family) OperationStatus(ctx context.Context, operationID string) Answer
 	op, found, err := f.d.Operations.Operation(ctx, operationID)
 	if err != nil {
 		f.log.Warn("operation status unreadable", "operation_id", operationID, "err", err)
-		return failed(contracts.OperationStatusResponse{OperationID: operationID, Message: "operation status is unavailable",
+		return storeFailed(contracts.OperationStatusResponse{OperationID: operationID, Message: "operation status is unavailable",
 			Error: "operation status is unavailable"})
 	}
 	if !found {

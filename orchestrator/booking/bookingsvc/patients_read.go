@@ -71,8 +71,14 @@ func (f *Family) byPhone(ctx context.Context, phone string) Answer {
 		return f.searchInvalid("phoneNumber has too few digits", "phoneNumber")
 	}
 	if err != nil {
-		f.log.Warn("getPatientByFilter: phone index unavailable", "err", err)
-		return failed(&contracts.PatientSearchResponse{Patients: []contracts.Record{}, Error: famMessage(err), LLMGuidance: famFailedGuidance(err)})
+		f.log.Warn("getPatientByFilter: phone search failed", "err", err)
+		body := &contracts.PatientSearchResponse{Patients: []contracts.Record{}, Error: famMessage(err), LLMGuidance: famFailedGuidance(err)}
+		var c9 *cloud9.Error
+		if !errors.As(err, &c9) { // the index in Redis, not Cloud9, failed
+			body.Error = "phone search is unavailable"
+			return storeFailed(body)
+		}
+		return failed(body)
 	}
 	out := &contracts.PatientSearchResponse{Patients: make([]contracts.Record, 0, len(res.Matches)), Count: len(res.Matches)}
 	searched, total := res.Stats.Indexed, res.Stats.Total
