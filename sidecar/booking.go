@@ -27,6 +27,7 @@ const bookingEventsChannel = "flowgate:booking:events"
 type booking struct {
 	client *cloud9.Client
 	http   *bookinghttp.Handlers
+	family *bookinghttp.FamilyHandlers // booking_family.go
 }
 
 // cloud9Endpoint is the configured Cloud9, or the sandbox simulator started
@@ -118,7 +119,7 @@ func (m *Main) newBooking(rt *orchestrator.Runtime, b *backend, shutdown context
 		QueueDelay: bc.BackoffBase, CompletedRetention: bc.Retention, AuthMode: bc.AuthMode, PatientModel: bc.PatientModel,
 		DefaultScheduleColumnGUID: bc.ScheduleColumn, DefaultScheduleViewGUID: bc.ScheduleView,
 		DefaultAppointmentTypeGUID: bc.AppointmentType, LocationGUID: bc.LocationGUID, ProviderGUID: bc.ProviderGUID,
-		SessionTTL: bc.SessionTTL, StatusEndpoint: cfg.NodeRedBasePath + "/queue-status",
+		SessionTTL: bc.SessionTTL, StatusEndpoint: cfg.NodeRedBasePath + bookinghttp.OperationStatusPath,
 		WriteTimeout: bc.WriteTimeout, // the in-flight lease outlives one Cloud9 write
 		LeaseGrace:   bc.UncertainGrace,
 		RedisTimeout: bc.RedisTimeout,
@@ -142,9 +143,16 @@ func (m *Main) newBooking(rt *orchestrator.Runtime, b *backend, shutdown context
 		return nil, err
 	}
 	m.onClose(func(context.Context) error { client.Close(); return nil })
-	return &booking{client: client, http: h}, nil
+	fh, err := m.newFamily(b, familyParts{client: client, limiter: limiter, worker: worker, reservations: holds}, shutdown)
+	if err != nil {
+		return nil, fmt.Errorf("booking family: %w", err)
+	}
+	return &booking{client: client, http: h, family: fh}, nil
 }
 
 func (bk *booking) routes(app *fiber.App, basePath string) error {
-	return bookinghttp.Register(app, bk.http, basePath)
+	if err := bookinghttp.Register(app, bk.http, basePath); err != nil {
+		return err
+	}
+	return registerFamily(app, bk.family, basePath)
 }

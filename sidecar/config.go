@@ -78,6 +78,7 @@ type Config struct {
 	PurgeAfter          time.Duration
 
 	Booking BookingConfig // the booking path (settings_booking.go)
+	Family  FamilyConfig  // the rest of the Node-RED family (settings_family.go)
 }
 
 // retryOverdueMargin is how much later than the longest backoff the repair

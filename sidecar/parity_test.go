@@ -61,7 +61,7 @@ func newParityEnv(t *testing.T, simCfg cloud9sim.Config, env map[string]string) 
 		"CLOUD9_ENDPOINT": url, "CLOUD9_CLIENT_ID": "sandbox", "CLOUD9_USERNAME": "sandbox", "CLOUD9_PASSWORD": "sandbox",
 		"CLOUD9_VENDOR_USERNAME": "flowgate", "CLOUD9_PROVIDER_GUID": cloud9sim.DefaultOrthodontistGUID,
 		"CLOUD9_WRITE_LIMIT": "1000/s", "CLOUD9_LIMIT_MARGIN": "1ms", "BOOKING_SYNC_RETRY_DELAY": "10ms",
-		"BOOKING_SYNC_BUDGET": "2s",
+		"BOOKING_SYNC_BUDGET": "2s", "PHONE_INDEX_MISS_REFRESH": "1ms",
 	} {
 		e[k] = v
 	}
@@ -254,10 +254,11 @@ func TestNodeRedShapeParity(t *testing.T) {
 	// the queued operation.
 	queued := obj(t, body)
 	endpoint := queued["llm_guidance"].(map[string]any)["check_status_endpoint"].(string)
-	require.Equal(t, parityBase+"/queue-status", endpoint)
-	st, status := q.call(t, http.MethodGet, "/queue-status", nil)
+	require.Equal(t, parityBase+"/checkOperationStatus", endpoint)
+	st, status := q.call(t, http.MethodGet, "/checkOperationStatus?operationId="+queued["operationId"].(string), nil)
 	require.Equal(t, http.StatusOK, st)
 	require.Contains(t, string(status), queued["operationId"].(string))
+	checkQueuedOperation(t, status)
 	checkParity(t, answers)
 }
 

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -134,7 +135,14 @@ func oneOf(dst func(*Config) *string, allowed ...string) func(*Config, string) e
 }
 
 // settings is the table of every variable, in the order -help lists them.
-var settings = append(append(append(coreSettings, bookingSettings...), bufferSettings...), availabilitySettings...)
+// settings is every family's table, one line each (a new family appends a line).
+var settings = slices.Concat(
+	coreSettings,
+	bookingSettings,
+	bufferSettings,
+	availabilitySettings,
+	familySettings,
+)
 
 // coreSettings are the variables of the foundation and the orchestration.
 var coreSettings = []setting{

@@ -1,0 +1,233 @@
+package bookingsvc
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/flowgate/flowgate/contracts"
+	"github.com/flowgate/flowgate/orchestrator/booking/slots"
+	"github.com/flowgate/flowgate/orchestrator/cloud9"
+)
+
+// EditInsurance answers editInsurance: one SetPatientComment carrying the
+// insurance text block (InsuranceComment), through the shared limiter.
+func (f *Family) EditInsurance(ctx context.Context, req contracts.EditInsuranceRequest) Answer {
+	missing, bad := famCheckGUID("patientGUID", req.PatientGUID)
+	if strings.TrimSpace(req.InsuranceProvider+req.InsuranceGroupID+req.InsuranceMemberID) == "" {
+		missing = append(missing, "insuranceProvider")
+	}
+	if missing != nil || bad != "" {
+		return ok(contracts.ResultResponse{Message: "Insurance not updated", Error: famInvalidText(missing, bad),
+			LLMGuidance: famInvalid(bad, missing...)})
+	}
+	comment := InsuranceComment(req, f.cfg.Now().In(f.cfg.PracticeZone))
+	if err := f.turn(ctx, cloud9.ProcSetPatientComment); err != nil {
+		return f.writeFailed("editInsurance", err)
+	}
+	_, _, err := f.d.Cloud9.SetPatientComment(ctx, strings.TrimSpace(req.PatientGUID), comment)
+	if err != nil {
+		return f.writeRefusal("editInsurance", "patient", err)
+	}
+	return ok(contracts.ResultResponse{Success: true, Message: "Insurance information updated"})
+}
+
+// InsuranceComment is editInsurance's SetPatientComment text: a header
+// with the date, then one line per field given.
+func InsuranceComment(req contracts.EditInsuranceRequest, now time.Time) string {
+	lines := []string{"Insurance Information (updated " + now.Format("01/02/2006") + ")"}
+	for _, l := range []struct{ name, v string }{{"Provider", req.InsuranceProvider},
+		{"Group ID", req.InsuranceGroupID}, {"Member ID", req.InsuranceMemberID}} {
+		if v := strings.TrimSpace(l.v); v != "" {
+			lines = append(lines, l.name+": "+v)
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// MalformedResult answers editInsurance's or confirmAppt's body that is
+// not its JSON.
+func (f *Family) MalformedResult(err error) Answer {
+	return ok(contracts.ResultResponse{Message: "Request not understood", Error: MalformedText(err), LLMGuidance: famInvalid("")})
+}
+
+// ConfirmAppt answers confirmAppt: SetAppointmentStatusConfirmed through
+// the shared limiter.
+func (f *Family) ConfirmAppt(ctx context.Context, req contracts.ConfirmApptRequest) Answer {
+	id := firstNonEmpty(req.AppointmentID, req.AppointmentGUID)
+	if missing, bad := famCheckGUID("appointmentId", id); missing != nil || bad != "" {
+		return ok(contracts.ResultResponse{Message: "Appointment not confirmed", Error: famInvalidText(missing, bad),
+			LLMGuidance: famInvalid(bad, missing...)})
+	}
+	if err := f.turn(ctx, cloud9.ProcSetAppointmentStatusConfirmed); err != nil {
+		return f.writeFailed("confirmAppt", err)
+	}
+	if _, err := f.d.Cloud9.SetAppointmentStatusConfirmed(ctx, id); err != nil {
+		return f.writeRefusal("confirmAppt", "appointment", err)
+	}
+	return ok(contracts.ResultResponse{Success: true, Message: "Appointment confirmed"})
+}
+
+// writeFailed is the answer when a write could not be sent (no limiter
+// turn in time, context ended): nothing was changed.
+func (f *Family) writeFailed(endpoint string, err error) Answer {
+	f.log.Warn(endpoint+": write not sent", "err", err)
+	return failed(contracts.ResultResponse{Message: famMessage(err), Error: err.Error(), LLMGuidance: famFailedGuidance(err)})
+}
+
+// writeRefusal is the answer to a write Cloud9 refused or that failed.
+func (f *Family) writeRefusal(endpoint, what string, err error) Answer {
+	if famClassify(err) == famRefused {
+		return ok(contracts.ResultResponse{Message: famMessage(err), LLMGuidance: famNotFound(what)})
+	}
+	f.log.Warn(endpoint+": Cloud9 write failed", "err", err)
+	return failed(contracts.ResultResponse{Message: famMessage(err), Error: famMessage(err), LLMGuidance: famFailedGuidance(err)})
+}
+
+// CancelAppt answers cancelAppt: SetAppointmentStatusCanceled through the
+// shared limiter; on success the slot is given back — the hold or
+// reservation released, the appointment's cooldown cleared, the slot put
+// back into the slot cache, and the change published. Those follow-ups are
+// best effort (logged): the cancellation itself has happened.
+func (f *Family) CancelAppt(ctx context.Context, req contracts.CancelApptRequest) Answer {
+	id := firstNonEmpty(req.AppointmentGUID, req.AppointmentID)
+	missing, bad := famCheckGUID("appointmentGUID", id)
+	if m, b := famCheckGUID("patientGUID", req.PatientGUID); req.PatientGUID != "" && m == nil && b != "" {
+		bad = b
+	}
+	if missing != nil || bad != "" {
+		return ok(contracts.CancelResponse{Message: "Appointment not canceled", Error: famInvalidText(missing, bad),
+			LLMGuidance: famInvalid(bad, missing...)})
+	}
+	slot := f.cancelSlot(ctx, id, req)
+	if err := f.turn(ctx, cloud9.ProcSetAppointmentStatusCanceled); err != nil {
+		f.log.Warn("cancelAppt: write not sent", "err", err)
+		return failed(contracts.CancelResponse{Message: famMessage(err), Error: err.Error(), LLMGuidance: famFailedGuidance(err)})
+	}
+	if _, err := f.d.Cloud9.SetAppointmentStatusCanceled(ctx, id); err != nil {
+		if famClassify(err) == famRefused {
+			return ok(contracts.CancelResponse{Message: famMessage(err), LLMGuidance: famNotFound("appointment")})
+		}
+		f.log.Warn("cancelAppt: Cloud9 write failed", "err", err)
+		return failed(contracts.CancelResponse{Message: famMessage(err), Error: famMessage(err), LLMGuidance: famFailedGuidance(err)})
+	}
+	out := contracts.CancelResponse{Success: true, Message: "Appointment canceled"}
+	f.giveBack(ctx, id, slot, &out)
+	return ok(out)
+}
+
+// MalformedCancel answers cancelAppt's body that is not its JSON.
+func (f *Family) MalformedCancel(err error) Answer {
+	return ok(contracts.CancelResponse{Message: "Request not understood", Error: MalformedText(err), LLMGuidance: famInvalid("")})
+}
+
+// cancelSlot is the slot the appointment holds: the request's fields,
+// completed from the patient's appointment list when patientGUID is given.
+func (f *Family) cancelSlot(ctx context.Context, id string, req contracts.CancelApptRequest) slots.Slot {
+	s := slots.Slot{StartTime: strings.TrimSpace(req.StartTime), ScheduleViewGUID: strings.TrimSpace(req.ScheduleViewGUID),
+		ScheduleColumnGUID: strings.TrimSpace(req.ScheduleColumnGUID), AppointmentTypeGUID: strings.TrimSpace(req.AppointmentTypeGUID),
+		Minutes: int(req.Minutes), LocationGUID: f.cfg.LocationGUID}
+	if req.PatientGUID == "" {
+		return s
+	}
+	appts, err := f.d.Cloud9.GetAppointmentListByPatient(ctx, strings.TrimSpace(req.PatientGUID))
+	if err != nil {
+		f.log.Warn("cancelAppt: appointment list unreadable; the slot is described by the request only", "err", err)
+		return s
+	}
+	for _, a := range appts {
+		if !strings.EqualFold(a.AppointmentGUID, id) {
+			continue
+		}
+		s.StartTime = firstNonEmpty(s.StartTime, a.AppointmentDateTime)
+		s.ScheduleViewGUID = firstNonEmpty(s.ScheduleViewGUID, a.ScheduleViewGUID)
+		s.ScheduleColumnGUID = firstNonEmpty(s.ScheduleColumnGUID, a.ScheduleColumnGUID)
+		s.AppointmentTypeGUID = firstNonEmpty(s.AppointmentTypeGUID, a.AppointmentTypeGUID)
+		s.AppointmentTypeDescription = a.AppointmentTypeDescription
+		s.LocationGUID = firstNonEmpty(a.LocationGUID, s.LocationGUID)
+		if s.Minutes <= 0 {
+			s.Minutes = a.Minutes
+		}
+	}
+	return s
+}
+
+// giveBack runs cancelAppt's follow-ups, each bounded by
+// SideEffectTimeout and detached from the request's end.
+func (f *Family) giveBack(ctx context.Context, id string, s slots.Slot, out *contracts.CancelResponse) {
+	bctx := context.WithoutCancel(ctx)
+	step := func(name string, run func(context.Context) error) {
+		sctx, cancel := context.WithTimeout(bctx, f.cfg.SideEffectTimeout)
+		defer cancel()
+		if err := run(sctx); err != nil {
+			f.log.Warn("cancelAppt: "+name+" failed", "appointment", id, "err", err)
+		}
+	}
+	if f.d.Holds != nil {
+		step("clear cooldown", func(c context.Context) (err error) {
+			out.CooldownCleared, err = f.d.Holds.ClearCooldown(c, id)
+			return err
+		})
+	}
+	start, err := s.Start()
+	if err != nil {
+		return // no start time known: there is no slot to give back
+	}
+	if f.d.Holds != nil && s.ScheduleColumnGUID != "" {
+		at := time.Date(start.Year(), start.Month(), start.Day(), start.Hour(), start.Minute(), start.Second(), 0, f.cfg.PracticeZone).UTC()
+		step("release hold", func(c context.Context) (err error) {
+			out.SlotReleased, err = f.d.Holds.ReleaseSlot(c, s.AppointmentTypeGUID, s.ScheduleColumnGUID, at)
+			return err
+		})
+	}
+	if f.d.Slots != nil && s.ScheduleViewGUID != "" && s.ScheduleColumnGUID != "" {
+		if s.Minutes <= 0 {
+			s.Minutes = slots.DefaultMinutes
+		}
+		if s.EndTime == "" {
+			s.EndTime = slots.FormatTime(start.Add(s.Length()))
+		}
+		step("restore slot", func(c context.Context) error {
+			if err := f.d.Slots.RestoreSlot(c, s); err != nil {
+				return err
+			}
+			out.CacheRevalidated = true
+			return nil
+		})
+	}
+	if f.d.Changes != nil {
+		step("publish", func(c context.Context) error {
+			return f.d.Changes.PublishSlotChange(c, contracts.SlotChangeEvent{Event: contracts.EventSlotReleased, AppointmentGUID: id,
+				StartTime: s.StartTime, ScheduleViewGUID: s.ScheduleViewGUID, ScheduleColumnGUID: s.ScheduleColumnGUID,
+				AppointmentTypeGUID: s.AppointmentTypeGUID, Minutes: s.Minutes, LocationGUID: s.LocationGUID,
+				At: contracts.JSTime(f.cfg.Now())})
+		})
+	}
+}
+
+// RedisSlotChanges publishes slot changes as JSON on a Redis channel
+// (default contracts.SlotChangesChannel).
+type RedisSlotChanges struct {
+	Client  redis.UniversalClient
+	Channel string
+}
+
+// PublishSlotChange implements SlotChanges.
+func (r RedisSlotChanges) PublishSlotChange(ctx context.Context, ev contracts.SlotChangeEvent) error {
+	b, err := json.Marshal(ev)
+	if err != nil {
+		return fmt.Errorf("encode slot change: %w", err)
+	}
+	ch := r.Channel
+	if ch == "" {
+		ch = contracts.SlotChangesChannel
+	}
+	if err := r.Client.Publish(ctx, ch, b).Err(); err != nil {
+		return fmt.Errorf("publish slot change: %w", err)
+	}
+	return nil
+}
