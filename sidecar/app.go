@@ -35,6 +35,7 @@ type Main struct {
 	rt       *orchestrator.Runtime
 	orch     *orchestration
 	booking  *booking
+	tiers    *slotCacheParts // slotcache.go
 	buffer   *workBuffer
 	stopping context.CancelFunc // ends long polls and detached follow-ups at shutdown
 	sched    *scheduler.Scheduler
@@ -174,6 +175,9 @@ func (m *Main) startCron(pr *probe) error {
 		return err
 	}
 	if err := m.buffer.registerJobs(sched, m.Config.DLQReconcile); err != nil {
+		return err
+	}
+	if err := m.tiers.registerJobs(sched); err != nil {
 		return err
 	}
 	return sched.Start()

@@ -52,8 +52,10 @@ type Config struct {
 	// HardStale; a tier lives for the slot cache's TTL, so HardStale
 	// should not exceed it.
 	Fresh, Stale, HardStale time.Duration
-	// Window groups the pre-grouped pairs and triples (default 40 min).
-	Window time.Duration
+	// Window groups the pre-grouped pairs and triples (default 40 min),
+	// over the slots of Columns (the chairs offered; empty: all).
+	Window  time.Duration
+	Columns []string
 	// LeaseTTL bounds one refresh run (its lease and context).
 	LeaseTTL time.Duration
 	// Attempts per tier on retryable Cloud9 errors, RetryDelay between.

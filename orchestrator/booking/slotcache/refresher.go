@@ -184,7 +184,7 @@ func (r *Refresher) refreshTier(ctx context.Context, n int) TierResult {
 	list, attempts, err := r.fetch(ctx, rg)
 	res.Attempts, res.Duration = attempts, r.cfg.Now().Sub(start)
 	if err == nil {
-		pg := slots.NewPreGrouped(n, r.cfg.Now(), list, r.cfg.Window)
+		pg := slots.NewPreGrouped(n, r.cfg.Now(), r.offeredChairs(list), r.cfg.Window)
 		err = r.cfg.Cache.PutTier(ctx, n, rg, list, slots.TierStats{Days: res.Days, FetchDuration: res.Duration, Attempts: attempts}, &pg)
 	}
 	res.Success, res.SlotCount, res.Err = err == nil, len(list), err
@@ -193,6 +193,21 @@ func (r *Refresher) refreshTier(ctx context.Context, n int) TierResult {
 	}
 	r.record(ctx, res)
 	return res
+}
+
+// offeredChairs are the slots of the offered columns (pre-grouping: a
+// pair must be bookable in the chairs offered).
+func (r *Refresher) offeredChairs(list []slots.Slot) []slots.Slot {
+	if len(r.cfg.Columns) == 0 {
+		return list
+	}
+	out := make([]slots.Slot, 0, len(list))
+	for _, s := range list {
+		if anyFold(r.cfg.Columns, s.ScheduleColumnGUID) {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // historyEntry is one element of cache-health's refreshHistory.
