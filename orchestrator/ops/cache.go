@@ -253,7 +253,7 @@ func (h *Handlers) prefetch(c *fiber.Ctx) error {
 // query is POST /test/slot-cache/query {tier?, startDate?, endDate?,
 // scheduleViewGUIDs?}: a tier's slots (tier 1 by default), filtered.
 func (h *Handlers) query(c *fiber.Ctx) error {
-	start := time.Now()
+	start := h.cfg.Refresher.Now()
 	var req contracts.CacheQueryRequest
 	if len(strings.TrimSpace(string(c.Body()))) > 0 {
 		if err := contracts.DecodeJSON(c.Body(), &req); err != nil {
@@ -281,7 +281,7 @@ func (h *Handlers) query(c *fiber.Ctx) error {
 		resp.CachedAt, resp.ExpiresAt = contracts.JSTime(t.FetchedAt), contracts.JSTime(t.FetchedAt.Add(h.cfg.Refresher.HardStale()))
 		resp.OriginalFetchDurationMs = t.Stats.FetchDuration.Milliseconds()
 	}
-	resp.QueryDurationMs = time.Since(start).Milliseconds()
+	resp.QueryDurationMs = h.cfg.Refresher.Now().Sub(start).Milliseconds()
 	return c.JSON(resp)
 }
 
