@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -65,6 +66,8 @@ type Cache struct {
 	rdb  redis.UniversalClient
 	cfg  CacheConfig
 	keys keys
+
+	tiers sync.Map // tier key → tierMemo (GetTier)
 }
 
 // NewCache checks cfg and returns a Cache on rdb.
@@ -97,6 +100,7 @@ type meta struct {
 	// Read from their own fields, never stored in _meta.
 	LastInvalidated string `json:"-"`
 	LastRestored    string `json:"-"`
+	Version         string `json:"-"`
 }
 
 const dateISO = "2006-01-02"
@@ -198,7 +202,7 @@ func (c *Cache) get(ctx context.Context, op, key string) (e Entry, m meta, found
 	if err := json.Unmarshal([]byte(rawMeta), &m); err != nil {
 		return Entry{}, meta{}, false, contracts.Wrap(contracts.CodeInternal, op, err, "corrupt slot cache entry")
 	}
-	m.LastInvalidated, m.LastRestored = fields[lastInvalidatedField], fields[lastRestoredField]
+	m.LastInvalidated, m.LastRestored, m.Version = fields[lastInvalidatedField], fields[lastRestoredField], fields[versionField]
 	e = Entry{FetchedAt: time.UnixMilli(m.FetchedAt), Slots: make([]Slot, 0, len(fields)-1)}
 	e.Range.LocationGUID, e.Range.ScheduleViewGUID = m.LocationGUID, m.ScheduleViewGUID
 	e.Range.From, _ = time.Parse(dateISO, m.From)

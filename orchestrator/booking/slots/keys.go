@@ -11,6 +11,7 @@ import (
 // location). With the default prefix:
 //
 //	flowgate:{slots}:entries                          ZSET  entry key → expiry, Unix ms (registry)
+//	flowgate:{slots}:entries:ver                      STRING version counter of the lists' "_v"
 //	flowgate:{slots}:e:<LOC>:<VIEW|*>:<FROM>:<TO>     HASH  one cached list (TTL)
 //	flowgate:{slots}:t:<LOC>:<N>                      HASH  tier N of a location (TTL), same format
 //	flowgate:{slots}:b:<SlotID>                       STRING a slot booked lately (TTL), see Booked
@@ -32,6 +33,7 @@ const (
 	metaField            = "_meta"
 	lastInvalidatedField = "_lastInvalidated"
 	lastRestoredField    = "_lastRestored"
+	versionField         = "_v"
 	pgSuffix             = ":pg"
 )
 

@@ -3,7 +3,9 @@ package slots
 import "github.com/redis/go-redis/v9"
 
 // putScript replaces one cached list (and its pre-grouped companion) and
-// registers it.
+// registers it. Every script that changes a list sets its "_v" to a new
+// value of the version counter <registry>:ver, so a reader can tell in one
+// HGET whether its decoded copy is current.
 //
 //	KEYS[1] registry   KEYS[2] entry   KEYS[3] entry's pre-grouped key
 //	ARGV[1] now, Unix ms   ARGV[2] TTL ms
@@ -17,6 +19,7 @@ local chunk = 200 -- even, so pairs stay whole; bounds unpack()
 for i = 4, #ARGV, chunk do
   redis.call('HSET', KEYS[2], unpack(ARGV, i, math.min(i + chunk - 1, #ARGV)))
 end
+redis.call('HSET', KEYS[2], '_v', redis.call('INCR', KEYS[1] .. ':ver'))
 local ttl = tonumber(ARGV[2])
 redis.call('PEXPIRE', KEYS[2], ttl)
 if ARGV[3] == '' then
@@ -46,7 +49,7 @@ local n = 0
 for _, k in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
   if redis.call('HDEL', k, ARGV[2]) == 1 then
     n = n + 1
-    redis.call('HSET', k, '_lastInvalidated', ARGV[3])
+    redis.call('HSET', k, '_lastInvalidated', ARGV[3], '_v', redis.call('INCR', KEYS[1] .. ':ver'))
     redis.call('DEL', k .. ':pg')
   end
 end
@@ -77,7 +80,7 @@ for _, k in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
     local views = string.upper(m.scheduleViewGUID or '')
     if string.upper(m.locationGUID or '') == ARGV[4] and m.from <= ARGV[6] and ARGV[6] <= m.to
       and (views == '' or string.find(',' .. views .. ',', ',' .. ARGV[5] .. ',', 1, true)) then
-      redis.call('HSET', k, ARGV[2], ARGV[3], '_lastRestored', ARGV[7])
+      redis.call('HSET', k, ARGV[2], ARGV[3], '_lastRestored', ARGV[7], '_v', redis.call('INCR', KEYS[1] .. ':ver'))
       redis.call('DEL', k .. ':pg')
       n = n + 1
     end
@@ -120,7 +123,7 @@ for _, k in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
     v = old
     n = n + 1
     redis.call('HDEL', k, ARGV[2])
-    redis.call('HSET', k, '_lastInvalidated', ARGV[3])
+    redis.call('HSET', k, '_lastInvalidated', ARGV[3], '_v', redis.call('INCR', KEYS[1] .. ':ver'))
     redis.call('DEL', k .. ':pg')
   end
 end
