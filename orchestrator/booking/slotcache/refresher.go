@@ -334,8 +334,8 @@ func FromCloud9(c cloud9.Slot) slots.Slot {
 // within Fresh on any instance (SET NX on the trigger key) or one runs in
 // this process. It returns at once; it reports whether it fired.
 func (r *Refresher) Trigger(ctx context.Context) bool {
-	if !r.bg.CompareAndSwap(false, true) {
-		return false
+	if r.bgStop.Err() != nil || !r.bg.CompareAndSwap(false, true) {
+		return false // closed, or one runs here
 	}
 	ok, err := r.cfg.Redis.SetNX(ctx, r.keys.trigger(), r.cfg.Now().UnixMilli(), r.cfg.Fresh).Result()
 	if err != nil || !ok {

@@ -132,7 +132,7 @@ func TestStaleTierAnswersAndRefreshesOnce(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			got, err := src.Slots(ctx, bookingsvc.SlotQuery{StartDate: e.day(1)})
-			if !(err == nil && got.Cache.Used && got.Cache.Stale && len(got.Slots) > 0) {
+			if err != nil || !got.Cache.Used || !got.Cache.Stale || len(got.Slots) == 0 {
 				t.Errorf("a stale tier must be answered: err %v, cache %+v, %d slots", err, got.Cache, len(got.Slots))
 			}
 		}()
