@@ -35,6 +35,7 @@ type Main struct {
 	rt       *orchestrator.Runtime
 	orch     *orchestration
 	booking  *booking
+	tiers    *slotCacheParts // slotcache.go
 	buffer   *workBuffer
 	avail    *availabilityPart  // the /v1 catalogue (availability.go)
 	stopping context.CancelFunc // ends long polls and detached follow-ups at shutdown
@@ -175,6 +176,9 @@ func (m *Main) startCron(pr *probe) error {
 		return err
 	}
 	if err := m.buffer.registerJobs(sched, m.Config.DLQReconcile); err != nil {
+		return err
+	}
+	if err := m.tiers.registerJobs(sched); err != nil {
 		return err
 	}
 	return sched.Start()

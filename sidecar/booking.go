@@ -106,12 +106,15 @@ func (m *Main) newBooking(rt *orchestrator.Runtime, b *backend, shutdown context
 		m.Logger.Warn("BOOKING_AUTH_MODE=legacy: createAppt books for any well-formed patientGUID without a bookingAuthToken")
 	}
 	raw := client.WithoutLimiter() // the service takes the limiter's turn itself
+	tiers, err := m.newSlotCache(b.Client, client, cache, bookingdeps.SlotSource{Cloud9: client.WithoutLimiter(), Cache: cache,
+		LocationGUID: bc.LocationGUID, Columns: bc.offeredColumns(), FreshFor: bc.SlotFresh, CacheTimeout: bc.RedisTimeout, Logger: m.Logger})
+	if err != nil { // slotcache.go: the tiered cache over the flat one
+		return nil, err
+	}
 	deps := bookingsvc.Deps{
 		Cloud9: raw, Limiter: limiter, Tokens: bookingdeps.Tokens{S: signer}, Sessions: bookingdeps.Sessions{C: sessions},
 		Reservations: bookingdeps.Reservations{R: holds}, BookingTokens: bookingdeps.BookingTokens{Cache: cache, Logger: m.Logger},
-		Slots: bookingdeps.SlotSource{Cloud9: client.WithoutLimiter(), Cache: cache, LocationGUID: bc.LocationGUID, Columns: bc.offeredColumns(),
-			FreshFor: bc.SlotFresh, CacheTimeout: bc.RedisTimeout, Logger: m.Logger},
-		Marks: &bookingsvc.RedisMarks{Client: b.Client}, Events: events,
+		Marks: &bookingsvc.RedisMarks{Client: b.Client}, Events: events, Slots: tiers.source,
 	}
 	svcCfg := bookingsvc.Config{
 		SyncBudget: bc.SyncBudget, SyncRetryDelay: bc.SyncRetryDelay, SyncAttempts: bc.SyncAttempts,

@@ -77,8 +77,9 @@ type Config struct {
 	PurgeSpec           string
 	PurgeAfter          time.Duration
 
-	Booking BookingConfig // the booking path (settings_booking.go)
-	Family  FamilyConfig  // the rest of the Node-RED family (settings_family.go)
+	Booking   BookingConfig   // the booking path (settings_booking.go)
+	Family    FamilyConfig    // the rest of the Node-RED family (settings_family.go)
+	SlotCache SlotCacheConfig // the tiered slot cache and operation endpoints (settings_slotcache.go)
 }
 
 // retryOverdueMargin is how much later than the longest backoff the repair
@@ -183,6 +184,9 @@ func (c *Config) validate() error {
 		return &ConfigError{Var: "CLOUD9_ENDPOINT", Err: errors.New("set CLOUD9_ENDPOINT, CLOUD9_CLIENT_ID, CLOUD9_USERNAME and CLOUD9_PASSWORD together, or none for the sandbox simulator")}
 	}
 	if err := c.validateBooking(); err != nil {
+		return err
+	}
+	if err := c.validateSlotCache(); err != nil {
 		return err
 	}
 	return c.validateBuffer()

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/subtle"
 	"net"
 	"net/http"
 	"net/http/pprof"
@@ -11,7 +10,6 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/adaptor"
-	"github.com/gofiber/fiber/v2/middleware/basicauth"
 	"github.com/hibiken/asynqmon"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
@@ -83,17 +81,7 @@ func (m *Main) routes(app *fiber.App) error {
 	if m.Config.MonitoringAuth == "none" && !m.Config.Embedded() {
 		m.Logger.Warn("MONITORING_AUTH=none: /monitoring (Asynqmon: pause, delete, replay queues) is open to anyone who reaches this port")
 	}
-	if m.Config.MonitoringAuth != "none" && m.Config.MonitoringUser != "" {
-		user, pass := []byte(m.Config.MonitoringUser), []byte(m.Config.MonitoringPass)
-		mon.Use(basicauth.New(basicauth.Config{
-			Realm: "flowgate monitoring",
-			Authorizer: func(u, p string) bool {
-				okU := subtle.ConstantTimeCompare([]byte(u), user)
-				okP := subtle.ConstantTimeCompare([]byte(p), pass)
-				return okU&okP == 1
-			},
-		}))
-	}
+	mon.Use(m.opsAuth()) // opsauth.go
 	h := m.monitorErrors(adaptor.HTTPHandler(m.monitor))
 	app.All("/monitoring", h)
 	app.All("/monitoring/*", h)
@@ -103,6 +91,7 @@ func (m *Main) routes(app *fiber.App) error {
 	if err := m.availabilityRoutes(app); err != nil {
 		return err
 	}
+	m.tiers.routes(app, m.Config.NodeRedBasePath) // slotcache.go
 	return m.booking.routes(app, m.Config.NodeRedBasePath)
 }
 

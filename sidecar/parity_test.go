@@ -61,7 +61,7 @@ func newParityEnv(t *testing.T, simCfg cloud9sim.Config, env map[string]string) 
 		"CLOUD9_ENDPOINT": url, "CLOUD9_CLIENT_ID": "sandbox", "CLOUD9_USERNAME": "sandbox", "CLOUD9_PASSWORD": "sandbox",
 		"CLOUD9_VENDOR_USERNAME": "flowgate", "CLOUD9_PROVIDER_GUID": cloud9sim.DefaultOrthodontistGUID,
 		"CLOUD9_WRITE_LIMIT": "1000/s", "CLOUD9_LIMIT_MARGIN": "1ms", "BOOKING_SYNC_RETRY_DELAY": "10ms",
-		"BOOKING_SYNC_BUDGET": "2s", "PHONE_INDEX_MISS_REFRESH": "1ms",
+		"BOOKING_SYNC_BUDGET": "2s", "PHONE_INDEX_MISS_REFRESH": "1ms", "SLOT_CACHE_READ_LIMIT": "1000/s",
 	} {
 		e[k] = v
 	}
@@ -213,6 +213,7 @@ func TestNodeRedShapeParity(t *testing.T) {
 	st, body = p.post(t, "/getApptSlots", map[string]any{"startDate": simDay(p.sim, 400), "endDate": simDay(p.sim, 402)})
 	add("no slots", slots+"#1", st, body)
 
+	warmTiers(t, p) // the tiers, as the refresh job keeps them (parity_cache_test.go)
 	st, body = p.post(t, "/getGroupedApptSlots", map[string]any{"numberOfPatients": 2, "startDate": day, "endDate": simDay(p.sim, 4)})
 	add("grouped with endDate", grouped+"#0", st, body)
 	st, body = p.post(t, "/getGroupedApptSlots", map[string]any{"numberOfPatients": 2, "startDate": day})

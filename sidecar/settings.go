@@ -139,6 +139,7 @@ func oneOf(dst func(*Config) *string, allowed ...string) func(*Config, string) e
 var settings = slices.Concat(
 	coreSettings,
 	bookingSettings,
+	slotCacheSettings,
 	bufferSettings,
 	availabilitySettings,
 	familySettings,

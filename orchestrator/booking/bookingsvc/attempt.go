@@ -435,9 +435,9 @@ func (e engine) lostToItself(ctx context.Context, a *attempt, held bool, f failu
 
 // complete records a made booking — Done mark (the lease handed on), the
 // reservation kept 300 s — and lets the policy finish it (note, result,
-// event). The booked slot stays in the slot cache: the same createAppt
-// asked again must still decode its bookingToken to be answered from the
-// Done mark; other sessions do not see it while the reservation holds it.
+// event). The booked slot leaves the cached lists when the source keeps
+// them (SlotBooker), which still accepts its bookingToken for a while: the
+// same createAppt asked again is answered from the Done mark.
 func (e engine) complete(ctx context.Context, a *attempt, v verdict) verdict {
 	bctx, cancel := a.pol.bookkeeping(ctx) // the appointment exists: record it even if ctx has ended
 	defer cancel()
@@ -451,6 +451,7 @@ func (e engine) complete(ctx context.Context, a *attempt, v verdict) verdict {
 			e.log.Warn("slot reservation: extend failed", "err", err)
 		}
 	}
+	bookedSlot(bctx, e.d.Slots, a.b.slotRef(), e.log) // cache_ops.go
 	return a.pol.completed(ctx, bctx, a, v)
 }
 

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -65,6 +66,8 @@ type Cache struct {
 	rdb  redis.UniversalClient
 	cfg  CacheConfig
 	keys keys
+
+	tiers sync.Map // tier key → tierMemo (GetTier)
 }
 
 // NewCache checks cfg and returns a Cache on rdb.
@@ -90,6 +93,14 @@ type meta struct {
 	To               string `json:"to"`
 	FetchedAt        int64  `json:"fetchedAt"` // Unix ms
 	Count            int    `json:"count"`
+	// Tiers only (tiers.go).
+	Tier            int   `json:"tier,omitempty"`
+	FetchDurationMs int64 `json:"fetchDurationMs,omitempty"`
+	Attempts        int   `json:"attempts,omitempty"`
+	// Read from their own fields, never stored in _meta.
+	LastInvalidated string `json:"-"`
+	LastRestored    string `json:"-"`
+	Version         string `json:"-"`
 }
 
 const dateISO = "2006-01-02"
@@ -118,9 +129,16 @@ func (c *Cache) Put(ctx context.Context, r Range, list []Slot) error {
 	if err := checkRange(op, r); err != nil {
 		return err
 	}
+	return c.put(ctx, op, c.keys.entry(r), r, meta{}, list, c.cfg.TTL, nil)
+}
+
+// put writes one list under key (putScript): m completed with r, the
+// fetch time and the count; pg, when not nil, is the pre-grouped value
+// stored beside it (tiers).
+func (c *Cache) put(ctx context.Context, op, key string, r Range, m meta, list []Slot, ttl time.Duration, pg []byte) error {
 	now := c.cfg.Now()
-	args := make([]any, 0, 4+2*len(list))
-	args = append(args, now.UnixMilli(), c.cfg.TTL.Milliseconds(), metaField, nil)
+	args := make([]any, 0, 5+2*len(list))
+	args = append(args, now.UnixMilli(), ttl.Milliseconds(), pg, metaField, nil)
 	seen := make(map[string]int, len(list)) // SlotID → index of its value in args
 	for _, s := range list {
 		id, err := s.ID()
@@ -140,16 +158,17 @@ func (c *Cache) Put(ctx context.Context, r Range, list []Slot) error {
 		seen[id] = len(args) + 1
 		args = append(args, id, raw)
 	}
-	m, err := json.Marshal(meta{
-		LocationGUID: r.LocationGUID, ScheduleViewGUID: r.ScheduleViewGUID,
-		From: r.From.Format(dateISO), To: r.To.Format(dateISO),
-		FetchedAt: now.UnixMilli(), Count: len(seen),
-	})
+	m.LocationGUID, m.ScheduleViewGUID = r.LocationGUID, r.ScheduleViewGUID
+	m.From, m.To, m.FetchedAt, m.Count = r.From.Format(dateISO), r.To.Format(dateISO), now.UnixMilli(), len(seen)
+	raw, err := json.Marshal(m)
 	if err != nil {
 		return fmt.Errorf("%s: %w", op, err)
 	}
-	args[3] = m
-	if err := putScript.Run(ctx, c.rdb, []string{c.keys.registry(), c.keys.entry(r)}, args...).Err(); err != nil {
+	args[4] = raw
+	if pg == nil {
+		args[2] = ""
+	}
+	if err := putScript.Run(ctx, c.rdb, []string{c.keys.registry(), key, key + pgSuffix}, args...).Err(); err != nil {
 		return unavailable(op, err)
 	}
 	return nil
@@ -162,31 +181,44 @@ func (c *Cache) Get(ctx context.Context, r Range) (e Entry, found bool, err erro
 	if err := checkRange(op, r); err != nil {
 		return Entry{}, false, err
 	}
-	fields, err := c.rdb.HGetAll(ctx, c.keys.entry(r)).Result()
+	e, _, found, err = c.get(ctx, op, c.keys.entry(r))
+	if found {
+		e.Range = r
+	}
+	return e, found, err
+}
+
+// get reads the list at key: its slots (sorted), its meta and the
+// bookkeeping fields ("_…", not slots).
+func (c *Cache) get(ctx context.Context, op, key string) (e Entry, m meta, found bool, err error) {
+	fields, err := c.rdb.HGetAll(ctx, key).Result()
 	if err != nil {
-		return Entry{}, false, unavailable(op, err)
+		return Entry{}, meta{}, false, unavailable(op, err)
 	}
 	rawMeta, ok := fields[metaField]
 	if !ok {
-		return Entry{}, false, nil
+		return Entry{}, meta{}, false, nil
 	}
-	var m meta
 	if err := json.Unmarshal([]byte(rawMeta), &m); err != nil {
-		return Entry{}, false, contracts.Wrap(contracts.CodeInternal, op, err, "corrupt slot cache entry")
+		return Entry{}, meta{}, false, contracts.Wrap(contracts.CodeInternal, op, err, "corrupt slot cache entry")
 	}
-	e = Entry{Range: r, FetchedAt: time.UnixMilli(m.FetchedAt), Slots: make([]Slot, 0, len(fields)-1)}
+	m.LastInvalidated, m.LastRestored, m.Version = fields[lastInvalidatedField], fields[lastRestoredField], fields[versionField]
+	e = Entry{FetchedAt: time.UnixMilli(m.FetchedAt), Slots: make([]Slot, 0, len(fields)-1)}
+	e.Range.LocationGUID, e.Range.ScheduleViewGUID = m.LocationGUID, m.ScheduleViewGUID
+	e.Range.From, _ = time.Parse(dateISO, m.From)
+	e.Range.To, _ = time.Parse(dateISO, m.To)
 	for f, v := range fields {
-		if f == metaField {
+		if strings.HasPrefix(f, "_") {
 			continue
 		}
 		var s Slot
 		if err := json.Unmarshal([]byte(v), &s); err != nil {
-			return Entry{}, false, contracts.Wrap(contracts.CodeInternal, op, err, "corrupt slot cache entry")
+			return Entry{}, meta{}, false, contracts.Wrap(contracts.CodeInternal, op, err, "corrupt slot cache entry")
 		}
 		e.Slots = append(e.Slots, s)
 	}
 	Sort(e.Slots)
-	return e, true, nil
+	return e, m, true, nil
 }
 
 // Delete drops the list of r; it reports whether there was one.
@@ -195,7 +227,8 @@ func (c *Cache) Delete(ctx context.Context, r Range) (bool, error) {
 	if err := checkRange(op, r); err != nil {
 		return false, err
 	}
-	n, err := deleteScript.Run(ctx, c.rdb, []string{c.keys.registry(), c.keys.entry(r)}).Int()
+	key := c.keys.entry(r)
+	n, err := deleteScript.Run(ctx, c.rdb, []string{c.keys.registry(), key, key + pgSuffix}).Int()
 	if err != nil {
 		return false, unavailable(op, err)
 	}
@@ -211,7 +244,8 @@ func (c *Cache) Invalidate(ctx context.Context, s Slot) (int, error) {
 	if err != nil {
 		return 0, invalid(op, "cannot identify the slot: %v", err)
 	}
-	n, err := invalidateScript.Run(ctx, c.rdb, []string{c.keys.registry()}, c.cfg.Now().UnixMilli(), id).Int()
+	now := c.cfg.Now()
+	n, err := invalidateScript.Run(ctx, c.rdb, []string{c.keys.registry()}, now.UnixMilli(), id, stamp(id, now)).Int()
 	if err != nil {
 		return 0, unavailable(op, err)
 	}
@@ -219,7 +253,8 @@ func (c *Cache) Invalidate(ctx context.Context, s Slot) (int, error) {
 }
 
 // Find returns the cached slot a decoded bookingToken names (same schedule
-// view, column and start minute), from any live list. found is false when
+// view, column and start minute), from any live list, or the slot if it
+// was booked lately (Booked). found is false when
 // no list holds it: booked, invalidated, or the lists expired — the caller
 // then asks Cloud9 or refuses the token.
 func (c *Cache) Find(ctx context.Context, ts TokenSlot) (s Slot, found bool, err error) {
@@ -228,7 +263,7 @@ func (c *Cache) Find(ctx context.Context, ts TokenSlot) (s Slot, found bool, err
 	if err != nil {
 		return Slot{}, false, invalid(op, "cannot identify the slot: %v", err)
 	}
-	raw, err := findScript.Run(ctx, c.rdb, []string{c.keys.registry()}, c.cfg.Now().UnixMilli(), id).Text()
+	raw, err := findScript.Run(ctx, c.rdb, []string{c.keys.registry(), c.keys.booked(id)}, c.cfg.Now().UnixMilli(), id).Text()
 	switch {
 	case errors.Is(err, redis.Nil):
 		return Slot{}, false, nil

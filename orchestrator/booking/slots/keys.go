@@ -1,6 +1,7 @@
 package slots
 
 import (
+	"strconv"
 	"strings"
 	"time"
 )
@@ -10,7 +11,11 @@ import (
 // location). With the default prefix:
 //
 //	flowgate:{slots}:entries                          ZSET  entry key → expiry, Unix ms (registry)
+//	flowgate:{slots}:entries:ver                      STRING version counter of the lists' "_v"
 //	flowgate:{slots}:e:<LOC>:<VIEW|*>:<FROM>:<TO>     HASH  one cached list (TTL)
+//	flowgate:{slots}:t:<LOC>:<N>                      HASH  tier N of a location (TTL), same format
+//	flowgate:{slots}:b:<SlotID>                       STRING a slot booked lately (TTL), see Booked
+//	<entry or tier key>:pg                            STRING pre-grouped pairs/triples of a tier (TTL)
 //
 // An entry hash has the field "_meta", JSON {locationGUID, scheduleViewGUID,
 // from, to, fetchedAt (Unix ms), count}, and one field per slot: SlotID
@@ -23,7 +28,14 @@ import (
 // name the entry keys they read from the registry (not from KEYS), which is
 // safe on a cluster because they share the hash tag.
 
-const metaField = "_meta"
+// Bookkeeping fields of an entry hash, and the pre-grouped key's suffix.
+const (
+	metaField            = "_meta"
+	lastInvalidatedField = "_lastInvalidated"
+	lastRestoredField    = "_lastRestored"
+	versionField         = "_v"
+	pgSuffix             = ":pg"
+)
 
 type keys struct {
 	base string // "<prefix>:{slots}:"
@@ -43,6 +55,14 @@ func (k keys) entry(r Range) string {
 }
 
 const dateKey = "20060102"
+
+// booked is the key remembering that slot id was booked.
+func (k keys) booked(id string) string { return k.base + "b:" + id }
+
+// tier is the key of tier n of location loc.
+func (k keys) tier(loc string, n int) string {
+	return k.base + "t:" + strings.ToUpper(loc) + ":" + strconv.Itoa(n)
+}
 
 // Range is what one cached list covers: a location, one schedule view (or
 // every view when ScheduleViewGUID is ""), and the dates From..To inclusive

@@ -1,0 +1,251 @@
+package contracts
+
+import "encoding/json"
+
+// The tiered slot cache's operation endpoints (reference §1.6): the
+// original's shapes, key for key (nodered-shapes.md), plus flowgate's
+// additions. Errors of these endpoints are the flowgate error envelope.
+
+// CacheHealth is GET cache-health: 200 healthy / degraded, 503 unhealthy.
+type CacheHealth struct {
+	Status         string              `json:"status"` // healthy, degraded, unhealthy
+	Timestamp      string              `json:"timestamp"`
+	Summary        CacheHealthSummary  `json:"summary"`
+	Tiers          []CacheTierHealth   `json:"tiers"`
+	RefreshStats   CacheRefreshStats   `json:"refreshStats"`
+	RefreshHistory []CacheRefreshEntry `json:"refreshHistory"`
+	Config         CacheHealthConfig   `json:"config"`
+}
+
+// Cache health statuses.
+const (
+	CacheHealthy   = "healthy"
+	CacheDegraded  = "degraded"
+	CacheUnhealthy = "unhealthy"
+)
+
+// CacheHealthSummary counts the tiers by trouble.
+type CacheHealthSummary struct {
+	TotalSlots             int `json:"totalSlots"`
+	StaleTiers             int `json:"staleTiers"`
+	CriticalStaleTiers     int `json:"criticalStaleTiers"`
+	FailedTiers            int `json:"failedTiers"`
+	MaxConsecutiveFailures int `json:"maxConsecutiveFailures"`
+}
+
+// CacheTierHealth is one tier. Status is fresh, stale, critical_stale,
+// expired (past the hard limit: no longer answered), empty or error
+// (its last refresh failed).
+type CacheTierHealth struct {
+	Tier                int         `json:"tier"`
+	TierDays            int         `json:"tierDays"`
+	Status              string      `json:"status"`
+	SlotCount           int         `json:"slotCount"`
+	AgeSeconds          *int64      `json:"ageSeconds"`
+	FetchedAt           *string     `json:"fetchedAt"`
+	DateRange           *DateRange  `json:"dateRange"`
+	ConsecutiveFailures int         `json:"consecutiveFailures"`
+	LastError           *string     `json:"lastError"`
+	LastSuccess         *string     `json:"lastSuccess"`
+	LastInvalidatedSlot *string     `json:"lastInvalidatedSlot"`
+	LastInvalidation    *string     `json:"lastInvalidation"`
+	LastRestoredSlot    *string     `json:"lastRestoredSlot"`
+	LastRestoration     *string     `json:"lastRestoration"`
+	SlotsByDate         []DateCount `json:"slotsByDate"`
+}
+
+// DateRange is a tier's first and last date, YYYY-MM-DD.
+type DateRange struct {
+	Start string `json:"start"`
+	End   string `json:"end"`
+}
+
+// DateCount is one date's slot count.
+type DateCount struct {
+	Date  string `json:"date"`
+	Count int    `json:"count"`
+}
+
+// CacheRefreshStats summarises the last 20 tier refreshes.
+type CacheRefreshStats struct {
+	Last20Refreshes CacheRefreshCounts `json:"last20Refreshes"`
+}
+
+// CacheRefreshCounts counts refresh outcomes; SuccessRate is "95.0%".
+type CacheRefreshCounts struct {
+	Success     int    `json:"success"`
+	Failure     int    `json:"failure"`
+	SuccessRate string `json:"successRate"`
+}
+
+// CacheRefreshEntry is one tier refresh outcome, newest first.
+type CacheRefreshEntry struct {
+	Tier      int     `json:"tier"`
+	Success   bool    `json:"success"`
+	SlotCount int     `json:"slotCount"`
+	Error     *string `json:"error"`
+	Timestamp string  `json:"timestamp"`
+}
+
+// CacheHealthConfig is the cache's timing, as settings.
+type CacheHealthConfig struct {
+	RefreshIntervalMs int64  `json:"refreshIntervalMs"`
+	MaxCacheAgeMs     int64  `json:"maxCacheAgeMs"` // fresh
+	StaleMs           int64  `json:"staleMs"`
+	HardStaleMs       int64  `json:"hardStaleMs"`
+	BusinessHours     string `json:"businessHours"` // the refresh job's cron spec
+}
+
+// CacheRefreshResponse is POST cache/refresh and the alias POST
+// /test/redis-slot-cache/trigger (which also has the Tiers list).
+type CacheRefreshResponse struct {
+	Success          bool               `json:"success"`
+	Message          string             `json:"message"`
+	Timestamp        string             `json:"timestamp"`
+	Results          []CacheRefreshTier `json:"results"`
+	Tiers            []CacheRefreshTier `json:"tiers"`
+	TotalDurationMs  int64              `json:"totalDurationMs"`
+	TotalRetries     int                `json:"totalRetries"`
+	TotalSlotsCached int                `json:"totalSlotsCached"`
+}
+
+// CacheRefreshTier is one tier of a refresh.
+type CacheRefreshTier struct {
+	Tier            int     `json:"tier"`
+	TierDays        int     `json:"tierDays"`
+	Success         bool    `json:"success"`
+	SlotCount       int     `json:"slotCount"`
+	Retries         int     `json:"retries"`
+	FetchDurationMs int64   `json:"fetchDurationMs"`
+	RedisKey        string  `json:"redisKey"`
+	RedisStored     bool    `json:"redisStored"`
+	Error           *string `json:"error"`
+}
+
+// CacheTriggerResponse is POST cache/trigger: the refresh runs in the
+// background (Triggered false: one was already fired or runs).
+type CacheTriggerResponse struct {
+	Success     bool   `json:"success"`
+	Triggered   bool   `json:"triggered"`
+	Message     string `json:"message"`
+	Note        string `json:"note"`
+	TriggeredAt string `json:"triggeredAt"`
+}
+
+// CacheClearResponse is DELETE cache and the aliases DELETE
+// /test/slot-cache/clear and /test/redis-slot-cache/clear.
+type CacheClearResponse struct {
+	Success        bool             `json:"success"`
+	Cleared        bool             `json:"cleared"`
+	Message        string           `json:"message"`
+	Note           string           `json:"note"`
+	Timestamp      string           `json:"timestamp"`
+	Results        []CacheClearTier `json:"results"`
+	KeysCleared    []string         `json:"keysCleared"`
+	KeysRemoved    []string         `json:"keysRemoved"`
+	EntriesRemoved int              `json:"entriesRemoved"`
+}
+
+// CacheClearTier is one tier of a clear: "cleared" or "empty".
+type CacheClearTier struct {
+	Tier   int    `json:"tier"`
+	Status string `json:"status"`
+}
+
+// CacheStatusResponse is GET /test/slot-cache/status and
+// /test/redis-slot-cache/status: the tiers as cache entries.
+type CacheStatusResponse struct {
+	Message   string             `json:"message"`
+	Hint      string             `json:"hint"`
+	CacheKeys []string           `json:"cacheKeys"`
+	Entries   []CacheStatusEntry `json:"entries"`
+	Stats     CacheStatusStats   `json:"stats"`
+}
+
+// CacheStatusEntry is one tier.
+type CacheStatusEntry struct {
+	CacheKey        string `json:"cacheKey"`
+	LocationGUID    string `json:"locationGUID"`
+	DateRange       string `json:"dateRange"` // "YYYY-MM-DD..YYYY-MM-DD"
+	FetchedAt       string `json:"fetchedAt"`
+	ExpiresAt       string `json:"expiresAt"` // when it passes the hard limit
+	IsExpired       bool   `json:"isExpired"`
+	SlotCount       int    `json:"slotCount"`
+	FetchDurationMs int64  `json:"fetchDurationMs"`
+}
+
+// CacheStatusStats counts the entries.
+type CacheStatusStats struct {
+	TotalEntries     int `json:"totalEntries"`
+	ValidEntries     int `json:"validEntries"`
+	ExpiredEntries   int `json:"expiredEntries"`
+	TotalSlotsCached int `json:"totalSlotsCached"`
+}
+
+// CachePrefetchResponse is POST /test/slot-cache/prefetch: tier 1
+// refreshed now.
+type CachePrefetchResponse struct {
+	Success         bool          `json:"success"`
+	CacheKey        string        `json:"cacheKey"`
+	SlotCount       int           `json:"slotCount"`
+	FetchDurationMs int64         `json:"fetchDurationMs"`
+	ExpiresAt       string        `json:"expiresAt"`
+	Debug           PrefetchDebug `json:"_debug"`
+}
+
+// PrefetchDebug counts the fetched records.
+type PrefetchDebug struct {
+	RawRecords          int `json:"rawRecords"`
+	AfterLocationFilter int `json:"afterLocationFilter"`
+	AfterChairFilter    int `json:"afterChairFilter"`
+}
+
+// CacheQueryRequest is POST /test/slot-cache/query (every field optional).
+type CacheQueryRequest struct {
+	StartDate         string   `json:"startDate"`
+	EndDate           string   `json:"endDate"`
+	ScheduleViewGUIDs []string `json:"scheduleViewGUIDs"`
+	Tier              int      `json:"tier"`
+}
+
+// CacheQueryResponse is POST /test/slot-cache/query: a tier's slots.
+type CacheQueryResponse struct {
+	FromCache               bool       `json:"fromCache"`
+	CacheKey                string     `json:"cacheKey"`
+	CachedAt                string     `json:"cachedAt"`
+	ExpiresAt               string     `json:"expiresAt"`
+	SlotCount               int        `json:"slotCount"`
+	Slots                   []ApptSlot `json:"slots"`
+	OriginalFetchDurationMs int64      `json:"originalFetchDurationMs"`
+	QueryDurationMs         int64      `json:"queryDurationMs"`
+}
+
+// RedisSetRequest is POST redisSet. Value is any JSON; TTL seconds (0 or
+// absent: no expiry).
+type RedisSetRequest struct {
+	Key   string          `json:"key"`
+	Value json.RawMessage `json:"value"`
+	TTL   *int64          `json:"ttl"`
+}
+
+// RedisSetResponse is POST redisSet's answer. TTL is the expiry set, in
+// seconds (null: none) — the original dropped it.
+type RedisSetResponse struct {
+	Success bool   `json:"success"`
+	Key     string `json:"key"`
+	Message string `json:"message"`
+	TTL     *int64 `json:"ttl"`
+}
+
+// RedisDeleteRequest is POST redisDelete (also DELETE with ?key=).
+type RedisDeleteRequest struct {
+	Key string `json:"key"`
+}
+
+// RedisDeleteResponse is redisDelete's answer.
+type RedisDeleteResponse struct {
+	Success bool   `json:"success"`
+	Key     string `json:"key"`
+	Deleted bool   `json:"deleted"`
+	Message string `json:"message"`
+}

@@ -1,0 +1,104 @@
+package ops
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/flowgate/flowgate/contracts"
+	"github.com/flowgate/flowgate/orchestrator/booking/slotcache"
+	"github.com/flowgate/flowgate/orchestrator/booking/slots"
+)
+
+// Cache is the tiered slot cache the endpoints drive; *slotcache.Refresher
+// implements it.
+type Cache interface {
+	Refresh(ctx context.Context, tiers []int) (slotcache.Report, error)
+	Trigger(ctx context.Context) bool
+	Health(ctx context.Context) (contracts.CacheHealth, error)
+	Clear(ctx context.Context, tiers []int) ([]int, error)
+	Tier(ctx context.Context, n int) (slots.Tier, bool, error)
+	Tiers() []int
+	TierKey(n int) string
+	HardStale() time.Duration
+	Now() time.Time
+}
+
+var _ Cache = (*slotcache.Refresher)(nil)
+
+// Config configures Handlers. Redis, Refresher and Auth are required.
+type Config struct {
+	Redis     redis.UniversalClient
+	Refresher Cache
+	// Auth guards every route (the monitoring credentials).
+	Auth fiber.Handler
+	// Prefixes are the key prefixes redisGet / redisSet / redisDelete may
+	// touch (default DefaultPrefixes).
+	Prefixes []string
+	// Timeout bounds each request's Redis work (default 2 s); a refresh
+	// has the refresher's own lease time.
+	Timeout time.Duration
+	// MaxTTL bounds redisSet's ttl (default 30 days).
+	MaxTTL time.Duration
+	Logger *slog.Logger
+}
+
+// DefaultPrefixes: flowgate's own keys.
+var DefaultPrefixes = []string{"flowgate:"}
+
+// Handlers serves the operation endpoints.
+type Handlers struct{ cfg Config }
+
+// New checks cfg.
+func New(cfg Config) (*Handlers, error) {
+	if cfg.Redis == nil || cfg.Refresher == nil || cfg.Auth == nil {
+		return nil, errors.New("ops: Redis, Refresher and Auth are required")
+	}
+	if len(cfg.Prefixes) == 0 {
+		cfg.Prefixes = DefaultPrefixes
+	}
+	for _, p := range cfg.Prefixes {
+		if strings.TrimSpace(p) == "" {
+			return nil, fmt.Errorf("ops: an empty key prefix would open every key")
+		}
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 2 * time.Second
+	}
+	if cfg.MaxTTL <= 0 {
+		cfg.MaxTTL = 30 * 24 * time.Hour
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	return &Handlers{cfg: cfg}, nil
+}
+
+// Register mounts the routes: the operations under basePath, the test
+// aliases at the original's paths.
+func (h *Handlers) Register(app fiber.Router, basePath string) {
+	b := strings.TrimRight(basePath, "/")
+	a := h.cfg.Auth
+	app.Get(b+"/redisGet", a, h.redisGet)
+	app.Post(b+"/redisSet", a, h.redisSet)
+	app.Post(b+"/redisDelete", a, h.redisDelete)
+	app.Delete(b+"/redisDelete", a, h.redisDelete)
+	app.Get(b+"/cache-health", a, h.cacheHealth)
+	app.Post(b+"/cache/refresh", a, h.refresh)
+	app.Delete(b+"/cache", a, h.clear)
+	app.Post(b+"/cache/trigger", a, h.trigger)
+
+	app.Post("/test/slot-cache/prefetch", a, h.prefetch)
+	app.Get("/test/slot-cache/status", a, h.status)
+	app.Post("/test/slot-cache/query", a, h.query)
+	app.Delete("/test/slot-cache/clear", a, h.clear)
+	app.Post("/test/redis-slot-cache/trigger", a, h.refresh)
+	app.Get("/test/redis-slot-cache/status", a, h.status)
+	app.Delete("/test/redis-slot-cache/clear", a, h.clear)
+}

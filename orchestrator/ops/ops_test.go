@@ -1,0 +1,252 @@
+package ops_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/flowgate/flowgate/contracts/contractstest"
+	"github.com/flowgate/flowgate/orchestrator/booking/slotcache"
+	"github.com/flowgate/flowgate/orchestrator/booking/slots"
+	"github.com/flowgate/flowgate/orchestrator/cloud9"
+	"github.com/flowgate/flowgate/orchestrator/cloud9/cloud9sim"
+	"github.com/flowgate/flowgate/orchestrator/ops"
+	"github.com/flowgate/flowgate/sidecar/web"
+	"github.com/flowgate/flowgate/test/clocktest"
+	"github.com/flowgate/flowgate/test/redistest"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m, // Fiber's clock goroutine (app.Test)
+		goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.updateServerDate.func1"),
+		goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.(*workerPool).Start.func2"))
+}
+
+const base = "/chord/ortho-prd"
+
+// fixture is the operation endpoints on a real Redis and the simulator,
+// both on one fixed clock (Monday 2026-11-23 15:00 UTC), so every answer
+// is the same run after run: a golden of it is exact.
+type fixture struct {
+	app   *fiber.App
+	sim   *cloud9sim.Sim
+	clock *clocktest.Clock
+	db    *redistest.DB
+	r     *slotcache.Refresher
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	clock := clocktest.New(time.Date(2026, 11, 23, 15, 0, 0, 0, time.UTC))
+	sim := cloud9sim.New(cloud9sim.Config{Now: clock.Now, Seed: 3, WriteLimit: cloud9sim.Unlimited})
+	url, stop, err := sim.Start("127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = stop(context.Background()) })
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	client, err := cloud9.New(cloud9.Config{Endpoint: url, ClientID: "x", Username: "x", Password: "x", VendorUsername: "t", Logger: log})
+	require.NoError(t, err)
+	t.Cleanup(client.Close)
+	db := redistest.New(t)
+	cache, err := slots.NewCache(db.Client, slots.CacheConfig{Now: clock.Now, Logger: log})
+	require.NoError(t, err)
+	r, err := slotcache.New(slotcache.Config{Cache: cache, Redis: db.Client, Cloud9: client, LocationGUID: cloud9sim.DefaultLocationGUID,
+		Attempts: 1, Schedule: "@every 5m", Now: clock.Now, Logger: log})
+	require.NoError(t, err)
+	t.Cleanup(r.Close)
+	app, err := web.New(web.Options{Logger: log})
+	require.NoError(t, err)
+	h, err := ops.New(ops.Config{Redis: db.Client, Refresher: r, Timeout: 20 * time.Second, Auth: func(c *fiber.Ctx) error { return c.Next() }, Logger: log})
+	require.NoError(t, err)
+	h.Register(app, base)
+	return &fixture{app: app, sim: sim, clock: clock, db: db, r: r}
+}
+
+func (f *fixture) do(t *testing.T, method, path, body string) (int, []byte) {
+	t.Helper()
+	req := httptest.NewRequest(method, path, strings.NewReader(body))
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := f.app.Test(req, 30_000)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return resp.StatusCode, raw
+}
+
+var norm = contractstest.Normalizer{
+	Keys:  map[string]string{"request_id": "{rid}"},
+	Rules: []contractstest.Rule{{RE: contractstest.UUID, Name: "uuid", Numbered: true}},
+}
+
+func golden(t *testing.T, name string, raw []byte) {
+	t.Helper()
+	contractstest.Golden(t, name, norm.Normalize(t, raw))
+}
+
+func errCode(t *testing.T, raw []byte) string {
+	t.Helper()
+	var e struct {
+		Success bool
+		Error   struct{ Code string }
+	}
+	require.NoError(t, json.Unmarshal(raw, &e), "%s", raw)
+	require.False(t, e.Success)
+	return e.Error.Code
+}
+
+// Every variant of the cache operations, golden, with the state each one
+// leaves behind checked in Redis.
+func TestCacheOperations(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+
+	st, body := f.do(t, http.MethodGet, base+"/cache-health", "")
+	require.Equal(t, http.StatusOK, st, "%s", body)
+	golden(t, "ops_cache_health_empty", body) // degraded: tiers empty
+
+	st, body = f.do(t, http.MethodPost, base+"/cache/refresh", "")
+	require.Equal(t, http.StatusOK, st, "%s", body)
+	golden(t, "ops_cache_refresh", body)
+	st, body = f.do(t, http.MethodGet, base+"/cache-health", "")
+	require.Equal(t, http.StatusOK, st, "%s", body)
+	golden(t, "ops_cache_health_healthy", body)
+
+	st, body = f.do(t, http.MethodPost, base+"/cache/refresh", `{"tier":[2]}`)
+	require.Equal(t, http.StatusOK, st, "%s", body)
+	golden(t, "ops_cache_refresh_tier2", body)
+
+	f.sim.SetFaults(cloud9sim.Faults{ErrorRate: 1})
+	st, body = f.do(t, http.MethodPost, "/test/redis-slot-cache/trigger", "")
+	require.Equal(t, http.StatusOK, st, "%s", body)
+	golden(t, "ops_redis_slot_cache_trigger_failed", body)
+	st, body = f.do(t, http.MethodGet, base+"/cache-health", "")
+	require.Equal(t, http.StatusOK, st, "%s", body)
+	golden(t, "ops_cache_health_degraded", body)
+	for range 2 {
+		_, err := f.r.Refresh(ctx, nil)
+		require.NoError(t, err)
+	}
+	st, body = f.do(t, http.MethodGet, base+"/cache-health", "")
+	require.Equal(t, http.StatusServiceUnavailable, st)
+	golden(t, "ops_cache_health_unhealthy", body)
+	f.sim.SetFaults(cloud9sim.Faults{})
+
+	st, body = f.do(t, http.MethodPost, "/test/slot-cache/prefetch", "")
+	require.Equal(t, http.StatusOK, st, "%s", body)
+	golden(t, "ops_slot_cache_prefetch", body)
+	st, body = f.do(t, http.MethodGet, "/test/slot-cache/status", "")
+	require.Equal(t, http.StatusOK, st, "%s", body)
+	golden(t, "ops_slot_cache_status", body)
+	st, body = f.do(t, http.MethodGet, "/test/redis-slot-cache/status", "")
+	require.Equal(t, http.StatusOK, st, "%s", body)
+	golden(t, "ops_redis_slot_cache_status", body)
+	st, body = f.do(t, http.MethodPost, "/test/slot-cache/query", `{"startDate":"11/25/2026","endDate":"11/25/2026"}`)
+	require.Equal(t, http.StatusOK, st, "%s", body)
+	golden(t, "ops_slot_cache_query", body)
+
+	st, body = f.do(t, http.MethodDelete, base+"/cache?tier=3", "")
+	require.Equal(t, http.StatusOK, st, "%s", body)
+	golden(t, "ops_cache_clear_tier3", body)
+	_, found, err := f.r.Tier(ctx, 3)
+	require.NoError(t, err)
+	require.False(t, found)
+	st, body = f.do(t, http.MethodDelete, "/test/slot-cache/clear", "")
+	require.Equal(t, http.StatusOK, st, "%s", body)
+	golden(t, "ops_slot_cache_clear", body)
+	st, body = f.do(t, http.MethodDelete, "/test/redis-slot-cache/clear", "")
+	require.Equal(t, http.StatusOK, st, "%s", body)
+	golden(t, "ops_redis_slot_cache_clear_empty", body)
+
+	st, body = f.do(t, http.MethodPost, base+"/cache/trigger", "")
+	require.Equal(t, http.StatusOK, st, "%s", body)
+	golden(t, "ops_cache_trigger", body)
+	f.r.Wait()
+	st, body = f.do(t, http.MethodPost, base+"/cache/trigger", "")
+	require.Equal(t, http.StatusOK, st, "%s", body)
+	golden(t, "ops_cache_trigger_debounced", body)
+	_, found, err = f.r.Tier(ctx, 1)
+	require.NoError(t, err)
+	require.True(t, found, "the triggered refresh filled the tiers")
+}
+
+// redisGet / redisSet / redisDelete: ttl honoured, foreign keys refused,
+// bad input 4xx with the envelope and nothing changed.
+func TestRedisOperations(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	rdb := f.db.Client
+
+	st, body := f.do(t, http.MethodPost, base+"/redisSet", `{"key":"flowgate:ops:a","value":{"x":[1,2]},"ttl":120}`)
+	require.Equal(t, http.StatusOK, st, "%s", body)
+	golden(t, "ops_redis_set_ttl", body)
+	ttl := rdb.TTL(ctx, "flowgate:ops:a").Val()
+	require.InDelta(t, 120, ttl.Seconds(), 2, "the ttl is set (the original dropped it)")
+	st, body = f.do(t, http.MethodGet, base+"/redisGet?key=flowgate:ops:a", "")
+	require.Equal(t, http.StatusOK, st, "%s", body)
+	require.JSONEq(t, `{"x":[1,2]}`, string(body))
+
+	st, body = f.do(t, http.MethodPost, base+"/redisSet", `{"key":"flowgate:ops:b","value":"plain"}`)
+	require.Equal(t, http.StatusOK, st, "%s", body)
+	golden(t, "ops_redis_set", body)
+	require.Equal(t, time.Duration(-1), rdb.TTL(ctx, "flowgate:ops:b").Val(), "no ttl: no expiry")
+	st, body = f.do(t, http.MethodGet, base+"/redisGet?key=flowgate:ops:missing", "")
+	require.Equal(t, http.StatusOK, st, "%s", body)
+	require.Equal(t, "null", string(body))
+
+	st, body = f.do(t, http.MethodPost, base+"/redisDelete", `{"key":"flowgate:ops:b"}`)
+	require.Equal(t, http.StatusOK, st, "%s", body)
+	golden(t, "ops_redis_delete", body)
+	require.Zero(t, rdb.Exists(ctx, "flowgate:ops:b").Val())
+	st, body = f.do(t, http.MethodDelete, base+"/redisDelete?key=flowgate:ops:b", "")
+	require.Equal(t, http.StatusOK, st, "%s", body)
+	golden(t, "ops_redis_delete_missing", body)
+
+	require.NoError(t, rdb.Set(ctx, "other:key", "keep", 0).Err())
+	require.NoError(t, rdb.HSet(ctx, "flowgate:ops:h", "f", "v").Err())
+	for name, c := range map[string]struct {
+		method, path, body string
+		status             int
+		code               string
+	}{
+		"foreign_get":    {http.MethodGet, base + "/redisGet?key=other:key", "", 403, "forbidden"},
+		"foreign_set":    {http.MethodPost, base + "/redisSet", `{"key":"other:key","value":1}`, 403, "forbidden"},
+		"foreign_delete": {http.MethodPost, base + "/redisDelete", `{"key":"other:key"}`, 403, "forbidden"},
+		"missing_key":    {http.MethodGet, base + "/redisGet", "", 400, "invalid"},
+		"null_value":     {http.MethodPost, base + "/redisSet", `{"key":"flowgate:ops:c","value":null}`, 400, "invalid"},
+		"negative_ttl":   {http.MethodPost, base + "/redisSet", `{"key":"flowgate:ops:c","value":1,"ttl":-5}`, 400, "invalid"},
+		"huge_ttl":       {http.MethodPost, base + "/redisSet", `{"key":"flowgate:ops:c","value":1,"ttl":99999999999}`, 400, "invalid"},
+		"ttl_string":     {http.MethodPost, base + "/redisSet", `{"key":"flowgate:ops:c","value":1,"ttl":"60"}`, 400, "invalid"},
+		"malformed":      {http.MethodPost, base + "/redisSet", `{"key":`, 400, "invalid"},
+		"wrong_type":     {http.MethodGet, base + "/redisGet?key=flowgate:ops:h", "", 409, "conflict"},
+		"bad_tier":       {http.MethodPost, base + "/cache/refresh", `{"tier":7}`, 400, "invalid"},
+		"bad_tier_query": {http.MethodDelete, base + "/cache?tier=x", "", 400, "invalid"},
+		"bad_query_date": {http.MethodPost, "/test/slot-cache/query", `{"startDate":"yesterday"}`, 400, "invalid"},
+	} {
+		st, body := f.do(t, c.method, c.path, c.body)
+		require.Equal(t, c.status, st, "%s: %s", name, body)
+		require.Equal(t, c.code, errCode(t, body), name)
+		golden(t, "ops_error_"+name, body)
+	}
+	require.Equal(t, "keep", rdb.Get(ctx, "other:key").Val(), "a refused request changed nothing")
+	require.Zero(t, rdb.Exists(ctx, "flowgate:ops:c").Val())
+	require.Zero(t, f.sim.Calls(cloud9.ProcGetOnlineReservations), "a bad tier fetched nothing")
+
+	// A refresh already running: 409, nothing fetched.
+	require.NoError(t, rdb.Set(ctx, "flowgate:{slots}:refresh:lease", "other", time.Minute).Err())
+	st, body = f.do(t, http.MethodPost, base+"/cache/refresh", "")
+	require.Equal(t, http.StatusConflict, st)
+	golden(t, "ops_error_refresh_busy", body)
+	require.Zero(t, f.sim.Calls(cloud9.ProcGetOnlineReservations))
+}

@@ -1,0 +1,83 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+	_ "time/tzdata" // the refresh schedule's CRON_TZ works on images without a zone database
+
+	"github.com/flowgate/flowgate/scheduler"
+)
+
+// SlotCacheConfig holds the tiered slot cache's and the operation
+// endpoints' settings (SLOT_CACHE_FRESH is the booking path's).
+type SlotCacheConfig struct {
+	TierDays       []int
+	Stale          time.Duration
+	HardStale      time.Duration
+	Schedule       string
+	ReadLimit      Rate
+	HealthFailures int
+	OpsKeyPrefixes []string
+}
+
+// DefaultSlotCacheSchedule: every 5 min, 7:00–18:55 Monday–Saturday at the
+// practice (the simulator's week).
+const DefaultSlotCacheSchedule = "CRON_TZ=America/New_York 0 */5 7-18 * * MON-SAT"
+
+var slotCacheSettings = []setting{
+	{name: "SLOT_CACHE_TIERS", def: "30,60,90", help: "days each tier of the slot cache spans from tomorrow, tier 1 first (1–9 tiers of 1–196 days)", apply: tierDays},
+	{name: "SLOT_CACHE_STALE", def: "15m", help: "a tier older than SLOT_CACHE_FRESH is stale (answered, one background refresh); older than this critical_stale", apply: duration(func(c *Config) *time.Duration { return &c.SlotCache.Stale })},
+	{name: "SLOT_CACHE_HARD_STALE", def: "60m", help: "a tier older than this is no longer answered (Cloud9 is asked); at most SLOT_CACHE_TTL", apply: duration(func(c *Config) *time.Duration { return &c.SlotCache.HardStale })},
+	{name: "SLOT_CACHE_REFRESH_SCHEDULE", def: DefaultSlotCacheSchedule, help: "cron spec (seconds field, CRON_TZ= allowed) of the tier refresh, which runs once per tick across instances: the business hours", apply: func(c *Config, v string) error {
+		if err := scheduler.ValidateSpec(v); err != nil {
+			return err
+		}
+		c.SlotCache.Schedule = v
+		return nil
+	}},
+	{name: "SLOT_CACHE_READ_LIMIT", def: "5/min", help: "GetOnlineReservations calls per period the refresh may make across every instance (shared limiter)", apply: func(c *Config, v string) error {
+		r, err := ParseRate(v)
+		c.SlotCache.ReadLimit = r
+		return err
+	}},
+	{name: "SLOT_CACHE_HEALTH_FAILURES", def: "3", help: "consecutive refresh failures of a tier that make cache-health unhealthy (503)", apply: integer(func(c *Config) *int { return &c.SlotCache.HealthFailures }, 1, 1000)},
+	{name: "OPS_KEY_PREFIXES", def: "flowgate:", help: "comma-separated key prefixes redisGet / redisSet / redisDelete may touch", apply: list(func(c *Config) *[]string { return &c.SlotCache.OpsKeyPrefixes })},
+}
+
+func tierDays(c *Config, v string) error {
+	var out []int
+	for _, p := range strings.Split(v, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(p))
+		if err != nil || n < 1 || n > 196 {
+			return fmt.Errorf("want comma-separated day counts 1..196, got %q", p)
+		}
+		out = append(out, n)
+	}
+	if len(out) > 9 {
+		return fmt.Errorf("at most 9 tiers, got %d", len(out))
+	}
+	c.SlotCache.TierDays = out
+	return nil
+}
+
+// validateSlotCache checks what one variable cannot tell alone.
+func (c *Config) validateSlotCache() error {
+	s, b := c.SlotCache, c.Booking
+	switch {
+	case s.Stale <= b.SlotFresh:
+		return &ConfigError{Var: "SLOT_CACHE_STALE", Err: errors.New("must exceed SLOT_CACHE_FRESH")}
+	case s.HardStale < s.Stale:
+		return &ConfigError{Var: "SLOT_CACHE_HARD_STALE", Err: errors.New("must not be below SLOT_CACHE_STALE")}
+	case s.HardStale > b.SlotCacheTTL:
+		return &ConfigError{Var: "SLOT_CACHE_HARD_STALE", Err: errors.New("must not exceed SLOT_CACHE_TTL (a tier is gone after it)")}
+	}
+	for _, p := range s.OpsKeyPrefixes {
+		if p == "" {
+			return &ConfigError{Var: "OPS_KEY_PREFIXES", Err: errors.New("an empty prefix would open every key")}
+		}
+	}
+	return nil
+}
