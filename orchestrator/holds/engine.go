@@ -16,14 +16,14 @@ import (
 
 // The seeds' timings (every one a setting).
 const (
-	DefaultHoldTTL  = 30 * time.Second        // seed 002: a web hold, extended by heartbeat
-	DefaultCooldown = 1440 * time.Minute      // seed 002: per appointment type after a booking
-	DefaultMaxHolds = 3                       // holds one client may have at once
-	DefaultSweepMax = 1000                    // expired holds announced per sweep
-	FaceWeb         = "web"                   // Hold.Face of /v1/holds
-	FaceIVA         = "iva"                   // Hold.Face of createAppt reservations
-	maxTTL          = 24 * time.Hour          // sanity bound on any TTL
-	idBytes         = 12                      // holdId entropy
+	DefaultHoldTTL  = 30 * time.Second   // seed 002: a web hold, extended by heartbeat
+	DefaultCooldown = 1440 * time.Minute // seed 002: per appointment type after a booking
+	DefaultMaxHolds = 3                  // holds one client may have at once
+	DefaultSweepMax = 1000               // expired holds announced per sweep
+	FaceWeb         = "web"              // Hold.Face of /v1/holds
+	FaceIVA         = "iva"              // Hold.Face of createAppt reservations
+	maxTTL          = 24 * time.Hour     // sanity bound on any TTL
+	idBytes         = 12                 // holdId entropy
 	rfc3339Milli    = "2006-01-02T15:04:05.000Z07:00"
 )
 
@@ -187,7 +187,9 @@ func (e *Engine) Config() Config { return e.cfg }
 func (e *Engine) EventChannel(appointmentTypeID string) string { return e.k.channel(appointmentTypeID) }
 
 // SlotKey is the canonical key of (specialistID, start), for tests and tooling.
-func (e *Engine) SlotKey(specialistID string, start time.Time) string { return e.k.slot(specialistID, start) }
+func (e *Engine) SlotKey(specialistID string, start time.Time) string {
+	return e.k.slot(specialistID, start)
+}
 
 // FaceKey is a face's readable key with the engine's prefix and tag.
 func (e *Engine) FaceKey(name string) string { return e.k.face(name) }
