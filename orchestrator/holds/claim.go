@@ -24,16 +24,29 @@ import (
 // Errors: *TakenError (ErrSlotTaken), *QuotaError, *CooldownError,
 // ErrNoCandidates, ErrInvalid, ErrUnavailable.
 func (e *Engine) Claim(ctx context.Context, r ClaimRequest) (Hold, error) {
+	c, err := e.ClaimDetailed(ctx, r)
+	return c.Hold, err
+}
+
+// Claimed is a successful claim with what the faces need beyond the Hold.
+type Claimed struct {
+	Hold
+	New bool          // false: the client held it already (Refresh may have raised its TTL)
+	TTL time.Duration // the hold's remaining TTL
+}
+
+// ClaimDetailed is Claim telling a new hold from one the client already had.
+func (e *Engine) ClaimDetailed(ctx context.Context, r ClaimRequest) (Claimed, error) {
 	const op = "holds.Claim"
 	if err := e.checkClaim(op, &r); err != nil {
-		return Hold{}, err
+		return Claimed{}, err
 	}
 	if r.SpecialistID != "" {
 		return e.claimOne(ctx, op, r)
 	}
 	order := Order(r.AppointmentTypeID, r.SlotStart, r.Candidates)
 	if len(order) == 0 {
-		return Hold{}, coded(contracts.CodeConflict, op, ErrNoCandidates)
+		return Claimed{}, coded(contracts.CodeConflict, op, ErrNoCandidates)
 	}
 	var last error
 	for _, c := range order {
@@ -42,16 +55,16 @@ func (e *Engine) Claim(ctx context.Context, r ClaimRequest) (Hold, error) {
 		}
 		try := r
 		try.SpecialistID = c.SpecialistID
-		h, err := e.claimOne(ctx, op, try)
+		c, err := e.claimOne(ctx, op, try)
 		if !errors.Is(err, ErrSlotTaken) {
-			return h, err
+			return c, err
 		}
 		last = err
 	}
 	if last == nil {
-		return Hold{}, coded(contracts.CodeConflict, op, ErrNoCandidates)
+		return Claimed{}, coded(contracts.CodeConflict, op, ErrNoCandidates)
 	}
-	return Hold{}, last
+	return Claimed{}, last
 }
 
 func (e *Engine) checkClaim(op string, r *ClaimRequest) error {
@@ -85,7 +98,7 @@ func (e *Engine) checkClaim(op string, r *ClaimRequest) error {
 	return nil
 }
 
-func (e *Engine) claimOne(ctx context.Context, op string, r ClaimRequest) (Hold, error) {
+func (e *Engine) claimOne(ctx context.Context, op string, r ClaimRequest) (Claimed, error) {
 	now := e.cfg.Now()
 	h := Hold{HoldID: e.cfg.NewID(), ClientID: r.ClientID, AppointmentTypeID: r.AppointmentTypeID,
 		SpecialistID: r.SpecialistID, SlotStartDate: r.SlotStart, SlotEndDate: r.SlotEnd,
@@ -101,29 +114,29 @@ func (e *Engine) claimOne(ctx context.Context, op string, r ClaimRequest) (Hold,
 		ms(r.TTL), now.UnixMilli(), r.MaxHolds, boolArg(r.Cooldown > 0), e.k.channel(r.AppointmentTypeID),
 		event(EventHold, h), mustJSON(rec), boolArg(r.Refresh), r.AppointmentTypeID).Slice()
 	if err != nil {
-		return Hold{}, unavailable(op, err)
+		return Claimed{}, unavailable(op, err)
 	}
 	code, val, left, err := triple(reply)
 	if err != nil {
-		return Hold{}, fmt.Errorf("%s: %w", op, err)
+		return Claimed{}, fmt.Errorf("%s: %w", op, err)
 	}
 	switch code {
 	case 1:
-		return h, nil
+		return Claimed{Hold: h, New: true, TTL: left}, nil
 	case 2:
 		own, err := decodeHoldJSON(val)
 		if err != nil {
-			return Hold{}, fmt.Errorf("%s: %w", op, err)
+			return Claimed{}, fmt.Errorf("%s: %w", op, err)
 		}
 		own.HoldExpiresAt = now.Add(left).UTC()
-		return own, nil
+		return Claimed{Hold: own, TTL: left}, nil
 	case 0:
 		holder, _ := decodeHoldJSON(val) // a foreign value: zero holder, still taken
-		return Hold{}, &TakenError{Holder: holder, ExpiresIn: left}
+		return Claimed{}, &TakenError{Holder: holder, ExpiresIn: left}
 	case -1:
-		return Hold{}, &QuotaError{Limit: r.MaxHolds, RetryAfter: max(left, 0)}
+		return Claimed{}, &QuotaError{Limit: r.MaxHolds, RetryAfter: max(left, 0)}
 	default:
-		return Hold{}, &CooldownError{Remaining: left}
+		return Claimed{}, &CooldownError{Remaining: left}
 	}
 }
 

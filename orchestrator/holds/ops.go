@@ -243,3 +243,44 @@ func (e *Engine) Active(ctx context.Context, appointmentTypeID string) ([]Hold, 
 	}
 	return out, nil
 }
+
+// Read is a face's GET of one of its own keys (from FaceKey) with its TTL.
+func (e *Engine) Read(ctx context.Context, key string) (string, time.Duration, bool, error) {
+	const op = "holds.Read"
+	var get *redis.StringCmd
+	var pttl *redis.DurationCmd
+	_, err := e.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		get = p.Get(ctx, key)
+		pttl = p.PTTL(ctx, key)
+		return nil
+	})
+	switch {
+	case errors.Is(err, redis.Nil):
+		return "", 0, false, nil
+	case err != nil:
+		return "", 0, false, unavailable(op, err)
+	}
+	return get.Val(), pttl.Val(), true, nil
+}
+
+// ReadMany GETs keys (from SlotKey / FaceKey) in one pipeline; found[i]
+// false where a key is missing. On Cluster the keys share the hash tag, so
+// the pipeline goes to one node.
+func (e *Engine) ReadMany(ctx context.Context, keys []string) (vals []string, found []bool, err error) {
+	const op = "holds.ReadMany"
+	cmds := make([]*redis.StringCmd, len(keys))
+	_, err = e.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, k := range keys {
+			cmds[i] = p.Get(ctx, k)
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return nil, nil, unavailable(op, err)
+	}
+	vals, found = make([]string, len(keys)), make([]bool, len(keys))
+	for i, c := range cmds {
+		vals[i], found[i] = c.Val(), c.Err() == nil
+	}
+	return vals, found, nil
+}

@@ -45,7 +45,8 @@ end
 // Returns {code, value, ms}:
 //
 //	 1 claimed (value ARGV[1], ms the TTL)
-//	 2 this owner holds it already for this type (value its hold JSON, ms its TTL)
+//	 2 this owner holds it already for this type (value its hold JSON, ms its TTL:
+//	   the shorter of the slot's and the face key's)
 //	 0 taken by someone else (value the holder's JSON, ms its TTL)
 //	-1 quota reached (value the count, ms until the client's earliest hold ends)
 //	-2 cooldown (ms its remaining TTL, -1 when it has none)
@@ -61,8 +62,10 @@ if cur then
   local pttl = redis.call('PTTL', KEYS[1])
   local h = dec(cur)
   if h and h.clientId == ARGV[4] and h.face == ARGV[5] and h.appointmentTypeId == ARGV[14] then
+    local fp = redis.call('PTTL', KEYS[2])
+    if fp >= 0 and fp < pttl then pttl = fp end
     if ARGV[13] == '1' and pttl < ttl then
-      redis.call('PEXPIRE', KEYS[1], ttl)
+      raise(KEYS[1], ttl)
       raise(KEYS[2], ttl)
       index(h.holdId, now + ttl, KEYS[3], KEYS[5], KEYS[6], ttl)
       pttl = ttl
