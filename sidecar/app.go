@@ -36,6 +36,7 @@ type Main struct {
 	orch     *orchestration
 	booking  *booking
 	buffer   *workBuffer
+	holds    *holdsPart
 	stopping context.CancelFunc // ends long polls and detached follow-ups at shutdown
 	sched    *scheduler.Scheduler
 	monitor  *asynqmon.HTTPHandler
@@ -174,6 +175,9 @@ func (m *Main) startCron(pr *probe) error {
 		return err
 	}
 	if err := m.buffer.registerJobs(sched, m.Config.DLQReconcile); err != nil {
+		return err
+	}
+	if err := m.registerHoldsJobs(sched); err != nil {
 		return err
 	}
 	return sched.Start()

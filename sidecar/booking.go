@@ -89,7 +89,12 @@ func (m *Main) newBooking(rt *orchestrator.Runtime, b *backend, shutdown context
 	if err != nil {
 		return nil, err
 	}
-	holds, err := reservation.New(b.Client, reservation.Config{ReserveTTL: bc.ReserveTTL, ConfirmTTL: bc.BookedTTL, Now: m.Now, Logger: m.Logger})
+	eng, err := m.holdsEngine()
+	if err != nil {
+		return nil, err
+	}
+	holds, err := reservation.New(b.Client, reservation.Config{Engine: eng, Location: m.Config.Holds.TimeZone,
+		AppointmentTypeID: bc.AppointmentType, ReserveTTL: bc.ReserveTTL, ConfirmTTL: bc.BookedTTL, Now: m.Now, Logger: m.Logger})
 	if err != nil {
 		return nil, err
 	}

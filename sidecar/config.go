@@ -76,6 +76,7 @@ type Config struct {
 	PurgeAfter          time.Duration
 
 	Booking BookingConfig // the booking path (settings_booking.go)
+	Holds   HoldsConfig   // the hold engine (settings_holds.go)
 }
 
 // retryOverdueMargin is how much later than the longest backoff the repair
