@@ -167,7 +167,7 @@ func TestBookSetsCooldownAndCancelClearsIt(t *testing.T) {
 		ClientID: "c1", SlotStartDate: slot9, SlotEndDate: slot9.Add(30 * time.Minute), BookedAt: t0}, bk.Appointment)
 	contractstest.Golden(t, "holds_book_response", r.Body)
 	require.Zero(t, b.rdb.Exists(b.ctx, b.eng.SlotKey(specX, slot9)).Val(), "the hold is gone")
-	require.Len(t, b.cat.appts, 1)
+	require.Len(t, b.cat.Appointments(), 1)
 
 	before := b.snapshot(t)
 	r = b.do(t, "POST", "/v1/holds", holdBody("c1", specY, slot9.Add(time.Hour)))
@@ -181,7 +181,7 @@ func TestBookSetsCooldownAndCancelClearsIt(t *testing.T) {
 	var cn holdshttp.CancelResponse
 	r.decode(t, &cn)
 	require.True(t, cn.CooldownCleared)
-	require.Empty(t, b.cat.appts)
+	require.Empty(t, b.cat.Appointments())
 	b.hold(t, "c1", specY, slot9.Add(time.Hour))
 }
 
@@ -189,14 +189,14 @@ func TestBookFailureKeepsTheHold(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	h := b.hold(t, "c1", specX, slot9)
-	b.cat.fail = &contracts.Error{Code: contracts.CodeUnavailable, Message: "store down", Err: errors.New("down")}
+	b.cat.SetFail(&contracts.Error{Code: contracts.CodeUnavailable, Message: "store down", Err: errors.New("down")})
 	r := b.do(t, "POST", "/v1/appointment-types/"+typeA+"/book", map[string]string{"clientId": "c1", "holdId": h.HoldID})
 	require.Equal(t, 503, r.Status)
 	require.EqualValues(t, 1, b.rdb.Exists(b.ctx, b.eng.SlotKey(specX, slot9)).Val(), "kept for a retry")
 	left, err := b.eng.CooldownRemaining(b.ctx, "c1", typeA)
 	require.NoError(t, err)
 	require.Zero(t, left, "no cooldown without a booking")
-	b.cat.fail = nil
+	b.cat.SetFail(nil)
 	r = b.do(t, "POST", "/v1/appointment-types/"+typeA+"/book", map[string]string{"clientId": "c1", "holdId": h.HoldID})
 	require.Equal(t, 201, r.Status, string(r.Body))
 }

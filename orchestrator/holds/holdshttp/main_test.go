@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http/httptest"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -22,6 +21,7 @@ import (
 	"github.com/flowgate/flowgate/contracts"
 	"github.com/flowgate/flowgate/orchestrator/holds"
 	"github.com/flowgate/flowgate/orchestrator/holds/holdshttp"
+	"github.com/flowgate/flowgate/orchestrator/holds/holdshttp/holdshttptest"
 	"github.com/flowgate/flowgate/sidecar/web"
 	"github.com/flowgate/flowgate/test/clocktest"
 	"github.com/flowgate/flowgate/test/logtest"
@@ -47,88 +47,13 @@ var (
 	slot9 = time.Date(2025, 3, 15, 9, 0, 0, 0, time.UTC)
 )
 
-// fakeCatalog is an in-memory availability catalogue faithful to the
-// contract: one type of 30-minute slots from 09:00 to 17:00 UTC with three
-// specialists (x and y priority 1, z priority 0), booked slots not free,
-// *contracts.Error answers (not_found, invalid with the field).
-type fakeCatalog struct {
-	mu     sync.Mutex
-	appts  map[string]holdshttp.Appointment
-	fail   error // RecordBooking fails with it when set
-	prio   map[string]int
-	cooldn int
-}
-
-func newFakeCatalog() *fakeCatalog {
-	return &fakeCatalog{appts: map[string]holdshttp.Appointment{}, prio: map[string]int{specX: 1, specY: 1, specZ: 0}}
-}
-
-func (f *fakeCatalog) AppointmentType(_ context.Context, id string) (holdshttp.AppointmentType, error) {
-	if id != typeA {
-		e := contracts.Errorf(contracts.CodeNotFound, "no appointment type %q", id)
-		return holdshttp.AppointmentType{}, e
-	}
-	return holdshttp.AppointmentType{ID: typeA, CooldownMinutes: f.cooldn, SpecialistIDs: []string{specX, specY, specZ}}, nil
-}
-
-func (f *fakeCatalog) Candidates(ctx context.Context, atid string, start time.Time, spec string) (time.Time, []holds.Candidate, error) {
-	if _, err := f.AppointmentType(ctx, atid); err != nil {
-		return time.Time{}, nil, err
-	}
-	if _, known := f.prio[spec]; spec != "" && !known {
-		return time.Time{}, nil, contracts.Errorf(contracts.CodeNotFound, "no specialist %q", spec)
-	}
-	if start.Minute()%30 != 0 || start.Second() != 0 || start.Hour() < 9 || start.Hour() >= 17 {
-		e := contracts.Errorf(contracts.CodeInvalid, "slotStartDate is not a slot start")
-		e.Details = map[string]any{"field": "slotStartDate"}
-		return time.Time{}, nil, e
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	var out []holds.Candidate
-	for _, id := range []string{specX, specY, specZ} {
-		if spec != "" && id != spec {
-			continue
-		}
-		booked := false
-		for _, a := range f.appts {
-			booked = booked || (a.SpecialistID == id && a.SlotStartDate.Equal(start))
-		}
-		if !booked {
-			out = append(out, holds.Candidate{SpecialistID: id, Priority: f.prio[id]})
-		}
-	}
-	return start.Add(30 * time.Minute), out, nil
-}
-
-func (f *fakeCatalog) RecordBooking(_ context.Context, a holdshttp.Appointment) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.fail != nil {
-		return f.fail
-	}
-	f.appts[a.AppointmentID] = a
-	return nil
-}
-
-func (f *fakeCatalog) CancelBooking(_ context.Context, id string) (holdshttp.Appointment, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	a, ok := f.appts[id]
-	if !ok {
-		return holdshttp.Appointment{}, contracts.Errorf(contracts.CodeNotFound, "no appointment %q", id)
-	}
-	delete(f.appts, id)
-	return a, nil
-}
-
 var prefixSeq atomic.Int64
 
 type bundle struct {
 	ctx   context.Context
 	app   *fiber.App
 	eng   *holds.Engine
-	cat   *fakeCatalog
+	cat   *holdshttptest.Catalog
 	rdb   redis.UniversalClient
 	clock *clocktest.Clock
 	p     string
@@ -141,7 +66,7 @@ func setup(t *testing.T, mod ...func(*holds.Config)) *bundle {
 
 func setupOn(t *testing.T, rdb redis.UniversalClient, mod ...func(*holds.Config)) *bundle {
 	t.Helper()
-	b := &bundle{ctx: context.Background(), rdb: rdb, clock: clocktest.New(t0), cat: newFakeCatalog(),
+	b := &bundle{ctx: context.Background(), rdb: rdb, clock: clocktest.New(t0), cat: holdshttptest.New(holdshttptest.Type{ID: typeA, Specialists: map[string]int{specX: 1, specY: 1, specZ: 0}}),
 		p: fmt.Sprintf("h%d-%d:", prefixSeq.Add(1), time.Now().UnixNano())}
 	logger := slog.New(slog.NewTextHandler(&logtest.Buffer{}, nil))
 	holdSeq := atomic.Int64{}
