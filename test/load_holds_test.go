@@ -1,0 +1,113 @@
+package test
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/stretchr/testify/require"
+	"github.com/valyala/fasthttp"
+
+	"github.com/flowgate/flowgate/orchestrator/holds"
+	"github.com/flowgate/flowgate/orchestrator/holds/holdshttp"
+	"github.com/flowgate/flowgate/orchestrator/holds/holdshttp/holdshttptest"
+	"github.com/flowgate/flowgate/sidecar/web"
+	"github.com/flowgate/flowgate/test/loadgen"
+	"github.com/flowgate/flowgate/test/redistest"
+)
+
+// holdsServer serves the web hold endpoints and /healthz from one Fiber app
+// built as the sidecar builds it (web.New: request ids, access log at warn
+// level so no line per request, the error envelope), on a leased Redis DB,
+// with the in-memory catalogue. It returns the listen address and the engine.
+func holdsServer(t *testing.T, cat *holdshttptest.Catalog, cfg holds.Config) (string, *holds.Engine) {
+	t.Helper()
+	db := redistest.New(t)
+	logger := slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	cfg.Logger = logger
+	eng, err := holds.New(db.Client, cfg)
+	require.NoError(t, err)
+	app, err := web.New(web.Options{Logger: logger})
+	require.NoError(t, err)
+	app.Get("/healthz", func(c *fiber.Ctx) error { return c.JSON(fiber.Map{"status": "ok"}) })
+	h, err := holdshttp.New(holdshttp.Config{Engine: eng, Catalog: cat, Logger: logger})
+	require.NoError(t, err)
+	holdshttp.Register(app, h)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	go func() { _ = app.Listener(ln) }()
+	t.Cleanup(func() { _ = app.ShutdownWithTimeout(5 * time.Second) })
+	return ln.Addr().String(), eng
+}
+
+const loadType = "load-type"
+
+// Hold create + release over HTTP at 64 connections, against GET /healthz
+// on the same server in the same run. Every request is checked (201 with a
+// holdId, then 200 {"released":true}). Reproduce:
+// go test -run TestLoadHolds -v ./test/  (FLOWGATE_LOAD_N to scale).
+func TestLoadHolds(t *testing.T) {
+	n := loadSize()
+	specs := map[string]int{}
+	for i := range 20 {
+		specs["spec-"+strconv.Itoa(i)] = i % 3
+	}
+	cat := holdshttptest.New(holdshttptest.Type{ID: loadType, Specialists: specs,
+		Open: func(start time.Time) bool { return start.Second() == 0 }})
+	addr, eng := holdsServer(t, cat, holds.Config{Prefix: fmt.Sprintf("load%d:", time.Now().UnixNano())})
+	base := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	bodies := make([][]byte, n)
+	for i := range n {
+		bodies[i], _ = json.Marshal(map[string]string{"appointmentTypeId": loadType, "clientId": "c" + strconv.Itoa(i),
+			"slotStartDate": holds.FormatStart(base.Add(time.Duration(i) * time.Minute))})
+	}
+	ids := make([]string, n)
+
+	health := loadgen.Run(loadgen.Config{Addr: addr, Conns: 64, Requests: n,
+		Build: func(_ int, req *fasthttp.Request) { req.SetRequestURI("http://" + addr + "/healthz") },
+		Check: status(200)})
+	create := loadgen.Run(loadgen.Config{Addr: addr, Conns: 64, Requests: n,
+		Build: func(i int, req *fasthttp.Request) {
+			req.SetRequestURI("http://" + addr + "/v1/holds")
+			req.Header.SetMethod("POST")
+			req.Header.SetContentType("application/json")
+			req.SetBody(bodies[i])
+		},
+		Check: func(i int, resp *fasthttp.Response) error {
+			var h holdshttp.HoldResponse
+			if resp.StatusCode() != 201 || json.Unmarshal(resp.Body(), &h) != nil || h.HoldID == "" {
+				return fmt.Errorf("create %d: %d %s", i, resp.StatusCode(), resp.Body())
+			}
+			ids[i] = h.HoldID
+			return nil
+		}})
+	release := loadgen.Run(loadgen.Config{Addr: addr, Conns: 64, Requests: n,
+		Build: func(i int, req *fasthttp.Request) {
+			req.SetRequestURI("http://" + addr + "/v1/holds/" + ids[i] + "?clientId=c" + strconv.Itoa(i))
+			req.Header.SetMethod("DELETE")
+		},
+		Check: func(i int, resp *fasthttp.Response) error {
+			if resp.StatusCode() != 200 || string(resp.Body()) != `{"released":true}` {
+				return fmt.Errorf("release %d: %d %s", i, resp.StatusCode(), resp.Body())
+			}
+			return nil
+		}})
+	pairs := float64(n) / (create.Elapsed + release.Elapsed).Seconds()
+	t.Logf("baseline GET /healthz, 64 conns: %s", health)
+	t.Logf("POST /v1/holds, 64 conns:        %s", create)
+	t.Logf("DELETE /v1/holds/{id}, 64 conns: %s", release)
+	t.Logf("hold create+release: %.0f requests/s (%.0f create+release pairs/s) = %.2f × the /healthz baseline",
+		2*pairs, pairs, 2*pairs/health.PerSecond())
+	if health.Failures > 0 || create.Failures > 0 || release.Failures > 0 {
+		t.Fatalf("failures: healthz %v, create %v, release %v", health.FirstError, create.FirstError, release.FirstError)
+	}
+	active, err := eng.Active(t.Context(), loadType)
+	require.NoError(t, err)
+	require.Empty(t, active, "every hold released")
+}
