@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 	"github.com/valyala/fasthttp"
 
@@ -24,14 +25,13 @@ import (
 
 // holdsServer serves the web hold endpoints and /healthz from one Fiber app
 // built as the sidecar builds it (web.New: request ids, access log at warn
-// level so no line per request, the error envelope), on a leased Redis DB,
-// with the in-memory catalogue. It returns the listen address and the engine.
-func holdsServer(t *testing.T, cat *holdshttptest.Catalog, cfg holds.Config) (string, *holds.Engine) {
+// level so no line per request, the error envelope), on rdb, with the
+// in-memory catalogue. It returns the listen address and the engine.
+func holdsServer(t *testing.T, rdb redis.UniversalClient, cat *holdshttptest.Catalog, cfg holds.Config) (string, *holds.Engine) {
 	t.Helper()
-	db := redistest.New(t)
 	logger := slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	cfg.Logger = logger
-	eng, err := holds.New(db.Client, cfg)
+	eng, err := holds.New(rdb, cfg)
 	require.NoError(t, err)
 	app, err := web.New(web.Options{Logger: logger})
 	require.NoError(t, err)
@@ -60,7 +60,7 @@ func TestLoadHolds(t *testing.T) {
 	}
 	cat := holdshttptest.New(holdshttptest.Type{ID: loadType, Specialists: specs,
 		Open: func(start time.Time) bool { return start.Second() == 0 }})
-	addr, eng := holdsServer(t, cat, holds.Config{Prefix: fmt.Sprintf("load%d:", time.Now().UnixNano())})
+	addr, eng := holdsServer(t, redistest.New(t).Client, cat, holds.Config{Prefix: fmt.Sprintf("load%d:", time.Now().UnixNano())})
 	base := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 	bodies := make([][]byte, n)
 	for i := range n {

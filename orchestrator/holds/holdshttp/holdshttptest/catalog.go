@@ -161,3 +161,17 @@ func (c *Catalog) Appointments() []holdshttp.Appointment {
 	}
 	return out
 }
+
+// AddSpecialist adds a specialist (priority 0) to type id.
+func (c *Catalog) AddSpecialist(id, specialistID string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t := c.types[id]
+	if t.Specialists == nil {
+		t.Specialists = map[string]int{}
+	}
+	if _, ok := t.Specialists[specialistID]; !ok {
+		t.Specialists[specialistID] = 0
+	}
+	c.types[id] = t
+}
