@@ -5,6 +5,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/flowgate/flowgate/orchestrator/booking/reservation"
 	"github.com/flowgate/flowgate/orchestrator/holds"
 	"github.com/flowgate/flowgate/orchestrator/holds/holdshttp"
 	"github.com/flowgate/flowgate/scheduler"
@@ -31,6 +32,17 @@ func (m *Main) holdsEngine() (*holds.Engine, error) {
 	}
 	m.holds = &holdsPart{engine: eng}
 	return eng, nil
+}
+
+// newReservations is createAppt's SlotReservation store: the IVA face of
+// the process's hold engine.
+func (m *Main) newReservations(bc BookingConfig) (*reservation.Store, error) {
+	eng, err := m.holdsEngine()
+	if err != nil {
+		return nil, err
+	}
+	return reservation.New(nil, reservation.Config{Engine: eng, Location: m.Config.Holds.TimeZone,
+		AppointmentTypeID: bc.AppointmentType, ReserveTTL: bc.ReserveTTL, ConfirmTTL: bc.BookedTTL, Now: m.Now, Logger: m.Logger})
 }
 
 // holdsCatalog is the availability catalogue the web face books against.
