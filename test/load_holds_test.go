@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"net"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -60,7 +62,8 @@ func TestLoadHolds(t *testing.T) {
 	}
 	cat := holdshttptest.New(holdshttptest.Type{ID: loadType, Specialists: specs,
 		Open: func(start time.Time) bool { return start.Second() == 0 }})
-	addr, eng := holdsServer(t, redistest.New(t).Client, cat, holds.Config{Prefix: fmt.Sprintf("load%d:", time.Now().UnixNano())})
+	rdb := redistest.New(t).Client
+	addr, eng := holdsServer(t, rdb, cat, holds.Config{Prefix: fmt.Sprintf("load%d:", time.Now().UnixNano())})
 	base := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 	bodies := make([][]byte, n)
 	for i := range n {
@@ -98,16 +101,41 @@ func TestLoadHolds(t *testing.T) {
 			}
 			return nil
 		}})
+	rawSet := rawSets(t, rdb, n)
 	pairs := float64(n) / (create.Elapsed + release.Elapsed).Seconds()
 	t.Logf("baseline GET /healthz, 64 conns: %s", health)
 	t.Logf("POST /v1/holds, 64 conns:        %s", create)
 	t.Logf("DELETE /v1/holds/{id}, 64 conns: %s", release)
-	t.Logf("hold create+release: %.0f requests/s (%.0f create+release pairs/s) = %.2f × the /healthz baseline",
-		2*pairs, pairs, 2*pairs/health.PerSecond())
+	t.Logf("raw Redis SET, 64 goroutines:    %.0f/s", rawSet)
+	t.Logf("hold create+release: %.0f requests/s (%.0f create+release pairs/s) = %.2f × the /healthz baseline, %.2f × raw SETs",
+		2*pairs, pairs, 2*pairs/health.PerSecond(), 2*pairs/rawSet)
 	if health.Failures > 0 || create.Failures > 0 || release.Failures > 0 {
 		t.Fatalf("failures: healthz %v, create %v, release %v", health.FirstError, create.FirstError, release.FirstError)
 	}
 	active, err := eng.Active(t.Context(), loadType)
 	require.NoError(t, err)
 	require.Empty(t, active, "every hold released")
+}
+
+// rawSets is the rate of n plain SETs from 64 goroutines on rdb: how fast
+// Redis itself answers one round trip at that moment.
+func rawSets(t *testing.T, rdb redis.UniversalClient, n int) float64 {
+	t.Helper()
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	start := time.Now()
+	for range 64 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := next.Add(1); i <= int64(n); i = next.Add(1) {
+				if err := rdb.Set(t.Context(), "rawset:"+strconv.FormatInt(i, 10), "x", time.Minute).Err(); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return float64(n) / time.Since(start).Seconds()
 }
