@@ -129,7 +129,7 @@ func (x *holdsE2E) event(typ string, s contracts.ApptSlot) holds.Event {
 	for {
 		select {
 		case ev := <-x.events:
-			if ev.Type == typ && ev.SpecialistID == col(s) && ev.SlotStartDate.Equal(start) {
+			if ev.Type == typ && strings.EqualFold(ev.SpecialistID, col(s)) && ev.SlotStartDate.Equal(start) {
 				return ev
 			}
 		case <-deadline:

@@ -33,7 +33,9 @@ import (
 //	Prefix + holds:events:<appointmentTypeId>       channel the events (no tag: PUBLISH is not bound to a slot)
 //
 // <slotStart> is RFC 3339 UTC with seconds ("2025-03-15T09:00:00Z"); ids
-// are used as given (the HTTP face rejects ids with ':', '{' or '}').
+// are used as given (the HTTP face rejects ids with ':', '{' or '}'),
+// except that the canonical slot key lower-cases the specialist id, so
+// "0768…" and "0768…" in upper case are one resource.
 
 // ClusterTag is the hash tag every key carries on Redis Cluster.
 const ClusterTag = "{holds}"
@@ -51,8 +53,10 @@ func newKeys(prefix, tag string) keys {
 // FormatStart is a slot start as it appears in keys and on the wire.
 func FormatStart(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
+// slot case-folds the specialist: GUIDs reach the two faces in whatever
+// case Cloud9, the caller or the LLM spelled them, and must meet on one key.
 func (k keys) slot(specialistID string, start time.Time) string {
-	return k.p + "holds:slot:" + specialistID + ":" + FormatStart(start)
+	return k.p + "holds:slot:" + strings.ToLower(specialistID) + ":" + FormatStart(start)
 }
 
 func (k keys) webHold(atid, specialistID string, start time.Time) string {

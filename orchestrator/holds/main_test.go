@@ -99,8 +99,8 @@ func next(t *testing.T, ch <-chan holds.Event) holds.Event {
 	select {
 	case ev := <-ch:
 		return ev
-	case <-time.After(5 * time.Second):
-		t.Fatal("no event within 5s")
+	case <-time.After(15 * time.Second):
+		t.Fatal("no event within 15s")
 		return holds.Event{}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -52,7 +53,9 @@ func webClaim(client string) holds.ClaimRequest {
 func TestWebHoldRefusesReserveAndIsFiltered(t *testing.T) {
 	t.Parallel()
 	x := newCrossFace(t)
-	_, err := x.eng.Claim(x.ctx, webClaim("web-client"))
+	upper := webClaim("web-client")
+	upper.SpecialistID = strings.ToUpper(chair8) // the same chair, spelled as another caller spells it
+	_, err := x.eng.Claim(x.ctx, upper)
 	require.NoError(t, err)
 
 	_, err = x.st.Reserve(x.ctx, s910, sessA, "A")

@@ -17,7 +17,8 @@
 // # One engine, two faces
 //
 // Each slot maps to the engine's resource and start: the schedule column
-// (chair) GUID is the specialist, the Cloud9 startTime read in the
+// (chair) GUID is the specialist (as the caller spelled it; the engine's
+// slot key ignores its case), the Cloud9 startTime read in the
 // location's time zone (Config.Location) is the slot start. Reserve claims
 // the engine's canonical slot key, which web holds (/v1/holds) claim too,
 // so whichever face asks first wins, atomically; the engine also writes the

@@ -158,7 +158,7 @@ func (st *Store) resolve(op string, s slots.Slot, sessionID, patientName string,
 	if err != nil {
 		return slotRef{}, invalid(op, err)
 	}
-	atid := strings.ToLower(strings.TrimSpace(s.AppointmentTypeGUID))
+	atid := strings.TrimSpace(s.AppointmentTypeGUID)
 	if atid == "" {
 		atid = st.cfg.AppointmentTypeID
 	}
@@ -182,7 +182,9 @@ func (st *Store) start(s slots.Slot) (time.Time, error) {
 	return time.Date(t.Year(), t.Month(), t.Day(), t.Hour(), t.Minute(), t.Second(), 0, st.cfg.Location).UTC(), nil
 }
 
-func column(s slots.Slot) string { return strings.ToLower(strings.TrimSpace(s.ScheduleColumnGUID)) }
+// column is the slot's chair as the caller spelled it (the engine's slot
+// key case-folds it; events carry it as Cloud9 gave it to the caller).
+func column(s slots.Slot) string { return strings.TrimSpace(s.ScheduleColumnGUID) }
 
 // Reserve holds s for sessionID (seed 003 Phase 1) through the engine: the
 // slot's canonical key is shared with web holds, so a slot held on the web
