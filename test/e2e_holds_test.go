@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	"github.com/flowgate/flowgate/orchestrator/booking/reservation"
 	"github.com/flowgate/flowgate/orchestrator/booking/slots"
 	"github.com/flowgate/flowgate/orchestrator/cloud9"
+	"github.com/flowgate/flowgate/orchestrator/cloud9/cloud9sim"
 	"github.com/flowgate/flowgate/orchestrator/holds"
 	"github.com/flowgate/flowgate/orchestrator/holds/holdshttp"
 	"github.com/flowgate/flowgate/orchestrator/holds/holdshttp/holdshttptest"
@@ -177,9 +179,33 @@ func TestHoldsBothFaces(t *testing.T) {
 	raw, et = c.appt(apptReq(patB.PatientGUID, patB.BookingAuthToken, list[1], "Bea Beta", "call-b"))
 	require.Equal(t, contracts.BookingErrSlotReserved, et, truncate(raw))
 
+	// Seed case 1 as the seed tells it: while session A's createAppt is in
+	// flight (Cloud9 answers SetAppointment after 3 s) session B's list
+	// already lacks the slot; after A's booking it still does.
+	x.sim.setFaults(cloud9sim.FaultsJSON{Latency: "3s", Procedures: []string{"SetAppointment"}})
+	inFlight := make(chan []byte, 1)
+	body, err := json.Marshal(apptReq(patA.PatientGUID, patA.BookingAuthToken, list[5], "Al Alpha", "call-a"))
+	require.NoError(t, err)
+	go func() { // no require off the test goroutine: the answer is checked below
+		var out []byte
+		if resp, err := c.http.Post(c.p.Base+bookingBase+"/createAppt", "application/json", bytes.NewReader(body)); err == nil {
+			out, _ = io.ReadAll(resp.Body)
+			_ = resp.Body.Close()
+		}
+		inFlight <- out
+	}()
+	x.event("hold", list[5])
+	require.False(t, x.offered("call-b", list[5]), "offered to B while A books it")
+	raw5 := <-inFlight
+	require.Empty(t, errorType(t, raw5), truncate(raw5))
+	strictDecode[contracts.ApptBookedResponse](t, raw5)
+	x.sim.setFaults(cloud9sim.FaultsJSON{})
+	x.event("confirm", list[5])
+	require.False(t, x.offered("call-b", list[5]))
+
 	// Seed case 2: a reservation expires; the slot is offered again and the
 	// expiry reaches the stream as release (the binary's holds_expiry job).
-	_, err := x.iva.Reserve(context.Background(), slotOf(list[2]), "call-a", "Ann Alpha")
+	_, err = x.iva.Reserve(context.Background(), slotOf(list[2]), "call-a", "Ann Alpha")
 	require.NoError(t, err)
 	require.False(t, x.offered("call-b", list[2]))
 	x.event("release", list[2])
