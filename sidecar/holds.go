@@ -47,8 +47,31 @@ func (m *Main) newReservations(bc BookingConfig) (*reservation.Store, error) {
 
 // holdsCatalog is the availability catalogue the web face books against.
 // MERGE: the holds-avail helper's sidecar/availability.go builds the real
-// *availability.Catalog; return it here through an adapter to
-// holdshttp.Catalog. Until then the web face is not mounted (nil).
+// *availability.Catalog (m.avail.catalog); return it here through an
+// adapter to holdshttp.Catalog, e.g.
+//
+//	type availCatalog struct{ c *availability.Catalog }
+//	func (a availCatalog) AppointmentType(ctx context.Context, id string) (holdshttp.AppointmentType, error) {
+//		t, err := a.c.AppointmentType(ctx, id)
+//		return holdshttp.AppointmentType{ID: t.ID, CooldownMinutes: t.CooldownMinutes, SpecialistIDs: t.SpecialistIDs}, err
+//	}
+//	func (a availCatalog) Candidates(ctx context.Context, id string, start time.Time, sp string) (time.Time, []holds.Candidate, error) {
+//		end, cs, err := a.c.Candidates(ctx, id, start, sp)
+//		out := make([]holds.Candidate, len(cs))
+//		for i, c := range cs {
+//			out[i] = holds.Candidate(c)
+//		}
+//		return end, out, err
+//	}
+//	func (a availCatalog) RecordBooking(ctx context.Context, ap holdshttp.Appointment) error {
+//		return a.c.RecordBooking(ctx, availability.Appointment(ap))
+//	}
+//	func (a availCatalog) CancelBooking(ctx context.Context, id string) (holdshttp.Appointment, error) {
+//		ap, err := a.c.CancelBooking(ctx, id)
+//		return holdshttp.Appointment(ap), err
+//	}
+//
+// Until then the web face is not mounted (nil).
 func (m *Main) holdsCatalog() holdshttp.Catalog { return nil }
 
 // holdsRoutes mounts /v1/holds, book and cancel when a catalogue exists.
