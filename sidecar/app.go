@@ -38,6 +38,7 @@ type Main struct {
 	tiers    *slotCacheParts // slotcache.go
 	buffer   *workBuffer
 	avail    *availabilityPart  // the /v1 catalogue (availability.go)
+	holds    *holdsPart         // the hold engine and its faces (holds.go)
 	stopping context.CancelFunc // ends long polls and detached follow-ups at shutdown
 	sched    *scheduler.Scheduler
 	monitor  *asynqmon.HTTPHandler
@@ -179,6 +180,9 @@ func (m *Main) startCron(pr *probe) error {
 		return err
 	}
 	if err := m.tiers.registerJobs(sched); err != nil {
+		return err
+	}
+	if err := m.registerHoldsJobs(sched); err != nil {
 		return err
 	}
 	return sched.Start()

@@ -11,7 +11,6 @@ import (
 	"github.com/flowgate/flowgate/orchestrator/booking/bookingdeps"
 	"github.com/flowgate/flowgate/orchestrator/booking/bookinghttp"
 	"github.com/flowgate/flowgate/orchestrator/booking/bookingsvc"
-	"github.com/flowgate/flowgate/orchestrator/booking/reservation"
 	"github.com/flowgate/flowgate/orchestrator/booking/session"
 	"github.com/flowgate/flowgate/orchestrator/booking/slots"
 	"github.com/flowgate/flowgate/orchestrator/cloud9"
@@ -90,7 +89,7 @@ func (m *Main) newBooking(rt *orchestrator.Runtime, b *backend, shutdown context
 	if err != nil {
 		return nil, err
 	}
-	holds, err := reservation.New(b.Client, reservation.Config{ReserveTTL: bc.ReserveTTL, ConfirmTTL: bc.BookedTTL, Now: m.Now, Logger: m.Logger})
+	holds, err := m.newReservations(bc)
 	if err != nil {
 		return nil, err
 	}

@@ -80,6 +80,7 @@ type Config struct {
 	Booking   BookingConfig   // the booking path (settings_booking.go)
 	Family    FamilyConfig    // the rest of the Node-RED family (settings_family.go)
 	SlotCache SlotCacheConfig // the tiered slot cache and operation endpoints (settings_slotcache.go)
+	Holds     HoldsConfig     // the hold engine (settings_holds.go)
 }
 
 // retryOverdueMargin is how much later than the longest backoff the repair

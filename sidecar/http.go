@@ -91,6 +91,9 @@ func (m *Main) routes(app *fiber.App) error {
 	if err := m.availabilityRoutes(app); err != nil {
 		return err
 	}
+	if err := m.holdsRoutes(app); err != nil {
+		return err
+	}
 	m.tiers.routes(app, m.Config.NodeRedBasePath) // slotcache.go
 	return m.booking.routes(app, m.Config.NodeRedBasePath)
 }

@@ -1,23 +1,34 @@
-// Package reservation is the cross-session slot reservation of seed 003:
-// a session that starts booking a slot holds it in Redis for a short time,
-// and the slot lists other sessions receive leave it out.
+// Package reservation is the IVA face of the hold engine (package holds):
+// the cross-session slot reservation of seed 003. A session that starts
+// booking a slot holds it for a short time, and the slot lists other
+// sessions receive leave it out.
 //
 //	Reserve  before SetAppointment: absent → hold for 90 s; held by the same
 //	         session → idempotent success (TTL refreshed, never shortened);
-//	         held by another → *HeldError (errors.Is ErrReservedByOther)
+//	         held by another session or a web client → *HeldError
+//	         (errors.Is ErrReservedByOther)
 //	Confirm  after a successful booking: hold for 300 s, only if this
 //	         session holds it (or nobody does any more: then it is taken
 //	         again, so the booked slot is not re-offered while caches catch up)
 //	Release  after a failed booking: delete, only if this session holds it
-//	Filter   slot lists: drop the slots other sessions hold; the asking
-//	         session still sees its own
+//	Filter   slot lists: drop the slots others hold; the asking session
+//	         still sees its own
 //
-// Each of Reserve, Confirm and Release is one Lua script on one key
-// (scripts.go), so concurrent sessions cannot both win a slot and a session
-// can never release or extend another's hold. Filter reads all keys in one
-// pipeline of GETs (not MGET: on Redis Cluster the keys lie in different
-// hash slots, and go-redis splits a pipeline by slot). Key and value are
-// described in keys.go; TTLs are settings with the seed's defaults.
+// # One engine, two faces
+//
+// Each slot maps to the engine's resource and start: the schedule column
+// (chair) GUID is the specialist (as the caller spelled it; the engine's
+// slot key ignores its case), the Cloud9 startTime read in the
+// location's time zone (Config.Location) is the slot start. Reserve claims
+// the engine's canonical slot key, which web holds (/v1/holds) claim too,
+// so whichever face asks first wins, atomically; the engine also writes the
+// seed's readable SlotReservation key with the seed's value (keys.go).
+// Every reservation is an engine hold with Face "iva": Reserve publishes a
+// "hold" event on holds:events:<appointment type GUID> (the slot's, or
+// Config.AppointmentTypeID), Release a "release", Confirm a "confirm"; an
+// abandoned reservation's expiry is published as "release" by the engine's
+// sweep, a confirmed one expires silently (the slot is booked). IVA holds
+// have no client quota and no cooldown.
 //
 // # Failing open (seed 003, Risk 1)
 //

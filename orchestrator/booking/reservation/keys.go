@@ -44,14 +44,6 @@ func KeyOf(s slots.Slot) (string, error) {
 	return keyName + ":" + loc + ":" + t.Format("20060102") + ":" + t.Format("1504") + ":" + col, nil
 }
 
-func (st *Store) key(s slots.Slot) (string, error) {
-	k, err := KeyOf(s)
-	if err != nil || st.cfg.Prefix == "" {
-		return k, err
-	}
-	return st.cfg.Prefix + ":" + k, nil
-}
-
 // Reservation is the value of a reservation key.
 type Reservation struct {
 	SessionID     string

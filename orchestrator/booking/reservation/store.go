@@ -11,8 +11,9 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/flowgate/flowgate/contracts"
 	"github.com/flowgate/flowgate/orchestrator/booking/slots"
+	"github.com/flowgate/flowgate/orchestrator/cloud9"
+	"github.com/flowgate/flowgate/orchestrator/holds"
 )
 
 // The seed's TTLs.
@@ -21,15 +22,28 @@ const (
 	DefaultConfirmTTL = 300 * time.Second // keeps a booked slot from being re-offered
 )
 
+// DefaultTimeZone is the location's zone Cloud9 wall-clock times are read in.
+const DefaultTimeZone = "America/Chicago"
+
 // Config configures a Store. Zero values take the defaults.
 type Config struct {
+	// Engine is the hold engine this face claims through (shared with the
+	// web face). Default: one built on the Store's Redis with Prefix, used
+	// only by this Store.
+	Engine *holds.Engine
 	// Prefix, when set, goes before the seed's key: "<Prefix>:SlotReservation:…".
-	// Default "" (the seed's key exactly).
+	// Only without Engine (an Engine has its own Config.Prefix). Default "".
 	Prefix string
 	// ReserveTTL is how long Reserve holds a slot. Default 90 s.
 	ReserveTTL time.Duration
 	// ConfirmTTL is how long Confirm holds a booked slot. Default 300 s.
 	ConfirmTTL time.Duration
+	// Location is the practice's time zone: a slot's Cloud9 startTime is
+	// wall-clock time there. Default America/Chicago.
+	Location *time.Location
+	// AppointmentTypeID is the appointment type of holds whose slot names
+	// none (the events' appointmentTypeId). Default the seed's Cloud9 type.
+	AppointmentTypeID string
 	// Now stamps reservedAt. Default time.Now.
 	Now func() time.Time
 	// Logger receives the warning when Filter fails open. Default
@@ -44,6 +58,16 @@ func (c Config) withDefaults() Config {
 	if c.ConfirmTTL == 0 {
 		c.ConfirmTTL = DefaultConfirmTTL
 	}
+	if c.Location == nil {
+		if loc, err := time.LoadLocation(DefaultTimeZone); err == nil {
+			c.Location = loc
+		} else {
+			c.Location = time.UTC
+		}
+	}
+	if c.AppointmentTypeID == "" {
+		c.AppointmentTypeID = cloud9.SeedAppointmentTypeGUID
+	}
 	if c.Now == nil {
 		c.Now = time.Now
 	}
@@ -57,6 +81,8 @@ func (c Config) validate() error {
 	switch {
 	case strings.ContainsAny(c.Prefix, "{}"):
 		return fmt.Errorf("reservation: Prefix %q must not contain '{' or '}'", c.Prefix)
+	case c.Engine != nil && c.Prefix != "":
+		return errors.New("reservation: Prefix is the Engine's when an Engine is given")
 	case c.ReserveTTL < time.Millisecond:
 		return fmt.Errorf("reservation: ReserveTTL %s must be at least 1ms", c.ReserveTTL)
 	case c.ConfirmTTL < time.Millisecond:
@@ -65,21 +91,35 @@ func (c Config) validate() error {
 	return nil
 }
 
-// Store keeps slot reservations in Redis. It is safe for concurrent use by
-// any number of instances.
+// Store is the IVA face of the hold engine. It is safe for concurrent use
+// by any number of instances.
 type Store struct {
-	rdb redis.UniversalClient
+	eng *holds.Engine
 	cfg Config
 }
 
-// New checks cfg and returns a Store on rdb.
+// New checks cfg and returns a Store on rdb (or on cfg.Engine).
 func New(rdb redis.UniversalClient, cfg Config) (*Store, error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	return &Store{rdb: rdb, cfg: cfg}, nil
+	eng := cfg.Engine
+	if eng == nil {
+		prefix := cfg.Prefix
+		if prefix != "" {
+			prefix += ":"
+		}
+		var err error
+		if eng, err = holds.New(rdb, holds.Config{Prefix: prefix, Now: cfg.Now, Logger: cfg.Logger}); err != nil {
+			return nil, fmt.Errorf("reservation: %w", err)
+		}
+	}
+	return &Store{eng: eng, cfg: cfg}, nil
 }
+
+// Engine is the hold engine the Store claims through.
+func (st *Store) Engine() *holds.Engine { return st.eng }
 
 // Outcome says how Reserve or Confirm succeeded.
 type Outcome string
@@ -99,147 +139,231 @@ type Result struct {
 	ExpiresIn   time.Duration // the hold's remaining TTL
 }
 
-// Reserve holds s for sessionID (seed 003 Phase 1). It fails with a
-// *HeldError when another session holds s, with an error matching
-// ErrUnavailable when Redis is down (proceed: fail open), and with
-// CodeInvalid when s cannot be keyed.
+// slotRef is a slot resolved for the engine.
+type slotRef struct {
+	key   string // the face key without prefix
+	req   holds.ClaimRequest
+	value Reservation
+}
+
+func (st *Store) resolve(op string, s slots.Slot, sessionID, patientName string, ttl time.Duration) (slotRef, error) {
+	if sessionID == "" {
+		return slotRef{}, invalid(op, errors.New("reservation: a sessionId is required"))
+	}
+	key, err := KeyOf(s)
+	if err != nil {
+		return slotRef{}, invalid(op, err)
+	}
+	start, err := st.start(s)
+	if err != nil {
+		return slotRef{}, invalid(op, err)
+	}
+	atid := strings.TrimSpace(s.AppointmentTypeGUID)
+	if atid == "" {
+		atid = st.cfg.AppointmentTypeID
+	}
+	v := Reservation{SessionID: sessionID, ReservedAt: st.cfg.Now(), PatientName: patientName, SlotStartTime: s.StartTime}
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return slotRef{}, fmt.Errorf("%s: %w", op, err)
+	}
+	return slotRef{key: key, value: v, req: holds.ClaimRequest{AppointmentTypeID: atid, ClientID: sessionID,
+		SlotStart: start, SlotEnd: start.Add(s.Length()), SpecialistID: column(s), MaxHolds: -1, Cooldown: -1,
+		Face: holds.FaceIVA, TTL: ttl, FaceKey: key, FaceValue: string(raw), Refresh: true}}, nil
+}
+
+// start is the slot's start in UTC: its Cloud9 wall-clock time read in
+// the location's zone.
+func (st *Store) start(s slots.Slot) (time.Time, error) {
+	t, err := slots.ParseTime(s.StartTime)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("reservation: %w", err)
+	}
+	return time.Date(t.Year(), t.Month(), t.Day(), t.Hour(), t.Minute(), t.Second(), 0, st.cfg.Location).UTC(), nil
+}
+
+// column is the slot's chair as the caller spelled it (the engine's slot
+// key case-folds it; events carry it as Cloud9 gave it to the caller).
+func column(s slots.Slot) string { return strings.TrimSpace(s.ScheduleColumnGUID) }
+
+// Reserve holds s for sessionID (seed 003 Phase 1) through the engine: the
+// slot's canonical key is shared with web holds, so a slot held on the web
+// is refused too. It fails with a *HeldError when another session or a web
+// client holds s, with an error matching ErrUnavailable when Redis is down
+// (proceed: fail open), and with CodeInvalid when s cannot be keyed. The
+// reservation is published as a "hold" event.
 func (st *Store) Reserve(ctx context.Context, s slots.Slot, sessionID, patientName string) (Result, error) {
-	return st.take(ctx, "reservation.Reserve", reserveScript, st.cfg.ReserveTTL, s, sessionID, patientName,
-		map[int64]Outcome{1: Reserved, 2: Refreshed})
+	const op = "reservation.Reserve"
+	ref, err := st.resolve(op, s, sessionID, patientName, st.cfg.ReserveTTL)
+	if err != nil {
+		return Result{}, err
+	}
+	c, err := st.eng.ClaimDetailed(ctx, ref.req)
+	if err != nil {
+		return Result{}, st.claimError(ctx, op, s, ref, err)
+	}
+	if c.New {
+		return Result{Outcome: Reserved, Reservation: ref.value, ExpiresIn: c.TTL}, nil
+	}
+	r, _, _, err := st.Get(ctx, s)
+	if err != nil {
+		return Result{}, err
+	}
+	return Result{Outcome: Refreshed, Reservation: r, ExpiresIn: c.TTL}, nil
 }
 
 // Confirm holds s for ConfirmTTL after sessionID booked it, if sessionID
-// still holds it or nobody does; a *HeldError says another session took it
-// meanwhile (the booking stands; log it). patientName is used only when the
-// hold is taken again.
+// still holds it or nobody does; a *HeldError says another session (or a
+// web client) took it meanwhile (the booking stands; log it). patientName
+// is used only when the hold is taken again. The booking is published as a
+// "confirm" event; the kept hold later expires without a "release".
 func (st *Store) Confirm(ctx context.Context, s slots.Slot, sessionID, patientName string) (Result, error) {
-	return st.take(ctx, "reservation.Confirm", confirmScript, st.cfg.ConfirmTTL, s, sessionID, patientName,
-		map[int64]Outcome{1: Confirmed, 2: Retaken})
+	const op = "reservation.Confirm"
+	ref, err := st.resolve(op, s, sessionID, patientName, st.cfg.ConfirmTTL)
+	if err != nil {
+		return Result{}, err
+	}
+	_, out, left, err := st.eng.Keep(ctx, holds.KeepRequest{ClaimRequest: ref.req})
+	if err != nil {
+		return Result{}, st.claimError(ctx, op, s, ref, err)
+	}
+	if out == holds.Retaken {
+		return Result{Outcome: Retaken, Reservation: ref.value, ExpiresIn: left}, nil
+	}
+	r, _, _, err := st.Get(ctx, s)
+	if err != nil {
+		return Result{}, err
+	}
+	return Result{Outcome: Confirmed, Reservation: r, ExpiresIn: left}, nil
 }
 
-func (st *Store) take(ctx context.Context, op string, script *redis.Script, ttl time.Duration,
-	s slots.Slot, sessionID, patientName string, outcomes map[int64]Outcome) (Result, error) {
-	if sessionID == "" {
-		return Result{}, invalid(op, errors.New("reservation: a sessionId is required"))
+// claimError maps the engine's refusal to this package's errors.
+func (st *Store) claimError(ctx context.Context, op string, s slots.Slot, ref slotRef, err error) error {
+	var te *holds.TakenError
+	switch {
+	case errors.As(err, &te):
+		he := &HeldError{Key: st.eng.FaceKey(ref.key), ExpiresIn: te.ExpiresIn}
+		if te.Holder.Face == holds.FaceIVA {
+			if r, _, found, gerr := st.Get(ctx, s); gerr == nil && found {
+				he.ReservedAt, he.SlotStartTime = r.ReservedAt, r.SlotStartTime
+			}
+		}
+		return he
+	case errors.Is(err, holds.ErrUnavailable):
+		return unavailable(op, err)
+	case errors.Is(err, holds.ErrInvalid):
+		return invalid(op, err)
 	}
-	key, err := st.key(s)
-	if err != nil {
-		return Result{}, invalid(op, err)
-	}
-	value, err := json.Marshal(Reservation{SessionID: sessionID, ReservedAt: st.cfg.Now(),
-		PatientName: patientName, SlotStartTime: s.StartTime})
-	if err != nil {
-		return Result{}, fmt.Errorf("%s: %w", op, err)
-	}
-	reply, err := script.Run(ctx, st.rdb, []string{key}, sessionID, value, ttl.Milliseconds()).Slice()
-	if err != nil {
-		return Result{}, unavailable(op, err)
-	}
-	code, raw, pttl, err := parseReply(reply)
-	if err != nil {
-		return Result{}, contracts.Wrap(contracts.CodeInternal, op, err, "unexpected reservation script reply")
-	}
-	var r Reservation
-	_ = json.Unmarshal([]byte(raw), &r) // not the seed's JSON: zero fields
-	if o, ok := outcomes[code]; ok {
-		return Result{Outcome: o, Reservation: r, ExpiresIn: pttl}, nil
-	}
-	return Result{}, &HeldError{Key: key, ReservedAt: r.ReservedAt, SlotStartTime: r.SlotStartTime, ExpiresIn: pttl}
-}
-
-func parseReply(reply []any) (code int64, value string, pttl time.Duration, err error) {
-	if len(reply) != 3 {
-		return 0, "", 0, fmt.Errorf("want 3 elements, got %d", len(reply))
-	}
-	code, ok1 := reply[0].(int64)
-	value, ok2 := reply[1].(string)
-	ms, ok3 := reply[2].(int64)
-	if !ok1 || !ok2 || !ok3 {
-		return 0, "", 0, fmt.Errorf("reply %v has the wrong types", reply)
-	}
-	return code, value, time.Duration(ms) * time.Millisecond, nil
+	return fmt.Errorf("%s: %w", op, err)
 }
 
 // Release deletes sessionID's hold on s (seed 003: after a failed
-// booking). It reports whether a hold was deleted; a hold of another
-// session is left alone (false, nil).
+// booking) and publishes "release". It reports whether a hold was deleted;
+// a hold of another session or of a web client is left alone (false, nil).
 func (st *Store) Release(ctx context.Context, s slots.Slot, sessionID string) (bool, error) {
 	const op = "reservation.Release"
-	if sessionID == "" {
-		return false, invalid(op, errors.New("reservation: a sessionId is required"))
-	}
-	key, err := st.key(s)
+	ref, err := st.resolve(op, s, sessionID, "", st.cfg.ReserveTTL)
 	if err != nil {
-		return false, invalid(op, err)
+		return false, err
 	}
-	n, err := releaseScript.Run(ctx, st.rdb, []string{key}, sessionID).Int()
+	h, _, found, err := st.eng.HolderOf(ctx, ref.req.SpecialistID, ref.req.SlotStart)
 	if err != nil {
 		return false, unavailable(op, err)
 	}
-	return n == 1, nil
+	if !found || h.Face != holds.FaceIVA || h.ClientID != sessionID {
+		return false, nil
+	}
+	ok, err := st.eng.Release(ctx, sessionID, h.HoldID)
+	if err != nil && !errors.Is(err, holds.ErrNotOwner) {
+		return false, unavailable(op, err)
+	}
+	return ok, nil
 }
 
-// Get returns the hold on s, if any, and its remaining TTL.
+// Get returns the hold on s, if any, and its remaining TTL: the
+// SlotReservation value, or for a slot held on the web face a Reservation
+// naming the web client (SessionID) and nothing else.
 func (st *Store) Get(ctx context.Context, s slots.Slot) (r Reservation, ttl time.Duration, found bool, err error) {
 	const op = "reservation.Get"
-	key, err := st.key(s)
+	ref, err := st.resolve(op, s, "-", "", st.cfg.ReserveTTL)
 	if err != nil {
-		return Reservation{}, 0, false, invalid(op, err)
+		return Reservation{}, 0, false, err
 	}
-	var get *redis.StringCmd
-	var pttl *redis.DurationCmd
-	_, err = st.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		get = p.Get(ctx, key)
-		pttl = p.PTTL(ctx, key)
-		return nil
-	})
-	switch {
-	case errors.Is(err, redis.Nil):
-		return Reservation{}, 0, false, nil
-	case err != nil:
+	key := st.eng.FaceKey(ref.key)
+	raw, ttl, found, err := st.eng.Read(ctx, key)
+	if err != nil {
 		return Reservation{}, 0, false, unavailable(op, err)
 	}
-	_ = json.Unmarshal([]byte(get.Val()), &r)
-	return r, pttl.Val(), true, nil
+	if found {
+		_ = json.Unmarshal([]byte(raw), &r) // not the seed's JSON: zero fields
+		return r, ttl, true, nil
+	}
+	h, ttl, found, err := st.eng.HolderOf(ctx, ref.req.SpecialistID, ref.req.SlotStart)
+	if err != nil || !found {
+		return Reservation{}, 0, false, unavailableIf(op, err)
+	}
+	return Reservation{SessionID: h.ClientID}, ttl, true, nil
 }
 
-// HeldByOthers reports for each slot whether a session other than sessionID
-// holds it, in one pipeline of GETs. A slot that cannot be keyed is not
-// held. When Redis fails it logs a warning and answers all false with an
-// error matching ErrUnavailable (fail open).
+func unavailableIf(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return unavailable(op, err)
+}
+
+// HeldByOthers reports for each slot whether anyone other than sessionID
+// holds it — another session, any web client (the canonical slot key), or
+// another tool that wrote the SlotReservation key — in one pipeline of
+// GETs. A slot that cannot be keyed is not held. When Redis fails it logs a
+// warning and answers all false with an error matching ErrUnavailable
+// (fail open).
 func (st *Store) HeldByOthers(ctx context.Context, sessionID string, list []slots.Slot) ([]bool, error) {
 	const op = "reservation.HeldByOthers"
 	held := make([]bool, len(list))
-	cmds := make([]*redis.StringCmd, len(list))
-	_, err := st.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for i, s := range list {
-			if key, err := st.key(s); err == nil {
-				cmds[i] = p.Get(ctx, key)
-			}
+	var idx []int
+	var keys []string
+	for i, s := range list {
+		start, err := st.start(s)
+		face, kerr := KeyOf(s)
+		if err != nil || kerr != nil {
+			continue
 		}
-		return nil
-	})
-	if err != nil && !errors.Is(err, redis.Nil) {
+		idx = append(idx, i)
+		keys = append(keys, st.eng.SlotKey(column(s), start), st.eng.FaceKey(face))
+	}
+	vals, found, err := st.eng.ReadMany(ctx, keys)
+	if err != nil {
 		st.cfg.Logger.Warn("slot reservations unavailable: not filtering (fail open)", "op", op,
 			"slots", len(list), "err", err)
 		return make([]bool, len(list)), unavailable(op, err)
 	}
-	for i, cmd := range cmds {
-		if cmd == nil || cmd.Err() != nil { // unkeyable, or redis.Nil: free
-			continue
-		}
-		var r Reservation
-		if json.Unmarshal([]byte(cmd.Val()), &r) != nil || r.SessionID != sessionID || sessionID == "" {
-			held[i] = true
-		}
+	for j, i := range idx {
+		held[i] = heldByOther(sessionID, vals[2*j], found[2*j], vals[2*j+1], found[2*j+1])
 	}
 	return held, nil
 }
 
-// Filter returns list without the slots other sessions hold (seed 003
-// Phase 2), keeping order; sessionID's own holds stay visible. When Redis
-// fails it logs a warning and returns list unchanged, with an error
-// matching ErrUnavailable the caller may count; the slots are usable.
+// heldByOther decides from the canonical slot value and the face value.
+func heldByOther(sessionID, slotVal string, slotFound bool, faceVal string, faceFound bool) bool {
+	if slotFound {
+		var h holds.Hold
+		if json.Unmarshal([]byte(slotVal), &h) != nil {
+			return true
+		}
+		return sessionID == "" || h.Face != holds.FaceIVA || h.ClientID != sessionID
+	}
+	if faceFound { // written by another tool, not through the engine
+		var r Reservation
+		return json.Unmarshal([]byte(faceVal), &r) != nil || r.SessionID != sessionID || sessionID == ""
+	}
+	return false
+}
+
+// Filter returns list without the slots others hold (seed 003 Phase 2),
+// keeping order; sessionID's own holds stay visible. When Redis fails it
+// logs a warning and returns list unchanged, with an error matching
+// ErrUnavailable the caller may count; the slots are usable.
 func (st *Store) Filter(ctx context.Context, list []slots.Slot, sessionID string) ([]slots.Slot, error) {
 	if len(list) == 0 {
 		return list, nil

@@ -352,5 +352,5 @@ func TestFilterIsOneRoundTrip(t *testing.T) {
 	require.Len(t, out, 199)
 	require.EqualValues(t, 0, h.cmds.Load())
 	require.EqualValues(t, 1, h.pipelines.Load(), "one pipeline for 200 slots")
-	require.EqualValues(t, 200, h.piped.Load())
+	require.EqualValues(t, 400, h.piped.Load(), "the canonical slot key and the SlotReservation key of each")
 }

@@ -1,0 +1,25 @@
+// Package holds is flowgate's one exclusive hold engine (issue 11, seeds
+// 002 and 003). A hold is an exclusive claim on (resource, slot start); the
+// resource is the specialist — for Cloud9 the schedule column (chair). Two
+// faces use it:
+//
+//   - the web face (/v1/holds, package holdshttp): 30 s holds extended by
+//     heartbeat, a per-client quota, a per-appointment-type cooldown after a
+//     booking, priority-based specialist assignment (Order);
+//   - the IVA face (package booking/reservation): createAppt's 90 s slot
+//     reservations, kept 300 s after a booking, released on a failure.
+//
+// Both claim the same canonical key holds:slot:<specialist>:<start>, so a
+// slot one face holds is refused to the other, atomically, whoever asks
+// first. Each face also keeps its own readable key (hold:… or
+// SlotReservation:…). Every state change — Claim, Heartbeat, Release,
+// Confirm, Keep, the expiry sweep, ClearCooldown — is one Lua script
+// (scripts.go) over the keys in keys.go, all carrying one hash tag on Redis
+// Cluster. Each change PUBLISHes an Event on EventChannel(appointmentTypeId)
+// ("hold", "heartbeat", "release", "confirm"); expired holds are announced
+// as "release" by Sweep, run once per tick by the scheduler.
+//
+// Errors are *contracts.Error or carry a Code: ErrSlotTaken / ErrNoCandidates
+// / ErrNotOwner → 409, *QuotaError / *CooldownError → 429, ErrHoldNotFound →
+// 404, ErrInvalid → 400, ErrUnavailable (Redis failed) → 503.
+package holds

@@ -1,0 +1,247 @@
+package holds
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// The seeds' timings (every one a setting).
+const (
+	DefaultHoldTTL  = 30 * time.Second   // seed 002: a web hold, extended by heartbeat
+	DefaultCooldown = 1440 * time.Minute // seed 002: per appointment type after a booking
+	DefaultMaxHolds = 3                  // holds one client may have at once
+	DefaultSweepMax = 1000               // expired holds announced per sweep
+	FaceWeb         = "web"              // Hold.Face of /v1/holds
+	FaceIVA         = "iva"              // Hold.Face of createAppt reservations
+	maxTTL          = 24 * time.Hour     // sanity bound on any TTL
+	idBytes         = 12                 // holdId entropy
+	rfc3339Milli    = "2006-01-02T15:04:05.000Z07:00"
+)
+
+// Hold is one exclusive claim on (resource = specialist / Cloud9 schedule
+// column, slot start).
+type Hold struct {
+	HoldID            string    `json:"holdId"`
+	ClientID          string    `json:"clientId"`          // web clientId, or the IVA sessionId
+	AppointmentTypeID string    `json:"appointmentTypeId"` // Cloud9 appointment type GUID on the IVA face
+	SpecialistID      string    `json:"specialistId"`      // Cloud9: schedule column GUID
+	SlotStartDate     time.Time `json:"slotStartDate"`     // UTC, RFC 3339 on the wire
+	SlotEndDate       time.Time `json:"slotEndDate"`
+	HoldExpiresAt     time.Time `json:"holdExpiresAt"`
+	Face              string    `json:"face,omitempty"` // "web" | "iva"
+}
+
+// Event is what the engine PUBLISHes on EventChannel(appointmentTypeID) as
+// JSON: {"type":"hold"|"release"|"confirm"|"heartbeat", ...the Hold fields...}.
+type Event struct {
+	Type string `json:"type"`
+	Hold
+}
+
+// The event types.
+const (
+	EventHold      = "hold"
+	EventRelease   = "release"
+	EventConfirm   = "confirm"
+	EventHeartbeat = "heartbeat"
+)
+
+// Candidate is a specialist free at a slot (before holds are considered).
+type Candidate struct {
+	SpecialistID string
+	Priority     int
+}
+
+// ClaimRequest asks for a hold. See Engine.Claim.
+type ClaimRequest struct {
+	AppointmentTypeID  string
+	ClientID           string
+	SlotStart, SlotEnd time.Time
+	SpecialistID       string        // set: claim exactly this one; empty: assign from Candidates
+	Candidates         []Candidate   // available at the slot; used when SpecialistID == ""
+	MaxHolds           int           // client quota (0 = Config.MaxHolds; < 0 = none)
+	Cooldown           time.Duration // the type's cooldown (0 = Config.Cooldown; < 0 = not checked)
+
+	// For faces other than the web's (zero values: the web face).
+	Face    string        // "" = FaceWeb
+	TTL     time.Duration // 0 = Config.HoldTTL
+	FaceKey string        // the face's own key without prefix ("" = hold:<type>:<start>:<specialist>)
+	// FaceValue is stored under FaceKey ("" = the Hold JSON).
+	FaceValue string
+	// Refresh: when this client already holds the slot on this face, raise
+	// the hold's TTL to TTL (never shorten). Without it the hold is returned
+	// unchanged.
+	Refresh bool
+}
+
+// Config configures an Engine. Zero values take the defaults.
+type Config struct {
+	// Prefix goes before every key and channel, raw ("test:" gives
+	// "test:hold:…"). Default "" (the seeds' keys).
+	Prefix string
+	// HashTag is put after Prefix in every key. Default: ClusterTag on a
+	// *redis.ClusterClient, none otherwise. Must be "" or "{…}".
+	HashTag string
+	// HoldTTL is a web hold's life, renewed by each heartbeat. Default 30 s.
+	HoldTTL time.Duration
+	// MaxHolds is the default quota of live holds per client. Default 3.
+	MaxHolds int
+	// Cooldown is the default cooldown after a booking. Default 1440 min.
+	Cooldown time.Duration
+	// SweepMax bounds the expired holds one Sweep announces. Default 1000.
+	SweepMax int
+	// Now is the clock. Default time.Now.
+	Now func() time.Time
+	// NewID makes hold ids. Default 24 random hex digits.
+	NewID func() string
+	// Logger. Default slog.Default().
+	Logger *slog.Logger
+}
+
+func (c Config) withDefaults(rdb redis.UniversalClient) Config {
+	if c.HashTag == "" {
+		if _, ok := rdb.(*redis.ClusterClient); ok {
+			c.HashTag = ClusterTag
+		}
+	}
+	if c.HoldTTL == 0 {
+		c.HoldTTL = DefaultHoldTTL
+	}
+	if c.MaxHolds == 0 {
+		c.MaxHolds = DefaultMaxHolds
+	}
+	if c.Cooldown == 0 {
+		c.Cooldown = DefaultCooldown
+	}
+	if c.SweepMax == 0 {
+		c.SweepMax = DefaultSweepMax
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.NewID == nil {
+		c.NewID = randomID
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return c
+}
+
+func (c Config) validate() error {
+	tagOK := c.HashTag == "" || (strings.HasPrefix(c.HashTag, "{") && strings.HasSuffix(c.HashTag, "}") &&
+		len(c.HashTag) > 2 && strings.Count(c.HashTag, "{") == 1 && strings.Count(c.HashTag, "}") == 1)
+	switch {
+	case strings.ContainsAny(c.Prefix, "{}"):
+		return fmt.Errorf("holds: Prefix %q must not contain '{' or '}'", c.Prefix)
+	case !tagOK:
+		return fmt.Errorf("holds: HashTag %q must be empty or one {tag}", c.HashTag)
+	case c.HoldTTL < time.Millisecond || c.HoldTTL > maxTTL:
+		return fmt.Errorf("holds: HoldTTL %s must be between 1ms and %s", c.HoldTTL, maxTTL)
+	case c.MaxHolds < 0:
+		return fmt.Errorf("holds: MaxHolds %d must not be negative", c.MaxHolds)
+	case c.Cooldown < 0:
+		return fmt.Errorf("holds: Cooldown %s must not be negative", c.Cooldown)
+	case c.SweepMax < 0:
+		return fmt.Errorf("holds: SweepMax %d must not be negative", c.SweepMax)
+	}
+	return nil
+}
+
+func randomID() string {
+	b := make([]byte, idBytes)
+	_, _ = rand.Read(b) // never fails (crypto/rand)
+	return hex.EncodeToString(b)
+}
+
+// Engine is the one exclusive hold engine. Safe for concurrent use by any
+// number of instances sharing the Redis.
+type Engine struct {
+	rdb redis.UniversalClient
+	cfg Config
+	k   keys
+}
+
+// New checks cfg and returns an Engine on rdb.
+func New(rdb redis.UniversalClient, cfg Config) (*Engine, error) {
+	cfg = cfg.withDefaults(rdb)
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	return &Engine{rdb: rdb, cfg: cfg, k: newKeys(cfg.Prefix, cfg.HashTag)}, nil
+}
+
+// Config returns the engine's configuration with defaults applied.
+func (e *Engine) Config() Config { return e.cfg }
+
+// EventChannel is Config.Prefix + "holds:events:" + appointmentTypeID.
+func (e *Engine) EventChannel(appointmentTypeID string) string { return e.k.channel(appointmentTypeID) }
+
+// SlotKey is the canonical key of (specialistID, start), for tests and tooling.
+func (e *Engine) SlotKey(specialistID string, start time.Time) string {
+	return e.k.slot(specialistID, start)
+}
+
+// FaceKey is a face's readable key with the engine's prefix and tag.
+func (e *Engine) FaceKey(name string) string { return e.k.face(name) }
+
+// record is the value in holds:records.
+type record struct {
+	Hold      Hold   `json:"hold"`
+	SlotKey   string `json:"slotKey"`
+	FaceKey   string `json:"faceKey"`
+	Confirmed bool   `json:"confirmed,omitempty"`
+}
+
+func (e *Engine) keysOf(r record) []string {
+	return []string{r.SlotKey, r.FaceKey, e.k.client(r.Hold.ClientID), e.k.records(),
+		e.k.expiry(), e.k.active(r.Hold.AppointmentTypeID)}
+}
+
+func mustJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil { // only plain structs are marshalled here
+		panic(fmt.Sprintf("holds: marshal %T: %v", v, err))
+	}
+	return string(b)
+}
+
+func event(typ string, h Hold) string { return mustJSON(Event{Type: typ, Hold: h}) }
+
+func decodeHoldJSON(s string) (Hold, error) {
+	var h Hold
+	if err := json.Unmarshal([]byte(s), &h); err != nil {
+		return Hold{}, fmt.Errorf("holds: bad hold value: %w", err)
+	}
+	return h, nil
+}
+
+// loadRecord reads a hold's record: found false when there is none.
+func (e *Engine) loadRecord(ctx context.Context, op, holdID string) (record, bool, error) {
+	raw, err := e.rdb.HGet(ctx, e.k.records(), holdID).Result()
+	if errors.Is(err, redis.Nil) {
+		return record{}, false, nil
+	}
+	if err != nil {
+		return record{}, false, unavailable(op, err)
+	}
+	var r record
+	if err := json.Unmarshal([]byte(raw), &r); err != nil {
+		e.cfg.Logger.Warn("holds: unreadable hold record", "holdId", holdID, "err", err)
+		return record{}, false, nil
+	}
+	return r, true, nil
+}
+
+func ms(d time.Duration) int64 { return d.Milliseconds() }
+
+func fromMS(v int64) time.Duration { return time.Duration(v) * time.Millisecond }

@@ -1,0 +1,101 @@
+package holdshttp
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/flowgate/flowgate/contracts"
+	"github.com/flowgate/flowgate/orchestrator/holds"
+)
+
+// BookResponse is the answer of POST /v1/appointment-types/{id}/book.
+type BookResponse struct {
+	Appointment Appointment `json:"appointment"`
+}
+
+// CancelResponse is the answer of DELETE /v1/appointments/{appointmentId}.
+type CancelResponse struct {
+	Appointment     Appointment `json:"appointment"`
+	CooldownCleared bool        `json:"cooldownCleared"`
+}
+
+func (h *Handlers) book(c *fiber.Ctx) error {
+	atid := c.Params("id")
+	if err := checkID("id", atid); err != nil {
+		return err
+	}
+	var req holdRef
+	if err := decode(c, &req); err != nil {
+		return err
+	}
+	if err := checkRef(req); err != nil {
+		return err
+	}
+	ctx, cancel := h.ctx(c)
+	defer cancel()
+	t, err := h.cfg.Catalog.AppointmentType(ctx, atid)
+	if err != nil {
+		return err
+	}
+	// (1) the hold must be live and the client's; the heartbeat also gives
+	// it a full TTL for the steps below.
+	hd, ok, err := h.cfg.Engine.Heartbeat(ctx, req.ClientID, req.HoldID)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return &contracts.Error{Code: contracts.CodeConflict, Message: "the hold has expired or is not this client's; hold the slot again",
+			Details: map[string]any{"field": "holdId"}}
+	}
+	if hd.AppointmentTypeID != t.ID {
+		return invalidField("holdId", "hold %s is for another appointment type", hd.HoldID)
+	}
+	a := Appointment{AppointmentID: h.cfg.NewID(), AppointmentTypeID: t.ID, SpecialistID: hd.SpecialistID,
+		ClientID: req.ClientID, SlotStartDate: hd.SlotStartDate, SlotEndDate: hd.SlotEndDate, BookedAt: h.cfg.Now().UTC()}
+	// (2) book; on failure the hold stays for a retry.
+	if err := h.cfg.Catalog.RecordBooking(ctx, a); err != nil {
+		return err
+	}
+	// (3) confirm; if that fails the booking is undone.
+	if _, err := h.cfg.Engine.Confirm(ctx, req.ClientID, req.HoldID, a.AppointmentID, minutes(t.CooldownMinutes)); err != nil {
+		if _, cerr := h.cfg.Catalog.CancelBooking(context.WithoutCancel(ctx), a.AppointmentID); cerr != nil {
+			h.cfg.Logger.Error("holds: booking recorded but the hold could not be confirmed nor the booking undone",
+				"appointmentId", a.AppointmentID, "confirmErr", err, "cancelErr", cerr)
+		}
+		if errors.Is(err, holds.ErrHoldNotFound) || errors.Is(err, holds.ErrNotOwner) {
+			return &contracts.Error{Code: contracts.CodeConflict, Message: "the hold ended while booking; hold the slot again", Err: err}
+		}
+		return err
+	}
+	return c.Status(fiber.StatusCreated).JSON(BookResponse{Appointment: a})
+}
+
+func (h *Handlers) cancel(c *fiber.Ctx) error {
+	id := c.Params("appointmentId")
+	if err := checkID("appointmentId", id); err != nil {
+		return err
+	}
+	ctx, cancel := h.ctx(c)
+	defer cancel()
+	a, err := h.cfg.Catalog.CancelBooking(ctx, id)
+	if err != nil {
+		return err
+	}
+	cleared, err := h.cfg.Engine.ClearCooldown(ctx, id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(CancelResponse{Appointment: a, CooldownCleared: cleared})
+}
+
+func newUUID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}

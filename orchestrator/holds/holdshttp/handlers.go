@@ -1,0 +1,344 @@
+package holdshttp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/flowgate/flowgate/contracts"
+	"github.com/flowgate/flowgate/orchestrator/holds"
+	"github.com/flowgate/flowgate/sidecar/web"
+)
+
+// AppointmentType is what the web face needs of an appointment type.
+type AppointmentType struct {
+	ID              string
+	CooldownMinutes int // <= 0: the engine's default
+	SpecialistIDs   []string
+}
+
+// Appointment is a booking made through /v1.
+type Appointment struct {
+	AppointmentID     string    `json:"appointmentId"`
+	AppointmentTypeID string    `json:"appointmentTypeId"`
+	SpecialistID      string    `json:"specialistId"`
+	ClientID          string    `json:"clientId"`
+	SlotStartDate     time.Time `json:"slotStartDate"`
+	SlotEndDate       time.Time `json:"slotEndDate"`
+	BookedAt          time.Time `json:"bookedAt"`
+}
+
+// Catalog is the availability catalogue as the web face uses it
+// (HOLDS-CONTRACT.md). Errors should be *contracts.Error (not_found,
+// invalid with details.field, unavailable): they are answered as they are.
+type Catalog interface {
+	AppointmentType(ctx context.Context, id string) (AppointmentType, error)
+	// Candidates checks start is on the type's grid and returns the slot's
+	// end and the specialists free at it (before holds).
+	Candidates(ctx context.Context, appointmentTypeID string, start time.Time, specialistID string) (time.Time, []holds.Candidate, error)
+	RecordBooking(ctx context.Context, a Appointment) error
+	CancelBooking(ctx context.Context, appointmentID string) (Appointment, error)
+}
+
+// Engine is the part of *holds.Engine the web face uses.
+type Engine interface {
+	Claim(ctx context.Context, r holds.ClaimRequest) (holds.Hold, error)
+	Heartbeat(ctx context.Context, clientID, holdID string) (holds.Hold, bool, error)
+	Release(ctx context.Context, clientID, holdID string) (bool, error)
+	Confirm(ctx context.Context, clientID, holdID, appointmentID string, cooldown time.Duration) (holds.Hold, error)
+	ClearCooldown(ctx context.Context, appointmentID string) (bool, error)
+}
+
+// DefaultRequestTimeout bounds each request's Redis and catalogue work.
+const DefaultRequestTimeout = 2 * time.Second
+
+// Config configures the handlers. Engine and Catalog are required.
+type Config struct {
+	Engine  Engine
+	Catalog Catalog
+	// RequestTimeout: a hung Redis answers 503 after this long. Default 2 s.
+	RequestTimeout time.Duration
+	// Now stamps bookedAt. Default time.Now.
+	Now func() time.Time
+	// NewID makes appointment ids. Default a random UUID.
+	NewID func() string
+	// Logger. Default slog.Default().
+	Logger *slog.Logger
+}
+
+// Handlers serves the web face.
+type Handlers struct{ cfg Config }
+
+// New checks cfg.
+func New(cfg Config) (*Handlers, error) {
+	if cfg.Engine == nil || cfg.Catalog == nil {
+		return nil, errors.New("holdshttp: Engine and Catalog are required")
+	}
+	if cfg.RequestTimeout <= 0 {
+		cfg.RequestTimeout = DefaultRequestTimeout
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.NewID == nil {
+		cfg.NewID = newUUID
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	return &Handlers{cfg: cfg}, nil
+}
+
+// Register mounts the routes on app.
+func Register(app fiber.Router, h *Handlers) {
+	app.Post("/v1/holds", h.create)
+	app.Patch("/v1/holds", h.heartbeat)
+	app.Delete("/v1/holds/:holdId", h.release)
+	app.Post("/v1/appointment-types/:id/book", h.book)
+	app.Delete("/v1/appointments/:appointmentId", h.cancel)
+}
+
+func (h *Handlers) ctx(c *fiber.Ctx) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(c.UserContext(), h.cfg.RequestTimeout)
+}
+
+// HoldResponse is the answer of POST /v1/holds.
+type HoldResponse struct {
+	HoldID        string `json:"holdId"`
+	SpecialistID  string `json:"specialistId"`
+	SlotStartDate string `json:"slotStartDate"`
+	SlotEndDate   string `json:"slotEndDate"`
+	HoldExpiresAt string `json:"holdExpiresAt"`
+}
+
+func holdResponse(hd holds.Hold) HoldResponse {
+	return HoldResponse{HoldID: hd.HoldID, SpecialistID: hd.SpecialistID, SlotStartDate: holds.FormatStart(hd.SlotStartDate),
+		SlotEndDate: holds.FormatStart(hd.SlotEndDate), HoldExpiresAt: hd.HoldExpiresAt.UTC().Format(time.RFC3339Nano)}
+}
+
+type createRequest struct {
+	AppointmentTypeID string `json:"appointmentTypeId"`
+	SlotStartDate     string `json:"slotStartDate"`
+	ClientID          string `json:"clientId"`
+	SpecialistID      string `json:"specialistId"`
+}
+
+func (h *Handlers) create(c *fiber.Ctx) error {
+	var req createRequest
+	if err := decode(c, &req); err != nil {
+		return err
+	}
+	start, err := checkCreate(req)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := h.ctx(c)
+	defer cancel()
+	t, err := h.cfg.Catalog.AppointmentType(ctx, req.AppointmentTypeID)
+	if err != nil {
+		return err
+	}
+	if req.SpecialistID != "" && !contains(t.SpecialistIDs, req.SpecialistID) {
+		return notFound("specialistId", "appointment type %s has no specialist %s", t.ID, req.SpecialistID)
+	}
+	end, cands, err := h.cfg.Catalog.Candidates(ctx, t.ID, start, req.SpecialistID)
+	if err != nil {
+		return err
+	}
+	r := holds.ClaimRequest{AppointmentTypeID: t.ID, ClientID: req.ClientID, SlotStart: start, SlotEnd: end,
+		Candidates: cands, Cooldown: minutes(t.CooldownMinutes)}
+	if req.SpecialistID != "" {
+		if !hasCandidate(cands, req.SpecialistID) {
+			return conflict(holds.ErrNoCandidates)
+		}
+		r.SpecialistID = req.SpecialistID
+	}
+	hd, err := h.cfg.Engine.Claim(ctx, r)
+	if err != nil {
+		return h.refusal(c, err)
+	}
+	return c.Status(fiber.StatusCreated).JSON(holdResponse(hd))
+}
+
+func checkCreate(req createRequest) (time.Time, error) {
+	if err := checkID("appointmentTypeId", req.AppointmentTypeID); err != nil {
+		return time.Time{}, err
+	}
+	if err := checkID("clientId", req.ClientID); err != nil {
+		return time.Time{}, err
+	}
+	if req.SpecialistID != "" {
+		if err := checkID("specialistId", req.SpecialistID); err != nil {
+			return time.Time{}, err
+		}
+	}
+	return parseStart(req.SlotStartDate)
+}
+
+// HeartbeatResponse is the answer of PATCH /v1/holds.
+type HeartbeatResponse struct {
+	OK            bool   `json:"ok"`
+	HoldID        string `json:"holdId"`
+	HoldExpiresAt string `json:"holdExpiresAt"`
+}
+
+type holdRef struct {
+	HoldID   string `json:"holdId"`
+	ClientID string `json:"clientId"`
+}
+
+func checkRef(r holdRef) error {
+	if err := checkID("holdId", r.HoldID); err != nil {
+		return err
+	}
+	return checkID("clientId", r.ClientID)
+}
+
+func (h *Handlers) heartbeat(c *fiber.Ctx) error {
+	var req holdRef
+	if err := decode(c, &req); err != nil {
+		return err
+	}
+	if err := checkRef(req); err != nil {
+		return err
+	}
+	ctx, cancel := h.ctx(c)
+	defer cancel()
+	hd, ok, err := h.cfg.Engine.Heartbeat(ctx, req.ClientID, req.HoldID)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return notFound("holdId", "hold %s has expired or is not this client's", req.HoldID)
+	}
+	return c.JSON(HeartbeatResponse{OK: true, HoldID: hd.HoldID, HoldExpiresAt: hd.HoldExpiresAt.UTC().Format(time.RFC3339Nano)})
+}
+
+// ReleaseResponse is the answer of DELETE /v1/holds/{holdId}.
+type ReleaseResponse struct {
+	Released bool `json:"released"`
+}
+
+func (h *Handlers) release(c *fiber.Ctx) error {
+	req := holdRef{HoldID: c.Params("holdId"), ClientID: c.Query("clientId")}
+	if err := checkRef(req); err != nil {
+		return err
+	}
+	ctx, cancel := h.ctx(c)
+	defer cancel()
+	ok, err := h.cfg.Engine.Release(ctx, req.ClientID, req.HoldID)
+	if err != nil {
+		return err
+	}
+	return c.JSON(ReleaseResponse{Released: ok})
+}
+
+// refusal answers a claim refusal: 409, or 429 with Retry-After.
+func (h *Handlers) refusal(c *fiber.Ctx, err error) error {
+	var qe *holds.QuotaError
+	var ce *holds.CooldownError
+	switch {
+	case errors.As(err, &qe):
+		return tooMany(c, "quota", qe.RetryAfter, fmt.Sprintf("client already holds %d slots; retry when one ends", qe.Limit),
+			map[string]any{"limit": qe.Limit})
+	case errors.As(err, &ce):
+		return tooMany(c, "cooldown", ce.Remaining, "client booked this appointment type recently; wait for the cooldown to end", nil)
+	case errors.Is(err, holds.ErrSlotTaken), errors.Is(err, holds.ErrNoCandidates):
+		return conflict(err)
+	}
+	return err
+}
+
+func tooMany(c *fiber.Ctx, reason string, left time.Duration, msg string, extra map[string]any) error {
+	secs := int64(math.Ceil(left.Seconds()))
+	if secs < 1 {
+		secs = 1
+	}
+	c.Set(fiber.HeaderRetryAfter, strconv.FormatInt(secs, 10))
+	details := map[string]any{"reason": reason, "retryAfterSeconds": secs, "retryAfterMs": max(left.Milliseconds(), 0)}
+	for k, v := range extra {
+		details[k] = v
+	}
+	return &contracts.Error{Code: contracts.CodeRateLimited, Message: msg, Details: details}
+}
+
+func conflict(err error) error {
+	msg := "this slot is held by someone else"
+	if errors.Is(err, holds.ErrNoCandidates) {
+		msg = "no specialist is free at this slot"
+	}
+	return &contracts.Error{Code: contracts.CodeConflict, Message: msg, Err: err}
+}
+
+func notFound(field, format string, args ...any) error {
+	e := contracts.Errorf(contracts.CodeNotFound, format, args...)
+	e.Details = map[string]any{"field": field}
+	return e
+}
+
+func invalidField(field, format string, args ...any) error {
+	e := contracts.Errorf(contracts.CodeInvalid, format, args...)
+	e.Details = map[string]any{"field": field}
+	return e
+}
+
+func decode(c *fiber.Ctx, v any) error {
+	body, err := web.PlainBody(c)
+	if err != nil {
+		return err
+	}
+	return contracts.DecodeJSON(body, v)
+}
+
+func checkID(field, v string) error {
+	switch {
+	case v == "":
+		return invalidField(field, "%s is required", field)
+	case len(v) > 200 || strings.ContainsAny(v, ":{} \t\r\n"):
+		return invalidField(field, "%s must be at most 200 characters without ':', '{', '}' or spaces", field)
+	}
+	return nil
+}
+
+func parseStart(s string) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, invalidField("slotStartDate", "slotStartDate is required")
+	}
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		return time.Time{}, invalidField("slotStartDate", "slotStartDate %q is not an RFC 3339 time like 2025-03-15T09:00:00Z", s)
+	}
+	return t.UTC(), nil
+}
+
+func minutes(m int) time.Duration {
+	if m <= 0 {
+		return 0
+	}
+	return time.Duration(m) * time.Minute
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+func hasCandidate(cands []holds.Candidate, id string) bool {
+	for _, c := range cands {
+		if c.SpecialistID == id {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,286 @@
+package holds
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/flowgate/flowgate/contracts"
+)
+
+// Heartbeat extends clientID's live hold holdID by Config.HoldTTL — the
+// slot key, the face key and every index in one script — and publishes
+// "heartbeat". It answers false (nothing changed) when the hold has expired,
+// never existed or is another client's.
+func (e *Engine) Heartbeat(ctx context.Context, clientID, holdID string) (Hold, bool, error) {
+	const op = "holds.Heartbeat"
+	if !validID(clientID) || !validID(holdID) {
+		return Hold{}, false, invalid(op, "clientId and holdId are required")
+	}
+	r, found, err := e.loadRecord(ctx, op, holdID)
+	if err != nil || !found || r.Hold.ClientID != clientID {
+		return Hold{}, false, err
+	}
+	now := e.cfg.Now()
+	ttl := e.cfg.HoldTTL
+	h := r.Hold
+	h.HoldExpiresAt = now.Add(ttl).UTC()
+	r.Hold = h
+	faceValue := ""
+	if h.Face == FaceWeb {
+		faceValue = mustJSON(h)
+	}
+	n, err := heartbeatScript.Run(ctx, e.rdb, e.keysOf(r), holdID, clientID, ms(ttl), now.UnixMilli(),
+		mustJSON(h), faceValue, mustJSON(r), e.k.channel(h.AppointmentTypeID), event(EventHeartbeat, h)).Int()
+	if err != nil {
+		return Hold{}, false, unavailable(op, err)
+	}
+	return h, n == 1, nil
+}
+
+// Release ends clientID's hold holdID and publishes "release". Idempotent:
+// true only for the call that released it; an unknown, expired-and-swept or
+// already released hold gives false, nil. Another client's hold is left
+// alone (false, ErrNotOwner).
+func (e *Engine) Release(ctx context.Context, clientID, holdID string) (bool, error) {
+	const op = "holds.Release"
+	if !validID(clientID) || !validID(holdID) {
+		return false, invalid(op, "clientId and holdId are required")
+	}
+	return e.release(ctx, op, clientID, holdID)
+}
+
+func (e *Engine) release(ctx context.Context, op, clientID, holdID string) (bool, error) {
+	r, found, err := e.loadRecord(ctx, op, holdID)
+	if err != nil || !found {
+		return false, err
+	}
+	n, err := releaseScript.Run(ctx, e.rdb, e.keysOf(r), holdID, clientID,
+		e.k.channel(r.Hold.AppointmentTypeID), event(EventRelease, r.Hold)).Int()
+	switch {
+	case err != nil:
+		return false, unavailable(op, err)
+	case n == -1:
+		return false, coded(contracts.CodeConflict, op, ErrNotOwner)
+	}
+	return n == 1, nil
+}
+
+// ReleaseSlot releases whoever holds (specialistID, start) — a cancelled
+// appointment, a failed IVA booking's cleanup — and publishes "release".
+// appointmentTypeID is not needed to find the hold (the slot key is per
+// resource); it is checked when given.
+func (e *Engine) ReleaseSlot(ctx context.Context, appointmentTypeID, specialistID string, start time.Time) (bool, error) {
+	const op = "holds.ReleaseSlot"
+	if !validID(specialistID) || start.IsZero() {
+		return false, invalid(op, "specialistId and slot start are required")
+	}
+	h, _, found, err := e.HolderOf(ctx, specialistID, start)
+	if err != nil || !found || (appointmentTypeID != "" && h.AppointmentTypeID != appointmentTypeID) {
+		return false, err
+	}
+	return e.release(ctx, op, "", h.HoldID)
+}
+
+// HolderOf reads the canonical slot key: the hold on (specialistID, start)
+// whatever its face, and its remaining TTL.
+func (e *Engine) HolderOf(ctx context.Context, specialistID string, start time.Time) (Hold, time.Duration, bool, error) {
+	const op = "holds.HolderOf"
+	key := e.k.slot(specialistID, start)
+	var get *redis.StringCmd
+	var pttl *redis.DurationCmd
+	_, err := e.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		get = p.Get(ctx, key)
+		pttl = p.PTTL(ctx, key)
+		return nil
+	})
+	switch {
+	case errors.Is(err, redis.Nil):
+		return Hold{}, 0, false, nil
+	case err != nil:
+		return Hold{}, 0, false, unavailable(op, err)
+	}
+	h, err := decodeHoldJSON(get.Val())
+	if err != nil {
+		return Hold{}, 0, false, fmt.Errorf("%s: %w", op, err)
+	}
+	return h, pttl.Val(), true, nil
+}
+
+// HoldersOf is HolderOf for many slots in one pipeline; a slot nobody holds
+// has a zero Hold (HoldID ""). On Cluster every slot key has the hash tag,
+// so the pipeline goes to one node.
+func (e *Engine) HoldersOf(ctx context.Context, specialistIDs []string, starts []time.Time) ([]Hold, error) {
+	const op = "holds.HoldersOf"
+	if len(specialistIDs) != len(starts) {
+		return nil, invalid(op, "specialistIds and starts differ in length")
+	}
+	out := make([]Hold, len(starts))
+	cmds := make([]*redis.StringCmd, len(starts))
+	_, err := e.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i := range starts {
+			cmds[i] = p.Get(ctx, e.k.slot(specialistIDs[i], starts[i]))
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return nil, unavailable(op, err)
+	}
+	for i, c := range cmds {
+		if c.Err() == nil {
+			if h, err := decodeHoldJSON(c.Val()); err == nil {
+				out[i] = h
+			} else {
+				out[i] = Hold{HoldID: "?"} // unreadable: treat as someone else's
+			}
+		}
+	}
+	return out, nil
+}
+
+// Confirm turns clientID's live hold holdID into a booking in one script:
+// it checks the hold is live and clientID's (ErrHoldNotFound, ErrNotOwner),
+// deletes it and its indexes, publishes "confirm", and — when cooldown > 0
+// (0 takes Config.Cooldown, < 0 none) — sets the cooldown
+// client_limit:<clientId>:<appointmentTypeId> with its index by
+// appointmentID. The web face calls it after the booking is recorded (see
+// the holdshttp package for the order and the compensation).
+func (e *Engine) Confirm(ctx context.Context, clientID, holdID, appointmentID string, cooldown time.Duration) (Hold, error) {
+	const op = "holds.Confirm"
+	if !validID(clientID) || !validID(holdID) || !validID(appointmentID) {
+		return Hold{}, invalid(op, "clientId, holdId and appointmentId are required")
+	}
+	if cooldown == 0 {
+		cooldown = e.cfg.Cooldown
+	}
+	r, found, err := e.loadRecord(ctx, op, holdID)
+	if err != nil {
+		return Hold{}, err
+	}
+	if !found {
+		return Hold{}, coded(contracts.CodeNotFound, op, ErrHoldNotFound)
+	}
+	h := r.Hold
+	now := e.cfg.Now()
+	value := mustJSON(cooldownValue{BookedAt: now.UTC().Format(rfc3339Milli), AppointmentTypeID: h.AppointmentTypeID,
+		CooldownMinutes: int(cooldown / time.Minute), AppointmentID: appointmentID})
+	keys := append(e.keysOf(r), e.k.cooldown(h.ClientID, h.AppointmentTypeID), e.k.cooldownIndex(appointmentID))
+	n, err := confirmScript.Run(ctx, e.rdb, keys, holdID, clientID, e.k.channel(h.AppointmentTypeID),
+		event(EventConfirm, h), ms(cooldown), value).Int()
+	switch {
+	case err != nil:
+		return Hold{}, unavailable(op, err)
+	case n == 1:
+		return Hold{}, coded(contracts.CodeNotFound, op, ErrHoldNotFound)
+	case n == 2:
+		return Hold{}, coded(contracts.CodeConflict, op, ErrNotOwner)
+	}
+	return h, nil
+}
+
+// cooldownValue is seed 002's client_limit value.
+type cooldownValue struct {
+	BookedAt          string `json:"bookedAt"`
+	AppointmentTypeID string `json:"appointmentTypeId"`
+	CooldownMinutes   int    `json:"cooldownMinutes"`
+	AppointmentID     string `json:"appointmentId"`
+}
+
+// ClearCooldown deletes the cooldown a booking of appointmentID set (the
+// appointment was cancelled), through the index by appointment id — no
+// SCAN. False when there was none.
+func (e *Engine) ClearCooldown(ctx context.Context, appointmentID string) (bool, error) {
+	const op = "holds.ClearCooldown"
+	if !validID(appointmentID) {
+		return false, invalid(op, "appointmentId is required")
+	}
+	idx := e.k.cooldownIndex(appointmentID)
+	key, err := e.rdb.Get(ctx, idx).Result()
+	if errors.Is(err, redis.Nil) {
+		return false, nil
+	}
+	if err != nil {
+		return false, unavailable(op, err)
+	}
+	n, err := clearCooldownScript.Run(ctx, e.rdb, []string{idx, key}, appointmentID).Int()
+	if err != nil {
+		return false, unavailable(op, err)
+	}
+	return n == 1, nil
+}
+
+// Active is the snapshot of appointmentTypeID's live holds (both faces),
+// earliest expiry first.
+func (e *Engine) Active(ctx context.Context, appointmentTypeID string) ([]Hold, error) {
+	const op = "holds.Active"
+	if !validID(appointmentTypeID) {
+		return nil, invalid(op, "appointmentTypeId is required")
+	}
+	now := e.cfg.Now().UnixMilli()
+	ids, err := e.rdb.ZRangeArgs(ctx, redis.ZRangeArgs{Key: e.k.active(appointmentTypeID),
+		Start: fmt.Sprintf("(%d", now), Stop: "+inf", ByScore: true}).Result()
+	if err != nil {
+		return nil, unavailable(op, err)
+	}
+	if len(ids) == 0 {
+		return []Hold{}, nil
+	}
+	raws, err := e.rdb.HMGet(ctx, e.k.records(), ids...).Result()
+	if err != nil {
+		return nil, unavailable(op, err)
+	}
+	out := make([]Hold, 0, len(raws))
+	for _, raw := range raws {
+		s, ok := raw.(string)
+		var r record
+		if ok && json.Unmarshal([]byte(s), &r) == nil {
+			out = append(out, r.Hold)
+		}
+	}
+	return out, nil
+}
+
+// Read is a face's GET of one of its own keys (from FaceKey) with its TTL.
+func (e *Engine) Read(ctx context.Context, key string) (string, time.Duration, bool, error) {
+	const op = "holds.Read"
+	var get *redis.StringCmd
+	var pttl *redis.DurationCmd
+	_, err := e.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		get = p.Get(ctx, key)
+		pttl = p.PTTL(ctx, key)
+		return nil
+	})
+	switch {
+	case errors.Is(err, redis.Nil):
+		return "", 0, false, nil
+	case err != nil:
+		return "", 0, false, unavailable(op, err)
+	}
+	return get.Val(), pttl.Val(), true, nil
+}
+
+// ReadMany GETs keys (from SlotKey / FaceKey) in one pipeline; found[i]
+// false where a key is missing. On Cluster the keys share the hash tag, so
+// the pipeline goes to one node.
+func (e *Engine) ReadMany(ctx context.Context, keys []string) (vals []string, found []bool, err error) {
+	const op = "holds.ReadMany"
+	cmds := make([]*redis.StringCmd, len(keys))
+	_, err = e.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, k := range keys {
+			cmds[i] = p.Get(ctx, k)
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return nil, nil, unavailable(op, err)
+	}
+	vals, found = make([]string, len(keys)), make([]bool, len(keys))
+	for i, c := range cmds {
+		vals[i], found[i] = c.Val(), c.Err() == nil
+	}
+	return vals, found, nil
+}

@@ -1,0 +1,256 @@
+package holds
+
+import "github.com/redis/go-redis/v9"
+
+// Every script below declares all the keys it touches; with the hash tag
+// (keys.go) they lie in one slot, so each runs unchanged on Redis Cluster.
+// Times are unix milliseconds from the engine's clock (ARGV "now"), TTLs
+// milliseconds. A hold's owner is (clientId, face) read from the JSON on
+// the canonical slot key.
+
+// decodeHold is shared: the table of a hold JSON, or nil.
+const decodeHold = `
+local function dec(v)
+  if not v then return nil end
+  local ok, t = pcall(cjson.decode, v)
+  if ok and type(t) == 'table' then return t end
+  return nil
+end
+local function raise(k, ttl)
+  local p = redis.call('PTTL', k)
+  if p >= 0 and p < ttl then redis.call('PEXPIRE', k, ttl) end
+end
+local function index(holdId, exp, client, expiry, active, ttl)
+  redis.call('ZADD', client, exp, holdId)
+  local p = redis.call('PTTL', client)
+  if p < ttl then redis.call('PEXPIRE', client, ttl) end
+  redis.call('ZADD', expiry, exp, holdId)
+  redis.call('ZADD', active, exp, holdId)
+end
+`
+
+// claimScript takes a slot for a client: cooldown, owner, quota, claim,
+// indexes and event in one step.
+//
+//	KEYS[1] slot (canonical)  KEYS[2] face key   KEYS[3] client index
+//	KEYS[4] records           KEYS[5] expiry     KEYS[6] active
+//	KEYS[7] cooldown (client_limit)
+//	ARGV[1] hold JSON (slot value)  ARGV[2] face value  ARGV[3] holdId
+//	ARGV[4] clientId  ARGV[5] face  ARGV[6] ttl ms  ARGV[7] now ms
+//	ARGV[8] max holds (<= 0: no quota)  ARGV[9] "1": check the cooldown
+//	ARGV[10] channel  ARGV[11] "hold" event JSON  ARGV[12] record JSON
+//	ARGV[13] "1": an own hold's TTLs are raised to ARGV[6] (IVA Reserve)
+//	ARGV[14] appointmentTypeId
+//
+// Returns {code, value, ms}:
+//
+//	 1 claimed (value ARGV[1], ms the TTL)
+//	 2 this owner holds it already for this type (value its hold JSON, ms its TTL:
+//	   the shorter of the slot's and the face key's)
+//	 0 taken by someone else (value the holder's JSON, ms its TTL)
+//	-1 quota reached (value the count, ms until the client's earliest hold ends)
+//	-2 cooldown (ms its remaining TTL, -1 when it has none)
+var claimScript = redis.NewScript(decodeHold + `
+local ttl = tonumber(ARGV[6])
+local now = tonumber(ARGV[7])
+if ARGV[9] == '1' then
+  local cd = redis.call('PTTL', KEYS[7])
+  if cd > 0 or cd == -1 then return {-2, '', cd} end
+end
+local cur = redis.call('GET', KEYS[1])
+if cur then
+  local pttl = redis.call('PTTL', KEYS[1])
+  local h = dec(cur)
+  if h and h.clientId == ARGV[4] and h.face == ARGV[5] and h.appointmentTypeId == ARGV[14] then
+    local fp = redis.call('PTTL', KEYS[2])
+    if fp >= 0 and fp < pttl then pttl = fp end
+    if ARGV[13] == '1' and pttl < ttl then
+      raise(KEYS[1], ttl)
+      raise(KEYS[2], ttl)
+      index(h.holdId, now + ttl, KEYS[3], KEYS[5], KEYS[6], ttl)
+      pttl = ttl
+    end
+    return {2, cur, pttl}
+  end
+  return {0, cur, pttl}
+end
+local max = tonumber(ARGV[8])
+if max > 0 then
+  redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
+  local n = redis.call('ZCARD', KEYS[3])
+  if n >= max then
+    local first = redis.call('ZRANGE', KEYS[3], 0, 0, 'WITHSCORES')
+    return {-1, tostring(n), tonumber(first[2]) - now}
+  end
+end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ttl)
+redis.call('SET', KEYS[2], ARGV[2], 'PX', ttl)
+redis.call('HSET', KEYS[4], ARGV[3], ARGV[12])
+index(ARGV[3], now + ttl, KEYS[3], KEYS[5], KEYS[6], ttl)
+redis.call('PUBLISH', ARGV[10], ARGV[11])
+return {1, ARGV[1], ttl}
+`)
+
+// heartbeatScript extends a live hold and its indexes together.
+//
+//	KEYS[1] slot  KEYS[2] face  KEYS[3] client  KEYS[4] records
+//	KEYS[5] expiry  KEYS[6] active
+//	ARGV[1] holdId  ARGV[2] clientId  ARGV[3] ttl ms  ARGV[4] now ms
+//	ARGV[5] new hold JSON  ARGV[6] new face value ("" = keep the face's value)
+//	ARGV[7] new record JSON  ARGV[8] channel  ARGV[9] "heartbeat" event JSON
+//
+// Returns 1 extended, 0 expired, unknown or not this client's (nothing changed).
+var heartbeatScript = redis.NewScript(decodeHold + `
+local h = dec(redis.call('GET', KEYS[1]))
+if not h or h.holdId ~= ARGV[1] or h.clientId ~= ARGV[2] then return 0 end
+local ttl = tonumber(ARGV[3])
+redis.call('SET', KEYS[1], ARGV[5], 'PX', ttl)
+if ARGV[6] ~= '' then
+  redis.call('SET', KEYS[2], ARGV[6], 'PX', ttl)
+else
+  redis.call('PEXPIRE', KEYS[2], ttl)
+end
+redis.call('HSET', KEYS[4], ARGV[1], ARGV[7])
+index(ARGV[1], tonumber(ARGV[4]) + ttl, KEYS[3], KEYS[5], KEYS[6], ttl)
+redis.call('PUBLISH', ARGV[8], ARGV[9])
+return 1
+`)
+
+// releaseScript ends a hold (Release, ReleaseSlot).
+//
+//	KEYS[1] slot  KEYS[2] face  KEYS[3] client  KEYS[4] records
+//	KEYS[5] expiry  KEYS[6] active
+//	ARGV[1] holdId  ARGV[2] clientId ("" = whoever holds it)
+//	ARGV[3] channel  ARGV[4] "release" event JSON
+//
+// Returns 1 released (event published), 0 unknown or already gone,
+// -1 another client's (nothing changed). The face key is deleted only
+// while the slot key still names this hold: after expiry it may already
+// be a newer hold's.
+var releaseScript = redis.NewScript(decodeHold + `
+local r = dec(redis.call('HGET', KEYS[4], ARGV[1]))
+if not r then return 0 end
+if ARGV[2] ~= '' and r.hold.clientId ~= ARGV[2] then return -1 end
+local h = dec(redis.call('GET', KEYS[1]))
+if h and h.holdId == ARGV[1] then
+  redis.call('DEL', KEYS[1], KEYS[2])
+end
+redis.call('ZREM', KEYS[3], ARGV[1])
+redis.call('ZREM', KEYS[5], ARGV[1])
+redis.call('ZREM', KEYS[6], ARGV[1])
+redis.call('HDEL', KEYS[4], ARGV[1])
+redis.call('PUBLISH', ARGV[3], ARGV[4])
+return 1
+`)
+
+// confirmScript turns a web hold into a booking: verify, delete, publish
+// "confirm", set the cooldown and its index by appointment id.
+//
+//	KEYS[1] slot  KEYS[2] face  KEYS[3] client  KEYS[4] records
+//	KEYS[5] expiry  KEYS[6] active  KEYS[7] cooldown  KEYS[8] cooldown index
+//	ARGV[1] holdId  ARGV[2] clientId  ARGV[3] channel  ARGV[4] "confirm" event JSON
+//	ARGV[5] cooldown ms (<= 0: none)  ARGV[6] cooldown value JSON
+//
+// Returns 0 confirmed, 1 no such live hold, 2 another client's (nothing changed).
+var confirmScript = redis.NewScript(decodeHold + `
+local r = dec(redis.call('HGET', KEYS[4], ARGV[1]))
+if not r then return 1 end
+if r.hold.clientId ~= ARGV[2] then return 2 end
+local h = dec(redis.call('GET', KEYS[1]))
+if not h or h.holdId ~= ARGV[1] then return 1 end
+redis.call('DEL', KEYS[1], KEYS[2])
+redis.call('ZREM', KEYS[3], ARGV[1])
+redis.call('ZREM', KEYS[5], ARGV[1])
+redis.call('ZREM', KEYS[6], ARGV[1])
+redis.call('HDEL', KEYS[4], ARGV[1])
+local cd = tonumber(ARGV[5])
+if cd > 0 then
+  redis.call('SET', KEYS[7], ARGV[6], 'PX', cd)
+  redis.call('SET', KEYS[8], KEYS[7], 'PX', cd)
+end
+redis.call('PUBLISH', ARGV[3], ARGV[4])
+return 0
+`)
+
+// keepScript is the IVA face's Confirm: the booked slot stays held for
+// ARGV[5] ms so it is not re-offered; the hold is marked confirmed (its
+// expiry is then silent) and "confirm" is published.
+//
+//	KEYS[1] slot  KEYS[2] face  KEYS[3] client  KEYS[4] records
+//	KEYS[5] expiry  KEYS[6] active
+//	ARGV[1] expected holdId ("" = the slot was free)  ARGV[2] clientId  ARGV[3] face
+//	ARGV[4] now ms  ARGV[5] ttl ms  ARGV[6] channel
+//	ARGV[7] hold JSON  ARGV[8] face value  ARGV[9] record JSON  ARGV[10] "confirm" event JSON
+//	(7–10 describe the expected hold, or a new one under a new id when ARGV[1] is "")
+//	ARGV[11] the new hold's id
+//
+// Returns {code, value, ms}: 1 kept (own hold extended), 2 retaken (was free),
+// 3 changed since read (retry), 0 another owner's (value its JSON, ms its TTL).
+var keepScript = redis.NewScript(decodeHold + `
+local ttl = tonumber(ARGV[5])
+local exp = tonumber(ARGV[4]) + ttl
+local cur = redis.call('GET', KEYS[1])
+local h = dec(cur)
+if cur and not (h and h.clientId == ARGV[2] and h.face == ARGV[3]) then
+  return {0, cur, redis.call('PTTL', KEYS[1])}
+end
+if (h and h.holdId or '') ~= ARGV[1] then return {3, '', 0} end
+local id = ARGV[1]
+local code = 1
+if id == '' then id = ARGV[11]; code = 2 end
+redis.call('SET', KEYS[1], ARGV[7], 'PX', ttl)
+redis.call('SET', KEYS[2], ARGV[8], 'PX', ttl)
+redis.call('HSET', KEYS[4], id, ARGV[9])
+index(id, exp, KEYS[3], KEYS[5], KEYS[6], ttl)
+redis.call('PUBLISH', ARGV[6], ARGV[10])
+return {code, ARGV[7], ttl}
+`)
+
+// sweepScript announces one hold whose time is up, if its key is gone.
+//
+//	KEYS[1] slot  KEYS[2] client  KEYS[3] records  KEYS[4] expiry  KEYS[5] active
+//	ARGV[1] holdId  ARGV[2] now ms  ARGV[3] channel  ARGV[4] "release" event JSON
+//
+// Returns 1 expired and announced, 2 expired silently (a confirmed IVA hold,
+// or a record already gone), 0 still live (its index scores are moved to
+// its real end).
+var sweepScript = redis.NewScript(decodeHold + `
+local h = dec(redis.call('GET', KEYS[1]))
+if h and h.holdId == ARGV[1] then
+  local p = redis.call('PTTL', KEYS[1])
+  if p > 0 then
+    local exp = tonumber(ARGV[2]) + p
+    redis.call('ZADD', KEYS[4], exp, ARGV[1])
+    redis.call('ZADD', KEYS[5], exp, ARGV[1])
+    return 0
+  end
+end
+local r = dec(redis.call('HGET', KEYS[3], ARGV[1]))
+redis.call('ZREM', KEYS[2], ARGV[1])
+redis.call('ZREM', KEYS[4], ARGV[1])
+redis.call('ZREM', KEYS[5], ARGV[1])
+redis.call('HDEL', KEYS[3], ARGV[1])
+if r and not r.confirmed then
+  redis.call('PUBLISH', ARGV[3], ARGV[4])
+  return 1
+end
+return 2
+`)
+
+// clearCooldownScript deletes a cooldown found through its appointment index.
+//
+//	KEYS[1] cooldown index  KEYS[2] cooldown key (the index's value)
+//	ARGV[1] appointmentId
+//
+// Returns 1 cleared, 0 none (or the key now belongs to another appointment:
+// only the index is deleted).
+var clearCooldownScript = redis.NewScript(decodeHold + `
+if redis.call('GET', KEYS[1]) ~= KEYS[2] then return 0 end
+redis.call('DEL', KEYS[1])
+local v = dec(redis.call('GET', KEYS[2]))
+if v and v.appointmentId == ARGV[1] then
+  redis.call('DEL', KEYS[2])
+  return 1
+end
+return 0
+`)

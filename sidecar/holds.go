@@ -1,0 +1,110 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/flowgate/flowgate/orchestrator/booking/reservation"
+	"github.com/flowgate/flowgate/orchestrator/holds"
+	"github.com/flowgate/flowgate/orchestrator/holds/holdshttp"
+	"github.com/flowgate/flowgate/scheduler"
+)
+
+// holdsPart is the hold engine (issue 11): one Engine on the shared Redis
+// behind both faces — createAppt's SlotReservations (the booking path gets
+// it through holdsEngine) and the web /v1/holds endpoints.
+type holdsPart struct {
+	engine *holds.Engine
+}
+
+// holdsEngine returns the process's hold engine, creating it on first use
+// (the booking path asks for it while Asynq starts, before the routes).
+func (m *Main) holdsEngine() (*holds.Engine, error) {
+	if m.holds != nil {
+		return m.holds.engine, nil
+	}
+	hc := m.Config.Holds
+	eng, err := holds.New(m.redis.Client, holds.Config{HoldTTL: hc.HoldTTL, MaxHolds: hc.MaxPerClient,
+		Cooldown: hc.Cooldown, Now: m.Now, Logger: m.Logger})
+	if err != nil {
+		return nil, &ConfigError{Var: "HOLD_TTL", Err: err}
+	}
+	m.holds = &holdsPart{engine: eng}
+	return eng, nil
+}
+
+// newReservations is createAppt's SlotReservation store: the IVA face of
+// the process's hold engine.
+func (m *Main) newReservations(bc BookingConfig) (*reservation.Store, error) {
+	eng, err := m.holdsEngine()
+	if err != nil {
+		return nil, err
+	}
+	return reservation.New(nil, reservation.Config{Engine: eng, Location: m.Config.Holds.TimeZone,
+		AppointmentTypeID: bc.AppointmentType, ReserveTTL: bc.ReserveTTL, ConfirmTTL: bc.BookedTTL, Now: m.Now, Logger: m.Logger})
+}
+
+// holdsCatalog is the availability catalogue the web face books against.
+// MERGE: the holds-avail helper's sidecar/availability.go builds the real
+// *availability.Catalog (m.avail.catalog); return it here through an
+// adapter to holdshttp.Catalog, e.g.
+//
+//	type availCatalog struct{ c *availability.Catalog }
+//	func (a availCatalog) AppointmentType(ctx context.Context, id string) (holdshttp.AppointmentType, error) {
+//		t, err := a.c.AppointmentType(ctx, id)
+//		return holdshttp.AppointmentType{ID: t.ID, CooldownMinutes: t.CooldownMinutes, SpecialistIDs: t.SpecialistIDs}, err
+//	}
+//	func (a availCatalog) Candidates(ctx context.Context, id string, start time.Time, sp string) (time.Time, []holds.Candidate, error) {
+//		end, cs, err := a.c.Candidates(ctx, id, start, sp)
+//		out := make([]holds.Candidate, len(cs))
+//		for i, c := range cs {
+//			out[i] = holds.Candidate(c)
+//		}
+//		return end, out, err
+//	}
+//	func (a availCatalog) RecordBooking(ctx context.Context, ap holdshttp.Appointment) error {
+//		return a.c.RecordBooking(ctx, availability.Appointment(ap))
+//	}
+//	func (a availCatalog) CancelBooking(ctx context.Context, id string) (holdshttp.Appointment, error) {
+//		ap, err := a.c.CancelBooking(ctx, id)
+//		return holdshttp.Appointment(ap), err
+//	}
+//
+// Until then the web face is not mounted (nil).
+func (m *Main) holdsCatalog() holdshttp.Catalog { return nil }
+
+// holdsRoutes mounts /v1/holds, book and cancel when a catalogue exists.
+func (m *Main) holdsRoutes(app *fiber.App) error {
+	cat := m.holdsCatalog()
+	if cat == nil {
+		return nil
+	}
+	eng, err := m.holdsEngine()
+	if err != nil {
+		return err
+	}
+	h, err := holdshttp.New(holdshttp.Config{Engine: eng, Catalog: cat, RequestTimeout: m.Config.Holds.RequestTimeout,
+		Now: m.Now, Logger: m.Logger})
+	if err != nil {
+		return err
+	}
+	holdshttp.Register(app, h)
+	return nil
+}
+
+// registerHoldsJobs announces expired holds once per tick across instances.
+func (m *Main) registerHoldsJobs(s *scheduler.Scheduler) error {
+	eng, err := m.holdsEngine()
+	if err != nil {
+		return err
+	}
+	spec := m.Config.Holds.SweepSpec
+	if spec == "" {
+		spec = "@every 1s"
+	}
+	if err := s.Register("holds_expiry", spec, scheduler.JobFunc(eng.Job)); err != nil {
+		return fmt.Errorf("cron job holds_expiry: %w", err)
+	}
+	return nil
+}

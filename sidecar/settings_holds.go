@@ -1,0 +1,59 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/flowgate/flowgate/orchestrator/booking/reservation"
+	"github.com/flowgate/flowgate/orchestrator/holds"
+	"github.com/flowgate/flowgate/scheduler"
+)
+
+// HoldsConfig holds the hold engine's settings (issue 11, seed 002);
+// defaults are the seed's values. The IVA face's 90 s / 300 s are the
+// booking path's SLOT_RESERVATION_TTL / SLOT_RESERVATION_BOOKED_TTL.
+type HoldsConfig struct {
+	HoldTTL        time.Duration
+	MaxPerClient   int
+	Cooldown       time.Duration
+	SweepSpec      string
+	TimeZone       *time.Location
+	RequestTimeout time.Duration
+}
+
+func holdsDuration(dst func(*HoldsConfig) *time.Duration) func(*Config, string) error {
+	return duration(func(c *Config) *time.Duration { return dst(&c.Holds) })
+}
+
+// holdsSettings are the hold engine's variables, listed after the others.
+var holdsSettings = []setting{
+	{name: "HOLD_TTL", def: "30s", help: "a web hold's life, renewed by each heartbeat (seed 002)", apply: holdsDuration(func(h *HoldsConfig) *time.Duration { return &h.HoldTTL })},
+	{name: "HOLDS_MAX_PER_CLIENT", def: itoa(holds.DefaultMaxHolds), help: "live web holds one clientId may have at once (exact, checked in the claim script)", apply: integer(func(c *Config) *int { return &c.Holds.MaxPerClient }, 1, 1000)},
+	{name: "HOLDS_COOLDOWN_MINUTES", def: "1440", help: "cooldown after a booking for appointment types that set none (seed 002)", apply: func(c *Config, v string) error {
+		var n int
+		if err := integer(func(*Config) *int { return &n }, 1, 525600)(c, v); err != nil {
+			return err
+		}
+		c.Holds.Cooldown = time.Duration(n) * time.Minute
+		return nil
+	}},
+	{name: "HOLDS_EXPIRY_SCHEDULE", def: "@every 1s", help: "how often expired holds are announced as release events (once per tick across instances)", apply: func(c *Config, v string) error {
+		if err := scheduler.ValidateSpec(v); err != nil {
+			return err
+		}
+		c.Holds.SweepSpec = v
+		return nil
+	}},
+	{name: "HOLDS_TIME_ZONE", def: reservation.DefaultTimeZone, help: "the practice's zone: Cloud9 wall-clock slot times are read in it to key holds", apply: func(c *Config, v string) error {
+		loc, err := time.LoadLocation(strings.TrimSpace(v))
+		if err != nil {
+			return fmt.Errorf("want an IANA zone such as America/Chicago, got %q", v)
+		}
+		c.Holds.TimeZone = loc
+		return nil
+	}},
+	{name: "HOLDS_REQUEST_TIMEOUT", def: "2s", help: "bound on each /v1/holds request's Redis work (then 503)", apply: holdsDuration(func(h *HoldsConfig) *time.Duration { return &h.RequestTimeout })},
+}
+
+func init() { settings = append(settings, holdsSettings...) }
