@@ -76,6 +76,8 @@ type Config struct {
 	PurgeAfter          time.Duration
 
 	Booking BookingConfig // the booking path (settings_booking.go)
+
+	HoldStream HoldStreamConfig // the live holds stream (settings_holdstream.go)
 }
 
 // retryOverdueMargin is how much later than the longest backoff the repair

@@ -100,6 +100,9 @@ func (m *Main) routes(app *fiber.App) error {
 
 	m.orch.routes(app)
 	m.buffer.routes(app)
+	if err := m.holdStreamRoutes(app); err != nil {
+		return err
+	}
 	return m.booking.routes(app, m.Config.NodeRedBasePath)
 }
 

@@ -134,7 +134,7 @@ func oneOf(dst func(*Config) *string, allowed ...string) func(*Config, string) e
 }
 
 // settings is the table of every variable, in the order -help lists them.
-var settings = append(append(coreSettings, bookingSettings...), bufferSettings...)
+var settings = append(append(append(coreSettings, bookingSettings...), bufferSettings...), holdStreamSettings...)
 
 // coreSettings are the variables of the foundation and the orchestration.
 var coreSettings = []setting{
