@@ -79,7 +79,7 @@ const (
 	DefaultMaxLease     = time.Hour
 	DefaultMinLease     = time.Second
 	DefaultWriteTimeout = 30 * time.Second
-	DefaultBuffer       = 64
+	DefaultBuffer       = 16
 	DefaultHeapWarn     = 500 << 20
 	DefaultRSSWarn      = 1 << 30
 	DefaultMemoryCheck  = 30 * time.Second

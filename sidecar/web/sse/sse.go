@@ -5,25 +5,26 @@
 // vanished client is noticed, and stops when the client is gone (a failed
 // write or flush) or the server shuts down.
 //
-// fasthttp sets one write deadline (the server's WriteTimeout) before it
-// writes a response, and a streamed body is one response: a Writer moves
-// that deadline forward before every write, so a stream lives as long as its
-// owner wants, while a client that stops reading for WriteTimeout still ends
-// it (the stalled write fails).
+// A Writer moves the connection's write deadline forward before every
+// write, so a stream lives as long as its owner wants (not the server's
+// WriteTimeout), while a client that stops reading for WriteTimeout still
+// ends it (the stalled write fails).
 //
-// fasthttp copies a streamed body from a pipe to the connection: a client
-// that vanished is noticed when a write to the connection fails, and the
-// Writer's next Flush fails after that. Streams therefore write something
-// (a heartbeat) periodically.
+// A client that vanished is noticed only when a write to its connection
+// fails: streams therefore write something (a heartbeat) periodically.
 package sse
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -57,72 +58,70 @@ type Options struct {
 // deadline had passed: the client was connected but did not read.
 var ErrStalled = errors.New("sse: client stopped reading")
 
-// Writer writes one stream's events and flushes each, moving the client
+// Writer writes one stream's events, each as one write of a frame built in
+// a pooled buffer (an idle stream holds no buffer), moving the client
 // connection's write deadline forward before every write.
 type Writer struct {
-	w        *bufio.Writer
+	out      io.Writer
 	conn     net.Conn // nil outside a server (tests on a buffer)
 	timeout  time.Duration
 	deadline time.Time
+	failed   bool
 }
 
-// NewWriter wraps w; conn (may be nil) is the client connection whose
-// write deadline is moved forward by timeout (≤ 0: DefaultWriteTimeout).
-func NewWriter(w *bufio.Writer, conn net.Conn, timeout time.Duration) *Writer {
+// NewWriter writes frames to out; conn (may be nil) is the client
+// connection whose write deadline is moved forward by timeout (≤ 0:
+// DefaultWriteTimeout).
+func NewWriter(out io.Writer, conn net.Conn, timeout time.Duration) *Writer {
 	if timeout <= 0 {
 		timeout = DefaultWriteTimeout
 	}
-	return &Writer{w: w, conn: conn, timeout: timeout}
+	return &Writer{out: out, conn: conn, timeout: timeout}
 }
 
-// Send writes e and flushes.
-func (w *Writer) Send(e Event) error {
-	w.extend()
-	if err := Write(w.w, e); err != nil {
-		return w.failed(err)
-	}
-	return w.flush()
-}
+// frames are the pooled frame buffers (events are a few hundred bytes).
+var frames = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
 
-// Comment writes a comment line (": text") and flushes.
-func (w *Writer) Comment(text string) error {
-	w.extend()
-	if _, err := w.w.WriteString(": " + oneLine(text) + "\n\n"); err != nil {
-		return w.failed(err)
-	}
-	return w.flush()
-}
-
-// Retry announces the reconnect delay ("retry: ms") and flushes.
-func (w *Writer) Retry(d time.Duration) error {
-	w.extend()
-	if _, err := fmt.Fprintf(w.w, "retry: %d\n\n", d.Milliseconds()); err != nil {
-		return w.failed(err)
-	}
-	return w.flush()
-}
-
-func (w *Writer) flush() error {
-	if err := w.w.Flush(); err != nil {
-		return w.failed(err)
-	}
-	return nil
-}
-
-// extend moves the connection's write deadline to now + timeout.
-func (w *Writer) extend() {
+// emit builds a frame with build and writes it.
+func (w *Writer) emit(build func([]byte) []byte) error {
+	bp := frames.Get().(*[]byte)
+	b := build((*bp)[:0])
 	w.deadline = time.Now().Add(w.timeout)
 	if w.conn != nil {
 		_ = w.conn.SetWriteDeadline(w.deadline)
 	}
+	_, err := w.out.Write(b)
+	if cap(b) <= 64<<10 {
+		*bp = b[:0]
+		frames.Put(bp)
+	}
+	if err != nil {
+		w.failed = true
+		if time.Now().After(w.deadline) {
+			return fmt.Errorf("%w: %w", ErrStalled, err)
+		}
+		return fmt.Errorf("sse write: %w", err)
+	}
+	return nil
 }
 
-// failed wraps err; ErrStalled when the previous deadline had passed.
-func (w *Writer) failed(err error) error {
-	if !w.deadline.IsZero() && time.Now().After(w.deadline) {
-		return fmt.Errorf("%w: %w", ErrStalled, err)
-	}
-	return fmt.Errorf("sse write: %w", err)
+// Send writes e.
+func (w *Writer) Send(e Event) error {
+	return w.emit(func(b []byte) []byte { return appendEvent(b, e) })
+}
+
+// Comment writes a comment line (": text").
+func (w *Writer) Comment(text string) error {
+	return w.emit(func(b []byte) []byte {
+		return append(append(append(b, ": "...), oneLine(text)...), "\n\n"...)
+	})
+}
+
+// Retry announces the reconnect delay ("retry: ms").
+func (w *Writer) Retry(d time.Duration) error {
+	return w.emit(func(b []byte) []byte {
+		return append(strconv.AppendInt(append(b, "retry: "...), d.Milliseconds(), 10), "\n\n"...)
+	})
 }
 
 // SetHeaders sets the four stream headers of seed 002.
@@ -137,13 +136,63 @@ func SetHeaders(c *fiber.Ctx) {
 // stream's Writer once the response starts; the stream ends when fn
 // returns. fn runs on its own goroutine after the handler returned, so it
 // must not touch c (copy what it needs first).
+//
+// The connection is hijacked from fasthttp: the stream writes the response
+// head (with the headers the middleware set) and chunked frames straight to
+// the socket. A streamed fasthttp body would cost a pipe, a copying
+// goroutine and 4 KB buffers per stream instead, and notice a vanished
+// client one write later. The connection closes when the stream ends;
+// fasthttp's Shutdown does not wait for hijacked connections, so whoever
+// owns long streams ends them first (holdstream's Hub.Shutdown).
 func Serve(c *fiber.Ctx, writeTimeout time.Duration, fn func(w *Writer)) {
 	SetHeaders(c)
-	conn := c.Context().Conn()
-	c.Context().SetBodyStreamWriter(func(bw *bufio.Writer) {
-		fn(NewWriter(bw, conn, writeTimeout))
+	c.Response().Header.SetContentLength(-1) // Transfer-Encoding: chunked
+	head := append([]byte(nil), c.Response().Header.Header()...)
+	c.Context().HijackSetNoResponse(true)
+	c.Context().Hijack(func(conn net.Conn) {
+		cw := &chunked{conn: conn, head: head}
+		w := NewWriter(cw, conn, writeTimeout)
+		fn(w)
+		if !w.failed {
+			_ = cw.end()
+		}
 	})
 }
+
+// chunked writes HTTP/1.1 chunked frames to conn, the response head in
+// front of the first.
+type chunked struct {
+	conn net.Conn
+	head []byte // written with the first frame, then nil
+	size [18]byte
+}
+
+func (c *chunked) Write(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	n := len(strconv.AppendInt(c.size[:0], int64(len(p)), 16))
+	c.size[n], c.size[n+1] = '\r', '\n'
+	bufs := net.Buffers{c.head, c.size[:n+2], p, crlf}
+	c.head = nil
+	if _, err := bufs.WriteTo(c.conn); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// end writes the last (empty) chunk, and the head if nothing was written.
+func (c *chunked) end() error {
+	bufs := net.Buffers{c.head, lastChunk}
+	c.head = nil
+	_, err := bufs.WriteTo(c.conn)
+	return err
+}
+
+var (
+	crlf      = []byte("\r\n")
+	lastChunk = []byte("0\r\n\r\n")
+)
 
 // Open starts the source of a stream: it returns the event channel and a
 // stop function, or an error (answered before the stream starts). The
@@ -202,22 +251,33 @@ func Stream(ctx context.Context, w *Writer, events <-chan Event, o Options) {
 	}
 }
 
-// Write frames one event (without flushing).
+// Write frames one event onto w (without flushing).
 func Write(w *bufio.Writer, e Event) error {
-	if e.ID != "" {
-		fmt.Fprintf(w, "id: %s\n", oneLine(e.ID))
-	}
-	if e.Event != "" {
-		fmt.Fprintf(w, "event: %s\n", oneLine(e.Event))
-	}
-	for _, line := range strings.Split(string(e.Data), "\n") {
-		fmt.Fprintf(w, "data: %s\n", strings.TrimSuffix(line, "\r"))
-	}
-	_, err := w.WriteString("\n")
+	_, err := w.Write(appendEvent(nil, e))
 	return err
 }
 
-// oneLine keeps a field from breaking the framing.
-func oneLine(s string) string {
-	return strings.NewReplacer("\r", " ", "\n", " ").Replace(s)
+// appendEvent appends e's frame to b.
+func appendEvent(b []byte, e Event) []byte {
+	if e.ID != "" {
+		b = append(append(append(b, "id: "...), oneLine(e.ID)...), '\n')
+	}
+	if e.Event != "" {
+		b = append(append(append(b, "event: "...), oneLine(e.Event)...), '\n')
+	}
+	data := e.Data
+	for {
+		line, rest, more := bytes.Cut(data, []byte("\n"))
+		b = append(append(append(b, "data: "...), bytes.TrimSuffix(line, []byte("\r"))...), '\n')
+		if !more {
+			break
+		}
+		data = rest
+	}
+	return append(b, '\n')
 }
+
+// oneLine keeps a field from breaking the framing.
+func oneLine(s string) string { return newlines.Replace(s) }
+
+var newlines = strings.NewReplacer("\r", " ", "\n", " ")
