@@ -43,7 +43,8 @@ func (m *Main) startHTTP() error {
 	if err := m.startPprof(); err != nil {
 		return err
 	}
-	app, err := web.New(web.Options{BodyLimit: m.Config.BodyLimit, Logger: m.Logger, Registerer: m.registry})
+	app, err := web.New(web.Options{BodyLimit: m.Config.BodyLimit, Logger: m.Logger, Registerer: m.registry,
+		ReduceMemoryUsage: true}) // thousands of long holds streams must not each keep a read buffer
 	if err != nil {
 		return err
 	}

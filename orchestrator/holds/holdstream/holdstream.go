@@ -228,9 +228,10 @@ func (h *Hub) Start(ctx context.Context) error {
 		return fmt.Errorf("holdstream: subscribe control channel: %w", err)
 	}
 	h.control = ps
-	h.loops.Add(2)
+	h.loops.Add(3)
 	go func() { defer h.loops.Done(); h.controlLoop(ps.Channel()) }()
 	go func() { defer h.loops.Done(); h.monitorMemory() }()
+	go func() { defer h.loops.Done(); h.pingLoop() }()
 	return nil
 }
 

@@ -333,27 +333,54 @@ func (h *Hub) initialize(s *stream, w *sse.Writer) error {
 	return nil
 }
 
-// loop forwards events and pings until the lease, a failed write or an
-// end request.
+// loop forwards events and pings (a nil in the queue, put there by the
+// hub's ping loop) until the lease, a failed write or an end request. It
+// waits on two channels only and keeps no timer goroutine or ticker of its
+// own: an idle stream is a small parked goroutine.
 func (h *Hub) loop(s *stream, w *sse.Writer) string {
-	ping := time.NewTicker(h.cfg.Ping)
-	defer ping.Stop()
-	lease := time.NewTimer(s.lease)
+	lease := time.AfterFunc(s.lease, func() { s.end(ReasonLeaseExpired) })
 	defer lease.Stop()
 	for {
 		select {
 		case <-s.ended:
 			return h.finish(s, w, s.reason)
-		case <-lease.C:
-			return h.finish(s, w, ReasonLeaseExpired)
-		case <-ping.C:
-			if err := h.sendSystem(w, system{Type: "ping", ConnectionID: s.id, Time: h.cfg.Now().UTC().Format(time.RFC3339)}); err != nil {
-				return writeReason(err)
-			}
 		case b := <-s.events:
-			if err := w.Send(sse.Event{Data: b}); err != nil {
+			if err := h.write(s, w, b); err != nil {
 				return writeReason(err)
 			}
 		}
+	}
+}
+
+// write sends one queued item: an event, or a ping for nil.
+func (h *Hub) write(s *stream, w *sse.Writer, b []byte) error {
+	if b == nil {
+		return h.sendSystem(w, system{Type: "ping", ConnectionID: s.id, Time: h.cfg.Now().UTC().Format(time.RFC3339)})
+	}
+	return w.Send(sse.Event{Data: b})
+}
+
+// pingLoop queues a ping to every attached stream each Ping interval (one
+// ticker for the instance). A stream whose queue is full has writes
+// pending anyway and skips this ping.
+func (h *Hub) pingLoop() {
+	t := time.NewTicker(h.cfg.Ping)
+	defer t.Stop()
+	for {
+		select {
+		case <-h.stop:
+			return
+		case <-t.C:
+		}
+		h.mu.Lock()
+		for _, ts := range h.types {
+			for s := range ts.streams {
+				select {
+				case s.events <- nil:
+				default:
+				}
+			}
+		}
+		h.mu.Unlock()
 	}
 }
