@@ -86,10 +86,7 @@ var frames = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
 func (w *Writer) emit(build func([]byte) []byte) error {
 	bp := frames.Get().(*[]byte)
 	b := build((*bp)[:0])
-	w.deadline = time.Now().Add(w.timeout)
-	if w.conn != nil {
-		_ = w.conn.SetWriteDeadline(w.deadline)
-	}
+	w.extend()
 	_, err := w.out.Write(b)
 	if cap(b) <= 64<<10 {
 		*bp = b[:0]
@@ -103,6 +100,19 @@ func (w *Writer) emit(build func([]byte) []byte) error {
 		return fmt.Errorf("sse write: %w", err)
 	}
 	return nil
+}
+
+// extend moves the write deadline to now + timeout once less than half of
+// it is left (not on every write: a deadline change costs a timer update).
+func (w *Writer) extend() {
+	now := time.Now()
+	if w.deadline.Sub(now) > w.timeout/2 {
+		return
+	}
+	w.deadline = now.Add(w.timeout)
+	if w.conn != nil {
+		_ = w.conn.SetWriteDeadline(w.deadline)
+	}
 }
 
 // Send writes e.
