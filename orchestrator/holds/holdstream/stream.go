@@ -62,21 +62,36 @@ func (h *Hub) open(ctx context.Context, clientID, typeID string, lease time.Dura
 		return nil, fmt.Errorf("holdstream open: %w", err)
 	}
 	s.seq = seq
+	if err := h.register(s); err != nil {
+		return nil, err
+	}
+	// A newer stream whose control message arrived before s was registered
+	// has already counted past s: s is the older one. (One opened after
+	// this read announces itself after s was registered and ends it then.)
+	if cur, err := h.cfg.Redis.Get(ctx, seqKey(h.cfg.Prefix, clientID)).Int64(); err == nil && cur > seq {
+		s.end(ReasonReplaced)
+	}
+	return s, nil
+}
+
+// register makes s the client's local stream unless a newer one is, and
+// ends the older.
+func (h *Hub) register(s *stream) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
-		return nil, errClosed
+		return errClosed
 	}
-	if old := h.clients[clientID]; old != nil && old.seq > seq {
+	if old := h.clients[s.clientID]; old != nil && old.seq > s.seq {
 		s.end(ReasonReplaced) // a newer stream of this client got here first
 	} else {
 		if old != nil {
 			old.end(ReasonReplaced)
 		}
-		h.clients[clientID] = s
+		h.clients[s.clientID] = s
 	}
 	h.running.Add(1)
-	return s, nil
+	return nil
 }
 
 func (h *Hub) isClosed() bool {
