@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/flowgate/flowgate/orchestrator"
+	"github.com/flowgate/flowgate/orchestrator/holds/holdstream"
 	"github.com/flowgate/flowgate/scheduler"
 )
 
@@ -51,6 +52,8 @@ type Main struct {
 	httpErr  chan error
 	started  time.Time
 	closeFns []func(context.Context) error
+
+	holdStream *holdstream.Hub // live holds streams (holdstream.go); ended before HTTP closes
 }
 
 // NewMain returns a Main for cfg.
@@ -237,6 +240,7 @@ func (m *Main) Close() error {
 	if m.stopping != nil {
 		m.stopping() // long polls answer 204 now instead of holding the drain
 	}
+	m.stopHoldStreams() // every holds stream ends with server-shutdown before HTTP closes
 	var errs []error
 	if m.app != nil {
 		if err := m.app.ShutdownWithTimeout(m.Config.HTTPDrain); err != nil {

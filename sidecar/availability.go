@@ -58,7 +58,11 @@ func (m *Main) newAvailability(ctx context.Context) (*availabilityPart, error) {
 	if ac.ScheduleFile == "" {
 		timeout = m.Config.Booking.SyncBudget // a Cloud9 read on a cache miss
 	}
-	h, err := availhttp.New(availhttp.Config{Catalog: cat, Holds: m.holdsActive(), Admin: m.availabilityAdmin(),
+	active, err := m.holdsActive()
+	if err != nil {
+		return nil, err
+	}
+	h, err := availhttp.New(availhttp.Config{Catalog: cat, Holds: active, Admin: m.availabilityAdmin(),
 		Timeout: timeout, Logger: m.Logger})
 	if err != nil {
 		return nil, err
@@ -66,10 +70,11 @@ func (m *Main) newAvailability(ctx context.Context) (*availabilityPart, error) {
 	return &availabilityPart{catalog: cat, http: h}, nil
 }
 
-// holdsActive is the hold engine's Active for filtering timeslots. Until
-// the engine is merged there is none (nothing is filtered); the lead
-// replaces this with an adapter over m.holds.engine.Active.
-func (m *Main) holdsActive() availhttp.ActiveHolds { return nil }
+// holdsActive is the hold engine's Active, which filters other clients'
+// holds out of the timeslots.
+func (m *Main) holdsActive() (availhttp.ActiveHolds, error) {
+	return m.holdsEngine()
+}
 
 // availabilityAdmin guards the admin endpoints like /monitoring: basic
 // auth with MONITORING_USER / MONITORING_PASSWORD; open only where

@@ -65,7 +65,7 @@ func TestAvailabilityCloud9Default(t *testing.T) {
 func TestAvailabilitySettingsRefuseBadValues(t *testing.T) {
 	for name, v := range map[string]string{
 		"HOLDS_SCHEDULE_FILE":         "/does/not/exist.json",
-		"HOLDS_TIME_ZONE":             "Mars/Olympus",
+		"PRACTICE_TIME_ZONE":          "Mars/Olympus",
 		"TIMESLOTS_CACHE_TTL_SECONDS": "0",
 		"HOLDS_TIMESLOTS_MAX_DAYS":    "400",
 	} {

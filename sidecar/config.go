@@ -77,10 +77,11 @@ type Config struct {
 	PurgeSpec           string
 	PurgeAfter          time.Duration
 
-	Booking   BookingConfig   // the booking path (settings_booking.go)
-	Family    FamilyConfig    // the rest of the Node-RED family (settings_family.go)
-	SlotCache SlotCacheConfig // the tiered slot cache and operation endpoints (settings_slotcache.go)
-	Holds     HoldsConfig     // the hold engine (settings_holds.go)
+	Booking    BookingConfig    // the booking path (settings_booking.go)
+	Family     FamilyConfig     // the rest of the Node-RED family (settings_family.go)
+	SlotCache  SlotCacheConfig  // the tiered slot cache and operation endpoints (settings_slotcache.go)
+	Holds      HoldsConfig      // the hold engine (settings_holds.go)
+	HoldStream HoldStreamConfig // the live holds stream (settings_holdstream.go)
 }
 
 // retryOverdueMargin is how much later than the longest backoff the repair

@@ -1,12 +1,15 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/flowgate/flowgate/orchestrator/booking/reservation"
 	"github.com/flowgate/flowgate/orchestrator/holds"
+	"github.com/flowgate/flowgate/orchestrator/holds/availability"
 	"github.com/flowgate/flowgate/orchestrator/holds/holdshttp"
 	"github.com/flowgate/flowgate/scheduler"
 )
@@ -45,34 +48,35 @@ func (m *Main) newReservations(bc BookingConfig) (*reservation.Store, error) {
 		AppointmentTypeID: bc.AppointmentType, ReserveTTL: bc.ReserveTTL, ConfirmTTL: bc.BookedTTL, Now: m.Now, Logger: m.Logger})
 }
 
-// holdsCatalog is the availability catalogue the web face books against.
-// MERGE: the holds-avail helper's sidecar/availability.go builds the real
-// *availability.Catalog (m.avail.catalog); return it here through an
-// adapter to holdshttp.Catalog, e.g.
-//
-//	type availCatalog struct{ c *availability.Catalog }
-//	func (a availCatalog) AppointmentType(ctx context.Context, id string) (holdshttp.AppointmentType, error) {
-//		t, err := a.c.AppointmentType(ctx, id)
-//		return holdshttp.AppointmentType{ID: t.ID, CooldownMinutes: t.CooldownMinutes, SpecialistIDs: t.SpecialistIDs}, err
-//	}
-//	func (a availCatalog) Candidates(ctx context.Context, id string, start time.Time, sp string) (time.Time, []holds.Candidate, error) {
-//		end, cs, err := a.c.Candidates(ctx, id, start, sp)
-//		out := make([]holds.Candidate, len(cs))
-//		for i, c := range cs {
-//			out[i] = holds.Candidate(c)
-//		}
-//		return end, out, err
-//	}
-//	func (a availCatalog) RecordBooking(ctx context.Context, ap holdshttp.Appointment) error {
-//		return a.c.RecordBooking(ctx, availability.Appointment(ap))
-//	}
-//	func (a availCatalog) CancelBooking(ctx context.Context, id string) (holdshttp.Appointment, error) {
-//		ap, err := a.c.CancelBooking(ctx, id)
-//		return holdshttp.Appointment(ap), err
-//	}
-//
-// Until then the web face is not mounted (nil).
-func (m *Main) holdsCatalog() holdshttp.Catalog { return nil }
+// holdsCatalog is the availability catalogue the web face books against
+// (nil before availabilityRoutes built it: the web face is then not mounted).
+func (m *Main) holdsCatalog() holdshttp.Catalog {
+	if m.avail == nil {
+		return nil
+	}
+	return availCatalog{m.avail.catalog}
+}
+
+// availCatalog adapts *availability.Catalog to the web face's Catalog.
+type availCatalog struct{ c *availability.Catalog }
+
+func (a availCatalog) AppointmentType(ctx context.Context, id string) (holdshttp.AppointmentType, error) {
+	t, err := a.c.AppointmentType(ctx, id)
+	return holdshttp.AppointmentType{ID: t.ID, CooldownMinutes: t.CooldownMinutes, SpecialistIDs: t.SpecialistIDs}, err
+}
+
+func (a availCatalog) Candidates(ctx context.Context, id string, start time.Time, specialistID string) (time.Time, []holds.Candidate, error) {
+	return a.c.Candidates(ctx, id, start, specialistID)
+}
+
+func (a availCatalog) RecordBooking(ctx context.Context, ap holdshttp.Appointment) error {
+	return a.c.RecordBooking(ctx, availability.Appointment(ap))
+}
+
+func (a availCatalog) CancelBooking(ctx context.Context, id string) (holdshttp.Appointment, error) {
+	ap, err := a.c.CancelBooking(ctx, id)
+	return holdshttp.Appointment(ap), err
+}
 
 // holdsRoutes mounts /v1/holds, book and cancel when a catalogue exists.
 func (m *Main) holdsRoutes(app *fiber.App) error {

@@ -41,7 +41,8 @@ func (m *Main) startHTTP() error {
 	if err := m.startPprof(); err != nil {
 		return err
 	}
-	app, err := web.New(web.Options{BodyLimit: m.Config.BodyLimit, Logger: m.Logger, Registerer: m.registry})
+	app, err := web.New(web.Options{BodyLimit: m.Config.BodyLimit, Logger: m.Logger, Registerer: m.registry,
+		ReduceMemoryUsage: true}) // thousands of long holds streams must not each keep a read buffer
 	if err != nil {
 		return err
 	}
@@ -95,6 +96,9 @@ func (m *Main) routes(app *fiber.App) error {
 		return err
 	}
 	m.tiers.routes(app, m.Config.NodeRedBasePath) // slotcache.go
+	if err := m.holdStreamRoutes(app); err != nil {
+		return err
+	}
 	return m.booking.routes(app, m.Config.NodeRedBasePath)
 }
 

@@ -143,6 +143,7 @@ var settings = slices.Concat(
 	bufferSettings,
 	availabilitySettings,
 	familySettings,
+	holdStreamSettings,
 )
 
 // coreSettings are the variables of the foundation and the orchestration.

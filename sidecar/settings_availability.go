@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"strconv"
 	"time"
 
@@ -30,14 +29,6 @@ var availabilitySettings = []setting{
 			return err
 		}
 		c.Availability.ScheduleFile, c.Availability.Schedule, c.Availability.ScheduleHash = v, s, hash
-		return nil
-	}},
-	{name: "HOLDS_TIME_ZONE", def: "America/Chicago", help: "IANA time zone of the practice's wall clock for the Cloud9 source (a schedule file names its own)", apply: func(c *Config, v string) error {
-		loc, err := time.LoadLocation(v)
-		if err != nil {
-			return fmt.Errorf("want an IANA time zone such as America/Chicago, got %q", v)
-		}
-		c.Availability.TimeZone = loc
 		return nil
 	}},
 	{name: "TIMESLOTS_CACHE_TTL_SECONDS", def: strconv.Itoa(int(availability.DefaultCacheTTL / time.Second)), help: "lifetime of a cached timeslots:{appointmentTypeId}:{specialistId|pooled} entry (seed 002)", apply: func(c *Config, v string) error {

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"fmt"
-	"strings"
 	"time"
 )
 
@@ -38,13 +36,4 @@ var familySettings = []setting{
 		apply: familyDuration(func(f *FamilyConfig) *time.Duration { return &f.PhoneDeadline })},
 	{name: "PHONE_INDEX_MAX_PATIENTS", def: "5000", help: "most patients one rebuild indexes (the original read 200 per call)",
 		apply: familyInt(func(f *FamilyConfig) *int { return &f.PhoneMaxPatients }, 1, 1_000_000)},
-	{name: "BOOKING_PRACTICE_TZ", def: "America/New_York", help: "IANA zone of Cloud9's wall-clock times: cancelAppt releases the hold of the slot at that instant",
-		apply: func(c *Config, v string) error {
-			loc, err := time.LoadLocation(strings.TrimSpace(v))
-			if err != nil {
-				return fmt.Errorf("want an IANA time zone such as America/New_York, got %q", v)
-			}
-			c.Family.PracticeZone = loc
-			return nil
-		}},
 }

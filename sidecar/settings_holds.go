@@ -5,7 +5,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/flowgate/flowgate/orchestrator/booking/reservation"
 	"github.com/flowgate/flowgate/orchestrator/holds"
 	"github.com/flowgate/flowgate/scheduler"
 )
@@ -26,6 +25,10 @@ func holdsDuration(dst func(*HoldsConfig) *time.Duration) func(*Config, string) 
 	return duration(func(c *Config) *time.Duration { return dst(&c.Holds) })
 }
 
+// DefaultPracticeZone is PRACTICE_TIME_ZONE's default: the zone of the
+// embedded Cloud9 simulator (and of the slot cache's business hours).
+const DefaultPracticeZone = "America/New_York"
+
 // holdsSettings are the hold engine's variables, listed after the others.
 var holdsSettings = []setting{
 	{name: "HOLD_TTL", def: "30s", help: "a web hold's life, renewed by each heartbeat (seed 002)", apply: holdsDuration(func(h *HoldsConfig) *time.Duration { return &h.HoldTTL })},
@@ -45,12 +48,12 @@ var holdsSettings = []setting{
 		c.Holds.SweepSpec = v
 		return nil
 	}},
-	{name: "HOLDS_TIME_ZONE", def: reservation.DefaultTimeZone, help: "the practice's zone: Cloud9 wall-clock slot times are read in it to key holds", apply: func(c *Config, v string) error {
+	{name: "PRACTICE_TIME_ZONE", def: DefaultPracticeZone, help: "IANA zone of the practice's wall clock: Cloud9 sends slot times without offset; they are read in it by the hold engine's IVA face, the /v1 Cloud9 catalogue and cancelAppt (one zone for all three)", apply: func(c *Config, v string) error {
 		loc, err := time.LoadLocation(strings.TrimSpace(v))
 		if err != nil {
-			return fmt.Errorf("want an IANA zone such as America/Chicago, got %q", v)
+			return fmt.Errorf("want an IANA zone such as America/New_York, got %q", v)
 		}
-		c.Holds.TimeZone = loc
+		c.Holds.TimeZone, c.Availability.TimeZone, c.Family.PracticeZone = loc, loc, loc
 		return nil
 	}},
 	{name: "HOLDS_REQUEST_TIMEOUT", def: "2s", help: "bound on each /v1/holds request's Redis work (then 503)", apply: holdsDuration(func(h *HoldsConfig) *time.Duration { return &h.RequestTimeout })},

@@ -47,7 +47,7 @@ func startHoldsE2E(t *testing.T) *holdsE2E {
 	t.Helper()
 	db := redistest.New(t)
 	sim := startSim(t, 60, "5/min")
-	p := startFlowgate(t, bookingEnv(db.URL(), sim, "100/min", map[string]string{"HOLDS_TIME_ZONE": simZone}))
+	p := startFlowgate(t, bookingEnv(db.URL(), sim, "100/min", map[string]string{"PRACTICE_TIME_ZONE": simZone}))
 	x := &holdsE2E{t: t, c: newBookingClient(t, p), sim: sim, events: make(chan holds.Event, 256)}
 	cat := holdshttptest.New(holdshttptest.Type{ID: cloud9.SeedAppointmentTypeGUID, Minutes: 45,
 		Specialists: map[string]int{}, Open: func(time.Time) bool { return true }})

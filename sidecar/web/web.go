@@ -31,6 +31,10 @@ type Options struct {
 	Registerer   prometheus.Registerer
 	ReadTimeout  time.Duration // default 30s
 	WriteTimeout time.Duration // default 30s (SSE routes manage their own)
+	// ReduceMemoryUsage releases a connection's 4 KB read buffer between
+	// requests and before a stream takes the connection over (fasthttp's
+	// option): idle keep-alive connections and long streams hold none.
+	ReduceMemoryUsage bool
 }
 
 // New returns a Fiber app with flowgate's error model and middleware.
@@ -60,6 +64,7 @@ func New(o Options) (*fiber.App, error) {
 		DisableStartupMessage: true,
 		ReadTimeout:           o.ReadTimeout,
 		WriteTimeout:          o.WriteTimeout,
+		ReduceMemoryUsage:     o.ReduceMemoryUsage,
 		ErrorHandler:          errorHandler(o.Logger, m),
 	})
 	app.Use(requestID)

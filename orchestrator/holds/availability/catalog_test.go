@@ -301,12 +301,12 @@ func TestCandidates(t *testing.T) {
 	b := setup(t, newDB(t))
 	tue0900 := utc("2026-11-24T15:00:00Z") // Tuesday 09:00 CST: Baker (09:00) on the grid, Chen (07:30 + 40k) not
 	end, cands, err := b.catalog.Candidates(bg, "consultation", tue0900, "")
-	if err != nil || !end.Equal(tue0900.Add(30*time.Minute)) || len(cands) != 1 || cands[0] != (Candidate{"dr-baker", 5}) {
+	if err != nil || !end.Equal(tue0900.Add(30*time.Minute)) || len(cands) != 1 || cands[0] != (Candidate{SpecialistID: "dr-baker", Priority: 5}) {
 		t.Fatalf("end %s cands %v err %v", end, cands, err)
 	}
 	mon1300 := utc("2026-11-23T19:00:00Z")
 	_, cands, err = b.catalog.Candidates(bg, "consultation", mon1300, "")
-	if err != nil || !slices.Equal(cands, []Candidate{{"dr-adams", 10}, {"dr-baker", 5}}) {
+	if err != nil || !slices.Equal(cands, []Candidate{{SpecialistID: "dr-adams", Priority: 10}, {SpecialistID: "dr-baker", Priority: 5}}) {
 		t.Fatalf("Monday 13:00: %v err %v", cands, err)
 	}
 	if err := b.catalog.RecordBooking(bg, Appointment{AppointmentID: "a1", AppointmentTypeID: "consultation", SpecialistID: "dr-adams",
@@ -314,7 +314,7 @@ func TestCandidates(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, cands, _ = b.catalog.Candidates(bg, "consultation", mon1300, "")
-	if !slices.Equal(cands, []Candidate{{"dr-baker", 5}}) {
+	if !slices.Equal(cands, []Candidate{{SpecialistID: "dr-baker", Priority: 5}}) {
 		t.Fatalf("after booking Adams: %v", cands)
 	}
 	_, cands, err = b.catalog.Candidates(bg, "consultation", mon1300, "dr-adams")

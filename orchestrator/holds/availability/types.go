@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/flowgate/flowgate/contracts"
+	"github.com/flowgate/flowgate/orchestrator/holds"
 )
 
 // DefaultCooldownMinutes is the seed's cooldown after a booking (24 h),
@@ -42,12 +43,9 @@ type Specialist struct {
 	Priority int    `json:"priority"`
 }
 
-// Candidate is a specialist free at a slot, with its priority (the hold
-// engine's holds.Candidate has the same two fields).
-type Candidate struct {
-	SpecialistID string
-	Priority     int
-}
+// Candidate is a specialist free at a slot, with its priority: the hold
+// engine's holds.Candidate, which Claim assigns from.
+type Candidate = holds.Candidate
 
 // Appointment is a booking made through /v1, kept in Redis (Store).
 type Appointment struct {

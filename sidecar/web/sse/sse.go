@@ -1,24 +1,43 @@
 // Package sse writes Server-Sent Events from a Fiber handler. It is
-// flowgate's one SSE writer (the work buffer's /api/buffer/events; meant
-// for the holds stream too): it sets the headers, frames events, sends a
-// comment heartbeat so proxies keep the connection open and a vanished
-// client is noticed, and stops when the client is gone (a failed write or
-// flush) or the server shuts down.
+// flowgate's one SSE writer (the work buffer's /api/buffer/events and the
+// holds stream /v1/holds/stream): it sets the headers, frames events, keeps
+// the connection alive with heartbeats so proxies keep it open and a
+// vanished client is noticed, and stops when the client is gone (a failed
+// write or flush) or the server shuts down.
 //
-// fasthttp applies the server's WriteTimeout to the whole streamed body, so
-// a stream ends after it; every stream announces a retry delay and event
-// ids, and EventSource clients reconnect on their own.
+// A Writer moves the connection's write deadline forward before every
+// write, so a stream lives as long as its owner wants (not the server's
+// WriteTimeout), while a client that stops reading for WriteTimeout still
+// ends it (the stalled write fails).
+//
+// A client that vanished is noticed only when a write to its connection
+// fails: streams therefore write something (a heartbeat) periodically.
 package sse
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io"
+	"net"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
 )
+
+// Header values of every stream (seed 002 "SSE Stream Protocol").
+const (
+	ContentType  = "text/event-stream; charset=utf-8"
+	CacheControl = "no-cache, no-transform"
+)
+
+// DefaultWriteTimeout is how long one write may stall before the stream ends.
+const DefaultWriteTimeout = 30 * time.Second
 
 // Event is one SSE event. Data may span lines.
 type Event struct {
@@ -29,10 +48,161 @@ type Event struct {
 
 // Options tune a stream. Zero values take the defaults.
 type Options struct {
-	Heartbeat time.Duration   // comment line interval; default 15s
-	Retry     time.Duration   // reconnect delay announced to clients; default 1s
-	Shutdown  context.Context // done when the server stops; default never
+	Heartbeat    time.Duration   // comment line interval; default 15s
+	Retry        time.Duration   // reconnect delay announced to clients; default 1s
+	Shutdown     context.Context // done when the server stops; default never
+	WriteTimeout time.Duration   // a write stalled this long ends the stream; default DefaultWriteTimeout
 }
+
+// ErrStalled is returned by a Writer whose failed write came after its
+// deadline had passed: the client was connected but did not read.
+var ErrStalled = errors.New("sse: client stopped reading")
+
+// Writer writes one stream's events, each as one write of a frame built in
+// a pooled buffer (an idle stream holds no buffer), moving the client
+// connection's write deadline forward before every write.
+type Writer struct {
+	out      io.Writer
+	conn     net.Conn // nil outside a server (tests on a buffer)
+	timeout  time.Duration
+	deadline time.Time
+	failed   bool
+}
+
+// NewWriter writes frames to out; conn (may be nil) is the client
+// connection whose write deadline is moved forward by timeout (≤ 0:
+// DefaultWriteTimeout).
+func NewWriter(out io.Writer, conn net.Conn, timeout time.Duration) *Writer {
+	if timeout <= 0 {
+		timeout = DefaultWriteTimeout
+	}
+	return &Writer{out: out, conn: conn, timeout: timeout}
+}
+
+// frames are the pooled frame buffers (events are a few hundred bytes).
+var frames = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
+
+// emit builds a frame with build and writes it.
+func (w *Writer) emit(build func([]byte) []byte) error {
+	bp := frames.Get().(*[]byte)
+	b := build((*bp)[:0])
+	w.extend()
+	_, err := w.out.Write(b)
+	if cap(b) <= 64<<10 {
+		*bp = b[:0]
+		frames.Put(bp)
+	}
+	if err != nil {
+		w.failed = true
+		if time.Now().After(w.deadline) {
+			return fmt.Errorf("%w: %w", ErrStalled, err)
+		}
+		return fmt.Errorf("sse write: %w", err)
+	}
+	return nil
+}
+
+// extend moves the write deadline to now + timeout once less than half of
+// it is left (not on every write: a deadline change costs a timer update).
+func (w *Writer) extend() {
+	now := time.Now()
+	if w.deadline.Sub(now) > w.timeout/2 {
+		return
+	}
+	w.deadline = now.Add(w.timeout)
+	if w.conn != nil {
+		_ = w.conn.SetWriteDeadline(w.deadline)
+	}
+}
+
+// Send writes e.
+func (w *Writer) Send(e Event) error {
+	return w.emit(func(b []byte) []byte { return appendEvent(b, e) })
+}
+
+// Comment writes a comment line (": text").
+func (w *Writer) Comment(text string) error {
+	return w.emit(func(b []byte) []byte {
+		return append(append(append(b, ": "...), oneLine(text)...), "\n\n"...)
+	})
+}
+
+// Retry announces the reconnect delay ("retry: ms").
+func (w *Writer) Retry(d time.Duration) error {
+	return w.emit(func(b []byte) []byte {
+		return append(strconv.AppendInt(append(b, "retry: "...), d.Milliseconds(), 10), "\n\n"...)
+	})
+}
+
+// SetHeaders sets the four stream headers of seed 002.
+func SetHeaders(c *fiber.Ctx) {
+	c.Set(fiber.HeaderContentType, ContentType)
+	c.Set(fiber.HeaderCacheControl, CacheControl)
+	c.Set(fiber.HeaderConnection, "keep-alive")
+	c.Set("X-Accel-Buffering", "no")
+}
+
+// Serve answers c with a stream: it sets the headers and runs fn with the
+// stream's Writer once the response starts; the stream ends when fn
+// returns. fn runs on its own goroutine after the handler returned, so it
+// must not touch c (copy what it needs first).
+//
+// The connection is hijacked from fasthttp: the stream writes the response
+// head (with the headers the middleware set) and chunked frames straight to
+// the socket. A streamed fasthttp body would cost a pipe, a copying
+// goroutine and 4 KB buffers per stream instead, and notice a vanished
+// client one write later. The connection closes when the stream ends;
+// fasthttp's Shutdown does not wait for hijacked connections, so whoever
+// owns long streams ends them first (holdstream's Hub.Shutdown).
+func Serve(c *fiber.Ctx, writeTimeout time.Duration, fn func(w *Writer)) {
+	SetHeaders(c)
+	c.Response().Header.SetContentLength(-1) // Transfer-Encoding: chunked
+	head := append([]byte(nil), c.Response().Header.Header()...)
+	c.Context().HijackSetNoResponse(true)
+	c.Context().Hijack(func(conn net.Conn) {
+		cw := &chunked{conn: conn, head: head}
+		w := NewWriter(cw, conn, writeTimeout)
+		fn(w)
+		if !w.failed {
+			_ = cw.end()
+		}
+	})
+}
+
+// chunked writes HTTP/1.1 chunked frames to conn, the response head in
+// front of the first.
+type chunked struct {
+	conn net.Conn
+	head []byte // written with the first frame, then nil
+	size [18]byte
+}
+
+func (c *chunked) Write(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	n := len(strconv.AppendInt(c.size[:0], int64(len(p)), 16))
+	c.size[n], c.size[n+1] = '\r', '\n'
+	bufs := net.Buffers{c.head, c.size[:n+2], p, crlf}
+	c.head = nil
+	if _, err := bufs.WriteTo(c.conn); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// end writes the last (empty) chunk, and the head if nothing was written.
+func (c *chunked) end() error {
+	bufs := net.Buffers{c.head, lastChunk}
+	c.head = nil
+	_, err := bufs.WriteTo(c.conn)
+	return err
+}
+
+var (
+	crlf      = []byte("\r\n")
+	lastChunk = []byte("0\r\n\r\n")
+)
 
 // Open starts the source of a stream: it returns the event channel and a
 // stop function, or an error (answered before the stream starts). The
@@ -42,12 +212,6 @@ type Open func(ctx context.Context, c *fiber.Ctx) (<-chan Event, func(), error)
 
 // Handler serves a stream from open.
 func Handler(open Open, o Options) fiber.Handler {
-	if o.Heartbeat <= 0 {
-		o.Heartbeat = 15 * time.Second
-	}
-	if o.Retry <= 0 {
-		o.Retry = time.Second
-	}
 	if o.Shutdown == nil {
 		o.Shutdown = context.Background()
 	}
@@ -58,11 +222,7 @@ func Handler(open Open, o Options) fiber.Handler {
 			cancel()
 			return err
 		}
-		c.Set(fiber.HeaderContentType, "text/event-stream")
-		c.Set(fiber.HeaderCacheControl, "no-cache")
-		c.Set(fiber.HeaderConnection, "keep-alive")
-		c.Set("X-Accel-Buffering", "no")
-		c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
+		Serve(c, o.WriteTimeout, func(w *Writer) {
 			defer cancel()
 			defer stop()
 			Stream(ctx, w, events, o)
@@ -72,13 +232,15 @@ func Handler(open Open, o Options) fiber.Handler {
 }
 
 // Stream writes events to w until the channel closes, ctx ends, or a write
-// fails (the client is gone). It is Handler's loop, usable on any writer.
-func Stream(ctx context.Context, w *bufio.Writer, events <-chan Event, o Options) {
+// fails (the client is gone). It is Handler's loop, usable on any Writer.
+func Stream(ctx context.Context, w *Writer, events <-chan Event, o Options) {
 	if o.Heartbeat <= 0 {
 		o.Heartbeat = 15 * time.Second
 	}
-	fmt.Fprintf(w, "retry: %d\n: connected\n\n", o.Retry.Milliseconds())
-	if w.Flush() != nil {
+	if o.Retry <= 0 {
+		o.Retry = time.Second
+	}
+	if w.Retry(o.Retry) != nil || w.Comment("connected") != nil {
 		return
 	}
 	beat := time.NewTicker(o.Heartbeat)
@@ -88,36 +250,44 @@ func Stream(ctx context.Context, w *bufio.Writer, events <-chan Event, o Options
 		case <-ctx.Done():
 			return
 		case <-beat.C:
-			if _, err := w.WriteString(": ping\n\n"); err != nil || w.Flush() != nil {
+			if w.Comment("ping") != nil {
 				return
 			}
 		case e, ok := <-events:
-			if !ok {
-				return
-			}
-			if Write(w, e) != nil || w.Flush() != nil {
+			if !ok || w.Send(e) != nil {
 				return
 			}
 		}
 	}
 }
 
-// Write frames one event (without flushing).
+// Write frames one event onto w (without flushing).
 func Write(w *bufio.Writer, e Event) error {
-	if e.ID != "" {
-		fmt.Fprintf(w, "id: %s\n", oneLine(e.ID))
-	}
-	if e.Event != "" {
-		fmt.Fprintf(w, "event: %s\n", oneLine(e.Event))
-	}
-	for _, line := range strings.Split(string(e.Data), "\n") {
-		fmt.Fprintf(w, "data: %s\n", strings.TrimSuffix(line, "\r"))
-	}
-	_, err := w.WriteString("\n")
+	_, err := w.Write(appendEvent(nil, e))
 	return err
 }
 
-// oneLine keeps a field from breaking the framing.
-func oneLine(s string) string {
-	return strings.NewReplacer("\r", " ", "\n", " ").Replace(s)
+// appendEvent appends e's frame to b.
+func appendEvent(b []byte, e Event) []byte {
+	if e.ID != "" {
+		b = append(append(append(b, "id: "...), oneLine(e.ID)...), '\n')
+	}
+	if e.Event != "" {
+		b = append(append(append(b, "event: "...), oneLine(e.Event)...), '\n')
+	}
+	data := e.Data
+	for {
+		line, rest, more := bytes.Cut(data, []byte("\n"))
+		b = append(append(append(b, "data: "...), bytes.TrimSuffix(line, []byte("\r"))...), '\n')
+		if !more {
+			break
+		}
+		data = rest
+	}
+	return append(b, '\n')
 }
+
+// oneLine keeps a field from breaking the framing.
+func oneLine(s string) string { return newlines.Replace(s) }
+
+var newlines = strings.NewReplacer("\r", " ", "\n", " ")

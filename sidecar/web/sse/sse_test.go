@@ -51,7 +51,9 @@ func TestHandlerStreamsAndNoticesVanishedClient(t *testing.T) {
 
 	resp, err = http.Get("http://" + ln.Addr().String() + "/s")
 	require.NoError(t, err)
-	require.Equal(t, "text/event-stream", resp.Header.Get("Content-Type"))
+	require.Equal(t, sse.ContentType, resp.Header.Get("Content-Type"))
+	require.Equal(t, sse.CacheControl, resp.Header.Get("Cache-Control"))
+	require.Equal(t, "no", resp.Header.Get("X-Accel-Buffering"))
 	r := bufio.NewReader(resp.Body)
 	events <- sse.Event{ID: "m1", Event: "completed", Data: []byte(`{"n":1}`)}
 	var got []string
@@ -71,4 +73,33 @@ func TestHandlerStreamsAndNoticesVanishedClient(t *testing.T) {
 	}
 	_, err = io.ReadAll(resp.Body)
 	require.True(t, err == nil || errors.Is(err, http.ErrBodyReadAfterClose) || strings.Contains(err.Error(), "closed"))
+}
+
+// TestStreamOutlivesServerWriteTimeout: fasthttp's WriteTimeout is one
+// deadline for a whole response; the Writer moves it forward on every
+// write, so a stream goes on past it.
+func TestStreamOutlivesServerWriteTimeout(t *testing.T) {
+	app := fiber.New(fiber.Config{DisableStartupMessage: true, WriteTimeout: 200 * time.Millisecond})
+	app.Get("/s", sse.Handler(func(ctx context.Context, c *fiber.Ctx) (<-chan sse.Event, func(), error) {
+		return make(chan sse.Event), func() {}, nil
+	}, sse.Options{Heartbeat: 40 * time.Millisecond, WriteTimeout: 200 * time.Millisecond}))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	go func() { _ = app.Listener(ln) }()
+	t.Cleanup(func() { _ = app.Shutdown() })
+
+	resp, err := http.Get("http://" + ln.Addr().String() + "/s")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	r := bufio.NewReader(resp.Body)
+	start := time.Now()
+	pings := 0
+	for time.Since(start) < time.Second {
+		line, err := r.ReadString('\n')
+		require.NoError(t, err, "the stream ended after %s, %d pings", time.Since(start), pings)
+		if line == ": ping\n" {
+			pings++
+		}
+	}
+	require.GreaterOrEqual(t, pings, 5)
 }

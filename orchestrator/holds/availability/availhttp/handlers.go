@@ -11,22 +11,13 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/flowgate/flowgate/contracts"
+	"github.com/flowgate/flowgate/orchestrator/holds"
 	"github.com/flowgate/flowgate/orchestrator/holds/availability"
 	"github.com/flowgate/flowgate/sidecar/web"
 )
 
-// Hold is the part of the hold engine's holds.Hold this package reads
-// (same JSON fields; HOLDS-CONTRACT.md).
-type Hold struct {
-	HoldID            string    `json:"holdId"`
-	ClientID          string    `json:"clientId"`
-	AppointmentTypeID string    `json:"appointmentTypeId"`
-	SpecialistID      string    `json:"specialistId"`
-	SlotStartDate     time.Time `json:"slotStartDate"`
-	SlotEndDate       time.Time `json:"slotEndDate"`
-	HoldExpiresAt     time.Time `json:"holdExpiresAt"`
-	Face              string    `json:"face,omitempty"`
-}
+// Hold is the hold engine's holds.Hold (HOLDS-CONTRACT.md).
+type Hold = holds.Hold
 
 // ActiveHolds lists the active holds of an appointment type (the hold
 // engine's Engine.Active).

@@ -1,0 +1,274 @@
+// Package holdstream serves the live holds stream of seed 002 ("SSE Stream
+// Protocol"): GET /v1/holds/stream?appointmentTypeId=&clientId=&leaseMs=.
+//
+// A Hub keeps ONE Redis subscription per appointment type per instance
+// (holds:events:{appointmentTypeId}, published by the holds engine) and fans
+// each event out in process to that type's streams, adding isOwnHold per
+// client and forwarding heartbeats to the hold's owner only. One stream per
+// clientId across every instance: opening a stream runs one script that
+// numbers it (a per-client counter) and publishes the number on the hubs'
+// control channel; any instance holding an older stream of that client ends
+// it with "replaced". Streams end with the seed's reasons (see the Reason
+// constants): lease, failed writes (a vanished client is noticed on the ping
+// write), replacement, cancellation, shutdown.
+package holdstream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/flowgate/flowgate/orchestrator/holds"
+)
+
+// Hold is the engine's hold (orchestrator/holds): what the snapshot and
+// every event carry.
+type Hold = holds.Hold
+
+// Event is what the engine publishes: {"type":"hold"|"release"|"confirm"|"heartbeat", ...Hold}.
+type Event struct {
+	Type string `json:"type"`
+	Hold
+}
+
+// The event types of the engine.
+const (
+	TypeHold      = "hold"
+	TypeRelease   = "release"
+	TypeConfirm   = "confirm"
+	TypeHeartbeat = "heartbeat"
+)
+
+// Source is the consumer-side view of the holds engine: the active holds
+// of an appointment type, the stream's snapshot.
+type Source interface {
+	Active(ctx context.Context, appointmentTypeID string) ([]Hold, error)
+}
+
+// The reasons a stream ends with (the "end" event's reason; metric label).
+const (
+	ReasonLeaseExpired   = "lease-expired"   // the lease ran out
+	ReasonSendFailed     = "send-failed"     // a write stalled, or the client fell behind the events
+	ReasonInitFailed     = "init-failed"     // subscription or snapshot failed
+	ReasonClientAbort    = "client-abort"    // the client closed the connection (noticed on a write)
+	ReasonClientCancel   = "client-cancel"   // cancelled through Hub.Cancel (DELETE /v1/holds/stream)
+	ReasonServerShutdown = "server-shutdown" // the process is stopping
+	ReasonReplaced       = "replaced"        // the same client opened a newer stream
+	ReasonUnknown        = "unknown"         // an unexpected error (a recovered panic)
+)
+
+// Defaults (seed 002 and issue 11).
+const (
+	DefaultPing         = 15 * time.Second
+	DefaultRetry        = 5 * time.Second
+	DefaultLease        = 15 * time.Minute
+	DefaultMaxLease     = time.Hour
+	DefaultMinLease     = time.Second
+	DefaultWriteTimeout = 30 * time.Second
+	DefaultBuffer       = 16
+	DefaultHeapWarn     = 500 << 20
+	DefaultRSSWarn      = 1 << 30
+	DefaultMemoryCheck  = 30 * time.Second
+)
+
+// Config configures a Hub. Zero values take the defaults.
+type Config struct {
+	Redis  redis.UniversalClient // required
+	Source Source                // required: the snapshot
+	// Channel names an appointment type's event channel; default
+	// Prefix + "holds:events:" + id (the engine's EventChannel).
+	Channel func(appointmentTypeID string) string
+	Prefix  string // in front of the hub's own keys and channels (tests)
+
+	Ping         time.Duration // ping event interval
+	Retry        time.Duration // "retry:" hint
+	DefaultLease time.Duration // lease without leaseMs
+	MaxLease     time.Duration // largest leaseMs
+	MinLease     time.Duration // smallest leaseMs
+	WriteTimeout time.Duration // a write stalled this long ends the stream (send-failed)
+	Buffer       int           // events queued per stream before it counts as fallen behind
+
+	HeapWarn    uint64        // bytes of live heap above which a warning is logged
+	RSSWarn     uint64        // bytes of resident memory above which a warning is logged
+	MemoryCheck time.Duration // how often memory is checked
+
+	// Validate, when set, checks an appointment type before a stream opens
+	// (the catalogue: an unknown one answers 404).
+	Validate func(ctx context.Context, appointmentTypeID string) error
+
+	Logger     *slog.Logger
+	Registerer prometheus.Registerer
+	Now        func() time.Time
+}
+
+func orDefault[T comparable](v *T, def T) {
+	var zero T
+	if *v == zero {
+		*v = def
+	}
+}
+
+func (c *Config) defaults() error {
+	if c.Redis == nil || c.Source == nil {
+		return errors.New("holdstream: Redis and Source are required")
+	}
+	if c.Channel == nil {
+		prefix := c.Prefix
+		c.Channel = func(id string) string { return eventChannel(prefix, id) }
+	}
+	orDefault(&c.Ping, DefaultPing)
+	orDefault(&c.Retry, DefaultRetry)
+	orDefault(&c.DefaultLease, DefaultLease)
+	orDefault(&c.MaxLease, DefaultMaxLease)
+	orDefault(&c.MinLease, DefaultMinLease)
+	orDefault(&c.WriteTimeout, DefaultWriteTimeout)
+	orDefault(&c.Buffer, DefaultBuffer)
+	orDefault(&c.HeapWarn, DefaultHeapWarn)
+	orDefault(&c.RSSWarn, DefaultRSSWarn)
+	orDefault(&c.MemoryCheck, DefaultMemoryCheck)
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Ping < 0 || c.Retry < 0 || c.MinLease < 0 || c.WriteTimeout < 0 || c.Buffer < 0 {
+		return errors.New("holdstream: durations and Buffer must not be negative")
+	}
+	if c.MinLease > c.DefaultLease || c.DefaultLease > c.MaxLease {
+		return fmt.Errorf("holdstream: want MinLease (%s) ≤ DefaultLease (%s) ≤ MaxLease (%s)", c.MinLease, c.DefaultLease, c.MaxLease)
+	}
+	return nil
+}
+
+// metrics are the hub's Prometheus series.
+type hubMetrics struct {
+	streams *prometheus.GaugeVec
+	ended   *prometheus.CounterVec
+	dropped prometheus.Counter
+}
+
+func newMetrics(reg prometheus.Registerer) (*hubMetrics, error) {
+	m := &hubMetrics{
+		streams: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "holdstream_streams", Help: "Open holds streams (SSE) on this instance by appointment type.",
+		}, []string{"appointment_type_id"}),
+		ended: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "holdstream_streams_ended_total", Help: "Holds streams ended on this instance by end reason.",
+		}, []string{"reason"}),
+		dropped: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "holdstream_events_undecodable_total", Help: "Messages on a holds event channel that were not a holds event.",
+		}),
+	}
+	if reg != nil {
+		for _, c := range []prometheus.Collector{m.streams, m.ended, m.dropped} {
+			if err := reg.Register(c); err != nil {
+				return nil, fmt.Errorf("holdstream metrics: %w", err)
+			}
+		}
+	}
+	return m, nil
+}
+
+// typeSub is one appointment type's Redis subscription and its local streams.
+type typeSub struct {
+	id      string
+	ps      *redis.PubSub
+	streams map[*stream]struct{}
+	ready   chan struct{} // closed once subscribed (or failed: err)
+	err     error
+}
+
+// Hub is one instance's set of holds streams.
+type Hub struct {
+	cfg     Config
+	m       *hubMetrics
+	mu      sync.Mutex
+	types   map[string]*typeSub
+	clients map[string]*stream // the newest local stream per clientId
+	closed  bool
+	running sync.WaitGroup // streams being served
+	control *redis.PubSub
+	stop    chan struct{} // closes the control loop and the memory monitor
+	loops   sync.WaitGroup
+}
+
+// New returns a Hub; Start it before serving.
+func New(cfg Config) (*Hub, error) {
+	if err := cfg.defaults(); err != nil {
+		return nil, err
+	}
+	m, err := newMetrics(cfg.Registerer)
+	if err != nil {
+		return nil, err
+	}
+	return &Hub{cfg: cfg, m: m, types: map[string]*typeSub{}, clients: map[string]*stream{}, stop: make(chan struct{})}, nil
+}
+
+// Start subscribes to the control channel (stream replacement and
+// cancellation across instances) and starts the memory monitor.
+func (h *Hub) Start(ctx context.Context) error {
+	ps := h.cfg.Redis.Subscribe(ctx, controlChannel(h.cfg.Prefix))
+	if _, err := ps.Receive(ctx); err != nil {
+		_ = ps.Close()
+		return fmt.Errorf("holdstream: subscribe control channel: %w", err)
+	}
+	h.control = ps
+	h.loops.Add(3)
+	go func() { defer h.loops.Done(); h.controlLoop(ps.Channel()) }()
+	go func() { defer h.loops.Done(); h.monitorMemory() }()
+	go func() { defer h.loops.Done(); h.pingLoop() }()
+	return nil
+}
+
+// Streams is the number of streams open on this instance.
+func (h *Hub) Streams() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := 0
+	for _, ts := range h.types {
+		n += len(ts.streams)
+	}
+	return n
+}
+
+// Shutdown ends every stream with "server-shutdown", waits (within ctx)
+// until each has written its end event, and closes the hub's
+// subscriptions. New streams are refused from the first moment.
+func (h *Hub) Shutdown(ctx context.Context) error {
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return nil
+	}
+	h.closed = true
+	for _, ts := range h.types {
+		for s := range ts.streams {
+			s.end(ReasonServerShutdown)
+		}
+	}
+	for _, s := range h.clients {
+		s.end(ReasonServerShutdown)
+	}
+	h.mu.Unlock()
+	done := make(chan struct{})
+	go func() { h.running.Wait(); close(done) }()
+	var err error
+	select {
+	case <-done:
+	case <-ctx.Done():
+		err = fmt.Errorf("holdstream shutdown: streams still open: %w", ctx.Err())
+	}
+	close(h.stop)
+	if h.control != nil {
+		_ = h.control.Close()
+	}
+	h.loops.Wait()
+	return err
+}

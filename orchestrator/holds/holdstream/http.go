@@ -1,0 +1,104 @@
+package holdstream
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/flowgate/flowgate/contracts"
+	"github.com/flowgate/flowgate/sidecar/web/sse"
+)
+
+// maxIDLen bounds clientId and appointmentTypeId.
+const maxIDLen = 128
+
+// Register mounts GET and DELETE /v1/holds/stream.
+func Register(app fiber.Router, h *Hub) {
+	app.Get("/v1/holds/stream", h.Handler())
+	app.Delete("/v1/holds/stream", h.CancelHandler())
+}
+
+func invalid(field, format string, args ...any) error {
+	e := contracts.Errorf(contracts.CodeInvalid, format, args...)
+	e.Details = map[string]any{"field": field}
+	return e
+}
+
+// id reads a required identifier query parameter (a copy: Fiber's is borrowed).
+func id(c *fiber.Ctx, name string) (string, error) {
+	v := c.Query(name)
+	switch {
+	case v == "":
+		return "", invalid(name, "%s is required", name)
+	case len(v) > maxIDLen || strings.IndexFunc(v, unicode.IsControl) >= 0:
+		return "", invalid(name, "%s must be at most %d printable characters", name, maxIDLen)
+	}
+	return strings.Clone(v), nil
+}
+
+// lease reads leaseMs: the default when absent, MinLease..MaxLease otherwise.
+func (h *Hub) lease(c *fiber.Ctx) (time.Duration, error) {
+	v := c.Query("leaseMs")
+	if v == "" {
+		return h.cfg.DefaultLease, nil
+	}
+	ms, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || ms < h.cfg.MinLease.Milliseconds() || ms > h.cfg.MaxLease.Milliseconds() {
+		return 0, invalid("leaseMs", "leaseMs must be an integer from %d to %d", h.cfg.MinLease.Milliseconds(), h.cfg.MaxLease.Milliseconds())
+	}
+	return time.Duration(ms) * time.Millisecond, nil
+}
+
+// Handler serves GET /v1/holds/stream?appointmentTypeId=&clientId=&leaseMs=.
+// Bad input answers 400 naming the field, an unknown type what Validate
+// says (404), Redis down or shutting down 503 — all before the stream
+// starts; a failing snapshot later ends the stream with init-failed.
+func (h *Hub) Handler() fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		typeID, err := id(c, "appointmentTypeId")
+		if err != nil {
+			return err
+		}
+		clientID, err := id(c, "clientId")
+		if err != nil {
+			return err
+		}
+		lease, err := h.lease(c)
+		if err != nil {
+			return err
+		}
+		if h.cfg.Validate != nil {
+			if err := h.cfg.Validate(c.UserContext(), typeID); err != nil {
+				return err
+			}
+		}
+		s, err := h.open(c.UserContext(), clientID, typeID, lease)
+		if errors.Is(err, errClosed) {
+			return contracts.Errorf(contracts.CodeUnavailable, "the server is shutting down")
+		}
+		if err != nil {
+			return contracts.Wrap(contracts.CodeUnavailable, "holdstream.open", err, "the holds store could not answer")
+		}
+		sse.Serve(c, h.cfg.WriteTimeout, func(w *sse.Writer) { h.run(s, w) })
+		return nil
+	}
+}
+
+// CancelHandler serves DELETE /v1/holds/stream?clientId=: the client's
+// stream ends with client-cancel wherever it is served; 204 either way.
+func (h *Hub) CancelHandler() fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		clientID, err := id(c, "clientId")
+		if err != nil {
+			return err
+		}
+		if err := h.Cancel(c.UserContext(), clientID); err != nil {
+			return contracts.Wrap(contracts.CodeUnavailable, "holdstream.cancel", err, "the holds store could not answer")
+		}
+		return c.SendStatus(fiber.StatusNoContent)
+	}
+}

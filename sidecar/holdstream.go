@@ -1,0 +1,64 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/flowgate/flowgate/orchestrator/holds/holdstream"
+	"github.com/flowgate/flowgate/orchestrator/holds/holdstream/board"
+)
+
+// holdStreamRoutes builds the live holds hub (seed 002 SSE stream),
+// subscribes its control channel and mounts /v1/holds/stream and /board.
+func (m *Main) holdStreamRoutes(app *fiber.App) error {
+	c := m.Config.HoldStream
+	eng, err := m.holdsEngine()
+	if err != nil {
+		return err
+	}
+	hub, err := holdstream.New(holdstream.Config{
+		Redis: m.redis.Client, Source: eng, Channel: eng.EventChannel, Validate: m.holdStreamValidate,
+		Ping: c.Ping, Retry: c.Retry, DefaultLease: c.LeaseDefault, MaxLease: c.LeaseMax,
+		WriteTimeout: c.WriteTimeout, Buffer: c.Buffer,
+		HeapWarn: uint64(c.HeapWarnMB) << 20, RSSWarn: uint64(c.RSSWarnMB) << 20, MemoryCheck: c.MemoryCheck,
+		Logger: m.Logger, Registerer: m.registry, Now: m.Now,
+	})
+	if err != nil {
+		return &ConfigError{Var: "HOLDS_STREAM_LEASE_DEFAULT", Err: err}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := hub.Start(ctx); err != nil {
+		return fmt.Errorf("holds stream: %w", err)
+	}
+	m.holdStream = hub
+	holdstream.Register(app, hub)
+	board.Register(app)
+	return nil
+}
+
+// stopHoldStreams ends every holds stream with server-shutdown and waits
+// for their end events, before HTTP closes (Close calls it).
+func (m *Main) stopHoldStreams() {
+	if m.holdStream == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := m.holdStream.Shutdown(ctx); err != nil {
+		m.Logger.Warn("holds streams did not all end", "err", err)
+	}
+}
+
+// holdStreamValidate refuses a stream for an appointment type the
+// catalogue does not know (404), before the stream starts.
+func (m *Main) holdStreamValidate(ctx context.Context, appointmentTypeID string) error {
+	if m.avail == nil {
+		return nil
+	}
+	_, err := m.avail.catalog.AppointmentType(ctx, appointmentTypeID)
+	return err
+}

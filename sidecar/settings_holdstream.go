@@ -1,0 +1,42 @@
+package main
+
+import (
+	"time"
+
+	"github.com/flowgate/flowgate/orchestrator/holds/holdstream"
+)
+
+// HoldStreamConfig holds the live holds stream's settings (seed 002 "SSE
+// Stream Protocol"); defaults are the seed's values.
+type HoldStreamConfig struct {
+	Ping         time.Duration
+	Retry        time.Duration
+	LeaseDefault time.Duration
+	LeaseMax     time.Duration
+	WriteTimeout time.Duration
+	Buffer       int
+	HeapWarnMB   int
+	RSSWarnMB    int
+	MemoryCheck  time.Duration
+}
+
+func holdStreamDuration(dst func(*HoldStreamConfig) *time.Duration) func(*Config, string) error {
+	return duration(func(c *Config) *time.Duration { return dst(&c.HoldStream) })
+}
+
+func holdStreamInt(dst func(*HoldStreamConfig) *int, min, max int) func(*Config, string) error {
+	return integer(func(c *Config) *int { return dst(&c.HoldStream) }, min, max)
+}
+
+// holdStreamSettings are the holds stream's variables.
+var holdStreamSettings = []setting{
+	{name: "HOLDS_STREAM_PING", def: holdstream.DefaultPing.String(), help: "interval of the ping event on /v1/holds/stream (a vanished client is noticed on this write)", apply: holdStreamDuration(func(h *HoldStreamConfig) *time.Duration { return &h.Ping })},
+	{name: "HOLDS_STREAM_RETRY", def: holdstream.DefaultRetry.String(), help: "reconnect delay announced to stream clients (retry: hint)", apply: holdStreamDuration(func(h *HoldStreamConfig) *time.Duration { return &h.Retry })},
+	{name: "HOLDS_STREAM_LEASE_DEFAULT", def: holdstream.DefaultLease.String(), help: "stream lifetime without leaseMs; the stream then ends with lease-expired", apply: holdStreamDuration(func(h *HoldStreamConfig) *time.Duration { return &h.LeaseDefault })},
+	{name: "HOLDS_STREAM_LEASE_MAX", def: holdstream.DefaultMaxLease.String(), help: "largest leaseMs a client may ask for", apply: holdStreamDuration(func(h *HoldStreamConfig) *time.Duration { return &h.LeaseMax })},
+	{name: "HOLDS_STREAM_WRITE_TIMEOUT", def: holdstream.DefaultWriteTimeout.String(), help: "a stream write stalled this long (client not reading) ends it with send-failed", apply: holdStreamDuration(func(h *HoldStreamConfig) *time.Duration { return &h.WriteTimeout })},
+	{name: "HOLDS_STREAM_BUFFER", def: itoa(holdstream.DefaultBuffer), help: "events queued per stream; a client further behind is ended with send-failed and reconnects", apply: holdStreamInt(func(h *HoldStreamConfig) *int { return &h.Buffer }, 1, 100_000)},
+	{name: "HOLDS_STREAM_HEAP_WARN_MB", def: "500", help: "live heap (MB) above which a warning with the stream count is logged", apply: holdStreamInt(func(h *HoldStreamConfig) *int { return &h.HeapWarnMB }, 1, 1_000_000)},
+	{name: "HOLDS_STREAM_RSS_WARN_MB", def: "1024", help: "resident memory (MB) above which a warning with the stream count is logged", apply: holdStreamInt(func(h *HoldStreamConfig) *int { return &h.RSSWarnMB }, 1, 1_000_000)},
+	{name: "HOLDS_STREAM_MEMORY_CHECK", def: holdstream.DefaultMemoryCheck.String(), help: "how often the stream hub checks heap and resident memory", apply: holdStreamDuration(func(h *HoldStreamConfig) *time.Duration { return &h.MemoryCheck })},
+}
