@@ -29,6 +29,8 @@ const (
 	DefaultAlertDepth         = 900
 	DefaultNormalDepth        = 100
 	DefaultDepthRefresh       = 100 * time.Millisecond
+	DefaultDepthReconcile     = 10 * time.Second
+	DefaultIdempotencyGrace   = 30 * time.Second
 	DefaultCompletedRetention = 24 * time.Hour
 	DefaultFailedRetention    = 7 * 24 * time.Hour
 	DefaultMaxPayload         = 256 << 10
@@ -49,12 +51,16 @@ type Config struct {
 	DelayedCheck    time.Duration // how often due retries are moved to pending; default 1s
 	PollInterval    time.Duration // an idle dequeuer's sleep (seed: 100ms); default DefaultPollInterval
 
-	Backoff            Backoff // default the seed's 1 s · 2^n, cap 60 s
-	DefaultMaxRetries  int     // for handlers answering MaxRetries() < 0; default DefaultMaxRetries
-	MaxQueueSize       int64
-	WarnDepth          int64
-	AlertDepth         int64
-	DepthRefresh       time.Duration
+	Backoff           Backoff // default the seed's 1 s · 2^n, cap 60 s
+	DefaultMaxRetries int     // for handlers answering MaxRetries() < 0; default DefaultMaxRetries
+	MaxQueueSize      int64
+	WarnDepth         int64
+	AlertDepth        int64
+	DepthRefresh      time.Duration // how often finished messages are subtracted from the depth counter
+	DepthReconcile    time.Duration // how often the depth counter is re-set from Asynq's queues
+	// IdempotencyGrace is how long a claim whose message is not (yet) in
+	// Redis still answers DUPLICATE_MESSAGE: longer than any enqueue takes.
+	IdempotencyGrace   time.Duration
 	CompletedRetention time.Duration
 	FailedRetention    time.Duration
 	MaxPayload         int // bytes of a message payload
@@ -92,6 +98,8 @@ func (c *Config) withDefaults() {
 	orDefault(&c.DelayedCheck, time.Second)
 	orDefault(&c.PollInterval, DefaultPollInterval)
 	orDefault(&c.DepthRefresh, DefaultDepthRefresh)
+	orDefault(&c.DepthReconcile, DefaultDepthReconcile)
+	orDefault(&c.IdempotencyGrace, DefaultIdempotencyGrace)
 	orDefault(&c.CompletedRetention, DefaultCompletedRetention)
 	orDefault(&c.FailedRetention, DefaultFailedRetention)
 	orDefault(&c.MaxPayload, DefaultMaxPayload)
@@ -178,7 +186,7 @@ func New(cfg Config) (*Buffer, error) {
 	b.state.Store(StateStopped)
 	b.pub = newPublisher(cfg.Redis, eventsChannel(cfg.KeyPrefix), cfg.Logger, m.dropped)
 	b.circuits = newCircuits(cfg.Circuit, b.circuitChanged)
-	b.depth = &depthGauge{rdb: cfg.Redis, refresh: cfg.DepthRefresh, now: cfg.Now, log: cfg.Logger,
+	b.depth = &depthGauge{rdb: cfg.Redis, key: depthKey(cfg.KeyPrefix), flush: cfg.DepthRefresh, reconcile: cfg.DepthReconcile, log: cfg.Logger,
 		th:      Thresholds{Normal: DefaultNormalDepth, Warning: cfg.WarnDepth, Alert: cfg.AlertDepth, Max: cfg.MaxQueueSize},
 		onDepth: func(d int64) { m.depth.Set(float64(d)) }}
 	for lvl, v := range map[string]int64{"normal": DefaultNormalDepth, "warning": cfg.WarnDepth, "alert": cfg.AlertDepth, "max": cfg.MaxQueueSize} {
@@ -207,9 +215,18 @@ func (b *Buffer) Start() error {
 		return fmt.Errorf("buffer: cannot start: state is %s", b.State())
 	}
 	b.handlers.seal()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := b.depth.resync(ctx); err != nil {
+		return fmt.Errorf("buffer: start: %w", err)
+	}
+	if err := b.resyncDLQ(ctx); err != nil {
+		return fmt.Errorf("buffer: start: %w", err)
+	}
 	if err := b.rt.Start(); err != nil {
 		return fmt.Errorf("buffer: start: %w", err)
 	}
+	b.depth.start()
 	b.setState(StateRunning)
 	return nil
 }
@@ -236,6 +253,7 @@ func (b *Buffer) Stop() {
 	b.setState(StateShuttingDown) // from here admit refuses at once
 	b.inflight.Wait()
 	b.rt.Shutdown()
+	b.depth.stopAndFlush()
 	b.pub.close()
 	b.setState(StateStopped)
 }
