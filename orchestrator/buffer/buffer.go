@@ -149,6 +149,9 @@ type Buffer struct {
 	handlers *registry
 	circuits *circuits
 	depth    *depthGauge
+	admitter *admitter
+	stopOnce sync.Once
+	released atomic.Bool
 	metrics  *metrics
 	pub      *publisher
 	log      *slog.Logger
@@ -186,6 +189,7 @@ func New(cfg Config) (*Buffer, error) {
 	b.state.Store(StateStopped)
 	b.pub = newPublisher(cfg.Redis, eventsChannel(cfg.KeyPrefix), cfg.Logger, m.dropped)
 	b.circuits = newCircuits(cfg.Circuit, b.circuitChanged)
+	b.admitter = newAdmitter(b)
 	b.depth = &depthGauge{rdb: cfg.Redis, key: depthKey(cfg.KeyPrefix), flush: cfg.DepthRefresh, reconcile: cfg.DepthReconcile, log: cfg.Logger,
 		th:      Thresholds{Normal: DefaultNormalDepth, Warning: cfg.WarnDepth, Alert: cfg.AlertDepth, Max: cfg.MaxQueueSize},
 		onDepth: func(d int64) { m.depth.Set(float64(d)) }}
@@ -211,8 +215,8 @@ func (b *Buffer) Register(h Handler) error {
 func (b *Buffer) Start() error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.State() != StateStopped {
-		return fmt.Errorf("buffer: cannot start: state is %s", b.State())
+	if b.State() != StateStopped || b.released.Load() {
+		return fmt.Errorf("buffer: cannot start: state is %s (a stopped buffer does not start again)", b.State())
 	}
 	b.handlers.seal()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -247,15 +251,25 @@ func (b *Buffer) Stop() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.State() != StateRunning {
-		b.pub.close() // never started: only the publisher runs
+		b.release() // never started
 		return
 	}
 	b.setState(StateShuttingDown) // from here admit refuses at once
 	b.inflight.Wait()
 	b.rt.Shutdown()
 	b.depth.stopAndFlush()
-	b.pub.close()
+	b.release()
 	b.setState(StateStopped)
+}
+
+// release stops the admission loop and the event publisher, once; a
+// released buffer cannot start again.
+func (b *Buffer) release() {
+	b.stopOnce.Do(func() {
+		b.released.Store(true)
+		b.admitter.close()
+		b.pub.close()
+	})
 }
 
 // Runtime exposes the buffer's Asynq runtime (its DLQ store and reconciler).

@@ -212,41 +212,18 @@ func (b *Buffer) full(depth int64) *contracts.Error {
 		Details: map[string]any{"depth": depth, "maxQueueSize": b.cfg.MaxQueueSize, "retryAfterSeconds": 1}}
 }
 
-// admitN runs the admission script: the idempotency claim (when key is not
-// empty) and the reservation of n places, one round trip. takeover names a
-// stale claim to replace.
-func (b *Buffer) admitN(ctx context.Context, n int, key string, c claim, takeover string) (status int64, val string, err error) {
-	keys := []string{depthKey(b.cfg.KeyPrefix)}
-	if key != "" {
-		keys = append(keys, idemKey(b.cfg.KeyPrefix, key))
-	}
-	res, err := admitScript.Run(ctx, b.cfg.Redis, keys, n, b.cfg.MaxQueueSize, c.String(), takeover).Slice()
-	if err != nil || len(res) != 2 {
-		return 0, "", persistence("buffer.Enqueue", fmt.Errorf("admission: %w", err))
-	}
-	status, _ = res[0].(int64)
-	switch v := res[1].(type) {
-	case int64:
-		b.depth.set(v)
-		return status, strconv.FormatInt(v, 10), nil
-	case string:
-		return status, v, nil
-	}
-	return status, "", nil
-}
-
 // reserve admits n messages without idempotency keys (a batch's places).
 func (b *Buffer) reserve(ctx context.Context, n int) error {
 	if n == 0 {
 		return nil
 	}
-	st, v, err := b.admitN(ctx, n, "", claim{}, "")
-	if err != nil {
-		return err
+	res, err := reserveScript.Run(ctx, b.cfg.Redis, []string{depthKey(b.cfg.KeyPrefix)}, n, b.cfg.MaxQueueSize).Int64Slice()
+	if err != nil || len(res) != 2 {
+		return persistence("buffer.Enqueue", fmt.Errorf("reserve: %w", err))
 	}
-	if st == 1 {
-		d, _ := strconv.ParseInt(v, 10, 64)
-		return b.full(d)
+	b.depth.set(res[1])
+	if res[0] == 1 {
+		return b.full(res[1])
 	}
 	return nil
 }
@@ -261,10 +238,12 @@ func (b *Buffer) admitOne(ctx context.Context, p prepared) (claim, error) {
 	c := claim{id: p.env.MessageID, queue: p.queue, at: b.cfg.Now()}
 	takeover := ""
 	for range 2 {
-		st, v, err := b.admitN(ctx, 1, p.env.IdempotencyKey, c, takeover)
-		if err != nil {
-			return c, err
+		x := &admission{key: p.env.IdempotencyKey, claim: c, takeover: takeover}
+		b.admitter.admit(x)
+		if x.err != nil {
+			return c, x.err
 		}
+		st, v := x.status, x.val
 		switch st {
 		case 0:
 			return c, nil

@@ -2,26 +2,51 @@ package buffer
 
 import "github.com/redis/go-redis/v9"
 
-// admitScript is an enqueue's admission, one step: the idempotency claim
-// and the capacity reservation (seed ENQUEUE "check idempotency", "check
-// backpressure").
+// reserveScript reserves n places (a batch's messages without
+// idempotency keys; seed ENQUEUE "check backpressure").
 //
-//	KEYS[1] depth counter; KEYS[2] idem key (absent without a key)
-//	ARGV[1] n messages; ARGV[2] max queue size; ARGV[3] claim value;
-//	ARGV[4] the claim being taken over ("" : the key must be free)
-//	returns {0, depth after} admitted | {1, depth} full |
-//	        {2, claim} the key is claimed by another message
-var admitScript = redis.NewScript(`
-if KEYS[2] then
-  local v = redis.call('GET', KEYS[2])
-  if v and v ~= ARGV[4] then return {2, v} end
-end
+//	KEYS[1] depth counter; ARGV[1] n; ARGV[2] max queue size
+//	returns {0, depth after} reserved | {1, depth} full
+var reserveScript = redis.NewScript(`
 local n = tonumber(ARGV[1])
 local d = tonumber(redis.call('GET', KEYS[1]) or '0')
 if d + n > tonumber(ARGV[2]) then return {1, d} end
-d = redis.call('INCRBY', KEYS[1], n)
-if KEYS[2] then redis.call('SET', KEYS[2], ARGV[3]) end
-return {0, d}
+return {0, redis.call('INCRBY', KEYS[1], n)}
+`)
+
+// admitScript admits single messages, all the enqueues that arrived
+// while the previous call was in flight (admission.go): per message the
+// idempotency claim and the place, in order (seed ENQUEUE "check
+// idempotency", "check backpressure").
+//
+//	KEYS[1] depth counter; KEYS[2..] the idem keys of the messages that
+//	have one, in message order
+//	ARGV[1] max queue size; then three per message: "1" when it has a key
+//	else "0", its claim value, the stale claim it takes over ("" : the key
+//	must be free)
+//	returns per message {0, depth after} admitted | {1, depth} full |
+//	        {2, claim} the key is claimed by another message
+var admitScript = redis.NewScript(`
+local max = tonumber(ARGV[1])
+local d = tonumber(redis.call('GET', KEYS[1]) or '0')
+local out, k, admitted = {}, 2, 0
+for i = 2, #ARGV, 3 do
+  local key = nil
+  if ARGV[i] == '1' then key = KEYS[k]; k = k + 1 end
+  local v = key and redis.call('GET', key)
+  if v and v ~= ARGV[i + 2] then
+    out[#out + 1] = {2, v}
+  elseif d + 1 > max then
+    out[#out + 1] = {1, d}
+  else
+    d = d + 1
+    admitted = admitted + 1
+    if key then redis.call('SET', key, ARGV[i + 1]) end
+    out[#out + 1] = {0, d}
+  end
+end
+if admitted > 0 then redis.call('INCRBY', KEYS[1], admitted) end
+return out
 `)
 
 // unadmitScript undoes an admission whose enqueue certainly failed.

@@ -128,14 +128,18 @@ func (h *Handlers) enqueue(c *fiber.Ctx) error {
 	if err != nil {
 		return asInvalidMessage(err)
 	}
-	var probe struct {
-		Messages json.RawMessage `json:"messages"`
-	}
-	if err := contracts.DecodeJSON(body, &probe); err != nil {
-		return asInvalidMessage(err)
-	}
-	if len(probe.Messages) > 0 && !bytes.Equal(bytes.TrimSpace(probe.Messages), []byte("null")) {
-		return h.enqueueBatch(c, probe.Messages)
+	// One decode for a single message: the batch probe runs only when the
+	// body mentions "messages" at all.
+	if bytes.Contains(body, []byte(`"messages"`)) {
+		var probe struct {
+			Messages json.RawMessage `json:"messages"`
+		}
+		if err := contracts.DecodeJSON(body, &probe); err != nil {
+			return asInvalidMessage(err)
+		}
+		if len(probe.Messages) > 0 && !bytes.Equal(bytes.TrimSpace(probe.Messages), []byte("null")) {
+			return h.enqueueBatch(c, probe.Messages)
+		}
 	}
 	var req contracts.BufferEnqueueRequest
 	if err := contracts.DecodeJSON(body, &req); err != nil {
