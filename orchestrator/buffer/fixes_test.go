@@ -228,4 +228,3 @@ func TestHandlerPanicStackIsBoundedAndKeptApart(t *testing.T) {
 		return false
 	}, 5*time.Second, 10*time.Millisecond)
 }
-

@@ -58,8 +58,8 @@ func (h emailHandler) Process(_ context.Context, m *buffer.Message) (any, error)
 	var v struct {
 		To    string `json:"to"`
 		Panic bool   `json:"panic"`
-		Fail int    `json:"fail"`
-		Wait bool   `json:"wait"`
+		Fail  int    `json:"fail"`
+		Wait  bool   `json:"wait"`
 	}
 	_ = json.Unmarshal(m.Payload, &v)
 	if v.Wait {
