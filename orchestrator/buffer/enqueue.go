@@ -303,7 +303,7 @@ func (b *Buffer) enqueueAdmitted(ctx context.Context, p prepared, c claim) (Enqu
 		b.unadmit(ctx, 1, p.env.IdempotencyKey, c)
 		return Enqueued{}, fmt.Errorf("buffer: encode message: %w", err)
 	}
-	_, err = b.rt.Client.EnqueueContext(ctx, asynq.NewTask(p.typ, body), asynq.TaskID(id), asynq.Queue(p.queue),
+	_, err = b.enq.EnqueueContext(ctx, asynq.NewTask(p.typ, body), asynq.TaskID(id), asynq.Queue(p.queue),
 		asynq.MaxRetry(p.env.MaxRetries), asynq.Timeout(p.timeout+10*time.Second), asynq.Retention(b.cfg.CompletedRetention))
 	if err != nil {
 		if errors.Is(err, asynq.ErrTaskIDConflict) {

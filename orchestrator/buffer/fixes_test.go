@@ -27,18 +27,33 @@ type loseAnswer struct {
 
 func (h *loseAnswer) DialHook(next redis.DialHook) redis.DialHook { return next }
 func (h *loseAnswer) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return next
-}
-func (h *loseAnswer) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		err := next(ctx, cmd)
-		if n := cmd.Name(); (n == "evalsha" || n == "eval") && len(cmd.Args()) > 3 {
-			if k, _ := cmd.Args()[3].(string); strings.HasSuffix(k, ":t:"+h.taskID) && h.done.CompareAndSwap(false, true) {
-				return context.DeadlineExceeded
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		err := next(ctx, cmds)
+		for _, cmd := range cmds {
+			if h.hit(cmd) {
+				cmd.SetErr(context.DeadlineExceeded)
 			}
 		}
 		return err
 	}
+}
+func (h *loseAnswer) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		err := next(ctx, cmd)
+		if h.hit(cmd) {
+			return context.DeadlineExceeded
+		}
+		return err
+	}
+}
+
+// hit reports the first run of the task's enqueue script.
+func (h *loseAnswer) hit(cmd redis.Cmder) bool {
+	if n := cmd.Name(); (n != "evalsha" && n != "eval") || len(cmd.Args()) <= 3 {
+		return false
+	}
+	k, _ := cmd.Args()[3].(string)
+	return strings.HasSuffix(k, ":t:"+h.taskID) && h.done.CompareAndSwap(false, true)
 }
 
 func keyed(key, id string) contracts.BufferEnqueueRequest {
