@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -27,11 +26,10 @@ type workBuffer struct {
 	api *bufferhttp.Handlers
 }
 
-// bufferSigner signs flowgate's outgoing buffer POSTs (webhook.forward, the
-// DLQ alert) with HMAC_SECRET; the one place the buffer calls the signer.
-func (m *Main) bufferSigner() builtin.Signer {
-	secret := []byte(m.Config.HMACSecret)
-	return func(ts time.Time, body []byte) (string, string) { return hmacsig.Sign(secret, ts, body) }
+// bufferSender signs and posts flowgate's outgoing buffer POSTs
+// (webhook.forward, the DLQ alert) with HMAC_SECRET.
+func (m *Main) bufferSender(client *http.Client) hmacsig.Sender {
+	return hmacsig.Sender{Secret: []byte(m.Config.HMACSecret), Client: client, Now: m.Now}
 }
 
 // newBuffer builds the buffer and registers its handlers; start runs it
@@ -58,7 +56,7 @@ func (m *Main) newBuffer(b *backend, shutdown context.Context) (*workBuffer, err
 		Logger:  m.Logger, Registerer: m.registry, Now: m.Now,
 	}
 	if c.DLQAlertWebhook != "" {
-		cfg.Alerter = &dlqAlerter{url: c.DLQAlertWebhook, sign: m.bufferSigner(), now: m.Now, client: &http.Client{Timeout: 10 * time.Second}}
+		cfg.Alerter = &dlqAlerter{url: c.DLQAlertWebhook, send: m.bufferSender(nil), now: m.Now}
 	}
 	buf, err := buffer.New(cfg)
 	if err != nil {
@@ -66,7 +64,7 @@ func (m *Main) newBuffer(b *backend, shutdown context.Context) (*workBuffer, err
 	}
 	hs := []buffer.Handler{builtin.NewEmit(b.Client, buf.Events(), m.Now)}
 	if c.WebhookURL != "" {
-		wh, err := builtin.NewWebhook(c.WebhookURL, c.WebhookTimeout, m.bufferSigner(), m.Now)
+		wh, err := builtin.NewWebhook(c.WebhookURL, c.WebhookTimeout, m.bufferSender(nil))
 		if err != nil {
 			return nil, &ConfigError{Var: "BUFFER_WEBHOOK_URL", Err: err}
 		}
@@ -115,31 +113,20 @@ func (w *workBuffer) routes(app *fiber.App) { bufferhttp.Register(app, w.api) }
 // dlqAlerter POSTs {"event":"buffer.dlq_threshold",...} signed like
 // flowgate's other webhooks.
 type dlqAlerter struct {
-	url    string
-	sign   builtin.Signer
-	now    func() time.Time
-	client *http.Client
+	url  string
+	send hmacsig.Sender
+	now  func() time.Time
 }
 
 // DLQAlert implements buffer.Alerter.
 func (a *dlqAlerter) DLQAlert(ctx context.Context, count, threshold int64) error {
-	at := a.now().UTC()
-	body, _ := json.Marshal(map[string]any{"event": "buffer.dlq_threshold", "count": count, "threshold": threshold, "at": at})
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, a.url, bytes.NewReader(body))
+	body, _ := json.Marshal(map[string]any{"event": "buffer.dlq_threshold", "count": count, "threshold": threshold, "at": a.now().UTC()})
+	ans, err := a.send.Post(ctx, a.url, body, nil)
 	if err != nil {
 		return fmt.Errorf("dlq alert: %w", err)
 	}
-	ts, sig := a.sign(at, body)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set(hmacsig.HeaderTimestamp, ts)
-	req.Header.Set(hmacsig.HeaderSignature, sig)
-	resp, err := a.client.Do(req)
-	if err != nil {
-		return fmt.Errorf("dlq alert: %w", err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode/100 != 2 {
-		return fmt.Errorf("dlq alert: %s answered %d", a.url, resp.StatusCode)
+	if !ans.OK() {
+		return fmt.Errorf("dlq alert: %s answered %d", a.url, ans.StatusCode)
 	}
 	return nil
 }

@@ -90,7 +90,8 @@ func TestBufferDLQAlertSignedPost(t *testing.T) {
 	defer srv.Close()
 	m := &Main{Config: Config{HMACSecret: secret}}
 	at := time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)
-	a := &dlqAlerter{url: srv.URL, sign: m.bufferSigner(), now: func() time.Time { return at }, client: srv.Client()}
+	m.Now = func() time.Time { return at }
+	a := &dlqAlerter{url: srv.URL, send: m.bufferSender(srv.Client()), now: m.Now}
 	require.NoError(t, a.DLQAlert(context.Background(), 101, 100))
 	r, body := <-got, <-bodies
 	require.JSONEq(t, `{"event":"buffer.dlq_threshold","count":101,"threshold":100,"at":"2026-11-23T09:00:00Z"}`, string(body))

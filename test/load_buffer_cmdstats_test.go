@@ -7,12 +7,15 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
+	"github.com/flowgate/flowgate/contracts"
 	"github.com/flowgate/flowgate/orchestrator/buffer"
 	"github.com/flowgate/flowgate/orchestrator/buffer/builtin"
 	"github.com/flowgate/flowgate/test/rediscluster"
@@ -91,4 +94,62 @@ func perMessage(t *testing.T, rdb *redis.Client, n int) string {
 		}
 	}
 	return sb.String()
+}
+
+// roundTrips counts a client's round trips (a command or a pipeline each).
+type roundTrips struct{ n atomic.Int64 }
+
+func (r *roundTrips) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (r *roundTrips) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error { r.n.Add(1); return next(ctx, cmd) }
+}
+func (r *roundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error { r.n.Add(1); return next(ctx, cmds) }
+}
+
+// TestLoadBufferEnqueueRoundTrips counts the Redis round trips of one
+// Buffer.Enqueue under 64 concurrent callers (the HTTP enqueue's Redis
+// cost), with and without an idempotency key, on a private redis-server:
+// the admission (claim + capacity) is coalesced across concurrent
+// enqueues; Asynq's enqueue is one round trip per task.
+func TestLoadBufferEnqueueRoundTrips(t *testing.T) {
+	if raceEnabled {
+		t.Skip("a benchmark; run without -race")
+	}
+	const n, conns = 5000, 64
+	srv := rediscluster.StartServer(t)
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr(), PoolSize: 64, MaxRetries: -1})
+	t.Cleanup(func() { _ = rdb.Close() })
+	rt := &roundTrips{}
+	rdb.AddHook(rt)
+	db := &redistest.DB{Client: rdb, Addr: srv.Addr()}
+	b := inProcess(t, db, 10, builtin.NewNoop(), nil)
+	t.Cleanup(b.Stop)
+	for _, keyed := range []bool{false, true} {
+		var next atomic.Int64
+		var wg sync.WaitGroup
+		before := rt.n.Load()
+		start := time.Now()
+		for range conns {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := next.Add(1); i <= n; i = next.Add(1) {
+					req := contracts.BufferEnqueueRequest{Type: builtin.TypeNoop, Payload: []byte(`{}`)}
+					if keyed {
+						req.IdempotencyKey = fmt.Sprintf("k-%d", i)
+					}
+					if _, err := b.Enqueue(context.Background(), req); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		el := time.Since(start)
+		per := float64(rt.n.Load()-before) / n
+		t.Logf("Enqueue (idempotency key: %v, %d callers): %.2f Redis round trips per enqueue, %.0f enqueues/s", keyed, conns, per, n/el.Seconds())
+		require.Less(t, per, 2.0, "the admission is coalesced: well under one extra round trip per enqueue")
+	}
 }

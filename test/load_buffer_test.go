@@ -115,7 +115,12 @@ func TestLoadBufferThroughput(t *testing.T) {
 		n = 1000
 	}
 	db := redistest.New(t)
-	p := startFlowgate(t, bufferEnv(db, nil))
+	prof := os.Getenv("FLOWGATE_BUFFER_PPROF") // a file: the CPU profile of the HTTP enqueue phase
+	extra := map[string]string{}
+	if prof != "" {
+		extra["PPROF_ADDR"] = freeAddr(t)
+	}
+	p := startFlowgate(t, bufferEnv(db, extra))
 	tok := testSecrets["BUFFER_API_TOKEN"]
 	insp := db.Client
 	const conns = 64
@@ -123,10 +128,12 @@ func TestLoadBufferThroughput(t *testing.T) {
 	raw := rawEnqueue(t, db, n, conns)
 	rawRate := float64(n) / raw.Seconds()
 
+	profiled := profileCPU(t, extra["PPROF_ADDR"], prof, 2*time.Second)
 	start := time.Now()
 	res := loadgen.Run(loadgen.Config{Addr: p.Addr(), Conns: conns, Requests: n, Check: wantStatus(202),
 		Build: enqueueReq(p.Addr(), tok, func(i int) string { return `{"type":"noop","payload":{"i":` + strconv.Itoa(i) + `}}` })})
 	require.Zero(t, res.Failures, "%v", res.FirstError)
+	profiled()
 	done := waitCompleted(t, insp, "buffer.default", n, 60*time.Second)
 	total := time.Since(start)
 
@@ -163,6 +170,31 @@ func TestLoadBufferThroughput(t *testing.T) {
 	if httpRate < 0.7*rawRate || total > 5*time.Second {
 		t.Logf("GOAL NOT MET: HTTP %.0f%% of raw (goal ≥ 70%%), complete in %s (goal < 5 s)", 100*httpRate/rawRate, total)
 	}
+}
+
+// profileCPU fetches a CPU profile of the flowgate at addr (its
+// PPROF_ADDR) into file while the caller runs; the returned func waits for
+// it. With no addr it does nothing.
+func profileCPU(t *testing.T, addr, file string, d time.Duration) func() {
+	t.Helper()
+	if addr == "" {
+		return func() {}
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		var req fasthttp.Request
+		var resp fasthttp.Response
+		req.SetRequestURI("http://" + addr + "/debug/pprof/profile?seconds=" + strconv.Itoa(int(d.Seconds())))
+		if err := fasthttp.DoTimeout(&req, &resp, d+30*time.Second); err != nil {
+			t.Errorf("pprof: %v", err)
+			return
+		}
+		if err := os.WriteFile(file, resp.Body(), 0o600); err != nil {
+			t.Errorf("pprof: %v", err)
+		}
+	}()
+	return func() { <-done }
 }
 
 // inProcess builds a started buffer with one handler on its own database.

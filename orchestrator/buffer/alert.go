@@ -2,6 +2,8 @@ package buffer
 
 import (
 	"context"
+	"fmt"
+	"strconv"
 	"time"
 )
 
@@ -18,7 +20,8 @@ func (f AlerterFunc) DLQAlert(ctx context.Context, count, threshold int64) error
 	return f(ctx, count, threshold)
 }
 
-// DLQCount is the number of dead letters across the buffer's queues.
+// DLQCount is the number of dead letters across the buffer's queues (the
+// records themselves, not the alert counter).
 func (b *Buffer) DLQCount(ctx context.Context) (int64, error) {
 	sizes, err := b.rt.DLQ.Size(ctx)
 	if err != nil {
@@ -31,37 +34,46 @@ func (b *Buffer) DLQCount(ctx context.Context) (int64, error) {
 	return n, nil
 }
 
-// afterDeadLetter runs the seed's checkAndAlert. The dead letter is written
-// by the runtime's error handler after this handler returns, so the count
-// includes it (+1).
-func (b *Buffer) afterDeadLetter(ctx context.Context) {
+// afterDeadLetter is the seed's checkAndAlert for one new dead letter.
+func (b *Buffer) afterDeadLetter(ctx context.Context) { b.dlqMoved(ctx, 1) }
+
+// dlqMoved moves the alert counter by delta and alerts on a crossing, one
+// script call (dlqCountScript): the count and the "already alerted" flag
+// change together, so concurrent dead letters on several instances alert
+// exactly once per crossing.
+func (b *Buffer) dlqMoved(ctx context.Context, delta int64) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
-	n, err := b.DLQCount(ctx)
-	if err != nil {
-		b.log.Warn("buffer: DLQ count for the alert check failed", "err", err)
-		return
+	if err := b.dlqCount(ctx, strconv.FormatInt(delta, 10), ""); err != nil {
+		b.log.Warn("buffer: DLQ alert check failed", "err", err)
 	}
-	b.checkAlert(ctx, n+1)
 }
 
-// checkAlert alerts once per crossing: a SET NX key marks "over" until the
-// count drops below the threshold again, across instances.
-func (b *Buffer) checkAlert(ctx context.Context, n int64) {
+// resyncDLQ sets the alert counter to the records' count (at start and
+// with every purge), healing what a crash or the reconciler changed.
+func (b *Buffer) resyncDLQ(ctx context.Context) error {
+	n, err := b.DLQCount(ctx)
+	if err != nil {
+		return err
+	}
+	return b.dlqCount(ctx, strconv.FormatInt(n, 10), "set")
+}
+
+func (b *Buffer) dlqCount(ctx context.Context, arg, mode string) error {
 	th := b.cfg.DLQAlertThreshold
-	k := alertKey(b.cfg.KeyPrefix)
-	if n < th {
-		b.cfg.Redis.Del(ctx, k)
-		return
+	res, err := dlqCountScript.Run(ctx, b.cfg.Redis, []string{dlqCountKey(b.cfg.KeyPrefix), alertKey(b.cfg.KeyPrefix)}, arg, th, mode).Int64Slice()
+	if err != nil || len(res) != 2 {
+		return fmt.Errorf("buffer: DLQ counter: %w", err)
 	}
-	first, err := b.cfg.Redis.SetNX(ctx, k, n, 0).Result()
-	if err != nil || !first {
-		return
+	if res[0] != 1 {
+		return nil
 	}
+	n := res[1]
 	b.log.Error("buffer: dead-letter queue crossed its alert threshold", "count", n, "threshold", th)
 	if b.cfg.Alerter != nil {
 		if err := b.cfg.Alerter.DLQAlert(ctx, n, th); err != nil {
 			b.log.Error("buffer: DLQ alert delivery failed", "err", err)
 		}
 	}
+	return nil
 }

@@ -29,6 +29,8 @@ const (
 	DefaultAlertDepth         = 900
 	DefaultNormalDepth        = 100
 	DefaultDepthRefresh       = 100 * time.Millisecond
+	DefaultDepthReconcile     = 10 * time.Second
+	DefaultIdempotencyGrace   = 30 * time.Second
 	DefaultCompletedRetention = 24 * time.Hour
 	DefaultFailedRetention    = 7 * 24 * time.Hour
 	DefaultMaxPayload         = 256 << 10
@@ -49,18 +51,26 @@ type Config struct {
 	DelayedCheck    time.Duration // how often due retries are moved to pending; default 1s
 	PollInterval    time.Duration // an idle dequeuer's sleep (seed: 100ms); default DefaultPollInterval
 
-	Backoff            Backoff // default the seed's 1 s · 2^n, cap 60 s
-	DefaultMaxRetries  int     // for handlers answering MaxRetries() < 0; default DefaultMaxRetries
-	MaxQueueSize       int64
-	WarnDepth          int64
-	AlertDepth         int64
-	DepthRefresh       time.Duration
+	Backoff           Backoff // default the seed's 1 s · 2^n, cap 60 s
+	DefaultMaxRetries int     // for handlers answering MaxRetries() < 0; default DefaultMaxRetries
+	MaxQueueSize      int64
+	WarnDepth         int64
+	AlertDepth        int64
+	DepthRefresh      time.Duration // how often finished messages are subtracted from the depth counter
+	DepthReconcile    time.Duration // how often the depth counter is re-set from Asynq's queues
+	// IdempotencyGrace is how long a claim whose message is not (yet) in
+	// Redis still answers DUPLICATE_MESSAGE: longer than any enqueue takes.
+	IdempotencyGrace   time.Duration
 	CompletedRetention time.Duration
 	FailedRetention    time.Duration
 	MaxPayload         int // bytes of a message payload
 	DLQAlertThreshold  int64
 	Alerter            Alerter // receives DLQ threshold crossings; default: log only
 	Circuit            CircuitConfig
+
+	// PlainEnqueue turns off the auto-pipelined enqueue client (see
+	// enqueueClient) and enqueues through the runtime's client.
+	PlainEnqueue bool
 
 	KeyPrefix  string // default "flowgate"
 	WorkerID   string // default hostname:pid
@@ -92,6 +102,8 @@ func (c *Config) withDefaults() {
 	orDefault(&c.DelayedCheck, time.Second)
 	orDefault(&c.PollInterval, DefaultPollInterval)
 	orDefault(&c.DepthRefresh, DefaultDepthRefresh)
+	orDefault(&c.DepthReconcile, DefaultDepthReconcile)
+	orDefault(&c.IdempotencyGrace, DefaultIdempotencyGrace)
 	orDefault(&c.CompletedRetention, DefaultCompletedRetention)
 	orDefault(&c.FailedRetention, DefaultFailedRetention)
 	orDefault(&c.MaxPayload, DefaultMaxPayload)
@@ -141,6 +153,10 @@ type Buffer struct {
 	handlers *registry
 	circuits *circuits
 	depth    *depthGauge
+	admitter *admitter
+	enq      *asynq.Client // Asynq enqueues (enqueueClient)
+	stopOnce sync.Once
+	released atomic.Bool
 	metrics  *metrics
 	pub      *publisher
 	log      *slog.Logger
@@ -178,13 +194,34 @@ func New(cfg Config) (*Buffer, error) {
 	b.state.Store(StateStopped)
 	b.pub = newPublisher(cfg.Redis, eventsChannel(cfg.KeyPrefix), cfg.Logger, m.dropped)
 	b.circuits = newCircuits(cfg.Circuit, b.circuitChanged)
-	b.depth = &depthGauge{rdb: cfg.Redis, refresh: cfg.DepthRefresh, now: cfg.Now, log: cfg.Logger,
+	b.admitter = newAdmitter(b)
+	b.enq = enqueueClient(cfg, rt)
+	b.depth = &depthGauge{rdb: cfg.Redis, key: depthKey(cfg.KeyPrefix), flush: cfg.DepthRefresh, reconcile: cfg.DepthReconcile, log: cfg.Logger,
 		th:      Thresholds{Normal: DefaultNormalDepth, Warning: cfg.WarnDepth, Alert: cfg.AlertDepth, Max: cfg.MaxQueueSize},
 		onDepth: func(d int64) { m.depth.Set(float64(d)) }}
 	for lvl, v := range map[string]int64{"normal": DefaultNormalDepth, "warning": cfg.WarnDepth, "alert": cfg.AlertDepth, "max": cfg.MaxQueueSize} {
 		m.level.WithLabelValues(lvl).Set(float64(v))
 	}
 	return b, nil
+}
+
+// enqueueClient is the Asynq client of Enqueue: over go-redis's
+// AutoPipeliner when the client has one, so concurrent enqueues (one
+// EVALSHA each, Asynq has no batch enqueue) share one write and one read
+// on a connection instead of a round trip each; else the runtime's.
+func enqueueClient(cfg Config, rt *orchestrator.Runtime) *asynq.Client {
+	ap, ok := cfg.Redis.(interface {
+		AutoPipeline() (*redis.AutoPipeliner, error)
+	})
+	if cfg.PlainEnqueue || !ok {
+		return rt.Client
+	}
+	p, err := ap.AutoPipeline()
+	if err != nil {
+		cfg.Logger.Warn("buffer: no auto-pipelined enqueue client; enqueueing one round trip per message", "err", err)
+		return rt.Client
+	}
+	return asynq.NewClientFromRedisClient(p)
 }
 
 // Register adds a handler. A duplicate type, an empty type, or a
@@ -203,13 +240,22 @@ func (b *Buffer) Register(h Handler) error {
 func (b *Buffer) Start() error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.State() != StateStopped {
-		return fmt.Errorf("buffer: cannot start: state is %s", b.State())
+	if b.State() != StateStopped || b.released.Load() {
+		return fmt.Errorf("buffer: cannot start: state is %s (a stopped buffer does not start again)", b.State())
 	}
 	b.handlers.seal()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := b.depth.resync(ctx); err != nil {
+		return fmt.Errorf("buffer: start: %w", err)
+	}
+	if err := b.resyncDLQ(ctx); err != nil {
+		return fmt.Errorf("buffer: start: %w", err)
+	}
 	if err := b.rt.Start(); err != nil {
 		return fmt.Errorf("buffer: start: %w", err)
 	}
+	b.depth.start()
 	b.setState(StateRunning)
 	return nil
 }
@@ -230,14 +276,25 @@ func (b *Buffer) Stop() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.State() != StateRunning {
-		b.pub.close() // never started: only the publisher runs
+		b.release() // never started
 		return
 	}
 	b.setState(StateShuttingDown) // from here admit refuses at once
 	b.inflight.Wait()
 	b.rt.Shutdown()
-	b.pub.close()
+	b.depth.stopAndFlush()
+	b.release()
 	b.setState(StateStopped)
+}
+
+// release stops the admission loop and the event publisher, once; a
+// released buffer cannot start again.
+func (b *Buffer) release() {
+	b.stopOnce.Do(func() {
+		b.released.Store(true)
+		b.admitter.close()
+		b.pub.close()
+	})
 }
 
 // Runtime exposes the buffer's Asynq runtime (its DLQ store and reconciler).

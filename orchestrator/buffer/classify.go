@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 	"syscall"
+	"unicode/utf8"
 
 	"github.com/flowgate/flowgate/contracts"
 )
@@ -50,6 +51,43 @@ type CodedError struct {
 func (e *CodedError) Error() string { return e.Code + ": " + e.Err.Error() }
 func (e *CodedError) Unwrap() error { return e.Err }
 
+// Bounds of a recovered panic: the value in the message, the stack in
+// errors[].stack.
+const (
+	maxPanicValue = 256
+	maxPanicStack = 4 << 10
+)
+
+// CodeHandlerPanic is the code of a panicking handler's attempt.
+const CodeHandlerPanic = "HANDLER_PANIC"
+
+// PanicError is a handler that panicked (code HANDLER_PANIC, never
+// retried). Error() is "panic: <value>" (at most 256 bytes of the value),
+// so the text that reaches lastError, events, the dead-letter record and
+// HTTP answers carries no stack; the stack (at most 4 KiB) goes to the
+// seed's errors[].stack only.
+type PanicError struct {
+	Value string
+	Stack string
+}
+
+func newPanicError(v any, stack []byte) *PanicError {
+	return &PanicError{Value: truncate(fmt.Sprint(v), maxPanicValue), Stack: truncate(string(stack), maxPanicStack)}
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…(truncated)"
+}
+
+func (e *PanicError) Error() string { return "panic: " + e.Value }
+
 // timeoutError is a handler that outlived Timeout().
 type timeoutError struct{ after string }
 
@@ -70,6 +108,8 @@ func Retryable(err error) bool {
 		return false
 	case errors.As(err, &ce):
 		return ce.Retry
+	case errors.As(err, new(*PanicError)):
+		return false
 	case strings.Contains(err.Error(), "Invalid"):
 		return false // the seed: error.message.includes('Invalid')
 	case isNetwork(err):
@@ -112,6 +152,8 @@ func ErrorCode(err error) string {
 		return string(contracts.CodeMessageTimeout)
 	case errors.As(err, &ce):
 		return ce.Code
+	case errors.As(err, new(*PanicError)):
+		return CodeHandlerPanic
 	case errors.As(err, &se):
 		return fmt.Sprintf("HTTP_%d", se.StatusCode)
 	case errors.Is(err, syscall.ECONNREFUSED):

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -40,55 +42,40 @@ func (t Thresholds) Level(depth int64) string {
 	return LevelNormal
 }
 
-// depthGauge is the queue depth: Asynq's pending+active+scheduled+retry of
-// the four queues, read in one pipeline at most once per refresh, advanced
-// locally by each enqueue in between.
+// depthGauge keeps the backpressure counter ("depth", one Redis key moved
+// by the admission script) and its local reading. Finished messages are
+// subtracted in one script call per flush interval, not one per message;
+// the counter is re-set from Asynq's queues every reconcile interval, so a
+// crash (an admission whose enqueue never landed, leaves not yet flushed)
+// heals. No lock is ever held across a Redis call.
 type depthGauge struct {
-	rdb     redis.UniversalClient
-	refresh time.Duration
-	now     func() time.Time
-	log     *slog.Logger
-	th      Thresholds
-	onDepth func(depth int64) // every new figure (the gauge)
+	rdb       redis.UniversalClient
+	key       string
+	flush     time.Duration
+	reconcile time.Duration
+	log       *slog.Logger
+	th        Thresholds
+	onDepth   func(depth int64) // every new figure (the gauge)
 
-	mu     sync.Mutex
-	value  int64
-	readAt time.Time
-	level  string
+	left atomic.Int64 // finished messages not yet subtracted
+
+	mu    sync.Mutex // value and level only
+	value int64
+	level string
+
+	stop chan struct{}
+	done chan struct{}
 }
 
-// Current returns the depth, re-reading Redis when the figure is older
-// than refresh.
-func (g *depthGauge) Current(ctx context.Context) (int64, error) {
+// set records a depth figure (an admission's, a flush's, a reconcile's).
+func (g *depthGauge) set(v int64) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	now := g.now()
-	if !g.readAt.IsZero() && now.Sub(g.readAt) < g.refresh {
-		return g.value, nil
-	}
-	v, err := g.read(ctx)
-	if err != nil {
-		return 0, err
-	}
-	g.value, g.readAt = v, now
-	g.observe()
-	return v, nil
-}
-
-// Add advances the figure by n enqueued messages.
-func (g *depthGauge) Add(n int64) {
-	g.mu.Lock()
-	g.value += n
-	g.observe()
-	g.mu.Unlock()
-}
-
-// observe publishes the figure and logs a level crossing once (mu held).
-func (g *depthGauge) observe() {
+	g.value = v
 	if g.onDepth != nil {
-		g.onDepth(g.value)
+		g.onDepth(v)
 	}
-	lvl := g.th.Level(g.value)
+	lvl := g.th.Level(v)
 	if lvl == g.level {
 		return
 	}
@@ -96,9 +83,99 @@ func (g *depthGauge) observe() {
 	g.level = lvl
 	switch lvl {
 	case LevelWarning:
-		g.log.Warn("buffer: queue depth above the warning threshold; consider scaling", "depth", g.value, "threshold", g.th.Warning, "from", prev)
+		g.log.Warn("buffer: queue depth above the warning threshold; consider scaling", "depth", v, "threshold", g.th.Warning, "from", prev)
 	case LevelAlert, LevelFull:
-		g.log.Error("buffer: queue depth above the alert threshold", "depth", g.value, "threshold", g.th.Alert, "max", g.th.Max, "level", lvl)
+		g.log.Error("buffer: queue depth above the alert threshold", "depth", v, "threshold", g.th.Alert, "max", g.th.Max, "level", lvl)
+	}
+}
+
+// Value is the last figure.
+func (g *depthGauge) Value() int64 {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.value
+}
+
+// leave counts n finished messages (subtracted at the next flush).
+func (g *depthGauge) leave(n int64) { g.left.Add(n) }
+
+// flushLeft subtracts the finished messages in one script call.
+func (g *depthGauge) flushLeft(ctx context.Context) error {
+	n := g.left.Swap(0)
+	if n == 0 {
+		return nil
+	}
+	d, err := leaveScript.Run(ctx, g.rdb, []string{g.key}, n).Int64()
+	if err != nil {
+		g.left.Add(n) // try again at the next flush
+		return fmt.Errorf("buffer: subtract finished messages: %w", err)
+	}
+	g.set(d)
+	return nil
+}
+
+// resync sets the counter to Asynq's figure. An admission between the
+// read and the SET is lost until the next resync (a bounded, self-healing
+// error; the alternative, one script over the four queues, is not
+// Cluster-safe: each queue has its own hash tag).
+func (g *depthGauge) resync(ctx context.Context) error {
+	if err := g.flushLeft(ctx); err != nil {
+		return err
+	}
+	v, err := g.read(ctx)
+	if err != nil {
+		return err
+	}
+	if err := g.rdb.Set(ctx, g.key, strconv.FormatInt(v, 10), 0).Err(); err != nil {
+		return fmt.Errorf("buffer: reset queue depth: %w", err)
+	}
+	g.set(v)
+	return nil
+}
+
+// start runs the flush and resync loop until stopAndFlush.
+func (g *depthGauge) start() {
+	g.stop, g.done = make(chan struct{}), make(chan struct{})
+	go g.loop()
+}
+
+func (g *depthGauge) loop() {
+	defer close(g.done)
+	fl, rs := time.NewTicker(g.flush), time.NewTicker(g.reconcile)
+	defer fl.Stop()
+	defer rs.Stop()
+	for {
+		var err error
+		select {
+		case <-g.stop:
+			return
+		case <-fl.C:
+			err = g.timed(g.flushLeft)
+		case <-rs.C:
+			err = g.timed(g.resync)
+		}
+		if err != nil {
+			g.log.Warn("buffer: queue depth upkeep failed", "err", err)
+		}
+	}
+}
+
+func (g *depthGauge) timed(f func(context.Context) error) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	return f(ctx)
+}
+
+// stopAndFlush ends the loop and subtracts what is left.
+func (g *depthGauge) stopAndFlush() {
+	if g.stop == nil {
+		return
+	}
+	close(g.stop)
+	<-g.done
+	g.stop = nil
+	if err := g.timed(g.flushLeft); err != nil {
+		g.log.Warn("buffer: queue depth upkeep failed", "err", err)
 	}
 }
 

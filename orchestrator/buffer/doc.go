@@ -28,13 +28,19 @@
 //     decision logic). A message that may not retry, or has used its
 //     retries (MAX_RETRIES_EXCEEDED), is archived by Asynq and written to the
 //     durable dead-letter record by the runtime's error handler.
-//   - Idempotency keys are a SET NX key holding the original messageId; it
-//     lives as long as the original is retained (no TTL while pending, then
-//     the completed or failed retention).
-//   - Backpressure reads Asynq's list and sorted-set sizes of the four queues
-//     in one pipelined round trip (O(1) commands, never a scan), at most once
-//     per DepthRefresh per instance, and advances the figure locally with
-//     each enqueue in between.
+//   - Admission is one script (scripts.go) over keys of one hash tag: the
+//     idempotency claim and the capacity reservation on a depth counter,
+//     shared by the enqueues that arrive while one call is in flight
+//     (admission.go). A claim holds "<messageId> <queue> <claimed at>" and
+//     answers DUPLICATE_MESSAGE while the original's task exists (queued or
+//     retained) or it is younger than IdempotencyGrace; otherwise it is
+//     stale (a crash between claim and enqueue) and taken over.
+//   - The depth counter is moved by admissions, by finished messages (one
+//     subtraction per DepthRefresh) and replays, and re-set from Asynq's list
+//     and sorted-set sizes of the four queues (one pipelined round trip of
+//     O(1) commands, never a scan) every DepthReconcile, which heals drift.
+//   - Asynq's enqueue (one EVALSHA per task) goes through go-redis's
+//     AutoPipeliner, so concurrent enqueues share round trips.
 //   - Circuit breakers (sony/gobreaker) are per instance: each instance
 //     judges the downstream from its own calls without a Redis round trip per
 //     message; with N instances a failing downstream sees at most

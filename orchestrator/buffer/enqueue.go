@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -124,20 +125,6 @@ func (b *Buffer) admit() error {
 	return nil
 }
 
-// capacity checks backpressure for n more messages.
-func (b *Buffer) capacity(ctx context.Context, n int64) error {
-	d, err := b.depth.Current(ctx)
-	if err != nil {
-		return persistence("buffer.Enqueue", err)
-	}
-	if d+n > b.cfg.MaxQueueSize {
-		return &contracts.Error{Code: contracts.CodeBufferQueueFull, Op: "buffer.Enqueue",
-			Message: fmt.Sprintf("the work buffer holds %d messages; the limit is %d", d, b.cfg.MaxQueueSize),
-			Details: map[string]any{"depth": d, "maxQueueSize": b.cfg.MaxQueueSize, "retryAfterSeconds": 1}}
-	}
-	return nil
-}
-
 func persistence(op string, err error) *contracts.Error {
 	return &contracts.Error{Code: contracts.CodePersistenceFailure, Op: op, Err: err,
 		Message: "the work buffer's store (Redis) failed; try again"}
@@ -152,9 +139,6 @@ func (b *Buffer) Enqueue(ctx context.Context, req contracts.BufferEnqueueRequest
 	defer b.inflight.Done()
 	p, err := b.prepare(req)
 	if err != nil {
-		return Enqueued{}, err
-	}
-	if err := b.capacity(ctx, 1); err != nil {
 		return Enqueued{}, err
 	}
 	return b.put(ctx, p)
@@ -172,13 +156,13 @@ func (b *Buffer) EnqueueBatch(ctx context.Context, reqs []contracts.BufferEnqueu
 	defer b.inflight.Done()
 	out, errs := make([]Enqueued, len(reqs)), make([]error, len(reqs))
 	ps := make([]prepared, len(reqs))
-	valid := 0
+	unkeyed := 0 // keyed items are admitted one by one, with their claim
 	for i, r := range reqs {
-		if ps[i], errs[i] = b.prepare(r); errs[i] == nil {
-			valid++
+		if ps[i], errs[i] = b.prepare(r); errs[i] == nil && ps[i].env.IdempotencyKey == "" {
+			unkeyed++
 		}
 	}
-	if err := b.capacity(ctx, int64(valid)); err != nil {
+	if err := b.reserve(ctx, unkeyed); err != nil {
 		return nil, nil, err
 	}
 	sem := make(chan struct{}, 32)
@@ -191,43 +175,161 @@ func (b *Buffer) EnqueueBatch(ctx context.Context, reqs []contracts.BufferEnqueu
 		sem <- struct{}{}
 		go func(i int) {
 			defer func() { <-sem; wg.Done() }()
-			out[i], errs[i] = b.put(ctx, ps[i])
+			if ps[i].env.IdempotencyKey != "" {
+				out[i], errs[i] = b.put(ctx, ps[i])
+			} else {
+				out[i], errs[i] = b.enqueueAdmitted(ctx, ps[i], claim{id: ps[i].env.MessageID, queue: ps[i].queue, at: b.cfg.Now()})
+			}
 		}(i)
 	}
 	wg.Wait()
 	return out, errs, nil
 }
 
-// put claims the idempotency key and enqueues the task.
-func (b *Buffer) put(ctx context.Context, p prepared) (Enqueued, error) {
-	id := p.env.MessageID
-	if k := p.env.IdempotencyKey; k != "" {
-		orig, err := claimIdemScript.Run(ctx, b.cfg.Redis, []string{idemKey(b.cfg.KeyPrefix, k)}, id).Text()
-		if err != nil {
-			return Enqueued{}, persistence("buffer.Enqueue", err)
-		}
-		if orig != "" {
-			return Enqueued{}, duplicate(orig, "idempotencyKey")
-		}
+// claim is an idempotency key's value: who claimed it, where, when.
+type claim struct {
+	id, queue string
+	at        time.Time
+}
+
+func (c claim) String() string {
+	return c.id + " " + c.queue + " " + strconv.FormatInt(c.at.UnixMilli(), 10)
+}
+
+func parseClaim(s string) claim {
+	f := strings.Fields(s)
+	if len(f) != 3 {
+		return claim{id: s} // unreadable: treated as in progress, then taken over
 	}
+	ms, _ := strconv.ParseInt(f[2], 10, 64)
+	return claim{id: f[0], queue: f[1], at: time.UnixMilli(ms)}
+}
+
+// full is QUEUE_FULL.
+func (b *Buffer) full(depth int64) *contracts.Error {
+	return &contracts.Error{Code: contracts.CodeBufferQueueFull, Op: "buffer.Enqueue",
+		Message: fmt.Sprintf("the work buffer holds %d messages; the limit is %d", depth, b.cfg.MaxQueueSize),
+		Details: map[string]any{"depth": depth, "maxQueueSize": b.cfg.MaxQueueSize, "retryAfterSeconds": 1}}
+}
+
+// reserve admits n messages without idempotency keys (a batch's places).
+func (b *Buffer) reserve(ctx context.Context, n int) error {
+	if n == 0 {
+		return nil
+	}
+	res, err := reserveScript.Run(ctx, b.cfg.Redis, []string{depthKey(b.cfg.KeyPrefix)}, n, b.cfg.MaxQueueSize).Int64Slice()
+	if err != nil || len(res) != 2 {
+		return persistence("buffer.Enqueue", fmt.Errorf("reserve: %w", err))
+	}
+	b.depth.set(res[1])
+	if res[0] == 1 {
+		return b.full(res[1])
+	}
+	return nil
+}
+
+// admitOne admits one message: its place and, with a key, its claim. A
+// claim is answered DUPLICATE_MESSAGE while the original's task exists (it
+// is queued, or retained after it finished) or the claim is younger than
+// IdempotencyGrace (its enqueue may be in flight); otherwise the claim is
+// stale (a crash between claim and enqueue, an enqueue that failed) and is
+// taken over.
+func (b *Buffer) admitOne(ctx context.Context, p prepared) (claim, error) {
+	c := claim{id: p.env.MessageID, queue: p.queue, at: b.cfg.Now()}
+	takeover := ""
+	for range 2 {
+		x := &admission{key: p.env.IdempotencyKey, claim: c, takeover: takeover}
+		b.admitter.admit(x)
+		if x.err != nil {
+			return c, x.err
+		}
+		st, v := x.status, x.val
+		switch st {
+		case 0:
+			return c, nil
+		case 1:
+			d, _ := strconv.ParseInt(v, 10, 64)
+			return c, b.full(d)
+		}
+		orig := parseClaim(v)
+		live, err := b.claimLive(ctx, orig)
+		if err != nil {
+			return c, err
+		}
+		if live {
+			return c, duplicate(orig.id, "idempotencyKey")
+		}
+		b.log.Warn("buffer: taking over a stale idempotency claim", "key", p.env.IdempotencyKey, "stale_message_id", orig.id, "message_id", c.id)
+		takeover = v
+	}
+	return c, duplicate(c.id, "idempotencyKey") // lost the takeover to a concurrent claimant
+}
+
+// claimLive reports whether a claim still stands for its message: it is
+// younger than the grace, or its task exists. An unreadable claim is
+// stale.
+func (b *Buffer) claimLive(ctx context.Context, orig claim) (bool, error) {
+	if orig.queue == "" {
+		return false, nil
+	}
+	if b.cfg.Now().Sub(orig.at) < b.cfg.IdempotencyGrace {
+		return true, nil
+	}
+	n, err := b.cfg.Redis.Exists(ctx, taskKey(orig.queue, orig.id)).Result()
+	if err != nil {
+		return false, persistence("buffer.Enqueue", err)
+	}
+	return n == 1, nil
+}
+
+// put admits and enqueues one message.
+func (b *Buffer) put(ctx context.Context, p prepared) (Enqueued, error) {
+	c, err := b.admitOne(ctx, p)
+	if err != nil {
+		return Enqueued{}, err
+	}
+	return b.enqueueAdmitted(ctx, p, c)
+}
+
+// enqueueAdmitted hands an admitted message to Asynq. Only a refusal that
+// certainly enqueued nothing (a task id conflict) gives the place and the
+// claim back; after any other error (a timeout, a lost answer) the task
+// may be in Redis, so both stay: the counter's resync and the claim check
+// heal them if it is not.
+func (b *Buffer) enqueueAdmitted(ctx context.Context, p prepared, c claim) (Enqueued, error) {
+	id := p.env.MessageID
 	body, err := json.Marshal(p.env)
 	if err != nil {
+		b.unadmit(ctx, 1, p.env.IdempotencyKey, c)
 		return Enqueued{}, fmt.Errorf("buffer: encode message: %w", err)
 	}
-	_, err = b.rt.Client.EnqueueContext(ctx, asynq.NewTask(p.typ, body), asynq.TaskID(id), asynq.Queue(p.queue),
+	_, err = b.enq.EnqueueContext(ctx, asynq.NewTask(p.typ, body), asynq.TaskID(id), asynq.Queue(p.queue),
 		asynq.MaxRetry(p.env.MaxRetries), asynq.Timeout(p.timeout+10*time.Second), asynq.Retention(b.cfg.CompletedRetention))
 	if err != nil {
-		if k := p.env.IdempotencyKey; k != "" {
-			b.releaseIdem(context.WithoutCancel(ctx), k, id, 0)
-		}
 		if errors.Is(err, asynq.ErrTaskIDConflict) {
+			b.unadmit(ctx, 1, p.env.IdempotencyKey, c)
 			return Enqueued{}, duplicate(id, "messageId")
 		}
 		return Enqueued{}, persistence("buffer.Enqueue", err)
 	}
-	b.depth.Add(1)
 	b.emit(contracts.BufferEvent{Event: EventEnqueued, MessageID: id, Type: p.typ, Priority: p.env.Priority})
 	return Enqueued{MessageID: id, Priority: p.env.Priority, Queue: p.queue}, nil
+}
+
+// unadmit gives back n places and, with a key, the claim c.
+func (b *Buffer) unadmit(ctx context.Context, n int, key string, c claim) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+	defer cancel()
+	keys := []string{depthKey(b.cfg.KeyPrefix)}
+	if key != "" {
+		keys = append(keys, idemKey(b.cfg.KeyPrefix, key))
+	}
+	d, err := unadmitScript.Run(ctx, b.cfg.Redis, keys, n, c.String()).Int64()
+	if err != nil {
+		b.log.Warn("buffer: could not give back an admission", "message_id", c.id, "err", err)
+		return
+	}
+	b.depth.set(d)
 }
 
 func duplicate(orig, field string) *contracts.Error {
@@ -236,13 +338,13 @@ func duplicate(orig, field string) *contracts.Error {
 		Details: map[string]any{"messageId": orig, "field": field}}
 }
 
-// releaseIdem deletes (ttl 0) or times out an idempotency key that still
-// names id.
-func (b *Buffer) releaseIdem(ctx context.Context, key, id string, ttl time.Duration) {
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+// expireIdem gives a finished message's claim its retention (ttl 0:
+// deletes it), only while the claim still names the message.
+func (b *Buffer) expireIdem(ctx context.Context, key, id string, ttl time.Duration) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 	defer cancel()
-	err := releaseIdemScript.Run(ctx, b.cfg.Redis, []string{idemKey(b.cfg.KeyPrefix, key)}, id, strconv.FormatInt(ttl.Milliseconds(), 10)).Err()
+	err := expireIdemScript.Run(ctx, b.cfg.Redis, []string{idemKey(b.cfg.KeyPrefix, key)}, id+" ", strconv.FormatInt(ttl.Milliseconds(), 10)).Err()
 	if err != nil {
-		b.log.Warn("buffer: could not release an idempotency key", "message_id", id, "err", err)
+		b.log.Warn("buffer: could not expire an idempotency key", "message_id", id, "err", err)
 	}
 }

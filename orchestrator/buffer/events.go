@@ -3,6 +3,7 @@ package buffer
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -106,21 +107,46 @@ func (p *publisher) send(e contracts.BufferEvent) {
 }
 
 // listened reports whether anyone subscribes to the channel, asking Redis
-// at most once a second (PUBSUB NUMSUB, O(1)).
+// at most once a second (numSub).
 func (p *publisher) listened() bool {
 	now := time.Now().UnixNano()
 	last := p.checked.Load()
 	if now-last > int64(time.Second) && p.checked.CompareAndSwap(last, now) {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		n, err := p.rdb.PubSubNumSub(ctx, p.channel).Result()
+		n, err := numSub(ctx, p.rdb, p.channel)
 		cancel()
 		if err != nil {
 			p.listeners.Store(1) // unknown: publish
 		} else {
-			p.listeners.Store(n[p.channel])
+			p.listeners.Store(n)
 		}
 	}
 	return p.listeners.Load() > 0
+}
+
+// numSub counts a channel's subscribers. PUBSUB NUMSUB answers for the
+// node it is sent to; on Redis Cluster a PUBLISH reaches every node and a
+// subscriber may be connected to any of them (masters and replicas), so
+// every node is asked and the answers summed.
+func numSub(ctx context.Context, rdb redis.UniversalClient, channel string) (int64, error) {
+	cc, ok := rdb.(*redis.ClusterClient)
+	if !ok {
+		m, err := rdb.PubSubNumSub(ctx, channel).Result()
+		if err != nil {
+			return 0, fmt.Errorf("buffer: PUBSUB NUMSUB: %w", err)
+		}
+		return m[channel], nil
+	}
+	var total atomic.Int64
+	err := cc.ForEachShard(ctx, func(ctx context.Context, c *redis.Client) error {
+		m, err := c.PubSubNumSub(ctx, channel).Result()
+		total.Add(m[channel])
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("buffer: PUBSUB NUMSUB on the cluster: %w", err)
+	}
+	return total.Load(), nil
 }
 
 func (p *publisher) run() {

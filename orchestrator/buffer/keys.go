@@ -1,8 +1,6 @@
 package buffer
 
 import (
-	"github.com/redis/go-redis/v9"
-
 	"github.com/flowgate/flowgate/contracts"
 )
 
@@ -20,40 +18,36 @@ func queueWeights() map[string]int {
 	return map[string]int{queueNames[0]: 4, queueNames[1]: 3, queueNames[2]: 2, queueNames[3]: 1}
 }
 
-// Keys (prefix defaults to "flowgate"). Every key has its own hash tag; no
-// script touches two keys.
+// Keys (prefix defaults to "flowgate"). The buffer's own state shares the
+// hash tag {buffer}, so the admission and alert scripts (scripts.go) touch
+// keys of one slot on Redis Cluster; a message's errors have their own.
 //
-//	<prefix>:buffer:idem:{<key>}   STRING original messageId; no TTL while the
-//	                               original is pending, then its retention
-//	<prefix>:buffer:err:{<id>}     LIST   JSON BufferError per failed attempt
-//	                               (TTL: failed retention)
-//	<prefix>:buffer:dlqalert       STRING set while the DLQ is over its alert
-//	                               threshold (one alert per crossing)
-//	<prefix>:buffer:events         PUBSUB channel of BufferEvent JSON
+//	<prefix>:buffer:{buffer}:depth       STRING messages admitted and not yet
+//	                                     finished (the backpressure counter;
+//	                                     reconciled with Asynq's queues)
+//	<prefix>:buffer:{buffer}:idem:<key>  STRING claim "<messageId> <queue>
+//	                                     <claimed at, unix ms>"; no TTL while
+//	                                     the message is queued, then its
+//	                                     retention. A claim whose task no longer
+//	                                     exists (and older than the claim
+//	                                     grace) is taken over: never a false
+//	                                     DUPLICATE_MESSAGE
+//	<prefix>:buffer:{buffer}:dlqcount    STRING dead letters (the alert counter;
+//	                                     reconciled with the DLQ records)
+//	<prefix>:buffer:{buffer}:dlqalert    STRING set while the DLQ is over its
+//	                                     alert threshold (one alert per crossing)
+//	<prefix>:buffer:err:{<id>}           LIST   JSON BufferError per failed
+//	                                     attempt (TTL: failed retention)
+//	<prefix>:buffer:events               PUBSUB channel of BufferEvent JSON
 //
-// Asynq's own keys read for backpressure (asynq internal/base, stable since
-// v0.18): asynq:{<queue>}:pending|active LIST, :scheduled|:retry ZSET.
-func idemKey(prefix, key string) string  { return prefix + ":buffer:idem:{" + key + "}" }
-func errKey(prefix, id string) string    { return prefix + ":buffer:err:{" + id + "}" }
-func alertKey(prefix string) string      { return prefix + ":buffer:dlqalert" }
-func eventsChannel(prefix string) string { return prefix + ":buffer:events" }
-
-// claimIdemScript claims an idempotency key for a message.
-//
-//	KEYS[1] idem key; ARGV[1] messageId
-//	returns "" when claimed, else the original messageId
-var claimIdemScript = redis.NewScript(`
-if redis.call('SET', KEYS[1], ARGV[1], 'NX') then return '' end
-return redis.call('GET', KEYS[1])
-`)
-
-// releaseIdemScript drops or times out an idempotency key only while it
-// still names the message (a later claimant is never touched).
-//
-//	KEYS[1] idem key; ARGV[1] messageId; ARGV[2] TTL ms (0: delete)
-//	returns 1 when changed, else 0
-var releaseIdemScript = redis.NewScript(`
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
-if tonumber(ARGV[2]) == 0 then return redis.call('DEL', KEYS[1]) end
-return redis.call('PEXPIRE', KEYS[1], ARGV[2])
-`)
+// Asynq's own keys read for the depth reconcile and the claim check (asynq
+// internal/base, stable since v0.18): asynq:{<queue>}:pending|active LIST,
+// :scheduled|:retry ZSET, asynq:{<queue>}:t:<id> HASH (a task).
+func stateKey(prefix, name string) string { return prefix + ":buffer:{buffer}:" + name }
+func depthKey(prefix string) string       { return stateKey(prefix, "depth") }
+func idemKey(prefix, key string) string   { return stateKey(prefix, "idem:"+key) }
+func dlqCountKey(prefix string) string    { return stateKey(prefix, "dlqcount") }
+func alertKey(prefix string) string       { return stateKey(prefix, "dlqalert") }
+func errKey(prefix, id string) string     { return prefix + ":buffer:err:{" + id + "}" }
+func eventsChannel(prefix string) string  { return prefix + ":buffer:events" }
+func taskKey(queue, id string) string     { return "asynq:{" + queue + "}:t:" + id }

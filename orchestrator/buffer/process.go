@@ -104,7 +104,7 @@ func (p *processor) run(ctx context.Context, msg *Message) (result any, err erro
 	go func() {
 		defer func() {
 			if r := recover(); r != nil {
-				done <- answer{err: &CodedError{Code: "HANDLER_PANIC", Retry: false, Err: fmt.Errorf("panic: %v\n%s", r, debug.Stack())}}
+				done <- answer{err: newPanicError(r, debug.Stack())}
 			}
 		}()
 		v, err := p.h.Process(tctx, msg)
@@ -147,8 +147,9 @@ func (p *processor) completed(ctx context.Context, t *asynq.Task, msg *Message, 
 		// The work is done; asynq would run it again if we failed here.
 		b.log.Warn("buffer: could not write a message result", "message_id", msg.MessageID, "err", err)
 	}
+	b.depth.leave(1)
 	if msg.IdempotencyKey != "" {
-		b.releaseIdem(ctx, msg.IdempotencyKey, msg.MessageID, b.cfg.CompletedRetention)
+		b.expireIdem(ctx, msg.IdempotencyKey, msg.MessageID, b.cfg.CompletedRetention)
 	}
 	b.emit(contracts.BufferEvent{Event: EventCompleted, MessageID: msg.MessageID, Type: msg.Type, Priority: msg.Priority, Attempt: msg.AttemptCount})
 	return nil
@@ -165,8 +166,12 @@ func (p *processor) failed(ctx context.Context, msg *Message, err error) error {
 		retry = false // the timed-out attempt may have taken effect
 	}
 	final := !retry || msg.AttemptCount > msg.MaxRetries
-	b.recordError(ctx, msg, contracts.BufferError{Message: err.Error(), Code: code,
-		Timestamp: b.cfg.Now().UTC(), AttemptNumber: msg.AttemptCount})
+	rec := contracts.BufferError{Message: err.Error(), Code: code, Timestamp: b.cfg.Now().UTC(), AttemptNumber: msg.AttemptCount}
+	var pe *PanicError
+	if errors.As(err, &pe) {
+		rec.Stack = pe.Stack
+	}
+	b.recordError(ctx, msg, rec)
 	willRetry := !final
 	b.emit(contracts.BufferEvent{Event: EventFailed, MessageID: msg.MessageID, Type: msg.Type, Priority: msg.Priority,
 		Attempt: msg.AttemptCount, WillRetry: &willRetry, Code: code, Error: err.Error()})
@@ -176,8 +181,9 @@ func (p *processor) failed(ctx context.Context, msg *Message, err error) error {
 	if retry {
 		code = string(contracts.CodeMaxRetriesExceeded)
 	}
+	b.depth.leave(1)
 	if msg.IdempotencyKey != "" {
-		b.releaseIdem(ctx, msg.IdempotencyKey, msg.MessageID, b.cfg.FailedRetention)
+		b.expireIdem(ctx, msg.IdempotencyKey, msg.MessageID, b.cfg.FailedRetention)
 	}
 	b.emit(contracts.BufferEvent{Event: EventDLQ, MessageID: msg.MessageID, Type: msg.Type, Priority: msg.Priority,
 		Attempt: msg.AttemptCount, Code: code, Error: err.Error()})

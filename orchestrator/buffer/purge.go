@@ -2,6 +2,8 @@ package buffer
 
 import (
 	"context"
+
+	"github.com/flowgate/flowgate/contracts"
 )
 
 // PurgeExpired deletes the dead letters that failed longer than
@@ -30,11 +32,10 @@ func (b *Buffer) PurgeExpired(ctx context.Context) (int, error) {
 				break
 			}
 		}
-		for _, id := range expired {
-			if err := b.DeleteDLQ(ctx, id); err != nil {
-				return purged, err
-			}
-			purged++
+		n, err := b.purgeIDs(ctx, expired)
+		purged += n
+		if err != nil {
+			return purged, err
 		}
 	}
 	if purged > 0 {
@@ -43,10 +44,30 @@ func (b *Buffer) PurgeExpired(ctx context.Context) (int, error) {
 	return purged, nil
 }
 
+// purgeIDs deletes the dead letters ids. One that vanished meanwhile (a
+// replay, a delete, another instance's purge) is skipped, not an error.
+func (b *Buffer) purgeIDs(ctx context.Context, ids []string) (int, error) {
+	purged := 0
+	for _, id := range ids {
+		err := b.DeleteDLQ(ctx, id)
+		switch {
+		case err == nil:
+			purged++
+		case contracts.ErrorCode(err) == contracts.CodeNotFound:
+			continue
+		default:
+			return purged, err
+		}
+	}
+	return purged, nil
+}
+
 // Run implements scheduler.Job with PurgeExpired.
 func (p purgeJob) Run(ctx context.Context) error {
-	_, err := p.b.PurgeExpired(ctx)
-	return err
+	if _, err := p.b.PurgeExpired(ctx); err != nil {
+		return err
+	}
+	return p.b.resyncDLQ(ctx)
 }
 
 type purgeJob struct{ b *Buffer }

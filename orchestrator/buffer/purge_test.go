@@ -51,5 +51,5 @@ func TestPurgeExpiredDeadLetters(t *testing.T) {
 	require.Equal(t, "young", l.Items[0].MessageID)
 	_, err = x.buf.Get(context.Background(), "old")
 	require.Equal(t, contracts.CodeNotFound, code(err), "the archived task is gone too")
-	require.Zero(t, x.db.Client.Exists(context.Background(), "flowgate:buffer:idem:{k-old}", "flowgate:buffer:err:{old}").Val())
+	require.Zero(t, x.db.Client.Exists(context.Background(), "flowgate:buffer:{buffer}:idem:k-old", "flowgate:buffer:err:{old}").Val())
 }

@@ -248,25 +248,53 @@ func (b *Buffer) dlqFind(ctx context.Context, id string) (string, error) {
 }
 
 // Replay runs a dead letter again with fresh retries (seed replayMessage):
-// the archived task goes back to pending and the record is removed.
+// the archived task goes back to pending and the record is removed. Of
+// concurrent replays one wins; the others, like a replay of a message that
+// is no longer dead, get CONFLICT (409).
 func (b *Buffer) Replay(ctx context.Context, id string) error {
 	q, err := b.dlqFind(ctx, id)
 	if err != nil {
+		if contracts.ErrorCode(err) == contracts.CodeNotFound {
+			return b.notDead(id, err)
+		}
 		return err
 	}
-	if err := b.rt.Inspector.RunTask(q, id); err != nil && !errors.Is(err, asynq.ErrTaskNotFound) {
-		return persistence("buffer.Replay", err)
-	} else if err != nil {
-		return &contracts.Error{Code: contracts.CodeConflict, Op: "buffer.Replay", Err: err,
-			Message: "the dead letter's task is no longer in the archive; it cannot be replayed", Details: map[string]any{"messageId": id}}
+	if err := b.rt.Inspector.RunTask(q, id); err != nil {
+		if errors.Is(err, asynq.ErrTaskNotFound) {
+			return &contracts.Error{Code: contracts.CodeConflict, Op: "buffer.Replay", Err: err,
+				Message: "the dead letter's task is no longer in the archive; it cannot be replayed", Details: map[string]any{"messageId": id}}
+		}
+		// asynq refuses a task that is not archived (a concurrent replay
+		// moved it) with an untyped error: look at the task.
+		return b.notDead(id, persistence("buffer.Replay", err))
 	}
-	if _, err := b.rt.DLQ.Delete(ctx, q, id); err != nil {
+	gone, err := b.rt.DLQ.Delete(ctx, q, id)
+	if err != nil {
 		return persistence("buffer.Replay", err)
 	}
-	b.cfg.Redis.Del(ctx, errKey(b.cfg.KeyPrefix, id))
-	b.depth.Add(1)
-	b.recheckAlert(ctx)
+	pipe := b.cfg.Redis.Pipeline()
+	pipe.Del(ctx, errKey(b.cfg.KeyPrefix, id))
+	depth := pipe.IncrBy(ctx, depthKey(b.cfg.KeyPrefix), 1)
+	if _, err := pipe.Exec(ctx); err == nil {
+		b.depth.set(depth.Val())
+	}
+	if gone {
+		b.dlqMoved(ctx, -1)
+	}
 	return nil
+}
+
+// notDead answers a replay of a message that is not (or no longer) a dead
+// letter: CONFLICT when its task exists in another state (already
+// replayed), else otherwise.
+func (b *Buffer) notDead(id string, otherwise error) error {
+	info, err := b.find(id)
+	if err != nil || info.State == asynq.TaskStateArchived {
+		return otherwise
+	}
+	return &contracts.Error{Code: contracts.CodeConflict, Op: "buffer.Replay",
+		Message: "message " + id + " is not a dead letter (already replayed; state " + info.State.String() + ")",
+		Details: map[string]any{"messageId": id, "reason": "already_replayed"}}
 }
 
 // DeleteDLQ removes a dead letter for good (record, archived task, errors,
@@ -279,22 +307,19 @@ func (b *Buffer) DeleteDLQ(ctx context.Context, id string) error {
 	if info, err := b.rt.Inspector.GetTaskInfo(q, id); err == nil {
 		var env envelope
 		if json.Unmarshal(info.Payload, &env) == nil && env.IdempotencyKey != "" {
-			b.releaseIdem(ctx, env.IdempotencyKey, id, 0)
+			b.expireIdem(ctx, env.IdempotencyKey, id, 0)
 		}
 		if err := b.rt.Inspector.DeleteTask(q, id); err != nil && !errors.Is(err, asynq.ErrTaskNotFound) {
 			return persistence("buffer.DeleteDLQ", err)
 		}
 	}
-	if _, err := b.rt.DLQ.Delete(ctx, q, id); err != nil {
+	n, err := b.rt.DLQ.Delete(ctx, q, id)
+	if err != nil {
 		return persistence("buffer.DeleteDLQ", err)
 	}
 	b.cfg.Redis.Del(ctx, errKey(b.cfg.KeyPrefix, id))
-	b.recheckAlert(ctx)
-	return nil
-}
-
-func (b *Buffer) recheckAlert(ctx context.Context) {
-	if n, err := b.DLQCount(ctx); err == nil {
-		b.checkAlert(ctx, n)
+	if n {
+		b.dlqMoved(ctx, -1)
 	}
+	return nil
 }

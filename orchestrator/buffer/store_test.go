@@ -323,18 +323,22 @@ func e2eCase7(t *testing.T) {
 	}
 }
 
+// e2eCase8 runs the breaker end to end. It asserts no wall-clock instant:
+// the handler's outcome is decided by its call count (the first two calls
+// fail, every later one succeeds), never by a flag flipped after a sleep,
+// so the half-open trial succeeds whenever it comes; open → half-open is
+// awaited, and the timeout (1 s) is five deferral waits long, so the
+// deferral is seen long before it. The exact timing of the transitions is
+// asserted on a virtual clock in TestCircuitTransitionsOnAVirtualClock.
 func e2eCase8(t *testing.T) {
 	x := setup(t, func(c *buffer.Config) {
 		c.Concurrency = 1
-		c.Circuit = buffer.CircuitConfig{Threshold: 2, Timeout: 400 * time.Millisecond}
+		c.Circuit = buffer.CircuitConfig{Threshold: 2, Timeout: time.Second}
 	})
 	events := subscribe(t, x)
-	var down atomic.Bool
-	down.Store(true)
-	rec := newRecorder()
+	var calls atomic.Int32
 	x.start(t, fn("hook", func(_ context.Context, m *buffer.Message) (any, error) {
-		rec.add(m.MessageID)
-		if down.Load() {
+		if calls.Add(1) <= 2 {
 			return nil, &buffer.StatusError{StatusCode: 503}
 		}
 		return "ok", nil
@@ -342,16 +346,15 @@ func e2eCase8(t *testing.T) {
 	ten := 10
 	a := enq(t, x.buf, "hook", `{}`, func(r *contracts.BufferEnqueueRequest) { r.MaxRetries = &ten })
 	require.Eventually(t, func() bool { return x.buf.Circuits()[0].State == "OPEN" }, 5*time.Second, 5*time.Millisecond)
-	calls, _ := rec.snapshot()
-	require.Equal(t, 2, calls[a.MessageID], "two failures opened the breaker")
+	require.EqualValues(t, 2, calls.Load(), "two failures opened the breaker")
 	// While open, attempts are deferred, not burnt.
 	require.Eventually(t, func() bool {
 		m, err := x.buf.Get(context.Background(), a.MessageID)
 		return err == nil && len(m.Errors) >= 3 && m.Errors[len(m.Errors)-1].Code == "CIRCUIT_OPEN"
 	}, 5*time.Second, 5*time.Millisecond)
-	down.Store(false)
 	m := waitState(t, x.buf, a.MessageID, contracts.BufferCompleted)
 	require.Equal(t, 3, m.AttemptCount, "deferrals burnt no attempt")
+	require.EqualValues(t, 3, calls.Load(), "the half-open trial was the only further call")
 	require.Equal(t, "CLOSED", x.buf.Circuits()[0].State)
 	require.Eventually(t, func() bool {
 		s := events.states()

@@ -89,7 +89,7 @@ func workBufferCase4(t *testing.T) {
 	waitState(t, x.buf, first.MessageID, contracts.BufferCompleted)
 	_, err = x.buf.Enqueue(context.Background(), contracts.BufferEnqueueRequest{Type: "email", Payload: json.RawMessage(`{}`), IdempotencyKey: "order-7"})
 	require.Equal(t, contracts.CodeDuplicateMessage, code(err), "still a duplicate while the completed original is retained")
-	ttl := x.db.Client.PTTL(context.Background(), "flowgate:buffer:idem:{order-7}").Val()
+	ttl := x.db.Client.PTTL(context.Background(), "flowgate:buffer:{buffer}:idem:order-7").Val()
 	require.InDelta(t, buffer.DefaultCompletedRetention.Hours(), ttl.Hours(), 0.01, "the key lives as long as the original")
 }
 

@@ -1,12 +1,10 @@
 package bookingsvc
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"time"
 
@@ -58,32 +56,16 @@ func (e WebhookEvents) Publish(ctx context.Context, ev contracts.BookingComplete
 	if err != nil {
 		return err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.URL, bytes.NewReader(body))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	now := time.Now
-	if e.Now != nil {
-		now = e.Now
-	}
-	hmacsig.SignRequest(req, e.Secret, now(), body)
 	c := e.Client
-	if c == nil {
-		t := e.Timeout
-		if t <= 0 {
-			t = 10 * time.Second
-		}
-		c = &http.Client{Timeout: t}
+	if c == nil && e.Timeout > 0 {
+		c = &http.Client{Timeout: e.Timeout}
 	}
-	resp, err := c.Do(req)
+	ans, err := hmacsig.Sender{Secret: e.Secret, Client: c, Now: e.Now}.Post(ctx, e.URL, body, nil)
 	if err != nil {
-		return err
+		return fmt.Errorf("booking events webhook: %w", err)
 	}
-	defer resp.Body.Close()
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-	if resp.StatusCode/100 != 2 {
-		return fmt.Errorf("booking events webhook: %s answered %d", e.URL, resp.StatusCode)
+	if !ans.OK() {
+		return fmt.Errorf("booking events webhook: %s answered %d", e.URL, ans.StatusCode)
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ package bufferhttp
 
 import (
 	"bytes"
+	"context"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
@@ -38,15 +39,31 @@ type Config struct {
 // DefaultRequestTimeout is Config.RequestTimeout's default.
 const DefaultRequestTimeout = 2 * time.Second
 
+// Buffer is what the API needs of the work buffer; *buffer.Buffer is the
+// one implementation (a decorator, e.g. an audit log, can wrap it).
+type Buffer interface {
+	Enqueue(ctx context.Context, req contracts.BufferEnqueueRequest) (buffer.Enqueued, error)
+	EnqueueBatch(ctx context.Context, reqs []contracts.BufferEnqueueRequest) ([]buffer.Enqueued, []error, error)
+	Stats(ctx context.Context) (contracts.BufferStats, error)
+	Get(ctx context.Context, id string) (*buffer.Message, error)
+	DLQList(ctx context.Context, limit int, cursor string) (contracts.BufferDLQList, error)
+	DLQCount(ctx context.Context) (int64, error)
+	DLQStats(ctx context.Context) (contracts.BufferDLQStats, error)
+	Replay(ctx context.Context, id string) error
+	DeleteDLQ(ctx context.Context, id string) error
+	Circuits() []contracts.BufferCircuit
+	ResetCircuit(typ string) error
+}
+
 // Handlers serve the API on a Buffer.
 type Handlers struct {
-	buf   *buffer.Buffer
+	buf   Buffer
 	token []byte
 	cfg   Config
 }
 
 // New validates cfg.
-func New(b *buffer.Buffer, cfg Config) (*Handlers, error) {
+func New(b Buffer, cfg Config) (*Handlers, error) {
 	if b == nil {
 		return nil, errors.New("bufferhttp: a buffer is required")
 	}
@@ -111,14 +128,18 @@ func (h *Handlers) enqueue(c *fiber.Ctx) error {
 	if err != nil {
 		return asInvalidMessage(err)
 	}
-	var probe struct {
-		Messages json.RawMessage `json:"messages"`
-	}
-	if err := contracts.DecodeJSON(body, &probe); err != nil {
-		return asInvalidMessage(err)
-	}
-	if len(probe.Messages) > 0 && !bytes.Equal(bytes.TrimSpace(probe.Messages), []byte("null")) {
-		return h.enqueueBatch(c, probe.Messages)
+	// One decode for a single message: the batch probe runs only when the
+	// body mentions "messages" at all.
+	if bytes.Contains(body, []byte(`"messages"`)) {
+		var probe struct {
+			Messages json.RawMessage `json:"messages"`
+		}
+		if err := contracts.DecodeJSON(body, &probe); err != nil {
+			return asInvalidMessage(err)
+		}
+		if len(probe.Messages) > 0 && !bytes.Equal(bytes.TrimSpace(probe.Messages), []byte("null")) {
+			return h.enqueueBatch(c, probe.Messages)
+		}
 	}
 	var req contracts.BufferEnqueueRequest
 	if err := contracts.DecodeJSON(body, &req); err != nil {
@@ -204,6 +225,11 @@ func (h *Handlers) message(c *fiber.Ctx) error {
 	m, err := h.buf.Get(c.UserContext(), param(c, "id"))
 	if err != nil {
 		return err
+	}
+	// A panic's stack (errors[].stack) stays in the Go API and Redis: an
+	// HTTP answer never carries handler internals.
+	for i := range m.Errors {
+		m.Errors[i].Stack = ""
 	}
 	return c.JSON(m)
 }

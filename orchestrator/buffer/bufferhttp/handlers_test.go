@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -55,13 +56,17 @@ func (h emailHandler) Validate(p json.RawMessage) error {
 
 func (h emailHandler) Process(_ context.Context, m *buffer.Message) (any, error) {
 	var v struct {
-		To   string `json:"to"`
-		Fail int    `json:"fail"`
-		Wait bool   `json:"wait"`
+		To    string `json:"to"`
+		Panic bool   `json:"panic"`
+		Fail  int    `json:"fail"`
+		Wait  bool   `json:"wait"`
 	}
 	_ = json.Unmarshal(m.Payload, &v)
 	if v.Wait {
 		<-h.gate
+	}
+	if v.Panic {
+		panic("mailer exploded")
 	}
 	if v.Fail != 0 {
 		return nil, &buffer.StatusError{StatusCode: v.Fail}
@@ -70,6 +75,12 @@ func (h emailHandler) Process(_ context.Context, m *buffer.Message) (any, error)
 }
 
 func setup(t testing.TB, mod func(*buffer.Config)) *env {
+	t.Helper()
+	return setupWrapped(t, mod, nil)
+}
+
+// setupWrapped serves the API on wrap(buffer) (nil: the buffer itself).
+func setupWrapped(t testing.TB, mod func(*buffer.Config), wrap func(*buffer.Buffer) bufferhttp.Buffer) *env {
 	t.Helper()
 	db := redistest.New(t)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -94,7 +105,11 @@ func setup(t testing.TB, mod func(*buffer.Config)) *env {
 	})
 	app, err := web.New(web.Options{Logger: log})
 	require.NoError(t, err)
-	h, err := bufferhttp.New(b, bufferhttp.Config{Token: token})
+	var api bufferhttp.Buffer = b
+	if wrap != nil {
+		api = wrap(b)
+	}
+	h, err := bufferhttp.New(api, bufferhttp.Config{Token: token})
 	require.NoError(t, err)
 	bufferhttp.Register(app, h)
 	return &env{app: app, buf: b, db: db, gate: gate}
@@ -379,4 +394,58 @@ func TestCompressedBodyRefused(t *testing.T) {
 	require.Equal(t, string(contracts.CodeInvalidMessage), got)
 	require.Equal(t, "Content-Encoding", det["field"])
 	require.Zero(t, e.enqueued(t), "nothing enqueued")
+}
+
+// auditing is a decorator over the real buffer: the API takes any
+// implementation of its consumer-side interface (defect 9; before, it took
+// *buffer.Buffer only).
+type auditing struct {
+	*buffer.Buffer
+	mu  sync.Mutex
+	ids []string
+}
+
+func (a *auditing) Enqueue(ctx context.Context, req contracts.BufferEnqueueRequest) (buffer.Enqueued, error) {
+	e, err := a.Buffer.Enqueue(ctx, req)
+	if err == nil {
+		a.mu.Lock()
+		a.ids = append(a.ids, e.MessageID)
+		a.mu.Unlock()
+	}
+	return e, err
+}
+
+func TestAPIServesAnyBufferImplementation(t *testing.T) {
+	var a *auditing
+	e := setupWrapped(t, nil, func(b *buffer.Buffer) bufferhttp.Buffer { a = &auditing{Buffer: b}; return a })
+	st, _, body := e.do(t, "POST", "/api/buffer/enqueue", `{"type":"email","payload":{"to":"a@b"},"messageId":"aud-1"}`)
+	require.Equal(t, 202, st, "%s", body)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	require.Equal(t, []string{"aud-1"}, a.ids, "the request went through the decorator")
+}
+
+// Defect 5: a handler's panic never reaches an HTTP answer: the message
+// lookup carries the code and "panic: <value>", no stack, no Go file.
+func TestPanicNeverLeaksToHTTP(t *testing.T) {
+	e := setup(t, nil)
+	st, _, body := e.do(t, "POST", "/api/buffer/enqueue", `{"type":"email","payload":{"to":"a@b","panic":true},"messageId":"boom"}`)
+	require.Equal(t, 202, st, "%s", body)
+	require.Eventually(t, func() bool {
+		m, err := e.buf.Get(context.Background(), "boom")
+		return err == nil && m.State == contracts.BufferDLQ && len(m.Errors) == 1 && m.Errors[0].Stack != ""
+	}, 10*time.Second, 10*time.Millisecond, "the Go API keeps the stack")
+	for _, path := range []string{"/api/buffer/messages/boom", "/api/buffer/dlq", "/api/buffer/dlq/stats"} {
+		st, _, body = e.do(t, "GET", path, "")
+		require.Equal(t, 200, st, "%s: %s", path, body)
+		require.NotContains(t, string(body), "goroutine", path)
+		require.NotContains(t, string(body), ".go:", path)
+	}
+	require.Contains(t, string(mustGet(t, e, "/api/buffer/messages/boom")), "HANDLER_PANIC")
+}
+
+func mustGet(t *testing.T, e *env, path string) []byte {
+	t.Helper()
+	_, _, body := e.do(t, "GET", path, "")
+	return body
 }

@@ -6,13 +6,12 @@
 package builtin
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -29,56 +28,40 @@ const (
 	TypeNoop           = "noop"
 )
 
-// Signer returns the X-Timestamp and X-Signature values of body sent at ts.
-type Signer func(ts time.Time, body []byte) (timestamp, signature string)
-
 // Webhook is webhook.forward.
 type Webhook struct {
 	buffer.Base
 	URL    string
-	Sign   Signer
-	Client *http.Client
-	Now    func() time.Time
+	Sender hmacsig.Sender // signs and posts (flowgate's one signed-POST sender)
 }
 
-// NewWebhook returns webhook.forward posting to url with timeout.
-func NewWebhook(url string, timeout time.Duration, sign Signer, now func() time.Time) (*Webhook, error) {
-	if url == "" || sign == nil {
-		return nil, errors.New("builtin: webhook.forward needs a URL and a signer")
+// NewWebhook returns webhook.forward posting to url through sender; its
+// Timeout() bounds each attempt.
+func NewWebhook(url string, timeout time.Duration, sender hmacsig.Sender) (*Webhook, error) {
+	if url == "" || len(sender.Secret) == 0 {
+		return nil, errors.New("builtin: webhook.forward needs a URL and a signing secret")
 	}
-	if now == nil {
-		now = time.Now
+	if sender.Client == nil {
+		sender.Client = &http.Client{} // the attempt's context bounds it (Timeout())
 	}
-	return &Webhook{Base: buffer.Base{Name: TypeWebhookForward, TimeoutAfter: timeout}, URL: url, Sign: sign,
-		Client: &http.Client{}, Now: now}, nil
+	return &Webhook{Base: buffer.Base{Name: TypeWebhookForward, TimeoutAfter: timeout}, URL: url, Sender: sender}, nil
 }
 
 // Process posts the payload; 2xx completes, anything else is a
 // *buffer.StatusError the retry classifier judges.
 func (w *Webhook) Process(ctx context.Context, m *buffer.Message) (any, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, w.URL, bytes.NewReader(m.Payload))
-	if err != nil {
-		return nil, &buffer.CodedError{Code: "WEBHOOK_URL", Retry: false, Err: err}
-	}
-	ts, sig := w.Sign(w.Now(), m.Payload)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set(hmacsig.HeaderTimestamp, ts)
-	req.Header.Set(hmacsig.HeaderSignature, sig)
-	req.Header.Set("X-Buffer-Message-Id", m.MessageID)
-	req.Header.Set("X-Buffer-Attempt", fmt.Sprint(m.AttemptCount))
+	h := http.Header{"X-Buffer-Message-Id": {m.MessageID}, "X-Buffer-Attempt": {strconv.Itoa(m.AttemptCount)}}
 	if m.Metadata.CorrelationID != "" {
-		req.Header.Set("X-Correlation-Id", m.Metadata.CorrelationID)
+		h.Set("X-Correlation-Id", m.Metadata.CorrelationID)
 	}
-	resp, err := w.Client.Do(req)
+	ans, err := w.Sender.Post(ctx, w.URL, m.Payload, h)
 	if err != nil {
 		return nil, fmt.Errorf("webhook.forward: %w", err)
 	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return nil, &buffer.StatusError{StatusCode: resp.StatusCode, Body: string(body)}
+	if !ans.OK() {
+		return nil, &buffer.StatusError{StatusCode: ans.StatusCode, Body: string(ans.Body)}
 	}
-	return map[string]any{"status": resp.StatusCode}, nil
+	return map[string]any{"status": ans.StatusCode}, nil
 }
 
 // emitPayload is sse.emit's payload.

@@ -74,7 +74,7 @@ func TestWebhookForwardSignsAndClassifies(t *testing.T) {
 	}))
 	defer srv.Close()
 	b, _ := newBuffer(t)
-	wh, err := builtin.NewWebhook(srv.URL, 2*time.Second, sign, nil)
+	wh, err := builtin.NewWebhook(srv.URL, 2*time.Second, hmacsig.Sender{Secret: secret})
 	require.NoError(t, err)
 	require.NoError(t, b.Register(wh))
 	require.NoError(t, b.Start())

@@ -1,0 +1,110 @@
+package buffer
+
+import "github.com/redis/go-redis/v9"
+
+// reserveScript reserves n places (a batch's messages without
+// idempotency keys; seed ENQUEUE "check backpressure").
+//
+//	KEYS[1] depth counter; ARGV[1] n; ARGV[2] max queue size
+//	returns {0, depth after} reserved | {1, depth} full
+var reserveScript = redis.NewScript(`
+local n = tonumber(ARGV[1])
+local d = tonumber(redis.call('GET', KEYS[1]) or '0')
+if d + n > tonumber(ARGV[2]) then return {1, d} end
+return {0, redis.call('INCRBY', KEYS[1], n)}
+`)
+
+// admitScript admits single messages, all the enqueues that arrived
+// while the previous call was in flight (admission.go): per message the
+// idempotency claim and the place, in order (seed ENQUEUE "check
+// idempotency", "check backpressure").
+//
+//	KEYS[1] depth counter; KEYS[2..] the idem keys of the messages that
+//	have one, in message order
+//	ARGV[1] max queue size; then three per message: "1" when it has a key
+//	else "0", its claim value, the stale claim it takes over ("" : the key
+//	must be free)
+//	returns per message {0, depth after} admitted | {1, depth} full |
+//	        {2, claim} the key is claimed by another message
+var admitScript = redis.NewScript(`
+local max = tonumber(ARGV[1])
+local d = tonumber(redis.call('GET', KEYS[1]) or '0')
+local out, k, admitted = {}, 2, 0
+for i = 2, #ARGV, 3 do
+  local key = nil
+  if ARGV[i] == '1' then key = KEYS[k]; k = k + 1 end
+  local v = key and redis.call('GET', key)
+  if v and v ~= ARGV[i + 2] then
+    out[#out + 1] = {2, v}
+  elseif d + 1 > max then
+    out[#out + 1] = {1, d}
+  else
+    d = d + 1
+    admitted = admitted + 1
+    if key then redis.call('SET', key, ARGV[i + 1]) end
+    out[#out + 1] = {0, d}
+  end
+end
+if admitted > 0 then redis.call('INCRBY', KEYS[1], admitted) end
+return out
+`)
+
+// unadmitScript undoes an admission whose enqueue certainly failed.
+//
+//	KEYS[1] depth counter; KEYS[2] idem key (absent without a key)
+//	ARGV[1] n messages; ARGV[2] the claim value to drop
+//	returns the depth after
+var unadmitScript = redis.NewScript(`
+if KEYS[2] and redis.call('GET', KEYS[2]) == ARGV[2] then redis.call('DEL', KEYS[2]) end
+local d = redis.call('DECRBY', KEYS[1], ARGV[1])
+if d < 0 then redis.call('SET', KEYS[1], 0); d = 0 end
+return d
+`)
+
+// leaveScript counts messages that left the queues (completed or dead)
+// and reports the depth.
+//
+//	KEYS[1] depth counter; ARGV[1] n
+//	returns the depth after (never below 0)
+var leaveScript = redis.NewScript(`
+local d = redis.call('DECRBY', KEYS[1], ARGV[1])
+if d < 0 then redis.call('SET', KEYS[1], 0); d = 0 end
+return d
+`)
+
+// expireIdemScript gives an idempotency claim its retention once the
+// message finished, or deletes it (ttl 0), only while it still names the
+// message (a later claimant is never touched).
+//
+//	KEYS[1] idem key; ARGV[1] "<messageId> " (the claim's start);
+//	ARGV[2] TTL ms (0: delete)
+//	returns 1 when changed, else 0
+var expireIdemScript = redis.NewScript(`
+local v = redis.call('GET', KEYS[1])
+if not v or string.sub(v, 1, #ARGV[1]) ~= ARGV[1] then return 0 end
+if tonumber(ARGV[2]) == 0 then return redis.call('DEL', KEYS[1]) end
+return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+`)
+
+// dlqCountScript moves the dead-letter counter and decides the alert in
+// the same step, so two instances never both see "first crossing" and a
+// stale reading never re-arms it (seed checkAndAlert).
+//
+//	KEYS[1] DLQ counter; KEYS[2] alert flag
+//	ARGV[1] delta, or the true count when ARGV[3] == "set"; ARGV[2] threshold
+//	returns {1, count} on a crossing (alert now) | {0, count}
+var dlqCountScript = redis.NewScript(`
+local n
+if ARGV[3] == 'set' then
+  n = tonumber(ARGV[1]); redis.call('SET', KEYS[1], n)
+else
+  n = redis.call('INCRBY', KEYS[1], ARGV[1])
+end
+if n < 0 then n = 0; redis.call('SET', KEYS[1], 0) end
+if n >= tonumber(ARGV[2]) then
+  if redis.call('SET', KEYS[2], n, 'NX') then return {1, n} end
+  return {0, n}
+end
+redis.call('DEL', KEYS[2])
+return {0, n}
+`)
