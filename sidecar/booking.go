@@ -145,7 +145,7 @@ func (m *Main) newBooking(rt *orchestrator.Runtime, b *backend, shutdown context
 		return nil, err
 	}
 	m.onClose(func(context.Context) error { client.Close(); return nil })
-	fh, err := m.newFamily(b, familyParts{client: client, limiter: limiter, worker: worker, reservations: holds}, shutdown)
+	fh, err := m.newFamily(b, familyParts{client: client, limiter: limiter, worker: worker, holds: holds.Engine(), slots: tiers.source}, shutdown)
 	if err != nil {
 		return nil, fmt.Errorf("booking family: %w", err)
 	}
