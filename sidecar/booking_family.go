@@ -25,11 +25,11 @@ import (
 
 // familyParts is what newBooking hands over to the family.
 type familyParts struct {
-	client       *cloud9.Client
-	limiter      bookingsvc.Limiter
-	worker       *bookingsvc.Worker
-	holds        *holds.Engine
-	slots        bookingsvc.SlotRestorer
+	client  *cloud9.Client
+	limiter bookingsvc.Limiter
+	worker  *bookingsvc.Worker
+	holds   *holds.Engine
+	slots   bookingsvc.SlotRestorer
 }
 
 // newFamily builds the family service and handlers, and starts the phone
