@@ -115,18 +115,7 @@ func (m *Main) newBooking(rt *orchestrator.Runtime, b *backend, shutdown context
 		Reservations: bookingdeps.Reservations{R: holds}, BookingTokens: bookingdeps.BookingTokens{Cache: cache, Logger: m.Logger},
 		Marks: &bookingsvc.RedisMarks{Client: b.Client}, Events: events, Slots: tiers.source,
 	}
-	svcCfg := bookingsvc.Config{
-		SyncBudget: bc.SyncBudget, SyncRetryDelay: bc.SyncRetryDelay, SyncAttempts: bc.SyncAttempts,
-		AsyncMaxAttempts: bc.MaxAttempts, Backoff: bookingsvc.BackoffPolicy{Base: bc.BackoffBase, Max: bc.BackoffMax},
-		QueueDelay: bc.BackoffBase, CompletedRetention: bc.Retention, AuthMode: bc.AuthMode, PatientModel: bc.PatientModel,
-		DefaultScheduleColumnGUID: bc.ScheduleColumn, DefaultScheduleViewGUID: bc.ScheduleView,
-		DefaultAppointmentTypeGUID: bc.AppointmentType, LocationGUID: bc.LocationGUID, ProviderGUID: bc.ProviderGUID,
-		SessionTTL: bc.SessionTTL, StatusEndpoint: cfg.NodeRedBasePath + bookinghttp.OperationStatusPath,
-		WriteTimeout: bc.WriteTimeout, // the in-flight lease outlives one Cloud9 write
-		LeaseGrace:   bc.UncertainGrace,
-		RedisTimeout: bc.RedisTimeout,
-		Now:          m.Now, Logger: m.Logger, Registerer: m.registry,
-	}
+	svcCfg := m.bookingServiceConfig(bc)
 	worker, err := bookingsvc.NewWorker(rt, deps, svcCfg)
 	if err != nil {
 		return nil, fmt.Errorf("booking worker: %w", err)
@@ -145,11 +134,27 @@ func (m *Main) newBooking(rt *orchestrator.Runtime, b *backend, shutdown context
 		return nil, err
 	}
 	m.onClose(func(context.Context) error { client.Close(); return nil })
-	fh, err := m.newFamily(b, familyParts{client: client, limiter: limiter, worker: worker, reservations: holds}, shutdown)
+	fh, err := m.newFamily(b, familyParts{client: client, limiter: limiter, worker: worker, holds: holds.Engine(), slots: tiers.source}, shutdown)
 	if err != nil {
 		return nil, fmt.Errorf("booking family: %w", err)
 	}
 	return &booking{client: client, http: h, family: fh}, nil
+}
+
+// bookingServiceConfig is the booking service's (and worker's) settings.
+func (m *Main) bookingServiceConfig(bc BookingConfig) bookingsvc.Config {
+	return bookingsvc.Config{
+		SyncBudget: bc.SyncBudget, SyncRetryDelay: bc.SyncRetryDelay, SyncAttempts: bc.SyncAttempts,
+		AsyncMaxAttempts: bc.MaxAttempts, Backoff: bookingsvc.BackoffPolicy{Base: bc.BackoffBase, Max: bc.BackoffMax},
+		QueueDelay: bc.BackoffBase, CompletedRetention: bc.Retention, AuthMode: bc.AuthMode, PatientModel: bc.PatientModel,
+		DefaultScheduleColumnGUID: bc.ScheduleColumn, DefaultScheduleViewGUID: bc.ScheduleView,
+		DefaultAppointmentTypeGUID: bc.AppointmentType, LocationGUID: bc.LocationGUID, ProviderGUID: bc.ProviderGUID,
+		SessionTTL: bc.SessionTTL, StatusEndpoint: m.Config.NodeRedBasePath + bookinghttp.OperationStatusPath,
+		WriteTimeout: bc.WriteTimeout, // the in-flight lease outlives one Cloud9 write
+		LeaseGrace:   bc.UncertainGrace,
+		RedisTimeout: bc.RedisTimeout,
+		Now:          m.Now, Logger: m.Logger, Registerer: m.registry,
+	}
 }
 
 func (bk *booking) routes(app *fiber.App, basePath string) error {

@@ -10,27 +10,26 @@ import (
 	"github.com/flowgate/flowgate/orchestrator/booking/bookinghttp"
 	"github.com/flowgate/flowgate/orchestrator/booking/bookingsvc"
 	"github.com/flowgate/flowgate/orchestrator/booking/phoneindex"
-	"github.com/flowgate/flowgate/orchestrator/booking/reservation"
-	"github.com/flowgate/flowgate/orchestrator/booking/slots"
 	"github.com/flowgate/flowgate/orchestrator/cloud9"
+	"github.com/flowgate/flowgate/orchestrator/holds"
 )
 
 // The rest of the Node-RED family (issue 10): getPatient,
 // getPatientByFilter, getPatientAppts, editInsurance, confirmAppt,
 // cancelAppt, getLocation and checkOperationStatus, on the booking path's
-// Cloud9 client, its shared limiter and its Asynq worker.
-//
-// At merge: FamilyDeps.Holds becomes the holds engine (orchestrator/holds:
-// ReleaseSlot, ClearCooldown) — until then reservationHolds releases the
-// seed-003 slot reservation — and FamilyDeps.Slots the tiered slot cache
-// (RestoreSlot); until it exists cancelAppt skips that step.
+// Cloud9 client, its shared limiter and its Asynq worker. cancelAppt's
+// side effects go to the process's hold engine (FamilyDeps.Holds: release
+// whatever holds the freed chair, either face, and clear the cooldown by
+// appointment id) and to the tiered slot cache (FamilyDeps.Slots:
+// RestoreSlot puts the slot back in every list covering it).
 
 // familyParts is what newBooking hands over to the family.
 type familyParts struct {
-	client       *cloud9.Client
-	limiter      bookingsvc.Limiter
-	worker       *bookingsvc.Worker
-	reservations *reservation.Store
+	client  *cloud9.Client
+	limiter bookingsvc.Limiter
+	worker  *bookingsvc.Worker
+	holds   *holds.Engine
+	slots   bookingsvc.SlotRestorer
 }
 
 // newFamily builds the family service and handlers, and starts the phone
@@ -46,8 +45,8 @@ func (m *Main) newFamily(b *backend, p familyParts, shutdown context.Context) (*
 	}
 	idx.Start()
 	m.onClose(func(context.Context) error { idx.Close(); return nil })
-	holds := reservationHolds{st: p.reservations, location: bc.LocationGUID, zone: fc.PracticeZone}
-	fam, err := bookingsvc.NewFamily(bookingsvc.FamilyDeps{Cloud9: raw, Limiter: p.limiter, Phones: idx, Holds: holds,
+	fam, err := bookingsvc.NewFamily(bookingsvc.FamilyDeps{Cloud9: raw, Limiter: p.limiter, Phones: idx,
+		Holds: slotHolds{p.holds}, Slots: p.slots,
 		Changes: bookingsvc.RedisSlotChanges{Client: b.Client}, Operations: p.worker},
 		bookingsvc.FamilyConfig{LocationGUID: bc.LocationGUID, PracticeZone: fc.PracticeZone, Now: m.Now, Logger: m.Logger})
 	if err != nil {
@@ -60,32 +59,27 @@ func registerFamily(app *fiber.App, h *bookinghttp.FamilyHandlers, basePath stri
 	return bookinghttp.RegisterFamily(app, h, basePath)
 }
 
-// reservationHolds is bookingsvc.SlotHolds over what exists today: the
-// seed-003 slot reservation (SlotReservation:<loc>:<date>:<time>:<col>).
-// ReleaseSlot deletes whoever holds the slot (read the holder, then the
-// store's compare-and-delete by that session: a hold taken in between is
-// left alone). There are no cooldowns yet: ClearCooldown reports none.
-type reservationHolds struct {
-	st       *reservation.Store
-	location string
-	zone     *time.Location
-}
+// slotHolds is bookingsvc.SlotHolds over the hold engine. The engine
+// rather than the reservation face: a cancellation frees the chair, so
+// whatever holds (chair, start) goes — a createAppt reservation or a web
+// hold alike, whichever appointment type it was taken for (the engine's
+// ReleaseSlot checks the type only when given one; Cloud9's spelling of
+// the type GUID need not match the hold's) — and only the engine clears a
+// cooldown by appointment id.
+type slotHolds struct{ e *holds.Engine }
 
-func (h reservationHolds) ReleaseSlot(ctx context.Context, _, specialistID string, start time.Time) (bool, error) {
-	zone := h.zone
-	if zone == nil {
-		zone = time.UTC
-	}
-	s := slots.Slot{StartTime: slots.FormatTime(start.In(zone)), ScheduleColumnGUID: specialistID, LocationGUID: h.location}
-	r, _, found, err := h.st.Get(ctx, s)
-	if err != nil || !found {
-		return false, err
-	}
-	ok, err := h.st.Release(ctx, s, r.SessionID)
+func (h slotHolds) ReleaseSlot(ctx context.Context, _, specialistID string, start time.Time) (bool, error) {
+	ok, err := h.e.ReleaseSlot(ctx, "", specialistID, start)
 	if err != nil {
-		return false, fmt.Errorf("release the slot reservation: %w", err)
+		return false, fmt.Errorf("release the hold: %w", err)
 	}
 	return ok, nil
 }
 
-func (reservationHolds) ClearCooldown(context.Context, string) (bool, error) { return false, nil }
+func (h slotHolds) ClearCooldown(ctx context.Context, appointmentID string) (bool, error) {
+	ok, err := h.e.ClearCooldown(ctx, appointmentID)
+	if err != nil {
+		return false, fmt.Errorf("clear the cooldown: %w", err)
+	}
+	return ok, nil
+}

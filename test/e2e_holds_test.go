@@ -25,9 +25,10 @@ import (
 
 // The seed 003 test plan and issue 11's cross-face cases end to end: a
 // flowgate binary serves createAppt / getApptSlots against the Cloud9
-// simulator; the web face (/v1/holds, with the in-memory catalogue until
-// the availability catalogue is wired into the binary) runs on the same
-// Redis DB with the binary's key prefix, so both faces share one engine.
+// simulator; a web face in this process (/v1/holds over an in-memory
+// catalogue that opens any slot) runs on the same Redis DB with the
+// binary's key prefix, so both faces share one engine. The binary's own
+// /v1/holds, stream and cancelAppt: TestHoldsBinaryCrossFaceAndCancel.
 // Reproduce: go test -run TestHoldsBothFaces -v ./test/
 
 const simZone = "America/New_York" // cloud9-sim's default -tz

@@ -5,7 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -60,13 +63,43 @@ func nextOf(t *testing.T, ch <-chan map[string]any, typ string) map[string]any {
 	}
 }
 
+// streamSchedule writes a schedule file (the availability testdata's,
+// its first appointment type copied under each of typeIDs) and returns
+// its path: the binary's stream refuses (404) a type its catalogue does
+// not know, and event channels are per Redis server, not per database, so
+// each test streams types of its own.
+func streamSchedule(t *testing.T, typeIDs ...string) string {
+	t.Helper()
+	raw, err := os.ReadFile("../orchestrator/holds/availability/testdata/schedule.json")
+	require.NoError(t, err)
+	var s map[string]any
+	require.NoError(t, json.Unmarshal(raw, &s))
+	types, ok := s["appointmentTypes"].([]any)
+	require.True(t, ok)
+	model, ok := types[0].(map[string]any)
+	require.True(t, ok)
+	var out []any
+	for _, id := range typeIDs {
+		ty := maps.Clone(model)
+		ty["id"] = id
+		out = append(out, ty)
+	}
+	s["appointmentTypes"] = out
+	raw, err = json.Marshal(s)
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "schedule.json")
+	require.NoError(t, os.WriteFile(path, raw, 0o600))
+	return path
+}
+
 // TestHoldsStreamBinarySIGTERMEndsStreamsWithServerShutdown runs the built
 // binary: streams get the engine's events, and on SIGTERM every stream
 // receives end/server-shutdown before the process exits 0.
 func TestHoldsStreamBinarySIGTERMEndsStreamsWithServerShutdown(t *testing.T) {
 	db := redistest.New(t)
-	p := flowgatetest.Start(t, withSecrets(map[string]string{"REDIS_URL": db.URL(), "HOLDS_STREAM_PING": "200ms"}))
 	typeID := fmt.Sprintf("sse-bin-%d", time.Now().UnixNano()) // channels are not per database
+	p := flowgatetest.Start(t, withSecrets(map[string]string{"REDIS_URL": db.URL(), "HOLDS_STREAM_PING": "200ms",
+		"HOLDS_SCHEDULE_FILE": streamSchedule(t, typeID)}))
 	var streams []<-chan map[string]any
 	for i := range 3 {
 		ch, resp := sseEvents(t, fmt.Sprintf("%s/v1/holds/stream?appointmentTypeId=%s&clientId=c%d&leaseMs=60000", p.Base, typeID, i))

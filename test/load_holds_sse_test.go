@@ -217,9 +217,10 @@ func TestLoadHoldsSSE10kStreams(t *testing.T) {
 	}
 	db := redistest.New(t)
 	pprofAddr := flowgatetest.FreeAddr(t)
-	env := withSecrets(map[string]string{"REDIS_URL": db.URL(), "LOG_LEVEL": "warn", "PPROF_ADDR": pprofAddr})
-	p := flowgatetest.Start(t, env)
 	typeID := fmt.Sprintf("sse-load-%d", time.Now().UnixNano())
+	env := withSecrets(map[string]string{"REDIS_URL": db.URL(), "LOG_LEVEL": "warn", "PPROF_ADDR": pprofAddr,
+		"HOLDS_SCHEDULE_FILE": streamSchedule(t, typeID, typeID+"-base")})
+	p := flowgatetest.Start(t, env)
 
 	base := sseDeliver(t, p, db, typeID+"-base", 1, 50, 20*time.Millisecond, nil)
 	t.Logf("baseline, 1 stream: delivery p50 %s p99 %s", pct(base, .5), pct(base, .99))

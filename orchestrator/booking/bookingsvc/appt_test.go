@@ -214,14 +214,30 @@ func TestNoteFailureDoesNotFailTheBooking(t *testing.T) {
 	})
 }
 
-// A booked slot stays in the slot cache (its token must still decode for
-// the idempotent answer); only a slot Cloud9 refuses leaves it.
-func TestBookedSlotStaysCached(t *testing.T) {
+// A confirmed booking takes its slot out of the slot cache (SlotBooker),
+// not by invalidating it: its token must still decode for the idempotent
+// answer. Asked again, the same request is answered from the Done mark and
+// the slot is handed over again (idempotent in the cache). A refused
+// booking is not "booked".
+func TestConfirmedBookingLeavesTheSlotCache(t *testing.T) {
 	t.Parallel()
 	e := bt.NewEnv()
-	r := body[contracts.ApptBookedResponse](t, e.Service(t).CreateAppt(ctx, request(e)))
+	s := e.Service(t)
+	r := body[contracts.ApptBookedResponse](t, s.CreateAppt(ctx, request(e)))
 	require.True(t, r.Success)
+	ref := bookingsvc.SlotRef{StartTime: start, ScheduleViewGUID: bt.View, ScheduleColumnGUID: bt.Column,
+		AppointmentTypeGUID: bt.Type, Minutes: 45}
+	require.Equal(t, []bookingsvc.SlotRef{ref}, e.Slots.Booking())
 	require.Empty(t, e.Slots.Invalidated)
+	again := body[contracts.ApptBookedResponse](t, s.CreateAppt(ctx, request(e)))
+	require.Equal(t, r.AppointmentGUID, again.AppointmentGUID)
+	require.Equal(t, []bookingsvc.SlotRef{ref, ref}, e.Slots.Booking())
+
+	refused := bt.NewEnv()
+	refused.Cloud9.Script(bookingsvc.ProcSetAppointment, bt.SlotTaken())
+	body[contracts.ApptFailedResponse](t, refused.Service(t).CreateAppt(ctx, request(refused)))
+	require.Empty(t, refused.Slots.Booking(), "a refused booking left the cache as booked")
+	require.Len(t, refused.Slots.Invalidated, 1)
 }
 
 func TestRateLimitedThenRetriedOnce(t *testing.T) {

@@ -193,8 +193,9 @@ type SlotSource interface {
 // SlotInvalidator is an optional SlotSource extension: it stops offering a
 // slot Cloud9 refused as not available, so the cached list and its
 // bookingTokens follow at once (reference §1.2 step 9). A slot booked here
-// stays cached: the same request asked again must still decode its token
-// (idempotent answer), and the reservation hides it from other sessions.
+// is not invalidated but handed to SlotBooker (cache_ops.go): it leaves the
+// cached lists too, while its bookingToken is still accepted for a while so
+// the same request asked again decodes it and gets the idempotent answer.
 type SlotInvalidator interface {
 	Invalidate(ctx context.Context, s SlotRef) error
 }

@@ -28,6 +28,7 @@ type effects struct {
 	LeaseFree    bool   // another attempt could claim the identity now
 	Hold         string // reservation state
 	Invalidated  int    // slot-cache drops
+	Booked       int    // slots a confirmed booking took out of the cache
 	NotesSent    int    // SetPatientComment calls
 	GetApptCalls int    // GetAppointmentListByPatient calls
 }
@@ -41,7 +42,8 @@ type policyCase struct {
 
 func policyCases() []policyCase {
 	return []policyCase{
-		{name: "success", want: effects{Verdict: "booked", Sent: 1, LiveAppts: 1, Done: true, LeaseFree: true, Hold: "confirmed", NotesSent: 1}},
+		{name: "success", want: effects{Verdict: "booked", Sent: 1, LiveAppts: 1, Done: true, LeaseFree: true, Hold: "confirmed", NotesSent: 1,
+			Booked: 1}},
 		{name: "rate limited", setup: script(bt.RateLimited()),
 			want: effects{Verdict: "later", Sent: 1, LeaseFree: true, Hold: "confirmed"}},
 		{name: "slot not available", setup: script(bt.SlotTaken()),
@@ -68,7 +70,7 @@ func policyCases() []policyCase {
 			require.NoError(t, e.Marks.Done(ctx, key, "", bookingsvc.DoneRecord{AppointmentGUID: guid, ChildName: "Johnny Smith"}))
 			e.Cloud9.Cancel(bt.Patient, guid)
 		}, want: effects{Verdict: "booked", Sent: 2, LiveAppts: 1, Done: true, LeaseFree: true, Hold: "confirmed", NotesSent: 1,
-			GetApptCalls: 1}},
+			GetApptCalls: 1, Booked: 1}},
 	}
 }
 
@@ -87,6 +89,7 @@ func observe(t *testing.T, e *bt.Env, key, verdict string) effects {
 	t.Helper()
 	ef := effects{Verdict: verdict, Sent: len(e.Cloud9.Calls(bookingsvc.ProcSetAppointment)),
 		NotesSent: len(e.Cloud9.Calls(bookingsvc.ProcSetPatientComment)), Invalidated: len(e.Slots.Invalidated),
+		Booked:       len(e.Slots.Booking()),
 		GetApptCalls: len(e.Cloud9.Calls(bookingsvc.ProcGetAppointments))}
 	live := map[string]bool{}
 	for _, a := range e.Cloud9.Appointments(bt.Patient) {

@@ -279,6 +279,24 @@ type Slots struct {
 	Queries []bookingsvc.SlotQuery
 	// Invalidated records the slots the service stopped offering.
 	Invalidated []bookingsvc.SlotRef
+	// BookedSlots records the slots confirmed bookings took out of the
+	// lists (their bookingTokens still decode, as the real cache's do).
+	BookedSlots []bookingsvc.SlotRef
+}
+
+// Booked implements bookingsvc.SlotBooker.
+func (s *Slots) Booked(_ context.Context, r bookingsvc.SlotRef) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.BookedSlots = append(s.BookedSlots, r)
+	return nil
+}
+
+// Booking returns a copy of BookedSlots.
+func (s *Slots) Booking() []bookingsvc.SlotRef {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]bookingsvc.SlotRef(nil), s.BookedSlots...)
 }
 
 // Invalidate implements bookingsvc.SlotInvalidator.
