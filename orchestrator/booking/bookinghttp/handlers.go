@@ -128,6 +128,7 @@ func Register(r fiber.Router, h *Handlers, basePath string) error {
 	r.Post(base+"/getApptSlots", h.getApptSlots)
 	r.Post(base+"/getGroupedApptSlots", h.getGroupedApptSlots)
 	r.Get(base+"/queue-status", h.queueStatus)
+	r.Post(base+"/bookConsultation", h.bookConsultation)
 	return nil
 }
 
