@@ -98,6 +98,9 @@ func (m *Main) routes(app *fiber.App) error {
 	app.All("/monitoring", h)
 	app.All("/monitoring/*", h)
 
+	if err := m.openapiRoute(app); err != nil {
+		return err
+	}
 	m.orch.routes(app)
 	m.buffer.routes(app)
 	return m.booking.routes(app, m.Config.NodeRedBasePath)
