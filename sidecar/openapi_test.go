@@ -64,7 +64,7 @@ func diff(a, b map[string]bool) []string {
 // an entry in sidecar/openapi (shown by registering one here) is reported.
 func TestOpenAPICoversRouteTable(t *testing.T) {
 	for name, extra := range map[string]map[string]string{
-		"defaults": {},
+		"defaults":     {},
 		"custom paths": {"NODERED_BASE_PATH": "/nr/v2", "WEBHOOK_ACK_PATH": "/hooks/done", "WEBHOOK_FAIL_PATH": "/hooks/failed"},
 	} {
 		t.Run(name, func(t *testing.T) {

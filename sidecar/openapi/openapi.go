@@ -21,6 +21,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"unicode"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3gen"
@@ -253,7 +254,7 @@ func operationID(op Op) string {
 	var b strings.Builder
 	b.WriteString(strings.ToLower(op.Method))
 	for _, part := range strings.FieldsFunc(op.Path, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9')
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
 	}) {
 		b.WriteString(strings.ToUpper(part[:1]) + part[1:])
 	}

@@ -264,8 +264,8 @@ func (e engine) sendPatient(ctx context.Context, pol policy, p ConsultPatient, o
 	f := classify(err)
 	bctx, cancel = pol.bookkeeping(ctx)
 	defer cancel()
-	switch d := f.disposition(); {
-	case d == dispUncertain:
+	switch f.disposition() {
+	case dispUncertain:
 		// The mark stays: whoever runs this step next looks first.
 		e.log.Warn("SetPatient outcome uncertain; looking the patient up before any retry", "err", f.text())
 		if _, err := e.d.Marks.Extend(bctx, p.Key, owner, e.cfg.LeaseGrace); err != nil {
