@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"regexp"
+	"sync"
 	"testing"
 	"time"
 
@@ -189,4 +190,37 @@ func TestBookConsultationQueuedShapes(t *testing.T) {
 		require.Regexp(t, `^op-consult-\d+-[0-9a-z]{6}-appt\d$`, c.(map[string]any)["appointment"].(map[string]any)["operationId"])
 	}
 	require.Len(t, s.sim.Patients(), 1)
+}
+
+// Five identical bookConsultation calls at once (a voice platform retrying
+// a slow tool call): whichever way each is answered (booked, or queued
+// behind the attempt holding the patient's lease), Cloud9 ends with one
+// parent, one patient per child and one appointment per child.
+func TestBookConsultationConcurrentRepeats(t *testing.T) {
+	p := newParityEnv(t, cloud9sim.Config{}, map[string]string{"BOOKING_BACKOFF_BASE": "100ms", "BOOKING_BACKOFF_MAX": "500ms",
+		"BOOKING_UNCERTAIN_GRACE": "200ms"})
+	offered := offeredSlots(t, p, "consult-race")
+	req := consultReq("consult-race", offered, "Ola", "Pia", "Quin")
+	statuses := make([]int, 5)
+	var wg sync.WaitGroup
+	for i := range statuses {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			st, body := p.post(t, "/bookConsultation", req)
+			require.Contains(t, []int{http.StatusOK, http.StatusAccepted}, st, "%s", body)
+			statuses[i] = st
+			t.Logf("%d elapsedMs %v", st, obj(t, body)["elapsedMs"])
+		}()
+	}
+	wg.Wait()
+	t.Logf("statuses %v", statuses)
+	require.Eventually(t, func() bool { return len(p.sim.Appointments()) == 3 }, 60*time.Second, 50*time.Millisecond)
+	time.Sleep(1500 * time.Millisecond) // the queued repeats finish from the marks
+	require.Len(t, p.sim.Patients(), 4, "a patient was created twice")
+	require.Len(t, p.sim.Appointments(), 3, "an appointment was booked twice")
+	require.Equal(t, 3, p.sim.Calls("SetAppointment"))
+	require.Equal(t, 4, p.sim.Calls("SetPatient"))
+	st, body := p.post(t, "/bookConsultation", req)
+	require.Equal(t, http.StatusOK, st, "%s", body)
 }

@@ -198,27 +198,33 @@ func (r *consultRun) validate(ctx context.Context) *contracts.ConsultValidationR
 
 // unknownSlots names the children whose slot the slot source does not
 // offer (unknown view, column or appointment type GUIDs, a time that is no
-// slot). A slot source that cannot answer refuses nothing (fail open:
-// Cloud9 still decides).
+// slot), asking once for the days from the first child's to the last's. A
+// slot source that cannot answer refuses nothing (fail open: Cloud9 still
+// decides).
 func (r *consultRun) unknownSlots(ctx context.Context) []string {
-	if r.s.d.Slots == nil {
+	if r.s.d.Slots == nil || len(r.books) == 0 {
+		return nil
+	}
+	var first, last time.Time
+	for i, b := range r.books {
+		t, _ := contracts.ParseStartTime(b.StartTime)
+		day := t.Truncate(24 * time.Hour)
+		if i == 0 || day.Before(first) {
+			first = day
+		}
+		if i == 0 || day.After(last) {
+			last = day
+		}
+	}
+	res, err := r.s.d.Slots.Slots(ctx, SlotQuery{StartDate: first.Format("01/02/2006"),
+		EndDate: last.AddDate(0, 0, 1).Format("01/02/2006"), SessionID: r.holder})
+	if err != nil {
+		r.s.log.Warn("bookConsultation: slots unavailable; not checking the children's slots", "err", err)
 		return nil
 	}
 	var invalid []string
-	byDay := map[string][]contracts.ApptSlot{}
 	for i, b := range r.books {
-		t, _ := contracts.ParseStartTime(b.StartTime)
-		day := t.Format("01/02/2006")
-		list, ok := byDay[day]
-		if !ok {
-			res, err := r.s.d.Slots.Slots(ctx, SlotQuery{StartDate: day, EndDate: day, SessionID: r.holder})
-			if err != nil {
-				r.s.log.Warn("bookConsultation: slots unavailable; not checking the children's slots", "err", err)
-				return nil
-			}
-			list, byDay[day] = res.Slots, res.Slots
-		}
-		if f := slotMismatch(b, list); f != "" {
+		if f := slotMismatch(b, res.Slots); f != "" {
 			invalid = append(invalid, fmt.Sprintf("children[%d].%s", i, f))
 		}
 	}
@@ -328,6 +334,10 @@ func (r *consultRun) child(ctx context.Context, i int) {
 	s, b := r.s, r.books[i]
 	res := &r.resp.Children[i]
 	res.FirstName, res.LastName, res.Appointment.StartTime = r.req.Children[i].FirstName, r.req.Children[i].LastName, b.StartTime
+	if !s.fits(0, r.pol.deadline) { // the budget is spent: the task does the rest, no more Redis work here
+		r.queueChild(ctx, i)
+		return
+	}
 	if !r.hold(ctx, i) {
 		res.ErrorType, res.Error = contracts.BookingErrSlotReserved, "This time is being booked by another caller."
 		res.LLMGuidance = contracts.NewSlotConflictAdvice("")
@@ -374,7 +384,7 @@ func (r *consultRun) queueChild(ctx context.Context, i int) {
 	b := r.books[i]
 	res := &r.resp.Children[i]
 	res.FirstName, res.LastName, res.Appointment.StartTime = r.req.Children[i].FirstName, r.req.Children[i].LastName, b.StartTime
-	if r.resp.Parent.Queued && !r.hold(ctx, i) {
+	if r.resp.Parent.Queued && r.s.fits(0, r.pol.deadline) && !r.hold(ctx, i) {
 		res.ErrorType, res.Error = contracts.BookingErrSlotReserved, "This time is being booked by another caller."
 		res.LLMGuidance = contracts.NewSlotConflictAdvice("")
 		return
@@ -407,12 +417,14 @@ func (r *consultRun) fillAppointment(res *contracts.ConsultChildResult, o outcom
 }
 
 // queueRest enqueues the consultation task for what is left; if it cannot
-// be queued those items fail (their slots released).
+// be queued those items fail (their slots released). It has a Redis budget
+// of its own (RedisTimeout): the sync budget may be spent by now, and the
+// work already done must not be answered as lost for want of one enqueue.
 func (r *consultRun) queueRest(ctx context.Context) {
 	if len(r.task.Children) == 0 && !r.resp.Parent.Queued {
 		return
 	}
-	bctx, cancel := r.pol.rb.ctx(ctx)
+	bctx, cancel := newRedisBudget(r.s.cfg.RedisTimeout).ctx(ctx)
 	defer cancel()
 	q, ok := r.s.d.Queue.(ConsultationQueue)
 	err := errors.New("the queue cannot run consultations")

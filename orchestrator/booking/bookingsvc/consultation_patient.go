@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"time"
 
 	"github.com/flowgate/flowgate/contracts"
 	"github.com/flowgate/flowgate/orchestrator/cloud9"
@@ -155,6 +156,16 @@ func patientLater(detail string, err error) patientOutcome {
 	return patientOutcome{kind: vLater, detail: detail, err: err}
 }
 
+// markTimeout bounds the marks that must land whatever is left of the
+// request's budget: the lease's release (a lost one stalls the patient's
+// next attempt for the lease TTL, about a minute), the Done mark and the
+// session after a patient was made, the marks after a failed SetPatient.
+const markTimeout = time.Second
+
+func markCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), markTimeout)
+}
+
 // ensurePatient runs the patient step of p with pol (see the diagram).
 func (e engine) ensurePatient(ctx context.Context, pol policy, p ConsultPatient, ownerPrefix string) patientOutcome {
 	if o, ok := e.recordedPatient(ctx, pol, p.Key); ok {
@@ -179,7 +190,7 @@ func (e engine) ensurePatient(ctx context.Context, pol policy, p ConsultPatient,
 	}
 	// The previous holder may have just created it.
 	if o, ok := e.recordedPatient(ctx, pol, p.Key); ok {
-		e.releasePatient(ctx, pol, p.Key, owner)
+		e.releasePatient(ctx, p.Key, owner)
 		return o
 	}
 	if o, found := e.checkPatient(ctx, pol, p, owner); found {
@@ -213,13 +224,13 @@ func (e engine) checkPatient(ctx context.Context, pol policy, p ConsultPatient, 
 		return patientOutcome{}, false
 	}
 	if _, ok, perr := pol.turn(ctx, ProcGetPortalPatientLookup); !ok {
-		e.releasePatient(ctx, pol, p.Key, owner)
+		e.releasePatient(ctx, p.Key, owner)
 		return patientLater("earlier SetPatient's outcome unknown", perr), true
 	}
 	list, err := findPatients(ctx, e.d.Cloud9, p.LastName, p.FirstName)
 	if err != nil {
 		e.log.Warn("cannot look the patient up after an uncertain SetPatient; not sending it again", "err", err)
-		e.releasePatient(ctx, pol, p.Key, owner)
+		e.releasePatient(ctx, p.Key, owner)
 		f := failure{class: cloud9.ClassUnknown, code: -1, msg: "looking the patient up: " + err.Error(), uncertain: true}
 		if pol.final(f) {
 			return patientOutcome{kind: vFailed, f: f}, true
@@ -229,10 +240,10 @@ func (e engine) checkPatient(ctx context.Context, pol policy, p ConsultPatient, 
 	for i := len(list) - 1; i >= 0; i-- { // newest last
 		if p.matches(list[i]) {
 			e.log.Info("patient found after an uncertain SetPatient; not sending it again", "patient_guid", list[i].PatientGUID)
-			return e.patientMade(ctx, pol, p, owner, list[i].PatientGUID), true
+			return e.patientMade(ctx, p, owner, list[i].PatientGUID), true
 		}
 	}
-	bctx, cancel = pol.bookkeeping(ctx)
+	bctx, cancel = markCtx(ctx)
 	defer cancel()
 	if err := e.d.Marks.Clear(bctx, p.Key, owner); err != nil {
 		e.log.Warn("booking marks: clear failed", "err", err)
@@ -244,7 +255,7 @@ func (e engine) checkPatient(ctx context.Context, pol policy, p ConsultPatient, 
 // SetPatient.
 func (e engine) sendPatient(ctx context.Context, pol policy, p ConsultPatient, owner string) patientOutcome {
 	if _, ok, perr := pol.turn(ctx, ProcSetPatient); !ok {
-		e.releasePatient(ctx, pol, p.Key, owner)
+		e.releasePatient(ctx, p.Key, owner)
 		return patientLater("Rate limited", perr)
 	}
 	bctx, cancel := pol.bookkeeping(ctx)
@@ -252,17 +263,17 @@ func (e engine) sendPatient(ctx context.Context, pol policy, p ConsultPatient, o
 	cancel()
 	if err != nil || !held {
 		e.log.Warn("booking marks: could not mark SetPatient in flight; not sending", "lease_held", held, "err", err)
-		e.releasePatient(ctx, pol, p.Key, owner)
+		e.releasePatient(ctx, p.Key, owner)
 		return patientLater("could not mark the patient in flight", nil)
 	}
 	guid, _, err := e.d.Cloud9.SetPatient(ctx, cloud9.PatientInput{FirstName: p.FirstName, LastName: p.LastName,
 		ProviderGUID: p.ProviderGUID, LocationGUID: p.LocationGUID, BirthDate: p.BirthDate, Phone: p.Phone,
 		Email: p.Email, Gender: p.Gender})
 	if err == nil {
-		return e.patientMade(ctx, pol, p, owner, guid)
+		return e.patientMade(ctx, p, owner, guid)
 	}
 	f := classify(err)
-	bctx, cancel = pol.bookkeeping(ctx)
+	bctx, cancel = markCtx(ctx)
 	defer cancel()
 	switch f.disposition() {
 	case dispUncertain:
@@ -288,8 +299,8 @@ func (e engine) sendPatient(ctx context.Context, pol policy, p ConsultPatient, o
 
 // patientMade records a patient that exists (Done mark, which releases the
 // lease), issues its bookingAuthToken and caches its session.
-func (e engine) patientMade(ctx context.Context, pol policy, p ConsultPatient, owner, guid string) patientOutcome {
-	bctx, cancel := pol.bookkeeping(ctx)
+func (e engine) patientMade(ctx context.Context, p ConsultPatient, owner, guid string) patientOutcome {
+	bctx, cancel := markCtx(ctx)
 	defer cancel()
 	if err := e.d.Marks.Done(bctx, p.Key, owner, DoneRecord{PatientGUID: guid, FamilyID: p.FamilyID, ChildName: p.FirstName}); err != nil {
 		e.log.Warn("booking marks: could not record the created patient", "patient_guid", guid, "err", err)
@@ -301,8 +312,8 @@ func (e engine) patientMade(ctx context.Context, pol policy, p ConsultPatient, o
 	return patientOutcome{kind: vBooked, guid: guid, familyID: p.FamilyID, token: sess.BookingAuthToken}
 }
 
-func (e engine) releasePatient(ctx context.Context, pol policy, key, owner string) {
-	bctx, cancel := pol.bookkeeping(ctx)
+func (e engine) releasePatient(ctx context.Context, key, owner string) {
+	bctx, cancel := markCtx(ctx)
 	defer cancel()
 	if _, err := e.d.Marks.Release(bctx, key, owner); err != nil {
 		e.log.Warn("booking marks: lease release failed (it expires by itself)", "err", err)
