@@ -17,6 +17,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"path"
 	"reflect"
 	"regexp"
 	"sort"
@@ -174,8 +175,8 @@ func nullable31(_ string, _ reflect.Type, _ reflect.StructTag, s *openapi3.Schem
 }
 
 // schema is v's schema: a reference to a component named after its Go
-// type (package-qualified names are never needed: they are all contracts
-// types), or inline for maps and slices.
+// type (contracts types by their name, others as package.Name), or inline
+// for maps and slices.
 func (g *generator) schema(v any) (*openapi3.SchemaRef, error) {
 	t := reflect.TypeOf(v)
 	if ref, ok := g.refs[t]; ok {
@@ -188,11 +189,24 @@ func (g *generator) schema(v any) (*openapi3.SchemaRef, error) {
 	if t.Kind() != reflect.Struct {
 		return s, nil
 	}
-	name := t.Name()
+	name := componentName(t)
+	if _, taken := g.schemas[name]; taken {
+		return nil, fmt.Errorf("two types named %s", name)
+	}
 	g.schemas[name] = s
 	ref := openapi3.NewSchemaRef("#/components/schemas/"+name, s.Value)
 	g.refs[t] = ref
 	return ref, nil
+}
+
+// componentName is a struct type's component name: its name for a
+// contracts type, else the package's last element and the name
+// (holdshttp.CancelResponse beside contracts' CancelResponse).
+func componentName(t reflect.Type) string {
+	if strings.HasSuffix(t.PkgPath(), "/contracts") {
+		return t.Name()
+	}
+	return path.Base(t.PkgPath()) + "." + t.Name()
 }
 
 // oneOf is one schema, or a oneOf of several.
