@@ -196,11 +196,11 @@ func (r *consultRun) validate(ctx context.Context) *contracts.ConsultValidationR
 	return nil
 }
 
-// unknownSlots names the children whose slot the slot source does not
-// offer (unknown view, column or appointment type GUIDs, a time that is no
-// slot), asking once for the days from the first child's to the last's. A
-// slot source that cannot answer refuses nothing (fail open: Cloud9 still
-// decides).
+// unknownSlots names the children whose view, column or appointment type
+// GUID no offered slot of their days has, asking the slot source once for
+// the days from the first child's to the last's. A slot source that cannot
+// answer (or offers nothing there) refuses nothing (fail open: Cloud9
+// still decides).
 func (r *consultRun) unknownSlots(ctx context.Context) []string {
 	if r.s.d.Slots == nil || len(r.books) == 0 {
 		return nil
@@ -224,38 +224,38 @@ func (r *consultRun) unknownSlots(ctx context.Context) []string {
 	}
 	var invalid []string
 	for i, b := range r.books {
-		if f := slotMismatch(b, res.Slots); f != "" {
+		if f := unknownGUID(b, res.Slots); f != "" {
 			invalid = append(invalid, fmt.Sprintf("children[%d].%s", i, f))
 		}
 	}
 	return invalid
 }
 
-// slotMismatch names the field of b no offered slot of list has: "" when
-// one has b's start, view, column and (when the slot says) type.
-func slotMismatch(b booking, list []contracts.ApptSlot) string {
-	field := "startTime"
+// unknownGUID names the first GUID field of b that no offered slot of list
+// has ("" when all are known). The time itself is not checked: a slot
+// taken since it was offered has left the list, and is a slot conflict for
+// Cloud9 to answer, not bad input.
+func unknownGUID(b booking, list []contracts.ApptSlot) string {
+	if len(list) == 0 {
+		return ""
+	}
+	views, cols, types := map[string]bool{}, map[string]bool{}, map[string]bool{}
 	for _, sl := range list {
-		if slotKey(sl.StartTime, sl.ScheduleColumnGUID) != slotKey(b.StartTime, b.ScheduleColumnGUID) {
-			continue
-		}
-		switch {
-		case !strings.EqualFold(sl.ScheduleViewGUID, b.ScheduleViewGUID):
-			field = "scheduleViewGUID"
-		case sl.AppointmentTypeGUID != "" && !strings.EqualFold(sl.AppointmentTypeGUID, b.AppointmentTypeGUID):
-			field = "appointmentTypeGUID"
-		default:
-			return ""
+		views[strings.ToLower(sl.ScheduleViewGUID)] = true
+		cols[strings.ToLower(sl.ScheduleColumnGUID)] = true
+		if sl.AppointmentTypeGUID != "" {
+			types[strings.ToLower(sl.AppointmentTypeGUID)] = true
 		}
 	}
-	if field == "startTime" {
-		for _, sl := range list {
-			if slotKey(sl.StartTime, "") == slotKey(b.StartTime, "") {
-				return "scheduleColumnGUID"
-			}
-		}
+	switch {
+	case !views[strings.ToLower(b.ScheduleViewGUID)]:
+		return "scheduleViewGUID"
+	case !cols[strings.ToLower(b.ScheduleColumnGUID)]:
+		return "scheduleColumnGUID"
+	case len(types) > 0 && !types[strings.ToLower(b.AppointmentTypeGUID)]:
+		return "appointmentTypeGUID"
 	}
-	return field
+	return ""
 }
 
 // parent runs the parent's step; false when the children cannot follow

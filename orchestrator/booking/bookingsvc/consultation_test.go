@@ -1,6 +1,7 @@
 package bookingsvc
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -38,22 +39,26 @@ func TestPatientMatches(t *testing.T) {
 	}
 }
 
-// The slot check names the field no offered slot has.
-func TestSlotMismatch(t *testing.T) {
+// The slot check names the GUID field no offered slot has; a time no
+// longer offered (taken since) is not bad input.
+func TestUnknownGUID(t *testing.T) {
 	const view, col, typ = "aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee", "11111111-2222-3333-4444-555555555555", "f6c20c35-9abb-47c2-981a-342996016705"
+	const other = "99999999-9999-4999-8999-999999999999"
 	list := []contracts.ApptSlot{{StartTime: "1/20/2026 10:00:00 AM", ScheduleViewGUID: view, ScheduleColumnGUID: col, AppointmentTypeGUID: typ}}
-	b := booking{Appointment: Appointment{StartTime: "01/20/2026 10:00 AM", ScheduleViewGUID: view, ScheduleColumnGUID: col, AppointmentTypeGUID: typ}}
-	require.Empty(t, slotMismatch(b, list))
-	other := b
-	other.ScheduleViewGUID = "99999999-9999-4999-8999-999999999999"
-	require.Equal(t, "scheduleViewGUID", slotMismatch(other, list))
-	other = b
-	other.ScheduleColumnGUID = "99999999-9999-4999-8999-999999999999"
-	require.Equal(t, "scheduleColumnGUID", slotMismatch(other, list))
-	other = b
-	other.AppointmentTypeGUID = "99999999-9999-4999-8999-999999999999"
-	require.Equal(t, "appointmentTypeGUID", slotMismatch(other, list))
-	other = b
-	other.StartTime = "01/20/2026 11:00 AM"
-	require.Equal(t, "startTime", slotMismatch(other, list))
+	b := booking{Appointment: Appointment{StartTime: "01/20/2026 10:00 AM", ScheduleViewGUID: strings.ToUpper(view),
+		ScheduleColumnGUID: col, AppointmentTypeGUID: typ}}
+	require.Empty(t, unknownGUID(b, list))
+	taken := b
+	taken.StartTime = "01/20/2026 11:00 AM"
+	require.Empty(t, unknownGUID(taken, list))
+	for field, set := range map[string]func(*booking){
+		"scheduleViewGUID":    func(x *booking) { x.ScheduleViewGUID = other },
+		"scheduleColumnGUID":  func(x *booking) { x.ScheduleColumnGUID = other },
+		"appointmentTypeGUID": func(x *booking) { x.AppointmentTypeGUID = other },
+	} {
+		x := b
+		set(&x)
+		require.Equal(t, field, unknownGUID(x, list))
+	}
+	require.Empty(t, unknownGUID(b, nil), "nothing offered: fail open")
 }
