@@ -87,6 +87,9 @@ func (m *Main) routes(app *fiber.App) error {
 	app.All("/monitoring", h)
 	app.All("/monitoring/*", h)
 
+	if err := m.openapiRoute(app); err != nil {
+		return err
+	}
 	m.orch.routes(app)
 	m.buffer.routes(app)
 	if err := m.availabilityRoutes(app); err != nil {

@@ -6,6 +6,7 @@
 //	POST {base}/getApptSlots          → bookingsvc.Service.GetApptSlots
 //	POST {base}/getGroupedApptSlots   → bookingsvc.Service.GetGroupedApptSlots
 //	GET  {base}/queue-status          → bookingsvc.Service.QueueStatus (?page, ?pageSize, ?cursor)
+//	POST {base}/bookConsultation      → bookingsvc.Service.BookConsultation (200/202/207/500: consultation.go)
 //
 // Node-RED semantics are kept: createAppt answers 200 for every outcome —
 // also for a body that is not JSON, has a field of the wrong type, is
@@ -128,6 +129,7 @@ func Register(r fiber.Router, h *Handlers, basePath string) error {
 	r.Post(base+"/getApptSlots", h.getApptSlots)
 	r.Post(base+"/getGroupedApptSlots", h.getGroupedApptSlots)
 	r.Get(base+"/queue-status", h.queueStatus)
+	r.Post(base+"/bookConsultation", h.bookConsultation)
 	return nil
 }
 

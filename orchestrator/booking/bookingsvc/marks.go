@@ -72,6 +72,10 @@ type Lease struct {
 type DoneRecord struct {
 	AppointmentGUID string `json:"appointmentGUID"`
 	ChildName       string `json:"childName,omitempty"`
+	// A consultation's patient step (consultation_patient.go) records the
+	// patient it created instead of an appointment.
+	PatientGUID string `json:"patientGUID,omitempty"`
+	FamilyID    string `json:"familyId,omitempty"`
 }
 
 // sameChild reports whether two child names name the same child: the first

@@ -118,6 +118,7 @@ func (w *Worker) Register() {
 		w.rt.Handle(TypeSetAppointment, asynq.HandlerFunc(w.handleAppointment), w.cfg.Backoff)
 		w.rt.Handle(TypeSetPatient, asynq.HandlerFunc(w.handlePatient), w.cfg.Backoff)
 		w.rt.Handle(TypeSetPatientComment, asynq.HandlerFunc(w.handleNote), w.cfg.Backoff)
+		w.rt.Handle(TypeConsultation, asynq.HandlerFunc(w.handleConsultation), w.cfg.Backoff)
 	})
 }
 

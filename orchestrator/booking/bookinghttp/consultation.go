@@ -1,0 +1,43 @@
+package bookinghttp
+
+import (
+	"context"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/flowgate/flowgate/contracts"
+	"github.com/flowgate/flowgate/orchestrator/booking/bookingsvc"
+)
+
+// ConsultationService is what POST {base}/bookConsultation needs;
+// *bookingsvc.Service implements it. A Service without it answers 404.
+type ConsultationService interface {
+	BookConsultation(ctx context.Context, req contracts.BookConsultationRequest) bookingsvc.ConsultAnswer
+	MalformedConsultation(err error) bookingsvc.ConsultAnswer
+}
+
+// bookConsultation is POST {base}/bookConsultation (reference §1.3): the
+// status is the answer's — 200 all booked, 202 something queued, 207
+// partial, 500 nothing booked; bad input (not JSON, wrong types, missing
+// fields, unknown GUIDs) is a 200 with the validation shape.
+func (h *Handlers) bookConsultation(c *fiber.Ctx) error {
+	svc, ok := h.svc.(ConsultationService)
+	if !ok {
+		return fiber.ErrNotFound
+	}
+	var req contracts.BookConsultationRequest
+	if err := h.decode(c, &req, false); err != nil {
+		return sendConsult(c, svc.MalformedConsultation(err))
+	}
+	ctx, cancel := h.ctx()
+	defer cancel()
+	return sendConsult(c, svc.BookConsultation(ctx, req))
+}
+
+func sendConsult(c *fiber.Ctx, a bookingsvc.ConsultAnswer) error {
+	st := int(a.Status)
+	if st == 0 {
+		st = fiber.StatusOK
+	}
+	return c.Status(st).JSON(a.Body)
+}

@@ -1,0 +1,55 @@
+package openapi
+
+import (
+	"net/http"
+
+	"github.com/flowgate/flowgate/orchestrator/holds/availability/availhttp"
+	"github.com/flowgate/flowgate/orchestrator/holds/holdshttp"
+)
+
+// opsHolds are the slot holds (orchestrator/holds/holdshttp), the
+// availability API and its admin (availability/availhttp), the live holds
+// stream and its board (holdstream). Request bodies without an exported
+// type are described as objects; their fields are in the handlers' docs.
+func opsHolds() []Op {
+	const tag = "holds"
+	obj := []any{map[string]any{}}
+	errs := []Resp{{Status: s400, Desc: "bad input (details.field)", Body: errBody}, {Status: s404, Desc: "unknown id", Body: errBody},
+		{Status: s409, Desc: "conflict (slot taken, hold expired)", Body: errBody}, {Status: s503, Desc: "Redis unavailable", Body: errBody}}
+	op := func(method, path, summary string, req []any, query []string, body any) Op {
+		return Op{Method: method, Path: path, Tag: tag, Summary: summary, Request: req, Query: query,
+			Responses: append([]Resp{{Status: s200, Desc: "ok", Body: []any{body}}}, errs...)}
+	}
+	admin := func(method, path, summary string, req []any) Op {
+		o := op(method, "/v1/admin/availability"+path, summary, req, nil, map[string]any{})
+		o.Tag, o.Auth = "availability-admin", AuthMonitor
+		return o
+	}
+	return []Op{
+		op(http.MethodPost, "/v1/holds", "Hold a slot {appointmentTypeId, slotStartDate, clientId, specialistId?}", obj, nil, holdshttp.HoldResponse{}),
+		op(http.MethodPatch, "/v1/holds", "Keep a hold alive {holdId, clientId}", obj, nil, holdshttp.HeartbeatResponse{}),
+		op(http.MethodDelete, "/v1/holds/:holdId", "Release a hold", nil, []string{"clientId"}, holdshttp.ReleaseResponse{}),
+		op(http.MethodPost, "/v1/appointment-types/:id/book", "Book a held slot", obj, nil, holdshttp.BookResponse{}),
+		op(http.MethodDelete, "/v1/appointments/:appointmentId", "Cancel an appointment", nil, nil, holdshttp.CancelResponse{}),
+		op(http.MethodGet, "/v1/appointment-types", "Appointment types", nil, nil, availhttp.AppointmentTypesResponse{}),
+		op(http.MethodGet, "/v1/appointment-types/:id/timeslots", "Open timeslots", nil,
+			[]string{"specialistId", "from", "days", "includeHeld", "clientId"}, availhttp.TimeslotsResponse{}),
+		admin(http.MethodGet, "/schedule", "The schedule", nil),
+		admin(http.MethodPut, "/specialists/:specialistId/weekly-hours", "A specialist's weekly hours", obj),
+		admin(http.MethodPut, "/specialists/:specialistId/overrides/:date", "A day's override", obj),
+		admin(http.MethodDelete, "/specialists/:specialistId/overrides/:date", "Remove a day's override", nil),
+		admin(http.MethodDelete, "/specialists/:specialistId", "Remove a specialist", nil),
+		admin(http.MethodPut, "/appointment-types/:id", "An appointment type", obj),
+		{Method: http.MethodGet, Path: "/v1/holds/stream", Tag: tag, Summary: "Live holds (Server-Sent Events)",
+			Query: []string{"clientId", "appointmentTypeId", "leaseMs"}, Responses: []Resp{
+				{Status: s200, Desc: "an event stream", ContentType: "text/event-stream"}, {Status: s400, Desc: "bad input", Body: errBody}}},
+		{Method: http.MethodDelete, Path: "/v1/holds/stream", Tag: tag, Summary: "End a client's stream",
+			Query: []string{"clientId"}, Responses: []Resp{{Status: s200, Desc: "ended", Body: obj}, {Status: s400, Desc: "bad input", Body: errBody}}},
+		{Method: http.MethodGet, Path: "/board", Tag: tag, Summary: "The live holds board (HTML)",
+			Responses: []Resp{{Status: s200, Desc: "an HTML page", ContentType: "text/html"}}},
+	}
+}
+
+// Built only with -tags flowgate_main until this branch is merged with main
+// (whose packages it names); then delete the build line above.
+func init() { gated = append(gated, opsHolds) }

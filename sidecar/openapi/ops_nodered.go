@@ -1,0 +1,48 @@
+package openapi
+
+import (
+	"net/http"
+
+	"github.com/flowgate/flowgate/contracts"
+)
+
+// opsNodeRed are the Node-RED booking family (orchestrator/booking/
+// bookinghttp) under NODERED_BASE_PATH: 200 for every outcome of
+// createAppt, the seed's shapes, never the error envelope (but for the
+// slot endpoints' unreadable bodies and queue-status' bad pages).
+func opsNodeRed() []Op {
+	const tag = "node-red"
+	patient := []any{contracts.PatientCreatedResponse{}, contracts.PatientQueuedResponse{}, contracts.PatientFailedResponse{}}
+	appt := []any{contracts.ApptBookedResponse{}, contracts.ApptQueuedResponse{}, contracts.ApptFailedResponse{},
+		contracts.ApptAuthRejectedResponse{}, contracts.ApptValidationResponse{}, contracts.ApptSlotReservedResponse{},
+		contracts.ApptDuplicateSlotResponse{}, contracts.ApptBatchResponse{}}
+	consult := []any{contracts.ConsultationResponse{}}
+	return []Op{
+		{Method: http.MethodPost, Path: BasePath + "/createPatient", Tag: tag, Summary: "Create the parent (or a child) patient; bookingAuthToken",
+			Request: []any{contracts.CreatePatientRequest{}}, Responses: []Resp{
+				{Status: s200, Desc: "created, cached, queued, or the validation failure", Body: patient},
+				{Status: s500, Desc: "Cloud9 refused the patient (PATIENT_CREATE_FAILED / CHILD_CREATE_FAILED)", Body: []any{contracts.PatientFailedResponse{}}}}},
+		{Method: http.MethodPost, Path: BasePath + "/createAppt", Tag: tag, Summary: "Book one appointment or children[] (200 for every outcome)",
+			Request: []any{contracts.CreateApptRequest{}}, Responses: []Resp{{Status: s200, Desc: "_debug.error_type tells the outcome", Body: appt}}},
+		{Method: http.MethodPost, Path: BasePath + "/getApptSlots", Tag: tag, Summary: "Open slots with bookingTokens",
+			Request: []any{contracts.GetApptSlotsRequest{}}, Responses: []Resp{
+				{Status: s200, Desc: "slots, or none with the transfer guidance", Body: []any{contracts.GetApptSlotsResponse{}}},
+				{Status: s400, Desc: "unreadable body", Body: errBody}}},
+		{Method: http.MethodPost, Path: BasePath + "/getGroupedApptSlots", Tag: tag, Summary: "Consecutive slots for siblings and a booking plan",
+			Request: []any{contracts.GetGroupedApptSlotsRequest{}}, Responses: []Resp{
+				{Status: s200, Desc: "groups, or none with the transfer guidance", Body: []any{contracts.GroupedSlotsResponse{}}},
+				{Status: s400, Desc: "unreadable body", Body: errBody}}},
+		{Method: http.MethodGet, Path: BasePath + "/queue-status", Tag: tag, Summary: "The async booking queue, paginated",
+			Query: []string{"page", "pageSize", "cursor"}, Responses: []Resp{
+				{Status: s200, Desc: "operations; {\"error\"} when the queue cannot be read", Body: []any{contracts.QueueStatusResponse{}}},
+				{Status: s400, Desc: "bad page, pageSize or cursor", Body: errBody},
+				{Status: s503, Desc: "Redis did not answer within the sync budget", Body: errBody}}},
+		{Method: http.MethodPost, Path: BasePath + "/bookConsultation", Tag: tag, Summary: "Parent + children + appointments in one call",
+			Request: []any{contracts.BookConsultationRequest{}}, Responses: []Resp{
+				{Status: s200, Desc: "every child booked; or bad input (validation shape, nothing changed)",
+					Body: []any{contracts.ConsultationResponse{}, contracts.ConsultValidationResponse{}}},
+				{Status: s202, Desc: "something queued: it completes in the background (operationIds)", Body: consult},
+				{Status: s207, Desc: "some children booked, some not", Body: consult},
+				{Status: s500, Desc: "nothing booked (parent refused, or every child)", Body: consult}}},
+	}
+}
