@@ -10,9 +10,11 @@ import (
 // admission is one message's admission request and, once done is
 // closed, its answer (admitScript's status and value, or err).
 type admission struct {
-	key      string // idempotency key, "" for none
-	claim    claim
-	takeover string
+	key        string // idempotency key, "" for none
+	id         string // client-chosen messageId to claim, "" for none
+	claim      claim
+	takeover   string // the stale idem claim to take over
+	takeoverID string // the stale id claim to take over
 
 	status int64
 	val    string
@@ -76,15 +78,19 @@ func (a *admitter) loop() {
 func (a *admitter) run(batch []*admission) {
 	b := a.b
 	keys := []string{depthKey(b.cfg.KeyPrefix)}
-	args := make([]any, 1, 1+3*len(batch))
-	args[0] = b.cfg.MaxQueueSize
+	args := make([]any, 2, 2+5*len(batch))
+	args[0], args[1] = b.cfg.MaxQueueSize, b.claimTTL().Milliseconds()
 	for _, x := range batch {
-		has := "0"
+		has, hasID := "0", "0"
 		if x.key != "" {
 			has = "1"
 			keys = append(keys, idemKey(b.cfg.KeyPrefix, x.key))
 		}
-		args = append(args, has, x.claim.String(), x.takeover)
+		if x.id != "" {
+			hasID = "1"
+			keys = append(keys, idKey(b.cfg.KeyPrefix, x.id))
+		}
+		args = append(args, has, hasID, x.claim.String(), x.takeover, x.takeoverID)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	res, err := admitScript.Run(ctx, b.cfg.Redis, keys, args...).Slice()

@@ -114,10 +114,21 @@ func (g *depthGauge) flushLeft(ctx context.Context) error {
 	return nil
 }
 
-// resync sets the counter to Asynq's figure. An admission between the
-// read and the SET is lost until the next resync (a bounded, self-healing
-// error; the alternative, one script over the four queues, is not
-// Cluster-safe: each queue has its own hash tag).
+// resync sets the counter to Asynq's figure. It can undercount, in two
+// ways, until the next resync (one reconcile interval later):
+//   - an admission between the read and the SET is overwritten, and its
+//     task, enqueued after the read, is not in the figure either;
+//   - a message another instance finished (left pending/active, so not in
+//     the figure) whose leave that instance has not flushed yet is
+//     subtracted again by its next flush, after the SET. This instance
+//     flushes before reading, so only other instances' leaves count.
+//
+// The undercount is at most the admissions of one round trip plus the
+// messages other instances finished within their last flush interval
+// (throughput × flush interval); the counter never drops below 0
+// (leaveScript clamps), and meanwhile at most that many messages are
+// admitted above the maximum. The alternative, one script over the four
+// queues, is not Cluster-safe: each queue has its own hash tag.
 func (g *depthGauge) resync(ctx context.Context) error {
 	if err := g.flushLeft(ctx); err != nil {
 		return err

@@ -29,12 +29,15 @@
 //     retries (MAX_RETRIES_EXCEEDED), is archived by Asynq and written to the
 //     durable dead-letter record by the runtime's error handler.
 //   - Admission is one script (scripts.go) over keys of one hash tag: the
-//     idempotency claim and the capacity reservation on a depth counter,
-//     shared by the enqueues that arrive while one call is in flight
-//     (admission.go). A claim holds "<messageId> <queue> <claimed at>" and
-//     answers DUPLICATE_MESSAGE while the original's task exists (queued or
-//     retained) or it is younger than IdempotencyGrace; otherwise it is
-//     stale (a crash between claim and enqueue) and taken over.
+//     idempotency claim, the claim of a client-chosen messageId (unique
+//     across the four queues) and the capacity reservation on a depth
+//     counter, shared by the enqueues that arrive while one call is in
+//     flight (admission.go). A claim holds "<messageId> <queue> <claimed
+//     at>", has a TTL (claimTTL), and answers DUPLICATE_MESSAGE while the
+//     original's task exists (queued or retained) or it is younger than
+//     IdempotencyGrace; otherwise it is stale (a crash between claim and
+//     enqueue) and taken over. An enqueue error whose task is absent gives
+//     the claims back at once.
 //   - The depth counter is moved by admissions, by finished messages (one
 //     subtraction per DepthRefresh) and replays, and re-set from Asynq's list
 //     and sorted-set sizes of the four queues (one pipelined round trip of

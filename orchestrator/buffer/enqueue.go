@@ -40,6 +40,7 @@ type prepared struct {
 	typ     string
 	queue   string
 	timeout time.Duration
+	ownID   bool // the client chose the messageId: it is claimed
 }
 
 func invalid(field, format string, args ...any) *contracts.Error {
@@ -109,7 +110,7 @@ func (b *Buffer) prepare(req contracts.BufferEnqueueRequest) (prepared, error) {
 	return prepared{
 		env: envelope{MessageID: id, Priority: pri, Payload: req.Payload, Metadata: req.Metadata,
 			MaxRetries: maxR, IdempotencyKey: req.IdempotencyKey, CreatedAt: b.cfg.Now().UTC()},
-		typ: req.Type, queue: QueueFor(pri), timeout: h.Timeout(),
+		typ: req.Type, queue: QueueFor(pri), timeout: h.Timeout(), ownID: req.MessageID != "",
 	}, nil
 }
 
@@ -156,9 +157,9 @@ func (b *Buffer) EnqueueBatch(ctx context.Context, reqs []contracts.BufferEnqueu
 	defer b.inflight.Done()
 	out, errs := make([]Enqueued, len(reqs)), make([]error, len(reqs))
 	ps := make([]prepared, len(reqs))
-	unkeyed := 0 // keyed items are admitted one by one, with their claim
+	unkeyed := 0 // items with a claim (key or own id) are admitted one by one
 	for i, r := range reqs {
-		if ps[i], errs[i] = b.prepare(r); errs[i] == nil && ps[i].env.IdempotencyKey == "" {
+		if ps[i], errs[i] = b.prepare(r); errs[i] == nil && !ps[i].claims() {
 			unkeyed++
 		}
 	}
@@ -175,7 +176,7 @@ func (b *Buffer) EnqueueBatch(ctx context.Context, reqs []contracts.BufferEnqueu
 		sem <- struct{}{}
 		go func(i int) {
 			defer func() { <-sem; wg.Done() }()
-			if ps[i].env.IdempotencyKey != "" {
+			if ps[i].claims() {
 				out[i], errs[i] = b.put(ctx, ps[i])
 			} else {
 				out[i], errs[i] = b.enqueueAdmitted(ctx, ps[i], claim{id: ps[i].env.MessageID, queue: ps[i].queue, at: b.cfg.Now()})
@@ -184,6 +185,28 @@ func (b *Buffer) EnqueueBatch(ctx context.Context, reqs []contracts.BufferEnqueu
 	}
 	wg.Wait()
 	return out, errs, nil
+}
+
+// claims reports whether p's admission claims a key (its idempotency key
+// or its client-chosen messageId).
+func (p prepared) claims() bool { return p.env.IdempotencyKey != "" || p.ownID }
+
+// claimID is the messageId p claims, "" for a generated one.
+func (p prepared) claimID() string {
+	if p.ownID {
+		return p.env.MessageID
+	}
+	return ""
+}
+
+// claimTTL bounds a claim's life from its admission: the longest a
+// message can stay (every retry at the maximum backoff, then the longer
+// retention) plus the grace. It is a backstop for claims no finish
+// path expires (a task deleted elsewhere, a failed expireIdem, an
+// enqueue whose client never retries); a message still pending after it
+// is protected by Asynq's task id in its own queue only.
+func (b *Buffer) claimTTL() time.Duration {
+	return max(b.cfg.CompletedRetention, b.cfg.FailedRetention) + 101*b.cfg.Backoff.Max + b.cfg.IdempotencyGrace
 }
 
 // claim is an idempotency key's value: who claimed it, where, when.
@@ -236,9 +259,8 @@ func (b *Buffer) reserve(ctx context.Context, n int) error {
 // taken over.
 func (b *Buffer) admitOne(ctx context.Context, p prepared) (claim, error) {
 	c := claim{id: p.env.MessageID, queue: p.queue, at: b.cfg.Now()}
-	takeover := ""
-	for range 2 {
-		x := &admission{key: p.env.IdempotencyKey, claim: c, takeover: takeover}
+	x := &admission{key: p.env.IdempotencyKey, id: p.claimID(), claim: c}
+	for range 3 {
 		b.admitter.admit(x)
 		if x.err != nil {
 			return c, x.err
@@ -251,16 +273,25 @@ func (b *Buffer) admitOne(ctx context.Context, p prepared) (claim, error) {
 			d, _ := strconv.ParseInt(v, 10, 64)
 			return c, b.full(d)
 		}
+		field := "idempotencyKey"
+		if st == 3 {
+			field = "messageId"
+		}
 		orig := parseClaim(v)
 		live, err := b.claimLive(ctx, orig)
 		if err != nil {
 			return c, err
 		}
 		if live {
-			return c, duplicate(orig.id, "idempotencyKey")
+			return c, duplicate(orig.id, field)
 		}
-		b.log.Warn("buffer: taking over a stale idempotency claim", "key", p.env.IdempotencyKey, "stale_message_id", orig.id, "message_id", c.id)
-		takeover = v
+		b.log.Warn("buffer: taking over a stale claim", "field", field, "key", p.env.IdempotencyKey, "stale_message_id", orig.id, "message_id", c.id)
+		if st == 3 {
+			x.takeoverID = v
+		} else {
+			x.takeover = v
+		}
+		x.status, x.val = 0, ""
 	}
 	return c, duplicate(c.id, "idempotencyKey") // lost the takeover to a concurrent claimant
 }
@@ -291,24 +322,28 @@ func (b *Buffer) put(ctx context.Context, p prepared) (Enqueued, error) {
 	return b.enqueueAdmitted(ctx, p, c)
 }
 
-// enqueueAdmitted hands an admitted message to Asynq. Only a refusal that
+// enqueueAdmitted hands an admitted message to Asynq. A refusal that
 // certainly enqueued nothing (a task id conflict) gives the place and the
-// claim back; after any other error (a timeout, a lost answer) the task
-// may be in Redis, so both stay: the counter's resync and the claim check
-// heal them if it is not.
+// claims back; after any other error (a timeout, a lost answer) the task
+// may be in Redis: one EXISTS decides — absent, both are given back (the
+// client's retry is no false duplicate); present, or the check failed,
+// both stay (the counter's resync and the claim check heal them).
 func (b *Buffer) enqueueAdmitted(ctx context.Context, p prepared, c claim) (Enqueued, error) {
 	id := p.env.MessageID
 	body, err := json.Marshal(p.env)
 	if err != nil {
-		b.unadmit(ctx, 1, p.env.IdempotencyKey, c)
+		b.unadmit(ctx, 1, p, c)
 		return Enqueued{}, fmt.Errorf("buffer: encode message: %w", err)
 	}
 	_, err = b.enq.EnqueueContext(ctx, asynq.NewTask(p.typ, body), asynq.TaskID(id), asynq.Queue(p.queue),
 		asynq.MaxRetry(p.env.MaxRetries), asynq.Timeout(p.timeout+10*time.Second), asynq.Retention(b.cfg.CompletedRetention))
 	if err != nil {
 		if errors.Is(err, asynq.ErrTaskIDConflict) {
-			b.unadmit(ctx, 1, p.env.IdempotencyKey, c)
+			b.unadmit(ctx, 1, p, c)
 			return Enqueued{}, duplicate(id, "messageId")
+		}
+		if b.taskAbsent(ctx, p) {
+			b.unadmit(ctx, 1, p, c) // certainly not enqueued: the retry is no duplicate
 		}
 		return Enqueued{}, persistence("buffer.Enqueue", err)
 	}
@@ -316,13 +351,25 @@ func (b *Buffer) enqueueAdmitted(ctx context.Context, p prepared, c claim) (Enqu
 	return Enqueued{MessageID: id, Priority: p.env.Priority, Queue: p.queue}, nil
 }
 
-// unadmit gives back n places and, with a key, the claim c.
-func (b *Buffer) unadmit(ctx context.Context, n int, key string, c claim) {
+// taskAbsent checks once, after an ambiguous enqueue error, whether p's
+// task is certainly not in Redis (false when the check fails too).
+func (b *Buffer) taskAbsent(ctx context.Context, p prepared) bool {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+	defer cancel()
+	n, err := b.cfg.Redis.Exists(ctx, taskKey(p.queue, p.env.MessageID)).Result()
+	return err == nil && n == 0
+}
+
+// unadmit gives back n places and p's claims c.
+func (b *Buffer) unadmit(ctx context.Context, n int, p prepared, c claim) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 	defer cancel()
 	keys := []string{depthKey(b.cfg.KeyPrefix)}
-	if key != "" {
-		keys = append(keys, idemKey(b.cfg.KeyPrefix, key))
+	if p.env.IdempotencyKey != "" {
+		keys = append(keys, idemKey(b.cfg.KeyPrefix, p.env.IdempotencyKey))
+	}
+	if p.ownID {
+		keys = append(keys, idKey(b.cfg.KeyPrefix, p.env.MessageID))
 	}
 	d, err := unadmitScript.Run(ctx, b.cfg.Redis, keys, n, c.String()).Int64()
 	if err != nil {

@@ -26,12 +26,15 @@ func queueWeights() map[string]int {
 //	                                     finished (the backpressure counter;
 //	                                     reconciled with Asynq's queues)
 //	<prefix>:buffer:{buffer}:idem:<key>  STRING claim "<messageId> <queue>
-//	                                     <claimed at, unix ms>"; no TTL while
-//	                                     the message is queued, then its
+//	                                     <claimed at, unix ms>"; TTL claimTTL
+//	                                     while the message is queued, then its
 //	                                     retention. A claim whose task no longer
 //	                                     exists (and older than the claim
 //	                                     grace) is taken over: never a false
 //	                                     DUPLICATE_MESSAGE
+//	<prefix>:buffer:{buffer}:id:<id>     STRING claim of a client-chosen
+//	                                     messageId (same value, TTL claimTTL,
+//	                                     same takeover): unique across queues
 //	<prefix>:buffer:{buffer}:dlqcount    STRING dead letters (the alert counter;
 //	                                     reconciled with the DLQ records)
 //	<prefix>:buffer:{buffer}:dlqalert    STRING set while the DLQ is over its
@@ -46,6 +49,7 @@ func queueWeights() map[string]int {
 func stateKey(prefix, name string) string { return prefix + ":buffer:{buffer}:" + name }
 func depthKey(prefix string) string       { return stateKey(prefix, "depth") }
 func idemKey(prefix, key string) string   { return stateKey(prefix, "idem:"+key) }
+func idKey(prefix, id string) string      { return stateKey(prefix, "id:"+id) }
 func dlqCountKey(prefix string) string    { return stateKey(prefix, "dlqcount") }
 func alertKey(prefix string) string       { return stateKey(prefix, "dlqalert") }
 func errKey(prefix, id string) string     { return prefix + ":buffer:err:{" + id + "}" }

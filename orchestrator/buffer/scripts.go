@@ -16,32 +16,43 @@ return {0, redis.call('INCRBY', KEYS[1], n)}
 
 // admitScript admits single messages, all the enqueues that arrived
 // while the previous call was in flight (admission.go): per message the
-// idempotency claim and the place, in order (seed ENQUEUE "check
-// idempotency", "check backpressure").
+// idempotency claim, the messageId claim (a client-chosen messageId is
+// unique across the four queues, not only per queue as Asynq's task id)
+// and the place, in order (seed ENQUEUE "check idempotency", "check
+// backpressure"). Claims are set with a TTL (claimTTL) so one whose
+// message never finishes here (a task deleted elsewhere, a failed
+// expireIdem) does not stay forever.
 //
-//	KEYS[1] depth counter; KEYS[2..] the idem keys of the messages that
-//	have one, in message order
-//	ARGV[1] max queue size; then three per message: "1" when it has a key
-//	else "0", its claim value, the stale claim it takes over ("" : the key
-//	must be free)
+//	KEYS[1] depth counter; KEYS[2..] per message its idem key (when it has
+//	one), then its id key (when it has one), in message order
+//	ARGV[1] max queue size; ARGV[2] claim TTL ms; then five per message:
+//	"1" when it has an idem key else "0", the same for an id key, its claim
+//	value, the stale idem claim it takes over, the stale id claim it takes
+//	over ("" : the key must be free)
 //	returns per message {0, depth after} admitted | {1, depth} full |
-//	        {2, claim} the key is claimed by another message
+//	        {2, claim} the idem key is claimed by another message |
+//	        {3, claim} the messageId is claimed by another message
 var admitScript = redis.NewScript(`
 local max = tonumber(ARGV[1])
 local d = tonumber(redis.call('GET', KEYS[1]) or '0')
 local out, k, admitted = {}, 2, 0
-for i = 2, #ARGV, 3 do
-  local key = nil
+for i = 3, #ARGV, 5 do
+  local key, idk = nil, nil
   if ARGV[i] == '1' then key = KEYS[k]; k = k + 1 end
+  if ARGV[i + 1] == '1' then idk = KEYS[k]; k = k + 1 end
   local v = key and redis.call('GET', key)
-  if v and v ~= ARGV[i + 2] then
+  local w = idk and redis.call('GET', idk)
+  if v and v ~= ARGV[i + 3] then
     out[#out + 1] = {2, v}
+  elseif w and w ~= ARGV[i + 4] then
+    out[#out + 1] = {3, w}
   elseif d + 1 > max then
     out[#out + 1] = {1, d}
   else
     d = d + 1
     admitted = admitted + 1
-    if key then redis.call('SET', key, ARGV[i + 1]) end
+    if key then redis.call('SET', key, ARGV[i + 2], 'PX', ARGV[2]) end
+    if idk then redis.call('SET', idk, ARGV[i + 2], 'PX', ARGV[2]) end
     out[#out + 1] = {0, d}
   end
 end
@@ -51,11 +62,14 @@ return out
 
 // unadmitScript undoes an admission whose enqueue certainly failed.
 //
-//	KEYS[1] depth counter; KEYS[2] idem key (absent without a key)
+//	KEYS[1] depth counter; KEYS[2..] the message's claim keys (idem, id;
+//	none without)
 //	ARGV[1] n messages; ARGV[2] the claim value to drop
 //	returns the depth after
 var unadmitScript = redis.NewScript(`
-if KEYS[2] and redis.call('GET', KEYS[2]) == ARGV[2] then redis.call('DEL', KEYS[2]) end
+for i = 2, #KEYS do
+  if redis.call('GET', KEYS[i]) == ARGV[2] then redis.call('DEL', KEYS[i]) end
+end
 local d = redis.call('DECRBY', KEYS[1], ARGV[1])
 if d < 0 then redis.call('SET', KEYS[1], 0); d = 0 end
 return d
