@@ -46,6 +46,7 @@ type nrEndpoint struct {
 	Served         bool           `json:"served"`
 	Fallback       map[string]any `json:"fallback"`
 	FallbackStatus int            `json:"fallbackStatus"`
+	CallerAuthOnly bool           `json:"callerAuthOnly"`
 }
 
 type nrEndpoints struct {
@@ -121,7 +122,7 @@ func routeSubflow(t *testing.T) []node {
 	out := []node{{
 		"id": sf, "type": "subflow", "name": "flowgate route", "category": "", "color": "#A6BBCF",
 		"info": "Routes one endpoint to flowgate or to the operator's original node. Instance env: ENDPOINT " +
-			"(the switch key), ENDPOINT_PATH, FALLBACK (extra keys of the fallback answer), FALLBACK_STATUS. " +
+			"(the switch key), ENDPOINT_PATH, FALLBACK (extra keys of the fallback answer), FALLBACK_STATUS, CALLER_AUTH_ONLY (\"true\": never send FLOWGATE_TOKEN). " +
 			"See flows/README.md (Node-RED).",
 		"in":  []node{{"x": 60, "y": 120, "wires": []node{{"id": id("route")}}}},
 		"out": []node{{"x": 1100, "y": 120, "wires": []node{{"id": id("answer"), "port": 0}, {"id": id("fallback"), "port": 0}, {"id": id("to-fallback"), "port": 1}}}},
@@ -130,6 +131,7 @@ func routeSubflow(t *testing.T) []node {
 			{"name": "ENDPOINT_PATH", "type": "str", "value": ""},
 			{"name": "FALLBACK", "type": "json", "value": "{}"},
 			{"name": "FALLBACK_STATUS", "type": "str", "value": "200"},
+			{"name": "CALLER_AUTH_ONLY", "type": "str", "value": ""},
 		},
 	}}
 	out = append(out,
@@ -177,6 +179,10 @@ func proxyFlow(t *testing.T, l nrEndpoints) []node {
 		if e.Fallback == nil {
 			fb = []byte("{}")
 		}
+		callerAuthOnly := ""
+		if e.CallerAuthOnly {
+			callerAuthOnly = "true"
+		}
 		status := "200"
 		if e.FallbackStatus != 0 {
 			status = fmt.Sprint(e.FallbackStatus)
@@ -191,6 +197,7 @@ func proxyFlow(t *testing.T, l nrEndpoints) []node {
 					{"name": "ENDPOINT_PATH", "type": "str", "value": e.Path},
 					{"name": "FALLBACK", "type": "json", "value": string(fb)},
 					{"name": "FALLBACK_STATUS", "type": "str", "value": status},
+					{"name": "CALLER_AUTH_ONLY", "type": "str", "value": callerAuthOnly},
 				},
 				"wires": wires([]string{nrID("out/" + key)})},
 			node{"id": nrID("out/" + key), "type": "http response", "z": tab, "name": "", "statusCode": "",
@@ -335,6 +342,9 @@ func TestNodeRedEndpointList(t *testing.T) {
 		listed[key] = true
 		if !slices.Contains([]string{"GET", "POST", "PUT", "DELETE", "PATCH"}, e.Method) || e.Name == "" || e.Path == "" {
 			t.Errorf("bad row %+v", e)
+		}
+		if e.Group == "ops" && !e.CallerAuthOnly {
+			t.Errorf("%s: an ops endpoint without callerAuthOnly would get FLOWGATE_TOKEN", key)
 		}
 		if !slices.Contains([]string{"read", "write", "ops"}, e.Group) {
 			t.Errorf("%s: group %q, want read, write or ops", key, e.Group)
@@ -520,5 +530,62 @@ func TestNodeRedStatsRequestSigned(t *testing.T) {
 		if got.Headers[strings.ToLower(h)] != req.Header.Get(h) {
 			t.Errorf("%s = %q, flowgate's signer gives %q", h, got.Headers[strings.ToLower(h)], req.Header.Get(h))
 		}
+	}
+}
+
+// TestNodeRedRouteOpsCallerAuthOnly: FLOWGATE_TOKEN is never attached to an
+// operations endpoint (Node-RED's http in is unauthenticated): a request
+// without Authorization reaches flowgate without one, the caller's own is
+// passed; a read endpoint still gets the token. Fails with route.js
+// injecting the token everywhere.
+func TestNodeRedRouteOpsCallerAuthOnly(t *testing.T) {
+	l := loadEndpoints(t)
+	ops := map[string]bool{}
+	for _, e := range l.Endpoints {
+		ops[e.Name] = e.CallerAuthOnly
+	}
+	for _, name := range []string{"redisGet", "redisSet", "cache", "cache/trigger", "test/slot-cache/clear"} {
+		if !ops[name] {
+			t.Errorf("%s: callerAuthOnly not set", name)
+		}
+	}
+	req := func(auth string) map[string]any {
+		h := map[string]any{"content-type": "application/json"}
+		if auth != "" {
+			h["authorization"] = auth
+		}
+		return map[string]any{"payload": nil, "req": map[string]any{"method": "POST", "originalUrl": "/x", "headers": h}}
+	}
+	env := func(endpoint, callerOnly string) map[string]string {
+		return map[string]string{"ENDPOINT": endpoint, "ENDPOINT_PATH": endpoint, "FLOWGATE_URL": "http://flowgate:8080",
+			"FLOWGATE_TOKEN": "Basic bW9uOnB3", "CALLER_AUTH_ONLY": callerOnly}
+	}
+	auth := func(out json.RawMessage) (string, bool) {
+		var outs []*struct {
+			Headers map[string]string `json:"headers"`
+		}
+		if err := json.Unmarshal(out, &outs); err != nil || len(outs) == 0 || outs[0] == nil {
+			t.Fatalf("route output %s: %v", out, err)
+		}
+		v, ok := outs[0].Headers["authorization"]
+		return v, ok
+	}
+	if v, ok := auth(func() json.RawMessage {
+		o, _ := runFunctionNode(t, "route.js", req(""), env("redisSet", "true"), fixedNow)
+		return o
+	}()); ok {
+		t.Errorf("ops endpoint without Authorization: flowgate got %q", v)
+	}
+	if v, _ := auth(func() json.RawMessage {
+		o, _ := runFunctionNode(t, "route.js", req("Basic Y2FsbGVy"), env("redisSet", "true"), fixedNow)
+		return o
+	}()); v != "Basic Y2FsbGVy" {
+		t.Errorf("ops endpoint: flowgate got %q, want the caller's", v)
+	}
+	if v, _ := auth(func() json.RawMessage {
+		o, _ := runFunctionNode(t, "route.js", req(""), env("getPatient", ""), fixedNow)
+		return o
+	}()); v != "Basic bW9uOnB3" {
+		t.Errorf("read endpoint: flowgate got %q, want FLOWGATE_TOKEN", v)
 	}
 }

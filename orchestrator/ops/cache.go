@@ -38,7 +38,8 @@ func asUnavailable(op string, err error) error {
 }
 
 // tiersParam reads the tiers asked for: "tier" from the query string or a
-// JSON body {tier} (a number or an array); none means all.
+// JSON body {tier} (a number or an array); none means all. A tier asked
+// twice counts once, so the list never exceeds the number of tiers.
 func (h *Handlers) tiersParam(c *fiber.Ctx) ([]int, error) {
 	var out []int
 	if q := c.Query("tier"); q != "" {
@@ -64,12 +65,18 @@ func (h *Handlers) tiersParam(c *fiber.Ctx) ([]int, error) {
 		out = append(out, got...)
 	}
 	max := len(h.cfg.Refresher.Tiers())
+	seen := make([]bool, max+1)
+	uniq := out[:0] // each tier once, in the order asked: never more than max
 	for _, n := range out {
 		if n < 1 || n > max {
 			return nil, contracts.Errorf(contracts.CodeInvalid, "tier must be a number 1..%d", max)
 		}
+		if !seen[n] {
+			seen[n] = true
+			uniq = append(uniq, n)
+		}
 	}
-	return out, nil
+	return uniq, nil
 }
 
 func tierValues(v any) ([]int, error) {

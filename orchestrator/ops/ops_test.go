@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/flowgate/flowgate/contracts"
 	"github.com/flowgate/flowgate/contracts/contractstest"
 	"github.com/flowgate/flowgate/orchestrator/booking/slotcache"
 	"github.com/flowgate/flowgate/orchestrator/booking/slots"
@@ -249,4 +250,17 @@ func TestRedisOperations(t *testing.T) {
 	require.Equal(t, http.StatusConflict, st)
 	golden(t, "ops_error_refresh_busy", body)
 	require.Zero(t, f.sim.Calls(cloud9.ProcGetOnlineReservations))
+}
+
+// A tier asked several times (query and body) is refreshed once: the list
+// never exceeds the number of tiers. Fails without the dedupe (four
+// refreshes of tier 2).
+func TestCacheRefreshTiersDeduped(t *testing.T) {
+	f := newFixture(t)
+	st, body := f.do(t, http.MethodPost, base+"/cache/refresh?tier=2,2", `{"tier":[2,2]}`)
+	require.Equal(t, http.StatusOK, st, "%s", body)
+	var got contracts.CacheRefreshResponse
+	require.NoError(t, json.Unmarshal([]byte(body), &got))
+	require.Len(t, got.Results, 1, "%s", body)
+	require.Equal(t, 2, got.Results[0].Tier)
 }

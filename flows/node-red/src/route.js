@@ -1,6 +1,7 @@
 // flowgate route — the one routing node of every proxied endpoint.
 // Subflow instance env: ENDPOINT (the switch key), ENDPOINT_PATH (relative to
-// FLOWGATE_BASE_PATH, or absolute when it starts with "/").
+// FLOWGATE_BASE_PATH, or absolute when it starts with "/"), CALLER_AUTH_ONLY
+// ("true": never FLOWGATE_TOKEN, only the caller's Authorization).
 // Target: global context flowgate_routes[ENDPOINT] (set through the admin
 // route, no redeploy), else env FLOWGATE_ROUTE_DEFAULT, else "flowgate".
 // Output 1: the request for flowgate (→ http request). Output 2: "local",
@@ -58,7 +59,10 @@ for (const h of pass) {
         headers[h] = inHeaders[h];
     }
 }
-const token = env.get("FLOWGATE_TOKEN");
+// Operations endpoints (CALLER_AUTH_ONLY) get only the caller's own
+// Authorization: Node-RED's http in is unauthenticated, so injecting the
+// token there would hand ops access to anyone who reaches Node-RED.
+const token = env.get("CALLER_AUTH_ONLY") === "true" ? "" : env.get("FLOWGATE_TOKEN");
 if (token && !headers.authorization) {
     headers.authorization = token.indexOf(" ") > 0 ? token : "Bearer " + token;
 }

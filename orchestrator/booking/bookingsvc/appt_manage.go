@@ -12,6 +12,7 @@ import (
 	"github.com/flowgate/flowgate/contracts"
 	"github.com/flowgate/flowgate/orchestrator/booking/slots"
 	"github.com/flowgate/flowgate/orchestrator/cloud9"
+	"github.com/flowgate/flowgate/orchestrator/holds/availability"
 )
 
 // EditInsurance answers editInsurance: one SetPatientComment carrying the
@@ -103,7 +104,7 @@ func (f *Family) CancelAppt(ctx context.Context, req contracts.CancelApptRequest
 		return ok(contracts.CancelResponse{Message: "Appointment not canceled", Error: famInvalidText(missing, bad),
 			LLMGuidance: famInvalid(bad, missing...)})
 	}
-	slot := f.cancelSlot(ctx, id, req)
+	slot, confirmed := f.cancelSlot(ctx, id, req)
 	if err := f.turn(ctx, cloud9.ProcSetAppointmentStatusCanceled); err != nil {
 		f.log.Warn("cancelAppt: write not sent", "err", err)
 		return failed(contracts.CancelResponse{Message: famMessage(err), Error: err.Error(), LLMGuidance: famFailedGuidance(err)})
@@ -116,7 +117,7 @@ func (f *Family) CancelAppt(ctx context.Context, req contracts.CancelApptRequest
 		return failed(contracts.CancelResponse{Message: famMessage(err), Error: famMessage(err), LLMGuidance: famFailedGuidance(err)})
 	}
 	out := contracts.CancelResponse{Success: true, Message: "Appointment canceled"}
-	f.giveBack(ctx, id, slot, &out)
+	f.giveBack(ctx, id, slot, confirmed, &out)
 	return ok(out)
 }
 
@@ -125,40 +126,45 @@ func (f *Family) MalformedCancel(err error) Answer {
 	return ok(contracts.CancelResponse{Message: "Request not understood", Error: MalformedText(err), LLMGuidance: famInvalid("")})
 }
 
-// cancelSlot is the slot the appointment holds: the request's fields,
-// completed from the patient's appointment list when patientGUID is given.
-func (f *Family) cancelSlot(ctx context.Context, id string, req contracts.CancelApptRequest) slots.Slot {
-	s := slots.Slot{StartTime: strings.TrimSpace(req.StartTime), ScheduleViewGUID: strings.TrimSpace(req.ScheduleViewGUID),
+// cancelSlot is the slot the appointment holds. Cloud9's appointment list
+// (patientGUID given) is the authority: when it has the appointment, its
+// fields win and the request's only fill gaps, and confirmed is true.
+// Otherwise the slot is the request's description, unconfirmed: giveBack
+// then neither releases a hold nor restores a slot on the caller's word.
+func (f *Family) cancelSlot(ctx context.Context, id string, req contracts.CancelApptRequest) (s slots.Slot, confirmed bool) {
+	s = slots.Slot{StartTime: strings.TrimSpace(req.StartTime), ScheduleViewGUID: strings.TrimSpace(req.ScheduleViewGUID),
 		ScheduleColumnGUID: strings.TrimSpace(req.ScheduleColumnGUID), AppointmentTypeGUID: strings.TrimSpace(req.AppointmentTypeGUID),
 		Minutes: int(req.Minutes), LocationGUID: f.cfg.LocationGUID}
 	if req.PatientGUID == "" {
-		return s
+		return s, false
 	}
 	appts, err := f.d.Cloud9.GetAppointmentListByPatient(ctx, strings.TrimSpace(req.PatientGUID))
 	if err != nil {
-		f.log.Warn("cancelAppt: appointment list unreadable; the slot is described by the request only", "err", err)
-		return s
+		f.log.Warn("cancelAppt: appointment list unreadable; the slot cannot be confirmed", "err", err)
+		return s, false
 	}
 	for _, a := range appts {
 		if !strings.EqualFold(a.AppointmentGUID, id) {
 			continue
 		}
-		s.StartTime = firstNonEmpty(s.StartTime, a.AppointmentDateTime)
-		s.ScheduleViewGUID = firstNonEmpty(s.ScheduleViewGUID, a.ScheduleViewGUID)
-		s.ScheduleColumnGUID = firstNonEmpty(s.ScheduleColumnGUID, a.ScheduleColumnGUID)
-		s.AppointmentTypeGUID = firstNonEmpty(s.AppointmentTypeGUID, a.AppointmentTypeGUID)
+		s.StartTime = firstNonEmpty(strings.TrimSpace(a.AppointmentDateTime), s.StartTime)
+		s.ScheduleViewGUID = firstNonEmpty(strings.TrimSpace(a.ScheduleViewGUID), s.ScheduleViewGUID)
+		s.ScheduleColumnGUID = firstNonEmpty(strings.TrimSpace(a.ScheduleColumnGUID), s.ScheduleColumnGUID)
+		s.AppointmentTypeGUID = firstNonEmpty(strings.TrimSpace(a.AppointmentTypeGUID), s.AppointmentTypeGUID)
 		s.AppointmentTypeDescription = a.AppointmentTypeDescription
 		s.LocationGUID = firstNonEmpty(a.LocationGUID, s.LocationGUID)
-		if s.Minutes <= 0 {
+		if a.Minutes > 0 {
 			s.Minutes = a.Minutes
 		}
+		return s, true
 	}
-	return s
+	return s, false
 }
 
 // giveBack runs cancelAppt's follow-ups, each bounded by
-// SideEffectTimeout and detached from the request's end.
-func (f *Family) giveBack(ctx context.Context, id string, s slots.Slot, out *contracts.CancelResponse) {
+// SideEffectTimeout and detached from the request's end. A slot not
+// confirmed from Cloud9 (cancelSlot) is neither released nor restored.
+func (f *Family) giveBack(ctx context.Context, id string, s slots.Slot, confirmed bool, out *contracts.CancelResponse) {
 	bctx := context.WithoutCancel(ctx)
 	step := func(name string, run func(context.Context) error) {
 		sctx, cancel := context.WithTimeout(bctx, f.cfg.SideEffectTimeout)
@@ -177,14 +183,15 @@ func (f *Family) giveBack(ctx context.Context, id string, s slots.Slot, out *con
 	if err != nil {
 		return // no start time known: there is no slot to give back
 	}
-	if f.d.Holds != nil && s.ScheduleColumnGUID != "" {
-		at := time.Date(start.Year(), start.Month(), start.Day(), start.Hour(), start.Minute(), start.Second(), 0, f.cfg.PracticeZone).UTC()
+	if f.d.Holds != nil && confirmed && s.ScheduleColumnGUID != "" {
+		at := availability.WallInstant(f.cfg.PracticeZone, time.Date(start.Year(), start.Month(), start.Day(), 0, 0, 0, 0, time.UTC),
+			start.Hour()*60+start.Minute()).UTC()
 		step("release hold", func(c context.Context) (err error) {
 			out.SlotReleased, err = f.d.Holds.ReleaseSlot(c, s.AppointmentTypeGUID, s.ScheduleColumnGUID, at)
 			return err
 		})
 	}
-	if f.d.Slots != nil && s.ScheduleViewGUID != "" && s.ScheduleColumnGUID != "" {
+	if f.d.Slots != nil && confirmed && s.ScheduleViewGUID != "" && s.ScheduleColumnGUID != "" {
 		if s.Minutes <= 0 {
 			s.Minutes = slots.DefaultMinutes
 		}

@@ -48,8 +48,11 @@ type Config struct {
 	Prefix string
 	// MissRefreshAge: a lookup that matches nothing in an index at least
 	// this old refreshes it in the request (a patient created since).
-	// Default 1 min; negative: never.
-	MissRefreshAge time.Duration
+	// Default 1 min; negative: never. The refresh runs in the background;
+	// the lookup waits for it at most MissRefreshWait (default 2 s), then
+	// answers from the index as it is.
+	MissRefreshAge  time.Duration
+	MissRefreshWait time.Duration
 	// MinDigits is the shortest phone query accepted. Default 4.
 	MinDigits int
 	Now       func() time.Time
@@ -77,6 +80,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MissRefreshAge == 0 {
 		c.MissRefreshAge = time.Minute
+	}
+	if c.MissRefreshWait <= 0 {
+		c.MissRefreshWait = 2 * time.Second
 	}
 	if c.MinDigits == 0 {
 		c.MinDigits = 4
@@ -122,11 +128,17 @@ type Entry struct {
 
 // Stats describe the index a Lookup read, or a Refresh built.
 type Stats struct {
-	RefreshedAt time.Time
-	Total       int  // patients GetPatientList listed
-	Indexed     int  // patients in the index
-	Failed      int  // records the crawl could not fetch
-	Partial     bool // the crawl hit its deadline
+	RefreshedAt time.Time // the last crawl, complete or not
+	// LastComplete is the last crawl that indexed every patient (zero if
+	// none): staleness (RefreshEvery) is measured from it, so cut crawls
+	// do not hide that a complete one is due.
+	LastComplete time.Time
+	Total        int // patients GetPatientList listed
+	Indexed      int // patients in the index
+	Failed       int // records the crawl could not fetch
+	// Partial: the crawl did not index every patient (deadline,
+	// MaxPatients, failed records) and was merged into the index.
+	Partial bool
 }
 
 // Index is one location's phone index.
@@ -184,7 +196,7 @@ func (x *Index) Close() {
 // times.
 func (x *Index) refreshIfStale() {
 	st, found, err := x.stats(x.bg)
-	if err == nil && found && x.cfg.Now().Sub(st.RefreshedAt) < x.cfg.RefreshEvery {
+	if err == nil && found && x.cfg.Now().Sub(st.LastComplete) < x.cfg.RefreshEvery {
 		return
 	}
 	x.refreshLogged()
@@ -203,16 +215,20 @@ func (x *Index) refreshLogged() {
 }
 
 // triggerBackground starts one background refresh unless one of this
-// process is running (Refresh's lock covers other instances).
-func (x *Index) triggerBackground() {
+// process is running (Refresh's lock covers other instances); the channel
+// it returns (nil when none started) is closed when the refresh ends.
+func (x *Index) triggerBackground() <-chan struct{} {
 	if x.bg.Err() != nil || x.running.Load() {
-		return
+		return nil
 	}
+	done := make(chan struct{})
 	x.wg.Add(1)
 	go func() {
 		defer x.wg.Done()
+		defer close(done)
 		x.refreshLogged()
 	}()
+	return done
 }
 
 // Refresh crawls the location's patients and writes the index. It answers
@@ -250,8 +266,13 @@ func (x *Index) Refresh(ctx context.Context) (Stats, error) {
 		st.Partial = true
 	}
 	entries, failed, cut := x.crawl(cctx, list)
-	st.Failed, st.Partial = failed, st.Partial || cut
+	// Failed records are missing from entries: such a crawl merges too,
+	// so a patient whose record failed keeps its entry.
+	st.Failed, st.Partial = failed, st.Partial || cut || failed > 0
 	st.RefreshedAt = x.cfg.Now()
+	if !st.Partial {
+		st.LastComplete = st.RefreshedAt
+	}
 	if err := x.write(ctx, entries, st); err != nil {
 		return st, err
 	}
@@ -317,8 +338,9 @@ func newEntry(guid string, info cloud9.Record) Entry {
 	return e
 }
 
-// write stores a crawl: a complete one replaces the entries, a cut one
-// merges into them; both in one MULTI with the meta.
+// write stores a crawl: a complete one replaces the entries and sets
+// lastComplete, a partial one merges into them; both in one MULTI with the
+// meta.
 func (x *Index) write(ctx context.Context, entries []Entry, st Stats) error {
 	fields := make([]any, 0, 2*len(entries))
 	for _, e := range entries {
@@ -337,6 +359,9 @@ func (x *Index) write(ctx context.Context, entries []Entry, st Stats) error {
 		}
 		p.HSet(ctx, x.k.meta, fieldRefreshedAt, st.RefreshedAt.UnixMilli(), fieldTotal, st.Total,
 			fieldFailed, st.Failed, fieldPartial, strconv.FormatBool(st.Partial))
+		if !st.Partial {
+			p.HSet(ctx, x.k.meta, fieldLastComplete, st.LastComplete.UnixMilli())
+		}
 		return nil
 	})
 	if err != nil {

@@ -25,6 +25,8 @@ type counting struct {
 	lists, infos   atomic.Int32
 	inflight, peak atomic.Int32
 	delay          time.Duration
+	slow           atomic.Int64           // extra delay per record, ns (set while running)
+	failGUID       atomic.Pointer[string] // this patient's record fails
 }
 
 func (c *counting) GetPatientList(ctx context.Context, locs []string) ([]cloud9.Record, error) {
@@ -42,9 +44,12 @@ func (c *counting) GetPatientInformation(ctx context.Context, g string) (cloud9.
 			break
 		}
 	}
-	if c.delay > 0 {
+	if f := c.failGUID.Load(); f != nil && *f == g {
+		return nil, errors.New("record unavailable")
+	}
+	if d := c.delay + time.Duration(c.slow.Load()); d > 0 {
 		select {
-		case <-time.After(c.delay):
+		case <-time.After(d):
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
@@ -271,4 +276,91 @@ func TestConfigValidated(t *testing.T) {
 	require.Error(t, err)
 	_, err = phoneindex.New(db.Client, &counting{}, phoneindex.Config{LocationGUID: "x", Concurrency: -1})
 	require.Error(t, err)
+}
+
+// A crawl with failed records merges (the failed patient keeps its entry)
+// and, like a cut crawl, does not count as complete: an index whose last
+// complete crawl is older than RefreshEvery is refreshed although partial
+// crawls ran since. Fails with failed crawls replacing the index, or with
+// staleness measured from the last crawl of any kind.
+func TestFailedCrawlMergesAndStaysDue(t *testing.T) {
+	t.Parallel()
+	e := familytest.New(t, cloud9sim.Config{})
+	seed(t, e, 3)
+	db := redistest.New(t)
+	src := &counting{Client: e.Client}
+	var mu sync.Mutex
+	now := time.Now()
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	x, err := phoneindex.New(db.Client, src, phoneindex.Config{LocationGUID: e.Location(), RefreshEvery: time.Hour,
+		MissRefreshAge: -1, Now: clock})
+	require.NoError(t, err)
+	defer x.Close()
+	ctx := context.Background()
+	first, err := x.Refresh(ctx)
+	require.NoError(t, err)
+	require.False(t, first.Partial)
+	res, err := x.Lookup(ctx, "4125550101")
+	require.NoError(t, err)
+	require.Len(t, res.Matches, 1)
+	g := res.Matches[0].GUID
+	src.failGUID.Store(&g)
+
+	mu.Lock()
+	now = now.Add(50 * time.Minute)
+	mu.Unlock()
+	st, err := x.Refresh(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 1, st.Failed)
+	require.True(t, st.Partial)
+	require.Equal(t, 3, st.Indexed, "the patient whose record failed keeps its entry")
+	require.True(t, st.LastComplete.IsZero())
+
+	// 70 min after the complete crawl, 20 after the failed one: stale.
+	mu.Lock()
+	now = now.Add(20 * time.Minute)
+	mu.Unlock()
+	res, err = x.Lookup(ctx, "4125550101")
+	require.NoError(t, err)
+	require.Len(t, res.Matches, 1)
+	require.Equal(t, first.RefreshedAt.UnixMilli(), res.Stats.LastComplete.UnixMilli())
+	require.Eventually(t, func() bool { return src.lists.Load() == 3 }, 5*time.Second, 10*time.Millisecond,
+		"a lookup of an index whose last complete crawl is stale starts a refresh")
+}
+
+// A miss on an old index does not hold the request for the whole crawl:
+// the refresh runs in the background, the lookup waits MissRefreshWait at
+// most, and the patient is found once the crawl is done. Fails with the
+// crawl run in the request.
+func TestMissRefreshDoesNotBlock(t *testing.T) {
+	t.Parallel()
+	e := familytest.New(t, cloud9sim.Config{})
+	seed(t, e, 2)
+	db := redistest.New(t)
+	src := &counting{Client: e.Client}
+	var mu sync.Mutex
+	now := time.Now()
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	x, err := phoneindex.New(db.Client, src, phoneindex.Config{LocationGUID: e.Location(), MissRefreshAge: time.Minute,
+		MissRefreshWait: 100 * time.Millisecond, Now: clock})
+	require.NoError(t, err)
+	defer x.Close()
+	ctx := context.Background()
+	_, err = x.Refresh(ctx)
+	require.NoError(t, err)
+	e.Patient(t, "New", "Caller", "814-555-0142")
+	src.slow.Store(int64(time.Second))
+	mu.Lock()
+	now = now.Add(2 * time.Minute)
+	mu.Unlock()
+
+	began := time.Now()
+	res, err := x.Lookup(ctx, "8145550142")
+	require.NoError(t, err)
+	require.Less(t, time.Since(began), 700*time.Millisecond, "the lookup does not wait for the crawl")
+	require.Empty(t, res.Matches)
+	require.Eventually(t, func() bool {
+		res, err := x.Lookup(ctx, "8145550142")
+		return err == nil && len(res.Matches) == 1
+	}, 5*time.Second, 20*time.Millisecond)
 }

@@ -5,7 +5,7 @@ package phoneindex
 // Cluster-safe.
 //
 //	<prefix>{<location>}:entries  hash: patient GUID → JSON entry (record, digits)
-//	<prefix>{<location>}:meta     hash: refreshedAt (unix ms), total, indexed, failed, partial
+//	<prefix>{<location>}:meta     hash: refreshedAt, lastComplete (unix ms), total, indexed, failed, partial
 //	<prefix>{<location>}:lock     string: the refreshing instance's token (PX LockTTL)
 type keys struct {
 	entries, meta, lock string
@@ -18,9 +18,10 @@ func newKeys(prefix, location string) keys {
 
 // Meta hash fields.
 const (
-	fieldRefreshedAt = "refreshedAt"
-	fieldTotal       = "total"
-	fieldIndexed     = "indexed"
-	fieldFailed      = "failed"
-	fieldPartial     = "partial"
+	fieldRefreshedAt  = "refreshedAt"
+	fieldLastComplete = "lastComplete"
+	fieldTotal        = "total"
+	fieldIndexed      = "indexed"
+	fieldFailed       = "failed"
+	fieldPartial      = "partial"
 )

@@ -22,9 +22,11 @@ type Result struct {
 
 // Lookup finds the patients one of whose phones contains phone's digits
 // (a leading US country code 1 of an 11-digit query is dropped). It reads
-// the index; an index older than RefreshEvery triggers one background
-// refresh, and a missing one is built first, bounded by ctx. A lookup that
-// finds nothing in an index older than MissRefreshAge refreshes it first.
+// the index; an index whose last complete crawl is older than
+// RefreshEvery triggers one background refresh, and a missing one is built
+// first, bounded by ctx. A lookup that finds nothing in an index crawled
+// longer than MissRefreshAge ago triggers a background refresh and waits
+// for it at most MissRefreshWait (and ctx).
 func (x *Index) Lookup(ctx context.Context, phone string) (Result, error) {
 	q := Digits(phone)
 	if len(q) == 11 && q[0] == '1' {
@@ -37,28 +39,41 @@ func (x *Index) Lookup(ctx context.Context, phone string) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	var done <-chan struct{} // a background refresh this lookup started
 	if !found {
 		if st, err = x.build(ctx); err != nil {
 			return Result{}, err
 		}
-	} else if x.cfg.Now().Sub(st.RefreshedAt) > x.cfg.RefreshEvery {
-		x.triggerBackground()
+	} else if x.cfg.Now().Sub(st.LastComplete) > x.cfg.RefreshEvery {
+		done = x.triggerBackground()
 	}
 	res, err := x.match(ctx, q, st)
 	if err != nil || len(res.Matches) > 0 || x.cfg.MissRefreshAge < 0 || x.cfg.Now().Sub(st.RefreshedAt) < x.cfg.MissRefreshAge {
 		return res, err
 	}
 	// A miss on an index older than MissRefreshAge (a patient created
-	// since?) refreshes it once in the request, bounded by ctx; the age
-	// check and the lock keep that to one crawl per MissRefreshAge.
-	fresh, err := x.Refresh(ctx)
-	if err != nil {
-		if !errors.Is(err, ErrRefreshing) {
-			x.cfg.Logger.Warn("phone index refresh after a miss failed; answering from the index", "err", err)
-		}
+	// since?) starts a background refresh (the age check and the lock keep
+	// that to one crawl per MissRefreshAge) and waits for it a little: the
+	// crawl itself is bounded by Deadline, not by this request.
+	if done == nil {
+		done = x.triggerBackground()
+	}
+	if done == nil {
 		return res, nil
 	}
-	return x.match(ctx, q, fresh)
+	wait := time.NewTimer(x.cfg.MissRefreshWait)
+	defer wait.Stop()
+	select {
+	case <-done:
+	case <-wait.C:
+		return res, nil
+	case <-ctx.Done():
+		return res, nil
+	}
+	if fresh, found, serr := x.stats(ctx); serr == nil && found {
+		return x.match(ctx, q, fresh)
+	}
+	return res, nil
 }
 
 // match reads the index and keeps the entries one of whose phones contains
@@ -118,6 +133,9 @@ func (x *Index) stats(ctx context.Context) (Stats, bool, error) {
 	ms, _ := strconv.ParseInt(m[fieldRefreshedAt], 10, 64)
 	total, _ := strconv.Atoi(m[fieldTotal])
 	failed, _ := strconv.Atoi(m[fieldFailed])
-	return Stats{RefreshedAt: time.UnixMilli(ms).UTC(), Total: total, Failed: failed,
-		Partial: m[fieldPartial] == "true"}, true, nil
+	st := Stats{RefreshedAt: time.UnixMilli(ms).UTC(), Total: total, Failed: failed, Partial: m[fieldPartial] == "true"}
+	if lc, err := strconv.ParseInt(m[fieldLastComplete], 10, 64); err == nil {
+		st.LastComplete = time.UnixMilli(lc).UTC()
+	}
+	return st, true, nil
 }

@@ -168,7 +168,7 @@ func (c *Cache) put(ctx context.Context, op, key string, r Range, m meta, list [
 	if pg == nil {
 		args[2] = ""
 	}
-	if err := putScript.Run(ctx, c.rdb, []string{c.keys.registry(), key, key + pgSuffix}, args...).Err(); err != nil {
+	if err := putScript.Run(ctx, c.rdb, []string{c.keys.registry(), key, key + pgSuffix, c.keys.booked("")}, args...).Err(); err != nil {
 		return unavailable(op, err)
 	}
 	return nil

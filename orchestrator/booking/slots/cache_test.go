@@ -291,3 +291,39 @@ func TestCacheRedisDown(t *testing.T) {
 	_, err = c.Delete(ctx, tier1)
 	check(err)
 }
+
+// TestCachePutSkipsBookedSlots: a refresh fetched before a booking landed
+// does not put the booked slot back (its booked key is set), nor a
+// pre-grouped value that may pair it. Fails without the booked-key check
+// in putScript.
+func TestCachePutSkipsBookedSlots(t *testing.T) {
+	t.Parallel()
+	b := setupCache(t)
+	require.NoError(t, b.cache.Put(b.ctx, tier1, janList))
+	_, err := b.cache.Booked(b.ctx, janList[1], time.Hour)
+	require.NoError(t, err)
+
+	b.now = b.now.Add(time.Minute)
+	require.NoError(t, b.cache.Put(b.ctx, tier1, janList)) // fetched before the booking
+	e, found, err := b.cache.Get(b.ctx, tier1)
+	require.NoError(t, err)
+	require.True(t, found)
+	require.Equal(t, []string{"1/20/2026 8:45:00 AM", "1/21/2026 9:00:00 AM"}, starts(e.Slots))
+
+	pg := slots.PreGrouped{FetchedAt: b.now, Tier: 1}
+	require.NoError(t, b.cache.PutTier(b.ctx, 1, tier1, janList, slots.TierStats{Days: 30}, &pg))
+	tr, found, err := b.cache.GetTier(b.ctx, loc, 1)
+	require.NoError(t, err)
+	require.True(t, found)
+	require.Equal(t, []string{"1/20/2026 8:45:00 AM", "1/21/2026 9:00:00 AM"}, starts(tr.Slots))
+	_, found, err = b.cache.GetPreGrouped(b.ctx, loc, 1)
+	require.NoError(t, err)
+	require.False(t, found, "a pre-grouped value built with the booked slot is not stored")
+
+	_, err = b.cache.Restore(b.ctx, janList[1]) // cancelled: open again
+	require.NoError(t, err)
+	require.NoError(t, b.cache.Put(b.ctx, tier1, janList))
+	e, _, err = b.cache.Get(b.ctx, tier1)
+	require.NoError(t, err)
+	require.Len(t, e.Slots, 3)
+}

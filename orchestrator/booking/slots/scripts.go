@@ -8,21 +8,40 @@ import "github.com/redis/go-redis/v9"
 // HGET whether its decoded copy is current.
 //
 //	KEYS[1] registry   KEYS[2] entry   KEYS[3] entry's pre-grouped key
+//	KEYS[4] the booked keys' prefix (keys.booked(""))
 //	ARGV[1] now, Unix ms   ARGV[2] TTL ms
 //	ARGV[3] pre-grouped JSON, "" for none (the key is deleted)
 //	ARGV[4..] field, value pairs ("_meta" first, then one per slot)
 //
+// A slot whose booked key exists (bookedScript: booked after the list was
+// fetched) is left out, the _meta count lowered by as many, and the
+// pre-grouped value, which may pair it, is not stored (the key is
+// deleted; regrouped on the next read).
+//
 // Returns 1.
 var putScript = redis.NewScript(`
 redis.call('DEL', KEYS[2])
+local fields = {ARGV[4], ARGV[5]}
+local skipped = 0
+for i = 6, #ARGV, 2 do
+  if redis.call('EXISTS', KEYS[4] .. ARGV[i]) == 1 then
+    skipped = skipped + 1
+  else
+    fields[#fields + 1] = ARGV[i]
+    fields[#fields + 1] = ARGV[i + 1]
+  end
+end
+if skipped > 0 then
+  fields[2] = string.gsub(fields[2], '"count":(%d+)', function(c) return '"count":' .. (tonumber(c) - skipped) end, 1)
+end
 local chunk = 200 -- even, so pairs stay whole; bounds unpack()
-for i = 4, #ARGV, chunk do
-  redis.call('HSET', KEYS[2], unpack(ARGV, i, math.min(i + chunk - 1, #ARGV)))
+for i = 1, #fields, chunk do
+  redis.call('HSET', KEYS[2], unpack(fields, i, math.min(i + chunk - 1, #fields)))
 end
 redis.call('HSET', KEYS[2], '_v', redis.call('INCR', KEYS[1] .. ':ver'))
 local ttl = tonumber(ARGV[2])
 redis.call('PEXPIRE', KEYS[2], ttl)
-if ARGV[3] == '' then
+if ARGV[3] == '' or skipped > 0 then
   redis.call('DEL', KEYS[3])
 else
   redis.call('SET', KEYS[3], ARGV[3], 'PX', ttl)
