@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strconv"
 	"strings"
 	"time"
 
@@ -142,7 +141,7 @@ func (s SlotSource) Slots(ctx context.Context, q bookingsvc.SlotQuery) (bookings
 // offered are the slots of the offered columns, as answered.
 func (s SlotSource) offered(list []slots.Slot) []contracts.ApptSlot {
 	if len(s.Columns) == 0 {
-		return apptSlots(list)
+		return slots.ApptSlots(list)
 	}
 	keep := make([]slots.Slot, 0, len(list))
 	for _, sl := range list {
@@ -153,7 +152,7 @@ func (s SlotSource) offered(list []slots.Slot) []contracts.ApptSlot {
 			}
 		}
 	}
-	return apptSlots(keep)
+	return slots.ApptSlots(keep)
 }
 
 // Invalidate implements bookingsvc.SlotInvalidator: the slot leaves every
@@ -279,21 +278,4 @@ func (s SlotSource) fetch(ctx context.Context, views []string, from, to time.Tim
 		case <-time.After(s.RetryDelay):
 		}
 	}
-}
-
-func apptSlots(list []slots.Slot) []contracts.ApptSlot {
-	out := make([]contracts.ApptSlot, 0, len(list))
-	for _, s := range list {
-		minutes := ""
-		if s.Minutes > 0 {
-			minutes = strconv.Itoa(s.Minutes)
-		}
-		out = append(out, contracts.ApptSlot{StartTime: s.StartTime, EndTime: s.EndTime,
-			ScheduleViewGUID: s.ScheduleViewGUID, ScheduleViewDescription: s.ScheduleViewDescription,
-			ScheduleColumnGUID: s.ScheduleColumnGUID, ScheduleColumnDescription: s.ScheduleColumnDescription,
-			ScheduleTemplateName: s.ScheduleTemplateName, AppointmentClassGUID: s.AppointmentClassGUID,
-			AppointmentClassDescription: s.AppointmentClassDescription, AppointmentTypeGUID: s.AppointmentTypeGUID,
-			AppointmentTypeDescription: s.AppointmentTypeDescription, Minutes: minutes, LocationGUID: s.LocationGUID})
-	}
-	return out
 }

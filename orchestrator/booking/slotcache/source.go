@@ -2,7 +2,6 @@ package slotcache
 
 import (
 	"context"
-	"strconv"
 	"strings"
 	"time"
 
@@ -196,20 +195,5 @@ func (s *Source) Slots(ctx context.Context, q bookingsvc.SlotQuery) (bookingsvc.
 			Slots: len(l.tier.Slots), Age: l.age}}, nil
 }
 
-// ApptSlots turns cached slots into the answer's slots.
-func ApptSlots(list []slots.Slot) []contracts.ApptSlot {
-	out := make([]contracts.ApptSlot, 0, len(list))
-	for _, s := range list {
-		minutes := ""
-		if s.Minutes > 0 {
-			minutes = strconv.Itoa(s.Minutes)
-		}
-		out = append(out, contracts.ApptSlot{StartTime: s.StartTime, EndTime: s.EndTime,
-			ScheduleViewGUID: s.ScheduleViewGUID, ScheduleViewDescription: s.ScheduleViewDescription,
-			ScheduleColumnGUID: s.ScheduleColumnGUID, ScheduleColumnDescription: s.ScheduleColumnDescription,
-			ScheduleTemplateName: s.ScheduleTemplateName, AppointmentClassGUID: s.AppointmentClassGUID,
-			AppointmentClassDescription: s.AppointmentClassDescription, AppointmentTypeGUID: s.AppointmentTypeGUID,
-			AppointmentTypeDescription: s.AppointmentTypeDescription, Minutes: minutes, LocationGUID: s.LocationGUID})
-	}
-	return out
-}
+// ApptSlots turns cached slots into the answer's slots (slots.ApptSlots).
+func ApptSlots(list []slots.Slot) []contracts.ApptSlot { return slots.ApptSlots(list) }
