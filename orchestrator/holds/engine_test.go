@@ -264,6 +264,18 @@ func TestConfirmSetsCooldownAndCancelClearsIt(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, h, got)
 	require.Equal(t, holds.Event{Type: "confirm", Hold: h}, next(t, events))
+	holder, ttl, found, err := b.eng.HolderOf(b.ctx, specX, slot9)
+	require.NoError(t, err)
+	require.True(t, found, "the booking keeps the slot key")
+	require.Equal(t, h, holder)
+	require.Equal(t, slot9.Add(30*time.Minute).Sub(t0), ttl.Round(time.Second), "until the slot ends")
+	ok, err := b.eng.ReleaseBooking(b.ctx, "other", h)
+	require.NoError(t, err)
+	require.False(t, ok, "another appointment's cancel leaves it")
+	ok, err = b.eng.ReleaseBooking(b.ctx, "appt1", h)
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, holds.Event{Type: "release", Hold: h}, next(t, events))
 	require.Zero(t, b.rdb.Exists(b.ctx, b.eng.SlotKey(specX, slot9)).Val())
 
 	cd := b.p + "client_limit:a:" + typeA
@@ -289,7 +301,7 @@ func TestConfirmSetsCooldownAndCancelClearsIt(t *testing.T) {
 	_, err = b.eng.Claim(b.ctx, r)
 	require.NoError(t, err)
 
-	ok, err := b.eng.ClearCooldown(b.ctx, "appt1")
+	ok, err = b.eng.ClearCooldown(b.ctx, "appt1")
 	require.NoError(t, err)
 	require.True(t, ok)
 	ok, err = b.eng.ClearCooldown(b.ctx, "appt1")

@@ -143,13 +143,16 @@ redis.call('PUBLISH', ARGV[3], ARGV[4])
 return 1
 `)
 
-// confirmScript turns a web hold into a booking: verify, delete, publish
-// "confirm", set the cooldown and its index by appointment id.
+// confirmScript turns a web hold into a booking: verify, end the hold and
+// its indexes, keep the canonical slot key as the booking's claim until the
+// slot ends (so the IVA face's Reserve refuses it and its Filter drops it),
+// publish "confirm", set the cooldown and its index by appointment id.
 //
 //	KEYS[1] slot  KEYS[2] face  KEYS[3] client  KEYS[4] records
 //	KEYS[5] expiry  KEYS[6] active  KEYS[7] cooldown  KEYS[8] cooldown index
 //	ARGV[1] holdId  ARGV[2] clientId  ARGV[3] channel  ARGV[4] "confirm" event JSON
 //	ARGV[5] cooldown ms (<= 0: none)  ARGV[6] cooldown value JSON
+//	ARGV[7] booked claim JSON  ARGV[8] ms until the slot ends (<= 0: delete the key)
 //
 // Returns 0 confirmed, 1 no such live hold, 2 another client's (nothing changed).
 var confirmScript = redis.NewScript(decodeHold + `
@@ -158,7 +161,13 @@ if not r then return 1 end
 if r.hold.clientId ~= ARGV[2] then return 2 end
 local h = dec(redis.call('GET', KEYS[1]))
 if not h or h.holdId ~= ARGV[1] then return 1 end
-redis.call('DEL', KEYS[1], KEYS[2])
+local keep = tonumber(ARGV[8])
+if keep > 0 then
+  redis.call('SET', KEYS[1], ARGV[7], 'PX', keep)
+  redis.call('DEL', KEYS[2])
+else
+  redis.call('DEL', KEYS[1], KEYS[2])
+end
 redis.call('ZREM', KEYS[3], ARGV[1])
 redis.call('ZREM', KEYS[5], ARGV[1])
 redis.call('ZREM', KEYS[6], ARGV[1])
@@ -204,6 +213,21 @@ redis.call('HSET', KEYS[4], id, ARGV[9])
 index(id, exp, KEYS[3], KEYS[5], KEYS[6], ttl)
 redis.call('PUBLISH', ARGV[6], ARGV[10])
 return {code, ARGV[7], ttl}
+`)
+
+// releaseBookedScript frees a slot a web booking kept (the appointment was
+// cancelled): only while the slot key is still that booking's claim.
+//
+//	KEYS[1] slot
+//	ARGV[1] appointmentId  ARGV[2] channel  ARGV[3] "release" event JSON
+//
+// Returns 1 released (event published), 0 not this booking's claim (nothing changed).
+var releaseBookedScript = redis.NewScript(decodeHold + `
+local h = dec(redis.call('GET', KEYS[1]))
+if not h or h.appointmentId ~= ARGV[1] then return 0 end
+redis.call('DEL', KEYS[1])
+redis.call('PUBLISH', ARGV[2], ARGV[3])
+return 1
 `)
 
 // sweepScript announces one hold whose time is up, if its key is gone.

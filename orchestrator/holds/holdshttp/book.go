@@ -60,18 +60,32 @@ func (h *Handlers) book(c *fiber.Ctx) error {
 	if err := h.cfg.Catalog.RecordBooking(ctx, a); err != nil {
 		return err
 	}
-	// (3) confirm; if that fails the booking is undone.
+	// (3) confirm; if that fails the booking is undone — and, in case the
+	// confirm ran but its reply was lost, its cooldown and booked claim too.
 	if _, err := h.cfg.Engine.Confirm(ctx, req.ClientID, req.HoldID, a.AppointmentID, minutes(t.CooldownMinutes)); err != nil {
-		if _, cerr := h.cfg.Catalog.CancelBooking(context.WithoutCancel(ctx), a.AppointmentID); cerr != nil {
-			h.cfg.Logger.Error("holds: booking recorded but the hold could not be confirmed nor the booking undone",
-				"appointmentId", a.AppointmentID, "confirmErr", err, "cancelErr", cerr)
-		}
+		h.undo(context.WithoutCancel(ctx), a, hd, err)
 		if errors.Is(err, holds.ErrHoldNotFound) || errors.Is(err, holds.ErrNotOwner) {
 			return &contracts.Error{Code: contracts.CodeConflict, Message: "the hold ended while booking; hold the slot again", Err: err}
 		}
 		return err
 	}
 	return c.Status(fiber.StatusCreated).JSON(BookResponse{Appointment: a})
+}
+
+// undo cancels a recorded booking whose confirm failed, then clears what a
+// confirm that ran (reply lost) left: the cooldown and the booked slot claim.
+func (h *Handlers) undo(ctx context.Context, a Appointment, hd holds.Hold, confirmErr error) {
+	if _, err := h.cfg.Catalog.CancelBooking(ctx, a.AppointmentID); err != nil {
+		h.cfg.Logger.Error("holds: booking recorded but the hold could not be confirmed nor the booking undone",
+			"appointmentId", a.AppointmentID, "confirmErr", confirmErr, "cancelErr", err)
+		return
+	}
+	if _, err := h.cfg.Engine.ClearCooldown(ctx, a.AppointmentID); err != nil {
+		h.cfg.Logger.Error("holds: booking undone but its cooldown could not be cleared", "appointmentId", a.AppointmentID, "err", err)
+	}
+	if _, err := h.cfg.Engine.ReleaseBooking(ctx, a.AppointmentID, hd); err != nil {
+		h.cfg.Logger.Error("holds: booking undone but its slot could not be freed", "appointmentId", a.AppointmentID, "err", err)
+	}
 }
 
 func (h *Handlers) cancel(c *fiber.Ctx) error {
@@ -87,6 +101,11 @@ func (h *Handlers) cancel(c *fiber.Ctx) error {
 	}
 	cleared, err := h.cfg.Engine.ClearCooldown(ctx, id)
 	if err != nil {
+		return err
+	}
+	slot := holds.Hold{AppointmentTypeID: a.AppointmentTypeID, SpecialistID: a.SpecialistID, ClientID: a.ClientID,
+		SlotStartDate: a.SlotStartDate, SlotEndDate: a.SlotEndDate, Face: holds.FaceWeb}
+	if _, err := h.cfg.Engine.ReleaseBooking(ctx, id, slot); err != nil {
 		return err
 	}
 	return c.JSON(CancelResponse{Appointment: a, CooldownCleared: cleared})

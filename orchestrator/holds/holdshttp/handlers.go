@@ -54,6 +54,7 @@ type Engine interface {
 	Release(ctx context.Context, clientID, holdID string) (bool, error)
 	Confirm(ctx context.Context, clientID, holdID, appointmentID string, cooldown time.Duration) (holds.Hold, error)
 	ClearCooldown(ctx context.Context, appointmentID string) (bool, error)
+	ReleaseBooking(ctx context.Context, appointmentID string, h holds.Hold) (bool, error)
 }
 
 // DefaultRequestTimeout bounds each request's Redis and catalogue work.
