@@ -208,6 +208,24 @@ func (e *Engine) ReleaseBooking(ctx context.Context, appointmentID string, h Hol
 	return n == 1, nil
 }
 
+// BookedAppointment is the appointment id of the web booking that keeps
+// (specialistID, start), or "" when the slot is free or merely held.
+func (e *Engine) BookedAppointment(ctx context.Context, specialistID string, start time.Time) (string, error) {
+	const op = "holds.BookedAppointment"
+	raw, err := e.rdb.Get(ctx, e.k.slot(specialistID, start)).Result()
+	switch {
+	case errors.Is(err, redis.Nil):
+		return "", nil
+	case err != nil:
+		return "", unavailable(op, err)
+	}
+	var b bookedClaim
+	if json.Unmarshal([]byte(raw), &b) != nil {
+		return "", nil
+	}
+	return b.AppointmentID, nil
+}
+
 // cooldownValue is seed 002's client_limit value.
 type cooldownValue struct {
 	BookedAt          string `json:"bookedAt"`

@@ -350,6 +350,14 @@ func TestBookingRecords(t *testing.T) {
 	if err := b.catalog.RecordBooking(bg, a); err != nil {
 		t.Fatalf("recording the same appointment again: %v", err)
 	}
+	retry := a
+	retry.BookedAt = monday0800.Add(3 * time.Second)
+	if err := b.catalog.RecordBooking(bg, retry); err != nil {
+		t.Fatalf("a retried /book (same id and slot, later bookedAt): %v", err)
+	}
+	if n := b.rdb.HLen(bg, b.store.keys.appointments()).Val(); n != 1 {
+		t.Fatalf("%d appointments recorded for one booking", n)
+	}
 	other := a
 	other.SpecialistID = "dr-baker"
 	if err := b.catalog.RecordBooking(bg, other); !errors.Is(err, ErrConflict) {

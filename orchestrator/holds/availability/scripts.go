@@ -65,13 +65,20 @@ return 1
 //	KEYS[1]: appointments hash; KEYS[2]: by-end zset; KEYS[3], KEYS[4]: (index, gen) of the type
 //	ARGV[1]: appointment id; ARGV[2]: its JSON; ARGV[3]: its end (Unix ms);
 //	ARGV[4]: prune ends before this (Unix ms)
-//	returns: 1 recorded, 0 the same appointment was already recorded, -1 another
-//	         appointment has this id
+//	returns: 1 recorded, 0 the same appointment was already recorded (the same
+//	         id, type, specialist, client and slot: a retried /book, whatever
+//	         its bookedAt), -1 another appointment has this id
 var recordScript = redis.NewScript(invalidateLua + `
 local cur = redis.call('HGET', KEYS[1], ARGV[1])
 if cur then
   if cur == ARGV[2] then return 0 end
-  return -1
+  local ok, a = pcall(cjson.decode, cur)
+  local b = cjson.decode(ARGV[2])
+  if not ok or type(a) ~= 'table' then return -1 end
+  for _, f in ipairs({'appointmentTypeId', 'specialistId', 'clientId', 'slotStartDate', 'slotEndDate'}) do
+    if a[f] ~= b[f] then return -1 end
+  end
+  return 0
 end
 local old = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', '(' .. ARGV[4], 'LIMIT', 0, 100)
 for _, id in ipairs(old) do

@@ -179,7 +179,8 @@ func (s *Store) appointmentKeys(typeID string) []string {
 
 // Record stores a new appointment and invalidates its type's timeslots
 // (seed table: "Appointment created"). Recording the same appointment
-// twice is a no-op; another appointment with its id is ErrConflict.
+// twice (bookedAt aside: a retried /book) is a no-op; another appointment
+// with its id is ErrConflict.
 func (s *Store) Record(ctx context.Context, a Appointment) error {
 	const op = "availability.Store.Record"
 	raw, err := json.Marshal(a)
