@@ -126,19 +126,23 @@ return 1
 // Returns 1 released (event published), 0 unknown or already gone,
 // -1 another client's (nothing changed). The face key is deleted only
 // while the slot key still names this hold: after expiry it may already
-// be a newer hold's.
+// be a newer hold's — then the indexes are cleaned without a "release"
+// (the slot is not free) and 0 is returned.
 var releaseScript = redis.NewScript(decodeHold + `
 local r = dec(redis.call('HGET', KEYS[4], ARGV[1]))
 if not r then return 0 end
 if ARGV[2] ~= '' and r.hold.clientId ~= ARGV[2] then return -1 end
-local h = dec(redis.call('GET', KEYS[1]))
-if h and h.holdId == ARGV[1] then
+local cur = redis.call('GET', KEYS[1])
+local h = dec(cur)
+local mine = h and h.holdId == ARGV[1]
+if mine then
   redis.call('DEL', KEYS[1], KEYS[2])
 end
 redis.call('ZREM', KEYS[3], ARGV[1])
 redis.call('ZREM', KEYS[5], ARGV[1])
 redis.call('ZREM', KEYS[6], ARGV[1])
 redis.call('HDEL', KEYS[4], ARGV[1])
+if cur and not mine then return 0 end
 redis.call('PUBLISH', ARGV[3], ARGV[4])
 return 1
 `)
@@ -236,10 +240,11 @@ return 1
 //	ARGV[1] holdId  ARGV[2] now ms  ARGV[3] channel  ARGV[4] "release" event JSON
 //
 // Returns 1 expired and announced, 2 expired silently (a confirmed IVA hold,
-// or a record already gone), 0 still live (its index scores are moved to
-// its real end).
+// a record already gone, or the slot key now a newer hold's: the slot is
+// not free), 0 still live (its index scores are moved to its real end).
 var sweepScript = redis.NewScript(decodeHold + `
-local h = dec(redis.call('GET', KEYS[1]))
+local cur = redis.call('GET', KEYS[1])
+local h = dec(cur)
 if h and h.holdId == ARGV[1] then
   local p = redis.call('PTTL', KEYS[1])
   if p > 0 then
@@ -254,7 +259,7 @@ redis.call('ZREM', KEYS[2], ARGV[1])
 redis.call('ZREM', KEYS[4], ARGV[1])
 redis.call('ZREM', KEYS[5], ARGV[1])
 redis.call('HDEL', KEYS[3], ARGV[1])
-if r and not r.confirmed then
+if r and not r.confirmed and not cur then
   redis.call('PUBLISH', ARGV[3], ARGV[4])
   return 1
 end
