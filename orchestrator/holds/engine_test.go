@@ -264,6 +264,18 @@ func TestConfirmSetsCooldownAndCancelClearsIt(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, h, got)
 	require.Equal(t, holds.Event{Type: "confirm", Hold: h}, next(t, events))
+	holder, ttl, found, err := b.eng.HolderOf(b.ctx, specX, slot9)
+	require.NoError(t, err)
+	require.True(t, found, "the booking keeps the slot key")
+	require.Equal(t, h, holder)
+	require.Equal(t, slot9.Add(30*time.Minute).Sub(t0), ttl.Round(time.Second), "until the slot ends")
+	ok, err := b.eng.ReleaseBooking(b.ctx, "other", h)
+	require.NoError(t, err)
+	require.False(t, ok, "another appointment's cancel leaves it")
+	ok, err = b.eng.ReleaseBooking(b.ctx, "appt1", h)
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, holds.Event{Type: "release", Hold: h}, next(t, events))
 	require.Zero(t, b.rdb.Exists(b.ctx, b.eng.SlotKey(specX, slot9)).Val())
 
 	cd := b.p + "client_limit:a:" + typeA
@@ -289,7 +301,7 @@ func TestConfirmSetsCooldownAndCancelClearsIt(t *testing.T) {
 	_, err = b.eng.Claim(b.ctx, r)
 	require.NoError(t, err)
 
-	ok, err := b.eng.ClearCooldown(b.ctx, "appt1")
+	ok, err = b.eng.ClearCooldown(b.ctx, "appt1")
 	require.NoError(t, err)
 	require.True(t, ok)
 	ok, err = b.eng.ClearCooldown(b.ctx, "appt1")
@@ -394,4 +406,51 @@ func TestConfigValidation(t *testing.T) {
 		_, err := holds.New(deadClient(t), c)
 		require.Error(t, err, "%+v", c)
 	}
+}
+
+// A late release or expiry of a hold whose slot key a newer hold now has
+// cleans its indexes without announcing "release": the slot is not free.
+func TestLateReleaseOfATakenSlotIsSilent(t *testing.T) {
+	t.Parallel()
+	b := setup(t, realClock, func(c *holds.Config) { c.HoldTTL = 150 * time.Millisecond })
+	events := b.subscribe(t)
+	slot10 := slot9.Add(time.Hour)
+	old1, err := b.eng.Claim(b.ctx, claimReq("a", specX, slot9))
+	require.NoError(t, err)
+	old2, err := b.eng.Claim(b.ctx, claimReq("c", specX, slot10))
+	require.NoError(t, err)
+	next(t, events)
+	next(t, events)
+	require.Eventually(t, func() bool {
+		return b.rdb.Exists(b.ctx, b.eng.SlotKey(specX, slot9), b.eng.SlotKey(specX, slot10)).Val() == 0
+	}, 5*time.Second, 10*time.Millisecond)
+	time.Sleep(5 * time.Millisecond)
+	r := claimReq("b", specX, slot9)
+	r.TTL = time.Minute
+	newer, err := b.eng.Claim(b.ctx, r)
+	require.NoError(t, err)
+	r = claimReq("d", specX, slot10)
+	r.TTL = time.Minute
+	_, err = b.eng.Claim(b.ctx, r)
+	require.NoError(t, err)
+	require.Equal(t, "hold", next(t, events).Type)
+	require.Equal(t, "hold", next(t, events).Type)
+
+	ok, err := b.eng.Release(b.ctx, "a", old1.HoldID)
+	require.NoError(t, err)
+	require.False(t, ok, "the slot is b's now")
+	n, err := b.eng.Sweep(b.ctx)
+	require.NoError(t, err)
+	require.Zero(t, n, "old2's slot is d's now: nothing announced")
+	holder, _, found, err := b.eng.HolderOf(b.ctx, specX, slot9)
+	require.NoError(t, err)
+	require.True(t, found)
+	require.Equal(t, newer.HoldID, holder.HoldID, "the newer hold is untouched")
+
+	ok, err = b.eng.Release(b.ctx, "b", newer.HoldID)
+	require.NoError(t, err)
+	require.True(t, ok)
+	ev := next(t, events)
+	require.Equal(t, "release", ev.Type)
+	require.Equal(t, newer.HoldID, ev.HoldID, "no release of %s or %s came first", old1.HoldID, old2.HoldID)
 }

@@ -144,7 +144,8 @@ func (e *Engine) HoldersOf(ctx context.Context, specialistIDs []string, starts [
 
 // Confirm turns clientID's live hold holdID into a booking in one script:
 // it checks the hold is live and clientID's (ErrHoldNotFound, ErrNotOwner),
-// deletes it and its indexes, publishes "confirm", and — when cooldown > 0
+// ends it and its indexes, keeps the canonical slot key as the booking's
+// claim until the slot ends (ReleaseBooking frees it), publishes "confirm", and — when cooldown > 0
 // (0 takes Config.Cooldown, < 0 none) — sets the cooldown
 // client_limit:<clientId>:<appointmentTypeId> with its index by
 // appointmentID. The web face calls it after the booking is recorded (see
@@ -169,8 +170,9 @@ func (e *Engine) Confirm(ctx context.Context, clientID, holdID, appointmentID st
 	value := mustJSON(cooldownValue{BookedAt: now.UTC().Format(rfc3339Milli), AppointmentTypeID: h.AppointmentTypeID,
 		CooldownMinutes: int(cooldown / time.Minute), AppointmentID: appointmentID})
 	keys := append(e.keysOf(r), e.k.cooldown(h.ClientID, h.AppointmentTypeID), e.k.cooldownIndex(appointmentID))
+	booked := mustJSON(bookedClaim{Hold: h, AppointmentID: appointmentID})
 	n, err := confirmScript.Run(ctx, e.rdb, keys, holdID, clientID, e.k.channel(h.AppointmentTypeID),
-		event(EventConfirm, h), ms(cooldown), value).Int()
+		event(EventConfirm, h), ms(cooldown), value, booked, h.SlotEndDate.Sub(now).Milliseconds()).Int()
 	switch {
 	case err != nil:
 		return Hold{}, unavailable(op, err)
@@ -180,6 +182,48 @@ func (e *Engine) Confirm(ctx context.Context, clientID, holdID, appointmentID st
 		return Hold{}, coded(contracts.CodeConflict, op, ErrNotOwner)
 	}
 	return h, nil
+}
+
+// bookedClaim is the canonical slot key's value after a web booking: the
+// hold's JSON plus the appointment, kept until the slot ends.
+type bookedClaim struct {
+	Hold
+	AppointmentID string `json:"appointmentId"`
+}
+
+// ReleaseBooking frees the slot a web booking of appointmentID kept on
+// (specialistID, start) — the appointment was cancelled — and publishes
+// "release" with h. False when the slot key is not that booking's claim
+// (already ended, or another hold's).
+func (e *Engine) ReleaseBooking(ctx context.Context, appointmentID string, h Hold) (bool, error) {
+	const op = "holds.ReleaseBooking"
+	if !validID(appointmentID) || !validID(h.SpecialistID) || !validID(h.AppointmentTypeID) || h.SlotStartDate.IsZero() {
+		return false, invalid(op, "appointmentId, appointmentTypeId, specialistId and slot start are required")
+	}
+	n, err := releaseBookedScript.Run(ctx, e.rdb, []string{e.k.slot(h.SpecialistID, h.SlotStartDate)}, appointmentID,
+		e.k.channel(h.AppointmentTypeID), event(EventRelease, h)).Int()
+	if err != nil {
+		return false, unavailable(op, err)
+	}
+	return n == 1, nil
+}
+
+// BookedAppointment is the appointment id of the web booking that keeps
+// (specialistID, start), or "" when the slot is free or merely held.
+func (e *Engine) BookedAppointment(ctx context.Context, specialistID string, start time.Time) (string, error) {
+	const op = "holds.BookedAppointment"
+	raw, err := e.rdb.Get(ctx, e.k.slot(specialistID, start)).Result()
+	switch {
+	case errors.Is(err, redis.Nil):
+		return "", nil
+	case err != nil:
+		return "", unavailable(op, err)
+	}
+	var b bookedClaim
+	if json.Unmarshal([]byte(raw), &b) != nil {
+		return "", nil
+	}
+	return b.AppointmentID, nil
 }
 
 // cooldownValue is seed 002's client_limit value.

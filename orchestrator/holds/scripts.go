@@ -126,30 +126,37 @@ return 1
 // Returns 1 released (event published), 0 unknown or already gone,
 // -1 another client's (nothing changed). The face key is deleted only
 // while the slot key still names this hold: after expiry it may already
-// be a newer hold's.
+// be a newer hold's — then the indexes are cleaned without a "release"
+// (the slot is not free) and 0 is returned.
 var releaseScript = redis.NewScript(decodeHold + `
 local r = dec(redis.call('HGET', KEYS[4], ARGV[1]))
 if not r then return 0 end
 if ARGV[2] ~= '' and r.hold.clientId ~= ARGV[2] then return -1 end
-local h = dec(redis.call('GET', KEYS[1]))
-if h and h.holdId == ARGV[1] then
+local cur = redis.call('GET', KEYS[1])
+local h = dec(cur)
+local mine = h and h.holdId == ARGV[1]
+if mine then
   redis.call('DEL', KEYS[1], KEYS[2])
 end
 redis.call('ZREM', KEYS[3], ARGV[1])
 redis.call('ZREM', KEYS[5], ARGV[1])
 redis.call('ZREM', KEYS[6], ARGV[1])
 redis.call('HDEL', KEYS[4], ARGV[1])
+if cur and not mine then return 0 end
 redis.call('PUBLISH', ARGV[3], ARGV[4])
 return 1
 `)
 
-// confirmScript turns a web hold into a booking: verify, delete, publish
-// "confirm", set the cooldown and its index by appointment id.
+// confirmScript turns a web hold into a booking: verify, end the hold and
+// its indexes, keep the canonical slot key as the booking's claim until the
+// slot ends (so the IVA face's Reserve refuses it and its Filter drops it),
+// publish "confirm", set the cooldown and its index by appointment id.
 //
 //	KEYS[1] slot  KEYS[2] face  KEYS[3] client  KEYS[4] records
 //	KEYS[5] expiry  KEYS[6] active  KEYS[7] cooldown  KEYS[8] cooldown index
 //	ARGV[1] holdId  ARGV[2] clientId  ARGV[3] channel  ARGV[4] "confirm" event JSON
 //	ARGV[5] cooldown ms (<= 0: none)  ARGV[6] cooldown value JSON
+//	ARGV[7] booked claim JSON  ARGV[8] ms until the slot ends (<= 0: delete the key)
 //
 // Returns 0 confirmed, 1 no such live hold, 2 another client's (nothing changed).
 var confirmScript = redis.NewScript(decodeHold + `
@@ -158,7 +165,13 @@ if not r then return 1 end
 if r.hold.clientId ~= ARGV[2] then return 2 end
 local h = dec(redis.call('GET', KEYS[1]))
 if not h or h.holdId ~= ARGV[1] then return 1 end
-redis.call('DEL', KEYS[1], KEYS[2])
+local keep = tonumber(ARGV[8])
+if keep > 0 then
+  redis.call('SET', KEYS[1], ARGV[7], 'PX', keep)
+  redis.call('DEL', KEYS[2])
+else
+  redis.call('DEL', KEYS[1], KEYS[2])
+end
 redis.call('ZREM', KEYS[3], ARGV[1])
 redis.call('ZREM', KEYS[5], ARGV[1])
 redis.call('ZREM', KEYS[6], ARGV[1])
@@ -206,16 +219,32 @@ redis.call('PUBLISH', ARGV[6], ARGV[10])
 return {code, ARGV[7], ttl}
 `)
 
+// releaseBookedScript frees a slot a web booking kept (the appointment was
+// cancelled): only while the slot key is still that booking's claim.
+//
+//	KEYS[1] slot
+//	ARGV[1] appointmentId  ARGV[2] channel  ARGV[3] "release" event JSON
+//
+// Returns 1 released (event published), 0 not this booking's claim (nothing changed).
+var releaseBookedScript = redis.NewScript(decodeHold + `
+local h = dec(redis.call('GET', KEYS[1]))
+if not h or h.appointmentId ~= ARGV[1] then return 0 end
+redis.call('DEL', KEYS[1])
+redis.call('PUBLISH', ARGV[2], ARGV[3])
+return 1
+`)
+
 // sweepScript announces one hold whose time is up, if its key is gone.
 //
 //	KEYS[1] slot  KEYS[2] client  KEYS[3] records  KEYS[4] expiry  KEYS[5] active
 //	ARGV[1] holdId  ARGV[2] now ms  ARGV[3] channel  ARGV[4] "release" event JSON
 //
 // Returns 1 expired and announced, 2 expired silently (a confirmed IVA hold,
-// or a record already gone), 0 still live (its index scores are moved to
-// its real end).
+// a record already gone, or the slot key now a newer hold's: the slot is
+// not free), 0 still live (its index scores are moved to its real end).
 var sweepScript = redis.NewScript(decodeHold + `
-local h = dec(redis.call('GET', KEYS[1]))
+local cur = redis.call('GET', KEYS[1])
+local h = dec(cur)
 if h and h.holdId == ARGV[1] then
   local p = redis.call('PTTL', KEYS[1])
   if p > 0 then
@@ -230,7 +259,7 @@ redis.call('ZREM', KEYS[2], ARGV[1])
 redis.call('ZREM', KEYS[4], ARGV[1])
 redis.call('ZREM', KEYS[5], ARGV[1])
 redis.call('HDEL', KEYS[3], ARGV[1])
-if r and not r.confirmed then
+if r and not r.confirmed and not cur then
   redis.call('PUBLISH', ARGV[3], ARGV[4])
   return 1
 end

@@ -14,6 +14,7 @@ import (
 	"github.com/flowgate/flowgate/orchestrator/booking/slots"
 	"github.com/flowgate/flowgate/orchestrator/cloud9"
 	"github.com/flowgate/flowgate/orchestrator/holds"
+	"github.com/flowgate/flowgate/orchestrator/holds/availability"
 )
 
 // The seed's TTLs.
@@ -173,13 +174,17 @@ func (st *Store) resolve(op string, s slots.Slot, sessionID, patientName string,
 }
 
 // start is the slot's start in UTC: its Cloud9 wall-clock time read in
-// the location's zone.
+// the location's zone, converted as the availability face converts it
+// (availability.WallInstant: a wall clock in a spring-forward gap maps to
+// the same instant on both faces, so both claim the same slot key).
 func (st *Store) start(s slots.Slot) (time.Time, error) {
 	t, err := slots.ParseTime(s.StartTime)
 	if err != nil {
 		return time.Time{}, fmt.Errorf("reservation: %w", err)
 	}
-	return time.Date(t.Year(), t.Month(), t.Day(), t.Hour(), t.Minute(), t.Second(), 0, st.cfg.Location).UTC(), nil
+	date := time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
+	wall := availability.WallInstant(st.cfg.Location, date, t.Hour()*60+t.Minute())
+	return wall.Add(time.Duration(t.Second()) * time.Second).UTC(), nil
 }
 
 // column is the slot's chair as the caller spelled it (the engine's slot

@@ -316,11 +316,12 @@ func (c *Catalog) RecordBooking(ctx context.Context, a Appointment) error {
 	case a.SlotStartDate.IsZero() || !a.SlotEndDate.After(a.SlotStartDate):
 		return invalidField(op, "slotEndDate", "an appointment needs a start and an end after it")
 	}
-	if _, err := c.AppointmentType(ctx, a.AppointmentTypeID); err != nil {
+	t, err := c.AppointmentType(ctx, a.AppointmentTypeID)
+	if err != nil {
 		return err
 	}
 	a.SlotStartDate, a.SlotEndDate, a.BookedAt = a.SlotStartDate.UTC(), a.SlotEndDate.UTC(), a.BookedAt.UTC()
-	return c.cfg.Store.Record(ctx, a)
+	return c.cfg.Store.Record(ctx, a, t.Buffer())
 }
 
 // CancelBooking deletes a recorded appointment and invalidates its type's

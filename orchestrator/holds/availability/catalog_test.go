@@ -350,6 +350,14 @@ func TestBookingRecords(t *testing.T) {
 	if err := b.catalog.RecordBooking(bg, a); err != nil {
 		t.Fatalf("recording the same appointment again: %v", err)
 	}
+	retry := a
+	retry.BookedAt = monday0800.Add(3 * time.Second)
+	if err := b.catalog.RecordBooking(bg, retry); err != nil {
+		t.Fatalf("a retried /book (same id and slot, later bookedAt): %v", err)
+	}
+	if n := b.rdb.HLen(bg, b.store.keys.appointments()).Val(); n != 1 {
+		t.Fatalf("%d appointments recorded for one booking", n)
+	}
 	other := a
 	other.SpecialistID = "dr-baker"
 	if err := b.catalog.RecordBooking(bg, other); !errors.Is(err, ErrConflict) {
@@ -608,5 +616,37 @@ func TestConcurrentReadsAndBookings(t *testing.T) {
 		if s.SlotStartDate.After(start.Add(-time.Minute)) && s.SlotStartDate.Before(start.Add(8*time.Hour)) && slices.Contains(s.SpecialistIDs, "dr-baker") {
 			t.Fatalf("booked slot %s still offers dr-baker (cached=%v)", s.SlotStartDate, cached.Cached)
 		}
+	}
+}
+
+// A specialist's appointments never overlap, whatever their types: the
+// record script refuses one that overlaps another widened by the new
+// type's buffer (consultation: 10 minutes; adjustment: none) with 409.
+func TestRecordRefusesOverlapAcrossTypes(t *testing.T) {
+	b := setup(t, newDB(t))
+	rec := func(id, typ, spec, start string, minutes int) error {
+		s := utc(start)
+		return b.catalog.RecordBooking(bg, Appointment{AppointmentID: id, AppointmentTypeID: typ, SpecialistID: spec,
+			ClientID: "c", SlotStartDate: s, SlotEndDate: s.Add(time.Duration(minutes) * time.Minute), BookedAt: monday0800})
+	}
+	if err := rec("adj1", "adjustment", "dr-baker", "2026-11-23T19:00:00Z", 20); err != nil {
+		t.Fatal(err)
+	}
+	if err := rec("con1", "consultation", "dr-baker", "2026-11-23T19:25:00Z", 30); !errors.Is(err, ErrConflict) {
+		t.Fatalf("19:25 consultation within the 10-minute buffer of the 19:00-19:20 adjustment: %v", err)
+	} else if ce := (*contracts.Error)(nil); !errors.As(err, &ce) || ce.Code.HTTPStatus() != 409 {
+		t.Fatalf("not a 409: %v", err)
+	}
+	if err := rec("con2", "consultation", "dr-baker", "2026-11-23T19:30:00Z", 30); err != nil {
+		t.Fatalf("19:30 consultation, just clear of the buffer: %v", err)
+	}
+	if err := rec("adj2", "adjustment", "dr-chen", "2026-11-23T19:10:00Z", 20); err != nil {
+		t.Fatalf("another specialist: %v", err)
+	}
+	if err := rec("adj3", "adjustment", "dr-baker", "2026-11-23T19:50:00Z", 20); !errors.Is(err, ErrConflict) {
+		t.Fatalf("adjustment overlapping the 19:30-20:00 consultation: %v", err)
+	}
+	if n := b.rdb.HLen(bg, b.store.keys.appointments()).Val(); n != 3 {
+		t.Fatalf("%d appointments recorded, want 3", n)
 	}
 }

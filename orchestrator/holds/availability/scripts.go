@@ -64,14 +64,32 @@ return 1
 //
 //	KEYS[1]: appointments hash; KEYS[2]: by-end zset; KEYS[3], KEYS[4]: (index, gen) of the type
 //	ARGV[1]: appointment id; ARGV[2]: its JSON; ARGV[3]: its end (Unix ms);
-//	ARGV[4]: prune ends before this (Unix ms)
-//	returns: 1 recorded, 0 the same appointment was already recorded, -1 another
-//	         appointment has this id
+//	ARGV[4]: prune ends before this (Unix ms); ARGV[5]: its start minus the buffer (Unix ms);
+//	ARGV[6]: its end plus the buffer, UTC "2006-01-02T15:04:05" (compared with the
+//	         first 19 characters of the others' slotStartDate: chronological in UTC)
+//	returns: 1 recorded, 0 the same appointment was already recorded (the same
+//	         id, type, specialist, client and slot: a retried /book, whatever
+//	         its bookedAt), -1 another appointment has this id, -2 another
+//	         appointment of the specialist (any type) overlaps it with the buffer
 var recordScript = redis.NewScript(invalidateLua + `
 local cur = redis.call('HGET', KEYS[1], ARGV[1])
 if cur then
   if cur == ARGV[2] then return 0 end
-  return -1
+  local ok, a = pcall(cjson.decode, cur)
+  local b = cjson.decode(ARGV[2])
+  if not ok or type(a) ~= 'table' then return -1 end
+  for _, f in ipairs({'appointmentTypeId', 'specialistId', 'clientId', 'slotStartDate', 'slotEndDate'}) do
+    if a[f] ~= b[f] then return -1 end
+  end
+  return 0
+end
+local new = cjson.decode(ARGV[2])
+for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], '(' .. ARGV[5], '+inf')) do
+  local ok, o = pcall(cjson.decode, redis.call('HGET', KEYS[1], id) or '')
+  if ok and type(o) == 'table' and o.specialistId == new.specialistId
+    and type(o.slotStartDate) == 'string' and string.sub(o.slotStartDate, 1, 19) < ARGV[6] then
+    return -2
+  end
 end
 local old = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', '(' .. ARGV[4], 'LIMIT', 0, 100)
 for _, id in ipairs(old) do

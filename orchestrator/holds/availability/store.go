@@ -179,8 +179,10 @@ func (s *Store) appointmentKeys(typeID string) []string {
 
 // Record stores a new appointment and invalidates its type's timeslots
 // (seed table: "Appointment created"). Recording the same appointment
-// twice is a no-op; another appointment with its id is ErrConflict.
-func (s *Store) Record(ctx context.Context, a Appointment) error {
+// twice (bookedAt aside: a retried /book) is a no-op; another appointment
+// with its id, or one of the same specialist (any type) overlapping it
+// widened by buffer on both sides, is ErrConflict.
+func (s *Store) Record(ctx context.Context, a Appointment, buffer time.Duration) error {
 	const op = "availability.Store.Record"
 	raw, err := json.Marshal(a)
 	if err != nil {
@@ -188,9 +190,13 @@ func (s *Store) Record(ctx context.Context, a Appointment) error {
 	}
 	prune := s.cfg.Now().Add(-s.cfg.Retention).UnixMilli()
 	n, err := recordScript.Run(ctx, s.rdb, s.appointmentKeys(a.AppointmentTypeID),
-		a.AppointmentID, raw, a.SlotEndDate.UnixMilli(), prune).Int()
+		a.AppointmentID, raw, a.SlotEndDate.UnixMilli(), prune, a.SlotStartDate.Add(-buffer).UnixMilli(),
+		a.SlotEndDate.Add(buffer).UTC().Format("2006-01-02T15:04:05")).Int()
 	if err != nil {
 		return unavailableErr(op, err)
+	}
+	if n == -2 {
+		return conflict(op, "specialist %q has another appointment overlapping %s", a.SpecialistID, a.SlotStartDate.Format(time.RFC3339))
 	}
 	if n < 0 {
 		return conflict(op, "appointment %q is already recorded with other details", a.AppointmentID)

@@ -2,9 +2,7 @@ package holdshttp
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
-	"fmt"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -54,24 +52,42 @@ func (h *Handlers) book(c *fiber.Ctx) error {
 	if hd.AppointmentTypeID != t.ID {
 		return invalidField("holdId", "hold %s is for another appointment type", hd.HoldID)
 	}
-	a := Appointment{AppointmentID: h.cfg.NewID(), AppointmentTypeID: t.ID, SpecialistID: hd.SpecialistID,
+	a := Appointment{AppointmentID: h.cfg.AppointmentID(hd.HoldID), AppointmentTypeID: t.ID, SpecialistID: hd.SpecialistID,
 		ClientID: req.ClientID, SlotStartDate: hd.SlotStartDate, SlotEndDate: hd.SlotEndDate, BookedAt: h.cfg.Now().UTC()}
 	// (2) book; on failure the hold stays for a retry.
 	if err := h.cfg.Catalog.RecordBooking(ctx, a); err != nil {
 		return err
 	}
-	// (3) confirm; if that fails the booking is undone.
+	// (3) confirm; if that fails the booking is undone — and, in case the
+	// confirm ran but its reply was lost, its cooldown and booked claim too.
 	if _, err := h.cfg.Engine.Confirm(ctx, req.ClientID, req.HoldID, a.AppointmentID, minutes(t.CooldownMinutes)); err != nil {
-		if _, cerr := h.cfg.Catalog.CancelBooking(context.WithoutCancel(ctx), a.AppointmentID); cerr != nil {
-			h.cfg.Logger.Error("holds: booking recorded but the hold could not be confirmed nor the booking undone",
-				"appointmentId", a.AppointmentID, "confirmErr", err, "cancelErr", cerr)
+		// a concurrent retry of this /book confirmed it first: the same booking.
+		if id, berr := h.cfg.Engine.BookedAppointment(ctx, hd.SpecialistID, hd.SlotStartDate); berr == nil && id == a.AppointmentID {
+			return c.Status(fiber.StatusCreated).JSON(BookResponse{Appointment: a})
 		}
+		h.undo(context.WithoutCancel(ctx), a, hd, err)
 		if errors.Is(err, holds.ErrHoldNotFound) || errors.Is(err, holds.ErrNotOwner) {
 			return &contracts.Error{Code: contracts.CodeConflict, Message: "the hold ended while booking; hold the slot again", Err: err}
 		}
 		return err
 	}
 	return c.Status(fiber.StatusCreated).JSON(BookResponse{Appointment: a})
+}
+
+// undo cancels a recorded booking whose confirm failed, then clears what a
+// confirm that ran (reply lost) left: the cooldown and the booked slot claim.
+func (h *Handlers) undo(ctx context.Context, a Appointment, hd holds.Hold, confirmErr error) {
+	if _, err := h.cfg.Catalog.CancelBooking(ctx, a.AppointmentID); err != nil {
+		h.cfg.Logger.Error("holds: booking recorded but the hold could not be confirmed nor the booking undone",
+			"appointmentId", a.AppointmentID, "confirmErr", confirmErr, "cancelErr", err)
+		return
+	}
+	if _, err := h.cfg.Engine.ClearCooldown(ctx, a.AppointmentID); err != nil {
+		h.cfg.Logger.Error("holds: booking undone but its cooldown could not be cleared", "appointmentId", a.AppointmentID, "err", err)
+	}
+	if _, err := h.cfg.Engine.ReleaseBooking(ctx, a.AppointmentID, hd); err != nil {
+		h.cfg.Logger.Error("holds: booking undone but its slot could not be freed", "appointmentId", a.AppointmentID, "err", err)
+	}
 }
 
 func (h *Handlers) cancel(c *fiber.Ctx) error {
@@ -89,13 +105,10 @@ func (h *Handlers) cancel(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	slot := holds.Hold{AppointmentTypeID: a.AppointmentTypeID, SpecialistID: a.SpecialistID, ClientID: a.ClientID,
+		SlotStartDate: a.SlotStartDate, SlotEndDate: a.SlotEndDate, Face: holds.FaceWeb}
+	if _, err := h.cfg.Engine.ReleaseBooking(ctx, id, slot); err != nil {
+		return err
+	}
 	return c.JSON(CancelResponse{Appointment: a, CooldownCleared: cleared})
-}
-
-func newUUID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }

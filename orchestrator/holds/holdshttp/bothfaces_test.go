@@ -56,3 +56,33 @@ func TestOneWinnerAcrossBothFacesOverHTTP(t *testing.T) {
 	require.EqualValues(t, 1, won.Load())
 	require.EqualValues(t, 999, refused.Load())
 }
+
+// A slot booked on the web stays held on the canonical slot key until the
+// slot ends: createAppt's Reserve refuses it and getApptSlots' Filter drops
+// it (no double booking in Cloud9); cancelling the appointment frees it.
+func TestWebBookingKeepsTheSlotFromTheIVAFace(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	iva, err := reservation.New(nil, reservation.Config{Engine: b.eng, Location: time.UTC, AppointmentTypeID: typeA})
+	require.NoError(t, err)
+	s := slots.Slot{StartTime: "3/15/2025 9:00:00 AM", ScheduleColumnGUID: specX, LocationGUID: "loc-1", Minutes: 30}
+	h := b.hold(t, "c1", specX, slot9)
+	r := b.do(t, "POST", "/v1/appointment-types/"+typeA+"/book", map[string]string{"clientId": "c1", "holdId": h.HoldID})
+	require.Equal(t, 201, r.Status, string(r.Body))
+
+	_, err = iva.Reserve(b.ctx, s, "sess-1", "P")
+	require.ErrorIs(t, err, reservation.ErrReservedByOther)
+	left, err := iva.Filter(b.ctx, []slots.Slot{s}, "sess-1")
+	require.NoError(t, err)
+	require.Empty(t, left, "the booked slot is not offered")
+	r = b.do(t, "POST", "/v1/holds", holdBody("c2", specX, slot9))
+	require.Equal(t, 409, r.Status, "nor held on the web")
+
+	r = b.do(t, "DELETE", "/v1/appointments/appt-1", nil)
+	require.Equal(t, 200, r.Status, string(r.Body))
+	left, err = iva.Filter(b.ctx, []slots.Slot{s}, "sess-1")
+	require.NoError(t, err)
+	require.Len(t, left, 1)
+	_, err = iva.Reserve(b.ctx, s, "sess-1", "P")
+	require.NoError(t, err)
+}

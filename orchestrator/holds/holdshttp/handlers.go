@@ -54,6 +54,8 @@ type Engine interface {
 	Release(ctx context.Context, clientID, holdID string) (bool, error)
 	Confirm(ctx context.Context, clientID, holdID, appointmentID string, cooldown time.Duration) (holds.Hold, error)
 	ClearCooldown(ctx context.Context, appointmentID string) (bool, error)
+	ReleaseBooking(ctx context.Context, appointmentID string, h holds.Hold) (bool, error)
+	BookedAppointment(ctx context.Context, specialistID string, start time.Time) (string, error)
 }
 
 // DefaultRequestTimeout bounds each request's Redis and catalogue work.
@@ -67,8 +69,9 @@ type Config struct {
 	RequestTimeout time.Duration
 	// Now stamps bookedAt. Default time.Now.
 	Now func() time.Time
-	// NewID makes appointment ids. Default a random UUID.
-	NewID func() string
+	// AppointmentID derives a booking's appointment id from its hold id, so
+	// a retried /book records the same appointment. Default the hold id.
+	AppointmentID func(holdID string) string
 	// Logger. Default slog.Default().
 	Logger *slog.Logger
 }
@@ -87,8 +90,8 @@ func New(cfg Config) (*Handlers, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	if cfg.NewID == nil {
-		cfg.NewID = newUUID
+	if cfg.AppointmentID == nil {
+		cfg.AppointmentID = func(holdID string) string { return holdID }
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()

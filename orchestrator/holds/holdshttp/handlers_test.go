@@ -166,7 +166,8 @@ func TestBookSetsCooldownAndCancelClearsIt(t *testing.T) {
 	require.Equal(t, holdshttp.Appointment{AppointmentID: "appt-1", AppointmentTypeID: typeA, SpecialistID: specX,
 		ClientID: "c1", SlotStartDate: slot9, SlotEndDate: slot9.Add(30 * time.Minute), BookedAt: t0}, bk.Appointment)
 	contractstest.Golden(t, "holds_book_response", r.Body)
-	require.Zero(t, b.rdb.Exists(b.ctx, b.eng.SlotKey(specX, slot9)).Val(), "the hold is gone")
+	require.Equal(t, 35*time.Minute, b.rdb.PTTL(b.ctx, b.eng.SlotKey(specX, slot9)).Val().Round(time.Second),
+		"the hold is gone; the booking keeps the slot key until the slot ends")
 	require.Len(t, b.cat.Appointments(), 1)
 
 	before := b.snapshot(t)
@@ -182,6 +183,7 @@ func TestBookSetsCooldownAndCancelClearsIt(t *testing.T) {
 	r.decode(t, &cn)
 	require.True(t, cn.CooldownCleared)
 	require.Empty(t, b.cat.Appointments())
+	require.Zero(t, b.rdb.Exists(b.ctx, b.eng.SlotKey(specX, slot9)).Val(), "the cancel frees the slot")
 	b.hold(t, "c1", specY, slot9.Add(time.Hour))
 }
 

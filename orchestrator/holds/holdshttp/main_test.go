@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -80,9 +81,8 @@ func setupOn(t *testing.T, rdb redis.UniversalClient, mod ...func(*holds.Config)
 	b.eng = eng
 	app, err := web.New(web.Options{Logger: logger})
 	require.NoError(t, err)
-	seq := atomic.Int64{}
 	h, err := holdshttp.New(holdshttp.Config{Engine: eng, Catalog: b.cat, Now: b.clock.Now, Logger: logger, RequestTimeout: 20 * time.Second,
-		NewID: func() string { return fmt.Sprintf("appt-%d", seq.Add(1)) }})
+		AppointmentID: func(h string) string { return "appt-" + strings.TrimPrefix(h, "hold-") }})
 	require.NoError(t, err)
 	holdshttp.Register(app, h)
 	b.app = app

@@ -125,6 +125,9 @@ func (c *Catalog) RecordBooking(_ context.Context, a holdshttp.Appointment) erro
 	if c.Fail != nil {
 		return c.Fail
 	}
+	if cur, ok := c.appts[a.AppointmentID]; ok && cur.SpecialistID == a.SpecialistID && cur.SlotStartDate.Equal(a.SlotStartDate) {
+		return nil // a retried /book: already recorded, as the availability store does
+	}
 	if c.booked(a.SpecialistID, a.SlotStartDate) {
 		return contracts.Errorf(contracts.CodeConflict, "slot already booked")
 	}
