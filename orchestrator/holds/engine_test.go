@@ -13,6 +13,8 @@ import (
 
 	"github.com/flowgate/flowgate/contracts"
 	"github.com/flowgate/flowgate/orchestrator/holds"
+
+	"github.com/flowgate/flowgate/test/redistest"
 )
 
 func TestClaimWritesTheSeedKeysAndPublishes(t *testing.T) {
@@ -383,7 +385,7 @@ func TestReleaseSlotAndKeep(t *testing.T) {
 
 func TestRedisDownIsUnavailable(t *testing.T) {
 	t.Parallel()
-	b := setupOn(t, deadClient(t))
+	b := setupOn(t, redistest.Dead(t))
 	_, err := b.eng.Claim(b.ctx, claimReq("a", specX, slot9))
 	require.ErrorIs(t, err, holds.ErrUnavailable)
 	require.Equal(t, contracts.CodeUnavailable, contracts.ErrorCode(err))
@@ -403,7 +405,7 @@ func TestConfigValidation(t *testing.T) {
 	t.Parallel()
 	for _, c := range []holds.Config{{Prefix: "{x}"}, {HashTag: "x"}, {HashTag: "{a}{b}"}, {HoldTTL: -1},
 		{MaxHolds: -1}, {Cooldown: -1}} {
-		_, err := holds.New(deadClient(t), c)
+		_, err := holds.New(redistest.Dead(t), c)
 		require.Error(t, err, "%+v", c)
 	}
 }

@@ -12,6 +12,7 @@ package redistest
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/url"
 	"os"
 	"strconv"
@@ -163,4 +164,22 @@ func deleteAll(ctx context.Context, c *redis.Client) {
 	if len(batch) > 0 {
 		c.Unlink(ctx, batch...)
 	}
+}
+
+// Dead is a client for a port nobody listens on: Redis is down. It dials
+// for at most 200 ms, once, and never retries a command, so a test of the
+// fail-open and 503 paths does not wait on go-redis' own retries.
+func Dead(t testing.TB) *redis.Client {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	c := redis.NewClient(&redis.Options{Addr: addr, DialTimeout: 200 * time.Millisecond, MaxRetries: -1, DialerRetries: 1})
+	t.Cleanup(func() { _ = c.Close() })
+	return c
 }

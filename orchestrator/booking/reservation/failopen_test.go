@@ -8,13 +8,15 @@ import (
 	"github.com/flowgate/flowgate/contracts"
 	"github.com/flowgate/flowgate/orchestrator/booking/reservation"
 	"github.com/flowgate/flowgate/orchestrator/booking/slots"
+
+	"github.com/flowgate/flowgate/test/redistest"
 )
 
 // Seed 003, Risk 1: with Redis down, slot lists are not filtered and
 // Reserve says "unavailable" so the booking can proceed.
 func TestFailOpenWhenRedisIsDown(t *testing.T) {
 	t.Parallel()
-	b := setupOn(t, deadClient(t))
+	b := setupOn(t, redistest.Dead(t))
 	list := []slots.Slot{s910, slot("3/11/2026 10:00 AM")}
 
 	out, err := b.st.Filter(b.ctx, list, sessB)

@@ -3,7 +3,6 @@ package reservation_test
 import (
 	"context"
 	"log/slog"
-	"net"
 	"testing"
 	"time"
 
@@ -65,18 +64,6 @@ func setupOn(t *testing.T, rdb redis.UniversalClient, mod ...func(*reservation.C
 	require.NoError(t, err)
 	b.st = st
 	return b
-}
-
-// deadClient is a client for a port nobody listens on: Redis is down.
-func deadClient(t testing.TB) *redis.Client {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := l.Addr().String()
-	require.NoError(t, l.Close())
-	c := redis.NewClient(&redis.Options{Addr: addr, DialTimeout: 200 * time.Millisecond, MaxRetries: -1, DialerRetries: 1})
-	t.Cleanup(func() { _ = c.Close() })
-	return c
 }
 
 // requireHeld asserts err is ErrReservedByOther carrying a *HeldError.

@@ -273,7 +273,7 @@ func TestCacheConcurrentInvalidate(t *testing.T) {
 
 func TestCacheRedisDown(t *testing.T) {
 	t.Parallel()
-	c, err := slots.NewCache(deadClient(t), slots.CacheConfig{})
+	c, err := slots.NewCache(redistest.Dead(t), slots.CacheConfig{})
 	require.NoError(t, err)
 	ctx := context.Background()
 	check := func(err error) {

@@ -1,11 +1,9 @@
 package slots_test
 
 import (
-	"net"
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"go.uber.org/goleak"
 
 	"github.com/flowgate/flowgate/orchestrator/booking/slots"
@@ -36,20 +34,6 @@ func starts(list []slots.Slot) []string {
 		out[i] = s.StartTime
 	}
 	return out
-}
-
-// deadClient is a client for a port nobody listens on: Redis is down.
-func deadClient(t testing.TB) *redis.Client {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	_ = l.Close()
-	c := redis.NewClient(&redis.Options{Addr: addr, DialTimeout: 200 * time.Millisecond, MaxRetries: -1, DialerRetries: 1})
-	t.Cleanup(func() { _ = c.Close() })
-	return c
 }
 
 func day(y int, m time.Month, d int) time.Time { return time.Date(y, m, d, 0, 0, 0, 0, time.UTC) }

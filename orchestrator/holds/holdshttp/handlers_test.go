@@ -14,6 +14,8 @@ import (
 	"github.com/flowgate/flowgate/contracts/contractstest"
 	"github.com/flowgate/flowgate/orchestrator/holds"
 	"github.com/flowgate/flowgate/orchestrator/holds/holdshttp"
+
+	"github.com/flowgate/flowgate/test/redistest"
 )
 
 func TestCreateHold(t *testing.T) {
@@ -205,7 +207,7 @@ func TestBookFailureKeepsTheHold(t *testing.T) {
 
 func TestRedisDownIs503(t *testing.T) {
 	t.Parallel()
-	b := setupOn(t, deadClient(t))
+	b := setupOn(t, redistest.Dead(t))
 	r := b.do(t, "POST", "/v1/holds", holdBody("c", specX, slot9))
 	require.Equal(t, 503, r.Status, string(r.Body))
 	require.Equal(t, contracts.CodeUnavailable, r.errBody(t).Code)

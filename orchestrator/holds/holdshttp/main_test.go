@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http/httptest"
 	"strings"
 	"sync/atomic"
@@ -159,16 +158,4 @@ func (b *bundle) snapshot(t *testing.T) map[string]string {
 		}
 	}
 	return out
-}
-
-// deadClient is a client for a port nobody listens on: Redis is down.
-func deadClient(t testing.TB) *redis.Client {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := l.Addr().String()
-	require.NoError(t, l.Close())
-	c := redis.NewClient(&redis.Options{Addr: addr, DialTimeout: 200 * time.Millisecond, MaxRetries: -1, DialerRetries: 1})
-	t.Cleanup(func() { _ = c.Close() })
-	return c
 }
