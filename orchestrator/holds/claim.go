@@ -110,7 +110,7 @@ func (e *Engine) claimOne(ctx context.Context, op string, r ClaimRequest) (Claim
 		faceValue = value
 	}
 	keys := append(e.keysOf(rec), e.k.cooldown(r.ClientID, r.AppointmentTypeID))
-	reply, err := claimScript.Run(ctx, e.rdb, keys, value, faceValue, h.HoldID, r.ClientID, r.Face,
+	reply, err := claimScript.Run(ctx, e.hot, keys, value, faceValue, h.HoldID, r.ClientID, r.Face,
 		ms(r.TTL), now.UnixMilli(), r.MaxHolds, boolArg(r.Cooldown > 0), e.k.channel(r.AppointmentTypeID),
 		event(EventHold, h), mustJSON(rec), boolArg(r.Refresh), r.AppointmentTypeID).Slice()
 	if err != nil {
@@ -176,7 +176,7 @@ func (e *Engine) CooldownRemaining(ctx context.Context, clientID, appointmentTyp
 	if !validID(clientID) || !validID(appointmentTypeID) {
 		return 0, invalid(op, "clientId and appointmentTypeId are required")
 	}
-	d, err := e.rdb.PTTL(ctx, e.k.cooldown(clientID, appointmentTypeID)).Result()
+	d, err := e.hot.PTTL(ctx, e.k.cooldown(clientID, appointmentTypeID)).Result()
 	if err != nil {
 		return 0, unavailable(op, err)
 	}

@@ -1,6 +1,7 @@
 package holds_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,11 +10,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/flowgate/flowgate/contracts"
 	"github.com/flowgate/flowgate/orchestrator/holds"
-
 	"github.com/flowgate/flowgate/test/redistest"
 )
 
@@ -137,9 +139,24 @@ func TestOrderVectors(t *testing.T) {
 	require.Len(t, holds.Order(typeA, slot9, dup), 5, "duplicates keep their first entry")
 }
 
+// bothModes runs f with the engine's scripts auto-pipelined (the default)
+// and with Config.PlainRedis (one round trip each).
+func bothModes(t *testing.T, f func(t *testing.T, mode func(*holds.Config))) {
+	for _, plain := range []bool{false, true} {
+		t.Run(fmt.Sprintf("plain=%v", plain), func(t *testing.T) {
+			t.Parallel()
+			f(t, func(c *holds.Config) { c.PlainRedis = plain })
+		})
+	}
+}
+
 func TestQuotaIsExactUnderConcurrency(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	bothModes(t, testQuotaIsExactUnderConcurrency)
+}
+
+func testQuotaIsExactUnderConcurrency(t *testing.T, mode func(*holds.Config)) {
+	b := setup(t, mode)
 	const n = 3
 	var won, quota atomic.Int64
 	var wg sync.WaitGroup
@@ -171,7 +188,11 @@ func TestQuotaIsExactUnderConcurrency(t *testing.T) {
 
 func TestOneWinnerAmongAThousand(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
+	bothModes(t, testOneWinnerAmongAThousand)
+}
+
+func testOneWinnerAmongAThousand(t *testing.T, mode func(*holds.Config)) {
+	b := setup(t, mode)
 	var won atomic.Int64
 	var wg sync.WaitGroup
 	for i := range 1000 {
@@ -385,7 +406,11 @@ func TestReleaseSlotAndKeep(t *testing.T) {
 
 func TestRedisDownIsUnavailable(t *testing.T) {
 	t.Parallel()
-	b := setupOn(t, redistest.Dead(t))
+	bothModes(t, testRedisDownIsUnavailable)
+}
+
+func testRedisDownIsUnavailable(t *testing.T, mode func(*holds.Config)) {
+	b := setupOn(t, redistest.Dead(t), mode)
 	_, err := b.eng.Claim(b.ctx, claimReq("a", specX, slot9))
 	require.ErrorIs(t, err, holds.ErrUnavailable)
 	require.Equal(t, contracts.CodeUnavailable, contracts.ErrorCode(err))
@@ -455,4 +480,51 @@ func TestLateReleaseOfATakenSlotIsSilent(t *testing.T) {
 	ev := next(t, events)
 	require.Equal(t, "release", ev.Type)
 	require.Equal(t, newer.HoldID, ev.HoldID, "no release of %s or %s came first", old1.HoldID, old2.HoldID)
+}
+
+// roundTrips counts what a client sends: single commands and pipelines.
+type roundTrips struct{ single, pipelines atomic.Int64 }
+
+func (*roundTrips) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (r *roundTrips) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error { r.single.Add(1); return next(ctx, cmd) }
+}
+
+func (r *roundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error { r.pipelines.Add(1); return next(ctx, cmds) }
+}
+
+// Concurrent claims share round trips through the AutoPipeliner by
+// default; PlainRedis sends one script per claim.
+func TestConcurrentClaimsShareRoundTrips(t *testing.T) {
+	t.Parallel()
+	const n = 200
+	for _, plain := range []bool{false, true} {
+		t.Run(fmt.Sprintf("plain=%v", plain), func(t *testing.T) {
+			t.Parallel()
+			rdb := redistest.New(t).Client
+			rt := &roundTrips{}
+			b := setupOn(t, rdb, func(c *holds.Config) { c.PlainRedis = plain })
+			rdb.AddHook(rt)
+			var wg sync.WaitGroup
+			for i := range n {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					_, err := b.eng.Claim(b.ctx, claimReq(fmt.Sprint("c", i), specX, slot9.Add(time.Duration(i)*30*time.Minute)))
+					assert.NoError(t, err)
+				}()
+			}
+			wg.Wait()
+			require.EqualValues(t, n, b.rdb.ZCard(b.ctx, b.p+"holds:active:"+typeA).Val(), "every claim landed")
+			sent := rt.single.Load() + rt.pipelines.Load()
+			t.Logf("%d claims: %d single commands, %d pipelines", n, rt.single.Load(), rt.pipelines.Load())
+			if plain {
+				require.GreaterOrEqual(t, rt.single.Load(), int64(n))
+				return
+			}
+			require.Less(t, sent, int64(n), "concurrent claims must share round trips")
+		})
+	}
 }

@@ -64,7 +64,7 @@ func (e *Engine) keepOnce(ctx context.Context, op string, c ClaimRequest, cur Ho
 	if faceValue == "" {
 		faceValue = value
 	}
-	reply, err := keepScript.Run(ctx, e.rdb, e.keysOf(rec), expected, c.ClientID, c.Face, now.UnixMilli(), ms(c.TTL),
+	reply, err := keepScript.Run(ctx, e.hot, e.keysOf(rec), expected, c.ClientID, c.Face, now.UnixMilli(), ms(c.TTL),
 		e.k.channel(h.AppointmentTypeID), value, faceValue, mustJSON(rec), event(EventConfirm, h), newID).Slice()
 	if err != nil {
 		return Hold{}, 0, 0, false, unavailable(op, err)

@@ -34,7 +34,7 @@ func (e *Engine) Heartbeat(ctx context.Context, clientID, holdID string) (Hold, 
 	if h.Face == FaceWeb {
 		faceValue = mustJSON(h)
 	}
-	n, err := heartbeatScript.Run(ctx, e.rdb, e.keysOf(r), holdID, clientID, ms(ttl), now.UnixMilli(),
+	n, err := heartbeatScript.Run(ctx, e.hot, e.keysOf(r), holdID, clientID, ms(ttl), now.UnixMilli(),
 		mustJSON(h), faceValue, mustJSON(r), e.k.channel(h.AppointmentTypeID), event(EventHeartbeat, h)).Int()
 	if err != nil {
 		return Hold{}, false, unavailable(op, err)
@@ -59,7 +59,7 @@ func (e *Engine) release(ctx context.Context, op, clientID, holdID string) (bool
 	if err != nil || !found {
 		return false, err
 	}
-	n, err := releaseScript.Run(ctx, e.rdb, e.keysOf(r), holdID, clientID,
+	n, err := releaseScript.Run(ctx, e.hot, e.keysOf(r), holdID, clientID,
 		e.k.channel(r.Hold.AppointmentTypeID), event(EventRelease, r.Hold)).Int()
 	switch {
 	case err != nil:
@@ -171,7 +171,7 @@ func (e *Engine) Confirm(ctx context.Context, clientID, holdID, appointmentID st
 		CooldownMinutes: int(cooldown / time.Minute), AppointmentID: appointmentID})
 	keys := append(e.keysOf(r), e.k.cooldown(h.ClientID, h.AppointmentTypeID), e.k.cooldownIndex(appointmentID))
 	booked := mustJSON(bookedClaim{Hold: h, AppointmentID: appointmentID})
-	n, err := confirmScript.Run(ctx, e.rdb, keys, holdID, clientID, e.k.channel(h.AppointmentTypeID),
+	n, err := confirmScript.Run(ctx, e.hot, keys, holdID, clientID, e.k.channel(h.AppointmentTypeID),
 		event(EventConfirm, h), ms(cooldown), value, booked, h.SlotEndDate.Sub(now).Milliseconds()).Int()
 	switch {
 	case err != nil:
@@ -200,7 +200,7 @@ func (e *Engine) ReleaseBooking(ctx context.Context, appointmentID string, h Hol
 	if !validID(appointmentID) || !validID(h.SpecialistID) || !validID(h.AppointmentTypeID) || h.SlotStartDate.IsZero() {
 		return false, invalid(op, "appointmentId, appointmentTypeId, specialistId and slot start are required")
 	}
-	n, err := releaseBookedScript.Run(ctx, e.rdb, []string{e.k.slot(h.SpecialistID, h.SlotStartDate)}, appointmentID,
+	n, err := releaseBookedScript.Run(ctx, e.hot, []string{e.k.slot(h.SpecialistID, h.SlotStartDate)}, appointmentID,
 		e.k.channel(h.AppointmentTypeID), event(EventRelease, h)).Int()
 	if err != nil {
 		return false, unavailable(op, err)
@@ -212,7 +212,7 @@ func (e *Engine) ReleaseBooking(ctx context.Context, appointmentID string, h Hol
 // (specialistID, start), or "" when the slot is free or merely held.
 func (e *Engine) BookedAppointment(ctx context.Context, specialistID string, start time.Time) (string, error) {
 	const op = "holds.BookedAppointment"
-	raw, err := e.rdb.Get(ctx, e.k.slot(specialistID, start)).Result()
+	raw, err := e.hot.Get(ctx, e.k.slot(specialistID, start)).Result()
 	switch {
 	case errors.Is(err, redis.Nil):
 		return "", nil
@@ -243,14 +243,14 @@ func (e *Engine) ClearCooldown(ctx context.Context, appointmentID string) (bool,
 		return false, invalid(op, "appointmentId is required")
 	}
 	idx := e.k.cooldownIndex(appointmentID)
-	key, err := e.rdb.Get(ctx, idx).Result()
+	key, err := e.hot.Get(ctx, idx).Result()
 	if errors.Is(err, redis.Nil) {
 		return false, nil
 	}
 	if err != nil {
 		return false, unavailable(op, err)
 	}
-	n, err := clearCooldownScript.Run(ctx, e.rdb, []string{idx, key}, appointmentID).Int()
+	n, err := clearCooldownScript.Run(ctx, e.hot, []string{idx, key}, appointmentID).Int()
 	if err != nil {
 		return false, unavailable(op, err)
 	}

@@ -59,7 +59,7 @@ func (e *Engine) sweepOne(ctx context.Context, id string, raw any, now time.Time
 		return false, e.rdb.ZRem(ctx, e.k.expiry(), id).Err()
 	}
 	keys := []string{r.SlotKey, e.k.client(r.Hold.ClientID), e.k.records(), e.k.expiry(), e.k.active(r.Hold.AppointmentTypeID)}
-	n, err := sweepScript.Run(ctx, e.rdb, keys, id, now.UnixMilli(), e.k.channel(r.Hold.AppointmentTypeID),
+	n, err := sweepScript.Run(ctx, e.hot, keys, id, now.UnixMilli(), e.k.channel(r.Hold.AppointmentTypeID),
 		event(EventRelease, r.Hold)).Int()
 	return n == 1, err
 }
