@@ -64,18 +64,50 @@ func TestLoadHolds(t *testing.T) {
 		Open: func(start time.Time) bool { return start.Second() == 0 }})
 	rdb := redistest.New(t).Client
 	addr, eng := holdsServer(t, rdb, cat, holds.Config{Prefix: fmt.Sprintf("load%d:", time.Now().UnixNano())})
+	// The same server with Config.PlainRedis (one round trip per script),
+	// in the same run: what the auto-pipelined scripts are worth.
+	plainAddr, plainEng := holdsServer(t, rdb, cat, holds.Config{Prefix: fmt.Sprintf("loadplain%d:", time.Now().UnixNano()), PlainRedis: true})
 	base := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 	bodies := make([][]byte, n)
 	for i := range n {
 		bodies[i], _ = json.Marshal(map[string]string{"appointmentTypeId": loadType, "clientId": "c" + strconv.Itoa(i),
 			"slotStartDate": holds.FormatStart(base.Add(time.Duration(i) * time.Minute))})
 	}
-	ids := make([]string, n)
 
 	health := loadgen.Run(loadgen.Config{Addr: addr, Conns: 64, Requests: n,
 		Build: func(_ int, req *fasthttp.Request) { req.SetRequestURI("http://" + addr + "/healthz") },
 		Check: status(200)})
-	create := loadgen.Run(loadgen.Config{Addr: addr, Conns: 64, Requests: n,
+	create, release := holdCycle(addr, bodies)
+	plainCreate, plainRelease := holdCycle(plainAddr, bodies)
+	rawSet := rawSets(t, rdb, n)
+	pairs := float64(n) / (create.Elapsed + release.Elapsed).Seconds()
+	plainPairs := float64(n) / (plainCreate.Elapsed + plainRelease.Elapsed).Seconds()
+	t.Logf("baseline GET /healthz, 64 conns: %s", health)
+	t.Logf("POST /v1/holds, 64 conns:        %s", create)
+	t.Logf("DELETE /v1/holds/{id}, 64 conns: %s", release)
+	t.Logf("PlainRedis: POST %.0f/s, DELETE %.0f/s", plainCreate.PerSecond(), plainRelease.PerSecond())
+	t.Logf("raw Redis SET, 64 goroutines:    %.0f/s", rawSet)
+	t.Logf("hold create+release: %.0f requests/s (%.0f create+release pairs/s) = %.2f × the /healthz baseline, %.2f × raw SETs, %.2f × PlainRedis (%.0f requests/s)",
+		2*pairs, pairs, 2*pairs/health.PerSecond(), 2*pairs/rawSet, pairs/plainPairs, 2*plainPairs)
+	for _, r := range []loadgen.Result{health, create, release, plainCreate, plainRelease} {
+		if r.Failures > 0 {
+			t.Fatalf("%d failures: %v", r.Failures, r.FirstError)
+		}
+	}
+	for _, e := range []*holds.Engine{eng, plainEng} {
+		active, err := e.Active(t.Context(), loadType)
+		require.NoError(t, err)
+		require.Empty(t, active, "every hold released")
+	}
+}
+
+// holdCycle creates a hold per body over HTTP at 64 connections, then
+// releases them all; every answer is checked (201 with a holdId, then 200
+// {"released":true}).
+func holdCycle(addr string, bodies [][]byte) (create, release loadgen.Result) {
+	n := len(bodies)
+	ids := make([]string, n)
+	create = loadgen.Run(loadgen.Config{Addr: addr, Conns: 64, Requests: n,
 		Build: func(i int, req *fasthttp.Request) {
 			req.SetRequestURI("http://" + addr + "/v1/holds")
 			req.Header.SetMethod("POST")
@@ -90,7 +122,7 @@ func TestLoadHolds(t *testing.T) {
 			ids[i] = h.HoldID
 			return nil
 		}})
-	release := loadgen.Run(loadgen.Config{Addr: addr, Conns: 64, Requests: n,
+	release = loadgen.Run(loadgen.Config{Addr: addr, Conns: 64, Requests: n,
 		Build: func(i int, req *fasthttp.Request) {
 			req.SetRequestURI("http://" + addr + "/v1/holds/" + ids[i] + "?clientId=c" + strconv.Itoa(i))
 			req.Header.SetMethod("DELETE")
@@ -101,20 +133,7 @@ func TestLoadHolds(t *testing.T) {
 			}
 			return nil
 		}})
-	rawSet := rawSets(t, rdb, n)
-	pairs := float64(n) / (create.Elapsed + release.Elapsed).Seconds()
-	t.Logf("baseline GET /healthz, 64 conns: %s", health)
-	t.Logf("POST /v1/holds, 64 conns:        %s", create)
-	t.Logf("DELETE /v1/holds/{id}, 64 conns: %s", release)
-	t.Logf("raw Redis SET, 64 goroutines:    %.0f/s", rawSet)
-	t.Logf("hold create+release: %.0f requests/s (%.0f create+release pairs/s) = %.2f × the /healthz baseline, %.2f × raw SETs",
-		2*pairs, pairs, 2*pairs/health.PerSecond(), 2*pairs/rawSet)
-	if health.Failures > 0 || create.Failures > 0 || release.Failures > 0 {
-		t.Fatalf("failures: healthz %v, create %v, release %v", health.FirstError, create.FirstError, release.FirstError)
-	}
-	active, err := eng.Active(t.Context(), loadType)
-	require.NoError(t, err)
-	require.Empty(t, active, "every hold released")
+	return create, release
 }
 
 // rawSets is the rate of n plain SETs from 64 goroutines on rdb: how fast

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/flowgate/flowgate/orchestrator/autopipe"
 )
 
 // The seeds' timings (every one a setting).
@@ -107,9 +109,10 @@ type Config struct {
 	Logger *slog.Logger
 	// PlainRedis sends each script and single read on its own round trip.
 	// By default they go through go-redis's AutoPipeliner (when the client
-	// has one), so the scripts of concurrent requests share one write and
-	// one read on a connection: create + release over HTTP went from 9.3k
-	// to 13k requests/s here (README, Performance). The pipeliner is an
+	// has one; package autopipe bounds each call by its context), so the
+	// scripts of concurrent requests share one write and one read on a
+	// connection: create + release over HTTP went from 9.3k to 13k
+	// requests/s here (README, Performance). The pipeliner is an
 	// experimental go-redis API; this is the way back.
 	PlainRedis bool
 }
@@ -188,18 +191,15 @@ func New(rdb redis.UniversalClient, cfg Config) (*Engine, error) {
 	return &Engine{rdb: rdb, hot: hotClient(rdb, cfg), cfg: cfg, k: newKeys(cfg.Prefix, cfg.HashTag)}, nil
 }
 
-// hotClient is rdb's AutoPipeliner (shared with every user of rdb's, closed
-// with rdb) unless cfg.PlainRedis or rdb has none.
+// hotClient is rdb's AutoPipeliner behind the callers' contexts (package
+// autopipe) unless cfg.PlainRedis or rdb has none.
 func hotClient(rdb redis.UniversalClient, cfg Config) redis.Cmdable {
-	ap, ok := rdb.(interface {
-		AutoPipeline() (*redis.AutoPipeliner, error)
-	})
-	if cfg.PlainRedis || !ok {
+	if cfg.PlainRedis {
 		return rdb
 	}
-	p, err := ap.AutoPipeline()
+	p, err := autopipe.New(rdb)
 	if err != nil {
-		cfg.Logger.Warn("holds: no auto-pipelined client; one round trip per script", "err", err)
+		cfg.Logger.Debug("holds: one round trip per script", "err", err)
 		return rdb
 	}
 	return p
