@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"sync"
 	"time"
 
@@ -93,6 +94,9 @@ type Config struct {
 	MinLease     time.Duration // smallest leaseMs
 	WriteTimeout time.Duration // a write stalled this long ends the stream (send-failed)
 	Buffer       int           // events queued per stream before it counts as fallen behind
+	// Shards splits each appointment type's streams into parts written in
+	// parallel by as many goroutines; default GOMAXPROCS.
+	Shards int
 
 	HeapWarn    uint64        // bytes of live heap above which a warning is logged
 	RSSWarn     uint64        // bytes of resident memory above which a warning is logged
@@ -129,6 +133,7 @@ func (c *Config) defaults() error {
 	orDefault(&c.MinLease, DefaultMinLease)
 	orDefault(&c.WriteTimeout, DefaultWriteTimeout)
 	orDefault(&c.Buffer, DefaultBuffer)
+	orDefault(&c.Shards, runtime.GOMAXPROCS(0))
 	orDefault(&c.HeapWarn, DefaultHeapWarn)
 	orDefault(&c.RSSWarn, DefaultRSSWarn)
 	orDefault(&c.MemoryCheck, DefaultMemoryCheck)
@@ -138,8 +143,8 @@ func (c *Config) defaults() error {
 	if c.Now == nil {
 		c.Now = time.Now
 	}
-	if c.Ping < 0 || c.Retry < 0 || c.MinLease < 0 || c.WriteTimeout < 0 || c.Buffer < 0 {
-		return errors.New("holdstream: durations and Buffer must not be negative")
+	if c.Ping < 0 || c.Retry < 0 || c.MinLease < 0 || c.WriteTimeout < 0 || c.Buffer < 0 || c.Shards < 0 {
+		return errors.New("holdstream: durations, Buffer and Shards must not be negative")
 	}
 	if c.MinLease > c.DefaultLease || c.DefaultLease > c.MaxLease {
 		return fmt.Errorf("holdstream: want MinLease (%s) ≤ DefaultLease (%s) ≤ MaxLease (%s)", c.MinLease, c.DefaultLease, c.MaxLease)
@@ -176,15 +181,6 @@ func newMetrics(reg prometheus.Registerer) (*hubMetrics, error) {
 	return m, nil
 }
 
-// typeSub is one appointment type's Redis subscription and its local streams.
-type typeSub struct {
-	id      string
-	ps      *redis.PubSub
-	streams map[*stream]struct{}
-	ready   chan struct{} // closed once subscribed (or failed: err)
-	err     error
-}
-
 // Hub is one instance's set of holds streams.
 type Hub struct {
 	cfg     Config
@@ -195,8 +191,9 @@ type Hub struct {
 	closed  bool
 	running sync.WaitGroup // streams being served
 	control *redis.PubSub
-	stop    chan struct{} // closes the control loop and the memory monitor
+	stop    chan struct{} // closes the control loop, the memory monitor, the pings and the workers
 	loops   sync.WaitGroup
+	work    chan func() // fan-out jobs for the workers (one shard each)
 }
 
 // New returns a Hub; Start it before serving.
@@ -208,7 +205,8 @@ func New(cfg Config) (*Hub, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Hub{cfg: cfg, m: m, types: map[string]*typeSub{}, clients: map[string]*stream{}, stop: make(chan struct{})}, nil
+	return &Hub{cfg: cfg, m: m, types: map[string]*typeSub{}, clients: map[string]*stream{}, stop: make(chan struct{}),
+		work: make(chan func())}, nil
 }
 
 // Start subscribes to the control channel (stream replacement and
@@ -220,10 +218,13 @@ func (h *Hub) Start(ctx context.Context) error {
 		return fmt.Errorf("holdstream: subscribe control channel: %w", err)
 	}
 	h.control = ps
-	h.loops.Add(3)
+	h.loops.Add(3 + h.cfg.Shards - 1)
 	go func() { defer h.loops.Done(); h.controlLoop(ps.Channel()) }()
 	go func() { defer h.loops.Done(); h.monitorMemory() }()
 	go func() { defer h.loops.Done(); h.pingLoop() }()
+	for range h.cfg.Shards - 1 {
+		go func() { defer h.loops.Done(); h.worker() }()
+	}
 	return nil
 }
 
@@ -233,7 +234,7 @@ func (h *Hub) Streams() int {
 	defer h.mu.Unlock()
 	n := 0
 	for _, ts := range h.types {
-		n += len(ts.streams)
+		n += ts.n
 	}
 	return n
 }
@@ -249,12 +250,12 @@ func (h *Hub) Shutdown(ctx context.Context) error {
 	}
 	h.closed = true
 	for _, ts := range h.types {
-		for s := range ts.streams {
-			s.end(ReasonServerShutdown)
+		for _, sh := range ts.shards {
+			sh.each(func(s *stream) { h.end(s, ReasonServerShutdown) })
 		}
 	}
 	for _, s := range h.clients {
-		s.end(ReasonServerShutdown)
+		h.end(s, ReasonServerShutdown)
 	}
 	h.mu.Unlock()
 	done := make(chan struct{})
