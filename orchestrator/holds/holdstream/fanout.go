@@ -183,6 +183,7 @@ func (h *Hub) fanout(ts *typeSub, ch <-chan *redis.Message) {
 		}
 		own := sse.AppendChunk(nil, sse.Event{Data: encode(e, true)})
 		other := sse.AppendChunk(nil, sse.Event{Data: encode(e, false)})
+		start := time.Now()
 		h.forEach(ts.shards, func(s *stream) {
 			switch {
 			case s.clientID == e.ClientID:
@@ -191,6 +192,7 @@ func (h *Hub) fanout(ts *typeSub, ch <-chan *redis.Message) {
 				h.send(s, other)
 			}
 		})
+		h.m.fanout.Observe(time.Since(start).Seconds())
 	}
 }
 

@@ -157,6 +157,7 @@ type hubMetrics struct {
 	streams *prometheus.GaugeVec
 	ended   *prometheus.CounterVec
 	dropped prometheus.Counter
+	fanout  prometheus.Histogram
 }
 
 func newMetrics(reg prometheus.Registerer) (*hubMetrics, error) {
@@ -170,9 +171,14 @@ func newMetrics(reg prometheus.Registerer) (*hubMetrics, error) {
 		dropped: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "holdstream_events_undecodable_total", Help: "Messages on a holds event channel that were not a holds event.",
 		}),
+		fanout: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "holdstream_fanout_seconds",
+			Help:    "Time to write one event to every local stream of its appointment type.",
+			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .075, .1, .15, .25, .5, 1, 2.5},
+		}),
 	}
 	if reg != nil {
-		for _, c := range []prometheus.Collector{m.streams, m.ended, m.dropped} {
+		for _, c := range []prometheus.Collector{m.streams, m.ended, m.dropped, m.fanout} {
 			if err := reg.Register(c); err != nil {
 				return nil, fmt.Errorf("holdstream metrics: %w", err)
 			}

@@ -168,6 +168,12 @@ func (c *Conn) Flush(frames []byte) error {
 		}
 		return fmt.Errorf("sse write: %w", err)
 	}
+	// No deadline between writes: TryWrite's raw write would fail on a
+	// passed one (and it never waits, so it needs none).
+	_ = c.nc.SetWriteDeadline(time.Time{})
+	if c.aborted.Load() {
+		c.Abort()
+	}
 	return nil
 }
 
