@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -225,6 +226,16 @@ func saveProfile(t *testing.T, pprofAddr, prof string) {
 	}
 }
 
+// selfCPU is this process's user+system CPU time in clock ticks (100/s,
+// procCPU's unit).
+func selfCPU() int64 {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return (ru.Utime.Nano() + ru.Stime.Nano()) / int64(10*time.Millisecond)
+}
+
 func pct(d []time.Duration, p float64) time.Duration { return d[int(float64(len(d)-1)*p)] }
 
 // TestLoadHoldsSSE10kStreams: 10,000 concurrent streams on one flowgate
@@ -262,6 +273,7 @@ func TestLoadHoldsSSE10kStreams(t *testing.T) {
 	var heap1 float64
 	var profiled sync.WaitGroup
 	var fan0Sum, fan0N float64
+	var serverCPU0, clientCPU0 int64
 	lats := sseDeliver(t, p, db, typeID, n, 10, time.Second, func() {
 		// Steady state: fasthttp keeps a worker goroutine idle for up to 20 s
 		// after the request it served was handed over to the stream; then two
@@ -273,6 +285,7 @@ func TestLoadHoldsSSE10kStreams(t *testing.T) {
 		heap1 = inUse(m1)
 		fan0Sum, _ = metricValue(m1, "holdstream_fanout_seconds_sum")
 		fan0N, _ = metricValue(m1, "holdstream_fanout_seconds_count")
+		serverCPU0, clientCPU0 = procCPU(p.PID()), selfCPU()
 		require.Contains(t, m1, fmt.Sprintf(`holdstream_streams{appointment_type_id=%q} %d`, typeID, n))
 		if os.Getenv("FLOWGATE_SSE_PPROF") != "" { // profiles of the loaded binary, for a person to read
 			for _, prof := range []string{"heap", "goroutine"} {
@@ -283,6 +296,7 @@ func TestLoadHoldsSSE10kStreams(t *testing.T) {
 			go func() { defer profiled.Done(); saveProfile(t, pprofAddr, "profile?seconds=10") }()
 		}
 	})
+	serverCPU, clientCPU := procCPU(p.PID())-serverCPU0, selfCPU()-clientCPU0
 	profiled.Wait()
 	perRSS := float64(rss1-rss0) / float64(n) / 1024
 	perHeap := (heap1 - heap0) / float64(n) / 1024
@@ -297,6 +311,11 @@ func TestLoadHoldsSSE10kStreams(t *testing.T) {
 	fanN, _ := metricValue(m2, "holdstream_fanout_seconds_count")
 	t.Logf("server side: writing one event to all %d streams took %.1f ms on average (the rest of the delivery time is the clients')",
 		n, (fanSum-fan0Sum)/(fanN-fan0N)*1000)
+	// Both processes share this machine's cores: what they burn per event
+	// bounds how fast an event can reach every stream.
+	// (10 events: ticks of 10 ms in all are ms per event.)
+	t.Logf("CPU per event over the deliveries: flowgate %d ms, the %d clients %d ms (%d cores)",
+		serverCPU, n, clientCPU, runtime.NumCPU())
 	t.Logf("goal memory per stream ≤ 20 KB: resident %.1f KB, Go heap+stacks %.1f KB", perRSS, perHeap)
 	t.Logf("goal delivery p99 ≤ 100 ms: %s", pct(lats, .99))
 	// Resident memory swings with when the runtime returns freed pages
