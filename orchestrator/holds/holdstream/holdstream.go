@@ -76,6 +76,8 @@ const (
 	DefaultHeapWarn     = 500 << 20
 	DefaultRSSWarn      = 1 << 30
 	DefaultMemoryCheck  = 30 * time.Second
+	DefaultReleaseQuiet = 5 * time.Second
+	DefaultReleaseBurst = 1000
 )
 
 // Config configures a Hub. Zero values take the defaults.
@@ -101,6 +103,11 @@ type Config struct {
 	HeapWarn    uint64        // bytes of live heap above which a warning is logged
 	RSSWarn     uint64        // bytes of resident memory above which a warning is logged
 	MemoryCheck time.Duration // how often memory is checked
+	// After ReleaseBurst stream opens or more, once ReleaseQuiet passed
+	// without another, the memory the burst used (the in-flight requests'
+	// stacks and buffers) is returned to the OS; ReleaseBurst < 0: never.
+	ReleaseQuiet time.Duration
+	ReleaseBurst int
 
 	// Validate, when set, checks an appointment type before a stream opens
 	// (the catalogue: an unknown one answers 404).
@@ -137,6 +144,8 @@ func (c *Config) defaults() error {
 	orDefault(&c.HeapWarn, DefaultHeapWarn)
 	orDefault(&c.RSSWarn, DefaultRSSWarn)
 	orDefault(&c.MemoryCheck, DefaultMemoryCheck)
+	orDefault(&c.ReleaseQuiet, DefaultReleaseQuiet)
+	orDefault(&c.ReleaseBurst, DefaultReleaseBurst)
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
@@ -158,6 +167,7 @@ type hubMetrics struct {
 	ended   *prometheus.CounterVec
 	dropped prometheus.Counter
 	fanout  prometheus.Histogram
+	release prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer) (*hubMetrics, error) {
@@ -176,9 +186,12 @@ func newMetrics(reg prometheus.Registerer) (*hubMetrics, error) {
 			Help:    "Time to write one event to every local stream of its appointment type.",
 			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .075, .1, .15, .25, .5, 1, 2.5},
 		}),
+		release: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "holdstream_memory_releases_total", Help: "Times the memory of a burst of stream opens was returned to the OS.",
+		}),
 	}
 	if reg != nil {
-		for _, c := range []prometheus.Collector{m.streams, m.ended, m.dropped, m.fanout} {
+		for _, c := range []prometheus.Collector{m.streams, m.ended, m.dropped, m.fanout, m.release} {
 			if err := reg.Register(c); err != nil {
 				return nil, fmt.Errorf("holdstream metrics: %w", err)
 			}
@@ -200,6 +213,7 @@ type Hub struct {
 	stop    chan struct{} // closes the control loop, the memory monitor, the pings and the workers
 	loops   sync.WaitGroup
 	work    chan func() // fan-out jobs for the workers (one shard each)
+	burst   burst
 }
 
 // New returns a Hub; Start it before serving.
@@ -224,9 +238,10 @@ func (h *Hub) Start(ctx context.Context) error {
 		return fmt.Errorf("holdstream: subscribe control channel: %w", err)
 	}
 	h.control = ps
-	h.loops.Add(3 + h.cfg.Shards - 1)
+	h.loops.Add(4 + h.cfg.Shards - 1)
 	go func() { defer h.loops.Done(); h.controlLoop(ps.Channel()) }()
 	go func() { defer h.loops.Done(); h.monitorMemory() }()
+	go func() { defer h.loops.Done(); h.releaseAfterBursts() }()
 	go func() { defer h.loops.Done(); h.pingLoop() }()
 	for range h.cfg.Shards - 1 {
 		go func() { defer h.loops.Done(); h.worker() }()

@@ -59,6 +59,7 @@ func (h *Hub) open(ctx context.Context, clientID, typeID string, lease time.Dura
 		return nil, fmt.Errorf("holdstream open: %w", err)
 	}
 	s.seq = seq
+	h.burst.opened(h.cfg.Now())
 	if err := h.register(s); err != nil {
 		return nil, err
 	}
