@@ -275,9 +275,10 @@ func TestLoadHoldsSSE10kStreams(t *testing.T) {
 	var fan0Sum, fan0N float64
 	var serverCPU0, clientCPU0 int64
 	lats := sseDeliver(t, p, db, typeID, n, 10, time.Second, func() {
-		// Steady state: fasthttp keeps a worker goroutine idle for up to 20 s
-		// after the request it served was handed over to the stream; then two
-		// forced GCs (pprof's heap?gc=1) shrink the idle streams' stacks.
+		// Steady state: fasthttp keeps a worker goroutine idle for up to 10 s
+		// after the request it served was handed over to the stream, and the
+		// hub returns the burst's memory 5 s after the last open; then two
+		// forced GCs (pprof's heap?gc=1).
 		time.Sleep(21 * time.Second)
 		forceGC(t, pprofAddr)
 		rss1, _ = procMem(p.PID())
@@ -304,27 +305,30 @@ func TestLoadHoldsSSE10kStreams(t *testing.T) {
 		n, float64(rss0)/1e6, float64(rss1)/1e6, perRSS, heap0/1e6, heap1/1e6, perHeap)
 	t.Logf("%d streams × 10 events 1 s apart: delivery p50 %s p99 %s max %s (baseline p99 %s; ratio %.1f×)",
 		n, pct(lats, .5), pct(lats, .99), lats[len(lats)-1], pct(base, .99), float64(pct(lats, .99))/float64(pct(base, .99)))
-	// The goals are logged (met or not, under this machine's load);
-	// floors well above them are asserted so a regression still fails.
 	_, m2 := p.Get("/metrics")
 	fanSum, _ := metricValue(m2, "holdstream_fanout_seconds_sum")
 	fanN, _ := metricValue(m2, "holdstream_fanout_seconds_count")
 	t.Logf("server side: writing one event to all %d streams took %.1f ms on average (the rest of the delivery time is the clients')",
 		n, (fanSum-fan0Sum)/(fanN-fan0N)*1000)
 	// Both processes share this machine's cores: what they burn per event
-	// bounds how fast an event can reach every stream.
-	// (10 events: ticks of 10 ms in all are ms per event.)
+	// bounds how fast an event can reach every stream (10 events: the
+	// ticks of 10 ms are ms per event).
 	t.Logf("CPU per event over the deliveries: flowgate %d ms, the %d clients %d ms (%d cores)",
 		serverCPU, n, clientCPU, runtime.NumCPU())
+
+	// The goals are logged (met or not, under this machine's load);
+	// floors just above what was measured are asserted so a regression
+	// still fails. Measured on 2 cores shared with other work: Go
+	// heap+stacks 4.2–5.1 KB per stream, resident 9–11 KB (the hub returns
+	// the connection burst's memory to the OS 5 s after the last open),
+	// delivery p99 0.29–0.75 s, bounded by CPU: flowgate's 10,000 writes
+	// (mostly the kernel's loopback TCP path) and the clients' 10,000
+	// reads cost 250–300 ms of CPU per event together.
 	t.Logf("goal memory per stream ≤ 20 KB: resident %.1f KB, Go heap+stacks %.1f KB", perRSS, perHeap)
 	t.Logf("goal delivery p99 ≤ 100 ms: %s", pct(lats, .99))
-	// Resident memory swings with when the runtime returns freed pages
-	// (21–27 KB per stream under load, 48.8 KB on a quiet run where the
-	// streams connected faster): the floor on it is loose, the one on Go's
-	// own memory (16.6–18.1 KB measured) tight.
-	require.LessOrEqual(t, perHeap, 24.0, "Go heap+stacks per stream (floor)")
-	require.LessOrEqual(t, perRSS, 64.0, "resident memory per stream (floor)")
-	require.LessOrEqual(t, pct(lats, .99), 5*time.Second, "delivery p99 (floor)")
+	require.LessOrEqual(t, perHeap, 8.0, "Go heap+stacks per stream (floor)")
+	require.LessOrEqual(t, perRSS, 20.0, "resident memory per stream (floor)")
+	require.LessOrEqual(t, pct(lats, .99), 1500*time.Millisecond, "delivery p99 (floor)")
 	status, _ := p.Get("/healthz")
 	require.Equal(t, http.StatusOK, status)
 }
