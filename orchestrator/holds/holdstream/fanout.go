@@ -88,6 +88,7 @@ func (h *Hub) attach(s *stream) error {
 		h.types[s.typeID] = ts
 	}
 	sh := ts.shards[ts.next%len(ts.shards)]
+	s.pingSlot = ts.next / len(ts.shards) % h.pingSlots()
 	ts.next++
 	ts.n++
 	sh.mu.Lock()
@@ -196,13 +197,25 @@ func (h *Hub) fanout(ts *typeSub, ch <-chan *redis.Message) {
 	}
 }
 
+// pingSlotLen is the shortest interval between two rounds of pings.
+const pingSlotLen = 250 * time.Millisecond
+
+// pingSlots is how many groups the streams are pinged in, one group per
+// Ping/pingSlots (at most 16): 10,000 pings at the same instant would take
+// the cores from the events for a few hundred milliseconds.
+func (h *Hub) pingSlots() int {
+	return int(min(max(h.cfg.Ping/pingSlotLen, 1), 16))
+}
+
 // pingLoop writes a ping to every attached stream each Ping interval (one
-// ticker for the instance). A stream whose writes are owned (initialising,
-// or draining to a slow client) skips it: it has writes under way anyway.
+// ticker for the instance), one group of streams per tick. A stream whose
+// writes are owned (initialising, or draining to a slow client) skips it:
+// it has writes under way anyway.
 func (h *Hub) pingLoop() {
-	t := time.NewTicker(h.cfg.Ping)
+	slots := h.pingSlots()
+	t := time.NewTicker(h.cfg.Ping / time.Duration(slots))
 	defer t.Stop()
-	for {
+	for tick := 0; ; tick = (tick + 1) % slots {
 		select {
 		case <-h.stop:
 			return
@@ -215,7 +228,11 @@ func (h *Hub) pingLoop() {
 		}
 		h.mu.Unlock()
 		for _, ts := range subs {
-			h.forEach(ts.shards, h.ping)
+			h.forEach(ts.shards, func(s *stream) {
+				if s.pingSlot == tick {
+					h.ping(s)
+				}
+			})
 		}
 	}
 }

@@ -31,6 +31,7 @@ type stream struct {
 	lease                time.Duration
 	ts                   *typeSub // set by attach (under Hub.mu)
 	shard                *shard   // set by attach (under Hub.mu)
+	pingSlot             int      // the ping group (set by attach)
 
 	mu      sync.Mutex
 	conn    *sse.Conn   // nil until the connection is hijacked

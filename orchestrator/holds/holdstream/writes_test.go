@@ -340,3 +340,48 @@ func TestWritesNeverInterleave(t *testing.T) {
 	require.Positive(t, leased, "some leases ran out before the shutdown")
 	require.Zero(t, in.hub.Streams())
 }
+
+// TestPingsSpreadOverTheInterval: with a 1 s ping the streams are pinged
+// in 4 groups a quarter second apart, each stream once per interval, not
+// all at the same instant.
+func TestPingsSpreadOverTheInterval(t *testing.T) {
+	e := newEnv(t)
+	in := e.instance(t, func(c *holdstream.Config) { c.Ping = time.Second })
+	const n = 8
+	first := make(chan time.Time, n)
+	for i := range n {
+		c := dialStream(t, in, fmt.Sprintf("appointmentTypeId=type1&clientId=c%d", i))
+		c.until(t, "connected")
+		go func() {
+			_ = c.conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+			pings := 0
+			for pings < 2 {
+				m, err := c.frame()
+				if err != nil {
+					return
+				}
+				if m != nil && m["type"] == "ping" {
+					if pings++; pings == 1 {
+						first <- time.Now()
+					}
+				}
+			}
+		}()
+	}
+	var lo, hi time.Time
+	for range n {
+		select {
+		case at := <-first:
+			if lo.IsZero() || at.Before(lo) {
+				lo = at
+			}
+			if at.After(hi) {
+				hi = at
+			}
+		case <-time.After(3 * time.Second):
+			t.Fatal("a stream got no ping within 3 s")
+		}
+	}
+	require.Greater(t, hi.Sub(lo), 400*time.Millisecond, "the first pings are spread over the interval")
+	require.Less(t, hi.Sub(lo), 1100*time.Millisecond, "every stream is pinged within one interval")
+}
