@@ -100,9 +100,6 @@ func (c *Conn) Start() error {
 	return c.Flush(nil)
 }
 
-// Started reports whether the response head was written.
-func (c *Conn) Started() bool { return c.head == nil }
-
 // TryWrite writes frame (chunk-framed, see AppendChunk) with one
 // non-blocking write and returns how much of it was written: all, or less
 // with ErrWouldBlock (the client's socket buffer is full; the rest is the

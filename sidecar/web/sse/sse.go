@@ -5,10 +5,13 @@
 // vanished client is noticed, and stops when the client is gone (a failed
 // write or flush) or the server shuts down.
 //
-// A Writer moves the connection's write deadline forward before every
-// write, so a stream lives as long as its owner wants (not the server's
-// WriteTimeout), while a client that stops reading for WriteTimeout still
-// ends it (the stalled write fails).
+// Serve runs a stream on a goroutine of its own with a Writer; Detach
+// hands the connection to an owner that keeps no goroutine for it (a Conn:
+// one non-blocking write per frame, a blocking Flush only for a client that
+// fell behind). Either way a blocking write gets the write deadline, so a
+// stream lives as long as its owner wants (not the server's WriteTimeout),
+// while a client that stops reading for WriteTimeout still ends it (the
+// stalled write fails).
 //
 // A client that vanished is noticed only when a write to its connection
 // fails: streams therefore write something (a heartbeat) periodically.
