@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -20,7 +21,7 @@ func (m *Main) holdStreamRoutes(app *fiber.App) error {
 		return err
 	}
 	hub, err := holdstream.New(holdstream.Config{
-		Redis: m.redis.Client, Source: eng, Channel: eng.EventChannel, Validate: m.holdStreamValidate,
+		Redis: m.redis.Client, Source: eng, Channel: eng.EventChannel, Validate: m.holdStreamValidator(),
 		Ping: c.Ping, Retry: c.Retry, DefaultLease: c.LeaseDefault, MaxLease: c.LeaseMax,
 		WriteTimeout: c.WriteTimeout, Buffer: c.Buffer,
 		HeapWarn: uint64(c.HeapWarnMB) << 20, RSSWarn: uint64(c.RSSWarnMB) << 20, MemoryCheck: c.MemoryCheck,
@@ -53,12 +54,37 @@ func (m *Main) stopHoldStreams() {
 	}
 }
 
-// holdStreamValidate refuses a stream for an appointment type the
-// catalogue does not know (404), before the stream starts.
-func (m *Main) holdStreamValidate(ctx context.Context, appointmentTypeID string) error {
-	if m.avail == nil {
+// knownTypeTTL is how long a stream open trusts the catalogue's last
+// "this appointment type exists".
+const knownTypeTTL = 2 * time.Second
+
+// holdStreamValidator refuses a stream for an appointment type the
+// catalogue does not know (404), before the stream starts. A type the
+// catalogue confirmed is trusted for knownTypeTTL: a burst of opens (every
+// board reconnecting after a deploy) asks the catalogue, which reads the
+// whole schedule, once per type rather than once per stream. Only known
+// types are remembered (as many as the catalogue has); one removed by the
+// admin API is still accepted for at most knownTypeTTL.
+func (m *Main) holdStreamValidator() func(ctx context.Context, appointmentTypeID string) error {
+	var mu sync.Mutex
+	known := map[string]time.Time{} // appointment type → trusted until
+	return func(ctx context.Context, appointmentTypeID string) error {
+		if m.avail == nil {
+			return nil
+		}
+		now := m.Now()
+		mu.Lock()
+		until, ok := known[appointmentTypeID]
+		mu.Unlock()
+		if ok && now.Before(until) {
+			return nil
+		}
+		if _, err := m.avail.catalog.AppointmentType(ctx, appointmentTypeID); err != nil {
+			return err
+		}
+		mu.Lock()
+		known[appointmentTypeID] = now.Add(knownTypeTTL)
+		mu.Unlock()
 		return nil
 	}
-	_, err := m.avail.catalog.AppointmentType(ctx, appointmentTypeID)
-	return err
 }

@@ -10,8 +10,10 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -124,7 +126,12 @@ var (
 func inUse(body string) float64 {
 	heap, _ := metricValue(body, "go_memstats_heap_inuse_bytes")
 	stack, _ := metricValue(body, "go_memstats_stack_inuse_bytes")
-	fmt.Printf("heap in use %.1f MB, stacks %.1f MB\n", heap/1e6, stack/1e6)
+	fmt.Printf("heap in use %.1f MB, stacks %.1f MB", heap/1e6, stack/1e6)
+	for _, name := range []string{"heap_idle", "heap_released", "sys", "other_sys", "gc_sys", "next_gc"} {
+		v, _ := metricValue(body, "go_memstats_"+name+"_bytes")
+		fmt.Printf(", %s %.1f MB", name, v/1e6)
+	}
+	fmt.Println()
 	return heap + stack
 }
 
@@ -177,6 +184,12 @@ func sseDeliver(t *testing.T, p *flowgatetest.Proc, db *redistest.DB, typeID str
 	deadline := time.Now().Add(60 * time.Second)
 	for lat.n.Load() < int64(n*events) {
 		if time.Now().After(deadline) {
+			_, m := p.Get("/metrics")
+			for _, line := range strings.Split(m, "\n") {
+				if strings.HasPrefix(line, "holdstream_streams") {
+					t.Log(line)
+				}
+			}
 			t.Fatalf("only %d of %d deliveries within 60s", lat.n.Load(), n*events)
 		}
 		time.Sleep(10 * time.Millisecond)
@@ -195,6 +208,32 @@ func forceGC(t *testing.T, pprofAddr string) {
 		_, _ = io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
 	}
+}
+
+// saveProfile writes the binary's pprof profile prof (a path under
+// /debug/pprof/) to $TMPDIR/holds-sse-<name>.pprof.
+func saveProfile(t *testing.T, pprofAddr, prof string) {
+	resp, err := http.Get("http://" + pprofAddr + "/debug/pprof/" + prof)
+	if err != nil {
+		t.Logf("profile %s: %v", prof, err)
+		return
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	name, _, _ := strings.Cut(prof, "?")
+	if err := os.WriteFile(filepath.Join(os.TempDir(), "holds-sse-"+name+".pprof"), b, 0o644); err != nil {
+		t.Logf("profile %s: %v", prof, err)
+	}
+}
+
+// selfCPU is this process's user+system CPU time in clock ticks (100/s,
+// procCPU's unit).
+func selfCPU() int64 {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return (ru.Utime.Nano() + ru.Stime.Nano()) / int64(10*time.Millisecond)
 }
 
 func pct(d []time.Duration, p float64) time.Duration { return d[int(float64(len(d)-1)*p)] }
@@ -232,43 +271,65 @@ func TestLoadHoldsSSE10kStreams(t *testing.T) {
 	heap0 := inUse(m0)
 	var rss1 int64
 	var heap1 float64
+	var profiled sync.WaitGroup
+	var fan0Sum, fan0N float64
+	var serverCPU0, clientCPU0 int64
 	lats := sseDeliver(t, p, db, typeID, n, 10, time.Second, func() {
-		// Steady state: fasthttp keeps a worker goroutine idle for up to 20 s
-		// after the request it served was handed over to the stream; then two
-		// forced GCs (pprof's heap?gc=1) shrink the idle streams' stacks.
+		// Steady state: fasthttp keeps a worker goroutine idle for up to 10 s
+		// after the request it served was handed over to the stream, and the
+		// hub returns the burst's memory 5 s after the last open; then two
+		// forced GCs (pprof's heap?gc=1).
 		time.Sleep(21 * time.Second)
 		forceGC(t, pprofAddr)
 		rss1, _ = procMem(p.PID())
 		_, m1 := p.Get("/metrics")
 		heap1 = inUse(m1)
+		fan0Sum, _ = metricValue(m1, "holdstream_fanout_seconds_sum")
+		fan0N, _ = metricValue(m1, "holdstream_fanout_seconds_count")
+		serverCPU0, clientCPU0 = procCPU(p.PID()), selfCPU()
 		require.Contains(t, m1, fmt.Sprintf(`holdstream_streams{appointment_type_id=%q} %d`, typeID, n))
 		if os.Getenv("FLOWGATE_SSE_PPROF") != "" { // profiles of the loaded binary, for a person to read
 			for _, prof := range []string{"heap", "goroutine"} {
-				resp, err := http.Get("http://" + pprofAddr + "/debug/pprof/" + prof)
-				require.NoError(t, err)
-				b, _ := io.ReadAll(resp.Body)
-				resp.Body.Close()
-				require.NoError(t, os.WriteFile(filepath.Join(os.TempDir(), "holds-sse-"+prof+".pprof"), b, 0o644))
+				saveProfile(t, pprofAddr, prof)
 			}
+			// The CPU profile covers the deliveries (10 events 1 s apart).
+			profiled.Add(1)
+			go func() { defer profiled.Done(); saveProfile(t, pprofAddr, "profile?seconds=10") }()
 		}
 	})
+	serverCPU, clientCPU := procCPU(p.PID())-serverCPU0, selfCPU()-clientCPU0
+	profiled.Wait()
 	perRSS := float64(rss1-rss0) / float64(n) / 1024
 	perHeap := (heap1 - heap0) / float64(n) / 1024
 	t.Logf("%d streams: resident %.1f → %.1f MB (%.1f KB per stream); Go heap+stacks in use %.1f → %.1f MB (%.1f KB per stream)",
 		n, float64(rss0)/1e6, float64(rss1)/1e6, perRSS, heap0/1e6, heap1/1e6, perHeap)
 	t.Logf("%d streams × 10 events 1 s apart: delivery p50 %s p99 %s max %s (baseline p99 %s; ratio %.1f×)",
 		n, pct(lats, .5), pct(lats, .99), lats[len(lats)-1], pct(base, .99), float64(pct(lats, .99))/float64(pct(base, .99)))
+	_, m2 := p.Get("/metrics")
+	fanSum, _ := metricValue(m2, "holdstream_fanout_seconds_sum")
+	fanN, _ := metricValue(m2, "holdstream_fanout_seconds_count")
+	t.Logf("server side: writing one event to all %d streams took %.1f ms on average (the rest of the delivery time is the clients')",
+		n, (fanSum-fan0Sum)/(fanN-fan0N)*1000)
+	// Both processes share this machine's cores: what they burn per event
+	// bounds how fast an event can reach every stream (10 events: the
+	// ticks of 10 ms are ms per event).
+	t.Logf("CPU per event over the deliveries: flowgate %d ms, the %d clients %d ms (%d cores)",
+		serverCPU, n, clientCPU, runtime.NumCPU())
+
 	// The issue's goals are logged (met or not, under this machine's load);
-	// floors well above them are asserted so a regression still fails.
+	// floors just above what was measured are asserted so a regression
+	// still fails. Measured on 2 cores shared with other work (load average
+	// 1–4): Go heap+stacks 3.8–4.5 KB per stream, resident 9.7–13.0 KB (the
+	// hub returns the connection burst's memory to the OS 5 s after the
+	// last open), delivery p99 0.15–0.81 s, bounded by CPU: flowgate's
+	// 10,000 writes (three quarters of its CPU in the write syscall: the
+	// kernel's loopback TCP path) and the clients' 10,000 reads cost
+	// 300–390 ms of CPU per event together.
 	t.Logf("goal memory per stream ≤ 20 KB: resident %.1f KB, Go heap+stacks %.1f KB", perRSS, perHeap)
 	t.Logf("goal delivery p99 ≤ 100 ms: %s", pct(lats, .99))
-	// Resident memory swings with when the runtime returns freed pages
-	// (21–27 KB per stream under load, 48.8 KB on a quiet run where the
-	// streams connected faster): the floor on it is loose, the one on Go's
-	// own memory (16.6–18.1 KB measured) tight.
-	require.LessOrEqual(t, perHeap, 24.0, "Go heap+stacks per stream (floor)")
-	require.LessOrEqual(t, perRSS, 64.0, "resident memory per stream (floor)")
-	require.LessOrEqual(t, pct(lats, .99), 5*time.Second, "delivery p99 (floor)")
+	require.LessOrEqual(t, perHeap, 8.0, "Go heap+stacks per stream (floor)")
+	require.LessOrEqual(t, perRSS, 20.0, "resident memory per stream (floor)")
+	require.LessOrEqual(t, pct(lats, .99), 1500*time.Millisecond, "delivery p99 (floor)")
 	status, _ := p.Get("/healthz")
 	require.Equal(t, http.StatusOK, status)
 }

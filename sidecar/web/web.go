@@ -67,6 +67,11 @@ func New(o Options) (*fiber.App, error) {
 		ReduceMemoryUsage:     o.ReduceMemoryUsage,
 		ErrorHandler:          errorHandler(o.Logger, m),
 	})
+	// A hijacked connection (an SSE stream, sse.Detach) outlives its
+	// hijack handler: the stream closes it itself on every path, and
+	// fasthttp drops the request context, read buffer and goroutine it
+	// would otherwise keep for the stream's whole life.
+	app.Server().KeepHijackedConns = true
 	app.Use(requestID)
 	app.Use(accessLog(o.Logger, m))
 	app.Use(recover.New(recover.Config{

@@ -239,3 +239,12 @@ func TestServerRefusalsHaveTheirStatus(t *testing.T) {
 	require.Equal(t, http.StatusBadRequest, status)
 	require.Equal(t, "malformed HTTP request", env.Error.Message, "the parser's text is not echoed")
 }
+
+// TestHijackedConnsAreKept: a hijacked connection (an SSE stream) outlives
+// its hijack handler; the stream closes it (sse.Detach), so fasthttp frees
+// the request context and read buffer as soon as the stream is set up.
+func TestHijackedConnsAreKept(t *testing.T) {
+	app, err := web.New(web.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	require.NoError(t, err)
+	require.True(t, app.Server().KeepHijackedConns)
+}

@@ -31,9 +31,17 @@ type fakeEngine struct {
 	err    error
 	rdb    redis.UniversalClient
 	prefix string
+	// entered, when set, is sent on when Active is called, which then waits
+	// for gate to close (a snapshot that takes a while).
+	entered chan struct{}
+	gate    chan struct{}
 }
 
 func (f *fakeEngine) Active(_ context.Context, typeID string) ([]holdstream.Hold, error) {
+	if f.entered != nil {
+		f.entered <- struct{}{}
+		<-f.gate
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.err != nil {

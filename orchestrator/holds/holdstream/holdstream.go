@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"sync"
 	"time"
 
@@ -75,6 +76,8 @@ const (
 	DefaultHeapWarn     = 500 << 20
 	DefaultRSSWarn      = 1 << 30
 	DefaultMemoryCheck  = 30 * time.Second
+	DefaultReleaseQuiet = 5 * time.Second
+	DefaultReleaseBurst = 1000
 )
 
 // Config configures a Hub. Zero values take the defaults.
@@ -93,10 +96,18 @@ type Config struct {
 	MinLease     time.Duration // smallest leaseMs
 	WriteTimeout time.Duration // a write stalled this long ends the stream (send-failed)
 	Buffer       int           // events queued per stream before it counts as fallen behind
+	// Shards splits each appointment type's streams into parts written in
+	// parallel by as many goroutines; default GOMAXPROCS.
+	Shards int
 
 	HeapWarn    uint64        // bytes of live heap above which a warning is logged
 	RSSWarn     uint64        // bytes of resident memory above which a warning is logged
 	MemoryCheck time.Duration // how often memory is checked
+	// After ReleaseBurst stream opens or more, once ReleaseQuiet passed
+	// without another, the memory the burst used (the in-flight requests'
+	// stacks and buffers) is returned to the OS; ReleaseBurst < 0: never.
+	ReleaseQuiet time.Duration
+	ReleaseBurst int
 
 	// Validate, when set, checks an appointment type before a stream opens
 	// (the catalogue: an unknown one answers 404).
@@ -129,17 +140,20 @@ func (c *Config) defaults() error {
 	orDefault(&c.MinLease, DefaultMinLease)
 	orDefault(&c.WriteTimeout, DefaultWriteTimeout)
 	orDefault(&c.Buffer, DefaultBuffer)
+	orDefault(&c.Shards, runtime.GOMAXPROCS(0))
 	orDefault(&c.HeapWarn, DefaultHeapWarn)
 	orDefault(&c.RSSWarn, DefaultRSSWarn)
 	orDefault(&c.MemoryCheck, DefaultMemoryCheck)
+	orDefault(&c.ReleaseQuiet, DefaultReleaseQuiet)
+	orDefault(&c.ReleaseBurst, DefaultReleaseBurst)
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
 	if c.Now == nil {
 		c.Now = time.Now
 	}
-	if c.Ping < 0 || c.Retry < 0 || c.MinLease < 0 || c.WriteTimeout < 0 || c.Buffer < 0 {
-		return errors.New("holdstream: durations and Buffer must not be negative")
+	if c.Ping < 0 || c.Retry < 0 || c.MinLease < 0 || c.WriteTimeout < 0 || c.Buffer < 0 || c.Shards < 0 {
+		return errors.New("holdstream: durations, Buffer and Shards must not be negative")
 	}
 	if c.MinLease > c.DefaultLease || c.DefaultLease > c.MaxLease {
 		return fmt.Errorf("holdstream: want MinLease (%s) ≤ DefaultLease (%s) ≤ MaxLease (%s)", c.MinLease, c.DefaultLease, c.MaxLease)
@@ -152,6 +166,8 @@ type hubMetrics struct {
 	streams *prometheus.GaugeVec
 	ended   *prometheus.CounterVec
 	dropped prometheus.Counter
+	fanout  prometheus.Histogram
+	release prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer) (*hubMetrics, error) {
@@ -165,24 +181,23 @@ func newMetrics(reg prometheus.Registerer) (*hubMetrics, error) {
 		dropped: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "holdstream_events_undecodable_total", Help: "Messages on a holds event channel that were not a holds event.",
 		}),
+		fanout: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "holdstream_fanout_seconds",
+			Help:    "Time to write one event to every local stream of its appointment type.",
+			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .075, .1, .15, .25, .5, 1, 2.5},
+		}),
+		release: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "holdstream_memory_releases_total", Help: "Times the memory of a burst of stream opens was returned to the OS.",
+		}),
 	}
 	if reg != nil {
-		for _, c := range []prometheus.Collector{m.streams, m.ended, m.dropped} {
+		for _, c := range []prometheus.Collector{m.streams, m.ended, m.dropped, m.fanout, m.release} {
 			if err := reg.Register(c); err != nil {
 				return nil, fmt.Errorf("holdstream metrics: %w", err)
 			}
 		}
 	}
 	return m, nil
-}
-
-// typeSub is one appointment type's Redis subscription and its local streams.
-type typeSub struct {
-	id      string
-	ps      *redis.PubSub
-	streams map[*stream]struct{}
-	ready   chan struct{} // closed once subscribed (or failed: err)
-	err     error
 }
 
 // Hub is one instance's set of holds streams.
@@ -195,8 +210,10 @@ type Hub struct {
 	closed  bool
 	running sync.WaitGroup // streams being served
 	control *redis.PubSub
-	stop    chan struct{} // closes the control loop and the memory monitor
+	stop    chan struct{} // closes the control loop, the memory monitor, the pings and the workers
 	loops   sync.WaitGroup
+	work    chan func() // fan-out jobs for the workers (one shard each)
+	burst   burst
 }
 
 // New returns a Hub; Start it before serving.
@@ -208,7 +225,8 @@ func New(cfg Config) (*Hub, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Hub{cfg: cfg, m: m, types: map[string]*typeSub{}, clients: map[string]*stream{}, stop: make(chan struct{})}, nil
+	return &Hub{cfg: cfg, m: m, types: map[string]*typeSub{}, clients: map[string]*stream{}, stop: make(chan struct{}),
+		work: make(chan func())}, nil
 }
 
 // Start subscribes to the control channel (stream replacement and
@@ -220,10 +238,14 @@ func (h *Hub) Start(ctx context.Context) error {
 		return fmt.Errorf("holdstream: subscribe control channel: %w", err)
 	}
 	h.control = ps
-	h.loops.Add(3)
+	h.loops.Add(4 + h.cfg.Shards - 1)
 	go func() { defer h.loops.Done(); h.controlLoop(ps.Channel()) }()
 	go func() { defer h.loops.Done(); h.monitorMemory() }()
+	go func() { defer h.loops.Done(); h.releaseAfterBursts() }()
 	go func() { defer h.loops.Done(); h.pingLoop() }()
+	for range h.cfg.Shards - 1 {
+		go func() { defer h.loops.Done(); h.worker() }()
+	}
 	return nil
 }
 
@@ -233,7 +255,7 @@ func (h *Hub) Streams() int {
 	defer h.mu.Unlock()
 	n := 0
 	for _, ts := range h.types {
-		n += len(ts.streams)
+		n += ts.n
 	}
 	return n
 }
@@ -249,12 +271,12 @@ func (h *Hub) Shutdown(ctx context.Context) error {
 	}
 	h.closed = true
 	for _, ts := range h.types {
-		for s := range ts.streams {
-			s.end(ReasonServerShutdown)
+		for _, sh := range ts.shards {
+			sh.each(func(s *stream) { h.end(s, ReasonServerShutdown) })
 		}
 	}
 	for _, s := range h.clients {
-		s.end(ReasonServerShutdown)
+		h.end(s, ReasonServerShutdown)
 	}
 	h.mu.Unlock()
 	done := make(chan struct{})

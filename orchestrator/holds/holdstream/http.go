@@ -71,6 +71,9 @@ func (h *Hub) Handler() fiber.Handler {
 		if err != nil {
 			return err
 		}
+		if !sse.Hijackable(c) {
+			return invalid("Connection", "a stream needs a keep-alive HTTP/1.1 connection (no Connection: close)")
+		}
 		if h.cfg.Validate != nil {
 			if err := h.cfg.Validate(c.UserContext(), typeID); err != nil {
 				return err
@@ -83,7 +86,7 @@ func (h *Hub) Handler() fiber.Handler {
 		if err != nil {
 			return contracts.Wrap(contracts.CodeUnavailable, "holdstream.open", err, "the holds store could not answer")
 		}
-		sse.Serve(c, h.cfg.WriteTimeout, func(w *sse.Writer) { h.run(s, w) })
+		sse.Detach(c, h.cfg.WriteTimeout, func(conn *sse.Conn) { h.serve(s, conn) })
 		return nil
 	}
 }

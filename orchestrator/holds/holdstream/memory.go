@@ -2,9 +2,11 @@ package holdstream
 
 import (
 	"os"
+	"runtime/debug"
 	"runtime/metrics"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -59,4 +61,58 @@ func rssBytes() uint64 {
 		return 0
 	}
 	return pages * uint64(os.Getpagesize())
+}
+
+// burst counts the stream opens since memory was last returned to the OS.
+type burst struct {
+	mu    sync.Mutex
+	opens int
+	last  time.Time // the latest open
+}
+
+func (b *burst) opened(now time.Time) {
+	b.mu.Lock()
+	b.opens++
+	b.last = now
+	b.mu.Unlock()
+}
+
+// over reports (and forgets) a burst of at least min opens that ended
+// quiet ago or earlier.
+func (b *burst) over(now time.Time, min int, quiet time.Duration) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.opens < min || now.Sub(b.last) < quiet {
+		return false
+	}
+	b.opens = 0
+	return true
+}
+
+// releaseAfterBursts returns the memory of a burst of stream opens to the
+// OS once the burst is over. Thousands of clients opening at once (every
+// board reconnecting after a deploy) each hold a request in flight — a
+// grown goroutine stack, fasthttp's request context and buffers — that is
+// free again once their streams are set up, but an idle hub allocates too
+// little for a garbage collection to come soon, and the runtime returns
+// free memory only after one: the process would stay at the burst's size
+// for minutes. One forced collection per burst (debug.FreeOSMemory) ends
+// that.
+func (h *Hub) releaseAfterBursts() {
+	if h.cfg.ReleaseBurst < 0 {
+		return
+	}
+	t := time.NewTicker(max(h.cfg.ReleaseQuiet/4, 10*time.Millisecond))
+	defer t.Stop()
+	for {
+		select {
+		case <-h.stop:
+			return
+		case <-t.C:
+		}
+		if h.burst.over(h.cfg.Now(), h.cfg.ReleaseBurst, h.cfg.ReleaseQuiet) {
+			debug.FreeOSMemory()
+			h.m.release.Inc()
+		}
+	}
 }

@@ -17,41 +17,39 @@ import (
 // errClosed: the hub is shutting down.
 var errClosed = errors.New("holdstream: shutting down")
 
-// stream is one client's open stream on this instance.
+// stream is one client's open stream on this instance. Once initialised it
+// has no goroutine: the fan-out, the ping ticker, the lease timer and the
+// control loop write to its connection directly, one at a time (mu), each
+// with one non-blocking write. Writes that cannot go out at once (the
+// connection is still being initialised, or the client's socket buffer is
+// full) queue in pending, in order, for the one goroutine that owns the
+// connection's writes meanwhile (the initialising hijack goroutine, or a
+// drain goroutine started for a slow client).
 type stream struct {
 	id, clientID, typeID string
 	seq                  int64
 	lease                time.Duration
-	events               chan []byte // encoded events for this client
-	ts                   *typeSub
+	ts                   *typeSub // set by attach (under Hub.mu)
+	shard                *shard   // set by attach (under Hub.mu)
+	pingSlot             int      // the ping group (set by attach)
 
-	once   sync.Once
-	ended  chan struct{} // closed by end
-	reason string        // set once, before ended closes
-}
-
-// end asks the stream to end with reason (the first reason wins).
-func (s *stream) end(reason string) {
-	s.once.Do(func() { s.reason = reason; close(s.ended) })
-}
-
-// deliver queues an event without blocking the fan-out; a client whose
-// queue is full fell behind and is ended (it reconnects and gets a fresh
-// snapshot rather than a stale board).
-func (s *stream) deliver(b []byte) {
-	select {
-	case s.events <- b:
-	default:
-		s.end(ReasonSendFailed)
-	}
+	mu      sync.Mutex
+	conn    *sse.Conn   // nil until the connection is hijacked
+	owned   bool        // a goroutine writes; others queue in pending
+	pending []byte      // chunk frames waiting for the owner, in order
+	queued  int         // frames in pending
+	reason  string      // why the stream ends; "" while it runs (set once)
+	endSent bool        // the end event is in pending or written
+	closed  bool        // the connection is closed (release runs once)
+	timer   *time.Timer // the lease
 }
 
 // open numbers a new stream of clientID (the open script), registers it and
 // ends an older local stream of the client with "replaced"; other
-// instances do the same on the control message.
+// instances do the same on the control message. The stream is owned by
+// the request (its writes queue) until serve initialises it.
 func (h *Hub) open(ctx context.Context, clientID, typeID string, lease time.Duration) (*stream, error) {
-	s := &stream{id: utils.UUIDv4(), clientID: clientID, typeID: typeID, lease: lease,
-		events: make(chan []byte, h.cfg.Buffer), ended: make(chan struct{})}
+	s := &stream{id: utils.UUIDv4(), clientID: clientID, typeID: typeID, lease: lease, owned: true}
 	if h.isClosed() {
 		return nil, errClosed
 	}
@@ -62,6 +60,7 @@ func (h *Hub) open(ctx context.Context, clientID, typeID string, lease time.Dura
 		return nil, fmt.Errorf("holdstream open: %w", err)
 	}
 	s.seq = seq
+	h.burst.opened(h.cfg.Now())
 	if err := h.register(s); err != nil {
 		return nil, err
 	}
@@ -69,7 +68,7 @@ func (h *Hub) open(ctx context.Context, clientID, typeID string, lease time.Dura
 	// has already counted past s: s is the older one. (One opened after
 	// this read announces itself after s was registered and ends it then.)
 	if cur, err := h.cfg.Redis.Get(ctx, seqKey(h.cfg.Prefix, clientID)).Int64(); err == nil && cur > seq {
-		s.end(ReasonReplaced)
+		h.end(s, ReasonReplaced)
 	}
 	return s, nil
 }
@@ -83,10 +82,10 @@ func (h *Hub) register(s *stream) error {
 		return errClosed
 	}
 	if old := h.clients[s.clientID]; old != nil && old.seq > s.seq {
-		s.end(ReasonReplaced) // a newer stream of this client got here first
+		h.end(s, ReasonReplaced) // a newer stream of this client got here first
 	} else {
 		if old != nil {
-			old.end(ReasonReplaced)
+			h.end(old, ReasonReplaced)
 		}
 		h.clients[s.clientID] = s
 	}
@@ -121,9 +120,9 @@ func (h *Hub) controlLoop(ch <-chan *redis.Message) {
 		if s := h.clients[c.ClientID]; s != nil {
 			switch {
 			case c.Op == "open" && s.seq < c.Seq:
-				s.end(ReasonReplaced)
+				h.end(s, ReasonReplaced)
 			case c.Op == "cancel":
-				s.end(ReasonClientCancel)
+				h.end(s, ReasonClientCancel)
 			}
 		}
 		h.mu.Unlock()
@@ -140,124 +139,6 @@ func (h *Hub) Cancel(ctx context.Context, clientID string) error {
 	return nil
 }
 
-// attach adds s to its appointment type's fan-out, subscribing the type's
-// channel when s is its first local stream.
-func (h *Hub) attach(s *stream) error {
-	h.mu.Lock()
-	ts := h.types[s.typeID]
-	fresh := ts == nil
-	if fresh {
-		ts = &typeSub{id: s.typeID, streams: map[*stream]struct{}{}, ready: make(chan struct{})}
-		h.types[s.typeID] = ts
-	}
-	ts.streams[s] = struct{}{}
-	s.ts = ts
-	h.m.streams.WithLabelValues(s.typeID).Set(float64(len(ts.streams)))
-	h.mu.Unlock()
-	if fresh {
-		h.subscribe(ts)
-	}
-	<-ts.ready
-	return ts.err
-}
-
-// subscribe opens ts's subscription and waits for Redis to confirm it, so
-// no event published after attach returns is missed.
-func (h *Hub) subscribe(ts *typeSub) {
-	defer close(ts.ready)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	ps := h.cfg.Redis.Subscribe(ctx, h.cfg.Channel(ts.id))
-	if _, err := ps.Receive(ctx); err != nil {
-		_ = ps.Close()
-		h.mu.Lock()
-		ts.err = fmt.Errorf("holdstream: subscribe %s: %w", ts.id, err)
-		if h.types[ts.id] == ts {
-			delete(h.types, ts.id)
-		}
-		h.mu.Unlock()
-		return
-	}
-	ts.ps = ps
-	go h.fanout(ts, ps.Channel(redis.WithChannelSize(1024)))
-}
-
-// detach removes s; the last stream of a type closes its subscription.
-func (h *Hub) detach(s *stream) {
-	h.mu.Lock()
-	var ps *redis.PubSub
-	if ts := s.ts; ts != nil {
-		delete(ts.streams, s)
-		n := len(ts.streams)
-		if n == 0 && h.types[ts.id] == ts {
-			delete(h.types, ts.id)
-			ps = ts.ps
-			h.m.streams.DeleteLabelValues(ts.id)
-		} else if h.types[ts.id] == ts {
-			h.m.streams.WithLabelValues(ts.id).Set(float64(n))
-		}
-	}
-	if h.clients[s.clientID] == s {
-		delete(h.clients, s.clientID)
-	}
-	h.mu.Unlock()
-	if ps != nil {
-		_ = ps.Close()
-	}
-}
-
-// wire is an event as a stream sends it: the engine's event plus isOwnHold.
-type wire struct {
-	Event
-	IsOwnHold bool `json:"isOwnHold"`
-}
-
-func encode(e Event, own bool) []byte {
-	b, _ := json.Marshal(wire{Event: e, IsOwnHold: own}) // plain struct: cannot fail
-	return b
-}
-
-// fanout decodes each event of a type once, encodes it twice (own, not
-// own) and queues it to every local stream of the type: hold, release and
-// confirm to all, heartbeat to the hold's owner only.
-func (h *Hub) fanout(ts *typeSub, ch <-chan *redis.Message) {
-	for msg := range ch {
-		var e Event
-		if err := json.Unmarshal([]byte(msg.Payload), &e); err != nil || e.Type == "" {
-			h.m.dropped.Inc()
-			h.cfg.Logger.Warn("holdstream: not a holds event", "channel", msg.Channel, "err", err)
-			continue
-		}
-		switch e.Type {
-		case TypeHold, TypeRelease, TypeConfirm, TypeHeartbeat:
-		default:
-			h.m.dropped.Inc()
-			continue
-		}
-		own, other := encode(e, true), encode(e, false)
-		h.mu.Lock()
-		for s := range ts.streams {
-			switch {
-			case s.clientID == e.ClientID:
-				s.deliver(own)
-			case e.Type != TypeHeartbeat:
-				s.deliver(other)
-			}
-		}
-		h.mu.Unlock()
-	}
-}
-
-// run serves s on w (the stream's goroutine) and cleans up.
-func (h *Hub) run(s *stream, w *sse.Writer) {
-	defer h.running.Done()
-	defer h.detach(s)
-	reason := h.serve(s, w)
-	h.m.ended.WithLabelValues(reason).Inc()
-	h.cfg.Logger.Debug("holds stream ended", "connection_id", s.id, "client_id", s.clientID,
-		"appointment_type_id", s.typeID, "reason", reason)
-}
-
 // system is a system event: init, connected, ping, end.
 type system struct {
 	Type              string `json:"type"`
@@ -270,16 +151,21 @@ type system struct {
 	Time              string `json:"time,omitempty"`
 }
 
-func (h *Hub) sendSystem(w *sse.Writer, e system) error {
+// appendSystem appends e as a chunk frame.
+func appendSystem(dst []byte, e system) []byte {
 	b, _ := json.Marshal(e) // plain struct: cannot fail
-	return w.Send(sse.Event{Data: b})
+	return sse.AppendChunk(dst, sse.Event{Data: b})
 }
 
-// finish writes the end event (best effort: the client may be gone) and
-// returns reason.
-func (h *Hub) finish(s *stream, w *sse.Writer, reason string) string {
-	_ = h.sendSystem(w, system{Type: "end", ConnectionID: s.id, Reason: reason})
-	return reason
+// endFrame is the end event of s.
+func endFrame(s *stream, reason string) []byte {
+	return appendSystem(nil, system{Type: "end", ConnectionID: s.id, Reason: reason})
+}
+
+// writesEnd: the end event is written for every reason but a failed
+// write (the client is gone or does not read).
+func writesEnd(reason string) bool {
+	return reason != ReasonSendFailed && reason != ReasonClientAbort
 }
 
 // writeReason names a failed write: stalled → send-failed, otherwise the
@@ -291,111 +177,216 @@ func writeReason(err error) string {
 	return ReasonClientAbort
 }
 
-// serve is the seed's lifecycle after deduplication: retry hint, init,
-// subscribe, snapshot, connected, then pings, lease and events.
-func (h *Hub) serve(s *stream, w *sse.Writer) (reason string) {
+// serve initialises s on conn, on fasthttp's hijack goroutine, and returns
+// once s is live (or over): the retry hint, init, subscribe, snapshot,
+// connected, then the events that arrived meanwhile, in order.
+func (h *Hub) serve(s *stream, conn *sse.Conn) {
+	s.mu.Lock()
+	s.conn = conn
+	over := s.reason != ""
+	if s.reason == ReasonSendFailed {
+		conn.Abort()
+	}
+	s.mu.Unlock()
+	if !over {
+		if reason := h.initialize(s, conn); reason != "" {
+			h.fail(s, reason)
+			return
+		}
+		s.mu.Lock()
+		s.timer = time.AfterFunc(s.lease, func() { h.end(s, ReasonLeaseExpired) })
+		s.mu.Unlock()
+	}
+	h.drain(s)
+}
+
+// initialize writes the retry hint and init, subscribes (events from now
+// on queue up), and writes the snapshot of active holds (an already expired
+// one as release) and "connected". It answers the reason to end with, or ""
+// (a panic ends the stream with "unknown").
+func (h *Hub) initialize(s *stream, conn *sse.Conn) (reason string) {
 	defer func() {
 		if r := recover(); r != nil {
 			h.cfg.Logger.Error("holds stream panicked", "connection_id", s.id, "panic", r)
-			reason = h.finish(s, w, ReasonUnknown)
+			reason = ReasonUnknown
 		}
 	}()
-	if err := w.Retry(h.cfg.Retry); err != nil {
+	b := sse.AppendRetry(nil, h.cfg.Retry)
+	b = appendSystem(b, system{Type: "init", ConnectionID: s.id, ClientID: s.clientID, AppointmentTypeID: s.typeID,
+		LeaseMs: s.lease.Milliseconds(), PingMs: h.cfg.Ping.Milliseconds()})
+	if err := conn.Flush(b); err != nil {
 		return writeReason(err)
 	}
-	if err := h.sendSystem(w, system{Type: "init", ConnectionID: s.id, ClientID: s.clientID, AppointmentTypeID: s.typeID,
-		LeaseMs: s.lease.Milliseconds(), PingMs: h.cfg.Ping.Milliseconds()}); err != nil {
-		return writeReason(err)
-	}
-	if err := h.initialize(s, w); err != nil {
-		if errors.Is(err, errWrite) {
-			return writeReason(err)
-		}
-		h.cfg.Logger.Warn("holds stream init failed", "connection_id", s.id, "appointment_type_id", s.typeID, "err", err)
-		return h.finish(s, w, ReasonInitFailed)
-	}
-	return h.loop(s, w)
-}
-
-// errWrite marks a failed write during initialize.
-var errWrite = errors.New("write failed")
-
-// initialize subscribes (events from now on queue up), sends the snapshot
-// of active holds (an already expired one as release) and "connected".
-func (h *Hub) initialize(s *stream, w *sse.Writer) error {
-	if err := h.attach(s); err != nil {
-		return err
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	active, err := h.cfg.Source.Active(ctx, s.typeID)
+	active, err := h.snapshot(s)
 	if err != nil {
-		return fmt.Errorf("holdstream snapshot: %w", err)
+		h.cfg.Logger.Warn("holds stream init failed", "connection_id", s.id, "appointment_type_id", s.typeID, "err", err)
+		return ReasonInitFailed
 	}
+	b = b[:0]
 	now := h.cfg.Now()
 	for _, hd := range active {
 		e := Event{Type: TypeHold, Hold: hd}
 		if !hd.HoldExpiresAt.After(now) {
 			e.Type = TypeRelease
 		}
-		if err := w.Send(sse.Event{Data: encode(e, hd.ClientID == s.clientID)}); err != nil {
-			return fmt.Errorf("%w: %w", errWrite, err)
-		}
+		b = sse.AppendChunk(b, sse.Event{Data: encode(e, hd.ClientID == s.clientID)})
 	}
-	if err := h.sendSystem(w, system{Type: "connected", ConnectionID: s.id}); err != nil {
-		return fmt.Errorf("%w: %w", errWrite, err)
+	b = appendSystem(b, system{Type: "connected", ConnectionID: s.id})
+	if err := conn.Flush(b); err != nil {
+		return writeReason(err)
 	}
-	return nil
+	return ""
 }
 
-// loop forwards events and pings (a nil in the queue, put there by the
-// hub's ping loop) until the lease, a failed write or an end request. It
-// waits on two channels only and keeps no timer goroutine or ticker of its
-// own: an idle stream is a small parked goroutine.
-func (h *Hub) loop(s *stream, w *sse.Writer) string {
-	lease := time.AfterFunc(s.lease, func() { s.end(ReasonLeaseExpired) })
-	defer lease.Stop()
+// snapshot subscribes s to its type's events and reads the active holds.
+func (h *Hub) snapshot(s *stream) ([]Hold, error) {
+	if err := h.attach(s); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	active, err := h.cfg.Source.Active(ctx, s.typeID)
+	if err != nil {
+		return nil, fmt.Errorf("holdstream snapshot: %w", err)
+	}
+	return active, nil
+}
+
+// fail ends s, whose owner failed with reason, dropping what is queued: a
+// failed write closes at once, init-failed and unknown first write their
+// end event (best effort, without waiting).
+func (h *Hub) fail(s *stream, reason string) {
+	s.mu.Lock()
+	if s.reason == "" || reason == ReasonInitFailed || reason == ReasonUnknown {
+		s.reason = reason
+	}
+	var tail []byte
+	if writesEnd(reason) {
+		tail = endFrame(s, reason)
+	}
+	s.pending, s.queued = nil, 0
+	s.closeLocked(tail)
+	s.mu.Unlock()
+	h.release(s)
+}
+
+// closeLocked closes the connection (tail, then the last chunk, best
+// effort) and marks s closed; s.mu is held.
+func (s *stream) closeLocked(tail []byte) {
+	s.closed = true
+	if s.timer != nil {
+		s.timer.Stop()
+	}
+	if s.conn != nil {
+		s.conn.Close(tail)
+	}
+}
+
+// drain writes what is queued, as the owner of the connection's writes,
+// until nothing is: then s is live again (no owner), or, when it is
+// ending, its end event is written and the connection closed.
+func (h *Hub) drain(s *stream) {
 	for {
-		select {
-		case <-s.ended:
-			return h.finish(s, w, s.reason)
-		case b := <-s.events:
-			if err := h.write(s, w, b); err != nil {
-				return writeReason(err)
-			}
-		}
-	}
-}
-
-// write sends one queued item: an event, or a ping for nil.
-func (h *Hub) write(s *stream, w *sse.Writer, b []byte) error {
-	if b == nil {
-		return h.sendSystem(w, system{Type: "ping", ConnectionID: s.id, Time: h.cfg.Now().UTC().Format(time.RFC3339)})
-	}
-	return w.Send(sse.Event{Data: b})
-}
-
-// pingLoop queues a ping to every attached stream each Ping interval (one
-// ticker for the instance). A stream whose queue is full has writes
-// pending anyway and skips this ping.
-func (h *Hub) pingLoop() {
-	t := time.NewTicker(h.cfg.Ping)
-	defer t.Stop()
-	for {
-		select {
-		case <-h.stop:
+		s.mu.Lock()
+		b, reason := s.pending, s.reason
+		s.pending, s.queued = nil, 0
+		if reason == "" && len(b) == 0 {
+			s.owned = false
+			s.mu.Unlock()
 			return
-		case <-t.C:
 		}
-		h.mu.Lock()
-		for _, ts := range h.types {
-			for s := range ts.streams {
-				select {
-				case s.events <- nil:
-				default:
-				}
-			}
+		if reason != "" && !s.endSent && writesEnd(reason) {
+			s.endSent = true
+			b = append(b, endFrame(s, reason)...)
 		}
-		h.mu.Unlock()
+		s.mu.Unlock()
+		if err := s.conn.Flush(b); err != nil {
+			h.fail(s, writeReason(err))
+			return
+		}
+		if reason != "" {
+			s.mu.Lock()
+			s.closeLocked(nil)
+			s.mu.Unlock()
+			h.release(s)
+			return
+		}
 	}
+}
+
+// send writes frame (a chunk frame) to s now if nobody owns its writes,
+// or queues it. A client whose socket buffer is full gets a drain goroutine;
+// one whose queue is over Buffer fell behind and ends with send-failed
+// (it reconnects and gets a fresh snapshot rather than a stale board); a
+// failed write ends it with client-abort. It may run under Hub.mu or a
+// shard's lock: the cleanup that needs them runs on its own goroutine.
+func (h *Hub) send(s *stream, frame []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.reason != "":
+	case s.owned:
+		h.queue(s, frame)
+	default:
+		n, err := s.conn.TryWrite(frame)
+		switch {
+		case errors.Is(err, sse.ErrWouldBlock):
+			s.pending, s.queued, s.owned = append(s.pending, frame[n:]...), 1, true
+			go h.drain(s)
+		case err != nil:
+			s.reason = ReasonClientAbort
+			s.closeLocked(nil)
+			go h.release(s)
+		}
+	}
+}
+
+// queue adds frame to s's pending frames (s.mu held), or ends s with
+// send-failed when Buffer frames are waiting already: the owner's write
+// is aborted, so it stops waiting for a client that does not read.
+func (h *Hub) queue(s *stream, frame []byte) {
+	if s.queued >= h.cfg.Buffer {
+		s.reason = ReasonSendFailed
+		if s.conn != nil {
+			s.conn.Abort()
+		}
+		return
+	}
+	s.pending = append(s.pending, frame...)
+	s.queued++
+}
+
+// end asks s to end with reason (the first reason wins). A live stream
+// writes its end event and closes here; an owned one (initialising, or
+// draining to a slow client) is ended by its owner after what is queued.
+// It may run under Hub.mu or a shard's lock (see send).
+func (h *Hub) end(s *stream, reason string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.reason != "" {
+		return
+	}
+	s.reason = reason
+	if s.owned {
+		return
+	}
+	frame := endFrame(s, reason)
+	s.endSent = true
+	n, err := s.conn.TryWrite(frame)
+	if errors.Is(err, sse.ErrWouldBlock) {
+		s.pending, s.owned = append(s.pending, frame[n:]...), true
+		go h.drain(s)
+		return
+	}
+	s.closeLocked(nil)
+	go h.release(s)
+}
+
+// release forgets a closed stream: fan-out, client index, gauge, metric.
+func (h *Hub) release(s *stream) {
+	h.detach(s)
+	h.m.ended.WithLabelValues(s.reason).Inc()
+	h.cfg.Logger.Debug("holds stream ended", "connection_id", s.id, "client_id", s.clientID,
+		"appointment_type_id", s.typeID, "reason", s.reason)
+	h.running.Done()
 }

@@ -5,10 +5,13 @@
 // vanished client is noticed, and stops when the client is gone (a failed
 // write or flush) or the server shuts down.
 //
-// A Writer moves the connection's write deadline forward before every
-// write, so a stream lives as long as its owner wants (not the server's
-// WriteTimeout), while a client that stops reading for WriteTimeout still
-// ends it (the stalled write fails).
+// Serve runs a stream on a goroutine of its own with a Writer; Detach
+// hands the connection to an owner that keeps no goroutine for it (a Conn:
+// one non-blocking write per frame, a blocking Flush only for a client that
+// fell behind). Either way a blocking write gets the write deadline, so a
+// stream lives as long as its owner wants (not the server's WriteTimeout),
+// while a client that stops reading for WriteTimeout still ends it (the
+// stalled write fails).
 //
 // A client that vanished is noticed only when a write to its connection
 // fails: streams therefore write something (a heartbeat) periodically.
@@ -129,9 +132,18 @@ func (w *Writer) Comment(text string) error {
 
 // Retry announces the reconnect delay ("retry: ms").
 func (w *Writer) Retry(d time.Duration) error {
-	return w.emit(func(b []byte) []byte {
-		return append(strconv.AppendInt(append(b, "retry: "...), d.Milliseconds(), 10), "\n\n"...)
-	})
+	return w.emit(func(b []byte) []byte { return appendRetry(b, d) })
+}
+
+func appendRetry(b []byte, d time.Duration) []byte {
+	return append(strconv.AppendInt(append(b, "retry: "...), d.Milliseconds(), 10), "\n\n"...)
+}
+
+// AppendRetry appends the reconnect delay ("retry: ms") as one HTTP chunk
+// (see AppendChunk).
+func AppendRetry(dst []byte, d time.Duration) []byte {
+	var b [32]byte
+	return appendChunkOf(dst, appendRetry(b[:0], d))
 }
 
 // SetHeaders sets the four stream headers of seed 002.
@@ -147,56 +159,53 @@ func SetHeaders(c *fiber.Ctx) {
 // returns. fn runs on its own goroutine after the handler returned, so it
 // must not touch c (copy what it needs first).
 //
-// The connection is hijacked from fasthttp: the stream writes the response
-// head (with the headers the middleware set) and chunked frames straight to
-// the socket. A streamed fasthttp body would cost a pipe, a copying
-// goroutine and 4 KB buffers per stream instead, and notice a vanished
-// client one write later. The connection closes when the stream ends;
+// The connection is hijacked from fasthttp (see Detach): the stream writes
+// the response head (with the headers the middleware set) and chunked
+// frames straight to the socket. A streamed fasthttp body would cost a
+// pipe, a copying goroutine and 4 KB buffers per stream instead, and notice
+// a vanished client one write later. The connection closes when fn returns;
 // fasthttp's Shutdown does not wait for hijacked connections, so whoever
 // owns long streams ends them first (holdstream's Hub.Shutdown).
 func Serve(c *fiber.Ctx, writeTimeout time.Duration, fn func(w *Writer)) {
-	SetHeaders(c)
-	c.Response().Header.SetContentLength(-1) // Transfer-Encoding: chunked
-	head := append([]byte(nil), c.Response().Header.Header()...)
-	c.Context().HijackSetNoResponse(true)
-	c.Context().Hijack(func(conn net.Conn) {
-		cw := &chunked{conn: conn, head: head}
-		w := NewWriter(cw, conn, writeTimeout)
+	Detach(c, writeTimeout, func(conn *Conn) {
+		w := NewWriter(chunked{conn}, nil, writeTimeout)
+		defer func() {
+			if w.failed {
+				conn.Close(nil)
+				return
+			}
+			_ = conn.Start() // the head, if nothing was written
+			conn.Close(nil)
+		}()
 		fn(w)
-		if !w.failed {
-			_ = cw.end()
-		}
 	})
 }
 
-// chunked writes HTTP/1.1 chunked frames to conn, the response head in
-// front of the first.
-type chunked struct {
-	conn net.Conn
-	head []byte // written with the first frame, then nil
-	size [18]byte
-}
+// chunked writes each Write as one HTTP/1.1 chunk to conn (the response
+// head in front of the first), waiting until it is written.
+type chunked struct{ conn *Conn }
 
-func (c *chunked) Write(p []byte) (int, error) {
+func (c chunked) Write(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	n := len(strconv.AppendInt(c.size[:0], int64(len(p)), 16))
-	c.size[n], c.size[n+1] = '\r', '\n'
-	bufs := net.Buffers{c.head, c.size[:n+2], p, crlf}
-	c.head = nil
-	if _, err := bufs.WriteTo(c.conn); err != nil {
+	bp := frames.Get().(*[]byte)
+	b := appendChunkOf((*bp)[:0], p)
+	err := c.conn.Flush(b)
+	if cap(b) <= 64<<10 {
+		*bp = b[:0]
+		frames.Put(bp)
+	}
+	if err != nil {
 		return 0, err
 	}
 	return len(p), nil
 }
 
-// end writes the last (empty) chunk, and the head if nothing was written.
-func (c *chunked) end() error {
-	bufs := net.Buffers{c.head, lastChunk}
-	c.head = nil
-	_, err := bufs.WriteTo(c.conn)
-	return err
+// appendChunkOf appends p as one HTTP chunk.
+func appendChunkOf(dst, p []byte) []byte {
+	dst = strconv.AppendInt(dst, int64(len(p)), 16)
+	return append(append(append(dst, crlf...), p...), crlf...)
 }
 
 var (
