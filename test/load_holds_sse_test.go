@@ -1,12 +1,9 @@
 package test
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -45,46 +42,6 @@ func raiseNoFile(t *testing.T) uint64 {
 		require.NoError(t, syscall.Setrlimit(syscall.RLIMIT_NOFILE, &l))
 	}
 	return l.Cur
-}
-
-// sseLoadClient is one raw-TCP stream: it reports "connected" once and the
-// delivery latency of every hold event (holdId = publish time in ns).
-func sseLoadClient(addr, query string, connected chan<- error, lat *sseLatencies) (net.Conn, error) {
-	conn, err := net.Dial("tcp", addr)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := fmt.Fprintf(conn, "GET /v1/holds/stream?%s HTTP/1.1\r\nHost: bench\r\nAccept: text/event-stream\r\n\r\n", query); err != nil {
-		conn.Close()
-		return nil, err
-	}
-	go func() {
-		r := bufio.NewReaderSize(conn, 1024)
-		once := false
-		for {
-			line, err := r.ReadSlice('\n')
-			if err != nil {
-				if !once {
-					connected <- err
-				}
-				return
-			}
-			if i := bytes.Index(line, holdIDKey); i >= 0 {
-				var ns int64
-				for _, c := range line[i+len(holdIDKey):] {
-					if c < '0' || c > '9' {
-						break
-					}
-					ns = ns*10 + int64(c-'0')
-				}
-				lat.add(time.Since(time.Unix(0, ns)))
-			} else if !once && bytes.Contains(line, connectedKey) {
-				once = true
-				connected <- nil
-			}
-		}
-	}()
-	return conn, nil
 }
 
 // sseLatencies collects delivery latencies from every client goroutine
@@ -141,8 +98,9 @@ func sseDeliver(t *testing.T, p *flowgatetest.Proc, db *redistest.DB, typeID str
 	t.Helper()
 	connected := make(chan error, n)
 	lat := &sseLatencies{}
-	conns := make([]net.Conn, 0, n)
-	var mu sync.Mutex
+	streams, err := newEpollStreams(2, n+65536, lat, connected)
+	require.NoError(t, err)
+	t.Cleanup(streams.Close)
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 64)
 	start := time.Now()
@@ -152,22 +110,12 @@ func sseDeliver(t *testing.T, p *flowgatetest.Proc, db *redistest.DB, typeID str
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			c, err := sseLoadClient(p.Addr(), fmt.Sprintf("appointmentTypeId=%s&clientId=bench-%d&leaseMs=3600000", typeID, i), connected, lat)
-			if err != nil {
+			if err := streams.Open(p.Addr(), fmt.Sprintf("appointmentTypeId=%s&clientId=bench-%d&leaseMs=3600000", typeID, i)); err != nil {
 				connected <- err
-				return
 			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
 		}()
 	}
 	wg.Wait()
-	t.Cleanup(func() {
-		for _, c := range conns {
-			c.Close()
-		}
-	})
 	for range n {
 		require.NoError(t, <-connected)
 	}
