@@ -25,7 +25,7 @@ func cpuTime(b *testing.B) time.Duration {
 // (nothing dequeues), reporting this process's CPU per enqueue: the Go
 // side of the enqueue path (admission, encoding, Asynq's enqueue, events).
 func BenchmarkEnqueue(b *testing.B) {
-	x := setup(b, func(c *buffer.Config) { c.MaxQueueSize = 1 << 40 })
+	x := setup(b, func(c *buffer.Config) { c.MaxQueueSize, c.DepthRefresh = 1<<40, buffer.DefaultDepthRefresh })
 	require.NoError(b, x.buf.Register(fn("bench", func(context.Context, *buffer.Message) (any, error) { return nil, nil })))
 	require.NoError(b, x.buf.Start())
 	require.NoError(b, asynq.NewInspectorFromRedisClient(x.db.Client).PauseQueue(buffer.QueueFor(contracts.BufferPriorityNormal)))

@@ -199,6 +199,7 @@ func New(cfg Config) (*Buffer, error) {
 	b.depth = &depthGauge{rdb: cfg.Redis, key: depthKey(cfg.KeyPrefix), flush: cfg.DepthRefresh, reconcile: cfg.DepthReconcile, log: cfg.Logger,
 		th:      Thresholds{Normal: DefaultNormalDepth, Warning: cfg.WarnDepth, Alert: cfg.AlertDepth, Max: cfg.MaxQueueSize},
 		onDepth: func(d int64) { m.depth.Set(float64(d)) }}
+	b.depth.credit.low = b.admitter.low
 	for lvl, v := range map[string]int64{"normal": DefaultNormalDepth, "warning": cfg.WarnDepth, "alert": cfg.AlertDepth, "max": cfg.MaxQueueSize} {
 		m.level.WithLabelValues(lvl).Set(float64(v))
 	}
@@ -318,12 +319,16 @@ func (b *Buffer) ResetCircuit(typ string) error {
 // Events is the Redis channel events are published on.
 func (b *Buffer) Events() string { return eventsChannel(b.cfg.KeyPrefix) }
 
-// emit counts an event and publishes it.
+// emit counts an event and publishes it (stamped with the time then:
+// only when someone listens).
 func (b *Buffer) emit(e contracts.BufferEvent) {
+	b.metrics.event(e.Event, e.Type).Inc()
+	if !b.pub.listened() {
+		return
+	}
 	if e.At.IsZero() {
 		e.At = b.cfg.Now().UTC()
 	}
-	b.metrics.events.WithLabelValues(e.Event, e.Type).Inc()
 	b.pub.send(e)
 }
 
