@@ -69,7 +69,8 @@ type Config struct {
 	Circuit            CircuitConfig
 
 	// PlainEnqueue turns off the auto-pipelined enqueue client (see
-	// enqueueClient) and enqueues through the runtime's client.
+	// enqueueClient): enqueues go through the runtime's client and results
+	// through Asynq's ResultWriter.
 	PlainEnqueue bool
 
 	KeyPrefix  string // default "flowgate"
@@ -155,6 +156,7 @@ type Buffer struct {
 	depth    *depthGauge
 	admitter *admitter
 	enq      *asynq.Client // Asynq enqueues (enqueueClient)
+	ap       redis.Cmdable // the auto-pipelined client of enq; nil: none
 	stopOnce sync.Once
 	released atomic.Bool
 	metrics  *metrics
@@ -195,7 +197,7 @@ func New(cfg Config) (*Buffer, error) {
 	b.pub = newPublisher(cfg.Redis, eventsChannel(cfg.KeyPrefix), cfg.Logger, m.dropped)
 	b.circuits = newCircuits(cfg.Circuit, b.circuitChanged)
 	b.admitter = newAdmitter(b)
-	b.enq = enqueueClient(cfg, rt)
+	b.enq, b.ap = enqueueClient(cfg, rt)
 	b.depth = &depthGauge{rdb: cfg.Redis, key: depthKey(cfg.KeyPrefix), flush: cfg.DepthRefresh, reconcile: cfg.DepthReconcile, log: cfg.Logger,
 		th:      Thresholds{Normal: DefaultNormalDepth, Warning: cfg.WarnDepth, Alert: cfg.AlertDepth, Max: cfg.MaxQueueSize},
 		onDepth: func(d int64) { m.depth.Set(float64(d)) }}
@@ -209,20 +211,21 @@ func New(cfg Config) (*Buffer, error) {
 // enqueueClient is the Asynq client of Enqueue: over go-redis's
 // AutoPipeliner when the client has one, so concurrent enqueues (one
 // EVALSHA each, Asynq has no batch enqueue) share one write and one read
-// on a connection instead of a round trip each; else the runtime's.
-func enqueueClient(cfg Config, rt *orchestrator.Runtime) *asynq.Client {
+// on a connection instead of a round trip each; else the runtime's. The
+// AutoPipeliner (nil without one) also carries the result writes.
+func enqueueClient(cfg Config, rt *orchestrator.Runtime) (*asynq.Client, redis.Cmdable) {
 	ap, ok := cfg.Redis.(interface {
 		AutoPipeline() (*redis.AutoPipeliner, error)
 	})
 	if cfg.PlainEnqueue || !ok {
-		return rt.Client
+		return rt.Client, nil
 	}
 	p, err := ap.AutoPipeline()
 	if err != nil {
 		cfg.Logger.Warn("buffer: no auto-pipelined enqueue client; enqueueing one round trip per message", "err", err)
-		return rt.Client
+		return rt.Client, nil
 	}
-	return asynq.NewClientFromRedisClient(p)
+	return asynq.NewClientFromRedisClient(p), p
 }
 
 // Register adds a handler. A duplicate type, an empty type, or a

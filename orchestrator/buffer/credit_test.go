@@ -111,3 +111,20 @@ func TestPlaceCreditKeepsTheMaximumExact(t *testing.T) {
 	require.NoError(t, err)
 	require.EqualValues(t, max, d)
 }
+
+// The completion record (result, worker, times, attempt) is written the
+// same through the auto-pipelined client and through Asynq's ResultWriter
+// (PlainEnqueue).
+func TestCompletionRecordOnBothWritePaths(t *testing.T) {
+	for _, plain := range []bool{false, true} {
+		x := setup(t, func(c *buffer.Config) { c.PlainEnqueue = plain })
+		x.start(t, fn("email", func(context.Context, *buffer.Message) (any, error) { return map[string]int{"x": 1}, nil }))
+		e := enq(t, x.buf, "email", `{}`)
+		m := waitState(t, x.buf, e.MessageID, contracts.BufferCompleted)
+		require.JSONEq(t, `{"x":1}`, string(m.Result), "plain %v", plain)
+		require.Regexp(t, `^[^:\s]+:\d+$`, m.WorkerID)
+		require.NotNil(t, m.ProcessingStartedAt)
+		require.NotNil(t, m.CompletedAt)
+		require.Equal(t, 1, m.AttemptCount)
+	}
+}

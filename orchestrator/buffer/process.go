@@ -143,7 +143,7 @@ func (p *processor) completed(ctx context.Context, t *asynq.Task, msg *Message, 
 		rec.Result = raw
 	}
 	body, _ := json.Marshal(rec) // completion always marshals
-	if _, err := t.ResultWriter().Write(body); err != nil {
+	if err := b.writeResult(ctx, t, body); err != nil {
 		// The work is done; asynq would run it again if we failed here.
 		b.log.Warn("buffer: could not write a message result", "message_id", msg.MessageID, "err", err)
 	}
@@ -152,6 +152,27 @@ func (p *processor) completed(ctx context.Context, t *asynq.Task, msg *Message, 
 		b.expireIdem(ctx, msg.IdempotencyKey, msg.MessageID, b.cfg.CompletedRetention)
 	}
 	b.emit(contracts.BufferEvent{Event: EventCompleted, MessageID: msg.MessageID, Type: msg.Type, Priority: msg.Priority, Attempt: msg.AttemptCount})
+	return nil
+}
+
+// writeResult stores a completed task's result: what Asynq's
+// ResultWriter.Write does (HSET of the task hash's "result" field, refused
+// once the task's context is done), through the auto-pipelined client, so
+// the concurrent workers' writes share round trips instead of taking a
+// pooled connection each.
+func (b *Buffer) writeResult(ctx context.Context, t *asynq.Task, body []byte) error {
+	q, okQ := asynq.GetQueueName(ctx)
+	id, okID := asynq.GetTaskID(ctx)
+	if b.ap == nil || !okQ || !okID {
+		_, err := t.ResultWriter().Write(body)
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("buffer: write result: %w", err)
+	}
+	if err := b.ap.HSet(ctx, taskKey(q, id), "result", body).Err(); err != nil {
+		return fmt.Errorf("buffer: write result: %w", err)
+	}
 	return nil
 }
 
