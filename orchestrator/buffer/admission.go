@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 )
 
@@ -31,6 +32,8 @@ type admitter struct {
 	ch     chan *admission
 	refill chan struct{} // the place credit ran low: reserve more ahead
 	done   chan struct{}
+
+	closeOnce sync.Once
 }
 
 const maxAdmissionBatch = 256
@@ -49,8 +52,9 @@ func (a *admitter) admit(x *admission) {
 	<-x.done
 }
 
+// close stops the loop once it answered what was sent (idempotent).
 func (a *admitter) close() {
-	close(a.ch)
+	a.closeOnce.Do(func() { close(a.ch) })
 	<-a.done
 }
 
@@ -147,8 +151,12 @@ const maxAhead = 64
 // ahead is how many places a batch's admission reserves ahead for this
 // instance's next enqueues without a key: 16 per such enqueue in the
 // batch, maxAhead for a refill (no batch); at most 1/32 of the maximum,
-// so a small buffer stays exact.
+// so a small buffer stays exact, and what tops the credit up to maxAhead.
 func (b *Buffer) ahead(batch []*admission) int64 {
+	room := maxAhead - b.depth.credit.n.Load()
+	if room <= 0 {
+		return 0
+	}
 	free := int64(maxAhead / 16)
 	if batch != nil {
 		free = 0
@@ -158,7 +166,7 @@ func (b *Buffer) ahead(batch []*admission) int64 {
 			}
 		}
 	}
-	return min(maxAhead, 16*free, b.cfg.MaxQueueSize/32)
+	return min(room, 16*free, b.cfg.MaxQueueSize/32)
 }
 
 // answer reads one {status, value} pair; depth is the latest depth seen.

@@ -285,8 +285,9 @@ func (b *Buffer) Stop() {
 	}
 	b.setState(StateShuttingDown) // from here admit refuses at once
 	b.inflight.Wait()
+	b.admitter.close() // no admission, no credit refill after this
 	b.rt.Shutdown()
-	b.depth.stopAndFlush()
+	b.depth.stopAndFlush() // gives back the place credit left
 	b.release()
 	b.setState(StateStopped)
 }

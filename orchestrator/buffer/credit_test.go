@@ -128,3 +128,20 @@ func TestCompletionRecordOnBothWritePaths(t *testing.T) {
 		require.Equal(t, 1, m.AttemptCount)
 	}
 }
+
+// Stop gives back the place credit left: the counter equals the queue.
+func TestStopGivesBackThePlaceCredit(t *testing.T) {
+	x := setup(t, func(c *buffer.Config) { c.MaxQueueSize, c.DepthRefresh = 1<<20, time.Hour })
+	x.start(t, fn("email", func(context.Context, *buffer.Message) (any, error) { return nil, nil }))
+	require.NoError(t, asynq.NewInspectorFromRedisClient(x.db.Client).PauseQueue("buffer.default"))
+	const n = 500
+	require.Equal(t, n, burst(t, x.buf, n, 16))
+	held, err := x.db.Client.Get(context.Background(), depthCounter).Int64()
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, held, int64(n))
+	t.Logf("before Stop: counter %d for %d queued (%d places of credit)", held, n, held-n)
+	x.buf.Stop()
+	d, err := x.db.Client.Get(context.Background(), depthCounter).Int64()
+	require.NoError(t, err)
+	require.EqualValues(t, n, d)
+}
