@@ -176,11 +176,20 @@ func TestLoadBufferThroughput(t *testing.T) {
 	waitCompleted(t, insp, "buffer.high", n, 60*time.Second+time.Duration(n)*time.Millisecond)
 	batchTotal := time.Since(bstart)
 
+	// The HTTP ceiling on the same binary and load generator: GET /healthz.
+	hcpu0 := procCPU(p.PID())
+	hres := loadgen.Run(loadgen.Config{Addr: p.Addr(), Conns: conns, Requests: n, Check: wantStatus(200),
+		Build: func(_ int, req *fasthttp.Request) { req.SetRequestURI("http://" + p.Addr() + "/healthz") }})
+	require.Zero(t, hres.Failures, "%v", hres.FirstError)
+	hcpu := float64(procCPU(p.PID())-hcpu0) / 100
+
 	httpRate := res.PerSecond()
 	t.Logf("raw asynq.Client.Enqueue: %d in %s = %.0f/s (%d goroutines)", n, raw.Round(time.Millisecond), rawRate, conns)
 	t.Logf("HTTP enqueue, queue paused (no consumer, as raw): %s — %.0f%% of raw; flowgate CPU %.0f µs per request",
 		pres, 100*pres.PerSecond()/rawRate, 1e6*pcpu/float64(n))
 	t.Logf("HTTP enqueue while draining: %s — %.0f%% of raw", res, 100*httpRate/rawRate)
+	t.Logf("GET /healthz (the HTTP ceiling): %s, flowgate CPU %.0f µs per request — HTTP enqueue (paused) = %.0f%% of it",
+		hres, 1e6*hcpu/float64(n), 100*pres.PerSecond()/hres.PerSecond())
 	t.Logf("all %d completed %s after the first enqueue (drain after the last enqueue: %s)", n, total.Round(time.Millisecond), done.Round(time.Millisecond))
 	t.Logf("HTTP batch enqueue (100/request, 8 conns): %.0f messages/s; all completed in %s", float64(n)/batchEnq.Seconds(), batchTotal.Round(time.Millisecond))
 	if raceEnabled {

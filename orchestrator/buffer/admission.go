@@ -44,8 +44,9 @@ func newAdmitter(b *Buffer) *admitter {
 	return a
 }
 
-// admit waits for x's answer. Callers hold the buffer's enqueue gate, so
-// close never races a send.
+// admit waits for x's answer. Callers are counted enqueues (Buffer.admit,
+// inflight) and Stop closes the loop only after they are done, so close
+// never races a send.
 func (a *admitter) admit(x *admission) {
 	x.done = make(chan struct{})
 	a.ch <- x

@@ -164,7 +164,7 @@ type Buffer struct {
 	log      *slog.Logger
 
 	mu    sync.Mutex   // lifecycle: Start and Stop
-	gate  sync.Mutex   // state changes vs. admitting an enqueue (never held long)
+	gate  sync.RWMutex // state changes (write) vs. admitting enqueues (read; never held long)
 	state atomic.Value // string
 	// inflight counts enqueues in progress, so Stop waits for them.
 	inflight sync.WaitGroup
@@ -236,7 +236,7 @@ func (b *Buffer) Register(h Handler) error {
 	}
 	b.circuits.add(h.Type())
 	b.metrics.circuit.WithLabelValues(h.Type()).Set(0)
-	b.rt.Handle(h.Type(), &processor{b: b, h: h}, b.cfg.Backoff)
+	b.rt.Handle(h.Type(), newProcessor(b, h), b.cfg.Backoff)
 	return nil
 }
 

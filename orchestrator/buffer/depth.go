@@ -152,10 +152,12 @@ func (c *placeCredit) idle(all bool) int64 {
 // flushLeft subtracts the finished messages and the idle credit in one
 // script call.
 func (g *depthGauge) flushLeft(ctx context.Context) error {
-	return g.flush1(ctx, false)
+	return g.subtract(ctx, false)
 }
 
-func (g *depthGauge) flush1(ctx context.Context, all bool) error {
+// subtract subtracts the finished messages and the idle credit (all the
+// credit when all is set: on Stop).
+func (g *depthGauge) subtract(ctx context.Context, all bool) error {
 	g.left.Add(g.credit.idle(all))
 	n := g.left.Swap(0)
 	if n == 0 {
@@ -243,7 +245,7 @@ func (g *depthGauge) stopAndFlush() {
 	close(g.stop)
 	<-g.done
 	g.stop = nil
-	if err := g.timed(func(ctx context.Context) error { return g.flush1(ctx, true) }); err != nil {
+	if err := g.timed(func(ctx context.Context) error { return g.subtract(ctx, true) }); err != nil {
 		g.log.Warn("buffer: queue depth upkeep failed", "err", err)
 	}
 }

@@ -115,8 +115,8 @@ func (b *Buffer) prepare(req contracts.BufferEnqueueRequest) (prepared, error) {
 
 // admit reports SHUTDOWN_IN_PROGRESS, and registers an enqueue in progress.
 func (b *Buffer) admit() error {
-	b.gate.Lock()
-	defer b.gate.Unlock()
+	b.gate.RLock() // enqueues admit concurrently; a state change waits for them
+	defer b.gate.RUnlock()
 	if b.State() != StateRunning {
 		return &contracts.Error{Code: contracts.CodeShutdownInProgress, Op: "buffer.Enqueue",
 			Message: "the work buffer is " + b.State() + "; enqueue is refused"}
