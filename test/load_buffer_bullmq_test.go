@@ -33,7 +33,7 @@ func TestLoadBufferVsBullMQ(t *testing.T) {
 		n, _ = strconv.Atoi(s)
 	}
 	for _, conc := range []int{10, 50} {
-		for _, servers := range []int{1, 2} {
+		for _, servers := range []int{1, 2, 4} {
 			rate, el := flowgateRun(t, n, conc, servers)
 			t.Logf("flowgate  concurrency %2d, %d dequeuer(s): %d jobs added+processed in %s = %.0f jobs/s", conc, servers, n, el.Round(time.Millisecond), rate)
 		}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -39,11 +40,14 @@ func TestLoadBufferRedisCommandsPerMessage(t *testing.T) {
 	db := &redistest.DB{Client: rdb, Addr: srv.Addr()}
 	b := inProcess(t, db, 10, builtin.NewNoop(), func(c *buffer.Config) { c.Servers = 1 })
 	require.NoError(t, rdb.ConfigResetStat(ctx).Err())
+	goCPU, redisCPU := selfCPU(t), serverCPU(t, rdb)
 	start := time.Now()
 	enqueueAll(t, b, builtin.TypeNoop, n)
 	waitCompleted(t, rdb, "buffer.default", n, 5*time.Minute)
 	el := time.Since(start)
+	goCPU, redisCPU = selfCPU(t)-goCPU, serverCPU(t, rdb)-redisCPU
 	t.Logf("flowgate (%d messages in %s): %s", n, el.Round(time.Millisecond), perMessage(t, rdb, n))
+	t.Logf("flowgate CPU per message: Go (this process) %.0f µs, redis-server %.0f µs", 1e6*goCPU/n, 1e6*redisCPU/n)
 	b.Stop()
 
 	if _, err := exec.LookPath("node"); err != nil {
@@ -54,6 +58,28 @@ func TestLoadBufferRedisCommandsPerMessage(t *testing.T) {
 	out, err := exec.Command("bash", "bench/bullmq/run.sh", srv.URL(), strconv.Itoa(n), "10").Output()
 	require.NoError(t, err, "%s", out)
 	t.Logf("BullMQ (%s): %s", strings.TrimSpace(string(out)), perMessage(t, rdb, n))
+}
+
+// selfCPU is this process's user+system CPU seconds.
+func selfCPU(t *testing.T) float64 {
+	var ru syscall.Rusage
+	require.NoError(t, syscall.Getrusage(syscall.RUSAGE_SELF, &ru))
+	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
+}
+
+// serverCPU is redis-server's used_cpu_user + used_cpu_sys (INFO cpu).
+func serverCPU(t *testing.T, rdb *redis.Client) float64 {
+	raw, err := rdb.Info(context.Background(), "cpu").Result()
+	require.NoError(t, err)
+	var sum float64
+	for _, l := range strings.Split(raw, "\n") {
+		k, v, ok := strings.Cut(strings.TrimSpace(l), ":")
+		if ok && (k == "used_cpu_user" || k == "used_cpu_sys") {
+			f, _ := strconv.ParseFloat(v, 64)
+			sum += f
+		}
+	}
+	return sum
 }
 
 // perMessage renders INFO commandstats as calls per message, largest first.

@@ -114,6 +114,9 @@ func TestLoadBufferThroughput(t *testing.T) {
 	if raceEnabled {
 		n = 1000
 	}
+	if s := os.Getenv("FLOWGATE_BUFFER_N"); s != "" { // e.g. a longer phase to profile
+		n, _ = strconv.Atoi(s)
+	}
 	db := redistest.New(t)
 	prof := os.Getenv("FLOWGATE_BUFFER_PPROF") // a file: the CPU profile of the HTTP enqueue phase
 	extra := map[string]string{}
@@ -127,14 +130,30 @@ func TestLoadBufferThroughput(t *testing.T) {
 
 	raw := rawEnqueue(t, db, n, conns)
 	rawRate := float64(n) / raw.Seconds()
+	single := func(off int) loadgen.Config {
+		return loadgen.Config{Addr: p.Addr(), Conns: conns, Requests: n, Check: wantStatus(202),
+			Build: enqueueReq(p.Addr(), tok, func(i int) string { return `{"type":"noop","payload":{"i":` + strconv.Itoa(off+i) + `}}` })}
+	}
 
-	profiled := profileCPU(t, extra["PPROF_ADDR"], prof, 2*time.Second)
-	start := time.Now()
-	res := loadgen.Run(loadgen.Config{Addr: p.Addr(), Conns: conns, Requests: n, Check: wantStatus(202),
-		Build: enqueueReq(p.Addr(), tok, func(i int) string { return `{"type":"noop","payload":{"i":` + strconv.Itoa(i) + `}}` })})
-	require.Zero(t, res.Failures, "%v", res.FirstError)
+	// Like for like with the raw baseline, which has no consumer: the
+	// buffer's queue is paused while the HTTP enqueues run (the profile is
+	// of this phase), then unpaused and drained.
+	ainsp := asynq.NewInspectorFromRedisClient(db.Client)
+	require.NoError(t, ainsp.PauseQueue("buffer.default"))
+	cpu0 := procCPU(p.PID())
+	profiled := profileCPU(t, extra["PPROF_ADDR"], prof, time.Duration(max(2, n/10000))*time.Second)
+	pres := loadgen.Run(single(0))
+	require.Zero(t, pres.Failures, "%v", pres.FirstError)
+	pcpu := float64(procCPU(p.PID())-cpu0) / 100
 	profiled()
-	done := waitCompleted(t, insp, "buffer.default", n, 60*time.Second)
+	require.NoError(t, ainsp.UnpauseQueue("buffer.default"))
+	waitCompleted(t, insp, "buffer.default", n, 60*time.Second+time.Duration(n)*time.Millisecond)
+
+	// The seed's run: enqueue while the dequeuers drain.
+	start := time.Now()
+	res := loadgen.Run(single(n))
+	require.Zero(t, res.Failures, "%v", res.FirstError)
+	done := waitCompleted(t, insp, "buffer.default", 2*n, 60*time.Second+time.Duration(n)*time.Millisecond)
 	total := time.Since(start)
 
 	// Batches of 100 messages per request.
@@ -154,12 +173,23 @@ func TestLoadBufferThroughput(t *testing.T) {
 		})})
 	require.Zero(t, bres.Failures, "%v", bres.FirstError)
 	batchEnq := time.Since(bstart)
-	waitCompleted(t, insp, "buffer.high", n, 60*time.Second)
+	waitCompleted(t, insp, "buffer.high", n, 60*time.Second+time.Duration(n)*time.Millisecond)
 	batchTotal := time.Since(bstart)
+
+	// The HTTP ceiling on the same binary and load generator: GET /healthz.
+	hcpu0 := procCPU(p.PID())
+	hres := loadgen.Run(loadgen.Config{Addr: p.Addr(), Conns: conns, Requests: n, Check: wantStatus(200),
+		Build: func(_ int, req *fasthttp.Request) { req.SetRequestURI("http://" + p.Addr() + "/healthz") }})
+	require.Zero(t, hres.Failures, "%v", hres.FirstError)
+	hcpu := float64(procCPU(p.PID())-hcpu0) / 100
 
 	httpRate := res.PerSecond()
 	t.Logf("raw asynq.Client.Enqueue: %d in %s = %.0f/s (%d goroutines)", n, raw.Round(time.Millisecond), rawRate, conns)
-	t.Logf("HTTP enqueue: %s — %.0f%% of raw", res, 100*httpRate/rawRate)
+	t.Logf("HTTP enqueue, queue paused (no consumer, as raw): %s — %.0f%% of raw; flowgate CPU %.0f µs per request",
+		pres, 100*pres.PerSecond()/rawRate, 1e6*pcpu/float64(n))
+	t.Logf("HTTP enqueue while draining: %s — %.0f%% of raw", res, 100*httpRate/rawRate)
+	t.Logf("GET /healthz (the HTTP ceiling): %s, flowgate CPU %.0f µs per request — HTTP enqueue (paused) = %.0f%% of it",
+		hres, 1e6*hcpu/float64(n), 100*pres.PerSecond()/hres.PerSecond())
 	t.Logf("all %d completed %s after the first enqueue (drain after the last enqueue: %s)", n, total.Round(time.Millisecond), done.Round(time.Millisecond))
 	t.Logf("HTTP batch enqueue (100/request, 8 conns): %.0f messages/s; all completed in %s", float64(n)/batchEnq.Seconds(), batchTotal.Round(time.Millisecond))
 	if raceEnabled {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 )
 
@@ -27,36 +28,62 @@ type admission struct {
 // concurrent enqueues cost about one admission round trip, not N (a group
 // commit). With no concurrency it is one round trip, as before.
 type admitter struct {
-	b    *Buffer
-	ch   chan *admission
-	done chan struct{}
+	b      *Buffer
+	ch     chan *admission
+	refill chan struct{} // the place credit ran low: reserve more ahead
+	done   chan struct{}
+
+	closeOnce sync.Once
 }
 
 const maxAdmissionBatch = 256
 
 func newAdmitter(b *Buffer) *admitter {
-	a := &admitter{b: b, ch: make(chan *admission, 4*maxAdmissionBatch), done: make(chan struct{})}
+	a := &admitter{b: b, ch: make(chan *admission, 4*maxAdmissionBatch), refill: make(chan struct{}, 1), done: make(chan struct{})}
 	go a.loop()
 	return a
 }
 
-// admit waits for x's answer. Callers hold the buffer's enqueue gate, so
-// close never races a send.
+// admit waits for x's answer. Callers are counted enqueues (Buffer.admit,
+// inflight) and Stop closes the loop only after they are done, so close
+// never races a send.
 func (a *admitter) admit(x *admission) {
 	x.done = make(chan struct{})
 	a.ch <- x
 	<-x.done
 }
 
+// close stops the loop once it answered what was sent (idempotent).
 func (a *admitter) close() {
-	close(a.ch)
+	a.closeOnce.Do(func() { close(a.ch) })
 	<-a.done
+}
+
+// low asks for more place credit before it runs out (never blocks).
+func (a *admitter) low() {
+	select {
+	case a.refill <- struct{}{}:
+	default:
+	}
 }
 
 func (a *admitter) loop() {
 	defer close(a.done)
 	batch := make([]*admission, 0, maxAdmissionBatch)
-	for x := range a.ch {
+	for {
+		var x *admission
+		select {
+		case y, ok := <-a.ch:
+			if !ok {
+				return
+			}
+			x = y
+		case <-a.refill:
+			if a.b.State() == StateRunning { // no credit once stopping: Stop gives it back
+				a.run(nil)
+			}
+			continue
+		}
 		batch = append(batch[:0], x)
 	fill:
 		for len(batch) < maxAdmissionBatch {
@@ -78,8 +105,8 @@ func (a *admitter) loop() {
 func (a *admitter) run(batch []*admission) {
 	b := a.b
 	keys := []string{depthKey(b.cfg.KeyPrefix)}
-	args := make([]any, 2, 2+5*len(batch))
-	args[0], args[1] = b.cfg.MaxQueueSize, b.claimTTL().Milliseconds()
+	args := make([]any, 3, 3+5*len(batch))
+	args[0], args[1], args[2] = b.cfg.MaxQueueSize, b.claimTTL().Milliseconds(), b.ahead(batch)
 	for _, x := range batch {
 		has, hasID := "0", "0"
 		if x.key != "" {
@@ -95,10 +122,17 @@ func (a *admitter) run(batch []*admission) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	res, err := admitScript.Run(ctx, b.cfg.Redis, keys, args...).Slice()
 	cancel()
-	if err == nil && len(res) != len(batch) {
+	if err == nil && len(res) != len(batch)+1 {
 		err = fmt.Errorf("admission: %d answers for %d messages", len(res), len(batch))
 	}
 	var last int64 = -1
+	var ahead int64
+	if err == nil {
+		if st, v, _ := answer(res[len(batch)], 0); st == 4 {
+			ahead, _ = strconv.ParseInt(v, 10, 64)
+		}
+		b.depth.credit.add(ahead) // before the waiters wake: they may find it at once
+	}
 	for i, x := range batch {
 		if err != nil {
 			x.err = persistence("buffer.Enqueue", fmt.Errorf("admission: %w", err))
@@ -108,8 +142,32 @@ func (a *admitter) run(batch []*admission) {
 		close(x.done)
 	}
 	if last >= 0 {
-		b.depth.set(last)
+		b.depth.set(last + ahead)
 	}
+}
+
+// maxAhead bounds the places one admission reserves ahead.
+const maxAhead = 64
+
+// ahead is how many places a batch's admission reserves ahead for this
+// instance's next enqueues without a key: 16 per such enqueue in the
+// batch, maxAhead for a refill (no batch); at most 1/32 of the maximum,
+// so a small buffer stays exact, and what tops the credit up to maxAhead.
+func (b *Buffer) ahead(batch []*admission) int64 {
+	room := maxAhead - b.depth.credit.n.Load()
+	if room <= 0 {
+		return 0
+	}
+	free := int64(maxAhead / 16)
+	if batch != nil {
+		free = 0
+		for _, x := range batch {
+			if x.key == "" && x.id == "" {
+				free++
+			}
+		}
+	}
+	return min(room, 16*free, b.cfg.MaxQueueSize/32)
 }
 
 // answer reads one {status, value} pair; depth is the latest depth seen.

@@ -69,7 +69,8 @@ type Config struct {
 	Circuit            CircuitConfig
 
 	// PlainEnqueue turns off the auto-pipelined enqueue client (see
-	// enqueueClient) and enqueues through the runtime's client.
+	// enqueueClient): enqueues go through the runtime's client and results
+	// through Asynq's ResultWriter.
 	PlainEnqueue bool
 
 	KeyPrefix  string // default "flowgate"
@@ -155,6 +156,7 @@ type Buffer struct {
 	depth    *depthGauge
 	admitter *admitter
 	enq      *asynq.Client // Asynq enqueues (enqueueClient)
+	ap       redis.Cmdable // the auto-pipelined client of enq; nil: none
 	stopOnce sync.Once
 	released atomic.Bool
 	metrics  *metrics
@@ -162,7 +164,7 @@ type Buffer struct {
 	log      *slog.Logger
 
 	mu    sync.Mutex   // lifecycle: Start and Stop
-	gate  sync.Mutex   // state changes vs. admitting an enqueue (never held long)
+	gate  sync.RWMutex // state changes (write) vs. admitting enqueues (read; never held long)
 	state atomic.Value // string
 	// inflight counts enqueues in progress, so Stop waits for them.
 	inflight sync.WaitGroup
@@ -195,10 +197,11 @@ func New(cfg Config) (*Buffer, error) {
 	b.pub = newPublisher(cfg.Redis, eventsChannel(cfg.KeyPrefix), cfg.Logger, m.dropped)
 	b.circuits = newCircuits(cfg.Circuit, b.circuitChanged)
 	b.admitter = newAdmitter(b)
-	b.enq = enqueueClient(cfg, rt)
+	b.enq, b.ap = enqueueClient(cfg, rt)
 	b.depth = &depthGauge{rdb: cfg.Redis, key: depthKey(cfg.KeyPrefix), flush: cfg.DepthRefresh, reconcile: cfg.DepthReconcile, log: cfg.Logger,
 		th:      Thresholds{Normal: DefaultNormalDepth, Warning: cfg.WarnDepth, Alert: cfg.AlertDepth, Max: cfg.MaxQueueSize},
 		onDepth: func(d int64) { m.depth.Set(float64(d)) }}
+	b.depth.credit.low = b.admitter.low
 	for lvl, v := range map[string]int64{"normal": DefaultNormalDepth, "warning": cfg.WarnDepth, "alert": cfg.AlertDepth, "max": cfg.MaxQueueSize} {
 		m.level.WithLabelValues(lvl).Set(float64(v))
 	}
@@ -208,20 +211,21 @@ func New(cfg Config) (*Buffer, error) {
 // enqueueClient is the Asynq client of Enqueue: over go-redis's
 // AutoPipeliner when the client has one, so concurrent enqueues (one
 // EVALSHA each, Asynq has no batch enqueue) share one write and one read
-// on a connection instead of a round trip each; else the runtime's.
-func enqueueClient(cfg Config, rt *orchestrator.Runtime) *asynq.Client {
+// on a connection instead of a round trip each; else the runtime's. The
+// AutoPipeliner (nil without one) also carries the result writes.
+func enqueueClient(cfg Config, rt *orchestrator.Runtime) (*asynq.Client, redis.Cmdable) {
 	ap, ok := cfg.Redis.(interface {
 		AutoPipeline() (*redis.AutoPipeliner, error)
 	})
 	if cfg.PlainEnqueue || !ok {
-		return rt.Client
+		return rt.Client, nil
 	}
 	p, err := ap.AutoPipeline()
 	if err != nil {
 		cfg.Logger.Warn("buffer: no auto-pipelined enqueue client; enqueueing one round trip per message", "err", err)
-		return rt.Client
+		return rt.Client, nil
 	}
-	return asynq.NewClientFromRedisClient(p)
+	return asynq.NewClientFromRedisClient(p), p
 }
 
 // Register adds a handler. A duplicate type, an empty type, or a
@@ -232,7 +236,7 @@ func (b *Buffer) Register(h Handler) error {
 	}
 	b.circuits.add(h.Type())
 	b.metrics.circuit.WithLabelValues(h.Type()).Set(0)
-	b.rt.Handle(h.Type(), &processor{b: b, h: h}, b.cfg.Backoff)
+	b.rt.Handle(h.Type(), newProcessor(b, h), b.cfg.Backoff)
 	return nil
 }
 
@@ -281,8 +285,9 @@ func (b *Buffer) Stop() {
 	}
 	b.setState(StateShuttingDown) // from here admit refuses at once
 	b.inflight.Wait()
+	b.admitter.close() // no admission, no credit refill after this
 	b.rt.Shutdown()
-	b.depth.stopAndFlush()
+	b.depth.stopAndFlush() // gives back the place credit left
 	b.release()
 	b.setState(StateStopped)
 }
@@ -318,12 +323,16 @@ func (b *Buffer) ResetCircuit(typ string) error {
 // Events is the Redis channel events are published on.
 func (b *Buffer) Events() string { return eventsChannel(b.cfg.KeyPrefix) }
 
-// emit counts an event and publishes it.
+// emit counts an event and publishes it (stamped with the time then:
+// only when someone listens).
 func (b *Buffer) emit(e contracts.BufferEvent) {
+	b.metrics.event(e.Event, e.Type).Inc()
+	if !b.pub.listened() {
+		return
+	}
 	if e.At.IsZero() {
 		e.At = b.cfg.Now().UTC()
 	}
-	b.metrics.events.WithLabelValues(e.Event, e.Type).Inc()
 	b.pub.send(e)
 }
 

@@ -57,7 +57,8 @@ type depthGauge struct {
 	th        Thresholds
 	onDepth   func(depth int64) // every new figure (the gauge)
 
-	left atomic.Int64 // finished messages not yet subtracted
+	left   atomic.Int64 // finished messages not yet subtracted
+	credit placeCredit  // places reserved in the counter, not yet used
 
 	mu    sync.Mutex // value and level only
 	value int64
@@ -99,8 +100,65 @@ func (g *depthGauge) Value() int64 {
 // leave counts n finished messages (subtracted at the next flush).
 func (g *depthGauge) leave(n int64) { g.left.Add(n) }
 
-// flushLeft subtracts the finished messages in one script call.
+// placeCredit is places this instance reserved in the depth counter
+// ahead of use (admitScript's ARGV[3]): an enqueue without a key takes one
+// without a Redis round trip. Credit not used within a flush interval is
+// given back with the finished messages.
+type placeCredit struct {
+	n    atomic.Int64
+	used atomic.Bool // taken from since the last flush
+	// low is called when a take leaves lowCredit places: the admitter
+	// reserves more before the enqueues run out.
+	low func()
+}
+
+// lowCredit is the credit left when more is asked for.
+const lowCredit = maxAhead / 4
+
+// add adds n reserved places (fresh credit is not idle).
+func (c *placeCredit) add(n int64) {
+	if n > 0 {
+		c.n.Add(n)
+		c.used.Store(true)
+	}
+}
+
+// take uses one place, false when there is none.
+func (c *placeCredit) take() bool {
+	for {
+		v := c.n.Load()
+		if v <= 0 {
+			return false
+		}
+		if c.n.CompareAndSwap(v, v-1) {
+			c.used.Store(true)
+			if v-1 == lowCredit && c.low != nil {
+				c.low()
+			}
+			return true
+		}
+	}
+}
+
+// idle returns the credit nothing took from since the last call (all of
+// it when all is set), to be given back.
+func (c *placeCredit) idle(all bool) int64 {
+	if c.used.Swap(false) && !all {
+		return 0
+	}
+	return c.n.Swap(0)
+}
+
+// flushLeft subtracts the finished messages and the idle credit in one
+// script call.
 func (g *depthGauge) flushLeft(ctx context.Context) error {
+	return g.subtract(ctx, false)
+}
+
+// subtract subtracts the finished messages and the idle credit (all the
+// credit when all is set: on Stop).
+func (g *depthGauge) subtract(ctx context.Context, all bool) error {
+	g.left.Add(g.credit.idle(all))
 	n := g.left.Swap(0)
 	if n == 0 {
 		return nil
@@ -137,6 +195,8 @@ func (g *depthGauge) resync(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// The places this instance holds in credit stay counted.
+	v += g.credit.n.Load()
 	if err := g.rdb.Set(ctx, g.key, strconv.FormatInt(v, 10), 0).Err(); err != nil {
 		return fmt.Errorf("buffer: reset queue depth: %w", err)
 	}
@@ -185,7 +245,7 @@ func (g *depthGauge) stopAndFlush() {
 	close(g.stop)
 	<-g.done
 	g.stop = nil
-	if err := g.timed(g.flushLeft); err != nil {
+	if err := g.timed(func(ctx context.Context) error { return g.subtract(ctx, true) }); err != nil {
 		g.log.Warn("buffer: queue depth upkeep failed", "err", err)
 	}
 }

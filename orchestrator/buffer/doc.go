@@ -9,7 +9,8 @@
 //   - A message is an Asynq task on one of the buffer's own queues
 //     buffer.critical, buffer.high, buffer.default, buffer.low (priority 0..3),
 //     task id = messageId. The task payload carries the enqueue-time message;
-//     the task result (ResultWriter) carries the completion record; Asynq's
+//     the task result (its "result" field, written as ResultWriter does,
+//     through the auto-pipelined client) carries the completion record; Asynq's
 //     Retention keeps completed messages for BUFFER_COMPLETED_RETENTION (24 h).
 //   - The buffer runs its own orchestrator.Runtime with StrictPriority: the
 //     seed claims "priority ASC, createdAt ASC", so a CRITICAL message is
@@ -37,7 +38,11 @@
 //     original's task exists (queued or retained) or it is younger than
 //     IdempotencyGrace; otherwise it is stale (a crash between claim and
 //     enqueue) and taken over. An enqueue error whose task is absent gives
-//     the claims back at once.
+//     the claims back at once. An admission call also reserves places ahead
+//     for this instance (placeCredit, depth.go: at most 64, 1/32 of the
+//     maximum, only below half of it), which enqueues without a key then
+//     take with no Redis call; unused credit is given back within two
+//     DepthRefresh intervals and on Stop.
 //   - The depth counter is moved by admissions, by finished messages (one
 //     subtraction per DepthRefresh) and replays, and re-set from Asynq's list
 //     and sorted-set sizes of the four queues (one pipelined round trip of

@@ -10,7 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/hibiken/asynq"
 
 	"github.com/flowgate/flowgate/contracts"
@@ -79,7 +78,7 @@ func (b *Buffer) prepare(req contracts.BufferEnqueueRequest) (prepared, error) {
 	}
 	id := req.MessageID
 	if id == "" {
-		id = uuid.NewString()
+		id = ids.next()
 	} else if !validID(id) {
 		return prepared{}, invalid("messageId", "messageId must be 1–128 of [A-Za-z0-9._:-]")
 	}
@@ -116,8 +115,8 @@ func (b *Buffer) prepare(req contracts.BufferEnqueueRequest) (prepared, error) {
 
 // admit reports SHUTDOWN_IN_PROGRESS, and registers an enqueue in progress.
 func (b *Buffer) admit() error {
-	b.gate.Lock()
-	defer b.gate.Unlock()
+	b.gate.RLock() // enqueues admit concurrently; a state change waits for them
+	defer b.gate.RUnlock()
 	if b.State() != StateRunning {
 		return &contracts.Error{Code: contracts.CodeShutdownInProgress, Op: "buffer.Enqueue",
 			Message: "the work buffer is " + b.State() + "; enqueue is refused"}
@@ -313,8 +312,13 @@ func (b *Buffer) claimLive(ctx context.Context, orig claim) (bool, error) {
 	return n == 1, nil
 }
 
-// put admits and enqueues one message.
+// put admits and enqueues one message: without a key, on a place of
+// this instance's credit when it has one (no round trip), else through
+// the admission script.
 func (b *Buffer) put(ctx context.Context, p prepared) (Enqueued, error) {
+	if !p.claims() && b.depth.credit.take() {
+		return b.enqueueAdmitted(ctx, p, claim{id: p.env.MessageID, queue: p.queue, at: b.cfg.Now()})
+	}
 	c, err := b.admitOne(ctx, p)
 	if err != nil {
 		return Enqueued{}, err
@@ -330,7 +334,7 @@ func (b *Buffer) put(ctx context.Context, p prepared) (Enqueued, error) {
 // both stay (the counter's resync and the claim check heal them).
 func (b *Buffer) enqueueAdmitted(ctx context.Context, p prepared, c claim) (Enqueued, error) {
 	id := p.env.MessageID
-	body, err := json.Marshal(p.env)
+	body, err := p.env.appendJSON(make([]byte, 0, 160+len(p.env.Payload)+len(p.env.IdempotencyKey)))
 	if err != nil {
 		b.unadmit(ctx, 1, p, c)
 		return Enqueued{}, fmt.Errorf("buffer: encode message: %w", err)

@@ -27,16 +27,40 @@ const (
 
 // metrics are the buffer's series.
 type metrics struct {
-	events   *prometheus.CounterVec
-	dropped  prometheus.Counter
-	depth    prometheus.Gauge
-	level    *prometheus.GaugeVec
-	circuit  *prometheus.GaugeVec
-	duration *prometheus.HistogramVec
+	events *prometheus.CounterVec
+	// counters are events' children, each looked up once.
+	countersMu sync.RWMutex
+	counters   map[eventType]prometheus.Counter
+	dropped    prometheus.Counter
+	depth      prometheus.Gauge
+	level      *prometheus.GaugeVec
+	circuit    *prometheus.GaugeVec
+	duration   *prometheus.HistogramVec
+}
+
+// eventType is a key of metrics.counters.
+type eventType struct{ event, typ string }
+
+// event is the events counter of (event, type), without a label lookup
+// per event.
+func (m *metrics) event(event, typ string) prometheus.Counter {
+	k := eventType{event, typ}
+	m.countersMu.RLock()
+	c, ok := m.counters[k]
+	m.countersMu.RUnlock()
+	if ok {
+		return c
+	}
+	c = m.events.WithLabelValues(event, typ)
+	m.countersMu.Lock()
+	m.counters[k] = c
+	m.countersMu.Unlock()
+	return c
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	m := &metrics{
+		counters: map[eventType]prometheus.Counter{},
 		events: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "flowgate_buffer_events_total", Help: "Work buffer events by event and message type.",
 		}, []string{"event", "type"}),
@@ -90,10 +114,8 @@ func newPublisher(rdb redis.UniversalClient, channel string, log *slog.Logger, d
 	return p
 }
 
+// send queues e for publishing; callers check listened first.
 func (p *publisher) send(e contracts.BufferEvent) {
-	if !p.listened() {
-		return
-	}
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	if p.closed {

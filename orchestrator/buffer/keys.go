@@ -45,7 +45,9 @@ func queueWeights() map[string]int {
 //
 // Asynq's own keys read for the depth reconcile and the claim check (asynq
 // internal/base, stable since v0.18): asynq:{<queue>}:pending|active LIST,
-// :scheduled|:retry ZSET, asynq:{<queue>}:t:<id> HASH (a task).
+// :scheduled|:retry ZSET, asynq:{<queue>}:t:<id> HASH (a task), whose
+// "result" field the buffer writes as Asynq's ResultWriter does (HSET), on
+// the auto-pipelined client (writeResult).
 func stateKey(prefix, name string) string { return prefix + ":buffer:{buffer}:" + name }
 func depthKey(prefix string) string       { return stateKey(prefix, "depth") }
 func idemKey(prefix, key string) string   { return stateKey(prefix, "idem:"+key) }

@@ -28,7 +28,7 @@ func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)
 
 // setup leases a database and builds a stopped buffer; mod adjusts the
 // config. Backoffs are shortened so retry tests run in well under a second.
-func setup(t *testing.T, mod func(*buffer.Config)) *bundle {
+func setup(t testing.TB, mod func(*buffer.Config)) *bundle {
 	t.Helper()
 	db := redistest.New(t)
 	cfg := buffer.Config{

@@ -23,20 +23,25 @@ return {0, redis.call('INCRBY', KEYS[1], n)}
 // message never finishes here (a task deleted elsewhere, a failed
 // expireIdem) does not stay forever.
 //
+// After the messages it reserves up to ARGV[3] more places for this
+// instance's next enqueues without a key (placeCredit, depth.go), only
+// while the buffer stays at most half full with them.
+//
 //	KEYS[1] depth counter; KEYS[2..] per message its idem key (when it has
 //	one), then its id key (when it has one), in message order
-//	ARGV[1] max queue size; ARGV[2] claim TTL ms; then five per message:
-//	"1" when it has an idem key else "0", the same for an id key, its claim
-//	value, the stale idem claim it takes over, the stale id claim it takes
-//	over ("" : the key must be free)
+//	ARGV[1] max queue size; ARGV[2] claim TTL ms; ARGV[3] places to
+//	reserve ahead; then five per message: "1" when it has an idem key else
+//	"0", the same for an id key, its claim value, the stale idem claim it
+//	takes over, the stale id claim it takes over ("" : the key must be free)
 //	returns per message {0, depth after} admitted | {1, depth} full |
 //	        {2, claim} the idem key is claimed by another message |
-//	        {3, claim} the messageId is claimed by another message
+//	        {3, claim} the messageId is claimed by another message;
+//	        then {4, places reserved ahead}
 var admitScript = redis.NewScript(`
 local max = tonumber(ARGV[1])
 local d = tonumber(redis.call('GET', KEYS[1]) or '0')
 local out, k, admitted = {}, 2, 0
-for i = 3, #ARGV, 5 do
+for i = 4, #ARGV, 5 do
   local key, idk = nil, nil
   if ARGV[i] == '1' then key = KEYS[k]; k = k + 1 end
   if ARGV[i + 1] == '1' then idk = KEYS[k]; k = k + 1 end
@@ -56,7 +61,10 @@ for i = 3, #ARGV, 5 do
     out[#out + 1] = {0, d}
   end
 end
+local ahead = tonumber(ARGV[3])
+if ahead > 0 and d + ahead <= max / 2 then admitted = admitted + ahead else ahead = 0 end
 if admitted > 0 then redis.call('INCRBY', KEYS[1], admitted) end
+out[#out + 1] = {4, ahead}
 return out
 `)
 
