@@ -8,7 +8,7 @@
 // 1 s budget waited for the connection's read timeout and retries (11 s in
 // bookingdeps' TestPausedRedisBookingAnswersWithinTheBudget). Client
 // returns, for the commands flowgate sends on its hot paths (scripts and
-// single reads), a command failed with the context's error as soon as the
+// single reads and writes), a command failed with the context's error as soon as the
 // context ends. The command may still run when Redis resumes, exactly as a
 // command whose reply timed out on a plain connection may have.
 package autopipe
@@ -25,8 +25,8 @@ import (
 var ErrUnsupported = errors.New("autopipe: the Redis client has no AutoPipeliner")
 
 // Client is a client's AutoPipeliner whose Eval, EvalSha, EvalRO, EvalShaRO
-// (so redis.Script.Run), Get, HGet and PTTL return when the caller's context
-// ends. Other commands wait for their batch.
+// (so redis.Script.Run), Get, HGet, HSet and PTTL return when the caller's
+// context ends. Other commands wait for their batch.
 type Client struct {
 	redis.UniversalClient // the *redis.AutoPipeliner
 }
@@ -100,6 +100,15 @@ func (c *Client) Get(ctx context.Context, key string) *redis.StringCmd {
 // HGet is the pipeliner's HGet, bounded by ctx.
 func (c *Client) HGet(ctx context.Context, key, field string) *redis.StringCmd {
 	return bounded(ctx, func() *redis.StringCmd { return c.UniversalClient.HGet(ctx, key, field) }, stringErr(ctx))
+}
+
+// HSet is the pipeliner's HSet, bounded by ctx.
+func (c *Client) HSet(ctx context.Context, key string, values ...any) *redis.IntCmd {
+	return bounded(ctx, func() *redis.IntCmd { return c.UniversalClient.HSet(ctx, key, values...) }, func(err error) *redis.IntCmd {
+		i := redis.NewIntCmd(ctx)
+		i.SetErr(err)
+		return i
+	})
 }
 
 // PTTL is the pipeliner's PTTL, bounded by ctx.

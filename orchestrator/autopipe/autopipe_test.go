@@ -59,6 +59,7 @@ func TestCallsReturnWhenTheContextEnds(t *testing.T) {
 		"Script":  func(ctx context.Context) error { return redis.NewScript("return 1").Run(ctx, c, []string{"k"}).Err() },
 		"Get":     func(ctx context.Context) error { return c.Get(ctx, "k").Err() },
 		"HGet":    func(ctx context.Context) error { return c.HGet(ctx, "k", "f").Err() },
+		"HSet":    func(ctx context.Context) error { return c.HSet(ctx, "k", "f", "v").Err() },
 		"PTTL":    func(ctx context.Context) error { return c.PTTL(ctx, "k").Err() },
 	}
 	for name, call := range calls {
@@ -83,7 +84,7 @@ func TestAnswersPassThrough(t *testing.T) {
 	defer cancel()
 	for _, ctx := range []context.Context{ctx, context.Background()} { // bounded, and the no-deadline path
 		require.NoError(t, db.Client.Set(ctx, "ap:k", "v", time.Minute).Err())
-		require.NoError(t, db.Client.HSet(ctx, "ap:h", "f", "w").Err())
+		require.NoError(t, c.HSet(ctx, "ap:h", "f", "w").Err())
 		require.Equal(t, "v", c.Get(ctx, "ap:k").Val())
 		require.Equal(t, "w", c.HGet(ctx, "ap:h", "f").Val())
 		require.ErrorIs(t, c.Get(ctx, "ap:missing").Err(), redis.Nil)

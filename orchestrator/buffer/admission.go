@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -21,7 +22,16 @@ type admission struct {
 	val    string
 	err    error
 	done   chan struct{}
+	// fate is waiting, then answered (the loop) or abandoned (the caller,
+	// when its context ended first), whichever comes first.
+	fate atomic.Int32
 }
+
+const (
+	waiting int32 = iota
+	answered
+	abandoned
+)
 
 // admitter coalesces admissions: one goroutine runs admitScript for every
 // admission that arrived while its previous call was in flight, so N
@@ -44,13 +54,25 @@ func newAdmitter(b *Buffer) *admitter {
 	return a
 }
 
-// admit waits for x's answer. Callers are counted enqueues (Buffer.admit,
-// inflight) and Stop closes the loop only after they are done, so close
-// never races a send.
-func (a *admitter) admit(x *admission) {
+// admit waits for x's answer, or until ctx ends: then x is abandoned and
+// the loop gives back what its answer admitted (a paused Redis answers the
+// caller by its deadline, not when Redis returns). Callers are counted
+// enqueues (Buffer.admit, inflight) and Stop closes the loop only after
+// they are done, so close never races a send (the send comes first).
+func (a *admitter) admit(ctx context.Context, x *admission) error {
 	x.done = make(chan struct{})
+	x.fate.Store(waiting)
 	a.ch <- x
-	<-x.done
+	select {
+	case <-x.done:
+		return nil
+	case <-ctx.Done():
+		if x.fate.CompareAndSwap(waiting, abandoned) {
+			return ctx.Err()
+		}
+		<-x.done // answered meanwhile
+		return nil
+	}
 }
 
 // close stops the loop once it answered what was sent (idempotent).
@@ -138,6 +160,9 @@ func (a *admitter) run(batch []*admission) {
 			x.err = persistence("buffer.Enqueue", fmt.Errorf("admission: %w", err))
 		} else {
 			x.status, x.val, last = answer(res[i], last)
+		}
+		if !x.fate.CompareAndSwap(waiting, answered) && x.err == nil && x.status == 0 {
+			go b.giveBack(x) // admitted for a caller that left: its place and claims
 		}
 		close(x.done)
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/flowgate/flowgate/contracts"
 	"github.com/flowgate/flowgate/orchestrator"
+	"github.com/flowgate/flowgate/orchestrator/autopipe"
 )
 
 // Defaults of Config (the settings table reads these).
@@ -209,18 +210,16 @@ func New(cfg Config) (*Buffer, error) {
 }
 
 // enqueueClient is the Asynq client of Enqueue: over go-redis's
-// AutoPipeliner when the client has one, so concurrent enqueues (one
-// EVALSHA each, Asynq has no batch enqueue) share one write and one read
-// on a connection instead of a round trip each; else the runtime's. The
-// AutoPipeliner (nil without one) also carries the result writes.
+// AutoPipeliner when the client has one (package autopipe: each call still
+// bounded by its context), so concurrent enqueues (one EVALSHA each, Asynq
+// has no batch enqueue) share one write and one read on a connection
+// instead of a round trip each; else the runtime's. The pipelined client
+// (nil without one) also carries the result writes.
 func enqueueClient(cfg Config, rt *orchestrator.Runtime) (*asynq.Client, redis.Cmdable) {
-	ap, ok := cfg.Redis.(interface {
-		AutoPipeline() (*redis.AutoPipeliner, error)
-	})
-	if cfg.PlainEnqueue || !ok {
+	if cfg.PlainEnqueue {
 		return rt.Client, nil
 	}
-	p, err := ap.AutoPipeline()
+	p, err := autopipe.New(cfg.Redis)
 	if err != nil {
 		cfg.Logger.Warn("buffer: no auto-pipelined enqueue client; enqueueing one round trip per message", "err", err)
 		return rt.Client, nil

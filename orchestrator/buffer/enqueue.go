@@ -260,7 +260,9 @@ func (b *Buffer) admitOne(ctx context.Context, p prepared) (claim, error) {
 	c := claim{id: p.env.MessageID, queue: p.queue, at: b.cfg.Now()}
 	x := &admission{key: p.env.IdempotencyKey, id: p.claimID(), claim: c}
 	for range 3 {
-		b.admitter.admit(x)
+		if err := b.admitter.admit(ctx, x); err != nil {
+			return c, persistence("buffer.Enqueue", fmt.Errorf("admission: %w", err))
+		}
 		if x.err != nil {
 			return c, x.err
 		}
@@ -355,10 +357,16 @@ func (b *Buffer) enqueueAdmitted(ctx context.Context, p prepared, c claim) (Enqu
 	return Enqueued{MessageID: id, Priority: p.env.Priority, Queue: p.queue}, nil
 }
 
+// absentCheck bounds taskAbsent: a healthy Redis answers an EXISTS in
+// well under a millisecond; one that cannot answer in this long (paused,
+// overloaded) leaves the claims, which the claim check heals, and the
+// caller gets its answer by its deadline plus this much.
+const absentCheck = 250 * time.Millisecond
+
 // taskAbsent checks once, after an ambiguous enqueue error, whether p's
 // task is certainly not in Redis (false when the check fails too).
 func (b *Buffer) taskAbsent(ctx context.Context, p prepared) bool {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), absentCheck)
 	defer cancel()
 	n, err := b.cfg.Redis.Exists(ctx, taskKey(p.queue, p.env.MessageID)).Result()
 	return err == nil && n == 0
@@ -366,14 +374,26 @@ func (b *Buffer) taskAbsent(ctx context.Context, p prepared) bool {
 
 // unadmit gives back n places and p's claims c.
 func (b *Buffer) unadmit(ctx context.Context, n int, p prepared, c claim) {
+	b.giveBackClaims(ctx, n, p.env.IdempotencyKey, p.claimID(), c)
+}
+
+// giveBack gives back the place and claims of an admission its caller
+// abandoned.
+func (b *Buffer) giveBack(x *admission) {
+	b.giveBackClaims(context.Background(), 1, x.key, x.id, x.claim)
+}
+
+// giveBackClaims gives back n places and the claims c of key and id
+// ("" for none).
+func (b *Buffer) giveBackClaims(ctx context.Context, n int, key, id string, c claim) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 	defer cancel()
 	keys := []string{depthKey(b.cfg.KeyPrefix)}
-	if p.env.IdempotencyKey != "" {
-		keys = append(keys, idemKey(b.cfg.KeyPrefix, p.env.IdempotencyKey))
+	if key != "" {
+		keys = append(keys, idemKey(b.cfg.KeyPrefix, key))
 	}
-	if p.ownID {
-		keys = append(keys, idKey(b.cfg.KeyPrefix, p.env.MessageID))
+	if id != "" {
+		keys = append(keys, idKey(b.cfg.KeyPrefix, id))
 	}
 	d, err := unadmitScript.Run(ctx, b.cfg.Redis, keys, n, c.String()).Int64()
 	if err != nil {

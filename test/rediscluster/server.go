@@ -123,6 +123,26 @@ func (s *Server) Stop() { s.halt(syscall.SIGTERM, 10*time.Second) }
 // waits for it to exit. Killing a stopped server does nothing.
 func (s *Server) Kill() { s.halt(syscall.SIGKILL, 0) }
 
+// Pause stops the server with SIGSTOP: connections stay open and every
+// call hangs, the failure no dial error reveals. It resumes (SIGCONT) when
+// resume is called or the test ends.
+func (s *Server) Pause() (resume func()) {
+	s.t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.proc == nil || s.proc.exited() {
+		s.t.Fatalf("rediscluster: Pause: server on %s is not running", s.Addr())
+	}
+	p := s.proc.cmd.Process
+	if err := p.Signal(syscall.SIGSTOP); err != nil {
+		s.t.Fatalf("rediscluster: Pause: %v", err)
+	}
+	var once sync.Once
+	resume = func() { once.Do(func() { _ = p.Signal(syscall.SIGCONT) }) }
+	s.t.Cleanup(resume)
+	return resume
+}
+
 // Restart is Stop then Start.
 func (s *Server) Restart() {
 	s.t.Helper()
