@@ -1,0 +1,137 @@
+//go:build linux
+
+package test
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// rawFanoutEnv makes the test binary a raw fan-out server (the helper
+// process of rawFanout) instead of running tests.
+const rawFanoutEnv = "FLOWGATE_RAW_FANOUT_HELPER"
+
+// TestRawFanoutHelper is not a test: run by rawFanout as a separate
+// process (so its sockets and CPU are not the clients'), it is the least a
+// server can do to deliver an event to every stream, flowgate's fan-out
+// without flowgate. It prints its address, answers every connection with
+// the response head and a "connected" event, and for each line on stdin
+// (a publish time in ns) writes one chunk framing a hold event of the
+// holds stream's size to every connection, from one goroutine per core
+// as flowgate's fan-out shards do. It ends when stdin closes.
+func TestRawFanoutHelper(t *testing.T) {
+	if os.Getenv(rawFanoutEnv) != "1" {
+		t.Skip("helper process of TestLoadHoldsSSE10kStreams")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	fmt.Println(ln.Addr().String())
+	var mu sync.Mutex
+	var conns []net.Conn
+	go func() {
+		head := "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream; charset=utf-8\r\nTransfer-Encoding: chunked\r\n\r\n"
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			if _, err := io.WriteString(c, head+chunk(`data: {"type":"connected","connectionId":"raw"}`+"\n\n")); err != nil {
+				c.Close()
+				continue
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+		}
+	}()
+	in := bufio.NewScanner(os.Stdin)
+	for in.Scan() {
+		frame := []byte(chunk(`data: {"type":"hold","holdId":"` + strings.TrimSpace(in.Text()) +
+			`","clientId":"someone","appointmentTypeId":"sse-load-0000000000000000000","specialistId":"s1","slotStartDate":"2026-11-24T15:00:00Z","slotEndDate":"2026-11-24T15:30:00Z","holdExpiresAt":"2026-11-24T15:00:30Z","face":"web","isOwnHold":false}` + "\n\n"))
+		mu.Lock()
+		all := conns
+		mu.Unlock()
+		shards := runtime.NumCPU()
+		var wg sync.WaitGroup
+		for s := range shards {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := s; i < len(all); i += shards {
+					_, _ = all[i].Write(frame)
+				}
+			}()
+		}
+		wg.Wait()
+	}
+}
+
+// chunk frames s as one HTTP/1.1 chunk.
+func chunk(s string) string { return strconv.FormatInt(int64(len(s)), 16) + "\r\n" + s + "\r\n" }
+
+// rawFanout measures the raw fan-out server (TestRawFanoutHelper, a
+// separate process) with the same n clients and events as the flowgate
+// phase: the delivery latency this machine allows at all.
+func rawFanout(t *testing.T, n, events int, gap time.Duration) []time.Duration {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestRawFanoutHelper$", "-test.count=1")
+	cmd.Env = append(os.Environ(), rawFanoutEnv+"=1")
+	stdin, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	defer func() { _ = stdin.Close(); _ = cmd.Wait() }()
+	out := bufio.NewScanner(stdout)
+	require.True(t, out.Scan(), "helper address")
+	addr := strings.TrimSpace(out.Text())
+	go func() { _, _ = io.Copy(io.Discard, stdout) }()
+
+	connected := make(chan error, n)
+	lat := &sseLatencies{}
+	streams, err := newEpollStreams(2, n+65536, lat, connected)
+	require.NoError(t, err)
+	defer streams.Close()
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 64)
+	for range n {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			if err := streams.Open(addr, "raw=1"); err != nil {
+				connected <- err
+			}
+		}()
+	}
+	wg.Wait()
+	for range n {
+		require.NoError(t, <-connected)
+	}
+	for range events {
+		_, err := fmt.Fprintf(stdin, "%d\n", time.Now().UnixNano())
+		require.NoError(t, err)
+		time.Sleep(gap)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for lat.n.Load() < int64(n*events) {
+		if time.Now().After(deadline) {
+			t.Fatalf("raw fan-out: only %d of %d deliveries within 60s", lat.n.Load(), n*events)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return lat.sorted()
+}
