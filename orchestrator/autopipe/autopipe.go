@@ -8,9 +8,10 @@
 // 1 s budget waited for the connection's read timeout and retries (11 s in
 // bookingdeps' TestPausedRedisBookingAnswersWithinTheBudget). Client
 // returns, for the commands flowgate sends on its hot paths (scripts and
-// single reads and writes), a command failed with the context's error as soon as the
-// context ends. The command may still run when Redis resumes, exactly as a
-// command whose reply timed out on a plain connection may have.
+// single reads and writes), a command failed with the context's error as
+// soon as the context ends. The command may still run when Redis resumes,
+// exactly as a command whose reply timed out on a plain connection may
+// have.
 package autopipe
 
 import (
@@ -24,18 +25,22 @@ import (
 // ErrUnsupported: the client has no AutoPipeliner.
 var ErrUnsupported = errors.New("autopipe: the Redis client has no AutoPipeliner")
 
-// Client is a client's AutoPipeliner whose Eval, EvalSha, EvalRO, EvalShaRO
-// (so redis.Script.Run), Get, HGet, HSet and PTTL return when the caller's
-// context ends. Other commands wait for their batch.
+// Client is a client's blocking AutoPipeliner whose Eval, EvalSha, EvalRO,
+// EvalShaRO (so redis.Script.Run), Get, HGet, HSet and PTTL are submitted
+// to the client's deferred (async) AutoPipeliner and waited for with
+// AutoFuture.WaitContext: they return when the caller's context ends, with
+// no goroutine per call. Other commands wait for their batch.
 type Client struct {
-	redis.UniversalClient // the *redis.AutoPipeliner
+	redis.UniversalClient                      // the blocking *redis.AutoPipeliner
+	async                 *redis.AutoPipeliner // where the bounded commands go
 }
 
-// New returns rdb's AutoPipeliner (shared by every user of rdb and closed
+// New returns rdb's AutoPipeliners (shared by every user of rdb and closed
 // with it) behind contexts, or ErrUnsupported.
 func New(rdb redis.UniversalClient) (*Client, error) {
 	ap, ok := rdb.(interface {
 		AutoPipeline() (*redis.AutoPipeliner, error)
+		AsyncAutoPipeline() (*redis.AutoPipeliner, error)
 	})
 	if !ok {
 		return nil, ErrUnsupported
@@ -44,24 +49,35 @@ func New(rdb redis.UniversalClient) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Client{UniversalClient: p}, nil
+	a, err := ap.AsyncAutoPipeline()
+	if err != nil {
+		return nil, err
+	}
+	return &Client{UniversalClient: p, async: a}, nil
 }
 
-// bounded runs call on its own goroutine and returns its command, or
-// failed(ctx.Err()) when ctx ends first. A context that never ends costs
-// no goroutine.
-func bounded[C redis.Cmder](ctx context.Context, call func() C, failed func(error) C) C {
-	if ctx.Done() == nil {
-		return call()
+// wait submits cmd and waits for it until ctx ends; then it returns
+// failed(ctx.Err()) — cmd itself belongs to its batch until that completes.
+func wait[C redis.Cmder](c *Client, ctx context.Context, cmd C, failed func(error) C) C {
+	if err := c.async.Submit(ctx, cmd).WaitContext(ctx); err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		return failed(err)
 	}
-	done := make(chan C, 1)
-	go func() { done <- call() }()
-	select {
-	case c := <-done:
-		return c
-	case <-ctx.Done():
-		return failed(ctx.Err())
+	return cmd
+}
+
+// evalCmd builds name (EVAL, EVALSHA, …) as go-redis's cmdable does.
+func evalCmd(ctx context.Context, name, payload string, keys []string, args []any) *redis.Cmd {
+	a := make([]any, 0, 3+len(keys)+len(args))
+	a = append(a, name, payload, len(keys))
+	for _, k := range keys {
+		a = append(a, k)
 	}
+	a = append(a, args...)
+	cmd := redis.NewCmd(ctx, a...)
+	if len(keys) > 0 {
+		cmd.SetFirstKeyPos(3)
+	}
+	return cmd
 }
 
 func cmdErr(ctx context.Context) func(error) *redis.Cmd {
@@ -72,48 +88,49 @@ func stringErr(ctx context.Context) func(error) *redis.StringCmd {
 	return func(err error) *redis.StringCmd { c := redis.NewStringCmd(ctx); c.SetErr(err); return c }
 }
 
-// Eval is the pipeliner's Eval, bounded by ctx.
+// Eval is EVAL, bounded by ctx.
 func (c *Client) Eval(ctx context.Context, script string, keys []string, args ...any) *redis.Cmd {
-	return bounded(ctx, func() *redis.Cmd { return c.UniversalClient.Eval(ctx, script, keys, args...) }, cmdErr(ctx))
+	return wait(c, ctx, evalCmd(ctx, "eval", script, keys, args), cmdErr(ctx))
 }
 
-// EvalSha is the pipeliner's EvalSha, bounded by ctx.
+// EvalSha is EVALSHA, bounded by ctx.
 func (c *Client) EvalSha(ctx context.Context, sha1 string, keys []string, args ...any) *redis.Cmd {
-	return bounded(ctx, func() *redis.Cmd { return c.UniversalClient.EvalSha(ctx, sha1, keys, args...) }, cmdErr(ctx))
+	return wait(c, ctx, evalCmd(ctx, "evalsha", sha1, keys, args), cmdErr(ctx))
 }
 
-// EvalRO is the pipeliner's EvalRO, bounded by ctx.
+// EvalRO is EVAL_RO, bounded by ctx.
 func (c *Client) EvalRO(ctx context.Context, script string, keys []string, args ...any) *redis.Cmd {
-	return bounded(ctx, func() *redis.Cmd { return c.UniversalClient.EvalRO(ctx, script, keys, args...) }, cmdErr(ctx))
+	return wait(c, ctx, evalCmd(ctx, "eval_ro", script, keys, args), cmdErr(ctx))
 }
 
-// EvalShaRO is the pipeliner's EvalShaRO, bounded by ctx.
+// EvalShaRO is EVALSHA_RO, bounded by ctx.
 func (c *Client) EvalShaRO(ctx context.Context, sha1 string, keys []string, args ...any) *redis.Cmd {
-	return bounded(ctx, func() *redis.Cmd { return c.UniversalClient.EvalShaRO(ctx, sha1, keys, args...) }, cmdErr(ctx))
+	return wait(c, ctx, evalCmd(ctx, "evalsha_ro", sha1, keys, args), cmdErr(ctx))
 }
 
-// Get is the pipeliner's Get, bounded by ctx.
+// Get is GET, bounded by ctx.
 func (c *Client) Get(ctx context.Context, key string) *redis.StringCmd {
-	return bounded(ctx, func() *redis.StringCmd { return c.UniversalClient.Get(ctx, key) }, stringErr(ctx))
+	return wait(c, ctx, redis.NewStringCmd(ctx, "get", key), stringErr(ctx))
 }
 
-// HGet is the pipeliner's HGet, bounded by ctx.
+// HGet is HGET, bounded by ctx.
 func (c *Client) HGet(ctx context.Context, key, field string) *redis.StringCmd {
-	return bounded(ctx, func() *redis.StringCmd { return c.UniversalClient.HGet(ctx, key, field) }, stringErr(ctx))
+	return wait(c, ctx, redis.NewStringCmd(ctx, "hget", key, field), stringErr(ctx))
 }
 
-// HSet is the pipeliner's HSet, bounded by ctx.
+// HSet is HSET key field value [field value …], bounded by ctx (the
+// values as pairs, not a map or struct).
 func (c *Client) HSet(ctx context.Context, key string, values ...any) *redis.IntCmd {
-	return bounded(ctx, func() *redis.IntCmd { return c.UniversalClient.HSet(ctx, key, values...) }, func(err error) *redis.IntCmd {
+	return wait(c, ctx, redis.NewIntCmd(ctx, append([]any{"hset", key}, values...)...), func(err error) *redis.IntCmd {
 		i := redis.NewIntCmd(ctx)
 		i.SetErr(err)
 		return i
 	})
 }
 
-// PTTL is the pipeliner's PTTL, bounded by ctx.
+// PTTL is PTTL, bounded by ctx.
 func (c *Client) PTTL(ctx context.Context, key string) *redis.DurationCmd {
-	return bounded(ctx, func() *redis.DurationCmd { return c.UniversalClient.PTTL(ctx, key) }, func(err error) *redis.DurationCmd {
+	return wait(c, ctx, redis.NewDurationCmd(ctx, time.Millisecond, "pttl", key), func(err error) *redis.DurationCmd {
 		d := redis.NewDurationCmd(ctx, time.Millisecond)
 		d.SetErr(err)
 		return d
