@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"strconv"
 	"sync"
@@ -144,7 +145,10 @@ func (e *epollStreams) drain(epfd, fd int, buf []byte) {
 		_ = syscall.EpollCtl(epfd, syscall.EPOLL_CTL_DEL, fd, nil)
 		e.states[fd].Store(nil)
 		if !st.connected {
-			e.connected <- fmt.Errorf("stream closed before connected (read: %v)", err)
+			if err == nil {
+				err = io.EOF
+			}
+			e.connected <- fmt.Errorf("stream closed before connected: %w", err)
 		}
 		return
 	}

@@ -119,7 +119,7 @@ func (c *Conn) TryWrite(frame []byte) (int, error) {
 	n, err := c.n, c.errno
 	c.buf = nil
 	switch {
-	case err == syscall.EAGAIN:
+	case errors.Is(err, syscall.EAGAIN):
 		return n, ErrWouldBlock
 	case err != nil:
 		return n, fmt.Errorf("sse write: %w", os.NewSyscallError("write", err))
