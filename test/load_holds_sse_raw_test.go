@@ -118,9 +118,7 @@ func rawFanout(t *testing.T, n, events int, gap time.Duration) []time.Duration {
 		}()
 	}
 	wg.Wait()
-	for range n {
-		require.NoError(t, <-connected)
-	}
+	awaitConnected(t, connected, n)
 	for range events {
 		_, err := fmt.Fprintf(stdin, "%d\n", time.Now().UnixNano())
 		require.NoError(t, err)

@@ -1,3 +1,5 @@
+//go:build linux
+
 package test
 
 import (
@@ -116,9 +118,7 @@ func sseDeliver(t *testing.T, p *flowgatetest.Proc, db *redistest.DB, typeID str
 		}()
 	}
 	wg.Wait()
-	for range n {
-		require.NoError(t, <-connected)
-	}
+	awaitConnected(t, connected, n)
 	t.Logf("%d streams connected in %s", n, time.Since(start).Round(time.Millisecond))
 	if measure != nil {
 		measure()

@@ -12,7 +12,10 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 )
 
 // epollStreams reads many SSE streams from raw non-blocking sockets on a
@@ -198,5 +201,21 @@ func (e *epollStreams) Close() {
 	}
 	for _, fd := range e.epfds {
 		_ = syscall.Close(fd)
+	}
+}
+
+// awaitConnected waits for n streams' reports: a refused stream (an error
+// answer on a kept-alive connection never closes) fails the test after a
+// minute instead of hanging it.
+func awaitConnected(t *testing.T, connected <-chan error, n int) {
+	t.Helper()
+	deadline := time.After(time.Minute)
+	for i := range n {
+		select {
+		case err := <-connected:
+			require.NoError(t, err)
+		case <-deadline:
+			t.Fatalf("only %d of %d streams connected within a minute", i, n)
+		}
 	}
 }

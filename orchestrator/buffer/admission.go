@@ -58,11 +58,15 @@ func newAdmitter(b *Buffer) *admitter {
 // the loop gives back what its answer admitted (a paused Redis answers the
 // caller by its deadline, not when Redis returns). Callers are counted
 // enqueues (Buffer.admit, inflight) and Stop closes the loop only after
-// they are done, so close never races a send (the send comes first).
+// they are done, so close never races a send.
 func (a *admitter) admit(ctx context.Context, x *admission) error {
 	x.done = make(chan struct{})
 	x.fate.Store(waiting)
-	a.ch <- x
+	select {
+	case a.ch <- x:
+	case <-ctx.Done(): // the loop is behind (Redis paused): nothing was admitted
+		return ctx.Err()
+	}
 	select {
 	case <-x.done:
 		return nil

@@ -348,7 +348,11 @@ func (b *Buffer) enqueueAdmitted(ctx context.Context, p prepared, c claim) (Enqu
 			b.unadmit(ctx, 1, p, c)
 			return Enqueued{}, duplicate(id, "messageId")
 		}
-		if b.taskAbsent(ctx, p) {
+		// After the caller's context ended the enqueue may still be queued in
+		// the auto-pipeliner, to be written after an EXISTS on another
+		// connection answers "absent": the claims stay (the claim check and
+		// the re-set heal them) rather than let the late task land unclaimed.
+		if ctx.Err() == nil && b.taskAbsent(ctx, p) {
 			b.unadmit(ctx, 1, p, c) // certainly not enqueued: the retry is no duplicate
 		}
 		return Enqueued{}, persistence("buffer.Enqueue", err)

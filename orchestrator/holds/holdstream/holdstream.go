@@ -286,6 +286,7 @@ func (h *Hub) Shutdown(ctx context.Context) error {
 	case <-done:
 	case <-ctx.Done():
 		err = fmt.Errorf("holdstream shutdown: streams still open: %w", ctx.Err())
+		h.abortAll() // a slow client's drain would otherwise hold its write for WriteTimeout
 	}
 	close(h.stop)
 	if h.control != nil {
@@ -293,4 +294,27 @@ func (h *Hub) Shutdown(ctx context.Context) error {
 	}
 	h.loops.Wait()
 	return err
+}
+
+// abortAll fails the pending write of every stream still attached, so the
+// goroutines draining to slow clients end now (their reason is already
+// server-shutdown).
+func (h *Hub) abortAll() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	abort := func(s *stream) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.conn != nil {
+			s.conn.Abort()
+		}
+	}
+	for _, ts := range h.types {
+		for _, sh := range ts.shards {
+			sh.each(abort)
+		}
+	}
+	for _, s := range h.clients {
+		abort(s)
+	}
 }

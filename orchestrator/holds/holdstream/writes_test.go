@@ -385,3 +385,34 @@ func TestPingsSpreadOverTheInterval(t *testing.T) {
 	require.Greater(t, hi.Sub(lo), 400*time.Millisecond, "the first pings are spread over the interval")
 	require.Less(t, hi.Sub(lo), 1100*time.Millisecond, "every stream is pinged within one interval")
 }
+
+// TestShutdownAbortsASlowClientsDrain: a stream draining to a client that
+// stopped reading would hold its write for WriteTimeout (here a minute);
+// once Shutdown's wait runs out the write is aborted and the stream ends.
+func TestShutdownAbortsASlowClientsDrain(t *testing.T) {
+	e := newEnv(t)
+	in := e.instance(t, func(c *holdstream.Config) {
+		c.Ping, c.WriteTimeout, c.Buffer = time.Hour, time.Minute, 1<<20
+	})
+	slow := dialStream(t, in, "appointmentTypeId=type1&clientId=slow")
+	slow.until(t, "connected") // and reads nothing more
+	big := strings.Repeat("s", 8<<10)
+	for range 40 { // 40 × 100 × 8 KB = 32 MB: more than the sockets buffer, the rest is pending
+		pipe := e.db.Client.Pipeline()
+		for i := range 100 {
+			b, _ := json.Marshal(holdstream.Event{Type: holdstream.TypeHold, Hold: hold(fmt.Sprint("h", i), "bob", "type1", big, t0, time.Now().Add(time.Minute))})
+			pipe.Publish(context.Background(), e.prefix+"holds:events:type1", b)
+		}
+		_, err := pipe.Exec(context.Background())
+		require.NoError(t, err)
+	}
+	time.Sleep(500 * time.Millisecond) // the fan-out is behind the socket: the drain holds a write
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	err := in.hub.Shutdown(ctx)
+	require.ErrorIs(t, err, context.DeadlineExceeded, "the slow stream was still draining")
+	require.Eventually(t, func() bool { return in.hub.Streams() == 0 }, 3*time.Second, 10*time.Millisecond,
+		"the aborted drain ends the stream, not the one-minute write timeout")
+	require.Less(t, time.Since(start), 5*time.Second)
+}

@@ -31,6 +31,8 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+
+	"github.com/flowgate/flowgate/contracts"
 )
 
 // Header values of every stream (seed 002 "SSE Stream Protocol").
@@ -225,6 +227,11 @@ func Handler(open Open, o Options) fiber.Handler {
 		o.Shutdown = context.Background()
 	}
 	return func(c *fiber.Ctx) error {
+		if !Hijackable(c) { // fasthttp would never run the stream: open's source would leak
+			e := contracts.Errorf(contracts.CodeInvalid, "a stream needs a keep-alive HTTP/1.1 connection (no Connection: close)")
+			e.Details = map[string]any{"field": "Connection"}
+			return e
+		}
 		ctx, cancel := context.WithCancel(o.Shutdown)
 		events, stop, err := open(ctx, c)
 		if err != nil {

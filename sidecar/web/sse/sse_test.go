@@ -15,6 +15,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/stretchr/testify/require"
 
+	"github.com/flowgate/flowgate/contracts"
 	"github.com/flowgate/flowgate/sidecar/web/sse"
 )
 
@@ -102,4 +103,40 @@ func TestStreamOutlivesServerWriteTimeout(t *testing.T) {
 		}
 	}
 	require.GreaterOrEqual(t, pings, 5)
+}
+
+// TestHandlerRefusesConnectionClose: fasthttp never hands over a
+// Connection: close (or HTTP/1.0) connection, so the stream would never
+// run and its source never stop: 400 naming Connection, the source not
+// opened.
+func TestHandlerRefusesConnectionClose(t *testing.T) {
+	opened := 0
+	app := fiber.New(fiber.Config{DisableStartupMessage: true, ErrorHandler: func(c *fiber.Ctx, err error) error {
+		var ce *contracts.Error
+		if errors.As(err, &ce) {
+			return c.Status(400).JSON(fiber.Map{"code": ce.Code, "details": ce.Details})
+		}
+		return fiber.DefaultErrorHandler(c, err)
+	}})
+	app.Get("/s", sse.Handler(func(ctx context.Context, c *fiber.Ctx) (<-chan sse.Event, func(), error) {
+		opened++
+		return make(chan sse.Event), func() {}, nil
+	}, sse.Options{}))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	go func() { _ = app.Listener(ln) }()
+	t.Cleanup(func() { _ = app.Shutdown() })
+	for _, head := range []string{"GET /s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", "GET /s HTTP/1.0\r\nHost: x\r\n\r\n"} {
+		conn, err := net.Dial("tcp", ln.Addr().String())
+		require.NoError(t, err)
+		_, err = io.WriteString(conn, head)
+		require.NoError(t, err)
+		require.NoError(t, conn.SetReadDeadline(time.Now().Add(5*time.Second)))
+		answer, err := io.ReadAll(conn) // the server closes after answering
+		conn.Close()
+		require.NoError(t, err)
+		require.True(t, strings.HasPrefix(string(answer), "HTTP/1.1 400"), "%q: %s", head, answer)
+		require.Contains(t, string(answer), `"field":"Connection"`, head)
+	}
+	require.Zero(t, opened, "the source is not opened for a stream that cannot run")
 }
