@@ -123,20 +123,22 @@ func (x *holdsE2E) offered(uui string, s contracts.ApptSlot) bool {
 	return false
 }
 
-// event waits for an event of typ on slot s (events of other tests on the
-// same Redis server are skipped: channels are not per DB).
-func (x *holdsE2E) event(typ string, s contracts.ApptSlot) holds.Event {
+// event waits for client's typ event on slot s. Pub/sub channels are not
+// per database: other tests' flowgates running in parallel publish on the
+// same appointment type's channel for the simulator's same slots, so the
+// client (this test's session) is part of the match.
+func (x *holdsE2E) event(typ, client string, s contracts.ApptSlot) holds.Event {
 	x.t.Helper()
 	start := utc(x.t, s.StartTime)
 	deadline := time.After(10 * time.Second)
 	for {
 		select {
 		case ev := <-x.events:
-			if ev.Type == typ && strings.EqualFold(ev.SpecialistID, col(s)) && ev.SlotStartDate.Equal(start) {
+			if ev.Type == typ && ev.ClientID == client && strings.EqualFold(ev.SpecialistID, col(s)) && ev.SlotStartDate.Equal(start) {
 				return ev
 			}
 		case <-deadline:
-			x.t.Fatalf("no %s event for %s %s", typ, s.StartTime, col(s))
+			x.t.Fatalf("no %s event of %s for %s %s", typ, client, s.StartTime, col(s))
 		}
 	}
 }
@@ -170,10 +172,10 @@ func TestHoldsBothFaces(t *testing.T) {
 	// reservation is published (hold, then confirm), refuses a web hold and
 	// keeps the slot out of session B's list.
 	c.booked(apptReq(patA.PatientGUID, patA.BookingAuthToken, list[1], "Al Alpha", "call-a"))
-	ev := x.event("hold", list[1])
+	ev := x.event("hold", "call-a", list[1])
 	require.Equal(t, holds.FaceIVA, ev.Face)
 	require.Equal(t, "call-a", ev.ClientID)
-	x.event("confirm", list[1])
+	x.event("confirm", "call-a", list[1])
 	status, _ = x.webHold("web-2", list[1])
 	require.Equal(t, 409, status, "a createAppt reservation refuses a web hold")
 	require.False(t, x.offered("call-b", list[1]))
@@ -195,13 +197,13 @@ func TestHoldsBothFaces(t *testing.T) {
 		}
 		inFlight <- out
 	}()
-	x.event("hold", list[5])
+	x.event("hold", "call-a", list[5])
 	require.False(t, x.offered("call-b", list[5]), "offered to B while A books it")
 	raw5 := <-inFlight
 	require.Empty(t, errorType(t, raw5), truncate(raw5))
 	strictDecode[contracts.ApptBookedResponse](t, raw5)
 	x.sim.setFaults(cloud9sim.FaultsJSON{})
-	x.event("confirm", list[5])
+	x.event("confirm", "call-a", list[5])
 	require.False(t, x.offered("call-b", list[5]))
 
 	// Seed case 2: a reservation expires; the slot is offered again and the
@@ -209,7 +211,7 @@ func TestHoldsBothFaces(t *testing.T) {
 	_, err = x.iva.Reserve(context.Background(), slotOf(list[2]), "call-a", "Ann Alpha")
 	require.NoError(t, err)
 	require.False(t, x.offered("call-b", list[2]))
-	x.event("release", list[2])
+	x.event("release", "call-a", list[2])
 	require.True(t, x.offered("call-b", list[2]), "expired: offered again")
 
 	// Seed case 3: the reserving session still sees its slot; others do not.
@@ -229,8 +231,8 @@ func TestHoldsBothFaces(t *testing.T) {
 	require.NoError(t, err)
 	raw, et = c.appt(apptReq(patA.PatientGUID, patA.BookingAuthToken, list[4], "Al Alpha", "call-a"))
 	require.NotEmpty(t, et, "Cloud9 refused: %s", truncate(raw))
-	x.event("hold", list[4])
-	x.event("release", list[4])
+	x.event("hold", "call-a", list[4])
+	x.event("release", "call-a", list[4])
 	h, _, found, err := x.eng.HolderOf(context.Background(), col(list[4]), utc(t, list[4].StartTime))
 	require.NoError(t, err)
 	require.False(t, found, "reservation left after a failed booking: %+v", h)
