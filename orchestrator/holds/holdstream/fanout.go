@@ -51,6 +51,7 @@ func (sh *shard) each(fn func(*stream)) {
 // first on the caller, the others on the hub's workers), and returns when
 // all are done.
 func (h *Hub) forEach(shards []*shard, fn func(*stream)) {
+	fn = h.guarded(fn)
 	var wg sync.WaitGroup
 	for _, sh := range shards[1:] {
 		wg.Add(1)
@@ -63,6 +64,21 @@ func (h *Hub) forEach(shards []*shard, fn func(*stream)) {
 	}
 	shards[0].each(fn)
 	wg.Wait()
+}
+
+// guarded is fn with a panic for one stream ending that stream with
+// "unknown" (logged at error level) instead of the process: the fan-out,
+// the pings and the shutdown run it for every stream of a shard.
+func (h *Hub) guarded(fn func(*stream)) func(*stream) {
+	return func(s *stream) {
+		defer func() {
+			if r := recover(); r != nil {
+				h.cfg.Logger.Error("holds stream panicked", "connection_id", s.id, "panic", r)
+				h.end(s, ReasonUnknown)
+			}
+		}()
+		fn(s)
+	}
 }
 
 // worker runs fan-out jobs until the hub stops.

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -415,4 +416,32 @@ func TestShutdownAbortsASlowClientsDrain(t *testing.T) {
 	require.Eventually(t, func() bool { return in.hub.Streams() == 0 }, 3*time.Second, 10*time.Millisecond,
 		"the aborted drain ends the stream, not the one-minute write timeout")
 	require.Less(t, time.Since(start), 5*time.Second)
+}
+
+// TestPanicEndsOneStreamNotTheProcess: a panic while writing to one stream
+// (here the clock, read for the ping) ends that stream with "unknown";
+// the hub goes on serving.
+func TestPanicEndsOneStreamNotTheProcess(t *testing.T) {
+	e := newEnv(t)
+	var boom atomic.Bool
+	in := e.instance(t, func(c *holdstream.Config) {
+		c.Ping = 100 * time.Millisecond
+		c.Now = func() time.Time {
+			if boom.Load() {
+				panic("clock broke")
+			}
+			return time.Now()
+		}
+	})
+	s := dialStream(t, in, "appointmentTypeId=type1&clientId=victim")
+	s.until(t, "connected")
+	boom.Store(true)
+	require.Eventually(t, func() bool {
+		return metric(t, in.reg, "holdstream_streams_ended_total", map[string]string{"reason": holdstream.ReasonUnknown}) == 1
+	}, 5*time.Second, 10*time.Millisecond, "the stream whose ping panicked ended with unknown")
+	require.Equal(t, holdstream.ReasonUnknown, s.until(t, "end")["reason"])
+	boom.Store(false)
+	next := dialStream(t, in, "appointmentTypeId=type1&clientId=next")
+	next.until(t, "connected")
+	require.Equal(t, 1, in.hub.Streams())
 }
