@@ -137,17 +137,10 @@ func TestSlowClientEndsWithSendFailedWhileOthersReceive(t *testing.T) {
 		}
 	}()
 
-	big := strings.Repeat("s", 8<<10) // 8 KB frames fill the buffers fast
 	deadline := time.Now().Add(15 * time.Second)
 	for metric(t, in.reg, "holdstream_streams_ended_total", map[string]string{"reason": holdstream.ReasonSendFailed}) == 0 {
 		require.True(t, time.Now().Before(deadline), "the slow client was never given up on")
-		pipe := e.db.Client.Pipeline()
-		for i := range 100 {
-			b, _ := json.Marshal(holdstream.Event{Type: holdstream.TypeHold, Hold: hold(fmt.Sprint("h", i), "bob", "type1", big, t0, time.Now().Add(time.Minute))})
-			pipe.Publish(context.Background(), e.prefix+"holds:events:type1", b)
-		}
-		_, err := pipe.Exec(context.Background())
-		require.NoError(t, err)
+		publishBig(t, e)
 		time.Sleep(20 * time.Millisecond)
 	}
 	e.engine.publish(t, holdstream.TypeHold, hold("last", "bob", "type1", "spec1", t0, time.Now().Add(time.Minute)))
@@ -397,15 +390,9 @@ func TestShutdownAbortsASlowClientsDrain(t *testing.T) {
 	})
 	slow := dialStream(t, in, "appointmentTypeId=type1&clientId=slow")
 	slow.until(t, "connected") // and reads nothing more
-	big := strings.Repeat("s", 8<<10)
-	for range 40 { // 40 × 100 × 8 KB = 32 MB: more than the sockets buffer, the rest is pending
-		pipe := e.db.Client.Pipeline()
-		for i := range 100 {
-			b, _ := json.Marshal(holdstream.Event{Type: holdstream.TypeHold, Hold: hold(fmt.Sprint("h", i), "bob", "type1", big, t0, time.Now().Add(time.Minute))})
-			pipe.Publish(context.Background(), e.prefix+"holds:events:type1", b)
-		}
-		_, err := pipe.Exec(context.Background())
-		require.NoError(t, err)
+	// 40 × 800 KB = 32 MB: more than the sockets buffer, the rest is pending.
+	for range 40 {
+		publishBig(t, e)
 	}
 	time.Sleep(500 * time.Millisecond) // the fan-out is behind the socket: the drain holds a write
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
@@ -444,4 +431,18 @@ func TestPanicEndsOneStreamNotTheProcess(t *testing.T) {
 	next := dialStream(t, in, "appointmentTypeId=type1&clientId=next")
 	next.until(t, "connected")
 	require.Equal(t, 1, in.hub.Streams())
+}
+
+// publishBig publishes 100 hold events of type1 with 8 KB specialist ids
+// (800 KB: a client that does not read fills its socket buffers fast).
+func publishBig(t *testing.T, e *env) {
+	t.Helper()
+	big := strings.Repeat("s", 8<<10)
+	pipe := e.db.Client.Pipeline()
+	for i := range 100 {
+		b, _ := json.Marshal(holdstream.Event{Type: holdstream.TypeHold, Hold: hold(fmt.Sprint("h", i), "bob", "type1", big, t0, time.Now().Add(time.Minute))})
+		pipe.Publish(context.Background(), e.prefix+"holds:events:type1", b)
+	}
+	_, err := pipe.Exec(context.Background())
+	require.NoError(t, err)
 }
