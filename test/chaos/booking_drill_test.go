@@ -69,7 +69,7 @@ func TestDrillBookingRedisPaused(t *testing.T) {
 	// Redis must stay down past the longest budget, or a late answer would
 	// only show the pause's length.
 	pauseFor := max(drillPause(t), bookingSyncBudget+5*time.Second)
-	resume := pause(t, srv)
+	resume := srv.Pause()
 	began := time.Now()
 	answers := make([]answer, len(cases))
 	var wg sync.WaitGroup

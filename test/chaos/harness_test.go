@@ -4,7 +4,6 @@ package chaos
 
 import (
 	"bytes"
-	"context"
 	"crypto/sha256"
 	"fmt"
 	"io"
@@ -15,14 +14,10 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/flowgate/flowgate/test/flowgatetest"
-	"github.com/flowgate/flowgate/test/rediscluster"
 	"github.com/flowgate/flowgate/webhooks/signature"
 )
 
@@ -66,47 +61,6 @@ func flowgateEnv(redisURL string, extra map[string]string) map[string]string {
 		env[k] = v
 	}
 	return env
-}
-
-// redisPID asks a redis-server for its process id (INFO server), so a
-// drill can stop and continue exactly that process.
-func redisPID(t *testing.T, srv *rediscluster.Server) int {
-	t.Helper()
-	c := redis.NewClient(&redis.Options{Addr: srv.Addr(), MaxRetries: -1})
-	defer c.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	info, err := c.Info(ctx, "server").Result()
-	if err != nil {
-		t.Fatalf("INFO server: %v", err)
-	}
-	for _, line := range strings.Split(info, "\n") {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "process_id:"); ok {
-			pid, err := strconv.Atoi(v)
-			if err != nil {
-				t.Fatalf("INFO process_id %q: %v", v, err)
-			}
-			return pid
-		}
-	}
-	t.Fatalf("INFO server has no process_id:\n%s", info)
-	return 0
-}
-
-// pause stops the redis-server with SIGSTOP: it keeps its sockets, accepts
-// connections in the kernel and answers nothing — a hung Redis. The
-// returned function continues it (SIGCONT) and is also registered as a
-// cleanup, so a failing drill never leaves it stopped.
-func pause(t *testing.T, srv *rediscluster.Server) (resume func()) {
-	t.Helper()
-	pid := redisPID(t, srv)
-	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
-		t.Fatalf("SIGSTOP redis-server %d: %v", pid, err)
-	}
-	var once sync.Once
-	resume = func() { once.Do(func() { _ = syscall.Kill(pid, syscall.SIGCONT) }) }
-	t.Cleanup(resume)
-	return resume
 }
 
 // signer dates signed requests so that no (timestamp, request) pair is

@@ -116,7 +116,7 @@ func pausePhase(t *testing.T, srv *rediscluster.Server, p *flowgatetest.Proc, l 
 	created, claimed := l.created.Load(), l.claimed.Load()
 	pausedAt := time.Since(began)
 	endPause := tl.outage("SIGSTOP")
-	resume := pause(t, srv)
+	resume := srv.Pause()
 	readyz := probeReadyz(p, pauseFor)
 	time.Sleep(pauseFor)
 	resume()

@@ -2,9 +2,6 @@ package bookingdeps_test
 
 import (
 	"context"
-	"strconv"
-	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -28,25 +25,6 @@ import (
 type connOpt struct{ c redis.UniversalClient }
 
 func (o connOpt) MakeRedisClient() any { return o.c }
-
-// pause stops the redis-server process (SIGSTOP): connections stay open
-// and every call hangs, the failure no dial error reveals. It resumes at
-// the end of the test.
-func pause(t *testing.T, c *redis.Client) {
-	t.Helper()
-	info, err := c.Info(context.Background(), "server").Result()
-	require.NoError(t, err)
-	var pid int
-	for _, line := range strings.Split(info, "\n") {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "process_id:"); ok {
-			pid, err = strconv.Atoi(v)
-			require.NoError(t, err)
-		}
-	}
-	require.Positive(t, pid)
-	require.NoError(t, syscall.Kill(pid, syscall.SIGSTOP))
-	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGCONT) })
-}
 
 // A real redis-server paused mid-run (DESIGN.md §5): createAppt answers
 // within BOOKING_SYNC_BUDGET + 0.5 s — never as booked, never sent
@@ -89,7 +67,7 @@ func TestPausedRedisBookingAnswersWithinTheBudget(t *testing.T) {
 	_, ok := svc.CreateAppt(ctx, req).Body.(contracts.ApptBookedResponse)
 	require.True(t, ok, "booked while Redis answers")
 
-	pause(t, c)
+	srv.Pause() // SIGSTOP: connections stay open, every call hangs; resumed at cleanup
 	req.StartTime = "01/21/2026 11:00 AM"
 	began := time.Now()
 	a := svc.CreateAppt(ctx, req)
