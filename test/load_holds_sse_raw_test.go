@@ -10,13 +10,14 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/flowgate/flowgate/sidecar/web/sse"
 )
 
 // rawFanoutEnv makes the test binary a raw fan-out server (the helper
@@ -29,7 +30,7 @@ const rawFanoutEnv = "FLOWGATE_RAW_FANOUT_HELPER"
 // without flowgate. It prints its address, answers every connection with
 // the response head and a "connected" event, and for each line on stdin
 // (a publish time in ns) writes one chunk framing a hold event of the
-// holds stream's size to every connection, from one goroutine per core
+// holds stream's size (sse.AppendChunk, flowgate's framing) to every connection, from one goroutine per core
 // as flowgate's fan-out shards do. It ends when stdin closes.
 func TestRawFanoutHelper(t *testing.T) {
 	if os.Getenv(rawFanoutEnv) != "1" {
@@ -47,7 +48,7 @@ func TestRawFanoutHelper(t *testing.T) {
 			if err != nil {
 				return
 			}
-			if _, err := io.WriteString(c, head+chunk(`data: {"type":"connected","connectionId":"raw"}`+"\n\n")); err != nil {
+			if _, err := c.Write(sse.AppendChunk([]byte(head), sse.Event{Data: []byte(`{"type":"connected","connectionId":"raw"}`)})); err != nil {
 				c.Close()
 				continue
 			}
@@ -58,8 +59,8 @@ func TestRawFanoutHelper(t *testing.T) {
 	}()
 	in := bufio.NewScanner(os.Stdin)
 	for in.Scan() {
-		frame := []byte(chunk(`data: {"type":"hold","holdId":"` + strings.TrimSpace(in.Text()) +
-			`","clientId":"someone","appointmentTypeId":"sse-load-0000000000000000000","specialistId":"s1","slotStartDate":"2026-11-24T15:00:00Z","slotEndDate":"2026-11-24T15:30:00Z","holdExpiresAt":"2026-11-24T15:00:30Z","face":"web","isOwnHold":false}` + "\n\n"))
+		frame := sse.AppendChunk(nil, sse.Event{Data: []byte(`{"type":"hold","holdId":"` + strings.TrimSpace(in.Text()) +
+			`","clientId":"someone","appointmentTypeId":"sse-load-0000000000000000000","specialistId":"s1","slotStartDate":"2026-11-24T15:00:00Z","slotEndDate":"2026-11-24T15:30:00Z","holdExpiresAt":"2026-11-24T15:00:30Z","face":"web","isOwnHold":false}`)})
 		mu.Lock()
 		all := conns
 		mu.Unlock()
@@ -77,9 +78,6 @@ func TestRawFanoutHelper(t *testing.T) {
 		wg.Wait()
 	}
 }
-
-// chunk frames s as one HTTP/1.1 chunk.
-func chunk(s string) string { return strconv.FormatInt(int64(len(s)), 16) + "\r\n" + s + "\r\n" }
 
 // rawFanout measures the raw fan-out server (TestRawFanoutHelper, a
 // separate process) with the same n clients and events as the flowgate
@@ -99,37 +97,13 @@ func rawFanout(t *testing.T, n, events int, gap time.Duration) []time.Duration {
 	addr := strings.TrimSpace(out.Text())
 	go func() { _, _ = io.Copy(io.Discard, stdout) }()
 
-	connected := make(chan error, n)
-	lat := &sseLatencies{}
-	streams, err := newEpollStreams(2, n+65536, lat, connected)
-	require.NoError(t, err)
-	defer streams.Close()
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 64)
-	for range n {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			if err := streams.Open(addr, "raw=1"); err != nil {
-				connected <- err
-			}
-		}()
-	}
-	wg.Wait()
-	awaitConnected(t, connected, n)
-	for range events {
-		_, err := fmt.Fprintf(stdin, "%d\n", time.Now().UnixNano())
-		require.NoError(t, err)
-		time.Sleep(gap)
-	}
-	deadline := time.Now().Add(60 * time.Second)
-	for lat.n.Load() < int64(n*events) {
-		if time.Now().After(deadline) {
-			t.Fatalf("raw fan-out: only %d of %d deliveries within 60s", lat.n.Load(), n*events)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	return lat.sorted()
+	lats, closeStreams := deliveries{addr: addr, n: n, events: events, gap: gap,
+		query: func(int) string { return "raw=1" },
+		publish: func(ns int64) error {
+			_, err := fmt.Fprintf(stdin, "%d\n", ns)
+			return err
+		},
+	}.run(t)
+	closeStreams() // before stdin closes: the helper's writes then fail rather than block
+	return lats
 }

@@ -94,56 +94,31 @@ func inUse(body string) float64 {
 	return heap + stack
 }
 
-// sseDeliver opens n streams on p, publishes events spaced gap apart and
-// returns the sorted delivery latencies (and the connections to close).
+// sseDeliver opens n streams of typeID on p, publishes events spaced gap
+// apart on the type's channel and returns the sorted delivery latencies;
+// the streams stay open until the test ends.
 func sseDeliver(t *testing.T, p *flowgatetest.Proc, db *redistest.DB, typeID string, n, events int, gap time.Duration, measure func()) []time.Duration {
 	t.Helper()
-	connected := make(chan error, n)
-	lat := &sseLatencies{}
-	streams, err := newEpollStreams(2, n+65536, lat, connected)
-	require.NoError(t, err)
-	t.Cleanup(streams.Close)
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 64)
-	start := time.Now()
-	for i := range n {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			if err := streams.Open(p.Addr(), fmt.Sprintf("appointmentTypeId=%s&clientId=bench-%d&leaseMs=3600000", typeID, i)); err != nil {
-				connected <- err
-			}
-		}()
-	}
-	wg.Wait()
-	awaitConnected(t, connected, n)
-	t.Logf("%d streams connected in %s", n, time.Since(start).Round(time.Millisecond))
-	if measure != nil {
-		measure()
-	}
-	for range events {
-		require.NoError(t, db.Client.Publish(context.Background(), "holds:events:"+typeID,
-			fmt.Sprintf(`{"type":"hold","holdId":"%d","clientId":"someone","appointmentTypeId":%q,"specialistId":"s1","slotStartDate":"2026-11-24T15:00:00Z","slotEndDate":"2026-11-24T15:30:00Z","holdExpiresAt":"2026-11-24T15:00:30Z"}`,
-				time.Now().UnixNano(), typeID)).Err())
-		time.Sleep(gap)
-	}
-	deadline := time.Now().Add(60 * time.Second)
-	for lat.n.Load() < int64(n*events) {
-		if time.Now().After(deadline) {
+	lats, closeStreams := deliveries{addr: p.Addr(), n: n, events: events, gap: gap, measure: measure,
+		query: func(i int) string {
+			return fmt.Sprintf("appointmentTypeId=%s&clientId=bench-%d&leaseMs=3600000", typeID, i)
+		},
+		publish: func(ns int64) error {
+			return db.Client.Publish(context.Background(), "holds:events:"+typeID,
+				fmt.Sprintf(`{"type":"hold","holdId":"%d","clientId":"someone","appointmentTypeId":%q,"specialistId":"s1","slotStartDate":"2026-11-24T15:00:00Z","slotEndDate":"2026-11-24T15:30:00Z","holdExpiresAt":"2026-11-24T15:00:30Z"}`,
+					ns, typeID)).Err()
+		},
+		onShort: func() {
 			_, m := p.Get("/metrics")
 			for _, line := range strings.Split(m, "\n") {
 				if strings.HasPrefix(line, "holdstream_streams") {
 					t.Log(line)
 				}
 			}
-			t.Fatalf("only %d of %d deliveries within 60s", lat.n.Load(), n*events)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	out := lat.sorted()
-	return out
+		},
+	}.run(t)
+	t.Cleanup(closeStreams)
+	return lats
 }
 
 // forceGC runs two garbage collections in the binary (pprof's heap

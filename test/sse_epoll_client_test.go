@@ -219,3 +219,63 @@ func awaitConnected(t *testing.T, connected <-chan error, n int) {
 		}
 	}
 }
+
+// deliveries is one delivery measurement: n streams opened to addr (the
+// request of stream i for query(i)) on epoll clients, measure run once all
+// are connected, then events published gap apart by publish (given the
+// publish time in ns, the event's holdId) and every delivery's latency.
+type deliveries struct {
+	addr    string
+	n       int
+	query   func(i int) string
+	measure func() // may be nil
+	events  int
+	gap     time.Duration
+	publish func(ns int64) error
+	onShort func() // logs what explains missing deliveries; may be nil
+}
+
+// run measures d and returns the sorted latencies and the function that
+// closes the streams (they stay open until then).
+func (d deliveries) run(t *testing.T) ([]time.Duration, func()) {
+	t.Helper()
+	connected := make(chan error, d.n)
+	lat := &sseLatencies{}
+	streams, err := newEpollStreams(2, d.n+65536, lat, connected)
+	require.NoError(t, err)
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 64)
+	start := time.Now()
+	for i := range d.n {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			if err := streams.Open(d.addr, d.query(i)); err != nil {
+				connected <- err
+			}
+		}()
+	}
+	wg.Wait()
+	awaitConnected(t, connected, d.n)
+	t.Logf("%d streams connected in %s", d.n, time.Since(start).Round(time.Millisecond))
+	if d.measure != nil {
+		d.measure()
+	}
+	for range d.events {
+		require.NoError(t, d.publish(time.Now().UnixNano()))
+		time.Sleep(d.gap)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for lat.n.Load() < int64(d.n*d.events) {
+		if time.Now().After(deadline) {
+			if d.onShort != nil {
+				d.onShort()
+			}
+			t.Fatalf("only %d of %d deliveries within 60s", lat.n.Load(), d.n*d.events)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return lat.sorted(), streams.Close
+}
