@@ -39,6 +39,7 @@ func opsBuffer() []Op {
 		{Method: http.MethodPost, Path: base + "/circuits/:type/reset", Tag: tag, Summary: "Close one breaker", Auth: AuthBuffer,
 			Responses: []Resp{ok("reset", contracts.BufferActionResponse{}), unauth, missing}},
 		{Method: http.MethodGet, Path: base + "/events", Tag: tag, Summary: "Server-Sent Events (enqueued, completed, failed, dlq, circuit)", Auth: AuthBuffer,
-			Query: []string{"event", "channel"}, Responses: []Resp{{Status: s200, Desc: "an event stream of BufferEvent", ContentType: "text/event-stream"}, unauth}},
+			Query: []string{"event", "channel"}, Responses: []Resp{{Status: s200, Desc: "an event stream of BufferEvent", ContentType: "text/event-stream"},
+				{Status: s400, Desc: "a stream needs a keep-alive HTTP/1.1 connection (Connection: close or HTTP/1.0 is refused)", Body: errBody}, unauth}},
 	}
 }
