@@ -128,7 +128,10 @@ func TestLoadBufferThroughput(t *testing.T) {
 	insp := db.Client
 	const conns = 64
 
+	split := cpuSplitter(t, db.Client, p.PID())
+	rawCPU := split()
 	raw := rawEnqueue(t, db, n, conns)
+	rawCPU = split().minus(rawCPU)
 	rawRate := float64(n) / raw.Seconds()
 	single := func(off int) loadgen.Config {
 		return loadgen.Config{Addr: p.Addr(), Conns: conns, Requests: n, Check: wantStatus(202),
@@ -140,11 +143,12 @@ func TestLoadBufferThroughput(t *testing.T) {
 	// of this phase), then unpaused and drained.
 	ainsp := asynq.NewInspectorFromRedisClient(db.Client)
 	require.NoError(t, ainsp.PauseQueue("buffer.default"))
-	cpu0 := procCPU(p.PID())
+	httpCPU := split()
 	profiled := profileCPU(t, extra["PPROF_ADDR"], prof, time.Duration(max(2, n/10000))*time.Second)
 	pres := loadgen.Run(single(0))
 	require.Zero(t, pres.Failures, "%v", pres.FirstError)
-	pcpu := float64(procCPU(p.PID())-cpu0) / 100
+	httpCPU = split().minus(httpCPU)
+	pcpu := httpCPU.flowgate
 	profiled()
 	require.NoError(t, ainsp.UnpauseQueue("buffer.default"))
 	waitCompleted(t, insp, "buffer.default", n, 60*time.Second+time.Duration(n)*time.Millisecond)
@@ -187,6 +191,7 @@ func TestLoadBufferThroughput(t *testing.T) {
 	t.Logf("raw asynq.Client.Enqueue: %d in %s = %.0f/s (%d goroutines)", n, raw.Round(time.Millisecond), rawRate, conns)
 	t.Logf("HTTP enqueue, queue paused (no consumer, as raw): %s — %.0f%% of raw; flowgate CPU %.0f µs per request",
 		pres, 100*pres.PerSecond()/rawRate, 1e6*pcpu/float64(n))
+	t.Logf("CPU per message, raw: %s; HTTP enqueue (paused): %s", rawCPU.per(n), httpCPU.per(n))
 	t.Logf("HTTP enqueue while draining: %s — %.0f%% of raw", res, 100*httpRate/rawRate)
 	t.Logf("GET /healthz (the HTTP ceiling): %s, flowgate CPU %.0f µs per request — HTTP enqueue (paused) = %.0f%% of it",
 		hres, 1e6*hcpu/float64(n), 100*pres.PerSecond()/hres.PerSecond())
@@ -387,6 +392,29 @@ func procMem(pid int) (rss, peak int64) {
 		}
 	}
 	return rss, peak
+}
+
+// cpuUse is CPU seconds spent by the three parties of a load test.
+type cpuUse struct{ client, flowgate, redis float64 }
+
+func (a cpuUse) minus(b cpuUse) cpuUse {
+	return cpuUse{a.client - b.client, a.flowgate - b.flowgate, a.redis - b.redis}
+}
+
+// per renders the use per message in µs.
+func (a cpuUse) per(n int) string {
+	f := func(s float64) float64 { return 1e6 * s / float64(n) }
+	return fmt.Sprintf("load generator / raw client %.0f µs, flowgate %.0f µs, redis-server %.0f µs (sum %.0f µs)",
+		f(a.client), f(a.flowgate), f(a.redis), f(a.client+a.flowgate+a.redis))
+}
+
+// cpuSplitter reads the CPU used so far by this process (the load
+// generator or the raw client), the flowgate process pid and the
+// redis-server behind rdb.
+func cpuSplitter(t *testing.T, rdb *redis.Client, pid int) func() cpuUse {
+	return func() cpuUse {
+		return cpuUse{client: selfCPU(t), flowgate: float64(procCPU(pid)) / 100, redis: serverCPU(t, rdb)}
+	}
 }
 
 // procCPU is utime+stime of pid in clock ticks (100/s).

@@ -1,12 +1,16 @@
 // Package loadgen drives an HTTP endpoint with a fixed number of
-// keep-alive connections and reports throughput and latency percentiles.
-// It uses fasthttp's client (already a dependency through Fiber) because
-// net/http's client costs more CPU per request than the servers we
-// measure on a 2-core machine.
+// keep-alive connections, one request in flight on each, and reports
+// throughput and latency percentiles. The load generator shares this
+// 2-core machine with the server it measures, so what it costs is taken
+// from the server: on Linux it is a wire client (wire.go: requests
+// rendered before the clock starts, raw sockets on epoll loops); elsewhere,
+// with Config.Client set or FLOWGATE_LOADGEN=fasthttp, fasthttp's client (net/http's costs more CPU
+// per request still).
 package loadgen
 
 import (
 	"fmt"
+	"os"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -23,7 +27,13 @@ type Config struct {
 	Requests int    // total requests
 	Build    func(i int, req *fasthttp.Request)
 	// Check validates a response; a non-nil error counts as a failure.
+	// On the wire client only its status and body are set.
 	Check func(i int, resp *fasthttp.Response) error
+	// Client forces fasthttp's client (a header-rich check, a comparison).
+	Client bool
+	// Loops is the wire client's epoll loops (default 1: one thread is
+	// enough for tens of thousands of requests per second).
+	Loops int
 }
 
 // Result is what one run measured.
@@ -45,8 +55,25 @@ func (r Result) String() string {
 		r.P50.Round(10*time.Microsecond), r.P99.Round(10*time.Microsecond), r.Max.Round(10*time.Microsecond), r.Failures)
 }
 
-// Run executes cfg and blocks until every request completed.
+// Run executes cfg and blocks until every request completed. An error of
+// the wire client itself (a connection refused or closed, an answer it
+// cannot parse) is the result's FirstError, with every request not
+// answered counted as failed.
 func Run(cfg Config) Result {
+	if !cfg.Client && wireSupported && os.Getenv("FLOWGATE_LOADGEN") != "fasthttp" {
+		res, err := runWire(cfg)
+		if err != nil {
+			res.Requests = cfg.Requests
+			res.Failures = cfg.Requests
+			res.FirstError = err
+		}
+		return res
+	}
+	return runClient(cfg)
+}
+
+// runClient is Run on fasthttp's client.
+func runClient(cfg Config) Result {
 	client := &fasthttp.HostClient{Addr: cfg.Addr, MaxConns: cfg.Conns, ReadTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second}
 	lat := make([]time.Duration, cfg.Requests)
 	var next, failures atomic.Int64
@@ -86,9 +113,14 @@ func Run(cfg Config) Result {
 	if e, ok := firstErr.Load().(error); ok {
 		res.FirstError = e
 	}
+	res.percentiles(lat)
+	return res
+}
+
+// percentiles sorts lat and sets P50, P99 and Max from it.
+func (r *Result) percentiles(lat []time.Duration) {
 	sort.Slice(lat, func(a, b int) bool { return lat[a] < lat[b] })
 	if n := len(lat); n > 0 {
-		res.P50, res.P99, res.Max = lat[n/2], lat[n*99/100], lat[n-1]
+		r.P50, r.P99, r.Max = lat[n/2], lat[n*99/100], lat[n-1]
 	}
-	return res
 }
