@@ -23,7 +23,8 @@ func (m *Main) holdStreamRoutes(app *fiber.App) error {
 	hub, err := holdstream.New(holdstream.Config{
 		Redis: m.redis.Client, Source: eng, Channel: eng.EventChannel, Validate: m.holdStreamValidator(),
 		Ping: c.Ping, Retry: c.Retry, DefaultLease: c.LeaseDefault, MaxLease: c.LeaseMax,
-		WriteTimeout: c.WriteTimeout, Buffer: c.Buffer,
+		WriteTimeout: c.WriteTimeout, Buffer: c.Buffer, Shards: c.Shards,
+		ReleaseQuiet: c.ReleaseQuiet, ReleaseBurst: c.ReleaseBurst,
 		HeapWarn: uint64(c.HeapWarnMB) << 20, RSSWarn: uint64(c.RSSWarnMB) << 20, MemoryCheck: c.MemoryCheck,
 		Logger: m.Logger, Registerer: m.registry, Now: m.Now,
 	})

@@ -18,6 +18,9 @@ type HoldStreamConfig struct {
 	HeapWarnMB   int
 	RSSWarnMB    int
 	MemoryCheck  time.Duration
+	Shards       int
+	ReleaseQuiet time.Duration
+	ReleaseBurst int
 }
 
 func holdStreamDuration(dst func(*HoldStreamConfig) *time.Duration) func(*Config, string) error {
@@ -38,5 +41,8 @@ var holdStreamSettings = []setting{
 	{name: "HOLDS_STREAM_BUFFER", def: itoa(holdstream.DefaultBuffer), help: "events queued per stream; a client further behind is ended with send-failed and reconnects", apply: holdStreamInt(func(h *HoldStreamConfig) *int { return &h.Buffer }, 1, 100_000)},
 	{name: "HOLDS_STREAM_HEAP_WARN_MB", def: "500", help: "live heap (MB) above which a warning with the stream count is logged", apply: holdStreamInt(func(h *HoldStreamConfig) *int { return &h.HeapWarnMB }, 1, 1_000_000)},
 	{name: "HOLDS_STREAM_RSS_WARN_MB", def: "1024", help: "resident memory (MB) above which a warning with the stream count is logged", apply: holdStreamInt(func(h *HoldStreamConfig) *int { return &h.RSSWarnMB }, 1, 1_000_000)},
+	{name: "HOLDS_STREAM_SHARDS", def: "0", help: "parts each appointment type's streams are split into, written in parallel on an event (0: one per CPU, GOMAXPROCS)", apply: holdStreamInt(func(h *HoldStreamConfig) *int { return &h.Shards }, 0, 1024)},
+	{name: "HOLDS_STREAM_RELEASE_BURST", def: itoa(holdstream.DefaultReleaseBurst), help: "after this many stream opens in a burst, the memory the burst used is returned to the OS once it is over (-1: never)", apply: holdStreamInt(func(h *HoldStreamConfig) *int { return &h.ReleaseBurst }, -1, 10_000_000)},
+	{name: "HOLDS_STREAM_RELEASE_QUIET", def: holdstream.DefaultReleaseQuiet.String(), help: "how long without a stream open ends a burst (see HOLDS_STREAM_RELEASE_BURST)", apply: holdStreamDuration(func(h *HoldStreamConfig) *time.Duration { return &h.ReleaseQuiet })},
 	{name: "HOLDS_STREAM_MEMORY_CHECK", def: holdstream.DefaultMemoryCheck.String(), help: "how often the stream hub checks heap and resident memory", apply: holdStreamDuration(func(h *HoldStreamConfig) *time.Duration { return &h.MemoryCheck })},
 }
