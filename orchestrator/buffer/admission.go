@@ -130,9 +130,9 @@ func (a *admitter) loop() {
 // run answers a batch with one admitScript call.
 func (a *admitter) run(batch []*admission) {
 	b := a.b
-	keys := []string{depthKey(b.cfg.KeyPrefix)}
-	args := make([]any, 3, 3+5*len(batch))
-	args[0], args[1], args[2] = b.cfg.MaxQueueSize, b.claimTTL().Milliseconds(), b.ahead(batch)
+	keys := []string{depthKey(b.cfg.KeyPrefix), b.depth.creditKey}
+	args := make([]any, 4, 4+5*len(batch))
+	args[0], args[1], args[2], args[3] = b.cfg.MaxQueueSize, b.claimTTL().Milliseconds(), b.ahead(batch), b.depth.instance
 	for _, x := range batch {
 		has, hasID := "0", "0"
 		if x.key != "" {
