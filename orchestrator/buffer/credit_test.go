@@ -159,11 +159,7 @@ func twoInstances(t *testing.T, max int64) (a, b *buffer.Buffer, x *bundle) {
 	x = setup(t, func(c *buffer.Config) { c.MaxQueueSize, c.DepthRefresh, c.DepthReconcile = max, time.Hour, time.Hour })
 	h := fn("email", func(context.Context, *buffer.Message) (any, error) { return nil, nil })
 	x.start(t, h)
-	b, err := buffer.New(withRegistry(x.cfg))
-	require.NoError(t, err)
-	t.Cleanup(b.Stop)
-	require.NoError(t, b.Register(h))
-	require.NoError(t, b.Start())
+	b = x.another(t, h)
 	require.NoError(t, asynq.NewInspectorFromRedisClient(x.db.Client).PauseQueue("buffer.default"))
 	return x.buf, b, x
 }
