@@ -146,6 +146,7 @@ func (a *admitter) run(batch []*admission) {
 		args = append(args, has, hasID, x.claim.String(), x.takeover, x.takeoverID)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	b.depth.admitMu.Lock() // the places it reserves ahead reach the field and credit together (depthGauge.resync)
 	res, err := admitScript.Run(ctx, b.cfg.Redis, keys, args...).Slice()
 	cancel()
 	if err == nil && len(res) != len(batch)+1 {
@@ -159,6 +160,7 @@ func (a *admitter) run(batch []*admission) {
 		}
 		b.depth.credit.add(ahead) // before the waiters wake: they may find it at once
 	}
+	b.depth.admitMu.Unlock()
 	for i, x := range batch {
 		if err != nil {
 			x.err = persistence("buffer.Enqueue", fmt.Errorf("admission: %w", err))

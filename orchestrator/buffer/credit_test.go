@@ -303,3 +303,24 @@ func TestCreditFieldFollowsTakesGiveBackAndStop(t *testing.T) {
 	require.EqualValues(t, 5, counter(t, x))
 	require.EqualValues(t, 5, pending(t, x))
 }
+
+// An admission whose answer was lost after it ran (a timeout) left places
+// in this instance's field and the counter that the instance never got:
+// its next resync sets its field to the credit it holds, so the drift does
+// not stay (nor add up over many lost answers) while the instance lives.
+func TestResyncHealsOwnCreditFieldAfterALostAnswer(t *testing.T) {
+	a, _, x := twoInstances(t, 2048)
+	ctx := context.Background()
+	unkeyed(t, a)
+	c := a.Credit()
+	require.Positive(t, c)
+	now, err := x.db.Client.Time(ctx).Result()
+	require.NoError(t, err)
+	const lost = 64 // what the lost admission reserved ahead
+	require.NoError(t, x.db.Client.HSet(ctx, creditHash, a.CreditField(), strconv.FormatInt(c+lost, 10)+":"+strconv.FormatInt(now.UnixMilli(), 10)).Err())
+	require.NoError(t, x.db.Client.IncrBy(ctx, depthCounter, lost).Err())
+	require.NoError(t, a.FlushDepth(ctx)) // a live instance keeps the field fresh: staleness alone would never drop it
+	require.NoError(t, a.ResyncDepth(ctx))
+	require.Equal(t, a.Credit(), creditField(t, x, a.CreditField()), "the field is what the instance holds")
+	require.EqualValues(t, 1+a.Credit(), counter(t, x), "the queued message + the credit held, without the lost places")
+}

@@ -47,7 +47,8 @@ func (t Thresholds) Level(depth int64) string {
 // the counter is re-set from Asynq's queues and every instance's place
 // credit (the credit hash) every reconcile interval, so a crash (an
 // admission whose enqueue never landed, leaves not yet flushed, credit
-// never given back) heals. No lock is ever held across a Redis call.
+// never given back) heals. No lock is held across a Redis call, except
+// admitMu (one round trip per reconcile interval).
 type depthGauge struct {
 	rdb       redis.UniversalClient
 	key       string // the depth counter
@@ -63,6 +64,10 @@ type depthGauge struct {
 	left   atomic.Int64 // finished messages not yet subtracted
 	back   atomic.Int64 // idle credit given back, not yet subtracted
 	credit placeCredit  // places reserved in the counter, not yet used
+	// admitMu is held by the admitter around each admitScript call and by
+	// resync while it sets this instance's field to the credit it holds:
+	// no answered admission's places are then in flight.
+	admitMu sync.Mutex
 
 	mu    sync.Mutex // value and level only
 	value int64
@@ -119,7 +124,8 @@ func (g *depthGauge) leave(n int64) { g.left.Add(n) }
 // An admission whose answer is lost after it ran (a timeout) leaves its
 // places in the field though this instance never got them: they stay
 // counted, the counter reading that much high (QUEUE_FULL early, never
-// late), until the field goes stale or Stop gives back all it holds.
+// late), until this instance's next resync sets its field to what it
+// holds.
 type placeCredit struct {
 	n     atomic.Int64
 	taken atomic.Int64 // places taken since the last flush (still in the field)
@@ -235,6 +241,12 @@ func (g *depthGauge) subtract(ctx context.Context, all bool) error {
 // admitted above the maximum. The alternative, one script over the four
 // queues, is not Cluster-safe: each queue has its own hash tag.
 //
+// It also sets this instance's own field to the credit it holds, so a
+// field that drifted heals every reconcile interval: an admission whose
+// answer was lost after it ran (a timeout: its places reached the field
+// and the counter but never this instance), a field dropped as stale and
+// recreated. Admissions wait for that step (admitMu, one round trip).
+//
 // It can overcount too, the other way round: a place taken from an
 // instance's credit whose message is already in Asynq's figure stays in
 // that instance's field until its next flush, so it is counted twice until
@@ -249,8 +261,21 @@ func (g *depthGauge) resync(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	v, err = resyncScript.Run(ctx, g.rdb, []string{g.key, g.creditKey}, v, g.stale.Milliseconds()).Int64()
+	g.admitMu.Lock()
+	// The field becomes what this instance holds: the taken places and
+	// the idle credit not yet settled are settled by this. A take between
+	// the two reads stays in the field until the next resync (an
+	// overcount of one place); read the other way round it would be an
+	// undercount.
+	own := g.credit.n.Load()
+	g.credit.taken.Swap(0)
+	g.back.Swap(0)
+	v, err = resyncScript.Run(ctx, g.rdb, []string{g.key, g.creditKey}, v, g.stale.Milliseconds(), g.instance, own).Int64()
+	g.admitMu.Unlock()
 	if err != nil {
+		// What was swapped out is not restored: the script may have run
+		// (a lost answer). The field then reads high (QUEUE_FULL early,
+		// never late) until the next resync sets it again.
 		return fmt.Errorf("buffer: reset queue depth: %w", err)
 	}
 	g.set(v)

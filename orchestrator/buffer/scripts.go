@@ -144,12 +144,16 @@ return {d, lack}
 // resyncScript re-sets the depth counter to Asynq's figure plus the place
 // credit every instance holds: the sum of the credit hash's fields, each
 // touched within the staleness bound; an older field (a crashed instance's)
-// is deleted, so its places do not stay counted.
+// is deleted, so its places do not stay counted. The calling instance's
+// own field is first set to the credit it holds (0 deletes it), healing a
+// drift (depthGauge.resync).
 //
 //	KEYS[1] depth counter; KEYS[2] credit hash
 //	ARGV[1] Asynq's figure (the four queues' sizes); ARGV[2] staleness ms
+//	ARGV[3] this instance's credit field; ARGV[4] the places it holds
 //	returns the depth set
 var resyncScript = redis.NewScript(creditLua + `
+hold(KEYS[2], ARGV[3], tonumber(ARGV[4]))
 local d, at = tonumber(ARGV[1]), now() - tonumber(ARGV[2])
 local f = redis.call('HGETALL', KEYS[2])
 for i = 1, #f, 2 do
