@@ -130,9 +130,9 @@ func (a *admitter) loop() {
 // run answers a batch with one admitScript call.
 func (a *admitter) run(batch []*admission) {
 	b := a.b
-	keys := []string{depthKey(b.cfg.KeyPrefix)}
-	args := make([]any, 3, 3+5*len(batch))
-	args[0], args[1], args[2] = b.cfg.MaxQueueSize, b.claimTTL().Milliseconds(), b.ahead(batch)
+	keys := []string{depthKey(b.cfg.KeyPrefix), b.depth.creditKey}
+	args := make([]any, 4, 4+5*len(batch))
+	args[0], args[1], args[2], args[3] = b.cfg.MaxQueueSize, b.claimTTL().Milliseconds(), b.ahead(batch), b.depth.instance
 	for _, x := range batch {
 		has, hasID := "0", "0"
 		if x.key != "" {
@@ -146,6 +146,7 @@ func (a *admitter) run(batch []*admission) {
 		args = append(args, has, hasID, x.claim.String(), x.takeover, x.takeoverID)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	b.depth.admitMu.Lock() // the places it reserves ahead reach the field and credit together (depthGauge.resync)
 	res, err := admitScript.Run(ctx, b.cfg.Redis, keys, args...).Slice()
 	cancel()
 	if err == nil && len(res) != len(batch)+1 {
@@ -159,6 +160,7 @@ func (a *admitter) run(batch []*admission) {
 		}
 		b.depth.credit.add(ahead) // before the waiters wake: they may find it at once
 	}
+	b.depth.admitMu.Unlock()
 	for i, x := range batch {
 		if err != nil {
 			x.err = persistence("buffer.Enqueue", fmt.Errorf("admission: %w", err))

@@ -200,6 +200,9 @@ func New(cfg Config) (*Buffer, error) {
 	b.admitter = newAdmitter(b)
 	b.enq, b.ap = enqueueClient(cfg, rt)
 	b.depth = &depthGauge{rdb: cfg.Redis, key: depthKey(cfg.KeyPrefix), flush: cfg.DepthRefresh, reconcile: cfg.DepthReconcile, log: cfg.Logger,
+		// WorkerID names the process (two Buffers of one process share it);
+		// the random part makes the credit field this Buffer's own.
+		creditKey: creditKey(cfg.KeyPrefix), instance: cfg.WorkerID + "/" + ids.next(), stale: creditStale(cfg.DepthRefresh),
 		th:      Thresholds{Normal: DefaultNormalDepth, Warning: cfg.WarnDepth, Alert: cfg.AlertDepth, Max: cfg.MaxQueueSize},
 		onDepth: func(d int64) { m.depth.Set(float64(d)) }}
 	b.depth.credit.low = b.admitter.low

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -45,20 +44,30 @@ func (t Thresholds) Level(depth int64) string {
 // depthGauge keeps the backpressure counter ("depth", one Redis key moved
 // by the admission script) and its local reading. Finished messages are
 // subtracted in one script call per flush interval, not one per message;
-// the counter is re-set from Asynq's queues every reconcile interval, so a
-// crash (an admission whose enqueue never landed, leaves not yet flushed)
-// heals. No lock is ever held across a Redis call.
+// the counter is re-set from Asynq's queues and every instance's place
+// credit (the credit hash) every reconcile interval, so a crash (an
+// admission whose enqueue never landed, leaves not yet flushed, credit
+// never given back) heals. No lock is held across a Redis call, except
+// admitMu (one round trip per reconcile interval).
 type depthGauge struct {
 	rdb       redis.UniversalClient
-	key       string
+	key       string // the depth counter
+	creditKey string // the credit hash: each instance's place credit
+	instance  string // this instance's field in it (one per Buffer)
 	flush     time.Duration
 	reconcile time.Duration
+	stale     time.Duration // a credit field untouched this long is dropped
 	log       *slog.Logger
 	th        Thresholds
 	onDepth   func(depth int64) // every new figure (the gauge)
 
 	left   atomic.Int64 // finished messages not yet subtracted
+	back   atomic.Int64 // idle credit given back, not yet subtracted
 	credit placeCredit  // places reserved in the counter, not yet used
+	// admitMu is held by the admitter around each admitScript call and by
+	// resync while it sets this instance's field to the credit it holds:
+	// no answered admission's places are then in flight.
+	admitMu sync.Mutex
 
 	mu    sync.Mutex // value and level only
 	value int64
@@ -101,12 +110,26 @@ func (g *depthGauge) Value() int64 {
 func (g *depthGauge) leave(n int64) { g.left.Add(n) }
 
 // placeCredit is places this instance reserved in the depth counter
-// ahead of use (admitScript's ARGV[3]): an enqueue without a key takes one
-// without a Redis round trip. Credit not used within a flush interval is
-// given back with the finished messages.
+// ahead of use (admitScript's ARGV[3]), also held in its field of the
+// credit hash so every instance's resync counts them: an enqueue without a
+// key takes one without a Redis round trip. Credit not used within a flush
+// interval is given back with the finished messages.
+//
+// The field is touched at least once every two flush intervals while the
+// instance holds credit: a flush that finds the credit unused since the
+// last one gives it all back, and a flush after a take subtracts it
+// (subtract); a flush that finds only fresh credit follows its admission,
+// which touched the field. creditStale is well above that.
+//
+// An admission whose answer is lost after it ran (a timeout) leaves its
+// places in the field though this instance never got them: they stay
+// counted, the counter reading that much high (QUEUE_FULL early, never
+// late), until this instance's next resync sets its field to what it
+// holds.
 type placeCredit struct {
-	n    atomic.Int64
-	used atomic.Bool // taken from since the last flush
+	n     atomic.Int64
+	taken atomic.Int64 // places taken since the last flush (still in the field)
+	used  atomic.Bool  // taken from since the last flush
 	// low is called when a take leaves lowCredit places: the admitter
 	// reserves more before the enqueues run out.
 	low func()
@@ -131,6 +154,7 @@ func (c *placeCredit) take() bool {
 			return false
 		}
 		if c.n.CompareAndSwap(v, v-1) {
+			c.taken.Add(1)
 			c.used.Store(true)
 			if v-1 == lowCredit && c.low != nil {
 				c.low()
@@ -149,31 +173,60 @@ func (c *placeCredit) idle(all bool) int64 {
 	return c.n.Swap(0)
 }
 
-// flushLeft subtracts the finished messages and the idle credit in one
-// script call.
+// creditStale is how long a credit field may go untouched before a
+// resync drops it (its instance crashed, or cannot reach Redis): far above
+// the two flush intervals a live instance holding credit touches it in
+// (placeCredit), with room for a slow Redis (each upkeep call is bounded at
+// 2 s).
+func creditStale(flush time.Duration) time.Duration {
+	return max(10*flush, 5*time.Second)
+}
+
+// flushLeft subtracts the finished messages and settles the place credit
+// in one script call.
 func (g *depthGauge) flushLeft(ctx context.Context) error {
 	return g.subtract(ctx, false)
 }
 
-// subtract subtracts the finished messages and the idle credit (all the
-// credit when all is set: on Stop).
+// subtract subtracts the finished messages and settles the place credit
+// (leaveScript): the places taken since the last flush leave this
+// instance's field, the idle credit (all of it when all is set: on Stop,
+// which also deletes the field) leaves the field and the counter.
 func (g *depthGauge) subtract(ctx context.Context, all bool) error {
-	g.left.Add(g.credit.idle(all))
-	n := g.left.Swap(0)
-	if n == 0 {
+	g.back.Add(g.credit.idle(all))
+	n, t, c := g.left.Swap(0), g.credit.taken.Swap(0), g.back.Swap(0)
+	if n == 0 && t == 0 && c == 0 && !all {
 		return nil
 	}
-	d, err := leaveScript.Run(ctx, g.rdb, []string{g.key}, n).Int64()
+	flag := "0"
+	if all {
+		flag = "1"
+	}
+	res, err := leaveScript.Run(ctx, g.rdb, []string{g.key, g.creditKey}, n, t, c, g.instance, flag).Int64Slice()
+	if err == nil && len(res) != 2 {
+		err = fmt.Errorf("%d values, want 2", len(res))
+	}
 	if err != nil {
-		g.left.Add(n) // try again at the next flush
+		// Try again at the next flush.
+		g.left.Add(n)
+		g.credit.taken.Add(t)
+		g.back.Add(c)
 		return fmt.Errorf("buffer: subtract finished messages: %w", err)
 	}
-	g.set(d)
+	if res[1] > 0 {
+		// The field held less than this instance's credit: a resync dropped
+		// it as stale (this instance did not reach Redis for that long), so
+		// the credit left is no longer counted. Drop it here too.
+		g.log.Warn("buffer: place credit was dropped as stale; dropping it here", "lacked", res[1], "dropped", g.credit.n.Swap(0))
+	}
+	g.set(res[0])
 	return nil
 }
 
-// resync sets the counter to Asynq's figure. It can undercount, in two
-// ways, until the next resync (one reconcile interval later):
+// resync sets the counter to Asynq's figure plus the place credit every
+// instance holds (resyncScript: the fresh fields of the credit hash; stale
+// ones, creditStale, are dropped). It can undercount, in two ways, until
+// the next resync (one reconcile interval later):
 //   - an admission between the read and the SET is overwritten, and its
 //     task, enqueued after the read, is not in the figure either;
 //   - a message another instance finished (left pending/active, so not in
@@ -187,6 +240,19 @@ func (g *depthGauge) subtract(ctx context.Context, all bool) error {
 // (leaveScript clamps), and meanwhile at most that many messages are
 // admitted above the maximum. The alternative, one script over the four
 // queues, is not Cluster-safe: each queue has its own hash tag.
+//
+// It also sets this instance's own field to the credit it holds, so a
+// field that drifted heals every reconcile interval: an admission whose
+// answer was lost after it ran (a timeout: its places reached the field
+// and the counter but never this instance), a field dropped as stale and
+// recreated. Admissions wait for that step (admitMu, one round trip).
+//
+// It can overcount too, the other way round: a place taken from an
+// instance's credit whose message is already in Asynq's figure stays in
+// that instance's field until its next flush, so it is counted twice until
+// the next resync. That is at most the credit other instances took within
+// their last flush interval (this instance flushes before reading); an
+// overcount only answers QUEUE_FULL that much early.
 func (g *depthGauge) resync(ctx context.Context) error {
 	if err := g.flushLeft(ctx); err != nil {
 		return err
@@ -195,9 +261,21 @@ func (g *depthGauge) resync(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	// The places this instance holds in credit stay counted.
-	v += g.credit.n.Load()
-	if err := g.rdb.Set(ctx, g.key, strconv.FormatInt(v, 10), 0).Err(); err != nil {
+	g.admitMu.Lock()
+	// The field becomes what this instance holds: the taken places and
+	// the idle credit not yet settled are settled by this. A take between
+	// the two reads stays in the field until the next resync (an
+	// overcount of one place); read the other way round it would be an
+	// undercount.
+	own := g.credit.n.Load()
+	g.credit.taken.Swap(0)
+	g.back.Swap(0)
+	v, err = resyncScript.Run(ctx, g.rdb, []string{g.key, g.creditKey}, v, g.stale.Milliseconds(), g.instance, own).Int64()
+	g.admitMu.Unlock()
+	if err != nil {
+		// What was swapped out is not restored: the script may have run
+		// (a lost answer). The field then reads high (QUEUE_FULL early,
+		// never late) until the next resync sets it again.
 		return fmt.Errorf("buffer: reset queue depth: %w", err)
 	}
 	g.set(v)

@@ -42,11 +42,16 @@
 //     for this instance (placeCredit, depth.go: at most 64, 1/32 of the
 //     maximum, only below half of it), which enqueues without a key then
 //     take with no Redis call; unused credit is given back within two
-//     DepthRefresh intervals and on Stop.
+//     DepthRefresh intervals and on Stop. Each instance's credit is also
+//     a field of a hash beside the counter, moved by deltas in the same
+//     scripts as the counter, so every instance's re-set counts it.
 //   - The depth counter is moved by admissions, by finished messages (one
-//     subtraction per DepthRefresh) and replays, and re-set from Asynq's list
-//     and sorted-set sizes of the four queues (one pipelined round trip of
-//     O(1) commands, never a scan) every DepthReconcile, which heals drift.
+//     subtraction per DepthRefresh) and replays, and re-set every
+//     DepthReconcile, which heals drift, to Asynq's list and sorted-set
+//     sizes of the four queues (one pipelined round trip of O(1) commands,
+//     never a scan) plus the credit fields touched within
+//     max(10 × DepthRefresh, 5 s); older ones (a crashed instance's) are
+//     dropped.
 //   - Asynq's enqueue (one EVALSHA per task) goes through go-redis's
 //     AutoPipeliner, so concurrent enqueues share round trips.
 //   - Circuit breakers (sony/gobreaker) are per instance: each instance

@@ -115,11 +115,7 @@ func TestCapacityIsExactAcrossInstances(t *testing.T) {
 	defer close(block)
 	hold := fn("email", func(context.Context, *buffer.Message) (any, error) { <-block; return nil, nil })
 	x.start(t, hold)
-	y, err := buffer.New(withRegistry(x.cfg))
-	require.NoError(t, err)
-	t.Cleanup(y.Stop)
-	require.NoError(t, y.Register(hold))
-	require.NoError(t, y.Start())
+	y := x.another(t, hold)
 
 	var ok, full atomic.Int32
 	var wg sync.WaitGroup
@@ -157,11 +153,7 @@ func TestDLQAlertOnceAcrossInstances(t *testing.T) {
 	x := setup(t, func(c *buffer.Config) { c.DLQAlertThreshold = 3; c.Alerter = al; c.Concurrency = 10 })
 	bad := fn("bad", func(context.Context, *buffer.Message) (any, error) { return nil, &buffer.StatusError{StatusCode: 400} })
 	x.start(t, bad)
-	y, err := buffer.New(withRegistry(x.cfg))
-	require.NoError(t, err)
-	t.Cleanup(y.Stop)
-	require.NoError(t, y.Register(bad))
-	require.NoError(t, y.Start())
+	x.another(t, bad) // the second instance dead-letters too
 	ids := make([]string, 30)
 	for i := range ids {
 		ids[i] = enq(t, x.buf, "bad", `{}`).MessageID

@@ -21,6 +21,26 @@ func withRegistry(c buffer.Config) buffer.Config {
 	return c
 }
 
+// another starts a second buffer on x's config (another flowgate
+// instance on the same Redis) with handlers hs.
+func (x *bundle) another(t *testing.T, hs ...buffer.Handler) *buffer.Buffer {
+	t.Helper()
+	y, err := buffer.New(withRegistry(x.cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(y.Stop)
+	for _, h := range hs {
+		if err := y.Register(h); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := y.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return y
+}
+
 // eventLog collects the events published on the Redis channel.
 type eventLog struct {
 	mu  sync.Mutex

@@ -67,7 +67,7 @@ func TestDepthResyncHoldsNoLockAcrossRedis(t *testing.T) {
 	db := redistest.New(t)
 	h := blockPipelines{release: make(chan struct{}), entered: make(chan struct{}, 1), once: &sync.Once{}}
 	db.Client.AddHook(h)
-	g := &depthGauge{rdb: db.Client, key: depthKey("flowgate"), flush: time.Hour, reconcile: time.Hour,
+	g := &depthGauge{rdb: db.Client, key: depthKey("flowgate"), creditKey: creditKey("flowgate"), flush: time.Hour, reconcile: time.Hour,
 		log: slog.New(slog.NewTextHandler(io.Discard, nil)), th: Thresholds{Normal: 1, Warning: 2, Alert: 3, Max: 4}}
 	done := make(chan error, 1)
 	go func() { done <- g.resync(context.Background()) }()

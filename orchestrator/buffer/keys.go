@@ -25,6 +25,11 @@ func queueWeights() map[string]int {
 //	<prefix>:buffer:{buffer}:depth       STRING messages admitted and not yet
 //	                                     finished (the backpressure counter;
 //	                                     reconciled with Asynq's queues)
+//	<prefix>:buffer:{buffer}:credit      HASH   place credit (depth.go): field =
+//	                                     an instance's id, value "<places>:
+//	                                     <touched at, unix ms of Redis TIME>";
+//	                                     summed by the reconcile, which drops
+//	                                     fields untouched for creditStale
 //	<prefix>:buffer:{buffer}:idem:<key>  STRING claim "<messageId> <queue>
 //	                                     <claimed at, unix ms>"; TTL claimTTL
 //	                                     while the message is queued, then its
@@ -50,6 +55,7 @@ func queueWeights() map[string]int {
 // the auto-pipelined client (writeResult).
 func stateKey(prefix, name string) string { return prefix + ":buffer:{buffer}:" + name }
 func depthKey(prefix string) string       { return stateKey(prefix, "depth") }
+func creditKey(prefix string) string      { return stateKey(prefix, "credit") }
 func idemKey(prefix, key string) string   { return stateKey(prefix, "idem:"+key) }
 func idKey(prefix, id string) string      { return stateKey(prefix, "id:"+id) }
 func dlqCountKey(prefix string) string    { return stateKey(prefix, "dlqcount") }

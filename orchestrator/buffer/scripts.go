@@ -2,6 +2,26 @@ package buffer
 
 import "github.com/redis/go-redis/v9"
 
+// creditLua is the credit hash's field format, shared by the scripts that
+// touch it (admitScript, leaveScript, resyncScript): field = an instance's
+// id (depthGauge.instance), value "<places>:<touched at, unix ms>", the
+// time Redis's own (TIME), never a client clock. held reads an instance's
+// places (0 without a field); hold writes them and refreshes the time, and
+// deletes the field at 0.
+const creditLua = `
+local function now()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+local function held(h, f)
+  local v = redis.call('HGET', h, f)
+  return v and tonumber(string.match(v, '^(%d+):')) or 0
+end
+local function hold(h, f, n)
+  if n > 0 then redis.call('HSET', h, f, n .. ':' .. now()) else redis.call('HDEL', h, f) end
+end
+`
+
 // reserveScript reserves n places (a batch's messages without
 // idempotency keys; seed ENQUEUE "check backpressure").
 //
@@ -25,23 +45,27 @@ return {0, redis.call('INCRBY', KEYS[1], n)}
 //
 // After the messages it reserves up to ARGV[3] more places for this
 // instance's next enqueues without a key (placeCredit, depth.go), only
-// while the buffer stays at most half full with them.
+// while the buffer stays at most half full with them, and adds them to
+// this instance's field of the credit hash in the same step, so every
+// instance's resync counts them (resyncScript).
 //
-//	KEYS[1] depth counter; KEYS[2..] per message its idem key (when it has
-//	one), then its id key (when it has one), in message order
+//	KEYS[1] depth counter; KEYS[2] credit hash; KEYS[3..] per message its
+//	idem key (when it has one), then its id key (when it has one), in
+//	message order
 //	ARGV[1] max queue size; ARGV[2] claim TTL ms; ARGV[3] places to
-//	reserve ahead; then five per message: "1" when it has an idem key else
-//	"0", the same for an id key, its claim value, the stale idem claim it
-//	takes over, the stale id claim it takes over ("" : the key must be free)
+//	reserve ahead; ARGV[4] this instance's credit field; then five per
+//	message: "1" when it has an idem key else "0", the same for an id key,
+//	its claim value, the stale idem claim it takes over, the stale id claim
+//	it takes over ("" : the key must be free)
 //	returns per message {0, depth after} admitted | {1, depth} full |
 //	        {2, claim} the idem key is claimed by another message |
 //	        {3, claim} the messageId is claimed by another message;
 //	        then {4, places reserved ahead}
-var admitScript = redis.NewScript(`
+var admitScript = redis.NewScript(creditLua + `
 local max = tonumber(ARGV[1])
 local d = tonumber(redis.call('GET', KEYS[1]) or '0')
-local out, k, admitted = {}, 2, 0
-for i = 4, #ARGV, 5 do
+local out, k, admitted = {}, 3, 0
+for i = 5, #ARGV, 5 do
   local key, idk = nil, nil
   if ARGV[i] == '1' then key = KEYS[k]; k = k + 1 end
   if ARGV[i + 1] == '1' then idk = KEYS[k]; k = k + 1 end
@@ -62,7 +86,12 @@ for i = 4, #ARGV, 5 do
   end
 end
 local ahead = tonumber(ARGV[3])
-if ahead > 0 and d + ahead <= max / 2 then admitted = admitted + ahead else ahead = 0 end
+if ahead > 0 and d + ahead <= max / 2 then
+  admitted = admitted + ahead
+  hold(KEYS[2], ARGV[4], held(KEYS[2], ARGV[4]) + ahead)
+else
+  ahead = 0
+end
 if admitted > 0 then redis.call('INCRBY', KEYS[1], admitted) end
 out[#out + 1] = {4, ahead}
 return out
@@ -84,13 +113,54 @@ return d
 `)
 
 // leaveScript counts messages that left the queues (completed or dead)
-// and reports the depth.
+// and settles this instance's place credit (depth.go, subtract): places
+// taken from it since the last flush became messages, already in the
+// counter, so only the field shrinks; idle credit given back leaves both.
+// What is given back is bounded by what the field still holds (a field a
+// resync dropped as stale is no longer in the counter either), and the
+// shortfall is reported so the instance drops credit no one counts.
 //
-//	KEYS[1] depth counter; ARGV[1] n
-//	returns the depth after (never below 0)
-var leaveScript = redis.NewScript(`
-local d = redis.call('DECRBY', KEYS[1], ARGV[1])
+//	KEYS[1] depth counter; KEYS[2] credit hash
+//	ARGV[1] n finished messages; ARGV[2] credit places taken; ARGV[3]
+//	idle credit given back; ARGV[4] this instance's credit field; ARGV[5]
+//	"1": give back all the field holds beyond the taken places (Stop)
+//	returns {depth after (never below 0), places the field lacked}
+var leaveScript = redis.NewScript(creditLua + `
+local n, t, g = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local lack = 0
+if t > 0 or g > 0 or ARGV[5] == '1' then
+  local h = held(KEYS[2], ARGV[4])
+  lack = math.max(t + g - h, 0)
+  if ARGV[5] == '1' then g = h - t end
+  g = math.max(math.min(g, h - t), 0)
+  hold(KEYS[2], ARGV[4], h - t - g)
+  n = n + g
+end
+local d = redis.call('DECRBY', KEYS[1], n)
 if d < 0 then redis.call('SET', KEYS[1], 0); d = 0 end
+return {d, lack}
+`)
+
+// resyncScript re-sets the depth counter to Asynq's figure plus the place
+// credit every instance holds: the sum of the credit hash's fields, each
+// touched within the staleness bound; an older field (a crashed instance's)
+// is deleted, so its places do not stay counted. The calling instance's
+// own field is first set to the credit it holds (0 deletes it), healing a
+// drift (depthGauge.resync).
+//
+//	KEYS[1] depth counter; KEYS[2] credit hash
+//	ARGV[1] Asynq's figure (the four queues' sizes); ARGV[2] staleness ms
+//	ARGV[3] this instance's credit field; ARGV[4] the places it holds
+//	returns the depth set
+var resyncScript = redis.NewScript(creditLua + `
+hold(KEYS[2], ARGV[3], tonumber(ARGV[4]))
+local d, at = tonumber(ARGV[1]), now() - tonumber(ARGV[2])
+local f = redis.call('HGETALL', KEYS[2])
+for i = 1, #f, 2 do
+  local n, ms = string.match(f[i + 1], '^(%d+):(%d+)$')
+  if n and tonumber(ms) >= at then d = d + tonumber(n) else redis.call('HDEL', KEYS[2], f[i]) end
+end
+redis.call('SET', KEYS[1], d)
 return d
 `)
 

@@ -66,14 +66,19 @@ func TestEnvelopeEncodingMatchesJSONMarshal(t *testing.T) {
 	require.ErrorIs(t, err, errPayloadNotJSON)
 }
 
-// A resync keeps the places this instance holds in credit counted: they
-// are used (each enqueue without a round trip) or given back later.
+// A resync keeps the places this instance holds in credit counted (its
+// field of the credit hash, written by the admission that reserved them):
+// they are used (each enqueue without a round trip) or given back later.
 func TestDepthResyncKeepsTheCredit(t *testing.T) {
 	db := redistest.New(t)
-	g := &depthGauge{rdb: db.Client, key: depthKey("flowgate"), flush: time.Hour, reconcile: time.Hour,
-		log: slog.New(slog.NewTextHandler(io.Discard, nil)), th: Thresholds{Normal: 100, Warning: 500, Alert: 900, Max: 1000}}
+	g := &depthGauge{rdb: db.Client, key: depthKey("flowgate"), creditKey: creditKey("flowgate"), instance: "me", stale: creditStale(time.Hour),
+		flush: time.Hour, reconcile: time.Hour, log: slog.New(slog.NewTextHandler(io.Discard, nil)), th: Thresholds{Normal: 100, Warning: 500, Alert: 900, Max: 1000}}
 	ctx := context.Background()
+	res, err := admitScript.Run(ctx, db.Client, []string{g.key, g.creditKey}, 1000, 1000, 7, g.instance).Slice()
+	require.NoError(t, err)
+	require.Equal(t, []any{[]any{int64(4), int64(7)}}, res, "no message, 7 places reserved ahead")
 	g.credit.add(7)
+	require.NoError(t, db.Client.Set(ctx, g.key, 0, 0).Err()) // drift
 	require.NoError(t, g.resync(ctx))
 	require.EqualValues(t, 7, g.Value())
 	n, err := db.Client.Get(ctx, g.key).Int64()

@@ -373,11 +373,7 @@ func e2eCase9(t *testing.T) {
 	e := enq(t, x.buf, "stuck", `{}`)
 	<-started
 	x.buf.Stop() // the worker is abandoned; asynq puts the message back
-	y, err := buffer.New(withRegistry(x.cfg))
-	require.NoError(t, err)
-	t.Cleanup(y.Stop)
-	require.NoError(t, y.Register(fn("stuck", func(context.Context, *buffer.Message) (any, error) { return "recovered", nil })))
-	require.NoError(t, y.Start())
+	y := x.another(t, fn("stuck", func(context.Context, *buffer.Message) (any, error) { return "recovered", nil }))
 	m := waitState(t, y, e.MessageID, contracts.BufferCompleted)
 	require.JSONEq(t, `"recovered"`, string(m.Result))
 	info, err := y.Runtime().Inspector.GetTaskInfo("buffer.default", e.MessageID)
