@@ -7,8 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -16,6 +14,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/flowgate/flowgate/test/loadgen"
 )
 
 // epollStreams reads many SSE streams from raw non-blocking sockets on a
@@ -65,31 +65,13 @@ func newEpollStreams(loops, maxFD int, lat *sseLatencies, connected chan<- error
 // Open connects to addr (host:port, IPv4), sends the stream request for
 // query and hands the socket to a loop.
 func (e *epollStreams) Open(addr, query string) error {
-	host, port, err := net.SplitHostPort(addr)
+	fd, err := loadgen.DialFD(addr)
 	if err != nil {
 		return err
-	}
-	p, err := strconv.Atoi(port)
-	if err != nil {
-		return err
-	}
-	ip := net.ParseIP(host).To4()
-	if ip == nil {
-		return fmt.Errorf("not an IPv4 address: %s", addr)
-	}
-	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
-	if err != nil {
-		return fmt.Errorf("socket: %w", err)
 	}
 	if fd >= len(e.states) {
 		syscall.Close(fd)
 		return fmt.Errorf("fd %d over the limit %d", fd, len(e.states)-1)
-	}
-	sa := &syscall.SockaddrInet4{Port: p}
-	copy(sa.Addr[:], ip)
-	if err := syscall.Connect(fd, sa); err != nil {
-		syscall.Close(fd)
-		return fmt.Errorf("connect: %w", err)
 	}
 	req := []byte("GET /v1/holds/stream?" + query + " HTTP/1.1\r\nHost: bench\r\nAccept: text/event-stream\r\n\r\n")
 	for len(req) > 0 {

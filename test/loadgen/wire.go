@@ -87,30 +87,40 @@ func serialise(cfg Config) ([][]byte, error) {
 }
 
 func dial(addr string) (*wireConn, error) {
+	fd, err := DialFD(addr)
+	if err != nil {
+		return nil, err
+	}
+	return &wireConn{fd: fd, req: -1}, nil
+}
+
+// DialFD connects a blocking TCP socket to addr (IPv4 host:port) with
+// TCP_NODELAY, for clients that serve their sockets with epoll themselves.
+func DialFD(addr string) (int, error) {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
-		return nil, fmt.Errorf("loadgen: %w", err)
+		return -1, fmt.Errorf("loadgen: %w", err)
 	}
 	p, err := strconv.Atoi(port)
 	if err != nil {
-		return nil, fmt.Errorf("loadgen: port %q: %w", port, err)
+		return -1, fmt.Errorf("loadgen: port %q: %w", port, err)
 	}
 	ip := net.ParseIP(host).To4()
 	if ip == nil {
-		return nil, fmt.Errorf("loadgen: not an IPv4 address: %s", addr)
+		return -1, fmt.Errorf("loadgen: not an IPv4 address: %s", addr)
 	}
 	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
 	if err != nil {
-		return nil, fmt.Errorf("loadgen: socket: %w", err)
+		return -1, fmt.Errorf("loadgen: socket: %w", err)
 	}
 	sa := &syscall.SockaddrInet4{Port: p}
 	copy(sa.Addr[:], ip)
 	if err := syscall.Connect(fd, sa); err != nil {
 		_ = syscall.Close(fd)
-		return nil, fmt.Errorf("loadgen: connect %s: %w", addr, err)
+		return -1, fmt.Errorf("loadgen: connect %s: %w", addr, err)
 	}
 	_ = syscall.SetsockoptInt(fd, syscall.IPPROTO_TCP, syscall.TCP_NODELAY, 1)
-	return &wireConn{fd: fd, req: -1}, nil
+	return fd, nil
 }
 
 // wire is one run's shared state.
