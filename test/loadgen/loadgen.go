@@ -20,7 +20,10 @@ import (
 )
 
 // Config describes one run. Build fills request i (0-based, unique across
-// workers); it must set method, URI, headers and body.
+// workers); it must set method, URI, headers and body. The wire client
+// calls it for every request before the first is sent, so a request must
+// not depend on an answer of the same run (a signature's timestamp is
+// then as old as the run).
 type Config struct {
 	Addr     string // host:port
 	Conns    int    // concurrent connections and workers
