@@ -46,7 +46,9 @@ end
 //
 //	 1 claimed (value ARGV[1], ms the TTL)
 //	 2 this owner holds it already for this type (value its hold JSON, ms its TTL:
-//	   the shorter of the slot's and the face key's)
+//	   the shorter of the slot's and the face key's); a slot this owner
+//	   booked on the web face (its booked claim, with an appointmentId) is
+//	   taken (0), not held
 //	 0 taken by someone else (value the holder's JSON, ms its TTL)
 //	-1 quota reached (value the count, ms until the client's earliest hold ends)
 //	-2 cooldown (ms its remaining TTL, -1 when it has none)
@@ -61,7 +63,7 @@ local cur = redis.call('GET', KEYS[1])
 if cur then
   local pttl = redis.call('PTTL', KEYS[1])
   local h = dec(cur)
-  if h and h.clientId == ARGV[4] and h.face == ARGV[5] and h.appointmentTypeId == ARGV[14] then
+  if h and h.clientId == ARGV[4] and h.face == ARGV[5] and h.appointmentTypeId == ARGV[14] and not h.appointmentId then
     local fp = redis.call('PTTL', KEYS[2])
     if fp >= 0 and fp < pttl then pttl = fp end
     if ARGV[13] == '1' and pttl < ttl then
@@ -99,10 +101,16 @@ return {1, ARGV[1], ttl}
 //	ARGV[5] new hold JSON  ARGV[6] new face value ("" = keep the face's value)
 //	ARGV[7] new record JSON  ARGV[8] channel  ARGV[9] "heartbeat" event JSON
 //
-// Returns 1 extended, 0 expired, unknown or not this client's (nothing changed).
+// Returns 1 extended, 0 expired, unknown, not this client's or booked
+// (nothing changed). A booked web hold's slot key is its booked claim,
+// which embeds the hold: the record (deleted by the confirm) and the
+// claim's appointmentId tell it from a live hold, so a heartbeat that read
+// the record just before a confirm does not turn the booking back into a
+// 30 s hold.
 var heartbeatScript = redis.NewScript(decodeHold + `
+if redis.call('HEXISTS', KEYS[4], ARGV[1]) == 0 then return 0 end
 local h = dec(redis.call('GET', KEYS[1]))
-if not h or h.holdId ~= ARGV[1] or h.clientId ~= ARGV[2] then return 0 end
+if not h or h.holdId ~= ARGV[1] or h.clientId ~= ARGV[2] or h.appointmentId then return 0 end
 local ttl = tonumber(ARGV[3])
 redis.call('SET', KEYS[1], ARGV[5], 'PX', ttl)
 if ARGV[6] ~= '' then
