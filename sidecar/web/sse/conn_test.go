@@ -40,10 +40,7 @@ func TestDetachedConnOutlivesItsHijackHandler(t *testing.T) {
 				})
 				return nil
 			})
-			ln, err := net.Listen("tcp", "127.0.0.1:0")
-			require.NoError(t, err)
-			go func() { _ = app.Listener(ln) }()
-			t.Cleanup(func() { _ = app.Shutdown() })
+			ln := listen(t, app)
 
 			resp, err := http.Get("http://" + ln.Addr().String() + "/s")
 			require.NoError(t, err)
@@ -83,10 +80,7 @@ func TestAbortFailsAWaitingFlush(t *testing.T) {
 		})
 		return nil
 	})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	go func() { _ = app.Listener(ln) }()
-	t.Cleanup(func() { _ = app.Shutdown() })
+	ln := listen(t, app)
 	c, err := net.Dial("tcp", ln.Addr().String())
 	require.NoError(t, err)
 	defer c.Close()

@@ -40,10 +40,7 @@ func TestHandlerStreamsAndNoticesVanishedClient(t *testing.T) {
 		}
 		return events, func() { close(stopped) }, nil
 	}, sse.Options{Heartbeat: 30 * time.Millisecond, Retry: 500 * time.Millisecond}))
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	go func() { _ = app.Listener(ln) }()
-	t.Cleanup(func() { _ = app.Shutdown() })
+	ln := listen(t, app)
 
 	resp, err := http.Get("http://" + ln.Addr().String() + "/s?fail=1")
 	require.NoError(t, err)
@@ -84,10 +81,7 @@ func TestStreamOutlivesServerWriteTimeout(t *testing.T) {
 	app.Get("/s", sse.Handler(func(ctx context.Context, c *fiber.Ctx) (<-chan sse.Event, func(), error) {
 		return make(chan sse.Event), func() {}, nil
 	}, sse.Options{Heartbeat: 40 * time.Millisecond, WriteTimeout: 200 * time.Millisecond}))
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	go func() { _ = app.Listener(ln) }()
-	t.Cleanup(func() { _ = app.Shutdown() })
+	ln := listen(t, app)
 
 	resp, err := http.Get("http://" + ln.Addr().String() + "/s")
 	require.NoError(t, err)
@@ -122,10 +116,7 @@ func TestHandlerRefusesConnectionClose(t *testing.T) {
 		opened++
 		return make(chan sse.Event), func() {}, nil
 	}, sse.Options{}))
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	go func() { _ = app.Listener(ln) }()
-	t.Cleanup(func() { _ = app.Shutdown() })
+	ln := listen(t, app)
 	for _, head := range []string{"GET /s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", "GET /s HTTP/1.0\r\nHost: x\r\n\r\n"} {
 		conn, err := net.Dial("tcp", ln.Addr().String())
 		require.NoError(t, err)
@@ -139,4 +130,14 @@ func TestHandlerRefusesConnectionClose(t *testing.T) {
 		require.Contains(t, string(answer), `"field":"Connection"`, head)
 	}
 	require.Zero(t, opened, "the source is not opened for a stream that cannot run")
+}
+
+// listen serves app on a loopback port until the test ends.
+func listen(t *testing.T, app *fiber.App) net.Listener {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	go func() { _ = app.Listener(ln) }()
+	t.Cleanup(func() { _ = app.Shutdown() })
+	return ln
 }
