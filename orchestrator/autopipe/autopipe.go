@@ -17,6 +17,7 @@ package autopipe
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -54,6 +55,19 @@ func New(rdb redis.UniversalClient) (*Client, error) {
 		return nil, err
 	}
 	return &Client{UniversalClient: p, async: a}, nil
+}
+
+// Prefer is New(rdb) for a user that falls back to rdb itself: nil, with
+// a warning naming user and what the fallback costs, when rdb has no
+// AutoPipeliner (every go-redis client of flowgate's has one, so this
+// is not expected).
+func Prefer(rdb redis.UniversalClient, log *slog.Logger, user, fallback string) *Client {
+	p, err := New(rdb)
+	if err != nil {
+		log.Warn(user+": no auto-pipelined Redis client; "+fallback, "err", err)
+		return nil
+	}
+	return p
 }
 
 // wait submits cmd and waits for it until ctx ends; then it returns

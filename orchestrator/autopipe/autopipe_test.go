@@ -2,6 +2,7 @@ package autopipe_test
 
 import (
 	"context"
+	"log/slog"
 	"net"
 	"sync"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flowgate/flowgate/orchestrator/autopipe"
+	"github.com/flowgate/flowgate/test/logtest"
 	"github.com/flowgate/flowgate/test/redistest"
 )
 
@@ -103,4 +105,18 @@ func TestUnsupported(t *testing.T) {
 	t.Parallel()
 	_, err := autopipe.New(nil)
 	require.ErrorIs(t, err, autopipe.ErrUnsupported)
+}
+
+// Prefer falls back (nil) with a warning that names its user and what the
+// fallback costs; with an AutoPipeliner it logs nothing.
+func TestPrefer(t *testing.T) {
+	t.Parallel()
+	logs := &logtest.Buffer{}
+	log := slog.New(slog.NewTextHandler(logs, nil))
+	rdb := redistest.New(t).Client
+	require.NotNil(t, autopipe.Prefer(rdb, log, "holds", "one round trip per script"))
+	require.Empty(t, logs.String())
+	require.Nil(t, autopipe.Prefer(nil, log, "holds", "one round trip per script"))
+	require.Len(t, logs.Lines("holds: no auto-pipelined Redis client; one round trip per script"), 1)
+	require.Contains(t, logs.String(), "level=WARN")
 }

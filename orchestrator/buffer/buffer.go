@@ -222,9 +222,8 @@ func enqueueClient(cfg Config, rt *orchestrator.Runtime) (*asynq.Client, redis.C
 	if cfg.PlainEnqueue {
 		return rt.Client, nil
 	}
-	p, err := autopipe.New(cfg.Redis)
-	if err != nil {
-		cfg.Logger.Warn("buffer: no auto-pipelined enqueue client; enqueueing one round trip per message", "err", err)
+	p := autopipe.Prefer(cfg.Redis, cfg.Logger, "buffer", "enqueueing one round trip per message")
+	if p == nil {
 		return rt.Client, nil
 	}
 	return asynq.NewClientFromRedisClient(p), p

@@ -197,12 +197,10 @@ func hotClient(rdb redis.UniversalClient, cfg Config) redis.Cmdable {
 	if cfg.PlainRedis {
 		return rdb
 	}
-	p, err := autopipe.New(rdb)
-	if err != nil {
-		cfg.Logger.Debug("holds: one round trip per script", "err", err)
-		return rdb
+	if p := autopipe.Prefer(rdb, cfg.Logger, "holds", "one round trip per script"); p != nil {
+		return p
 	}
-	return p
+	return rdb
 }
 
 // Config returns the engine's configuration with defaults applied.
