@@ -78,9 +78,8 @@ func Run(cfg Config) Result {
 // runClient is Run on fasthttp's client.
 func runClient(cfg Config) Result {
 	client := &fasthttp.HostClient{Addr: cfg.Addr, MaxConns: cfg.Conns, ReadTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second}
-	lat := make([]time.Duration, cfg.Requests)
-	var next, failures atomic.Int64
-	var firstErr atomic.Value
+	tl := newTally(cfg.Requests)
+	var next atomic.Int64
 	var wg sync.WaitGroup
 	start := time.Now()
 	for w := 0; w < cfg.Conns; w++ {
@@ -100,23 +99,42 @@ func runClient(cfg Config) Result {
 				cfg.Build(i, req)
 				t0 := time.Now()
 				err := client.Do(req, resp)
-				lat[i] = time.Since(t0)
+				tl.lat[i] = time.Since(t0)
 				if err == nil && cfg.Check != nil {
 					err = cfg.Check(i, resp)
 				}
-				if err != nil {
-					failures.Add(1)
-					firstErr.CompareAndSwap(nil, err)
-				}
+				tl.fail(err)
 			}
 		}()
 	}
 	wg.Wait()
-	res := Result{Requests: cfg.Requests, Failures: int(failures.Load()), Elapsed: time.Since(start)}
-	if e, ok := firstErr.Load().(error); ok {
+	return tl.result(time.Since(start))
+}
+
+// tally is what a run's workers record: each request's latency (by
+// index, so no lock) and the failures with the first error.
+type tally struct {
+	lat      []time.Duration
+	failures atomic.Int64
+	firstErr atomic.Value
+}
+
+func newTally(requests int) *tally { return &tally{lat: make([]time.Duration, requests)} }
+
+// fail counts err (nil: nothing).
+func (t *tally) fail(err error) {
+	if err != nil {
+		t.failures.Add(1)
+		t.firstErr.CompareAndSwap(nil, err)
+	}
+}
+
+func (t *tally) result(elapsed time.Duration) Result {
+	res := Result{Requests: len(t.lat), Failures: int(t.failures.Load()), Elapsed: elapsed}
+	if e, ok := t.firstErr.Load().(error); ok {
 		res.FirstError = e
 	}
-	res.percentiles(lat)
+	res.percentiles(t.lat)
 	return res
 }
 

@@ -31,7 +31,7 @@ func runWire(cfg Config) (Result, error) {
 		return Result{}, err
 	}
 	loops := max(1, min(cfg.Loops, cfg.Conns))
-	w := &wire{cfg: cfg, reqs: reqs, lat: make([]time.Duration, cfg.Requests)}
+	w := &wire{cfg: cfg, reqs: reqs, tally: newTally(cfg.Requests)}
 	conns := make([][]*wireConn, loops)
 	defer func() {
 		for _, cs := range conns {
@@ -58,8 +58,7 @@ func runWire(cfg Config) (Result, error) {
 		}()
 	}
 	wg.Wait()
-	res := w.result(time.Since(start))
-	return res, errors.Join(errs...)
+	return w.result(time.Since(start)), errors.Join(errs...)
 }
 
 // serialise renders every request once, in one arena.
@@ -125,12 +124,10 @@ func DialFD(addr string) (int, error) {
 
 // wire is one run's shared state.
 type wire struct {
-	cfg      Config
-	reqs     [][]byte
-	lat      []time.Duration
-	next     atomic.Int64
-	failures atomic.Int64
-	firstErr atomic.Value
+	*tally
+	cfg  Config
+	reqs [][]byte
+	next atomic.Int64
 }
 
 // wireConn is one connection; only its loop touches it. The socket stays
@@ -259,19 +256,7 @@ func (w *wire) done(c *wireConn, status int, body []byte, resp *fasthttp.Respons
 	resp.Reset()
 	resp.SetStatusCode(status)
 	resp.SetBodyRaw(body)
-	if err := w.cfg.Check(c.req, resp); err != nil {
-		w.failures.Add(1)
-		w.firstErr.CompareAndSwap(nil, err)
-	}
-}
-
-func (w *wire) result(elapsed time.Duration) Result {
-	res := Result{Requests: w.cfg.Requests, Failures: int(w.failures.Load()), Elapsed: elapsed}
-	if e, ok := w.firstErr.Load().(error); ok {
-		res.FirstError = e
-	}
-	res.percentiles(w.lat)
-	return res
+	w.fail(w.cfg.Check(c.req, resp))
 }
 
 var (
