@@ -370,3 +370,26 @@ func TestRedisDownAnswers503(t *testing.T) {
 	require.Equal(t, http.StatusServiceUnavailable, status)
 	require.Equal(t, contracts.CodeUnavailable, body.Error.Code)
 }
+
+// TestReplacedDuringInitKeepsItsReason: a stream replaced while its
+// snapshot is under way, whose snapshot then fails, ends with "replaced" —
+// the first reason — not "init-failed": a client told "init-failed"
+// reconnects and would replace the newer stream in turn.
+func TestReplacedDuringInitKeepsItsReason(t *testing.T) {
+	e := newEnv(t)
+	e.engine.entered, e.engine.gate = make(chan struct{}), make(chan struct{})
+	in := e.instance(t, nil)
+	first := in.open(t, "appointmentTypeId=type1&clientId=alice")
+	require.Equal(t, "init", first.next(t)["type"])
+	<-e.engine.entered // the first stream's snapshot waits
+	second := in.open(t, "appointmentTypeId=type1&clientId=alice")
+	<-e.engine.entered // registered (the first is replaced), its snapshot waits too
+	e.engine.mu.Lock()
+	e.engine.err = errors.New("engine down")
+	e.engine.mu.Unlock()
+	close(e.engine.gate)
+	require.Equal(t, holdstream.ReasonReplaced, first.until(t, "end")["reason"])
+	first.closed(t)
+	require.Equal(t, holdstream.ReasonInitFailed, second.until(t, "end")["reason"])
+	second.closed(t)
+}

@@ -253,16 +253,20 @@ func (h *Hub) snapshot(s *stream) ([]Hold, error) {
 }
 
 // fail ends s, whose owner failed with reason, dropping what is queued: a
-// failed write closes at once, init-failed and unknown first write their
-// end event (best effort, without waiting).
+// failed write closes at once, init-failed and unknown first write the end
+// event (best effort, without waiting), which names the stream's first
+// reason.
 func (h *Hub) fail(s *stream, reason string) {
 	s.mu.Lock()
-	if s.reason == "" || reason == ReasonInitFailed || reason == ReasonUnknown {
+	if s.reason == "" {
 		s.reason = reason
 	}
+	// The end event names the first reason (set once): a stream replaced or
+	// shut down during its init says so even if the init then failed — a
+	// client told "init-failed" would reconnect.
 	var tail []byte
 	if writesEnd(reason) {
-		tail = endFrame(s, reason)
+		tail = endFrame(s, s.reason)
 	}
 	s.pending, s.queued = nil, 0
 	s.closeLocked(tail)
