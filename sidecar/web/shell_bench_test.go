@@ -4,6 +4,7 @@ import (
 	"io"
 	"log/slog"
 	"testing"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/prometheus/client_golang/prometheus"
@@ -22,7 +23,7 @@ func BenchmarkShell(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	shell.Get("/x", Deadline(10e9), ok)
+	shell.Get("/x", Deadline(10*time.Second), ok)
 	for _, a := range []struct {
 		name string
 		app  *fiber.App

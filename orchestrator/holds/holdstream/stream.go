@@ -261,9 +261,8 @@ func (h *Hub) fail(s *stream, reason string) {
 	if s.reason == "" {
 		s.reason = reason
 	}
-	// The end event names the first reason (set once): a stream replaced or
-	// shut down during its init says so even if the init then failed — a
-	// client told "init-failed" would reconnect.
+	// A stream replaced or shut down during its init says so even if the
+	// init then failed: a client told "init-failed" would reconnect.
 	var tail []byte
 	if writesEnd(reason) {
 		tail = endFrame(s, s.reason)
