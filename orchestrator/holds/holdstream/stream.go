@@ -387,8 +387,10 @@ func (h *Hub) end(s *stream, reason string) {
 
 // release forgets a closed stream: fan-out, client index, gauge, metric.
 func (h *Hub) release(s *stream) {
-	h.detach(s)
+	// Counted as ended before it stops being counted as open: whoever sees
+	// the stream gone (Streams, the gauge) sees its end reason counted.
 	h.m.ended.WithLabelValues(s.reason).Inc()
+	h.detach(s)
 	h.cfg.Logger.Debug("holds stream ended", "connection_id", s.id, "client_id", s.clientID,
 		"appointment_type_id", s.typeID, "reason", s.reason)
 	h.running.Done()
