@@ -107,17 +107,42 @@ func (r *recorder) serve(w http.ResponseWriter, req *http.Request) {
 	_, _ = w.Write(out)
 }
 
+// dashboardPoll: the queue dashboard's own polls (flows/node-red/
+// flowgate-queue-dashboard.json, every 10 s), which reach flowgate beside
+// the switch-over kit's forwarded requests. They carry no X-Flowgate-Via;
+// a kit request always does, so one that lost it is still counted (and
+// fails call's Via check).
+func (e exchange) dashboardPoll() bool {
+	path, _, _ := strings.Cut(e.Target, "?")
+	return e.Via == "" && e.Method == http.MethodGet && (path == bookingBase+"/queue-status" || path == "/queue/stats")
+}
+
+// kit is the log without the dashboard's polls (r.mu held).
+func (r *recorder) kit() []exchange {
+	var out []exchange
+	for _, e := range r.log {
+		if !e.dashboardPoll() {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// count is how many requests other than the dashboard's polls reached
+// flowgate.
 func (r *recorder) count() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return len(r.log)
+	return len(r.kit())
 }
 
+// last is the latest request other than a dashboard poll.
 func (r *recorder) last() exchange {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	require.NotEmpty(r.t, r.log, "flowgate got no request")
-	return r.log[len(r.log)-1]
+	kit := r.kit()
+	require.NotEmpty(r.t, kit, "flowgate got no request")
+	return kit[len(kit)-1]
 }
 
 func (r *recorder) setHang(on bool) {
