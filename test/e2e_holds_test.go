@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -131,14 +132,16 @@ func (x *holdsE2E) event(typ, client string, s contracts.ApptSlot) holds.Event {
 	x.t.Helper()
 	start := utc(x.t, s.StartTime)
 	deadline := time.After(10 * time.Second)
+	var seen []string // the events passed over, for the failure message
 	for {
 		select {
 		case ev := <-x.events:
 			if ev.Type == typ && ev.ClientID == client && strings.EqualFold(ev.SpecialistID, col(s)) && ev.SlotStartDate.Equal(start) {
 				return ev
 			}
+			seen = append(seen, fmt.Sprintf("%s %s %s %s", ev.Type, ev.ClientID, ev.SpecialistID, ev.SlotStartDate.Format(time.RFC3339)))
 		case <-deadline:
-			x.t.Fatalf("no %s event of %s for %s %s", typ, client, s.StartTime, col(s))
+			x.t.Fatalf("no %s event of %s for %s %s (%s) within 10 s; passed over: %v", typ, client, s.StartTime, col(s), start.Format(time.RFC3339), seen)
 		}
 	}
 }
