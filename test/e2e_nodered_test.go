@@ -110,8 +110,8 @@ func (r *recorder) serve(w http.ResponseWriter, req *http.Request) {
 // dashboardPoll: the queue dashboard's own polls (flows/node-red/
 // flowgate-queue-dashboard.json, every 10 s), which reach flowgate beside
 // the switch-over kit's forwarded requests. They carry no X-Flowgate-Via;
-// a kit request always does, so one that lost it is still counted (and
-// fails call's Via check).
+// a kit request always does, and one that lost it still fails call: it is
+// counted and fails the Via check or, on those two GETs, it is not counted.
 func (e exchange) dashboardPoll() bool {
 	path, _, _ := strings.Cut(e.Target, "?")
 	return e.Via == "" && e.Method == http.MethodGet && (path == bookingBase+"/queue-status" || path == "/queue/stats")
