@@ -247,7 +247,8 @@ func TestLoadBufferThroughput(t *testing.T) {
 	require.Zero(t, hres.Failures, "%v", hres.FirstError)
 	hcpu := float64(procCPU(p.PID())-hcpu0) / 100
 
-	pm, dm := medianRatio(paused), medianRatio(draining)
+	pmed := median(paused)
+	pm, dm := pmed.ratio(), median(draining).ratio()
 	t.Logf("queue paused, %d pairs of %d (raw asynq.Client.Enqueue, %d goroutines, into a queue nothing serves; then HTTP enqueue): %s — median %.0f%% of raw",
 		bufferRounds, n, conns, rounds(paused), 100*pm)
 	t.Logf("first paused HTTP run: %s", pres)
@@ -255,7 +256,7 @@ func TestLoadBufferThroughput(t *testing.T) {
 	t.Logf("while the dequeuers drain, %d pairs (raw tasks into %s as the buffer's own; drained between runs): %s — median %.0f%% of raw",
 		bufferRounds, q, rounds(draining), 100*dm)
 	t.Logf("GET /healthz (the HTTP ceiling): %s, flowgate CPU %.0f µs per request — HTTP enqueue (paused, median) = %.0f%% of it",
-		hres, 1e6*hcpu/float64(n), 100*medianHTTP(paused)/hres.PerSecond())
+		hres, 1e6*hcpu/float64(n), 100*pmed.http/hres.PerSecond())
 	t.Logf("all %d completed %s after the first enqueue (drain after the last enqueue: %s)", n, total.Round(time.Millisecond), done.Round(time.Millisecond))
 	t.Logf("HTTP batch enqueue (100/request, 8 conns): %.0f messages/s; all completed in %s", float64(n)/batchEnq.Seconds(), batchTotal.Round(time.Millisecond))
 	if raceEnabled {
@@ -276,26 +277,21 @@ type pair struct {
 	res       loadgen.Result
 }
 
-func sortedPairs(ps []pair) []pair {
+// ratio is the pair's HTTP ÷ raw.
+func (p pair) ratio() float64 { return p.http / p.raw }
+
+// median is the pair with the median ratio.
+func median(ps []pair) pair {
 	s := slices.Clone(ps)
-	slices.SortFunc(s, func(a, b pair) int { return cmp.Compare(a.http/a.raw, b.http/b.raw) })
-	return s
+	slices.SortFunc(s, func(a, b pair) int { return cmp.Compare(a.ratio(), b.ratio()) })
+	return s[len(s)/2]
 }
-
-// medianRatio is the median of the pairs' HTTP ÷ raw.
-func medianRatio(ps []pair) float64 {
-	s := sortedPairs(ps)
-	return s[len(s)/2].http / s[len(s)/2].raw
-}
-
-// medianHTTP is the HTTP rate of the median pair.
-func medianHTTP(ps []pair) float64 { return sortedPairs(ps)[len(ps)/2].http }
 
 // rounds renders each pair as "HTTP/s ÷ raw/s = ratio".
 func rounds(ps []pair) string {
 	parts := make([]string, len(ps))
 	for i, p := range ps {
-		parts[i] = fmt.Sprintf("%.0f ÷ %.0f = %.0f%% (p99 %s)", p.http, p.raw, 100*p.http/p.raw, p.res.P99.Round(10*time.Microsecond))
+		parts[i] = fmt.Sprintf("%.0f ÷ %.0f = %.0f%% (p99 %s)", p.http, p.raw, 100*p.ratio(), p.res.P99.Round(10*time.Microsecond))
 	}
 	return strings.Join(parts, ", ")
 }
