@@ -136,6 +136,9 @@ const bufferRounds = 3
 // ones wait in the paused buffer queue), and while the dequeuers drain (the
 // raw tasks go into the buffer's queue as the buffer's own tasks, so the
 // same consumer work runs beside both; the queue is drained between runs).
+// In the paused phase each round also measures the bare floor between the
+// two (TestBareEnqueueHelper: a bare Fiber app calling Asynq's client, the
+// least any Fiber + Asynq implementation of the route can cost).
 func TestLoadBufferThroughput(t *testing.T) {
 	n := 10000
 	if raceEnabled {
@@ -158,6 +161,8 @@ func TestLoadBufferThroughput(t *testing.T) {
 	const q = "buffer.default"
 
 	split := cpuSplitter(t, db.Client, p.PID())
+	bare := bareEnqueue(t, db.URL(), tok, bareFloor) // the floor of any Fiber + Asynq enqueue
+	bareSplit := cpuSplitter(t, db.Client, bare.pid)
 	sent := 0 // HTTP single messages sent so far (their payloads differ)
 	single := func(k int) loadgen.Config {
 		off := sent
@@ -167,6 +172,15 @@ func TestLoadBufferThroughput(t *testing.T) {
 	}
 	httpRun := func(k int) loadgen.Result {
 		res := loadgen.Run(single(k))
+		require.Zero(t, res.Failures, "%v", res.FirstError)
+		return res
+	}
+	bareSent := 0
+	bareRun := func(k int) loadgen.Result {
+		off := bareSent
+		bareSent += k
+		res := loadgen.Run(loadgen.Config{Addr: bare.addr, Conns: conns, Requests: k, Check: wantStatus(202),
+			Build: enqueueReq(bare.addr, tok, func(i int) string { return `{"type":"noop","payload":{"i":` + strconv.Itoa(off+i) + `}}` })})
 		require.Zero(t, res.Failures, "%v", res.FirstError)
 		return res
 	}
@@ -180,13 +194,20 @@ func TestLoadBufferThroughput(t *testing.T) {
 	ainsp := asynq.NewInspectorFromRedisClient(db.Client)
 	require.NoError(t, ainsp.PauseQueue(q))
 	rawEnqueue(t, db, warm, conns, "raw", "warm")
+	bareRun(warm)
 	httpRun(warm)
-	var rawCPU, httpCPU cpuUse
-	var paused []pair
+	var rawCPU, bareCPU, httpCPU cpuUse
+	var paused, floors []pair
 	var pres loadgen.Result
 	for r := 0; r < bufferRounds; r++ {
 		c0 := split()
 		raw := rawEnqueue(t, db, n, conns, "raw", "")
+		rawCPU = rawCPU.plus(split().minus(c0))
+		b0 := bareSplit()
+		bres := bareRun(n)
+		b1 := bareSplit()
+		bareCPU = bareCPU.plus(b1.minus(b0))
+		floors = append(floors, pair{raw: float64(n) / raw.Seconds(), http: bres.PerSecond(), res: bres})
 		c1 := split()
 		profiled := func() {}
 		if r == 0 {
@@ -195,12 +216,13 @@ func TestLoadBufferThroughput(t *testing.T) {
 		res := httpRun(n)
 		c2 := split()
 		profiled()
-		rawCPU, httpCPU = rawCPU.plus(c1.minus(c0)), httpCPU.plus(c2.minus(c1))
+		httpCPU = httpCPU.plus(c2.minus(c1))
 		paused = append(paused, pair{raw: float64(n) / raw.Seconds(), http: res.PerSecond(), res: res})
 		if r == 0 {
 			pres = res
 		}
 	}
+	require.EqualValues(t, bareSent, bareQueued(t, db.Client), "every 202 of the bare floor is a task in Redis")
 	require.NoError(t, ainsp.UnpauseQueue(q))
 	drain(warm + bufferRounds*n)
 
@@ -252,7 +274,10 @@ func TestLoadBufferThroughput(t *testing.T) {
 	t.Logf("queue paused, %d pairs of %d (raw asynq.Client.Enqueue, %d goroutines, into a queue nothing serves; then HTTP enqueue): %s — median %.0f%% of raw",
 		bufferRounds, n, conns, rounds(paused), 100*pm)
 	t.Logf("first paused HTTP run: %s", pres)
-	t.Logf("CPU per message, raw: %s; HTTP enqueue (paused): %s", rawCPU.per(bufferRounds*n), httpCPU.per(bufferRounds*n))
+	t.Logf("bare Fiber + Asynq floor (no middleware, no validation, no admission; same AutoPipeliner), paused phase: %s — median %.0f%% of raw; flowgate (median) = %.0f%% of the floor",
+		rounds(floors), 100*median(floors).ratio(), 100*pmed.http/median(floors).http)
+	t.Logf("CPU per message, raw: %s; bare floor: %s; HTTP enqueue (paused): %s", rawCPU.per(bufferRounds*n),
+		strings.Replace(bareCPU.per(bufferRounds*n), "flowgate", "bare server", 1), httpCPU.per(bufferRounds*n))
 	t.Logf("while the dequeuers drain, %d pairs (raw tasks into %s as the buffer's own; drained between runs): %s — median %.0f%% of raw",
 		bufferRounds, q, rounds(draining), 100*dm)
 	t.Logf("GET /healthz (the HTTP ceiling): %s, flowgate CPU %.0f µs per request — HTTP enqueue (paused, median) = %.0f%% of it",

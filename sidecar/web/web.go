@@ -205,6 +205,9 @@ func accessLog(log *slog.Logger, m *httpMetrics) fiber.Handler {
 		if status >= 500 {
 			level = slog.LevelError
 		}
+		if !log.Enabled(c.UserContext(), level) { // the line's fields are not even built
+			return nil
+		}
 		log.Log(c.UserContext(), level, "http request",
 			"method", method, "route", route, "path", strings.Clone(c.Path()), "status", status,
 			"latency_ms", float64(lat.Microseconds())/1000, "request_id", RequestID(c), "ip", c.IP())
