@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -32,8 +33,17 @@ func TestLoadBufferVsBullMQ(t *testing.T) {
 	if s := os.Getenv("FLOWGATE_BULLMQ_N"); s != "" {
 		n, _ = strconv.Atoi(s)
 	}
+	dequeuers := []int{1, 2, 4}
+	if s := os.Getenv("FLOWGATE_BULLMQ_DEQUEUERS"); s != "" { // e.g. "2,4,8"
+		dequeuers = dequeuers[:0]
+		for _, f := range strings.Split(s, ",") {
+			d, err := strconv.Atoi(strings.TrimSpace(f))
+			require.NoError(t, err, "FLOWGATE_BULLMQ_DEQUEUERS")
+			dequeuers = append(dequeuers, d)
+		}
+	}
 	for _, conc := range []int{10, 50} {
-		for _, servers := range []int{1, 2, 4} {
+		for _, servers := range dequeuers {
 			rate, el := flowgateRun(t, n, conc, servers)
 			t.Logf("flowgate  concurrency %2d, %d dequeuer(s): %d jobs added+processed in %s = %.0f jobs/s", conc, servers, n, el.Round(time.Millisecond), rate)
 		}
