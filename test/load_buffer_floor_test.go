@@ -211,7 +211,7 @@ func TestLoadBufferHTTPLadder(t *testing.T) {
 	for i, r := range rungs {
 		step := ""
 		if i > 0 {
-			step = fmt.Sprintf(", +%.1f µs over %s", med(r.cpu)-prev, rungs[i-1].name)
+			step = fmt.Sprintf(", %+.1f µs over %s", med(r.cpu)-prev, rungs[i-1].name)
 		}
 		t.Logf("%-8s %6.0f req/s (%.0f%% of bare), server CPU %.1f µs per request%s", r.name, med(r.rates),
 			100*med(r.rates)/med(rungs[0].rates), med(r.cpu), step)

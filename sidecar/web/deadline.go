@@ -20,8 +20,8 @@ const deadlineWindows = 64
 // Requests that start within the same window of d/64 share one context,
 // whose deadline is the window's start + d: a request's budget is between
 // d − d/64 and d (2 s: 1.969–2 s), and it costs an atomic load and a clock
-// read instead of a context, a runtime timer and its cancel (≈ 2 µs of the
-// work buffer's ≈ 35 µs HTTP enqueue; see TestLoadBufferThroughput). The
+// read instead of a context, a runtime timer and its cancel (≈ 1–2 µs of
+// the work buffer's ≈ 35 µs HTTP enqueue; see TestLoadBufferHTTPLadder). The
 // shared context is not cancelled when a request ends: work a handler
 // leaves running on it ends at its deadline. A request whose context
 // already carries something (not context.Background) gets its own, as
