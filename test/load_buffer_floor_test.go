@@ -12,7 +12,6 @@ import (
 	"os"
 	"os/exec"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -25,7 +24,6 @@ import (
 
 	"github.com/flowgate/flowgate/orchestrator/autopipe"
 	"github.com/flowgate/flowgate/sidecar/web"
-	"github.com/flowgate/flowgate/test/loadgen"
 	"github.com/flowgate/flowgate/test/redistest"
 )
 
@@ -147,11 +145,6 @@ func bareEnqueue(t *testing.T, redisURL, token, variant string) bareServer {
 	return bareServer{addr: addr, pid: cmd.Process.Pid}
 }
 
-// bareQueued is how many tasks the bare servers have enqueued.
-func bareQueued(t *testing.T, rdb redis.UniversalClient) int64 {
-	return bufferPending(t, rdb, bareQueue)
-}
-
 // TestLoadBufferHTTPLadder: where the HTTP enqueue's cost goes, rung by
 // rung, on one Redis and one load generator: the bare floor, then each of
 // flowgate's HTTP layers added (timeouts, the app shell, the request
@@ -194,16 +187,14 @@ func TestLoadBufferHTTPLadder(t *testing.T) {
 				bare += k
 			}
 			c0 := procCPU(r.pid)
-			res := loadgen.Run(loadgen.Config{Addr: r.addr, Conns: 64, Requests: k, Check: wantStatus(202),
-				Build: enqueueReq(r.addr, tok, func(i int) string { return `{"type":"noop","payload":{"i":` + strconv.Itoa(off+i) + `}}` })})
-			require.Zero(t, res.Failures, "%s: %v", r.name, res.FirstError)
+			res := noopSingles(t, r.addr, tok, 64, off, k)
 			if round >= 0 {
 				r.rates = append(r.rates, res.PerSecond())
 				r.cpu = append(r.cpu, 1e6*float64(procCPU(r.pid)-c0)/100/float64(k))
 			}
 		}
 	}
-	require.EqualValues(t, bare, bareQueued(t, db.Client), "every bare 202 is a task in Redis")
+	require.EqualValues(t, bare, bufferPending(t, db.Client, bareQueue), "every bare 202 is a task in Redis")
 	require.EqualValues(t, sent-bare, bufferPending(t, db.Client, "buffer.default"), "every flowgate 202 is a task in Redis")
 
 	med := func(xs []float64) float64 { s := slices.Clone(xs); slices.Sort(s); return s[len(s)/2] }

@@ -2,14 +2,12 @@ package test
 
 import (
 	"bufio"
-	"cmp"
 	"context"
 	"fmt"
 	"hash/fnv"
 	"io"
 	"log/slog"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -71,6 +69,16 @@ func enqueueReq(addr, token string, body func(i int) string) func(i int, req *fa
 		req.Header.Set("Authorization", "Bearer "+token)
 		req.SetBodyString(body(i))
 	}
+}
+
+// noopSingles sends k single no-op enqueues to addr over conns
+// connections, payload {"i": off..off+k-1}, each answered 202.
+func noopSingles(t *testing.T, addr, token string, conns, off, k int) loadgen.Result {
+	t.Helper()
+	res := loadgen.Run(loadgen.Config{Addr: addr, Conns: conns, Requests: k, Check: wantStatus(202),
+		Build: enqueueReq(addr, token, func(i int) string { return `{"type":"noop","payload":{"i":` + strconv.Itoa(off+i) + `}}` })})
+	require.Zero(t, res.Failures, "%s: %v", addr, res.FirstError)
+	return res
 }
 
 func wantStatus(code int) func(int, *fasthttp.Response) error {
@@ -163,26 +171,14 @@ func TestLoadBufferThroughput(t *testing.T) {
 	split := cpuSplitter(t, db.Client, p.PID())
 	bare := bareEnqueue(t, db.URL(), tok, bareFloor) // the floor of any Fiber + Asynq enqueue
 	bareSplit := cpuSplitter(t, db.Client, bare.pid)
-	sent := 0 // HTTP single messages sent so far (their payloads differ)
-	single := func(k int) loadgen.Config {
-		off := sent
-		sent += k
-		return loadgen.Config{Addr: p.Addr(), Conns: conns, Requests: k, Check: wantStatus(202),
-			Build: enqueueReq(p.Addr(), tok, func(i int) string { return `{"type":"noop","payload":{"i":` + strconv.Itoa(off+i) + `}}` })}
-	}
+	sent, bareSent := 0, 0 // single messages sent so far to each (their payloads differ)
 	httpRun := func(k int) loadgen.Result {
-		res := loadgen.Run(single(k))
-		require.Zero(t, res.Failures, "%v", res.FirstError)
-		return res
+		sent += k
+		return noopSingles(t, p.Addr(), tok, conns, sent-k, k)
 	}
-	bareSent := 0
 	bareRun := func(k int) loadgen.Result {
-		off := bareSent
 		bareSent += k
-		res := loadgen.Run(loadgen.Config{Addr: bare.addr, Conns: conns, Requests: k, Check: wantStatus(202),
-			Build: enqueueReq(bare.addr, tok, func(i int) string { return `{"type":"noop","payload":{"i":` + strconv.Itoa(off+i) + `}}` })})
-		require.Zero(t, res.Failures, "%v", res.FirstError)
-		return res
+		return noopSingles(t, bare.addr, tok, conns, bareSent-k, k)
 	}
 	completed := 0 // tasks of q completed so far
 	drain := func(k int) time.Duration {
@@ -222,7 +218,7 @@ func TestLoadBufferThroughput(t *testing.T) {
 			pres = res
 		}
 	}
-	require.EqualValues(t, bareSent, bareQueued(t, db.Client), "every 202 of the bare floor is a task in Redis")
+	require.EqualValues(t, bareSent, bufferPending(t, db.Client, bareQueue), "every 202 of the bare floor is a task in Redis")
 	require.NoError(t, ainsp.UnpauseQueue(q))
 	drain(warm + bufferRounds*n)
 
@@ -295,56 +291,6 @@ func TestLoadBufferThroughput(t *testing.T) {
 		t.Logf("GOAL NOT MET: HTTP %.0f%% (paused) / %.0f%% (draining) of raw (goal ≥ 70%%; the bare floor: %.0f%%), complete in %s (goal < 5 s)",
 			100*pm, 100*dm, 100*median(floors).ratio(), total)
 	}
-}
-
-// pair is one raw run and the HTTP run after it (rates per second).
-type pair struct {
-	raw, http float64
-	res       loadgen.Result
-}
-
-// ratio is the pair's HTTP ÷ raw.
-func (p pair) ratio() float64 { return p.http / p.raw }
-
-// median is the pair with the median ratio.
-func median(ps []pair) pair {
-	s := slices.Clone(ps)
-	slices.SortFunc(s, func(a, b pair) int { return cmp.Compare(a.ratio(), b.ratio()) })
-	return s[len(s)/2]
-}
-
-// rounds renders each pair as "HTTP/s ÷ raw/s = ratio".
-func rounds(ps []pair) string {
-	parts := make([]string, len(ps))
-	for i, p := range ps {
-		parts[i] = fmt.Sprintf("%.0f ÷ %.0f = %.0f%% (p99 %s)", p.http, p.raw, 100*p.ratio(), p.res.P99.Round(10*time.Microsecond))
-	}
-	return strings.Join(parts, ", ")
-}
-
-// profileCPU fetches a CPU profile of the flowgate at addr (its
-// PPROF_ADDR) into file while the caller runs; the returned func waits for
-// it. With no addr it does nothing.
-func profileCPU(t *testing.T, addr, file string, d time.Duration) func() {
-	t.Helper()
-	if addr == "" {
-		return func() {}
-	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		var req fasthttp.Request
-		var resp fasthttp.Response
-		req.SetRequestURI("http://" + addr + "/debug/pprof/profile?seconds=" + strconv.Itoa(int(d.Seconds())))
-		if err := fasthttp.DoTimeout(&req, &resp, d+30*time.Second); err != nil {
-			t.Errorf("pprof: %v", err)
-			return
-		}
-		if err := os.WriteFile(file, resp.Body(), 0o600); err != nil {
-			t.Errorf("pprof: %v", err)
-		}
-	}()
-	return func() { <-done }
 }
 
 // inProcess builds a started buffer with one handler on its own database.
@@ -507,45 +453,6 @@ func procMem(pid int) (rss, peak int64) {
 		}
 	}
 	return rss, peak
-}
-
-// cpuUse is CPU seconds spent by the three parties of a load test.
-type cpuUse struct{ client, flowgate, redis float64 }
-
-func (a cpuUse) minus(b cpuUse) cpuUse {
-	return cpuUse{a.client - b.client, a.flowgate - b.flowgate, a.redis - b.redis}
-}
-
-func (a cpuUse) plus(b cpuUse) cpuUse {
-	return cpuUse{a.client + b.client, a.flowgate + b.flowgate, a.redis + b.redis}
-}
-
-// per renders the use per message in µs.
-func (a cpuUse) per(n int) string {
-	f := func(s float64) float64 { return 1e6 * s / float64(n) }
-	return fmt.Sprintf("load generator / raw client %.0f µs, flowgate %.0f µs, redis-server %.0f µs (sum %.0f µs)",
-		f(a.client), f(a.flowgate), f(a.redis), f(a.client+a.flowgate+a.redis))
-}
-
-// cpuSplitter reads the CPU used so far by this process (the load
-// generator or the raw client), the flowgate process pid and the
-// redis-server behind rdb.
-func cpuSplitter(t *testing.T, rdb *redis.Client, pid int) func() cpuUse {
-	return func() cpuUse {
-		return cpuUse{client: selfCPU(t), flowgate: float64(procCPU(pid)) / 100, redis: serverCPU(t, rdb)}
-	}
-}
-
-// procCPU is utime+stime of pid in clock ticks (100/s).
-func procCPU(pid int) int64 {
-	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	f := strings.Fields(string(raw[strings.LastIndexByte(string(raw), ')')+2:]))
-	u, _ := strconv.ParseInt(f[11], 10, 64)
-	s, _ := strconv.ParseInt(f[12], 10, 64)
-	return u + s
 }
 
 // TestLoadBufferStress100k: 100,000 messages queued through HTTP batches
