@@ -49,7 +49,7 @@ func (m *Main) newBuffer(b *backend, shutdown context.Context) (*workBuffer, err
 		ConnOpt: b.ConnOpt, Redis: b.Client, Servers: c.Servers, Concurrency: c.Concurrency,
 		ShutdownTimeout: c.ShutdownTimeout, PollInterval: c.PollInterval,
 		Backoff:           buffer.Backoff{Base: c.BackoffBase, Multiplier: c.BackoffMultiplier, Max: c.BackoffMax},
-		DefaultMaxRetries: c.MaxRetries, MaxQueueSize: int64(c.MaxQueueSize), WarnDepth: int64(c.WarnDepth),
+		DefaultMaxRetries: defaultMaxRetries(c.MaxRetries), MaxQueueSize: int64(c.MaxQueueSize), WarnDepth: int64(c.WarnDepth),
 		AlertDepth: int64(c.AlertDepth), CompletedRetention: c.CompletedRetention, FailedRetention: c.FailedRetention,
 		MaxPayload: c.MaxPayload, DLQAlertThreshold: int64(c.DLQAlertThreshold),
 		Circuit: buffer.CircuitConfig{Threshold: uint32(c.CircuitThreshold), Timeout: c.CircuitTimeout},
@@ -84,6 +84,15 @@ func (m *Main) newBuffer(b *backend, shutdown context.Context) (*workBuffer, err
 		return nil, fmt.Errorf("work buffer api: %w", err)
 	}
 	return &workBuffer{buf: buf, api: api}, nil
+}
+
+// defaultMaxRetries is BUFFER_MAX_RETRIES as buffer.Config takes it: 0
+// there means the package default, so "no retries" is buffer.NoRetries.
+func defaultMaxRetries(n int) int {
+	if n == 0 {
+		return buffer.NoRetries
+	}
+	return n
 }
 
 // start runs the buffer's dequeuers; Close stops them (after HTTP drained).

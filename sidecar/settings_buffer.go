@@ -73,7 +73,7 @@ var bufferSettings = []setting{
 	{name: "BUFFER_MAX_QUEUE_SIZE", def: itoa(buffer.DefaultMaxQueueSize), help: "messages pending, retrying or in flight at which enqueue answers QUEUE_FULL (429)", apply: bufferInt(func(b *BufferConfig) *int { return &b.MaxQueueSize }, 1, 100_000_000)},
 	{name: "BUFFER_WARN_DEPTH", def: itoa(buffer.DefaultWarnDepth), help: "queue depth above which a warning is logged (once per crossing)", apply: bufferInt(func(b *BufferConfig) *int { return &b.WarnDepth }, 1, 100_000_000)},
 	{name: "BUFFER_ALERT_DEPTH", def: itoa(buffer.DefaultAlertDepth), help: "queue depth above which an error is logged (once per crossing)", apply: bufferInt(func(b *BufferConfig) *int { return &b.AlertDepth }, 1, 100_000_000)},
-	{name: "BUFFER_MAX_RETRIES", def: itoa(buffer.DefaultMaxRetries), help: "retries of a message whose handler and request name none", apply: bufferInt(func(b *BufferConfig) *int { return &b.MaxRetries }, 0, 100)},
+	{name: "BUFFER_MAX_RETRIES", def: itoa(buffer.DefaultMaxRetries), help: "retries of a message whose handler and request name none (0: none, straight to the dead-letter queue)", apply: bufferInt(func(b *BufferConfig) *int { return &b.MaxRetries }, 0, 100)},
 	{name: "BUFFER_BACKOFF_BASE", def: buffer.DefaultBackoffBase.String(), help: "retry delay min(base·multiplier^n, max): base", apply: bufferDuration(func(b *BufferConfig) *time.Duration { return &b.BackoffBase })},
 	{name: "BUFFER_BACKOFF_MULTIPLIER", def: strconv.FormatFloat(buffer.DefaultBackoffMultiplier, 'g', -1, 64), help: "retry delay multiplier", apply: func(c *Config, v string) error {
 		f, err := strconv.ParseFloat(v, 64)

@@ -155,7 +155,7 @@ func (a *admitter) run(batch []*admission) {
 	var last int64 = -1
 	var ahead int64
 	if err == nil {
-		if st, v, _ := answer(res[len(batch)], 0); st == 4 {
+		if st, v, _ := answer(res[len(batch)], 0); st == admitAhead {
 			ahead, _ = strconv.ParseInt(v, 10, 64)
 		}
 		b.depth.credit.add(ahead) // before the waiters wake: they may find it at once
@@ -167,7 +167,7 @@ func (a *admitter) run(batch []*admission) {
 		} else {
 			x.status, x.val, last = answer(res[i], last)
 		}
-		if !x.fate.CompareAndSwap(waiting, answered) && x.err == nil && x.status == 0 {
+		if !x.fate.CompareAndSwap(waiting, answered) && x.err == nil && x.status == admitted {
 			go b.giveBack(x) // admitted for a caller that left: its place and claims
 		}
 		close(x.done)

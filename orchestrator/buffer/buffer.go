@@ -31,7 +31,6 @@ const (
 	DefaultNormalDepth        = 100
 	DefaultDepthRefresh       = 100 * time.Millisecond
 	DefaultDepthReconcile     = 10 * time.Second
-	DefaultIdempotencyGrace   = 30 * time.Second
 	DefaultCompletedRetention = 24 * time.Hour
 	DefaultFailedRetention    = 7 * 24 * time.Hour
 	DefaultMaxPayload         = 256 << 10
@@ -53,15 +52,12 @@ type Config struct {
 	PollInterval    time.Duration // an idle dequeuer's sleep (seed: 100ms); default DefaultPollInterval
 
 	Backoff           Backoff // default the seed's 1 s · 2^n, cap 60 s
-	DefaultMaxRetries int     // for handlers answering MaxRetries() < 0; default DefaultMaxRetries
+	DefaultMaxRetries int     // for handlers answering Unset and requests naming none; 0 → DefaultMaxRetries, NoRetries → none
 	MaxQueueSize      int64
 	WarnDepth         int64
 	AlertDepth        int64
 	DepthRefresh      time.Duration // how often finished messages are subtracted from the depth counter
 	DepthReconcile    time.Duration // how often the depth counter is re-set from Asynq's queues
-	// IdempotencyGrace is how long a claim whose message is not (yet) in
-	// Redis still answers DUPLICATE_MESSAGE: longer than any enqueue takes.
-	IdempotencyGrace   time.Duration
 	CompletedRetention time.Duration
 	FailedRetention    time.Duration
 	MaxPayload         int // bytes of a message payload
@@ -105,7 +101,6 @@ func (c *Config) withDefaults() {
 	orDefault(&c.PollInterval, DefaultPollInterval)
 	orDefault(&c.DepthRefresh, DefaultDepthRefresh)
 	orDefault(&c.DepthReconcile, DefaultDepthReconcile)
-	orDefault(&c.IdempotencyGrace, DefaultIdempotencyGrace)
 	orDefault(&c.CompletedRetention, DefaultCompletedRetention)
 	orDefault(&c.FailedRetention, DefaultFailedRetention)
 	orDefault(&c.MaxPayload, DefaultMaxPayload)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
@@ -99,10 +100,11 @@ func TestMessageIDUniqueAcrossPriorities(t *testing.T) {
 	require.Equal(t, 2, n, "one task per messageId across the queues")
 }
 
-// An enqueue that failed without writing its task gives its claims back:
-// before the fix the client's retry within the grace got a 409 naming a
-// message that does not exist.
-func TestFailedEnqueueFreesItsClaims(t *testing.T) {
+// An enqueue that failed without writing its task leaves a claim the
+// retry resumes: before the fix the client's retry within the grace got a
+// 409 naming a message that does not exist. A retry without the messageId
+// gets the claim's.
+func TestFailedEnqueueIsResumedByTheRetry(t *testing.T) {
 	x := setup(t, nil)
 	x.db.Client.AddHook(&failWrite{taskID: "first"})
 	x.start(t, fn("email", func(context.Context, *buffer.Message) (any, error) { return nil, nil }))
@@ -112,10 +114,14 @@ func TestFailedEnqueueFreesItsClaims(t *testing.T) {
 	_, err = x.buf.Get(ctx, "first")
 	require.Equal(t, contracts.CodeNotFound, code(err), "nothing was written")
 
-	e, err := x.buf.Enqueue(ctx, keyed("pay-9", "first"))
+	e, err := x.buf.Enqueue(ctx, keyed("pay-9", ""))
 	require.NoError(t, err, "the retry is no duplicate: no message exists")
-	require.Equal(t, "first", e.MessageID)
+	require.Equal(t, "first", e.MessageID, "the retry resumes the claim's messageId")
 	waitState(t, x.buf, "first", contracts.BufferCompleted)
+	require.Eventually(t, func() bool {
+		d, err := x.db.Client.Get(ctx, "flowgate:buffer:{buffer}:depth").Int64()
+		return err == nil && d == 0
+	}, 3*time.Second, 20*time.Millisecond, "the failed enqueue gave its place back, the retry's left with the message")
 }
 
 // Claims carry a TTL from their admission: before the fix a claim lived

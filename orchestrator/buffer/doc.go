@@ -35,10 +35,13 @@
 //     counter, shared by the enqueues that arrive while one call is in
 //     flight (admission.go). A claim holds "<messageId> <queue> <claimed
 //     at>", has a TTL (claimTTL), and answers DUPLICATE_MESSAGE while the
-//     original's task exists (queued or retained) or it is younger than
-//     IdempotencyGrace; otherwise it is stale (a crash between claim and
-//     enqueue) and taken over. An enqueue error whose task is absent gives
-//     the claims back at once. An admission call also reserves places ahead
+//     original's task exists (queued or retained), so a 409 always names a
+//     message that exists. A claim whose task is missing (the enqueue died
+//     or is still in flight: a crash, a paused Redis) is resumed by the next
+//     enqueue of its key: same messageId, same queue, so that enqueue and a
+//     late write of the original are one Asynq task id and only one lands.
+//     Claims are kept after an enqueue error (only an encoding failure
+//     gives them back). An admission call also reserves places ahead
 //     for this instance (placeCredit, depth.go: at most 64, 1/32 of the
 //     maximum, only below half of it), which enqueues without a key then
 //     take with no Redis call; unused credit is given back within two

@@ -90,7 +90,7 @@ func (b *Buffer) prepare(req contracts.BufferEnqueueRequest) (prepared, error) {
 	}
 	maxR := h.MaxRetries()
 	if maxR < 0 {
-		maxR = b.cfg.DefaultMaxRetries
+		maxR = max(b.cfg.DefaultMaxRetries, 0) // NoRetries
 	}
 	if req.MaxRetries != nil {
 		if *req.MaxRetries < 0 || *req.MaxRetries > 100 {
@@ -200,12 +200,12 @@ func (p prepared) claimID() string {
 
 // claimTTL bounds a claim's life from its admission: the longest a
 // message can stay (every retry at the maximum backoff, then the longer
-// retention) plus the grace. It is a backstop for claims no finish
+// retention) plus a minute. It is a backstop for claims no finish
 // path expires (a task deleted elsewhere, a failed expireIdem, an
 // enqueue whose client never retries); a message still pending after it
 // is protected by Asynq's task id in its own queue only.
 func (b *Buffer) claimTTL() time.Duration {
-	return max(b.cfg.CompletedRetention, b.cfg.FailedRetention) + 101*b.cfg.Backoff.Max + b.cfg.IdempotencyGrace
+	return max(b.cfg.CompletedRetention, b.cfg.FailedRetention) + 101*b.cfg.Backoff.Max + time.Minute
 }
 
 // claim is an idempotency key's value: who claimed it, where, when.
@@ -221,7 +221,7 @@ func (c claim) String() string {
 func parseClaim(s string) claim {
 	f := strings.Fields(s)
 	if len(f) != 3 {
-		return claim{id: s} // unreadable: treated as in progress, then taken over
+		return claim{id: s} // unreadable: taken over (admitOne)
 	}
 	ms, _ := strconv.ParseInt(f[2], 10, 64)
 	return claim{id: f[0], queue: f[1], at: time.UnixMilli(ms)}
@@ -251,61 +251,85 @@ func (b *Buffer) reserve(ctx context.Context, n int) error {
 }
 
 // admitOne admits one message: its place and, with a key, its claim. A
-// claim is answered DUPLICATE_MESSAGE while the original's task exists (it
-// is queued, or retained after it finished) or the claim is younger than
-// IdempotencyGrace (its enqueue may be in flight); otherwise the claim is
-// stale (a crash between claim and enqueue, an enqueue that failed) and is
-// taken over.
-func (b *Buffer) admitOne(ctx context.Context, p prepared) (claim, error) {
+// key already claimed is resolved before anything is answered:
+//   - the claimed message's task exists (queued, or retained after it
+//     finished): DUPLICATE_MESSAGE naming it, so a 409 always names a
+//     message a GET finds;
+//   - it does not (an enqueue that died or is still in flight after an
+//     uncertain answer: flowgate killed, Redis paused): this enqueue
+//     resumes the claim. It takes the claim over with the same messageId
+//     and queue, so its enqueue and a late one of the original are the
+//     same Asynq task id and only one of them lands (the other is a task
+//     id conflict, answered DUPLICATE_MESSAGE naming the message).
+//
+// An unreadable claim is taken over with p's own messageId. It returns p
+// as admitted (its messageId, priority and queue are the claim's when it
+// resumed one).
+func (b *Buffer) admitOne(ctx context.Context, p prepared) (prepared, claim, error) {
 	c := claim{id: p.env.MessageID, queue: p.queue, at: b.cfg.Now()}
 	x := &admission{key: p.env.IdempotencyKey, id: p.claimID(), claim: c}
+	field := "idempotencyKey"
 	for range 3 {
 		if err := b.admitter.admit(ctx, x); err != nil {
-			return c, persistence("buffer.Enqueue", fmt.Errorf("admission: %w", err))
+			return p, c, persistence("buffer.Enqueue", fmt.Errorf("admission: %w", err))
 		}
 		if x.err != nil {
-			return c, x.err
+			return p, c, x.err
 		}
 		st, v := x.status, x.val
 		switch st {
-		case 0:
-			return c, nil
-		case 1:
+		case admitted:
+			return p, c, nil
+		case admitFull:
 			d, _ := strconv.ParseInt(v, 10, 64)
-			return c, b.full(d)
-		}
-		field := "idempotencyKey"
-		if st == 3 {
+			return p, c, b.full(d)
+		case admitIDClaimed:
 			field = "messageId"
+		default:
+			field = "idempotencyKey"
 		}
 		orig := parseClaim(v)
 		live, err := b.claimLive(ctx, orig)
 		if err != nil {
-			return c, err
+			return p, c, err
 		}
 		if live {
-			return c, duplicate(orig.id, field)
+			return p, c, duplicate(orig.id, field)
 		}
-		b.log.Warn("buffer: taking over a stale claim", "field", field, "key", p.env.IdempotencyKey, "stale_message_id", orig.id, "message_id", c.id)
-		if st == 3 {
+		if pri, ok := priorityOf(orig.queue); ok && validID(orig.id) {
+			b.log.Info("buffer: resuming an unfinished enqueue", "field", field, "key", p.env.IdempotencyKey,
+				"message_id", orig.id, "queue", orig.queue)
+			p = p.resuming(orig.id, pri)
+			c = claim{id: p.env.MessageID, queue: p.queue, at: b.cfg.Now()}
+			x.claim, x.id = c, p.claimID()
+			if x.id != "" { // the original's own messageId claim, when it had one, holds the same value
+				x.takeoverID = v
+			}
+		} else {
+			b.log.Warn("buffer: taking over an unreadable claim", "field", field, "key", p.env.IdempotencyKey, "claim", v, "message_id", c.id)
+		}
+		if st == admitIDClaimed {
 			x.takeoverID = v
 		} else {
 			x.takeover = v
 		}
 		x.status, x.val = 0, ""
 	}
-	return c, duplicate(c.id, "idempotencyKey") // lost the takeover to a concurrent claimant
+	return p, c, duplicate(c.id, field) // lost three takeovers in a row to concurrent claimants
 }
 
-// claimLive reports whether a claim still stands for its message: it is
-// younger than the grace, or its task exists. An unreadable claim is
-// stale.
+// resuming is p taking over an unfinished enqueue's messageId id in the
+// queue of priority pri.
+func (p prepared) resuming(id string, pri contracts.BufferPriority) prepared {
+	p.env.MessageID, p.env.Priority, p.queue = id, pri, QueueFor(pri)
+	return p
+}
+
+// claimLive reports whether a claim stands for a message that exists: its
+// task is in its queue. An unreadable claim is not live.
 func (b *Buffer) claimLive(ctx context.Context, orig claim) (bool, error) {
 	if orig.queue == "" {
 		return false, nil
-	}
-	if b.cfg.Now().Sub(orig.at) < b.cfg.IdempotencyGrace {
-		return true, nil
 	}
 	n, err := b.cfg.Redis.Exists(ctx, taskKey(orig.queue, orig.id)).Result()
 	if err != nil {
@@ -321,19 +345,22 @@ func (b *Buffer) put(ctx context.Context, p prepared) (Enqueued, error) {
 	if !p.claims() && b.depth.credit.take() {
 		return b.enqueueAdmitted(ctx, p, claim{id: p.env.MessageID, queue: p.queue, at: b.cfg.Now()})
 	}
-	c, err := b.admitOne(ctx, p)
+	p, c, err := b.admitOne(ctx, p)
 	if err != nil {
 		return Enqueued{}, err
 	}
 	return b.enqueueAdmitted(ctx, p, c)
 }
 
-// enqueueAdmitted hands an admitted message to Asynq. A refusal that
-// certainly enqueued nothing (a task id conflict) gives the place and the
-// claims back; after any other error (a timeout, a lost answer) the task
-// may be in Redis: one EXISTS decides — absent, both are given back (the
-// client's retry is no false duplicate); present, or the check failed,
-// both stay (the counter's resync and the claim check heal them).
+// enqueueAdmitted hands an admitted message to Asynq. Its claims stay
+// unless the message certainly was not and will not be written (it could
+// not be encoded): a claim whose task is missing is resumed by the next
+// enqueue of its key with the same messageId (admitOne), so keeping it
+// never refuses a resend, and dropping it could let a late write of this
+// enqueue land beside the resend's message. The place is given back when
+// nothing took it: a task id conflict (the message is already there, under
+// a resumed claim's place), or an error after which the task is certainly
+// absent; the depth resync heals any other miscount.
 func (b *Buffer) enqueueAdmitted(ctx context.Context, p prepared, c claim) (Enqueued, error) {
 	id := p.env.MessageID
 	body, err := p.env.appendJSON(make([]byte, 0, 160+len(p.env.Payload)+len(p.env.IdempotencyKey)))
@@ -345,15 +372,14 @@ func (b *Buffer) enqueueAdmitted(ctx context.Context, p prepared, c claim) (Enqu
 		asynq.MaxRetry(p.env.MaxRetries), asynq.Timeout(p.timeout+10*time.Second), asynq.Retention(b.cfg.CompletedRetention))
 	if err != nil {
 		if errors.Is(err, asynq.ErrTaskIDConflict) {
-			b.unadmit(ctx, 1, p, c)
+			b.giveBackPlaces(ctx, 1)
 			return Enqueued{}, duplicate(id, "messageId")
 		}
 		// After the caller's context ended the enqueue may still be queued in
 		// the auto-pipeliner, to be written after an EXISTS on another
-		// connection answers "absent": the claims stay (the claim check and
-		// the re-set heal them) rather than let the late task land unclaimed.
+		// connection answers "absent": the place stays too (the resync heals it).
 		if ctx.Err() == nil && b.taskAbsent(ctx, p) {
-			b.unadmit(ctx, 1, p, c) // certainly not enqueued: the retry is no duplicate
+			b.giveBackPlaces(ctx, 1)
 		}
 		return Enqueued{}, persistence("buffer.Enqueue", err)
 	}
@@ -379,6 +405,11 @@ func (b *Buffer) taskAbsent(ctx context.Context, p prepared) bool {
 // unadmit gives back n places and p's claims c.
 func (b *Buffer) unadmit(ctx context.Context, n int, p prepared, c claim) {
 	b.giveBackClaims(ctx, n, p.env.IdempotencyKey, p.claimID(), c)
+}
+
+// giveBackPlaces gives back n places and no claim.
+func (b *Buffer) giveBackPlaces(ctx context.Context, n int) {
+	b.giveBackClaims(ctx, n, "", "", claim{})
 }
 
 // giveBack gives back the place and claims of an admission its caller

@@ -79,32 +79,85 @@ func TestEnqueueTimeoutKeepsTheIdempotencyClaim(t *testing.T) {
 }
 
 // Defect 2: a claim left by a crash between the claim and the enqueue
-// (no task behind it) answered DUPLICATE_MESSAGE forever. Now it stands
-// only within the grace (its enqueue may be in flight), then it is taken
-// over; a claim whose message is retained keeps answering DUPLICATE.
-func TestStaleIdempotencyClaimIsTakenOver(t *testing.T) {
+// (no task behind it) answered DUPLICATE_MESSAGE forever; then, for a
+// grace of 30 s, a 409 naming a message that did not exist (a client that
+// trusts the 409 lost its message). Now the next enqueue of the key
+// resumes the claim at once, with its messageId and queue; a claim whose
+// message is retained keeps answering DUPLICATE, naming a message a Get
+// finds.
+func TestUnfinishedClaimIsResumed(t *testing.T) {
 	clk := &clock{t: time.Now()}
-	x := setup(t, func(c *buffer.Config) { c.Now = clk.now; c.IdempotencyGrace = time.Minute })
+	x := setup(t, func(c *buffer.Config) { c.Now = clk.now })
 	x.start(t, fn("email", func(context.Context, *buffer.Message) (any, error) { return nil, nil }))
 	ctx := context.Background()
-	crashed := "ghost buffer.default " + strconv.FormatInt(clk.now().UnixMilli(), 10)
+	crashed := "ghost buffer.low " + strconv.FormatInt(clk.now().UnixMilli(), 10)
 	require.NoError(t, x.db.Client.Set(ctx, "flowgate:buffer:{buffer}:idem:k1", crashed, 0).Err())
 
-	_, err := x.buf.Enqueue(ctx, keyed("k1", "early"))
-	require.Equal(t, contracts.CodeDuplicateMessage, code(err), "within the grace the claim may still land")
-	clk.add(2 * time.Minute)
-	e, err := x.buf.Enqueue(ctx, keyed("k1", "heir"))
-	require.NoError(t, err, "a claim with no task behind it is stale")
-	require.Equal(t, "heir", e.MessageID)
-	waitState(t, x.buf, "heir", contracts.BufferCompleted)
+	e, err := x.buf.Enqueue(ctx, keyed("k1", ""))
+	require.NoError(t, err, "a claim with no task behind it is resumed, not a duplicate")
+	require.Equal(t, "ghost", e.MessageID, "the claim's messageId")
+	require.Equal(t, "buffer.low", e.Queue, "the claim's queue, whatever the resend's priority")
+	require.Equal(t, contracts.BufferPriorityLow, e.Priority)
+	waitState(t, x.buf, "ghost", contracts.BufferCompleted)
 
 	clk.add(time.Hour)
 	_, err = x.buf.Enqueue(ctx, keyed("k1", "again"))
 	require.Equal(t, contracts.CodeDuplicateMessage, code(err), "the completed original is retained")
-	require.Equal(t, "heir", details(t, err)["messageId"])
-	require.NoError(t, x.buf.Runtime().Inspector.DeleteTask("buffer.default", "heir")) // its retention ran out
-	_, err = x.buf.Enqueue(ctx, keyed("k1", "after"))
+	require.Equal(t, "ghost", details(t, err)["messageId"])
+	_, err = x.buf.Get(ctx, "ghost")
+	require.NoError(t, err, "a 409 names a message that exists")
+	_, err = x.buf.Get(ctx, "again")
+	require.Equal(t, contracts.CodeNotFound, code(err), "nothing enqueued twice")
+
+	require.NoError(t, x.buf.Runtime().Inspector.DeleteTask("buffer.low", "ghost")) // its retention ran out
+	e, err = x.buf.Enqueue(ctx, keyed("k1", ""))
 	require.NoError(t, err, "DUPLICATE_MESSAGE holds as long as the original is retained, no longer")
+	waitState(t, x.buf, e.MessageID, contracts.BufferCompleted)
+
+	require.NoError(t, x.db.Client.Set(ctx, "flowgate:buffer:{buffer}:idem:k2", "unreadable", 0).Err())
+	e, err = x.buf.Enqueue(ctx, keyed("k2", "own"))
+	require.NoError(t, err, "an unreadable claim is taken over")
+	require.Equal(t, "own", e.MessageID)
+}
+
+// Many resends of one key whose claim has no task (the issue's fault
+// drill: flowgate killed mid-enqueue, every client resending at once):
+// exactly one is accepted, every other answer is a 409 naming that same
+// message, and it exists once.
+func TestConcurrentResendsOfAnUnfinishedClaim(t *testing.T) {
+	x := setup(t, nil)
+	block := make(chan struct{})
+	defer close(block)
+	x.start(t, fn("email", func(context.Context, *buffer.Message) (any, error) { <-block; return nil, nil }))
+	ctx := context.Background()
+	crashed := "orphan buffer.default " + strconv.FormatInt(time.Now().UnixMilli(), 10)
+	require.NoError(t, x.db.Client.Set(ctx, "flowgate:buffer:{buffer}:idem:k-many", crashed, 0).Err())
+
+	var ok atomic.Int32
+	var wg sync.WaitGroup
+	for range 20 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			e, err := x.buf.Enqueue(ctx, keyed("k-many", ""))
+			if err == nil {
+				ok.Add(1)
+				require.Equal(t, "orphan", e.MessageID)
+				return
+			}
+			require.Equal(t, contracts.CodeDuplicateMessage, code(err), "%v", err)
+			require.Equal(t, "orphan", details(t, err)["messageId"])
+		}()
+	}
+	wg.Wait()
+	require.Equal(t, int32(1), ok.Load(), "one resend is accepted")
+	n := 0
+	for _, q := range buffer.Queues() {
+		if _, err := x.buf.Runtime().Inspector.GetTaskInfo(q, "orphan"); err == nil {
+			n++
+		}
+	}
+	require.Equal(t, 1, n, "one task")
 }
 
 // Defect 8 (capacity): the check and the reservation are one script, so
@@ -234,4 +287,36 @@ func TestHandlerPanicStackIsBoundedAndKeptApart(t *testing.T) {
 		}
 		return false
 	}, 5*time.Second, 10*time.Millisecond)
+}
+
+// BUFFER_MAX_RETRIES was ignored: a handler built on Base answered 3 for
+// "unset", so Config.DefaultMaxRetries never applied. Now the order is
+// the request's maxRetries, then the handler's own, then the buffer's
+// default, and NoRetries (the setting's 0) means none: a failing message
+// goes to the DLQ after its one attempt.
+func TestDefaultMaxRetriesApplies(t *testing.T) {
+	x := setup(t, func(c *buffer.Config) { c.DefaultMaxRetries = buffer.NoRetries })
+	var tries sync.Map
+	fail := func(_ context.Context, m *buffer.Message) (any, error) {
+		n, _ := tries.LoadOrStore(m.MessageID, new(atomic.Int32))
+		n.(*atomic.Int32).Add(1)
+		return nil, &buffer.StatusError{StatusCode: 503, Body: "downstream busy"}
+	}
+	own := buffer.Func{Base: buffer.Base{Name: "own", TimeoutAfter: 5 * time.Second, Retries: 2}, Fn: fail}
+	x.start(t, fn("email", fail), own)
+
+	unset := enq(t, x.buf, "email", `{}`)
+	mine := enq(t, x.buf, "own", `{}`)
+	one := 1
+	asked := enq(t, x.buf, "email", `{}`, func(r *contracts.BufferEnqueueRequest) { r.MaxRetries = &one })
+	for _, c := range []struct {
+		id       string
+		retries  int
+		attempts int32
+	}{{unset.MessageID, 0, 1}, {mine.MessageID, 2, 3}, {asked.MessageID, 1, 2}} {
+		m := waitState(t, x.buf, c.id, contracts.BufferDLQ)
+		require.Equal(t, c.retries, m.MaxRetries, c.id)
+		n, _ := tries.Load(c.id)
+		require.Equal(t, c.attempts, n.(*atomic.Int32).Load(), "attempts of %s", c.id)
+	}
 }

@@ -13,10 +13,18 @@ import (
 // Message is the seed's BufferMessage.
 type Message = contracts.BufferMessage
 
-// Defaults of a handler built on Base.
+// Defaults of a handler built on Base, and of Config.DefaultMaxRetries.
 const (
 	DefaultTimeout    = 30 * time.Second
 	DefaultMaxRetries = 3
+)
+
+// Unset is what Handler.MaxRetries answers to leave the count to the
+// buffer, and NoRetries what Config.DefaultMaxRetries holds for none (its
+// zero value means DefaultMaxRetries).
+const (
+	Unset     = -1
+	NoRetries = -1
 )
 
 // ErrNotImplemented is what Base.Process returns: a handler must implement
@@ -34,7 +42,8 @@ type Handler interface {
 	// retried: it goes to the DLQ for an operator to replay.
 	Idempotent() bool
 	// MaxRetries is the retries after the first attempt (a message's own
-	// maxRetries, when set, wins).
+	// maxRetries, when set, wins); negative: unset, the buffer's
+	// Config.DefaultMaxRetries (BUFFER_MAX_RETRIES) applies.
 	MaxRetries() int
 	// Validate checks a payload at enqueue and again before processing; a
 	// *ValidationError (or any error) makes the message INVALID_MESSAGE.
@@ -52,7 +61,7 @@ type Handler interface {
 type Base struct {
 	Name          string
 	TimeoutAfter  time.Duration // 0 → DefaultTimeout
-	Retries       int           // 0 → DefaultMaxRetries; negative → no retries
+	Retries       int           // 0 → the buffer's default (Config.DefaultMaxRetries); negative → no retries
 	NotIdempotent bool
 }
 
@@ -70,13 +79,14 @@ func (b Base) Timeout() time.Duration {
 // Idempotent implements Handler.
 func (b Base) Idempotent() bool { return !b.NotIdempotent }
 
-// MaxRetries implements Handler.
+// MaxRetries implements Handler: Unset for Retries 0, 0 for a negative
+// Retries.
 func (b Base) MaxRetries() int {
 	switch {
 	case b.Retries < 0:
 		return 0
 	case b.Retries == 0:
-		return DefaultMaxRetries
+		return Unset
 	}
 	return b.Retries
 }

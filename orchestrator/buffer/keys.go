@@ -10,6 +10,16 @@ var queueNames = [4]string{"buffer.critical", "buffer.high", "buffer.default", "
 // QueueFor maps a priority onto its Asynq queue.
 func QueueFor(p contracts.BufferPriority) string { return queueNames[p] }
 
+// priorityOf is QueueFor's inverse: the priority whose queue is q.
+func priorityOf(q string) (contracts.BufferPriority, bool) {
+	for i, n := range queueNames {
+		if n == q {
+			return contracts.BufferPriority(i), true
+		}
+	}
+	return 0, false
+}
+
 // Queues lists the buffer's queues, CRITICAL first.
 func Queues() []string { return append([]string(nil), queueNames[:]...) }
 
@@ -33,13 +43,14 @@ func queueWeights() map[string]int {
 //	<prefix>:buffer:{buffer}:idem:<key>  STRING claim "<messageId> <queue>
 //	                                     <claimed at, unix ms>"; TTL claimTTL
 //	                                     while the message is queued, then its
-//	                                     retention. A claim whose task no longer
-//	                                     exists (and older than the claim
-//	                                     grace) is taken over: never a false
-//	                                     DUPLICATE_MESSAGE
+//	                                     retention. A claim whose task does not
+//	                                     exist is resumed by the next enqueue of
+//	                                     the key (same messageId and queue):
+//	                                     never a false DUPLICATE_MESSAGE
 //	<prefix>:buffer:{buffer}:id:<id>     STRING claim of a client-chosen
 //	                                     messageId (same value, TTL claimTTL,
-//	                                     same takeover): unique across queues
+//	                                     resumed the same way): unique across
+//	                                     queues
 //	<prefix>:buffer:{buffer}:dlqcount    STRING dead letters (the alert counter;
 //	                                     reconciled with the DLQ records)
 //	<prefix>:buffer:{buffer}:dlqalert    STRING set while the DLQ is over its

@@ -34,6 +34,16 @@ if d + n > tonumber(ARGV[2]) then return {1, d} end
 return {0, redis.call('INCRBY', KEYS[1], n)}
 `)
 
+// admitScript's reply codes, per message and then the places reserved
+// ahead.
+const (
+	admitted       int64 = 0 // {0, depth after}
+	admitFull      int64 = 1 // {1, depth}: QUEUE_FULL
+	admitClaimed   int64 = 2 // {2, claim}: the idem key names another message
+	admitIDClaimed int64 = 3 // {3, claim}: the messageId is claimed by another message
+	admitAhead     int64 = 4 // {4, places}: the last item, places reserved ahead
+)
+
 // admitScript admits single messages, all the enqueues that arrived
 // while the previous call was in flight (admission.go): per message the
 // idempotency claim, the messageId claim (a client-chosen messageId is
@@ -55,12 +65,13 @@ return {0, redis.call('INCRBY', KEYS[1], n)}
 //	ARGV[1] max queue size; ARGV[2] claim TTL ms; ARGV[3] places to
 //	reserve ahead; ARGV[4] this instance's credit field; then five per
 //	message: "1" when it has an idem key else "0", the same for an id key,
-//	its claim value, the stale idem claim it takes over, the stale id claim
-//	it takes over ("" : the key must be free)
-//	returns per message {0, depth after} admitted | {1, depth} full |
-//	        {2, claim} the idem key is claimed by another message |
-//	        {3, claim} the messageId is claimed by another message;
-//	        then {4, places reserved ahead}
+//	its claim value, the idem claim it takes over, the id claim it takes
+//	over (a claim whose task is missing, resumed, or an unreadable one;
+//	"" : the key must be free)
+//	returns per message {admitted, depth after} | {admitFull, depth} |
+//	        {admitClaimed, claim} the idem key is claimed by another message |
+//	        {admitIDClaimed, claim} the messageId is claimed by another
+//	        message; then {admitAhead, places reserved ahead}
 var admitScript = redis.NewScript(creditLua + `
 local max = tonumber(ARGV[1])
 local d = tonumber(redis.call('GET', KEYS[1]) or '0')

@@ -177,7 +177,7 @@ func TestMessageHandler(t *testing.T) {
 		var h buffer.Handler = buffer.Base{Name: "email"}
 		require.Equal(t, "email", h.Type())
 		require.Equal(t, buffer.DefaultTimeout, h.Timeout())
-		require.Equal(t, buffer.DefaultMaxRetries, h.MaxRetries())
+		require.Equal(t, buffer.Unset, h.MaxRetries(), "unset: the buffer's default (DefaultMaxRetries, BUFFER_MAX_RETRIES) applies")
 		require.True(t, h.Idempotent())
 		h = buffer.Base{Name: "x", TimeoutAfter: time.Second, Retries: -1, NotIdempotent: true}
 		require.Equal(t, time.Second, h.Timeout())
