@@ -51,13 +51,13 @@ type Config struct {
 	DelayedCheck    time.Duration // how often due retries are moved to pending; default 1s
 	PollInterval    time.Duration // an idle dequeuer's sleep (seed: 100ms); default DefaultPollInterval
 
-	Backoff           Backoff // default the seed's 1 s · 2^n, cap 60 s
-	DefaultMaxRetries int     // for handlers answering Unset and requests naming none; 0 → DefaultMaxRetries, NoRetries → none
-	MaxQueueSize      int64
-	WarnDepth         int64
-	AlertDepth        int64
-	DepthRefresh      time.Duration // how often finished messages are subtracted from the depth counter
-	DepthReconcile    time.Duration // how often the depth counter is re-set from Asynq's queues
+	Backoff            Backoff // default the seed's 1 s · 2^n, cap 60 s
+	DefaultMaxRetries  int     // for handlers answering Unset and requests naming none; 0 → DefaultMaxRetries, NoRetries → none
+	MaxQueueSize       int64
+	WarnDepth          int64
+	AlertDepth         int64
+	DepthRefresh       time.Duration // how often finished messages are subtracted from the depth counter
+	DepthReconcile     time.Duration // how often the depth counter is re-set from Asynq's queues
 	CompletedRetention time.Duration
 	FailedRetention    time.Duration
 	MaxPayload         int // bytes of a message payload
