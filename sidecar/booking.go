@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/flowgate/flowgate/orchestrator"
 	"github.com/flowgate/flowgate/orchestrator/booking/authtoken"
@@ -41,14 +42,14 @@ func (m *Main) cloud9Endpoint() (cloud9.Config, error) {
 		return c, nil
 	}
 	sim := cloud9sim.New(cloud9sim.Config{Scale: cfg.Booking.SimScale,
-		WriteLimit: cloud9sim.Rate{N: cfg.Booking.SimWriteLimit.N, Per: cfg.Booking.SimWriteLimit.Per}})
+		WriteLimit: cloud9sim.Rate{N: cfg.Booking.SimWriteLimit.N, Per: cfg.Booking.SimWriteLimit.Per}, Window: cfg.Booking.SimWindow})
 	url, stop, err := sim.Start("127.0.0.1:0")
 	if err != nil {
 		return c, fmt.Errorf("start the Cloud9 sandbox simulator: %w", err)
 	}
 	m.onClose(stop)
 	m.Logger.Warn("CLOUD9 SANDBOX SIMULATOR: no CLOUD9_ENDPOINT set; bookings go to an in-process simulator with made-up patients and slots, lost at exit",
-		"url", url, "write_limit", cfg.Booking.SimWriteLimit.String(), "scale", cfg.Booking.SimScale)
+		"url", url, "write_limit", cfg.Booking.SimWriteLimit.String(), "window", string(cfg.Booking.SimWindow), "scale", cfg.Booking.SimScale)
 	c.Endpoint, c.ClientID, c.Username, c.Password, c.VendorUsername = url, "sandbox", "sandbox", "sandbox", "flowgate"
 	if m.Config.Booking.ProviderGUID == "" {
 		m.Config.Booking.ProviderGUID = cloud9sim.DefaultOrthodontistGUID
@@ -64,6 +65,16 @@ func (c Config) writeRate() cloud9.Rate {
 	return cloud9.Rate{N: c.Cloud9WriteLimit.N, Per: c.Cloud9WriteLimit.Per}
 }
 
+// writeLimiter is the Cloud9 write limiter CLOUD9_WRITE_LIMITER names, at
+// writeRate per write procedure.
+func (c Config) writeLimiter(rdb redis.UniversalClient) bookingsvc.Limiter {
+	rates, margin := cloud9.WriteRates(c.writeRate()), cloud9.WithMargin(c.Booking.LimitMargin)
+	if c.Booking.WriteLimiter == LimiterSpacing {
+		return cloud9.NewRedisLimiter(rdb, rates, cloud9.Rate{}, margin)
+	}
+	return cloud9.NewWindowLimiter(rdb, rates, cloud9.Rate{}, margin)
+}
+
 // newBooking builds the booking path and registers its Asynq handlers; it
 // runs before the Asynq servers start.
 func (m *Main) newBooking(rt *orchestrator.Runtime, b *backend, shutdown context.Context) (*booking, error) {
@@ -76,7 +87,7 @@ func (m *Main) newBooking(rt *orchestrator.Runtime, b *backend, shutdown context
 	// One limiter per procedure in Redis, shared by the sync path, the
 	// workers and every instance. The service takes the turn itself, so
 	// its client runs without one.
-	limiter := cloud9.NewRedisLimiter(b.Client, cloud9.WriteRates(cfg.writeRate()), cloud9.Rate{}, cloud9.WithMargin(bc.LimitMargin))
+	limiter := cfg.writeLimiter(b.Client)
 	client, err := cloud9.New(c9cfg)
 	if err != nil {
 		return nil, &ConfigError{Var: "CLOUD9_ENDPOINT", Err: err}

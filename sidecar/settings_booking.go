@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/flowgate/flowgate/orchestrator/booking/bookingsvc"
+	"github.com/flowgate/flowgate/orchestrator/cloud9"
+	"github.com/flowgate/flowgate/orchestrator/cloud9/cloud9sim"
 )
 
 // BookingConfig holds the booking path's settings (seed 000, seed 003);
@@ -47,7 +49,16 @@ type BookingConfig struct {
 	AppointmentType string
 	SimScale        float64
 	SimWriteLimit   Rate
+	SimWindow       cloud9sim.Window
+	// WriteLimiter is CLOUD9_WRITE_LIMITER: LimiterWindow or LimiterSpacing.
+	WriteLimiter string
 }
+
+// The Cloud9 write limiters CLOUD9_WRITE_LIMITER picks.
+const (
+	LimiterWindow  = "window"  // cloud9.WindowLimiter: N in any Per + margin
+	LimiterSpacing = "spacing" // cloud9.RedisLimiter: one per Per/N + margin
+)
 
 func bookingDuration(dst func(*BookingConfig) *time.Duration) func(*Config, string) error {
 	return duration(func(c *Config) *time.Duration { return dst(&c.Booking) })
@@ -70,7 +81,15 @@ func bookingGUID(dst func(*BookingConfig) *string) func(*Config, string) error {
 // bookingSettings are the booking path's variables (listed after the core ones).
 var bookingSettings = []setting{
 	{name: "BOOKING_SPACING_MS", help: "minimum spacing between Cloud9 writes in ms (seed: 10000); when set it replaces CLOUD9_WRITE_LIMIT", apply: bookingInt(func(b *BookingConfig) *int { return &b.SpacingMS }, 1, 3600000)},
-	{name: "CLOUD9_LIMIT_MARGIN", def: "250ms", help: "extra spacing the limiter adds to each Cloud9 write interval against network jitter", apply: bookingDuration(func(b *BookingConfig) *time.Duration { return &b.LimitMargin })},
+	{name: "CLOUD9_LIMIT_MARGIN", def: cloud9.DefaultMargin.String(), help: "added to each Cloud9 write window (or interval, with spacing) against network jitter", apply: bookingDuration(func(b *BookingConfig) *time.Duration { return &b.LimitMargin })},
+	{name: "CLOUD9_WRITE_LIMITER", def: LimiterWindow, help: "window: at most N writes per procedure in any Per + margin, so a family's writes go through at once; spacing: one every Per/N + margin", apply: func(c *Config, v string) error {
+		switch v {
+		case LimiterWindow, LimiterSpacing:
+			c.Booking.WriteLimiter = v
+			return nil
+		}
+		return fmt.Errorf("want %s or %s, got %q", LimiterWindow, LimiterSpacing, v)
+	}},
 	{name: "CLOUD9_WRITE_TIMEOUT", def: "45s", help: "timeout of a Cloud9 write (SetAppointment, SetPatient)", apply: bookingDuration(func(b *BookingConfig) *time.Duration { return &b.WriteTimeout })},
 	{name: "CLOUD9_NOTE_TIMEOUT", def: "15s", help: "timeout of SetPatientComment", apply: bookingDuration(func(b *BookingConfig) *time.Duration { return &b.NoteTimeout })},
 	{name: "CLOUD9_READ_TIMEOUT", def: "60s", help: "timeout of a Cloud9 read", apply: bookingDuration(func(b *BookingConfig) *time.Duration { return &b.ReadTimeout })},
@@ -115,6 +134,11 @@ var bookingSettings = []setting{
 	{name: "CLOUD9_SIM_WRITE_LIMIT", def: "5/min", help: "embedded simulator only: writes per procedure it accepts before answering code 8, in simulated time", apply: func(c *Config, v string) error {
 		r, err := ParseRate(v)
 		c.Booking.SimWriteLimit = r
+		return err
+	}},
+	{name: "CLOUD9_SIM_WINDOW", def: string(cloud9sim.WindowSliding), help: "embedded simulator only: how it counts its write limit, sliding (N in any Per) or fixed (N per clock minute for 5/min)", apply: func(c *Config, v string) error {
+		w, err := cloud9sim.ParseWindow(v)
+		c.Booking.SimWindow = w
 		return err
 	}},
 }

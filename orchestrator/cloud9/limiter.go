@@ -105,6 +105,46 @@ const DefaultMargin = 250 * time.Millisecond
 // whole on Redis Cluster).
 const KeyPrefix = "flowgate:cloud9:rl:"
 
+// limits is what both Redis limiters share: the rate of each procedure,
+// the margin added to every period and the key prefix.
+type limits struct {
+	rates  map[string]Rate
+	def    Rate
+	margin time.Duration
+	prefix string
+}
+
+func newLimits(rates map[string]Rate, def Rate, opts []LimiterOption) limits {
+	l := limits{rates: make(map[string]Rate, len(rates)), def: def, margin: DefaultMargin, prefix: KeyPrefix}
+	for p, r := range rates {
+		l.rates[p] = r
+	}
+	for _, o := range opts {
+		o(&l)
+	}
+	return l
+}
+
+// RateFor is the rate procedure is limited at.
+func (l *limits) RateFor(procedure string) Rate {
+	if r, ok := l.rates[procedure]; ok {
+		return r
+	}
+	return l.def
+}
+
+// LimiterOption adjusts a RedisLimiter or a WindowLimiter.
+type LimiterOption func(*limits)
+
+// WithMargin replaces DefaultMargin.
+func WithMargin(d time.Duration) LimiterOption {
+	return func(l *limits) { l.margin = max(d, 0) }
+}
+
+// WithKeyPrefix replaces KeyPrefix, e.g. to give two Cloud9 environments
+// served from one Redis limiters of their own.
+func WithKeyPrefix(p string) LimiterOption { return func(l *limits) { l.prefix = p } }
+
 // RedisLimiter is one GCRA limiter per procedure in Redis
 // (github.com/go-redis/redis_rate), shared by the synchronous path, the
 // Asynq workers and every flowgate instance using the same Redis. GCRA runs
@@ -115,25 +155,12 @@ const KeyPrefix = "flowgate:cloud9:rl:"
 // N calls through at once and then one per Per/N, which puts up to 2N-1
 // calls into some window of length Per. Strict spacing puts at most N into
 // any window of length Per, whatever Cloud9's window is (fixed or sliding).
+// WindowLimiter gives the same guarantee without the spacing
+// (CLOUD9_WRITE_LIMITER=spacing picks this one).
 type RedisLimiter struct {
-	rl     *redis_rate.Limiter
-	rates  map[string]Rate
-	def    Rate
-	margin time.Duration
-	prefix string
+	limits
+	rl *redis_rate.Limiter
 }
-
-// LimiterOption adjusts a RedisLimiter.
-type LimiterOption func(*RedisLimiter)
-
-// WithMargin replaces DefaultMargin.
-func WithMargin(d time.Duration) LimiterOption {
-	return func(l *RedisLimiter) { l.margin = max(d, 0) }
-}
-
-// WithKeyPrefix replaces KeyPrefix, e.g. to give two Cloud9 environments
-// served from one Redis limiters of their own.
-func WithKeyPrefix(p string) LimiterOption { return func(l *RedisLimiter) { l.prefix = p } }
 
 // NewRedisLimiter limits each procedure named in rates at its rate and every
 // other procedure at def. A zero Rate is no limit (no Redis call). flowgate
@@ -141,23 +168,7 @@ func WithKeyPrefix(p string) LimiterOption { return func(l *RedisLimiter) { l.pr
 // limits are not known, and slot searches must not queue behind one another;
 // flowgate_cloud9_rate_limited_total shows if that ever has to change.
 func NewRedisLimiter(rdb redis.UniversalClient, rates map[string]Rate, def Rate, opts ...LimiterOption) *RedisLimiter {
-	l := &RedisLimiter{rl: redis_rate.NewLimiter(rdb), rates: make(map[string]Rate, len(rates)),
-		def: def, margin: DefaultMargin, prefix: KeyPrefix}
-	for p, r := range rates {
-		l.rates[p] = r
-	}
-	for _, o := range opts {
-		o(l)
-	}
-	return l
-}
-
-// RateFor is the rate procedure is limited at.
-func (l *RedisLimiter) RateFor(procedure string) Rate {
-	if r, ok := l.rates[procedure]; ok {
-		return r
-	}
-	return l.def
+	return &RedisLimiter{limits: newLimits(rates, def, opts), rl: redis_rate.NewLimiter(rdb)}
 }
 
 // Spacing is the least time between two turns of procedure (its rate's

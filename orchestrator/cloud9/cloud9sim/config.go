@@ -55,6 +55,9 @@ type Config struct {
 	// either for the procedures it names.
 	WriteLimit, ReadLimit Rate
 	Limits                map[string]Rate
+	// Window is how the limits count (default WindowSliding): Cloud9 does
+	// not publish its algorithm, and a client must stay under both.
+	Window Window
 
 	// Location, ScheduleView, Chairs (schedule columns), Orthodontist and
 	// AppointmentTypes describe the one practice simulated; defaults are
@@ -101,7 +104,32 @@ type Config struct {
 	Seed int64
 }
 
-// Rate is at most N calls in any window of length Per (a sliding window).
+// Window is how a Rate counts calls.
+type Window string
+
+// The windows a Sim can count in.
+const (
+	// WindowSliding admits a call when fewer than N calls were admitted in
+	// the Per before it.
+	WindowSliding Window = "sliding"
+	// WindowFixed admits at most N calls in each window [k·Per, (k+1)·Per)
+	// of the simulated clock since the Unix epoch (a per-minute counter
+	// reset on the minute): 2N calls can pass within a short span across a
+	// window's edge.
+	WindowFixed Window = "fixed"
+)
+
+// ParseWindow reads "sliding" or "fixed".
+func ParseWindow(s string) (Window, error) {
+	switch w := Window(s); w {
+	case WindowSliding, WindowFixed:
+		return w, nil
+	}
+	return "", fmt.Errorf("window %q: want sliding or fixed", s)
+}
+
+// Rate is at most N calls in any window of length Per (a sliding window;
+// Config.Window may make it fixed windows).
 // N < 0 is no limit; N = 0 with Per > 0 refuses every call.
 type Rate struct {
 	N   int
@@ -258,6 +286,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.ReadLimit == (Rate{}) {
 		c.ReadLimit = Unlimited
+	}
+	if c.Window == "" {
+		c.Window = WindowSliding
 	}
 	if c.Location == (Location{}) {
 		c.Location = DefaultLocation()

@@ -78,6 +78,7 @@ func parseFlags(args []string, stderr io.Writer) (Config, string, Faults, error)
 		addr      = fs.String("addr", DefaultAddr, "listen address (host:port; port 0 picks a free one)")
 		writeLim  = fs.String("write-limit", "5/min", "per-procedure limit of the Set… procedures in simulated time: N/s, N/min, N/h, N/<duration> or off")
 		readLim   = fs.String("read-limit", "off", "per-procedure limit of the Get… procedures, same forms")
+		window    = fs.String("window", string(WindowSliding), "how the limits count: sliding (N in any Per) or fixed (N per [k·Per, (k+1)·Per))")
 		tz        = fs.String("tz", "America/New_York", "time zone of the location (slot times are local)")
 		errRate   = fs.Float64("error-rate", 0, "probability (0..1) of answering error code 0 instead of running a call")
 		emptyRate = fs.Float64("empty-rate", 0, "probability (0..1) of a read answering empty <Records />")
@@ -106,6 +107,9 @@ func parseFlags(args []string, stderr io.Writer) (Config, string, Faults, error)
 	}
 	if cfg.ReadLimit, err = ParseRate(*readLim); err != nil {
 		return Config{}, "", Faults{}, fmt.Errorf("-read-limit: %w", err)
+	}
+	if cfg.Window, err = ParseWindow(*window); err != nil {
+		return Config{}, "", Faults{}, fmt.Errorf("-window: %w", err)
 	}
 	if cfg.TimeZone, err = time.LoadLocation(*tz); err != nil {
 		return Config{}, "", Faults{}, fmt.Errorf("-tz: %w", err)

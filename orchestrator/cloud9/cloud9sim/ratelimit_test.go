@@ -125,3 +125,33 @@ func TestParseRate(t *testing.T) {
 	require.Equal(t, "5/min", cloud9sim.Rate{N: 5, Per: time.Minute}.String())
 	require.Equal(t, "3/30s", cloud9sim.Rate{N: 3, Per: 30 * time.Second}.String())
 }
+
+// Fixed windows (Config.Window): at most N calls in each [k·Per,
+// (k+1)·Per) of the simulated clock, so N at the end of one minute and N
+// more at the start of the next pass within seconds, and a refusal lasts
+// only until the window turns.
+func TestRateLimitFixedWindow(t *testing.T) {
+	t.Parallel()
+	b := setup(t, func(c *cloud9sim.Config) { c.WriteLimit = cloud9sim.Rate{}; c.Window = cloud9sim.WindowFixed })
+	require.Equal(t, cloud9sim.WindowFixed, b.sim.Config().Window)
+	p := b.createPatient(t, "Ann", "Lee") // SetPatient: its own counter
+	edge := b.clock.Now().Truncate(time.Minute).Add(time.Minute)
+	b.clock.Advance(edge.Add(-5 * time.Second).Sub(b.clock.Now())) // 5 s before the minute turns
+	at := func(i int) string { return "11/24/2026 " + []string{"8:00 AM", "8:45 AM", "9:30 AM", "10:15 AM", "11:00 AM", "11:45 AM", "12:30 PM", "1:15 PM", "2:00 PM", "2:45 PM", "3:30 PM", "4:15 PM"}[i] }
+	for i := range 5 {
+		b.bookOK(t, p, at(i), cloud9sim.Chair8GUID)
+	}
+	b.book(t, p, at(5), cloud9sim.Chair8GUID).requireError(t, cloud9sim.CodeTooManyRequests, tooMany)
+	b.clock.Advance(5 * time.Second) // the next window: 5 more at once
+	for i := 5; i < 10; i++ {
+		b.bookOK(t, p, at(i), cloud9sim.Chair8GUID)
+	}
+	b.book(t, p, at(10), cloud9sim.Chair8GUID).requireError(t, cloud9sim.CodeTooManyRequests, tooMany)
+	require.Len(t, b.sim.Appointments(), 10, "10 calls within 5 s across the window's edge")
+
+	_, err := cloud9sim.ParseWindow("hourly")
+	require.Error(t, err)
+	w, err := cloud9sim.ParseWindow("fixed")
+	require.NoError(t, err)
+	require.Equal(t, cloud9sim.WindowFixed, w)
+}

@@ -150,7 +150,7 @@ func (s *Sim) reset() {
 	}
 	copy(seed[8:], "cloud9sim-ids")
 	s.ids = rand.NewChaCha8(seed)
-	s.limiter = newLimiter()
+	s.limiter = newLimiter(s.cfg.Window)
 	s.calls = map[string]int{}
 	s.limited = map[string]int{}
 	s.faults = newFaultState(s.cfg.Seed)
