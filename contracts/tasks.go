@@ -109,6 +109,12 @@ const (
 // letter queue because it ran out of attempts.
 const DLQErrorMessage = "Max retry attempts exceeded. Moved to Dead Letter Queue."
 
+// DLQRecoveriesErrorMessage is the error_message of a task moved to the dead
+// letter queue because a sweep recovered it MAX_RECOVERIES times: its
+// worker went silent (no heartbeat) that often, without a FAIL. The sweep's
+// reason and the worker are in its history.
+const DLQRecoveriesErrorMessage = "Max recoveries exceeded: its worker stopped sending heartbeats too many times. Moved to Dead Letter Queue."
+
 // Task is one queue entry as GET /queue and the other task endpoints show it.
 //
 // payload is stored exactly as Phase 1 gave it. parsed_payload is a JSON
@@ -124,6 +130,7 @@ type Task struct {
 	Priority      Priority        `json:"priority"`
 	Attempts      int             `json:"attempts"`
 	MaxAttempts   int             `json:"max_attempts"`
+	Recoveries    int             `json:"recoveries"` // sweep recoveries (worker silent), counted apart from attempts
 	Payload       json.RawMessage `json:"payload"`
 	ParsedPayload json.RawMessage `json:"parsed_payload"`
 	ErrorMessage  string          `json:"error_message"` // "" is sent as null

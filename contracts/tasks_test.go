@@ -23,6 +23,7 @@ func sampleTask() contracts.Task {
 		Priority:      contracts.PriorityHigh,
 		Attempts:      1,
 		MaxAttempts:   3,
+		Recoveries:    1,
 		Payload:       json.RawMessage(`{"patient":{"first":"Ada"},"visit":"2026-11-21"}`),
 		ParsedPayload: json.RawMessage(`{"experityActions":{"codes":["99213"]}}`),
 		ErrorMessage:  "timeout talking to Experity",
@@ -73,14 +74,14 @@ func TestTaskRoundTrip(t *testing.T) {
 	}
 	var generic map[string]any
 	_ = json.Unmarshal(raw, &generic)
-	for _, k := range []string{"queue_id", "encounter_id", "status", "priority", "attempts", "max_attempts", "payload",
+	for _, k := range []string{"queue_id", "encounter_id", "status", "priority", "attempts", "max_attempts", "recoveries", "payload",
 		"parsed_payload", "error_message", "worker_id", "created_at", "updated_at", "claimed_at", "heartbeat_at", "history"} {
 		if _, ok := generic[k]; !ok {
 			t.Errorf("field %q missing", k)
 		}
 	}
-	if len(generic) != 15 {
-		t.Errorf("want exactly 15 fields, got %d: %v", len(generic), generic)
+	if len(generic) != 16 {
+		t.Errorf("want exactly 16 fields, got %d: %v", len(generic), generic)
 	}
 }
 

@@ -34,6 +34,7 @@ type Config struct {
 	BookingAuthSecret string
 	HMACSecret        string
 	MaxRetryAttempts  int
+	MaxRecoveries     int
 
 	LogFormat string
 	LogLevel  string

@@ -22,6 +22,7 @@ func TestConfigDefaults(t *testing.T) {
 	require.Equal(t, "/chord/ortho-prd", cfg.NodeRedBasePath)
 	require.Equal(t, Rate{N: 5, Per: time.Minute}, cfg.Cloud9WriteLimit)
 	require.Equal(t, 3, cfg.MaxRetryAttempts)
+	require.Equal(t, 5, cfg.MaxRecoveries)
 	require.Equal(t, 1<<20, cfg.BodyLimit)
 	require.True(t, cfg.Embedded())
 }
@@ -46,6 +47,8 @@ func TestConfigRejectsBadValues(t *testing.T) {
 		{map[string]string{"CLOUD9_ENDPOINT": "https://c9.example/api"}, "CLOUD9_ENDPOINT"},
 		{map[string]string{"MAX_RETRY_ATTEMPTS": "-1"}, "MAX_RETRY_ATTEMPTS"},
 		{map[string]string{"MAX_RETRY_ATTEMPTS": "three"}, "MAX_RETRY_ATTEMPTS"},
+		{map[string]string{"MAX_RECOVERIES": "0"}, "MAX_RECOVERIES"},
+		{map[string]string{"MAX_RECOVERIES": "101"}, "MAX_RECOVERIES"},
 		{map[string]string{"LOG_FORMAT": "xml"}, "LOG_FORMAT"},
 		{map[string]string{"HTTP_SHUTDOWN_TIMEOUT": "-5s"}, "HTTP_SHUTDOWN_TIMEOUT"},
 		{map[string]string{"HTTP_SHUTDOWN_TIMEOUT": "soon"}, "HTTP_SHUTDOWN_TIMEOUT"},

@@ -31,7 +31,7 @@ type orchestration struct {
 // runs before the Asynq servers start.
 func (m *Main) newOrchestration(rt *orchestrator.Runtime, b *backend, shutdown context.Context) (*orchestration, error) {
 	cfg := m.Config
-	ledger, err := tasks.New(b.Client, tasks.Config{Now: m.Now, MaxAttempts: cfg.MaxRetryAttempts})
+	ledger, err := tasks.New(b.Client, tasks.Config{Now: m.Now, MaxAttempts: cfg.MaxRetryAttempts, MaxRecoveries: cfg.MaxRecoveries})
 	if err != nil {
 		return nil, fmt.Errorf("task ledger: %w", err)
 	}

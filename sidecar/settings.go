@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/flowgate/flowgate/orchestrator/booking/bookinghttp"
+	"github.com/flowgate/flowgate/orchestrator/tasks"
 	"github.com/flowgate/flowgate/orchestrator/tasks/taskhttp"
 )
 
@@ -195,6 +196,7 @@ var coreSettings = []setting{
 	{name: "BOOKING_AUTH_SECRET", help: "HMAC secret of booking auth tokens (≥ 16 bytes); required with a real Redis", secret: true, apply: secretValue(func(c *Config) *string { return &c.BookingAuthSecret })},
 	{name: "HMAC_SECRET", help: "HMAC secret of webhook signatures (≥ 16 bytes); required with a real Redis", secret: true, apply: secretValue(func(c *Config) *string { return &c.HMACSecret })},
 	{name: "MAX_RETRY_ATTEMPTS", def: "3", help: "worker FAILs before a task goes to the dead-letter queue", apply: integer(func(c *Config) *int { return &c.MaxRetryAttempts }, 1, 100)},
+	{name: "MAX_RECOVERIES", def: strconv.Itoa(tasks.DefaultMaxRecoveries), help: "sweep recoveries of a task (its worker went silent: no heartbeat) before it goes to the dead-letter queue; counted apart from FAILs", apply: integer(func(c *Config) *int { return &c.MaxRecoveries }, 1, tasks.MaxMaxRecoveries)},
 	{name: "LOG_FORMAT", def: "text", help: "text or json", apply: oneOf(func(c *Config) *string { return &c.LogFormat }, "text", "json")},
 	{name: "LOG_LEVEL", def: "info", help: "debug, info, warn or error", apply: oneOf(func(c *Config) *string { return &c.LogLevel }, "debug", "info", "warn", "error")},
 	{name: "HTTP_BODY_LIMIT", def: "1048576", help: "largest request body in bytes (413 above)", apply: integer(func(c *Config) *int { return &c.BodyLimit }, 1024, 64<<20)},
@@ -225,7 +227,7 @@ var coreSettings = []setting{
 	{name: "HEARTBEAT_MONITOR_SCHEDULE", def: "@every 30s", help: "cron spec of the heartbeat monitor", apply: str(func(c *Config) *string { return &c.HeartbeatSpec })},
 	{name: "HEARTBEAT_STALE_AFTER", def: "2m", help: "PROCESSING without heartbeat or update for longer → PENDING", apply: duration(func(c *Config) *time.Duration { return &c.HeartbeatStale })},
 	{name: "VT_SWEEP_SCHEDULE", def: "@every 5m", help: "cron spec of the visibility-timeout sweep", apply: str(func(c *Config) *string { return &c.VTSpec })},
-	{name: "VT_TIMEOUT", def: "10m", help: "PROCESSING since claim for longer → PENDING", apply: duration(func(c *Config) *time.Duration { return &c.VTTimeout })},
+	{name: "VT_TIMEOUT", def: "10m", help: "PROCESSING without heartbeat (or claim) for longer → PENDING; a heartbeat extends it, as in SQS", apply: duration(func(c *Config) *time.Duration { return &c.VTTimeout })},
 	{name: "SLA_PROMOTION_SCHEDULE", def: "@every 15m", help: "cron spec of the SLA promotion", apply: str(func(c *Config) *string { return &c.SLASpec })},
 	{name: "SLA_THRESHOLD", def: "30m", help: "PENDING older than this → priority HIGH", apply: duration(func(c *Config) *time.Duration { return &c.SLAThreshold })},
 	{name: "RETRY_OVERDUE_SCHEDULE", def: "@every 1m", help: "cron spec of the repair sweep for retries whose Asynq requeue was lost", apply: str(func(c *Config) *string { return &c.RetryOverdueSpec })},

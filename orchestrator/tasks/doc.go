@@ -2,7 +2,8 @@
 // Orchestration & Management" workflow managed (seed 004): tasks created by
 // Phase 1, claimed and processed by VM workers (Phase 3), acknowledged or
 // failed through webhooks, retried with HIGH priority, dead-lettered after
-// max_attempts, and swept by cron jobs.
+// max_attempts FAILs (or Config.MaxRecoveries sweep recoveries), and swept
+// by cron jobs.
 //
 // The ledger knows nothing of HTTP or Asynq: handlers decode the wire shapes
 // of package contracts and call it; the scheduler calls its sweeps; the FAIL
@@ -17,7 +18,7 @@
 // # States
 //
 //	PENDING → PROCESSING → DONE
-//	              ↓
+//	              ↓   └─ silent worker (sweep) → PENDING (HIGH, recoveries+1)
 //	            ERROR → (attempts < max) → PENDING (HIGH) → PROCESSING
 //	              ↓
 //	            ERROR + parsed_payload.dlq (dead letter) → Replay → PENDING
@@ -27,16 +28,25 @@
 //
 // # Decisions
 //
-//   - attempts counts failed attempts (FAIL, or a recovery by a sweep). After
-//     the nth, n < max_attempts means retry; n = max_attempts means dead
-//     letter. So a task is processed at most max_attempts times (default 3,
-//     MAX_RETRY_ATTEMPTS).
-//   - A sweep recovery counts as an attempt and follows FAIL's rule: the last
-//     one makes a dead letter (error_message = contracts.DLQErrorMessage, the
-//     sweep's reason in history). A recovered task goes back as HIGH, like a
+//   - attempts counts failed attempts: FAILs (and PATCH status with
+//     increment_attempts). After the nth, n < max_attempts means retry;
+//     n = max_attempts means dead letter. So a task is FAILed at most
+//     max_attempts times (default 3, MAX_RETRY_ATTEMPTS).
+//   - A sweep recovery (the worker went silent: no heartbeat) is not an
+//     attempt: it counts in recoveries, with its own limit
+//     Config.MaxRecoveries (default 5, MAX_RECOVERIES) and the same rule —
+//     the recovery that brings recoveries to it makes a dead letter
+//     (error_message = contracts.DLQRecoveriesErrorMessage, the sweep's
+//     reason in history). A recovered task goes back as HIGH, like a
 //     requeued one: it has waited already.
+//   - Visibility timeout as SQS has it: a heartbeat extends it. Both sweeps
+//     go by the worker's last sign of life (heartbeat, or the claim), never
+//     by how long the task has been PROCESSING, so a healthy long task is
+//     never recovered, let alone dead-lettered, while its worker is alive.
 //   - A dead letter stays status ERROR with parsed_payload.dlq = true and the
-//     seed's error_message; the worker's own message is kept in history.
+//     seed's error_message (contracts.DLQErrorMessage; after the last
+//     recovery contracts.DLQRecoveriesErrorMessage); the worker's own
+//     message, or the sweep's reason, is kept in history.
 //   - Encounter idempotency: an encounter has at most one open task —
 //     PENDING, PROCESSING, or ERROR awaiting a retry. DONE and dead letters
 //     are closed, so a new create then makes a new task; a create while one
@@ -79,7 +89,8 @@
 //
 // Each reads only the affected part of one sorted set, Config.SweepBatch
 // tasks per script call: RecoverStale (heartbeat monitor: by last activity),
-// RecoverExpired (visibility timeout: by claimed_at), PromoteOverdue (SLA:
+// RecoverExpired (visibility timeout: by the last heartbeat or claim; the
+// heartbeat script moves the task's entry forward), PromoteOverdue (SLA:
 // by created_at, NORMAL/LOW only) and RetryOverdue (ERROR tasks whose
 // scheduled requeue never came). Keys are listed in keys.go.
 //

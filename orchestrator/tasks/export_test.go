@@ -87,7 +87,7 @@ func (l *Ledger) CheckIndexes(ctx context.Context) error {
 			}
 		case contracts.StatusProcessing:
 			add(l.k.active(), id, f["updated_at"])
-			add(l.k.claimed(), id, f["claimed_at"])
+			add(l.k.claimed(), id, f["heartbeat_at"])
 		case contracts.StatusError:
 			if f["dlq"] != "1" {
 				add(l.k.retry(), id, f["updated_at"])

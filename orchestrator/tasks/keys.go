@@ -12,7 +12,10 @@ import "github.com/flowgate/flowgate/contracts"
 //	flowgate:{tasks}:status:<S>        ZSET  id → creation seq, one per status (listing, Stats)
 //	flowgate:{tasks}:pending:<P>       ZSET  id → pending seq, PENDING tasks of priority P (claim order)
 //	flowgate:{tasks}:active            ZSET  id → last activity ms (claim, heartbeat, any update) of PROCESSING tasks
-//	flowgate:{tasks}:claimed           ZSET  id → claimed_at ms of PROCESSING tasks
+//	flowgate:{tasks}:claimed           ZSET  id → heartbeat_at ms (the last heartbeat, or the claim) of PROCESSING
+//	                                         tasks: the visibility timeout's clock, moved forward by every
+//	                                         heartbeat (RecoverExpired). The name predates that rule; kept, so
+//	                                         that an upgrade strands no entry
 //	flowgate:{tasks}:sla               ZSET  id → created_at ms of PENDING tasks that are not HIGH
 //	flowgate:{tasks}:retry             ZSET  id → updated_at ms of ERROR tasks awaiting a retry (not dead letters)
 //	flowgate:{tasks}:dlq               ZSET  id → creation seq of dead letters (ERROR + dlq)
@@ -25,8 +28,9 @@ import "github.com/flowgate/flowgate/contracts"
 //	                                         CancelClaim only the tombstone "!" (the claim, if it
 //	                                         runs later, takes nothing)
 //
-// Task hash fields: queue_id, encounter_id, status, priority, attempts,
-// max_attempts, payload (JSON as given, absent when null), fp (fingerprint
+// Task hash fields: queue_id, encounter_id, status, priority, attempts
+// (FAILs), max_attempts, recoveries (sweep recoveries; absent = 0),
+// payload (JSON as given, absent when null), fp (fingerprint
 // of the canonical payload, for create idempotency), pp (parsed_payload
 // without experityActions and dlq, a JSON object), actions (ACK's
 // experityActions, JSON), actions_fp, dlq ("0"/"1"), error_message,

@@ -12,6 +12,15 @@ import (
 	"github.com/flowgate/flowgate/contracts"
 )
 
+// Limits of Config.MaxRecoveries.
+const (
+	// DefaultMaxRecoveries is MAX_RECOVERIES' default: a task whose worker
+	// vanished five times (VM crash, network loss: no heartbeat) is a dead
+	// letter — more likely the task kills its worker than bad luck.
+	DefaultMaxRecoveries = 5
+	MaxMaxRecoveries     = 100
+)
+
 // Config configures a Ledger. Zero values take the defaults.
 type Config struct {
 	// Prefix starts every key: "<Prefix>:{tasks}:…". Default "flowgate".
@@ -23,6 +32,13 @@ type Config struct {
 	// MaxAttempts is the max_attempts of a task created without one
 	// (MAX_RETRY_ATTEMPTS). Default 3.
 	MaxAttempts int
+	// MaxRecoveries is how many sweep recoveries (RecoverStale,
+	// RecoverExpired) a task may take before the one that makes it a dead
+	// letter (MAX_RECOVERIES): the nth recovery of a task, n <
+	// MaxRecoveries, puts it back to PENDING; the MaxRecoveries-th makes it
+	// a dead letter. Recoveries are counted apart from attempts (FAILs).
+	// Default DefaultMaxRecoveries; 1..MaxMaxRecoveries.
+	MaxRecoveries int
 	// HistoryLimit caps each task's history (oldest events are dropped).
 	// Default 50.
 	HistoryLimit int
@@ -44,6 +60,9 @@ func (c Config) withDefaults() Config {
 	if c.MaxAttempts == 0 {
 		c.MaxAttempts = contracts.DefaultMaxAttempts
 	}
+	if c.MaxRecoveries == 0 {
+		c.MaxRecoveries = DefaultMaxRecoveries
+	}
 	if c.HistoryLimit == 0 {
 		c.HistoryLimit = 50
 	}
@@ -62,6 +81,8 @@ func (c Config) validate() error {
 		return fmt.Errorf("tasks: Prefix %q must not contain '{' or '}'", c.Prefix)
 	case c.MaxAttempts < 1 || c.MaxAttempts > contracts.MaxMaxAttempts:
 		return fmt.Errorf("tasks: MaxAttempts %d must be 1..%d", c.MaxAttempts, contracts.MaxMaxAttempts)
+	case c.MaxRecoveries < 1 || c.MaxRecoveries > MaxMaxRecoveries:
+		return fmt.Errorf("tasks: MaxRecoveries %d must be 1..%d", c.MaxRecoveries, MaxMaxRecoveries)
 	case c.HistoryLimit < 1 || c.HistoryLimit > 10_000:
 		return fmt.Errorf("tasks: HistoryLimit %d must be 1..10000", c.HistoryLimit)
 	case c.SweepBatch < 1 || c.SweepBatch > 10_000:

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flowgate/flowgate/contracts"
+	"github.com/flowgate/flowgate/orchestrator/tasks"
 )
 
 // `go run ./sidecar` without REDIS_URL runs on miniredis (gopher-lua, its
@@ -19,7 +20,7 @@ func TestLifecycleOnMiniredis(t *testing.T) {
 	m := miniredis.RunT(t)
 	rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
 	t.Cleanup(func() { _ = rdb.Close() })
-	b := setupOn(t, rdb)
+	b := setupOn(t, rdb, func(c *tasks.Config) { c.MaxRecoveries = 2 })
 
 	res, err := b.l.CreateBatch(b.ctx, []contracts.CreateTaskRequest{
 		{EncounterID: "enc-1", Payload: json.RawMessage(`{"p":[]}`)},
@@ -54,22 +55,33 @@ func TestLifecycleOnMiniredis(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, contracts.StatusPending, out.Task.Status)
 
-	// The heartbeat monitor, then the VT sweep.
+	// The heartbeat monitor, then the VT sweep (after a heartbeat, which
+	// extends the visibility timeout).
 	require.Equal(t, high.QueueID, b.claimOne(t, "vm-1").QueueID)
 	rec, err := b.l.RecoverStale(b.ctx, b.clock.Advance(3*time.Minute), 2*time.Minute, "")
 	require.NoError(t, err)
 	require.Equal(t, []string{high.QueueID}, rec.Recovered)
 	require.Equal(t, high.QueueID, b.claimOne(t, "vm-1").QueueID)
-	rec, err = b.l.RecoverExpired(b.ctx, b.clock.Advance(11*time.Minute), 10*time.Minute, "")
+	b.clock.Advance(5 * time.Minute)
+	_, err = b.l.Heartbeat(b.ctx, high.QueueID, contracts.HeartbeatRequest{WorkerID: "vm-1"})
 	require.NoError(t, err)
-	require.Equal(t, []string{high.QueueID}, rec.DeadLettered, "third attempt")
+	rec, err = b.l.RecoverExpired(b.ctx, b.clock.Advance(6*time.Minute), 10*time.Minute, "")
+	require.NoError(t, err)
+	require.Empty(t, rec.Recovered, "claimed 11 min ago, but its heartbeat 6 min ago")
+	rec, err = b.l.RecoverExpired(b.ctx, b.clock.Advance(5*time.Minute), 10*time.Minute, "")
+	require.NoError(t, err)
+	require.Equal(t, []string{high.QueueID}, rec.DeadLettered, "second recovery, MaxRecoveries 2")
 	got := b.get(t, high.QueueID)
 	require.True(t, got.InDLQ())
+	require.Equal(t, 1, got.Attempts, "its one FAIL")
+	require.Equal(t, 2, got.Recoveries)
+	require.Equal(t, contracts.DLQRecoveriesErrorMessage, got.ErrorMessage)
 	require.Equal(t, `bad "thing" \ happened`, got.History[2].Reason)
 
 	replayed, err := b.l.Replay(b.ctx, high.QueueID, contracts.RequeueRequest{Priority: contracts.PriorityNormal})
 	require.NoError(t, err)
 	require.Equal(t, 0, replayed.Attempts)
+	require.Equal(t, 0, replayed.Recoveries)
 
 	prom, err := b.l.PromoteOverdue(b.ctx, b.clock.Now(), 10*time.Minute)
 	require.NoError(t, err)

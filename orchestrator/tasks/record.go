@@ -17,6 +17,7 @@ func taskFromFields(f map[string]string) contracts.Task {
 		Priority:     contracts.Priority(f["priority"]),
 		Attempts:     atoi(f["attempts"]),
 		MaxAttempts:  atoi(f["max_attempts"]),
+		Recoveries:   atoi(f["recoveries"]), // absent (a task from before recoveries were counted): 0
 		ErrorMessage: f["error_message"],
 		WorkerID:     f["worker_id"],
 		CreatedAt:    msTime(f["created_at"]),

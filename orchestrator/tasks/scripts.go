@@ -105,7 +105,7 @@ local function index(id, t)
     if t.priority ~= 'HIGH' then redis.call('ZADD', B .. 'sla', t.created_at, id) end
   elseif t.status == 'PROCESSING' then
     redis.call('ZADD', B .. 'active', t.updated_at, id)
-    redis.call('ZADD', B .. 'claimed', t.claimed_at, id)
+    redis.call('ZADD', B .. 'claimed', t.heartbeat_at or t.claimed_at, id)
   elseif t.status == 'ERROR' and t.dlq ~= '1' then
     redis.call('ZADD', B .. 'retry', t.updated_at, id)
   elseif t.status == 'DONE' then
@@ -191,7 +191,7 @@ for i = 0, n - 1 do
     local seq = redis.call('INCR', B .. 'seq')
     t = {}
     local f = {queue_id = id, encounter_id = enc, status = 'PENDING', priority = ARGV[o + 2],
-      attempts = 0, max_attempts = ARGV[o + 3], fp = ARGV[o + 5], dlq = '0',
+      attempts = 0, max_attempts = ARGV[o + 3], recoveries = 0, fp = ARGV[o + 5], dlq = '0',
       created_at = NOW, updated_at = NOW, seq = seq, pseq = seq}
     if ARGV[o + 4] ~= '' then f.payload = ARGV[o + 4] end
     put(id, t, f)
@@ -208,7 +208,10 @@ end
 return out
 `)
 
-// heartbeatScript extends the claim of a PROCESSING task.
+// heartbeatScript extends the claim of a PROCESSING task: heartbeat_at and
+// updated_at = now, and its entries in active (the heartbeat monitor's
+// index) and claimed (the visibility timeout's) move to now, so neither
+// sweep takes a task whose worker is alive.
 //
 // KEYS[1] task key
 // ARGV[4] queue_id, ARGV[5] worker_id
@@ -223,6 +226,7 @@ if t.status ~= 'PROCESSING' then return reply(3, t.status, 'not_processing', t) 
 if t.worker_id ~= worker then return reply(3, t.status, 'wrong_worker', t) end
 put(id, t, {heartbeat_at = NOW, updated_at = NOW})
 redis.call('ZADD', B .. 'active', NOW, id)
+redis.call('ZADD', B .. 'claimed', NOW, id)
 return reply(0, '', '', t)
 `)
 
@@ -332,7 +336,8 @@ if other then return reply(3, t.status, 'encounter_open', t, other) end
 return reply(0, '', '', t)
 `)
 
-// replayScript brings a dead letter back to PENDING with attempts reset.
+// replayScript brings a dead letter back to PENDING with attempts and
+// recoveries reset.
 //
 // KEYS[1] task key
 // ARGV[4] queue_id, ARGV[5] priority
@@ -345,7 +350,7 @@ local t = load(id)
 if not t then return reply(2) end
 if t.status ~= 'ERROR' or t.dlq ~= '1' then return reply(3, t.status, 'not_dlq', t) end
 local seq = redis.call('INCR', B .. 'seq')
-local other = apply(id, t, {status = 'PENDING', priority = prio, pseq = seq, attempts = 0, dlq = '0',
+local other = apply(id, t, {status = 'PENDING', priority = prio, pseq = seq, attempts = 0, recoveries = 0, dlq = '0',
   worker_id = false, claimed_at = false, heartbeat_at = false}, 'replay', 'replayed from the dead letter queue with priority ' .. prio)
 if other then return reply(3, t.status, 'encounter_open', t, other) end
 return reply(0, '', '', t)
@@ -430,16 +435,20 @@ return reply(0, '', '', t)
 
 // recoverScript is one batch of a stale-claim sweep: PROCESSING tasks whose
 // score in the index is older than the cutoff go back to PENDING (HIGH,
-// attempts+1, error_message = reason) or, at max_attempts, to the DLQ.
+// recoveries+1, error_message = reason) or, when recoveries reaches the max
+// recoveries, to the DLQ. attempts (FAILs) is left alone: a silent worker
+// is not a failed attempt, and a healthy long task is never swept at all
+// (its heartbeats move both indexes forward).
 //
-// KEYS[1] the index: active (last activity) or claimed (claimed_at)
+// KEYS[1] the index: active (last activity) or claimed (last heartbeat or
+// claim)
 // ARGV[4] cutoff ms (exclusive), ARGV[5] batch size, ARGV[6] reason,
-// ARGV[7] DLQ message, ARGV[8] by
+// ARGV[7] DLQ message, ARGV[8] by, ARGV[9] max recoveries
 //
 // Returns {scanned, {recovered ids}, {dead-lettered ids}}. Entries of tasks
 // no longer PROCESSING are dropped from the index (counted in scanned).
 var recoverScript = script(`
-local idx, reason, by = KEYS[1], ARGV[6], ARGV[8]
+local idx, reason, by, maxrec = KEYS[1], ARGV[6], ARGV[8], tonumber(ARGV[9])
 local ids = redis.call('ZRANGEBYSCORE', idx, '-inf', '(' .. ARGV[4], 'LIMIT', 0, tonumber(ARGV[5]))
 local rec, dead = {}, {}
 for _, id in ipairs(ids) do
@@ -447,17 +456,18 @@ for _, id in ipairs(ids) do
   if not t or t.status ~= 'PROCESSING' then
     redis.call('ZREM', idx, id)
   else
-    local attempts = tonumber(t.attempts) + 1
+    local n = tonumber(t.recoveries or '0') + 1
     local why = reason
     if t.worker_id then why = why .. ' [worker ' .. t.worker_id .. ']' end
-    if attempts >= tonumber(t.max_attempts) then
-      apply(id, t, {status = 'ERROR', attempts = attempts, dlq = '1', error_message = ARGV[7]}, by,
-        why .. ' (attempt ' .. attempts .. ' of ' .. t.max_attempts .. '; moved to the dead letter queue)')
+    why = why .. ' (recovery ' .. n .. ' of ' .. maxrec
+    if n >= maxrec then
+      apply(id, t, {status = 'ERROR', recoveries = n, dlq = '1', error_message = ARGV[7]}, by,
+        why .. '; moved to the dead letter queue)')
       dead[#dead + 1] = id
     else
       local seq = redis.call('INCR', B .. 'seq')
-      apply(id, t, {status = 'PENDING', priority = 'HIGH', pseq = seq, attempts = attempts, error_message = reason,
-        worker_id = false, claimed_at = false, heartbeat_at = false}, by, why)
+      apply(id, t, {status = 'PENDING', priority = 'HIGH', pseq = seq, recoveries = n, error_message = reason,
+        worker_id = false, claimed_at = false, heartbeat_at = false}, by, why .. '; no attempt counted)')
       rec[#rec + 1] = id
     end
   end

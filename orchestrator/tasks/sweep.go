@@ -13,7 +13,7 @@ import (
 type SweepResult struct {
 	Batches      int      // script calls (each handles at most Config.SweepBatch tasks)
 	Recovered    []string // PROCESSING → PENDING (RecoverStale, RecoverExpired)
-	DeadLettered []string // PROCESSING → dead letter: the recovery was the last attempt
+	DeadLettered []string // PROCESSING → dead letter: the recovery was the task's Config.MaxRecoveries-th
 	Promoted     []string // NORMAL/LOW → HIGH (PromoteOverdue)
 	Requeued     []string // ERROR → PENDING (RetryOverdue)
 	Purged       []string // DONE tasks deleted (PurgeDone)
@@ -22,12 +22,16 @@ type SweepResult struct {
 // RecoverStale is the heartbeat monitor's sweep: every PROCESSING task with
 // no activity (claim, heartbeat or other update) since before
 // now−olderThan goes back to PENDING with HIGH priority (it has waited
-// already), attempts+1, error_message = reason, and worker_id, claimed_at,
-// heartbeat_at cleared; the reason and the worker are recorded in history.
-// A recovery counts as an attempt like a FAIL, with the same rule: when
-// attempts reaches max_attempts the task becomes a dead letter instead
-// (error_message = contracts.DLQErrorMessage). It costs O(affected): it
-// reads only the expired part of the last-activity index, in batches.
+// already), recoveries+1, error_message = reason, and worker_id,
+// claimed_at, heartbeat_at cleared; the reason, the worker and the
+// recovery's number are recorded in history. A recovery is not an attempt:
+// attempts counts FAILs only, so a task whose worker vanished is not
+// closer to max_attempts. Recoveries have their own limit,
+// Config.MaxRecoveries (MAX_RECOVERIES): the recovery that brings
+// recoveries to it makes the task a dead letter instead (error_message =
+// contracts.DLQRecoveriesErrorMessage), so a task that keeps killing its
+// workers does not go round for ever. It costs O(affected): it reads only
+// the expired part of the last-activity index, in batches.
 func (l *Ledger) RecoverStale(ctx context.Context, now time.Time, olderThan time.Duration, reason string) (SweepResult, error) {
 	if reason == "" {
 		reason = "no heartbeat for more than " + olderThan.String()
@@ -35,12 +39,17 @@ func (l *Ledger) RecoverStale(ctx context.Context, now time.Time, olderThan time
 	return l.recover(ctx, "tasks.RecoverStale", l.k.active(), "heartbeat-monitor", now, olderThan, reason)
 }
 
-// RecoverExpired is the visibility-timeout sweep: like RecoverStale, but by
-// claimed_at, so a task held longer than olderThan is recovered even if its
-// worker keeps sending heartbeats.
+// RecoverExpired is the visibility-timeout sweep, with SQS's semantics: a
+// claim makes the task invisible for olderThan and every heartbeat extends
+// that (ChangeMessageVisibility), so it recovers, like RecoverStale, only a
+// PROCESSING task whose last heartbeat — or its claim, if it never had one —
+// is older than now−olderThan. A worker that keeps sending heartbeats
+// holds its task however long the work takes; a worker that vanished loses
+// it after olderThan. O(affected): it reads only the expired part of the
+// claimed index (by heartbeat_at), in batches.
 func (l *Ledger) RecoverExpired(ctx context.Context, now time.Time, olderThan time.Duration, reason string) (SweepResult, error) {
 	if reason == "" {
-		reason = "visibility timeout: PROCESSING for more than " + olderThan.String()
+		reason = "visibility timeout: no heartbeat for more than " + olderThan.String()
 	}
 	return l.recover(ctx, "tasks.RecoverExpired", l.k.claimed(), "vt-sweep", now, olderThan, reason)
 }
@@ -50,7 +59,7 @@ func (l *Ledger) recover(ctx context.Context, op, index, by string, now time.Tim
 	return l.sweep(ctx, op, recoverScript, index, now, olderThan, 3, func(res *SweepResult, arr []any) {
 		res.Recovered = append(res.Recovered, stringList(arr[1])...)
 		res.DeadLettered = append(res.DeadLettered, stringList(arr[2])...)
-	}, reason, contracts.DLQErrorMessage, by)
+	}, reason, contracts.DLQRecoveriesErrorMessage, by, l.cfg.MaxRecoveries)
 }
 
 // PromoteOverdue is the SLA sweep: every PENDING NORMAL or LOW task created

@@ -2,6 +2,7 @@ package tasks_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"testing"
 	"time"
@@ -119,7 +120,8 @@ func TestRecoverStale(t *testing.T) {
 	task := b.get(t, quiet.QueueID)
 	require.Equal(t, contracts.StatusPending, task.Status)
 	require.Equal(t, contracts.PriorityHigh, task.Priority)
-	require.Equal(t, 1, task.Attempts, "a recovery counts as an attempt")
+	require.Zero(t, task.Attempts, "a recovery is not an attempt")
+	require.Equal(t, 1, task.Recoveries, "it is counted apart")
 	require.Equal(t, "heartbeat monitor: no heartbeat for > 2m", task.ErrorMessage)
 	require.Empty(t, task.WorkerID)
 	require.Nil(t, task.ClaimedAt)
@@ -127,6 +129,7 @@ func TestRecoverStale(t *testing.T) {
 	last := task.History[len(task.History)-1]
 	require.Equal(t, "heartbeat-monitor", last.By)
 	require.Contains(t, last.Reason, "vm-quiet")
+	require.Contains(t, last.Reason, "recovery 1 of 5; no attempt counted")
 	require.Equal(t, now, last.At)
 	require.Equal(t, contracts.StatusProcessing, b.get(t, beating.QueueID).Status)
 
@@ -136,43 +139,101 @@ func TestRecoverStale(t *testing.T) {
 	require.Equal(t, quiet.QueueID, b.claimOne(t, "vm-2").QueueID)
 }
 
-// The VT sweep goes by claimed_at: heartbeats do not keep a task forever.
+// The VT sweep has SQS's visibility semantics: a heartbeat extends the
+// timeout, so a task whose worker keeps beating is never taken however long
+// it runs; once the heartbeats stop, it is taken VT after the last one.
 func TestRecoverExpired(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	task := b.create(t, "enc-1", "")
+	quiet := b.create(t, "enc-2", "")
 	b.claimOne(t, "vm-1")
-	for i := 0; i < 10; i++ {
-		b.clock.Advance(time.Minute)
+	b.claimOne(t, "vm-quiet")
+	for i := 0; i < 30; i++ { // 3 × the 10 min timeout
+		now := b.clock.Advance(time.Minute)
 		_, err := b.l.Heartbeat(b.ctx, task.QueueID, contracts.HeartbeatRequest{WorkerID: "vm-1"})
 		require.NoError(t, err)
+		res, err := b.l.RecoverExpired(b.ctx, now, 10*time.Minute, "")
+		require.NoError(t, err)
+		if i == 10 { // the quiet one, claimed 11 min ago, never beat
+			require.Equal(t, []string{quiet.QueueID}, res.Recovered)
+			continue
+		}
+		require.Empty(t, res.Recovered, "minute %d: heartbeats extend the visibility timeout", i+1)
 	}
-	now := b.clock.Advance(time.Second)
-	stale, err := b.l.RecoverStale(b.ctx, now, 2*time.Minute, "")
-	require.NoError(t, err)
-	require.Empty(t, stale.Recovered, "heartbeats keep it off the heartbeat monitor")
+	require.Equal(t, contracts.StatusProcessing, b.get(t, task.QueueID).Status)
 
-	res, err := b.l.RecoverExpired(b.ctx, now, 10*time.Minute, "VT sweep: PROCESSING for > 10m, recovered")
+	// The worker vanishes: exactly 10 min after its last heartbeat is not
+	// yet more than 10 min.
+	last := b.clock.Now()
+	res, err := b.l.RecoverExpired(b.ctx, b.clock.Advance(10*time.Minute), 10*time.Minute, "VT sweep: no heartbeat for > 10m, recovered")
+	require.NoError(t, err)
+	require.Empty(t, res.Recovered)
+	res, err = b.l.RecoverExpired(b.ctx, b.clock.Advance(time.Millisecond), 10*time.Minute, "VT sweep: no heartbeat for > 10m, recovered")
 	require.NoError(t, err)
 	require.Equal(t, []string{task.QueueID}, res.Recovered)
 	got := b.get(t, task.QueueID)
-	require.Equal(t, "VT sweep: PROCESSING for > 10m, recovered", got.ErrorMessage)
+	require.Equal(t, "VT sweep: no heartbeat for > 10m, recovered", got.ErrorMessage)
 	require.Equal(t, "vt-sweep", got.History[len(got.History)-1].By)
+	require.Zero(t, got.Attempts)
+	require.Equal(t, 1, got.Recoveries)
+	require.Equal(t, last.Add(10*time.Minute+time.Millisecond), got.UpdatedAt)
+
+	q := b.get(t, quiet.QueueID)
+	require.Equal(t, "visibility timeout: no heartbeat for more than 10m0s", q.ErrorMessage)
+	require.Zero(t, q.Attempts)
+	require.Equal(t, 1, q.Recoveries)
 }
 
-// A recovery that uses the last attempt makes a dead letter, as a FAIL would.
-func TestRecoverToDLQ(t *testing.T) {
+// A task whose worker keeps sending heartbeats for 3 × VT_TIMEOUT, with both
+// sweeps running meanwhile, completes DONE with no attempt and no recovery
+// used: long work is not a failure.
+func TestLongTaskWithHeartbeatsCompletes(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
+	const vt, stale = 10 * time.Minute, 2 * time.Minute
+	task := b.create(t, "enc-long", "")
+	b.claimOne(t, "vm-1")
+	for elapsed := time.Duration(0); elapsed < 3*vt+time.Minute; elapsed += 30 * time.Second {
+		now := b.clock.Advance(30 * time.Second)
+		_, err := b.l.Heartbeat(b.ctx, task.QueueID, contracts.HeartbeatRequest{WorkerID: "vm-1"})
+		require.NoError(t, err)
+		st, err := b.l.RecoverStale(b.ctx, now, stale, "")
+		require.NoError(t, err)
+		vts, err := b.l.RecoverExpired(b.ctx, now, vt, "")
+		require.NoError(t, err)
+		require.Empty(t, append(st.Recovered, append(st.DeadLettered, append(vts.Recovered, vts.DeadLettered...)...)...))
+	}
+	ack, err := b.l.Ack(b.ctx, contracts.AckRequest{QueueID: task.QueueID, WorkerID: "vm-1", ExperityActions: json.RawMessage(`{"ok":true}`)})
+	require.NoError(t, err)
+	require.Equal(t, contracts.StatusDone, ack.Task.Status)
+	require.Zero(t, ack.Task.Attempts)
+	require.Zero(t, ack.Task.Recoveries)
+	require.Equal(t, []string{">PENDING", "PENDING>PROCESSING", "PROCESSING>DONE"}, statusesOf(b.get(t, task.QueueID).History))
+}
+
+// Recoveries are counted apart from FAILs, with their own limit: the
+// recovery that reaches MaxRecoveries makes a dead letter, however few
+// attempts were used.
+func TestRecoverToDLQ(t *testing.T) {
+	t.Parallel()
+	b := setup(t, func(c *tasks.Config) { c.MaxRecoveries = 2 })
 	res, err := b.l.Create(b.ctx, contracts.CreateTaskRequest{EncounterID: "enc-1", MaxAttempts: 2})
 	require.NoError(t, err)
 	id := res.Task.QueueID
+	// One FAIL first: recoveries do not add to it, nor it to them.
+	b.claimOne(t, "vm-1")
+	_, err = b.l.Fail(b.ctx, contracts.FailRequest{QueueID: id, ErrorMessage: "x"})
+	require.NoError(t, err)
+	_, err = b.l.Requeue(b.ctx, id, contracts.RequeueRequest{})
+	require.NoError(t, err)
 	for i := 1; i <= 2; i++ {
 		b.claimOne(t, "vm-1")
 		out, err := b.l.RecoverStale(b.ctx, b.clock.Advance(3*time.Minute), 2*time.Minute, "stale")
 		require.NoError(t, err)
 		if i == 1 {
 			require.Equal(t, []string{id}, out.Recovered)
+			require.Equal(t, 1, b.get(t, id).Attempts, "the FAIL only")
 			continue
 		}
 		require.Empty(t, out.Recovered)
@@ -180,9 +241,17 @@ func TestRecoverToDLQ(t *testing.T) {
 	}
 	task := b.get(t, id)
 	require.True(t, task.InDLQ())
-	require.Equal(t, 2, task.Attempts)
-	require.Equal(t, contracts.DLQErrorMessage, task.ErrorMessage)
-	require.Contains(t, task.History[len(task.History)-1].Reason, "stale")
+	require.Equal(t, 1, task.Attempts)
+	require.Equal(t, 2, task.Recoveries)
+	require.Equal(t, contracts.DLQRecoveriesErrorMessage, task.ErrorMessage)
+	last := task.History[len(task.History)-1].Reason
+	require.Contains(t, last, "stale")
+	require.Contains(t, last, "recovery 2 of 2; moved to the dead letter queue")
+
+	replayed, err := b.l.Replay(b.ctx, id, contracts.RequeueRequest{})
+	require.NoError(t, err)
+	require.Zero(t, replayed.Attempts)
+	require.Zero(t, replayed.Recoveries, "a replay starts both counts again")
 }
 
 // Sweeps work in batches and touch only what is affected.

@@ -126,9 +126,10 @@ func (l *Ledger) requeue(ctx context.Context, op, id string, req contracts.Reque
 }
 
 // Replay brings a dead letter back to PENDING with req.Priority (default
-// HIGH), attempts reset to 0 and the dlq flag cleared (error_message and
-// history are kept). A task that is not a dead letter is a conflict, and so
-// is a dead letter whose encounter has another open task meanwhile.
+// HIGH), attempts and recoveries reset to 0 and the dlq flag cleared
+// (error_message and history are kept). A task that is not a dead letter
+// is a conflict, and so is a dead letter whose encounter has another open
+// task meanwhile.
 func (l *Ledger) Replay(ctx context.Context, id string, req contracts.RequeueRequest) (contracts.Task, error) {
 	const op = "tasks.Replay"
 	id, err := queueID(op, id)

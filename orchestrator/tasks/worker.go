@@ -172,10 +172,12 @@ func (l *Ledger) Unclaim(ctx context.Context, id, workerID string, claimedAt tim
 	return o, nil
 }
 
-// Heartbeat extends the claim of a PROCESSING task (heartbeat_at and
-// updated_at = now, which keeps it out of RecoverStale). Only the worker
-// holding it may: another worker, or a task that is not PROCESSING, is a
-// conflict carrying the current status.
+// Heartbeat extends the claim of a PROCESSING task: heartbeat_at and
+// updated_at = now, which keeps it out of RecoverStale and extends its
+// visibility timeout (RecoverExpired), so a worker that keeps sending
+// heartbeats holds its task however long it works. Only the worker holding
+// it may: another worker, or a task that is not PROCESSING, is a conflict
+// carrying the current status.
 func (l *Ledger) Heartbeat(ctx context.Context, id string, req contracts.HeartbeatRequest) (contracts.Task, error) {
 	const op = "tasks.Heartbeat"
 	id, err := queueID(op, id)

@@ -19,8 +19,8 @@ import (
 // one. Afterwards nothing is lost (every task DONE or a dead letter) and
 // nothing finished twice (one DONE event per task). A claim the killed
 // process made but never answered is recovered by the heartbeat monitor
-// (HEARTBEAT_STALE_AFTER 10s here), which counts an attempt — the only
-// way a task may end with more attempts than its FAILs.
+// (HEARTBEAT_STALE_AFTER 10s here), which counts a recovery, not an
+// attempt: every task ends with exactly its planned FAILs as attempts.
 func TestDrillFlowgateSIGKILL(t *testing.T) {
 	srv := rediscluster.StartServer(t)
 	env := taskDrillEnv(srv.URL())

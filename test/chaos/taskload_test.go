@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/flowgate/flowgate/contracts"
+	"github.com/flowgate/flowgate/orchestrator/tasks"
 )
 
 // taskLoad is the signed worker traffic of the task drills: a producer
@@ -31,8 +32,8 @@ type taskLoad struct {
 	tag         string
 	// recoveries allows the heartbeat monitor and the visibility sweep to
 	// recover tasks (a crashed flowgate's claims that never reached their
-	// worker); each recovery counts an attempt. Without it any recovery is
-	// a failure: the task was stranded.
+	// worker); each recovery counts in the task's recoveries, not its
+	// attempts. Without it any recovery is a failure: the task was stranded.
 	recoveries bool
 	pace       time.Duration // a worker's pause after each claim answered with tasks
 	stall      time.Duration // watch gives up when nothing settles for this long after the last task was created
@@ -240,7 +241,7 @@ type ledgerCount struct {
 	dlq         int
 	doneEvents  int // PROCESSING → DONE events over all tasks
 	ackedTwice  int // tasks with more than one DONE event
-	recovered   int // sweep recoveries (attempts counted) over all tasks
+	recovered   int // sweep recoveries (counted in recoveries, not attempts) over all tasks
 	stranded    int // tasks left PROCESSING or recovered by a sweep although no process crashed
 	wrong       int // tasks whose end does not match their plan
 	wrongFate   []string
@@ -250,7 +251,8 @@ type ledgerCount struct {
 
 // verify lists every task with its history and checks each against its
 // plan: DONE with attempts = plan and exactly one DONE event, or (plan =
-// maxAttempts) a dead letter with attempts = maxAttempts.
+// maxAttempts) a dead letter with attempts = maxAttempts; recoveries equal
+// to the sweeps' events in its history.
 func (l *taskLoad) verify(t *testing.T) ledgerCount {
 	t.Helper()
 	lc := ledgerCount{byStatus: map[contracts.Status]int{}}
@@ -326,20 +328,26 @@ func (l *taskLoad) check(tk contracts.Task, seen []bool, lc *ledgerCount) {
 }
 
 // fate checks task i's end against its plan; recov is how many times a
-// sweep recovered it (each an attempt). It returns what is wrong, or "".
+// sweep recovered it (counted in recoveries, never in attempts). It returns
+// what is wrong, or "".
 func (l *taskLoad) fate(i int, tk contracts.Task, dones, recov int) string {
 	want := l.plan(i)
 	switch {
 	case recov > 0 && !l.recoveries:
 		return fmt.Sprintf("recovered %d times by a sweep: stranded PROCESSING under a worker that never got it", recov)
+	case tk.Recoveries != recov:
+		return fmt.Sprintf("recoveries %d, but %d sweep recoveries in its history", tk.Recoveries, recov)
 	case tk.Status == contracts.StatusDone:
-		// ACKed once its attempts reached the plan; recoveries add attempts.
-		if dones != 1 || tk.Attempts < want || tk.Attempts-recov > want || tk.Attempts >= l.maxAttempts {
-			return fmt.Sprintf("want DONE after %d FAILs (+%d recoveries), one DONE event (has %d)", want, recov, dones)
+		// ACKed once its attempts (FAILs only) reached the plan.
+		if dones != 1 || tk.Attempts != want || tk.Attempts >= l.maxAttempts {
+			return fmt.Sprintf("want DONE after %d FAILs (+%d recoveries, no attempt each), one DONE event (has %d)", want, recov, dones)
 		}
 	case tk.InDLQ():
-		if tk.Status != contracts.StatusError || tk.Attempts != l.maxAttempts || dones != 0 || (want < l.maxAttempts && recov == 0) {
-			return fmt.Sprintf("a dead letter must have %d attempts, planned (%d FAILs) or through recoveries (%d)", l.maxAttempts, want, recov)
+		byFails := want == l.maxAttempts && tk.Attempts == l.maxAttempts
+		byRecoveries := tk.Recoveries == tasks.DefaultMaxRecoveries && tk.Attempts < l.maxAttempts
+		if tk.Status != contracts.StatusError || dones != 0 || !(byFails || byRecoveries) {
+			return fmt.Sprintf("a dead letter must have %d attempts (planned: %d FAILs) or %d recoveries (has %d)",
+				l.maxAttempts, want, tasks.DefaultMaxRecoveries, recov)
 		}
 	default:
 		return fmt.Sprintf("want DONE after %d FAILs or a dead letter; it is still open", want)

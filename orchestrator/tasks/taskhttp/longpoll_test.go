@@ -210,7 +210,8 @@ func TestReleaseLeavesATaskThatMovedOn(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, contracts.StatusProcessing, task.Status)
 	require.Equal(t, "vm-next", task.WorkerID, "the new holder keeps it")
-	require.Equal(t, 1, task.Attempts, "the sweep's recovery")
+	require.Zero(t, task.Attempts, "the sweep's recovery is not an attempt")
+	require.Equal(t, 1, task.Recoveries, "the sweep's recovery")
 }
 
 // afterClaim runs then once, right after a claim script of its client

@@ -19,7 +19,8 @@ func (d *Dispatcher) deadLetter(ctx context.Context, t contracts.Task, via strin
 	if created {
 		d.m.deadLettered.WithLabelValues(via).Inc()
 		d.log.Warn("task is in the dead letter queue; replay it from Asynqmon or POST /queue/{id}/replay",
-			"queue_id", t.QueueID, "encounter_id", t.EncounterID, "attempts", t.Attempts, "via", via, "asynq_task_id", id)
+			"queue_id", t.QueueID, "encounter_id", t.EncounterID, "attempts", t.Attempts, "recoveries", t.Recoveries,
+			"via", via, "asynq_task_id", id)
 	}
 	return id, created, err
 }
@@ -33,7 +34,7 @@ func (d *Dispatcher) deadLetter(ctx context.Context, t contracts.Task, via strin
 func (d *Dispatcher) archive(ctx context.Context, t contracts.Task, overwrite bool) (string, bool, error) {
 	id, queue := DeadLetterTaskID(t), d.cfg.ReplayQueue
 	payload, err := encode(replayPayload{QueueID: t.QueueID, EncounterID: t.EncounterID, Attempts: t.Attempts,
-		MaxAttempts: t.MaxAttempts, ErrorMessage: t.ErrorMessage, DeadLetteredAt: t.UpdatedAt})
+		MaxAttempts: t.MaxAttempts, Recoveries: t.Recoveries, ErrorMessage: t.ErrorMessage, DeadLetteredAt: t.UpdatedAt})
 	if err != nil {
 		return id, false, err
 	}

@@ -26,14 +26,14 @@
 //   - Dead letter: a "tasks:replay" task is enqueued on Config.ReplayQueue
 //     (low) far in the future and at once archived, so Asynqmon lists it
 //     under the archive; "Run" there makes it pending and its handler calls
-//     Ledger.Replay (PENDING, attempts 0) and deletes the durable dead-letter
-//     record. The same dead letter is also written to that record
-//     (dlq.SourceTasks), which nothing trims. Its Asynq id is
-//     DeadLetterTaskID: the queue_id and the claimed_at of the attempt that
-//     ran out — stable while the task stays a dead letter (an operator's
-//     amendment changes updated_at, not claimed_at) and new for the next
-//     dead-letter episode after a replay, since every FAIL or sweep needs a
-//     claim first.
+//     Ledger.Replay (PENDING, attempts and recoveries 0) and deletes the
+//     durable dead-letter record. The same dead letter is also written to
+//     that record (dlq.SourceTasks), which nothing trims. Its Asynq id is
+//     DeadLetterTaskID: the queue_id and the claimed_at of the claim that
+//     ran out (its FAIL's or recovery's) — stable while the task stays a
+//     dead letter (an operator's amendment changes updated_at, not
+//     claimed_at) and new for the next dead-letter episode after a replay,
+//     since every FAIL or sweep needs a claim first.
 //
 // Dispatcher.Replay (POST /queue/{id}/replay) replays through the ledger and
 // removes the archived task and the record.
@@ -60,15 +60,18 @@
 // # Sweeps
 //
 // Jobs returns the seed's cron jobs with their settings: heartbeat monitor
-// (30 s: PROCESSING with no activity for 2 min → PENDING HIGH, attempt
-// counted), visibility-timeout sweep (5 min: PROCESSING for 10 min), SLA
-// promotion (15 min: PENDING for 30 min → HIGH), the two safety nets
-// above, and the retention job tasks_purge_done (PurgeSpec, hourly: DONE
+// (30 s: PROCESSING with no activity for 2 min → PENDING HIGH),
+// visibility-timeout sweep (5 min: PROCESSING with no heartbeat — or claim,
+// if it never had one — for 10 min: a heartbeat extends the timeout, as in
+// SQS, so a healthy long task is never taken), SLA promotion (15 min:
+// PENDING for 30 min → HIGH), the two safety nets above, and the retention job tasks_purge_done (PurgeSpec, hourly: DONE
 // tasks whose last update is older than PurgeAfter, 7 days, are deleted by
 // Ledger.PurgeDone; a negative PurgeAfter disables it). Dead letters are
 // never purged: they are the manual-review queue, and their archived task
-// and durable record would be left behind. A recovery that was the task's
-// last attempt makes a dead letter, which gets its archived task like one
+// and durable record would be left behind. A recovery is not an attempt:
+// it counts in the task's recoveries, not its attempts, and the recovery
+// that brings recoveries to MAX_RECOVERIES (tasks.Config.MaxRecoveries,
+// default 5) makes a dead letter, which gets its archived task like one
 // from a FAIL.
 //
 // # Metrics
@@ -76,7 +79,7 @@
 // On Config.Registerer (counters count what this instance did; the gauges
 // read the shared ledger at scrape, so every instance reports the same):
 //
-//	flowgate_tasks_recovered_total{sweep}      heartbeat | vt: PROCESSING → PENDING by a sweep
+//	flowgate_tasks_recovered_total{sweep}      heartbeat | vt: PROCESSING → PENDING by a sweep (worker silent)
 //	flowgate_tasks_promoted_total              SLA promotions to HIGH
 //	flowgate_tasks_requeued_total{via}         asynq | retry_overdue: ERROR → PENDING for a retry
 //	flowgate_tasks_dead_lettered_total{via}    fail | heartbeat | vt | repair: dead letters given their archived task

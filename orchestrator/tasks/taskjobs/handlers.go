@@ -27,6 +27,7 @@ type replayPayload struct {
 	EncounterID    string    `json:"encounter_id,omitempty"`
 	Attempts       int       `json:"attempts"`
 	MaxAttempts    int       `json:"max_attempts"`
+	Recoveries     int       `json:"recoveries,omitempty"`
 	ErrorMessage   string    `json:"error_message,omitempty"`
 	DeadLetteredAt time.Time `json:"dead_lettered_at"`
 }

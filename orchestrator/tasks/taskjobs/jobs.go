@@ -34,7 +34,7 @@ type SweepSettings struct {
 	HeartbeatSpec  string        // default "@every 30s"
 	HeartbeatStale time.Duration // PROCESSING without activity this long → PENDING; default 2m
 	VTSpec         string        // default "@every 5m"
-	VTTimeout      time.Duration // PROCESSING this long since the claim → PENDING; default 10m
+	VTTimeout      time.Duration // PROCESSING this long since the last heartbeat or claim → PENDING (a heartbeat extends it); default 10m
 	SLASpec        string        // default "@every 15m"
 	SLAThreshold   time.Duration // PENDING NORMAL/LOW this long since creation → HIGH; default 30m
 	// RetryOverdueAfter: an ERROR task awaiting a retry this long since its
@@ -174,8 +174,8 @@ func (d *Dispatcher) Jobs(s SweepSettings) ([]NamedJob, error) {
 type recoverFunc func(ctx context.Context, now time.Time, olderThan time.Duration, reason string) (tasks.SweepResult, error)
 
 // recoverJob runs a stale-claim sweep (the ledger's default reason is the
-// recovery message) and gives the tasks it dead-lettered their archived
-// replay task.
+// recovery message) and gives the tasks it dead-lettered (their
+// MAX_RECOVERIES-th recovery) their archived replay task.
 func (d *Dispatcher) recoverJob(job, sweep string, olderThan time.Duration, sweepFn recoverFunc) scheduler.Job {
 	return scheduler.JobFunc(func(ctx context.Context) error {
 		res, err := sweepFn(ctx, d.cfg.Now(), olderThan, "")

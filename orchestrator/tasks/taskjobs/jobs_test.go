@@ -1,6 +1,7 @@
 package taskjobs_test
 
 import (
+	"encoding/json"
 	"log/slog"
 	"strings"
 	"testing"
@@ -127,7 +128,7 @@ func TestPurgeDoneJob(t *testing.T) {
 // they count and what they log.
 func TestSweepJobs(t *testing.T) {
 	t.Parallel()
-	b := setup(t, options{})
+	b := setup(t, options{maxRecoveries: 2})
 	logs := &logtest.Buffer{}
 	reg := prometheus.NewRegistry()
 	d, err := taskjobs.New(taskjobs.Config{Ledger: b.l, Runtime: b.rt, Registerer: reg, Now: b.clock.Now,
@@ -146,9 +147,18 @@ func TestSweepJobs(t *testing.T) {
 		t.Fatalf("no job %s", name)
 	}
 
-	silent := b.create(t, 3, contracts.PriorityNormal)  // no heartbeat
-	lastTry := b.create(t, 1, contracts.PriorityNormal) // no heartbeat, last attempt
-	alive := b.create(t, 3, contracts.PriorityNormal)   // heartbeats, but holds the task too long
+	// lastTry's worker went silent once already (recovered outside the
+	// jobs, so nothing is counted or logged yet): its next recovery is its
+	// last (MaxRecoveries 2 here).
+	lastTry := b.create(t, 3, contracts.PriorityNormal) // no heartbeat, last recovery
+	b.claim(t, lastTry.QueueID)
+	pre, err := b.l.RecoverStale(b.ctx, b.clock.Advance(3*time.Minute), 2*time.Minute, "")
+	require.NoError(t, err)
+	require.Equal(t, []string{lastTry.QueueID}, pre.Recovered)
+	start := b.clock.Now()
+
+	silent := b.create(t, 3, contracts.PriorityNormal) // no heartbeat
+	alive := b.create(t, 3, contracts.PriorityNormal)  // heartbeats: holds the task as long as it beats
 	claimed, err := b.l.Claim(b.ctx, contracts.ClaimRequest{WorkerID: "vm-1", Limit: 3})
 	require.NoError(t, err)
 	require.Len(t, claimed, 3)
@@ -168,31 +178,42 @@ func TestSweepJobs(t *testing.T) {
 	got := b.get(t, silent.QueueID)
 	require.Equal(t, contracts.StatusPending, got.Status)
 	require.Equal(t, contracts.PriorityHigh, got.Priority)
-	require.Equal(t, 1, got.Attempts, "the recovery counts as an attempt")
+	require.Zero(t, got.Attempts, "a recovery is not an attempt")
+	require.Equal(t, 1, got.Recoveries)
 	require.Equal(t, "no heartbeat for more than 2m0s", got.ErrorMessage)
 	require.Equal(t, "heartbeat-monitor", got.History[len(got.History)-1].By)
 	dead := b.get(t, lastTry.QueueID)
-	require.True(t, dead.InDLQ(), "its last attempt: a dead letter")
+	require.True(t, dead.InDLQ(), "its last recovery: a dead letter")
+	require.Zero(t, dead.Attempts)
+	require.Equal(t, 2, dead.Recoveries)
+	require.Equal(t, contracts.DLQRecoveriesErrorMessage, dead.ErrorMessage)
 	b.requireArchived(t, taskjobs.DeadLetterTaskID(dead))
 	require.Equal(t, contracts.StatusProcessing, b.get(t, alive.QueueID).Status)
 	require.Equal(t, 1.0, metric(t, reg, "flowgate_tasks_recovered_total", "sweep", "heartbeat"))
 	require.Equal(t, 1.0, metric(t, reg, "flowgate_tasks_dead_lettered_total", "via", "heartbeat"))
 	require.Contains(t, logs.String(), "level=INFO msg=\"recovered stuck PROCESSING tasks\" component=taskjobs job=tasks_heartbeat_monitor older_than=2m0s recovered=1 dead_lettered=1")
 
-	// The visibility timeout counts from the claim, heartbeats or not.
-	for range 7 {
+	// The visibility timeout counts from the last heartbeat: a heartbeat
+	// extends it (SQS), so 3 × VT_TIMEOUT since the claim changes nothing.
+	for range 30 {
 		b.clock.Advance(time.Minute)
 		heartbeat()
 		run(taskjobs.JobHeartbeat)
+		run(taskjobs.JobVTSweep)
 	}
-	b.clock.Advance(t0.Add(10 * time.Minute).Sub(b.clock.Now()))
+	require.Greater(t, b.clock.Now().Sub(start), 30*time.Minute)
+	require.Equal(t, contracts.StatusProcessing, b.get(t, alive.QueueID).Status, "alive: never taken")
+	// The worker vanishes; the VT sweep alone (as if the monitor were off).
+	b.clock.Advance(10 * time.Minute)
 	run(taskjobs.JobVTSweep)
 	require.Equal(t, contracts.StatusProcessing, b.get(t, alive.QueueID).Status, "exactly 10 min is not more")
 	b.clock.Advance(time.Millisecond)
 	run(taskjobs.JobVTSweep)
 	got = b.get(t, alive.QueueID)
 	require.Equal(t, contracts.StatusPending, got.Status)
-	require.Equal(t, "visibility timeout: PROCESSING for more than 10m0s", got.ErrorMessage)
+	require.Equal(t, "visibility timeout: no heartbeat for more than 10m0s", got.ErrorMessage)
+	require.Zero(t, got.Attempts)
+	require.Equal(t, 1, got.Recoveries)
 	require.Equal(t, 1.0, metric(t, reg, "flowgate_tasks_recovered_total", "sweep", "heartbeat"))
 	require.Equal(t, 1.0, metric(t, reg, "flowgate_tasks_recovered_total", "sweep", "vt"))
 
@@ -211,4 +232,81 @@ func TestSweepJobs(t *testing.T) {
 	require.Equal(t, 2.0, metric(t, reg, "flowgate_tasks_promoted_total"))
 	require.Contains(t, logs.String(), "promoted=2 threshold=30m0s")
 	require.Equal(t, 1, strings.Count(logs.String(), "SLA promotion"), "one line per run that changed something")
+}
+
+// A worker that keeps sending heartbeats holds its task however long the
+// work takes: here 3 × VT_TIMEOUT, with the heartbeat monitor and the
+// visibility-timeout sweep running on their default schedules (ticks of the
+// injected clock), and the task ends DONE with no attempt and no recovery
+// used. A worker that vanishes meanwhile still loses its task within
+// HEARTBEAT_STALE_AFTER plus one monitor period of its last heartbeat.
+func TestLongTaskKeepsItsClaim(t *testing.T) {
+	t.Parallel()
+	b := setup(t, options{})
+	s := taskjobs.DefaultSweepSettings()
+	jobs, err := b.d.Jobs(s)
+	require.NoError(t, err)
+	byName := map[string]taskjobs.NamedJob{}
+	for _, j := range jobs {
+		byName[j.Name] = j
+	}
+	const (
+		monitorEvery = 30 * time.Second // s.HeartbeatSpec
+		vtEvery      = 5 * time.Minute  // s.VTSpec
+		beatEvery    = time.Minute      // the workers' heartbeat interval
+	)
+	require.Equal(t, "@every 30s", byName[taskjobs.JobHeartbeat].Spec)
+	require.Equal(t, "@every 5m", byName[taskjobs.JobVTSweep].Spec)
+
+	long := b.create(t, 3, contracts.PriorityNormal)
+	gone := b.create(t, 3, contracts.PriorityNormal)
+	for _, w := range []string{"vm-long", "vm-gone"} {
+		got, err := b.l.Claim(b.ctx, contracts.ClaimRequest{WorkerID: w})
+		require.NoError(t, err)
+		require.Len(t, got, 1)
+	}
+	start := b.clock.Now()
+	vanishAfter := 7 * time.Minute
+	var lastGoneBeat, goneRecoveredAt time.Time
+	for elapsed := monitorEvery; elapsed <= 3*s.VTTimeout+time.Minute; elapsed += monitorEvery {
+		now := b.clock.Advance(monitorEvery)
+		if elapsed%beatEvery == 0 {
+			_, err := b.l.Heartbeat(b.ctx, long.QueueID, contracts.HeartbeatRequest{WorkerID: "vm-long"})
+			require.NoError(t, err, "at %s", elapsed)
+			if elapsed <= vanishAfter {
+				_, err := b.l.Heartbeat(b.ctx, gone.QueueID, contracts.HeartbeatRequest{WorkerID: "vm-gone"})
+				require.NoError(t, err)
+				lastGoneBeat = now
+			}
+		}
+		require.NoError(t, byName[taskjobs.JobHeartbeat].Job.Run(b.ctx))
+		if elapsed%vtEvery == 0 {
+			require.NoError(t, byName[taskjobs.JobVTSweep].Job.Run(b.ctx))
+		}
+		if goneRecoveredAt.IsZero() && b.get(t, gone.QueueID).Status == contracts.StatusPending {
+			goneRecoveredAt = now
+		}
+		require.Equal(t, contracts.StatusProcessing, b.get(t, long.QueueID).Status, "at %s", elapsed)
+	}
+	require.Greater(t, b.clock.Now().Sub(start), 3*s.VTTimeout)
+
+	ack, err := b.l.Ack(b.ctx, contracts.AckRequest{QueueID: long.QueueID, WorkerID: "vm-long",
+		ExperityActions: json.RawMessage(`{"ok":true}`)})
+	require.NoError(t, err)
+	require.Equal(t, contracts.StatusDone, ack.Task.Status)
+	require.Zero(t, ack.Task.Attempts, "no attempt used")
+	require.Zero(t, ack.Task.Recoveries, "never recovered")
+
+	require.False(t, goneRecoveredAt.IsZero(), "the vanished worker's task was never recovered")
+	silence := goneRecoveredAt.Sub(lastGoneBeat)
+	require.Greater(t, silence, s.HeartbeatStale)
+	require.LessOrEqual(t, silence, s.HeartbeatStale+monitorEvery, "within HEARTBEAT_STALE_AFTER + one sweep")
+	g := b.get(t, gone.QueueID)
+	require.Zero(t, g.Attempts)
+	require.Equal(t, 1, g.Recoveries)
+	require.Equal(t, "heartbeat-monitor", g.History[len(g.History)-1].By)
+	require.Equal(t, 1.0, metric(t, b.reg, "flowgate_tasks_recovered_total", "sweep", "heartbeat"))
+	require.Zero(t, metric(t, b.reg, "flowgate_tasks_recovered_total", "sweep", "vt"))
+	require.Zero(t, metric(t, b.reg, "flowgate_tasks_dead_lettered_total", "via", "heartbeat"))
+	require.Zero(t, metric(t, b.reg, "flowgate_tasks_dead_lettered_total", "via", "vt"))
 }

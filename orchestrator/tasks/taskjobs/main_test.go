@@ -41,8 +41,9 @@ type bundle struct {
 }
 
 type options struct {
-	backoff orchestrator.RetryPolicy
-	start   bool // start the runtime's dequeuers
+	backoff       orchestrator.RetryPolicy
+	start         bool // start the runtime's dequeuers
+	maxRecoveries int  // the ledger's MaxRecoveries (0: its default)
 }
 
 func discard() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
@@ -53,7 +54,7 @@ func setup(t *testing.T, o options) *bundle {
 	t.Helper()
 	db := redistest.New(t)
 	clk := clocktest.New(t0)
-	l, err := tasks.New(db.Client, tasks.Config{Prefix: "test", Now: clk.Now})
+	l, err := tasks.New(db.Client, tasks.Config{Prefix: "test", Now: clk.Now, MaxRecoveries: o.maxRecoveries})
 	require.NoError(t, err)
 	b := &bundle{ctx: context.Background(), db: db, clock: clk, l: l}
 	b.rt, b.d, b.reg = newRuntime(t, db, l, clk, o)

@@ -40,7 +40,7 @@ func newMetrics(reg prometheus.Registerer, ledger *tasks.Ledger, log *slog.Logge
 	m := &metrics{
 		recovered: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "flowgate_tasks_recovered_total",
-			Help: "Stuck PROCESSING tasks a sweep put back to PENDING, by sweep: heartbeat, vt (those on their last attempt count as dead_lettered).",
+			Help: "PROCESSING tasks whose worker went silent that a sweep put back to PENDING, by sweep: heartbeat, vt (those at MAX_RECOVERIES count as dead_lettered).",
 		}, []string{"sweep"}),
 		promoted: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "flowgate_tasks_promoted_total",
