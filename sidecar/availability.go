@@ -23,8 +23,10 @@ type availabilityPart struct {
 
 // newAvailability builds the catalogue. With HOLDS_SCHEDULE_FILE the
 // file's schedule is stored in Redis (replacing the stored one when the
-// file changed); otherwise Cloud9's open slots are read through the
-// booking path's client and the shared slot cache.
+// file changed) and stored again by the first read that finds it gone
+// (Redis lost its keys); otherwise Cloud9's open slots are read through
+// the booking path's client and the shared slot cache, which a miss
+// refills from Cloud9.
 func (m *Main) newAvailability(ctx context.Context) (*availabilityPart, error) {
 	ac := m.Config.Availability
 	store, err := availability.NewStore(m.redis.Client, availability.StoreConfig{CacheTTL: ac.CacheTTL, Now: m.Now})
@@ -39,7 +41,8 @@ func (m *Main) newAvailability(ctx context.Context) (*availabilityPart, error) {
 		}
 		m.Logger.Info("availability: schedule-file source", "file", ac.ScheduleFile, "replaced_stored_schedule", stored,
 			"appointment_types", len(ac.Schedule.AppointmentTypes), "specialists", len(ac.Schedule.Specialists))
-		src = availability.ScheduleSource{Store: store}
+		src = availability.ScheduleSource{Store: store, // a read that finds the schedule lost stores the file's again
+			Seed: &availability.ScheduleSeed{Schedule: ac.Schedule, Hash: ac.ScheduleHash, Logger: m.Logger}}
 	} else {
 		cache, err := slots.NewCache(m.redis.Client, slots.CacheConfig{TTL: m.Config.Booking.SlotCacheTTL, Now: m.Now, Logger: m.Logger})
 		if err != nil {

@@ -1,13 +1,20 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
+	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/flowgate/flowgate/orchestrator/cloud9/cloud9sim"
+	"github.com/flowgate/flowgate/test/logtest"
+	"github.com/flowgate/flowgate/test/redistest"
 )
 
 // With HOLDS_SCHEDULE_FILE the catalogue serves the file's types and
@@ -60,6 +67,57 @@ func TestAvailabilityCloud9Default(t *testing.T) {
 	require.Contains(t, body, `"specialistIds":["`)
 	status, _ = get(t, base+"/v1/admin/availability/schedule")
 	require.Equal(t, 409, status)
+}
+
+// Redis loses every key under a running flowgate (FLUSHDB; a failover to
+// an empty replica): /v1/appointment-types answers 200 again, the same
+// catalogue, without a restart (issue 21, point 5: it answered 503 until
+// one). The schedule file is stored again once; Cloud9's slot cache is
+// refilled from Cloud9.
+func TestAvailabilityHealsAfterFlushDB(t *testing.T) {
+	for name, file := range map[string]string{
+		"schedule file": "../orchestrator/holds/availability/testdata/schedule.json",
+		"cloud9":        "",
+	} {
+		t.Run(name, func(t *testing.T) {
+			db := redistest.New(t)
+			env := redisEnv(db)
+			if file != "" {
+				env["HOLDS_SCHEDULE_FILE"] = file
+			}
+			logs := &logtest.Buffer{}
+			_, base := startMainLogging(t, env, slog.New(slog.NewJSONHandler(logs, nil)))
+			status, before := get(t, base+"/v1/appointment-types")
+			require.Equal(t, 200, status, before)
+
+			db.Flush(t)
+			require.Zero(t, db.Client.Exists(context.Background(), "{availability}:schedule").Val())
+			start := time.Now()
+			var body string
+			tries := 0
+			if !assert.Eventually(t, func() bool {
+				tries++
+				status, body = get(t, base+"/v1/appointment-types")
+				return status == 200
+			}, 5*time.Second, 50*time.Millisecond) {
+				t.Fatalf("no 200 within 5 s of FLUSHDB; last answer %d %s", status, body)
+			}
+			t.Logf("200 again %s after FLUSHDB, request %d", time.Since(start).Round(time.Millisecond), tries)
+			require.JSONEq(t, before, body, "the same catalogue as before the loss")
+			var cat struct {
+				AppointmentTypes []struct{ ID string } `json:"appointmentTypes"`
+			}
+			require.NoError(t, json.Unmarshal([]byte(body), &cat))
+			require.NotEmpty(t, cat.AppointmentTypes)
+			status, body = get(t, base+"/v1/appointment-types/"+cat.AppointmentTypes[0].ID+"/timeslots?days=7")
+			require.Equal(t, 200, status, body)
+			if file != "" {
+				require.Len(t, logs.Lines("stored the schedule file's again"), 1, logs.String())
+				require.Equal(t, 1, int(db.Client.Exists(context.Background(), "{availability}:schedule").Val()))
+			}
+			require.Empty(t, logs.Lines(`"level":"ERROR"`))
+		})
+	}
 }
 
 func TestAvailabilitySettingsRefuseBadValues(t *testing.T) {

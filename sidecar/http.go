@@ -13,7 +13,6 @@ import (
 	"github.com/hibiken/asynqmon"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/flowgate/flowgate/contracts"
 	"github.com/flowgate/flowgate/sidecar/web"
 )
 
@@ -107,31 +106,6 @@ func (m *Main) routes(app *fiber.App) error {
 		return err
 	}
 	return m.booking.routes(app, m.Config.NodeRedBasePath)
-}
-
-// monitorErrors turns Asynqmon's 5xx answers into flowgate's error
-// envelope. Asynqmon answers every failure 500 with the error text
-// ("asynq: queue not found", a Redis address when Redis is down): an
-// unknown queue or task becomes 404 not_found, anything else 503
-// unavailable; the text goes to the log only.
-func (m *Main) monitorErrors(next fiber.Handler) fiber.Handler {
-	return func(c *fiber.Ctx) error {
-		if err := next(c); err != nil {
-			return err
-		}
-		status := c.Response().StatusCode()
-		if status < fiber.StatusInternalServerError {
-			return nil
-		}
-		cause := strings.TrimSpace(string(c.Response().Body()))
-		c.Response().ResetBody()
-		m.Logger.Warn("monitoring api error", "status", status, "path", strings.Clone(c.Path()),
-			"cause", cause, "request_id", web.RequestID(c))
-		if strings.Contains(cause, "not found") || strings.Contains(cause, "does not exist") {
-			return contracts.Errorf(contracts.CodeNotFound, "no such queue or task")
-		}
-		return contracts.Errorf(contracts.CodeUnavailable, "the queue store could not answer")
-	}
 }
 
 // monitoringAudit logs every request to /monitoring that can change

@@ -29,6 +29,12 @@ func TestMain(m *testing.M) {
 // startMain runs a Main on a random port and returns it with its base URL.
 func startMain(t *testing.T, env map[string]string) (*Main, string) {
 	t.Helper()
+	return startMainLogging(t, env, slog.New(slog.NewTextHandler(io.Discard, nil)))
+}
+
+// startMainLogging is startMain with the Main logging to logger.
+func startMainLogging(t *testing.T, env map[string]string, logger *slog.Logger) (*Main, string) {
+	t.Helper()
 	env["FLOWGATE_ADDR"] = "127.0.0.1:0"
 	if env["MONITORING_USER"] == "" && env["MONITORING_AUTH"] == "" {
 		env["MONITORING_AUTH"] = "none" // Asynqmon open: tests read /monitoring without credentials
@@ -38,7 +44,7 @@ func startMain(t *testing.T, env map[string]string) (*Main, string) {
 	}
 	cfg, err := LoadConfig(envOf(env))
 	require.NoError(t, err)
-	m := NewMain(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	m := NewMain(cfg, logger)
 	require.NoError(t, m.Run(context.Background()))
 	t.Cleanup(func() { _ = m.Close() })
 	return m, "http://" + m.Addr()
@@ -58,8 +64,10 @@ func get(t *testing.T, url string, hdr ...string) (int, string) {
 	return resp.StatusCode, string(body)
 }
 
-func realRedisEnv(t *testing.T) map[string]string {
-	db := redistest.New(t)
+func realRedisEnv(t *testing.T) map[string]string { return redisEnv(redistest.New(t)) }
+
+// redisEnv is the settings of a Main on db.
+func redisEnv(db *redistest.DB) map[string]string {
 	return map[string]string{
 		"REDIS_URL":           db.URL(),
 		"BOOKING_AUTH_SECRET": strings.Repeat("b", 32),

@@ -6,7 +6,8 @@
 // never share a database (Asynq's keys are fixed, so a key prefix is not
 // enough). A database is used only when it is empty or holds the marker this
 // package leaves; every key written is removed at the end of the test. A
-// Redis that the tests did not start is therefore never flushed.
+// Redis that the tests did not start is therefore never flushed, but for
+// DB.Flush: a test of data loss empties its own leased database.
 package redistest
 
 import (
@@ -147,6 +148,20 @@ func lease(t testing.TB, admin, c *redis.Client, n int, opt *redis.Options, toke
 		_ = admin.Close()
 	})
 	return &DB{Client: c, Num: n, Addr: opt.Addr, pass: opt.Password}
+}
+
+// Flush empties the leased database with FLUSHDB — Redis losing every key
+// under a running process, as a failover to an empty replica does — and
+// puts the lease's marker back.
+func (d *DB) Flush(t testing.TB) {
+	t.Helper()
+	ctx := context.Background()
+	if err := d.Client.FlushDB(ctx).Err(); err != nil {
+		t.Fatalf("redistest: FLUSHDB: %v", err)
+	}
+	if err := d.Client.Set(ctx, markerKey, "flushed", 0).Err(); err != nil {
+		t.Fatalf("redistest: marker after FLUSHDB: %v", err)
+	}
 }
 
 // deleteAll removes every key of the leased database (which held nothing

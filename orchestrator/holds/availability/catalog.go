@@ -356,21 +356,23 @@ func (c *Catalog) RescheduleBooking(ctx context.Context, appointmentID string, s
 // Schedule is the stored schedule (schedule-file source only; 409
 // otherwise).
 func (c *Catalog) Schedule(ctx context.Context) (Schedule, error) {
-	if !c.Editable() {
+	src, ok := c.cfg.Source.(ScheduleSource)
+	if !ok {
 		return Schedule{}, conflict("availability.Schedule", "the schedule comes from Cloud9 and is not kept here")
 	}
-	s, _, found, err := c.cfg.Store.Schedule(ctx)
-	if err == nil && !found {
-		err = unavailableErr("availability.Schedule", errNoSchedule)
-	}
-	return s, err
+	return src.schedule(ctx)
 }
 
 // Update applies an admin change (schedule-file source only; 409
-// otherwise) and invalidates as the change says, in one script.
+// otherwise) and invalidates as the change says, in one script. A
+// schedule Redis lost is restored from the source's seed first.
 func (c *Catalog) Update(ctx context.Context, change Change) (Schedule, error) {
-	if !c.Editable() {
+	src, ok := c.cfg.Source.(ScheduleSource)
+	if !ok {
 		return Schedule{}, conflict("availability.Update", "the schedule comes from Cloud9 and cannot be changed here")
+	}
+	if _, err := src.schedule(ctx); err != nil {
+		return Schedule{}, err
 	}
 	return c.cfg.Store.Update(ctx, change)
 }

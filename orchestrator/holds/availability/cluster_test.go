@@ -1,6 +1,7 @@
 package availability
 
 import (
+	"log/slog"
 	"path/filepath"
 	"testing"
 	"time"
@@ -26,7 +27,8 @@ func TestOnRedisCluster(t *testing.T) {
 	if _, err := store.SeedSchedule(bg, sched, hash); err != nil {
 		t.Fatal(err)
 	}
-	cat, err := NewCatalog(CatalogConfig{Source: ScheduleSource{Store: store}, Store: store, Now: clock.Now})
+	seed := &ScheduleSeed{Schedule: sched, Hash: hash, Logger: slog.New(slog.DiscardHandler)}
+	cat, err := NewCatalog(CatalogConfig{Source: ScheduleSource{Store: store, Seed: seed}, Store: store, Now: clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,5 +67,14 @@ func TestOnRedisCluster(t *testing.T) {
 	}
 	if _, _, err := cat.Candidates(bg, "adjustment", start, "dr-chen"); err != nil {
 		t.Fatal(err)
+	}
+	// The schedule lost: its restore is one script on one slot too, and
+	// invalidates what was cached.
+	fill()
+	if err := c.Client().Del(bg, "cl:{availability}:schedule").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if fill() {
+		t.Fatal("cached after the schedule was restored")
 	}
 }

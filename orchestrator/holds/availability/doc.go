@@ -6,8 +6,10 @@
 // Two sources stand behind one small interface (Source): a schedule file
 // (ScheduleSource: appointment types, specialists with priority, weekly
 // hours and overrides, kept in Redis once loaded so the admin endpoints can
-// change them for every instance) and Cloud9 (Cloud9Source: the open slots
-// of GetOnlineReservations through the slot cache, chairs as specialists).
+// change them for every instance; with a ScheduleSeed, the first read that
+// finds it gone from Redis stores the file's again, once across instances)
+// and Cloud9 (Cloud9Source: the open slots of GetOnlineReservations through
+// the slot cache, chairs as specialists).
 // Appointments booked through /v1 are kept in Redis (Store) for both.
 //
 // Catalog is what the HTTP layer (availhttp) and the hold engine's web face

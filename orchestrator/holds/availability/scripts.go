@@ -59,6 +59,25 @@ invalidate(2)
 return 1
 `)
 
+// restoreScheduleScript stores the schedule file's content only where no
+// schedule is stored (Redis lost it: a FLUSHDB, a failover to an empty
+// replica), invalidating every type of it; a schedule stored meanwhile by
+// another instance is kept. The schedule hash itself is the once-only
+// guard, as SET NX would be: of every instance that found it missing,
+// exactly one writes.
+//
+//	KEYS[1]: schedule hash; KEYS[2..]: (index, gen) per type
+//	ARGV[1]: the schedule JSON; ARGV[2]: the file's hash
+//	returns: 1 stored, 0 a schedule is stored (kept)
+var restoreScheduleScript = redis.NewScript(invalidateLua + `
+local v = redis.call('HGET', KEYS[1], 'version') or ''
+local d = redis.call('HGET', KEYS[1], 'doc') or ''
+if v ~= '' and d ~= '' then return 0 end
+redis.call('HSET', KEYS[1], 'version', (tonumber(v) or 0) + 1, 'doc', ARGV[1], 'fileHash', ARGV[2])
+invalidate(2)
+return 1
+`)
+
 // recordScript records a new appointment, prunes appointments that ended
 // before the retention, and invalidates the appointment's type.
 //

@@ -2,6 +2,7 @@ package availability
 
 import (
 	"context"
+	"log/slog"
 	"time"
 
 	"github.com/flowgate/flowgate/orchestrator/booking/slots"
@@ -66,19 +67,31 @@ func (s Snapshot) SpecialistsOf(t AppointmentType, id string) []Specialist {
 
 // ScheduleSource computes openings from the schedule kept in the Store
 // (seeded from the schedule file, changed by the admin endpoints).
-type ScheduleSource struct{ Store *Store }
+type ScheduleSource struct {
+	Store *Store
+	// Seed, when set, is stored again (Store.RestoreSchedule) by a read
+	// that finds no schedule stored — Redis lost its keys — which then
+	// reads once more; without it such a read is ErrUnavailable until a
+	// restart seeds the file again.
+	Seed *ScheduleSeed
+}
+
+// ScheduleSeed is the schedule file a ScheduleSource restores: its
+// content and hash as LoadScheduleFile read them at start.
+type ScheduleSeed struct {
+	Schedule Schedule
+	Hash     string
+	Logger   *slog.Logger // the restore's warning; default slog.Default()
+}
 
 var _ Source = ScheduleSource{}
 
 // Snapshot implements Source.
 func (s ScheduleSource) Snapshot(ctx context.Context) (Snapshot, error) {
 	const op = "availability.ScheduleSource.Snapshot"
-	sched, _, found, err := s.Store.Schedule(ctx)
+	sched, err := s.schedule(ctx)
 	if err != nil {
 		return Snapshot{}, err
-	}
-	if !found {
-		return Snapshot{}, unavailableErr(op, errNoSchedule)
 	}
 	loc, err := sched.Location()
 	if err != nil {
@@ -90,6 +103,36 @@ func (s ScheduleSource) Snapshot(ctx context.Context) (Snapshot, error) {
 		snap.Specialists[i] = sp.Specialist
 	}
 	return snap, nil
+}
+
+// schedule reads the stored schedule, restoring Seed's first when none is
+// stored.
+func (s ScheduleSource) schedule(ctx context.Context) (Schedule, error) {
+	const op = "availability.ScheduleSource.schedule"
+	sched, _, found, err := s.Store.Schedule(ctx)
+	if err != nil || found {
+		return sched, err
+	}
+	if s.Seed == nil {
+		return Schedule{}, unavailableErr(op, errNoSchedule)
+	}
+	stored, err := s.Store.RestoreSchedule(ctx, s.Seed.Schedule, s.Seed.Hash)
+	if err != nil {
+		return Schedule{}, err
+	}
+	if stored {
+		logger := s.Seed.Logger
+		if logger == nil {
+			logger = slog.Default()
+		}
+		logger.Warn("availability: no schedule was stored (Redis lost its keys); stored the schedule file's again, admin changes made since it was loaded are lost",
+			"appointment_types", len(s.Seed.Schedule.AppointmentTypes), "specialists", len(s.Seed.Schedule.Specialists))
+	}
+	sched, _, found, err = s.Store.Schedule(ctx)
+	if err == nil && !found { // lost again at once
+		err = unavailableErr(op, errNoSchedule)
+	}
+	return sched, err
 }
 
 // Openings implements Source: Grid over the schedule's hours.

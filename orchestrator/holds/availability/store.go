@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -64,6 +65,16 @@ type Store struct {
 	rdb  redis.UniversalClient
 	cfg  StoreConfig
 	keys keys
+
+	mu        sync.Mutex
+	restoring *restoreFlight // RestoreSchedule's call in flight, nil when none
+}
+
+// restoreFlight is one RestoreSchedule call that concurrent callers wait on.
+type restoreFlight struct {
+	done   chan struct{}
+	stored bool
+	err    error
 }
 
 // NewStore checks cfg and returns a Store on rdb.
@@ -123,6 +134,54 @@ func (s *Store) SeedSchedule(ctx context.Context, sched Schedule, hash string) (
 		}
 	}
 	return false, unavailableErr(op, errors.New("the schedule kept changing"))
+}
+
+// RestoreSchedule stores the schedule file's content (hash from
+// LoadScheduleFile) only where no schedule is stored: the heal of a
+// schedule Redis lost (a FLUSHDB, a failover to an empty replica), which
+// SeedSchedule at start would otherwise be the only writer of. Admin
+// changes made since the file was loaded are lost with it. The write is
+// conditional in one script, so of the instances that find the schedule
+// missing exactly one stores it (stored true) and the rest keep it;
+// within this Store, concurrent calls share one call in flight (the
+// callers after the first get stored false).
+func (s *Store) RestoreSchedule(ctx context.Context, sched Schedule, hash string) (stored bool, err error) {
+	const op = "availability.Store.RestoreSchedule"
+	s.mu.Lock()
+	if f := s.restoring; f != nil {
+		s.mu.Unlock()
+		select {
+		case <-f.done:
+			return false, f.err
+		case <-ctx.Done():
+			return false, unavailableErr(op, ctx.Err())
+		}
+	}
+	f := &restoreFlight{done: make(chan struct{})}
+	s.restoring = f
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.restoring = nil
+		s.mu.Unlock()
+		close(f.done)
+	}()
+	f.stored, f.err = s.restoreSchedule(ctx, sched, hash)
+	return f.stored, f.err
+}
+
+func (s *Store) restoreSchedule(ctx context.Context, sched Schedule, hash string) (bool, error) {
+	const op = "availability.Store.RestoreSchedule"
+	doc, err := json.Marshal(sched)
+	if err != nil {
+		return false, fmt.Errorf("%s: %w", op, err)
+	}
+	keys := append([]string{s.keys.schedule()}, s.keys.invalidation(sched.allTypeIDs())...)
+	n, err := restoreScheduleScript.Run(ctx, s.rdb, keys, doc, hash).Int()
+	if err != nil {
+		return false, unavailableErr(op, err)
+	}
+	return n == 1, nil
 }
 
 // Update applies change to the stored schedule and stores the result if
