@@ -90,6 +90,9 @@ func TestDeadlinesWithRedisPaused(t *testing.T) {
 		{"readyz", func() *http.Request { r, _ := http.NewRequest("GET", base+"/readyz", nil); return r }, readyzTimeout},
 		{"queue stats", func() *http.Request { return signedV2(t, secret, "GET", base+"/queue/stats", "") }, budget},
 		{"queue list", func() *http.Request { return signedV2(t, secret, "GET", base+"/queue?status=PENDING", "") }, budget},
+		{"claim, long poll", func() *http.Request {
+			return signedV2(t, secret, "POST", base+"/queue/claim", `{"worker_id":"vm-paused","wait_ms":1000}`)
+		}, budget + time.Second},
 		{"ack webhook", func() *http.Request {
 			return signedV1(t, secret, "POST", base+"/ack", `{"queue_id":"7d1c0f5e-0000-4000-8000-000000000001","encounter_id":"e","experityActions":{}}`)
 		}, budget},

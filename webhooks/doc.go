@@ -18,7 +18,10 @@
 // Body contracts.AckRequest. tasks.Ledger.Ack marks the task DONE and
 // stores experityActions; the answer is 200 contracts.WebhookResponse with
 // status DONE, attempts and duplicate (a repeated ACK with the same
-// experityActions changes nothing and says duplicate: true).
+// experityActions changes nothing and says duplicate: true). A body that
+// carries error_message (any value, null too) is a FAIL, not an ACK: it is
+// refused with 400 before the ledger sees it, so a FAIL sent to /ack —
+// misrouted, or captured and replayed there — never marks a task DONE.
 //
 // # FAIL
 //
@@ -45,8 +48,9 @@
 //
 //   - 400 invalid: malformed JSON, a field of the wrong type (queue_id: 5),
 //     queue_id missing or not a UUID, identifiers too long, a
-//     Content-Encoding other than identity (bodies are read as sent), and
-//     an encounter_id that is not the task's. The last is a 400, not a 409,
+//     Content-Encoding other than identity (bodies are read as sent), an
+//     ACK carrying error_message (Details field "error_message"), and an
+//     encounter_id that is not the task's. The last is a 400, not a 409,
 //     as in the ledger: the request names one task and claims another's
 //     encounter, a client bug that no state change will cure, while 409
 //     means "the task is not in a state that allows this" and carries

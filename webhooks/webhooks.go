@@ -2,6 +2,7 @@ package webhooks
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -126,12 +127,27 @@ func (h *Handlers) instrument(hook string) fiber.Handler {
 
 func setOutcome(c *fiber.Ctx, outcome string) { c.Locals(outcomeKey{}, outcome) }
 
-// ack serves the ACK webhook.
+// ackBody is an ACK body as decoded: contracts.AckRequest and the FAIL
+// field an ACK must not carry.
+type ackBody struct {
+	contracts.AckRequest
+	ErrorMessage json.RawMessage `json:"error_message"` // any value, null included, is refused
+}
+
+// ack serves the ACK webhook. A body carrying error_message is a FAIL (or
+// a FAIL sent to the wrong hook): it is refused with 400 before the ledger
+// sees it, so it can never mark the task DONE.
 func (h *Handlers) ack(c *fiber.Ctx) error {
-	var req contracts.AckRequest
-	if err := decode(c, &req); err != nil {
+	var body ackBody
+	if err := decode(c, &body); err != nil {
 		return err
 	}
+	if body.ErrorMessage != nil {
+		return &contracts.Error{Code: contracts.CodeInvalid, Op: "webhooks.ack",
+			Message: "an ACK carries no error_message; report a failure to the FAIL webhook",
+			Details: map[string]any{"field": "error_message"}}
+	}
+	req := body.AckRequest
 	res, err := h.ledger.Ack(c.UserContext(), req)
 	if err != nil {
 		return err

@@ -2,7 +2,8 @@
 // redis-server processes, on loopback, with faults injected under load —
 // Redis paused (SIGSTOP) and killed with an AOF restart under signed
 // claim/ACK/FAIL traffic, flowgate SIGKILLed under load, the booking
-// endpoints with Redis paused, a bad-input sweep over every registered
+// endpoints with Redis paused, every queue API route's budget with Redis
+// paused (signature check included), a bad-input sweep over every registered
 // route, and a slowloris set beside a normal client. Each drill is bounded
 // in time and count and logs what it injected and what it counted.
 //

@@ -47,13 +47,15 @@
 // # Version 2: method and path signed
 //
 // The seed's scheme (version 1, the default) signs only timestamp and body,
-// so two body-less requests signed in the same second carry the same
-// signature. flowgate therefore keys replay detection of version-1
-// signatures on the signature plus the method and request target: a poll of
-// GET /queue and a PATCH …/requeue in the same second are both accepted, the
-// same request twice is a replay. A version-1 signature of a body-less
-// request is still valid on another body-less route for the tolerance
-// window; clients that can, send version 2, which closes that:
+// not the route. Replay detection is keyed on the signature alone, for both
+// versions, so a signature is accepted at most once across all routes: a
+// captured version-1 FAIL or POST /queue re-sent to /ack is refused as
+// replayed, and so is the second of two requests with the same body (two
+// body-less ones, say) signed in the same second for different routes.
+// A version-1 signature is still valid on another route as long as its
+// first use has not reached the server. Clients that can send version 2,
+// which binds the route and lets requests with the same body to different
+// routes share a second:
 //
 //	X-Signature-Version: 2
 //	X-Signature: hex HMAC-SHA256(secret, timestamp + "." + METHOD + " " + target + "." + body)

@@ -7,7 +7,6 @@ import (
 	"crypto/subtle"
 	"encoding/hex"
 	"fmt"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -77,7 +76,8 @@ func (v *Verifier) String() string {
 func (v *Verifier) GoString() string { return v.String() }
 
 // Request is what Verify looks at: the method and request target (path
-// with query, as sent) scope replay detection and are signed in version 2.
+// with query, as sent) are signed in version 2. Replays are detected on
+// the signature alone, whatever the route.
 type Request struct {
 	Method string
 	Target string
@@ -86,8 +86,9 @@ type Request struct {
 }
 
 // Verify authenticates one request given its header lookup (for example
-// http.Header.Get) and raw body, with no route: replays are detected per
-// signature alone. Servers use VerifyRequest (the middleware does).
+// http.Header.Get) and raw body, with no method or target (a version-2
+// signature then verifies only if it signed none). Servers use
+// VerifyRequest (the middleware does).
 func (v *Verifier) Verify(ctx context.Context, header func(string) string, body []byte) error {
 	return v.VerifyRequest(ctx, Request{Header: header, Body: body})
 }
@@ -190,16 +191,13 @@ func (v *Verifier) verifyHMAC(ctx context.Context, r Request, minVersion int) er
 		return refuse(ReasonBadSignature, "signature does not match")
 	}
 
-	// Keyed on the decoded bytes, so "sha256=" and upper-case variants of
-	// one signature are the same replay. A version-1 signature does not
-	// cover the route, so its key also names the route: two body-less
-	// requests signed in the same second (a poll of GET /queue and a
-	// PATCH …/requeue) are different requests, not a replay.
+	// Keyed on the decoded bytes alone, so "sha256=" and upper-case
+	// variants of one signature are the same replay, and a signature is
+	// accepted once across every route: a version-1 signature does not
+	// cover the route, so a captured FAIL (or POST /queue) re-sent to /ack
+	// is the same request, refused as a replay. Version 2 covers the route
+	// already.
 	key := hex.EncodeToString(got)
-	if version == "1" && (r.Method != "" || r.Target != "") {
-		route := sha256.Sum256([]byte(replayScope(r.Method, r.Target)))
-		key += "-" + hex.EncodeToString(route[:8])
-	}
 	seen, err := v.replay.Seen(ctx, key, 2*v.tolerance)
 	if err != nil {
 		return &contracts.Error{
@@ -214,26 +212,6 @@ func (v *Verifier) verifyHMAC(ctx context.Context, r Request, minVersion int) er
 		return refuse(ReasonReplayed, "request was already received")
 	}
 	return nil
-}
-
-// replayScope is what a version-1 replay key adds to the signature: the
-// method and the path as the router matches it (case folded, escapes
-// undone, trailing slash dropped), so a changed spelling of the same route
-// is still the same request. The query counts only for GET and HEAD, which
-// change nothing: two polls with different filters in one second are two
-// requests, while a state-changing request replayed with a made-up query
-// (which no handler reads) is still a replay.
-func replayScope(method, target string) string {
-	path, query, _ := strings.Cut(target, "?")
-	if p, err := url.PathUnescape(path); err == nil {
-		path = p
-	}
-	path = strings.ToLower(strings.TrimRight(path, "/"))
-	method = strings.ToUpper(method)
-	if method == "GET" || method == "HEAD" {
-		return method + " " + path + "?" + query
-	}
-	return method + " " + path
 }
 
 func (v *Verifier) verifyToken(header func(string) string) error {

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/stretchr/testify/require"
@@ -39,27 +40,41 @@ func send(t *testing.T, app *fiber.App, method, target string, sign func(*http.R
 }
 
 // Version 1 (the seed's scheme) signs only timestamp.body: two body-less
-// requests in the same second carry the same signature. They are different
-// requests when their routes differ, and a replay when the route is the same.
-func TestV1ReplayIsScopedToTheRoute(t *testing.T) {
+// requests in the same second carry the same signature, and a captured
+// request is valid on any route. A signature is accepted once across all
+// routes: the second use is a replay whatever its method, path or query.
+// Version 2 signs the route, so the same second serves several routes.
+func TestV1ReplayIsOncePerSignature(t *testing.T) {
 	t.Parallel()
 	db := redistest.New(t)
 	app := routeApp(newHMAC(t, signature.NewRedisReplayGuard(db.Client, testPrefix)))
 	v1 := func(r *http.Request) { signature.SignRequest(r, testSecret, testNow, nil) }
 	status, _ := send(t, app, http.MethodGet, "/queue?status=PENDING", v1)
 	require.Equal(t, 200, status)
-	status, _ = send(t, app, http.MethodGet, "/queue?status=DONE", v1)
-	require.Equal(t, 200, status, "another query is another request")
-	status, _ = send(t, app, http.MethodPatch, "/queue/abc/requeue", v1)
-	require.Equal(t, 200, status, "another route is another request")
-	status, reason := send(t, app, http.MethodGet, "/queue?status=PENDING", v1)
-	require.Equal(t, 401, status)
-	require.Equal(t, signature.ReasonReplayed, reason)
+	for _, rt := range []struct{ method, target string }{
+		{http.MethodGet, "/queue?status=DONE"},
+		{http.MethodPatch, "/queue/abc/requeue"},
+		{http.MethodGet, "/queue?status=PENDING"},
+	} {
+		status, reason := send(t, app, rt.method, rt.target, v1)
+		require.Equal(t, 401, status, rt.target)
+		require.Equal(t, signature.ReasonReplayed, reason, rt.target)
+	}
+
+	v2 := func(r *http.Request) { signature.SignRequestV2(r, testSecret, testNow, nil) }
+	for _, rt := range []struct{ method, target string }{
+		{http.MethodGet, "/queue?status=DONE"},
+		{http.MethodPatch, "/queue/abc/requeue"},
+	} {
+		status, _ := send(t, app, rt.method, rt.target, v2)
+		require.Equal(t, 200, status, "version 2, %s %s: another route is another request", rt.method, rt.target)
+	}
 }
 
 // A state-changing request replayed under another spelling of its route
-// (a made-up query, upper case, a trailing slash, an escaped character) is
-// still a replay: the v1 signature does not cover the URL.
+// (a made-up query, upper case, a trailing slash, an escaped character) or
+// on another task is still a replay: the v1 signature does not cover the
+// URL.
 func TestV1ReplayIgnoresRouteSpelling(t *testing.T) {
 	t.Parallel()
 	db := redistest.New(t)
@@ -72,8 +87,13 @@ func TestV1ReplayIgnoresRouteSpelling(t *testing.T) {
 		require.Equal(t, 401, status, target)
 		require.Equal(t, signature.ReasonReplayed, reason, target)
 	}
-	status, _ = send(t, app, http.MethodPatch, "/queue/other/requeue", v1)
-	require.Equal(t, 200, status, "another task's requeue is another request")
+	status, reason := send(t, app, http.MethodPatch, "/queue/other/requeue", v1)
+	require.Equal(t, 401, status, "another task's requeue with the same signature")
+	require.Equal(t, signature.ReasonReplayed, reason)
+	status, _ = send(t, app, http.MethodPatch, "/queue/other/requeue", func(r *http.Request) {
+		signature.SignRequest(r, testSecret, testNow.Add(-time.Second), nil)
+	})
+	require.Equal(t, 200, status, "signed at another second: another request")
 }
 
 // Version 2 signs method and target: a captured signature is worthless on

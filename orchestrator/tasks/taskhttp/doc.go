@@ -79,4 +79,10 @@
 // queue route, and only for those routes. Leave it nil when the router
 // given to Register already authenticates: a request verified twice is
 // refused the second time as a replay.
+//
+// Auth runs within Config.RequestTimeout from the request's start on every
+// route, the claim included (its long poll gets wait_ms more, counted from
+// the same start): with Redis hung, the signature's replay check answers
+// 503 after RequestTimeout, and every request's Redis work, signature
+// check included, ends within RequestTimeout (+ a claim's wait_ms).
 package taskhttp

@@ -37,7 +37,8 @@ const DefaultDisconnectCheck = 100 * time.Millisecond
 // DefaultRequestTimeout bounds each queue API request's work: the
 // signature's replay check, the ledger script(s) and the answer. With Redis
 // hung, the request answers 503 unavailable after this long instead of
-// waiting for TCP. A claim's long poll adds its wait_ms.
+// waiting for TCP. A claim's long poll adds its wait_ms (the replay check
+// still gets only this).
 const DefaultRequestTimeout = 2 * time.Second
 
 // Config configures the queue API.
@@ -63,8 +64,10 @@ type Config struct {
 	// Logger logs claims put back after their client hung up. Default
 	// slog.Default().
 	Logger *slog.Logger
-	// RequestTimeout is the deadline of each request's context (set before
-	// Auth runs); a claim gets wait_ms more. Default DefaultRequestTimeout.
+	// RequestTimeout is the deadline of each request's context, from its
+	// start (set before Auth runs, so the signature's replay check is
+	// inside it); a claim's handler gets wait_ms more, still counted from
+	// the request's start. Default DefaultRequestTimeout.
 	RequestTimeout time.Duration
 	// CancelWindow is how long a claim answered 503 whose outcome is
 	// unknown is retried to be cancelled while Redis stays unreachable.
@@ -137,11 +140,11 @@ func Register(r fiber.Router, h *Handlers) {
 		strict = h.cfg.Auth
 	}
 	route := func(add func(string, ...fiber.Handler) fiber.Router, path string, auth, handler fiber.Handler) {
-		budget := h.cfg.RequestTimeout
-		if path == "/queue/claim" { // the claim narrows it to wait_ms + RequestTimeout
-			budget += contracts.MaxClaimWaitMS * time.Millisecond
+		deadline := web.Deadline(h.cfg.RequestTimeout)
+		if path == "/queue/claim" { // Auth within RequestTimeout, the long poll up to wait_ms more
+			deadline = h.claimDeadline
 		}
-		chain := []fiber.Handler{web.Deadline(budget)}
+		chain := []fiber.Handler{deadline}
 		if auth != nil {
 			chain = append(chain, auth)
 		}
