@@ -50,18 +50,19 @@ type simProc struct {
 }
 
 // startSim runs `<binary> cloud9-sim -addr 127.0.0.1:<free> -scale scale
-// -write-limit writeLimit -seed 1` (admin endpoints on) and waits until GET
-// /_sim/state answers. The process is stopped (SIGTERM, then SIGKILL) when
-// the test ends.
-func startSim(t *testing.T, scale float64, writeLimit string) *simProc {
+// -write-limit writeLimit -seed 1 [flags…]` (admin endpoints on) and waits
+// until GET /_sim/state answers. The process is stopped (SIGTERM, then
+// SIGKILL) when the test ends.
+func startSim(t *testing.T, scale float64, writeLimit string, flags ...string) *simProc {
 	t.Helper()
 	bin := flowgateBinary(t)
 	for try := 0; ; try++ {
 		addr := freeAddr(t)
 		s := &simProc{t: t, URL: "http://" + addr + "/GetData.ashx", Admin: "http://" + addr + "/_sim/", Scale: scale,
 			Logs: &logtest.Buffer{}, exited: make(chan struct{})}
-		s.cmd = exec.Command(bin, "cloud9-sim", "-addr", addr, "-scale", strconv.FormatFloat(scale, 'f', -1, 64),
-			"-write-limit", writeLimit, "-seed", "1")
+		args := append([]string{"cloud9-sim", "-addr", addr, "-scale", strconv.FormatFloat(scale, 'f', -1, 64),
+			"-write-limit", writeLimit, "-seed", "1"}, flags...)
+		s.cmd = exec.Command(bin, args...)
 		s.cmd.Stdout, s.cmd.Stderr = s.Logs, s.Logs
 		require.NoError(t, s.cmd.Start())
 		go func() { _ = s.cmd.Wait(); close(s.exited) }()

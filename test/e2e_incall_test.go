@@ -3,7 +3,6 @@ package test
 import (
 	"fmt"
 	"net/http"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -11,7 +10,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flowgate/flowgate/contracts"
-	"github.com/flowgate/flowgate/test/logtest"
 	"github.com/flowgate/flowgate/test/redistest"
 )
 
@@ -41,23 +39,7 @@ var simWindows = []string{"sliding", "fixed"}
 // limit (5/min), counting it in window ("sliding" or "fixed").
 func startSimWindow(t *testing.T, window string) *simProc {
 	t.Helper()
-	bin := flowgateBinary(t)
-	for try := 0; ; try++ {
-		addr := freeAddr(t)
-		s := &simProc{t: t, URL: "http://" + addr + "/GetData.ashx", Admin: "http://" + addr + "/_sim/", Scale: 1,
-			Logs: &logtest.Buffer{}, exited: make(chan struct{})}
-		s.cmd = exec.Command(bin, "cloud9-sim", "-addr", addr, "-scale", "1", "-write-limit", "5/min",
-			"-window", window, "-seed", "1")
-		s.cmd.Stdout, s.cmd.Stderr = s.Logs, s.Logs
-		require.NoError(t, s.cmd.Start())
-		go func() { _ = s.cmd.Wait(); close(s.exited) }()
-		if s.waitReady(10 * time.Second) {
-			t.Cleanup(s.stop)
-			return s
-		}
-		s.stop()
-		require.Less(t, try, 2, "cloud9-sim did not start:\n%s", s.Logs.String())
-	}
+	return startSim(t, 1, "5/min", "-window", window)
 }
 
 // incall is one case's simulator, flowgate and client.
@@ -193,16 +175,22 @@ func inCallThreeInARow(t *testing.T, window string) {
 	f.noCode8()
 }
 
+// batchReq is one createAppt with a child per slot, "Kid<n> Batch".
+func batchReq(pat contracts.PatientCreatedResponse, slots []contracts.ApptSlot, uui string) contracts.CreateApptRequest {
+	req := contracts.CreateApptRequest{PatientGUID: pat.PatientGUID, BookingAuthToken: pat.BookingAuthToken, UUI: uui}
+	for i, s := range slots {
+		req.Children = append(req.Children, contracts.BookingChild{ChildName: fmt.Sprintf("Kid%d Batch", i+1), BookingToken: s.BookingToken})
+	}
+	return req
+}
+
 // inCallBatchOfTwo: createAppt with children[] of two → both booked in the
 // one answer.
 func inCallBatchOfTwo(t *testing.T, window string) {
 	f := newIncall(t, window, "")
 	pat := f.c.createPatient("Bo", "Batch", "call-incall-batch")
 	slots := distinctSlots(t, f.c.slots("call-incall-batch", 2), 2)
-	req := contracts.CreateApptRequest{PatientGUID: pat.PatientGUID, BookingAuthToken: pat.BookingAuthToken, UUI: "call-incall-batch"}
-	for i, s := range slots {
-		req.Children = append(req.Children, contracts.BookingChild{ChildName: fmt.Sprintf("Kid%d Batch", i+1), BookingToken: s.BookingToken})
-	}
+	req := batchReq(pat, slots, "call-incall-batch")
 	start := time.Now()
 	status, raw := f.c.post("createAppt", req)
 	took := time.Since(start)
@@ -333,10 +321,7 @@ func TestInCallSpacingBaseline(t *testing.T) {
 		f := newIncall(t, "sliding", "spacing")
 		pat := f.c.createPatient("Bo", "Batch", "call-spacing-batch")
 		slots := distinctSlots(t, f.c.slots("call-spacing-batch", 2), 2)
-		req := contracts.CreateApptRequest{PatientGUID: pat.PatientGUID, BookingAuthToken: pat.BookingAuthToken, UUI: "call-spacing-batch"}
-		for i, s := range slots {
-			req.Children = append(req.Children, contracts.BookingChild{ChildName: fmt.Sprintf("Kid%d Batch", i+1), BookingToken: s.BookingToken})
-		}
+		req := batchReq(pat, slots, "call-spacing-batch")
 		start := time.Now()
 		status, raw := f.c.post("createAppt", req)
 		took := time.Since(start)
