@@ -71,10 +71,12 @@ func requireOnce(t *testing.T, st cloud9sim.StateJSON, slots []contracts.ApptSlo
 
 // TestConsultationUnderCloud9Limit: the simulator at 5 writes/min per
 // procedure (scale 10: a simulated minute is 6 real seconds), flowgate's
-// limiter at the same rate, a 2 s sync budget. A parent and three children
-// → 202 (the parent and the first child made now, the rest queued with
-// their operation ids); everything completes in the background exactly
-// once, without one "Too many requests".
+// window limiter at the same rate, a 2 s sync budget. A parent and six
+// children need seven SetPatient, two more than the window's five → 202
+// (the first five patients made now, the rest queued with their operation
+// ids); everything completes in the background exactly once, without one
+// "Too many requests". (Three children fit the window: in-call, see
+// e2e_incall_test.go.)
 func TestConsultationUnderCloud9Limit(t *testing.T) {
 	t.Parallel()
 	db := redistest.New(t)
@@ -84,7 +86,7 @@ func TestConsultationUnderCloud9Limit(t *testing.T) {
 		"BOOKING_BACKOFF_BASE": "200ms", "BOOKING_BACKOFF_MAX": "2s",
 	}))
 	c := newBookingClient(t, p)
-	slots := distinctSlots(t, c.slots("call-consult", 3), 3)
+	slots := distinctSlots(t, c.slots("call-consult", 6), 6)
 	start := time.Now()
 	r := c.consult(consultation("call-consult", slots), http.StatusAccepted)
 	t.Logf("202 after %s: parent created %v, children queued %d", time.Since(start).Round(time.Millisecond), r.Parent.Created, len(apptOps(t, r)))
@@ -98,9 +100,9 @@ func TestConsultationUnderCloud9Limit(t *testing.T) {
 	}
 	t.Logf("all complete %s after the call", time.Since(start).Round(time.Millisecond))
 	st := sim.state()
-	requireOnce(t, st, slots, 4)
-	require.Equal(t, 4, st.Calls["SetPatient"], "SetPatient sent again")
-	require.Equal(t, 3, st.Calls["SetAppointment"], "SetAppointment sent again")
+	requireOnce(t, st, slots, 7)
+	require.Equal(t, 7, st.Calls["SetPatient"], "SetPatient sent again")
+	require.Equal(t, 6, st.Calls["SetAppointment"], "SetAppointment sent again")
 	require.Zero(t, st.RateLimited["SetPatient"]+st.RateLimited["SetAppointment"]+st.RateLimited["SetPatientComment"], "code 8 provoked")
 
 	// The call repeated: every child answered from the marks, nothing sent.
@@ -109,8 +111,8 @@ func TestConsultationUnderCloud9Limit(t *testing.T) {
 		require.True(t, ch.Cached && ch.Appointment.Booked, "%+v", ch)
 	}
 	st = sim.state()
-	requireOnce(t, st, slots, 4)
-	require.Equal(t, 3, st.Calls["SetAppointment"])
+	requireOnce(t, st, slots, 7)
+	require.Equal(t, 6, st.Calls["SetAppointment"])
 }
 
 // TestConsultationCrashDrill: SIGKILL flowgate while the consultation
