@@ -137,7 +137,9 @@ func TestRateLimitFixedWindow(t *testing.T) {
 	p := b.createPatient(t, "Ann", "Lee") // SetPatient: its own counter
 	edge := b.clock.Now().Truncate(time.Minute).Add(time.Minute)
 	b.clock.Advance(edge.Add(-5 * time.Second).Sub(b.clock.Now())) // 5 s before the minute turns
-	at := func(i int) string { return "11/24/2026 " + []string{"8:00 AM", "8:45 AM", "9:30 AM", "10:15 AM", "11:00 AM", "11:45 AM", "12:30 PM", "1:15 PM", "2:00 PM", "2:45 PM", "3:30 PM", "4:15 PM"}[i] }
+	at := func(i int) string {
+		return "11/24/2026 " + []string{"8:00 AM", "8:45 AM", "9:30 AM", "10:15 AM", "11:00 AM", "11:45 AM", "12:30 PM", "1:15 PM", "2:00 PM", "2:45 PM", "3:30 PM", "4:15 PM"}[i]
+	}
 	for i := range 5 {
 		b.bookOK(t, p, at(i), cloud9sim.Chair8GUID)
 	}
