@@ -271,7 +271,8 @@ const (
 // parent (seed 000 §4.3, the default) — the parent is the Cloud9 patient
 // and each child an appointment plus a note; individual (the original's
 // current guidance, reference §1.1) — each child is created as its own
-// patient and booked with its own patientGUID.
+// patient and booked with its own patientGUID; its answers carry exactly
+// the original's keys (sidecar's TestIndividualModelMatchesOriginal).
 const (
 	PatientModel           = "PARENT_AS_PATIENT"
 	PatientModelIndividual = "INDIVIDUAL_PATIENT_PER_PERSON"
@@ -312,7 +313,12 @@ func NewPatientCreated(model, patientGUID, familyID, token, message, parentGUID 
 		g = parentGuidance(model)
 		g.PatientGUIDForBooking, g.FamilyID, g.BookingAuthTokenForBooking = patientGUID, familyID, token
 		g.MustIncludeInChildCreate = &MustIncludeInChildCreate{ParentPatientGUID: patientGUID, FamilyID: familyID}
-		g.MustIncludeInBookChild = book
+		if model != PatientModelIndividual {
+			// The parent books the children (seed 000). The original's
+			// individual guidance has no such key: each child is booked
+			// with its own GUID, never the parent's.
+			g.MustIncludeInBookChild = book
+		}
 	}
 	r.LLMGuidance = g
 	return r

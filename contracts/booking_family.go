@@ -117,6 +117,25 @@ type PatientSearchResponse struct {
 	LLMGuidance      *FamilyGuidance `json:"llm_guidance,omitempty"`
 }
 
+// The keys of getPatientByFilter's elements (reference §1.6). A name
+// search element is the original's: patientGUID, PatientFirstName,
+// PatientLastName, PatientName and patientName (both "First Last"),
+// PatientID, PatientBirthDate and birthDate (both the record's
+// PatientBirthDate), LocationGUID, LocationName — strings, "" when Cloud9's
+// record lacks the field — plus flowgate's firstName, lastName and
+// fullName. A phone search element is the patient's GetPatientInformation
+// record plus patientGUID, phones (every phone field, an array), Email, and
+// PhoneSearchKeys.
+//
+// PhoneSearchKeys are the keys of the original's phone search element that
+// Cloud9's GetPatientInformation does not answer: GetPatientList's
+// PatientID and PatientStatus, and the six phone fields the original read
+// (cloud9-api.md names one phone, PatientPhone, which flowgate reads). Each
+// is a string, "" when Cloud9 has no such field.
+func PhoneSearchKeys() []string {
+	return []string{"PatientID", "PatientStatus", "HomePhone", "CellPhone", "WorkPhone", "Phone", "PhoneNumber", "MobilePhone"}
+}
+
 // PatientApptsResponse is getPatientAppts' answer.
 type PatientApptsResponse struct {
 	Appointments []Record        `json:"appointments"`

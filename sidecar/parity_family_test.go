@@ -77,12 +77,35 @@ func TestFamilyShapeParity(t *testing.T) {
 
 	st, body = p.post(t, "/getPatient", map[string]any{"patientGUID": patient})
 	add("patient", "/getPatient", 0, st, body)
+	// The original's phone search read HomePhone, CellPhone, WorkPhone,
+	// Phone, PhoneNumber and MobilePhone, which GetPatientInformation does
+	// not answer (cloud9-api.md: PatientPhone), so it found nobody;
+	// flowgate reads PatientPhone and keeps those keys, "" (README,
+	// Differences).
 	st, body = p.post(t, "/getPatientByFilter", map[string]any{"phoneNumber": "4125550100"})
 	add("by phone", "/getPatientByFilter", 0, st, body)
 	require.EqualValues(t, 1, obj(t, body)["count"], "%s", body)
+	found := obj(t, body)["patients"].([]any)[0].(map[string]any)
+	require.Equal(t, "412-555-0100", found["PatientPhone"])
+	require.Equal(t, []any{"412-555-0100"}, found["phones"])
+	require.Equal(t, "Active", found["PatientStatus"])
+	require.Equal(t, found["PatID"], found["PatientID"])
+	for _, k := range []string{"HomePhone", "CellPhone", "WorkPhone", "Phone", "PhoneNumber", "MobilePhone"} {
+		require.Equal(t, "", found[k], k)
+	}
+	// The original's name search: GetPortalPatientLookup with pageIndex 1
+	// (1-based, as the production flow sends it) and its element keys.
+	lookups := p.sim.Calls("GetPortalPatientLookup")
 	st, body = p.post(t, "/getPatientByFilter", map[string]any{"filter": "Smith, Mary"})
 	add("by name", "/getPatientByFilter", 1, st, body)
 	require.EqualValues(t, 1, obj(t, body)["count"], "%s", body)
+	require.Equal(t, lookups+1, p.sim.Calls("GetPortalPatientLookup"), "one page, asked once")
+	found = obj(t, body)["patients"].([]any)[0].(map[string]any)
+	require.Equal(t, patient, found["patientGUID"])
+	require.Equal(t, "Mary Smith", found["PatientName"])
+	require.Equal(t, "Mary Smith", found["patientName"])
+	require.Equal(t, found["PatientBirthDate"], found["birthDate"])
+	require.Equal(t, "CDH Allegheny 202", found["LocationName"])
 	st, body = p.post(t, "/getPatientAppts", map[string]any{"patientGUID": patient})
 	add("appointments", "/getPatientAppts", 0, st, body)
 	require.EqualValues(t, 1, obj(t, body)["count"], "%s", body)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -234,20 +235,6 @@ func TestNodeRedShapeParity(t *testing.T) {
 		"parentPatientGUID": parentGUID, "uui": "call-parity-2"})
 	add("child create failed", cp+"#3", st, body)
 
-	// BOOKING_PATIENT_MODEL=individual (the original's current guidance)
-	// answers the same shapes.
-	ind := newParityEnv(t, cloud9sim.Config{}, map[string]string{"BOOKING_PATIENT_MODEL": "individual"})
-	st, body = ind.post(t, "/createPatient", parent)
-	add("individual: parent created", cp+"#0", st, body)
-	require.Equal(t, "create_child_patient_for_each_child", obj(t, body)["llm_guidance"].(map[string]any)["next_action"])
-	indParent := obj(t, body)
-	st, body = ind.post(t, "/createPatient", parent)
-	add("individual: parent cached", cp+"#1", st, body)
-	child["parentPatientGUID"], child["familyId"] = indParent["patientGUID"], indParent["familyId"]
-	st, body = ind.post(t, "/createPatient", child)
-	add("individual: child created", cp+"#2", st, body)
-	require.Equal(t, "book_appointment_for_this_child", obj(t, body)["llm_guidance"].(map[string]any)["next_action"])
-
 	q := newParityEnv(t, cloud9sim.Config{Limits: map[string]cloud9sim.Rate{"SetPatient": {N: 0, Per: time.Hour}}}, nil)
 	st, body = q.post(t, "/createPatient", parent)
 	add("parent queued", cp+"#6", st, body)
@@ -261,6 +248,86 @@ func TestNodeRedShapeParity(t *testing.T) {
 	require.Contains(t, string(status), queued["operationId"].(string))
 	checkQueuedOperation(t, status)
 	checkParity(t, answers)
+}
+
+// TestIndividualModelMatchesOriginal: with BOOKING_PATIENT_MODEL=individual
+// createPatient answers exactly the original's variants (nodered-shapes.json):
+// every key path of the original with its type, no other key, the values
+// that tell the variants apart, and the original's model name — parent
+// created, cached, child created and queued (the simulator admits two
+// SetPatient an hour: the third patient is queued).
+func TestIndividualModelMatchesOriginal(t *testing.T) {
+	const cp = "POST " + parityBase + "/createPatient"
+	p := newParityEnv(t, cloud9sim.Config{Limits: map[string]cloud9sim.Rate{"SetPatient": {N: 2, Per: time.Hour}}},
+		map[string]string{"BOOKING_PATIENT_MODEL": "individual"})
+	shapes := loadShapes(t)[cp]
+	exact := func(name string, variant int, st int, body []byte) map[string]any {
+		t.Helper()
+		orig := shapes[variant]
+		require.Equal(t, orig.Status, st, "%s: %s", name, body)
+		problems := append(shapeProblems(orig, body), extraPaths(orig, body)...)
+		m := obj(t, body)
+		for path, want := range orig.Discriminators {
+			if got := valueAt(m, path); got != want {
+				problems = append(problems, fmt.Sprintf("%s: %v, original %v", path, got, want))
+			}
+		}
+		require.Empty(t, problems, "%s (%s#%d) is not the original's answer; body: %s", name, cp, variant, body)
+		return m
+	}
+	model := func(m map[string]any) any { return valueAt(m, "llm_guidance.model") }
+
+	parent := map[string]any{"patientFirstName": "Mary", "patientLastName": "Smith", "phoneNumber": "412-555-0100",
+		"uui": "call-individual-1"}
+	st, body := p.post(t, "/createPatient", parent)
+	created := exact("parent created", 0, st, body)
+	require.Equal(t, "INDIVIDUAL_PATIENT_PER_PERSON", model(created))
+	require.Equal(t, "create_child_patient_for_each_child", valueAt(created, "llm_guidance.next_action"))
+	st, body = p.post(t, "/createPatient", parent)
+	require.Equal(t, "INDIVIDUAL_PATIENT_PER_PERSON", model(exact("parent cached", 1, st, body)))
+	st, body = p.post(t, "/createPatient", map[string]any{"patientFirstName": "Johnny", "patientLastName": "Smith",
+		"isChild": true, "parentPatientGUID": created["patientGUID"], "familyId": created["familyId"],
+		"birthDate": "01/15/2015", "uui": "call-individual-1"})
+	child := exact("child created", 2, st, body)
+	require.Equal(t, "INDIVIDUAL_PATIENT_PER_PERSON", model(child))
+	require.Equal(t, "book_appointment_for_this_child", valueAt(child, "llm_guidance.next_action"))
+	require.Equal(t, child["patientGUID"], valueAt(child, "llm_guidance.MUST_INCLUDE_IN_BOOK_CHILD.patientGUID"),
+		"a child is booked with its own GUID")
+	st, body = p.post(t, "/createPatient", map[string]any{"patientFirstName": "Ann", "patientLastName": "Lee",
+		"phoneNumber": "412-555-0199", "uui": "call-individual-2"})
+	exact("parent queued", 6, st, body)
+}
+
+// extraPaths lists each key path of body the original's variant does not
+// have.
+func extraPaths(orig shapeVariant, body []byte) []string {
+	var v any
+	if err := json.Unmarshal(body, &v); err != nil {
+		return []string{fmt.Sprintf("not JSON: %v", err)}
+	}
+	got := map[string]map[string]bool{}
+	keyPaths(v, "", got)
+	var extra []string
+	for p := range got {
+		if _, ok := orig.Paths[p]; !ok {
+			extra = append(extra, p+": not in the original")
+		}
+	}
+	sort.Strings(extra)
+	return extra
+}
+
+// valueAt is the value at a dotted key path of m (nil when absent).
+func valueAt(m map[string]any, path string) any {
+	var v any = m
+	for _, k := range strings.Split(path, ".") {
+		o, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		v = o[k]
+	}
+	return v
 }
 
 // apptVariants are createAppt's answers: booked with and without a note,

@@ -148,7 +148,9 @@ func TestFamilyPatientReadsGoldens(t *testing.T) {
 
 	famGolden(t, "by_phone", e.post(t, "/getPatientByFilter", map[string]any{"phoneNumber": "(412) 555-0100"}), 200)
 	famGolden(t, "by_name", e.post(t, "/getPatientByFilter", map[string]any{"filter": "Smith, Mary"}), 200)
+	lookups := e.c9.Sim.Calls(cloud9.ProcGetPortalPatientLookup)
 	famGolden(t, "by_name_none", e.post(t, "/getPatientByFilter", map[string]any{"filter": "Nobody, Here"}), 200)
+	require.Equal(t, lookups+1, e.c9.Sim.Calls(cloud9.ProcGetPortalPatientLookup), "no match: page 1 is asked once, not again as page 0")
 	famGolden(t, "by_filter_missing", e.post(t, "/getPatientByFilter", map[string]any{"locationGUID": e.c9.Location()}), 200)
 	famGolden(t, "by_phone_short", e.post(t, "/getPatientByFilter", map[string]any{"phoneNumber": "12"}), 200)
 	famGolden(t, "by_filter_wrong_type", e.post(t, "/getPatientByFilter", []byte(`{"phoneNumber":4125550100}`)), 200)

@@ -82,8 +82,9 @@ func findPatients(ctx context.Context, c Cloud9, last, first string) ([]PatientM
 	if !ok {
 		return nil, errNoPatientLookup
 	}
+	// pageIndex counts from 1 (cloud9.PatientLookup).
 	r, err := cc.Call(ctx, ProcGetPortalPatientLookup, cloud9.P("filter", last+", "+first),
-		cloud9.P("lookupByPatient", "1"), cloud9.P("pageIndex", "0"), cloud9.P("pageSize", "100"))
+		cloud9.P("lookupByPatient", "1"), cloud9.P("pageIndex", "1"), cloud9.P("pageSize", "100"))
 	if err != nil {
 		return nil, err
 	}

@@ -87,50 +87,68 @@ func (f *Family) byPhone(ctx context.Context, phone string) Answer {
 		out.IndexRefreshedAt = contracts.JSTime(res.Stats.RefreshedAt)
 	}
 	for _, e := range res.Matches {
-		r := make(contracts.Record, len(e.Record)+3)
-		for k, v := range e.Record {
-			r[k] = v
-		}
-		r["patientGUID"], r["phones"], r["Email"] = e.GUID, e.Phones, e.Email
-		out.Patients = append(out.Patients, r)
+		out.Patients = append(out.Patients, phoneElement(e))
 	}
 	return ok(out)
 }
 
+// phoneElement is one phone search element (contracts.PhoneSearchKeys):
+// the indexed record, patientGUID, phones, Email, and the original's keys
+// Cloud9's record lacks as "" (PatientID from the record's PatID when
+// GetPatientList gave none).
+func phoneElement(e phoneindex.Entry) contracts.Record {
+	r := make(contracts.Record, len(e.Record)+11)
+	for k, v := range e.Record {
+		r[k] = v
+	}
+	if _, ok := e.Record["PatientID"]; !ok {
+		r["PatientID"] = e.Record["PatID"]
+	}
+	for _, k := range contracts.PhoneSearchKeys() {
+		if _, ok := r[k]; !ok {
+			r[k] = ""
+		}
+	}
+	r["patientGUID"], r["phones"], r["Email"] = e.GUID, e.Phones, e.Email
+	return r
+}
+
 func (f *Family) byName(ctx context.Context, filter string) Answer {
+	// One page, the first: pageIndex counts from 1 (cloud9.PatientLookup).
 	recs, err := f.d.Cloud9.GetPortalPatientLookup(ctx, cloud9.PatientLookup{Filter: filter, LookupByPatient: true,
 		PageIndex: 1, PageSize: famLookupPageSize})
 	if err != nil && famClassify(err) != famRefused {
 		f.log.Warn("getPatientByFilter: lookup failed", "err", err)
 		return failed(&contracts.PatientSearchResponse{Patients: []contracts.Record{}, Error: famMessage(err), LLMGuidance: famFailedGuidance(err)})
 	}
-	if len(recs) == 0 && err == nil {
-		// Cloud9's pageIndex may count from 0 or 1 (the original sent 1):
-		// an empty page 1 is asked again as page 0.
-		recs, err = f.d.Cloud9.GetPortalPatientLookup(ctx, cloud9.PatientLookup{Filter: filter, LookupByPatient: true,
-			PageSize: famLookupPageSize})
-		if err != nil && famClassify(err) != famRefused {
-			return failed(&contracts.PatientSearchResponse{Patients: []contracts.Record{}, Error: famMessage(err), LLMGuidance: famFailedGuidance(err)})
-		}
-	}
 	out := &contracts.PatientSearchResponse{Patients: make([]contracts.Record, 0, len(recs))}
 	for _, r := range recs {
-		first, last := r.Get("PatientFirstName"), r.Get("PatientLastName")
-		full := r.Get("PatientFullName")
-		if full == "" {
-			full = strings.TrimSpace(first + " " + last)
-		}
-		out.Patients = append(out.Patients, contracts.Record{
-			"patientGUID": r.Get("PatientGUID"), "firstName": first, "lastName": last, "fullName": full,
-			"PatientID": r.Get("PatientID"), "birthDate": r.Get("PatientBirthDate"),
-			"LocationGUID": r.Get("LocationGUID"), "LocationName": r.Get("LocationName"),
-		})
+		out.Patients = append(out.Patients, nameElement(r))
 	}
 	out.Count = len(out.Patients)
 	if out.Count == 0 {
 		out.LLMGuidance = famNotFound("patient")
 	}
 	return ok(out)
+}
+
+// nameElement is one name search element: the original's keys
+// (contracts' getPatientByFilter elements) and flowgate's firstName,
+// lastName, fullName (Cloud9's PatientFullName).
+func nameElement(r cloud9.Record) contracts.Record {
+	first, last, born := r.Get("PatientFirstName"), r.Get("PatientLastName"), r.Get("PatientBirthDate")
+	name := strings.TrimSpace(first + " " + last)
+	full := r.Get("PatientFullName")
+	if full == "" {
+		full = name
+	}
+	return contracts.Record{
+		"patientGUID": r.Get("PatientGUID"), "PatientFirstName": first, "PatientLastName": last,
+		"PatientName": name, "patientName": name, "PatientID": r.Get("PatientID"),
+		"PatientBirthDate": born, "birthDate": born,
+		"LocationGUID": r.Get("LocationGUID"), "LocationName": r.Get("LocationName"),
+		"firstName": first, "lastName": last, "fullName": full,
+	}
 }
 
 // GetPatientAppts answers getPatientAppts: the patient's appointments with

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -316,22 +317,35 @@ func (x *Index) crawl(ctx context.Context, list []cloud9.Record) (entries []Entr
 				failed++
 				return
 			}
-			entries = append(entries, newEntry(guid, info))
+			entries = append(entries, newEntry(guid, rec, info))
 		}()
 	}
 	wg.Wait()
 	return entries, failed, cut || ctx.Err() != nil
 }
 
-func newEntry(guid string, info cloud9.Record) Entry {
-	e := Entry{Record: make(map[string]string, len(info)), GUID: guid, Phones: []string{}}
+// newEntry is one patient's entry: its GetPatientInformation record, plus
+// the fields of its GetPatientList record the information lacks (PatientID,
+// PatientStatus: the original's element kept them). Every field named
+// like a phone is searched (Cloud9 answers PatientPhone; any other is
+// searched too should it appear).
+func newEntry(guid string, listed, info cloud9.Record) Entry {
+	e := Entry{Record: make(map[string]string, len(info)+2), GUID: guid, Phones: []string{}}
 	for _, f := range info {
 		e.Record[f.Name] = f.Value
-		if strings.Contains(strings.ToLower(f.Name), "phone") && strings.TrimSpace(f.Value) != "" {
+	}
+	for _, f := range listed {
+		if _, ok := e.Record[f.Name]; !ok {
+			e.Record[f.Name] = f.Value
+		}
+	}
+	for _, f := range append(append(cloud9.Record{}, info...), listed...) {
+		if strings.Contains(strings.ToLower(f.Name), "phone") && strings.TrimSpace(f.Value) != "" &&
+			!slices.Contains(e.Phones, f.Value) {
 			e.Phones = append(e.Phones, f.Value)
 			e.Digits = append(e.Digits, Digits(f.Value))
 		}
-		if strings.EqualFold(f.Name, "PatientEmail") || strings.EqualFold(f.Name, "Email") {
+		if e.Email == "" && (strings.EqualFold(f.Name, "PatientEmail") || strings.EqualFold(f.Name, "Email")) {
 			e.Email = f.Value
 		}
 	}

@@ -81,6 +81,15 @@ func TestLookupMatchesDigitSubstrings(t *testing.T) {
 	require.Len(t, res.Matches, 1)
 	require.Equal(t, "Kid02", res.Matches[0].Record["PatientFirstName"])
 	require.Equal(t, []string{"(412) 555-0102"}, res.Matches[0].Phones)
+	// GetPatientInformation's record, with GetPatientList's PatientID and
+	// PatientStatus (the original's element kept them); the information
+	// wins where both answer (PatientFullName).
+	rec := res.Matches[0].Record
+	require.Equal(t, "(412) 555-0102", rec["PatientPhone"])
+	require.Equal(t, "10003", rec["PatientID"])
+	require.Equal(t, rec["PatID"], rec["PatientID"])
+	require.Equal(t, "Active", rec["PatientStatus"])
+	require.Equal(t, "Kid02 Smith", rec["PatientFullName"])
 	require.Equal(t, 5, res.Stats.Total)
 	require.Equal(t, 5, res.Stats.Indexed)
 

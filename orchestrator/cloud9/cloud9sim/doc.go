@@ -64,6 +64,11 @@
 //     for endDate) and filters by schdvwGUIDs, appttypGUIDs (comma lists),
 //     morning/afternoon (start before/after noon; both default true) and
 //     daysOfWeek (seven 0/1, Sunday first — an inference).
+//   - GetPatientInformation answers cloud9-api.md's fields: one phone,
+//     PatientPhone (no HomePhone, CellPhone, WorkPhone, Phone, PhoneNumber
+//     or MobilePhone). GetPortalPatientLookup's pageIndex counts from 1
+//     (absent: 1; below 1 is error 3): cloud9-api.md does not settle the
+//     base, and the production flow sends 1 for the first page.
 //   - GetAppointmentListByPatient lists canceled appointments too
 //     (AppointmentStatusDescription Scheduled, Confirmed or Canceled;
 //     AppointmentConfirmation Confirmed or Unconfirmed).

@@ -197,7 +197,11 @@ func (s *Sim) getAppointmentTypes(p params, _ time.Time) ([]record, error) {
 }
 
 // getPatientInformation answers one record for a known patient, none for
-// an unknown one.
+// an unknown one. Its fields are cloud9-api.md's (PatientFullName,
+// PatientBirthDate, PatientEmail, PatientPhone, Location, Orthodontist,
+// PatID) plus the GUIDs and names: one phone, PatientPhone — none of the
+// HomePhone, CellPhone, WorkPhone, Phone, PhoneNumber or MobilePhone the
+// production flow's phone search reads.
 func (s *Sim) getPatientInformation(p params, _ time.Time) ([]record, error) {
 	if err := p.require("patguid"); err != nil {
 		return nil, err
@@ -238,8 +242,12 @@ func birthDate(t time.Time) string {
 }
 
 // getPortalPatientLookup finds patients by "Last, First" (prefixes,
-// case-insensitive), by PatID, or by a last-name prefix; pageIndex counts
-// from 0 and pageSize is 1..1000 (default 100).
+// case-insensitive), by PatID, or by a last-name prefix. pageIndex counts
+// from 1 (default 1; below 1 is error 3) and pageSize is 1..1000 (default
+// 100). cloud9-api.md does not settle pageIndex's base: it is taken as
+// 1-based because the production flow sends pageIndex 1 for the first page.
+// Each record carries the patient's LocationGUID and LocationName (the
+// production flow reads both from it).
 func (s *Sim) getPortalPatientLookup(p params, _ time.Time) ([]record, error) {
 	if err := p.require("filter"); err != nil {
 		return nil, err
@@ -250,9 +258,12 @@ func (s *Sim) getPortalPatientLookup(p params, _ time.Time) ([]record, error) {
 			return nil, err
 		}
 	}
-	page, _, err := p.integer("pageIndex")
-	if err != nil || page < 0 {
+	page, given, err := p.integer("pageIndex")
+	if err != nil || given && page < 1 {
 		return nil, errValue("pageIndex")
+	}
+	if !given {
+		page = 1
 	}
 	size, given, err := p.integer("pageSize")
 	if err != nil || given && (size < 1 || size > 1000) {
@@ -267,7 +278,7 @@ func (s *Sim) getPortalPatientLookup(p params, _ time.Time) ([]record, error) {
 			hits = append(hits, pt)
 		}
 	}
-	lo := page * size
+	lo := (page - 1) * size
 	if lo >= len(hits) {
 		return nil, nil
 	}
@@ -284,10 +295,19 @@ func (s *Sim) getPortalPatientLookup(p params, _ time.Time) ([]record, error) {
 			{"PatientPhone", pt.Phone},
 			{"PatientEmail", pt.Email},
 			{"LocationGUID", pt.LocationGUID},
+			{"LocationName", s.locationName(pt.LocationGUID)},
 			{"PatientStatus", "Active"},
 		}
 	}
 	return out, nil
+}
+
+// locationName is the name of the location guid ("" for another one).
+func (s *Sim) locationName(guid string) string {
+	if guid != "" && strings.EqualFold(guid, s.cfg.Location.GUID) {
+		return s.cfg.Location.Name
+	}
+	return ""
 }
 
 func matchesLookup(pt *Patient, filter string) bool {

@@ -169,8 +169,12 @@ func TestPatientInformationAndLookup(t *testing.T) {
 	require.Equal(t, []string{"Ann Lee", "Bob Leeds"}, lookup("lee"))
 	require.Equal(t, []string{"Bob Leeds"}, lookup("Lee, b"))
 	require.Equal(t, []string{"Cid Ray"}, lookup("10003"))
-	require.Equal(t, []string{"Bob Leeds"}, lookup("Lee", "pageIndex", "1", "pageSize", "1"))
-	require.Empty(t, lookup("Lee", "pageIndex", "2", "pageSize", "1"))
+	// pageIndex counts from 1, as the production flow sends it.
+	require.Equal(t, []string{"Ann Lee"}, lookup("Lee", "pageIndex", "1", "pageSize", "1"))
+	require.Equal(t, []string{"Bob Leeds"}, lookup("Lee", "pageIndex", "2", "pageSize", "1"))
+	require.Empty(t, lookup("Lee", "pageIndex", "3", "pageSize", "1"))
+	require.Equal(t, []string{"Ann Lee", "Bob Leeds"}, lookup("Lee", "pageIndex", "1", "pageSize", "25"))
+	b.call(t, "GetPortalPatientLookup", "filter", "Lee", "pageIndex", "0").requireError(t, 3, "Invalid value for parameter: 'pageIndex'.")
 	require.Empty(t, lookup("Zed"))
 	b.call(t, "GetPortalPatientLookup", "filter", "Lee", "pageSize", "1001").requireError(t, 3, "Invalid value for parameter: 'pageSize'.")
 	b.call(t, "GetPortalPatientLookup").requireError(t, 2, "A required parameter was not specified.")
@@ -178,6 +182,15 @@ func TestPatientInformationAndLookup(t *testing.T) {
 	r := b.call(t, "GetPortalPatientLookup", "filter", "Lee, Ann").Records[0]
 	require.Equal(t, ann, r["PatientGUID"])
 	require.Equal(t, "10001", r["PatientID"])
+	require.Equal(t, "CDH Allegheny 202", r["LocationName"])
+
+	// GetPatientInformation has one phone, PatientPhone (cloud9-api.md):
+	// none of the fields the production flow's phone search reads.
+	info := b.call(t, "GetPatientInformation", "patguid", ann).Records[0]
+	require.Contains(t, info, "PatientPhone")
+	for _, f := range []string{"HomePhone", "CellPhone", "WorkPhone", "Phone", "PhoneNumber", "MobilePhone"} {
+		require.NotContains(t, info, f)
+	}
 
 	require.Empty(t, b.call(t, "GetAppointmentListByPatient", "patGUID", "00000000-0000-0000-0000-000000000001").Records)
 }
