@@ -424,11 +424,13 @@ type BookingParams struct {
 }
 
 // BookingCompletedEvent is published when a queued booking completes (and,
-// with event patient_created, when a queued patient is created): on
-// Redis channel BookingEventsChannel and, when configured, POSTed signed to
+// with event patient_created, when a queued patient is created), and with
+// event booking_failed when a queued booking or patient fails for good (a
+// refusal no retry changes, or its last attempt used): on Redis channel
+// BookingEventsChannel and, when configured, POSTed signed to
 // BOOKING_EVENTS_WEBHOOK.
 type BookingCompletedEvent struct {
-	Event           string `json:"event"` // booking_completed | patient_created
+	Event           string `json:"event"` // booking_completed | patient_created | booking_failed
 	OperationID     string `json:"operationId"`
 	OperationType   string `json:"operationType"` // SetAppointment | SetPatient
 	AppointmentGUID string `json:"appointmentGUID,omitempty"`
@@ -437,7 +439,16 @@ type BookingCompletedEvent struct {
 	PatientName     string `json:"patientName,omitempty"`
 	StartTime       string `json:"startTime,omitempty"`
 	Attempts        int    `json:"attempts"`
-	CompletedAt     string `json:"completedAt"`
+	// CompletedAt is when the operation ended: made, or failed for good.
+	CompletedAt string `json:"completedAt"`
+
+	// booking_failed only. PhoneNumber is the caller's when flowgate knows
+	// it (the call's session, or the queued patient's own).
+	PhoneNumber string `json:"phoneNumber,omitempty"`
+	ErrorType   string `json:"errorType,omitempty"` // the class, as createAppt's _debug.error_type
+	Reason      string `json:"reason,omitempty"`    // the last attempt's error, as queue-status' lastError
+	FailedAt    string `json:"failedAt,omitempty"`
+	NextStep    string `json:"nextStep,omitempty"` // what the practice should do (FailedNextStep)
 }
 
 // Booking events.
@@ -445,6 +456,7 @@ const (
 	BookingEventsChannel  = "flowgate:booking:events"
 	EventBookingCompleted = "booking_completed"
 	EventPatientCreated   = "patient_created"
+	EventBookingFailed    = "booking_failed"
 	OpSetAppointment      = "SetAppointment"
 	OpSetPatient          = "SetPatient"
 )

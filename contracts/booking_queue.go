@@ -59,10 +59,42 @@ type QueueOperation struct {
 	PatientName   string         `json:"patientName,omitempty"`
 	CompletedAt   string         `json:"completedAt,omitempty"`
 	Result        *QueueOpResult `json:"result,omitempty"`
+
+	// A failed operation's class (when known), when it failed, and what
+	// the practice should do about it (FailedNextStep).
+	ErrorType string `json:"errorType,omitempty"`
+	FailedAt  string `json:"failedAt,omitempty"`
+	NextStep  string `json:"nextStep,omitempty"`
 }
 
 // QueueOpResult is what a completed operation produced.
 type QueueOpResult struct {
 	AppointmentGUID string `json:"appointmentGUID,omitempty"`
 	PatientGUID     string `json:"patientGUID,omitempty"`
+}
+
+// FailedNextStep is what the practice should do about a queued operation
+// that failed for good — queue-status' nextStep and booking_failed's — by
+// operation type and error type (empty when unknown). uncertain: the last
+// attempt's outcome is unknown, so the appointment or patient may exist.
+// The caller was told on the call that the booking would be confirmed
+// shortly, so every step starts from calling the family back.
+func FailedNextStep(operationType, errorType string, uncertain bool) string {
+	if operationType == OpSetPatient {
+		if uncertain {
+			return "Look the family up in Cloud9 first (the last attempt's outcome is unknown), then call them back to finish the booking."
+		}
+		return "Call the family back: their patient record could not be created in Cloud9, so nothing was booked."
+	}
+	switch {
+	case uncertain:
+		return "Check the family's appointments in Cloud9 first (the last attempt's outcome is unknown); if it is not there, call the family back to rebook."
+	case errorType == BookingErrSlotNotAvailable:
+		return "Call the family back to book another time: Cloud9 refused the slot (taken, or not bookable)."
+	case errorType == BookingErrDuplicateSlot:
+		return "Call the family back to book this child another time: the slot is already booked for another child of the same patient."
+	case errorType == BookingErrPatientNotFound:
+		return "Check the patient in Cloud9, then call the family back to rebook: Cloud9 did not know the patient."
+	}
+	return "Call the family back to rebook: the appointment was not made in Cloud9."
 }

@@ -3,6 +3,7 @@ package contracts_test
 import (
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -287,6 +288,62 @@ func TestBookingEventGolden(t *testing.T) {
 		OperationID: "op-1705764600000-abc123", OperationType: contracts.OpSetAppointment, AppointmentGUID: apptGUID,
 		PatientGUID: patGUID, ChildName: "Johnny Smith", StartTime: "01/20/2026 10:00 AM", Attempts: 3,
 		CompletedAt: contracts.JSTime(bt0)})
+}
+
+// booking_failed: the completion event's shape with the caller, the
+// reason and the practice's next step (new fields only).
+func TestBookingFailedEventGolden(t *testing.T) {
+	contractstest.Golden(t, "booking_event_failed", contracts.BookingCompletedEvent{Event: contracts.EventBookingFailed,
+		OperationID: "op-1705764600000-abc123", OperationType: contracts.OpSetAppointment, PatientGUID: patGUID,
+		PatientName: "Mary Smith", ChildName: "Johnny Smith", StartTime: "01/20/2026 10:00 AM", PhoneNumber: "412-555-0100",
+		Attempts: 1, CompletedAt: contracts.JSTime(bt0), FailedAt: contracts.JSTime(bt0),
+		ErrorType: contracts.BookingErrSlotNotAvailable,
+		Reason:    "SLOT_NOT_AVAILABLE: Error: This appointment cannot be scheduled in the specified time slot.",
+		NextStep:  contracts.FailedNextStep(contracts.OpSetAppointment, contracts.BookingErrSlotNotAvailable, false)})
+}
+
+func TestQueueStatusFailedGolden(t *testing.T) {
+	lastErr := "Rate limited"
+	contractstest.Golden(t, "booking_queue_status_failed", contracts.QueueStatusResponse{
+		Total: 1, Failed: 1,
+		Operations: []contracts.QueueOperation{
+			{ID: "op-1705764600000-abc123", Status: contracts.OpFailed, Attempts: 10, MaxAttempts: 10,
+				CreatedAt: "2026-01-20T15:31:00.000Z", LastError: &lastErr, ChildName: "Johnny Smith",
+				StartTime: "01/20/2026 10:00 AM", OperationType: contracts.OpSetAppointment,
+				ErrorType: contracts.BookingErrRateLimit, FailedAt: "2026-01-20T16:05:00.000Z",
+				NextStep: contracts.FailedNextStep(contracts.OpSetAppointment, contracts.BookingErrRateLimit, false)},
+		},
+		Page: 1, PageSize: 50, TotalPages: 1, StorageType: "asynq"})
+}
+
+// Every failed operation gets a next step for the practice; one whose
+// outcome is unknown says to look in Cloud9 before calling back.
+func TestFailedNextStep(t *testing.T) {
+	seen := map[string]bool{}
+	for _, c := range []struct {
+		op, errType string
+		uncertain   bool
+		want        string
+	}{
+		{contracts.OpSetAppointment, contracts.BookingErrSlotNotAvailable, false, "book another time"},
+		{contracts.OpSetAppointment, contracts.BookingErrDuplicateSlot, false, "another child"},
+		{contracts.OpSetAppointment, contracts.BookingErrPatientNotFound, false, "Check the patient in Cloud9"},
+		{contracts.OpSetAppointment, contracts.BookingErrRateLimit, false, "Call the family back to rebook"},
+		{contracts.OpSetAppointment, contracts.BookingErrCloud9, false, "Call the family back to rebook"},
+		{contracts.OpSetAppointment, contracts.BookingErrTimeout, true, "Check the family's appointments in Cloud9 first"},
+		{contracts.OpSetAppointment, "", true, "Check the family's appointments in Cloud9 first"},
+		{contracts.OpSetPatient, contracts.BookingErrCloud9, false, "patient record could not be created"},
+		{contracts.OpSetPatient, contracts.BookingErrTimeout, true, "Look the family up in Cloud9 first"},
+	} {
+		got := contracts.FailedNextStep(c.op, c.errType, c.uncertain)
+		if !strings.Contains(got, c.want) {
+			t.Errorf("%s %s uncertain=%v: %q does not say %q", c.op, c.errType, c.uncertain, got, c.want)
+		}
+		seen[got] = true
+	}
+	if len(seen) != 7 {
+		t.Errorf("%d distinct next steps, want 7", len(seen))
+	}
 }
 
 func TestSpeakStartTime(t *testing.T) {

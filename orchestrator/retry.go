@@ -1,6 +1,7 @@
 package orchestrator
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -73,6 +74,20 @@ func Defer(d time.Duration, reason string) error { return &DeferError{After: d, 
 func isFailure(err error) bool {
 	var d *DeferError
 	return err != nil && !errors.As(err, &d)
+}
+
+// Final reports whether err, returned by a handler running with ctx, ends
+// its task for good: asynq archives it because the handler asked for no
+// retry (asynq.SkipRetry) or this was the last attempt. A deferral never
+// does. The runtime's ErrorHandler writes the dead-letter record on it; a
+// handler may use it to report the failure in its own terms.
+func Final(ctx context.Context, err error) bool {
+	if !isFailure(err) {
+		return false
+	}
+	retried, _ := asynq.GetRetryCount(ctx)
+	maxRetry, _ := asynq.GetMaxRetry(ctx)
+	return retried >= maxRetry || errors.Is(err, asynq.SkipRetry)
 }
 
 // retryDelay dispatches to the task type's policy; deferrals use their own

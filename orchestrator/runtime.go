@@ -220,14 +220,11 @@ func (r *Runtime) Close() error { return nil }
 // handleError is asynq's ErrorHandler: on a task's final failure it writes
 // the durable dead-letter record before asynq archives the task.
 func (r *Runtime) handleError(ctx context.Context, t *asynq.Task, err error) {
-	if !isFailure(err) {
-		return
+	if !Final(ctx, err) {
+		return // asynq will retry it (or run it again after a deferral)
 	}
 	retried, _ := asynq.GetRetryCount(ctx)
 	maxRetry, _ := asynq.GetMaxRetry(ctx)
-	if retried < maxRetry && !errors.Is(err, asynq.SkipRetry) {
-		return // asynq will retry it
-	}
 	id, _ := asynq.GetTaskID(ctx)
 	queue, _ := asynq.GetQueueName(ctx)
 	rec := dlq.Record{

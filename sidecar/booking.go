@@ -18,7 +18,8 @@ import (
 	"github.com/flowgate/flowgate/orchestrator/cloud9/cloud9sim"
 )
 
-// bookingEventsChannel is the Redis channel of booking completion events.
+// bookingEventsChannel is the Redis channel of booking events (completed,
+// failed for good).
 const bookingEventsChannel = "flowgate:booking:events"
 
 // booking is the Node-RED-compatible booking path: the Cloud9 client (on

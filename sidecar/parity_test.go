@@ -405,6 +405,18 @@ func apptVariants(t *testing.T, p *parityEnv, patient, token string, offered []a
 	// The original answers a Cloud9 error with and without Cloud9's message
 	// (11, 12); flowgate always passes the message, which fits both.
 	add("cloud9 error", []int{11, 12}, st, body)
+	require.Equal(t, "transfer_to_agent", obj(t, body)["llm_guidance"].(map[string]any)["action_required"], "%s", body)
+	require.NotEqual(t, true, obj(t, body)["queued"], "a definite refusal is answered in the call: %s", body)
+
+	// A slot Cloud9 cannot schedule (after hours): the original classed
+	// the text UNKNOWN and answered this shape with a transfer; flowgate
+	// answers the same shape as SLOT_NOT_AVAILABLE with the slot guidance.
+	late := with(slot(7), "childName", "Jed Smith")
+	late["startTime"] = strings.Fields(late["startTime"].(string))[0] + " 11:00 PM"
+	st, body = p.post(t, "/createAppt", late)
+	add("slot cannot be scheduled", []int{11, 12}, st, body)
+	require.Equal(t, "SLOT_NOT_AVAILABLE", obj(t, body)["_debug"].(map[string]any)["error_type"], "%s", body)
+	require.Equal(t, "offer_alternative_slot", obj(t, body)["llm_guidance"].(map[string]any)["action_required"], "%s", body)
 	return out
 }
 

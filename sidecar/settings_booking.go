@@ -115,7 +115,7 @@ var bookingSettings = []setting{
 	{name: "SLOT_RESERVATION_BOOKED_TTL", def: "300s", help: "SlotReservation hold after a successful booking", apply: bookingDuration(func(b *BookingConfig) *time.Duration { return &b.BookedTTL })},
 	{name: "SLOT_CACHE_FRESH", def: "5m", help: "a cached slot list younger than this is answered without asking Cloud9", apply: bookingDuration(func(b *BookingConfig) *time.Duration { return &b.SlotFresh })},
 	{name: "SLOT_CACHE_TTL", def: "60m", help: "how long a slot list (and the bookingTokens of its slots) stays usable", apply: bookingDuration(func(b *BookingConfig) *time.Duration { return &b.SlotCacheTTL })},
-	{name: "BOOKING_EVENTS_WEBHOOK", help: "URL that receives a signed POST (HMAC_SECRET) when a queued booking completes", apply: func(c *Config, v string) error {
+	{name: "BOOKING_EVENTS_WEBHOOK", help: "URL that receives a signed POST (HMAC_SECRET) when a queued booking completes or fails for good", apply: func(c *Config, v string) error {
 		u, err := url.Parse(v)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return fmt.Errorf("want an http(s) URL, got %q", v)

@@ -282,6 +282,7 @@ func TestTransportUncertainty(t *testing.T) {
 			require.Equal(t, want.class, e.Class, "%d", status)
 			require.Equal(t, want.uncertain, e.Uncertain, "%d", status)
 			require.ErrorIs(t, err, cloud9.ErrMalformed)
+			require.False(t, e.Unreached(), "%d: an HTTP answer reached something", status)
 		}
 	})
 	t.Run("empty answer", func(t *testing.T) {

@@ -152,8 +152,12 @@ func (e *Error) Unwrap() error { return e.Err }
 
 // Unreached reports a certain transport failure: the request never reached
 // Cloud9 (connection refused, a timeout before sending), so nothing was
-// created and it may be sent again at once.
-func (e *Error) Unreached() bool { return e.Kind == KindTransport && !e.Uncertain }
+// created and it may be sent again at once. An HTTP refusal without the
+// envelope (401, 403, 404, another 4xx but 408) is not one: it is an answer
+// — certain, and definite, like a refusal in the envelope.
+func (e *Error) Unreached() bool {
+	return e.Kind == KindTransport && !e.Uncertain && !errors.Is(e.Err, ErrMalformed)
+}
 
 // Permanent reports a refusal no retry of the same request changes: the
 // slot is taken, the patient is unknown, a GUID is invalid (the seed's

@@ -139,4 +139,6 @@ func TestPermanentAndUnreached(t *testing.T) {
 	require.True(t, (&cloud9.Error{Kind: cloud9.KindTransport, Class: cloud9.ClassUnknown}).Unreached(), "connection refused")
 	require.False(t, (&cloud9.Error{Kind: cloud9.KindTransport, Class: cloud9.ClassTimeout, Uncertain: true}).Unreached())
 	require.False(t, (&cloud9.Error{Kind: cloud9.KindResult, Class: cloud9.ClassCloud9}).Unreached())
+	require.False(t, (&cloud9.Error{Kind: cloud9.KindTransport, Class: cloud9.ClassAuthorization, Err: cloud9.ErrMalformed}).Unreached(),
+		"an HTTP 401 without the envelope is an answer")
 }

@@ -79,6 +79,7 @@ func (s *Service) CreateAppt(ctx context.Context, req contracts.CreateApptReques
 		return ok(v)
 	}
 	b.AuthMethod = method
+	b.withCaller(sess)
 	o := s.book(ctx, b, now.Add(s.cfg.SyncBudget), rb)
 	return ok(s.render(b, o))
 }
@@ -235,7 +236,8 @@ func (s *Service) addNote(ctx context.Context, pol *syncPolicy, patientGUID, not
 func (s *Service) enqueue(ctx context.Context, b booking, h SlotHold, o outcome, checkFirst bool, errType, reason, lastErr string) outcome {
 	now := s.cfg.Now()
 	t := AppointmentTask{OperationID: NewOperationID("op", now), CreatedAt: now.UTC(), Appointment: b.Appointment,
-		LocationGUID: h.LocationGUID, SessionID: h.SessionID, CheckFirst: checkFirst, SyncAttempts: o.attempts, SyncError: lastErr}
+		LocationGUID: h.LocationGUID, SessionID: h.SessionID, CheckFirst: checkFirst, SyncAttempts: o.attempts, SyncError: lastErr,
+		PatientName: b.PatientName, PhoneNumber: b.PhoneNumber}
 	if err := s.d.Queue.EnqueueAppointment(ctx, t); err != nil {
 		s.log.Error("booking could not be queued", "err", err, "reason", reason)
 		o.kind, o.errMsg = kindFailed, "could not queue the booking" // the cause stays in the log

@@ -413,6 +413,68 @@ func TestCloud9Refusals(t *testing.T) {
 	})
 }
 
+// A definite Cloud9 error — an answer that is neither a rate limit nor a
+// timeout — is answered in the call as the original answers it: the slot
+// guidance for a slot Cloud9 refuses, CLOUD9_ERROR (or its class) with
+// transfer_to_agent otherwise. Nothing is queued. Only outcomes that may
+// have created the appointment (Cloud9's code 0, a timeout) and rate
+// limits are queued.
+func TestDefiniteCloud9ErrorsAnswerInCall(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name, errType, action string
+		err                   error
+	}{
+		{"slot cannot be scheduled", contracts.BookingErrSlotNotAvailable, contracts.ActionOfferAlternativeSlot, bt.SlotTaken()},
+		{"in the past", contracts.BookingErrCloud9, contracts.ActionTransferToAgent,
+			bt.ResultError(cloud9.ProcSetAppointment, "Error: Appointments cannot be scheduled in the past.")},
+		{"minutes", contracts.BookingErrCloud9, contracts.ActionTransferToAgent,
+			bt.ResultError(cloud9.ProcSetAppointment, "Error: Minutes must be greater than 0.")},
+		{"invalid parameter (code 3)", contracts.BookingErrUnknown, contracts.ActionTransferToAgent,
+			bt.StatusError(cloud9.ProcSetAppointment, 3, "Invalid value for parameter: 'StartTime'")},
+		{"not authorized (code 6)", "AUTHORIZATION_ERROR", contracts.ActionTransferToAgent,
+			bt.StatusError(cloud9.ProcSetAppointment, 6, "Not authorized to access client.")},
+		// As the client reports an HTTP refusal without the envelope.
+		{"HTTP 401", "AUTHORIZATION_ERROR", contracts.ActionTransferToAgent,
+			&cloud9.Error{Procedure: cloud9.ProcSetAppointment, Kind: cloud9.KindTransport, Class: cloud9.ClassAuthorization,
+				Code: -1, Message: "HTTP 401 without a GetDataResponse", Err: cloud9.ErrMalformed}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			e := bt.NewEnv()
+			e.Cloud9.Script(bookingsvc.ProcSetAppointment, c.err)
+			r := body[contracts.ApptFailedResponse](t, e.Service(t).CreateAppt(ctx, request(e)))
+			require.Equal(t, c.errType, r.Debug.ErrorType)
+			require.Equal(t, c.action, r.LLMGuidance.ActionRequired)
+			require.Equal(t, 1, r.Debug.Attempts)
+			require.Empty(t, e.Queue.Appointments, "a definite refusal is not queued")
+			require.Len(t, e.Cloud9.Calls(bookingsvc.ProcSetAppointment), 1)
+			state, _ := e.Reservations.State(hold(start, bt.Column))
+			require.Empty(t, state, "the slot is released")
+		})
+	}
+	for _, c := range []struct {
+		name, queueType string
+		err             error
+	}{
+		// Code 0 may have acted (the client marks it uncertain).
+		{"unknown error (code 0)", contracts.BookingErrTimeoutQueued, &cloud9.Error{Procedure: cloud9.ProcSetAppointment,
+			Kind: cloud9.KindStatus, Class: cloud9.ClassCloud9, Code: 0, Message: "An unknown error occurred.", Uncertain: true}},
+		{"timeout", contracts.BookingErrTimeoutQueued, bt.Timeout()},
+		{"connection refused", contracts.BookingErrTimeoutQueued, bt.Unreachable()},
+		{"rate limited twice", contracts.BookingErrRateLimitedQueued, bt.RateLimited()},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			e := bt.NewEnv()
+			e.Cloud9.Script(bookingsvc.ProcSetAppointment, c.err, c.err)
+			r := body[contracts.ApptQueuedResponse](t, e.Service(t).CreateAppt(ctx, request(e)))
+			require.Equal(t, c.queueType, r.Debug.ErrorType)
+			require.Len(t, e.Queue.Appointments, 1)
+		})
+	}
+}
+
 func TestValidation(t *testing.T) {
 	t.Parallel()
 	e := bt.NewEnv()

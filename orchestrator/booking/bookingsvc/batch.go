@@ -70,6 +70,7 @@ func (s *Service) createBatch(ctx context.Context, req contracts.CreateApptReque
 			res.ErrorType, res.Message = contracts.BookingErrDuplicateSlot, contracts.DuplicateSlotMessage
 		default:
 			b.AuthMethod = method
+			b.withCaller(sess)
 			seen[slotKey(b.StartTime, b.ScheduleColumnGUID)] = true
 			s.fillBatchChild(&res, s.book(ctx, b, deadline, rb))
 		}

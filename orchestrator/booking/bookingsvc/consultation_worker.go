@@ -134,7 +134,8 @@ func (w *Worker) consultChild(ctx context.Context, pol *workerPolicy, p Consulta
 	bctx, cancel := bookkeeping(ctx)
 	defer cancel()
 	err := w.EnqueueAppointment(bctx, AppointmentTask{OperationID: c.AppointmentOpID, CreatedAt: w.cfg.Now().UTC(),
-		Appointment: ap, LocationGUID: firstNonEmpty(p.LocationGUID, w.cfg.LocationGUID), SessionID: p.SessionID})
+		Appointment: ap, LocationGUID: firstNonEmpty(p.LocationGUID, w.cfg.LocationGUID), SessionID: p.SessionID,
+		PatientName: p.Parent.FirstName + " " + p.Parent.LastName, PhoneNumber: p.Parent.Phone})
 	if err != nil {
 		return r, fmt.Errorf("queueing the appointment of child %d: %w", c.Index+1, err)
 	}

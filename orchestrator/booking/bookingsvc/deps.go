@@ -201,7 +201,8 @@ type SlotInvalidator interface {
 }
 
 // Events receives booking events (queued bookings completed, queued
-// patients created). RedisEvents, WebhookEvents and MultiEvents implement it.
+// patients created, queued bookings and patients failed for good).
+// RedisEvents, WebhookEvents and MultiEvents implement it.
 type Events interface {
 	Publish(ctx context.Context, ev contracts.BookingCompletedEvent) error
 }

@@ -109,17 +109,23 @@
 // patientGUID, childName, startTime, attempts} (RedisEvents on
 // flowgate:booking:events, WebhookEvents signed POST, MultiEvents both).
 // SLOT_NOT_AVAILABLE, PATIENT_NOT_FOUND, INVALID_* → asynq.SkipRetry; the
-// last attempt or a SkipRetry releases the reservation and counts
-// flowgate_booking_failed_total; the runtime's error handler writes the
-// durable dead-letter record. booking:set_patient and
+// last attempt or a SkipRetry releases the reservation. A final failure is
+// reported (final.go): flowgate_booking_failed_total{operation,class}, the
+// task's result {errorType, nextStep, failedAt}, and an Events publish
+// {event booking_failed, the fields above, patientName and phoneNumber of
+// the caller, errorType, reason, failedAt, nextStep}; the runtime's error
+// handler writes the durable dead-letter record. booking:set_patient and
 // booking:set_patient_comment work the same way (a created patient gets
-// its token and session cached, event patient_created).
+// its token and session cached, event patient_created; a patient that
+// fails for good is reported like a booking).
 //
 // # queue-status (Worker.Status)
 //
 // Read from Asynq's inspector over the booking queue: set_appointment and
 // set_patient tasks, states pending/scheduled/retry → pending, active →
 // processing, completed → completed (kept 24 h), archived → failed; the
-// seed's fields plus operationType, result, completedAt, page / pageSize /
-// totalPages / nextCursor and storageType "asynq"; newest first.
+// seed's fields plus operationType, result, completedAt, a failed
+// operation's errorType, failedAt and nextStep (what the practice should
+// do), page / pageSize / totalPages / nextCursor and storageType "asynq";
+// newest first.
 package bookingsvc

@@ -141,24 +141,15 @@ func (w *Worker) scan(ctx context.Context, list func(string, ...asynq.ListOption
 // tasks that are not booking operations.
 func operation(ti *asynq.TaskInfo, status string) (contracts.QueueOperation, bool) {
 	op := contracts.QueueOperation{ID: ti.ID, Status: status, MaxAttempts: ti.MaxRetry + 1}
-	var created time.Time
-	switch ti.Type {
-	case TypeSetAppointment:
-		var p AppointmentTask
-		if json.Unmarshal(ti.Payload, &p) != nil {
-			return op, false
-		}
-		op.OperationType, op.ChildName, op.StartTime, created = contracts.OpSetAppointment, p.ChildName, p.StartTime, p.CreatedAt
-	case TypeSetPatient:
-		var p PatientTask
-		if json.Unmarshal(ti.Payload, &p) != nil {
-			return op, false
-		}
-		op.OperationType, op.PatientName, created = contracts.OpSetPatient, p.FirstName+" "+p.LastName, p.CreatedAt
-	default:
+	sub, ok := subjectOf(ti.Type, ti.Payload)
+	if !ok {
 		return op, false
 	}
-	op.CreatedAt = contracts.JSTime(created)
+	op.OperationType, op.ChildName, op.StartTime = sub.opType, sub.childName, sub.startTime
+	if sub.opType == contracts.OpSetPatient {
+		op.PatientName = sub.patientName
+	}
+	op.CreatedAt = contracts.JSTime(sub.created)
 	// Attempts made: a finished or running task's current attempt counts.
 	switch status {
 	case contracts.OpPending:
@@ -174,12 +165,16 @@ func operation(ti *asynq.TaskInfo, status string) (contracts.QueueOperation, boo
 		e := ti.LastErr
 		op.LastError = &e
 	}
+	var r opResult
+	hasResult := len(ti.Result) > 0 && json.Unmarshal(ti.Result, &r) == nil
+	if status == contracts.OpFailed {
+		failedStatus(&op, r, hasResult, ti.LastFailedAt)
+	}
 	if status == contracts.OpCompleted {
 		if !ti.CompletedAt.IsZero() {
 			op.CompletedAt = contracts.JSTime(ti.CompletedAt)
 		}
-		var r opResult
-		if len(ti.Result) > 0 && json.Unmarshal(ti.Result, &r) == nil {
+		if hasResult {
 			op.Result = &contracts.QueueOpResult{AppointmentGUID: r.AppointmentGUID, PatientGUID: r.PatientGUID}
 			if r.CompletedAt > 0 {
 				op.CompletedAt = contracts.JSTime(time.UnixMilli(r.CompletedAt))

@@ -66,6 +66,17 @@ type booking struct {
 
 	SessionID  string `json:"-"` // reservation holder: sessionId ‖ uui
 	AuthMethod string `json:"-"`
+	// The caller as the call's session knows them (queued with the
+	// booking, named by booking_failed): see withCaller.
+	PatientName string `json:"-"`
+	PhoneNumber string `json:"-"`
+}
+
+// withCaller names the caller of sess (none without a session).
+func (b *booking) withCaller(sess *Session) {
+	if sess != nil {
+		b.PatientName, b.PhoneNumber = strings.TrimSpace(sess.PatientName), strings.TrimSpace(sess.PhoneNumber)
+	}
 }
 
 // Appointment is one booking's own fields — SetAppointment's parameters,

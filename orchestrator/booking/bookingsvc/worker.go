@@ -37,6 +37,10 @@ type AppointmentTask struct {
 	CheckFirst   bool   `json:"checkFirst,omitempty"`
 	SyncAttempts int    `json:"syncAttempts"`
 	SyncError    string `json:"syncError,omitempty"`
+	// The caller as the call's session knew them (patient name, phone),
+	// named by booking_failed should the booking fail for good.
+	PatientName string `json:"patientName,omitempty"`
+	PhoneNumber string `json:"phoneNumber,omitempty"`
 }
 
 // PatientTask is the payload of booking:set_patient.
@@ -77,6 +81,11 @@ type opResult struct {
 	NoteAdded       bool   `json:"noteAdded,omitempty"`
 	Recovered       bool   `json:"recovered,omitempty"`
 	CompletedAt     int64  `json:"completedAt,omitempty"` // unix ms; asynq's own CompletedAt has whole seconds
+
+	// Written when the operation fails for good (final.go).
+	ErrorType string `json:"errorType,omitempty"`
+	NextStep  string `json:"nextStep,omitempty"`
+	FailedAt  int64  `json:"failedAt,omitempty"` // unix ms
 }
 
 // Worker is the async path on Asynq: it enqueues the booking tasks
@@ -111,12 +120,13 @@ func NewWorker(rt *orchestrator.Runtime, d Deps, cfg Config) (*Worker, error) {
 	return &Worker{rt: rt, d: d, cfg: cfg, log: cfg.Logger.With("component", "booking-worker"), m: m}, nil
 }
 
-// Register registers the three task handlers with Config.Backoff. Calling
+// Register registers the task handlers with Config.Backoff; the booking
+// and patient operations' final failures are reported (final.go). Calling
 // it again does nothing.
 func (w *Worker) Register() {
 	w.register.Do(func() {
-		w.rt.Handle(TypeSetAppointment, asynq.HandlerFunc(w.handleAppointment), w.cfg.Backoff)
-		w.rt.Handle(TypeSetPatient, asynq.HandlerFunc(w.handlePatient), w.cfg.Backoff)
+		w.rt.Handle(TypeSetAppointment, w.failures(w.handleAppointment), w.cfg.Backoff)
+		w.rt.Handle(TypeSetPatient, w.failures(w.handlePatient), w.cfg.Backoff)
 		w.rt.Handle(TypeSetPatientComment, asynq.HandlerFunc(w.handleNote), w.cfg.Backoff)
 		w.rt.Handle(TypeConsultation, asynq.HandlerFunc(w.handleConsultation), w.cfg.Backoff)
 	})
@@ -253,7 +263,8 @@ func (w *Worker) handleNote(ctx context.Context, t *asynq.Task) error {
 // the session cache (so the same call's createAppt auto-injects them), the
 // result, and a patient_created event. A refusal no retry changes (the
 // permanent classes, Cloud9 codes 2–5 and 16) is archived at once
-// (SkipRetry); other errors are retried.
+// (SkipRetry); other errors are retried. The final failure is reported by
+// failures (booking_failed).
 func (w *Worker) handlePatient(ctx context.Context, t *asynq.Task) error {
 	var p PatientTask
 	if err := json.Unmarshal(t.Payload(), &p); err != nil || p.OperationID == "" || p.FirstName == "" {
@@ -268,14 +279,10 @@ func (w *Worker) handlePatient(ctx context.Context, t *asynq.Task) error {
 		Email: p.Email, Gender: p.Gender})
 	if err != nil {
 		f := classify(err)
-		if a.last || f.final() {
-			w.m.failed.WithLabelValues(contracts.OpSetPatient, f.errType()).Inc()
-		}
 		if f.final() {
 			w.log.Warn("queued patient refused by Cloud9 for good", "operation_id", p.OperationID, "err", f.text())
-			return fmt.Errorf("%s: %w", f.text(), asynq.SkipRetry)
 		}
-		return errors.New(f.text())
+		return failedErr(f, f.final())
 	}
 	if _, serr := patientSession(ctx, w.d, w.cfg, p, guid, w.cfg.Now()); serr != nil {
 		w.log.Warn("queued patient created, but its session could not be cached", "operation_id", p.OperationID, "err", serr)

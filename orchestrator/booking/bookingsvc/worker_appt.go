@@ -26,8 +26,9 @@ import (
 //   - SLOT_NOT_AVAILABLE (the slot also leaves the slot cache),
 //     PATIENT_NOT_FOUND, INVALID_*, another child's slot → archived at once
 //     (SkipRetry). The reservation is released on the final failure —
-//     unless another attempt of this booking holds the slot; the runtime's
-//     error handler writes the durable dead-letter record.
+//     unless another attempt of this booking holds the slot; failures
+//     reports it (booking_failed, final.go) and the runtime's error
+//     handler writes the durable dead-letter record.
 func (w *Worker) handleAppointment(ctx context.Context, t *asynq.Task) error {
 	var p AppointmentTask
 	if err := json.Unmarshal(t.Payload(), &p); err != nil || p.OperationID == "" || p.PatientGUID == "" {
@@ -48,22 +49,22 @@ func (w *Worker) runAppointment(ctx context.Context, t *asynq.Task, p Appointmen
 	case vReserved: // Confirm does not refuse (workerPolicy.reserve); kept for completeness
 		return errors.New(contracts.BookingErrSlotReserved)
 	case vDuplicate:
-		w.m.failed.WithLabelValues(contracts.OpSetAppointment, contracts.BookingErrDuplicateSlot).Inc()
 		log.Warn("queued booking refused: the slot is booked for another child of this patient", "child", p.ChildName)
-		return fmt.Errorf("%s: the slot is booked for another child: %w", contracts.BookingErrDuplicateSlot, asynq.SkipRetry)
+		return &opError{class: contracts.BookingErrDuplicateSlot, skip: true,
+			text: contracts.BookingErrDuplicateSlot + ": the slot is booked for another child"}
 	case vLater:
 		if v.err != nil {
 			return v.err // the deferral (no attempt spent), or ctx's end
 		}
 		log.Info("queued booking attempt failed; retrying with backoff", "err", v.detail)
-		return errors.New(v.detail)
+		class := v.f.errType()
+		if class == "" { // not a Cloud9 answer (the marks unavailable): flowgate cannot tell
+			class = contracts.BookingErrUnknown
+		}
+		return &opError{class: class, text: v.detail, uncertain: v.checkFirst || v.f.uncertain}
 	}
-	w.m.failed.WithLabelValues(contracts.OpSetAppointment, v.f.errType()).Inc()
 	log.Warn("queued booking failed for good", "class", v.f.class, "err", v.f.text())
-	if v.f.disposition() == dispPermanent {
-		return fmt.Errorf("%s: %w", v.f.text(), asynq.SkipRetry)
-	}
-	return errors.New(v.f.text())
+	return failedErr(v.f, v.f.disposition() == dispPermanent)
 }
 
 func (w *Worker) engine() engine { return engine{d: w.d, cfg: w.cfg, log: w.log} }

@@ -146,7 +146,19 @@ func TestQueuedBookingExhausted(t *testing.T) {
 	require.Len(t, a.e.Cloud9.Calls(bookingsvc.ProcSetAppointment), 12, "2 sync + 10 async")
 	state, _ := a.e.Reservations.State(hold(start, bt.Column))
 	require.Empty(t, state, "released after the last attempt")
-	require.Empty(t, a.e.Events.All())
+	// Not silent: booking_failed, queue-status' next step, the metric.
+	evs := a.e.Events.All()
+	require.Len(t, evs, 1)
+	require.Equal(t, contracts.EventBookingFailed, evs[0].Event)
+	require.Equal(t, contracts.BookingErrRateLimit, evs[0].ErrorType)
+	require.Equal(t, "Rate limited", evs[0].Reason)
+	require.Equal(t, 10, evs[0].Attempts)
+	require.Equal(t, contracts.FailedNextStep(contracts.OpSetAppointment, contracts.BookingErrRateLimit, false), evs[0].NextStep)
+	require.Contains(t, evs[0].NextStep, "Call the family back to rebook")
+	require.Equal(t, contracts.BookingErrRateLimit, op.ErrorType)
+	require.Equal(t, evs[0].NextStep, op.NextStep)
+	require.Equal(t, evs[0].FailedAt, op.FailedAt)
+	require.Equal(t, 1.0, metric(t, a.reg, "flowgate_booking_failed_total", "operation", "SetAppointment", "class", "RATE_LIMIT"))
 	require.Eventually(t, func() bool {
 		recs, err := a.rt.DLQ.List(ctx, orchestrator.QueueCritical, 0, 10)
 		return err == nil && len(recs) == 1 && recs[0].TaskID == q.OperationID
@@ -446,7 +458,13 @@ func TestQueuedSiblingOnTheSameSlotFails(t *testing.T) {
 	require.Contains(t, *op.LastError, contracts.BookingErrDuplicateSlot)
 	require.Equal(t, 1, op.Attempts)
 	require.Len(t, a.e.Cloud9.Calls(bookingsvc.ProcSetAppointment), 3, "2 sync for Jane + 1 for Johnny")
-	require.Empty(t, a.e.Events.All(), "no booking_completed for Jane")
+	evs := a.e.Events.All()
+	require.Len(t, evs, 1, "no booking_completed for Jane")
+	require.Equal(t, contracts.EventBookingFailed, evs[0].Event)
+	require.Equal(t, contracts.BookingErrDuplicateSlot, evs[0].ErrorType)
+	require.Equal(t, "Jane Smith", evs[0].ChildName)
+	require.Contains(t, evs[0].NextStep, "another child")
+	require.Equal(t, 1.0, metric(t, a.reg, "flowgate_booking_failed_total", "operation", "SetAppointment", "class", contracts.BookingErrDuplicateSlot))
 	state, _ := a.e.Reservations.State(hold(start, bt.Column))
 	require.Equal(t, "confirmed", state)
 	require.Len(t, a.e.Cloud9.Appointments(bt.Patient), 1)
@@ -467,6 +485,15 @@ func TestQueuedPatientRefusedIsNotRetried(t *testing.T) {
 	require.Equal(t, 1, op.Attempts)
 	require.Len(t, a.e.Cloud9.Calls(bookingsvc.ProcSetPatient), 4, "3 sync + 1 async")
 	require.Equal(t, 1.0, metric(t, a.reg, "flowgate_booking_failed_total", "operation", "SetPatient", "class", "CLOUD9_ERROR"))
+	evs := a.e.Events.All()
+	require.Len(t, evs, 1)
+	require.Equal(t, contracts.BookingCompletedEvent{Event: contracts.EventBookingFailed, OperationID: q.OperationID,
+		OperationType: contracts.OpSetPatient, PatientName: "Mary Smith", PhoneNumber: "412-555-0100", Attempts: 1,
+		CompletedAt: evs[0].CompletedAt, FailedAt: evs[0].CompletedAt, ErrorType: "CLOUD9_ERROR",
+		Reason:   "CLOUD9_ERROR: Error: invalid parameter birthdayDateTime",
+		NextStep: "Call the family back: their patient record could not be created in Cloud9, so nothing was booked."}, evs[0])
+	require.Equal(t, evs[0].NextStep, op.NextStep)
+	require.Equal(t, "CLOUD9_ERROR: Error: invalid parameter birthdayDateTime: skip retry for the task", *op.LastError)
 
 	b := setupAsync(t)
 	b.e.Cloud9.Script(bookingsvc.ProcSetPatient, bt.RateLimited(), bt.RateLimited(), bt.RateLimited(),
