@@ -81,9 +81,9 @@ func (w *Worker) handleConsultation(ctx context.Context, t *asynq.Task) error {
 			return laterErr(o)
 		case vFailed:
 			log.Warn("consultation: parent refused for good", "err", o.f.text())
-			w.m.failed.WithLabelValues(contracts.OpSetPatient, o.f.errType()).Inc()
 			w.releaseChildren(ctx, p.Children, p)
-			return fmt.Errorf("parent: %s: %w", o.f.text(), asynq.SkipRetry)
+			// failures reports it (metric, booking_failed) as the task's end.
+			return &opError{class: o.f.errType(), text: "parent: " + o.f.text(), skip: true, uncertain: o.f.uncertain}
 		case vBooked:
 			w.patientCreated(ctx, pol, p, p.Parent, o.guid)
 		}
@@ -121,8 +121,11 @@ func (w *Worker) consultChild(ctx context.Context, pol *workerPolicy, p Consulta
 		return r, laterErr(o)
 	case vFailed:
 		w.log.Warn("consultation: child patient refused for good", "operation_id", p.OperationID, "child", c.Index, "err", o.f.text())
-		w.m.failed.WithLabelValues(contracts.OpSetPatient, o.f.errType()).Inc()
 		w.releaseChildren(ctx, []ConsultChildTask{c}, p)
+		w.reportFailed(ctx, subject{opID: p.OperationID, opType: contracts.OpSetPatient, patientGUID: p.ParentGUID,
+			patientName: cp.FirstName + " " + cp.LastName, childName: cp.FirstName + " " + cp.LastName, phone: p.Parent.Phone,
+			startTime: c.Appointment.StartTime, created: p.CreatedAt},
+			opError{class: o.f.errType(), text: o.f.text(), uncertain: o.f.uncertain}, w.cfg.Now())
 		r.Error = o.f.text()
 		return r, nil
 	case vBooked:

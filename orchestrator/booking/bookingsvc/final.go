@@ -13,7 +13,8 @@ import (
 )
 
 // A queued operation that fails for good is never silent. Its handler
-// (booking:set_appointment, booking:set_patient) runs inside failures: an
+// (booking:set_appointment, booking:set_patient, booking:consultation)
+// runs inside failures: an
 // error that ends the task (orchestrator.Final: a refusal no retry
 // changes, or the last attempt used) is counted in
 // flowgate_booking_failed_total, written as the task's result (queue-status
@@ -99,6 +100,13 @@ func subjectOf(typ string, payload []byte) (subject, bool) {
 		}
 		return subject{opID: p.OperationID, opType: contracts.OpSetPatient,
 			patientName: p.FirstName + " " + p.LastName, phone: p.Phone, created: p.CreatedAt}, true
+	case TypeConsultation: // the family's patients: its appointments are tasks of their own
+		var p ConsultationTask
+		if json.Unmarshal(payload, &p) != nil {
+			return subject{}, false
+		}
+		return subject{opID: p.OperationID, opType: contracts.OpSetPatient, patientGUID: p.ParentGUID,
+			patientName: p.Parent.FirstName + " " + p.Parent.LastName, phone: p.Parent.Phone, created: p.CreatedAt}, true
 	}
 	return subject{}, false
 }
@@ -123,13 +131,21 @@ func (w *Worker) failedForGood(ctx context.Context, t *asynq.Task, err error) {
 	f := finalOf(err)
 	now := w.cfg.Now()
 	next := contracts.FailedNextStep(sub.opType, f.class, f.uncertain)
-	w.m.failed.WithLabelValues(sub.opType, f.class).Inc()
 	if rw := t.ResultWriter(); rw != nil {
 		b, _ := json.Marshal(opResult{ErrorType: f.class, NextStep: next, FailedAt: now.UnixMilli()})
 		if _, werr := rw.Write(b); werr != nil { // past the task's deadline: queue-status falls back
 			w.log.Warn("the failed operation's result could not be written", "operation_id", sub.opID, "err", werr)
 		}
 	}
+	w.reportFailed(ctx, sub, f, now)
+}
+
+// reportFailed counts one operation that failed for good (a task, or a
+// consultation's child whose patient Cloud9 refused), publishes
+// booking_failed and logs it.
+func (w *Worker) reportFailed(ctx context.Context, sub subject, f opError, now time.Time) {
+	next := contracts.FailedNextStep(sub.opType, f.class, f.uncertain)
+	w.m.failed.WithLabelValues(sub.opType, f.class).Inc()
 	ev := contracts.BookingCompletedEvent{Event: contracts.EventBookingFailed, OperationID: sub.opID, OperationType: sub.opType,
 		PatientGUID: sub.patientGUID, PatientName: sub.patientName, ChildName: sub.childName, StartTime: sub.startTime,
 		PhoneNumber: sub.phone, Attempts: currentAttempt(ctx).attempt, CompletedAt: contracts.JSTime(now),

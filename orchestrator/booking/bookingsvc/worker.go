@@ -128,7 +128,7 @@ func (w *Worker) Register() {
 		w.rt.Handle(TypeSetAppointment, w.failures(w.handleAppointment), w.cfg.Backoff)
 		w.rt.Handle(TypeSetPatient, w.failures(w.handlePatient), w.cfg.Backoff)
 		w.rt.Handle(TypeSetPatientComment, asynq.HandlerFunc(w.handleNote), w.cfg.Backoff)
-		w.rt.Handle(TypeConsultation, asynq.HandlerFunc(w.handleConsultation), w.cfg.Backoff)
+		w.rt.Handle(TypeConsultation, w.failures(w.handleConsultation), w.cfg.Backoff)
 	})
 }
 
