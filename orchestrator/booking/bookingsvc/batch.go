@@ -81,7 +81,7 @@ func (s *Service) createBatch(ctx context.Context, req contracts.CreateApptReque
 }
 
 func batchChild(b booking) contracts.ApptBatchChild {
-	sp := contracts.SpeakStartTime(b.StartTime)
+	sp := contracts.BatchStartTime(b.StartTime)
 	return contracts.ApptBatchChild{ChildName: b.ChildName, StartTime: b.StartTime, Date: sp.Date, Time: sp.Time, Day: sp.Day}
 }
 
