@@ -79,7 +79,7 @@ func (s *Service) CreateAppt(ctx context.Context, req contracts.CreateApptReques
 		return ok(v)
 	}
 	b.AuthMethod = method
-	o := s.book(ctx, b, now.Add(s.cfg.SyncBudget), rb)
+	o := s.bookInCall(ctx, b, now.Add(s.cfg.SyncBudget), rb)
 	return ok(s.render(b, o))
 }
 

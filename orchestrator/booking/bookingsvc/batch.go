@@ -21,8 +21,10 @@ import (
 // patient every child is booked under it. A child naming another patient
 // is refused as BOOKING_AUTH_GUID_MISMATCH unless the mode is legacy
 // (Node-RED checked only the top-level GUID and booked any child). A slot
-// (start, column) named by an earlier child is refused as
-// DUPLICATE_SLOT_BLOCKED (Node-RED had no batch slot dedup).
+// (start, column) named by an earlier child, or booked earlier in the same
+// call for another child (bookInCall, callslots.go), is refused as
+// DUPLICATE_SLOT_BLOCKED (Node-RED had no batch slot dedup). Each child's
+// results[] day/date/time is the original's text (contracts.BatchStartTime).
 func (s *Service) createBatch(ctx context.Context, req contracts.CreateApptRequest, now time.Time) Answer {
 	if len(req.Children) > maxGroupedPatients {
 		s.count("createAppt", "validation_error")
@@ -71,7 +73,7 @@ func (s *Service) createBatch(ctx context.Context, req contracts.CreateApptReque
 		default:
 			b.AuthMethod = method
 			seen[slotKey(b.StartTime, b.ScheduleColumnGUID)] = true
-			s.fillBatchChild(&res, s.book(ctx, b, deadline, rb))
+			s.fillBatchChild(&res, s.bookInCall(ctx, b, deadline, rb))
 		}
 		results = append(results, res)
 	}
