@@ -494,6 +494,19 @@ func SpeakStartTime(s string) SpokenSlot {
 	return SpokenSlot{Day: t.Weekday().String(), Date: t.Format("01/02/2006"), Time: t.Format("3:04 PM")}
 }
 
+// BatchStartTime splits a start time the way the original's children[]
+// answer writes results[].day/date/time (JavaScript's en-US
+// toLocaleDateString / toLocaleTimeString): day "Tuesday", date
+// "12/1/2026", time "9:30:00 AM". The batch's voice_response reads the
+// same text. An unparseable start gives raw for the date.
+func BatchStartTime(s string) SpokenSlot {
+	t, ok := bookingDate(s)
+	if !ok {
+		return SpokenSlot{Date: s}
+	}
+	return SpokenSlot{Day: t.Weekday().String(), Date: t.Format("1/2/2006"), Time: t.Format("3:04:05 PM")}
+}
+
 // FirstName is the first word of a name ("Johnny Smith" → "Johnny").
 func FirstName(name string) string {
 	f := strings.Fields(name)

@@ -277,6 +277,15 @@ type ApptBatchChild struct {
 	ErrorType       string `json:"error_type,omitempty"`
 }
 
+// spoken is the child's results[] day/date/time (BatchStartTime): the
+// voice_response reads the same text as results[], as the original's does.
+func (c ApptBatchChild) spoken() SpokenSlot {
+	if c.Date == "" && c.Day == "" && c.Time == "" {
+		return BatchStartTime(c.StartTime)
+	}
+	return SpokenSlot{Day: c.Day, Date: c.Date, Time: c.Time}
+}
+
 // BatchDebug is the batch's `_debug`.
 type BatchDebug struct {
 	BatchMode         bool   `json:"batch_mode"`
@@ -324,7 +333,7 @@ func NewApptBatch(results []ApptBatchChild, now time.Time) ApptBatchResponse {
 		case c.Success:
 			r.SuccessfulBookings++
 			g.SuccessfulChildren = append(g.SuccessfulChildren, c.ChildName)
-			booked = append(booked, FirstName(name)+" on "+SpeakStartTime(c.StartTime).String())
+			booked = append(booked, FirstName(name)+" on "+c.spoken().String())
 		case c.Queued:
 			r.QueuedBookings++
 			g.QueuedChildren = append(g.QueuedChildren, c.ChildName)

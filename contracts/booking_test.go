@@ -171,8 +171,8 @@ func TestFailedGolden(t *testing.T) {
 }
 
 func TestBatchGolden(t *testing.T) {
-	sp := contracts.SpeakStartTime("01/20/2026 10:00 AM")
-	sp2 := contracts.SpeakStartTime("01/20/2026 10:45 AM")
+	sp := contracts.BatchStartTime("01/20/2026 10:00 AM")
+	sp2 := contracts.BatchStartTime("01/20/2026 10:45 AM")
 	r := contracts.NewApptBatch([]contracts.ApptBatchChild{
 		{ChildName: "Johnny Smith", Success: true, AppointmentGUID: apptGUID, StartTime: "01/20/2026 10:00 AM",
 			Date: sp.Date, Time: sp.Time, Day: sp.Day, Attempts: 1, NoteAdded: true, Message: "Appointment GUID Added: " + apptGUID},
@@ -343,6 +343,28 @@ func TestFailedNextStep(t *testing.T) {
 	}
 	if len(seen) != 7 {
 		t.Errorf("%d distinct next steps, want 7", len(seen))
+	}
+}
+
+// children[] results carry the original's text (en-US toLocaleDateString /
+// toLocaleTimeString), and the voice_response reads that same text.
+func TestBatchStartTime(t *testing.T) {
+	for in, want := range map[string]contracts.SpokenSlot{
+		"12/01/2026 9:30 AM":    {Day: "Tuesday", Date: "12/1/2026", Time: "9:30:00 AM"},
+		"1/5/2026 8:30:00 AM":   {Day: "Monday", Date: "1/5/2026", Time: "8:30:00 AM"},
+		"2026-01-20T14:15:00":   {Day: "Tuesday", Date: "1/20/2026", Time: "2:15:00 PM"},
+		"12/1/2026 12:05:00 PM": {Day: "Tuesday", Date: "12/1/2026", Time: "12:05:00 PM"},
+		"next tuesday at 10ish": {Date: "next tuesday at 10ish"},
+	} {
+		if got := contracts.BatchStartTime(in); got != want {
+			t.Errorf("%q: got %+v, want %+v", in, got, want)
+		}
+	}
+	sp := contracts.BatchStartTime("12/01/2026 9:30 AM")
+	r := contracts.NewApptBatch([]contracts.ApptBatchChild{{ChildName: "Johnny Smith", Success: true,
+		StartTime: "12/01/2026 9:30 AM", Day: sp.Day, Date: sp.Date, Time: sp.Time}}, bt0)
+	if want := "Your appointments are confirmed! Johnny on Tuesday 12/1/2026 at 9:30:00 AM."; r.LLMGuidance.VoiceResponse != want {
+		t.Errorf("voice_response %q, want %q", r.LLMGuidance.VoiceResponse, want)
 	}
 }
 

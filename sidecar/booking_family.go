@@ -48,7 +48,8 @@ func (m *Main) newFamily(b *backend, p familyParts, shutdown context.Context) (*
 	fam, err := bookingsvc.NewFamily(bookingsvc.FamilyDeps{Cloud9: raw, Limiter: p.limiter, Phones: idx,
 		Holds: slotHolds{p.holds}, Slots: p.slots,
 		Changes: bookingsvc.RedisSlotChanges{Client: b.Client}, Operations: p.worker},
-		bookingsvc.FamilyConfig{LocationGUID: bc.LocationGUID, PracticeZone: fc.PracticeZone, Now: m.Now, Logger: m.Logger})
+		bookingsvc.FamilyConfig{LocationGUID: bc.LocationGUID, ScheduleColumnGUID: bc.ScheduleColumn, PracticeZone: fc.PracticeZone,
+			Now: m.Now, Logger: m.Logger})
 	if err != nil {
 		return nil, err
 	}

@@ -120,6 +120,22 @@ func TestFamilyShapeParity(t *testing.T) {
 	require.Equal(t, true, obj(t, body)["success"], "%s", body)
 	require.Equal(t, true, obj(t, body)["slotReleased"], "createAppt's reservation of the slot is released: %s", body)
 
+	// cancelAppt carrying startTime, scheduleViewGUID and minutes (the
+	// original's revalidation; no patientGUID, no chair: Chair 8) puts the
+	// slot, open again in Cloud9, back into the tiers: _cacheRevalidated.
+	warmTiers(t, p)
+	s2 := obj(t, mustPost(t, p, "/getApptSlots", map[string]any{"startDate": simDay(p.sim, 2), "endDate": simDay(p.sim, 4)}))["slots"].([]any)[1].(map[string]any)
+	body = mustPost(t, p, "/createAppt", map[string]any{"patientGUID": patient, "bookingAuthToken": token,
+		"bookingToken": s2["bookingToken"], "childName": "Jane Smith", "uui": "call-family-1"})
+	require.Equal(t, true, obj(t, body)["success"], "%s", body)
+	require.False(t, offered(t, p, s2), "a booked slot leaves the tiers")
+	st, body = p.post(t, "/cancelAppt", map[string]any{"appointmentGUID": obj(t, body)["appointmentGUID"],
+		"startTime": s2["startTime"], "scheduleViewGUID": s2["scheduleViewGUID"], "minutes": 45})
+	add("cancel with the slot's fields", "/cancelAppt", 0, st, body)
+	require.Equal(t, true, obj(t, body)["_cacheRevalidated"], "%s", body)
+	require.Equal(t, false, obj(t, body)["slotReleased"], "no hold is released on the request's word: %s", body)
+	require.True(t, offered(t, p, s2), "the cancelled slot is offered again (to the call that still holds it)")
+
 	// The refusals keep the shapes too (the original answered these with
 	// the same keys, or a 500 without JSON).
 	st, body = p.post(t, "/cancelAppt", map[string]any{"appointmentGUID": "not-a-guid"})
@@ -145,4 +161,25 @@ func checkQueuedOperation(t *testing.T, body []byte) {
 	require.Equal(t, true, m["found"], "%s", body)
 	require.Equal(t, "SetPatient", m["operationType"], "%s", body)
 	require.Contains(t, []any{"pending", "processing"}, m["status"], "%s", body)
+}
+
+func mustPost(t *testing.T, p *parityEnv, path string, body any) []byte {
+	t.Helper()
+	st, out := p.post(t, path, body)
+	require.Equal(t, http.StatusOK, st, "%s", out)
+	return out
+}
+
+// offered reports whether getApptSlots offers slot s (start and chair) to
+// call-family-1.
+func offered(t *testing.T, p *parityEnv, s map[string]any) bool {
+	t.Helper()
+	for _, o := range obj(t, mustPost(t, p, "/getApptSlots", map[string]any{"startDate": simDay(p.sim, 2),
+		"endDate": simDay(p.sim, 4), "sessionId": "call-family-1"}))["slots"].([]any) {
+		m := o.(map[string]any)
+		if m["startTime"] == s["startTime"] && strings.EqualFold(m["scheduleColumnGUID"].(string), s["scheduleColumnGUID"].(string)) {
+			return true
+		}
+	}
+	return false
 }

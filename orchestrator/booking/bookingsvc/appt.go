@@ -80,7 +80,7 @@ func (s *Service) CreateAppt(ctx context.Context, req contracts.CreateApptReques
 	}
 	b.AuthMethod = method
 	b.withCaller(sess)
-	o := s.book(ctx, b, now.Add(s.cfg.SyncBudget), rb)
+	o := s.bookInCall(ctx, b, now.Add(s.cfg.SyncBudget), rb)
 	return ok(s.render(b, o))
 }
 

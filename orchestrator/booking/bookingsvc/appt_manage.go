@@ -1,6 +1,7 @@
 package bookingsvc
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -92,8 +93,13 @@ func (f *Family) writeRefusal(endpoint, what string, err error) Answer {
 // CancelAppt answers cancelAppt: SetAppointmentStatusCanceled through the
 // shared limiter; on success the slot is given back — the hold or
 // reservation released, the appointment's cooldown cleared, the slot put
-// back into the slot cache, and the change published. Those follow-ups are
-// best effort (logged): the cancellation itself has happened.
+// back into the slot cache (`_cacheRevalidated`), and the change
+// published. Those follow-ups are best effort (logged): the cancellation
+// itself has happened. The slot is Cloud9's appointment record when
+// patientGUID finds it; otherwise a request carrying startTime and
+// scheduleViewGUID (the original's revalidation, reference §1.6) has its
+// slot revalidated with Cloud9 (revalidate) and restored when Cloud9
+// offers it open — never on the request's word alone.
 func (f *Family) CancelAppt(ctx context.Context, req contracts.CancelApptRequest) Answer {
 	id := firstNonEmpty(req.AppointmentGUID, req.AppointmentID)
 	missing, bad := famCheckGUID("appointmentGUID", id)
@@ -163,7 +169,8 @@ func (f *Family) cancelSlot(ctx context.Context, id string, req contracts.Cancel
 
 // giveBack runs cancelAppt's follow-ups, each bounded by
 // SideEffectTimeout and detached from the request's end. A slot not
-// confirmed from Cloud9 (cancelSlot) is neither released nor restored.
+// confirmed from the appointment list (cancelSlot) releases no hold, and
+// is restored only as Cloud9 offers it (revalidate).
 func (f *Family) giveBack(ctx context.Context, id string, s slots.Slot, confirmed bool, out *contracts.CancelResponse) {
 	bctx := context.WithoutCancel(ctx)
 	step := func(name string, run func(context.Context) error) {
@@ -191,15 +198,23 @@ func (f *Family) giveBack(ctx context.Context, id string, s slots.Slot, confirme
 			return err
 		})
 	}
-	if f.d.Slots != nil && confirmed && s.ScheduleViewGUID != "" && s.ScheduleColumnGUID != "" {
-		if s.Minutes <= 0 {
-			s.Minutes = slots.DefaultMinutes
-		}
-		if s.EndTime == "" {
-			s.EndTime = slots.FormatTime(start.Add(s.Length()))
-		}
+	if f.d.Slots != nil && s.ScheduleViewGUID != "" && (s.ScheduleColumnGUID != "" || !confirmed) {
 		step("restore slot", func(c context.Context) error {
-			if err := f.d.Slots.RestoreSlot(c, s); err != nil {
+			r := s
+			if !confirmed {
+				var open bool
+				var err error
+				if r, open, err = f.revalidate(c, s, start); err != nil || !open {
+					return err
+				}
+			}
+			if r.Minutes <= 0 {
+				r.Minutes = slots.DefaultMinutes
+			}
+			if r.EndTime == "" {
+				r.EndTime = slots.FormatTime(start.Add(r.Length()))
+			}
+			if err := f.d.Slots.RestoreSlot(c, r); err != nil {
 				return err
 			}
 			out.CacheRevalidated = true
@@ -214,6 +229,41 @@ func (f *Family) giveBack(ctx context.Context, id string, s slots.Slot, confirme
 				At: contracts.JSTime(f.cfg.Now())})
 		})
 	}
+}
+
+// revalidate asks Cloud9 whether the slot a cancel request describes is
+// open now: GetOnlineReservations for its day and view, through the shared
+// limiter. open is true with Cloud9's record of the slot at that start (to
+// the minute) in the request's chair, else ScheduleColumnGUID (the
+// original's Chair 8); a slot Cloud9 does not offer — still booked, or
+// described wrongly — is not restored.
+func (f *Family) revalidate(ctx context.Context, s slots.Slot, start time.Time) (slots.Slot, bool, error) {
+	if err := f.turn(ctx, cloud9.ProcGetOnlineReservations); err != nil {
+		return s, false, err
+	}
+	day := time.Date(start.Year(), start.Month(), start.Day(), 0, 0, 0, 0, time.UTC)
+	list, err := f.d.Cloud9.GetOnlineReservations(ctx, cloud9.ReservationQuery{StartDate: day,
+		EndDate: day.Add(24*time.Hour - time.Minute), ScheduleViewGUIDs: []string{s.ScheduleViewGUID}})
+	if err != nil {
+		return s, false, err
+	}
+	column := firstNonEmpty(s.ScheduleColumnGUID, f.cfg.ScheduleColumnGUID)
+	for _, c := range list {
+		t, err := slots.ParseTime(c.StartTime)
+		if err != nil || !t.Truncate(time.Minute).Equal(start.Truncate(time.Minute)) ||
+			!strings.EqualFold(c.ScheduleColumnGUID, column) || !strings.EqualFold(c.ScheduleViewGUID, s.ScheduleViewGUID) {
+			continue
+		}
+		return slots.Slot{StartTime: c.StartTime, EndTime: c.EndTime, ScheduleViewGUID: c.ScheduleViewGUID,
+			ScheduleViewDescription: c.ScheduleViewDescription, ScheduleColumnGUID: c.ScheduleColumnGUID,
+			ScheduleColumnDescription: c.ScheduleColumnDescription, ScheduleTemplateName: c.ScheduleTemplateName,
+			AppointmentClassGUID: c.AppointmentClassGUID, AppointmentClassDescription: c.AppointmentClassDescription,
+			AppointmentTypeGUID:        firstNonEmpty(c.AppointmentTypeGUID, s.AppointmentTypeGUID),
+			AppointmentTypeDescription: c.AppointmentTypeDescription, Minutes: cmp.Or(c.Minutes, s.Minutes),
+			LocationGUID: firstNonEmpty(c.LocationGUID, s.LocationGUID)}, true, nil
+	}
+	f.log.Info("cancelAppt: the request's slot is not open in Cloud9; not restored", "start", s.StartTime, "column", column)
+	return s, false, nil
 }
 
 // RedisSlotChanges publishes slot changes as JSON on a Redis channel

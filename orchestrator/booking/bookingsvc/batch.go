@@ -21,8 +21,10 @@ import (
 // patient every child is booked under it. A child naming another patient
 // is refused as BOOKING_AUTH_GUID_MISMATCH unless the mode is legacy
 // (Node-RED checked only the top-level GUID and booked any child). A slot
-// (start, column) named by an earlier child is refused as
-// DUPLICATE_SLOT_BLOCKED (Node-RED had no batch slot dedup).
+// (start, column) named by an earlier child, or booked earlier in the same
+// call for another child (bookInCall, callslots.go), is refused as
+// DUPLICATE_SLOT_BLOCKED (Node-RED had no batch slot dedup). Each child's
+// results[] day/date/time is the original's text (contracts.BatchStartTime).
 func (s *Service) createBatch(ctx context.Context, req contracts.CreateApptRequest, now time.Time) Answer {
 	if len(req.Children) > maxGroupedPatients {
 		s.count("createAppt", "validation_error")
@@ -72,7 +74,7 @@ func (s *Service) createBatch(ctx context.Context, req contracts.CreateApptReque
 			b.AuthMethod = method
 			b.withCaller(sess)
 			seen[slotKey(b.StartTime, b.ScheduleColumnGUID)] = true
-			s.fillBatchChild(&res, s.book(ctx, b, deadline, rb))
+			s.fillBatchChild(&res, s.bookInCall(ctx, b, deadline, rb))
 		}
 		results = append(results, res)
 	}
@@ -82,7 +84,7 @@ func (s *Service) createBatch(ctx context.Context, req contracts.CreateApptReque
 }
 
 func batchChild(b booking) contracts.ApptBatchChild {
-	sp := contracts.SpeakStartTime(b.StartTime)
+	sp := contracts.BatchStartTime(b.StartTime)
 	return contracts.ApptBatchChild{ChildName: b.ChildName, StartTime: b.StartTime, Date: sp.Date, Time: sp.Time, Day: sp.Day}
 }
 

@@ -77,10 +77,14 @@
 // gives it, not cancelled). Whoever finds a Done mark answers the booking
 // as made without calling Cloud9, which also makes a repeated createAppt
 // idempotent — for the same child only: the Done mark and the lease carry
-// the childName, and a booking of the same patient and slot for another
-// child (parent-as-patient siblings) is answered DUPLICATE_SLOT_BLOCKED
-// (reference §1.2 Duplicate; a task fails with SkipRetry), as is a slot
-// named twice in one children[] batch. A SLOT_NOT_AVAILABLE answer does not release the reservation
+// the childName. A slot booked in the same call (sessionId ‖ uui) for
+// another child — another patientGUID, or the parent's with another
+// childName — is answered DUPLICATE_SLOT_BLOCKED from the call's slot
+// record (callslots.go, the original's sessionSlotBookings; reference
+// §1.2 Duplicate), as is a slot named twice in one children[] batch; the
+// same patient's slot booked for another child in another call is
+// answered SLOT_NOT_AVAILABLE, as Cloud9 would refuse it (a task fails
+// with SkipRetry). A SLOT_NOT_AVAILABLE answer does not release the reservation
 // when another attempt of the same booking made it (Done mark) or may be
 // making it (this attempt's lease lapsed). The marks are keyed by identity
 // rather than by operation id so that the sync path and a later task (or a

@@ -97,15 +97,120 @@ func TestSiblingOnTheSameSlotIsADuplicate(t *testing.T) {
 	a := body[contracts.ApptBookedResponse](t, s.CreateAppt(ctx, again))
 	require.Equal(t, johnny.AppointmentGUID, a.AppointmentGUID)
 
-	// While a sibling's booking of the slot is in flight (its lease).
+	// While a sibling's booking of the slot in this call is in flight (its
+	// lease, and the call's record of the slot).
 	e2 := bt.NewEnv()
 	key := bookingsvc.IdentityKey(bt.Patient, start, bt.Column)
 	got, _, _ := e2.Marks.Claim(ctx, key, bookingsvc.Lease{Owner: "sync-x", ChildName: "Johnny Smith"}, time.Minute)
+	require.True(t, got)
+	got, _, _ = e2.Marks.Claim(ctx, bookingsvc.CallSlotKey(jane.SessionID, start, bt.Column),
+		bookingsvc.Lease{Owner: strings.ToLower(bt.Patient), ChildName: "Johnny Smith"}, time.Minute)
 	require.True(t, got)
 	jane.BookingAuthToken = e2.Token(bt.Patient)
 	body[contracts.ApptDuplicateSlotResponse](t, e2.Service(t).CreateAppt(ctx, jane))
 	require.Empty(t, e2.Queue.Appointments)
 	require.Empty(t, e2.Cloud9.Calls(bookingsvc.ProcSetAppointment))
+}
+
+// DUPLICATE_SLOT_BLOCKED says "another child in this call", and it is
+// answered exactly then (the call's slot record, the original's
+// sessionSlotBookings): a sibling booked as a patient of its own (another
+// patientGUID) on a slot this call booked is refused without a Cloud9 call
+// (before: sent, and refused SLOT_NOT_AVAILABLE); the same patient's slot
+// booked for another child in another call gets what the original gets —
+// Cloud9 refuses the taken slot: SLOT_NOT_AVAILABLE, offer another time
+// (before: DUPLICATE_SLOT_BLOCKED, "in this call").
+func TestDuplicateSlotOnlyForASiblingInTheSameCall(t *testing.T) {
+	t.Parallel()
+	e := bt.NewEnv()
+	s := e.Service(t)
+	body[contracts.ApptBookedResponse](t, s.CreateAppt(ctx, request(e)))
+
+	// A sibling with a patientGUID of its own, in the same call.
+	jane := request(e)
+	jane.PatientGUID, jane.BookingAuthToken, jane.ChildName, jane.Note = bt.Other, e.Token(bt.Other), "Jane Smith", ""
+	jane.StartTime = "1/21/2026 10:00:00 AM" // the same slot, spelled otherwise
+	d := body[contracts.ApptDuplicateSlotResponse](t, s.CreateAppt(ctx, jane))
+	require.Equal(t, contracts.BookingErrDuplicateSlot, d.Debug.ErrorType)
+	require.Equal(t, contracts.DuplicateSlotMessage, d.Message)
+	require.Equal(t, "flowise-session-456", d.Debug.SessionID)
+	require.Len(t, e.Cloud9.Calls(bookingsvc.ProcSetAppointment), 1, "the sibling is never sent")
+	// Only the sessionId names the call when both are sent (sessionId ‖ uui).
+	jane.UUI = "another-uui"
+	body[contracts.ApptDuplicateSlotResponse](t, s.CreateAppt(ctx, jane))
+
+	// The same patient, another child, another call: not "in this call".
+	jill := request(e)
+	jill.ChildName, jill.Note, jill.SessionID, jill.UUI = "Jill Smith", "", "another-call", "another-call"
+	jill.BookingAuthToken = e.Token(bt.Patient)
+	f := body[contracts.ApptFailedResponse](t, s.CreateAppt(ctx, jill))
+	require.False(t, f.Success)
+	require.Equal(t, contracts.BookingErrSlotNotAvailable, f.Debug.ErrorType)
+	require.Equal(t, contracts.ActionOfferAlternativeSlot, f.LLMGuidance.ActionRequired)
+	require.Len(t, e.Cloud9.Calls(bookingsvc.ProcSetAppointment), 1, "a slot known taken is not sent")
+	// That refusal left no record: the call may book its own child there
+	// once the slot is free again.
+	free, _, err := e.Marks.Claim(ctx, bookingsvc.CallSlotKey("another-call", start, bt.Column), bookingsvc.Lease{Owner: "probe"}, time.Minute)
+	require.NoError(t, err)
+	require.True(t, free, "the refused booking's record was released")
+
+	// The same child again in the first call is still the idempotent answer.
+	again := body[contracts.ApptBookedResponse](t, s.CreateAppt(ctx, request(e)))
+	require.True(t, again.Success)
+	require.Len(t, e.Cloud9.Calls(bookingsvc.ProcSetAppointment), 1)
+}
+
+// A booking refused for good gives the slot back to the call: a sibling
+// may try it (and Cloud9 decides), where the original, recording failures
+// too, answered DUPLICATE_SLOT_BLOCKED.
+func TestRefusedBookingLeavesNoCallRecord(t *testing.T) {
+	t.Parallel()
+	e := bt.NewEnv()
+	s := e.Service(t)
+	e.Cloud9.Script(bookingsvc.ProcSetAppointment, bt.PatientMissing())
+	f := body[contracts.ApptFailedResponse](t, s.CreateAppt(ctx, request(e)))
+	require.Equal(t, contracts.BookingErrPatientNotFound, f.Debug.ErrorType)
+
+	jane := request(e)
+	jane.PatientGUID, jane.BookingAuthToken, jane.ChildName, jane.Note = bt.Other, e.Token(bt.Other), "Jane Smith", ""
+	r := body[contracts.ApptBookedResponse](t, s.CreateAppt(ctx, jane))
+	require.True(t, r.Success)
+	require.Len(t, e.Cloud9.Calls(bookingsvc.ProcSetAppointment), 2)
+}
+
+// A queued booking keeps its slot in the call: a sibling asking for it
+// while it waits is refused, not booked over it.
+func TestQueuedBookingKeepsItsSlotInTheCall(t *testing.T) {
+	t.Parallel()
+	e := bt.NewEnv()
+	s := e.Service(t)
+	e.Cloud9.Script(bookingsvc.ProcSetAppointment, bt.RateLimited(), bt.RateLimited())
+	body[contracts.ApptQueuedResponse](t, s.CreateAppt(ctx, request(e)))
+	jane := request(e)
+	jane.ChildName, jane.Note = "Jane Smith", ""
+	body[contracts.ApptDuplicateSlotResponse](t, s.CreateAppt(ctx, jane))
+	require.Len(t, e.Cloud9.Calls(bookingsvc.ProcSetAppointment), 2, "Johnny's two sync tries only")
+	require.Len(t, e.Queue.Appointments, 1)
+}
+
+// children[] after a single booking in the same call: a child on the slot
+// a sibling already has is refused, the others are booked.
+func TestBatchChildOnASlotBookedEarlierInTheCall(t *testing.T) {
+	t.Parallel()
+	e := bt.NewEnv()
+	s := e.Service(t)
+	body[contracts.ApptBookedResponse](t, s.CreateAppt(ctx, request(e)))
+	req := contracts.CreateApptRequest{PatientGUID: bt.Patient, BookingAuthToken: e.Token(bt.Patient), SessionID: "flowise-session-456",
+		Children: []contracts.BookingChild{
+			{ChildName: "Jane Smith", StartTime: start, ScheduleColumnGUID: bt.Column},
+			{ChildName: "Jim Smith", StartTime: "01/21/2026 10:45 AM", ScheduleColumnGUID: bt.Column}}}
+	r := body[contracts.ApptBatchResponse](t, s.CreateAppt(ctx, req))
+	require.Equal(t, contracts.BookingErrDuplicateSlot, r.Results[0].ErrorType)
+	require.True(t, r.Results[1].Success)
+	require.Equal(t, "1/21/2026", r.Results[1].Date)
+	require.Equal(t, "10:45:00 AM", r.Results[1].Time)
+	require.Contains(t, r.LLMGuidance.VoiceResponse, "Jim on Wednesday 1/21/2026 at 10:45:00 AM")
+	require.Len(t, e.Cloud9.Calls(bookingsvc.ProcSetAppointment), 2)
 }
 
 func TestBatchRejectsADuplicateSlot(t *testing.T) {
@@ -222,6 +327,9 @@ type siblingCompletesFirst struct {
 }
 
 func (m *siblingCompletesFirst) Claim(ctx context.Context, key string, l bookingsvc.Lease, ttl time.Duration) (bool, bookingsvc.Lease, error) {
+	if strings.HasPrefix(key, "call:") { // the call's slot record (callslots.go): another call's sibling
+		return m.MemoryMarks.Claim(ctx, key, l, ttl)
+	}
 	m.once.Do(func() {
 		got, _, err := m.MemoryMarks.Claim(ctx, key, bookingsvc.Lease{Owner: "sibling", ChildName: "Johnny Smith"}, ttl)
 		if err == nil && got {
@@ -237,7 +345,10 @@ func (m *siblingCompletesFirst) Claim(ctx context.Context, key string, l booking
 // A sibling's Done mark found only once the lease is held is a duplicate
 // slot too: the booking is never sent for the second child (review of the
 // one-attempt merge: the check after the claim looked at the same child's
-// mark only, and sent SetAppointment for the sibling).
+// mark only, and sent SetAppointment for the sibling). That sibling's
+// booking is not in this request's call (no call slot record), so it is
+// answered as another call's: SLOT_NOT_AVAILABLE; with no call named the
+// marks alone decide: DUPLICATE_SLOT_BLOCKED.
 func TestSiblingCompletedBetweenMarkAndClaim(t *testing.T) {
 	t.Parallel()
 	e := bt.NewEnv()
@@ -248,6 +359,15 @@ func TestSiblingCompletedBetweenMarkAndClaim(t *testing.T) {
 
 	jane := request(e)
 	jane.ChildName, jane.Note = "Jane Smith", ""
+	f := body[contracts.ApptFailedResponse](t, s.CreateAppt(ctx, jane))
+	require.Equal(t, contracts.BookingErrSlotNotAvailable, f.Debug.ErrorType, "another call's booking")
+
+	e = bt.NewEnv()
+	deps = e.Deps(nil)
+	deps.Marks = &siblingCompletesFirst{MemoryMarks: e.Marks}
+	s, err = bookingsvc.New(deps, e.Config())
+	require.NoError(t, err)
+	jane.SessionID, jane.UUI, jane.BookingAuthToken = "", "", e.Token(bt.Patient)
 	r := body[contracts.ApptDuplicateSlotResponse](t, s.CreateAppt(ctx, jane))
 	require.False(t, r.Success)
 	require.Equal(t, contracts.BookingErrDuplicateSlot, r.Debug.ErrorType)

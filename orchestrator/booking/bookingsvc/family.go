@@ -32,6 +32,7 @@ type FamilyCloud9 interface {
 	SetPatientComment(ctx context.Context, patGUID, comment string) (commentGUID, result string, err error)
 	SetAppointmentStatusCanceled(ctx context.Context, apptGUID string) (result string, err error)
 	SetAppointmentStatusConfirmed(ctx context.Context, apptGUID string) (result string, err error)
+	GetOnlineReservations(ctx context.Context, q cloud9.ReservationQuery) ([]cloud9.Slot, error)
 }
 
 // PhoneIndex finds patients by phone digits; *phoneindex.Index
@@ -85,6 +86,10 @@ type FamilyConfig struct {
 	// the list answer, the location of restored slots. Default
 	// DefaultLocationGUID.
 	LocationGUID string
+	// ScheduleColumnGUID is the chair of a cancelled slot whose request
+	// names none (the original restores Chair 8, its configured column).
+	// Default DefaultScheduleColumnGUID, as the booking path's.
+	ScheduleColumnGUID string
 	// PracticeZone is the zone of Cloud9's wall-clock times, to turn a
 	// slot's start into the instant the holds engine keys on. Default UTC.
 	PracticeZone *time.Location
@@ -104,6 +109,7 @@ type FamilyConfig struct {
 
 func (c FamilyConfig) withDefaults() FamilyConfig {
 	setDefault(&c.LocationGUID, DefaultLocationGUID)
+	setDefault(&c.ScheduleColumnGUID, DefaultScheduleColumnGUID)
 	setDefault(&c.VendorNote, "Insurance updated by flowgate")
 	if c.PracticeZone == nil {
 		c.PracticeZone = time.UTC
@@ -129,6 +135,9 @@ func (c FamilyConfig) withDefaults() FamilyConfig {
 func (c FamilyConfig) validate() error {
 	if !guidRE.MatchString(c.LocationGUID) {
 		return fmt.Errorf("bookingsvc: FamilyConfig.LocationGUID %q is not a GUID", c.LocationGUID)
+	}
+	if !guidRE.MatchString(c.ScheduleColumnGUID) {
+		return fmt.Errorf("bookingsvc: FamilyConfig.ScheduleColumnGUID %q is not a GUID", c.ScheduleColumnGUID)
 	}
 	if c.WriteWait < 0 || c.SideEffectTimeout <= 0 {
 		return errors.New("bookingsvc: FamilyConfig.WriteWait must not be negative, SideEffectTimeout must be positive")
