@@ -171,10 +171,10 @@ func (r *Refresher) release(token string) {
 	}
 }
 
-// tierRange is tier n's dates as of now: tomorrow to tomorrow + days.
+// tierRange is tier n's dates as of now: tomorrow (in the practice's
+// zone) to tomorrow + days.
 func (r *Refresher) tierRange(n int) slots.Range {
-	now := r.cfg.Now()
-	from := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC).AddDate(0, 0, 1)
+	from := slots.Tomorrow(r.cfg.Now(), r.cfg.Zone)
 	return slots.Range{LocationGUID: r.cfg.LocationGUID, From: from, To: from.AddDate(0, 0, r.cfg.TierDays[n-1])}
 }
 
