@@ -11,7 +11,9 @@ import (
 // place of startTime and the GUIDs.
 
 // GetApptSlotsRequest is POST getApptSlots. A missing or past startDate
-// becomes tomorrow; endDate bounds the search when given.
+// becomes tomorrow (in the practice's zone); the search spans startDate
+// and the 30 days after it, as the original's: endDate is accepted and
+// ignored.
 type GetApptSlotsRequest struct {
 	StartDate         string     `json:"startDate,omitempty"`
 	EndDate           string     `json:"endDate,omitempty"`

@@ -78,13 +78,23 @@ type CacheRefreshCounts struct {
 	SuccessRate string `json:"successRate"`
 }
 
-// CacheRefreshEntry is one tier refresh outcome, newest first.
+// CacheRefreshEntry is one tier refresh outcome, newest first, as the
+// original's refreshHistory: the dates fetched, how long the fetch took,
+// Retries (GetOnlineReservations tries after the first), IsRetry (the
+// tier's previous refresh had failed: this one retries it) and
+// RedisWriteSuccess (the list was stored). DateRange is null only in
+// entries recorded before it was kept.
 type CacheRefreshEntry struct {
-	Tier      int     `json:"tier"`
-	Success   bool    `json:"success"`
-	SlotCount int     `json:"slotCount"`
-	Error     *string `json:"error"`
-	Timestamp string  `json:"timestamp"`
+	Tier              int        `json:"tier"`
+	Success           bool       `json:"success"`
+	SlotCount         int        `json:"slotCount"`
+	Error             *string    `json:"error"`
+	Timestamp         string     `json:"timestamp"`
+	DateRange         *DateRange `json:"dateRange"`
+	FetchDurationMs   int64      `json:"fetchDurationMs"`
+	Retries           int        `json:"retries"`
+	IsRetry           bool       `json:"isRetry"`
+	RedisWriteSuccess bool       `json:"redisWriteSuccess"`
 }
 
 // CacheHealthConfig is the cache's timing, as settings.

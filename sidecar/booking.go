@@ -165,6 +165,7 @@ func (m *Main) bookingServiceConfig(bc BookingConfig) bookingsvc.Config {
 		WriteTimeout: bc.WriteTimeout, // the in-flight lease outlives one Cloud9 write
 		LeaseGrace:   bc.UncertainGrace,
 		RedisTimeout: bc.RedisTimeout,
+		PracticeZone: m.Config.Family.PracticeZone, // PRACTICE_TIME_ZONE: getApptSlots' "tomorrow"
 		Now:          m.Now, Logger: m.Logger, Registerer: m.registry,
 	}
 }

@@ -35,6 +35,13 @@ func startMain(t *testing.T, env map[string]string) (*Main, string) {
 // startMainLogging is startMain with the Main logging to logger.
 func startMainLogging(t *testing.T, env map[string]string, logger *slog.Logger) (*Main, string) {
 	t.Helper()
+	return startMainAt(t, env, logger, nil)
+}
+
+// startMainAt is startMainLogging with the Main's clock now (nil: the
+// real one).
+func startMainAt(t *testing.T, env map[string]string, logger *slog.Logger, now func() time.Time) (*Main, string) {
+	t.Helper()
 	env["FLOWGATE_ADDR"] = "127.0.0.1:0"
 	if env["MONITORING_USER"] == "" && env["MONITORING_AUTH"] == "" {
 		env["MONITORING_AUTH"] = "none" // Asynqmon open: tests read /monitoring without credentials
@@ -45,6 +52,9 @@ func startMainLogging(t *testing.T, env map[string]string, logger *slog.Logger) 
 	cfg, err := LoadConfig(envOf(env))
 	require.NoError(t, err)
 	m := NewMain(cfg, logger)
+	if now != nil {
+		m.Now = now
+	}
 	require.NoError(t, m.Run(context.Background()))
 	t.Cleanup(func() { _ = m.Close() })
 	return m, "http://" + m.Addr()

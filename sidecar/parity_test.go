@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"sort"
 	"strconv"
@@ -49,6 +50,13 @@ type parityEnv struct {
 
 func newParityEnv(t *testing.T, simCfg cloud9sim.Config, env map[string]string) *parityEnv {
 	t.Helper()
+	return newParityEnvAt(t, simCfg, env, nil)
+}
+
+// newParityEnvAt is newParityEnv with flowgate's clock now (nil: the real
+// one); give the simulator the same (simCfg.Now).
+func newParityEnvAt(t *testing.T, simCfg cloud9sim.Config, env map[string]string, now func() time.Time) *parityEnv {
+	t.Helper()
 	simCfg.Seed = 1
 	if simCfg.WriteLimit == (cloud9sim.Rate{}) {
 		simCfg.WriteLimit = cloud9sim.Unlimited
@@ -69,7 +77,7 @@ func newParityEnv(t *testing.T, simCfg cloud9sim.Config, env map[string]string) 
 	for k, v := range env {
 		e[k] = v
 	}
-	_, base := startMain(t, e)
+	_, base := startMainAt(t, e, slog.New(slog.NewTextHandler(io.Discard, nil)), now)
 	signer, err := authtoken.New(authtoken.Config{Secret: []byte(e["BOOKING_AUTH_SECRET"])})
 	require.NoError(t, err)
 	return &parityEnv{sim: sim, base: base + parityBase, signer: signer}

@@ -48,7 +48,7 @@ var holdsSettings = []setting{
 		c.Holds.SweepSpec = v
 		return nil
 	}},
-	{name: "PRACTICE_TIME_ZONE", def: DefaultPracticeZone, help: "IANA zone of the practice's wall clock: Cloud9 sends slot times without offset; they are read in it by the hold engine's IVA face, the /v1 Cloud9 catalogue and cancelAppt (one zone for all three)", apply: func(c *Config, v string) error {
+	{name: "PRACTICE_TIME_ZONE", def: DefaultPracticeZone, help: "IANA zone of the practice's wall clock: Cloud9 sends slot times without offset; they are read in it by the hold engine's IVA face, the /v1 Cloud9 catalogue and cancelAppt; tomorrow (where the slot cache's tiers and a missing or past getApptSlots startDate begin) is the day after today in it (one zone for all)", apply: func(c *Config, v string) error {
 		loc, err := time.LoadLocation(strings.TrimSpace(v))
 		if err != nil {
 			return fmt.Errorf("want an IANA zone such as America/New_York, got %q", v)

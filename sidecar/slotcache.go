@@ -37,7 +37,7 @@ func (m *Main) newSlotCache(rdb redis.UniversalClient, client *cloud9.Client, ca
 	limiter := cloud9.NewRedisLimiter(rdb, map[string]cloud9.Rate{cloud9.ProcGetOnlineReservations: read}, cloud9.Rate{},
 		cloud9.WithMargin(bc.LimitMargin))
 	r, err := slotcache.New(slotcache.Config{Cache: cache, Redis: rdb, Cloud9: client.WithoutLimiter(), Limiter: limiter,
-		LocationGUID: bc.LocationGUID, TierDays: cfg.TierDays, Fresh: bc.SlotFresh, Stale: cfg.Stale, HardStale: cfg.HardStale,
+		LocationGUID: bc.LocationGUID, TierDays: cfg.TierDays, Zone: m.Config.Family.PracticeZone, Fresh: bc.SlotFresh, Stale: cfg.Stale, HardStale: cfg.HardStale,
 		HealthFailures: cfg.HealthFailures, Schedule: cfg.Schedule, Columns: bc.offeredColumns(), Now: m.Now, Logger: m.Logger})
 	if err != nil {
 		return nil, &ConfigError{Var: "SLOT_CACHE_TIERS", Err: err}

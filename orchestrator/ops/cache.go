@@ -133,7 +133,7 @@ func (h *Handlers) refresh(c *fiber.Ctx) error {
 	for _, t := range rep.Tiers {
 		rt := contracts.CacheRefreshTier{Tier: t.Tier, TierDays: t.Days, Success: t.Success, SlotCount: t.SlotCount,
 			Retries: max(t.Attempts-1, 0), FetchDurationMs: t.Duration.Milliseconds(), RedisKey: h.cfg.Refresher.TierKey(t.Tier),
-			RedisStored: t.Success}
+			RedisStored: t.Stored}
 		if t.Err != nil {
 			msg := "refresh failed"
 			rt.Error = &msg

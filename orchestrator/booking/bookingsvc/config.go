@@ -136,6 +136,11 @@ type Config struct {
 	// reads. Default 10000.
 	StatusScanLimit int
 
+	// PracticeZone is the practice's zone (PRACTICE_TIME_ZONE): a missing
+	// or past startDate becomes the day after today there
+	// (slots.Tomorrow). Default UTC.
+	PracticeZone *time.Location
+
 	Now        func() time.Time
 	Sleep      func(ctx context.Context, d time.Duration) error // default: a timer, ends early with ctx
 	Logger     *slog.Logger
@@ -192,6 +197,9 @@ func (c Config) withDefaults() Config {
 	setDefault(&c.SessionTTL, DefaultSessionTTL)
 	setDefault(&c.StatusEndpoint, DefaultBasePath+"/queue-status")
 	setDefault(&c.StatusScanLimit, 10000)
+	if c.PracticeZone == nil {
+		c.PracticeZone = time.UTC
+	}
 	if c.Now == nil {
 		c.Now = time.Now
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/flowgate/flowgate/contracts"
+	"github.com/flowgate/flowgate/orchestrator/booking/slots"
 	"github.com/flowgate/flowgate/orchestrator/cloud9"
 )
 
@@ -19,13 +20,19 @@ const (
 	maxTimeWindow      = 240
 )
 
+// ApptSlotsDays is getApptSlots' span: startDate to startDate + 30 days,
+// whatever endDate says. The original never sends endDate to Cloud9
+// (reference §1.4) and the voice assistant's prompts were tuned on its
+// month of slots (a narrower endDate gave 66 slots where it gave 288).
+const ApptSlotsDays = 30
+
 // GetApptSlots is POST getApptSlots (reference §1.4): the SlotSource's
-// slots minus those another session holds (seed 003), each with its
-// bookingToken, the first five as voiceSlots, and llm_guidance. Nothing
-// found, or Cloud9 failing, is the 200 no-slots answer (transfer_reason
-// no_slots_after_retries, timeout or api_error).
+// slots of ApptSlotsDays from startDate minus those another session holds
+// (seed 003), each with its bookingToken, the first five as voiceSlots,
+// and llm_guidance. Nothing found, or Cloud9 failing, is the 200 no-slots
+// answer (transfer_reason no_slots_after_retries, timeout or api_error).
 func (s *Service) GetApptSlots(ctx context.Context, req contracts.GetApptSlotsRequest) Answer {
-	q := s.slotQuery(req.StartDate, req.EndDate, req.ScheduleViewGUIDs, holder(req.SessionID, req.UUI))
+	q := s.slotQuery(req.StartDate, "", ApptSlotsDays, req.ScheduleViewGUIDs, holder(req.SessionID, req.UUI))
 	resp := contracts.GetApptSlotsResponse{Slots: []contracts.ApptSlot{}, VoiceSlots: []contracts.VoiceSlot{},
 		SearchRange: contracts.SearchRange{StartDate: q.StartDate, EndDate: q.EndDate}}
 	answer := func(g contracts.SlotsGuidance, outcome string) Answer {
@@ -72,7 +79,7 @@ func (s *Service) GetGroupedApptSlots(ctx context.Context, req contracts.GetGrou
 		window = DefaultTimeWindowMinutes
 	}
 	n, window = min(n, maxGroupedPatients), min(window, maxTimeWindow)
-	q := GroupQuery{SlotQuery: s.slotQuery(req.StartDate, req.EndDate, req.ScheduleViewGUIDs, holder(req.SessionID, req.UUI)),
+	q := GroupQuery{SlotQuery: s.slotQuery(req.StartDate, req.EndDate, 0, req.ScheduleViewGUIDs, holder(req.SessionID, req.UUI)),
 		NumberOfPatients: n, TimeWindowMinutes: window}
 	resp := contracts.GroupedSlotsResponse{Groups: []contracts.SlotGroup{}, Slots: []contracts.ApptSlot{},
 		NumberOfPatients: n, TimeWindowMinutes: window, TierBased: true, TiersSearched: []int{},
@@ -151,26 +158,32 @@ func groupedRange(r contracts.SearchRange) contracts.SearchRange {
 }
 
 // slotQuery normalises the dates: a missing, unreadable or past startDate
-// becomes tomorrow; endDate is kept when readable and not before it.
-func (s *Service) slotQuery(start, end string, views []string, session string) SlotQuery {
-	now := s.cfg.Now()
-	today := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, now.Location())
+// becomes tomorrow in the practice's zone (slots.Tomorrow). With span > 0
+// the query ends span days after startDate whatever end says
+// (getApptSlots); with span 0 end is kept when readable and not before
+// startDate.
+func (s *Service) slotQuery(start, end string, span int, views []string, session string) SlotQuery {
+	tomorrow := slots.Tomorrow(s.cfg.Now(), s.cfg.PracticeZone)
 	sd, ok := parseDate(start)
-	if !ok || sd.Before(today.AddDate(0, 0, 1)) {
-		sd = today.AddDate(0, 0, 1)
+	if !ok || sd.Before(tomorrow) {
+		sd = tomorrow
 	}
 	q := SlotQuery{StartDate: sd.Format("01/02/2006"), ScheduleViewGUIDs: views, SessionID: session}
-	if ed, ok := parseDate(end); ok && !ed.Before(sd) {
+	if span > 0 {
+		q.EndDate = sd.AddDate(0, 0, span).Format("01/02/2006")
+	} else if ed, ok := parseDate(end); ok && !ed.Before(sd) {
 		q.EndDate = ed.Format("01/02/2006")
 	}
 	return q
 }
 
+// parseDate reads a request's date as midnight labelled UTC (the dates of
+// package slots).
 func parseDate(s string) (time.Time, bool) {
 	s = strings.TrimSpace(s)
 	for _, layout := range []string{"1/2/2006", "2006-01-02", "1/2/2006 3:04:05 PM", "1/2/2006 3:04 PM", time.RFC3339} {
 		if t, err := time.Parse(layout, s); err == nil {
-			return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.Local), true
+			return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC), true
 		}
 	}
 	return time.Time{}, false

@@ -3,6 +3,7 @@ package bookingsvc_test
 import (
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -102,4 +103,42 @@ func TestGetGroupedApptSlots(t *testing.T) {
 	er := a.Body.(contracts.GroupedSlotsResponse)
 	require.True(t, er.Error)
 	require.Equal(t, contracts.ActionTransferToAgent, er.LLMGuidance.ActionRequired)
+}
+
+// getApptSlots asks for startDate and the 30 days after it whatever
+// endDate says (the original's query: reference §1.4), and "tomorrow" —
+// a missing or past startDate — is the day after today in the practice's
+// zone: at 20:00 in New York (01:00 UTC the next day) New York's tomorrow
+// is not skipped.
+func TestGetApptSlotsSpanAndTomorrowInPracticeZone(t *testing.T) {
+	t.Parallel()
+	ny, err := time.LoadLocation("America/New_York")
+	require.NoError(t, err)
+	e := bt.NewEnv()
+	e.Clock.Advance(9*time.Hour + 30*time.Minute) // 2026-01-21 01:00 UTC = 20 Jan 20:00 New York
+	s := e.Service(t, func(c *bookingsvc.Config) { c.PracticeZone = ny })
+	utc := e.Service(t) // the default zone, UTC: already the 21st
+
+	last := func() bookingsvc.SlotQuery { return e.Slots.Queries[len(e.Slots.Queries)-1] }
+	for _, c := range []struct {
+		name       string
+		svc        *bookingsvc.Service
+		req        contracts.GetApptSlotsRequest
+		start, end string
+	}{
+		{"no startDate: New York's tomorrow", s, contracts.GetApptSlotsRequest{}, "01/21/2026", "02/20/2026"},
+		{"no startDate in UTC", utc, contracts.GetApptSlotsRequest{}, "01/22/2026", "02/21/2026"},
+		{"endDate ignored", s, contracts.GetApptSlotsRequest{StartDate: "01/26/2026", EndDate: "01/28/2026"}, "01/26/2026", "02/25/2026"},
+		{"endDate beyond 30 days ignored", s, contracts.GetApptSlotsRequest{StartDate: "2026-01-26", EndDate: "2026-04-30"}, "01/26/2026", "02/25/2026"},
+		{"New York's tomorrow is not past", s, contracts.GetApptSlotsRequest{StartDate: "01/21/2026", EndDate: "01/21/2026"}, "01/21/2026", "02/20/2026"},
+		{"New York's today is past", s, contracts.GetApptSlotsRequest{StartDate: "01/20/2026"}, "01/21/2026", "02/20/2026"},
+	} {
+		_ = body[contracts.GetApptSlotsResponse](t, c.svc.GetApptSlots(ctx, c.req))
+		require.Equal(t, c.start, last().StartDate, c.name)
+		require.Equal(t, c.end, last().EndDate, c.name)
+	}
+
+	// getGroupedApptSlots keeps its endDate; its tomorrow is New York's too.
+	_ = body[contracts.GroupedSlotsResponse](t, s.GetGroupedApptSlots(ctx, contracts.GetGroupedApptSlotsRequest{EndDate: "01/23/2026"}))
+	require.Equal(t, bookingsvc.SlotQuery{StartDate: "01/21/2026", EndDate: "01/23/2026"}, last())
 }

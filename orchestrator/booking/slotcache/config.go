@@ -48,6 +48,10 @@ type Config struct {
 	LocationGUID string
 	// TierDays are the tiers' spans from tomorrow, tier 1 first.
 	TierDays []int
+	// Zone is the practice's zone (PRACTICE_TIME_ZONE): "tomorrow", the
+	// tiers' first day, is the day after today there (slots.Tomorrow).
+	// Default UTC.
+	Zone *time.Location
 	// Fresh / Stale / HardStale: see the package doc. Fresh < Stale <=
 	// HardStale; a tier lives for the slot cache's TTL, so HardStale
 	// should not exceed it.
@@ -91,6 +95,9 @@ func (c Config) withDefaults() Config {
 	c.HistoryLen = or(c.HistoryLen, DefaultHistoryLen)
 	if c.Prefix == "" {
 		c.Prefix = "flowgate"
+	}
+	if c.Zone == nil {
+		c.Zone = time.UTC
 	}
 	if c.Now == nil {
 		c.Now = time.Now

@@ -13,7 +13,9 @@ import (
 //	flowgate:{slots}:health:<LOC>:<N>     HASH   tier N's refresh record: consecutiveFailures,
 //	                                             lastError, lastSuccess, lastAttempt (no TTL)
 //	flowgate:{slots}:history:<LOC>        LIST   the last HistoryLen refresh outcomes, newest first,
-//	                                             JSON {tier, success, slotCount, error, timestamp}
+//	                                             JSON contracts.CacheRefreshEntry {tier, success,
+//	                                             slotCount, error, timestamp, dateRange, fetchDurationMs,
+//	                                             retries, isRetry, redisWriteSuccess}
 //
 // The tiers themselves are slots.Cache's (flowgate:{slots}:t:<LOC>:<N>).
 type keys struct{ base string }

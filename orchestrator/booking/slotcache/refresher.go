@@ -60,7 +60,8 @@ func (r *Refresher) Tiers() []int {
 	return out
 }
 
-// TierResult is one tier's refresh outcome.
+// TierResult is one tier's refresh outcome. Stored: the list was written
+// to Redis; Retry: the tier's previous refresh had failed.
 type TierResult struct {
 	Tier      int
 	Days      int
@@ -70,6 +71,8 @@ type TierResult struct {
 	Duration  time.Duration
 	Err       error
 	From, To  time.Time
+	Stored    bool
+	Retry     bool
 }
 
 // Report is one refresh run.
@@ -168,10 +171,10 @@ func (r *Refresher) release(token string) {
 	}
 }
 
-// tierRange is tier n's dates as of now: tomorrow to tomorrow + days.
+// tierRange is tier n's dates as of now: tomorrow (in the practice's
+// zone) to tomorrow + days.
 func (r *Refresher) tierRange(n int) slots.Range {
-	now := r.cfg.Now()
-	from := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC).AddDate(0, 0, 1)
+	from := slots.Tomorrow(r.cfg.Now(), r.cfg.Zone)
 	return slots.Range{LocationGUID: r.cfg.LocationGUID, From: from, To: from.AddDate(0, 0, r.cfg.TierDays[n-1])}
 }
 
@@ -179,13 +182,14 @@ func (r *Refresher) tierRange(n int) slots.Range {
 // triples, and records the outcome.
 func (r *Refresher) refreshTier(ctx context.Context, n int) TierResult {
 	rg := r.tierRange(n)
-	res := TierResult{Tier: n, Days: r.cfg.TierDays[n-1], From: rg.From, To: rg.To}
+	res := TierResult{Tier: n, Days: r.cfg.TierDays[n-1], From: rg.From, To: rg.To, Retry: r.failing(ctx, n)}
 	start := r.cfg.Now()
 	list, attempts, err := r.fetch(ctx, rg)
 	res.Attempts, res.Duration = attempts, r.cfg.Now().Sub(start)
 	if err == nil {
 		pg := slots.NewPreGrouped(n, r.cfg.Now(), r.offeredChairs(list), r.cfg.Window)
 		err = r.cfg.Cache.PutTier(ctx, n, rg, list, slots.TierStats{Days: res.Days, FetchDuration: res.Duration, Attempts: attempts}, &pg)
+		res.Stored = err == nil
 	}
 	res.Success, res.SlotCount, res.Err = err == nil, len(list), err
 	if !res.Success {
@@ -210,18 +214,22 @@ func (r *Refresher) offeredChairs(list []slots.Slot) []slots.Slot {
 	return out
 }
 
-// historyEntry is one element of cache-health's refreshHistory.
-type historyEntry struct {
-	Tier      int     `json:"tier"`
-	Success   bool    `json:"success"`
-	SlotCount int     `json:"slotCount"`
-	Error     *string `json:"error"`
-	Timestamp string  `json:"timestamp"`
+// failing reports whether tier n's last refresh failed (its record counts
+// consecutive failures); a record Redis cannot read counts as not failing.
+func (r *Refresher) failing(ctx context.Context, n int) bool {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	c, err := r.cfg.Redis.HGet(ctx, r.keys.health(r.cfg.LocationGUID, n), "consecutiveFailures").Int()
+	return err == nil && c > 0
 }
 
+// record stores res in tier n's record and as the newest refreshHistory
+// entry (the JSON cache-health answers as is).
 func (r *Refresher) record(ctx context.Context, res TierResult) {
 	now := contracts.JSTime(r.cfg.Now())
-	h := historyEntry{Tier: res.Tier, Success: res.Success, SlotCount: res.SlotCount, Timestamp: now}
+	h := contracts.CacheRefreshEntry{Tier: res.Tier, Success: res.Success, SlotCount: res.SlotCount, Timestamp: now,
+		DateRange:       &contracts.DateRange{Start: res.From.Format(time.DateOnly), End: res.To.Format(time.DateOnly)},
+		FetchDurationMs: res.Duration.Milliseconds(), Retries: max(res.Attempts-1, 0), IsRetry: res.Retry, RedisWriteSuccess: res.Stored}
 	ok, text := "1", ""
 	if !res.Success {
 		ok, text = "0", errText(res.Err)

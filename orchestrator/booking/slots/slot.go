@@ -73,6 +73,19 @@ func ParseTime(s string) (time.Time, error) {
 // FormatTime writes t as Cloud9 does: "1/20/2026 10:00:00 AM".
 func FormatTime(t time.Time) string { return cloud9.FormatTime(t) }
 
+// Tomorrow is the practice's next calendar day as of now: the day after
+// now's date in zone (PRACTICE_TIME_ZONE; nil is UTC), as midnight
+// labelled UTC like every date of this package. The tiers start on it and
+// a missing or past startDate becomes it: at 20:00 in New York (01:00 UTC
+// the next day) it is still the day after New York's today.
+func Tomorrow(now time.Time, zone *time.Location) time.Time {
+	if zone == nil {
+		zone = time.UTC
+	}
+	d := now.In(zone)
+	return time.Date(d.Year(), d.Month(), d.Day()+1, 0, 0, 0, 0, time.UTC)
+}
+
 // Date is t's date as the booking answers spell it: "01/20/2026".
 func Date(t time.Time) string { return t.Format("01/02/2006") }
 

@@ -82,3 +82,32 @@ func TestSlotID(t *testing.T) {
 	_, err = slots.SlotID(view, chair8, "soon")
 	require.Error(t, err)
 }
+
+// Tomorrow is the day after today in the practice's zone, not in UTC:
+// between 19:00 and midnight in New York (winter) UTC is already on the
+// next day, and tomorrow must not skip New York's tomorrow.
+func TestTomorrowInPracticeZone(t *testing.T) {
+	t.Parallel()
+	ny, err := time.LoadLocation("America/New_York")
+	require.NoError(t, err)
+	day := func(y int, m time.Month, d int) time.Time { return time.Date(y, m, d, 0, 0, 0, 0, time.UTC) }
+	for _, c := range []struct {
+		name string
+		now  time.Time
+		zone *time.Location
+		want time.Time
+	}{
+		{"20:00 New York = 01:00 UTC next day", time.Date(2026, 1, 13, 1, 0, 0, 0, time.UTC), ny, day(2026, 1, 13)},
+		{"the same instant in UTC", time.Date(2026, 1, 13, 1, 0, 0, 0, time.UTC), time.UTC, day(2026, 1, 14)},
+		{"18:59 New York", time.Date(2026, 1, 12, 23, 59, 0, 0, time.UTC), ny, day(2026, 1, 13)},
+		{"23:59 New York", time.Date(2026, 1, 13, 4, 59, 0, 0, time.UTC), ny, day(2026, 1, 13)},
+		{"00:00 New York", time.Date(2026, 1, 13, 5, 0, 0, 0, time.UTC), ny, day(2026, 1, 14)},
+		{"summer: 20:30 EDT", time.Date(2026, 7, 1, 0, 30, 0, 0, time.UTC), ny, day(2026, 7, 1)},
+		{"a clock in another zone", time.Date(2026, 1, 12, 20, 0, 0, 0, ny), nil, day(2026, 1, 14)},
+		{"month end", time.Date(2026, 2, 1, 2, 0, 0, 0, time.UTC), ny, day(2026, 2, 1)},
+	} {
+		got := slots.Tomorrow(c.now, c.zone)
+		require.Equal(t, c.want, got, c.name)
+		require.Equal(t, time.UTC, got.Location(), c.name)
+	}
+}

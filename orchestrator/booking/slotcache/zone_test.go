@@ -1,0 +1,63 @@
+package slotcache_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/flowgate/flowgate/orchestrator/booking/bookingsvc"
+	"github.com/flowgate/flowgate/orchestrator/booking/slotcache"
+	"github.com/flowgate/flowgate/orchestrator/cloud9/cloud9sim"
+	"github.com/flowgate/flowgate/test/clocktest"
+)
+
+// The tiers start on tomorrow in the practice's zone (PRACTICE_TIME_ZONE),
+// on the injected clock. At 20:00 in New York — 01:00 UTC the next day —
+// tier 1 starts on New York's tomorrow and holds its slots; computed in
+// UTC it would start a day later and skip that day's slots.
+func TestTiersStartTomorrowInPracticeZone(t *testing.T) {
+	ny, err := time.LoadLocation("America/New_York")
+	require.NoError(t, err)
+	// Monday 12 Jan 2026, 20:00 New York = Tuesday 13 Jan, 01:00 UTC.
+	clk := clocktest.New(time.Date(2026, 1, 13, 1, 0, 0, 0, time.UTC))
+	e := newEnv(t, cloud9sim.Config{Now: clk.Now, TimeZone: ny})
+	e.clock = clk
+	ctx := context.Background()
+	date := func(m time.Month, d int) time.Time { return time.Date(2026, m, d, 0, 0, 0, 0, time.UTC) }
+
+	a := e.instance(t, func(c *slotcache.Config) { c.Zone = ny })
+	rep, err := a.r.Refresh(ctx, nil)
+	require.NoError(t, err)
+	require.True(t, rep.OK())
+	for i, days := range []int{30, 60, 90} {
+		require.Equal(t, date(time.January, 13), rep.Tiers[i].From, "tier %d starts on New York's tomorrow", i+1)
+		require.Equal(t, date(time.January, 13).AddDate(0, 0, days), rep.Tiers[i].To)
+	}
+	h, err := a.r.Health(ctx)
+	require.NoError(t, err)
+	require.Equal(t, "2026-01-13", h.Tiers[0].DateRange.Start)
+	require.Equal(t, "2026-02-12", h.Tiers[0].DateRange.End)
+	require.Equal(t, "2026-01-13", h.Tiers[0].SlotsByDate[0].Date, "Tuesday's slots are in tier 1")
+	tuesday := h.Tiers[0].SlotsByDate[0].Count
+	require.Positive(t, tuesday)
+
+	// getApptSlots for New York's tomorrow (its 30 days) is tier 1's.
+	reads := e.reads()
+	got, err := a.src.Slots(ctx, bookingsvc.SlotQuery{StartDate: "01/13/2026", EndDate: "02/12/2026"})
+	require.NoError(t, err)
+	require.True(t, got.Cache.Used)
+	require.Equal(t, reads, e.reads(), "answered from tier 1, not Cloud9")
+	require.Equal(t, "1/13/2026", got.Slots[0].StartTime[:9])
+
+	// The zone left at UTC (the old rule): the same instant is already
+	// Tuesday, so tier 1 starts on Wednesday and Tuesday's slots are gone.
+	u := e.instance(t, nil)
+	rep, err = u.r.Refresh(ctx, []int{1})
+	require.NoError(t, err)
+	require.Equal(t, date(time.January, 14), rep.Tiers[0].From)
+	h, err = u.r.Health(ctx)
+	require.NoError(t, err)
+	require.Equal(t, "2026-01-14", h.Tiers[0].SlotsByDate[0].Date)
+}
