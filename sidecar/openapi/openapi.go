@@ -81,19 +81,12 @@ type Config struct {
 	FailPath        string // WEBHOOK_FAIL_PATH
 }
 
-// gated are the families of files built only with a build tag (ops_family.go,
-// ops_cacheops.go, ops_holds.go: the routes of packages merged on main
-// while this document was written), registered by their init.
-var gated []func() []Op
-
 // Operations are every family's operations, paths resolved.
 func Operations(c Config) []Op {
 	var all []Op
-	for _, family := range [][]Op{opsService(), opsNodeRed(), opsQueue(), opsWebhooks(), opsBuffer()} {
+	for _, family := range [][]Op{opsService(), opsNodeRed(), opsQueue(), opsWebhooks(), opsBuffer(),
+		opsCacheOps(), opsFamily(), opsHolds()} {
 		all = append(all, family...)
-	}
-	for _, family := range gated {
-		all = append(all, family()...)
 	}
 	r := strings.NewReplacer(BasePath, c.NodeRedBasePath, AckPath, c.AckPath, FailPath, c.FailPath)
 	for i := range all {

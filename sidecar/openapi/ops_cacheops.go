@@ -50,7 +50,3 @@ func opsCacheOps() []Op {
 		op(http.MethodDelete, "/test/redis-slot-cache/clear", "Alias of DELETE cache", nil, nil, clear),
 	}
 }
-
-// Built only with -tags flowgate_main until this branch is merged with main
-// (whose packages it names); then delete the build line above.
-func init() { gated = append(gated, opsCacheOps) }

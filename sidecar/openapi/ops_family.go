@@ -33,7 +33,3 @@ func opsFamily() []Op {
 		{Method: http.MethodGet, Path: BasePath + "/operations/:operationId", Tag: tag, Summary: "A queued operation", Responses: status},
 	}
 }
-
-// Built only with -tags flowgate_main until this branch is merged with main
-// (whose packages it names); then delete the build line above.
-func init() { gated = append(gated, opsFamily) }

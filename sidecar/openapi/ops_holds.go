@@ -49,7 +49,3 @@ func opsHolds() []Op {
 			Responses: []Resp{{Status: s200, Desc: "an HTML page", ContentType: "text/html"}}},
 	}
 }
-
-// Built only with -tags flowgate_main until this branch is merged with main
-// (whose packages it names); then delete the build line above.
-func init() { gated = append(gated, opsHolds) }
