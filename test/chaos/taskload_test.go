@@ -345,7 +345,7 @@ func (l *taskLoad) fate(i int, tk contracts.Task, dones, recov int) string {
 	case tk.InDLQ():
 		byFails := want == l.maxAttempts && tk.Attempts == l.maxAttempts
 		byRecoveries := tk.Recoveries == tasks.DefaultMaxRecoveries && tk.Attempts < l.maxAttempts
-		if tk.Status != contracts.StatusError || dones != 0 || !(byFails || byRecoveries) {
+		if tk.Status != contracts.StatusError || dones != 0 || (!byFails && !byRecoveries) {
 			return fmt.Sprintf("a dead letter must have %d attempts (planned: %d FAILs) or %d recoveries (has %d)",
 				l.maxAttempts, want, tasks.DefaultMaxRecoveries, recov)
 		}
