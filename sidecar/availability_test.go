@@ -71,7 +71,7 @@ func TestAvailabilityCloud9Default(t *testing.T) {
 
 // Redis loses every key under a running flowgate (FLUSHDB; a failover to
 // an empty replica): /v1/appointment-types answers 200 again, the same
-// catalogue, without a restart (issue 21, point 5: it answered 503 until
+// catalogue, without a restart (before, it answered 503 until
 // one). The schedule file is stored again once; Cloud9's slot cache is
 // refilled from Cloud9.
 func TestAvailabilityHealsAfterFlushDB(t *testing.T) {

@@ -29,7 +29,7 @@ var opsDeliberate = map[string]string{
 }
 
 // healthHistoryPaths are the keys of the original's refreshHistory entries
-// the measured shapes lack (the product owner's list, issue 23): each
+// the measured shapes lack: each
 // entry carries them. dateRange is {start, end} like tiers[].dateRange.
 var healthHistoryPaths = map[string]string{
 	"refreshHistory[].dateRange": "object", "refreshHistory[].dateRange.start": "string", "refreshHistory[].dateRange.end": "string",

@@ -13,7 +13,7 @@ import (
 	"github.com/flowgate/flowgate/test/redistest"
 )
 
-// In-call figures (the product owner's points 1–2): what a caller hears
+// In-call figures: what a caller hears
 // while still on the line, with the Cloud9 simulator at its default limit
 // (5 writes/min per procedure, real minutes: scale 1) and flowgate at its
 // defaults (CLOUD9_WRITE_LIMIT 5/min, CLOUD9_WRITE_LIMITER window,

@@ -120,7 +120,7 @@ func TestUnfinishedClaimIsResumed(t *testing.T) {
 	require.Equal(t, "own", e.MessageID)
 }
 
-// Many resends of one key whose claim has no task (the fault
+// Many resends of one key whose claim has no task (the operator's fault
 // drill: flowgate killed mid-enqueue, every client resending at once):
 // exactly one is accepted, every other answer is a 409 naming that same
 // message, and it exists once.

@@ -15,7 +15,7 @@ import (
 // schedule.
 const restoreLine = "stored the schedule file's again"
 
-// Redis lost the schedule (issue 21, point 5: a FLUSHDB, a failover to an
+// Redis lost the schedule (a FLUSHDB, a failover to an
 // empty replica answered 503 until a restart). Two instances — a Store and
 // a Catalog each, on the same keys — read it from 32 goroutines at once:
 // every read answers, the file's schedule is stored exactly once (one
