@@ -125,7 +125,8 @@ func (w *Worker) consultChild(ctx context.Context, pol *workerPolicy, p Consulta
 		w.reportFailed(ctx, subject{opID: p.OperationID, opType: contracts.OpSetPatient, patientGUID: p.ParentGUID,
 			patientName: cp.FirstName + " " + cp.LastName, childName: cp.FirstName + " " + cp.LastName, phone: p.Parent.Phone,
 			startTime: c.Appointment.StartTime, created: p.CreatedAt},
-			opError{class: o.f.errType(), text: o.f.text(), uncertain: o.f.uncertain}, w.cfg.Now())
+			opError{class: o.f.errType(), text: o.f.text(), uncertain: o.f.uncertain},
+			contracts.FailedNextStep(contracts.OpSetPatient, o.f.errType(), o.f.uncertain), w.cfg.Now())
 		r.Error = o.f.text()
 		return r, nil
 	case vBooked:

@@ -137,14 +137,13 @@ func (w *Worker) failedForGood(ctx context.Context, t *asynq.Task, err error) {
 			w.log.Warn("the failed operation's result could not be written", "operation_id", sub.opID, "err", werr)
 		}
 	}
-	w.reportFailed(ctx, sub, f, now)
+	w.reportFailed(ctx, sub, f, next, now)
 }
 
 // reportFailed counts one operation that failed for good (a task, or a
 // consultation's child whose patient Cloud9 refused), publishes
-// booking_failed and logs it.
-func (w *Worker) reportFailed(ctx context.Context, sub subject, f opError, now time.Time) {
-	next := contracts.FailedNextStep(sub.opType, f.class, f.uncertain)
+// booking_failed with the practice's next step and logs it.
+func (w *Worker) reportFailed(ctx context.Context, sub subject, f opError, next string, now time.Time) {
 	w.m.failed.WithLabelValues(sub.opType, f.class).Inc()
 	ev := contracts.BookingCompletedEvent{Event: contracts.EventBookingFailed, OperationID: sub.opID, OperationType: sub.opType,
 		PatientGUID: sub.patientGUID, PatientName: sub.patientName, ChildName: sub.childName, StartTime: sub.startTime,
