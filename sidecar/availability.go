@@ -8,9 +8,9 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/basicauth"
 
-	"github.com/flowgate/flowgate/orchestrator/booking/slots"
 	"github.com/flowgate/flowgate/orchestrator/holds/availability"
 	"github.com/flowgate/flowgate/orchestrator/holds/availability/availhttp"
+	"github.com/flowgate/flowgate/orchestrator/slots"
 )
 
 // availabilityPart is the web face's catalogue: the schedule-file or

@@ -14,8 +14,8 @@ import (
 	"github.com/flowgate/flowgate/orchestrator/buffer"
 	"github.com/flowgate/flowgate/orchestrator/buffer/bufferhttp"
 	"github.com/flowgate/flowgate/orchestrator/buffer/builtin"
+	"github.com/flowgate/flowgate/orchestrator/web/sse"
 	"github.com/flowgate/flowgate/scheduler"
-	"github.com/flowgate/flowgate/sidecar/web/sse"
 	"github.com/flowgate/flowgate/webhooks/hmacsig"
 )
 

@@ -13,7 +13,7 @@ import (
 	"github.com/hibiken/asynqmon"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/flowgate/flowgate/sidecar/web"
+	"github.com/flowgate/flowgate/orchestrator/web"
 )
 
 // startPprof serves net/http/pprof on its own listener when PPROF_ADDR is set.

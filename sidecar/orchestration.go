@@ -8,11 +8,11 @@ import (
 
 	"github.com/flowgate/flowgate/orchestrator"
 	"github.com/flowgate/flowgate/orchestrator/tasks"
-	"github.com/flowgate/flowgate/orchestrator/tasks/taskhttp"
 	"github.com/flowgate/flowgate/orchestrator/tasks/taskjobs"
 	"github.com/flowgate/flowgate/scheduler"
 	"github.com/flowgate/flowgate/webhooks"
 	"github.com/flowgate/flowgate/webhooks/signature"
+	"github.com/flowgate/flowgate/webhooks/taskhttp"
 )
 
 // orchestration is the VM task orchestration that replaces the n8n

@@ -13,7 +13,7 @@ import (
 
 	"github.com/flowgate/flowgate/orchestrator/booking/bookinghttp"
 	"github.com/flowgate/flowgate/orchestrator/tasks"
-	"github.com/flowgate/flowgate/orchestrator/tasks/taskhttp"
+	"github.com/flowgate/flowgate/webhooks/taskhttp"
 )
 
 // Rate is "N/duration", e.g. 5/min, 5/6s, 10/1m.

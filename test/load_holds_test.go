@@ -20,7 +20,7 @@ import (
 	"github.com/flowgate/flowgate/orchestrator/holds"
 	"github.com/flowgate/flowgate/orchestrator/holds/holdshttp"
 	"github.com/flowgate/flowgate/orchestrator/holds/holdshttp/holdshttptest"
-	"github.com/flowgate/flowgate/sidecar/web"
+	"github.com/flowgate/flowgate/orchestrator/web"
 	"github.com/flowgate/flowgate/test/loadgen"
 	"github.com/flowgate/flowgate/test/redistest"
 )

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flowgate/flowgate/contracts"
-	"github.com/flowgate/flowgate/orchestrator/tasks/taskhttp/taskhttptest"
+	"github.com/flowgate/flowgate/webhooks/taskhttp/taskhttptest"
 )
 
 // Every refused request is answered with its 4xx and code, and changes

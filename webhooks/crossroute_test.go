@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flowgate/flowgate/contracts"
-	"github.com/flowgate/flowgate/orchestrator/tasks/taskhttp/taskhttptest"
+	"github.com/flowgate/flowgate/webhooks/taskhttp/taskhttptest"
 )
 
 // A version-1 signature covers timestamp.body only, so a captured request

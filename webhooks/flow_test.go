@@ -6,7 +6,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flowgate/flowgate/contracts"
-	"github.com/flowgate/flowgate/orchestrator/tasks/taskhttp/taskhttptest"
+	"github.com/flowgate/flowgate/webhooks/taskhttp/taskhttptest"
 )
 
 // TestStateDiagram walks every edge of the seed's diagram over signed HTTP:

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flowgate/flowgate/contracts"
-	"github.com/flowgate/flowgate/orchestrator/tasks/taskhttp/taskhttptest"
+	"github.com/flowgate/flowgate/webhooks/taskhttp/taskhttptest"
 )
 
 // When the follower cannot schedule the retry after the ledger recorded the

@@ -17,10 +17,10 @@ import (
 
 	"github.com/flowgate/flowgate/contracts"
 	"github.com/flowgate/flowgate/orchestrator/tasks"
-	"github.com/flowgate/flowgate/orchestrator/tasks/taskhttp"
-	"github.com/flowgate/flowgate/orchestrator/tasks/taskhttp/taskhttptest"
 	"github.com/flowgate/flowgate/test/redistest"
 	"github.com/flowgate/flowgate/webhooks"
+	"github.com/flowgate/flowgate/webhooks/taskhttp"
+	"github.com/flowgate/flowgate/webhooks/taskhttp/taskhttptest"
 )
 
 // fasthttp starts one process-wide goroutine that keeps the Date header

@@ -15,9 +15,9 @@ import (
 
 	"github.com/flowgate/flowgate/contracts"
 	"github.com/flowgate/flowgate/orchestrator/tasks"
-	"github.com/flowgate/flowgate/orchestrator/tasks/taskhttp/taskhttptest"
-	"github.com/flowgate/flowgate/sidecar/web"
+	"github.com/flowgate/flowgate/orchestrator/web"
 	"github.com/flowgate/flowgate/webhooks"
+	"github.com/flowgate/flowgate/webhooks/taskhttp/taskhttptest"
 )
 
 func TestMetricsCountEveryOutcome(t *testing.T) {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/flowgate/flowgate/contracts"
 	"github.com/flowgate/flowgate/orchestrator/booking/slotcache"
-	"github.com/flowgate/flowgate/orchestrator/booking/slots"
+	"github.com/flowgate/flowgate/orchestrator/slots"
 )
 
 // cacheHealth is GET cache-health: 503 when unhealthy (the body says why).

@@ -13,8 +13,8 @@ import (
 
 	"github.com/flowgate/flowgate/contracts"
 	"github.com/flowgate/flowgate/orchestrator/booking/bookingsvc"
-	"github.com/flowgate/flowgate/orchestrator/tasks/taskhttp"
 	"github.com/flowgate/flowgate/test/rediscluster"
+	"github.com/flowgate/flowgate/webhooks/taskhttp"
 )
 
 // Budgets of the booking drill: the settings' defaults, read from the

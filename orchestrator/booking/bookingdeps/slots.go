@@ -10,8 +10,8 @@ import (
 
 	"github.com/flowgate/flowgate/contracts"
 	"github.com/flowgate/flowgate/orchestrator/booking/bookingsvc"
-	"github.com/flowgate/flowgate/orchestrator/booking/slots"
 	"github.com/flowgate/flowgate/orchestrator/cloud9"
+	"github.com/flowgate/flowgate/orchestrator/slots"
 )
 
 // ErrUnknownSlot is a well-formed bookingToken whose slot is not (or no
@@ -255,19 +255,7 @@ func (s SlotSource) fetch(ctx context.Context, views []string, from, to time.Tim
 	for attempt := 1; ; attempt++ {
 		got, err := s.Cloud9.GetOnlineReservations(ctx, q)
 		if err == nil {
-			out := make([]slots.Slot, 0, len(got))
-			for _, c := range got {
-				if s.LocationGUID != "" && c.LocationGUID != "" && !strings.EqualFold(c.LocationGUID, s.LocationGUID) {
-					continue
-				}
-				out = append(out, slots.Slot{StartTime: c.StartTime, EndTime: c.EndTime,
-					ScheduleViewGUID: c.ScheduleViewGUID, ScheduleViewDescription: c.ScheduleViewDescription,
-					ScheduleColumnGUID: c.ScheduleColumnGUID, ScheduleColumnDescription: c.ScheduleColumnDescription,
-					ScheduleTemplateName: c.ScheduleTemplateName, AppointmentClassGUID: c.AppointmentClassGUID,
-					AppointmentClassDescription: c.AppointmentClassDescription, AppointmentTypeGUID: c.AppointmentTypeGUID,
-					AppointmentTypeDescription: c.AppointmentTypeDescription, Minutes: c.Minutes, LocationGUID: c.LocationGUID})
-			}
-			return out, attempt, nil
+			return slots.FromCloud9(got, s.LocationGUID), attempt, nil
 		}
 		if attempt >= s.Attempts || !cloud9.IsRetryable(err) {
 			return nil, attempt, err

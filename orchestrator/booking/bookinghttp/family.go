@@ -9,7 +9,7 @@ import (
 
 	"github.com/flowgate/flowgate/contracts"
 	"github.com/flowgate/flowgate/orchestrator/booking/bookingsvc"
-	"github.com/flowgate/flowgate/sidecar/web"
+	"github.com/flowgate/flowgate/orchestrator/web"
 )
 
 // The rest of the Node-RED family (issue 10), under the same base path:

@@ -20,7 +20,7 @@ import (
 	"github.com/flowgate/flowgate/orchestrator/booking/bookingsvc"
 	bt "github.com/flowgate/flowgate/orchestrator/booking/bookingsvc/bookingsvctest"
 	"github.com/flowgate/flowgate/orchestrator/cloud9"
-	"github.com/flowgate/flowgate/sidecar/web"
+	"github.com/flowgate/flowgate/orchestrator/web"
 )
 
 // fasthttp keeps one process-wide goroutine updating its Date header, and

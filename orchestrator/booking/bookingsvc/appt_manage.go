@@ -11,9 +11,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/flowgate/flowgate/contracts"
-	"github.com/flowgate/flowgate/orchestrator/booking/slots"
 	"github.com/flowgate/flowgate/orchestrator/cloud9"
-	"github.com/flowgate/flowgate/orchestrator/holds/availability"
+	"github.com/flowgate/flowgate/orchestrator/slots"
 )
 
 // EditInsurance answers editInsurance: one SetPatientComment carrying the
@@ -191,7 +190,7 @@ func (f *Family) giveBack(ctx context.Context, id string, s slots.Slot, confirme
 		return // no start time known: there is no slot to give back
 	}
 	if f.d.Holds != nil && confirmed && s.ScheduleColumnGUID != "" {
-		at := availability.WallInstant(f.cfg.PracticeZone, time.Date(start.Year(), start.Month(), start.Day(), 0, 0, 0, 0, time.UTC),
+		at := slots.WallInstant(f.cfg.PracticeZone, time.Date(start.Year(), start.Month(), start.Day(), 0, 0, 0, 0, time.UTC),
 			start.Hour()*60+start.Minute()).UTC()
 		step("release hold", func(c context.Context) (err error) {
 			out.SlotReleased, err = f.d.Holds.ReleaseSlot(c, s.AppointmentTypeGUID, s.ScheduleColumnGUID, at)

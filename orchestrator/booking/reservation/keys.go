@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/flowgate/flowgate/orchestrator/booking/slots"
+	"github.com/flowgate/flowgate/orchestrator/slots"
 )
 
 // One key per slot, exactly seed 003's pattern (Prefix empty, the default):

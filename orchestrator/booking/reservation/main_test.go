@@ -14,11 +14,16 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/flowgate/flowgate/orchestrator/booking/reservation"
-	"github.com/flowgate/flowgate/orchestrator/booking/slots"
+	"github.com/flowgate/flowgate/orchestrator/slots"
 	"github.com/flowgate/flowgate/test/redistest"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m,
+		goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.updateServerDate.func1"),
+		goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.(*workerPool).Start.func2"),
+	)
+}
 
 const (
 	loc    = "1fef9297-7c8b-426b-b0d1-f2275136e48b"

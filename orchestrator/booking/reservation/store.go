@@ -11,10 +11,9 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/flowgate/flowgate/orchestrator/booking/slots"
 	"github.com/flowgate/flowgate/orchestrator/cloud9"
 	"github.com/flowgate/flowgate/orchestrator/holds"
-	"github.com/flowgate/flowgate/orchestrator/holds/availability"
+	"github.com/flowgate/flowgate/orchestrator/slots"
 )
 
 // The seed's TTLs.
@@ -175,7 +174,7 @@ func (st *Store) resolve(op string, s slots.Slot, sessionID, patientName string,
 
 // start is the slot's start in UTC: its Cloud9 wall-clock time read in
 // the location's zone, converted as the availability face converts it
-// (availability.WallInstant: a wall clock in a spring-forward gap maps to
+// (slots.WallInstant: a wall clock in a spring-forward gap maps to
 // the same instant on both faces, so both claim the same slot key).
 func (st *Store) start(s slots.Slot) (time.Time, error) {
 	t, err := slots.ParseTime(s.StartTime)
@@ -183,7 +182,7 @@ func (st *Store) start(s slots.Slot) (time.Time, error) {
 		return time.Time{}, fmt.Errorf("reservation: %w", err)
 	}
 	date := time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
-	wall := availability.WallInstant(st.cfg.Location, date, t.Hour()*60+t.Minute())
+	wall := slots.WallInstant(st.cfg.Location, date, t.Hour()*60+t.Minute())
 	return wall.Add(time.Duration(t.Second()) * time.Second).UTC(), nil
 }
 

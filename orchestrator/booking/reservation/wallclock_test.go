@@ -9,15 +9,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flowgate/flowgate/orchestrator/booking/reservation"
-	"github.com/flowgate/flowgate/orchestrator/booking/slots"
 	"github.com/flowgate/flowgate/orchestrator/holds"
-	"github.com/flowgate/flowgate/orchestrator/holds/availability"
+	"github.com/flowgate/flowgate/orchestrator/slots"
 	"github.com/flowgate/flowgate/test/redistest"
 )
 
 // A Cloud9 wall clock in the spring-forward gap (02:30 on 2026-03-08 in
 // America/Chicago) maps to the instant the availability face gives it
-// (availability.WallInstant), so both faces claim one slot key.
+// (slots.WallInstant), so both faces claim one slot key.
 func TestSpringForwardSlotMatchesTheAvailabilityFace(t *testing.T) {
 	t.Parallel()
 	chicago, err := time.LoadLocation("America/Chicago")
@@ -31,7 +30,7 @@ func TestSpringForwardSlotMatchesTheAvailabilityFace(t *testing.T) {
 	_, err = st.Reserve(ctx, s, "sess-1", "P")
 	require.NoError(t, err)
 
-	web := availability.WallInstant(chicago, time.Date(2026, 3, 8, 0, 0, 0, 0, time.UTC), 2*60+30)
+	web := slots.WallInstant(chicago, time.Date(2026, 3, 8, 0, 0, 0, 0, time.UTC), 2*60+30)
 	require.Equal(t, time.Date(2026, 3, 8, 8, 0, 0, 0, time.UTC), web.UTC())
 	h, _, found, err := eng.HolderOf(ctx, "col-1", web)
 	require.NoError(t, err)

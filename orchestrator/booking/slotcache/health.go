@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/flowgate/flowgate/contracts"
-	"github.com/flowgate/flowgate/orchestrator/booking/slots"
+	"github.com/flowgate/flowgate/orchestrator/slots"
 )
 
 // Health is cache-health: each tier's status from its list and its

@@ -7,14 +7,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/flowgate/flowgate/contracts"
-	"github.com/flowgate/flowgate/orchestrator/booking/slots"
 	"github.com/flowgate/flowgate/orchestrator/cloud9"
+	"github.com/flowgate/flowgate/orchestrator/slots"
 )
 
 // ErrBusy is a refresh asked for while another one (on any instance) holds
@@ -273,7 +272,7 @@ func (r *Refresher) fetch(ctx context.Context, rg slots.Range) ([]slots.Slot, in
 		}
 		got, err := r.cfg.Cloud9.GetOnlineReservations(ctx, q)
 		if err == nil {
-			return r.own(got), attempt, nil
+			return slots.FromCloud9(got, r.cfg.LocationGUID), attempt, nil
 		}
 		if attempt >= r.cfg.Attempts || !cloud9.IsRetryable(err) {
 			return nil, attempt, err
@@ -314,28 +313,6 @@ func sleep(ctx context.Context, d time.Duration) error {
 	case <-t.C:
 		return nil
 	}
-}
-
-// own keeps the configured location's slots, as slots.Slot.
-func (r *Refresher) own(got []cloud9.Slot) []slots.Slot {
-	out := make([]slots.Slot, 0, len(got))
-	for _, c := range got {
-		if c.LocationGUID != "" && !strings.EqualFold(c.LocationGUID, r.cfg.LocationGUID) {
-			continue
-		}
-		out = append(out, FromCloud9(c))
-	}
-	return out
-}
-
-// FromCloud9 is a GetOnlineReservations record as a slots.Slot.
-func FromCloud9(c cloud9.Slot) slots.Slot {
-	return slots.Slot{StartTime: c.StartTime, EndTime: c.EndTime,
-		ScheduleViewGUID: c.ScheduleViewGUID, ScheduleViewDescription: c.ScheduleViewDescription,
-		ScheduleColumnGUID: c.ScheduleColumnGUID, ScheduleColumnDescription: c.ScheduleColumnDescription,
-		ScheduleTemplateName: c.ScheduleTemplateName, AppointmentClassGUID: c.AppointmentClassGUID,
-		AppointmentClassDescription: c.AppointmentClassDescription, AppointmentTypeGUID: c.AppointmentTypeGUID,
-		AppointmentTypeDescription: c.AppointmentTypeDescription, Minutes: c.Minutes, LocationGUID: c.LocationGUID}
 }
 
 // Trigger fires one background refresh of every tier unless one was fired

@@ -11,9 +11,9 @@ import (
 	"github.com/flowgate/flowgate/contracts"
 	"github.com/flowgate/flowgate/orchestrator/booking/bookingsvc"
 	"github.com/flowgate/flowgate/orchestrator/booking/slotcache"
-	"github.com/flowgate/flowgate/orchestrator/booking/slots"
 	"github.com/flowgate/flowgate/orchestrator/cloud9"
 	"github.com/flowgate/flowgate/orchestrator/cloud9/cloud9sim"
+	"github.com/flowgate/flowgate/orchestrator/slots"
 	"github.com/flowgate/flowgate/scheduler"
 )
 

@@ -22,7 +22,7 @@ import (
 	"github.com/flowgate/flowgate/contracts/contractstest"
 	"github.com/flowgate/flowgate/orchestrator/buffer"
 	"github.com/flowgate/flowgate/orchestrator/buffer/bufferhttp"
-	"github.com/flowgate/flowgate/sidecar/web"
+	"github.com/flowgate/flowgate/orchestrator/web"
 	"github.com/flowgate/flowgate/test/redistest"
 )
 

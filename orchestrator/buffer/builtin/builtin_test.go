@@ -22,7 +22,7 @@ import (
 	"github.com/flowgate/flowgate/orchestrator/buffer"
 	"github.com/flowgate/flowgate/orchestrator/buffer/bufferhttp"
 	"github.com/flowgate/flowgate/orchestrator/buffer/builtin"
-	"github.com/flowgate/flowgate/sidecar/web/sse"
+	"github.com/flowgate/flowgate/orchestrator/web/sse"
 	"github.com/flowgate/flowgate/test/redistest"
 	"github.com/flowgate/flowgate/webhooks/hmacsig"
 )

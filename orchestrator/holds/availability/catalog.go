@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"slices"
 	"time"
+
+	"github.com/flowgate/flowgate/orchestrator/slots"
 )
 
 // DefaultMaxDays is the longest timeslot window one request may ask for,
@@ -137,14 +139,14 @@ func (c *Catalog) Timeslots(ctx context.Context, q TimeslotQuery) (Timeslots, er
 	if out.Specialists == nil {
 		out.Specialists = []Specialist{}
 	}
-	slots, cached, err := c.window(ctx, snap, t, q, today)
+	list, cached, err := c.window(ctx, snap, t, q, today)
 	if err != nil {
 		return Timeslots{}, err
 	}
 	out.Cached = cached
-	lo, hi := WallInstant(snap.Loc, q.From, 0), WallInstant(snap.Loc, q.From.AddDate(0, 0, q.Days), 0)
-	out.Slots = make([]Timeslot, 0, len(slots))
-	for _, s := range slots {
+	lo, hi := slots.WallInstant(snap.Loc, q.From, 0), slots.WallInstant(snap.Loc, q.From.AddDate(0, 0, q.Days), 0)
+	out.Slots = make([]Timeslot, 0, len(list))
+	for _, s := range list {
 		if !s.SlotStartDate.Before(lo) && s.SlotStartDate.Before(hi) && !s.SlotStartDate.Before(now) {
 			out.Slots = append(out.Slots, s)
 		}
@@ -236,7 +238,7 @@ func (c *Catalog) compute(ctx context.Context, snap Snapshot, t AppointmentType,
 	if err != nil {
 		return nil, err
 	}
-	lo, hi := WallInstant(snap.Loc, from, 0), WallInstant(snap.Loc, from.AddDate(0, 0, days), 0)
+	lo, hi := slots.WallInstant(snap.Loc, from, 0), slots.WallInstant(snap.Loc, from.AddDate(0, 0, days), 0)
 	appts, err := c.cfg.Store.Appointments(ctx, lo.Add(-t.Buffer()), hi.Add(t.Buffer()))
 	if err != nil {
 		return nil, err

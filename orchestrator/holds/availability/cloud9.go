@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/flowgate/flowgate/orchestrator/booking/slots"
+	"github.com/flowgate/flowgate/orchestrator/slots"
 )
 
 // errNoSchedule: the schedule-file source has nothing stored yet.
@@ -56,7 +56,7 @@ func (s Cloud9Source) withDefaults() Cloud9Source {
 func (s Cloud9Source) Snapshot(ctx context.Context) (Snapshot, error) {
 	s = s.withDefaults()
 	today := DateIn(s.Now(), s.Loc)
-	list, err := s.Slots.OpenSlots(ctx, WallInstant(s.Loc, today, 0), WallInstant(s.Loc, today.AddDate(0, 0, s.Horizon), 0))
+	list, err := s.Slots.OpenSlots(ctx, slots.WallInstant(s.Loc, today, 0), slots.WallInstant(s.Loc, today.AddDate(0, 0, s.Horizon), 0))
 	if err != nil {
 		return Snapshot{}, unavailableErr("availability.Cloud9Source.Snapshot", err)
 	}
@@ -95,7 +95,7 @@ func (s Cloud9Source) Snapshot(ctx context.Context) (Snapshot, error) {
 // Openings implements Source: the open slots of type t on those dates.
 func (s Cloud9Source) Openings(ctx context.Context, snap Snapshot, t AppointmentType, fromDate time.Time, days int) ([]Opening, error) {
 	s = s.withDefaults()
-	from, to := WallInstant(s.Loc, fromDate, 0), WallInstant(s.Loc, fromDate.AddDate(0, 0, days), 0)
+	from, to := slots.WallInstant(s.Loc, fromDate, 0), slots.WallInstant(s.Loc, fromDate.AddDate(0, 0, days), 0)
 	list := snap.open // the horizon list Snapshot read, when the window lies inside it
 	if snap.open == nil || fromDate.Before(snap.openFrom) || fromDate.AddDate(0, 0, days).After(snap.openFrom.AddDate(0, 0, s.Horizon)) {
 		var err error
@@ -113,7 +113,7 @@ func (s Cloud9Source) Openings(ctx context.Context, snap Snapshot, t Appointment
 			continue
 		}
 		date := civil(wall.Year(), wall.Month(), wall.Day())
-		start := WallInstant(s.Loc, date, wall.Hour()*60+wall.Minute()).UTC()
+		start := slots.WallInstant(s.Loc, date, wall.Hour()*60+wall.Minute()).UTC()
 		if start.Before(from) || !start.Before(to) {
 			continue
 		}

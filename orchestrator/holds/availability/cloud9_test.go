@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flowgate/flowgate/orchestrator/booking/slots"
 	"github.com/flowgate/flowgate/orchestrator/cloud9"
 	"github.com/flowgate/flowgate/orchestrator/cloud9/cloud9sim"
+	"github.com/flowgate/flowgate/orchestrator/slots"
 )
 
 // The Cloud9 source over the sandbox simulator and the shared slot cache:

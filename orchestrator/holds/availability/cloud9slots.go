@@ -4,11 +4,10 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"strings"
 	"time"
 
-	"github.com/flowgate/flowgate/orchestrator/booking/slots"
 	"github.com/flowgate/flowgate/orchestrator/cloud9"
+	"github.com/flowgate/flowgate/orchestrator/slots"
 )
 
 // ReservationReader is the Cloud9 call Cloud9Slots makes (the
@@ -85,18 +84,7 @@ func (c Cloud9Slots) OpenSlots(ctx context.Context, from, to time.Time) ([]slots
 		}
 		return nil, fmt.Errorf("availability: GetOnlineReservations: %w", err)
 	}
-	out := make([]slots.Slot, 0, len(got))
-	for _, s := range got {
-		if c.LocationGUID != "" && s.LocationGUID != "" && !strings.EqualFold(s.LocationGUID, c.LocationGUID) {
-			continue
-		}
-		out = append(out, slots.Slot{StartTime: s.StartTime, EndTime: s.EndTime,
-			ScheduleViewGUID: s.ScheduleViewGUID, ScheduleViewDescription: s.ScheduleViewDescription,
-			ScheduleColumnGUID: s.ScheduleColumnGUID, ScheduleColumnDescription: s.ScheduleColumnDescription,
-			ScheduleTemplateName: s.ScheduleTemplateName, AppointmentClassGUID: s.AppointmentClassGUID,
-			AppointmentClassDescription: s.AppointmentClassDescription, AppointmentTypeGUID: s.AppointmentTypeGUID,
-			AppointmentTypeDescription: s.AppointmentTypeDescription, Minutes: s.Minutes, LocationGUID: s.LocationGUID})
-	}
+	out := slots.FromCloud9(got, c.LocationGUID)
 	if c.Cache != nil && c.LocationGUID != "" {
 		cctx, cancel := context.WithTimeout(ctx, c.CacheTimeout)
 		if err := c.Cache.Put(cctx, r, out); err != nil {

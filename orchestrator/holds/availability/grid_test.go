@@ -4,6 +4,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/flowgate/flowgate/orchestrator/slots"
 )
 
 func chicago(t testing.TB) *time.Location {
@@ -51,7 +53,7 @@ func TestWallInstant(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := WallInstant(loc, d, c.minute); !got.Equal(utc(c.want)) {
+			if got := slots.WallInstant(loc, d, c.minute); !got.Equal(utc(c.want)) {
 				t.Fatalf("got %s (%s), want %s", got.UTC().Format(time.RFC3339), got.In(loc), c.want)
 			}
 		})

@@ -5,7 +5,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/flowgate/flowgate/orchestrator/booking/slots"
+	"github.com/flowgate/flowgate/orchestrator/slots"
 )
 
 // Source is where an appointment type's openings come from: the schedule

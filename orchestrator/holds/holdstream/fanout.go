@@ -9,7 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/flowgate/flowgate/sidecar/web/sse"
+	"github.com/flowgate/flowgate/orchestrator/web/sse"
 )
 
 // typeSub is one appointment type's Redis subscription and its local

@@ -20,7 +20,7 @@ import (
 
 	"github.com/flowgate/flowgate/contracts"
 	"github.com/flowgate/flowgate/orchestrator/holds/holdstream"
-	"github.com/flowgate/flowgate/sidecar/web/sse"
+	"github.com/flowgate/flowgate/orchestrator/web/sse"
 )
 
 var t0 = time.Date(2026, 11, 23, 15, 0, 0, 0, time.UTC)

@@ -10,7 +10,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/flowgate/flowgate/contracts"
-	"github.com/flowgate/flowgate/sidecar/web/sse"
+	"github.com/flowgate/flowgate/orchestrator/web/sse"
 )
 
 // maxIDLen bounds clientId and appointmentTypeId.

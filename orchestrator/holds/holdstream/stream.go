@@ -11,7 +11,7 @@ import (
 	"github.com/gofiber/fiber/v2/utils"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/flowgate/flowgate/sidecar/web/sse"
+	"github.com/flowgate/flowgate/orchestrator/web/sse"
 )
 
 // errClosed: the hub is shutting down.

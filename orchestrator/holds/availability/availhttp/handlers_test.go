@@ -25,7 +25,7 @@ import (
 	"github.com/flowgate/flowgate/contracts"
 	"github.com/flowgate/flowgate/contracts/contractstest"
 	"github.com/flowgate/flowgate/orchestrator/holds/availability"
-	"github.com/flowgate/flowgate/sidecar/web"
+	"github.com/flowgate/flowgate/orchestrator/web"
 	"github.com/flowgate/flowgate/test/clocktest"
 	"github.com/flowgate/flowgate/test/redistest"
 )

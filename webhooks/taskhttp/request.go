@@ -9,7 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/flowgate/flowgate/contracts"
-	"github.com/flowgate/flowgate/sidecar/web"
+	"github.com/flowgate/flowgate/orchestrator/web"
 )
 
 // body returns the request body as sent (web.PlainBody: a compressed body

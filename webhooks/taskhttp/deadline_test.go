@@ -9,9 +9,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flowgate/flowgate/contracts"
-	"github.com/flowgate/flowgate/orchestrator/tasks/taskhttp"
-	"github.com/flowgate/flowgate/orchestrator/tasks/taskhttp/taskhttptest"
 	"github.com/flowgate/flowgate/webhooks/signature"
+	"github.com/flowgate/flowgate/webhooks/taskhttp"
+	"github.com/flowgate/flowgate/webhooks/taskhttp/taskhttptest"
 )
 
 // hungReplay is a replay store that answers nothing until the request's

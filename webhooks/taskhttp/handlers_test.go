@@ -9,8 +9,8 @@ import (
 
 	"github.com/flowgate/flowgate/contracts"
 	"github.com/flowgate/flowgate/orchestrator/tasks"
-	"github.com/flowgate/flowgate/orchestrator/tasks/taskhttp"
 	"github.com/flowgate/flowgate/test/redistest"
+	"github.com/flowgate/flowgate/webhooks/taskhttp"
 )
 
 func TestNewValidates(t *testing.T) {

@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flowgate/flowgate/contracts"
-	"github.com/flowgate/flowgate/orchestrator/tasks/taskhttp/taskhttptest"
+	"github.com/flowgate/flowgate/webhooks/taskhttp/taskhttptest"
 )
 
 func TestUpdateStatus(t *testing.T) {

@@ -25,7 +25,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/flowgate/flowgate/contracts"
-	"github.com/flowgate/flowgate/sidecar/web"
+	"github.com/flowgate/flowgate/orchestrator/web"
 	"github.com/flowgate/flowgate/webhooks/signature"
 )
 

@@ -6,7 +6,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/flowgate/flowgate/orchestrator/booking/slots"
+	"github.com/flowgate/flowgate/orchestrator/slots"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

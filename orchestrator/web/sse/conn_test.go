@@ -14,7 +14,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/stretchr/testify/require"
 
-	"github.com/flowgate/flowgate/sidecar/web/sse"
+	"github.com/flowgate/flowgate/orchestrator/web/sse"
 )
 
 // TestDetachedConnOutlivesItsHijackHandler: after Detach's fn returns, the
