@@ -6,13 +6,17 @@ import (
 	"net"
 	"net/url"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/flowgate/flowgate/contracts"
 	"github.com/flowgate/flowgate/orchestrator/booking/bookinghttp"
 	"github.com/flowgate/flowgate/orchestrator/tasks"
+	"github.com/flowgate/flowgate/orchestrator/tasks/taskjobs"
+	"github.com/flowgate/flowgate/orchestrator/web"
+	"github.com/flowgate/flowgate/webhooks"
+	"github.com/flowgate/flowgate/webhooks/signature"
 	"github.com/flowgate/flowgate/webhooks/taskhttp"
 )
 
@@ -135,17 +139,30 @@ func oneOf(dst func(*Config) *string, allowed ...string) func(*Config, string) e
 	}
 }
 
-// settings is the table of every variable, in the order -help lists them.
-// settings is every family's table, one line each (a new family appends a line).
-var settings = slices.Concat(
-	coreSettings,
-	bookingSettings,
-	slotCacheSettings,
-	bufferSettings,
-	availabilitySettings,
-	familySettings,
-	holdStreamSettings,
-)
+// settingGroups are the families' tables, in the order -help and
+// docs/configuration.md list them (a new family appends a group).
+var settingGroups = []struct {
+	title string
+	list  []setting
+}{
+	{"Core: HTTP, Redis, Cloud9, VM tasks, monitoring", coreSettings},
+	{"Booking (the Node-RED endpoints)", bookingSettings},
+	{"Tiered slot cache and operations", slotCacheSettings},
+	{"Work buffer", bufferSettings},
+	{"Availability (/v1)", availabilitySettings},
+	{"Patient family and phone index", familySettings},
+	{"Live holds stream (SSE)", holdStreamSettings},
+	{"Holds", holdsSettings},
+}
+
+// settings is every variable, in the groups' order.
+var settings = func() []setting {
+	var all []setting
+	for _, g := range settingGroups {
+		all = append(all, g.list...)
+	}
+	return all
+}()
 
 // coreSettings are the variables of the foundation and the orchestration.
 var coreSettings = []setting{
@@ -195,11 +212,11 @@ var coreSettings = []setting{
 	}},
 	{name: "BOOKING_AUTH_SECRET", help: "HMAC secret of booking auth tokens (≥ 16 bytes); required with a real Redis", secret: true, apply: secretValue(func(c *Config) *string { return &c.BookingAuthSecret })},
 	{name: "HMAC_SECRET", help: "HMAC secret of webhook signatures (≥ 16 bytes); required with a real Redis", secret: true, apply: secretValue(func(c *Config) *string { return &c.HMACSecret })},
-	{name: "MAX_RETRY_ATTEMPTS", def: "3", help: "worker FAILs before a task goes to the dead-letter queue", apply: integer(func(c *Config) *int { return &c.MaxRetryAttempts }, 1, 100)},
+	{name: "MAX_RETRY_ATTEMPTS", def: itoa(contracts.DefaultMaxAttempts), help: "worker FAILs before a task goes to the dead-letter queue", apply: integer(func(c *Config) *int { return &c.MaxRetryAttempts }, 1, 100)},
 	{name: "MAX_RECOVERIES", def: strconv.Itoa(tasks.DefaultMaxRecoveries), help: "sweep recoveries of a task (its worker went silent: no heartbeat) before it goes to the dead-letter queue; counted apart from FAILs", apply: integer(func(c *Config) *int { return &c.MaxRecoveries }, 1, tasks.MaxMaxRecoveries)},
 	{name: "LOG_FORMAT", def: "text", help: "text or json", apply: oneOf(func(c *Config) *string { return &c.LogFormat }, "text", "json")},
 	{name: "LOG_LEVEL", def: "info", help: "debug, info, warn or error", apply: oneOf(func(c *Config) *string { return &c.LogLevel }, "debug", "info", "warn", "error")},
-	{name: "HTTP_BODY_LIMIT", def: "1048576", help: "largest request body in bytes (413 above)", apply: integer(func(c *Config) *int { return &c.BodyLimit }, 1024, 64<<20)},
+	{name: "HTTP_BODY_LIMIT", def: itoa(web.DefaultBodyLimit), help: "largest request body in bytes (413 above)", apply: integer(func(c *Config) *int { return &c.BodyLimit }, 1024, 64<<20)},
 	{name: "READINESS_DRAIN_DELAY", def: "0s", help: "on shutdown, how long /readyz says 503 before HTTP stops accepting", apply: duration(func(c *Config) *time.Duration { return &c.ReadinessDelay })},
 	{name: "HTTP_SHUTDOWN_TIMEOUT", def: "60s", help: "how long in-flight HTTP requests may finish on shutdown (covers BOOKING_SYNC_BUDGET plus a Cloud9 write: a booking under way completes; an idle shutdown takes about a second)", apply: duration(func(c *Config) *time.Duration { return &c.HTTPDrain })},
 	{name: "ASYNQ_SERVERS", def: "2", help: "asynq dequeuers in this process (throughput scales with it; see README)", apply: integer(func(c *Config) *int { return &c.AsynqServers }, 1, 64)},
@@ -219,23 +236,23 @@ var coreSettings = []setting{
 	}},
 	{name: "WEBHOOK_AUTH", def: "hmac", help: "queue API and ACK/FAIL authentication: hmac, token (static bearer WEBHOOK_TOKEN) or none", apply: oneOf(func(c *Config) *string { return &c.WebhookAuth }, "hmac", "token", "none")},
 	{name: "WEBHOOK_TOKEN", help: "bearer token for WEBHOOK_AUTH=token (≥ 16 bytes)", secret: true, apply: secretValue(func(c *Config) *string { return &c.WebhookToken })},
-	{name: "WEBHOOK_TOLERANCE", def: "300s", help: "accepted clock skew of X-Timestamp (±)", apply: duration(func(c *Config) *time.Duration { return &c.WebhookTolerance })},
-	{name: "WEBHOOK_SIGNATURE_MIN_VERSION", def: "1", help: "oldest accepted signature version: 1 = the seed's timestamp.body, 2 = method and path signed too", apply: integer(func(c *Config) *int { return &c.SignatureMinVersion }, 1, 2)},
-	{name: "QUEUE_REQUEST_TIMEOUT", def: taskhttp.DefaultRequestTimeout.String(), help: "how long a queue API or ACK/FAIL request may wait on Redis before answering 503 (a claim adds its wait_ms; a FAIL's retry scheduling adds up to 5s)", apply: duration(func(c *Config) *time.Duration { return &c.QueueRequestTimeout })},
-	{name: "WEBHOOK_ACK_PATH", def: "/ack", help: "path of the ACK webhook (also served under /webhook + the path)", apply: path(func(c *Config) *string { return &c.AckPath })},
-	{name: "WEBHOOK_FAIL_PATH", def: "/fail", help: "path of the FAIL webhook (also served under /webhook + the path)", apply: path(func(c *Config) *string { return &c.FailPath })},
-	{name: "HEARTBEAT_MONITOR_SCHEDULE", def: "@every 30s", help: "cron spec of the heartbeat monitor", apply: str(func(c *Config) *string { return &c.HeartbeatSpec })},
-	{name: "HEARTBEAT_STALE_AFTER", def: "2m", help: "PROCESSING without heartbeat or update for longer → PENDING", apply: duration(func(c *Config) *time.Duration { return &c.HeartbeatStale })},
-	{name: "VT_SWEEP_SCHEDULE", def: "@every 5m", help: "cron spec of the visibility-timeout sweep", apply: str(func(c *Config) *string { return &c.VTSpec })},
-	{name: "VT_TIMEOUT", def: "10m", help: "PROCESSING without heartbeat (or claim) for longer → PENDING; a heartbeat extends it, as in SQS", apply: duration(func(c *Config) *time.Duration { return &c.VTTimeout })},
-	{name: "SLA_PROMOTION_SCHEDULE", def: "@every 15m", help: "cron spec of the SLA promotion", apply: str(func(c *Config) *string { return &c.SLASpec })},
-	{name: "SLA_THRESHOLD", def: "30m", help: "PENDING older than this → priority HIGH", apply: duration(func(c *Config) *time.Duration { return &c.SLAThreshold })},
-	{name: "RETRY_OVERDUE_SCHEDULE", def: "@every 1m", help: "cron spec of the repair sweep for retries whose Asynq requeue was lost", apply: str(func(c *Config) *string { return &c.RetryOverdueSpec })},
-	{name: "RETRY_OVERDUE_AFTER", def: "10m", help: "ERROR awaiting a retry for longer than this is requeued by the repair sweep (must exceed REQUEUE_BACKOFF_MAX)", apply: duration(func(c *Config) *time.Duration { return &c.RetryOverdueAfter })},
-	{name: "TASKS_PURGE_SCHEDULE", def: "@every 1h", help: "cron spec of the purge of old DONE tasks", apply: str(func(c *Config) *string { return &c.PurgeSpec })},
-	{name: "TASKS_DONE_RETENTION", def: "168h", help: "DONE tasks older than this are deleted from the ledger (dead letters never are)", apply: duration(func(c *Config) *time.Duration { return &c.PurgeAfter })},
-	{name: "REQUEUE_BACKOFF_BASE", def: "10s", help: "delay before the first requeue after a FAIL (doubles per attempt)", apply: duration(func(c *Config) *time.Duration { return &c.RequeueBase })},
-	{name: "REQUEUE_BACKOFF_MAX", def: "5m", help: "cap of the requeue delay", apply: duration(func(c *Config) *time.Duration { return &c.RequeueMax })},
+	{name: "WEBHOOK_TOLERANCE", def: durStr(signature.DefaultTolerance), help: "accepted clock skew of X-Timestamp (±)", apply: duration(func(c *Config) *time.Duration { return &c.WebhookTolerance })},
+	{name: "WEBHOOK_SIGNATURE_MIN_VERSION", def: itoa(signature.DefaultMinVersion), help: "oldest accepted signature version: 1 = the seed's timestamp.body, 2 = method and path signed too", apply: integer(func(c *Config) *int { return &c.SignatureMinVersion }, 1, 2)},
+	{name: "QUEUE_REQUEST_TIMEOUT", def: durStr(taskhttp.DefaultRequestTimeout), help: "how long a queue API or ACK/FAIL request may wait on Redis before answering 503 (a claim adds its wait_ms; a FAIL's retry scheduling adds up to 5s)", apply: duration(func(c *Config) *time.Duration { return &c.QueueRequestTimeout })},
+	{name: "WEBHOOK_ACK_PATH", def: webhooks.DefaultAckPath, help: "path of the ACK webhook (also served under /webhook + the path)", apply: path(func(c *Config) *string { return &c.AckPath })},
+	{name: "WEBHOOK_FAIL_PATH", def: webhooks.DefaultFailPath, help: "path of the FAIL webhook (also served under /webhook + the path)", apply: path(func(c *Config) *string { return &c.FailPath })},
+	{name: "HEARTBEAT_MONITOR_SCHEDULE", def: taskjobs.DefaultSweepSettings().HeartbeatSpec, help: "cron spec of the heartbeat monitor", apply: str(func(c *Config) *string { return &c.HeartbeatSpec })},
+	{name: "HEARTBEAT_STALE_AFTER", def: durStr(taskjobs.DefaultSweepSettings().HeartbeatStale), help: "PROCESSING without heartbeat or update for longer → PENDING", apply: duration(func(c *Config) *time.Duration { return &c.HeartbeatStale })},
+	{name: "VT_SWEEP_SCHEDULE", def: taskjobs.DefaultSweepSettings().VTSpec, help: "cron spec of the visibility-timeout sweep", apply: str(func(c *Config) *string { return &c.VTSpec })},
+	{name: "VT_TIMEOUT", def: durStr(taskjobs.DefaultSweepSettings().VTTimeout), help: "PROCESSING without heartbeat (or claim) for longer → PENDING; a heartbeat extends it, as in SQS", apply: duration(func(c *Config) *time.Duration { return &c.VTTimeout })},
+	{name: "SLA_PROMOTION_SCHEDULE", def: taskjobs.DefaultSweepSettings().SLASpec, help: "cron spec of the SLA promotion", apply: str(func(c *Config) *string { return &c.SLASpec })},
+	{name: "SLA_THRESHOLD", def: durStr(taskjobs.DefaultSweepSettings().SLAThreshold), help: "PENDING older than this → priority HIGH", apply: duration(func(c *Config) *time.Duration { return &c.SLAThreshold })},
+	{name: "RETRY_OVERDUE_SCHEDULE", def: taskjobs.DefaultSweepSettings().RetryOverdueSpec, help: "cron spec of the repair sweep for retries whose Asynq requeue was lost", apply: str(func(c *Config) *string { return &c.RetryOverdueSpec })},
+	{name: "RETRY_OVERDUE_AFTER", def: durStr(taskjobs.DefaultSweepSettings().RetryOverdueAfter), help: "ERROR awaiting a retry for longer than this is requeued by the repair sweep (must exceed REQUEUE_BACKOFF_MAX)", apply: duration(func(c *Config) *time.Duration { return &c.RetryOverdueAfter })},
+	{name: "TASKS_PURGE_SCHEDULE", def: taskjobs.DefaultSweepSettings().PurgeSpec, help: "cron spec of the purge of old DONE tasks", apply: str(func(c *Config) *string { return &c.PurgeSpec })},
+	{name: "TASKS_DONE_RETENTION", def: durStr(taskjobs.DefaultSweepSettings().PurgeAfter), help: "DONE tasks older than this are deleted from the ledger (dead letters never are)", apply: duration(func(c *Config) *time.Duration { return &c.PurgeAfter })},
+	{name: "REQUEUE_BACKOFF_BASE", def: durStr(taskjobs.DefaultRequeueBackoffBase), help: "delay before the first requeue after a FAIL (doubles per attempt)", apply: duration(func(c *Config) *time.Duration { return &c.RequeueBase })},
+	{name: "REQUEUE_BACKOFF_MAX", def: durStr(taskjobs.DefaultRequeueBackoffMax), help: "cap of the requeue delay", apply: duration(func(c *Config) *time.Duration { return &c.RequeueMax })},
 }
 
 func path(dst func(*Config) *string) func(*Config, string) error {
@@ -256,4 +273,29 @@ func secretValue(dst func(*Config) *string) func(*Config, string) error {
 		*dst(c) = v
 		return nil
 	}
+}
+
+// durStr is d as a setting's default text: whole hours, minutes or seconds
+// in one unit ("2m", "168h", "90s"), otherwise Go's form ("250ms").
+func durStr(d time.Duration) string {
+	switch {
+	case d == 0:
+		return "0s"
+	case d%time.Hour == 0:
+		return fmt.Sprintf("%dh", d/time.Hour)
+	case d%time.Minute == 0:
+		return fmt.Sprintf("%dm", d/time.Minute)
+	case d%time.Second == 0:
+		return fmt.Sprintf("%ds", d/time.Second)
+	}
+	return d.String()
+}
+
+// ints is a comma-separated list of ns, a list setting's default text.
+func ints(ns []int) string {
+	parts := make([]string, len(ns))
+	for i, n := range ns {
+		parts[i] = strconv.Itoa(n)
+	}
+	return strings.Join(parts, ",")
 }

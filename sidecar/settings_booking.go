@@ -9,8 +9,11 @@ import (
 	"time"
 
 	"github.com/flowgate/flowgate/orchestrator/booking/bookingsvc"
+	"github.com/flowgate/flowgate/orchestrator/booking/reservation"
+	"github.com/flowgate/flowgate/orchestrator/booking/slotcache"
 	"github.com/flowgate/flowgate/orchestrator/cloud9"
 	"github.com/flowgate/flowgate/orchestrator/cloud9/cloud9sim"
+	"github.com/flowgate/flowgate/orchestrator/slots"
 )
 
 // BookingConfig holds the booking path's settings (seed 000, seed 003);
@@ -81,7 +84,7 @@ func bookingGUID(dst func(*BookingConfig) *string) func(*Config, string) error {
 // bookingSettings are the booking path's variables (listed after the core ones).
 var bookingSettings = []setting{
 	{name: "BOOKING_SPACING_MS", help: "minimum spacing between Cloud9 writes in ms (seed: 10000); when set it replaces CLOUD9_WRITE_LIMIT", apply: bookingInt(func(b *BookingConfig) *int { return &b.SpacingMS }, 1, 3600000)},
-	{name: "CLOUD9_LIMIT_MARGIN", def: cloud9.DefaultMargin.String(), help: "added to each Cloud9 write window (or interval, with spacing) against network jitter", apply: bookingDuration(func(b *BookingConfig) *time.Duration { return &b.LimitMargin })},
+	{name: "CLOUD9_LIMIT_MARGIN", def: durStr(cloud9.DefaultMargin), help: "added to each Cloud9 write window (or interval, with spacing) against network jitter", apply: bookingDuration(func(b *BookingConfig) *time.Duration { return &b.LimitMargin })},
 	{name: "CLOUD9_WRITE_LIMITER", def: LimiterWindow, help: "window: at most N writes per procedure in any Per + margin, so a family's writes go through at once; spacing: one every Per/N + margin", apply: func(c *Config, v string) error {
 		switch v {
 		case LimiterWindow, LimiterSpacing:
@@ -90,9 +93,9 @@ var bookingSettings = []setting{
 		}
 		return fmt.Errorf("want %s or %s, got %q", LimiterWindow, LimiterSpacing, v)
 	}},
-	{name: "CLOUD9_WRITE_TIMEOUT", def: "45s", help: "timeout of a Cloud9 write (SetAppointment, SetPatient)", apply: bookingDuration(func(b *BookingConfig) *time.Duration { return &b.WriteTimeout })},
-	{name: "CLOUD9_NOTE_TIMEOUT", def: "15s", help: "timeout of SetPatientComment", apply: bookingDuration(func(b *BookingConfig) *time.Duration { return &b.NoteTimeout })},
-	{name: "CLOUD9_READ_TIMEOUT", def: "60s", help: "timeout of a Cloud9 read", apply: bookingDuration(func(b *BookingConfig) *time.Duration { return &b.ReadTimeout })},
+	{name: "CLOUD9_WRITE_TIMEOUT", def: durStr(cloud9.DefaultWriteTimeout), help: "timeout of a Cloud9 write (SetAppointment, SetPatient)", apply: bookingDuration(func(b *BookingConfig) *time.Duration { return &b.WriteTimeout })},
+	{name: "CLOUD9_NOTE_TIMEOUT", def: durStr(cloud9.DefaultNoteTimeout), help: "timeout of SetPatientComment", apply: bookingDuration(func(b *BookingConfig) *time.Duration { return &b.NoteTimeout })},
+	{name: "CLOUD9_READ_TIMEOUT", def: durStr(cloud9.DefaultReadTimeout), help: "timeout of a Cloud9 read", apply: bookingDuration(func(b *BookingConfig) *time.Duration { return &b.ReadTimeout })},
 	{name: "CLOUD9_LOCATION_GUID", def: bookingsvc.DefaultLocationGUID, help: "the practice location (slots of other locations are left out)", apply: bookingGUID(func(b *BookingConfig) *string { return &b.LocationGUID })},
 	{name: "CLOUD9_PROVIDER_GUID", help: "providerGUID of new patients; required with a real Cloud9 (the simulator's orthodontist otherwise)", apply: bookingGUID(func(b *BookingConfig) *string { return &b.ProviderGUID })},
 	{name: "CLOUD9_SCHEDULE_VIEW_GUID", def: bookingsvc.DefaultScheduleViewGUID, help: "default schedule view of createAppt", apply: bookingGUID(func(b *BookingConfig) *string { return &b.ScheduleView })},
@@ -101,20 +104,20 @@ var bookingSettings = []setting{
 	{name: "CLOUD9_APPOINTMENT_TYPE_GUID", def: bookingsvc.DefaultAppointmentTypeGUID, help: "default appointment type", apply: bookingGUID(func(b *BookingConfig) *string { return &b.AppointmentType })},
 	{name: "BOOKING_AUTH_MODE", def: "session", help: "createAppt authorization: token, session (token or matching session cache) or legacy (any well-formed GUID; warned at start)", apply: oneOf(func(c *Config) *string { return &c.Booking.AuthMode }, "token", "session", "legacy")},
 	{name: "BOOKING_PATIENT_MODEL", def: bookingsvc.DefaultPatientModel, help: "createPatient's guidance: parent (seed 000: the parent is the patient, children are booked with its GUID and a note) or individual (the original's current guidance: each child is created as its own patient)", apply: oneOf(func(c *Config) *string { return &c.Booking.PatientModel }, bookingsvc.PatientModelParent, bookingsvc.PatientModelIndividual)},
-	{name: "BOOKING_SYNC_BUDGET", def: "10s", help: "how long createAppt may wait (limiter + one retry) before answering queued; also bounds the Redis work of createAppt, createPatient and queue-status (answered within it + 0.2 s when Redis hangs)", apply: bookingDuration(func(b *BookingConfig) *time.Duration { return &b.SyncBudget })},
-	{name: "BOOKING_REDIS_TIMEOUT", def: bookingsvc.DefaultRedisTimeout.String(), help: "bound of each Redis step of getApptSlots / getGroupedApptSlots (slot cache, reservation filter), which fail open past it; createAppt, createPatient and queue-status are bounded by BOOKING_SYNC_BUDGET (+0.2 s) instead", apply: bookingDuration(func(b *BookingConfig) *time.Duration { return &b.RedisTimeout })},
-	{name: "BOOKING_SYNC_RETRY_DELAY", def: "5s", help: "wait before the second sync attempt after a rate-limit answer", apply: bookingDuration(func(b *BookingConfig) *time.Duration { return &b.SyncRetryDelay })},
-	{name: "BOOKING_SYNC_ATTEMPTS", def: "2", help: "sync SetAppointment attempts", apply: bookingInt(func(b *BookingConfig) *int { return &b.SyncAttempts }, 1, 10)},
-	{name: "BOOKING_UNCERTAIN_GRACE", def: "10s", help: "after an uncertain SetAppointment (timeout, dropped answer) no other attempt of that booking runs for this long, so a late commit lands before anyone checks Cloud9", apply: bookingDuration(func(b *BookingConfig) *time.Duration { return &b.UncertainGrace })},
-	{name: "BOOKING_MAX_ATTEMPTS", def: "10", help: "attempts of a queued booking before it is failed and dead-lettered", apply: bookingInt(func(b *BookingConfig) *int { return &b.MaxAttempts }, 1, 100)},
-	{name: "BOOKING_BACKOFF_BASE", def: "10s", help: "queued-booking backoff base: min(BOOKING_BACKOFF_MAX, base·2^n)", apply: bookingDuration(func(b *BookingConfig) *time.Duration { return &b.BackoffBase })},
-	{name: "BOOKING_BACKOFF_MAX", def: "300s", help: "queued-booking backoff cap", apply: bookingDuration(func(b *BookingConfig) *time.Duration { return &b.BackoffMax })},
-	{name: "BOOKING_COMPLETED_RETENTION", def: "24h", help: "how long completed operations stay in queue-status and Asynqmon", apply: bookingDuration(func(b *BookingConfig) *time.Duration { return &b.Retention })},
-	{name: "BOOKING_SESSION_TTL", def: "15m", help: "bookingSessions cache and bookingAuthToken lifetime", apply: bookingDuration(func(b *BookingConfig) *time.Duration { return &b.SessionTTL })},
-	{name: "SLOT_RESERVATION_TTL", def: "90s", help: "SlotReservation hold while a booking is made", apply: bookingDuration(func(b *BookingConfig) *time.Duration { return &b.ReserveTTL })},
-	{name: "SLOT_RESERVATION_BOOKED_TTL", def: "300s", help: "SlotReservation hold after a successful booking", apply: bookingDuration(func(b *BookingConfig) *time.Duration { return &b.BookedTTL })},
-	{name: "SLOT_CACHE_FRESH", def: "5m", help: "a cached slot list younger than this is answered without asking Cloud9", apply: bookingDuration(func(b *BookingConfig) *time.Duration { return &b.SlotFresh })},
-	{name: "SLOT_CACHE_TTL", def: "60m", help: "how long a slot list (and the bookingTokens of its slots) stays usable", apply: bookingDuration(func(b *BookingConfig) *time.Duration { return &b.SlotCacheTTL })},
+	{name: "BOOKING_SYNC_BUDGET", def: durStr(bookingsvc.DefaultSyncBudget), help: "how long createAppt may wait (limiter + one retry) before answering queued; also bounds the Redis work of createAppt, createPatient and queue-status (answered within it + 0.2 s when Redis hangs)", apply: bookingDuration(func(b *BookingConfig) *time.Duration { return &b.SyncBudget })},
+	{name: "BOOKING_REDIS_TIMEOUT", def: durStr(bookingsvc.DefaultRedisTimeout), help: "bound of each Redis step of getApptSlots / getGroupedApptSlots (slot cache, reservation filter), which fail open past it; createAppt, createPatient and queue-status are bounded by BOOKING_SYNC_BUDGET (+0.2 s) instead", apply: bookingDuration(func(b *BookingConfig) *time.Duration { return &b.RedisTimeout })},
+	{name: "BOOKING_SYNC_RETRY_DELAY", def: durStr(bookingsvc.DefaultSyncRetryDelay), help: "wait before the second sync attempt after a rate-limit answer", apply: bookingDuration(func(b *BookingConfig) *time.Duration { return &b.SyncRetryDelay })},
+	{name: "BOOKING_SYNC_ATTEMPTS", def: itoa(bookingsvc.DefaultSyncAttempts), help: "sync SetAppointment attempts", apply: bookingInt(func(b *BookingConfig) *int { return &b.SyncAttempts }, 1, 10)},
+	{name: "BOOKING_UNCERTAIN_GRACE", def: durStr(bookingsvc.DefaultLeaseGrace), help: "after an uncertain SetAppointment (timeout, dropped answer) no other attempt of that booking runs for this long, so a late commit lands before anyone checks Cloud9", apply: bookingDuration(func(b *BookingConfig) *time.Duration { return &b.UncertainGrace })},
+	{name: "BOOKING_MAX_ATTEMPTS", def: itoa(bookingsvc.DefaultAsyncMaxAttempts), help: "attempts of a queued booking before it is failed and dead-lettered", apply: bookingInt(func(b *BookingConfig) *int { return &b.MaxAttempts }, 1, 100)},
+	{name: "BOOKING_BACKOFF_BASE", def: durStr(bookingsvc.DefaultBackoffBase), help: "queued-booking backoff base: min(BOOKING_BACKOFF_MAX, base·2^n)", apply: bookingDuration(func(b *BookingConfig) *time.Duration { return &b.BackoffBase })},
+	{name: "BOOKING_BACKOFF_MAX", def: durStr(bookingsvc.DefaultBackoffMax), help: "queued-booking backoff cap", apply: bookingDuration(func(b *BookingConfig) *time.Duration { return &b.BackoffMax })},
+	{name: "BOOKING_COMPLETED_RETENTION", def: durStr(bookingsvc.DefaultCompletedRetention), help: "how long completed operations stay in queue-status and Asynqmon", apply: bookingDuration(func(b *BookingConfig) *time.Duration { return &b.Retention })},
+	{name: "BOOKING_SESSION_TTL", def: durStr(bookingsvc.DefaultSessionTTL), help: "bookingSessions cache and bookingAuthToken lifetime", apply: bookingDuration(func(b *BookingConfig) *time.Duration { return &b.SessionTTL })},
+	{name: "SLOT_RESERVATION_TTL", def: durStr(reservation.DefaultReserveTTL), help: "SlotReservation hold while a booking is made", apply: bookingDuration(func(b *BookingConfig) *time.Duration { return &b.ReserveTTL })},
+	{name: "SLOT_RESERVATION_BOOKED_TTL", def: durStr(reservation.DefaultConfirmTTL), help: "SlotReservation hold after a successful booking", apply: bookingDuration(func(b *BookingConfig) *time.Duration { return &b.BookedTTL })},
+	{name: "SLOT_CACHE_FRESH", def: durStr(slotcache.DefaultFresh), help: "a cached slot list younger than this is answered without asking Cloud9", apply: bookingDuration(func(b *BookingConfig) *time.Duration { return &b.SlotFresh })},
+	{name: "SLOT_CACHE_TTL", def: durStr(slots.DefaultCacheTTL), help: "how long a slot list (and the bookingTokens of its slots) stays usable", apply: bookingDuration(func(b *BookingConfig) *time.Duration { return &b.SlotCacheTTL })},
 	{name: "BOOKING_EVENTS_WEBHOOK", help: "URL that receives a signed POST (HMAC_SECRET) when a queued booking completes or fails for good", apply: func(c *Config, v string) error {
 		u, err := url.Parse(v)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {

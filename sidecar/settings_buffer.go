@@ -69,12 +69,12 @@ var bufferSettings = []setting{
 	}},
 	{name: "BUFFER_SERVERS", def: itoa(buffer.DefaultServers), help: "asynq dequeuers of the work buffer's own queues (strict priority)", apply: bufferInt(func(b *BufferConfig) *int { return &b.Servers }, 1, 64)},
 	{name: "BUFFER_CONCURRENCY", def: itoa(buffer.DefaultConcurrency), help: "workers per buffer dequeuer (seed worker pool: 5)", apply: bufferInt(func(b *BufferConfig) *int { return &b.Concurrency }, 1, 1000)},
-	{name: "BUFFER_POLL_INTERVAL", def: buffer.DefaultPollInterval.String(), help: "an idle buffer dequeuer's wait before asking again (seed poll interval)", apply: bufferDuration(func(b *BufferConfig) *time.Duration { return &b.PollInterval })},
+	{name: "BUFFER_POLL_INTERVAL", def: durStr(buffer.DefaultPollInterval), help: "an idle buffer dequeuer's wait before asking again (seed poll interval)", apply: bufferDuration(func(b *BufferConfig) *time.Duration { return &b.PollInterval })},
 	{name: "BUFFER_MAX_QUEUE_SIZE", def: itoa(buffer.DefaultMaxQueueSize), help: "messages pending, retrying or in flight at which enqueue answers QUEUE_FULL (429)", apply: bufferInt(func(b *BufferConfig) *int { return &b.MaxQueueSize }, 1, 100_000_000)},
 	{name: "BUFFER_WARN_DEPTH", def: itoa(buffer.DefaultWarnDepth), help: "queue depth above which a warning is logged (once per crossing)", apply: bufferInt(func(b *BufferConfig) *int { return &b.WarnDepth }, 1, 100_000_000)},
 	{name: "BUFFER_ALERT_DEPTH", def: itoa(buffer.DefaultAlertDepth), help: "queue depth above which an error is logged (once per crossing)", apply: bufferInt(func(b *BufferConfig) *int { return &b.AlertDepth }, 1, 100_000_000)},
 	{name: "BUFFER_MAX_RETRIES", def: itoa(buffer.DefaultMaxRetries), help: "retries of a message whose handler and request name none (0: none, straight to the dead-letter queue)", apply: bufferInt(func(b *BufferConfig) *int { return &b.MaxRetries }, 0, 100)},
-	{name: "BUFFER_BACKOFF_BASE", def: buffer.DefaultBackoffBase.String(), help: "retry delay min(base·multiplier^n, max): base", apply: bufferDuration(func(b *BufferConfig) *time.Duration { return &b.BackoffBase })},
+	{name: "BUFFER_BACKOFF_BASE", def: durStr(buffer.DefaultBackoffBase), help: "retry delay min(base·multiplier^n, max): base", apply: bufferDuration(func(b *BufferConfig) *time.Duration { return &b.BackoffBase })},
 	{name: "BUFFER_BACKOFF_MULTIPLIER", def: strconv.FormatFloat(buffer.DefaultBackoffMultiplier, 'g', -1, 64), help: "retry delay multiplier", apply: func(c *Config, v string) error {
 		f, err := strconv.ParseFloat(v, 64)
 		if err != nil || f < 1 || f > 100 {
@@ -83,15 +83,15 @@ var bufferSettings = []setting{
 		c.Buffer.BackoffMultiplier = f
 		return nil
 	}},
-	{name: "BUFFER_BACKOFF_MAX", def: buffer.DefaultBackoffMax.String(), help: "retry delay cap", apply: bufferDuration(func(b *BufferConfig) *time.Duration { return &b.BackoffMax })},
-	{name: "BUFFER_COMPLETED_RETENTION", def: buffer.DefaultCompletedRetention.String(), help: "how long a completed message (and its idempotency key) is kept", apply: bufferDuration(func(b *BufferConfig) *time.Duration { return &b.CompletedRetention })},
-	{name: "BUFFER_FAILED_RETENTION", def: buffer.DefaultFailedRetention.String(), help: "how long a dead letter's idempotency key and error history are kept", apply: bufferDuration(func(b *BufferConfig) *time.Duration { return &b.FailedRetention })},
+	{name: "BUFFER_BACKOFF_MAX", def: durStr(buffer.DefaultBackoffMax), help: "retry delay cap", apply: bufferDuration(func(b *BufferConfig) *time.Duration { return &b.BackoffMax })},
+	{name: "BUFFER_COMPLETED_RETENTION", def: durStr(buffer.DefaultCompletedRetention), help: "how long a completed message (and its idempotency key) is kept", apply: bufferDuration(func(b *BufferConfig) *time.Duration { return &b.CompletedRetention })},
+	{name: "BUFFER_FAILED_RETENTION", def: durStr(buffer.DefaultFailedRetention), help: "how long a dead letter's idempotency key and error history are kept", apply: bufferDuration(func(b *BufferConfig) *time.Duration { return &b.FailedRetention })},
 	{name: "BUFFER_MAX_PAYLOAD_BYTES", def: itoa(buffer.DefaultMaxPayload), help: "largest message payload (INVALID_MESSAGE above)", apply: bufferInt(func(b *BufferConfig) *int { return &b.MaxPayload }, 1, 16<<20)},
 	{name: "BUFFER_DLQ_ALERT_THRESHOLD", def: itoa(buffer.DefaultDLQAlertThreshold), help: "dead letters at which an error is logged and DLQ_ALERT_WEBHOOK is called, once per crossing", apply: bufferInt(func(b *BufferConfig) *int { return &b.DLQAlertThreshold }, 1, 100_000_000)},
 	{name: "DLQ_ALERT_WEBHOOK", help: "URL that receives a signed POST (HMAC_SECRET) when the buffer's DLQ crosses its threshold", apply: httpURL(func(b *BufferConfig) *string { return &b.DLQAlertWebhook })},
-	{name: "BUFFER_CIRCUIT_THRESHOLD", def: "5", help: "consecutive failures of a type that open its breaker", apply: bufferInt(func(b *BufferConfig) *int { return &b.CircuitThreshold }, 1, 1000)},
-	{name: "BUFFER_CIRCUIT_TIMEOUT", def: "30s", help: "how long an open breaker waits before letting a trial call through (half-open)", apply: bufferDuration(func(b *BufferConfig) *time.Duration { return &b.CircuitTimeout })},
-	{name: "BUFFER_SHUTDOWN_TIMEOUT", def: buffer.DefaultShutdownTimeout.String(), help: "how long in-flight buffer messages may finish on stop (the rest are re-queued)", apply: bufferDuration(func(b *BufferConfig) *time.Duration { return &b.ShutdownTimeout })},
+	{name: "BUFFER_CIRCUIT_THRESHOLD", def: itoa(buffer.DefaultCircuitThreshold), help: "consecutive failures of a type that open its breaker", apply: bufferInt(func(b *BufferConfig) *int { return &b.CircuitThreshold }, 1, 1000)},
+	{name: "BUFFER_CIRCUIT_TIMEOUT", def: durStr(buffer.DefaultCircuitTimeout), help: "how long an open breaker waits before letting a trial call through (half-open)", apply: bufferDuration(func(b *BufferConfig) *time.Duration { return &b.CircuitTimeout })},
+	{name: "BUFFER_SHUTDOWN_TIMEOUT", def: durStr(buffer.DefaultShutdownTimeout), help: "how long in-flight buffer messages may finish on stop (the rest are re-queued)", apply: bufferDuration(func(b *BufferConfig) *time.Duration { return &b.ShutdownTimeout })},
 	{name: "BUFFER_WEBHOOK_URL", help: "target of the webhook.forward handler (registered only when set); POSTs are signed with HMAC_SECRET", apply: httpURL(func(b *BufferConfig) *string { return &b.WebhookURL })},
 	{name: "BUFFER_WEBHOOK_TIMEOUT", def: "10s", help: "timeout of one webhook.forward POST", apply: bufferDuration(func(b *BufferConfig) *time.Duration { return &b.WebhookTimeout })},
 	{name: "BUFFER_BENCH_HANDLERS", def: "false", help: "register the noop handler (benchmarks only)", apply: boolean(func(c *Config) *bool { return &c.Buffer.BenchHandlers })},

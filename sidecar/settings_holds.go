@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/flowgate/flowgate/orchestrator/holds"
+	"github.com/flowgate/flowgate/orchestrator/holds/holdshttp"
 	"github.com/flowgate/flowgate/scheduler"
 )
 
@@ -29,11 +30,11 @@ func holdsDuration(dst func(*HoldsConfig) *time.Duration) func(*Config, string) 
 // embedded Cloud9 simulator (and of the slot cache's business hours).
 const DefaultPracticeZone = "America/New_York"
 
-// holdsSettings are the hold engine's variables, listed after the others.
+// holdsSettings are the hold engine's variables.
 var holdsSettings = []setting{
-	{name: "HOLD_TTL", def: "30s", help: "a web hold's life, renewed by each heartbeat (seed 002)", apply: holdsDuration(func(h *HoldsConfig) *time.Duration { return &h.HoldTTL })},
+	{name: "HOLD_TTL", def: durStr(holds.DefaultHoldTTL), help: "a web hold's life, renewed by each heartbeat (seed 002)", apply: holdsDuration(func(h *HoldsConfig) *time.Duration { return &h.HoldTTL })},
 	{name: "HOLDS_MAX_PER_CLIENT", def: itoa(holds.DefaultMaxHolds), help: "live web holds one clientId may have at once (exact, checked in the claim script)", apply: integer(func(c *Config) *int { return &c.Holds.MaxPerClient }, 1, 1000)},
-	{name: "HOLDS_COOLDOWN_MINUTES", def: "1440", help: "cooldown after a booking for appointment types that set none (seed 002)", apply: func(c *Config, v string) error {
+	{name: "HOLDS_COOLDOWN_MINUTES", def: itoa(int(holds.DefaultCooldown / time.Minute)), help: "cooldown after a booking for appointment types that set none (seed 002)", apply: func(c *Config, v string) error {
 		var n int
 		if err := integer(func(*Config) *int { return &n }, 1, 525600)(c, v); err != nil {
 			return err
@@ -56,7 +57,6 @@ var holdsSettings = []setting{
 		c.Holds.TimeZone, c.Availability.TimeZone, c.Family.PracticeZone = loc, loc, loc
 		return nil
 	}},
-	{name: "HOLDS_REQUEST_TIMEOUT", def: "2s", help: "bound on each /v1/holds request's Redis work (then 503)", apply: holdsDuration(func(h *HoldsConfig) *time.Duration { return &h.RequestTimeout })},
+	{name: "HOLDS_REQUEST_TIMEOUT", def: durStr(holdshttp.DefaultRequestTimeout), help: "bound on each /v1/holds request's Redis work (then 503)", apply: holdsDuration(func(h *HoldsConfig) *time.Duration { return &h.RequestTimeout })},
 }
 
-func init() { settings = append(settings, holdsSettings...) }

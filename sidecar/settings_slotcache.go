@@ -8,6 +8,8 @@ import (
 	"time"
 	_ "time/tzdata" // the refresh schedule's CRON_TZ works on images without a zone database
 
+	"github.com/flowgate/flowgate/orchestrator/booking/slotcache"
+	"github.com/flowgate/flowgate/orchestrator/ops"
 	"github.com/flowgate/flowgate/scheduler"
 )
 
@@ -28,9 +30,9 @@ type SlotCacheConfig struct {
 const DefaultSlotCacheSchedule = "CRON_TZ=America/New_York 0 */5 7-18 * * MON-SAT"
 
 var slotCacheSettings = []setting{
-	{name: "SLOT_CACHE_TIERS", def: "30,60,90", help: "days each tier of the slot cache spans from tomorrow, tier 1 first (1–9 tiers of 1–196 days)", apply: tierDays},
-	{name: "SLOT_CACHE_STALE", def: "15m", help: "a tier older than SLOT_CACHE_FRESH is stale (answered, one background refresh); older than this critical_stale", apply: duration(func(c *Config) *time.Duration { return &c.SlotCache.Stale })},
-	{name: "SLOT_CACHE_HARD_STALE", def: "60m", help: "a tier older than this is no longer answered (Cloud9 is asked); at most SLOT_CACHE_TTL", apply: duration(func(c *Config) *time.Duration { return &c.SlotCache.HardStale })},
+	{name: "SLOT_CACHE_TIERS", def: ints(slotcache.DefaultTierDays), help: "days each tier of the slot cache spans from tomorrow, tier 1 first (1–9 tiers of 1–196 days)", apply: tierDays},
+	{name: "SLOT_CACHE_STALE", def: durStr(slotcache.DefaultStale), help: "a tier older than SLOT_CACHE_FRESH is stale (answered, one background refresh); older than this critical_stale", apply: duration(func(c *Config) *time.Duration { return &c.SlotCache.Stale })},
+	{name: "SLOT_CACHE_HARD_STALE", def: durStr(slotcache.DefaultHardStale), help: "a tier older than this is no longer answered (Cloud9 is asked); at most SLOT_CACHE_TTL", apply: duration(func(c *Config) *time.Duration { return &c.SlotCache.HardStale })},
 	{name: "SLOT_CACHE_REFRESH_SCHEDULE", def: DefaultSlotCacheSchedule, help: "cron spec (seconds field, CRON_TZ= allowed) of the tier refresh, which runs once per tick across instances: the business hours", apply: func(c *Config, v string) error {
 		if err := scheduler.ValidateSpec(v); err != nil {
 			return err
@@ -43,8 +45,8 @@ var slotCacheSettings = []setting{
 		c.SlotCache.ReadLimit = r
 		return err
 	}},
-	{name: "SLOT_CACHE_HEALTH_FAILURES", def: "3", help: "consecutive refresh failures of a tier that make cache-health unhealthy (503)", apply: integer(func(c *Config) *int { return &c.SlotCache.HealthFailures }, 1, 1000)},
-	{name: "OPS_KEY_PREFIXES", def: "flowgate:", help: "comma-separated key prefixes redisGet / redisSet / redisDelete may touch", apply: list(func(c *Config) *[]string { return &c.SlotCache.OpsKeyPrefixes })},
+	{name: "SLOT_CACHE_HEALTH_FAILURES", def: itoa(slotcache.DefaultHealthFailures), help: "consecutive refresh failures of a tier that make cache-health unhealthy (503)", apply: integer(func(c *Config) *int { return &c.SlotCache.HealthFailures }, 1, 1000)},
+	{name: "OPS_KEY_PREFIXES", def: strings.Join(ops.DefaultPrefixes, ","), help: "comma-separated key prefixes redisGet / redisSet / redisDelete may touch", apply: list(func(c *Config) *[]string { return &c.SlotCache.OpsKeyPrefixes })},
 }
 
 func tierDays(c *Config, v string) error {

@@ -1,0 +1,39 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// ConfigDoc writes docs/configuration.md from the settings table, the one
+// source of `flowgate -help` too (TestConfigurationDocIsCurrent fails when
+// the file differs; FLOWGATE_UPDATE_DOCS=1 rewrites it).
+func ConfigDoc(w io.Writer) {
+	fmt.Fprint(w, `# Configuration
+
+flowgate reads its whole configuration from the environment. This page is
+generated from the settings table in `+"`sidecar/settings*.go`"+`, the same table
+`+"`flowgate -help`"+` prints; do not edit it by hand (regenerate:
+`+"`FLOWGATE_UPDATE_DOCS=1 go test -run TestConfigurationDocIsCurrent ./sidecar/`"+`).
+
+A default shown as *(unset)* means the variable is off or required; secrets
+are marked 🔒 and never logged. Without `+"`REDIS_URL`"+` (or a cluster or
+sentinel) flowgate runs on an embedded, non-durable Redis and generates the
+secrets it needs.
+`)
+	for _, g := range settingGroups {
+		fmt.Fprintf(w, "\n## %s\n\n| variable | default | meaning |\n|---|---|---|\n", g.title)
+		for _, s := range g.list {
+			def := "*(unset)*"
+			if s.def != "" {
+				def = "`" + s.def + "`"
+			}
+			name := "`" + s.name + "`"
+			if s.secret {
+				name += " 🔒"
+			}
+			fmt.Fprintf(w, "| %s | %s | %s |\n", name, def, strings.ReplaceAll(s.help, "|", `\|`))
+		}
+	}
+}
