@@ -59,4 +59,3 @@ var holdsSettings = []setting{
 	}},
 	{name: "HOLDS_REQUEST_TIMEOUT", def: durStr(holdshttp.DefaultRequestTimeout), help: "bound on each /v1/holds request's Redis work (then 503)", apply: holdsDuration(func(h *HoldsConfig) *time.Duration { return &h.RequestTimeout })},
 }
-
