@@ -1,9 +1,9 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -99,10 +99,70 @@ type ConfigError struct {
 func (e *ConfigError) Error() string { return e.Var + ": " + e.Err.Error() }
 func (e *ConfigError) Unwrap() error { return e.Err }
 
+// ConfigErrors is every problem LoadConfig found, one per variable, in
+// the table's order: a start reports them all at once (one line each).
+type ConfigErrors []*ConfigError
+
+func (es ConfigErrors) Error() string {
+	lines := make([]string, len(es))
+	for i, e := range es {
+		lines[i] = e.Error()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Unwrap lets errors.As find each *ConfigError.
+func (es ConfigErrors) Unwrap() []error {
+	out := make([]error, len(es))
+	for i, e := range es {
+		out[i] = e
+	}
+	return out
+}
+
+// problems collects ConfigErrors, the first per variable.
+type problems struct{ errs ConfigErrors }
+
+func (p *problems) add(name string, err error) {
+	for _, e := range p.errs {
+		if e.Var == name {
+			return
+		}
+	}
+	p.errs = append(p.errs, &ConfigError{Var: name, Err: err})
+}
+
+func (p *problems) addf(name, format string, args ...any) { p.add(name, fmt.Errorf(format, args...)) }
+
+// positive adds "must be positive" for each non-positive duration.
+func (p *problems) positive(ds ...namedDuration) {
+	for _, d := range ds {
+		if d.v <= 0 {
+			p.addf(d.name, "must be positive")
+		}
+	}
+}
+
+type namedDuration struct {
+	name string
+	v    time.Duration
+}
+
+func (p *problems) err() error {
+	if len(p.errs) == 0 {
+		return nil
+	}
+	return p.errs
+}
+
 // LoadConfig reads every setting through getenv (os.Getenv in main; a map
-// in tests), applies defaults and validates the whole.
+// in tests), applies defaults and validates the whole. It reports every
+// invalid or missing variable at once (ConfigErrors): a value that does not
+// parse is reported and its default used, so the checks across variables
+// still run on sane values.
 func LoadConfig(getenv func(string) string) (Config, error) {
 	var c Config
+	var p problems
 	for _, s := range settings {
 		v := getenv(s.name)
 		if v == "" {
@@ -112,28 +172,37 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 			continue
 		}
 		if err := s.apply(&c, v); err != nil {
-			return Config{}, &ConfigError{Var: s.name, Err: err}
+			p.add(s.name, err)
+			if s.def != "" {
+				_ = s.apply(&c, s.def)
+			}
 		}
 	}
-	return c, c.validate()
+	c.validate(&p)
+	if err := p.err(); err != nil {
+		return Config{}, err
+	}
+	return c, nil
 }
 
-func (c *Config) validate() error {
+func (c *Config) validate(p *problems) {
 	modes := 0
 	for _, set := range []bool{c.RedisURL != "", len(c.RedisClusterAddrs) > 0, len(c.RedisSentinelAddrs) > 0} {
 		if set {
 			modes++
 		}
 	}
-	switch {
-	case modes > 1:
-		return &ConfigError{Var: "REDIS_URL", Err: errors.New("set only one of REDIS_URL, REDIS_CLUSTER_ADDRS, REDIS_SENTINEL_ADDRS")}
-	case len(c.RedisSentinelAddrs) > 0 && c.RedisSentinelMaster == "":
-		return &ConfigError{Var: "REDIS_SENTINEL_MASTER", Err: errors.New("required with REDIS_SENTINEL_ADDRS")}
-	case c.RedisSentinelMaster != "" && len(c.RedisSentinelAddrs) == 0:
-		return &ConfigError{Var: "REDIS_SENTINEL_ADDRS", Err: errors.New("required with REDIS_SENTINEL_MASTER")}
-	case (c.MonitoringUser == "") != (c.MonitoringPass == ""):
-		return &ConfigError{Var: "MONITORING_PASSWORD", Err: errors.New("set both MONITORING_USER and MONITORING_PASSWORD, or neither")}
+	if modes > 1 {
+		p.addf("REDIS_URL", "set only one of REDIS_URL, REDIS_CLUSTER_ADDRS, REDIS_SENTINEL_ADDRS")
+	}
+	if len(c.RedisSentinelAddrs) > 0 && c.RedisSentinelMaster == "" {
+		p.addf("REDIS_SENTINEL_MASTER", "required with REDIS_SENTINEL_ADDRS")
+	}
+	if c.RedisSentinelMaster != "" && len(c.RedisSentinelAddrs) == 0 {
+		p.addf("REDIS_SENTINEL_ADDRS", "required with REDIS_SENTINEL_MASTER")
+	}
+	if (c.MonitoringUser == "") != (c.MonitoringPass == "") {
+		p.addf("MONITORING_PASSWORD", "set both MONITORING_USER and MONITORING_PASSWORD, or neither")
 	}
 	for _, spec := range []struct{ name, v string }{
 		{"DLQ_RECONCILE_SCHEDULE", c.DLQReconcile}, {"HEARTBEAT_MONITOR_SCHEDULE", c.HeartbeatSpec},
@@ -141,39 +210,37 @@ func (c *Config) validate() error {
 		{"TASKS_PURGE_SCHEDULE", c.PurgeSpec},
 	} {
 		if err := scheduler.ValidateSpec(spec.v); err != nil {
-			return &ConfigError{Var: spec.name, Err: err}
+			p.add(spec.name, err)
 		}
 	}
-	for _, d := range []struct {
-		name string
-		v    time.Duration
-	}{{"HEARTBEAT_STALE_AFTER", c.HeartbeatStale}, {"VT_TIMEOUT", c.VTTimeout}, {"SLA_THRESHOLD", c.SLAThreshold},
-		{"WEBHOOK_TOLERANCE", c.WebhookTolerance}, {"QUEUE_REQUEST_TIMEOUT", c.QueueRequestTimeout}, {"REQUEUE_BACKOFF_BASE", c.RequeueBase}, {"REQUEUE_BACKOFF_MAX", c.RequeueMax}} {
-		if d.v <= 0 {
-			return &ConfigError{Var: d.name, Err: errors.New("must be positive")}
-		}
+	p.positive(namedDuration{"HEARTBEAT_STALE_AFTER", c.HeartbeatStale}, namedDuration{"VT_TIMEOUT", c.VTTimeout},
+		namedDuration{"SLA_THRESHOLD", c.SLAThreshold}, namedDuration{"WEBHOOK_TOLERANCE", c.WebhookTolerance},
+		namedDuration{"QUEUE_REQUEST_TIMEOUT", c.QueueRequestTimeout}, namedDuration{"REQUEUE_BACKOFF_BASE", c.RequeueBase},
+		namedDuration{"REQUEUE_BACKOFF_MAX", c.RequeueMax})
+	if c.RequeueMax < c.RequeueBase {
+		p.addf("REQUEUE_BACKOFF_MAX", "must not be below REQUEUE_BACKOFF_BASE")
 	}
-	switch {
-	case c.RequeueMax < c.RequeueBase:
-		return &ConfigError{Var: "REQUEUE_BACKOFF_MAX", Err: errors.New("must not be below REQUEUE_BACKOFF_BASE")}
-	case c.RetryOverdueAfter <= c.RequeueMax+retryOverdueMargin:
-		return &ConfigError{Var: "RETRY_OVERDUE_AFTER", Err: fmt.Errorf("must exceed REQUEUE_BACKOFF_MAX by more than %s (Asynq's 1 s check for due tasks plus slack), or the repair sweep races healthy requeues", retryOverdueMargin)}
-	case c.WebhookAuth == "token" && c.WebhookToken == "":
-		return &ConfigError{Var: "WEBHOOK_TOKEN", Err: errors.New("required with WEBHOOK_AUTH=token")}
-	case c.PurgeAfter < time.Hour:
-		return &ConfigError{Var: "TASKS_DONE_RETENTION", Err: errors.New("must be at least 1h (a purged queue_id can be created anew)")}
-	case c.AckPath == c.FailPath:
-		return &ConfigError{Var: "WEBHOOK_FAIL_PATH", Err: errors.New("must differ from WEBHOOK_ACK_PATH")}
+	if c.RetryOverdueAfter <= c.RequeueMax+retryOverdueMargin {
+		p.addf("RETRY_OVERDUE_AFTER", "must exceed REQUEUE_BACKOFF_MAX by more than %s (Asynq's 1 s check for due tasks plus slack), or the repair sweep races healthy requeues", retryOverdueMargin)
+	}
+	if c.WebhookAuth == "token" && c.WebhookToken == "" {
+		p.addf("WEBHOOK_TOKEN", "required with WEBHOOK_AUTH=token")
+	}
+	if c.PurgeAfter < time.Hour {
+		p.addf("TASKS_DONE_RETENTION", "must be at least 1h (a purged queue_id can be created anew)")
+	}
+	if c.AckPath == c.FailPath {
+		p.addf("WEBHOOK_FAIL_PATH", "must differ from WEBHOOK_ACK_PATH")
 	}
 	if !c.Embedded() {
 		if c.BookingAuthSecret == "" {
-			return &ConfigError{Var: "BOOKING_AUTH_SECRET", Err: errors.New("required with a real Redis (generate one: openssl rand -hex 32)")}
+			p.addf("BOOKING_AUTH_SECRET", "required with a real Redis (flowgate env prints a fresh one)")
 		}
 		if c.HMACSecret == "" && c.WebhookAuth == "hmac" {
-			return &ConfigError{Var: "HMAC_SECRET", Err: errors.New("required with a real Redis and WEBHOOK_AUTH=hmac (generate one: openssl rand -hex 32)")}
+			p.addf("HMAC_SECRET", "required with a real Redis and WEBHOOK_AUTH=hmac (flowgate env prints a fresh one)")
 		}
 		if c.MonitoringAuth != "none" && c.MonitoringUser == "" {
-			return &ConfigError{Var: "MONITORING_USER", Err: errors.New("MONITORING_USER and MONITORING_PASSWORD are required with a real Redis: /monitoring (Asynqmon) can pause, delete and replay queues; set MONITORING_AUTH=none only to leave it open on purpose")}
+			p.addf("MONITORING_USER", "MONITORING_USER and MONITORING_PASSWORD are required with a real Redis: /monitoring (Asynqmon) can pause, delete and replay queues; set MONITORING_AUTH=none only to leave it open on purpose")
 		}
 	}
 	cloud9 := []string{c.Cloud9Endpoint, c.Cloud9ClientID, c.Cloud9Username, c.Cloud9Password}
@@ -184,15 +251,11 @@ func (c *Config) validate() error {
 		}
 	}
 	if set != 0 && set != len(cloud9) {
-		return &ConfigError{Var: "CLOUD9_ENDPOINT", Err: errors.New("set CLOUD9_ENDPOINT, CLOUD9_CLIENT_ID, CLOUD9_USERNAME and CLOUD9_PASSWORD together, or none for the sandbox simulator")}
+		p.addf("CLOUD9_ENDPOINT", "set CLOUD9_ENDPOINT, CLOUD9_CLIENT_ID, CLOUD9_USERNAME and CLOUD9_PASSWORD together, or none for the sandbox simulator")
 	}
-	if err := c.validateBooking(); err != nil {
-		return err
-	}
-	if err := c.validateSlotCache(); err != nil {
-		return err
-	}
-	return c.validateBuffer()
+	c.validateBooking(p)
+	c.validateSlotCache(p)
+	c.validateBuffer(p)
 }
 
 // Embedded reports whether flowgate runs on its in-process Redis.

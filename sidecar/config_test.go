@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"errors"
+	"io"
 	"os"
 	"strings"
 	"testing"
@@ -230,4 +231,28 @@ func TestEventsWebhookNeedsHMACSecret(t *testing.T) {
 	var ce *ConfigError
 	require.True(t, errors.As(err, &ce))
 	require.Equal(t, "HMAC_SECRET", ce.Var)
+}
+
+// A start with several problems names every one of them, one line each,
+// and exits 2: nobody fixes a deployment one failed start at a time.
+func TestConfigReportsEveryProblemInOneStart(t *testing.T) {
+	env := map[string]string{"REDIS_URL": "redis://127.0.0.1:1/0", "LOG_FORMAT": "xml", "VT_TIMEOUT": "soon",
+		"MAX_RETRY_ATTEMPTS": "three", "REQUEUE_BACKOFF_BASE": "10m", "REQUEUE_BACKOFF_MAX": "1m"}
+	_, err := LoadConfig(envOf(env))
+	var es ConfigErrors
+	require.ErrorAs(t, err, &es)
+	var names []string
+	for _, e := range es {
+		names = append(names, e.Var)
+	}
+	require.ElementsMatch(t, []string{"LOG_FORMAT", "VT_TIMEOUT", "MAX_RETRY_ATTEMPTS", "REQUEUE_BACKOFF_MAX",
+		"BOOKING_AUTH_SECRET", "HMAC_SECRET", "MONITORING_USER", "BUFFER_API_TOKEN"}, names)
+
+	var stderr bytes.Buffer
+	code := run(nil, envOf(env), io.Discard, &stderr)
+	require.Equal(t, 2, code)
+	out := stderr.String()
+	for _, n := range names {
+		require.Equal(t, 1, strings.Count(out, "\n  "+n+": "), "%s on a line of its own in:\n%s", n, out)
+	}
 }

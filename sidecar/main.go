@@ -39,7 +39,7 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	}
 	cfg, err := LoadConfig(getenv)
 	if err != nil {
-		fmt.Fprintf(stderr, "flowgate: invalid configuration: %v\n", err)
+		reportConfig(stderr, err)
 		return 2
 	}
 	log := newLogger(cfg, stderr)
@@ -99,4 +99,17 @@ func logConfig(log *slog.Logger, cfg Config, getenv func(string) string) {
 		}
 	}
 	log.Info("configuration", attrs...)
+}
+
+// reportConfig writes every configuration problem on a line of its own.
+func reportConfig(w io.Writer, err error) {
+	var es ConfigErrors
+	if !errors.As(err, &es) {
+		fmt.Fprintf(w, "flowgate: invalid configuration: %v\n", err)
+		return
+	}
+	fmt.Fprintf(w, "flowgate: invalid configuration (%d problems; `flowgate -help` lists every variable, `flowgate env` prints a complete .env):\n", len(es))
+	for _, e := range es {
+		fmt.Fprintf(w, "  %s\n", e)
+	}
 }

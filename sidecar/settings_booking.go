@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"net/url"
 	"strconv"
@@ -176,30 +175,28 @@ func (b BookingConfig) offeredColumns() []string {
 }
 
 // validateBooking checks what one variable cannot tell alone.
-func (c *Config) validateBooking() error {
+func (c *Config) validateBooking(p *problems) {
 	b := c.Booking
-	for _, d := range []struct {
-		name string
-		v    time.Duration
-	}{{"CLOUD9_WRITE_TIMEOUT", b.WriteTimeout}, {"CLOUD9_NOTE_TIMEOUT", b.NoteTimeout}, {"CLOUD9_READ_TIMEOUT", b.ReadTimeout},
-		{"BOOKING_SYNC_BUDGET", b.SyncBudget}, {"BOOKING_REDIS_TIMEOUT", b.RedisTimeout}, {"BOOKING_BACKOFF_BASE", b.BackoffBase}, {"BOOKING_BACKOFF_MAX", b.BackoffMax},
-		{"BOOKING_SESSION_TTL", b.SessionTTL}, {"SLOT_RESERVATION_TTL", b.ReserveTTL}, {"SLOT_RESERVATION_BOOKED_TTL", b.BookedTTL},
-		{"SLOT_CACHE_FRESH", b.SlotFresh}, {"SLOT_CACHE_TTL", b.SlotCacheTTL}, {"BOOKING_UNCERTAIN_GRACE", b.UncertainGrace}} {
-		if d.v <= 0 {
-			return &ConfigError{Var: d.name, Err: errors.New("must be positive")}
-		}
+	p.positive(namedDuration{"CLOUD9_WRITE_TIMEOUT", b.WriteTimeout}, namedDuration{"CLOUD9_NOTE_TIMEOUT", b.NoteTimeout},
+		namedDuration{"CLOUD9_READ_TIMEOUT", b.ReadTimeout}, namedDuration{"BOOKING_SYNC_BUDGET", b.SyncBudget},
+		namedDuration{"BOOKING_REDIS_TIMEOUT", b.RedisTimeout}, namedDuration{"BOOKING_BACKOFF_BASE", b.BackoffBase},
+		namedDuration{"BOOKING_BACKOFF_MAX", b.BackoffMax}, namedDuration{"BOOKING_SESSION_TTL", b.SessionTTL},
+		namedDuration{"SLOT_RESERVATION_TTL", b.ReserveTTL}, namedDuration{"SLOT_RESERVATION_BOOKED_TTL", b.BookedTTL},
+		namedDuration{"SLOT_CACHE_FRESH", b.SlotFresh}, namedDuration{"SLOT_CACHE_TTL", b.SlotCacheTTL},
+		namedDuration{"BOOKING_UNCERTAIN_GRACE", b.UncertainGrace})
+	if b.BackoffMax < b.BackoffBase {
+		p.addf("BOOKING_BACKOFF_MAX", "must not be below BOOKING_BACKOFF_BASE")
 	}
-	switch {
-	case b.BackoffMax < b.BackoffBase:
-		return &ConfigError{Var: "BOOKING_BACKOFF_MAX", Err: errors.New("must not be below BOOKING_BACKOFF_BASE")}
-	case b.SlotCacheTTL < b.SlotFresh:
-		return &ConfigError{Var: "SLOT_CACHE_TTL", Err: errors.New("must not be below SLOT_CACHE_FRESH")}
-	case b.EventsWebhook != "" && c.HMACSecret == "":
-		return &ConfigError{Var: "HMAC_SECRET", Err: errors.New("required with BOOKING_EVENTS_WEBHOOK: its POSTs are signed with it, and a random per-process secret is one no receiver can verify")}
-	case c.Cloud9Endpoint != "" && b.ProviderGUID == "":
-		return &ConfigError{Var: "CLOUD9_PROVIDER_GUID", Err: errors.New("required with a real Cloud9 (CLOUD9_ENDPOINT)")}
-	case c.Cloud9Endpoint != "" && c.Cloud9VendorUsername == "":
-		return &ConfigError{Var: "CLOUD9_VENDOR_USERNAME", Err: errors.New("required with a real Cloud9 (SetAppointment and SetPatient send it)")}
+	if b.SlotCacheTTL < b.SlotFresh {
+		p.addf("SLOT_CACHE_TTL", "must not be below SLOT_CACHE_FRESH")
 	}
-	return nil
+	if b.EventsWebhook != "" && c.HMACSecret == "" {
+		p.addf("HMAC_SECRET", "required with BOOKING_EVENTS_WEBHOOK: its POSTs are signed with it, and a random per-process secret is one no receiver can verify")
+	}
+	if c.Cloud9Endpoint != "" && b.ProviderGUID == "" {
+		p.addf("CLOUD9_PROVIDER_GUID", "required with a real Cloud9 (CLOUD9_ENDPOINT)")
+	}
+	if c.Cloud9Endpoint != "" && c.Cloud9VendorUsername == "" {
+		p.addf("CLOUD9_VENDOR_USERNAME", "required with a real Cloud9 (SetAppointment and SetPatient send it)")
+	}
 }

@@ -98,26 +98,21 @@ var bufferSettings = []setting{
 }
 
 // validateBuffer checks what one variable cannot tell alone.
-func (c *Config) validateBuffer() error {
+func (c *Config) validateBuffer(p *problems) {
 	b := c.Buffer
-	for _, d := range []struct {
-		name string
-		v    time.Duration
-	}{{"BUFFER_POLL_INTERVAL", b.PollInterval}, {"BUFFER_BACKOFF_BASE", b.BackoffBase}, {"BUFFER_COMPLETED_RETENTION", b.CompletedRetention},
-		{"BUFFER_FAILED_RETENTION", b.FailedRetention}, {"BUFFER_CIRCUIT_TIMEOUT", b.CircuitTimeout}, {"BUFFER_WEBHOOK_TIMEOUT", b.WebhookTimeout}} {
-		if d.v <= 0 {
-			return &ConfigError{Var: d.name, Err: errors.New("must be positive")}
-		}
+	p.positive(namedDuration{"BUFFER_POLL_INTERVAL", b.PollInterval}, namedDuration{"BUFFER_BACKOFF_BASE", b.BackoffBase},
+		namedDuration{"BUFFER_COMPLETED_RETENTION", b.CompletedRetention}, namedDuration{"BUFFER_FAILED_RETENTION", b.FailedRetention},
+		namedDuration{"BUFFER_CIRCUIT_TIMEOUT", b.CircuitTimeout}, namedDuration{"BUFFER_WEBHOOK_TIMEOUT", b.WebhookTimeout})
+	if b.BackoffMax < b.BackoffBase {
+		p.addf("BUFFER_BACKOFF_MAX", "must not be below BUFFER_BACKOFF_BASE")
 	}
-	switch {
-	case b.BackoffMax < b.BackoffBase:
-		return &ConfigError{Var: "BUFFER_BACKOFF_MAX", Err: errors.New("must not be below BUFFER_BACKOFF_BASE")}
-	case b.AlertDepth < b.WarnDepth:
-		return &ConfigError{Var: "BUFFER_ALERT_DEPTH", Err: errors.New("must not be below BUFFER_WARN_DEPTH")}
-	case !c.Embedded() && b.APIToken == "":
-		return &ConfigError{Var: "BUFFER_API_TOKEN", Err: errors.New("required with a real Redis (generate one: openssl rand -hex 32)")}
-	case (b.DLQAlertWebhook != "" || b.WebhookURL != "") && c.HMACSecret == "":
-		return &ConfigError{Var: "HMAC_SECRET", Err: errors.New("required with DLQ_ALERT_WEBHOOK or BUFFER_WEBHOOK_URL: their POSTs are signed with it")}
+	if b.AlertDepth < b.WarnDepth {
+		p.addf("BUFFER_ALERT_DEPTH", "must not be below BUFFER_WARN_DEPTH")
 	}
-	return nil
+	if !c.Embedded() && b.APIToken == "" {
+		p.addf("BUFFER_API_TOKEN", "required with a real Redis (flowgate env prints a fresh one)")
+	}
+	if (b.DLQAlertWebhook != "" || b.WebhookURL != "") && c.HMACSecret == "" {
+		p.addf("HMAC_SECRET", "required with DLQ_ALERT_WEBHOOK or BUFFER_WEBHOOK_URL: their POSTs are signed with it")
+	}
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -66,20 +65,19 @@ func tierDays(c *Config, v string) error {
 }
 
 // validateSlotCache checks what one variable cannot tell alone.
-func (c *Config) validateSlotCache() error {
+func (c *Config) validateSlotCache(p *problems) {
 	s, b := c.SlotCache, c.Booking
-	switch {
-	case s.Stale <= b.SlotFresh:
-		return &ConfigError{Var: "SLOT_CACHE_STALE", Err: errors.New("must exceed SLOT_CACHE_FRESH")}
-	case s.HardStale < s.Stale:
-		return &ConfigError{Var: "SLOT_CACHE_HARD_STALE", Err: errors.New("must not be below SLOT_CACHE_STALE")}
-	case s.HardStale > b.SlotCacheTTL:
-		return &ConfigError{Var: "SLOT_CACHE_HARD_STALE", Err: errors.New("must not exceed SLOT_CACHE_TTL (a tier is gone after it)")}
+	if s.Stale <= b.SlotFresh {
+		p.addf("SLOT_CACHE_STALE", "must exceed SLOT_CACHE_FRESH")
 	}
-	for _, p := range s.OpsKeyPrefixes {
-		if p == "" {
-			return &ConfigError{Var: "OPS_KEY_PREFIXES", Err: errors.New("an empty prefix would open every key")}
+	if s.HardStale < s.Stale {
+		p.addf("SLOT_CACHE_HARD_STALE", "must not be below SLOT_CACHE_STALE")
+	} else if s.HardStale > b.SlotCacheTTL {
+		p.addf("SLOT_CACHE_HARD_STALE", "must not exceed SLOT_CACHE_TTL (a tier is gone after it)")
+	}
+	for _, pre := range s.OpsKeyPrefixes {
+		if pre == "" {
+			p.addf("OPS_KEY_PREFIXES", "an empty prefix would open every key")
 		}
 	}
-	return nil
 }
