@@ -192,24 +192,41 @@ func (m *Main) startCron(pr *probe) error {
 }
 
 // secrets fills missing secrets with random per-process ones in embedded
-// mode (LoadConfig already refused a real Redis without them).
+// mode (LoadConfig already refused a real Redis without them) and prints
+// them once, in one log line, so every API can be called (signed VM task
+// calls, booking tokens, the buffer's bearer token) without a restart.
 func (m *Main) secrets() error {
+	var generated []any
 	for _, s := range []struct {
 		name string
 		dst  *string
-	}{{"BOOKING_AUTH_SECRET", &m.Config.BookingAuthSecret}, {"HMAC_SECRET", &m.Config.HMACSecret}} {
+	}{{"BOOKING_AUTH_SECRET", &m.Config.BookingAuthSecret}, {"HMAC_SECRET", &m.Config.HMACSecret},
+		{"BUFFER_API_TOKEN", &m.Config.Buffer.APIToken}} {
 		if *s.dst != "" {
 			continue
 		}
-		buf := make([]byte, 32)
-		if _, err := rand.Read(buf); err != nil {
+		v, err := randomHex(32)
+		if err != nil {
 			return fmt.Errorf("generate %s: %w", s.name, err)
 		}
-		*s.dst = hex.EncodeToString(buf)
+		*s.dst = v
 		m.Config.EphemeralSecret = true
-		m.Logger.Warn("no "+s.name+" set: using a random per-process secret; tokens and signatures stop verifying when this process exits", "var", s.name)
+		generated = append(generated, s.name, v)
+	}
+	if len(generated) > 0 {
+		m.Logger.Warn("embedded mode: generated secrets for this process (printed once; tokens and signatures stop verifying when it exits; set them, e.g. from `flowgate env`, to keep them)",
+			generated...)
 	}
 	return nil
+}
+
+// randomHex is n random bytes, hex-encoded.
+func randomHex(n int) (string, error) {
+	buf := make([]byte, n)
+	if _, err := rand.Read(buf); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(buf), nil
 }
 
 func (m *Main) onClose(f func(context.Context) error) { m.closeFns = append(m.closeFns, f) }

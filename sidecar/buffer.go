@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -36,15 +34,6 @@ func (m *Main) bufferSender(client *http.Client) hmacsig.Sender {
 // after the main runtime.
 func (m *Main) newBuffer(b *backend, shutdown context.Context) (*workBuffer, error) {
 	c := m.Config.Buffer
-	if c.APIToken == "" { // embedded mode (LoadConfig refused a real Redis without one)
-		tok := make([]byte, 24)
-		if _, err := rand.Read(tok); err != nil {
-			return nil, fmt.Errorf("generate BUFFER_API_TOKEN: %w", err)
-		}
-		c.APIToken = hex.EncodeToString(tok)
-		m.Config.Buffer.APIToken = c.APIToken
-		m.Logger.Warn("no BUFFER_API_TOKEN set: generated one for this process (printed once)", "var", "BUFFER_API_TOKEN", "token", c.APIToken)
-	}
 	cfg := buffer.Config{
 		ConnOpt: b.ConnOpt, Redis: b.Client, Servers: c.Servers, Concurrency: c.Concurrency,
 		ShutdownTimeout: c.ShutdownTimeout, PollInterval: c.PollInterval,

@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/flowgate/flowgate/orchestrator/cloud9/cloud9sim"
 )
@@ -25,8 +26,17 @@ func main() {
 // run is main without os.Exit, for tests. Exit codes: 0 clean stop, 1
 // runtime failure, 2 bad usage or configuration.
 func run(args []string, getenv func(string) string, stdout, stderr io.Writer) int {
-	if len(args) > 0 && args[0] == "cloud9-sim" { // the Cloud9 sandbox simulator on its own
-		return cloud9sim.Main(args[1:], stdout, stderr)
+	if len(args) > 0 {
+		switch args[0] {
+		case "cloud9-sim": // the Cloud9 sandbox simulator on its own
+			return cloud9sim.Main(args[1:], stdout, stderr)
+		case "env": // a complete .env for a real deployment
+			if err := writeEnv(stdout, getenv, time.Now()); err != nil {
+				fmt.Fprintf(stderr, "flowgate env: %v\n", err)
+				return 1
+			}
+			return 0
+		}
 	}
 	fs := flag.NewFlagSet("flowgate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
