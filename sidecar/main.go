@@ -36,6 +36,10 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 				return 1
 			}
 			return 0
+		case "check": // is this configuration ready for traffic?
+			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+			defer stop()
+			return runCheck(ctx, getenv, stdout, stderr)
 		}
 	}
 	fs := flag.NewFlagSet("flowgate", flag.ContinueOnError)

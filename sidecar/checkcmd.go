@@ -1,0 +1,179 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/flowgate/flowgate/orchestrator/cloud9"
+)
+
+// The outcome of one check of `flowgate check`.
+const (
+	checkOK   = "OK"
+	checkWarn = "WARN"
+	checkFail = "FAIL"
+)
+
+type checkRow struct{ name, status, detail string }
+
+// checkTimeout bounds each network check.
+const checkTimeout = 10 * time.Second
+
+// runCheck is `flowgate check`: it validates the configuration, reaches
+// Redis (mode, version, persistence), calls Cloud9 once with a read to
+// prove the credentials, and checks the ops key prefixes; it prints one
+// table and exits 1 when any check failed (warnings do not fail it).
+func runCheck(ctx context.Context, getenv func(string) string, stdout, stderr io.Writer) int {
+	var rows []checkRow
+	add := func(name, status, format string, args ...any) {
+		rows = append(rows, checkRow{name, status, fmt.Sprintf(format, args...)})
+	}
+	defer func() { printChecks(stdout, rows) }()
+
+	cfg, err := LoadConfig(getenv)
+	if err != nil {
+		reportConfig(stderr, err)
+		add("configuration", checkFail, "invalid (problems listed above)")
+		return 1
+	}
+	add("configuration", checkOK, "%d variables read, none invalid", len(settings))
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+
+	if cfg.Embedded() {
+		add("redis", checkWarn, "embedded (in-process, nothing durable): set REDIS_URL for a real deployment")
+	} else {
+		checkRedis(ctx, cfg, log, add)
+	}
+	checkCloud9(ctx, cfg, add)
+	for _, r := range rows {
+		if r.status == checkFail {
+			return 1
+		}
+	}
+	return 0
+}
+
+func checkRedis(ctx context.Context, cfg Config, log *slog.Logger, add func(name, status, format string, args ...any)) {
+	b, err := openRedis(ctx, cfg, log)
+	if err != nil {
+		add("redis", checkFail, "%v", err)
+		return
+	}
+	defer b.close()
+	rctx, cancel := context.WithTimeout(ctx, checkTimeout)
+	defer cancel()
+	info, err := b.Client.Info(rctx, "server", "persistence").Result()
+	if err != nil {
+		add("redis", checkFail, "INFO: %v", err)
+		return
+	}
+	field := func(name string) string {
+		for _, line := range strings.Split(info, "\n") {
+			if v, ok := strings.CutPrefix(strings.TrimSpace(line), name+":"); ok {
+				return v
+			}
+		}
+		return "?"
+	}
+	add("redis", checkOK, "reachable (%s), redis %s, mode %s", b.Mode, field("redis_version"), field("redis_mode"))
+	aof := field("aof_enabled") == "1"
+	save, err := b.Client.ConfigGet(rctx, "save").Result()
+	switch {
+	case aof:
+		add("redis persistence", checkOK, "AOF on (appendfsync as configured)")
+	case err != nil:
+		add("redis persistence", checkWarn, "AOF off, and CONFIG GET save refused (%v): check snapshots yourself", err)
+	case save["save"] != "":
+		add("redis persistence", checkWarn, "AOF off, RDB snapshots %q: a crash loses the writes since the last snapshot; turn on appendonly yes", save["save"])
+	default:
+		add("redis persistence", checkWarn, "OFF (no AOF, no RDB): a Redis restart loses every queued booking, task and hold; turn on appendonly yes")
+	}
+	checkPrefixes(rctx, b.Client, cfg.SlotCache.OpsKeyPrefixes, add)
+}
+
+// checkPrefixes reports, for each OPS_KEY_PREFIXES entry, how many keys
+// the ops write endpoints may touch, and fails a prefix that would open
+// Asynq's own keys (the durable queues) to them.
+func checkPrefixes(ctx context.Context, rdb redis.UniversalClient, prefixes []string, add func(name, status, format string, args ...any)) {
+	for _, p := range prefixes {
+		if strings.HasPrefix("asynq:", p) || strings.HasPrefix(p, "asynq:") {
+			add("ops prefix "+p, checkFail, "opens Asynq's queues to redisSet/redisDelete; use a narrower prefix")
+			continue
+		}
+		n, capped, err := countKeys(ctx, rdb, p+"*", 10000)
+		switch {
+		case err != nil:
+			add("ops prefix "+p, checkWarn, "SCAN failed: %v", err)
+		case capped:
+			add("ops prefix "+p, checkOK, "more than %d keys writable through /ops", n)
+		default:
+			add("ops prefix "+p, checkOK, "%d keys writable through /ops", n)
+		}
+	}
+}
+
+func countKeys(ctx context.Context, rdb redis.UniversalClient, match string, limit int) (int, bool, error) {
+	n := 0
+	count := func(ctx context.Context, c *redis.Client) error {
+		it := c.Scan(ctx, 0, match, 1000).Iterator()
+		for it.Next(ctx) {
+			if n++; n >= limit {
+				return nil
+			}
+		}
+		return it.Err()
+	}
+	var err error
+	if cc, ok := rdb.(*redis.ClusterClient); ok {
+		err = cc.ForEachMaster(ctx, count)
+	} else if c, ok := rdb.(*redis.Client); ok {
+		err = count(ctx, c)
+	} else {
+		return 0, false, fmt.Errorf("unsupported client %T", rdb)
+	}
+	return n, n >= limit, err
+}
+
+func checkCloud9(ctx context.Context, cfg Config, add func(name, status, format string, args ...any)) {
+	if cfg.Cloud9Endpoint == "" {
+		add("cloud9", checkWarn, "no CLOUD9_ENDPOINT: bookings go to the built-in sandbox simulator")
+		return
+	}
+	client, err := cloud9.New(cloud9.Config{Endpoint: cfg.Cloud9Endpoint, ClientID: cfg.Cloud9ClientID,
+		Username: cfg.Cloud9Username, Password: cfg.Cloud9Password, VendorUsername: cfg.Cloud9VendorUsername,
+		ReadTimeout: min(cfg.Booking.ReadTimeout, checkTimeout)})
+	if err != nil {
+		add("cloud9", checkFail, "%v", err)
+		return
+	}
+	defer client.Close()
+	locs, err := client.GetLocations(ctx)
+	if err != nil {
+		add("cloud9", checkFail, "GetLocations at %s: %v", cfg.Cloud9Endpoint, err)
+		return
+	}
+	add("cloud9", checkOK, "credentials accepted (GetLocations: %d locations)", len(locs))
+	for _, l := range locs {
+		if strings.EqualFold(l.Get("LocationGUID"), cfg.Booking.LocationGUID) {
+			add("cloud9 location", checkOK, "CLOUD9_LOCATION_GUID %s is %q", cfg.Booking.LocationGUID, l.Get("LocationName"))
+			return
+		}
+	}
+	add("cloud9 location", checkFail, "CLOUD9_LOCATION_GUID %s is not among the %d locations Cloud9 answered", cfg.Booking.LocationGUID, len(locs))
+}
+
+func printChecks(w io.Writer, rows []checkRow) {
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "CHECK\tSTATUS\tDETAIL")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", r.name, r.status, r.detail)
+	}
+	_ = tw.Flush()
+}

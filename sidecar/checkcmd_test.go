@@ -1,0 +1,101 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/flowgate/flowgate/orchestrator/cloud9/cloud9sim"
+)
+
+// checkEnv is a real-Redis configuration pointing at a Cloud9 simulator
+// that accepts only the credentials user/secret.
+func checkEnv(t *testing.T) map[string]string {
+	t.Helper()
+	sim := cloud9sim.New(cloud9sim.Config{ClientID: "0f0f0f0f-0000-4000-8000-000000000001", Username: "user", Password: "secret"})
+	url, stop, err := sim.Start("127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = stop(context.Background()) })
+	env := realRedisEnv(t)
+	env["MONITORING_USER"], env["MONITORING_PASSWORD"] = "ops", "ops-password"
+	env["CLOUD9_ENDPOINT"], env["CLOUD9_CLIENT_ID"] = url, "0f0f0f0f-0000-4000-8000-000000000001"
+	env["CLOUD9_USERNAME"], env["CLOUD9_PASSWORD"] = "user", "secret"
+	env["CLOUD9_VENDOR_USERNAME"], env["CLOUD9_PROVIDER_GUID"] = "flowgate", cloud9sim.DefaultOrthodontistGUID
+	return env
+}
+
+func check(t *testing.T, env map[string]string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run([]string{"check"}, envOf(env), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+// row is the table line of one check.
+func row(t *testing.T, table, name string) string {
+	t.Helper()
+	for _, l := range strings.Split(table, "\n") {
+		if strings.HasPrefix(l, name+"  ") {
+			return l
+		}
+	}
+	t.Fatalf("no %q row in:\n%s", name, table)
+	return ""
+}
+
+func TestCheckPassesAGoodConfiguration(t *testing.T) {
+	code, out, errs := check(t, checkEnv(t))
+	require.Equal(t, 0, code, "%s\n%s", out, errs)
+	require.Contains(t, row(t, out, "configuration"), "OK")
+	require.Regexp(t, `OK\s+reachable \(url\), redis \S+, mode standalone`, row(t, out, "redis"))
+	require.Contains(t, row(t, out, "redis persistence"), "") // OK or WARN: the test server's own setting
+	require.Contains(t, row(t, out, "cloud9"), "OK")
+	require.Contains(t, row(t, out, "cloud9"), "credentials accepted")
+	require.Contains(t, row(t, out, "cloud9 location"), "CDH Allegheny 202")
+	require.Contains(t, row(t, out, "ops prefix flowgate:"), "OK")
+}
+
+func TestCheckFailsBadCloud9Credentials(t *testing.T) {
+	env := checkEnv(t)
+	env["CLOUD9_PASSWORD"] = "wrong"
+	code, out, _ := check(t, env)
+	require.Equal(t, 1, code, out)
+	require.Contains(t, row(t, out, "cloud9"), "FAIL")
+	require.Contains(t, row(t, out, "redis"), "OK", "the other checks still run")
+}
+
+func TestCheckFailsAStoppedRedis(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	require.NoError(t, ln.Close()) // nothing listens there now
+	env := checkEnv(t)
+	env["REDIS_URL"] = "redis://" + addr + "/0"
+	code, out, _ := check(t, env)
+	require.Equal(t, 1, code, out)
+	require.Contains(t, row(t, out, "redis"), "FAIL")
+	require.Contains(t, row(t, out, "redis"), "not reachable")
+	require.Contains(t, row(t, out, "cloud9"), "OK", "Cloud9 is still checked")
+}
+
+func TestCheckReportsEveryConfigurationProblem(t *testing.T) {
+	env := checkEnv(t)
+	env["LOG_FORMAT"], env["VT_TIMEOUT"] = "xml", "soon"
+	code, out, errs := check(t, env)
+	require.Equal(t, 1, code)
+	require.Contains(t, row(t, out, "configuration"), "FAIL")
+	require.Contains(t, errs, "LOG_FORMAT")
+	require.Contains(t, errs, "VT_TIMEOUT")
+}
+
+func TestCheckRefusesAPrefixOverAsynqsKeys(t *testing.T) {
+	env := checkEnv(t)
+	env["OPS_KEY_PREFIXES"] = "flowgate:,asynq:"
+	code, out, _ := check(t, env)
+	require.Equal(t, 1, code, out)
+	require.Contains(t, row(t, out, "ops prefix asynq:"), "FAIL")
+}
