@@ -69,6 +69,7 @@ func (m *Main) startHTTP() error {
 
 // routes is the route table.
 func (m *Main) routes(app *fiber.App) error {
+	app.Get("/", landing) // landing.go
 	app.Get("/healthz", func(c *fiber.Ctx) error {
 		return c.JSON(fiber.Map{"status": "ok"})
 	})

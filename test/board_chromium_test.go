@@ -172,3 +172,84 @@ func TestBoardGreysAHeldSlotLiveInHeadlessChromium(t *testing.T) {
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	require.NoError(t, chromedp.Run(ctx, chromedp.WaitVisible(cell+`.free`, chromedp.ByQuery)))
 }
+
+// postBook books a held slot through POST /v1/appointment-types/{id}/book.
+func postBook(t *testing.T, base, client, holdID string) {
+	t.Helper()
+	body, err := json.Marshal(map[string]string{"clientId": client, "holdId": holdID})
+	require.NoError(t, err)
+	resp, err := http.Post(base+"/v1/appointment-types/"+boardType+"/book", "application/json", bytes.NewReader(body))
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusCreated, resp.StatusCode)
+}
+
+// TestOpsPagesAsAPersonSeesThemInHeadlessChromium: / links every ops page
+// and says ready; /board without a type lists the types by name, a click
+// opens that type's board titled by its name, and a slot booked through
+// /v1 shows as booked (dark), not as an empty cell. Screenshots of the
+// three pages are saved and their paths printed.
+func TestOpsPagesAsAPersonSeesThemInHeadlessChromium(t *testing.T) {
+	exe := chromium(t)
+	base := boardBinary(t)
+	day := boardDay()
+	list := freeSlots(t, base, day)
+	slot := list[0]
+	require.NotEmpty(t, slot.Free)
+	postBook(t, base, "web-booker", postHold(t, base, "web-booker", slot.Free[0], slot.Start))
+
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe),
+		chromedp.Flag("headless", true), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.WindowSize(900, 760))
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancelAlloc()
+	ctx, cancel := chromedp.NewContext(actx)
+	defer cancel()
+	ctx, cancelTimeout := context.WithTimeout(ctx, 90*time.Second)
+	defer cancelTimeout()
+	shot := func(name string, png []byte) {
+		path := screenshotPath(t, fmt.Sprintf("%s-%d.png", name, time.Now().Unix()))
+		require.NoError(t, os.WriteFile(path, png, 0o644))
+		t.Logf("screenshot of %s: %s", name, path)
+	}
+
+	var landingPNG, typesPNG, boardPNG []byte
+	var ready, links, first, title, heading, booked, bookedText, colour string
+	require.NoError(t, chromedp.Run(ctx,
+		chromedp.Navigate(base+"/"),
+		chromedp.WaitVisible(`body[data-ready]`, chromedp.ByQuery),
+		chromedp.Text(`#ready`, &ready, chromedp.ByQuery),
+		chromedp.Evaluate(`[...document.querySelectorAll('li a')].map(a => a.getAttribute('href')).join(' ')`, &links),
+		chromedp.FullScreenshot(&landingPNG, 100),
+	))
+	require.Equal(t, "ready", ready)
+	require.Equal(t, "/board /monitoring /openapi.json /metrics /healthz /readyz", links)
+	shot("landing", landingPNG)
+
+	require.NoError(t, chromedp.Run(ctx,
+		chromedp.Navigate(base+"/board"),
+		chromedp.WaitVisible(`body[data-types]`, chromedp.ByQuery),
+		chromedp.Text(`#types li a`, &first, chromedp.ByQuery),
+		chromedp.FullScreenshot(&typesPNG, 100),
+	))
+	require.Equal(t, "New patient consultation", first, "the types are listed by name")
+	shot("board-types", typesPNG)
+
+	cell := cellOf(slot.Free[0], slot.Start)
+	require.NoError(t, chromedp.Run(ctx,
+		chromedp.Navigate(base+"/board?appointmentTypeId="+url.QueryEscape(boardType)+"&date="+day),
+		chromedp.WaitVisible(`body[data-state="live"]`, chromedp.ByQuery),
+		chromedp.Poll(`document.getElementById("type").textContent !== "Slots"`, nil, chromedp.WithPollingTimeout(10*time.Second)),
+		chromedp.Title(&title),
+		chromedp.Text(`#type`, &heading, chromedp.ByQuery),
+		chromedp.AttributeValue(cell, "class", &booked, nil, chromedp.ByQuery),
+		chromedp.Text(cell, &bookedText, chromedp.ByQuery),
+		chromedp.Evaluate(`getComputedStyle(document.querySelector('`+cell+`')).backgroundColor`, &colour),
+		chromedp.FullScreenshot(&boardPNG, 100),
+	))
+	require.Equal(t, "New patient consultation", heading, "the board is titled by the type's name")
+	require.Contains(t, title, "New patient consultation")
+	require.Equal(t, "booked", booked)
+	require.Equal(t, "booked", bookedText)
+	require.Equal(t, "rgb(50, 56, 63)", colour, "a booked slot is dark, as a person sees it")
+	shot("board-booked", boardPNG)
+}

@@ -125,8 +125,9 @@ func TestHoldsStreamBinarySIGTERMEndsStreamsWithServerShutdown(t *testing.T) {
 	t.Logf("SIGTERM → exit in %s, every stream ended with server-shutdown", took)
 }
 
-// TestBoardPageServed: /board answers the embedded page, and 400 naming
-// the field without an appointment type or with a malformed date.
+// TestBoardPageServed: /board answers the embedded page, with or without
+// an appointment type (without, it lists the types), and 400 naming the
+// field of a malformed type or date. / answers the landing page.
 func TestBoardPageServed(t *testing.T) {
 	db := redistest.New(t)
 	p := flowgatetest.Start(t, withSecrets(map[string]string{"REDIS_URL": db.URL()}))
@@ -134,8 +135,16 @@ func TestBoardPageServed(t *testing.T) {
 	require.Equal(t, http.StatusOK, status)
 	require.Contains(t, body, "new EventSource(")
 	status, body = p.Get("/board")
+	require.Equal(t, http.StatusOK, status)
+	require.Contains(t, body, "listTypes()")
+	status, body = p.Get("/board?appointmentTypeId=" + strings.Repeat("x", 129))
 	require.Equal(t, http.StatusBadRequest, status)
 	require.Contains(t, body, `"field":"appointmentTypeId"`)
+	status, body = p.Get("/")
+	require.Equal(t, http.StatusOK, status)
+	for _, link := range []string{`href="/board"`, `href="/monitoring"`, `href="/openapi.json"`, `href="/metrics"`, `href="/healthz"`, `href="/readyz"`} {
+		require.Contains(t, body, link)
+	}
 	status, body = p.Get("/board?appointmentTypeId=t1&date=24.11.2026")
 	require.Equal(t, http.StatusBadRequest, status)
 	require.Contains(t, body, `"field":"date"`)

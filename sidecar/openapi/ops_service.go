@@ -6,6 +6,8 @@ import "net/http"
 func opsService() []Op {
 	obj := []any{map[string]any{}}
 	return []Op{
+		{Method: http.MethodGet, Path: "/", Tag: "service", Summary: "Landing page (HTML): links to /board, /monitoring, /openapi.json, /metrics and health",
+			Responses: []Resp{{Status: s200, Desc: "an HTML page", ContentType: "text/html"}}},
 		{Method: http.MethodGet, Path: "/healthz", Tag: "service", Summary: "Liveness: 200 while the process runs (no Redis)",
 			Responses: []Resp{{Status: s200, Desc: `{"status":"ok"}`, Body: obj}}},
 		{Method: http.MethodGet, Path: "/readyz", Tag: "service", Summary: "Readiness: Redis answers and the Asynq dequeuers run",

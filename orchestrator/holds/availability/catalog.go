@@ -378,3 +378,19 @@ func (c *Catalog) Update(ctx context.Context, change Change) (Schedule, error) {
 	}
 	return c.cfg.Store.Update(ctx, change)
 }
+
+// Booked lists the appointments of one type recorded through /v1 that
+// start in [from, to), for views that show booked slots (the board).
+func (c *Catalog) Booked(ctx context.Context, appointmentTypeID string, from, to time.Time) ([]Appointment, error) {
+	appts, err := c.cfg.Store.Appointments(ctx, from, to)
+	if err != nil {
+		return nil, err
+	}
+	out := appts[:0]
+	for _, a := range appts {
+		if a.AppointmentTypeID == appointmentTypeID && !a.SlotStartDate.Before(from) {
+			out = append(out, a)
+		}
+	}
+	return out, nil
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/flowgate/flowgate/contracts"
 	"github.com/flowgate/flowgate/orchestrator/holds"
 	"github.com/flowgate/flowgate/orchestrator/holds/availability"
+	"github.com/flowgate/flowgate/orchestrator/slots"
 	"github.com/flowgate/flowgate/orchestrator/web"
 )
 
@@ -99,12 +101,14 @@ func (h *Handlers) appointmentTypes(c *fiber.Ctx) error {
 }
 
 // Slot is one timeslot of the answer: the specialists free at it (holds
-// of other clients removed) and those another client holds.
+// of other clients removed), those another client holds and, with
+// includeHeld, those booked through /v1 (omitted otherwise).
 type Slot struct {
-	SlotStartDate     time.Time `json:"slotStartDate"`
-	SlotEndDate       time.Time `json:"slotEndDate"`
-	SpecialistIDs     []string  `json:"specialistIds"`
-	HeldSpecialistIDs []string  `json:"heldSpecialistIds"`
+	SlotStartDate       time.Time `json:"slotStartDate"`
+	SlotEndDate         time.Time `json:"slotEndDate"`
+	SpecialistIDs       []string  `json:"specialistIds"`
+	HeldSpecialistIDs   []string  `json:"heldSpecialistIds"`
+	BookedSpecialistIDs []string  `json:"bookedSpecialistIds,omitempty"`
 }
 
 // TimeslotsResponse is GET /v1/appointment-types/{id}/timeslots.
@@ -175,7 +179,43 @@ func (h *Handlers) timeslots(c *fiber.Ctx) error {
 			resp.Slots = append(resp.Slots, out)
 		}
 	}
+	if includeHeld {
+		resp.Slots = h.withBooked(ctx, ts, resp.Slots)
+	}
 	return c.JSON(resp)
+}
+
+// withBooked adds the window's /v1 bookings of the type to slots (a booked
+// start gets its own entry when no specialist is free or held at it), in
+// start order. The store failing, the slots are answered without them
+// (logged): the board then shows those cells empty, never wrong.
+func (h *Handlers) withBooked(ctx context.Context, ts availability.Timeslots, list []Slot) []Slot {
+	loc, err := time.LoadLocation(ts.TimeZone)
+	if err != nil {
+		loc = time.UTC
+	}
+	from, to := slots.WallInstant(loc, ts.From, 0), slots.WallInstant(loc, ts.From.AddDate(0, 0, ts.Days), 0)
+	appts, err := h.cfg.Catalog.Booked(ctx, ts.Type.ID, from, to)
+	if err != nil {
+		h.cfg.Logger.Warn("timeslots: booked appointments unavailable", "appointmentTypeId", ts.Type.ID, "err", err)
+		return list
+	}
+	at := make(map[int64]int, len(list))
+	for i, s := range list {
+		at[s.SlotStartDate.Unix()] = i
+	}
+	for _, a := range appts {
+		i, ok := at[a.SlotStartDate.Unix()]
+		if !ok {
+			list = append(list, Slot{SlotStartDate: a.SlotStartDate, SlotEndDate: a.SlotEndDate,
+				SpecialistIDs: []string{}, HeldSpecialistIDs: []string{}})
+			i = len(list) - 1
+			at[a.SlotStartDate.Unix()] = i
+		}
+		list[i].BookedSpecialistIDs = append(list[i].BookedSpecialistIDs, a.SpecialistID)
+	}
+	slices.SortStableFunc(list, func(a, b Slot) int { return a.SlotStartDate.Compare(b.SlotStartDate) })
+	return list
 }
 
 type heldKey struct {

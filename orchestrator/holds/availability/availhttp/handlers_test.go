@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -66,6 +67,7 @@ type env struct {
 	rdb    *redis.Client
 	prefix string
 	holds  *fakeHolds
+	cat    *availability.Catalog
 }
 
 var seq atomic.Int64
@@ -90,7 +92,7 @@ func setup(t *testing.T, rdb *redis.Client) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.app = newApp(t, cat, e.holds)
+	e.app, e.cat = newApp(t, cat, e.holds), cat
 	return e
 }
 
@@ -411,5 +413,44 @@ func TestAdminBadInputChangesNothing(t *testing.T) {
 	}
 	if after := e.dump(t); !maps.Equal(before, after) {
 		t.Fatal("a refused admin change touched Redis")
+	}
+}
+
+// With includeHeld, a slot booked through /v1 is answered as booked (the
+// board shows it so), at a start where nobody is free any more too;
+// without it nothing changes.
+func TestTimeslotsShowBookedWithIncludeHeld(t *testing.T) {
+	e := setup(t, redistest.New(t).Client)
+	before := e.timeslots(t, "from=2026-11-23&days=1&includeHeld=true")
+	if len(before.Slots) == 0 || len(before.Slots[0].SpecialistIDs) == 0 {
+		t.Fatalf("no free slot to book: %+v", before.Slots)
+	}
+	first := before.Slots[0]
+	for i, spec := range first.SpecialistIDs {
+		a := availability.Appointment{AppointmentID: "appt-" + spec, AppointmentTypeID: "consultation", SpecialistID: spec,
+			ClientID: "c" + strconv.Itoa(i), SlotStartDate: first.SlotStartDate, SlotEndDate: first.SlotEndDate, BookedAt: monday0800}
+		if err := e.cat.RecordBooking(bg, a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	after := e.timeslots(t, "from=2026-11-23&days=1&includeHeld=true")
+	var got *Slot
+	for i := range after.Slots {
+		if after.Slots[i].SlotStartDate.Equal(first.SlotStartDate) {
+			got = &after.Slots[i]
+		}
+	}
+	if got == nil {
+		t.Fatalf("the fully booked start %s is missing: %+v", first.SlotStartDate, after.Slots)
+	}
+	if !slices.Equal(slices.Sorted(slices.Values(got.BookedSpecialistIDs)), slices.Sorted(slices.Values(first.SpecialistIDs))) || len(got.SpecialistIDs) != 0 {
+		t.Fatalf("booked %v free %v, want booked %v free none", got.BookedSpecialistIDs, got.SpecialistIDs, first.SpecialistIDs)
+	}
+	if !slices.IsSortedFunc(after.Slots, func(a, b Slot) int { return a.SlotStartDate.Compare(b.SlotStartDate) }) {
+		t.Fatal("slots out of order")
+	}
+	code, body := e.do(t, "GET", "/v1/appointment-types/consultation/timeslots?from=2026-11-23&days=1", "")
+	if code != 200 || strings.Contains(string(body), "bookedSpecialistIds") {
+		t.Fatalf("without includeHeld: %d %s", code, body)
 	}
 }
