@@ -46,7 +46,7 @@ func opsHolds() []Op {
 		{Method: http.MethodDelete, Path: "/v1/holds/stream", Tag: tag, Summary: "End a client's stream",
 			Query: []string{"clientId"}, Responses: []Resp{{Status: s200, Desc: "ended", Body: obj}, {Status: s400, Desc: "bad input", Body: errBody}}},
 		{Method: http.MethodGet, Path: "/board", Tag: tag, Summary: "The live holds board (HTML): without appointmentTypeId the list of appointment types",
-			Query: []string{"appointmentTypeId", "date"},
+			Query:     []string{"appointmentTypeId", "date"},
 			Responses: []Resp{{Status: s200, Desc: "an HTML page", ContentType: "text/html"}, {Status: s400, Desc: "a malformed appointmentTypeId or date", Body: errBody}}},
 	}
 }
