@@ -15,13 +15,14 @@ import (
 // SlotCacheConfig holds the tiered slot cache's and the operation
 // endpoints' settings (SLOT_CACHE_FRESH is the booking path's).
 type SlotCacheConfig struct {
-	TierDays       []int
-	Stale          time.Duration
-	HardStale      time.Duration
-	Schedule       string
-	ReadLimit      Rate
-	HealthFailures int
-	OpsKeyPrefixes []string
+	TierDays        []int
+	Stale           time.Duration
+	HardStale       time.Duration
+	Schedule        string
+	ReadLimit       Rate
+	HealthFailures  int
+	OpsKeyPrefixes  []string
+	OpsReadPrefixes []string
 }
 
 // DefaultSlotCacheSchedule: every 5 min, 7:00–18:55 Monday–Saturday at the
@@ -45,7 +46,8 @@ var slotCacheSettings = []setting{
 		return err
 	}},
 	{name: "SLOT_CACHE_HEALTH_FAILURES", def: itoa(slotcache.DefaultHealthFailures), help: "consecutive refresh failures of a tier that make cache-health unhealthy (503)", apply: integer(func(c *Config) *int { return &c.SlotCache.HealthFailures }, 1, 1000)},
-	{name: "OPS_KEY_PREFIXES", def: strings.Join(ops.DefaultPrefixes, ","), help: "comma-separated key prefixes redisGet / redisSet / redisDelete may touch", apply: list(func(c *Config) *[]string { return &c.SlotCache.OpsKeyPrefixes })},
+	{name: "OPS_KEY_PREFIXES", def: strings.Join(ops.DefaultPrefixes, ","), help: "comma-separated key prefixes redisGet / redisSet / redisDelete may touch", apply: prefixes(func(c *Config) *[]string { return &c.SlotCache.OpsKeyPrefixes })},
+	{name: "OPS_READ_KEY_PREFIXES", def: strings.Join(ops.DefaultReadPrefixes, ","), help: "comma-separated further key prefixes redisGet alone may read (the booking flow's own SlotReservation:* keys by default); set to - for none", apply: prefixes(func(c *Config) *[]string { return &c.SlotCache.OpsReadPrefixes })},
 }
 
 func tierDays(c *Config, v string) error {
@@ -75,9 +77,24 @@ func (c *Config) validateSlotCache(p *problems) {
 	} else if s.HardStale > b.SlotCacheTTL {
 		p.addf("SLOT_CACHE_HARD_STALE", "must not exceed SLOT_CACHE_TTL (a tier is gone after it)")
 	}
-	for _, pre := range s.OpsKeyPrefixes {
-		if pre == "" {
-			p.addf("OPS_KEY_PREFIXES", "an empty prefix would open every key")
+	if len(s.OpsKeyPrefixes) == 0 {
+		p.addf("OPS_KEY_PREFIXES", "name at least one prefix (an empty prefix would open every key)")
+	}
+}
+
+// prefixes reads a comma-separated list of key prefixes; "-" is the empty
+// list.
+func prefixes(dst func(*Config) *[]string) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		out := []string{}
+		if strings.TrimSpace(v) != "-" {
+			for _, p := range strings.Split(v, ",") {
+				if p = strings.TrimSpace(p); p != "" {
+					out = append(out, p)
+				}
+			}
 		}
+		*dst(c) = out
+		return nil
 	}
 }

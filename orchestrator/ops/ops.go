@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 
@@ -41,6 +42,10 @@ type Config struct {
 	// Prefixes are the key prefixes redisGet / redisSet / redisDelete may
 	// touch (default DefaultPrefixes).
 	Prefixes []string
+	// ReadPrefixes are further prefixes redisGet alone may read (default
+	// DefaultReadPrefixes): the seed's own keys an operator inspects
+	// while debugging. Writes never reach them.
+	ReadPrefixes []string
 	// Timeout bounds each request's Redis work (default 2 s); a refresh
 	// has the refresher's own lease time.
 	Timeout time.Duration
@@ -51,6 +56,10 @@ type Config struct {
 
 // DefaultPrefixes: flowgate's own keys.
 var DefaultPrefixes = []string{"flowgate:"}
+
+// DefaultReadPrefixes: the keys the booking flow's debugging guide reads
+// with redisGet (its slot reservations, SlotReservation:<location>:…).
+var DefaultReadPrefixes = []string{"SlotReservation:"}
 
 // Handlers serves the operation endpoints.
 type Handlers struct{ cfg Config }
@@ -63,7 +72,10 @@ func New(cfg Config) (*Handlers, error) {
 	if len(cfg.Prefixes) == 0 {
 		cfg.Prefixes = DefaultPrefixes
 	}
-	for _, p := range cfg.Prefixes {
+	if cfg.ReadPrefixes == nil {
+		cfg.ReadPrefixes = DefaultReadPrefixes
+	}
+	for _, p := range append(slices.Clone(cfg.Prefixes), cfg.ReadPrefixes...) {
 		if strings.TrimSpace(p) == "" {
 			return nil, fmt.Errorf("ops: an empty key prefix would open every key")
 		}

@@ -241,6 +241,20 @@ func TestRedisOperations(t *testing.T) {
 		golden(t, "ops_error_"+name, body)
 	}
 	require.Equal(t, "keep", rdb.Get(ctx, "other:key").Val(), "a refused request changed nothing")
+
+	// The booking flow's own reservations are readable (its debugging
+	// guide reads them with redisGet) but never writable.
+	seedKey := "SlotReservation:1fef9297-7c8b-426b-b0d1-f2275136e48b:20260311:0910:07687884-7e37-49aa-8028-d43b751c9034"
+	require.NoError(t, rdb.Set(ctx, seedKey, `{"sessionId":"s1"}`, time.Minute).Err())
+	t.Cleanup(func() { rdb.Del(context.Background(), seedKey) })
+	st, body = f.do(t, http.MethodGet, base+"/redisGet?key="+seedKey, "")
+	require.Equal(t, http.StatusOK, st, "%s", body)
+	require.JSONEq(t, `{"sessionId":"s1"}`, string(body))
+	st, body = f.do(t, http.MethodPost, base+"/redisSet", `{"key":"`+seedKey+`","value":1}`)
+	require.Equal(t, http.StatusForbidden, st, "%s", body)
+	st, body = f.do(t, http.MethodPost, base+"/redisDelete", `{"key":"`+seedKey+`"}`)
+	require.Equal(t, http.StatusForbidden, st, "%s", body)
+	require.Equal(t, `{"sessionId":"s1"}`, rdb.Get(ctx, seedKey).Val())
 	require.Zero(t, rdb.Exists(ctx, "flowgate:ops:c").Val())
 	require.Zero(t, f.sim.Calls(cloud9.ProcGetOnlineReservations), "a bad tier fetched nothing")
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -20,8 +21,8 @@ const maxKeyLen = 512
 
 // checkKey refuses a missing key, one that is too long or not UTF-8, and
 // one outside the owned prefixes (403 forbidden: flowgate does not hand
-// out other programs' keys).
-func (h *Handlers) checkKey(key string) error {
+// out other programs' keys); a read may also reach the read-only prefixes.
+func (h *Handlers) checkKey(key string, read bool) error {
 	switch {
 	case strings.TrimSpace(key) == "":
 		return contracts.Errorf(contracts.CodeInvalid, "key is required")
@@ -32,6 +33,15 @@ func (h *Handlers) checkKey(key string) error {
 		if strings.HasPrefix(key, p) {
 			return nil
 		}
+	}
+	if read {
+		for _, p := range h.cfg.ReadPrefixes {
+			if strings.HasPrefix(key, p) {
+				return nil
+			}
+		}
+		return contracts.Errorf(contracts.CodeForbidden, "key is outside the prefixes flowgate may read (%s)",
+			strings.Join(append(slices.Clone(h.cfg.Prefixes), h.cfg.ReadPrefixes...), ", "))
 	}
 	return contracts.Errorf(contracts.CodeForbidden, "key is outside the prefixes flowgate owns (%s)", strings.Join(h.cfg.Prefixes, ", "))
 }
@@ -48,7 +58,7 @@ func unavailable(op string, err error) error {
 // that is not JSON as a JSON string, null when the key does not exist.
 func (h *Handlers) redisGet(c *fiber.Ctx) error {
 	key := c.Query("key")
-	if err := h.checkKey(key); err != nil {
+	if err := h.checkKey(key, true); err != nil {
 		return err
 	}
 	ctx, cancel := h.ctx(c)
@@ -77,7 +87,7 @@ func (h *Handlers) redisSet(c *fiber.Ctx) error {
 	if err := contracts.DecodeJSON(c.Body(), &req); err != nil {
 		return err
 	}
-	if err := h.checkKey(req.Key); err != nil {
+	if err := h.checkKey(req.Key, false); err != nil {
 		return err
 	}
 	if v := strings.TrimSpace(string(req.Value)); v == "" || v == "null" {
@@ -118,7 +128,7 @@ func (h *Handlers) redisDelete(c *fiber.Ctx) error {
 		}
 		key = req.Key
 	}
-	if err := h.checkKey(key); err != nil {
+	if err := h.checkKey(key, false); err != nil {
 		return err
 	}
 	ctx, cancel := h.ctx(c)
