@@ -37,7 +37,7 @@ type Tier struct {
 }
 
 // PreGrouped are a tier's consecutive pairs and triples (the default
-// window), computed once per refresh (reference §3): getGroupedApptSlots
+// window), computed once per refresh (docs/reference/nodered-endpoints.md §3): getGroupedApptSlots
 // for two or three siblings reads them instead of regrouping.
 type PreGrouped struct {
 	FetchedAt time.Time `json:"fetchedAt"`

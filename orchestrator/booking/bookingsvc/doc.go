@@ -1,5 +1,5 @@
 // Package bookingsvc is the Node-RED booking path (seed 000, seed 003,
-// reference nodered-endpoints): createPatient, createAppt (single and
+// docs/reference/nodered-endpoints.md): createPatient, createAppt (single and
 // children[]), getApptSlots, getGroupedApptSlots and queue-status, with the
 // Cloud9 writes spaced by a shared limiter, two sync tries, then a durable
 // Asynq queue. It declares small interfaces for what it uses (deps.go); the
