@@ -25,7 +25,7 @@
 //
 // # Grouping
 //
-// Groups follows the reference's rule: sort the slots; from each slot,
+// Groups follows docs/reference/nodered-endpoints.md §1.5's rule: sort the slots; from each slot,
 // greedily add later slots that start 0 to window minutes after the previous
 // slot's end (start + Minutes, 45 when unknown); keep groups of exactly n.
 // Groups may overlap. BookingPlan turns the first group (or, without one,

@@ -13,7 +13,7 @@ import (
 	"github.com/flowgate/flowgate/contracts"
 )
 
-// MaxTier bounds a tier number: the reference has three (30 / 60 / 90 days).
+// MaxTier bounds a tier number: docs/reference/nodered-endpoints.md has three (30 / 60 / 90 days).
 const MaxTier = 9
 
 // TierStats is what one tier fetch cost, kept with the tier.

@@ -80,8 +80,8 @@
 // the childName. A slot booked in the same call (sessionId ‖ uui) for
 // another child — another patientGUID, or the parent's with another
 // childName — is answered DUPLICATE_SLOT_BLOCKED from the call's slot
-// record (callslots.go, the original's sessionSlotBookings; reference
-// §1.2 Duplicate), as is a slot named twice in one children[] batch; the
+// record (callslots.go, the original's sessionSlotBookings;
+// docs/reference/nodered-endpoints.md §1.2 Duplicate), as is a slot named twice in one children[] batch; the
 // same patient's slot booked for another child in another call is
 // answered SLOT_NOT_AVAILABLE, as Cloud9 would refuse it (a task fails
 // with SkipRetry). A SLOT_NOT_AVAILABLE answer does not release the reservation
