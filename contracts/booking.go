@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// Booking endpoints (seed 000, reference nodered-endpoints §1): the
+// Booking endpoints (seed 000, docs/reference/nodered-endpoints.md §1): the
 // Node-RED family flowgate answers under NODERED_BASE_PATH. Unlike the
 // flowgate-native APIs they never answer the ErrorResponse envelope: every
 // outcome of createAppt is a 200 with one of the shapes below, and the
@@ -149,7 +149,7 @@ var (
 )
 
 // ---------------------------------------------------------------------------
-// createPatient (reference §1.1)
+// createPatient (docs/reference/nodered-endpoints.md §1.1)
 
 // CreatePatientRequest is POST createPatient. Required: patientFirstName,
 // patientLastName; for a child also parentPatientGUID. Unknown fields (the
@@ -270,7 +270,7 @@ const (
 // Patient models of createPatient's guidance (BOOKING_PATIENT_MODEL):
 // parent (seed 000 §4.3, the default) — the parent is the Cloud9 patient
 // and each child an appointment plus a note; individual (the original's
-// current guidance, reference §1.1) — each child is created as its own
+// current guidance, docs/reference/nodered-endpoints.md §1.1) — each child is created as its own
 // patient and booked with its own patientGUID; its answers carry exactly
 // the original's keys (sidecar's TestIndividualModelMatchesOriginal).
 const (
@@ -373,7 +373,7 @@ func NewPatientFailed(isChild bool, errText, message, errorType string, missing 
 }
 
 // ---------------------------------------------------------------------------
-// createAppt requests (seed 000 §5.1, reference §1.2)
+// createAppt requests (seed 000 §5.1, docs/reference/nodered-endpoints.md §1.2)
 
 // CreateApptRequest is POST createAppt: one booking, or a batch when
 // Children is not empty. bookingToken (from the slot lists) may replace

@@ -192,7 +192,7 @@ func NewApptSlotReserved(startTime, slotKey string, now time.Time) ApptSlotReser
 	}
 }
 
-// ---- duplicate slot (reference §1.2 Duplicate) ---------------------------
+// ---- duplicate slot (docs/reference/nodered-endpoints.md §1.2 Duplicate) ---------------------------
 
 // ApptDuplicateSlotResponse: the slot is already booked (or being booked)
 // for another child under the same patient, or named twice in one batch.

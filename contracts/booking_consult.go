@@ -6,7 +6,7 @@ import (
 )
 
 // ---------------------------------------------------------------------------
-// bookConsultation (reference §1.3): parent + children + appointments in one
+// bookConsultation (docs/reference/nodered-endpoints.md §1.3): parent + children + appointments in one
 // call. The HTTP status tells the outcome (ConsultStatus): 200 every child
 // booked, 202 something queued (it completes in the background), 207 some
 // children booked and some failed, 500 nothing booked. Bad input is a 200
@@ -14,7 +14,7 @@ import (
 // gets guidance; the original answered 500 "fatal_error").
 
 // Consultation error types (`_debug.error_type` and the guidance's
-// error_type, reference §4).
+// error_type, docs/reference/nodered-endpoints.md §4).
 const (
 	ConsultErrParentQueued = "parent_creation_queued"
 	ConsultErrParentFailed = "parent_creation_failed"
@@ -84,7 +84,7 @@ type ConsultationResponse struct {
 // ConsultStatus is the HTTP status of a consultation answer.
 type ConsultStatus int
 
-// The statuses of reference §1.3.
+// The statuses of docs/reference/nodered-endpoints.md §1.3.
 const (
 	ConsultAllBooked ConsultStatus = 200
 	ConsultQueued    ConsultStatus = 202

@@ -1,6 +1,6 @@
 package contracts
 
-// The rest of the Node-RED booking family (issue 10, reference §1.6):
+// The rest of the Node-RED booking family (docs/reference/nodered-endpoints.md §1.6):
 // getPatient, getPatientByFilter, getPatientAppts, editInsurance,
 // confirmAppt, cancelAppt, getLocation, and the operation status the
 // original's check_status_endpoint names but never built. The success
@@ -117,7 +117,7 @@ type PatientSearchResponse struct {
 	LLMGuidance      *FamilyGuidance `json:"llm_guidance,omitempty"`
 }
 
-// The keys of getPatientByFilter's elements (reference §1.6). A name
+// The keys of getPatientByFilter's elements (docs/reference/nodered-endpoints.md §1.6). A name
 // search element is the original's: patientGUID, PatientFirstName,
 // PatientLastName, PatientName and patientName (both "First Last"),
 // PatientID, PatientBirthDate and birthDate (both the record's
@@ -130,7 +130,7 @@ type PatientSearchResponse struct {
 // PhoneSearchKeys are the keys of the original's phone search element that
 // Cloud9's GetPatientInformation does not answer: GetPatientList's
 // PatientID and PatientStatus, and the six phone fields the original read
-// (cloud9-api.md names one phone, PatientPhone, which flowgate reads). Each
+// (docs/reference/cloud9-api.md names one phone, PatientPhone, which flowgate reads). Each
 // is a string, "" when Cloud9 has no such field.
 func PhoneSearchKeys() []string {
 	return []string{"PatientID", "PatientStatus", "HomePhone", "CellPhone", "WorkPhone", "Phone", "PhoneNumber", "MobilePhone"}

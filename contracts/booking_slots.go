@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// getApptSlots and getGroupedApptSlots (reference §1.4, §1.5). Every slot
+// getApptSlots and getGroupedApptSlots (docs/reference/nodered-endpoints.md §1.4, §1.5). Every slot
 // carries an opaque bookingToken (seed 000 §7) that createAppt accepts in
 // place of startTime and the GUIDs.
 

@@ -2,8 +2,8 @@ package contracts
 
 import "encoding/json"
 
-// The tiered slot cache's operation endpoints (reference §1.6): the
-// original's shapes, key for key (nodered-shapes.md), plus flowgate's
+// The tiered slot cache's operation endpoints (docs/reference/nodered-endpoints.md §1.6): the
+// original's shapes, key for key (docs/reference/nodered-shapes.md), plus flowgate's
 // additions. Errors of these endpoints are the flowgate error envelope.
 
 // CacheHealth is GET cache-health: 200 healthy / degraded, 503 unhealthy.

@@ -14,7 +14,7 @@ import (
 	"github.com/flowgate/flowgate/orchestrator/holds"
 )
 
-// The rest of the Node-RED family (issue 10): getPatient,
+// The rest of the Node-RED family: getPatient,
 // getPatientByFilter, getPatientAppts, editInsurance, confirmAppt,
 // cancelAppt, getLocation and checkOperationStatus, on the booking path's
 // Cloud9 client, its shared limiter and its Asynq worker. cancelAppt's

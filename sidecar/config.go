@@ -55,7 +55,7 @@ type Config struct {
 
 	Buffer BufferConfig // the work buffer (seed 001): settings_buffer.go
 
-	Availability AvailabilityConfig // the /v1 catalogue (issue 11): settings_availability.go
+	Availability AvailabilityConfig // the /v1 catalogue: settings_availability.go
 
 	// VM task orchestration (seed 004).
 	WebhookAuth         string

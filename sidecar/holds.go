@@ -14,7 +14,7 @@ import (
 	"github.com/flowgate/flowgate/scheduler"
 )
 
-// holdsPart is the hold engine (issue 11): one Engine on the shared Redis
+// holdsPart is the hold engine: one Engine on the shared Redis
 // behind both faces — createAppt's SlotReservations (the booking path gets
 // it through holdsEngine) and the web /v1/holds endpoints.
 type holdsPart struct {

@@ -21,7 +21,7 @@ import (
 // path of the original's variant with the same JSON type.
 
 // opsDeliberate are the original's operation variants flowgate answers
-// otherwise on purpose, with the README row that says why.
+// otherwise on purpose, with the docs/differences.md row that says why.
 var opsDeliberate = map[string]string{
 	"GET /chord/ortho-prd/redisGet#0":  "README: redisGet answers JSON (a stored string as a JSON string), the original the raw text",
 	"GET /chord/ortho-prd/redisGet#1":  "README: the operation endpoints' errors are the flowgate error envelope, not {error: string}",

@@ -11,7 +11,7 @@ import (
 	"github.com/flowgate/flowgate/orchestrator/cloud9/cloud9sim"
 )
 
-// Contract parity of the rest of the family (issue 10): getPatient,
+// Contract parity of the rest of the family: getPatient,
 // getPatientByFilter (phone and name), getPatientAppts, getLocation,
 // editInsurance, confirmAppt and cancelAppt, driven through the real
 // binary's wiring against the simulator and compared with the original's
@@ -79,9 +79,8 @@ func TestFamilyShapeParity(t *testing.T) {
 	add("patient", "/getPatient", 0, st, body)
 	// The original's phone search read HomePhone, CellPhone, WorkPhone,
 	// Phone, PhoneNumber and MobilePhone, which GetPatientInformation does
-	// not answer (cloud9-api.md: PatientPhone), so it found nobody;
-	// flowgate reads PatientPhone and keeps those keys, "" (README,
-	// Differences).
+	// not answer (docs/reference/cloud9-api.md: PatientPhone), so it found nobody;
+	// flowgate reads PatientPhone and keeps those keys, "" (docs/differences.md).
 	st, body = p.post(t, "/getPatientByFilter", map[string]any{"phoneNumber": "4125550100"})
 	add("by phone", "/getPatientByFilter", 0, st, body)
 	require.EqualValues(t, 1, obj(t, body)["count"], "%s", body)

@@ -13,7 +13,7 @@ import (
 
 // Helpers of the contract-parity test (parity_test.go): the answer shapes
 // the original Node-RED flow was seen to give (contracts/testdata/
-// nodered-shapes.json, a copy of ../shared/reference/nodered-shapes.json)
+// nodered-shapes.json; in prose docs/reference/nodered-shapes.md)
 // and the key-path comparison.
 
 // shapeVariant is one answer shape of the original: status, the values

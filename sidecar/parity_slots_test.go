@@ -12,7 +12,7 @@ import (
 	"github.com/flowgate/flowgate/test/clocktest"
 )
 
-// getApptSlots' dates as the original's (reference §1.4), through the real
+// getApptSlots' dates as the original's (docs/reference/nodered-endpoints.md §1.4), through the real
 // wiring with PRACTICE_TIME_ZONE at its default (America/New_York):
 //
 //   - the search spans startDate and the 30 days after it whatever endDate

@@ -25,16 +25,16 @@ import (
 // getApptSlots, getGroupedApptSlots, queue-status) is produced through the
 // real binary's wiring against the Cloud9 simulator (its faults and limits)
 // and must carry every key path of the original's variant with the same
-// JSON type. Extra keys are allowed (DESIGN.md principle 1). A variant of
+// JSON type. Extra keys are allowed (principle 1 of docs/reference/README.md). A variant of
 // the original flowgate deliberately answers otherwise is in `deliberate`,
-// naming the README row ("Differences from the Node-RED flow") that says
+// naming the row of docs/differences.md ("Differences from the Node-RED flow") that says
 // why; the test fails if flowgate starts producing one of them unnoticed or
 // if a variant of the original is neither driven nor listed.
 
 const parityBase = "/chord/ortho-prd"
 
 // deliberate are the original's variants flowgate does not produce, with
-// the README row that explains each ("endpoint#index" as in the shapes file).
+// the docs/differences.md row that explains each ("endpoint#index" as in the shapes file).
 var deliberate = map[string]string{
 	"POST /chord/ortho-prd/createPatient#5": "README: malformed JSON answers 200 with the validation shape, not a 500 without JSON",
 	"POST /chord/ortho-prd/createAppt#9":    "README: malformed JSON answers 200 with the validation shape, not a 500 without JSON",
@@ -372,7 +372,7 @@ func apptVariants(t *testing.T, p *parityEnv, patient, token string, offered []a
 	st, body = p.post(t, "/createAppt", with(slot(1), "childName", "Jane Smith"))
 	add("booked without note", []int{2}, st, body)
 	// A sibling on a slot already booked in this call (the same child
-	// again is answered idempotently: README, Differences).
+	// again is answered idempotently: docs/differences.md).
 	st, body = p.post(t, "/createAppt", with(slot(0), "childName", "Jill Smith"))
 	add("sibling on the same slot", []int{1}, st, body)
 
@@ -470,7 +470,7 @@ func TestGroupedSlotsCloud9FailingAnswers200(t *testing.T) {
 }
 
 // CLOUD9_SLOT_COLUMNS: by default only CLOUD9_SCHEDULE_COLUMN_GUID's slots
-// are offered (the original's filter, reference §1.4), `all` offers every
+// are offered (the original's filter, docs/reference/nodered-endpoints.md §1.4), `all` offers every
 // chair, a list those chairs; a createAppt naming another chair is still
 // booked in it.
 func TestSlotColumnsOffered(t *testing.T) {

@@ -432,7 +432,7 @@ func TestBookingBadInput(t *testing.T) {
 	require.Contains(t, r.Debug.ErrorMessage, "at most 65536")
 
 	// 10 MB: over HTTP_BODY_LIMIT (1 MiB), refused by the HTTP server before
-	// the route runs — the flowgate error envelope with 413 (README: "larger
+	// the route runs — the flowgate error envelope with 413 (HTTP_BODY_LIMIT: "larger
 	// bodies get 413 too_large"), not a booking shape.
 	huge := append([]byte(`{"note":"`), append([]byte(strings.Repeat("x", 10<<20)), `"}`...)...)
 	status, raw := rawPost(t, p, bookingBase+"/createAppt", huge)

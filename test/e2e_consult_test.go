@@ -17,7 +17,7 @@ import (
 	"github.com/flowgate/flowgate/test/redistest"
 )
 
-// bookConsultation end to end (issue 10) against the built binary, a real
+// bookConsultation end to end against the built binary, a real
 // Redis and the simulator as its own process.
 
 // consultation is a parent with one child per slot.

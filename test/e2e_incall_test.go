@@ -26,7 +26,7 @@ import (
 // and by flowgate (flowgate_cloud9_rate_limited_total).
 //
 // TestInCallSpacingBaseline runs the same calls with
-// CLOUD9_WRITE_LIMITER=spacing (the earlier default) for the README's
+// CLOUD9_WRITE_LIMITER=spacing (the earlier default) for the
 // comparison, asserting what that limiter does.
 //
 // Wall time: the ten-siblings case waits a real minute for the window; the
@@ -274,7 +274,7 @@ func inCallTenSiblings(t *testing.T, window string) {
 // spacing (one write per procedure every 12.25 s): only the first write of
 // each procedure fits the 10 s sync budget, every later one is answered
 // queued at once. Asserted as it is (the in-call answers only; the queued
-// ones complete 12.25 s apart in the background), for the README's
+// ones complete 12.25 s apart in the background), for the
 // comparison; simulator window sliding.
 func TestInCallSpacingBaseline(t *testing.T) {
 	t.Parallel()

@@ -28,7 +28,7 @@ import (
 
 // The work buffer's load tests (seed 001 "Load Tests"). The seed's
 // expectations are asserted as floors; flowgate's goals are logged (and
-// recorded in README's Performance table).
+// recorded in docs/performance.md).
 
 func bufferEnv(db *redistest.DB, extra map[string]string) map[string]string {
 	env := withSecrets(map[string]string{"REDIS_URL": db.URL(), "BUFFER_BENCH_HANDLERS": "true",

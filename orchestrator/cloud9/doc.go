@@ -1,5 +1,5 @@
 // Package cloud9 is flowgate's client of the Cloud9 Ortho partner API
-// (../shared/reference/cloud9-api.md): one XML envelope, POSTed to one URL,
+// (docs/reference/cloud9-api.md): one XML envelope, POSTed to one URL,
 // naming a procedure and its parameters.
 //
 // The pieces, one file each:

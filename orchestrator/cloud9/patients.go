@@ -18,7 +18,7 @@ const MaxLookupPageSize = 1000
 
 // PatientLookup is GetPortalPatientLookup's input. Filter is "Last, First"
 // or a patient id; PageIndex and PageSize are sent only when positive
-// (Cloud9's defaults otherwise). PageIndex counts from 1: cloud9-api.md
+// (Cloud9's defaults otherwise). PageIndex counts from 1: docs/reference/cloud9-api.md
 // does not settle the base, and the production flow sends 1 for the first
 // page.
 type PatientLookup struct {

@@ -1,4 +1,4 @@
-// Package holds is flowgate's one exclusive hold engine (issue 11, seeds
+// Package holds is flowgate's one exclusive hold engine (seeds
 // 002 and 003). A hold is an exclusive claim on (resource, slot start); the
 // resource is the specialist — for Cloud9 the schedule column (chair). Two
 // faces use it:

@@ -112,7 +112,7 @@ type Config struct {
 	// has one; package autopipe bounds each call by its context), so the
 	// scripts of concurrent requests share one write and one read on a
 	// connection: create + release over HTTP went from 9.3k to 13k
-	// requests/s here (README, Performance). The pipeliner is an
+	// requests/s here (docs/performance.md). The pipeliner is an
 	// experimental go-redis API; this is the way back.
 	PlainRedis bool
 }

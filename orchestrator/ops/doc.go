@@ -1,5 +1,5 @@
-// Package ops serves the Node-RED flow's operation endpoints (reference
-// §1.6) on flowgate: redisGet / redisSet / redisDelete restricted to the
+// Package ops serves the Node-RED flow's operation endpoints
+// (docs/reference/nodered-endpoints.md §1.6) on flowgate: redisGet / redisSet / redisDelete restricted to the
 // key prefixes flowgate owns, and the tiered slot cache's cache-health,
 // cache/refresh, DELETE cache and cache/trigger, with the original's test
 // routes /test/slot-cache/* and /test/redis-slot-cache/* as aliases of the

@@ -16,9 +16,9 @@ import (
 	"github.com/flowgate/flowgate/contracts"
 )
 
-// DefaultCacheTTL is how long a cached list lives: the reference's hard
+// DefaultCacheTTL is how long a cached list lives: docs/reference/nodered-endpoints.md's hard
 // limit for using flat-cache data (60 min). Whether a list is fresh enough
-// (5 min in the reference) is the caller's call, from Entry.FetchedAt.
+// (5 min in docs/reference/nodered-endpoints.md) is the caller's call, from Entry.FetchedAt.
 const DefaultCacheTTL = 60 * time.Minute
 
 // CacheConfig configures a Cache. Zero values take the defaults.

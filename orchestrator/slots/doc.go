@@ -1,7 +1,7 @@
 // Package slots is the open-appointment-slot model of the booking path:
 // the Slot record of Cloud9's GetOnlineReservations, the opaque bookingToken
 // that carries one slot through the LLM (seed 000 §7), the sibling grouping
-// and booking_plan of getGroupedApptSlots (reference §1.5), and a slot cache
+// and booking_plan of getGroupedApptSlots (docs/reference/nodered-endpoints.md §1.5), and a slot cache
 // in Redis shared by every instance.
 //
 // # Times
@@ -25,7 +25,7 @@
 //
 // # Grouping
 //
-// Groups follows the reference's rule: sort the slots; from each slot,
+// Groups follows docs/reference/nodered-endpoints.md §1.5's rule: sort the slots; from each slot,
 // greedily add later slots that start 0 to window minutes after the previous
 // slot's end (start + Minutes, 45 when unknown); keep groups of exactly n.
 // Groups may overlap. BookingPlan turns the first group (or, without one,

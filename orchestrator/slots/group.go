@@ -17,7 +17,7 @@ type Group struct {
 	Times []string `json:"times"` // each slot's "9:10 AM"
 }
 
-// Groups finds every group of exactly n slots by the reference's rule:
+// Groups finds every group of exactly n slots by docs/reference/nodered-endpoints.md §1.5's rule:
 // sort the slots; starting from each slot, greedily add the next later slot
 // that starts 0 to window after the previous slot's end (start + Length).
 // Groups may overlap (each slot starts one). Slots whose start does not

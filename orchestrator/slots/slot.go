@@ -14,7 +14,7 @@ import (
 // (createAppt's default).
 const DefaultMinutes = 45
 
-// Slot is one open slot of GetOnlineReservations, with the reference's
+// Slot is one open slot of GetOnlineReservations, with docs/reference/nodered-endpoints.md's
 // camelCase names. StartTime and EndTime are Cloud9's strings, verbatim.
 type Slot struct {
 	StartTime                   string `json:"startTime"`

@@ -13,7 +13,7 @@ import (
 	"github.com/flowgate/flowgate/contracts"
 )
 
-// MaxTier bounds a tier number: the reference has three (30 / 60 / 90 days).
+// MaxTier bounds a tier number: docs/reference/nodered-endpoints.md has three (30 / 60 / 90 days).
 const MaxTier = 9
 
 // TierStats is what one tier fetch cost, kept with the tier.
@@ -37,7 +37,7 @@ type Tier struct {
 }
 
 // PreGrouped are a tier's consecutive pairs and triples (the default
-// window), computed once per refresh (reference §3): getGroupedApptSlots
+// window), computed once per refresh (docs/reference/nodered-endpoints.md §3): getGroupedApptSlots
 // for two or three siblings reads them instead of regrouping.
 type PreGrouped struct {
 	FetchedAt time.Time `json:"fetchedAt"`

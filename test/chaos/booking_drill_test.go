@@ -34,7 +34,7 @@ const (
 const bookingBase = "/chord/ortho-prd"
 
 // bookingCase is one request sent while Redis is paused, with its budget
-// and the check of its answer (DESIGN.md §5: reservations fail open, auth
+// and the check of its answer (docs/reference/README.md, principles: reservations fail open, auth
 // and signatures fail closed).
 type bookingCase struct {
 	name   string

@@ -26,7 +26,7 @@ type connOpt struct{ c redis.UniversalClient }
 
 func (o connOpt) MakeRedisClient() any { return o.c }
 
-// A real redis-server paused mid-run (DESIGN.md §5): createAppt answers
+// A real redis-server paused mid-run (docs/reference/README.md, principles): createAppt answers
 // within BOOKING_SYNC_BUDGET + 0.5 s — never as booked, never sent
 // unguarded (the lease cannot be taken), and since it cannot be queued
 // either the caller is told so (TIMEOUT, transfer); a call without a

@@ -75,7 +75,7 @@ type SlotSource struct {
 	// column); empty: every chair. The cache keeps every chair, so a
 	// request naming another column is still booked.
 	Columns    []string
-	Days       int           // search window; default 30 (reference §1.4)
+	Days       int           // search window; default 30 (docs/reference/nodered-endpoints.md §1.4)
 	FreshFor   time.Duration // a cached list younger than this is used as is; default 5 min
 	Attempts   int           // GetOnlineReservations tries on retryable errors; default 2
 	RetryDelay time.Duration // between tries; default 1 s

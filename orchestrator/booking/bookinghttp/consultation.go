@@ -16,7 +16,7 @@ type ConsultationService interface {
 	MalformedConsultation(err error) bookingsvc.ConsultAnswer
 }
 
-// bookConsultation is POST {base}/bookConsultation (reference §1.3): the
+// bookConsultation is POST {base}/bookConsultation (docs/reference/nodered-endpoints.md §1.3): the
 // status is the answer's — 200 all booked, 202 something queued, 207
 // partial, 500 nothing booked; bad input (not JSON, wrong types, missing
 // fields, unknown GUIDs) is a 200 with the validation shape.

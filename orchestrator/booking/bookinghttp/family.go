@@ -12,7 +12,7 @@ import (
 	"github.com/flowgate/flowgate/orchestrator/web"
 )
 
-// The rest of the Node-RED family (issue 10), under the same base path:
+// The rest of the Node-RED family, under the same base path:
 //
 //	POST {base}/getPatient            → Family.GetPatient
 //	POST {base}/getPatientByFilter    → Family.GetPatientByFilter (phoneNumber or filter)

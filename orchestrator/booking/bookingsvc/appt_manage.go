@@ -96,7 +96,7 @@ func (f *Family) writeRefusal(endpoint, what string, err error) Answer {
 // published. Those follow-ups are best effort (logged): the cancellation
 // itself has happened. The slot is Cloud9's appointment record when
 // patientGUID finds it; otherwise a request carrying startTime and
-// scheduleViewGUID (the original's revalidation, reference §1.6) has its
+// scheduleViewGUID (the original's revalidation, docs/reference/nodered-endpoints.md §1.6) has its
 // slot revalidated with Cloud9 (revalidate) and restored when Cloud9
 // offers it open — never on the request's word alone.
 func (f *Family) CancelAppt(ctx context.Context, req contracts.CancelApptRequest) Answer {

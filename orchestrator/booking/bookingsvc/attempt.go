@@ -397,7 +397,7 @@ func (e engine) retryLater(ctx context.Context, a *attempt, f failure, queueType
 // refused by Cloud9 to the next caller and then leaves the cache, where
 // keeping the hold would hide a likely free slot for minutes), and a slot
 // Cloud9 refused as not available leaves the slot cache, so neither it nor its
-// bookingToken is offered again (reference §1.2 step 9).
+// bookingToken is offered again (docs/reference/nodered-endpoints.md §1.2 step 9).
 func (e engine) refused(ctx context.Context, a *attempt, f failure) verdict {
 	bctx, cancel := a.pol.bookkeeping(ctx)
 	defer cancel()

@@ -10,7 +10,7 @@ import (
 )
 
 // createBatch books children[] one after another through the same path as
-// a single booking (reference §1.2 Batch). The children share one sync
+// a single booking (docs/reference/nodered-endpoints.md §1.2 Batch). The children share one sync
 // budget: once it is spent, the remaining rate-limited children are queued
 // at once, so the caller never waits more than SyncBudget for the limiter.
 //

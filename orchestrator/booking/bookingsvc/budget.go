@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// How long the synchronous endpoints may wait on Redis (DESIGN.md §5: a
+// How long the synchronous endpoints may wait on Redis (docs/reference/README.md, principles: a
 // hung Redis must not hang the caller). Every Redis call of a request runs
 // on a context from its redisBudget:
 //

@@ -9,7 +9,7 @@ import (
 )
 
 // A call's slots: which child each slot was booked for in one call — the
-// original's sessionSlotBookings (reference §1.2 step 1), keyed by the
+// original's sessionSlotBookings (docs/reference/nodered-endpoints.md §1.2 step 1), keyed by the
 // call's sessionId ‖ uui. It is what DUPLICATE_SLOT_BLOCKED ("already
 // booked for another child in this call") answers from:
 //

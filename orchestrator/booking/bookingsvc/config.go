@@ -32,7 +32,7 @@ const (
 	AuthModeLegacy = "legacy"
 )
 
-// Seed defaults (seed 000 §6; reference §5).
+// Seed defaults (seed 000 §6; docs/reference/nodered-endpoints.md §5).
 const (
 	DefaultSyncBudget          = 10 * time.Second
 	DefaultSyncRetryDelay      = 5 * time.Second

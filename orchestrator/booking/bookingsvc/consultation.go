@@ -14,7 +14,7 @@ import (
 	"github.com/flowgate/flowgate/contracts"
 )
 
-// bookConsultation (reference §1.3): parent, children and their
+// bookConsultation (docs/reference/nodered-endpoints.md §1.3): parent, children and their
 // appointments in one call, on the booking core:
 //
 //  1. Validation before anything is written: fields, types, dates of

@@ -170,7 +170,7 @@ type GroupQuery struct {
 }
 
 // GroupSearch is a grouped slot search's result. Groups is optional: when
-// nil the service groups Slots itself (reference §1.5's greedy rule).
+// nil the service groups Slots itself (docs/reference/nodered-endpoints.md §1.5's greedy rule).
 type GroupSearch struct {
 	Slots         []contracts.ApptSlot
 	Groups        [][]contracts.ApptSlot
@@ -192,7 +192,7 @@ type SlotSource interface {
 
 // SlotInvalidator is an optional SlotSource extension: it stops offering a
 // slot Cloud9 refused as not available, so the cached list and its
-// bookingTokens follow at once (reference §1.2 step 9). A slot booked here
+// bookingTokens follow at once (docs/reference/nodered-endpoints.md §1.2 step 9). A slot booked here
 // is not invalidated but handed to SlotBooker (cache_ops.go): it leaves the
 // cached lists too, while its bookingToken is still accepted for a while so
 // the same request asked again decodes it and gets the idempotent answer.

@@ -1,5 +1,5 @@
 // Package bookingsvc is the Node-RED booking path (seed 000, seed 003,
-// reference nodered-endpoints): createPatient, createAppt (single and
+// docs/reference/nodered-endpoints.md): createPatient, createAppt (single and
 // children[]), getApptSlots, getGroupedApptSlots and queue-status, with the
 // Cloud9 writes spaced by a shared limiter, two sync tries, then a durable
 // Asynq queue. It declares small interfaces for what it uses (deps.go); the
@@ -80,8 +80,8 @@
 // the childName. A slot booked in the same call (sessionId ‖ uui) for
 // another child — another patientGUID, or the parent's with another
 // childName — is answered DUPLICATE_SLOT_BLOCKED from the call's slot
-// record (callslots.go, the original's sessionSlotBookings; reference
-// §1.2 Duplicate), as is a slot named twice in one children[] batch; the
+// record (callslots.go, the original's sessionSlotBookings;
+// docs/reference/nodered-endpoints.md §1.2 Duplicate), as is a slot named twice in one children[] batch; the
 // same patient's slot booked for another child in another call is
 // answered SLOT_NOT_AVAILABLE, as Cloud9 would refuse it (a task fails
 // with SkipRetry). A SLOT_NOT_AVAILABLE answer does not release the reservation

@@ -15,7 +15,7 @@ import (
 	"github.com/flowgate/flowgate/orchestrator/slots"
 )
 
-// The rest of the Node-RED family (issue 10): getPatient,
+// The rest of the Node-RED family: getPatient,
 // getPatientByFilter, getPatientAppts, editInsurance, confirmAppt,
 // cancelAppt, getLocation and the operation status. Family is a service
 // of its own (its own deps and config) so that it grows without touching

@@ -88,7 +88,7 @@ func timed(f func()) time.Duration {
 	return time.Since(began)
 }
 
-// Redis hung (DESIGN.md §5): createAppt answers within the sync budget
+// Redis hung (docs/reference/README.md, principles): createAppt answers within the sync budget
 // + 0.5 s, never as booked and without sending the booking unguarded (the
 // lease cannot be taken); it cannot be queued either, so the caller is
 // told it failed (TIMEOUT, transfer) — nothing is lost silently.

@@ -12,7 +12,7 @@ import (
 	"github.com/flowgate/flowgate/orchestrator/cloud9"
 )
 
-// CreatePatient is POST createPatient (reference §1.1, parent-as-patient
+// CreatePatient is POST createPatient (docs/reference/nodered-endpoints.md §1.1, parent-as-patient
 // of seed 000 §4.3): a repeat for the same call (uui, else sessionId, else
 // msgid) with the same name answers the cached patient (`_cached:true`);
 // otherwise SetPatient through the limiter within the sync budget, up to

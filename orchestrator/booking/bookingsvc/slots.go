@@ -22,11 +22,11 @@ const (
 
 // ApptSlotsDays is getApptSlots' span: startDate to startDate + 30 days,
 // whatever endDate says. The original never sends endDate to Cloud9
-// (reference §1.4) and the voice assistant's prompts were tuned on its
+// (docs/reference/nodered-endpoints.md §1.4) and the voice assistant's prompts were tuned on its
 // month of slots (a narrower endDate gave 66 slots where it gave 288).
 const ApptSlotsDays = 30
 
-// GetApptSlots is POST getApptSlots (reference §1.4): the SlotSource's
+// GetApptSlots is POST getApptSlots (docs/reference/nodered-endpoints.md §1.4): the SlotSource's
 // slots of ApptSlotsDays from startDate minus those another session holds
 // (seed 003), each with its bookingToken, the first five as voiceSlots,
 // and llm_guidance. Nothing found, or Cloud9 failing, is the 200 no-slots
@@ -64,7 +64,7 @@ func (s *Service) GetApptSlots(ctx context.Context, req contracts.GetApptSlotsRe
 	return answer(contracts.NewSlotsGuidance(slots[0]), "ok")
 }
 
-// GetGroupedApptSlots is POST getGroupedApptSlots (reference §1.5):
+// GetGroupedApptSlots is POST getGroupedApptSlots (docs/reference/nodered-endpoints.md §1.5):
 // numberOfPatients consecutive slots within timeWindowMinutes of each
 // other, the top 10 groups, and a booking_plan from the first group (or
 // the first N single slots). Groups containing a slot another session holds
@@ -273,7 +273,7 @@ func sortSlots(slots []contracts.ApptSlot) []contracts.ApptSlot {
 	return out
 }
 
-// groupSlots is reference §1.5's rule on sorted slots: from each slot,
+// groupSlots is docs/reference/nodered-endpoints.md §1.5's rule on sorted slots: from each slot,
 // greedily add later slots whose start is 0..window minutes after the
 // previous slot's end (start + Minutes, default defMinutes); keep groups of
 // exactly n. Groups may overlap.

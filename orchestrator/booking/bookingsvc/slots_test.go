@@ -106,7 +106,7 @@ func TestGetGroupedApptSlots(t *testing.T) {
 }
 
 // getApptSlots asks for startDate and the 30 days after it whatever
-// endDate says (the original's query: reference §1.4), and "tomorrow" —
+// endDate says (the original's query: docs/reference/nodered-endpoints.md §1.4), and "tomorrow" —
 // a missing or past startDate — is the day after today in the practice's
 // zone: at 20:00 in New York (01:00 UTC the next day) New York's tomorrow
 // is not skipped.

@@ -534,7 +534,7 @@ func TestQueuedBookingKeepsItsHold(t *testing.T) {
 
 // The drift of issue #7: a queued booking Cloud9 refuses as
 // SLOT_NOT_AVAILABLE leaves the slot cache like a sync refusal does, so
-// its bookingToken is refused afterwards (reference §1.2 step 9).
+// its bookingToken is refused afterwards (docs/reference/nodered-endpoints.md §1.2 step 9).
 func TestQueuedSlotRefusalLeavesTheSlotCache(t *testing.T) {
 	t.Parallel()
 	a := setupAsync(t)

@@ -13,7 +13,7 @@ import (
 	"github.com/flowgate/flowgate/orchestrator/slots"
 )
 
-// Defaults (reference §5: tiers 30/60/90 d; fresh 5 min, stale 15 min,
+// Defaults (docs/reference/nodered-endpoints.md §5: tiers 30/60/90 d; fresh 5 min, stale 15 min,
 // hard limit 60 min; cron every 5 min).
 const (
 	DefaultFresh          = 5 * time.Minute

@@ -1,5 +1,5 @@
 // Package slotcache is the tiered slot cache of the booking path
-// (reference §1.5, §3): tiers of 30 / 60 / 90 days of a location's open
+// (docs/reference/nodered-endpoints.md §1.5, §3): tiers of 30 / 60 / 90 days of a location's open
 // slots, each with its pre-grouped sibling pairs and triples, refreshed
 // from Cloud9 by a scheduler job (every 5 min in business hours, once per
 // tick across instances) and read by getApptSlots and getGroupedApptSlots.

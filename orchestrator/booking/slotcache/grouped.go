@@ -26,7 +26,7 @@ type grouping struct {
 	preGrouped bool
 }
 
-// GroupedSlots implements bookingsvc.SlotSource (reference §1.5's lookup
+// GroupedSlots implements bookingsvc.SlotSource (docs/reference/nodered-endpoints.md §1.5's lookup
 // order): tiers 1→N, each answered from its pre-grouped pairs / triples
 // when the query is for 2 or 3 siblings in the default window, else
 // grouped from its list; the first tier that yields groups answers. A

@@ -18,7 +18,7 @@ type Source struct {
 	Fallback bookingsvc.SlotSource
 	// Columns are the chairs offered (CLOUD9_SLOT_COLUMNS); empty: all.
 	Columns []string
-	// Days is a query's span without endDate (default 30, reference §1.4).
+	// Days is a query's span without endDate (default 30, docs/reference/nodered-endpoints.md §1.4).
 	Days int
 	// CacheTimeout bounds each Redis read; past it the tiers are skipped.
 	CacheTimeout time.Duration

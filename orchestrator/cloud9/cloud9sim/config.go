@@ -85,7 +85,7 @@ type Config struct {
 	BlankSlotAppointmentType bool
 
 	// Gzip compresses every answer without saying so (no Content-Encoding):
-	// the client has to decode by content, as the reference asks.
+	// the client has to decode by content, as docs/reference/cloud9-api.md asks.
 	// GzipDeclared also sends Content-Encoding: gzip.
 	Gzip, GzipDeclared bool
 

@@ -1,6 +1,6 @@
-// Package cloud9sim is the Cloud9 sandbox simulator (DESIGN.md §6): a real
+// Package cloud9sim is the Cloud9 sandbox simulator (docs/reference/README.md): a real
 // HTTP server speaking the Cloud9 Ortho partner XML protocol
-// (shared/reference/cloud9-api.md), with patients, appointments and open
+// (docs/reference/cloud9-api.md), with patients, appointments and open
 // slots in memory, a per-procedure rate limit, and fault injection. Tests,
 // benchmarks and the sidecar's embedded default talk to it through the same
 // client code path that talks to the real GetData.ashx. It decodes and
@@ -64,10 +64,10 @@
 //     for endDate) and filters by schdvwGUIDs, appttypGUIDs (comma lists),
 //     morning/afternoon (start before/after noon; both default true) and
 //     daysOfWeek (seven 0/1, Sunday first — an inference).
-//   - GetPatientInformation answers cloud9-api.md's fields: one phone,
+//   - GetPatientInformation answers docs/reference/cloud9-api.md's fields: one phone,
 //     PatientPhone (no HomePhone, CellPhone, WorkPhone, Phone, PhoneNumber
 //     or MobilePhone). GetPortalPatientLookup's pageIndex counts from 1
-//     (absent: 1; below 1 is error 3): cloud9-api.md does not settle the
+//     (absent: 1; below 1 is error 3): docs/reference/cloud9-api.md does not settle the
 //     base, and the production flow sends 1 for the first page.
 //   - GetAppointmentListByPatient lists canceled appointments too
 //     (AppointmentStatusDescription Scheduled, Confirmed or Canceled;

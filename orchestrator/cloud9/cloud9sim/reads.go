@@ -197,7 +197,7 @@ func (s *Sim) getAppointmentTypes(p params, _ time.Time) ([]record, error) {
 }
 
 // getPatientInformation answers one record for a known patient, none for
-// an unknown one. Its fields are cloud9-api.md's (PatientFullName,
+// an unknown one. Its fields are docs/reference/cloud9-api.md's (PatientFullName,
 // PatientBirthDate, PatientEmail, PatientPhone, Location, Orthodontist,
 // PatID) plus the GUIDs and names: one phone, PatientPhone — none of the
 // HomePhone, CellPhone, WorkPhone, Phone, PhoneNumber or MobilePhone the
@@ -244,7 +244,7 @@ func birthDate(t time.Time) string {
 // getPortalPatientLookup finds patients by "Last, First" (prefixes,
 // case-insensitive), by PatID, or by a last-name prefix. pageIndex counts
 // from 1 (default 1; below 1 is error 3) and pageSize is 1..1000 (default
-// 100). cloud9-api.md does not settle pageIndex's base: it is taken as
+// 100). docs/reference/cloud9-api.md does not settle pageIndex's base: it is taken as
 // 1-based because the production flow sends pageIndex 1 for the first page.
 // Each record carries the patient's LocationGUID and LocationName (the
 // production flow reads both from it).

@@ -184,7 +184,7 @@ func TestPatientInformationAndLookup(t *testing.T) {
 	require.Equal(t, "10001", r["PatientID"])
 	require.Equal(t, "CDH Allegheny 202", r["LocationName"])
 
-	// GetPatientInformation has one phone, PatientPhone (cloud9-api.md):
+	// GetPatientInformation has one phone, PatientPhone (docs/reference/cloud9-api.md):
 	// none of the fields the production flow's phone search reads.
 	info := b.call(t, "GetPatientInformation", "patguid", ann).Records[0]
 	require.Contains(t, info, "PatientPhone")

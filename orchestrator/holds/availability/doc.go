@@ -1,5 +1,5 @@
 // Package availability computes the bookable timeslots of the web face of
-// the hold engine (issue 11, seed 002): per appointment type and
+// the hold engine (seed 002): per appointment type and
 // specialist, from weekly hours, date overrides and existing appointments
 // (duration and buffer), in the location's time zone and DST-correct.
 //

@@ -12,7 +12,7 @@ import (
 // taken by an appointment type that names none.
 const DefaultCooldownMinutes = 1440
 
-// AppointmentType is one bookable kind of appointment (HOLDS-CONTRACT.md).
+// AppointmentType is one bookable kind of appointment (docs/holds.md).
 type AppointmentType struct {
 	ID              string   `json:"id"`
 	Name            string   `json:"name"`

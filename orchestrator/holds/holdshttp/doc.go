@@ -1,4 +1,4 @@
-// Package holdshttp is the web face of the hold engine (issue 11, seed
+// Package holdshttp is the web face of the hold engine (seed
 // 002): the /v1 endpoints that need the engine.
 //
 //	POST   /v1/holds                          {appointmentTypeId, slotStartDate, clientId, specialistId?}

@@ -36,7 +36,7 @@ type Appointment struct {
 }
 
 // Catalog is the availability catalogue as the web face uses it
-// (HOLDS-CONTRACT.md). Errors should be *contracts.Error (not_found,
+// (docs/holds.md). Errors should be *contracts.Error (not_found,
 // invalid with details.field, unavailable): they are answered as they are.
 type Catalog interface {
 	AppointmentType(ctx context.Context, id string) (AppointmentType, error)

@@ -64,7 +64,7 @@ const (
 	ReasonUnknown        = "unknown"         // an unexpected error (a recovered panic)
 )
 
-// Defaults (seed 002 and issue 11).
+// Defaults (seed 002).
 const (
 	DefaultPing         = 15 * time.Second
 	DefaultRetry        = 5 * time.Second

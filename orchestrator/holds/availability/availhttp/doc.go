@@ -1,4 +1,4 @@
-// Package availhttp serves the web face's catalogue endpoints of issue 11
+// Package availhttp serves the web face's catalogue endpoints
 // over availability.Catalog:
 //
 //	GET    /v1/appointment-types

@@ -18,7 +18,7 @@ import (
 	"github.com/flowgate/flowgate/orchestrator/web"
 )
 
-// Hold is the hold engine's holds.Hold (HOLDS-CONTRACT.md).
+// Hold is the hold engine's holds.Hold (docs/holds.md).
 type Hold = holds.Hold
 
 // ActiveHolds lists the active holds of an appointment type (the hold

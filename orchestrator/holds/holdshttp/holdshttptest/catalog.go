@@ -1,5 +1,5 @@
 // Package holdshttptest is an in-memory availability catalogue for tests
-// of the web face (holdshttp.Catalog), faithful to HOLDS-CONTRACT.md: until
+// of the web face (holdshttp.Catalog), faithful to docs/holds.md: until
 // the real availability catalogue is wired it stands in for it in the
 // handler tests, the end-to-end tests and the benchmark.
 package holdshttptest
