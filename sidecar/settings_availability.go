@@ -8,7 +8,7 @@ import (
 )
 
 // AvailabilityConfig holds the settings of the web face's catalogue
-// (issue 11: appointment types, timeslots, admin endpoints).
+// (appointment types, timeslots, admin endpoints).
 type AvailabilityConfig struct {
 	// ScheduleFile is HOLDS_SCHEDULE_FILE; Schedule and ScheduleHash its
 	// content, loaded and validated when the configuration is read. Unset:

@@ -10,7 +10,7 @@ import (
 	"github.com/flowgate/flowgate/scheduler"
 )
 
-// HoldsConfig holds the hold engine's settings (issue 11, seed 002);
+// HoldsConfig holds the hold engine's settings (seed 002);
 // defaults are the seed's values. The IVA face's 90 s / 300 s are the
 // booking path's SLOT_RESERVATION_TTL / SLOT_RESERVATION_BOOKED_TTL.
 type HoldsConfig struct {
