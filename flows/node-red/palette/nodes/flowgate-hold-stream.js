@@ -25,7 +25,9 @@ module.exports = function (RED) {
         let conn = null; // the open stream
         let timer = null; // a pending reconnect
         let stopped = true;
-        let retryMs = 5000; // flowgate's retry hint
+        // flowgate's retry hint, 5 s until the first stream gives one (a
+        // flow may set retryMs, which the editor does not show: tests do)
+        let retryMs = Number(n.retryMs) > 0 ? Number(n.retryMs) : 5000;
         let backoff = 0;
         let typeId = node.appointmentTypeId;
         let clientId = node.clientId;

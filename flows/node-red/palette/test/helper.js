@@ -110,7 +110,29 @@ function signV2(secret, method, target, body, ts) {
 
 /** nextCall resolves the next call of method (send, status, error) on node n. */
 function nextCall(n, method) {
-    return new Promise((resolve) => n.once("call:" + method, (call) => resolve(call)));
+    return new Promise((resolve) => {
+        const on = (call) => {
+            if (call.thisValue === n) {
+                n.removeListener("call:" + method, on);
+                resolve(call);
+            }
+        };
+        n.on("call:" + method, on);
+    });
+}
+
+/**
+ * statuses lists the statuses node n showed, oldest first (the helper's
+ * spies sit on Node.prototype, shared by every node).
+ */
+function statuses(n) {
+    return n.status.getCalls().filter((c) => c.thisValue === n).map((c) => c.args[0]);
+}
+
+/** lastStatus is the status node n shows now. */
+function lastStatus(n) {
+    const all = statuses(n);
+    return all[all.length - 1];
 }
 
 /** until polls cond every 20 ms for up to ms. */
@@ -124,6 +146,14 @@ async function until(cond, ms, what) {
     throw new Error("timed out waiting for " + (what || "a condition"));
 }
 
+/** settle sends msg to node n and waits until it showed two more statuses (calling, then the outcome). */
+async function settle(n, msg) {
+    const before = statuses(n).length;
+    n.receive(msg);
+    await until(() => statuses(n).length >= before + 2, 5000, "the node's outcome");
+    return lastStatus(n);
+}
+
 /** config is a flowgate-config node and its credentials for a flow. */
 function config(url, creds, extra) {
     return {
@@ -132,4 +162,4 @@ function config(url, creds, extra) {
     };
 }
 
-module.exports = { helper, FakeFlowgate, envelope, expectSignedV1, expectSignedV2, signV1, signV2, nextCall, until, config, hex };
+module.exports = { settle, statuses, lastStatus, helper, FakeFlowgate, envelope, expectSignedV1, expectSignedV2, signV1, signV2, nextCall, until, config, hex };

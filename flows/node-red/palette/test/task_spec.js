@@ -1,6 +1,7 @@
 "use strict";
 const assert = require("assert");
 const { helper, FakeFlowgate, envelope, expectSignedV1, expectSignedV2, nextCall, config } = require("./helper");
+const { lastStatus, statuses, settle } = require("./helper");
 const configNode = require("../nodes/flowgate-config.js");
 const taskNode = require("../nodes/flowgate-task.js");
 
@@ -50,7 +51,7 @@ describe("flowgate-task", function () {
         assert.strictEqual(msg.task.queue_id, QID);
         assert.strictEqual(msg.payload.success, true);
         assert.strictEqual((await status).args[0].fill, "yellow");
-        assert.deepStrictEqual(t.status.lastCall.args[0], { fill: "green", shape: "dot", text: "created 0b7e7d1e PENDING" });
+        assert.deepStrictEqual(lastStatus(t), { fill: "green", shape: "dot", text: "created 0b7e7d1e PENDING" });
     });
 
     it("two equal creates in one second are two requests (different nonces, so no replay)", async function () {
@@ -86,21 +87,16 @@ describe("flowgate-task", function () {
         assert.ok(rec.body.nonce);
 
         fake.routes["POST /queue/claim"] = { status: 204 };
-        const st = nextCall(t, "status");
-        t.receive({ payload: "tick", wait_ms: 0 });
-        await st; // yellow
-        await nextCall(t, "status");
+        await settle(t, { payload: "tick", wait_ms: 0 });
         assert.strictEqual(msgs.length, 2);
-        assert.strictEqual(t.status.lastCall.args[0].text, "nothing to claim");
+        assert.strictEqual(lastStatus(t).text, "nothing to claim");
         assert.strictEqual(fake.last().body.wait_ms, 0);
     });
 
     it("a claim without a worker id uses node-red-<node id>", async function () {
         fake.routes["POST /queue/claim"] = { status: 204 };
         const { t } = await load({ action: "claim" });
-        t.receive({});
-        await nextCall(t, "status");
-        await nextCall(t, "status");
+        await settle(t, {});
         assert.strictEqual(fake.last().body.worker_id, "node-red-t");
     });
 
@@ -129,7 +125,7 @@ describe("flowgate-task", function () {
         assert.deepStrictEqual(Object.assign({}, rec.body, { nonce: "N" }),
             { queue_id: QID, encounter_id: "enc-1", worker_id: "vm-1", experityActions: { booked: true }, nonce: "N" });
         assert.strictEqual(msg.payload.status, "DONE");
-        assert.strictEqual(t.status.lastCall.args[0].text, "ACK DONE");
+        assert.strictEqual(lastStatus(t).text, "ACK DONE");
     });
 
     it("FAILs with msg.error.message; the answer says requeued", async function () {
@@ -141,7 +137,7 @@ describe("flowgate-task", function () {
         assert.strictEqual(fake.last().body.error_message, "Experity timed out");
         assert.strictEqual(fake.last().url, "/fail");
         assert.strictEqual(msg.error, undefined);
-        assert.strictEqual(t.status.lastCall.args[0].text, "FAIL ERROR (requeued)");
+        assert.strictEqual(lastStatus(t).text, "FAIL ERROR (requeued)");
     });
 
     it("a refused FAIL reports flowgate's code, status and details to Catch nodes", async function () {
@@ -158,7 +154,7 @@ describe("flowgate-task", function () {
         assert.deepStrictEqual(msg.error.details, { current_status: "PENDING", reason: "not_processing" });
         assert.strictEqual(msg.statusCode, 409);
         assert.match(call.args[0].message, /409 conflict: task is not PROCESSING/);
-        assert.deepStrictEqual(t.status.lastCall.args[0], { fill: "red", shape: "dot", text: "409 conflict" });
+        assert.deepStrictEqual(lastStatus(t), { fill: "red", shape: "dot", text: "409 conflict" });
     });
 
     it("without a task it says so and sends nothing", async function () {
@@ -179,9 +175,7 @@ describe("flowgate-task", function () {
         t.receive({ payload: {}, task: task() });
         await got;
         expectSignedV1(fake.last(), SECRET);
-        t.receive({ action: "claim" });
-        await nextCall(t, "status");
-        await nextCall(t, "status");
+        await settle(t, { action: "claim" });
         expectSignedV2(fake.last(), SECRET);
     });
 
@@ -190,9 +184,7 @@ describe("flowgate-task", function () {
         const c = config(fake.url + "/fg/", { hmacSecret: SECRET, webhookToken: "tok-123" });
         await helper.load([configNode, taskNode], [c.node, { id: "t", type: "flowgate-task", flowgate: "cfg", action: "claim", wires: [[]] }], c.creds);
         const t = helper.getNode("t");
-        t.receive({});
-        await nextCall(t, "status");
-        await nextCall(t, "status");
+        await settle(t, {});
         const rec = fake.last();
         assert.strictEqual(rec.url, "/fg/queue/claim");
         expectSignedV2(rec, SECRET);
@@ -202,9 +194,7 @@ describe("flowgate-task", function () {
     it("with only a webhook token nothing is signed", async function () {
         fake.routes["POST /queue/claim"] = { status: 204 };
         const { t } = await load({ action: "claim" }, { webhookToken: "tok-123" });
-        t.receive({});
-        await nextCall(t, "status");
-        await nextCall(t, "status");
+        await settle(t, {});
         const rec = fake.last();
         assert.strictEqual(rec.headers["x-signature"], undefined);
         assert.strictEqual(rec.body.nonce, undefined);
@@ -220,13 +210,13 @@ describe("flowgate-task", function () {
         const call = await err;
         assert.strictEqual(call.args[1].error.code, "unreachable");
         assert.strictEqual(call.args[1].error.status, 0);
-        assert.strictEqual(t.status.lastCall.args[0].text, "unreachable");
+        assert.strictEqual(lastStatus(t).text, "unreachable");
     });
 
     it("no configuration node: a red dot and a config error", async function () {
         await helper.load([configNode, taskNode], [{ id: "t", type: "flowgate-task", action: "claim", wires: [[]] }]);
         const t = helper.getNode("t");
-        assert.strictEqual(t.status.firstCall.args[0].text, "no flowgate server");
+        assert.strictEqual(statuses(t)[0].text, "no flowgate server");
         const err = nextCall(t, "error");
         t.receive({});
         assert.strictEqual((await err).args[1].error.code, "config");
