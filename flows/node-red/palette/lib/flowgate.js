@@ -485,12 +485,15 @@ function setStatus(node, fill, text, shape) {
 }
 
 /**
- * fail reports err on msg: msg.error = {message, code, status, …}, a red dot
- * with "status code", and node.error so Catch nodes get it; then done().
+ * fail reports err to Catch nodes (done(err)): Node-RED gives them
+ * msg.error = {message, code (flowgate's), source}; the whole of it is in
+ * msg.flowgateError = {message, code, status, details, requestId,
+ * retryAfter} and the HTTP status in msg.statusCode. The status dot turns
+ * red with "status code".
  */
 function fail(node, msg, err, done) {
     const fe = err instanceof FlowgateError ? err : new FlowgateError(err && err.message ? err.message : String(err), { code: "internal" });
-    msg.error = fe.toJSON();
+    msg.flowgateError = fe.toJSON();
     if (fe.status) { msg.statusCode = fe.status; }
     setStatus(node, "red", fe.short());
     if (done) {

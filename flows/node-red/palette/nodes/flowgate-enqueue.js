@@ -22,6 +22,7 @@ module.exports = function (RED) {
                 fg.setStatus(node, "yellow", "enqueue " + body.type + "…");
                 const ans = await client.request("POST", "/api/buffer/enqueue", { body, auth: "buffer" });
                 msg.payload = ans.body;
+                delete msg.flowgateError;
                 const id = String((ans.body && ans.body.messageId) || "");
                 fg.setStatus(node, "green", body.type + " " + id.slice(0, 8) + " P" + (ans.body && ans.body.priority));
                 send(msg);

@@ -105,7 +105,7 @@ module.exports = function (RED) {
             if (err) {
                 const permanent = err.status === 400 || err.status === 404;
                 fg.setStatus(node, "red", err.short());
-                node.error(err, { topic: "error", error: err.toJSON(), appointmentTypeId: typeId, clientId });
+                node.error(err, { topic: "error", flowgateError: err.toJSON(), statusCode: err.status || undefined, appointmentTypeId: typeId, clientId });
                 if (permanent) {
                     stopped = true;
                     return;

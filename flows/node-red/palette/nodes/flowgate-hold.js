@@ -64,6 +64,7 @@ module.exports = function (RED) {
                     }
                 }
                 delete msg.error;
+                delete msg.flowgateError;
                 send(msg);
                 done();
             } catch (e) {

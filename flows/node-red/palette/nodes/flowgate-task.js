@@ -108,6 +108,7 @@ module.exports = function (RED) {
                 m.task = t;
                 m.payload = t.payload;
                 delete m.error;
+                delete m.flowgateError;
                 return m;
             });
             for (const m of out) { send(m); }
@@ -140,6 +141,7 @@ module.exports = function (RED) {
                 { body, auth: "hmac", nonce: true, v1ok: true });
             msg.payload = ans.body;
             delete msg.error;
+            delete msg.flowgateError;
             const r = ans.body || {};
             let text = (ack ? "ACK " : "FAIL ") + (r.status || "");
             if (r.dlq) { text += " (DLQ)"; } else if (r.requeued) { text += " (requeued)"; }

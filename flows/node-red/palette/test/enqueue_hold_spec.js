@@ -71,13 +71,13 @@ describe("flowgate-enqueue", function () {
         assert.deepStrictEqual(fake.last().body, { type: "sms.send", payload: "hi", priority: 0, messageId: "my-id" });
     });
 
-    it("QUEUE_FULL: the code, 429 and Retry-After reach msg.error", async function () {
+    it("QUEUE_FULL: the code, 429 and Retry-After reach msg.flowgateError", async function () {
         fake.routes["POST /api/buffer/enqueue"] = { status: 429, headers: { "Retry-After": "1" }, body: envelope("QUEUE_FULL", "the buffer is full") };
         const { e } = await load({ messageType: "email.send" });
         const err = nextCall(e, "error");
         e.receive({ payload: {} });
         const msg = (await err).args[1];
-        assert.deepStrictEqual(msg.error, { message: "POST /api/buffer/enqueue: 429 QUEUE_FULL: the buffer is full", code: "QUEUE_FULL",
+        assert.deepStrictEqual(msg.flowgateError, { message: "POST /api/buffer/enqueue: 429 QUEUE_FULL: the buffer is full", code: "QUEUE_FULL",
             status: 429, requestId: "req-1", retryAfter: 1 });
         assert.strictEqual(lastStatus(e).text, "429 QUEUE_FULL");
     });
@@ -86,13 +86,13 @@ describe("flowgate-enqueue", function () {
         const { e } = await load({});
         let err = nextCall(e, "error");
         e.receive({ payload: {} });
-        assert.strictEqual((await err).args[1].error.details.field, "type");
+        assert.strictEqual((await err).args[1].flowgateError.details.field, "type");
         err = nextCall(e, "error");
         e.receive({ topic: "x", payload: {}, priority: 7 });
-        assert.strictEqual((await err).args[1].error.details.field, "priority");
+        assert.strictEqual((await err).args[1].flowgateError.details.field, "priority");
         err = nextCall(e, "error");
         e.receive({ topic: "x" });
-        assert.strictEqual((await err).args[1].error.details.field, "payload");
+        assert.strictEqual((await err).args[1].flowgateError.details.field, "payload");
         assert.strictEqual(fake.requests.length, 0);
     });
 });
@@ -153,15 +153,15 @@ describe("flowgate-hold", function () {
         let err = nextCall(h, "error");
         h.receive({ slotStartDate: "2026-03-17T09:00:00Z" });
         let msg = (await err).args[1];
-        assert.strictEqual(msg.error.code, "conflict");
-        assert.strictEqual(msg.error.status, 409);
+        assert.strictEqual(msg.flowgateError.code, "conflict");
+        assert.strictEqual(msg.flowgateError.status, 409);
         fake.routes["POST /v1/holds"] = { status: 429, headers: { "Retry-After": "42" },
             body: envelope("rate_limited", "client already holds 3 slots", { reason: "quota", retryAfterSeconds: 42 }) };
         err = nextCall(h, "error");
         h.receive({ slotStartDate: "2026-03-17T09:00:00Z" });
         msg = (await err).args[1];
-        assert.strictEqual(msg.error.retryAfter, 42);
-        assert.strictEqual(msg.error.details.reason, "quota");
+        assert.strictEqual(msg.flowgateError.retryAfter, 42);
+        assert.strictEqual(msg.flowgateError.details.reason, "quota");
         assert.deepStrictEqual(lastStatus(h), { fill: "red", shape: "dot", text: "429 rate_limited" });
     });
 
@@ -170,10 +170,10 @@ describe("flowgate-hold", function () {
         const { h } = await load({ action: "heartbeat" });
         let err = nextCall(h, "error");
         h.receive({ payload: { holdId: "h1" }, clientId: "c1" });
-        assert.strictEqual((await err).args[1].error.code, "not_found");
+        assert.strictEqual((await err).args[1].flowgateError.code, "not_found");
         err = nextCall(h, "error");
         h.receive({ payload: { holdId: "h1" } });
-        const e = (await err).args[1].error;
+        const e = (await err).args[1].flowgateError;
         assert.strictEqual(e.code, "invalid");
         assert.strictEqual(e.details.field, "clientId");
         assert.strictEqual(fake.requests.length, 1);

@@ -95,8 +95,8 @@ describe("flowgate-hold-stream", function () {
         fake.routes["GET /v1/holds/stream"] = { status: 404, body: envelope("not_found", "unknown appointment type nope") };
         const { s } = await load({ appointmentTypeId: "nope" });
         const err = await nextCall(s, "error");
-        assert.strictEqual(err.args[1].error.code, "not_found");
-        assert.strictEqual(err.args[1].error.status, 404);
+        assert.strictEqual(err.args[1].flowgateError.code, "not_found");
+        assert.strictEqual(err.args[1].flowgateError.status, 404);
         assert.deepStrictEqual(lastStatus(s), { fill: "red", shape: "dot", text: "404 not_found" });
         await new Promise((r) => setTimeout(r, 200));
         assert.strictEqual(fake.requests.length, 1);
@@ -116,7 +116,7 @@ describe("flowgate-hold-stream", function () {
         };
         const { s } = await load({ appointmentTypeId: "consultation", retryMs: 100 });
         const err = await nextCall(s, "error");
-        assert.strictEqual(err.args[1].error.code, "unavailable");
+        assert.strictEqual(err.args[1].flowgateError.code, "unavailable");
         assert.strictEqual(lastStatus(s).text, "503 unavailable");
         await until(() => lastStatus(s).text === "connected consultation", 3000, "connected");
         assert.strictEqual(n, 2);

@@ -148,10 +148,10 @@ describe("flowgate-task", function () {
         const call = await err;
         const msg = call.args[1];
         assert.strictEqual(fake.last().body.error_message, "boom");
-        assert.strictEqual(msg.error.code, "conflict");
-        assert.strictEqual(msg.error.status, 409);
-        assert.strictEqual(msg.error.requestId, "req-1");
-        assert.deepStrictEqual(msg.error.details, { current_status: "PENDING", reason: "not_processing" });
+        assert.strictEqual(msg.flowgateError.code, "conflict");
+        assert.strictEqual(msg.flowgateError.status, 409);
+        assert.strictEqual(msg.flowgateError.requestId, "req-1");
+        assert.deepStrictEqual(msg.flowgateError.details, { current_status: "PENDING", reason: "not_processing" });
         assert.strictEqual(msg.statusCode, 409);
         assert.match(call.args[0].message, /409 conflict: task is not PROCESSING/);
         assert.deepStrictEqual(lastStatus(t), { fill: "red", shape: "dot", text: "409 conflict" });
@@ -162,8 +162,8 @@ describe("flowgate-task", function () {
         const err = nextCall(t, "error");
         t.receive({ payload: {} });
         const call = await err;
-        assert.strictEqual(call.args[1].error.code, "invalid");
-        assert.strictEqual(call.args[1].error.details.field, "queue_id");
+        assert.strictEqual(call.args[1].flowgateError.code, "invalid");
+        assert.strictEqual(call.args[1].flowgateError.details.field, "queue_id");
         assert.strictEqual(fake.requests.length, 0);
     });
 
@@ -208,8 +208,8 @@ describe("flowgate-task", function () {
         const err = nextCall(t, "error");
         t.receive({});
         const call = await err;
-        assert.strictEqual(call.args[1].error.code, "unreachable");
-        assert.strictEqual(call.args[1].error.status, 0);
+        assert.strictEqual(call.args[1].flowgateError.code, "unreachable");
+        assert.strictEqual(call.args[1].flowgateError.status, 0);
         assert.strictEqual(lastStatus(t).text, "unreachable");
     });
 
@@ -219,6 +219,34 @@ describe("flowgate-task", function () {
         assert.strictEqual(statuses(t)[0].text, "no flowgate server");
         const err = nextCall(t, "error");
         t.receive({});
-        assert.strictEqual((await err).args[1].error.code, "config");
+        assert.strictEqual((await err).args[1].flowgateError.code, "config");
+    });
+});
+
+describe("flowgate-task in a flow with a Catch node", function () {
+    let fake;
+    beforeEach(async function () { fake = await new FakeFlowgate().start(); });
+    afterEach(async function () {
+        await helper.unload();
+        await fake.stop();
+    });
+
+    it("the Catch node gets flowgate's code in msg.error, the rest in msg.flowgateError", async function () {
+        fake.routes["POST /queue/claim"] = { status: 401, body: envelope("unauthorized", "signature does not match", { reason: "bad_signature" }) };
+        const c = config(fake.url, { hmacSecret: "wrong-secret-0123456789" });
+        const flow = [c.node, { id: "tab", type: "tab" },
+            { id: "t", z: "tab", type: "flowgate-task", flowgate: "cfg", action: "claim", wires: [[]] },
+            { id: "c", z: "tab", type: "catch", scope: null, uncaught: false, wires: [["caught"]] },
+            { id: "caught", z: "tab", type: "helper" }];
+        await helper.load([configNode, taskNode], flow, c.creds);
+        const got = new Promise((r) => helper.getNode("caught").once("input", r));
+        helper.getNode("t").receive({ payload: "go" });
+        const msg = await got;
+        assert.strictEqual(msg.error.code, "unauthorized");
+        assert.match(msg.error.message, /401 unauthorized: signature does not match/);
+        assert.strictEqual(msg.error.source.id, "t");
+        assert.strictEqual(msg.statusCode, 401);
+        assert.deepStrictEqual(msg.flowgateError.details, { reason: "bad_signature" });
+        assert.strictEqual(msg.payload, "go");
     });
 });
