@@ -17,6 +17,70 @@ const H_CORRELATION = "x-correlation-id";
 
 module.exports = function (RED) {
     const replay = new fg.ReplayCache(2 * fg.TOLERANCE_S * 1000);
+    const limit = parseSize(RED.settings.apiMaxLength) || 5 << 20;
+
+    // The signature covers the body's bytes, but where the editor and the
+    // flows share a root path (httpAdminRoot = httpNodeRoot, the default)
+    // the editor's JSON parser reads every body before httpNode sees it.
+    // As Node-RED's own http-in node does for its raw routes, a middleware
+    // at the top of the root app's stack reads the bytes of the handler in
+    // nodes' routes first (req.flowgateRawBody) and marks the body as read.
+    const rawRoutes = new Map(); // "POST:/path" → how many nodes serve it
+    const routeKey = (path) => "POST:" + path.replace(/\/{2,}/g, "/").replace(/\/$/, "");
+    function rawCapture(req, res, next) {
+        if (req.method !== "POST" || req._body || req.readableEnded ||
+            !rawRoutes.has(routeKey(String(req.originalUrl || req.url).split("?")[0]))) {
+            next();
+            return;
+        }
+        readBody(req, (err, buf) => {
+            if (err) {
+                refusal(res, err.status || 400, err.status === 413 ? "too_large" : "invalid", err.message);
+                return;
+            }
+            req.flowgateRawBody = buf;
+            req._body = true; // body parsers skip it
+            next();
+        });
+    }
+    if (typeof RED.httpNode === "function") {
+        let root = RED.httpNode;
+        while (root.parent) { root = root.parent; }
+        root.use(rawCapture);
+        const stack = root._router && root._router.stack;
+        const i = stack ? stack.findIndex((l) => l.handle === rawCapture) : -1;
+        if (i > 0) { stack.unshift(stack.splice(i, 1)[0]); }
+    }
+
+    // readBody reads req's body, at most limit bytes.
+    function readBody(req, cb) {
+        const chunks = [];
+        let size = 0;
+        let over = false;
+        let called = false;
+        const done = (err, buf) => {
+            if (!called) {
+                called = true;
+                cb(err, buf);
+            }
+        };
+        req.on("data", (c) => {
+            size += c.length;
+            if (size > limit) {
+                over = true;
+            } else {
+                chunks.push(c);
+            }
+        });
+        req.on("error", (e) => done(Object.assign(new Error("reading the body: " + e.message), { status: 400 })));
+        req.on("end", () => {
+            if (over) {
+                done(Object.assign(new Error("body over " + limit + " bytes"), { status: 413 }));
+            } else {
+                done(null, Buffer.concat(chunks));
+            }
+        });
+    }
 
     function answer(res, status, body, headers) {
         if (res.headersSent) { return false; }
@@ -84,7 +148,6 @@ module.exports = function (RED) {
             return;
         }
         const secret = node.server ? node.server.handlerSecret() : "";
-        const limit = parseSize(RED.settings.apiMaxLength) || 5 << 20;
         if (node.verify && !secret) {
             fg.setStatus(node, "yellow", "POST " + url + " (unsigned)");
         } else {
@@ -93,24 +156,23 @@ module.exports = function (RED) {
         let count = 0;
 
         const handler = (req, res) => {
-            const chunks = [];
-            let size = 0;
-            let over = false;
-            req.on("data", (c) => {
-                size += c.length;
-                if (size > limit) {
-                    over = true;
-                } else {
-                    chunks.push(c);
-                }
-            });
-            req.on("error", () => { /* the client went away */ });
-            req.on("end", () => {
-                if (over) {
-                    refusal(res, 413, "too_large", "body over " + limit + " bytes");
+            if (Buffer.isBuffer(req.flowgateRawBody)) {
+                receive(req, res, req.flowgateRawBody);
+                return;
+            }
+            if (req.readableEnded || req._body) {
+                // Something before this node (httpNodeMiddleware) read the
+                // body: its bytes, which the signature covers, are gone.
+                fg.setStatus(node, "red", "body already read");
+                refusal(res, 500, "internal", "the request body was read before the flowgate handler in node got it");
+                return;
+            }
+            readBody(req, (err, buf) => {
+                if (err) {
+                    refusal(res, err.status || 400, err.status === 413 ? "too_large" : "invalid", err.message);
                     return;
                 }
-                receive(req, res, Buffer.concat(chunks));
+                receive(req, res, buf);
             });
         };
 
@@ -167,9 +229,17 @@ module.exports = function (RED) {
         } else if (Array.isArray(hm)) {
             middleware = hm;
         }
+        const key = routeKey(RED.httpNode.path() + url);
+        rawRoutes.set(key, (rawRoutes.get(key) || 0) + 1);
         RED.httpNode.post(url, ...middleware, handler);
 
         node.on("close", () => {
+            const n = (rawRoutes.get(key) || 1) - 1;
+            if (n > 0) {
+                rawRoutes.set(key, n);
+            } else {
+                rawRoutes.delete(key);
+            }
             const stack = RED.httpNode._router && RED.httpNode._router.stack;
             if (!stack) { return; }
             for (let i = stack.length - 1; i >= 0; i--) {

@@ -102,7 +102,7 @@ module.exports = function (RED) {
                 fg.setStatus(node, "grey", "nothing to claim");
                 return;
             }
-            fg.setStatus(node, "green", "claimed " + (tasks.length === 1 ? short(tasks[0]) : tasks.length + " tasks"));
+            fg.setStatus(node, "green", "claimed " + (tasks.length === 1 ? tasks[0].queue_id.slice(0, 8) : tasks.length + " tasks"));
             const out = tasks.map((t, i) => {
                 const m = i === 0 ? msg : RED.util.cloneMessage(msg);
                 m.task = t;
@@ -120,7 +120,7 @@ module.exports = function (RED) {
             const ans = await client.request("POST", "/queue/" + encodeURIComponent(id) + "/heartbeat",
                 { body, auth: "hmac", nonce: true });
             msg.task = ans.body && ans.body.task;
-            fg.setStatus(node, "green", "heartbeat " + short(msg.task));
+            fg.setStatus(node, "green", "heartbeat " + String((msg.task && msg.task.queue_id) || id).slice(0, 8));
             send(msg);
         }
 

@@ -163,6 +163,26 @@ describe("flowgate-handler-in / flowgate-handler-out", function () {
         assert.match((await err).args[0].message, /no msg.res/);
     });
 
+    it("reads the raw body ahead of a JSON parser that runs first (the editor's, at the same root path)", async function () {
+        const express = require("express");
+        let root;
+        const mount = (RED) => {
+            root = express();
+            root.use(express.json()); // as the editor's API, mounted at / before httpNode
+            root.use("/", RED.httpNode);
+        };
+        const c = config("http://127.0.0.1:1", { hmacSecret: SECRET });
+        await helper.load([mount, configNode, handlerNodes], [c.node,
+            { id: "in", type: "flowgate-handler-in", flowgate: "cfg", url: "/flowgate/email", verify: true, wires: [["out"]] },
+            { id: "out", type: "flowgate-handler-out", outcome: "done" }], c.creds);
+        const body = "{ \"to\" : \"Zoë\" }"; // spacing and UTF-8 a re-encoding would change
+        const res = await request(root).post("/flowgate/email").set("Content-Type", "application/json").set(signV1(SECRET, body)).send(body);
+        assert.strictEqual(res.status, 200, JSON.stringify(res.body));
+        assert.deepStrictEqual(res.body, { to: "Zoë" });
+        const other = await request(root).post("/elsewhere").set("Content-Type", "application/json").send("{\"a\":1}");
+        assert.strictEqual(other.status, 404, "other routes are left to the parser");
+    });
+
     it("redeploying removes the endpoint", async function () {
         await load({ verify: false });
         assert.strictEqual((await post("{}", {})).status, 200);
