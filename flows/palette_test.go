@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flowgate/flowgate/sidecar/openapi"
 	"github.com/flowgate/flowgate/test/noderedtest"
 	"github.com/flowgate/flowgate/webhooks/hmacsig"
 	"github.com/flowgate/flowgate/webhooks/signature"
@@ -162,6 +163,50 @@ func TestPaletteSignsLikeGo(t *testing.T) {
 	for i, w := range want {
 		if got.Verified[i] != w {
 			t.Errorf("verify case %d: the palette's verifier says %q, want %q", i, got.Verified[i], w)
+		}
+	}
+}
+
+// paletteRoutes are the flowgate routes the palette's nodes call, the
+// OpenAPI security scheme each needs, and the string in the node's source
+// that builds the request (so the table cannot drift from the code).
+var paletteRoutes = []struct {
+	method, path, auth, file, source string
+}{
+	{"POST", "/api/buffer/enqueue", openapi.AuthBuffer, "flowgate-enqueue.js", `"/api/buffer/enqueue", { body, auth: "buffer" }`},
+	{"POST", "/queue", openapi.AuthHMAC, "flowgate-task.js", `"/queue", { body, auth: "hmac"`},
+	{"POST", "/queue/claim", openapi.AuthHMAC, "flowgate-task.js", `"/queue/claim",`},
+	{"POST", "/queue/:queue_id/heartbeat", openapi.AuthHMAC, "flowgate-task.js", `"/queue/" + encodeURIComponent(id) + "/heartbeat"`},
+	{"POST", "/ack", openapi.AuthHMAC, "flowgate-task.js", `normPath(n.ackPath, "/ack")`},
+	{"POST", "/fail", openapi.AuthHMAC, "flowgate-task.js", `normPath(n.failPath, "/fail")`},
+	{"POST", "/v1/holds", openapi.AuthNone, "flowgate-hold.js", `"POST", "/v1/holds", { body }`},
+	{"PATCH", "/v1/holds", openapi.AuthNone, "flowgate-hold.js", `"PATCH", "/v1/holds", { body: { holdId, clientId } }`},
+	{"DELETE", "/v1/holds/:holdId", openapi.AuthNone, "flowgate-hold.js", `"DELETE", "/v1/holds/" + encodeURIComponent(holdId)`},
+	{"GET", "/v1/holds/stream", openapi.AuthNone, "flowgate-hold-stream.js", `"/v1/holds/stream?" + q`},
+}
+
+// TestPaletteRoutesInOpenAPI: every route the palette calls is in
+// flowgate's OpenAPI document with the authentication the node sends.
+func TestPaletteRoutesInOpenAPI(t *testing.T) {
+	ops := map[string]openapi.Op{}
+	for _, op := range openapi.Operations(openapi.Config{AckPath: "/ack", FailPath: "/fail"}) {
+		ops[op.Method+" "+op.Path] = op
+	}
+	for _, r := range paletteRoutes {
+		op, ok := ops[r.method+" "+r.path]
+		if !ok {
+			t.Errorf("%s %s: not in flowgate's OpenAPI document", r.method, r.path)
+			continue
+		}
+		if op.Auth != r.auth {
+			t.Errorf("%s %s: the document says auth %q, the palette sends %q", r.method, r.path, op.Auth, r.auth)
+		}
+		src, err := os.ReadFile(filepath.Join(paletteDir, "nodes", r.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(src), r.source) {
+			t.Errorf("%s no longer builds %s %s as %s", r.file, r.method, r.path, r.source)
 		}
 	}
 }
