@@ -190,7 +190,8 @@ class Client {
      * answer (body parsed when JSON, null when empty); anything else
      * rejects with a FlowgateError.
      * opts: {body (object, sent as JSON), auth, v1ok, nonce (add a nonce to
-     * the body), timeout (ms)}.
+     * the body), timeout (ms), inflight (a Set that holds the request
+     * while it runs, for its node to abort it on close)}.
      */
     request(method, path, opts) {
         opts = opts || {};
@@ -223,6 +224,7 @@ class Client {
                 if (!settled) {
                     settled = true;
                     clearTimeout(timer);
+                    if (opts.inflight) { opts.inflight.delete(req); }
                     reject(err);
                 }
             };
@@ -234,6 +236,7 @@ class Client {
                     if (settled) { return; }
                     settled = true;
                     clearTimeout(timer);
+                    if (opts.inflight) { opts.inflight.delete(req); }
                     const raw = Buffer.concat(chunks).toString("utf8");
                     let body = null;
                     if (raw.length) {
@@ -255,6 +258,7 @@ class Client {
                 req.destroy();
             }, timeout);
             req.on("error", (e) => fail(transportError(method, path, e)));
+            if (opts.inflight) { opts.inflight.add(req); }
             if (data) { req.write(data); }
             req.end();
         });
@@ -277,18 +281,22 @@ class Client {
             return { close() {} };
         }
         const mod = u.protocol === "https:" ? https : http;
+        // keepAlive, so no "Connection: close" goes out: holdstream refuses
+        // it. The agent is the stream's own, destroyed when it ends.
+        const agent = new mod.Agent({ keepAlive: true, maxSockets: 1 });
         let closed = false;
         let ended = false;
         const end = (err) => {
             if (!ended) {
                 ended = true;
+                agent.destroy();
                 handlers.onClose(err || null);
             }
         };
         const req = mod.request(u, {
             method: "GET",
             headers: { Accept: "text/event-stream", "Cache-Control": "no-cache" },
-            agent: new mod.Agent({ keepAlive: true, maxSockets: 1 }) // holdstream refuses Connection: close
+            agent
         }, (res) => {
             if (res.statusCode !== 200) {
                 const chunks = [];

@@ -27,6 +27,16 @@ module.exports = function (RED) {
         if (!node.server) {
             fg.setStatus(node, "red", "no flowgate server");
         }
+        // Calls in flight, aborted when the node closes (a redeploy): a
+        // claim's long poll then ends at once, and flowgate puts back a task
+        // claimed just as the connection closed.
+        const inflight = new Set();
+        let closing = false;
+        node.on("close", () => {
+            closing = true;
+            for (const r of inflight) { r.destroy(); }
+            inflight.clear();
+        });
 
         node.on("input", async (msg, send, done) => {
             const action = ACTIONS.includes(msg.action) ? msg.action : node.action;
@@ -48,6 +58,10 @@ module.exports = function (RED) {
                 }
                 done();
             } catch (e) {
+                if (closing) {
+                    done(); // aborted by the redeploy: nothing to report
+                    return;
+                }
                 fg.fail(node, msg, e, done);
             }
         });
@@ -84,7 +98,7 @@ module.exports = function (RED) {
             }
             if (msg.max_attempts !== undefined) { body.max_attempts = Number(msg.max_attempts); }
             if (msg.payload !== undefined) { body.payload = msg.payload; }
-            const ans = await client.request("POST", "/queue", { body, auth: "hmac", nonce: true, v1ok: true });
+            const ans = await client.request("POST", "/queue", { body, auth: "hmac", nonce: true, v1ok: true, inflight });
             msg.payload = ans.body;
             msg.task = ans.body && ans.body.task;
             fg.setStatus(node, "green", (ans.body && ans.body.duplicate ? "duplicate " : "created ") + short(msg.task));
@@ -96,7 +110,7 @@ module.exports = function (RED) {
             const wait = msg.wait_ms !== undefined && Number(msg.wait_ms) >= 0 ? Math.floor(Number(msg.wait_ms)) : node.waitMs;
             const body = { worker_id: workerId(msg, "claim"), limit, wait_ms: wait };
             const ans = await client.request("POST", "/queue/claim",
-                { body, auth: "hmac", nonce: true, timeout: client.timeout + wait });
+                { body, auth: "hmac", nonce: true, timeout: client.timeout + wait, inflight });
             const tasks = ans.status === 204 || !ans.body ? [] : ans.body.tasks || [];
             if (!tasks.length) {
                 fg.setStatus(node, "grey", "nothing to claim");
@@ -118,7 +132,7 @@ module.exports = function (RED) {
             const id = queueId(msg);
             const body = { worker_id: workerId(msg, "heartbeat") };
             const ans = await client.request("POST", "/queue/" + encodeURIComponent(id) + "/heartbeat",
-                { body, auth: "hmac", nonce: true });
+                { body, auth: "hmac", nonce: true, inflight });
             msg.task = ans.body && ans.body.task;
             fg.setStatus(node, "green", "heartbeat " + String((msg.task && msg.task.queue_id) || id).slice(0, 8));
             send(msg);
@@ -138,7 +152,7 @@ module.exports = function (RED) {
                     typeof msg.payload === "string" ? msg.payload : "", node.errorMessage) || "failed in Node-RED";
             }
             const ans = await client.request("POST", ack ? node.ackPath : node.failPath,
-                { body, auth: "hmac", nonce: true, v1ok: true });
+                { body, auth: "hmac", nonce: true, v1ok: true, inflight });
             msg.payload = ans.body;
             delete msg.error;
             delete msg.flowgateError;

@@ -1,7 +1,7 @@
 "use strict";
 const assert = require("assert");
 const { helper, FakeFlowgate, envelope, expectSignedV1, expectSignedV2, nextCall, config } = require("./helper");
-const { lastStatus, statuses, settle } = require("./helper");
+const { lastStatus, statuses, settle, until } = require("./helper");
 const configNode = require("../nodes/flowgate-config.js");
 const taskNode = require("../nodes/flowgate-task.js");
 
@@ -211,6 +211,27 @@ describe("flowgate-task", function () {
         assert.strictEqual(call.args[1].flowgateError.code, "unreachable");
         assert.strictEqual(call.args[1].flowgateError.status, 0);
         assert.strictEqual(lastStatus(t).text, "unreachable");
+    });
+
+    it("a redeploy ends a claim's long poll at once, reporting nothing", async function () {
+        let hungUp;
+        const gone = new Promise((r) => { hungUp = r; });
+        fake.routes["POST /queue/claim"] = (rec, req, res) => {
+            res.on("close", hungUp); // never answered: a long poll
+            return undefined;
+        };
+        const { t } = await load({ action: "claim", waitMs: 20000 });
+        t.receive({});
+        await until(() => fake.requests.length === 1, 3000, "the claim");
+        const after = []; // what the node reports once closed (the helper's spies are gone by then)
+        t.error = (...a) => after.push(["error", a]);
+        t.status = (...a) => after.push(["status", a]);
+        const start = Date.now();
+        await helper.unload();
+        await gone;
+        assert.ok(Date.now() - start < 2000, "the long poll ended with the close");
+        await new Promise((r) => setTimeout(r, 50));
+        assert.deepStrictEqual(after, []);
     });
 
     it("no configuration node: a red dot and a config error", async function () {
