@@ -85,9 +85,10 @@ const settings = `module.exports = {
 
 // Proc is a running Node-RED.
 type Proc struct {
-	Base string // http://127.0.0.1:port (httpNodeRoot and httpAdminRoot are /)
-	Logs *logtest.Buffer
-	dir  string
+	Base    string // http://127.0.0.1:port (httpNodeRoot and httpAdminRoot are /)
+	Logs    *logtest.Buffer
+	UserDir string // the user directory (settings.js, flows.json)
+	dir     string
 
 	cmd    *exec.Cmd
 	exited chan struct{}
@@ -98,13 +99,33 @@ type Proc struct {
 // test's environment. It waits until the flows have started.
 func Start(t testing.TB, env map[string]string, flowFiles ...string) *Proc {
 	t.Helper()
+	return StartWith(t, Options{Env: env, Flows: flowFiles})
+}
+
+// Options configures StartWith.
+type Options struct {
+	Env   map[string]string // added to the test's environment
+	Flows []string          // flow files to import (absolute, or relative to the repository root)
+	// Addr is the host:port Node-RED listens on; empty: a free loopback
+	// port (flowgatetest.FreeAddr gives one a test can name before).
+	Addr string
+	// Prepare, when set, runs on the new user directory once settings.js
+	// and flows.json are written, before Node-RED starts: installing a
+	// package there as the palette manager does, writing flows_cred.json
+	// (settings.js keeps credentials in plain text).
+	Prepare func(userDir string)
+}
+
+// StartWith is Start with more options.
+func StartWith(t testing.TB, o Options) *Proc {
+	t.Helper()
 	dir := Dir(t)
 	user := t.TempDir()
 	if err := os.WriteFile(filepath.Join(user, "settings.js"), []byte(settings), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	imp := []string{filepath.Join(RepoRoot(), "flows", "node-red", "import.js"), filepath.Join(user, "flows.json")}
-	for _, f := range flowFiles {
+	for _, f := range o.Flows {
 		if !filepath.IsAbs(f) {
 			f = filepath.Join(RepoRoot(), f)
 		}
@@ -113,13 +134,19 @@ func Start(t testing.TB, env map[string]string, flowFiles ...string) *Proc {
 	if out, err := exec.Command("node", imp...).CombinedOutput(); err != nil {
 		t.Fatalf("import.js: %v\n%s", err, out)
 	}
-	addr := flowgatetest.FreeAddr(t)
+	if o.Prepare != nil {
+		o.Prepare(user)
+	}
+	addr := o.Addr
+	if addr == "" {
+		addr = flowgatetest.FreeAddr(t)
+	}
 	port := addr[strings.LastIndex(addr, ":")+1:]
-	p := &Proc{Base: "http://" + addr, Logs: &logtest.Buffer{}, dir: dir, exited: make(chan struct{})}
+	p := &Proc{Base: "http://" + addr, Logs: &logtest.Buffer{}, UserDir: user, dir: dir, exited: make(chan struct{})}
 	p.cmd = exec.Command("node", filepath.Join(dir, "node_modules", "node-red", "red.js"),
 		"--port", port, "--userDir", user, "--settings", filepath.Join(user, "settings.js"))
 	p.cmd.Env = os.Environ()
-	for k, v := range env {
+	for k, v := range o.Env {
 		p.cmd.Env = append(p.cmd.Env, k+"="+v)
 	}
 	p.cmd.Stdout, p.cmd.Stderr = p.Logs, p.Logs

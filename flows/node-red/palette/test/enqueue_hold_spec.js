@@ -1,0 +1,181 @@
+"use strict";
+const assert = require("assert");
+const { helper, FakeFlowgate, envelope, nextCall, config } = require("./helper");
+const { lastStatus, statuses } = require("./helper");
+const configNode = require("../nodes/flowgate-config.js");
+const enqueueNode = require("../nodes/flowgate-enqueue.js");
+const holdNode = require("../nodes/flowgate-hold.js");
+
+const TOKEN = "palette-buffer-token-0123456789";
+
+describe("flowgate-config", function () {
+    afterEach(async function () { await helper.unload(); });
+
+    it("keeps the secrets as credentials; the handler secret defaults to the HMAC secret", async function () {
+        const c = config("http://flowgate:8080/", { hmacSecret: "s1", bufferToken: "b1" });
+        await helper.load([configNode], [c.node], c.creds);
+        const n = helper.getNode("cfg");
+        assert.strictEqual(n.client().base, "http://flowgate:8080");
+        assert.strictEqual(n.client().cfg.hmacSecret, "s1");
+        assert.strictEqual(n.client().cfg.bufferToken, "b1");
+        assert.strictEqual(n.handlerSecret(), "s1");
+        assert.strictEqual(n.credentials.hmacSecret, "s1");
+        assert.strictEqual(n.url, "http://flowgate:8080/");
+        assert.strictEqual(n.hmacSecret, undefined, "a secret is no node property");
+    });
+
+    it("a handler secret of its own wins", async function () {
+        const c = config("http://flowgate:8080", { hmacSecret: "s1", handlerSecret: "h1" });
+        await helper.load([configNode], [c.node], c.creds);
+        assert.strictEqual(helper.getNode("cfg").handlerSecret(), "h1");
+    });
+});
+
+describe("flowgate-enqueue", function () {
+    let fake;
+    beforeEach(async function () { fake = await new FakeFlowgate().start(); });
+    afterEach(async function () {
+        await helper.unload();
+        await fake.stop();
+    });
+
+    async function load(props) {
+        const c = config(fake.url, { bufferToken: TOKEN, hmacSecret: "not-for-the-buffer-0123" });
+        const flow = [c.node, Object.assign({ id: "e", type: "flowgate-enqueue", flowgate: "cfg", wires: [["out"]] }, props),
+            { id: "out", type: "helper" }];
+        await helper.load([configNode, enqueueNode], flow, c.creds);
+        return { e: helper.getNode("e"), out: helper.getNode("out") };
+    }
+
+    it("enqueues msg.payload with the buffer token", async function () {
+        fake.routes["POST /api/buffer/enqueue"] = { status: 202, body: { success: true, messageId: "6f1c2d3e-aaaa", state: "pending", priority: 1, queue: "buffer.high" } };
+        const { e, out } = await load({ messageType: "email.send", priority: "1", maxRetries: "4" });
+        const got = new Promise((r) => out.once("input", r));
+        e.receive({ payload: { to: "a@b.c" }, idempotencyKey: "k-1", metadata: { correlationId: "corr-1" } });
+        const msg = await got;
+        const rec = fake.last();
+        assert.strictEqual(rec.headers.authorization, "Bearer " + TOKEN);
+        assert.strictEqual(rec.headers["x-signature"], undefined);
+        assert.deepStrictEqual(rec.body, { type: "email.send", payload: { to: "a@b.c" }, priority: 1, maxRetries: 4,
+            idempotencyKey: "k-1", metadata: { correlationId: "corr-1" } });
+        assert.strictEqual(msg.payload.messageId, "6f1c2d3e-aaaa");
+        assert.deepStrictEqual(lastStatus(e), { fill: "green", shape: "dot", text: "email.send 6f1c2d3e P1" });
+    });
+
+    it("takes the type from msg.topic and msg.priority over the node's", async function () {
+        fake.routes["POST /api/buffer/enqueue"] = { status: 202, body: { success: true, messageId: "m", priority: 0 } };
+        const { e, out } = await load({ priority: "3" });
+        const got = new Promise((r) => out.once("input", r));
+        e.receive({ topic: "sms.send", payload: "hi", priority: 0, messageId: "my-id" });
+        await got;
+        assert.deepStrictEqual(fake.last().body, { type: "sms.send", payload: "hi", priority: 0, messageId: "my-id" });
+    });
+
+    it("QUEUE_FULL: the code, 429 and Retry-After reach msg.flowgateError", async function () {
+        fake.routes["POST /api/buffer/enqueue"] = { status: 429, headers: { "Retry-After": "1" }, body: envelope("QUEUE_FULL", "the buffer is full") };
+        const { e } = await load({ messageType: "email.send" });
+        const err = nextCall(e, "error");
+        e.receive({ payload: {} });
+        const msg = (await err).args[1];
+        assert.deepStrictEqual(msg.flowgateError, { message: "POST /api/buffer/enqueue: 429 QUEUE_FULL: the buffer is full", code: "QUEUE_FULL",
+            status: 429, requestId: "req-1", retryAfter: 1 });
+        assert.strictEqual(lastStatus(e).text, "429 QUEUE_FULL");
+    });
+
+    it("refuses bad input before sending", async function () {
+        const { e } = await load({});
+        let err = nextCall(e, "error");
+        e.receive({ payload: {} });
+        assert.strictEqual((await err).args[1].flowgateError.details.field, "type");
+        err = nextCall(e, "error");
+        e.receive({ topic: "x", payload: {}, priority: 7 });
+        assert.strictEqual((await err).args[1].flowgateError.details.field, "priority");
+        err = nextCall(e, "error");
+        e.receive({ topic: "x" });
+        assert.strictEqual((await err).args[1].flowgateError.details.field, "payload");
+        assert.strictEqual(fake.requests.length, 0);
+    });
+});
+
+describe("flowgate-hold", function () {
+    let fake;
+    beforeEach(async function () { fake = await new FakeFlowgate().start(); });
+    afterEach(async function () {
+        await helper.unload();
+        await fake.stop();
+    });
+
+    async function load(props) {
+        const c = config(fake.url, {});
+        const flow = [c.node, Object.assign({ id: "h", type: "flowgate-hold", flowgate: "cfg", wires: [["out"]] }, props),
+            { id: "out", type: "helper" }];
+        await helper.load([configNode, holdNode], flow, c.creds);
+        return { h: helper.getNode("h"), out: helper.getNode("out") };
+    }
+
+    const hold = { holdId: "hold-123456789", specialistId: "dr-a", slotStartDate: "2026-03-17T09:00:00Z",
+        slotEndDate: "2026-03-17T09:30:00Z", holdExpiresAt: "2026-03-17T08:05:00Z" };
+
+    it("creates a hold from msg.payload and the node's type; heartbeat and release use msg.hold", async function () {
+        fake.routes["POST /v1/holds"] = { status: 201, body: hold };
+        fake.routes["PATCH /v1/holds"] = { body: { ok: true, holdId: hold.holdId, holdExpiresAt: "later" } };
+        fake.routes["DELETE /v1/holds/*"] = { body: { released: true } };
+        const { h, out } = await load({ action: "create", appointmentTypeId: "consultation" });
+        let got = new Promise((r) => out.once("input", r));
+        h.receive({ payload: { slotStartDate: "2026-03-17T09:00:00Z", clientId: "web-1" } });
+        let msg = await got;
+        assert.deepStrictEqual(fake.last().body, { appointmentTypeId: "consultation", slotStartDate: "2026-03-17T09:00:00Z", clientId: "web-1" });
+        assert.strictEqual(fake.last().headers.authorization, undefined);
+        assert.deepStrictEqual(msg.payload, hold);
+        assert.strictEqual(msg.hold.clientId, "web-1");
+        assert.strictEqual(lastStatus(h).text, "held hold-123");
+
+        got = new Promise((r) => out.once("input", r));
+        msg.action = "heartbeat";
+        h.receive(msg);
+        msg = await got;
+        assert.deepStrictEqual(fake.last().body, { holdId: hold.holdId, clientId: "web-1" });
+        assert.strictEqual(msg.hold.holdExpiresAt, "later");
+
+        got = new Promise((r) => out.once("input", r));
+        msg.action = "release";
+        h.receive(msg);
+        msg = await got;
+        assert.strictEqual(fake.last().method, "DELETE");
+        assert.strictEqual(fake.last().url, "/v1/holds/hold-123456789?clientId=web-1");
+        assert.deepStrictEqual(msg.payload, { released: true });
+        assert.strictEqual(lastStatus(h).text, "released hold-123");
+    });
+
+    it("a taken slot is 409 conflict; the quota 429 with retryAfter", async function () {
+        fake.routes["POST /v1/holds"] = { status: 409, body: envelope("conflict", "this slot is held by someone else") };
+        const { h } = await load({ action: "create", appointmentTypeId: "t", clientId: "c" });
+        let err = nextCall(h, "error");
+        h.receive({ slotStartDate: "2026-03-17T09:00:00Z" });
+        let msg = (await err).args[1];
+        assert.strictEqual(msg.flowgateError.code, "conflict");
+        assert.strictEqual(msg.flowgateError.status, 409);
+        fake.routes["POST /v1/holds"] = { status: 429, headers: { "Retry-After": "42" },
+            body: envelope("rate_limited", "client already holds 3 slots", { reason: "quota", retryAfterSeconds: 42 }) };
+        err = nextCall(h, "error");
+        h.receive({ slotStartDate: "2026-03-17T09:00:00Z" });
+        msg = (await err).args[1];
+        assert.strictEqual(msg.flowgateError.retryAfter, 42);
+        assert.strictEqual(msg.flowgateError.details.reason, "quota");
+        assert.deepStrictEqual(lastStatus(h), { fill: "red", shape: "dot", text: "429 rate_limited" });
+    });
+
+    it("an expired hold's heartbeat is 404; missing fields are named", async function () {
+        fake.routes["PATCH /v1/holds"] = { status: 404, body: envelope("not_found", "hold h1 has expired or is not this client's", { field: "holdId" }) };
+        const { h } = await load({ action: "heartbeat" });
+        let err = nextCall(h, "error");
+        h.receive({ payload: { holdId: "h1" }, clientId: "c1" });
+        assert.strictEqual((await err).args[1].flowgateError.code, "not_found");
+        err = nextCall(h, "error");
+        h.receive({ payload: { holdId: "h1" } });
+        const e = (await err).args[1].flowgateError;
+        assert.strictEqual(e.code, "invalid");
+        assert.strictEqual(e.details.field, "clientId");
+        assert.strictEqual(fake.requests.length, 1);
+    });
+});

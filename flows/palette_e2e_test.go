@@ -1,0 +1,636 @@
+package flows_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"image"
+	"image/color"
+	"image/png"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/flowgate/flowgate/contracts"
+	"github.com/flowgate/flowgate/test/flowgatetest"
+	"github.com/flowgate/flowgate/test/noderedtest"
+	"github.com/flowgate/flowgate/test/redistest"
+)
+
+// The palette end to end: `npm pack`, the tarball installed into a fresh
+// Node-RED user directory the way the palette manager installs a package,
+// the pinned Node-RED started there with two flows (the package's example,
+// examples/flowgate-demo.json, and test/e2e-flow.json, whose HTTP endpoints
+// drive each node) against the flowgate binary on a real Redis. Each node's
+// effect is checked through flowgate's own API; headless Chromium then
+// loads the editor (every node type known, none "unknown") and takes the
+// README's screenshot:
+//
+//	go test ./flows/ -run TestPaletteEndToEnd -update-palette-screenshot
+
+var updatePaletteShot = flag.Bool("update-palette-screenshot", false,
+	"rewrite flows/node-red/palette/editor.png from TestPaletteEndToEnd's editor screenshot")
+
+const (
+	paletteBufferToken = "flows-palette-buffer-token-0123456789"
+	paletteModule      = "node-red-contrib-flowgate"
+)
+
+// paletteTypes are the node types the package registers.
+var paletteTypes = []string{"flowgate-config", "flowgate-enqueue", "flowgate-task", "flowgate-hold", "flowgate-hold-stream",
+	"flowgate-handler-in", "flowgate-handler-out"}
+
+// packPalette runs `npm pack` and returns the tarball's path.
+func packPalette(t *testing.T) string {
+	t.Helper()
+	if _, err := exec.LookPath("npm"); err != nil {
+		t.Skip("npm is not installed: the palette cannot be packed")
+	}
+	dir := t.TempDir()
+	cmd := exec.Command("npm", "pack", "--pack-destination", dir, "--loglevel=error")
+	cmd.Dir = paletteDir
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("npm pack: %v\n%s", err, out)
+	}
+	lines := strings.Fields(string(out))
+	if len(lines) == 0 {
+		t.Fatal("npm pack printed no file name")
+	}
+	return filepath.Join(dir, lines[len(lines)-1])
+}
+
+// installPalette installs tgz into userDir as Node-RED's palette manager
+// does (@node-red/registry's installer: npm install with these flags in
+// the user directory, whose package.json Node-RED would have created).
+func installPalette(t *testing.T, userDir, tgz string) {
+	t.Helper()
+	pkg := `{"name":"node-red-project","description":"A Node-RED Project","version":"0.0.1","private":true}`
+	if err := os.WriteFile(filepath.Join(userDir, "package.json"), []byte(pkg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "npm", "install", "--no-audit", "--no-update-notifier", "--no-fund", "--save",
+		"--save-prefix=~", "--omit=dev", "--engine-strict", tgz)
+	cmd.Dir = userDir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("npm install %s: %v\n%s", filepath.Base(tgz), err, out)
+	}
+	raw, err := os.ReadFile(filepath.Join(userDir, "package.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var saved struct {
+		Dependencies map[string]string `json:"dependencies"`
+	}
+	if err := json.Unmarshal(raw, &saved); err != nil || saved.Dependencies[paletteModule] == "" {
+		t.Fatalf("the user directory's package.json does not list %s: %s", paletteModule, raw)
+	}
+	// What a user gets: the runtime files, the example, the README; no tests.
+	for _, f := range []string{"package.json", "README.md", "lib/flowgate.js", "nodes/flowgate-task.html", "examples/flowgate-demo.json"} {
+		if _, err := os.Stat(filepath.Join(userDir, "node_modules", paletteModule, f)); err != nil {
+			t.Errorf("the installed package lacks %s", f)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(userDir, "node_modules", paletteModule, "test")); err == nil {
+		t.Error("the installed package carries its tests")
+	}
+}
+
+// paletteSchedule is the availability test schedule with its consultation
+// type renamed typeID: holds channels are per type, not per Redis database.
+func paletteSchedule(t *testing.T, typeID string) string {
+	t.Helper()
+	raw, err := os.ReadFile("../orchestrator/holds/availability/testdata/schedule.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw = bytes.ReplaceAll(raw, []byte(`"id": "consultation"`), []byte(`"id": "`+typeID+`"`))
+	path := filepath.Join(t.TempDir(), "schedule.json")
+	if err := os.WriteFile(path, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// nrClient calls the test flow's endpoints on Node-RED.
+type nrCall struct {
+	t  *testing.T
+	nr *noderedtest.Proc
+}
+
+// post sends body as JSON (GET when body is nil) and decodes the answer into out.
+func (c nrCall) call(path string, body any, out any) int {
+	c.t.Helper()
+	method, raw := http.MethodGet, []byte(nil)
+	headers := map[string]string{}
+	if body != nil {
+		method = http.MethodPost
+		raw, _ = json.Marshal(body)
+		headers["Content-Type"] = "application/json"
+	}
+	status, _, resp := c.nr.Do(c.t, method, path, headers, raw)
+	if out != nil {
+		if err := json.Unmarshal(resp, out); err != nil {
+			c.t.Fatalf("%s %s: %d %s: %v", method, path, status, resp, err)
+		}
+	}
+	return status
+}
+
+// waitFor polls f every 200 ms for up to d.
+func waitFor(t *testing.T, d time.Duration, what string, f func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !f() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not after %s", what, d)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// taskAgain is GET /queue/{id}. Two equal signed GETs in one second are one
+// request to flowgate's replay guard (no body to carry a nonce): a
+// "replayed" refusal is retried in the next second.
+func (fg *flowgate) taskAgain(id string) contracts.Task {
+	fg.t.Helper()
+	for {
+		status, out := fg.do(http.MethodGet, "/queue/"+id, nil, nil)
+		if status == http.StatusUnauthorized && strings.Contains(string(out), "replayed") {
+			time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(time.Second + 10*time.Millisecond)))
+			continue
+		}
+		var res contracts.TaskResponse
+		if status != http.StatusOK || json.Unmarshal(out, &res) != nil {
+			fg.t.Fatalf("GET /queue/%s: %d %s", id, status, out)
+		}
+		return res.Task
+	}
+}
+
+func jsonEq(t *testing.T, got []byte, want string) bool {
+	t.Helper()
+	var a, b any
+	if json.Unmarshal(got, &a) != nil || json.Unmarshal([]byte(want), &b) != nil {
+		return false
+	}
+	return reflect.DeepEqual(a, b)
+}
+
+func TestPaletteEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: skips building and running flowgate and Node-RED")
+	}
+	nodeJS(t)
+	noderedtest.Dir(t) // skips when npm cannot install Node-RED
+	started := time.Now()
+	tgz := packPalette(t)
+	run := strconv.FormatInt(time.Now().UnixNano(), 36)
+	typeID := "palette-e2e-" + run
+	nrAddr := flowgatetest.FreeAddr(t)
+	db := redistest.New(t)
+	p := flowgatetest.Start(t, map[string]string{
+		"REDIS_URL": db.URL(), "HMAC_SECRET": testSecret, "BOOKING_AUTH_SECRET": "flows-test-booking-secret-0123456789",
+		"BUFFER_API_TOKEN": paletteBufferToken, "HOLDS_SCHEDULE_FILE": paletteSchedule(t, typeID),
+		// webhook.forward posts to the flow's flowgate-handler-in node
+		"BUFFER_WEBHOOK_URL": "http://" + nrAddr + "/flowgate/handler",
+		// a FAILed task comes back after 5 min, not during the test
+		"REQUEUE_BACKOFF_BASE": "5m", "REQUEUE_BACKOFF_MAX": "5m",
+	})
+	fg := &flowgate{t: t, base: p.Base, client: &http.Client{Timeout: 30 * time.Second}}
+	bearer := map[string]string{"Authorization": "Bearer " + paletteBufferToken}
+	open := map[string]string{} // no signature: the holds routes are open
+
+	demoFlow, e2eFlow := "flows/node-red/palette/examples/flowgate-demo.json", "flows/node-red/palette/test/e2e-flow.json"
+	paletteFlowIDsDistinct(t, "../"+demoFlow, "../"+e2eFlow)
+	nr := noderedtest.StartWith(t, noderedtest.Options{
+		Addr: nrAddr,
+		Env: map[string]string{"FLOWGATE_URL": p.Base, "FLOWGATE_HMAC_SECRET": testSecret, "FLOWGATE_BUFFER_TOKEN": paletteBufferToken,
+			"FLOWGATE_E2E_TYPE": typeID, "FLOWGATE_APPOINTMENT_TYPE": typeID},
+		Flows: []string{demoFlow, e2eFlow},
+		Prepare: func(user string) {
+			installPalette(t, user, tgz)
+			// The secrets as credentials (plain: the test settings have no
+			// credentialSecret), read from the environment.
+			creds := map[string]map[string]string{}
+			for _, id := range []string{"fge2ecfg", "fgdemocfg"} {
+				creds[id] = map[string]string{"hmacSecret": "${FLOWGATE_HMAC_SECRET}", "bufferToken": "${FLOWGATE_BUFFER_TOKEN}"}
+			}
+			raw, _ := json.Marshal(creds)
+			if err := os.WriteFile(filepath.Join(user, "flows_cred.json"), raw, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			// The editor for the screenshot: the flowgate category first, no tour.
+			f, err := os.OpenFile(filepath.Join(user, "settings.js"), os.O_APPEND|os.O_WRONLY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, _ = f.WriteString(`module.exports.paletteCategories = ["flowgate", "common", "function", "network", "sequence", "parser", "storage"];
+module.exports.editorTheme = { tours: false, projects: { enabled: false } };
+`)
+			_ = f.Close()
+		},
+	})
+	t.Logf("flowgate and Node-RED with the packed palette up in %s", time.Since(started).Round(time.Millisecond))
+	c := nrCall{t: t, nr: nr}
+
+	t.Run("Node-RED loaded the installed package", func(t *testing.T) {
+		status, _, raw := nr.Do(t, http.MethodGet, "/nodes", map[string]string{"Accept": "application/json"}, nil)
+		if status != http.StatusOK {
+			t.Fatalf("GET /nodes: %d %s", status, raw)
+		}
+		var sets []struct {
+			Module  string   `json:"module"`
+			Version string   `json:"version"`
+			Types   []string `json:"types"`
+			Enabled bool     `json:"enabled"`
+			Err     any      `json:"err"`
+		}
+		if err := json.Unmarshal(raw, &sets); err != nil {
+			t.Fatal(err)
+		}
+		var types []string
+		for _, s := range sets {
+			if s.Module != paletteModule {
+				continue
+			}
+			if !s.Enabled || s.Err != nil || s.Version != "0.1.0" {
+				t.Errorf("node set %v: version %s enabled %v err %v", s.Types, s.Version, s.Enabled, s.Err)
+			}
+			types = append(types, s.Types...)
+		}
+		sort.Strings(types)
+		want := append([]string(nil), paletteTypes...)
+		sort.Strings(want)
+		if !reflect.DeepEqual(types, want) {
+			t.Fatalf("%s registers %v, want %v", paletteModule, types, want)
+		}
+	})
+
+	t.Run("VM task: create, claim, heartbeat, ACK, FAIL", func(t *testing.T) {
+		var created contracts.CreateResponse
+		if s := c.call("/t/task/create", map[string]any{"encounter_id": "enc-nr-ack-" + run, "payload": map[string]string{"patient": "Zoë 🚑"}}, &created); s != http.StatusOK || !created.Success {
+			t.Fatalf("create through Node-RED: %d %+v", s, created)
+		}
+		if task := fg.taskAgain(created.Task.QueueID); task.Status != contracts.StatusPending || task.EncounterID != "enc-nr-ack-"+run {
+			t.Fatalf("created task: %+v", task)
+		}
+		var ack contracts.WebhookResponse
+		if s := c.call("/t/task/work", map[string]any{}, &ack); s != http.StatusOK || ack.Status != contracts.StatusDone || ack.QueueID != created.Task.QueueID {
+			t.Fatalf("work (claim, heartbeat, ACK): %d %+v", s, ack)
+		}
+		task := fg.taskAgain(created.Task.QueueID)
+		if task.Status != contracts.StatusDone || task.WorkerID != "nr-e2e" {
+			t.Errorf("after the ACK: status %s worker %q", task.Status, task.WorkerID)
+		}
+		if task.ClaimedAt == nil || task.HeartbeatAt == nil || task.HeartbeatAt.Before(*task.ClaimedAt) {
+			t.Errorf("claimed_at %v heartbeat_at %v: the heartbeat did not reach flowgate", task.ClaimedAt, task.HeartbeatAt)
+		}
+		var pp struct {
+			ExperityActions json.RawMessage `json:"experityActions"`
+		}
+		_ = json.Unmarshal(task.ParsedPayload, &pp)
+		if !jsonEq(t, pp.ExperityActions, `{"done_by":"node-red","echo":{"patient":"Zoë 🚑"}}`) {
+			t.Errorf("experityActions %s", pp.ExperityActions)
+		}
+
+		if s := c.call("/t/task/create", map[string]any{"encounter_id": "enc-nr-fail-" + run, "payload": map[string]bool{"fail": true}}, &created); s != http.StatusOK {
+			t.Fatalf("create: %d", s)
+		}
+		var failed contracts.WebhookResponse
+		if s := c.call("/t/task/work", map[string]any{}, &failed); s != http.StatusOK || failed.Status != contracts.StatusError || !failed.Requeued {
+			t.Fatalf("work (claim, heartbeat, FAIL): %d %+v", s, failed)
+		}
+		if task := fg.taskAgain(created.Task.QueueID); task.Status != contracts.StatusError || task.Attempts != 1 || task.ErrorMessage != "asked to fail" {
+			t.Errorf("after the FAIL: status %s attempts %d error %q", task.Status, task.Attempts, task.ErrorMessage)
+		}
+		st := nr.Statuses(t)
+		for id, want := range map[string]string{"t_ack": "ACK DONE", "t_fail": "FAIL ERROR (requeued)"} {
+			if st[id].Fill != "green" || st[id].Text != want {
+				t.Errorf("node %s shows %+v, want green %q", id, st[id], want)
+			}
+		}
+	})
+
+	t.Run("holds: create, heartbeat, release; the stream node sees them", func(t *testing.T) {
+		from := time.Now().AddDate(0, 0, 1).Format(time.DateOnly)
+		status, raw := fg.do(http.MethodGet, "/v1/appointment-types/"+typeID+"/timeslots?from="+from+"&days=14", nil, open)
+		var slots struct {
+			Slots []struct {
+				Start time.Time `json:"slotStartDate"`
+				Free  []string  `json:"specialistIds"`
+			} `json:"slots"`
+		}
+		if err := json.Unmarshal(raw, &slots); status != http.StatusOK || err != nil || len(slots.Slots) == 0 || len(slots.Slots[0].Free) == 0 {
+			t.Fatalf("timeslots: %d %s", status, raw)
+		}
+		slot := slots.Slots[0]
+		start := slot.Start.UTC().Format(time.RFC3339)
+		var hold struct {
+			HoldID, SpecialistID, HoldExpiresAt string
+		}
+		if s := c.call("/t/hold/create", map[string]string{"appointmentTypeId": typeID, "slotStartDate": start, "clientId": "nr-e2e-client",
+			"specialistId": slot.Free[0]}, &hold); s != http.StatusOK || hold.HoldID == "" || hold.SpecialistID != slot.Free[0] {
+			t.Fatalf("hold through Node-RED: %d %+v", s, hold)
+		}
+		other, _ := json.Marshal(map[string]string{"appointmentTypeId": typeID, "slotStartDate": start, "clientId": "someone-else", "specialistId": slot.Free[0]})
+		if status, raw := fg.do(http.MethodPost, "/v1/holds", other, open); status != http.StatusConflict {
+			t.Fatalf("another client's hold of the held slot: %d %s, want 409", status, raw)
+		}
+		var kept struct {
+			OK            bool
+			HoldExpiresAt string
+		}
+		if s := c.call("/t/hold/heartbeat", map[string]string{"holdId": hold.HoldID, "clientId": "nr-e2e-client"}, &kept); s != http.StatusOK || !kept.OK || kept.HoldExpiresAt < hold.HoldExpiresAt {
+			t.Fatalf("heartbeat through Node-RED: %d %+v (was %s)", s, kept, hold.HoldExpiresAt)
+		}
+		var released struct{ Released bool }
+		if s := c.call("/t/hold/release", map[string]string{"holdId": hold.HoldID, "clientId": "nr-e2e-client"}, &released); s != http.StatusOK || !released.Released {
+			t.Fatalf("release through Node-RED: %d %+v", s, released)
+		}
+		status, raw = fg.do(http.MethodPost, "/v1/holds", other, open)
+		var h2 struct{ HoldID string }
+		if _ = json.Unmarshal(raw, &h2); status != http.StatusCreated {
+			t.Fatalf("the released slot: %d %s, want 201", status, raw)
+		}
+		fg.do(http.MethodDelete, "/v1/holds/"+h2.HoldID+"?clientId=someone-else", nil, open)
+
+		seen := func(topic string) bool {
+			var events []struct {
+				Topic   string
+				Payload struct{ HoldID, ClientID string }
+			}
+			c.call("/t/stream/events", nil, &events)
+			for _, e := range events {
+				if e.Topic == topic && e.Payload.HoldID == hold.HoldID && e.Payload.ClientID == "nr-e2e-client" {
+					return true
+				}
+			}
+			return false
+		}
+		waitFor(t, 10*time.Second, "the stream node's hold event", func() bool { return seen("hold") })
+		waitFor(t, 10*time.Second, "the stream node's release event", func() bool { return seen("release") })
+		if st := nr.Statuses(t)["stream"]; st.Fill != "green" || st.Text != "connected "+typeID {
+			t.Errorf("stream node shows %+v", st)
+		}
+	})
+
+	t.Run("a refusal reaches the flow's Catch node with flowgate's code", func(t *testing.T) {
+		var out struct {
+			Error         struct{ Code, Message string }
+			FlowgateError struct {
+				Status  int
+				Details map[string]any
+			}
+		}
+		if s := c.call("/t/hold/heartbeat", map[string]string{"holdId": "no-such-hold", "clientId": "nr-e2e-client"}, &out); s != http.StatusNotFound ||
+			out.Error.Code != "not_found" || out.FlowgateError.Status != http.StatusNotFound || out.FlowgateError.Details["field"] != "holdId" {
+			t.Fatalf("%d %+v", s, out)
+		}
+		if st := nr.Statuses(t)["h_hb"]; st.Fill != "red" || st.Text != "404 not_found" {
+			t.Errorf("the hold node shows %+v", st)
+		}
+	})
+
+	t.Run("work buffer: enqueue; a Node-RED flow handles the message", func(t *testing.T) {
+		message := func(id string) contracts.BufferMessage {
+			status, raw := fg.do(http.MethodGet, "/api/buffer/messages/"+id, nil, bearer)
+			var m contracts.BufferMessage
+			if status != http.StatusOK || json.Unmarshal(raw, &m) != nil {
+				t.Fatalf("GET /api/buffer/messages/%s: %d %s", id, status, raw)
+			}
+			return m
+		}
+		var enq contracts.BufferEnqueueResponse
+		if s := c.call("/t/enqueue", map[string]string{"to": "zoë@example.com"}, &enq); s != http.StatusOK || !enq.Success || enq.MessageID == "" {
+			t.Fatalf("enqueue through Node-RED: %d %+v", s, enq)
+		}
+		var m contracts.BufferMessage
+		waitFor(t, 30*time.Second, "the message completed", func() bool { m = message(enq.MessageID); return m.State == contracts.BufferCompleted })
+		if m.Type != "webhook.forward" || m.AttemptCount != 1 || !jsonEq(t, m.Payload, `{"to":"zoë@example.com"}`) || !jsonEq(t, m.Result, `{"status":200}`) {
+			t.Errorf("completed message: %+v (result %s)", m, m.Result)
+		}
+		var handled []struct {
+			Payload json.RawMessage
+			Topic   string
+			Buffer  struct {
+				MessageID string
+				Attempt   int
+			}
+		}
+		c.call("/t/handled", nil, &handled)
+		if len(handled) != 1 || handled[0].Buffer.MessageID != enq.MessageID || handled[0].Buffer.Attempt != 1 ||
+			handled[0].Topic != "webhook.forward" || !jsonEq(t, handled[0].Payload, `{"to":"zoë@example.com"}`) {
+			t.Errorf("the flow handled %+v", handled)
+		}
+
+		// A failed answer with a 4xx: the message is dead-lettered at once.
+		if s := c.call("/t/enqueue", map[string]bool{"fail": true}, &enq); s != http.StatusOK {
+			t.Fatalf("enqueue: %d", s)
+		}
+		waitFor(t, 30*time.Second, "the message dead-lettered", func() bool { m = message(enq.MessageID); return m.State == contracts.BufferDLQ })
+		if m.AttemptCount != 1 || m.LastError == nil || !strings.Contains(m.LastError.Message, "422") || !strings.Contains(m.LastError.Message, "REJECTED") {
+			t.Errorf("dead letter: attempts %d lastError %+v", m.AttemptCount, m.LastError)
+		}
+		st := nr.Statuses(t)
+		if st["handler"].Fill != "green" || !strings.HasPrefix(st["handler"].Text, "received 2") {
+			t.Errorf("handler in shows %+v", st["handler"])
+		}
+		if st["handler_out"].Fill != "red" || st["handler_out"].Text != "failed 422 REJECTED" {
+			t.Errorf("handler out shows %+v", st["handler_out"])
+		}
+		// The endpoint verifies flowgate's signature.
+		status, _, raw := nr.Do(t, http.MethodPost, "/flowgate/handler", map[string]string{"Content-Type": "application/json"}, []byte(`{"to":"x"}`))
+		if status != http.StatusUnauthorized || !strings.Contains(string(raw), "missing_headers") {
+			t.Errorf("an unsigned POST to the handler: %d %s", status, raw)
+		}
+	})
+
+	t.Run("the example flow runs; the editor shows every node", func(t *testing.T) {
+		inject := func(id string) {
+			t.Helper()
+			if status, _, raw := nr.Do(t, http.MethodPost, "/inject/"+id, map[string]string{"Content-Type": "application/json"}, []byte(`{}`)); status != http.StatusOK {
+				t.Fatalf("inject %s: %d %s", id, status, raw)
+			}
+		}
+		inject("demo_i2") // create a task
+		nr.WaitStatus(t, "demo_t_create", 15*time.Second, func(s noderedtest.Status) bool { return s.Fill == "green" })
+		inject("demo_i1") // claim it, heartbeat, ACK
+		nr.WaitStatus(t, "demo_t_ack", 20*time.Second, func(s noderedtest.Status) bool { return s.Fill == "green" && s.Text == "ACK DONE" })
+		inject("demo_i5") // enqueue
+		nr.WaitStatus(t, "demo_e1", 15*time.Second, func(s noderedtest.Status) bool { return s.Fill == "green" })
+		nr.WaitStatus(t, "demo_s1", 15*time.Second, func(s noderedtest.Status) bool { return s.Fill == "green" })
+		paletteScreenshot(t, nr.Base)
+	})
+	t.Logf("palette end to end: %s", time.Since(started).Round(time.Millisecond))
+}
+
+// paletteFlowIDsDistinct fails when two flow files share a node id:
+// import.js would keep only the last file's node.
+func paletteFlowIDsDistinct(t *testing.T, files ...string) {
+	t.Helper()
+	seen := map[string]string{}
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var nodes []struct {
+			ID string `json:"id"`
+		}
+		if err := json.Unmarshal(raw, &nodes); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		for _, n := range nodes {
+			if prev, ok := seen[n.ID]; ok {
+				t.Fatalf("node id %q is in %s and %s", n.ID, prev, f)
+			}
+			seen[n.ID] = f
+		}
+	}
+}
+
+// paletteScreenshot opens the editor in headless Chromium, checks that the
+// palette lists every flowgate node and that no node of the flows is
+// unknown, and saves a screenshot ($FLOWGATE_TEST_ARTIFACTS, and with
+// -update-palette-screenshot node-red/palette/editor.png).
+func paletteScreenshot(t *testing.T, base string) {
+	t.Helper()
+	exe := ""
+	for _, name := range []string{os.Getenv("FLOWGATE_TEST_CHROMIUM"), "chromium", "chromium-browser"} {
+		if p, err := exec.LookPath(name); name != "" && err == nil {
+			exe = p
+			break
+		}
+	}
+	if exe == "" {
+		t.Skip("chromium not installed (test/run installs Debian's chromium when it can): the editor is not checked")
+	}
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe),
+		chromedp.Flag("headless", true), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.WindowSize(1280, 800))
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancelAlloc()
+	ctx, cancel := chromedp.NewContext(actx)
+	defer cancel()
+	ctx, cancelTimeout := context.WithTimeout(ctx, 90*time.Second)
+	defer cancelTimeout()
+
+	var palette []string
+	var unknown, rendered int
+	var shot []byte
+	err := chromedp.Run(ctx,
+		chromedp.EmulateViewport(1280, 800),
+		chromedp.Navigate(base+"/"),
+		chromedp.WaitVisible(`.red-ui-palette-node[data-palette-type="flowgate-handler-out"]`, chromedp.ByQuery),
+		chromedp.WaitReady(`#demo_s1`, chromedp.ByQuery),
+		chromedp.Evaluate(`Array.from(document.querySelectorAll('.red-ui-palette-node[data-palette-type^="flowgate-"]')).map(e => e.getAttribute('data-palette-type'))`, &palette),
+		// the sidebar folded away and the test's own tab hidden: the example flow gets the room
+		chromedp.Evaluate(`RED.menu.setSelected("menu-item-sidebar", false); RED.workspaces.hide("fge2e"); RED.actions.invoke("core:zoom-out"); true`, nil),
+		chromedp.Sleep(1500*time.Millisecond), // status dots arrive over the editor's websocket
+		chromedp.Evaluate(`document.querySelectorAll('.red-ui-flow-node-unknown').length`, &unknown),
+		chromedp.Evaluate(`document.querySelectorAll('#red-ui-workspace-chart .red-ui-flow-node').length`, &rendered),
+		chromedp.CaptureScreenshot(&shot),
+	)
+	if err != nil {
+		t.Fatalf("the editor in headless Chromium: %v", err)
+	}
+	sort.Strings(palette)
+	want := []string{}
+	for _, ty := range paletteTypes {
+		if ty != "flowgate-config" { // config nodes are not in the palette
+			want = append(want, ty)
+		}
+	}
+	sort.Strings(want)
+	if !reflect.DeepEqual(palette, want) {
+		t.Errorf("the palette shows %v, want %v", palette, want)
+	}
+	if unknown != 0 || rendered < 20 {
+		t.Errorf("the editor drew %d nodes of the example flow, %d of unknown type", rendered, unknown)
+	}
+	path := filepath.Join(os.TempDir(), fmt.Sprintf("palette-editor-%d.png", time.Now().Unix()))
+	if dir := os.Getenv("FLOWGATE_TEST_ARTIFACTS"); dir != "" {
+		path = filepath.Join(dir, "palette-editor.png")
+	}
+	if err := os.WriteFile(path, shot, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("editor screenshot (%d bytes): %s", len(shot), path)
+	if *updatePaletteShot {
+		small, err := quantize(shot)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dst := filepath.Join(paletteDir, "editor.png")
+		if err := os.WriteFile(dst, small, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("wrote %s (%d bytes)", dst, len(small))
+	}
+}
+
+// quantize re-encodes a PNG with at most 256 colours, the most frequent
+// ones (an editor screenshot is flat colours and anti-aliased text), each
+// pixel mapped to the nearest: a third of the size or less.
+func quantize(raw []byte) ([]byte, error) {
+	img, err := png.Decode(bytes.NewReader(raw))
+	if err != nil {
+		return nil, err
+	}
+	b := img.Bounds()
+	count := map[color.RGBA]int{}
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			count[color.RGBAModel.Convert(img.At(x, y)).(color.RGBA)]++
+		}
+	}
+	cols := make([]color.RGBA, 0, len(count))
+	for c := range count {
+		cols = append(cols, c)
+	}
+	sort.Slice(cols, func(i, j int) bool {
+		if count[cols[i]] != count[cols[j]] {
+			return count[cols[i]] > count[cols[j]]
+		}
+		return fmt.Sprint(cols[i]) < fmt.Sprint(cols[j])
+	})
+	if len(cols) > 256 {
+		cols = cols[:256]
+	}
+	pal := make(color.Palette, len(cols))
+	for i, c := range cols {
+		pal[i] = c
+	}
+	out := image.NewPaletted(b, pal)
+	memo := map[color.RGBA]uint8{}
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			c := color.RGBAModel.Convert(img.At(x, y)).(color.RGBA)
+			i, ok := memo[c]
+			if !ok {
+				i = uint8(pal.Index(c))
+				memo[c] = i
+			}
+			out.SetColorIndex(x, y, i)
+		}
+	}
+	var buf bytes.Buffer
+	enc := png.Encoder{CompressionLevel: png.BestCompression}
+	if err := enc.Encode(&buf, out); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
