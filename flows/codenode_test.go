@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -444,42 +445,63 @@ func TestPhase1DemoTaskOnManualRun(t *testing.T) {
 }
 
 // TestPhase1AnswerNode: the Code node between POST /queue and the Respond
-// to Webhook node hands flowgate's status and body text on unchanged, and
-// turns "no HTTP answer" into 502 in flowgate's error shape.
+// to Webhook node hands flowgate's status, content type and body on (the
+// body as n8n parsed it, serialized again), and turns "no HTTP answer" into
+// 502 in flowgate's error shape.
 func TestPhase1AnswerNode(t *testing.T) {
 	nodeJS(t)
 	code := phase1Code(t, "flowgate's answer")
-	invalid := `{"success":false,"error":{"code":"invalid","message":"field \"encounter_id\" must be string, got number","request_id":"r1","details":{"field":"encounter_id"}}}`
+	invalid := map[string]any{"success": false, "error": map[string]any{"code": "invalid", "message": `field "encounter_id" must be string, got number`,
+		"request_id": "r1", "details": map[string]any{"field": "encounter_id"}}}
 	items := []any{
-		map[string]any{"statusCode": 400, "statusMessage": "Bad Request", "headers": map[string]any{}, "body": invalid},
-		map[string]any{"statusCode": 200, "body": map[string]any{"duplicate": true}},
+		map[string]any{"statusCode": 400, "statusMessage": "Bad Request", "headers": map[string]any{"content-type": "application/json"}, "body": invalid},
+		map[string]any{"statusCode": 200, "headers": map[string]any{}, "body": map[string]any{"duplicate": true}},
+		map[string]any{"statusCode": 502, "headers": map[string]any{"content-type": "text/plain"}, "body": "proxy: no upstream"},
 		map[string]any{"error": map[string]any{"message": "connect ECONNREFUSED 127.0.0.1:1", "code": "ECONNREFUSED"}},
 	}
-	reqs, err := runAnswer(t, code, items)
+	got, err := runAnswer(t, code, items)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []struct {
-		status int
-		body   string
-	}{{400, invalid}, {200, `{"duplicate":true}`}, {502, ""}}
-	if len(reqs) != len(want) {
-		t.Fatalf("%d items out, want %d: %v", len(reqs), len(want), reqs)
+	wantInvalid, _ := json.Marshal(invalid)
+	want := []answer{
+		{400, "application/json", string(wantInvalid)},
+		{200, "application/json; charset=utf-8", `{"duplicate":true}`},
+		{502, "text/plain", "proxy: no upstream"},
+	}
+	if len(got) != len(items) {
+		t.Fatalf("%d items out, want %d: %v", len(got), len(items), got)
 	}
 	for i, w := range want {
-		if reqs[i].StatusCode != w.status || (w.body != "" && reqs[i].Body != w.body) {
-			t.Errorf("item %d: %d %s, want %d %s", i, reqs[i].StatusCode, reqs[i].Body, w.status, w.body)
+		g := got[i]
+		if g.StatusCode != w.StatusCode || g.ContentType != w.ContentType {
+			t.Errorf("item %d: %d %q, want %d %q", i, g.StatusCode, g.ContentType, w.StatusCode, w.ContentType)
+		}
+		if !jsonEqual(g.Body, w.Body) && g.Body != w.Body {
+			t.Errorf("item %d: body %s, want %s", i, g.Body, w.Body)
 		}
 	}
 	var e contracts.ErrorResponse
-	if err := json.Unmarshal([]byte(reqs[2].Body), &e); err != nil || e.Success || e.Error.Code != "unavailable" || !strings.Contains(e.Error.Message, "ECONNREFUSED") {
-		t.Errorf("no answer: body %s (%v), want flowgate's error shape, code unavailable, naming the cause", reqs[2].Body, err)
+	if g := got[3]; g.StatusCode != http.StatusBadGateway || !strings.HasPrefix(g.ContentType, "application/json") {
+		t.Errorf("no answer: %d %q, want 502 application/json", g.StatusCode, g.ContentType)
+	}
+	if err := json.Unmarshal([]byte(got[3].Body), &e); err != nil || e.Success || e.Error.Code != "unavailable" || !strings.Contains(e.Error.Message, "ECONNREFUSED") {
+		t.Errorf("no answer: body %s (%v), want flowgate's error shape, code unavailable, naming the cause", got[3].Body, err)
 	}
 }
 
+func jsonEqual(a, b string) bool {
+	var x, y any
+	if json.Unmarshal([]byte(a), &x) != nil || json.Unmarshal([]byte(b), &y) != nil {
+		return false
+	}
+	return reflect.DeepEqual(x, y)
+}
+
 type answer struct {
-	StatusCode int    `json:"statusCode"`
-	Body       string `json:"body"`
+	StatusCode  int    `json:"statusCode"`
+	ContentType string `json:"contentType"`
+	Body        string `json:"body"`
 }
 
 func runAnswer(t *testing.T, code string, items []any) ([]answer, error) {
