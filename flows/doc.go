@@ -5,6 +5,7 @@
 // guide (README.md). The package's tests check them against flowgate's own
 // code: the workflows' structure, that their JavaScript and the worker's
 // shell sign exactly like webhooks/signature, that the worker and the
-// workflows' requests are accepted by the built binary, and that the
-// Node-RED flows are up to date with their list and sources.
+// workflows' requests are accepted by the built binary, that a real n8n
+// (test/n8n-install, test/n8ntest) runs both workflows against the binary,
+// and that the Node-RED flows are up to date with their list and sources.
 package flows
