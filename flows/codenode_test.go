@@ -9,6 +9,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -44,6 +46,7 @@ run($env, $input, items, $json, require).then(
 type request struct {
 	Method  string            `json:"method"`
 	Path    string            `json:"path"`
+	Target  string            `json:"target"` // Path + "?nonce=…", where it is sent and what is signed
 	Body    string            `json:"body"`
 	Headers map[string]string `json:"headers"`
 }
@@ -57,8 +60,9 @@ func nodeJS(t *testing.T) string {
 	return node
 }
 
-// runCode runs code with env and input items; now zero means the real clock.
-func runCode(t *testing.T, code string, env map[string]string, items []any, now time.Time) ([]request, error) {
+// runItems runs code with env and input items (the json of each) and
+// returns the json of the items it outputs; now zero means the real clock.
+func runItems(t *testing.T, code string, env map[string]string, items []any, now time.Time) ([]json.RawMessage, error) {
 	t.Helper()
 	node := nodeJS(t)
 	dir := t.TempDir()
@@ -87,16 +91,30 @@ func runCode(t *testing.T, code string, env map[string]string, items []any, now 
 	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
 		t.Fatalf("the Code node must return an array of items, got %s: %v", stdout.String(), err)
 	}
-	reqs := make([]request, 0, len(out))
+	res := make([]json.RawMessage, 0, len(out))
 	for _, item := range out {
 		for k := range item {
 			if k != "json" && k != "pairedItem" && k != "binary" {
 				t.Errorf("output item has key %q; n8n items have json, binary, pairedItem", k)
 			}
 		}
+		res = append(res, item["json"])
+	}
+	return res, nil
+}
+
+// runCode runs a signing Code node and returns the requests it builds.
+func runCode(t *testing.T, code string, env map[string]string, items []any, now time.Time) ([]request, error) {
+	t.Helper()
+	out, err := runItems(t, code, env, items, now)
+	if err != nil {
+		return nil, err
+	}
+	reqs := make([]request, 0, len(out))
+	for _, j := range out {
 		var r request
-		if err := json.Unmarshal(item["json"], &r); err != nil {
-			t.Fatalf("output item json %s: %v", item["json"], err)
+		if err := json.Unmarshal(j, &r); err != nil {
+			t.Fatalf("output item json %s: %v", j, err)
 		}
 		reqs = append(reqs, r)
 	}
@@ -155,11 +173,21 @@ var claimedTasks = map[string]any{"success": true, "tasks": []any{
 // new signing Code node without fixtures fails the test.
 var codeFixtures = map[string][]codeFixture{
 	"Build & sign POST /queue": {
-		{name: "manual trigger", items: []any{map[string]any{}}, check: func(t *testing.T, reqs []request) {
+		{name: "webhook, empty body", items: []any{map[string]any{
+			"headers": map[string]any{"content-length": "0"}, "params": map[string]any{}, "query": map[string]any{}, "body": map[string]any{},
+		}}, check: func(t *testing.T, reqs []request) {
+			// flowgate answers it 400 and the caller sees why; no demo task.
 			wantPaths(t, reqs, "/queue")
-			c := decodeBody[contracts.CreateTaskRequest](t, reqs[0])
-			if !strings.HasPrefix(c.EncounterID, "demo-") || len(c.Payload) == 0 {
-				t.Errorf("demo task %s: want encounter_id demo-… and a payload", reqs[0].Body)
+			if reqs[0].Body != "{}" {
+				t.Errorf("an empty webhook body became %s, want {} sent as it is (a demo task from a webhook call?)", reqs[0].Body)
+			}
+		}},
+		{name: "webhook, invalid task", items: []any{map[string]any{
+			"body": map[string]any{"encounter_id": 42, "payload": map[string]any{}},
+		}}, check: func(t *testing.T, reqs []request) {
+			wantPaths(t, reqs, "/queue")
+			if reqs[0].Body != `{"encounter_id":42,"payload":{}}` {
+				t.Errorf("body %s, want the webhook's body unchanged", reqs[0].Body)
 			}
 		}},
 		{name: "webhook, one task", items: []any{map[string]any{
@@ -192,9 +220,6 @@ var codeFixtures = map[string][]codeFixture{
 			c := decodeBody[contracts.ClaimRequest](t, reqs[0])
 			if c.WorkerID != "vm-7" || c.Limit < 1 || c.WaitMS < 0 || c.WaitMS > contracts.MaxClaimWaitMS {
 				t.Errorf("claim %s: want worker_id vm-7 (from $env.WORKER_ID), limit ≥ 1, wait_ms 0..%d", reqs[0].Body, contracts.MaxClaimWaitMS)
-			}
-			if !strings.Contains(reqs[0].Body, `"nonce":`) {
-				t.Errorf("claim %s has no nonce: two claims in one second would be one signed request twice", reqs[0].Body)
 			}
 		}},
 	},
@@ -252,11 +277,25 @@ func headerFunc(h map[string]string) func(string) string {
 	}
 }
 
+var nonceTarget = regexp.MustCompile(`^(/[^?]*)\?nonce=[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
+
+// checkTarget: r is sent to its path with a fresh nonce (a UUID) as the
+// only query parameter.
+func checkTarget(t *testing.T, r request) {
+	t.Helper()
+	if m := nonceTarget.FindStringSubmatch(r.Target); m == nil || m[1] != r.Path {
+		t.Errorf("%s: target %q, want %s?nonce=<uuid v4>", r.Path, r.Target, r.Path)
+	}
+}
+
 // TestCodeNodesSignLikeGo runs every signing Code node under Node.js with
-// n8n's globals stubbed and checks each request it builds: the signature is
-// the one signature.Sign (SignV2) computes for the same timestamp, body and
-// secret, flowgate's Verifier accepts it, the URL of the HTTP node it feeds
-// ends with its path, and the body decodes into the route's contract.
+// n8n's globals stubbed and checks each request it builds: it goes to its
+// path with a fresh nonce in the query (the target), is signed with version
+// 2 exactly as signature.SignV2 signs that target for the same timestamp,
+// body and secret, flowgate's Verifier accepts it, the URL of the HTTP node
+// it feeds is FLOWGATE_URL + target, and the body decodes into the route's
+// contract. Run twice within the same second (a fixed clock), the same
+// input gives two requests flowgate accepts both of: no replay.
 func TestCodeNodesSignLikeGo(t *testing.T) {
 	nodeJS(t)
 	covered := map[string]bool{}
@@ -280,59 +319,53 @@ func TestCodeNodesSignLikeGo(t *testing.T) {
 					}
 				}
 			}
+			if httpURL != "={{ $env.FLOWGATE_URL }}{{ $json.target }}" {
+				t.Errorf("%s: the HTTP node after %q has url %q; it must send to FLOWGATE_URL + the signed target", wf.file, n.Name, httpURL)
+			}
 			for _, fx := range fixtures {
 				t.Run(n.Name+"/"+fx.name, func(t *testing.T) {
-					// Default: version 1 (X-Timestamp + X-Signature over ts.body) on
-					// the seed's routes (POST /queue, ACK, FAIL); version 2 on the
-					// queue API's own routes (claim), which require it.
 					env := map[string]string{"FLOWGATE_URL": "http://flowgate:8080", "HMAC_SECRET": testSecret, "WORKER_ID": "vm-7"}
+					v := verifier(t, signature.ModeHMAC, fixedNow)
+					var first []request
+					for run := range 2 {
+						reqs, err := runCode(t, code, env, fx.items, fixedNow)
+						if err != nil {
+							t.Fatal(err)
+						}
+						fx.check(t, reqs)
+						for i, r := range reqs {
+							checkTarget(t, r)
+							ts, sig := signature.SignV2([]byte(testSecret), fixedNow, r.Method, r.Target, []byte(r.Body))
+							if r.Headers["X-Signature-Version"] != "2" || r.Headers["X-Timestamp"] != ts || r.Headers["X-Signature"] != sig || len(r.Headers) != 3 {
+								t.Errorf("%s: headers %v, want only X-Signature-Version 2, X-Timestamp %s, X-Signature %s (signature.SignV2 of %s)", r.Path, r.Headers, ts, sig, r.Target)
+							}
+							// The verifier remembers every signature: the second run,
+							// in the same second with the same bodies, must not be a
+							// replay of the first.
+							if err := v.VerifyRequest(context.Background(), signature.Request{Method: r.Method, Target: r.Target, Header: headerFunc(r.Headers), Body: []byte(r.Body)}); err != nil {
+								t.Errorf("%s (run %d): flowgate's verifier refuses it: %v", r.Target, run+1, err)
+							}
+							if run == 1 && i < len(first) && (first[i].Target == r.Target || first[i].Headers["X-Signature"] == r.Headers["X-Signature"]) {
+								t.Errorf("%s: two runs in one second sent the same target %s and signature: the second is a replay", r.Path, r.Target)
+							}
+						}
+						first = reqs
+					}
+
+					// Behind a path prefix: the prefix is signed as part of the target.
+					env["FLOWGATE_URL"] = "https://gw.example/flowgate/"
 					reqs, err := runCode(t, code, env, fx.items, fixedNow)
 					if err != nil {
 						t.Fatal(err)
 					}
-					fx.check(t, reqs)
-					v := verifier(t, signature.ModeHMAC, fixedNow)
 					for _, r := range reqs {
-						if strings.HasPrefix(r.Path, "/queue/") {
-							ts, sig := signature.SignV2([]byte(testSecret), fixedNow, r.Method, r.Path, []byte(r.Body))
-							if r.Headers["X-Signature-Version"] != "2" || r.Headers["X-Timestamp"] != ts || r.Headers["X-Signature"] != sig {
-								t.Errorf("%s: headers %v, want version 2, X-Timestamp %s, X-Signature %s (signature.SignV2)", r.Path, r.Headers, ts, sig)
-							}
-						} else {
-							ts, sig := signature.Sign([]byte(testSecret), fixedNow, []byte(r.Body))
-							if r.Headers["X-Timestamp"] != ts || r.Headers["X-Signature"] != sig {
-								t.Errorf("%s: headers %v, want X-Timestamp %s X-Signature %s (signature.Sign)", r.Path, r.Headers, ts, sig)
-							}
-							if len(r.Headers) != 2 {
-								t.Errorf("%s: headers %v, want only X-Timestamp and X-Signature", r.Path, r.Headers)
-							}
-						}
-						if err := v.VerifyRequest(context.Background(), signature.Request{Method: r.Method, Target: r.Path, Header: headerFunc(r.Headers), Body: []byte(r.Body)}); err != nil {
-							t.Errorf("%s: flowgate's verifier refuses it: %v", r.Path, err)
-						}
-						switch httpURL {
-						case "={{ $env.FLOWGATE_URL }}{{ $json.path }}":
-						case "={{ $env.FLOWGATE_URL }}" + r.Path:
-						default:
-							t.Errorf("%s: the HTTP node's url %q does not send it to FLOWGATE_URL + %s", r.Path, httpURL, r.Path)
-						}
-					}
-
-					// Version 2 behind a path prefix: method and target signed.
-					env["FLOWGATE_SIGNATURE_VERSION"] = "2"
-					env["FLOWGATE_URL"] = "https://gw.example/flowgate/"
-					reqs, err = runCode(t, code, env, fx.items, fixedNow)
-					if err != nil {
-						t.Fatal(err)
-					}
-					for _, r := range reqs {
-						target := "/flowgate" + r.Path
+						target := "/flowgate" + r.Target
 						ts, sig := signature.SignV2([]byte(testSecret), fixedNow, r.Method, target, []byte(r.Body))
 						if r.Headers["X-Signature-Version"] != "2" || r.Headers["X-Timestamp"] != ts || r.Headers["X-Signature"] != sig {
-							t.Errorf("%s v2: headers %v, want version 2, X-Timestamp %s, X-Signature %s (signature.SignV2 of %s)", r.Path, r.Headers, ts, sig, target)
+							t.Errorf("%s behind /flowgate: headers %v, want version 2, X-Timestamp %s, X-Signature %s (signature.SignV2 of %s)", r.Path, r.Headers, ts, sig, target)
 						}
 						if err := v.VerifyRequest(context.Background(), signature.Request{Method: r.Method, Target: target, Header: headerFunc(r.Headers), Body: []byte(r.Body)}); err != nil {
-							t.Errorf("%s v2: flowgate's verifier refuses it: %v", r.Path, err)
+							t.Errorf("%s behind /flowgate: flowgate's verifier refuses it: %v", r.Path, err)
 						}
 					}
 
@@ -348,7 +381,7 @@ func TestCodeNodesSignLikeGo(t *testing.T) {
 							t.Fatal(err)
 						}
 						for _, r := range reqs {
-							if err := tv.VerifyRequest(context.Background(), signature.Request{Method: r.Method, Target: r.Path, Header: headerFunc(r.Headers), Body: []byte(r.Body)}); err != nil {
+							if err := tv.VerifyRequest(context.Background(), signature.Request{Method: r.Method, Target: r.Target, Header: headerFunc(r.Headers), Body: []byte(r.Body)}); err != nil {
 								t.Errorf("%s token mode: refused: %v (headers %v)", r.Path, err, r.Headers)
 							}
 							if _, signed := r.Headers["X-Signature"]; signed != withSecret {
@@ -373,4 +406,117 @@ func TestCodeNodesSignLikeGo(t *testing.T) {
 			t.Errorf("codeFixtures has %q, which is no signing Code node of any workflow", name)
 		}
 	}
+}
+
+// phase1Code returns the jsCode of the Phase 1 node named name.
+func phase1Code(t *testing.T, name string) string {
+	t.Helper()
+	for _, wf := range loadWorkflows(t) {
+		if n, ok := wf.node(name); ok && filepath.Base(wf.file) == "phase1-create-task.json" {
+			return n.str("jsCode")
+		}
+	}
+	t.Fatalf("phase1-create-task.json has no node %q", name)
+	return ""
+}
+
+// TestPhase1DemoTaskOnManualRun: the Manual Trigger's branch makes one demo
+// task, which the signing node sends like a webhook's task.
+func TestPhase1DemoTaskOnManualRun(t *testing.T) {
+	nodeJS(t)
+	out, err := runItems(t, phase1Code(t, "Demo task"), map[string]string{}, []any{map[string]any{}}, time.Time{})
+	if err != nil || len(out) != 1 {
+		t.Fatalf("Demo task: %d items, %v; want one", len(out), err)
+	}
+	var item map[string]any
+	if err := json.Unmarshal(out[0], &item); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"FLOWGATE_URL": "http://flowgate:8080", "HMAC_SECRET": testSecret}
+	reqs, err := runCode(t, phase1Code(t, "Build & sign POST /queue"), env, []any{item}, fixedNow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantPaths(t, reqs, "/queue")
+	c := decodeBody[contracts.CreateTaskRequest](t, reqs[0])
+	if !strings.HasPrefix(c.EncounterID, "demo-") || len(c.Payload) == 0 {
+		t.Errorf("demo task %s: want encounter_id demo-… and a payload", reqs[0].Body)
+	}
+}
+
+// TestPhase1AnswerNode: the Code node between POST /queue and the Respond
+// to Webhook node hands flowgate's status, content type and body on (the
+// body as n8n parsed it, serialized again), and turns "no HTTP answer" into
+// 502 in flowgate's error shape.
+func TestPhase1AnswerNode(t *testing.T) {
+	nodeJS(t)
+	code := phase1Code(t, "flowgate's answer")
+	invalid := map[string]any{"success": false, "error": map[string]any{"code": "invalid", "message": `field "encounter_id" must be string, got number`,
+		"request_id": "r1", "details": map[string]any{"field": "encounter_id"}}}
+	items := []any{
+		map[string]any{"statusCode": 400, "statusMessage": "Bad Request", "headers": map[string]any{"content-type": "application/json"}, "body": invalid},
+		map[string]any{"statusCode": 200, "headers": map[string]any{}, "body": map[string]any{"duplicate": true}},
+		map[string]any{"statusCode": 502, "headers": map[string]any{"content-type": "text/plain"}, "body": "proxy: no upstream"},
+		map[string]any{"error": map[string]any{"message": "connect ECONNREFUSED 127.0.0.1:1", "code": "ECONNREFUSED"}},
+	}
+	got, err := runAnswer(t, code, items)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantInvalid, _ := json.Marshal(invalid)
+	want := []answer{
+		{400, "application/json", string(wantInvalid)},
+		{200, "application/json; charset=utf-8", `{"duplicate":true}`},
+		{502, "text/plain", "proxy: no upstream"},
+	}
+	if len(got) != len(items) {
+		t.Fatalf("%d items out, want %d: %v", len(got), len(items), got)
+	}
+	for i, w := range want {
+		g := got[i]
+		if g.StatusCode != w.StatusCode || g.ContentType != w.ContentType {
+			t.Errorf("item %d: %d %q, want %d %q", i, g.StatusCode, g.ContentType, w.StatusCode, w.ContentType)
+		}
+		if !jsonEqual(g.Body, w.Body) && g.Body != w.Body {
+			t.Errorf("item %d: body %s, want %s", i, g.Body, w.Body)
+		}
+	}
+	var e contracts.ErrorResponse
+	if g := got[3]; g.StatusCode != http.StatusBadGateway || !strings.HasPrefix(g.ContentType, "application/json") {
+		t.Errorf("no answer: %d %q, want 502 application/json", g.StatusCode, g.ContentType)
+	}
+	if err := json.Unmarshal([]byte(got[3].Body), &e); err != nil || e.Success || e.Error.Code != "unavailable" || !strings.Contains(e.Error.Message, "ECONNREFUSED") {
+		t.Errorf("no answer: body %s (%v), want flowgate's error shape, code unavailable, naming the cause", got[3].Body, err)
+	}
+}
+
+func jsonEqual(a, b string) bool {
+	var x, y any
+	if json.Unmarshal([]byte(a), &x) != nil || json.Unmarshal([]byte(b), &y) != nil {
+		return false
+	}
+	return reflect.DeepEqual(x, y)
+}
+
+type answer struct {
+	StatusCode  int    `json:"statusCode"`
+	ContentType string `json:"contentType"`
+	Body        string `json:"body"`
+}
+
+func runAnswer(t *testing.T, code string, items []any) ([]answer, error) {
+	t.Helper()
+	out, err := runItems(t, code, map[string]string{}, items, time.Time{})
+	if err != nil {
+		return nil, err
+	}
+	res := make([]answer, 0, len(out))
+	for _, j := range out {
+		var a answer
+		if err := json.Unmarshal(j, &a); err != nil {
+			return nil, fmt.Errorf("output %s: %w", j, err)
+		}
+		res = append(res, a)
+	}
+	return res, nil
 }

@@ -7,8 +7,9 @@
 // against flowgate's own code: the workflows' structure, that their
 // JavaScript, the worker's shell and the palette sign exactly like
 // webhooks/signature, that the worker and the workflows' requests are
-// accepted by the built binary, that the Node-RED flows are up to date
-// with their list and sources, and that the palette's mocha tests pass and
-// its packed tarball, installed into a real Node-RED, drives flowgate
-// (palette_test.go, palette_e2e_test.go).
+// accepted by the built binary, that a real n8n (test/n8n-install,
+// test/n8ntest) runs both workflows against the binary, that the Node-RED
+// flows are up to date with their list and sources, and that the palette's
+// mocha tests pass and its packed tarball, installed into a real Node-RED,
+// drives flowgate (palette_test.go, palette_e2e_test.go).
 package flows

@@ -193,21 +193,22 @@ func TestEndToEnd(t *testing.T) {
 			}
 		}
 		env := map[string]string{"FLOWGATE_URL": fg.base, "HMAC_SECRET": testSecret, "WORKER_ID": "n8n-e2e"}
-		send := func(r request) (int, []byte) { return fg.do(r.Method, r.Path, []byte(r.Body), r.Headers) }
+		send := func(r request) (int, []byte) { return fg.do(r.Method, r.Target, []byte(r.Body), r.Headers) }
 
-		// Phase 1: create two tasks, the second signed with version 2.
+		// Phase 1: create two tasks; the second is sent twice more, signed
+		// anew each time within the same second: a duplicate, not a replay.
 		var created []string
-		for i, version := range []string{"1", "2"} {
-			env["FLOWGATE_SIGNATURE_VERSION"] = version
-			reqs, err := runCode(t, codes["Build & sign POST /queue"], env, []any{map[string]any{
+		for i := range 2 {
+			task := []any{map[string]any{
 				"body": map[string]any{"encounter_id": fmt.Sprintf("enc-n8n-%s-%d", run, i), "payload": map[string]any{"via": "n8n", "name": "Zoë 🚑"}},
-			}}, time.Time{})
+			}}
+			reqs, err := runCode(t, codes["Build & sign POST /queue"], env, task, time.Time{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			status, out := send(reqs[0])
 			if status != http.StatusCreated {
-				t.Fatalf("Phase 1 (signature v%s): %d %s", version, status, out)
+				t.Fatalf("Phase 1 task %d: %d %s", i, status, out)
 			}
 			var res contracts.CreateResponse
 			_ = json.Unmarshal(out, &res)
@@ -216,8 +217,21 @@ func TestEndToEnd(t *testing.T) {
 			if status, out := send(reqs[0]); status != http.StatusUnauthorized || !strings.Contains(string(out), signature.ReasonReplayed) {
 				t.Errorf("the same signed request again: %d %s, want 401 %s", status, out, signature.ReasonReplayed)
 			}
+			if i == 1 {
+				now := time.Now().Truncate(time.Second).Add(500 * time.Millisecond)
+				for range 2 {
+					again, err := runCode(t, codes["Build & sign POST /queue"], env, task, now)
+					if err != nil {
+						t.Fatal(err)
+					}
+					status, out := send(again[0])
+					_ = json.Unmarshal(out, &res)
+					if status != http.StatusOK || !res.Duplicate || res.Task.QueueID != created[1] {
+						t.Errorf("the same task signed again in the same second: %d %s, want 200 duplicate of %s", status, out, created[1])
+					}
+				}
+			}
 		}
-		env["FLOWGATE_SIGNATURE_VERSION"] = "1"
 
 		// The example worker: claim, then ACK.
 		for range created {

@@ -5,13 +5,18 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/flowgate/flowgate/webhooks/signature"
 )
@@ -203,5 +208,49 @@ func TestWorkerJSONHelpers(t *testing.T) {
 				t.Errorf("json_one: %s, want one,two,bad", got)
 			}
 		})
+	}
+}
+
+// TestWorkerPausesOnEmptyQueue: with WAIT_MS=0 a claim that finds nothing is
+// answered at once; the worker then pauses IDLE_PAUSE seconds instead of
+// claiming again in a tight loop. A fake flowgate answers every claim 204.
+func TestWorkerPausesOnEmptyQueue(t *testing.T) {
+	bash := bashPath(t)
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Skip("curl is not installed; worker.sh cannot run")
+	}
+	var claims atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/queue/claim" {
+			claims.Add(1)
+		}
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	defer srv.Close()
+	cmd := exec.Command(bash, workerScript)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "FLOWGATE_URL=" + srv.URL,
+		"HMAC_SECRET=" + testSecret, "WORKER_ID=idle-1", "WAIT_MS=0", "IDLE_PAUSE=1", "WORK_CMD=true"}
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(3 * time.Second)
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("worker.sh after SIGTERM: %v\n%s", err, out.String())
+		}
+	case <-time.After(10 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatalf("worker.sh did not stop after SIGTERM:\n%s", out.String())
+	}
+	// One claim at once, then one per second: 3 or 4 in 3 s (a tight loop
+	// made hundreds).
+	if n := claims.Load(); n < 2 || n > 5 {
+		t.Errorf("%d claims in 3 s with WAIT_MS=0 and IDLE_PAUSE=1, want 3 or 4\n%s", n, out.String())
 	}
 }

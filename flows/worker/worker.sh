@@ -25,6 +25,9 @@
 #                       Exit non-zero, or print something that is not JSON → FAIL.
 #   MAX_TASKS           stop after this many tasks (default 0 = never)
 #   WAIT_MS             long-poll wait of a claim, 0..20000 (default 20000)
+#   IDLE_PAUSE          seconds to pause after a claim that found nothing when
+#                       WAIT_MS is under 1000, i.e. flowgate did not hold the
+#                       claim open (default 1; 0..60)
 #   HEARTBEAT_INTERVAL  seconds between heartbeats while working (default 30;
 #                       flowgate recovers a task silent for HEARTBEAT_STALE_AFTER,
 #                       2 min by default)
@@ -280,6 +283,7 @@ main() {
 	WORK_CMD=${WORK_CMD:-}
 	MAX_TASKS=${MAX_TASKS:-0}
 	WAIT_MS=${WAIT_MS:-20000}
+	IDLE_PAUSE=${IDLE_PAUSE:-1}
 	HEARTBEAT_INTERVAL=${HEARTBEAT_INTERVAL:-30}
 	ACK_PATH=${ACK_PATH:-/ack}
 	FAIL_PATH=${FAIL_PATH:-/fail}
@@ -289,6 +293,7 @@ main() {
 	[[ -n "$WORK_CMD" ]] || bad="WORK_CMD is required"
 	[[ "$MAX_TASKS" =~ ^[0-9]+$ ]] || bad="MAX_TASKS must be a number"
 	[[ "$WAIT_MS" =~ ^[0-9]+$ ]] && ((WAIT_MS <= 20000)) || bad="WAIT_MS must be 0..20000"
+	[[ "$IDLE_PAUSE" =~ ^[0-9]+$ ]] && ((IDLE_PAUSE <= 60)) || bad="IDLE_PAUSE must be 0..60 seconds"
 	[[ "$HEARTBEAT_INTERVAL" =~ ^[0-9]+$ ]] && ((HEARTBEAT_INTERVAL > 0)) || bad="HEARTBEAT_INTERVAL must be a positive number of seconds"
 	[[ "${SIGNATURE_VERSION:-1}" =~ ^[12]$ ]] || bad="SIGNATURE_VERSION must be 1 or 2"
 	command -v curl >/dev/null 2>&1 || bad="curl is required"
@@ -327,7 +332,15 @@ main() {
 				done_tasks=$((done_tasks + 1))
 			fi
 			;;
-		204) backoff=1 ;; # nothing pending within WAIT_MS: claim again
+		204)
+			# Nothing pending within WAIT_MS: claim again, after a pause when
+			# the claim was not a long poll (WAIT_MS=0 would claim in a tight
+			# loop on an empty queue).
+			backoff=1
+			if ((WAIT_MS < 1000 && IDLE_PAUSE > 0)); then
+				sleep "$IDLE_PAUSE"
+			fi
+			;;
 		400 | 401) fatal_status ;;
 		*)
 			log "claim: $(error_text); retrying in ${backoff}s"
