@@ -1,6 +1,6 @@
 // Signed GET /queue/stats (the VM task ledger): signature version 2,
 // HMAC-SHA256(HMAC_SECRET, timestamp + "." + "GET /queue/stats" + "." + "")
-// in hex (README: Authentication). Setup: crypto.
+// in hex (docs/tasks.md: Authentication). Setup: crypto.
 const secret = String(env.get("HMAC_SECRET") || "");
 const base = String(env.get("FLOWGATE_URL") || "").replace(/\/+$/, "");
 const target = "/queue/stats";
