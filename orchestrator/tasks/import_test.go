@@ -261,7 +261,7 @@ func TestImportConflictsAndInvalidTasksWriteNothing(t *testing.T) {
 	res, err := b.l.NewImporter(importSource, false).Import(b.ctx, []tasks.ImportTask{
 		changed, // imported before with other content
 		{QueueID: native.QueueID, EncounterID: "enc-open", Status: contracts.StatusPending, Payload: native.Payload}, // flowgate's own
-		{QueueID: qid(20), EncounterID: "enc-open", Status: contracts.StatusError, Attempts: 1},                     // the encounter is open
+		{QueueID: qid(20), EncounterID: "enc-open", Status: contracts.StatusError, Attempts: 1},                      // the encounter is open
 		{QueueID: "not-a-uuid", EncounterID: "e", Status: contracts.StatusPending},
 		{QueueID: qid(21), EncounterID: "e", Status: "WAITING"},
 		{QueueID: qid(22), Status: contracts.StatusPending},
