@@ -1,7 +1,8 @@
 // Command flowgate is the sidecar binary: configuration comes from the
 // environment (flowgate -help lists it), Redis is real or embedded, and
 // SIGINT/SIGTERM stop it gracefully. `flowgate cloud9-sim [flags]` runs the
-// Cloud9 sandbox simulator alone, for other tools to point at.
+// Cloud9 sandbox simulator alone, for other tools to point at;
+// `flowgate import-queue --from URL` imports the old queue API's tasks.
 package main
 
 import (
@@ -27,6 +28,9 @@ func main() {
 func run(args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "cloud9-sim" { // the Cloud9 sandbox simulator on its own
 		return cloud9sim.Main(args[1:], stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == "import-queue" { // the old queue API's tasks into the ledger
+		return runImportQueue(args[1:], getenv, stdout, stderr)
 	}
 	fs := flag.NewFlagSet("flowgate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
