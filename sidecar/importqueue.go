@@ -23,14 +23,14 @@ func runImportQueue(args []string, getenv func(string) string, stdout, stderr io
 	return taskimport.Main(ctx, args, getenv, stdout, stderr, func(ctx context.Context) (*tasks.Ledger, func(), error) {
 		cfg, err := LoadConfig(getenv)
 		if err != nil {
-			return nil, nil, fmt.Errorf("%w: invalid configuration: %v", taskimport.ErrConfig, err)
+			return nil, nil, &taskimport.ConfigError{Err: fmt.Errorf("invalid configuration: %w", err)}
 		}
 		if cfg.Embedded() {
-			return nil, nil, fmt.Errorf("%w: no Redis configured: set REDIS_URL (or REDIS_CLUSTER_ADDRS / REDIS_SENTINEL_ADDRS) to flowgate's Redis; an embedded one would be gone when the import ends", taskimport.ErrConfig)
+			return nil, nil, &taskimport.ConfigError{Err: errors.New("no Redis configured: set REDIS_URL (or REDIS_CLUSTER_ADDRS / REDIS_SENTINEL_ADDRS) to flowgate's Redis; an embedded one would be gone when the import ends")}
 		}
 		b, err := openRedis(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 		if ce := (*ConfigError)(nil); errors.As(err, &ce) {
-			return nil, nil, fmt.Errorf("%w: invalid configuration: %v", taskimport.ErrConfig, err)
+			return nil, nil, &taskimport.ConfigError{Err: fmt.Errorf("invalid configuration: %w", err)}
 		}
 		if err != nil {
 			return nil, nil, err

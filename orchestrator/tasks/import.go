@@ -186,113 +186,125 @@ func (im *Importer) Import(ctx context.Context, in []ImportTask) ([]ImportResult
 	return out, nil
 }
 
-// prepare validates t and decides how it is imported.
-func (im *Importer) prepare(op string, t ImportTask, now time.Time) (importItem, error) {
-	it := importItem{res: ImportResult{QueueID: t.QueueID, From: t.Status}}
-	id, err := queueID(op, strings.TrimSpace(t.QueueID))
-	if err != nil {
-		return it, err
+// checked is an ImportTask validated, in the ledger's forms.
+type checked struct {
+	id, payload, fp, ppFP, errMsg string
+	prio                          contracts.Priority
+	maxAttempts                   int
+	pp                            ppParts
+}
+
+// check validates t (the checks of a create, plus status and attempts).
+func (im *Importer) check(op string, t ImportTask) (checked, error) {
+	var c checked
+	var err error
+	if c.id, err = queueID(op, strings.TrimSpace(t.QueueID)); err != nil {
+		return c, err
 	}
-	it.ID, it.res.QueueID = id, id
 	if !t.Status.Valid() {
-		return it, invalid(op, "status", "status must be one of PENDING, PROCESSING, DONE, ERROR; got %q", t.Status)
+		return c, invalid(op, "status", "status must be one of PENDING, PROCESSING, DONE, ERROR; got %q", t.Status)
 	}
 	if err := label(op, "encounter_id", t.EncounterID, false); err != nil {
-		return it, err
+		return c, err
 	}
-	prio, err := contracts.ParsePriority(string(t.Priority), contracts.PriorityNormal)
-	if err != nil {
-		return it, err
+	if c.prio, err = contracts.ParsePriority(string(t.Priority), contracts.PriorityNormal); err != nil {
+		return c, err
 	}
-	maxAttempts := t.MaxAttempts
-	if maxAttempts == 0 {
-		maxAttempts = im.l.cfg.MaxAttempts
+	c.maxAttempts = t.MaxAttempts
+	if c.maxAttempts == 0 {
+		c.maxAttempts = im.l.cfg.MaxAttempts
 	}
 	switch {
-	case maxAttempts < 1 || maxAttempts > contracts.MaxMaxAttempts:
-		return it, invalid(op, "max_attempts", "max_attempts must be 1..%d, got %d", contracts.MaxMaxAttempts, maxAttempts)
+	case c.maxAttempts < 1 || c.maxAttempts > contracts.MaxMaxAttempts:
+		return c, invalid(op, "max_attempts", "max_attempts must be 1..%d, got %d", contracts.MaxMaxAttempts, c.maxAttempts)
 	case t.Attempts < 0 || t.Attempts > 10_000:
-		return it, invalid(op, "attempts", "attempts must be 0..10000, got %d", t.Attempts)
+		return c, invalid(op, "attempts", "attempts must be 0..10000, got %d", t.Attempts)
 	}
-	payload, fp, err := jsonValue(op, "payload", t.Payload)
-	if err != nil {
-		return it, err
+	if c.payload, c.fp, err = jsonValue(op, "payload", t.Payload); err != nil {
+		return c, err
 	}
-	if t.EncounterID == "" && payload == "" {
-		return it, invalid(op, "encounter_id", "a task needs an encounter_id or a payload (neither was given)")
+	if t.EncounterID == "" && c.payload == "" {
+		return c, invalid(op, "encounter_id", "a task needs an encounter_id or a payload (neither was given)")
 	}
-	var pp ppParts
-	ppFP := fingerprint([]byte("null"))
+	c.ppFP = fingerprint([]byte("null"))
 	if raw := json.RawMessage(strings.TrimSpace(string(t.ParsedPayload))); len(raw) > 0 {
-		if pp, err = splitParsedPayload(op, raw); err != nil {
-			return it, err
+		if c.pp, err = splitParsedPayload(op, raw); err != nil {
+			return c, err
 		}
-		if _, ppFP, err = jsonValue(op, "parsed_payload", raw); err != nil {
-			return it, err
+		if _, c.ppFP, err = jsonValue(op, "parsed_payload", raw); err != nil {
+			return c, err
 		}
 	}
-	errMsg := message(t.ErrorMessage)
-	created := now
-	if !t.CreatedAt.IsZero() {
-		created = t.CreatedAt
-	}
+	c.errMsg = message(t.ErrorMessage)
+	return c, nil
+}
 
-	// The import fingerprint: the task's content at the source, as given
-	// (defaults not applied, so that a later change of a default is not a
-	// change of content).
-	srcPrio, givenPrio, givenCreated := prio, "", int64(0)
+// importFingerprint is the task's content at the source, as given
+// (defaults not applied, so that a later change of a default is not a
+// change of content).
+func importFingerprint(t ImportTask, c checked) string {
+	givenPrio, givenCreated := "", int64(0)
 	if strings.TrimSpace(string(t.Priority)) != "" {
-		givenPrio = string(prio)
+		givenPrio = string(c.prio)
 	}
 	if !t.CreatedAt.IsZero() {
 		givenCreated = t.CreatedAt.UnixMilli()
 	}
-	ifp, _ := json.Marshal([]any{id, t.EncounterID, t.Status, givenPrio, t.Attempts, t.MaxAttempts,
-		fp, ppFP, errMsg, givenCreated})
+	b, _ := json.Marshal([]any{c.id, t.EncounterID, t.Status, givenPrio, t.Attempts, t.MaxAttempts,
+		c.fp, c.ppFP, c.errMsg, givenCreated})
+	return fingerprint(b)
+}
 
-	status, dlq := t.Status, false
-	var notes []string
+// placement is where a task lands in the ledger, and why if that differs
+// from where it was.
+type placement struct {
+	status contracts.Status
+	prio   contracts.Priority
+	dlq    bool
+	errMsg string
+	notes  []string
+}
+
+// place applies the import's rules (see Importer) to a checked task.
+func place(t ImportTask, c checked) placement {
+	p := placement{status: t.Status, prio: c.prio, errMsg: c.errMsg}
 	switch t.Status {
 	case contracts.StatusProcessing:
-		status, prio = contracts.StatusPending, contracts.PriorityHigh
+		p.status, p.prio = contracts.StatusPending, contracts.PriorityHigh
 		who := ""
 		if t.WorkerID != "" {
 			who = " under worker " + t.WorkerID
 		}
-		notes = append(notes, "was PROCESSING"+who+" at the source; requeued as PENDING with priority HIGH, no attempt counted: its worker reports to the source, so its ACK or FAIL would never reach this ledger")
+		p.notes = append(p.notes, "was PROCESSING"+who+" at the source; requeued as PENDING with priority HIGH, no attempt counted: its worker reports to the source, so its ACK or FAIL would never reach this ledger")
 	case contracts.StatusError:
 		switch {
-		case pp.dlq:
-			dlq = true
-			if errMsg == "" {
-				errMsg = contracts.DLQErrorMessage
+		case c.pp.dlq:
+			p.dlq = true
+			if p.errMsg == "" {
+				p.errMsg = contracts.DLQErrorMessage
 			}
-		case t.Attempts >= maxAttempts:
-			dlq = true
-			if errMsg != "" {
-				notes = append(notes, "its error: "+errMsg)
+		case t.Attempts >= c.maxAttempts:
+			p.dlq = true
+			if p.errMsg != "" {
+				p.notes = append(p.notes, "its error: "+p.errMsg)
 			}
-			errMsg = contracts.DLQErrorMessage
-			notes = append(notes, fmt.Sprintf("moved to the dead letter queue: attempts %d reached max_attempts %d", t.Attempts, maxAttempts))
+			p.errMsg = contracts.DLQErrorMessage
+			p.notes = append(p.notes, fmt.Sprintf("moved to the dead letter queue: attempts %d reached max_attempts %d", t.Attempts, c.maxAttempts))
 		default:
-			notes = append(notes, "awaits a retry: the retry-overdue sweep requeues it")
+			p.notes = append(p.notes, "awaits a retry: the retry-overdue sweep requeues it")
 		}
 	}
-	if pp.dlq && !dlq {
-		notes = append(notes, "parsed_payload.dlq dropped: only an ERROR task can be a dead letter")
+	if c.pp.dlq && !p.dlq {
+		p.notes = append(p.notes, "parsed_payload.dlq dropped: only an ERROR task can be a dead letter")
 	}
+	return p
+}
 
-	reason := fmt.Sprintf("imported from %s (there: %s, priority %s, attempts %d of %d", im.source, t.Status, srcPrio, t.Attempts, maxAttempts)
-	if !t.UpdatedAt.IsZero() {
-		reason += ", last updated " + t.UpdatedAt.UTC().Format(time.RFC3339)
-	}
-	reason += ")"
-	for _, n := range notes {
-		reason += "; " + n
-	}
-
-	hist := make([]string, 0, len(t.History))
-	for _, e := range t.History {
+// sourceHistory renders the source's events as the scripts write events;
+// events without a time are dropped.
+func sourceHistory(events []contracts.TaskEvent) []string {
+	out := make([]string, 0, len(events))
+	for _, e := range events {
 		if e.At.IsZero() {
 			continue
 		}
@@ -302,22 +314,45 @@ func (im *Importer) prepare(op string, t ImportTask, now time.Time) (importItem,
 		}
 		b, _ := json.Marshal(historyEvent{At: json.RawMessage(strconv.Quote(strconv.FormatInt(e.At.UnixMilli(), 10))),
 			From: string(e.From), To: string(e.To), By: by, Reason: message(e.Reason)})
-		hist = append(hist, string(b))
+		out = append(out, string(b))
 	}
+	return out
+}
 
-	it.Enc, it.Status, it.Priority = t.EncounterID, string(status), string(prio)
-	it.Attempts, it.MaxAttempts = strconv.Itoa(t.Attempts), strconv.Itoa(maxAttempts)
-	it.Payload, it.FP, it.PP = payload, fp, pp.base
-	if pp.hasActions {
-		it.Actions, it.ActionsFP = pp.actions, pp.actionsFP
+// prepare validates t and decides how it is imported.
+func (im *Importer) prepare(op string, t ImportTask, now time.Time) (importItem, error) {
+	it := importItem{res: ImportResult{QueueID: t.QueueID, From: t.Status}}
+	c, err := im.check(op, t)
+	if c.id != "" {
+		it.res.QueueID = c.id
 	}
-	it.DLQ, it.ErrorMessage = flag(dlq), errMsg
+	if err != nil {
+		return it, err
+	}
+	p := place(t, c)
+	reason := fmt.Sprintf("imported from %s (there: %s, priority %s, attempts %d of %d", im.source, t.Status, c.prio, t.Attempts, c.maxAttempts)
+	if !t.UpdatedAt.IsZero() {
+		reason += ", last updated " + t.UpdatedAt.UTC().Format(time.RFC3339)
+	}
+	reason += ")"
+	for _, n := range p.notes {
+		reason += "; " + n
+	}
+	created := now
+	if !t.CreatedAt.IsZero() {
+		created = t.CreatedAt
+	}
+	it.ID, it.Enc, it.Status, it.Priority = c.id, t.EncounterID, string(p.status), string(p.prio)
+	it.Attempts, it.MaxAttempts = strconv.Itoa(t.Attempts), strconv.Itoa(c.maxAttempts)
+	it.Payload, it.FP, it.PP = c.payload, c.fp, c.pp.base
+	if c.pp.hasActions {
+		it.Actions, it.ActionsFP = c.pp.actions, c.pp.actionsFP
+	}
+	it.DLQ, it.ErrorMessage = flag(p.dlq), p.errMsg
 	it.CreatedAt = strconv.FormatInt(created.UnixMilli(), 10)
-	it.IFP, it.History, it.Reason = fingerprint(ifp), hist, message(reason)
-	it.res.Status, it.res.Priority, it.res.DLQ = status, prio, dlq
-	if len(notes) > 0 {
-		it.res.Reason = strings.Join(notes, "; ")
-	}
+	it.IFP, it.History, it.Reason = importFingerprint(t, c), sourceHistory(t.History), message(reason)
+	it.res.Status, it.res.Priority, it.res.DLQ = p.status, p.prio, p.dlq
+	it.res.Reason = strings.Join(p.notes, "; ")
 	return it, nil
 }
 

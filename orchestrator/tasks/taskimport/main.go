@@ -20,9 +20,12 @@ const (
 	ExitConflicts = 3 // finished, but some tasks are conflicts or invalid (listed), not imported
 )
 
-// ErrConfig marks an error of Main's open that is the configuration's
-// (exit 2), not the store's (exit 1).
-var ErrConfig = errors.New("configuration")
+// ConfigError is an error of an Opener that is the configuration's (exit
+// 2), not the store's (exit 1).
+type ConfigError struct{ Err error }
+
+func (e *ConfigError) Error() string { return e.Err.Error() }
+func (e *ConfigError) Unwrap() error { return e.Err }
 
 // Opener connects the ledger to import into and returns it with a func
 // that closes the connection. The binary's opener reads flowgate's own
@@ -43,7 +46,7 @@ func Main(ctx context.Context, args []string, getenv func(string) string, stdout
 	l, closeFn, err := open(ctx)
 	if err != nil {
 		fmt.Fprintf(stderr, "flowgate import-queue: %v\n", err)
-		if errors.Is(err, ErrConfig) {
+		if ce := (*ConfigError)(nil); errors.As(err, &ce) {
 			return ExitUsage
 		}
 		return ExitStopped

@@ -212,41 +212,44 @@ func Run(ctx context.Context, l *tasks.Ledger, opt Options, out io.Writer) (*Sum
 		fmt.Fprintf(out, "dry run: nothing is written to the ledger\n")
 	}
 	for _, st := range opt.Statuses {
-		counts := sum.ByStatus[st]
-		stop := func(page int, err error) error {
-			return &StopError{Status: st, Page: page, Imported: sum.Total().Imported, DryRun: opt.DryRun, Err: err}
-		}
-		cursor, offset, seen := "", 0, map[string]bool{}
-		for n := 1; ; n++ {
-			if err := ctx.Err(); err != nil {
-				return sum, stop(n, err)
-			}
-			p, err := src.fetch(ctx, st, opt.PageSize, cursor, offset)
-			if err != nil {
-				return sum, stop(n, err)
-			}
-			sum.Pages++
-			fresh, err := importPage(ctx, im, p, selected, counts, seen, out)
-			if err != nil {
-				return sum, stop(n, err)
-			}
-			if !p.more {
-				break
-			}
-			if p.byIndex {
-				if !fresh {
-					return sum, stop(n+1, fmt.Errorf("the API answered a full page without next_cursor but the next page by offset repeats it: it pages neither by cursor nor by offset"))
-				}
-				offset += len(p.tasks)
-			} else {
-				if p.next == cursor {
-					return sum, stop(n+1, fmt.Errorf("the API answered the same next_cursor twice (%q)", p.next))
-				}
-				cursor = p.next
-			}
+		page, err := importStatus(ctx, src, im, opt.PageSize, st, selected, sum, out)
+		if err != nil {
+			return sum, &StopError{Status: st, Page: page, Imported: sum.Total().Imported, DryRun: opt.DryRun, Err: err}
 		}
 	}
 	return sum, nil
+}
+
+// importStatus imports every page of status st. On failure it returns the
+// page (from 1) that failed.
+func importStatus(ctx context.Context, src *source, im *tasks.Importer, limit int, st contracts.Status,
+	selected map[contracts.Status]bool, sum *Summary, out io.Writer) (int, error) {
+	cursor, offset, seen := "", 0, map[string]bool{}
+	for n := 1; ; n++ {
+		if err := ctx.Err(); err != nil {
+			return n, err
+		}
+		p, err := src.fetch(ctx, st, limit, cursor, offset)
+		if err != nil {
+			return n, err
+		}
+		sum.Pages++
+		fresh, err := importPage(ctx, im, p, selected, sum.ByStatus[st], seen, out)
+		switch {
+		case err != nil:
+			return n, err
+		case !p.more:
+			return 0, nil
+		case p.byIndex && !fresh:
+			return n + 1, fmt.Errorf("the API answered a full page without next_cursor but the next page by offset repeats it: it pages neither by cursor nor by offset")
+		case p.byIndex:
+			offset += len(p.tasks)
+		case p.next == cursor:
+			return n + 1, fmt.Errorf("the API answered the same next_cursor twice (%q)", p.next)
+		default:
+			cursor = p.next
+		}
+	}
 }
 
 // importPage imports one page's tasks and reports each. fresh tells

@@ -119,7 +119,7 @@ func decodePage(body []byte) (page, error) {
 	if len(trimmed) > 0 && trimmed[0] == '[' {
 		var tasks []json.RawMessage
 		if err := json.Unmarshal(trimmed, &tasks); err != nil {
-			return page{}, fmt.Errorf("answer is not a JSON array of tasks: %v", err)
+			return page{}, fmt.Errorf("answer is not a JSON array of tasks: %w", err)
 		}
 		return page{tasks: tasks, byIndex: true}, nil
 	}
@@ -130,7 +130,7 @@ func decodePage(body []byte) (page, error) {
 		Error      json.RawMessage   `json:"error"`
 	}
 	if err := json.Unmarshal(trimmed, &env); err != nil {
-		return page{}, fmt.Errorf("answer is not JSON of GET /queue's shape: %v: %s", err, snippet(body))
+		return page{}, fmt.Errorf("answer is not JSON of GET /queue's shape: %w: %s", err, snippet(body))
 	}
 	if env.Success != nil && !*env.Success {
 		return page{}, fmt.Errorf("answer says success false: %s", snippet(body))
@@ -229,7 +229,7 @@ func decodeTask(raw json.RawMessage) (tasks.ImportTask, error) {
 		}
 		_ = json.Unmarshal(raw, &id)
 		t := tasks.ImportTask{QueueID: fmt.Sprint(orEmpty(id.QueueID)), Status: contracts.Status(fmt.Sprint(orEmpty(id.Status)))}
-		return t, fmt.Errorf("not a task: %v", err)
+		return t, fmt.Errorf("not a task: %w", err)
 	}
 	t := tasks.ImportTask{
 		QueueID: string(w.QueueID), EncounterID: string(w.EncounterID),
