@@ -97,7 +97,7 @@ func TestImportQueueThroughTheBinary(t *testing.T) {
 	require.Equal(t, 3, total())
 
 	src.ClearFailures()
-	out, errs, code = importQueue(t, db.URL(), secretEnv, "--from", src.URL, "--page-size", "1", "--include-done")
+	out, errs, code = importQueue(t, db.URL(), secretEnv, "--from", src.URL, "--page-size", "1", "--include-done", "--signature-version", "2")
 	require.Equal(t, 0, code, out+errs)
 	require.Contains(t, out, "unchanged    "+oldID(1))
 	require.Contains(t, out, "imported     "+oldID(5)+" ERROR      -> ERROR (dead letter)")
