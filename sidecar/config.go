@@ -268,6 +268,7 @@ func Usage(w io.Writer) {
 	fmt.Fprintln(w, "flowgate — durable sidecar for Node-RED booking flows and n8n orchestration.")
 	fmt.Fprintln(w, "\nUsage: flowgate [-help]   (all configuration is read from the environment)")
 	fmt.Fprintln(w, "       flowgate cloud9-sim -help   (the Cloud9 sandbox simulator on its own)")
+	fmt.Fprintln(w, "       flowgate import-queue -help   (the old queue API's tasks into the ledger)")
 	fmt.Fprintln(w, "\nEnvironment:")
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 	for _, s := range settings {

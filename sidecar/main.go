@@ -1,7 +1,8 @@
 // Command flowgate is the sidecar binary: configuration comes from the
 // environment (flowgate -help lists it), Redis is real or embedded, and
 // SIGINT/SIGTERM stop it gracefully. `flowgate cloud9-sim [flags]` runs the
-// Cloud9 sandbox simulator alone, for other tools to point at.
+// Cloud9 sandbox simulator alone, for other tools to point at;
+// `flowgate import-queue --from URL` imports the old queue API's tasks.
 package main
 
 import (
@@ -41,6 +42,9 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 			defer stop()
 			return runCheck(ctx, getenv, stdout, stderr)
 		}
+	}
+	if len(args) > 0 && args[0] == "import-queue" { // the old queue API's tasks into the ledger
+		return runImportQueue(args[1:], getenv, stdout, stderr)
 	}
 	fs := flag.NewFlagSet("flowgate", flag.ContinueOnError)
 	fs.SetOutput(stderr)

@@ -37,7 +37,8 @@ import "github.com/flowgate/flowgate/contracts"
 // worker_id, created_at, updated_at, claimed_at, heartbeat_at (Unix ms;
 // absent when unset), claim (token of the claim that took it, while
 // PROCESSING; see CancelClaim), seq (creation seq), pseq (seq taken when the task
-// last became PENDING).
+// last became PENDING), ifp (fingerprint of the content an Importer brought
+// it from; absent on tasks no import wrote).
 //
 // The scripts build index and task keys from the base (ARGV[1]) because a
 // claim or a sweep cannot know its task ids in advance; KEYS[1] is always a

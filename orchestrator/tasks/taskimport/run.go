@@ -1,0 +1,350 @@
+package taskimport
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/flowgate/flowgate/contracts"
+	"github.com/flowgate/flowgate/orchestrator/tasks"
+)
+
+// Options configure one import run.
+type Options struct {
+	// From is the old API's base URL: pages are GET <From>/queue.
+	From string
+	// Secret signs every request (HMAC-SHA256, X-Timestamp and X-Signature).
+	Secret []byte
+	// SignatureVersion is 1 (the seed's scheme, the default: timestamp and
+	// body) or 2 (method and target signed too; X-Signature-Version: 2).
+	SignatureVersion int
+	// Statuses are fetched in this order, each paged on its own. Default
+	// DefaultStatuses.
+	Statuses []contracts.Status
+	// PageSize is the limit of each GET /queue (default DefaultPageSize).
+	PageSize int
+	// DryRun decides everything and writes nothing.
+	DryRun bool
+	// Timeout bounds each request (default DefaultTimeout).
+	Timeout time.Duration
+
+	// For tests: the HTTP client (default one with Timeout), the clock that
+	// stamps signatures and the wait for the next second (defaults
+	// time.Now and a timer).
+	HTTPClient *http.Client
+	Now        func() time.Time
+	Sleep      func(context.Context, time.Duration) error
+}
+
+// Defaults of Options.
+const (
+	DefaultPageSize = 500
+	MaxPageSize     = contracts.MaxListLimit
+	DefaultTimeout  = 30 * time.Second
+)
+
+// DefaultStatuses are the statuses imported unless told otherwise: the
+// open work. DONE is history; --include-done adds it.
+func DefaultStatuses() []contracts.Status {
+	return []contracts.Status{contracts.StatusPending, contracts.StatusProcessing, contracts.StatusError}
+}
+
+func (o Options) withDefaults() Options {
+	if o.SignatureVersion == 0 {
+		o.SignatureVersion = 1
+	}
+	if len(o.Statuses) == 0 {
+		o.Statuses = DefaultStatuses()
+	}
+	if o.PageSize == 0 {
+		o.PageSize = DefaultPageSize
+	}
+	if o.Timeout == 0 {
+		o.Timeout = DefaultTimeout
+	}
+	if o.HTTPClient == nil {
+		o.HTTPClient = &http.Client{Timeout: o.Timeout}
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Sleep == nil {
+		o.Sleep = sleepCtx
+	}
+	return o
+}
+
+func (o Options) validate() (*url.URL, error) {
+	u, err := url.Parse(strings.TrimSpace(o.From))
+	switch {
+	case o.From == "":
+		return nil, fmt.Errorf("--from is required: the old queue API's base URL (GET <URL>/queue)")
+	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+		return nil, fmt.Errorf("--from %q is not an http(s) URL", o.From)
+	case len(o.Secret) == 0:
+		return nil, fmt.Errorf("no HMAC secret for the old API: pass --secret, or set IMPORT_HMAC_SECRET (default HMAC_SECRET)")
+	case o.SignatureVersion != 1 && o.SignatureVersion != 2:
+		return nil, fmt.Errorf("--signature-version must be 1 or 2, got %d", o.SignatureVersion)
+	case o.PageSize < 1 || o.PageSize > MaxPageSize:
+		return nil, fmt.Errorf("--page-size must be 1..%d, got %d", MaxPageSize, o.PageSize)
+	case o.Timeout < 0:
+		return nil, fmt.Errorf("--timeout must not be negative")
+	}
+	for _, s := range o.Statuses {
+		if !s.Valid() {
+			return nil, fmt.Errorf("--status: %q is not one of PENDING, PROCESSING, ERROR, DONE", s)
+		}
+	}
+	u.RawQuery, u.Fragment = "", ""
+	return u, nil
+}
+
+// Counts is what a run did with the tasks of one status's pages.
+type Counts struct {
+	Fetched, Imported, Unchanged, Conflict, Invalid, Skipped int
+}
+
+func (c *Counts) add(o Counts) {
+	c.Fetched += o.Fetched
+	c.Imported += o.Imported
+	c.Unchanged += o.Unchanged
+	c.Conflict += o.Conflict
+	c.Invalid += o.Invalid
+	c.Skipped += o.Skipped
+}
+
+// Summary is a run's outcome, by the status asked for.
+type Summary struct {
+	Source   string
+	DryRun   bool
+	Statuses []contracts.Status
+	ByStatus map[contracts.Status]*Counts
+	Pages    int
+}
+
+// Total adds up every status.
+func (s *Summary) Total() Counts {
+	var c Counts
+	for _, st := range s.Statuses {
+		c.add(*s.ByStatus[st])
+	}
+	return c
+}
+
+// Write prints the summary table.
+func (s *Summary) Write(w io.Writer) {
+	title := "import-queue summary: " + s.Source
+	if s.DryRun {
+		title += " (dry run: nothing was written; IMPORTED counts what would be)"
+	}
+	fmt.Fprintln(w, title)
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "STATUS\tFETCHED\tIMPORTED\tUNCHANGED\tCONFLICT\tINVALID\tSKIPPED")
+	row := func(name string, c Counts) {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\n", name, c.Fetched, c.Imported, c.Unchanged, c.Conflict, c.Invalid, c.Skipped)
+	}
+	asked := map[contracts.Status]bool{}
+	for _, st := range s.Statuses {
+		asked[st] = true
+		row(string(st), *s.ByStatus[st])
+	}
+	for _, st := range []contracts.Status{contracts.StatusPending, contracts.StatusProcessing, contracts.StatusError, contracts.StatusDone} {
+		if !asked[st] {
+			hint := "--status"
+			if st == contracts.StatusDone {
+				hint = "--include-done"
+			}
+			fmt.Fprintf(tw, "%s\t-\t-\t-\t-\t-\t-\tnot requested (%s)\n", st, hint)
+		}
+	}
+	row("TOTAL", s.Total())
+	_ = tw.Flush()
+}
+
+// StopError is a run that stopped before the end: a page could not be
+// fetched or the ledger could not be written. What came before is
+// imported; running the same import again resumes.
+type StopError struct {
+	Status   contracts.Status
+	Page     int
+	Imported int // tasks imported before the stop, this run
+	DryRun   bool
+	Err      error
+}
+
+func (e *StopError) Error() string {
+	if e.DryRun {
+		return fmt.Sprintf("stopped at page %d of status %s: %v (dry run: nothing was written)", e.Page, e.Status, e.Err)
+	}
+	return fmt.Sprintf("stopped at page %d of status %s: %v; %d tasks were imported before it; run the same command again to resume (tasks already imported are reported unchanged)",
+		e.Page, e.Status, e.Err, e.Imported)
+}
+
+func (e *StopError) Unwrap() error { return e.Err }
+
+// Run imports the old API's tasks into l, page by page and status by
+// status, writing one line per task to out. It returns the summary (also
+// after a stop, covering what was done) and a *StopError when it stopped
+// early; conflicts and invalid tasks are counted, not errors.
+func Run(ctx context.Context, l *tasks.Ledger, opt Options, out io.Writer) (*Summary, error) {
+	opt = opt.withDefaults()
+	base, err := opt.validate()
+	if err != nil {
+		return nil, err
+	}
+	src := newSource(base, opt.Secret, opt.SignatureVersion, opt.HTTPClient, opt.Now, opt.Sleep)
+	name := base.Redacted()
+	sum := &Summary{Source: name, DryRun: opt.DryRun, Statuses: opt.Statuses, ByStatus: map[contracts.Status]*Counts{}}
+	for _, st := range opt.Statuses {
+		sum.ByStatus[st] = &Counts{}
+	}
+	selected := map[contracts.Status]bool{}
+	for _, st := range opt.Statuses {
+		selected[st] = true
+	}
+	im := l.NewImporter(name, opt.DryRun)
+	if opt.DryRun {
+		fmt.Fprintf(out, "dry run: nothing is written to the ledger\n")
+	}
+	for _, st := range opt.Statuses {
+		page, err := importStatus(ctx, src, im, opt.PageSize, st, selected, sum, out)
+		if err != nil {
+			return sum, &StopError{Status: st, Page: page, Imported: sum.Total().Imported, DryRun: opt.DryRun, Err: err}
+		}
+	}
+	return sum, nil
+}
+
+// importStatus imports every page of status st. On failure it returns the
+// page (from 1) that failed.
+func importStatus(ctx context.Context, src *source, im *tasks.Importer, limit int, st contracts.Status,
+	selected map[contracts.Status]bool, sum *Summary, out io.Writer) (int, error) {
+	cursor, offset, seen := "", 0, map[string]bool{}
+	for n := 1; ; n++ {
+		if err := ctx.Err(); err != nil {
+			return n, err
+		}
+		p, err := src.fetch(ctx, st, limit, cursor, offset)
+		if err != nil {
+			return n, err
+		}
+		sum.Pages++
+		fresh, err := importPage(ctx, im, p, selected, sum.ByStatus[st], seen, out)
+		switch {
+		case err != nil:
+			return n, err
+		case !p.more:
+			return 0, nil
+		case p.byIndex && !fresh:
+			return n + 1, fmt.Errorf("the API answered a full page without next_cursor but the next page by offset repeats it: it pages neither by cursor nor by offset")
+		case p.byIndex:
+			offset += len(p.tasks)
+		case p.next == cursor:
+			return n + 1, fmt.Errorf("the API answered the same next_cursor twice (%q)", p.next)
+		default:
+			cursor = p.next
+		}
+	}
+}
+
+// importPage imports one page's tasks and reports each. fresh tells
+// whether the page held a queue_id not seen on this status's earlier pages.
+func importPage(ctx context.Context, im *tasks.Importer, p page, selected map[contracts.Status]bool, counts *Counts,
+	seen map[string]bool, out io.Writer) (fresh bool, err error) {
+	results := make([]tasks.ImportResult, len(p.tasks))
+	var items []tasks.ImportTask
+	var at []int
+	for i, raw := range p.tasks {
+		t, derr := decodeTask(raw)
+		key := strings.ToLower(strings.TrimSpace(t.QueueID))
+		if !seen[key] {
+			seen[key], fresh = true, true
+		}
+		switch {
+		case derr != nil:
+			results[i] = tasks.ImportResult{QueueID: t.QueueID, From: t.Status, Outcome: tasks.ImportInvalid, Reason: derr.Error()}
+		case t.Status.Valid() && !selected[t.Status]:
+			results[i] = tasks.ImportResult{QueueID: t.QueueID, From: t.Status, Outcome: outcomeSkipped}
+		default:
+			items, at = append(items, t), append(at, i)
+		}
+	}
+	if len(items) > 0 {
+		res, err := im.Import(ctx, items)
+		if err != nil {
+			return fresh, err
+		}
+		for j, r := range res {
+			results[at[j]] = r
+		}
+	}
+	for _, r := range results {
+		counts.Fetched++
+		switch r.Outcome {
+		case tasks.ImportImported:
+			counts.Imported++
+		case tasks.ImportUnchanged:
+			counts.Unchanged++
+		case tasks.ImportConflict:
+			counts.Conflict++
+		case tasks.ImportInvalid:
+			counts.Invalid++
+		case outcomeSkipped:
+			counts.Skipped++
+		}
+		fmt.Fprintln(out, line(r, im.DryRun()))
+	}
+	return fresh, nil
+}
+
+// outcomeSkipped: a task of a status not selected (the API ignored the
+// status filter).
+const outcomeSkipped tasks.ImportOutcome = "skipped"
+
+// line is a task's report line: action, queue_id, status at the source,
+// what became of it.
+func line(r tasks.ImportResult, dry bool) string {
+	action := string(r.Outcome)
+	if dry && r.Outcome == tasks.ImportImported {
+		action = "would-import"
+	}
+	id := r.QueueID
+	if id == "" {
+		id = "(no queue_id)"
+	}
+	from := string(r.From)
+	if from == "" {
+		from = "?"
+	}
+	var detail string
+	switch r.Outcome {
+	case tasks.ImportImported:
+		detail = fmt.Sprintf("-> %s %s", r.Status, r.Priority)
+		if r.Status != contracts.StatusPending {
+			detail = "-> " + string(r.Status)
+		}
+		if r.DLQ {
+			detail += " (dead letter)"
+		}
+		if r.Reason != "" {
+			detail += "; " + r.Reason
+		}
+	case tasks.ImportUnchanged:
+		detail = "imported before (now " + string(r.Status) + ")"
+	case tasks.ImportConflict:
+		detail = r.Reason
+		if r.Status != "" && r.OpenQueueID == "" {
+			detail += " (ledger: " + string(r.Status) + ")"
+		}
+	case tasks.ImportInvalid:
+		detail = r.Reason
+	case outcomeSkipped:
+		detail = "status " + from + " not selected"
+	}
+	return fmt.Sprintf("%-12s %-36s %-10s %s", action, id, from, detail)
+}
