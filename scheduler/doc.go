@@ -54,7 +54,10 @@
 // result} (succeeded, failed, skipped_claimed, skipped_overrun,
 // skipped_unavailable), and for the last run on this instance
 // flowgate_cron_last_run_timestamp_seconds, flowgate_cron_last_duration_seconds
-// and flowgate_cron_last_error (1 if it failed). Status gives the same for
+// and flowgate_cron_last_error (1 if it failed), and
+// flowgate_cron_next_run_timestamp_seconds (the schedule's next tick: an
+// alert can tell a job that is due from one outside its hours, e.g. a
+// business-hours refresh at night). Status gives the same for
 // health pages. Failures are logged at error with the job and the error,
 // Redis trouble at warn, skips at debug.
 package scheduler

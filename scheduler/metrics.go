@@ -34,6 +34,7 @@ type metrics struct {
 	lastRun      *prometheus.GaugeVec
 	lastDuration *prometheus.GaugeVec
 	lastError    *prometheus.GaugeVec
+	nextRun      *prometheus.GaugeVec
 	runs         *prometheus.CounterVec
 }
 
@@ -50,6 +51,10 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		lastError: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "flowgate_cron_last_error",
 			Help: "1 if the job's last run on this instance failed, else 0.",
+		}, []string{"job"}),
+		nextRun: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "flowgate_cron_next_run_timestamp_seconds",
+			Help: "Unix time of the job's next tick by its schedule, as of its registration or last tick on this instance.",
 		}, []string{"job"}),
 		runs: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "flowgate_cron_runs_total",
@@ -68,6 +73,10 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		return nil, err
 	}
 	m.lastError, err = register(reg, m.lastError)
+	if err != nil {
+		return nil, err
+	}
+	m.nextRun, err = register(reg, m.nextRun)
 	if err != nil {
 		return nil, err
 	}
@@ -100,6 +109,14 @@ func (m *metrics) addJob(job string) {
 	for _, r := range allResults {
 		m.runs.WithLabelValues(job, string(r))
 	}
+}
+
+// scheduled records the job's next tick.
+func (m *metrics) scheduled(job string, next time.Time) {
+	if next.IsZero() { // a schedule that never fires again
+		return
+	}
+	m.nextRun.WithLabelValues(job).Set(float64(next.UnixNano()) / 1e9)
 }
 
 func (m *metrics) count(job string, r result) {

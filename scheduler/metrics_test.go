@@ -19,6 +19,13 @@ const runsHelp = `# HELP flowgate_cron_runs_total Ticks of the job seen by this 
 # TYPE flowgate_cron_runs_total counter
 `
 
+// nextRuns: both jobs of TestMetrics tick every second from t0.
+const nextRuns = `# HELP flowgate_cron_next_run_timestamp_seconds Unix time of the job's next tick by its schedule, as of its registration or last tick on this instance.
+# TYPE flowgate_cron_next_run_timestamp_seconds gauge
+flowgate_cron_next_run_timestamp_seconds{job="broken"} 1893499201
+flowgate_cron_next_run_timestamp_seconds{job="sweep"} 1893499201
+`
+
 func TestMetrics(t *testing.T) {
 	t.Parallel()
 	db := redistest.New(t)
@@ -34,8 +41,9 @@ func TestMetrics(t *testing.T) {
 		return errors.New("disk full")
 	})))
 
-	// Counters exist at zero from Register; gauges appear with a run.
-	require.NoError(t, testutil.GatherAndCompare(in.reg, strings.NewReader(runsHelp+`
+	// Counters exist at zero from Register, and the next tick; the other
+	// gauges appear with a run.
+	require.NoError(t, testutil.GatherAndCompare(in.reg, strings.NewReader(nextRuns+runsHelp+`
 flowgate_cron_runs_total{job="broken",result="failed"} 0
 flowgate_cron_runs_total{job="broken",result="skipped_claimed"} 0
 flowgate_cron_runs_total{job="broken",result="skipped_overrun"} 0
@@ -72,7 +80,7 @@ flowgate_cron_last_duration_seconds{job="sweep"} 1.5
 # TYPE flowgate_cron_last_error gauge
 flowgate_cron_last_error{job="broken"} 1
 flowgate_cron_last_error{job="sweep"} 0
-`+runsHelp+`
+`+nextRuns+runsHelp+`
 flowgate_cron_runs_total{job="broken",result="failed"} 1
 flowgate_cron_runs_total{job="broken",result="skipped_claimed"} 0
 flowgate_cron_runs_total{job="broken",result="skipped_overrun"} 0

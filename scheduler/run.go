@@ -17,8 +17,10 @@ const redisTimeout = 5 * time.Second
 // fire is what the cron timer calls on each tick of e. The timer fires at
 // the scheduled time plus some jitter; run maps that back to the tick.
 func (s *Scheduler) fire(e *entry) {
+	now := s.cfg.Now()
+	s.metrics.scheduled(e.name, e.sched.Next(now.In(s.cfg.Location)))
 	// Errors are logged and counted by run; nothing to return them to.
-	_, _ = s.run(s.base, e, s.cfg.Now())
+	_, _ = s.run(s.base, e, now)
 }
 
 // run runs one tick of e, at or before at, under the lock:

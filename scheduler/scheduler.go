@@ -133,6 +133,7 @@ func (s *Scheduler) Register(name, spec string, job Job, opts ...JobOption) erro
 	}
 	s.jobs[name] = e
 	s.metrics.addJob(name)
+	s.metrics.scheduled(name, sched.Next(s.cfg.Now().In(s.cfg.Location)))
 	s.cron.Schedule(sched, cron.FuncJob(func() { s.fire(e) }))
 	return nil
 }

@@ -78,6 +78,7 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 	m.redis = b
 	m.onClose(func(context.Context) error { return b.close() })
+	m.registry.MustRegister(newRedisUpCollector(b.ping)) // healthmetrics.go
 
 	// 2. Asynq.
 	pr, err := m.startAsynq(ctx)

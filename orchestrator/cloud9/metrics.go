@@ -23,6 +23,9 @@ const (
 //	flowgate_cloud9_requests_total{procedure,outcome}     calls by outcome (limited = not sent)
 //	flowgate_cloud9_request_duration_seconds{procedure}   time of the calls sent
 //	flowgate_cloud9_rate_limited_total{procedure}         code-8 answers: flowgate spaced too tightly; should stay 0
+//
+// The rate-limit series of the writes and of the slot read exist from the
+// start at zero, so a first code 8 shows in increase() and in alerts.
 type metrics struct {
 	requests    *prometheus.CounterVec
 	duration    *prometheus.HistogramVec
@@ -60,6 +63,9 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	m.rateLimited, err = register(reg, m.rateLimited)
 	if err != nil {
 		return nil, err
+	}
+	for _, p := range append([]string{ProcGetOnlineReservations}, WriteProcedures...) {
+		m.rateLimited.WithLabelValues(p)
 	}
 	return m, nil
 }

@@ -95,24 +95,58 @@ func (s *Service) Now() time.Time { return s.cfg.Now() }
 
 type serviceMetrics struct {
 	outcomes *prometheus.CounterVec
+	wait     *prometheus.HistogramVec
+}
+
+// preCreated are the answers that exist at zero from the start, so that
+// dashboards and alerts see the first booked, queued or failed answer.
+var preCreated = map[string][]string{
+	"createAppt":    {"booked", "queued", "failed", "slot_reserved", "duplicate_slot"},
+	"createPatient": {"created", "queued", "failed"},
 }
 
 func newServiceMetrics(reg prometheus.Registerer) (*serviceMetrics, error) {
 	m := &serviceMetrics{outcomes: prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "flowgate_booking_answers_total",
 		Help: "Answers of the Node-RED booking endpoints by endpoint and outcome (booked, queued, auth_rejected, validation_error, slot_reserved, failed, created, cached, ok, no_slots, error).",
-	}, []string{"endpoint", "outcome"})}
-	if err := reg.Register(m.outcomes); err != nil {
-		var are prometheus.AlreadyRegisteredError
-		if errors.As(err, &are) {
-			if c, ok := are.ExistingCollector.(*prometheus.CounterVec); ok {
-				m.outcomes = c
-				return m, nil
-			}
-		}
+	}, []string{"endpoint", "outcome"}),
+		wait: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "flowgate_booking_limiter_wait_seconds",
+			Help:    "Time an in-call booking waited for the Cloud9 limiter's turn (0: admitted at once), by procedure.",
+			Buckets: []float64{0, .1, .25, .5, 1, 2, 4, 6, 8, 10, 15},
+		}, []string{"procedure"})}
+	var err error
+	if m.outcomes, err = shared(reg, m.outcomes); err != nil {
 		return nil, err
 	}
+	if m.wait, err = shared(reg, m.wait); err != nil {
+		return nil, err
+	}
+	for endpoint, outcomes := range preCreated {
+		for _, o := range outcomes {
+			m.outcomes.WithLabelValues(endpoint, o)
+		}
+	}
+	for _, p := range []string{ProcSetAppointment, ProcSetPatient} {
+		m.wait.WithLabelValues(p)
+	}
 	return m, nil
+}
+
+// shared registers c, or returns the collector of the same kind already
+// registered under its name (several services may share one registry).
+func shared[C prometheus.Collector](reg prometheus.Registerer, c C) (C, error) {
+	err := reg.Register(c)
+	if err == nil {
+		return c, nil
+	}
+	var are prometheus.AlreadyRegisteredError
+	if errors.As(err, &are) {
+		if existing, ok := are.ExistingCollector.(C); ok {
+			return existing, nil
+		}
+	}
+	return c, err
 }
 
 func (s *Service) count(endpoint, outcome string) {
@@ -147,6 +181,7 @@ func (s *Service) turn(ctx context.Context, rb *redisBudget, procedure string, d
 	if s.d.Limiter == nil {
 		return 0, true
 	}
+	defer func() { s.m.wait.WithLabelValues(procedure).Observe(waited.Seconds()) }()
 	for {
 		actx, cancel := rb.ctx(ctx)
 		allowed, after, err := s.d.Limiter.Allow(actx, procedure)

@@ -313,6 +313,13 @@ func (w *Worker) writeResult(t *asynq.Task, r opResult) {
 	}
 }
 
+// failedClasses are the error classes a queued operation fails for good
+// with (the failure's Cloud9 class, or the answers' DUPLICATE_SLOT_BLOCKED).
+var failedClasses = []string{string(cloud9.ClassSlotNotAvailable), string(cloud9.ClassPatientNotFound),
+	string(cloud9.ClassRateLimit), string(cloud9.ClassTimeout), string(cloud9.ClassCloud9), string(cloud9.ClassUnknown),
+	string(cloud9.ClassAuthorization), string(cloud9.ClassInvalidScheduleView), string(cloud9.ClassInvalidScheduleColumn),
+	string(cloud9.ClassInvalidApptType), contracts.BookingErrDuplicateSlot}
+
 type workerMetrics struct {
 	completed *prometheus.CounterVec
 	failed    *prometheus.CounterVec
@@ -333,5 +340,15 @@ func newWorkerMetrics(reg prometheus.Registerer) (*workerMetrics, error) {
 			return nil, fmt.Errorf("bookingsvc: metrics: %w", err)
 		}
 	}
+	// Every operation's series exist at zero from the start, so that the
+	// first failure of a class shows in increase() and in alerts.
+	for _, op := range []string{contracts.OpSetAppointment, contracts.OpSetPatient} {
+		m.completed.WithLabelValues(op)
+		m.deferred.WithLabelValues(op)
+		for _, class := range failedClasses {
+			m.failed.WithLabelValues(op, class)
+		}
+	}
+	m.deferred.WithLabelValues("lease")
 	return m, nil
 }

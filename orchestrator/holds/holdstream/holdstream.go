@@ -190,6 +190,11 @@ func newMetrics(reg prometheus.Registerer) (*hubMetrics, error) {
 			Name: "holdstream_memory_releases_total", Help: "Times the memory of a burst of stream opens was returned to the OS.",
 		}),
 	}
+	// Every end reason is counted from zero, so rates and alerts see the first.
+	for _, r := range []string{ReasonLeaseExpired, ReasonSendFailed, ReasonInitFailed, ReasonClientAbort,
+		ReasonClientCancel, ReasonServerShutdown, ReasonReplaced, ReasonUnknown} {
+		m.ended.WithLabelValues(r)
+	}
 	if reg != nil {
 		for _, c := range []prometheus.Collector{m.streams, m.ended, m.dropped, m.fanout, m.release} {
 			if err := reg.Register(c); err != nil {

@@ -124,7 +124,7 @@ func New(cfg Config) (*Dispatcher, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	m, err := newMetrics(cfg.Registerer, cfg.Ledger, cfg.Logger)
+	m, err := newMetrics(cfg.Registerer, cfg.Ledger, cfg.Logger, cfg.Now)
 	if err != nil {
 		return nil, err
 	}

@@ -138,6 +138,12 @@ flowgate_tasks_retry_waiting 1
 	}
 	require.Equal(t, float64(st.DLQ), metric(t, b.reg, "flowgate_tasks_dlq_size"))
 
+	// The task left PROCESSING has been silent since its claim.
+	b.clock.Advance(90 * time.Second)
+	silent := metric(t, b.reg, "flowgate_tasks_processing_silent_seconds")
+	require.GreaterOrEqual(t, silent, 90.0)
+	require.LessOrEqual(t, silent, b.clock.Now().Sub(t0).Seconds())
+
 	// Counters exist at zero before anything happened.
 	require.NoError(t, testutil.GatherAndCompare(b.reg, strings.NewReader(`
 # HELP flowgate_tasks_replayed_total Dead letters replayed to PENDING, by path: api, asynq (run from Asynqmon).

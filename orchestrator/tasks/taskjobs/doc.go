@@ -89,6 +89,7 @@
 //	flowgate_tasks_pending{priority}           PENDING tasks per priority
 //	flowgate_tasks_dlq_size                    dead letters (also counted in status ERROR)
 //	flowgate_tasks_retry_waiting               ERROR tasks awaiting their requeue
+//	flowgate_tasks_processing_silent_seconds   since the longest-silent PROCESSING task's last activity; 0 if none
 //
 // ACK/FAIL rates are counted by package webhooks. The seed's "retry rate"
 // (share of tasks that need a retry) is retries over attempt outcomes; a

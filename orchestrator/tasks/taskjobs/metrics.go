@@ -36,7 +36,7 @@ type metrics struct {
 	purged       prometheus.Counter
 }
 
-func newMetrics(reg prometheus.Registerer, ledger *tasks.Ledger, log *slog.Logger) (*metrics, error) {
+func newMetrics(reg prometheus.Registerer, ledger *tasks.Ledger, log *slog.Logger, now func() time.Time) (*metrics, error) {
 	m := &metrics{
 		recovered: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "flowgate_tasks_recovered_total",
@@ -77,7 +77,7 @@ func newMetrics(reg prometheus.Registerer, ledger *tasks.Ledger, log *slog.Logge
 		m.replayed.WithLabelValues(v)
 	}
 	for _, c := range []prometheus.Collector{m.recovered, m.promoted, m.requeued, m.deadLettered, m.replayed, m.purged,
-		newLedgerCollector(ledger, log)} {
+		newLedgerCollector(ledger, log, now)} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("taskjobs: register metrics: %w", err)
 		}
@@ -90,17 +90,22 @@ func newMetrics(reg prometheus.Registerer, ledger *tasks.Ledger, log *slog.Logge
 type ledgerCollector struct {
 	ledger                          *tasks.Ledger
 	log                             *slog.Logger
+	now                             func() time.Time
 	byStatus, pending, dlq, waiting *prometheus.Desc
+	silent                          *prometheus.Desc
 }
 
-func newLedgerCollector(l *tasks.Ledger, log *slog.Logger) *ledgerCollector {
+func newLedgerCollector(l *tasks.Ledger, log *slog.Logger, now func() time.Time) *ledgerCollector {
 	return &ledgerCollector{
 		ledger:   l,
 		log:      log,
+		now:      now,
 		byStatus: prometheus.NewDesc("flowgate_tasks", "Tasks in the ledger by status (dead letters are ERROR).", []string{"status"}, nil),
 		pending:  prometheus.NewDesc("flowgate_tasks_pending", "PENDING tasks by priority.", []string{"priority"}, nil),
 		dlq:      prometheus.NewDesc("flowgate_tasks_dlq_size", "Dead letters: ERROR tasks with parsed_payload.dlq, awaiting manual review.", nil, nil),
 		waiting:  prometheus.NewDesc("flowgate_tasks_retry_waiting", "ERROR tasks awaiting their requeue.", nil, nil),
+		silent: prometheus.NewDesc("flowgate_tasks_processing_silent_seconds",
+			"Seconds since the PROCESSING task silent longest showed activity (claim, heartbeat, update); 0 when none is PROCESSING.", nil, nil),
 	}
 }
 
@@ -110,6 +115,7 @@ func (c *ledgerCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.pending
 	ch <- c.dlq
 	ch <- c.waiting
+	ch <- c.silent
 }
 
 // Collect implements prometheus.Collector. When the ledger cannot be read
@@ -130,4 +136,14 @@ func (c *ledgerCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	ch <- prometheus.MustNewConstMetric(c.dlq, prometheus.GaugeValue, float64(st.DLQ))
 	ch <- prometheus.MustNewConstMetric(c.waiting, prometheus.GaugeValue, float64(st.RetryWaiting))
+	at, ok, err := c.ledger.OldestActivity(ctx)
+	if err != nil {
+		c.log.Warn("taskjobs: oldest activity for metrics", "err", err)
+		return
+	}
+	silent := 0.0
+	if ok {
+		silent = max(0, c.now().Sub(at).Seconds())
+	}
+	ch <- prometheus.MustNewConstMetric(c.silent, prometheus.GaugeValue, silent)
 }
