@@ -122,7 +122,7 @@ func logConfig(log *slog.Logger, cfg Config, getenv func(string) string) {
 // reportConfig writes every configuration problem on a line of its own.
 func reportConfig(w io.Writer, err error) {
 	var es ConfigErrors
-	if !errors.As(err, &es) {
+	if !errors.As(err, &es) || len(es) == 1 {
 		fmt.Fprintf(w, "flowgate: invalid configuration: %v\n", err)
 		return
 	}
