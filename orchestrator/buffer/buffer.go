@@ -230,9 +230,7 @@ func (b *Buffer) Register(h Handler) error {
 	if err := b.handlers.add(h); err != nil {
 		return err
 	}
-	b.circuits.add(h.Type())
-	b.metrics.circuit.WithLabelValues(h.Type()).Set(0)
-	b.rt.Handle(h.Type(), newProcessor(b, h), b.cfg.Backoff)
+	b.wire(h)
 	return nil
 }
 
