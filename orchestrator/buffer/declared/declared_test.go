@@ -105,7 +105,10 @@ func settle(t *testing.T, b *buffer.Buffer, id string, state contracts.BufferSta
 }
 
 func status(code int, body string) func(int, http.ResponseWriter, *http.Request) {
-	return func(_ int, w http.ResponseWriter, _ *http.Request) { w.WriteHeader(code); _, _ = io.WriteString(w, body) }
+	return func(_ int, w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(code)
+		_, _ = io.WriteString(w, body)
+	}
 }
 
 func TestCompletesWithTheAnswerAsResult(t *testing.T) {
@@ -294,3 +297,12 @@ func TestSwapServesNewTargetAndAddsTypes(t *testing.T) {
 	require.Error(t, b.RegisterLive(set.Handler("fresh")), "a type registers once")
 }
 
+// The shipped example parses (its ${ENV} set).
+func TestExampleFileIsValid(t *testing.T) {
+	f, err := declared.Load("../../../flows/buffer-handlers.example.yaml", declared.Options{Reserved: []string{"webhook.forward", "sse.emit", "noop"},
+		DefaultSecret: "hmac-secret", Getenv: func(k string) (string, bool) { return "x", k == "METABOT_TENANT" }})
+	require.NoError(t, err)
+	require.Equal(t, []string{"email.send", "metabot.forward"}, f.Types())
+	require.Equal(t, 2, f.Specs[0].Version)
+	require.Equal(t, declared.BodyMessage, f.Specs[1].Body)
+}

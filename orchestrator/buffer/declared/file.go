@@ -48,12 +48,12 @@ type Spec struct {
 	Timeout time.Duration
 	// Retries after the first attempt; buffer.Unset: the buffer's default.
 	Retries int
-	Backoff buffer.Backoff        // zero: the buffer's
-	Circuit buffer.CircuitConfig  // zero fields: the buffer's
-	Secret  []byte                // non-nil: requests are signed with it
-	Version int                   // signature version, 1 or 2
-	Body    string                // BodyPayload or BodyMessage
-	Line    int                   // where the type is declared
+	Backoff buffer.Backoff       // zero: the buffer's
+	Circuit buffer.CircuitConfig // zero fields: the buffer's
+	Secret  []byte               // non-nil: requests are signed with it
+	Version int                  // signature version, 1 or 2
+	Body    string               // BodyPayload or BodyMessage
+	Line    int                  // where the type is declared
 }
 
 // File is a loaded handlers file.
