@@ -90,9 +90,10 @@ func TestInvalidHandlersFileRefusedAtStart(t *testing.T) {
 	t.Parallel()
 	file := filepath.Join(t.TempDir(), "handlers.yaml")
 	require.NoError(t, os.WriteFile(file, []byte("handlers:\n  - type: noop\n    url: http://x/\n  - type: a\n    timeout: never\n"), 0o600))
+	bin := flowgatetest.Binary(t) // may build it: before the deadline starts
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, flowgatetest.Binary(t))
+	cmd := exec.CommandContext(ctx, bin)
 	cmd.Env = append(flowgatetest.Env(), "FLOWGATE_ADDR="+flowgatetest.FreeAddr(t), "BUFFER_API_TOKEN="+flowgatetest.TestBufferToken)
 	for k, v := range handlersEnv(redistest.New(t), file) {
 		cmd.Env = append(cmd.Env, k+"="+v)
