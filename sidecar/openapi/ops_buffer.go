@@ -23,7 +23,7 @@ func opsBuffer() []Op {
 		{Method: http.MethodGet, Path: base + "/stats", Tag: tag, Summary: "Depth, level, queues, DLQ, handlers, circuits", Auth: AuthBuffer,
 			Responses: []Resp{ok("stats", contracts.BufferStats{}), unauth, down}},
 		{Method: http.MethodGet, Path: base + "/messages", Tag: tag, Summary: "Messages of one state (pending, scheduled, retry, active, completed, dead) by type and priority, each with its error history; paged by an opaque cursor", Auth: AuthBuffer,
-			Query: []string{"state", "type", "priority", "limit", "cursor"},
+			Query:     []string{"state", "type", "priority", "limit", "cursor"},
 			Responses: []Resp{ok("a page", contracts.BufferMessageList{}), {Status: s400, Desc: "bad state, type, priority, limit or cursor (details.field)", Body: errBody}, unauth, down}},
 		{Method: http.MethodGet, Path: base + "/messages/:id", Tag: tag, Summary: "One message", Auth: AuthBuffer,
 			Responses: []Resp{ok("the message", contracts.BufferMessage{}), unauth, missing, down}},
