@@ -20,8 +20,9 @@ import (
 // workBuffer is the work buffer (seed 001): its own Asynq runtime on the
 // buffer.* queues, the built-in handlers, and /api/buffer.
 type workBuffer struct {
-	buf *buffer.Buffer
-	api *bufferhttp.Handlers
+	buf      *buffer.Buffer
+	api      *bufferhttp.Handlers
+	declared *declaredHandlers // BUFFER_HANDLERS_FILE; nil without
 }
 
 // bufferSender signs and posts flowgate's outgoing buffer POSTs
@@ -67,12 +68,16 @@ func (m *Main) newBuffer(b *backend, shutdown context.Context) (*workBuffer, err
 			return nil, fmt.Errorf("work buffer: %w", err)
 		}
 	}
+	decl, err := m.loadDeclared(buf, cfg.Backoff)
+	if err != nil {
+		return nil, err
+	}
 	api, err := bufferhttp.New(buf, bufferhttp.Config{Token: c.APIToken, RequestTimeout: m.Config.QueueRequestTimeout,
 		Events: bufferhttp.Events(b.Client, buf.Events(), sse.Options{Shutdown: shutdown})})
 	if err != nil {
 		return nil, fmt.Errorf("work buffer api: %w", err)
 	}
-	return &workBuffer{buf: buf, api: api}, nil
+	return &workBuffer{buf: buf, api: api, declared: decl}, nil
 }
 
 // defaultMaxRetries is BUFFER_MAX_RETRIES as buffer.Config takes it: 0
@@ -90,6 +95,9 @@ func (w *workBuffer) start(m *Main) error {
 		return err
 	}
 	m.onClose(func(context.Context) error { w.buf.Stop(); return nil })
+	if w.declared != nil {
+		w.declared.watch()
+	}
 	return nil
 }
 

@@ -35,6 +35,7 @@ type BufferConfig struct {
 	WebhookURL         string
 	WebhookTimeout     time.Duration
 	BenchHandlers      bool
+	HandlersFile       string
 }
 
 func bufferInt(dst func(*BufferConfig) *int, min, max int) func(*Config, string) error {
@@ -94,6 +95,10 @@ var bufferSettings = []setting{
 	{name: "BUFFER_SHUTDOWN_TIMEOUT", def: durStr(buffer.DefaultShutdownTimeout), help: "how long in-flight buffer messages may finish on stop (the rest are re-queued)", apply: bufferDuration(func(b *BufferConfig) *time.Duration { return &b.ShutdownTimeout })},
 	{name: "BUFFER_WEBHOOK_URL", help: "target of the webhook.forward handler (registered only when set); POSTs are signed with HMAC_SECRET", apply: httpURL(func(b *BufferConfig) *string { return &b.WebhookURL })},
 	{name: "BUFFER_WEBHOOK_TIMEOUT", def: "10s", help: "timeout of one webhook.forward POST", apply: bufferDuration(func(b *BufferConfig) *time.Duration { return &b.WebhookTimeout })},
+	{name: "BUFFER_HANDLERS_FILE", help: "YAML file declaring an HTTP handler per message type (url, method, headers with ${ENV}, timeout, maxRetries, backoff, circuitBreaker, signing); SIGHUP reloads it, an invalid file is refused and the current one kept", apply: func(c *Config, v string) error {
+		c.Buffer.HandlersFile = v
+		return nil
+	}},
 	{name: "BUFFER_BENCH_HANDLERS", def: "false", help: "register the noop handler (benchmarks only)", apply: boolean(func(c *Config) *bool { return &c.Buffer.BenchHandlers })},
 }
 
@@ -112,6 +117,7 @@ func (c *Config) validateBuffer(p *problems) {
 	if !c.Embedded() && b.APIToken == "" {
 		p.addf("BUFFER_API_TOKEN", "required with a real Redis (flowgate env prints a fresh one)")
 	}
+	c.validateHandlersFile(p)
 	if (b.DLQAlertWebhook != "" || b.WebhookURL != "") && c.HMACSecret == "" {
 		p.addf("HMAC_SECRET", "required with DLQ_ALERT_WEBHOOK or BUFFER_WEBHOOK_URL: their POSTs are signed with it")
 	}

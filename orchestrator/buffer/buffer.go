@@ -230,14 +230,7 @@ func (b *Buffer) Register(h Handler) error {
 	if err := b.handlers.add(h); err != nil {
 		return err
 	}
-	b.circuits.add(h.Type())
-	b.metrics.circuit.WithLabelValues(h.Type()).Set(0)
-	// The type's event series exist at zero from the start, so rates and
-	// alerts see its first failure.
-	for _, e := range []string{EventEnqueued, EventCompleted, EventFailed, EventDLQ} {
-		b.metrics.event(e, h.Type())
-	}
-	b.rt.Handle(h.Type(), newProcessor(b, h), b.cfg.Backoff)
+	b.wire(h)
 	return nil
 }
 

@@ -38,8 +38,9 @@ type circuits struct {
 	cfg      CircuitConfig
 	onChange func(typ string, from, to gobreaker.State)
 
-	mu sync.RWMutex
-	m  map[string]*atomic.Pointer[gobreaker.CircuitBreaker[any]]
+	mu   sync.RWMutex
+	m    map[string]*atomic.Pointer[gobreaker.CircuitBreaker[any]]
+	over map[string]CircuitConfig // a type's own settings (CircuitSettings)
 }
 
 func newCircuits(cfg CircuitConfig, onChange func(typ string, from, to gobreaker.State)) *circuits {
@@ -48,11 +49,12 @@ func newCircuits(cfg CircuitConfig, onChange func(typ string, from, to gobreaker
 }
 
 func (c *circuits) build(typ string) *gobreaker.CircuitBreaker[any] {
-	th := c.cfg.Threshold
+	cfg := c.settings(typ)
+	th := cfg.Threshold
 	return gobreaker.NewCircuitBreaker[any](gobreaker.Settings{
 		Name:        typ,
-		MaxRequests: c.cfg.HalfOpenRequests,
-		Timeout:     c.cfg.Timeout,
+		MaxRequests: cfg.HalfOpenRequests,
+		Timeout:     cfg.Timeout,
 		ReadyToTrip: func(n gobreaker.Counts) bool { return n.ConsecutiveFailures >= th },
 		// A message that can never succeed (bad payload, 4xx) is not the
 		// downstream failing.

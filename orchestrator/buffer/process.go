@@ -226,7 +226,7 @@ func (p *processor) deferred(ctx context.Context, msg *Message) error {
 	b := p.b
 	b.recordError(ctx, msg, contracts.BufferError{Message: "circuit breaker for " + msg.Type + " is open; re-scheduled without an attempt",
 		Code: string(contracts.CodeCircuitOpen), Timestamp: b.cfg.Now().UTC(), AttemptNumber: msg.AttemptCount})
-	wait := b.circuits.cfg.Timeout / 2
+	wait := b.circuits.settings(msg.Type).Timeout / 2
 	if wait < 100*time.Millisecond {
 		wait = 100 * time.Millisecond
 	}

@@ -248,7 +248,8 @@ func (b *Buffer) dlqFind(ctx context.Context, id string) (string, error) {
 }
 
 // Replay runs a dead letter again with fresh retries (seed replayMessage):
-// the archived task goes back to pending and the record is removed. Of
+// the archived task goes back to pending and the record is removed; its
+// error history is kept. Of
 // concurrent replays one wins; the others, like a replay of a message that
 // is no longer dead, get CONFLICT (409).
 func (b *Buffer) Replay(ctx context.Context, id string) error {
@@ -272,11 +273,9 @@ func (b *Buffer) Replay(ctx context.Context, id string) error {
 	if err != nil {
 		return persistence("buffer.Replay", err)
 	}
-	pipe := b.cfg.Redis.Pipeline()
-	pipe.Del(ctx, errKey(b.cfg.KeyPrefix, id))
-	depth := pipe.IncrBy(ctx, depthKey(b.cfg.KeyPrefix), 1)
-	if _, err := pipe.Exec(ctx); err == nil {
-		b.depth.set(depth.Val())
+	// The error history stays: the replayed attempts append to it.
+	if depth, err := b.cfg.Redis.IncrBy(ctx, depthKey(b.cfg.KeyPrefix), 1).Result(); err == nil {
+		b.depth.set(depth)
 	}
 	if gone {
 		b.dlqMoved(ctx, -1)

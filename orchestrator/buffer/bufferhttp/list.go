@@ -1,0 +1,43 @@
+package bufferhttp
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/flowgate/flowgate/contracts"
+	"github.com/flowgate/flowgate/orchestrator/buffer"
+)
+
+// messages lists messages: ?state= (required: pending, scheduled, retry,
+// active, completed, dead), &type=, &priority= (0..3 or a name), &limit=
+// (1..500, default 50), &cursor= (nextCursor of the previous page).
+func (h *Handlers) messages(c *fiber.Ctx) error {
+	q := buffer.ListQuery{State: strings.Clone(c.Query("state")), Type: strings.Clone(c.Query("type")),
+		Cursor: strings.Clone(c.Query("cursor"))}
+	if q.State == "" {
+		return &contracts.Error{Code: contracts.CodeInvalid, Message: "state is required: one of " + strings.Join(buffer.ListStates, ", "),
+			Details: map[string]any{"field": "state"}}
+	}
+	if s := c.Query("limit"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			return &contracts.Error{Code: contracts.CodeInvalid, Message: "limit must be an integer 1.." + strconv.Itoa(buffer.MaxListLimit),
+				Details: map[string]any{"field": "limit"}}
+		}
+		q.Limit = n
+	}
+	if s := c.Query("priority"); s != "" {
+		p, err := buffer.ParsePriority(s)
+		if err != nil {
+			return err
+		}
+		q.Priority = &p
+	}
+	l, err := h.buf.List(c.UserContext(), q)
+	if err != nil {
+		return err
+	}
+	return c.JSON(l)
+}

@@ -1,0 +1,308 @@
+package declared_test
+
+import (
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/flowgate/flowgate/contracts"
+	"github.com/flowgate/flowgate/orchestrator/buffer"
+	"github.com/flowgate/flowgate/orchestrator/buffer/declared"
+	"github.com/flowgate/flowgate/test/redistest"
+	"github.com/flowgate/flowgate/webhooks/hmacsig"
+)
+
+// hit is one request the target saw.
+type hit struct {
+	at     time.Time
+	header http.Header
+	body   []byte
+	uri    string
+	method string
+}
+
+// target is an httptest server answering with answer(n) for the n-th hit
+// (0-based).
+type target struct {
+	*httptest.Server
+	mu   sync.Mutex
+	hits []hit
+}
+
+func newTarget(t *testing.T, answer func(n int, w http.ResponseWriter, r *http.Request)) *target {
+	tg := &target{}
+	tg.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		tg.mu.Lock()
+		n := len(tg.hits)
+		tg.hits = append(tg.hits, hit{at: time.Now(), header: r.Header.Clone(), body: body, uri: r.URL.RequestURI(), method: r.Method})
+		tg.mu.Unlock()
+		answer(n, w, r)
+	}))
+	t.Cleanup(tg.Close)
+	return tg
+}
+
+func (tg *target) seen() []hit {
+	tg.mu.Lock()
+	defer tg.mu.Unlock()
+	return append([]hit(nil), tg.hits...)
+}
+
+func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// run starts a buffer whose declared handlers come from yaml (env looked
+// up in env) and returns it with its Set.
+func run(t *testing.T, yaml string, env map[string]string) (*buffer.Buffer, *declared.Set) {
+	t.Helper()
+	f, err := declared.Parse("handlers.yaml", []byte(yaml), declared.Options{Reserved: []string{"webhook.forward"},
+		Getenv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
+	require.NoError(t, err)
+	db := redistest.New(t)
+	bo := buffer.Backoff{Base: 50 * time.Millisecond, Multiplier: 2, Max: 200 * time.Millisecond}
+	b, err := buffer.New(buffer.Config{ConnOpt: db.AsynqOpt(), Redis: db.Client, Servers: 1, Concurrency: 5,
+		ShutdownTimeout: 2 * time.Second, DelayedCheck: 50 * time.Millisecond, PollInterval: 20 * time.Millisecond,
+		DepthRefresh: time.Millisecond, Backoff: bo, Logger: quiet()})
+	require.NoError(t, err)
+	t.Cleanup(b.Stop)
+	set := declared.NewSet(f, bo, nil, nil)
+	for _, typ := range f.Types() {
+		require.NoError(t, b.Register(set.Handler(typ)))
+	}
+	require.NoError(t, b.Start())
+	return b, set
+}
+
+func enqueue(t *testing.T, b *buffer.Buffer, typ, payload string) string {
+	t.Helper()
+	e, err := b.Enqueue(context.Background(), contracts.BufferEnqueueRequest{Type: typ, Payload: json.RawMessage(payload)})
+	require.NoError(t, err)
+	return e.MessageID
+}
+
+// settle waits until the message is in state.
+func settle(t *testing.T, b *buffer.Buffer, id string, state contracts.BufferState) *buffer.Message {
+	t.Helper()
+	var m *buffer.Message
+	require.Eventually(t, func() bool {
+		var err error
+		m, err = b.Get(context.Background(), id)
+		return err == nil && m.State == state
+	}, 10*time.Second, 20*time.Millisecond, "message %s never reached %s (last %+v)", id, state, m)
+	return m
+}
+
+func status(code int, body string) func(int, http.ResponseWriter, *http.Request) {
+	return func(_ int, w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(code)
+		_, _ = io.WriteString(w, body)
+	}
+}
+
+func TestCompletesWithTheAnswerAsResult(t *testing.T) {
+	js := newTarget(t, status(200, `{"sent":true,"id":"m-1"}`))
+	txt := newTarget(t, status(201, "queued"))
+	b, _ := run(t, fmt.Sprintf("handlers:\n  - type: email.send\n    url: %s/email\n  - type: plain\n    url: %s\n", js.URL, txt.URL), nil)
+	id := enqueue(t, b, "email.send", `{"to":"a@example.com"}`)
+	m := settle(t, b, id, contracts.BufferCompleted)
+	require.JSONEq(t, `{"sent":true,"id":"m-1"}`, string(m.Result))
+	h := js.seen()[0]
+	require.Equal(t, "POST", h.method)
+	require.Equal(t, "/email", h.uri)
+	require.JSONEq(t, `{"to":"a@example.com"}`, string(h.body))
+	require.Equal(t, id, h.header.Get("X-Buffer-Message-Id"))
+	require.Equal(t, "1", h.header.Get("X-Buffer-Attempt"))
+	require.Equal(t, "email.send", h.header.Get("X-Buffer-Type"))
+
+	m = settle(t, b, enqueue(t, b, "plain", `{}`), contracts.BufferCompleted)
+	require.JSONEq(t, `"queued"`, string(m.Result))
+}
+
+func TestClientErrorGoesToDLQWithoutRetry(t *testing.T) {
+	tg := newTarget(t, status(422, `{"error":"bad address"}`))
+	b, _ := run(t, "handlers:\n  - type: email.send\n    url: "+tg.URL+"\n    maxRetries: 3\n", nil)
+	id := enqueue(t, b, "email.send", `{}`)
+	m := settle(t, b, id, contracts.BufferDLQ)
+	time.Sleep(300 * time.Millisecond) // a retry would have come by now
+	require.Len(t, tg.seen(), 1)
+	require.Len(t, m.Errors, 1)
+	require.Contains(t, m.Errors[0].Message, "422")
+}
+
+func TestServerErrorRetriedThenSucceeds(t *testing.T) {
+	tg := newTarget(t, func(n int, w http.ResponseWriter, r *http.Request) {
+		if n < 2 {
+			w.WriteHeader(503)
+			_, _ = io.WriteString(w, "Invalid upstream state") // "Invalid" in a 5xx body does not stop retries
+			return
+		}
+		_, _ = io.WriteString(w, `{"ok":1}`)
+	})
+	b, _ := run(t, "handlers:\n  - type: t\n    url: "+tg.URL+"\n    maxRetries: 3\n    backoff: {base: 20ms, multiplier: 2, max: 100ms}\n", nil)
+	id := enqueue(t, b, "t", `{}`)
+	m := settle(t, b, id, contracts.BufferCompleted)
+	require.Len(t, tg.seen(), 3)
+	require.Equal(t, 3, m.AttemptCount)
+	require.Len(t, m.Errors, 2)
+	require.Equal(t, []int{1, 2}, []int{m.Errors[0].AttemptNumber, m.Errors[1].AttemptNumber})
+	require.Equal(t, "3", tg.seen()[2].header.Get("X-Buffer-Attempt"))
+}
+
+func TestTimeoutAndConnectionErrorsRetried(t *testing.T) {
+	tg := newTarget(t, func(n int, w http.ResponseWriter, r *http.Request) {
+		if n == 0 {
+			select {
+			case <-r.Context().Done():
+			case <-time.After(2 * time.Second):
+			}
+			return
+		}
+		_, _ = io.WriteString(w, `{"late":false}`)
+	})
+	b, _ := run(t, "handlers:\n  - type: slow\n    url: "+tg.URL+"\n    timeout: 200ms\n    maxRetries: 2\n"+
+		"  - type: gone\n    url: http://127.0.0.1:1/nothing\n    maxRetries: 1\n    backoff: {base: 10ms}\n", nil)
+	m := settle(t, b, enqueue(t, b, "slow", `{}`), contracts.BufferCompleted)
+	require.Len(t, tg.seen(), 2)
+	require.Equal(t, "MESSAGE_TIMEOUT", m.Errors[0].Code)
+
+	m = settle(t, b, enqueue(t, b, "gone", `{}`), contracts.BufferDLQ)
+	require.Len(t, m.Errors, 2, "a refused connection is retried (1 retry), then dead")
+	require.Equal(t, "ECONNREFUSED", m.Errors[0].Code)
+}
+
+func TestTooManyRequestsHonoursRetryAfter(t *testing.T) {
+	tg := newTarget(t, func(n int, w http.ResponseWriter, r *http.Request) {
+		if n == 0 {
+			w.Header().Set("Retry-After", "2")
+			w.WriteHeader(429)
+			return
+		}
+		_, _ = io.WriteString(w, `{}`)
+	})
+	// The backoff alone would retry after 20ms.
+	b, _ := run(t, "handlers:\n  - type: t\n    url: "+tg.URL+"\n    backoff: {base: 20ms, max: 20ms}\n", nil)
+	settle(t, b, enqueue(t, b, "t", `{}`), contracts.BufferCompleted)
+	hs := tg.seen()
+	require.Len(t, hs, 2)
+	gap := hs[1].at.Sub(hs[0].at)
+	require.GreaterOrEqual(t, gap, 1900*time.Millisecond, "Retry-After: 2 was not honoured (gap %s)", gap)
+	require.Less(t, gap, 5*time.Second)
+}
+
+func TestRetryAfterHTTPDate(t *testing.T) {
+	now := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+	h := declared.NewSet(&declared.File{Specs: []*declared.Spec{{Type: "t"}}}, buffer.Backoff{}, nil, func() time.Time { return now }).Handler("t")
+	err := &declared.RetryAfterError{StatusError: &buffer.StatusError{StatusCode: 429}, After: 7 * time.Second}
+	require.Equal(t, 7*time.Second, h.RetryDelay(0, fmt.Errorf("wrapped: %w", err), nil))
+	require.Equal(t, time.Duration(90)*time.Second, declared.RetryAfterFor(now.Add(90*time.Second).Format(http.TimeFormat), now))
+	require.Equal(t, 3*time.Second, declared.RetryAfterFor("3", now))
+	require.Equal(t, time.Duration(-1), declared.RetryAfterFor("soon", now))
+}
+
+func TestSignedRequestsVerify(t *testing.T) {
+	tg := newTarget(t, status(200, `{}`))
+	env := map[string]string{"EMAIL_SECRET": "s3cret-for-email", "API_KEY": "k-123"}
+	b, _ := run(t, "handlers:\n"+
+		"  - type: v1\n    url: "+tg.URL+"/one?x=1\n    secret: ${EMAIL_SECRET}\n    headers:\n      X-Api-Key: key-${API_KEY}\n"+
+		"  - type: v2\n    url: "+tg.URL+"/two?y=2\n    method: PUT\n    sign: true\n    secret: ${EMAIL_SECRET}\n    signatureVersion: 2\n    body: message\n", env)
+	settle(t, b, enqueue(t, b, "v1", `{"n":1}`), contracts.BufferCompleted)
+	id2 := enqueue(t, b, "v2", `{"n":2}`)
+	settle(t, b, id2, contracts.BufferCompleted)
+	hs := tg.seen()
+	require.Len(t, hs, 2)
+	secret := []byte(env["EMAIL_SECRET"])
+
+	one := hs[0]
+	require.Equal(t, "key-k-123", one.header.Get("X-Api-Key"), "${ENV} expanded in headers")
+	require.Equal(t, hex.EncodeToString(hmacsig.MAC(secret, one.header.Get("X-Timestamp"), one.body)), one.header.Get("X-Signature"))
+
+	two := hs[1]
+	require.Equal(t, "PUT", two.method)
+	require.Equal(t, "2", two.header.Get("X-Signature-Version"))
+	require.Equal(t, hex.EncodeToString(hmacsig.MACV2(secret, two.header.Get("X-Timestamp"), "PUT", "/two?y=2", two.body)), two.header.Get("X-Signature"))
+	var whole map[string]any
+	require.NoError(t, json.Unmarshal(two.body, &whole))
+	require.Equal(t, id2, whole["messageId"])
+	require.Equal(t, "v2", whole["type"])
+}
+
+func TestValidationReportsEveryProblem(t *testing.T) {
+	src := `handlers:
+  - type: webhook.forward
+    url: http://x/
+  - type: a
+    url: ftp://nope
+    method: FETCH
+    timeout: soon
+    maxRetries: -1
+    colour: red
+  - type: a
+    url: http://x/${MISSING}
+  - url: http://x/
+    sign: true
+    backoff: {base: 2s, max: 1s}
+    circuitBreaker: {threshold: 0}
+`
+	_, err := declared.Parse("h.yaml", []byte(src), declared.Options{Reserved: []string{"webhook.forward"}, Getenv: func(string) (string, bool) { return "", false }})
+	var le *declared.LoadError
+	require.True(t, errors.As(err, &le), "%v", err)
+	msg := err.Error()
+	for _, want := range []string{
+		`h.yaml:2: type "webhook.forward" is a built-in handler's`,
+		`h.yaml:5: url must be an http(s) URL`,
+		`h.yaml:6: method must be one of`,
+		`h.yaml:7: timeout must be a positive duration`,
+		`h.yaml:8: maxRetries must be an integer 0..100`,
+		`h.yaml:9: handler: unknown key "colour"`,
+		`h.yaml:10: type "a" is declared twice (first at line 4)`,
+		`h.yaml:11: environment variable MISSING is not set`,
+		`h.yaml:12: handler: type is required`,
+		`signing needs a secret`,
+		`h.yaml:14: backoff.max must not be below backoff.base`,
+		`h.yaml:15: circuitBreaker.threshold must be an integer 1..1000`,
+	} {
+		require.Contains(t, msg, want)
+	}
+	require.Len(t, le.Problems, 12, msg)
+	require.Len(t, strings.Split(msg, "\n"), 12, "one line each")
+}
+
+func TestSwapServesNewTargetAndAddsTypes(t *testing.T) {
+	one := newTarget(t, status(200, `{"from":"one"}`))
+	two := newTarget(t, status(200, `{"from":"two"}`))
+	b, set := run(t, "handlers:\n  - type: t\n    url: "+one.URL+"\n", nil)
+	m := settle(t, b, enqueue(t, b, "t", `{}`), contracts.BufferCompleted)
+	require.JSONEq(t, `{"from":"one"}`, string(m.Result))
+
+	f, err := declared.Parse("h.yaml", []byte("handlers:\n  - type: t\n    url: "+two.URL+"\n    circuitBreaker: {threshold: 2}\n  - type: fresh\n    url: "+two.URL+"\n"), declared.Options{})
+	require.NoError(t, err)
+	require.Equal(t, []string{"fresh"}, set.Swap(f))
+	require.NoError(t, b.RegisterLive(set.Handler("fresh")))
+	require.True(t, b.SetCircuit("t", set.Spec("t").Circuit))
+	m = settle(t, b, enqueue(t, b, "t", `{}`), contracts.BufferCompleted)
+	require.JSONEq(t, `{"from":"two"}`, string(m.Result))
+	settle(t, b, enqueue(t, b, "fresh", `{}`), contracts.BufferCompleted)
+	require.Error(t, b.RegisterLive(set.Handler("fresh")), "a type registers once")
+}
+
+// The shipped example parses (its ${ENV} set).
+func TestExampleFileIsValid(t *testing.T) {
+	f, err := declared.Load("../../../flows/buffer-handlers.example.yaml", declared.Options{Reserved: []string{"webhook.forward", "sse.emit", "noop"},
+		DefaultSecret: "hmac-secret", Getenv: func(k string) (string, bool) { return "x", k == "METABOT_TENANT" }})
+	require.NoError(t, err)
+	require.Equal(t, []string{"email.send", "metabot.forward"}, f.Types())
+	require.Equal(t, 2, f.Specs[0].Version)
+	require.Equal(t, declared.BodyMessage, f.Specs[1].Body)
+}

@@ -1,0 +1,236 @@
+package declared
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/hibiken/asynq"
+
+	"github.com/flowgate/flowgate/contracts"
+	"github.com/flowgate/flowgate/orchestrator/buffer"
+	"github.com/flowgate/flowgate/webhooks/hmacsig"
+)
+
+// Bounds of what a target's answer may be.
+const (
+	maxAnswer     = 1 << 20 // bytes of a 2xx body kept as the result
+	maxErrBody    = 512     // bytes of a failed answer kept in the error
+	maxRetryAfter = time.Hour
+)
+
+// RetryAfterError is a 429 whose Retry-After named the next delay.
+type RetryAfterError struct {
+	*buffer.StatusError
+	After time.Duration
+}
+
+func (e *RetryAfterError) Unwrap() error { return e.StatusError }
+
+// Set holds the current file's specs; its handlers read them per attempt.
+type Set struct {
+	specs    atomic.Pointer[map[string]*Spec]
+	fallback buffer.Backoff
+	client   *http.Client
+	now      func() time.Time
+}
+
+// NewSet returns a Set serving f. fallback is the buffer's backoff (for a
+// type that names none); client nil: a plain client (each attempt's
+// context bounds it).
+func NewSet(f *File, fallback buffer.Backoff, client *http.Client, now func() time.Time) *Set {
+	if client == nil {
+		client = &http.Client{}
+	}
+	if now == nil {
+		now = time.Now
+	}
+	if fallback == (buffer.Backoff{}) {
+		fallback = buffer.Backoff{Base: buffer.DefaultBackoffBase, Multiplier: buffer.DefaultBackoffMultiplier, Max: buffer.DefaultBackoffMax}
+	}
+	s := &Set{fallback: fallback, client: client, now: now}
+	s.Swap(f)
+	return s
+}
+
+// Swap makes f current and returns the types it declares that the
+// previous file did not (to register).
+func (s *Set) Swap(f *File) (added []string) {
+	m := make(map[string]*Spec, len(f.Specs))
+	for _, sp := range f.Specs {
+		m[sp.Type] = sp
+	}
+	old := s.specs.Swap(&m)
+	for _, sp := range f.Specs {
+		if old == nil || (*old)[sp.Type] == nil {
+			added = append(added, sp.Type)
+		}
+	}
+	return added
+}
+
+// Spec is a type's current target; nil when the current file has none.
+func (s *Set) Spec(typ string) *Spec {
+	m := s.specs.Load()
+	if m == nil {
+		return nil
+	}
+	return (*m)[typ]
+}
+
+// Handler returns the handler of a type (it follows reloads).
+func (s *Set) Handler(typ string) *Handler { return &Handler{Base: buffer.Base{Name: typ}, set: s} }
+
+// Handler is one declared type's buffer.Handler (and its retry policy and
+// breaker settings).
+type Handler struct {
+	buffer.Base
+	set *Set
+}
+
+// Timeout implements buffer.Handler.
+func (h *Handler) Timeout() time.Duration {
+	if sp := h.set.Spec(h.Name); sp != nil {
+		return sp.Timeout
+	}
+	return DefaultTimeout
+}
+
+// MaxRetries implements buffer.Handler.
+func (h *Handler) MaxRetries() int {
+	if sp := h.set.Spec(h.Name); sp != nil {
+		return sp.Retries
+	}
+	return buffer.Unset
+}
+
+// Circuit implements buffer.CircuitSettings.
+func (h *Handler) Circuit() buffer.CircuitConfig {
+	if sp := h.set.Spec(h.Name); sp != nil {
+		return sp.Circuit
+	}
+	return buffer.CircuitConfig{}
+}
+
+// RetryDelay implements orchestrator.RetryPolicy: a 429's Retry-After, else
+// the type's backoff.
+func (h *Handler) RetryDelay(n int, err error, _ *asynq.Task) time.Duration {
+	var ra *RetryAfterError
+	if errors.As(err, &ra) {
+		return ra.After
+	}
+	if sp := h.set.Spec(h.Name); sp != nil && sp.Backoff != (buffer.Backoff{}) {
+		return sp.Backoff.Delay(n)
+	}
+	return h.set.fallback.Delay(n)
+}
+
+// Process sends the message to the type's target.
+func (h *Handler) Process(ctx context.Context, m *buffer.Message) (any, error) {
+	sp := h.set.Spec(h.Name)
+	if sp == nil {
+		return nil, &buffer.CodedError{Code: string(contracts.CodeHandlerNotFound), Err: ErrRemoved}
+	}
+	body := []byte(m.Payload)
+	if sp.Body == BodyMessage {
+		var err error
+		if body, err = json.Marshal(m); err != nil {
+			return nil, &buffer.CodedError{Code: "INVALID_MESSAGE", Err: err}
+		}
+	}
+	var rd io.Reader
+	if sp.Method != http.MethodGet {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, sp.Method, sp.URL, rd)
+	if err != nil {
+		return nil, &buffer.CodedError{Code: "HANDLER_CONFIG", Err: err}
+	}
+	for k, v := range sp.Headers {
+		req.Header.Set(k, v)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Buffer-Message-Id", m.MessageID)
+	req.Header.Set("X-Buffer-Attempt", strconv.Itoa(m.AttemptCount))
+	req.Header.Set("X-Buffer-Type", m.Type)
+	if m.Metadata.CorrelationID != "" {
+		req.Header.Set("X-Correlation-Id", m.Metadata.CorrelationID)
+	}
+	if sp.Secret != nil {
+		if sp.Version == 2 {
+			hmacsig.SignRequestV2(req, sp.Secret, h.set.now(), body)
+		} else {
+			hmacsig.SignRequest(req, sp.Secret, h.set.now(), body)
+		}
+	}
+	res, err := h.set.client.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", sp.Method, sp.URL, err)
+	}
+	defer res.Body.Close()
+	if res.StatusCode < 200 || res.StatusCode > 299 {
+		raw, _ := io.ReadAll(io.LimitReader(res.Body, maxErrBody))
+		se := &buffer.StatusError{StatusCode: res.StatusCode, Body: string(raw)}
+		if res.StatusCode == http.StatusTooManyRequests {
+			if d, ok := retryAfter(res.Header.Get("Retry-After"), h.set.now()); ok {
+				return nil, &RetryAfterError{StatusError: se, After: d}
+			}
+		}
+		return nil, se
+	}
+	raw, err := io.ReadAll(io.LimitReader(res.Body, maxAnswer+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: reading the answer: %w", sp.Method, sp.URL, err)
+	}
+	if len(raw) > maxAnswer {
+		return nil, &buffer.CodedError{Code: "RESULT_TOO_LARGE", Err: fmt.Errorf("the answer is over %d bytes", maxAnswer)}
+	}
+	t := bytes.TrimSpace(raw)
+	switch {
+	case len(t) == 0:
+		return nil, nil
+	case json.Valid(t):
+		return json.RawMessage(t), nil
+	}
+	return string(raw), nil
+}
+
+// retryAfter reads Retry-After: delay-seconds or an HTTP date.
+func retryAfter(v string, now time.Time) (time.Duration, bool) {
+	if v == "" {
+		return 0, false
+	}
+	var d time.Duration
+	if n, err := strconv.Atoi(v); err == nil {
+		if n < 0 {
+			return 0, false
+		}
+		d = time.Duration(n) * time.Second
+	} else if t, err := http.ParseTime(v); err == nil {
+		d = t.Sub(now)
+		if d < 0 {
+			d = 0
+		}
+	} else {
+		return 0, false
+	}
+	return min(d, maxRetryAfter), true
+}
+
+// OnError implements buffer.Handler: an HTTP answer is judged by its status
+// alone (408, 429 and 5xx retried, other 4xx not), whatever its body says;
+// anything else by the buffer's classifier.
+func (h *Handler) OnError(err error, _ *buffer.Message) bool {
+	var se *buffer.StatusError
+	if errors.As(err, &se) {
+		return se.StatusCode >= 500 || se.StatusCode == http.StatusTooManyRequests || se.StatusCode == http.StatusRequestTimeout
+	}
+	return buffer.Retryable(err)
+}
