@@ -103,7 +103,7 @@ func (w webBooker) Resume(ctx context.Context, b holdshttp.ExternalBooking) (hol
 	}
 	if !strings.EqualFold(m.PatientGUID, b.PatientGUID) {
 		return holdshttp.Booked{}, true, &contracts.Error{Code: contracts.CodeConflict, Details: map[string]any{"field": "patientGUID"},
-			Message: "this hold was already used to book another patient"}
+			Message: "this hold was handed to a booking for another patient; hold the slot again"}
 	}
 	out, err := w.run(ctx, a.From, m.Appointment)
 	return out, true, err
