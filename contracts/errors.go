@@ -20,6 +20,7 @@ const (
 	CodeTimeout          Code = "timeout"            // 408: the request was not received within the read timeout
 	CodeConflict         Code = "conflict"           // 409: illegal state transition, lost race
 	CodeTooLarge         Code = "too_large"          // 413: body over the configured limit
+	CodePatientRequired  Code = "PATIENT_REQUIRED"   // 422: booking in Cloud9 needs a patient (patientGUID)
 	CodeRateLimited      Code = "rate_limited"       // 429
 	CodeHeadersTooLarge  Code = "headers_too_large"  // 431: request line or headers over the server's buffer
 	CodeQueueFull        Code = "queue_full"         // 503: backpressure
@@ -46,6 +47,8 @@ func (c Code) HTTPStatus() int {
 		return http.StatusConflict
 	case CodeTooLarge:
 		return http.StatusRequestEntityTooLarge
+	case CodePatientRequired:
+		return http.StatusUnprocessableEntity
 	case CodeRateLimited:
 		return http.StatusTooManyRequests
 	case CodeHeadersTooLarge:

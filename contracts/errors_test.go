@@ -39,6 +39,9 @@ func TestCodeStatusRoundTrip(t *testing.T) {
 	if contracts.CodeQueueFull.HTTPStatus() != http.StatusServiceUnavailable {
 		t.Error("queue_full must be 503")
 	}
+	if contracts.CodePatientRequired.HTTPStatus() != http.StatusUnprocessableEntity {
+		t.Error("PATIENT_REQUIRED must be 422")
+	}
 }
 
 func TestErrorWrapsCause(t *testing.T) {

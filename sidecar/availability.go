@@ -19,6 +19,7 @@ import (
 type availabilityPart struct {
 	catalog *availability.Catalog
 	http    *availhttp.Handlers
+	cloud9  *availability.Cloud9Source // the Cloud9 source; nil with HOLDS_SCHEDULE_FILE
 }
 
 // newAvailability builds the catalogue. With HOLDS_SCHEDULE_FILE the
@@ -34,6 +35,7 @@ func (m *Main) newAvailability(ctx context.Context) (*availabilityPart, error) {
 		return nil, &ConfigError{Var: "TIMESLOTS_CACHE_TTL_SECONDS", Err: err}
 	}
 	var src availability.Source
+	var c9 *availability.Cloud9Source
 	if ac.ScheduleFile != "" {
 		stored, err := store.SeedSchedule(ctx, ac.Schedule, ac.ScheduleHash)
 		if err != nil {
@@ -50,7 +52,8 @@ func (m *Main) newAvailability(ctx context.Context) (*availabilityPart, error) {
 		}
 		reader := availability.Cloud9Slots{Cloud9: m.booking.client.WithoutLimiter(), Cache: cache, LocationGUID: m.Config.Booking.LocationGUID,
 			Loc: ac.TimeZone, FreshFor: m.Config.Booking.SlotFresh, CacheTimeout: m.Config.Booking.RedisTimeout, Now: m.Now, Logger: m.Logger}
-		src = availability.Cloud9Source{Slots: reader, Loc: ac.TimeZone, Now: m.Now}
+		c9 = &availability.Cloud9Source{Slots: reader, Loc: ac.TimeZone, Now: m.Now}
+		src = *c9
 		m.Logger.Info("availability: Cloud9 source (no HOLDS_SCHEDULE_FILE): chairs are specialists; the admin endpoints answer 409")
 	}
 	cat, err := availability.NewCatalog(availability.CatalogConfig{Source: src, Store: store, MaxDays: ac.MaxDays, Now: m.Now, Logger: m.Logger})
@@ -70,7 +73,7 @@ func (m *Main) newAvailability(ctx context.Context) (*availabilityPart, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &availabilityPart{catalog: cat, http: h}, nil
+	return &availabilityPart{catalog: cat, http: h, cloud9: c9}, nil
 }
 
 // holdsActive is the hold engine's Active, which filters other clients'

@@ -12,6 +12,7 @@ import (
 	"github.com/flowgate/flowgate/orchestrator/booking/bookingdeps"
 	"github.com/flowgate/flowgate/orchestrator/booking/bookinghttp"
 	"github.com/flowgate/flowgate/orchestrator/booking/bookingsvc"
+	"github.com/flowgate/flowgate/orchestrator/booking/reservation"
 	"github.com/flowgate/flowgate/orchestrator/booking/session"
 	"github.com/flowgate/flowgate/orchestrator/cloud9"
 	"github.com/flowgate/flowgate/orchestrator/cloud9/cloud9sim"
@@ -29,6 +30,10 @@ type booking struct {
 	client *cloud9.Client
 	http   *bookinghttp.Handlers
 	family *bookinghttp.FamilyHandlers // booking_family.go
+	// The core, for the web face's bookings of Cloud9 slots (holds_book.go).
+	svc          *bookingsvc.Service
+	worker       *bookingsvc.Worker
+	reservations *reservation.Store
 }
 
 // cloud9Endpoint is the configured Cloud9, or the sandbox simulator started
@@ -150,7 +155,7 @@ func (m *Main) newBooking(rt *orchestrator.Runtime, b *backend, shutdown context
 	if err != nil {
 		return nil, fmt.Errorf("booking family: %w", err)
 	}
-	return &booking{client: client, http: h, family: fh}, nil
+	return &booking{client: client, http: h, family: fh, svc: svc, worker: worker, reservations: holds}, nil
 }
 
 // bookingServiceConfig is the booking service's (and worker's) settings.

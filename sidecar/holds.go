@@ -60,9 +60,12 @@ func (m *Main) holdsCatalog() holdshttp.Catalog {
 // availCatalog adapts *availability.Catalog to the web face's Catalog.
 type availCatalog struct{ c *availability.Catalog }
 
+// AppointmentType implements holdshttp.Catalog: a type of the Cloud9
+// source (not Editable) is External, booked in Cloud9 (webBooker).
 func (a availCatalog) AppointmentType(ctx context.Context, id string) (holdshttp.AppointmentType, error) {
 	t, err := a.c.AppointmentType(ctx, id)
-	return holdshttp.AppointmentType{ID: t.ID, CooldownMinutes: t.CooldownMinutes, SpecialistIDs: t.SpecialistIDs}, err
+	return holdshttp.AppointmentType{ID: t.ID, CooldownMinutes: t.CooldownMinutes, SpecialistIDs: t.SpecialistIDs,
+		External: err == nil && !a.c.Editable()}, err
 }
 
 func (a availCatalog) Candidates(ctx context.Context, id string, start time.Time, specialistID string) (time.Time, []holds.Candidate, error) {
@@ -70,12 +73,14 @@ func (a availCatalog) Candidates(ctx context.Context, id string, start time.Time
 }
 
 func (a availCatalog) RecordBooking(ctx context.Context, ap holdshttp.Appointment) error {
-	return a.c.RecordBooking(ctx, availability.Appointment(ap))
+	return a.c.RecordBooking(ctx, availability.Appointment{AppointmentID: ap.AppointmentID, AppointmentTypeID: ap.AppointmentTypeID,
+		SpecialistID: ap.SpecialistID, ClientID: ap.ClientID, SlotStartDate: ap.SlotStartDate, SlotEndDate: ap.SlotEndDate, BookedAt: ap.BookedAt})
 }
 
 func (a availCatalog) CancelBooking(ctx context.Context, id string) (holdshttp.Appointment, error) {
 	ap, err := a.c.CancelBooking(ctx, id)
-	return holdshttp.Appointment(ap), err
+	return holdshttp.Appointment{AppointmentID: ap.AppointmentID, AppointmentTypeID: ap.AppointmentTypeID, SpecialistID: ap.SpecialistID,
+		ClientID: ap.ClientID, SlotStartDate: ap.SlotStartDate, SlotEndDate: ap.SlotEndDate, BookedAt: ap.BookedAt}, err
 }
 
 // holdsRoutes mounts /v1/holds, book and cancel when a catalogue exists.
@@ -88,8 +93,9 @@ func (m *Main) holdsRoutes(app *fiber.App) error {
 	if err != nil {
 		return err
 	}
+	bc := m.Config.Booking
 	h, err := holdshttp.New(holdshttp.Config{Engine: eng, Catalog: cat, RequestTimeout: m.Config.Holds.RequestTimeout,
-		Now: m.Now, Logger: m.Logger})
+		Booker: m.webBooker(), BookingTimeout: bc.SyncBudget + bc.WriteTimeout + webBookingMargin, Now: m.Now, Logger: m.Logger})
 	if err != nil {
 		return err
 	}

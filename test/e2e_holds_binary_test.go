@@ -68,7 +68,8 @@ func TestHoldsBinaryCrossFaceAndCancel(t *testing.T) {
 	// appointment type GUID and refuses a web hold (409 from the engine);
 	// then it confirms, and the booked slot leaves the tiered cache (even
 	// for the booking session, which would still see a mere reservation of
-	// its own) and Cloud9's list, so the catalogue refuses it as no slot.
+	// its own) and Cloud9's list, so the catalogue refuses it as booked
+	// (409 slot_taken: on the type's grid, no longer open).
 	sim.setFaults(cloud9sim.FaultsJSON{Latency: "3s", Procedures: []string{"SetAppointment"}})
 	inFlight := make(chan contracts.ApptBookedResponse, 1)
 	go func() { // the answer is checked below
@@ -94,7 +95,7 @@ func TestHoldsBinaryCrossFaceAndCancel(t *testing.T) {
 	require.False(t, offeredTo(c, "call-a", list[1]), "booked slot still in the cache")
 	require.False(t, offeredTo(c, "call-b", list[1]))
 	status, _ = binaryHold(t, p.Base, typ, "web-2", list[1])
-	require.Equal(t, http.StatusBadRequest, status, "a booked slot is no Cloud9 slot start any more")
+	require.Equal(t, http.StatusConflict, status, "a slot booked in Cloud9 is taken")
 
 	// cancelAppt: the hold is released (release on the stream), the slot
 	// goes back into the cache and is offered again.

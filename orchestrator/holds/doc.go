@@ -13,11 +13,15 @@
 // slot one face holds is refused to the other, atomically, whoever asks
 // first. Each face also keeps its own readable key (hold:… or
 // SlotReservation:…). Every state change — Claim, Heartbeat, Release,
-// Confirm, Keep, the expiry sweep, ClearCooldown — is one Lua script
+// Confirm, Keep, Adopt, the expiry sweep, ClearCooldown — is one Lua script
 // (scripts.go) over the keys in keys.go, all carrying one hash tag on Redis
 // Cluster. Each change PUBLISHes an Event on EventChannel(appointmentTypeId)
 // ("hold", "heartbeat", "release", "confirm"); expired holds are announced
 // as "release" by Sweep, run once per tick by the scheduler.
+//
+// Adopt hands a live web hold over to the IVA face without freeing the
+// slot in between: the web face's /book of a slot booked in Cloud9 makes
+// its hold the booking core's reservation that way (see holdshttp).
 //
 // Errors are *contracts.Error or carry a Code: ErrSlotTaken / ErrNoCandidates
 // / ErrNotOwner → 409, *QuotaError / *CooldownError → 429, ErrHoldNotFound →

@@ -30,6 +30,8 @@ import (
 //	                                                       cooldownMinutes, appointmentId}, PX = the cooldown
 //	P client_limit:appointment:<appointmentId>     STRING  the cooldown key's name, same PX: ClearCooldown
 //	                                                       without SCAN
+//	P holds:adopted:<holdId>                       STRING  Adopt's record of a web hold handed over to a
+//	                                                       booking: {from, hold, memo, adoptedAt}, PX its Keep
 //	Prefix + holds:events:<appointmentTypeId>       channel the events (no tag: PUBLISH is not bound to a slot)
 //
 // <slotStart> is RFC 3339 UTC with seconds ("2025-03-15T09:00:00Z"); ids
@@ -76,7 +78,8 @@ func (k keys) cooldown(clientID, atid string) string {
 func (k keys) cooldownIndex(appointmentID string) string {
 	return k.p + "client_limit:appointment:" + appointmentID
 }
-func (k keys) channel(atid string) string { return k.prefix + "holds:events:" + atid }
+func (k keys) adopted(holdID string) string { return k.p + "holds:adopted:" + holdID }
+func (k keys) channel(atid string) string   { return k.prefix + "holds:events:" + atid }
 
 // validID reports whether s can be part of a key.
 func validID(s string) bool {

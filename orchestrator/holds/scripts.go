@@ -227,6 +227,72 @@ redis.call('PUBLISH', ARGV[6], ARGV[10])
 return {code, ARGV[7], ttl}
 `)
 
+// adoptScript hands a live web hold over to another owner on the same
+// slot (Adopt): the web hold's keys and indexes go without a "release",
+// the new hold takes the slot key, and the hand-over is recorded.
+//
+//	KEYS[1] slot  KEYS[2] new face key  KEYS[3] new client index  KEYS[4] records
+//	KEYS[5] expiry  KEYS[6] new active  KEYS[7] web hold's face key
+//	KEYS[8] web client's index  KEYS[9] web hold's active  KEYS[10] adoption record
+//	ARGV[1] new hold JSON  ARGV[2] face value  ARGV[3] new holdId  ARGV[4] new clientId
+//	ARGV[5] new face  ARGV[6] ttl ms  ARGV[7] now ms  ARGV[8] channel
+//	ARGV[9] "hold" event JSON  ARGV[10] record JSON  ARGV[11] "1": refresh an own hold
+//	ARGV[12] appointmentTypeId  ARGV[13] web holdId  ARGV[14] web clientId
+//	ARGV[15] the web face's name  ARGV[16] adoption JSON  ARGV[17] its PX
+//	ARGV[18] the web hold type's channel when it differs ("" = none)
+//
+// Returns {code, value, ms}: 1 adopted, or claimed where the slot was free
+// (value ARGV[1]); 2 the new owner holds it already on its face (as
+// claimScript's 2, TTLs raised with ARGV[11]); 0 anyone else's (value the
+// holder's JSON, ms its TTL; nothing changed).
+var adoptScript = redis.NewScript(decodeHold + `
+local ttl = tonumber(ARGV[6])
+local now = tonumber(ARGV[7])
+local cur = redis.call('GET', KEYS[1])
+if cur then
+  local pttl = redis.call('PTTL', KEYS[1])
+  local h = dec(cur)
+  if h and h.clientId == ARGV[4] and h.face == ARGV[5] and h.appointmentTypeId == ARGV[12] and not h.appointmentId then
+    local fp = redis.call('PTTL', KEYS[2])
+    if fp >= 0 and fp < pttl then pttl = fp end
+    if ARGV[11] == '1' and pttl < ttl then
+      raise(KEYS[1], ttl)
+      raise(KEYS[2], ttl)
+      index(h.holdId, now + ttl, KEYS[3], KEYS[5], KEYS[6], ttl)
+      pttl = ttl
+    end
+    return {2, cur, pttl}
+  end
+  if not (h and h.holdId == ARGV[13] and h.clientId == ARGV[14] and h.face == ARGV[15] and not h.appointmentId) then
+    return {0, cur, pttl}
+  end
+  redis.call('DEL', KEYS[7])
+  redis.call('ZREM', KEYS[8], ARGV[13])
+  redis.call('ZREM', KEYS[5], ARGV[13])
+  redis.call('ZREM', KEYS[9], ARGV[13])
+  redis.call('HDEL', KEYS[4], ARGV[13])
+end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ttl)
+redis.call('SET', KEYS[2], ARGV[2], 'PX', ttl)
+redis.call('HSET', KEYS[4], ARGV[3], ARGV[10])
+index(ARGV[3], now + ttl, KEYS[3], KEYS[5], KEYS[6], ttl)
+redis.call('SET', KEYS[10], ARGV[16], 'PX', ARGV[17])
+redis.call('PUBLISH', ARGV[8], ARGV[9])
+if ARGV[18] ~= '' then redis.call('PUBLISH', ARGV[18], ARGV[9]) end
+return {1, ARGV[1], ttl}
+`)
+
+// startCooldownScript sets a cooldown and its index by appointment id
+// (StartCooldown), as confirmScript does.
+//
+//	KEYS[1] cooldown (client_limit)  KEYS[2] cooldown index
+//	ARGV[1] cooldown value JSON  ARGV[2] cooldown ms
+var startCooldownScript = redis.NewScript(`
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+redis.call('SET', KEYS[2], KEYS[1], 'PX', ARGV[2])
+return 1
+`)
+
 // releaseBookedScript frees a slot a web booking kept (the appointment was
 // cancelled): only while the slot key is still that booking's claim.
 //

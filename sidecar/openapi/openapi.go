@@ -308,6 +308,7 @@ const (
 	s401 = http.StatusUnauthorized
 	s404 = http.StatusNotFound
 	s409 = http.StatusConflict
+	s422 = http.StatusUnprocessableEntity
 	s429 = http.StatusTooManyRequests
 	s500 = http.StatusInternalServerError
 	s503 = http.StatusServiceUnavailable

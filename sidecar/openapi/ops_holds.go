@@ -15,7 +15,7 @@ func opsHolds() []Op {
 	const tag = "holds"
 	obj := []any{map[string]any{}}
 	errs := []Resp{{Status: s400, Desc: "bad input (details.field)", Body: errBody}, {Status: s404, Desc: "unknown id", Body: errBody},
-		{Status: s409, Desc: "conflict (slot taken, hold expired)", Body: errBody}, {Status: s503, Desc: "Redis unavailable", Body: errBody}}
+		{Status: s409, Desc: "conflict (slot held or booked: details.reason slot_taken; hold expired)", Body: errBody}, {Status: s503, Desc: "Redis unavailable", Body: errBody}}
 	op := func(method, path, summary string, req []any, query []string, body any) Op {
 		return Op{Method: method, Path: path, Tag: tag, Summary: summary, Request: req, Query: query,
 			Responses: append([]Resp{{Status: s200, Desc: "ok", Body: []any{body}}}, errs...)}
@@ -29,7 +29,15 @@ func opsHolds() []Op {
 		op(http.MethodPost, "/v1/holds", "Hold a slot {appointmentTypeId, slotStartDate, clientId, specialistId?}", obj, nil, holdshttp.HoldResponse{}),
 		op(http.MethodPatch, "/v1/holds", "Keep a hold alive {holdId, clientId}", obj, nil, holdshttp.HeartbeatResponse{}),
 		op(http.MethodDelete, "/v1/holds/:holdId", "Release a hold", nil, []string{"clientId"}, holdshttp.ReleaseResponse{}),
-		op(http.MethodPost, "/v1/appointment-types/:id/book", "Book a held slot", obj, nil, holdshttp.BookResponse{}),
+		{Method: http.MethodPost, Path: "/v1/appointment-types/:id/book", Tag: tag, Request: []any{holdshttp.BookRequest{}},
+			Summary: "Book a held slot {holdId, clientId, patientGUID?}; a Cloud9-sourced type is booked in Cloud9 through the booking core and needs patientGUID",
+			Responses: []Resp{{Status: s201, Desc: "booked (a Cloud9-sourced type: made in Cloud9, status booked, cloud9AppointmentGUID)", Body: []any{holdshttp.BookResponse{}}},
+				{Status: s202, Desc: "Cloud9-sourced type: queued by the booking core (sync budget exhausted, or Cloud9's answer uncertain); the operation in queue-status' shape",
+					Body: []any{holdshttp.BookQueuedResponse{}}},
+				errs[0], errs[1],
+				{Status: s409, Desc: "hold expired or not the client's; slot taken or refused by Cloud9 (details.reason slot_taken)", Body: errBody},
+				{Status: s422, Desc: "PATIENT_REQUIRED: a Cloud9-sourced type needs patientGUID (the hold is kept)", Body: errBody},
+				{Status: s503, Desc: "Redis or Cloud9 unavailable, nothing queued", Body: errBody}}},
 		op(http.MethodDelete, "/v1/appointments/:appointmentId", "Cancel an appointment", nil, nil, holdshttp.CancelResponse{}),
 		op(http.MethodGet, "/v1/appointment-types", "Appointment types", nil, nil, availhttp.AppointmentTypesResponse{}),
 		op(http.MethodGet, "/v1/appointment-types/:id/timeslots", "Open timeslots", nil,

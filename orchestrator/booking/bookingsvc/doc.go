@@ -43,6 +43,17 @@
 // than wait again); the token is checked once against the primary patient
 // and each child must book under it (legacy mode excepted).
 //
+// # The web face's bookings (Service.BookHeld, held.go)
+//
+// The web face's /book of a Cloud9-sourced appointment type books through
+// the same core: its hold is first adopted as the reservation of the
+// session "web-<holdId>" (reservation.Store.Adopt), then BookHeld runs
+// steps 4–5 for that session without auth, session cache or note — Done
+// mark, Reserve (its own hold: a refresh), lease, limiter within the sync
+// budget, SetAppointment, the durable queue — and answers booked, queued
+// (operation id) or a *contracts.Error (409 taken or refused slot, 404
+// unknown patient, 400, 503).
+//
 // # One attempt, two policies (attempt.go)
 //
 // The protocol of one booking attempt — Done mark, reservation, lease,

@@ -11,6 +11,9 @@
 //	         session holds it (or nobody does any more: then it is taken
 //	         again, so the booked slot is not re-offered while caches catch up)
 //	Release  after a failed booking: delete, only if this session holds it
+//	Adopt    Reserve for a slot a web hold holds for this very booking (the
+//	         web face's /book of a Cloud9 slot): the web hold becomes this
+//	         session's reservation, the slot never free in between
 //	Filter   slot lists: drop the slots others hold; the asking session
 //	         still sees its own
 //

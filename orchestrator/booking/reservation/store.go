@@ -216,6 +216,46 @@ func (st *Store) Reserve(ctx context.Context, s slots.Slot, sessionID, patientNa
 	return Result{Outcome: Refreshed, Reservation: r, ExpiresIn: c.TTL}, nil
 }
 
+// WebHold names a web hold (POST /v1/holds) that Adopt turns into a
+// reservation, with what the engine keeps of the hand-over (Memo, Keep:
+// see holds.AdoptRequest).
+type WebHold struct {
+	ClientID string
+	HoldID   string
+	Memo     string
+	Keep     time.Duration
+}
+
+// Adopt is Reserve for a slot the web face holds for this very booking:
+// the web hold from becomes sessionID's reservation of s (ReserveTTL) in
+// one step, the slot never free in between (holds.Engine.Adopt), so the
+// booking core's Reserve, Confirm and Release of sessionID then treat it
+// as their own. A slot sessionID holds already is Refreshed; a free one
+// (the web hold ended meanwhile) is Reserved; anyone else's hold is a
+// *HeldError. s is named as the booking core names it to Reserve (the
+// appointment type decides the hold's type: give the same, or none, both
+// times).
+func (st *Store) Adopt(ctx context.Context, s slots.Slot, sessionID, patientName string, from WebHold) (Result, error) {
+	const op = "reservation.Adopt"
+	ref, err := st.resolve(op, s, sessionID, patientName, st.cfg.ReserveTTL)
+	if err != nil {
+		return Result{}, err
+	}
+	c, err := st.eng.Adopt(ctx, holds.AdoptRequest{ClaimRequest: ref.req, FromClientID: from.ClientID, FromHoldID: from.HoldID,
+		Memo: from.Memo, Keep: from.Keep})
+	if err != nil {
+		return Result{}, st.claimError(ctx, op, s, ref, err)
+	}
+	if c.New {
+		return Result{Outcome: Reserved, Reservation: ref.value, ExpiresIn: c.TTL}, nil
+	}
+	r, _, _, err := st.Get(ctx, s)
+	if err != nil {
+		return Result{}, err
+	}
+	return Result{Outcome: Refreshed, Reservation: r, ExpiresIn: c.TTL}, nil
+}
+
 // Confirm holds s for ConfirmTTL after sessionID booked it, if sessionID
 // still holds it or nobody does; a *HeldError says another session (or a
 // web client) took it meanwhile (the booking stands; log it). patientName

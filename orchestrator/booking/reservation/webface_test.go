@@ -177,3 +177,50 @@ func TestWebBookingKeepsTheSlotFromTheIVAFace(t *testing.T) {
 	_, err = iva.Reserve(b.ctx, s, "sess-1", "P")
 	require.NoError(t, err)
 }
+
+// A web hold adopted as a booking's reservation: the booking core's
+// Reserve, Confirm and Release of that session treat it as their own, and
+// nobody else — web or IVA — can take the slot at any point.
+func TestAdoptMakesTheWebHoldTheReservation(t *testing.T) {
+	t.Parallel()
+	b := setupWeb(t)
+	iva, err := reservation.New(nil, reservation.Config{Engine: b.eng, Location: time.UTC, AppointmentTypeID: webType})
+	require.NoError(t, err)
+	s := slots.Slot{StartTime: "3/15/2025 9:00:00 AM", ScheduleColumnGUID: webSpec, LocationGUID: "loc-1", Minutes: 30}
+	h := b.hold(t, "c1", webSpec, webSlot9)
+	from := reservation.WebHold{ClientID: "c1", HoldID: h.HoldID, Memo: "m"}
+
+	_, err = iva.Adopt(b.ctx, s, "sess-other", "P", reservation.WebHold{ClientID: "c2", HoldID: h.HoldID})
+	requireHeld(t, err) // another client's hold id is not adoptable
+	res, err := iva.Adopt(b.ctx, s, "web-"+h.HoldID, "P", from)
+	require.NoError(t, err)
+	require.Equal(t, reservation.Reserved, res.Outcome)
+	got, _, found, err := iva.Get(b.ctx, s)
+	require.NoError(t, err)
+	require.True(t, found)
+	require.Equal(t, "web-"+h.HoldID, got.SessionID, "the seed's SlotReservation key names the booking's session")
+
+	res, err = iva.Reserve(b.ctx, s, "web-"+h.HoldID, "P")
+	require.NoError(t, err)
+	require.Equal(t, reservation.Refreshed, res.Outcome, "the core's Reserve finds its own reservation")
+	_, err = iva.Reserve(b.ctx, s, "sess-1", "P")
+	requireHeld(t, err)
+	r := b.do(t, "POST", "/v1/holds", webHoldBody("c2", webSpec, webSlot9))
+	require.Equal(t, 409, r.Status, string(r.Body))
+	r = b.do(t, "PATCH", "/v1/holds", map[string]string{"clientId": "c1", "holdId": h.HoldID})
+	require.Equal(t, 404, r.Status, "the web hold itself is gone")
+
+	res, err = iva.Adopt(b.ctx, s, "web-"+h.HoldID, "P", from)
+	require.NoError(t, err)
+	require.Equal(t, reservation.Refreshed, res.Outcome, "adopting again (a retried /book) is idempotent")
+	res, err = iva.Confirm(b.ctx, s, "web-"+h.HoldID, "P")
+	require.NoError(t, err)
+	require.Equal(t, reservation.Confirmed, res.Outcome)
+	released, err := iva.Release(b.ctx, s, "web-"+h.HoldID)
+	require.NoError(t, err)
+	require.True(t, released)
+	a, found, err := b.eng.Adopted(b.ctx, "c1", h.HoldID)
+	require.NoError(t, err)
+	require.True(t, found)
+	require.Equal(t, "m", a.Memo)
+}

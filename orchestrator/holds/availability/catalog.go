@@ -254,8 +254,10 @@ func (c *Catalog) compute(ctx context.Context, snap Snapshot, t AppointmentType,
 // specialist, when one is named) and returns the slot's end and the
 // specialists free at it before holds are considered, highest priority
 // first. ErrNotFound: unknown type or specialist; ErrNotOnGrid: not a slot
-// start (for the Cloud9 source also a slot Cloud9 no longer offers) or in
-// the past. Computed uncached, so a booking never trusts a stale list.
+// start, or in the past; ErrSlotTaken (409): for the Cloud9 source, a
+// start Cloud9 no longer lists open (for the chair asked, or for any)
+// that is on the type's weekly grid — booked (Cloud9Source.taken has the
+// rule). Computed uncached, so a booking never trusts a stale list.
 func (c *Catalog) Candidates(ctx context.Context, appointmentTypeID string, start time.Time, specialistID string) (time.Time, []Candidate, error) {
 	const op = "availability.Candidates"
 	snap, err := c.cfg.Source.Snapshot(ctx)
@@ -266,6 +268,7 @@ func (c *Catalog) Candidates(ctx context.Context, appointmentTypeID string, star
 	if !ok {
 		return time.Time{}, nil, notFound(op, "no appointment type %q", appointmentTypeID)
 	}
+	whole := t // every chair of the type: its grid (takenSource)
 	if specialistID != "" {
 		if len(snap.SpecialistsOf(t, specialistID)) == 0 {
 			return time.Time{}, nil, notFound(op, "no specialist %q for appointment type %q", specialistID, t.ID)
@@ -287,6 +290,9 @@ func (c *Catalog) Candidates(ctx context.Context, appointmentTypeID string, star
 		}
 	}
 	if len(at) == 0 {
+		if ts, ok := c.cfg.Source.(takenSource); ok && ts.taken(snap, whole, start) {
+			return time.Time{}, nil, slotTaken(op, start)
+		}
 		return time.Time{}, nil, notOnGrid(op, start)
 	}
 	end := at[0].End
@@ -303,6 +309,13 @@ func (c *Catalog) Candidates(ctx context.Context, appointmentTypeID string, star
 		}
 	}
 	return end, cands, nil
+}
+
+// takenSource is a Source that tells a booked slot start from one it
+// never offers (Cloud9Source: the schedule-file source's booked starts
+// are still openings, taken out by the appointments instead).
+type takenSource interface {
+	taken(snap Snapshot, t AppointmentType, start time.Time) bool
 }
 
 // RecordBooking stores an appointment booked through /v1 and invalidates

@@ -124,3 +124,76 @@ func (s Cloud9Source) Openings(ctx context.Context, snap Snapshot, t Appointment
 	})
 	return out, nil
 }
+
+// OpenSlot is the open slot Cloud9 lists for type typeID in chair column
+// at start (an instant) — its startTime text, schedule view, minutes and
+// location, what booking it in Cloud9 needs; found false when Cloud9 does
+// not list it open (any more).
+func (s Cloud9Source) OpenSlot(ctx context.Context, typeID, column string, start time.Time) (slots.Slot, bool, error) {
+	s = s.withDefaults()
+	date := DateIn(start, s.Loc)
+	list, err := s.Slots.OpenSlots(ctx, slots.WallInstant(s.Loc, date, 0), slots.WallInstant(s.Loc, date.AddDate(0, 0, 1), 0))
+	if err != nil {
+		return slots.Slot{}, false, unavailableErr("availability.Cloud9Source.OpenSlot", err)
+	}
+	for _, sl := range list {
+		if !strings.EqualFold(sl.AppointmentTypeGUID, typeID) || !strings.EqualFold(sl.ScheduleColumnGUID, column) {
+			continue
+		}
+		if at, ok := s.instant(sl); ok && at.Equal(start.UTC()) {
+			return sl, true, nil
+		}
+	}
+	return slots.Slot{}, false, nil
+}
+
+// instant is a Cloud9 slot's start as an instant (its wall clock in Loc).
+func (s Cloud9Source) instant(sl slots.Slot) (time.Time, bool) {
+	wall, err := sl.Start()
+	if err != nil {
+		return time.Time{}, false
+	}
+	date := civil(wall.Year(), wall.Month(), wall.Day())
+	return slots.WallInstant(s.Loc, date, wall.Hour()*60+wall.Minute()).Add(time.Duration(wall.Second()) * time.Second).UTC(), true
+}
+
+// taken reports whether start, which Cloud9 does not list open for type t
+// (for the chair asked), is nevertheless one of t's slot starts — booked,
+// by flowgate or anyone — rather than a start Cloud9 never offers. Cloud9
+// gives no read of a day's appointments to these credentials
+// (GetAppointmentListByDate is not authorized) and GetOnlineReservations
+// lists open slots only, so the rule reads the shape of t's schedule from
+// the open slots Snapshot read (the next Horizon days): start is taken
+// when it lies within that horizon and, on some date of it with the same
+// weekday, one of t's chairs has an open slot of t at the same wall-clock
+// time in Loc (the weekly grid). A start off that grid — not a multiple of
+// the slots' rhythm, outside the practice's hours, on a weekday t is never
+// offered, past the horizon — stays "not on the grid". A weekday whose
+// slots of t are all booked for the whole horizon reads as off the grid.
+func (s Cloud9Source) taken(snap Snapshot, t AppointmentType, start time.Time) bool {
+	s = s.withDefaults()
+	if snap.open == nil {
+		return false
+	}
+	lo, hi := slots.WallInstant(s.Loc, snap.openFrom, 0), slots.WallInstant(s.Loc, snap.openFrom.AddDate(0, 0, s.Horizon), 0)
+	if start.Before(lo) || !start.Before(hi) {
+		return false
+	}
+	want := start.In(s.Loc)
+	for _, sl := range snap.open {
+		if !strings.EqualFold(sl.AppointmentTypeGUID, t.ID) || !slices.ContainsFunc(t.SpecialistIDs, func(id string) bool {
+			return strings.EqualFold(id, sl.ScheduleColumnGUID)
+		}) {
+			continue
+		}
+		wall, err := sl.Start()
+		if err != nil {
+			continue
+		}
+		if civil(wall.Year(), wall.Month(), wall.Day()).Weekday() == want.Weekday() &&
+			wall.Hour() == want.Hour() && wall.Minute() == want.Minute() && wall.Second() == want.Second() {
+			return true
+		}
+	}
+	return false
+}

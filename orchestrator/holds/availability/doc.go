@@ -10,7 +10,11 @@
 // finds it gone from Redis stores the file's again, once across instances)
 // and Cloud9 (Cloud9Source: the open slots of GetOnlineReservations through
 // the slot cache, chairs as specialists).
-// Appointments booked through /v1 are kept in Redis (Store) for both.
+// Appointments booked through /v1 of a schedule-file type are kept in
+// Redis (Store); those of a Cloud9 type are booked in Cloud9 (the web
+// face's Booker), whose open list then leaves them out, and a start on the
+// type's weekly grid that Cloud9 no longer lists open is answered as taken
+// (ErrSlotTaken, 409) rather than off the grid.
 //
 // Catalog is what the HTTP layer (availhttp) and the hold engine's web face
 // use: the appointment types, the timeslots of a type (cached under

@@ -80,6 +80,9 @@ var (
 	ErrNotFound = errors.New("availability: not found")
 	// ErrNotOnGrid: a slot start that is not on the type's grid (400).
 	ErrNotOnGrid = errors.New("availability: slot start not on the appointment type's grid")
+	// ErrSlotTaken: a slot start on the type's grid that the source no
+	// longer offers because it is booked (409, details.reason slot_taken).
+	ErrSlotTaken = errors.New("availability: slot start already booked")
 	// ErrInvalid: a malformed value (400).
 	ErrInvalid = errors.New("availability: invalid")
 	// ErrConflict: an appointment id already recorded, or a change the
@@ -104,6 +107,14 @@ func invalidField(op, field, format string, args ...any) error {
 func notOnGrid(op string, start time.Time) error {
 	e := contracts.Errorf(contracts.CodeInvalid, "slotStartDate %s is not a slot start of this appointment type", start.UTC().Format(time.RFC3339))
 	e.Op, e.Err, e.Details = op, ErrNotOnGrid, map[string]any{"field": "slotStartDate"}
+	return e
+}
+
+// slotTaken is ErrSlotTaken as the web face answers a taken slot: 409
+// with details.reason "slot_taken".
+func slotTaken(op string, start time.Time) error {
+	e := contracts.Errorf(contracts.CodeConflict, "slotStartDate %s is already booked", start.UTC().Format(time.RFC3339))
+	e.Op, e.Err, e.Details = op, ErrSlotTaken, map[string]any{"field": "slotStartDate", "reason": "slot_taken"}
 	return e
 }
 

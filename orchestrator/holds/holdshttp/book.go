@@ -3,6 +3,7 @@ package holdshttp
 import (
 	"context"
 	"errors"
+	"strings"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -10,9 +11,28 @@ import (
 	"github.com/flowgate/flowgate/orchestrator/holds"
 )
 
-// BookResponse is the answer of POST /v1/appointment-types/{id}/book.
+// BookRequest is the body of POST /v1/appointment-types/{id}/book.
+// PatientGUID is the Cloud9 patient; required for an External type (422
+// PATIENT_REQUIRED without it), ignored otherwise.
+type BookRequest struct {
+	HoldID      string `json:"holdId"`
+	ClientID    string `json:"clientId"`
+	PatientGUID string `json:"patientGUID,omitempty"`
+}
+
+// BookResponse is the 201 answer of POST /v1/appointment-types/{id}/book.
 type BookResponse struct {
 	Appointment Appointment `json:"appointment"`
+}
+
+// BookQueuedResponse is the 202 answer of an External type's /book whose
+// booking the booking core queued (its sync budget ran out, or Cloud9's
+// answer was uncertain): the appointment (status "queued"), the operation
+// in queue-status' shape, and the endpoint that reports it.
+type BookQueuedResponse struct {
+	Appointment    Appointment              `json:"appointment"`
+	Operation      contracts.QueueOperation `json:"operation"`
+	StatusEndpoint string                   `json:"statusEndpoint,omitempty"`
 }
 
 // CancelResponse is the answer of DELETE /v1/appointments/{appointmentId}.
@@ -26,10 +46,11 @@ func (h *Handlers) book(c *fiber.Ctx) error {
 	if err := checkID("id", atid); err != nil {
 		return err
 	}
-	var req holdRef
-	if err := decode(c, &req); err != nil {
+	var body BookRequest
+	if err := decode(c, &body); err != nil {
 		return err
 	}
+	req := holdRef{HoldID: body.HoldID, ClientID: body.ClientID}
 	if err := checkRef(req); err != nil {
 		return err
 	}
@@ -38,6 +59,10 @@ func (h *Handlers) book(c *fiber.Ctx) error {
 	t, err := h.cfg.Catalog.AppointmentType(ctx, atid)
 	if err != nil {
 		return err
+	}
+	if t.External {
+		cancel()
+		return h.bookExternal(c, t, req, strings.TrimSpace(body.PatientGUID))
 	}
 	// (1) the hold must be live and the client's; the heartbeat also gives
 	// it a full TTL for the steps below.

@@ -22,9 +22,13 @@ type AppointmentType struct {
 	ID              string
 	CooldownMinutes int // <= 0: the engine's default
 	SpecialistIDs   []string
+	// External: the type is booked in the practice's system of record
+	// (Cloud9) through Config.Booker, and a booking names the patient.
+	External bool
 }
 
-// Appointment is a booking made through /v1.
+// Appointment is a booking made through /v1. The last three fields are
+// set for an External type only.
 type Appointment struct {
 	AppointmentID     string    `json:"appointmentId"`
 	AppointmentTypeID string    `json:"appointmentTypeId"`
@@ -33,6 +37,12 @@ type Appointment struct {
 	SlotStartDate     time.Time `json:"slotStartDate"`
 	SlotEndDate       time.Time `json:"slotEndDate"`
 	BookedAt          time.Time `json:"bookedAt"`
+	PatientGUID       string    `json:"patientGUID,omitempty"`
+	// Cloud9AppointmentGUID is the appointment in Cloud9, once made.
+	Cloud9AppointmentGUID string `json:"cloud9AppointmentGUID,omitempty"`
+	// Status is "booked" (made in Cloud9) or "queued" (the booking
+	// core's durable queue will make it; see the operation).
+	Status string `json:"status,omitempty"`
 }
 
 // Catalog is the availability catalogue as the web face uses it
@@ -56,10 +66,48 @@ type Engine interface {
 	ClearCooldown(ctx context.Context, appointmentID string) (bool, error)
 	ReleaseBooking(ctx context.Context, appointmentID string, h holds.Hold) (bool, error)
 	BookedAppointment(ctx context.Context, specialistID string, start time.Time) (string, error)
+	StartCooldown(ctx context.Context, clientID, appointmentTypeID, appointmentID string, cooldown time.Duration) error
+}
+
+// Booker books an External type's held slot in the system of record
+// through the booking core (limiter, durable queue, no duplicates, slot
+// reservation). Errors should be *contracts.Error; they are answered as
+// they are.
+type Booker interface {
+	// Book books the slot of b.Hold — the client's live hold, which the
+	// booker takes over as the booking's reservation, so the slot is
+	// never free in between — for b.PatientGUID.
+	Book(ctx context.Context, b ExternalBooking) (Booked, error)
+	// Resume answers a /book retried after its hold was taken over (only
+	// b.Hold.HoldID and ClientID are known): the same booking, found
+	// already made or made now, never a second one. found is false when
+	// the hold was never taken over (or too long ago).
+	Resume(ctx context.Context, b ExternalBooking) (out Booked, found bool, err error)
+}
+
+// ExternalBooking is what Booker books.
+type ExternalBooking struct {
+	Type          AppointmentType
+	Hold          holds.Hold
+	PatientGUID   string
+	AppointmentID string // flowgate's id of the booking (Config.AppointmentID)
+}
+
+// Booked is an External booking made (Cloud9AppointmentGUID) or queued
+// (Operation, in queue-status' shape, and where to follow it).
+type Booked struct {
+	Hold                  holds.Hold // the slot (Resume: as the hold was taken over)
+	Cloud9AppointmentGUID string
+	Operation             *contracts.QueueOperation
+	StatusEndpoint        string
 }
 
 // DefaultRequestTimeout bounds each request's Redis and catalogue work.
 const DefaultRequestTimeout = 2 * time.Second
+
+// DefaultBookingTimeout bounds an External type's /book (the booking
+// core waits within its own sync budget, then queues).
+const DefaultBookingTimeout = 30 * time.Second
 
 // Config configures the handlers. Engine and Catalog are required.
 type Config struct {
@@ -67,6 +115,11 @@ type Config struct {
 	Catalog Catalog
 	// RequestTimeout: a hung Redis answers 503 after this long. Default 2 s.
 	RequestTimeout time.Duration
+	// Booker books External types; without it their /book answers 503.
+	Booker Booker
+	// BookingTimeout bounds an External type's /book, which is not cut
+	// when the client goes away. Default 30 s.
+	BookingTimeout time.Duration
 	// Now stamps bookedAt. Default time.Now.
 	Now func() time.Time
 	// AppointmentID derives a booking's appointment id from its hold id, so
@@ -86,6 +139,9 @@ func New(cfg Config) (*Handlers, error) {
 	}
 	if cfg.RequestTimeout <= 0 {
 		cfg.RequestTimeout = DefaultRequestTimeout
+	}
+	if cfg.BookingTimeout <= 0 {
+		cfg.BookingTimeout = DefaultBookingTimeout
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -272,13 +328,20 @@ func tooMany(c *fiber.Ctx, reason string, left time.Duration, msg string, extra 
 	return &contracts.Error{Code: contracts.CodeRateLimited, Message: msg, Details: details}
 }
 
+// conflict is a slot this client cannot have: 409 with details.reason
+// "slot_taken" (held by someone else, or nobody free), as a booked slot is
+// answered (the catalogue's 409).
 func conflict(err error) error {
 	msg := "this slot is held by someone else"
 	if errors.Is(err, holds.ErrNoCandidates) {
 		msg = "no specialist is free at this slot"
 	}
-	return &contracts.Error{Code: contracts.CodeConflict, Message: msg, Err: err}
+	return &contracts.Error{Code: contracts.CodeConflict, Message: msg, Err: err, Details: map[string]any{"reason": reasonSlotTaken}}
 }
+
+// reasonSlotTaken is details.reason of a 409 for a slot that is held or
+// booked.
+const reasonSlotTaken = "slot_taken"
 
 func notFound(field, format string, args ...any) error {
 	e := contracts.Errorf(contracts.CodeNotFound, format, args...)

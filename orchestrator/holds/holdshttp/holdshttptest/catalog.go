@@ -23,6 +23,9 @@ type Type struct {
 	// Open reports whether start is a slot start (default: on the grid
 	// between 09:00 and 17:00 UTC).
 	Open func(start time.Time) bool
+	// External: booked in the system of record through the web face's
+	// Booker (AppointmentType.External).
+	External bool
 }
 
 // Catalog is the in-memory catalogue. Booked slots are not free; errors are
@@ -69,7 +72,7 @@ func (c *Catalog) AppointmentType(_ context.Context, id string) (holdshttp.Appoi
 	for id := range t.Specialists {
 		ids = append(ids, id)
 	}
-	return holdshttp.AppointmentType{ID: t.ID, CooldownMinutes: t.CooldownMinutes, SpecialistIDs: ids}, nil
+	return holdshttp.AppointmentType{ID: t.ID, CooldownMinutes: t.CooldownMinutes, SpecialistIDs: ids, External: t.External}, nil
 }
 
 func (t Type) open(start time.Time) bool {
