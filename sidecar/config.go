@@ -186,6 +186,16 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 }
 
 func (c *Config) validate(p *problems) {
+	c.validateRedis(p)
+	c.validateOrchestration(p)
+	c.validateSecrets(p)
+	c.validateBooking(p)
+	c.validateSlotCache(p)
+	c.validateBuffer(p)
+}
+
+// validateRedis checks the Redis mode and the monitoring credentials.
+func (c *Config) validateRedis(p *problems) {
 	modes := 0
 	for _, set := range []bool{c.RedisURL != "", len(c.RedisClusterAddrs) > 0, len(c.RedisSentinelAddrs) > 0} {
 		if set {
@@ -204,6 +214,10 @@ func (c *Config) validate(p *problems) {
 	if (c.MonitoringUser == "") != (c.MonitoringPass == "") {
 		p.addf("MONITORING_PASSWORD", "set both MONITORING_USER and MONITORING_PASSWORD, or neither")
 	}
+}
+
+// validateOrchestration checks the VM task queue's schedules and timings.
+func (c *Config) validateOrchestration(p *problems) {
 	for _, spec := range []struct{ name, v string }{
 		{"DLQ_RECONCILE_SCHEDULE", c.DLQReconcile}, {"HEARTBEAT_MONITOR_SCHEDULE", c.HeartbeatSpec},
 		{"VT_SWEEP_SCHEDULE", c.VTSpec}, {"SLA_PROMOTION_SCHEDULE", c.SLASpec}, {"RETRY_OVERDUE_SCHEDULE", c.RetryOverdueSpec},
@@ -232,6 +246,11 @@ func (c *Config) validate(p *problems) {
 	if c.AckPath == c.FailPath {
 		p.addf("WEBHOOK_FAIL_PATH", "must differ from WEBHOOK_ACK_PATH")
 	}
+}
+
+// validateSecrets checks what a real Redis requires and that the Cloud9
+// credentials come together.
+func (c *Config) validateSecrets(p *problems) {
 	if !c.Embedded() {
 		if c.BookingAuthSecret == "" {
 			p.addf("BOOKING_AUTH_SECRET", "required with a real Redis (flowgate env prints a fresh one)")
@@ -253,9 +272,6 @@ func (c *Config) validate(p *problems) {
 	if set != 0 && set != len(cloud9) {
 		p.addf("CLOUD9_ENDPOINT", "set CLOUD9_ENDPOINT, CLOUD9_CLIENT_ID, CLOUD9_USERNAME and CLOUD9_PASSWORD together, or none for the sandbox simulator")
 	}
-	c.validateBooking(p)
-	c.validateSlotCache(p)
-	c.validateBuffer(p)
 }
 
 // Embedded reports whether flowgate runs on its in-process Redis.
