@@ -121,67 +121,95 @@ func (b *Buffer) List(ctx context.Context, q ListQuery) (contracts.BufferMessage
 	if list == nil {
 		return out, badParam("state", "state must be one of %s; got %q", strings.Join(ListStates, ", "), q.State)
 	}
+	cur, last, err := listStart(&q)
+	if err != nil {
+		return out, err
+	}
+	scan := listScan{b: b, q: q, list: list, out: &out}
+	for ; cur.queue <= last; cur.queue, cur.pos = cur.queue+1, 0 {
+		done, err := scan.queue(ctx, &cur)
+		if err != nil || done {
+			return out, err
+		}
+	}
+	return out, nil
+}
+
+// listStart checks q (defaulting its limit) and answers where the listing
+// starts and the last queue it reads.
+func listStart(q *ListQuery) (listCursor, int, error) {
 	if q.Limit == 0 {
 		q.Limit = DefaultListLimit
 	}
 	if q.Limit < 1 || q.Limit > MaxListLimit {
-		return out, badParam("limit", "limit must be 1..%d, got %d", MaxListLimit, q.Limit)
+		return listCursor{}, 0, badParam("limit", "limit must be 1..%d, got %d", MaxListLimit, q.Limit)
 	}
 	if q.Type != "" && len(q.Type) > 128 {
-		return out, badParam("type", "type must be at most 128 characters")
+		return listCursor{}, 0, badParam("type", "type must be at most 128 characters")
 	}
 	cur := listCursor{state: q.State}
 	if q.Cursor != "" {
 		var err error
 		if cur, err = parseListCursor(q.Cursor, q.State); err != nil {
-			return out, err
+			return listCursor{}, 0, err
 		}
 	}
 	last := len(queueNames) - 1
 	if q.Priority != nil {
 		if !q.Priority.Valid() {
-			return out, badParam("priority", "priority must be 0..3")
+			return listCursor{}, 0, badParam("priority", "priority must be 0..3")
 		}
 		if cur.queue < int(*q.Priority) {
 			cur = listCursor{state: q.State, queue: int(*q.Priority)}
 		}
 		last = int(*q.Priority)
 	}
-	scanned := 0
-	for ; cur.queue <= last; cur.queue, cur.pos = cur.queue+1, 0 {
-		for {
-			if scanned >= listScanMax {
-				out.NextCursor = cur.String()
-				return out, nil
+	return cur, last, nil
+}
+
+// listScan is one List call's walk over the queues.
+type listScan struct {
+	b       *Buffer
+	q       ListQuery
+	list    func(queue string, opts ...asynq.ListOption) ([]*asynq.TaskInfo, error)
+	out     *contracts.BufferMessageList
+	scanned int
+}
+
+// queue reads cur's queue from cur.pos on; done when the page is full or
+// the scan budget spent (NextCursor set).
+func (s *listScan) queue(ctx context.Context, cur *listCursor) (bool, error) {
+	for {
+		if s.scanned >= listScanMax {
+			s.out.NextCursor = cur.String()
+			return true, nil
+		}
+		page, skip := cur.pos/listChunk+1, cur.pos%listChunk
+		infos, err := s.list(queueNames[cur.queue], asynq.PageSize(listChunk), asynq.Page(page))
+		if errors.Is(err, asynq.ErrQueueNotFound) {
+			return false, nil
+		}
+		if err != nil {
+			return false, persistence("buffer.List", err)
+		}
+		for i := skip; i < len(infos); i++ {
+			cur.pos++
+			s.scanned++
+			if s.q.Type != "" && infos[i].Type != s.q.Type {
+				continue
 			}
-			page, skip := cur.pos/listChunk+1, cur.pos%listChunk
-			infos, err := list(queueNames[cur.queue], asynq.PageSize(listChunk), asynq.Page(page))
-			if errors.Is(err, asynq.ErrQueueNotFound) {
-				break
-			}
+			m, err := s.b.fromTask(ctx, infos[i])
 			if err != nil {
-				return out, persistence("buffer.List", err)
+				return false, err
 			}
-			for i := skip; i < len(infos); i++ {
-				cur.pos++
-				scanned++
-				if q.Type != "" && infos[i].Type != q.Type {
-					continue
-				}
-				m, err := b.fromTask(ctx, infos[i])
-				if err != nil {
-					return out, err
-				}
-				out.Items = append(out.Items, *m)
-				if len(out.Items) == q.Limit {
-					out.NextCursor = cur.String()
-					return out, nil
-				}
-			}
-			if len(infos) < listChunk {
-				break
+			s.out.Items = append(s.out.Items, *m)
+			if len(s.out.Items) == s.q.Limit {
+				s.out.NextCursor = cur.String()
+				return true, nil
 			}
 		}
+		if len(infos) < listChunk {
+			return false, nil
+		}
 	}
-	return out, nil
 }

@@ -260,125 +260,163 @@ func Parse(path string, raw []byte, opt Options) (*File, error) {
 	return f, nil
 }
 
+// handlerState is what reading one entry collects besides its Spec.
+type handlerState struct {
+	s                       *Spec
+	sign                    *bool
+	secret                  string
+	secretNode, versionNode *yaml.Node
+	hasType, hasURL         bool
+}
+
 // handler reads one entry of handlers.
 func (p *parser) handler(n *yaml.Node) *Spec {
-	s := &Spec{Method: DefaultMethod, Timeout: DefaultTimeout, Retries: buffer.Unset, Version: 1, Body: BodyPayload, Line: n.Line}
-	var sign *bool
-	var secret string
-	var secretNode, versionNode *yaml.Node
-	var hasType, hasURL bool
-	p.fields(n, "handler", handlerKeys, func(key string, k, v *yaml.Node) {
-		switch key {
-		case "type":
-			hasType = true
-			if t, ok := p.str(v, key); ok {
-				s.Type = t
-				p.checkType(v, t)
-			}
-		case "url":
-			hasURL = true
-			if u, ok := p.str(v, key); ok {
-				s.URL = p.expand(v, u)
-				if pu, err := url.Parse(s.URL); err != nil || (pu.Scheme != "http" && pu.Scheme != "https") || pu.Host == "" {
-					p.addf(v, "url must be an http(s) URL, got %q", s.URL)
-				}
-			}
-		case "method":
-			if m, ok := p.str(v, key); ok {
-				s.Method = strings.ToUpper(m)
-				if !methods[s.Method] {
-					p.addf(v, "method must be one of POST, PUT, PATCH, DELETE, GET, got %q", m)
-				}
-			}
-		case "headers":
-			s.Headers = map[string]string{}
-			if v.Kind != yaml.MappingNode {
-				p.addf(v, "headers must be a mapping of name: value")
-				return
-			}
-			for i := 0; i+1 < len(v.Content); i += 2 {
-				hk, hv := v.Content[i], v.Content[i+1]
-				if hk.Value == "" || strings.ContainsAny(hk.Value, " :\r\n") {
-					p.addf(hk, "header name %q is not valid", hk.Value)
-					continue
-				}
-				if val, ok := p.str(hv, "header "+hk.Value); ok {
-					s.Headers[hk.Value] = p.expand(hv, val)
-				}
-			}
-		case "timeout":
-			if d := p.dur(v, key); d > MaxTimeout {
-				p.addf(v, "timeout must be at most %s", MaxTimeout)
-			} else if d > 0 {
-				s.Timeout = d
-			}
-		case "maxRetries":
-			if r, ok := p.integer(v, key, 0, MaxRetries); ok {
-				s.Retries = r
-			}
-		case "backoff":
-			p.backoff(v, s)
-		case "circuitBreaker":
-			p.fields(v, "circuitBreaker", []string{"threshold", "timeout"}, func(key string, _, v *yaml.Node) {
-				switch key {
-				case "threshold":
-					if t, ok := p.integer(v, "circuitBreaker.threshold", 1, 1000); ok {
-						s.Circuit.Threshold = uint32(t)
-					}
-				case "timeout":
-					s.Circuit.Timeout = p.dur(v, "circuitBreaker.timeout")
-				}
-			})
-		case "sign":
-			if b, ok := p.str(v, key); ok {
-				on, err := strconv.ParseBool(b)
-				if err != nil {
-					p.addf(v, "sign must be true or false, got %q", b)
-				}
-				sign = &on
-			}
-		case "secret":
-			secretNode = v
-			if sv, ok := p.str(v, key); ok {
-				secret = p.expand(v, sv)
-			}
-		case "signatureVersion":
-			versionNode = v
-			if ver, ok := p.integer(v, key, 1, 2); ok {
-				s.Version = ver
-			}
-		case "body":
-			if b, ok := p.str(v, key); ok {
-				if b != BodyPayload && b != BodyMessage {
-					p.addf(v, "body must be %q or %q, got %q", BodyPayload, BodyMessage, b)
-				}
-				s.Body = b
-			}
-		}
-	})
+	st := &handlerState{s: &Spec{Method: DefaultMethod, Timeout: DefaultTimeout, Retries: buffer.Unset, Version: 1, Body: BodyPayload, Line: n.Line}}
+	p.fields(n, "handler", handlerKeys, func(key string, _, v *yaml.Node) { p.handlerField(st, key, v) })
 	if n.Kind != yaml.MappingNode {
 		return nil
 	}
-	if !hasType {
+	p.finishHandler(n, st)
+	return st.s
+}
+
+// handlerField reads one key of an entry.
+func (p *parser) handlerField(st *handlerState, key string, v *yaml.Node) {
+	s := st.s
+	switch key {
+	case "type":
+		st.hasType = true
+		if t, ok := p.str(v, key); ok {
+			s.Type = t
+			p.checkType(v, t)
+		}
+	case "url":
+		st.hasURL = true
+		p.url(v, s)
+	case "method":
+		p.method(v, s)
+	case "headers":
+		p.headers(v, s)
+	case "timeout":
+		if d := p.dur(v, key); d > MaxTimeout {
+			p.addf(v, "timeout must be at most %s", MaxTimeout)
+		} else if d > 0 {
+			s.Timeout = d
+		}
+	case "maxRetries":
+		if r, ok := p.integer(v, key, 0, MaxRetries); ok {
+			s.Retries = r
+		}
+	case "backoff":
+		p.backoff(v, s)
+	case "circuitBreaker":
+		p.circuit(v, s)
+	case "sign":
+		if b, ok := p.str(v, key); ok {
+			on, err := strconv.ParseBool(b)
+			if err != nil {
+				p.addf(v, "sign must be true or false, got %q", b)
+			}
+			st.sign = &on
+		}
+	case "secret":
+		st.secretNode = v
+		if sv, ok := p.str(v, key); ok {
+			st.secret = p.expand(v, sv)
+		}
+	case "signatureVersion":
+		st.versionNode = v
+		if ver, ok := p.integer(v, key, 1, 2); ok {
+			s.Version = ver
+		}
+	case "body":
+		p.body(v, s)
+	}
+}
+
+// finishHandler checks what an entry must have and settles its signing.
+func (p *parser) finishHandler(n *yaml.Node, st *handlerState) {
+	if !st.hasType {
 		p.addf(n, "handler: type is required")
 	}
-	if !hasURL {
-		p.addf(n, "handler %q: url is required", s.Type)
+	if !st.hasURL {
+		p.addf(n, "handler %q: url is required", st.s.Type)
 	}
-	signing := secretNode != nil || versionNode != nil
-	if sign != nil {
-		signing = *sign
+	signing := st.secretNode != nil || st.versionNode != nil
+	if st.sign != nil {
+		signing = *st.sign
 	}
-	if signing {
-		if secret == "" {
-			secret = p.opt.DefaultSecret
+	if !signing {
+		return
+	}
+	secret := st.secret
+	if secret == "" {
+		secret = p.opt.DefaultSecret
+	}
+	if secret == "" {
+		p.addf(n, "handler %q: signing needs a secret (secret: ${NAME}, or HMAC_SECRET)", st.s.Type)
+	}
+	st.s.Secret = []byte(secret)
+}
+
+func (p *parser) url(v *yaml.Node, s *Spec) {
+	u, ok := p.str(v, "url")
+	if !ok {
+		return
+	}
+	s.URL = p.expand(v, u)
+	if pu, err := url.Parse(s.URL); err != nil || (pu.Scheme != "http" && pu.Scheme != "https") || pu.Host == "" {
+		p.addf(v, "url must be an http(s) URL, got %q", s.URL)
+	}
+}
+
+func (p *parser) method(v *yaml.Node, s *Spec) {
+	if m, ok := p.str(v, "method"); ok {
+		s.Method = strings.ToUpper(m)
+		if !methods[s.Method] {
+			p.addf(v, "method must be one of POST, PUT, PATCH, DELETE, GET, got %q", m)
 		}
-		if secret == "" {
-			p.addf(n, "handler %q: signing needs a secret (secret: ${NAME}, or HMAC_SECRET)", s.Type)
-		}
-		s.Secret = []byte(secret)
 	}
-	return s
+}
+
+func (p *parser) headers(v *yaml.Node, s *Spec) {
+	s.Headers = map[string]string{}
+	if v.Kind != yaml.MappingNode {
+		p.addf(v, "headers must be a mapping of name: value")
+		return
+	}
+	for i := 0; i+1 < len(v.Content); i += 2 {
+		hk, hv := v.Content[i], v.Content[i+1]
+		if hk.Value == "" || strings.ContainsAny(hk.Value, " :\r\n") {
+			p.addf(hk, "header name %q is not valid", hk.Value)
+			continue
+		}
+		if val, ok := p.str(hv, "header "+hk.Value); ok {
+			s.Headers[hk.Value] = p.expand(hv, val)
+		}
+	}
+}
+
+func (p *parser) circuit(n *yaml.Node, s *Spec) {
+	p.fields(n, "circuitBreaker", []string{"threshold", "timeout"}, func(key string, _, v *yaml.Node) {
+		switch key {
+		case "threshold":
+			if t, ok := p.integer(v, "circuitBreaker.threshold", 1, 1000); ok {
+				s.Circuit.Threshold = uint32(t)
+			}
+		case "timeout":
+			s.Circuit.Timeout = p.dur(v, "circuitBreaker.timeout")
+		}
+	})
+}
+
+func (p *parser) body(v *yaml.Node, s *Spec) {
+	if b, ok := p.str(v, "body"); ok {
+		if b != BodyPayload && b != BodyMessage {
+			p.addf(v, "body must be %q or %q, got %q", BodyPayload, BodyMessage, b)
+		}
+		s.Body = b
+	}
 }
 
 // checkType refuses an unusable or reserved type.

@@ -120,11 +120,13 @@ func (h *Handler) Circuit() buffer.CircuitConfig {
 }
 
 // RetryDelay implements orchestrator.RetryPolicy: a 429's Retry-After, else
-// the type's backoff.
+// the type's backoff. Asynq keeps a retry's time in whole seconds (the
+// fraction is dropped), so Retry-After gets one more second: the retry
+// never comes before the receiver asked.
 func (h *Handler) RetryDelay(n int, err error, _ *asynq.Task) time.Duration {
 	var ra *RetryAfterError
 	if errors.As(err, &ra) {
-		return ra.After
+		return ra.After + time.Second
 	}
 	if sp := h.set.Spec(h.Name); sp != nil && sp.Backoff != (buffer.Backoff{}) {
 		return sp.Backoff.Delay(n)
