@@ -202,7 +202,15 @@ func TestPaletteEndToEnd(t *testing.T) {
 	typeID := "palette-e2e-" + run
 	nrAddr := flowgatetest.FreeAddr(t)
 	db := redistest.New(t)
+	// A handler declared in BUFFER_HANDLERS_FILE: email.send goes to the
+	// flow's second handler-in node, signed with HMAC_SECRET.
+	handlersFile := filepath.Join(t.TempDir(), "handlers.yaml")
+	if err := os.WriteFile(handlersFile, []byte("handlers:\n  - type: email.send\n    url: http://"+nrAddr+"/flowgate/email\n"+
+		"    timeout: 5s\n    maxRetries: 2\n    sign: true\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	p := flowgatetest.Start(t, map[string]string{
+		"BUFFER_HANDLERS_FILE": handlersFile,
 		"REDIS_URL": db.URL(), "HMAC_SECRET": testSecret, "BOOKING_AUTH_SECRET": "flows-test-booking-secret-0123456789",
 		"BUFFER_API_TOKEN": paletteBufferToken, "HOLDS_SCHEDULE_FILE": paletteSchedule(t, typeID),
 		// webhook.forward posts to the flow's flowgate-handler-in node
@@ -456,6 +464,26 @@ module.exports.editorTheme = { tours: false, projects: { enabled: false } };
 		status, _, raw := nr.Do(t, http.MethodPost, "/flowgate/handler", map[string]string{"Content-Type": "application/json"}, []byte(`{"to":"x"}`))
 		if status != http.StatusUnauthorized || !strings.Contains(string(raw), "missing_headers") {
 			t.Errorf("an unsigned POST to the handler: %d %s", status, raw)
+		}
+
+		// A type declared in BUFFER_HANDLERS_FILE, handled by a Node-RED flow:
+		// the flow's JSON answer is the message's result.
+		status, raw = fg.do(http.MethodPost, "/api/buffer/enqueue", []byte(`{"type":"email.send","payload":{"to":"ann@example.com"}}`), bearer)
+		var decl contracts.BufferEnqueueResponse
+		if status != http.StatusAccepted || json.Unmarshal(raw, &decl) != nil || decl.MessageID == "" {
+			t.Fatalf("enqueue email.send: %d %s", status, raw)
+		}
+		waitFor(t, 30*time.Second, "the declared handler's message completed", func() bool {
+			m = message(decl.MessageID)
+			return m.State == contracts.BufferCompleted
+		})
+		if m.Type != "email.send" || m.AttemptCount != 1 || !jsonEq(t, m.Result, `{"handled":true,"echo":{"to":"ann@example.com"}}`) {
+			t.Errorf("declared handler's message: %+v (result %s)", m, m.Result)
+		}
+		handled = nil
+		c.call("/t/handled", nil, &handled)
+		if n := len(handled); n == 0 || handled[n-1].Topic != "email.send" || handled[n-1].Buffer.MessageID != decl.MessageID {
+			t.Errorf("the flow handled %+v", handled)
 		}
 	})
 
