@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/flowgate/flowgate/orchestrator/valutil"
 )
 
 // The seed's per-call timeouts.
@@ -73,24 +75,12 @@ func (c Config) String() string {
 func (c Config) GoString() string { return c.String() }
 
 func (c *Config) withDefaults() {
-	if c.WriteTimeout == 0 {
-		c.WriteTimeout = DefaultWriteTimeout
-	}
-	if c.NoteTimeout == 0 {
-		c.NoteTimeout = DefaultNoteTimeout
-	}
-	if c.ReadTimeout == 0 {
-		c.ReadTimeout = DefaultReadTimeout
-	}
-	if c.Logger == nil {
-		c.Logger = slog.Default()
-	}
-	if c.Sleep == nil {
-		c.Sleep = sleep
-	}
-	if c.Now == nil {
-		c.Now = time.Now
-	}
+	c.WriteTimeout = valutil.ValOrDefault(c.WriteTimeout, DefaultWriteTimeout)
+	c.NoteTimeout = valutil.ValOrDefault(c.NoteTimeout, DefaultNoteTimeout)
+	c.ReadTimeout = valutil.ValOrDefault(c.ReadTimeout, DefaultReadTimeout)
+	c.Logger = valutil.ValOrDefault(c.Logger, slog.Default())
+	c.Sleep = valutil.FuncOrDefault(c.Sleep, sleep)
+	c.Now = valutil.FuncOrDefault(c.Now, time.Now)
 }
 
 func (c *Config) validate() error {

@@ -14,6 +14,7 @@ import (
 	"github.com/flowgate/flowgate/contracts"
 	"github.com/flowgate/flowgate/orchestrator/booking/slotcache"
 	"github.com/flowgate/flowgate/orchestrator/slots"
+	"github.com/flowgate/flowgate/orchestrator/valutil"
 )
 
 // Cache is the tiered slot cache the endpoints drive; *slotcache.Refresher
@@ -60,23 +61,15 @@ func New(cfg Config) (*Handlers, error) {
 	if cfg.Redis == nil || cfg.Refresher == nil || cfg.Auth == nil {
 		return nil, errors.New("ops: Redis, Refresher and Auth are required")
 	}
-	if len(cfg.Prefixes) == 0 {
-		cfg.Prefixes = DefaultPrefixes
-	}
+	cfg.Prefixes = valutil.SliceOrDefault(cfg.Prefixes, DefaultPrefixes)
 	for _, p := range cfg.Prefixes {
 		if strings.TrimSpace(p) == "" {
 			return nil, fmt.Errorf("ops: an empty key prefix would open every key")
 		}
 	}
-	if cfg.Timeout <= 0 {
-		cfg.Timeout = 2 * time.Second
-	}
-	if cfg.MaxTTL <= 0 {
-		cfg.MaxTTL = 30 * 24 * time.Hour
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
-	}
+	cfg.Timeout = valutil.PositiveOrDefault(cfg.Timeout, 2*time.Second)
+	cfg.MaxTTL = valutil.PositiveOrDefault(cfg.MaxTTL, 30*24*time.Hour)
+	cfg.Logger = valutil.ValOrDefault(cfg.Logger, slog.Default())
 	return &Handlers{cfg: cfg}, nil
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/flowgate/flowgate/contracts"
+	"github.com/flowgate/flowgate/orchestrator/valutil"
 )
 
 // DefaultCacheTTL is how long a cached list lives: the reference's hard
@@ -35,18 +36,10 @@ type CacheConfig struct {
 }
 
 func (c CacheConfig) withDefaults() CacheConfig {
-	if c.Prefix == "" {
-		c.Prefix = "flowgate"
-	}
-	if c.TTL == 0 {
-		c.TTL = DefaultCacheTTL
-	}
-	if c.Now == nil {
-		c.Now = time.Now
-	}
-	if c.Logger == nil {
-		c.Logger = slog.Default()
-	}
+	c.Prefix = valutil.ValOrDefault(c.Prefix, "flowgate")
+	c.TTL = valutil.ValOrDefault(c.TTL, DefaultCacheTTL)
+	c.Now = valutil.FuncOrDefault(c.Now, time.Now)
+	c.Logger = valutil.ValOrDefault(c.Logger, slog.Default())
 	return c
 }
 

@@ -35,6 +35,7 @@ import (
 
 	"github.com/flowgate/flowgate/contracts"
 	"github.com/flowgate/flowgate/orchestrator/booking/bookingsvc"
+	"github.com/flowgate/flowgate/orchestrator/valutil"
 	"github.com/flowgate/flowgate/orchestrator/web"
 )
 
@@ -83,21 +84,13 @@ func New(svc Service, cfg Config) (*Handlers, error) {
 	if svc == nil {
 		return nil, errors.New("bookinghttp: nil Service")
 	}
-	if cfg.MaxBody == 0 {
-		cfg.MaxBody = DefaultMaxBody
-	}
+	cfg.MaxBody = valutil.ValOrDefault(cfg.MaxBody, DefaultMaxBody)
 	if cfg.MaxBody < 1 {
 		return nil, fmt.Errorf("bookinghttp: MaxBody must be positive, got %d", cfg.MaxBody)
 	}
-	if cfg.Context == nil {
-		cfg.Context = context.Background()
-	}
-	if cfg.Timeout == 0 {
-		cfg.Timeout = 60 * time.Second
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
-	}
+	cfg.Context = valutil.ValOrDefault(cfg.Context, context.Background())
+	cfg.Timeout = valutil.ValOrDefault(cfg.Timeout, 60*time.Second)
+	cfg.Logger = valutil.ValOrDefault(cfg.Logger, slog.Default())
 	return &Handlers{svc: svc, cfg: cfg}, nil
 }
 

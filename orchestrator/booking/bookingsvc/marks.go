@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/flowgate/flowgate/contracts"
+	"github.com/flowgate/flowgate/orchestrator/valutil"
 )
 
 // Marks keep, per booking identity (patient, start time, column), who is
@@ -134,18 +135,7 @@ type RedisMarks struct {
 const DefaultDoneTTL = time.Hour
 
 func (m *RedisMarks) key(id, kind string) string {
-	p := m.Prefix
-	if p == "" {
-		p = "flowgate:booking:"
-	}
-	return p + "{" + id + "}:" + kind
-}
-
-func ttlOr(d, def time.Duration) time.Duration {
-	if d <= 0 {
-		return def
-	}
-	return d
+	return valutil.ValOrDefault(m.Prefix, "flowgate:booking:") + "{" + id + "}:" + kind
 }
 
 func ms(d time.Duration) int64 { return max(d.Milliseconds(), 1) }
@@ -206,7 +196,7 @@ func (m *RedisMarks) Release(ctx context.Context, key, owner string) (bool, erro
 // Begin implements Marks.
 func (m *RedisMarks) Begin(ctx context.Context, key, owner string, leaseTTL time.Duration) (bool, error) {
 	n, err := beginScript.Run(ctx, m.Client, []string{m.key(key, "lease"), m.key(key, "inflight")}, owner,
-		ms(leaseTTL), ms(ttlOr(m.InFlightTTL, 24*time.Hour))).Int()
+		ms(leaseTTL), ms(valutil.PositiveOrDefault(m.InFlightTTL, 24*time.Hour))).Int()
 	return n == 1, err
 }
 
@@ -228,7 +218,7 @@ func (m *RedisMarks) Done(ctx context.Context, key, owner string, rec DoneRecord
 		return err
 	}
 	return doneScript.Run(ctx, m.Client, []string{m.key(key, "lease"), m.key(key, "inflight"), m.key(key, "done")},
-		owner, string(b), ms(ttlOr(m.DoneTTL, DefaultDoneTTL))).Err()
+		owner, string(b), ms(valutil.PositiveOrDefault(m.DoneTTL, DefaultDoneTTL))).Err()
 }
 
 // Completed implements Marks.

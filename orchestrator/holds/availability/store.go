@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/flowgate/flowgate/orchestrator/valutil"
 )
 
 // Defaults of StoreConfig.
@@ -33,15 +35,9 @@ type StoreConfig struct {
 }
 
 func (c StoreConfig) withDefaults() StoreConfig {
-	if c.CacheTTL == 0 {
-		c.CacheTTL = DefaultCacheTTL
-	}
-	if c.Retention == 0 {
-		c.Retention = DefaultRetention
-	}
-	if c.Now == nil {
-		c.Now = time.Now
-	}
+	c.CacheTTL = valutil.ValOrDefault(c.CacheTTL, DefaultCacheTTL)
+	c.Retention = valutil.ValOrDefault(c.Retention, DefaultRetention)
+	c.Now = valutil.FuncOrDefault(c.Now, time.Now)
 	return c
 }
 

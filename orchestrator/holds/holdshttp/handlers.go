@@ -14,6 +14,7 @@ import (
 
 	"github.com/flowgate/flowgate/contracts"
 	"github.com/flowgate/flowgate/orchestrator/holds"
+	"github.com/flowgate/flowgate/orchestrator/valutil"
 	"github.com/flowgate/flowgate/orchestrator/web"
 )
 
@@ -84,18 +85,10 @@ func New(cfg Config) (*Handlers, error) {
 	if cfg.Engine == nil || cfg.Catalog == nil {
 		return nil, errors.New("holdshttp: Engine and Catalog are required")
 	}
-	if cfg.RequestTimeout <= 0 {
-		cfg.RequestTimeout = DefaultRequestTimeout
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
-	if cfg.AppointmentID == nil {
-		cfg.AppointmentID = func(holdID string) string { return holdID }
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
-	}
+	cfg.RequestTimeout = valutil.PositiveOrDefault(cfg.RequestTimeout, DefaultRequestTimeout)
+	cfg.Now = valutil.FuncOrDefault(cfg.Now, time.Now)
+	cfg.AppointmentID = valutil.FuncOrDefault(cfg.AppointmentID, func(holdID string) string { return holdID })
+	cfg.Logger = valutil.ValOrDefault(cfg.Logger, slog.Default())
 	return &Handlers{cfg: cfg}, nil
 }
 
