@@ -17,6 +17,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/flowgate/flowgate/orchestrator/timeutil"
 	"github.com/flowgate/flowgate/orchestrator/valutil"
 )
 
@@ -51,7 +52,7 @@ type Config struct {
 	Logger     *slog.Logger
 	Registerer prometheus.Registerer // nil: metrics are kept but not exported
 
-	// Sleep waits in Client.Wait; nil is a timer that ends early with ctx.
+	// Sleep waits in Client.Wait; nil is timeutil.Sleep.
 	Sleep func(ctx context.Context, d time.Duration) error
 	// Now times calls; nil is time.Now.
 	Now func() time.Time
@@ -79,7 +80,7 @@ func (c *Config) withDefaults() {
 	c.NoteTimeout = valutil.ValOrDefault(c.NoteTimeout, DefaultNoteTimeout)
 	c.ReadTimeout = valutil.ValOrDefault(c.ReadTimeout, DefaultReadTimeout)
 	c.Logger = valutil.ValOrDefault(c.Logger, slog.Default())
-	c.Sleep = valutil.FuncOrDefault(c.Sleep, sleep)
+	c.Sleep = valutil.FuncOrDefault(c.Sleep, timeutil.Sleep)
 	c.Now = valutil.FuncOrDefault(c.Now, time.Now)
 }
 
@@ -427,15 +428,4 @@ func (c *Client) Wait(ctx context.Context, procedure string, budget time.Duratio
 
 func withPermit(ctx context.Context, procedure string) context.Context {
 	return context.WithValue(ctx, permitKey{}, &permit{procedure: procedure})
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }

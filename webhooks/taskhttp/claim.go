@@ -11,6 +11,7 @@ import (
 
 	"github.com/flowgate/flowgate/contracts"
 	"github.com/flowgate/flowgate/orchestrator/tasks"
+	"github.com/flowgate/flowgate/orchestrator/timeutil"
 )
 
 // Why a long poll stopped early (context.Cause of its context).
@@ -193,10 +194,7 @@ func (h *Handlers) cancelClaim(token, worker string) {
 					"worker_id", worker, "claim", token, "attempts", attempt, "err", err)
 				return
 			}
-			select {
-			case <-time.After(wait):
-			case <-h.cfg.Shutdown.Done():
-			}
+			_ = timeutil.Sleep(h.cfg.Shutdown, wait) // a shutdown ends the wait: one more try
 			wait = min(2*wait, cancelRetryMax)
 		}
 	}()

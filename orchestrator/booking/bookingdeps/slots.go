@@ -12,6 +12,7 @@ import (
 	"github.com/flowgate/flowgate/orchestrator/booking/bookingsvc"
 	"github.com/flowgate/flowgate/orchestrator/cloud9"
 	"github.com/flowgate/flowgate/orchestrator/slots"
+	"github.com/flowgate/flowgate/orchestrator/timeutil"
 	"github.com/flowgate/flowgate/orchestrator/valutil"
 )
 
@@ -249,10 +250,8 @@ func (s SlotSource) fetch(ctx context.Context, views []string, from, to time.Tim
 		if attempt >= s.Attempts || !cloud9.IsRetryable(err) {
 			return nil, attempt, err
 		}
-		select {
-		case <-ctx.Done():
-			return nil, attempt, ctx.Err()
-		case <-time.After(s.RetryDelay):
+		if err := timeutil.Sleep(ctx, s.RetryDelay); err != nil {
+			return nil, attempt, err
 		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/flowgate/flowgate/contracts"
 	"github.com/flowgate/flowgate/orchestrator"
 	"github.com/flowgate/flowgate/orchestrator/cloud9"
+	"github.com/flowgate/flowgate/orchestrator/timeutil"
 	"github.com/flowgate/flowgate/orchestrator/valutil"
 )
 
@@ -143,7 +144,7 @@ type Config struct {
 	PracticeZone *time.Location
 
 	Now        func() time.Time
-	Sleep      func(ctx context.Context, d time.Duration) error // default: a timer, ends early with ctx
+	Sleep      func(ctx context.Context, d time.Duration) error // default: timeutil.Sleep
 	Logger     *slog.Logger
 	Registerer prometheus.Registerer
 }
@@ -189,7 +190,7 @@ func (c Config) withDefaults() Config {
 	c.StatusScanLimit = valutil.ValOrDefault(c.StatusScanLimit, 10000)
 	c.PracticeZone = valutil.ValOrDefault(c.PracticeZone, time.UTC)
 	c.Now = valutil.FuncOrDefault(c.Now, time.Now)
-	c.Sleep = valutil.FuncOrDefault(c.Sleep, sleep)
+	c.Sleep = valutil.FuncOrDefault(c.Sleep, timeutil.Sleep)
 	c.Logger = valutil.ValOrDefault(c.Logger, slog.Default())
 	c.Registerer = valutil.ValOrDefault[prometheus.Registerer](c.Registerer, prometheus.NewRegistry())
 	return c
@@ -238,19 +239,4 @@ func (c Config) validate() error {
 		return fmt.Errorf("bookingsvc: ProviderGUID %q is not a GUID", c.ProviderGUID)
 	}
 	return nil
-}
-
-// sleep waits d or until ctx ends.
-func sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/flowgate/flowgate/orchestrator/booking/phoneindex"
 	"github.com/flowgate/flowgate/orchestrator/cloud9"
 	"github.com/flowgate/flowgate/orchestrator/slots"
+	"github.com/flowgate/flowgate/orchestrator/timeutil"
 	"github.com/flowgate/flowgate/orchestrator/valutil"
 )
 
@@ -116,7 +117,7 @@ func (c FamilyConfig) withDefaults() FamilyConfig {
 	c.WriteWait = valutil.ValOrDefault(c.WriteWait, 15*time.Second)
 	c.SideEffectTimeout = valutil.ValOrDefault(c.SideEffectTimeout, 3*time.Second)
 	c.Now = valutil.FuncOrDefault(c.Now, time.Now)
-	c.Sleep = valutil.FuncOrDefault(c.Sleep, famSleep)
+	c.Sleep = valutil.FuncOrDefault(c.Sleep, timeutil.Sleep)
 	c.Logger = valutil.ValOrDefault(c.Logger, slog.Default())
 	return c
 }
@@ -132,17 +133,6 @@ func (c FamilyConfig) validate() error {
 		return errors.New("bookingsvc: FamilyConfig.WriteWait must not be negative, SideEffectTimeout must be positive")
 	}
 	return nil
-}
-
-func famSleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 // Family answers the family endpoints.
