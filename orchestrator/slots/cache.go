@@ -225,7 +225,7 @@ func (c *Cache) Delete(ctx context.Context, r Range) (bool, error) {
 	if err != nil {
 		return false, unavailable(op, err)
 	}
-	return n == 1, nil
+	return n == listDeleted, nil
 }
 
 // Invalidate removes slot s (matched by SlotID) from every cached list, in

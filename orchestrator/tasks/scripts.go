@@ -567,7 +567,7 @@ return {#ids, out}
 // KEYS[1] done:backfill key
 // ARGV[4] batch size
 //
-// Returns {scanned, indexed, complete (0/1)}.
+// Returns {scanned, indexed, backfillComplete or backfillPartial}.
 var backfillDoneScript = script(`
 local batch = tonumber(ARGV[4])
 local cur = redis.call('GET', KEYS[1])
@@ -588,3 +588,9 @@ end
 redis.call('SET', KEYS[1], rows[#rows])
 return {n, added, 0}
 `)
+
+// backfillDoneScript's third reply: whether the walk is complete.
+const (
+	backfillPartial  = 0 // more batches to go
+	backfillComplete = 1 // the walk reached the end
+)

@@ -146,6 +146,13 @@ const ownsLua = `local v = redis.call('GET', KEYS[1])
 local function owns() return v and string.sub(v, 1, #ARGV[1] + 1) == ARGV[1] .. '|' end
 `
 
+// Replies of the lease scripts (extendScript, releaseScript, beginScript,
+// clearScript): whether the lease was this owner's, so the step was done.
+const (
+	leaseNotOwned = 0 // another owner's lease, or none: nothing changed
+	leaseOwned    = 1
+)
+
 var (
 	extendScript = redis.NewScript(ownsLua + `if owns() then redis.call('PEXPIRE', KEYS[1], ARGV[2]) return 1 end return 0`)
 	// The lease may be held by this owner, else it is left alone.
@@ -184,20 +191,20 @@ func (m *RedisMarks) Claim(ctx context.Context, key string, l Lease, ttl time.Du
 // Extend implements Marks.
 func (m *RedisMarks) Extend(ctx context.Context, key, owner string, ttl time.Duration) (bool, error) {
 	n, err := extendScript.Run(ctx, m.Client, []string{m.key(key, "lease")}, owner, ms(ttl)).Int()
-	return n == 1, err
+	return n == leaseOwned, err
 }
 
 // Release implements Marks.
 func (m *RedisMarks) Release(ctx context.Context, key, owner string) (bool, error) {
 	n, err := releaseScript.Run(ctx, m.Client, []string{m.key(key, "lease")}, owner).Int()
-	return n == 1, err
+	return n == leaseOwned, err
 }
 
 // Begin implements Marks.
 func (m *RedisMarks) Begin(ctx context.Context, key, owner string, leaseTTL time.Duration) (bool, error) {
 	n, err := beginScript.Run(ctx, m.Client, []string{m.key(key, "lease"), m.key(key, "inflight")}, owner,
 		ms(leaseTTL), ms(valutil.PositiveOrDefault(m.InFlightTTL, 24*time.Hour))).Int()
-	return n == 1, err
+	return n == leaseOwned, err
 }
 
 // InFlight implements Marks.
