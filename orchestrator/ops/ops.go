@@ -15,6 +15,7 @@ import (
 	"github.com/flowgate/flowgate/orchestrator/booking/slotcache"
 	"github.com/flowgate/flowgate/orchestrator/slots"
 	"github.com/flowgate/flowgate/orchestrator/valutil"
+	"github.com/flowgate/flowgate/orchestrator/web"
 )
 
 // Cache is the tiered slot cache the endpoints drive; *slotcache.Refresher
@@ -42,13 +43,17 @@ type Config struct {
 	// Prefixes are the key prefixes redisGet / redisSet / redisDelete may
 	// touch (default DefaultPrefixes).
 	Prefixes []string
-	// Timeout bounds each request's Redis work (default 2 s); a refresh
-	// has the refresher's own lease time.
-	Timeout time.Duration
+	// RequestTimeout is each request's deadline (web.Deadline), after
+	// Auth: it bounds the request's Redis work. Default
+	// DefaultRequestTimeout; a refresh has the refresher's own lease time.
+	RequestTimeout time.Duration
 	// MaxTTL bounds redisSet's ttl (default 30 days).
 	MaxTTL time.Duration
 	Logger *slog.Logger
 }
+
+// DefaultRequestTimeout is Config.RequestTimeout's default.
+const DefaultRequestTimeout = 2 * time.Second
 
 // DefaultPrefixes: flowgate's own keys.
 var DefaultPrefixes = []string{"flowgate:"}
@@ -67,7 +72,7 @@ func New(cfg Config) (*Handlers, error) {
 			return nil, fmt.Errorf("ops: an empty key prefix would open every key")
 		}
 	}
-	cfg.Timeout = valutil.PositiveOrDefault(cfg.Timeout, 2*time.Second)
+	cfg.RequestTimeout = valutil.PositiveOrDefault(cfg.RequestTimeout, DefaultRequestTimeout)
 	cfg.MaxTTL = valutil.PositiveOrDefault(cfg.MaxTTL, 30*24*time.Hour)
 	cfg.Logger = valutil.ValOrDefault(cfg.Logger, slog.Default())
 	return &Handlers{cfg: cfg}, nil
@@ -77,21 +82,21 @@ func New(cfg Config) (*Handlers, error) {
 // aliases at the original's paths.
 func (h *Handlers) Register(app fiber.Router, basePath string) {
 	b := strings.TrimRight(basePath, "/")
-	a := h.cfg.Auth
-	app.Get(b+"/redisGet", a, h.redisGet)
-	app.Post(b+"/redisSet", a, h.redisSet)
-	app.Post(b+"/redisDelete", a, h.redisDelete)
-	app.Delete(b+"/redisDelete", a, h.redisDelete)
-	app.Get(b+"/cache-health", a, h.cacheHealth)
-	app.Post(b+"/cache/refresh", a, h.refresh)
-	app.Delete(b+"/cache", a, h.clear)
-	app.Post(b+"/cache/trigger", a, h.trigger)
+	a, d := h.cfg.Auth, web.Deadline(h.cfg.RequestTimeout)
+	app.Get(b+"/redisGet", a, d, h.redisGet)
+	app.Post(b+"/redisSet", a, d, h.redisSet)
+	app.Post(b+"/redisDelete", a, d, h.redisDelete)
+	app.Delete(b+"/redisDelete", a, d, h.redisDelete)
+	app.Get(b+"/cache-health", a, d, h.cacheHealth)
+	app.Post(b+"/cache/refresh", a, d, h.refresh)
+	app.Delete(b+"/cache", a, d, h.clear)
+	app.Post(b+"/cache/trigger", a, d, h.trigger)
 
-	app.Post("/test/slot-cache/prefetch", a, h.prefetch)
-	app.Get("/test/slot-cache/status", a, h.status)
-	app.Post("/test/slot-cache/query", a, h.query)
-	app.Delete("/test/slot-cache/clear", a, h.clear)
-	app.Post("/test/redis-slot-cache/trigger", a, h.refresh)
-	app.Get("/test/redis-slot-cache/status", a, h.status)
-	app.Delete("/test/redis-slot-cache/clear", a, h.clear)
+	app.Post("/test/slot-cache/prefetch", a, d, h.prefetch)
+	app.Get("/test/slot-cache/status", a, d, h.status)
+	app.Post("/test/slot-cache/query", a, d, h.query)
+	app.Delete("/test/slot-cache/clear", a, d, h.clear)
+	app.Post("/test/redis-slot-cache/trigger", a, d, h.refresh)
+	app.Get("/test/redis-slot-cache/status", a, d, h.status)
+	app.Delete("/test/redis-slot-cache/clear", a, d, h.clear)
 }

@@ -2,7 +2,6 @@ package ops
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -36,10 +35,6 @@ func (h *Handlers) checkKey(key string) error {
 	return contracts.Errorf(contracts.CodeForbidden, "key is outside the prefixes flowgate owns (%s)", strings.Join(h.cfg.Prefixes, ", "))
 }
 
-func (h *Handlers) ctx(c *fiber.Ctx) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(c.UserContext(), h.cfg.Timeout)
-}
-
 func unavailable(op string, err error) error {
 	return contracts.Wrap(contracts.CodeUnavailable, op, err, "redis could not answer")
 }
@@ -51,8 +46,7 @@ func (h *Handlers) redisGet(c *fiber.Ctx) error {
 	if err := h.checkKey(key); err != nil {
 		return err
 	}
-	ctx, cancel := h.ctx(c)
-	defer cancel()
+	ctx := c.UserContext()
 	v, err := h.cfg.Redis.Get(ctx, key).Bytes()
 	switch {
 	case errors.Is(err, redis.Nil):
@@ -94,8 +88,7 @@ func (h *Handlers) redisSet(c *fiber.Ctx) error {
 	if err := json.Compact(&compact, req.Value); err != nil {
 		return contracts.Errorf(contracts.CodeInvalid, "value is not valid JSON")
 	}
-	ctx, cancel := h.ctx(c)
-	defer cancel()
+	ctx := c.UserContext()
 	if err := h.cfg.Redis.Set(ctx, req.Key, compact.String(), ttl).Err(); err != nil {
 		return unavailable("ops.redisSet", err)
 	}
@@ -121,8 +114,7 @@ func (h *Handlers) redisDelete(c *fiber.Ctx) error {
 	if err := h.checkKey(key); err != nil {
 		return err
 	}
-	ctx, cancel := h.ctx(c)
-	defer cancel()
+	ctx := c.UserContext()
 	n, err := h.cfg.Redis.Del(ctx, key).Result()
 	if err != nil {
 		return unavailable("ops.redisDelete", err)

@@ -133,7 +133,7 @@ func Register(r fiber.Router, h *Handlers) {
 	route := func(add func(string, ...fiber.Handler) fiber.Router, path string, auth, handler fiber.Handler) {
 		deadline := web.Deadline(h.cfg.RequestTimeout)
 		if path == "/queue/claim" { // Auth within RequestTimeout, the long poll up to wait_ms more
-			deadline = h.claimDeadline
+			deadline = web.LongPollDeadline(h.cfg.RequestTimeout)
 		}
 		chain := []fiber.Handler{deadline}
 		if auth != nil {

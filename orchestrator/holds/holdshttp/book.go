@@ -33,8 +33,7 @@ func (h *Handlers) book(c *fiber.Ctx) error {
 	if err := checkRef(req); err != nil {
 		return err
 	}
-	ctx, cancel := h.ctx(c)
-	defer cancel()
+	ctx := c.UserContext()
 	t, err := h.cfg.Catalog.AppointmentType(ctx, atid)
 	if err != nil {
 		return err
@@ -95,8 +94,7 @@ func (h *Handlers) cancel(c *fiber.Ctx) error {
 	if err := checkID("appointmentId", id); err != nil {
 		return err
 	}
-	ctx, cancel := h.ctx(c)
-	defer cancel()
+	ctx := c.UserContext()
 	a, err := h.cfg.Catalog.CancelBooking(ctx, id)
 	if err != nil {
 		return err

@@ -94,15 +94,12 @@ func New(cfg Config) (*Handlers, error) {
 
 // Register mounts the routes on app.
 func Register(app fiber.Router, h *Handlers) {
-	app.Post("/v1/holds", h.create)
-	app.Patch("/v1/holds", h.heartbeat)
-	app.Delete("/v1/holds/:holdId", h.release)
-	app.Post("/v1/appointment-types/:id/book", h.book)
-	app.Delete("/v1/appointments/:appointmentId", h.cancel)
-}
-
-func (h *Handlers) ctx(c *fiber.Ctx) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(c.UserContext(), h.cfg.RequestTimeout)
+	d := web.Deadline(h.cfg.RequestTimeout)
+	app.Post("/v1/holds", d, h.create)
+	app.Patch("/v1/holds", d, h.heartbeat)
+	app.Delete("/v1/holds/:holdId", d, h.release)
+	app.Post("/v1/appointment-types/:id/book", d, h.book)
+	app.Delete("/v1/appointments/:appointmentId", d, h.cancel)
 }
 
 // HoldResponse is the answer of POST /v1/holds.
@@ -135,8 +132,7 @@ func (h *Handlers) create(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := h.ctx(c)
-	defer cancel()
+	ctx := c.UserContext()
 	t, err := h.cfg.Catalog.AppointmentType(ctx, req.AppointmentTypeID)
 	if err != nil {
 		return err
@@ -205,8 +201,7 @@ func (h *Handlers) heartbeat(c *fiber.Ctx) error {
 	if err := checkRef(req); err != nil {
 		return err
 	}
-	ctx, cancel := h.ctx(c)
-	defer cancel()
+	ctx := c.UserContext()
 	hd, ok, err := h.cfg.Engine.Heartbeat(ctx, req.ClientID, req.HoldID)
 	if err != nil {
 		return err
@@ -227,8 +222,7 @@ func (h *Handlers) release(c *fiber.Ctx) error {
 	if err := checkRef(req); err != nil {
 		return err
 	}
-	ctx, cancel := h.ctx(c)
-	defer cancel()
+	ctx := c.UserContext()
 	ok, err := h.cfg.Engine.Release(ctx, req.ClientID, req.HoldID)
 	if err != nil {
 		return err
