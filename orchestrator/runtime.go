@@ -15,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/flowgate/flowgate/orchestrator/dlq"
+	"github.com/flowgate/flowgate/orchestrator/valutil"
 )
 
 // Config configures the Asynq runtime. Zero values take the defaults.
@@ -46,36 +47,16 @@ type Config struct {
 }
 
 func (c *Config) withDefaults() {
-	if c.Queues == nil {
-		c.Queues = DefaultQueues()
-	}
-	if c.Servers == 0 {
-		c.Servers = 2
-	}
-	if c.Concurrency == 0 {
-		c.Concurrency = 10
-	}
-	if c.ShutdownTimeout == 0 {
-		c.ShutdownTimeout = 8 * time.Second
-	}
-	if c.DelayedCheck == 0 {
-		c.DelayedCheck = time.Second
-	}
-	if c.DefaultRetry == nil {
-		c.DefaultRetry = Exponential{Base: 10 * time.Second, Max: 5 * time.Minute}
-	}
-	if c.KeyPrefix == "" {
-		c.KeyPrefix = "flowgate"
-	}
-	if c.Logger == nil {
-		c.Logger = slog.Default()
-	}
-	if c.Registerer == nil {
-		c.Registerer = prometheus.NewRegistry()
-	}
-	if c.Now == nil {
-		c.Now = time.Now
-	}
+	c.Queues = valutil.MapOrDefault(c.Queues, DefaultQueues())
+	c.Servers = valutil.ValOrDefault(c.Servers, 2)
+	c.Concurrency = valutil.ValOrDefault(c.Concurrency, 10)
+	c.ShutdownTimeout = valutil.ValOrDefault(c.ShutdownTimeout, 8*time.Second)
+	c.DelayedCheck = valutil.ValOrDefault(c.DelayedCheck, time.Second)
+	c.DefaultRetry = valutil.ValOrDefault[RetryPolicy](c.DefaultRetry, Exponential{Base: 10 * time.Second, Max: 5 * time.Minute})
+	c.KeyPrefix = valutil.ValOrDefault(c.KeyPrefix, "flowgate")
+	c.Logger = valutil.ValOrDefault(c.Logger, slog.Default())
+	c.Registerer = valutil.ValOrDefault[prometheus.Registerer](c.Registerer, prometheus.NewRegistry())
+	c.Now = valutil.FuncOrDefault(c.Now, time.Now)
 }
 
 func (c *Config) validate() error {

@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -37,22 +38,18 @@ type Config struct {
 	Location *time.Location
 }
 
+// withDefaults uses cmp.Or, which orchestrator/valutil.ValOrDefault is
+// named for: of the module's packages the scheduler imports only
+// contracts, so it cannot use valutil, and its one func field is checked
+// by hand.
 func (c Config) withDefaults() Config {
-	if c.Logger == nil {
-		c.Logger = slog.New(slog.DiscardHandler)
-	}
-	if c.Registerer == nil {
-		c.Registerer = prometheus.NewRegistry()
-	}
+	c.Logger = cmp.Or(c.Logger, slog.New(slog.DiscardHandler))
+	c.Registerer = cmp.Or[prometheus.Registerer](c.Registerer, prometheus.NewRegistry())
 	if c.Now == nil {
 		c.Now = time.Now
 	}
-	if c.KeyPrefix == "" {
-		c.KeyPrefix = DefaultKeyPrefix
-	}
-	if c.Location == nil {
-		c.Location = time.UTC
-	}
+	c.KeyPrefix = cmp.Or(c.KeyPrefix, DefaultKeyPrefix)
+	c.Location = cmp.Or(c.Location, time.UTC)
 	return c
 }
 

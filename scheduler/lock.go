@@ -58,13 +58,20 @@ return 1
 // KEYS[1] -> <prefix>{<job>}:lock
 // ARGV[1] -> token of the run
 //
-// Returns 1 if the lock was deleted, 0 if it was absent or held by another token.
+// Returns lockReleased if the lock was deleted, lockNotHeld if it was absent
+// or held by another token.
 var releaseCmd = redis.NewScript(`
 if redis.call("GET", KEYS[1]) == ARGV[1] then
 	return redis.call("DEL", KEYS[1])
 end
 return 0
 `)
+
+// releaseCmd's replies.
+const (
+	lockNotHeld  int64 = 0
+	lockReleased int64 = 1
+)
 
 // acquireResult is the outcome of acquireCmd.
 type acquireResult int
@@ -100,7 +107,7 @@ func (l locker) acquire(ctx context.Context, job string, tick time.Time, token s
 // release deletes job's lock if it still holds token; see releaseCmd.
 func (l locker) release(ctx context.Context, job, token string) (bool, error) {
 	n, err := l.run(ctx, "release", releaseCmd, []string{lockKey(l.prefix, job)}, token)
-	return n == 1, err
+	return n == lockReleased, err
 }
 
 // run is the one place scripts are called; it names the operation and

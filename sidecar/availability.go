@@ -60,7 +60,7 @@ func (m *Main) newAvailability(ctx context.Context) (*availabilityPart, error) {
 	if err != nil {
 		return nil, &ConfigError{Var: "HOLDS_TIMESLOTS_MAX_DAYS", Err: err}
 	}
-	timeout := availhttp.DefaultTimeout // Redis only
+	timeout := availhttp.DefaultRequestTimeout // Redis only
 	if ac.ScheduleFile == "" {
 		timeout = m.Config.Booking.SyncBudget // a Cloud9 read on a cache miss
 	}
@@ -69,7 +69,7 @@ func (m *Main) newAvailability(ctx context.Context) (*availabilityPart, error) {
 		return nil, err
 	}
 	h, err := availhttp.New(availhttp.Config{Catalog: cat, Holds: active, Admin: m.availabilityAdmin(),
-		Timeout: timeout, Logger: m.Logger})
+		RequestTimeout: timeout, Logger: m.Logger})
 	if err != nil {
 		return nil, err
 	}

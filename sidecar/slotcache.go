@@ -44,7 +44,7 @@ func (m *Main) newSlotCache(rdb redis.UniversalClient, client *cloud9.Client, ca
 	}
 	m.onClose(func(context.Context) error { r.Close(); return nil })
 	h, err := ops.New(ops.Config{Redis: rdb, Refresher: r, Auth: m.opsAuth(), Prefixes: cfg.OpsKeyPrefixes, ReadPrefixes: cfg.OpsReadPrefixes,
-		Timeout: bc.SyncBudget, Logger: m.Logger})
+		RequestTimeout: bc.SyncBudget, Logger: m.Logger})
 	if err != nil {
 		return nil, &ConfigError{Var: "OPS_KEY_PREFIXES", Err: err}
 	}

@@ -10,6 +10,8 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/flowgate/flowgate/orchestrator/valutil"
 )
 
 // Default paths.
@@ -61,27 +63,13 @@ type Config struct {
 }
 
 func (c Config) withDefaults() Config {
-	if c.AckPath == "" {
-		c.AckPath = DefaultAckPath
-	}
-	if c.FailPath == "" {
-		c.FailPath = DefaultFailPath
-	}
-	if c.AliasPrefix == "" {
-		c.AliasPrefix = DefaultAliasPrefix
-	}
-	if c.Logger == nil {
-		c.Logger = slog.Default()
-	}
-	if c.FollowUpTimeout == 0 {
-		c.FollowUpTimeout = DefaultFollowUpTimeout
-	}
-	if c.Context == nil {
-		c.Context = context.Background()
-	}
-	if c.RequestTimeout == 0 {
-		c.RequestTimeout = DefaultRequestTimeout
-	}
+	c.AckPath = valutil.ValOrDefault(c.AckPath, DefaultAckPath)
+	c.FailPath = valutil.ValOrDefault(c.FailPath, DefaultFailPath)
+	c.AliasPrefix = valutil.ValOrDefault(c.AliasPrefix, DefaultAliasPrefix)
+	c.Logger = valutil.ValOrDefault(c.Logger, slog.Default())
+	c.FollowUpTimeout = valutil.ValOrDefault(c.FollowUpTimeout, DefaultFollowUpTimeout)
+	c.Context = valutil.ValOrDefault(c.Context, context.Background())
+	c.RequestTimeout = valutil.ValOrDefault(c.RequestTimeout, DefaultRequestTimeout)
 	return c
 }
 

@@ -87,14 +87,16 @@ func (h *Handlers) Paths() []string {
 }
 
 // Register mounts POST on every path of h on r: the metrics first, then
-// Config.Auth when set, then the hook.
+// the request's deadline (web.Deadline of Config.RequestTimeout, so a hung
+// Redis answers 503 in time), then Config.Auth when set, then the hook.
 func Register(r fiber.Router, h *Handlers) {
+	deadline := web.Deadline(h.cfg.RequestTimeout)
 	for _, rt := range h.cfg.routes() {
 		handler := h.ack
 		if rt.hook == hookFail {
 			handler = h.fail
 		}
-		chain := []fiber.Handler{h.instrument(rt.hook)}
+		chain := []fiber.Handler{h.instrument(rt.hook), deadline}
 		if h.cfg.Auth != nil {
 			chain = append(chain, h.cfg.Auth)
 		}
@@ -105,14 +107,10 @@ func Register(r fiber.Router, h *Handlers) {
 type outcomeKey struct{}
 
 // instrument times the rest of the chain and counts its outcome: the one
-// the hook stored on success, or the error's. It also gives the chain its
-// deadline (Config.RequestTimeout), so a hung Redis answers 503 in time.
+// the hook stored on success, or the error's.
 func (h *Handlers) instrument(hook string) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		start := time.Now()
-		ctx, cancel := context.WithTimeout(c.UserContext(), h.cfg.RequestTimeout)
-		defer cancel()
-		c.SetUserContext(ctx)
 		err := c.Next()
 		outcome, _ := c.Locals(outcomeKey{}).(string)
 		if err != nil {

@@ -65,7 +65,7 @@ func (b *Buffer) dlqCount(ctx context.Context, arg, mode string) error {
 	if err != nil || len(res) != 2 {
 		return fmt.Errorf("buffer: DLQ counter: %w", err)
 	}
-	if res[0] != 1 {
+	if res[0] != dlqCrossed {
 		return nil
 	}
 	n := res[1]

@@ -19,6 +19,7 @@ import (
 	"github.com/flowgate/flowgate/contracts"
 	"github.com/flowgate/flowgate/orchestrator"
 	"github.com/flowgate/flowgate/orchestrator/autopipe"
+	"github.com/flowgate/flowgate/orchestrator/valutil"
 )
 
 // Defaults of Config (the settings table reads these).
@@ -77,47 +78,34 @@ type Config struct {
 	Now        func() time.Time
 }
 
-// orDefault sets *p to v when it is the zero value.
-func orDefault[T comparable](p *T, v T) {
-	var zero T
-	if *p == zero {
-		*p = v
-	}
+func (c *Config) withDefaults() {
+	c.Servers = valutil.ValOrDefault(c.Servers, DefaultServers)
+	c.Concurrency = valutil.ValOrDefault(c.Concurrency, DefaultConcurrency)
+	c.Backoff = valutil.ValOrDefault(c.Backoff, Backoff{Base: DefaultBackoffBase, Multiplier: DefaultBackoffMultiplier, Max: DefaultBackoffMax})
+	c.DefaultMaxRetries = valutil.ValOrDefault(c.DefaultMaxRetries, DefaultMaxRetries)
+	c.MaxQueueSize = valutil.ValOrDefault(c.MaxQueueSize, DefaultMaxQueueSize)
+	c.WarnDepth = valutil.ValOrDefault(c.WarnDepth, DefaultWarnDepth)
+	c.AlertDepth = valutil.ValOrDefault(c.AlertDepth, DefaultAlertDepth)
+	c.DLQAlertThreshold = valutil.ValOrDefault(c.DLQAlertThreshold, DefaultDLQAlertThreshold)
+	c.ShutdownTimeout = valutil.ValOrDefault(c.ShutdownTimeout, DefaultShutdownTimeout)
+	c.DelayedCheck = valutil.ValOrDefault(c.DelayedCheck, time.Second)
+	c.PollInterval = valutil.ValOrDefault(c.PollInterval, DefaultPollInterval)
+	c.DepthRefresh = valutil.ValOrDefault(c.DepthRefresh, DefaultDepthRefresh)
+	c.DepthReconcile = valutil.ValOrDefault(c.DepthReconcile, DefaultDepthReconcile)
+	c.CompletedRetention = valutil.ValOrDefault(c.CompletedRetention, DefaultCompletedRetention)
+	c.FailedRetention = valutil.ValOrDefault(c.FailedRetention, DefaultFailedRetention)
+	c.MaxPayload = valutil.ValOrDefault(c.MaxPayload, DefaultMaxPayload)
+	c.KeyPrefix = valutil.ValOrDefault(c.KeyPrefix, "flowgate")
+	c.WorkerID = valutil.ValOrDefaultFunc(c.WorkerID, defaultWorkerID)
+	c.Logger = valutil.ValOrDefault(c.Logger, slog.Default())
+	c.Registerer = valutil.ValOrDefault[prometheus.Registerer](c.Registerer, prometheus.NewRegistry())
+	c.Now = valutil.FuncOrDefault(c.Now, time.Now)
 }
 
-func (c *Config) withDefaults() {
-	orDefault(&c.Servers, DefaultServers)
-	orDefault(&c.Concurrency, DefaultConcurrency)
-	if c.Backoff == (Backoff{}) {
-		c.Backoff = Backoff{Base: DefaultBackoffBase, Multiplier: DefaultBackoffMultiplier, Max: DefaultBackoffMax}
-	}
-	orDefault(&c.DefaultMaxRetries, DefaultMaxRetries)
-	orDefault(&c.MaxQueueSize, DefaultMaxQueueSize)
-	orDefault(&c.WarnDepth, DefaultWarnDepth)
-	orDefault(&c.AlertDepth, DefaultAlertDepth)
-	orDefault(&c.DLQAlertThreshold, DefaultDLQAlertThreshold)
-	orDefault(&c.ShutdownTimeout, DefaultShutdownTimeout)
-	orDefault(&c.DelayedCheck, time.Second)
-	orDefault(&c.PollInterval, DefaultPollInterval)
-	orDefault(&c.DepthRefresh, DefaultDepthRefresh)
-	orDefault(&c.DepthReconcile, DefaultDepthReconcile)
-	orDefault(&c.CompletedRetention, DefaultCompletedRetention)
-	orDefault(&c.FailedRetention, DefaultFailedRetention)
-	orDefault(&c.MaxPayload, DefaultMaxPayload)
-	orDefault(&c.KeyPrefix, "flowgate")
-	if c.WorkerID == "" {
-		host, _ := os.Hostname()
-		c.WorkerID = host + ":" + strconv.Itoa(os.Getpid())
-	}
-	if c.Logger == nil {
-		c.Logger = slog.Default()
-	}
-	if c.Registerer == nil {
-		c.Registerer = prometheus.NewRegistry()
-	}
-	if c.Now == nil {
-		c.Now = time.Now
-	}
+// defaultWorkerID is host:pid.
+func defaultWorkerID() string {
+	host, _ := os.Hostname()
+	return host + ":" + strconv.Itoa(os.Getpid())
 }
 
 func (c *Config) validate() error {

@@ -10,6 +10,7 @@ import (
 	"github.com/sony/gobreaker/v2"
 
 	"github.com/flowgate/flowgate/contracts"
+	"github.com/flowgate/flowgate/orchestrator/valutil"
 )
 
 // CircuitConfig sets every type's breaker.
@@ -21,15 +22,9 @@ type CircuitConfig struct {
 }
 
 func (c *CircuitConfig) withDefaults() {
-	if c.Threshold == 0 {
-		c.Threshold = 5
-	}
-	if c.Timeout <= 0 {
-		c.Timeout = 30 * time.Second
-	}
-	if c.HalfOpenRequests == 0 {
-		c.HalfOpenRequests = 1
-	}
+	c.Threshold = valutil.ValOrDefault(c.Threshold, 5)
+	c.Timeout = valutil.PositiveOrDefault(c.Timeout, 30*time.Second)
+	c.HalfOpenRequests = valutil.ValOrDefault(c.HalfOpenRequests, 1)
 }
 
 // circuits holds one breaker per handler type (per instance; see the

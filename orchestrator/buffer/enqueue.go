@@ -244,7 +244,7 @@ func (b *Buffer) reserve(ctx context.Context, n int) error {
 		return persistence("buffer.Enqueue", fmt.Errorf("reserve: %w", err))
 	}
 	b.depth.set(res[1])
-	if res[0] == 1 {
+	if res[0] == reserveFull {
 		return b.full(res[1])
 	}
 	return nil
@@ -285,7 +285,7 @@ func (b *Buffer) admitOne(ctx context.Context, p prepared) (prepared, claim, err
 			return p, c, b.full(d)
 		case admitIDClaimed:
 			field = "messageId"
-		default:
+		default: // admitClaimed
 			field = "idempotencyKey"
 		}
 		orig := parseClaim(v)

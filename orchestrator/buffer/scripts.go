@@ -26,13 +26,19 @@ end
 // idempotency keys; seed ENQUEUE "check backpressure").
 //
 //	KEYS[1] depth counter; ARGV[1] n; ARGV[2] max queue size
-//	returns {0, depth after} reserved | {1, depth} full
+//	returns {reserved, depth after} | {reserveFull, depth}
 var reserveScript = redis.NewScript(`
 local n = tonumber(ARGV[1])
 local d = tonumber(redis.call('GET', KEYS[1]) or '0')
 if d + n > tonumber(ARGV[2]) then return {1, d} end
 return {0, redis.call('INCRBY', KEYS[1], n)}
 `)
+
+// reserveScript's reply codes.
+const (
+	reserved    int64 = 0 // {0, depth after}
+	reserveFull int64 = 1 // {1, depth}: QUEUE_FULL
+)
 
 // admitScript's reply codes, per message and then the places reserved
 // ahead.
@@ -195,7 +201,7 @@ return redis.call('PEXPIRE', KEYS[1], ARGV[2])
 //
 //	KEYS[1] DLQ counter; KEYS[2] alert flag
 //	ARGV[1] delta, or the true count when ARGV[3] == "set"; ARGV[2] threshold
-//	returns {1, count} on a crossing (alert now) | {0, count}
+//	returns {dlqCrossed, count} on a crossing (alert now) | {dlqNoAlert, count}
 var dlqCountScript = redis.NewScript(`
 local n
 if ARGV[3] == 'set' then
@@ -211,3 +217,9 @@ end
 redis.call('DEL', KEYS[2])
 return {0, n}
 `)
+
+// dlqCountScript's reply codes.
+const (
+	dlqNoAlert int64 = 0 // {0, count}: below the threshold, or crossed before
+	dlqCrossed int64 = 1 // {1, count}: crossed now: alert
+)

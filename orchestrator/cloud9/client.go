@@ -16,6 +16,9 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/flowgate/flowgate/orchestrator/timeutil"
+	"github.com/flowgate/flowgate/orchestrator/valutil"
 )
 
 // The seed's per-call timeouts.
@@ -49,7 +52,7 @@ type Config struct {
 	Logger     *slog.Logger
 	Registerer prometheus.Registerer // nil: metrics are kept but not exported
 
-	// Sleep waits in Client.Wait; nil is a timer that ends early with ctx.
+	// Sleep waits in Client.Wait; nil is timeutil.Sleep.
 	Sleep func(ctx context.Context, d time.Duration) error
 	// Now times calls; nil is time.Now.
 	Now func() time.Time
@@ -73,24 +76,12 @@ func (c Config) String() string {
 func (c Config) GoString() string { return c.String() }
 
 func (c *Config) withDefaults() {
-	if c.WriteTimeout == 0 {
-		c.WriteTimeout = DefaultWriteTimeout
-	}
-	if c.NoteTimeout == 0 {
-		c.NoteTimeout = DefaultNoteTimeout
-	}
-	if c.ReadTimeout == 0 {
-		c.ReadTimeout = DefaultReadTimeout
-	}
-	if c.Logger == nil {
-		c.Logger = slog.Default()
-	}
-	if c.Sleep == nil {
-		c.Sleep = sleep
-	}
-	if c.Now == nil {
-		c.Now = time.Now
-	}
+	c.WriteTimeout = valutil.ValOrDefault(c.WriteTimeout, DefaultWriteTimeout)
+	c.NoteTimeout = valutil.ValOrDefault(c.NoteTimeout, DefaultNoteTimeout)
+	c.ReadTimeout = valutil.ValOrDefault(c.ReadTimeout, DefaultReadTimeout)
+	c.Logger = valutil.ValOrDefault(c.Logger, slog.Default())
+	c.Sleep = valutil.FuncOrDefault(c.Sleep, timeutil.Sleep)
+	c.Now = valutil.FuncOrDefault(c.Now, time.Now)
 }
 
 func (c *Config) validate() error {
@@ -437,15 +428,4 @@ func (c *Client) Wait(ctx context.Context, procedure string, budget time.Duratio
 
 func withPermit(ctx context.Context, procedure string) context.Context {
 	return context.WithValue(ctx, permitKey{}, &permit{procedure: procedure})
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }

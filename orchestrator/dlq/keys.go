@@ -16,7 +16,7 @@ func idxKey(prefix, queue string) string { return prefix + ":dlq:{" + queue + "}
 //	ARGV[1] task id, ARGV[2] record JSON, ARGV[3] failed_at unix ms,
 //	ARGV[4] "nx" (keep an existing record: reconciler) or "set" (overwrite:
 //	        error handler, which knows the latest error)
-//	returns 1 when the id was not recorded before, else 0
+//	returns recordNew when the id was not recorded before, else recordKnown
 var recordScript = redis.NewScript(`
 local isNew = redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0
 if not isNew and ARGV[4] == 'nx' then
@@ -28,11 +28,23 @@ if isNew then return 1 end
 return 0
 `)
 
+// recordScript's replies.
+const (
+	recordKnown = 0 // the id was recorded before
+	recordNew   = 1 // the id was not recorded before
+)
+
 // deleteScript removes one record.
 //
 //	KEYS[1] rec hash, KEYS[2] idx zset; ARGV[1] task id
-//	returns 1 when a record was removed, else 0
+//	returns deleteRemoved when a record was removed, else deleteNone
 var deleteScript = redis.NewScript(`
 redis.call('ZREM', KEYS[2], ARGV[1])
 return redis.call('HDEL', KEYS[1], ARGV[1])
 `)
+
+// deleteScript's replies.
+const (
+	deleteNone    = 0 // no record of the id
+	deleteRemoved = 1 // the record was removed
+)

@@ -67,7 +67,7 @@ func (s *Store) Record(ctx context.Context, r Record, overwrite bool) (bool, err
 	if err != nil {
 		return false, fmt.Errorf("dlq: record %s/%s: %w", r.Queue, r.TaskID, err)
 	}
-	return n == 1, nil
+	return n == recordNew, nil
 }
 
 func (s *Store) record(ctx context.Context, c redis.Scripter, r Record, overwrite bool) *redis.Cmd {
@@ -113,7 +113,7 @@ func (s *Store) RecordMany(ctx context.Context, rs []Record) (int, error) {
 	}
 	added := 0
 	for _, c := range cmds {
-		if n, _ := c.Int(); n == 1 {
+		if n, _ := c.Int(); n == recordNew {
 			added++
 		}
 	}
@@ -179,7 +179,7 @@ func (s *Store) Delete(ctx context.Context, queue, id string) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("dlq: delete: %w", err)
 	}
-	return n == 1, nil
+	return n == deleteRemoved, nil
 }
 
 // Size returns the number of records per queue.

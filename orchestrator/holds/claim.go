@@ -121,21 +121,21 @@ func (e *Engine) claimOne(ctx context.Context, op string, r ClaimRequest) (Claim
 		return Claimed{}, fmt.Errorf("%s: %w", op, err)
 	}
 	switch code {
-	case 1:
+	case claimNew:
 		return Claimed{Hold: h, New: true, TTL: left}, nil
-	case 2:
+	case claimOwn:
 		own, err := decodeHoldJSON(val)
 		if err != nil {
 			return Claimed{}, fmt.Errorf("%s: %w", op, err)
 		}
 		own.HoldExpiresAt = now.Add(left).UTC()
 		return Claimed{Hold: own, TTL: left}, nil
-	case 0:
+	case claimTaken:
 		holder, _ := decodeHoldJSON(val) // a foreign value: zero holder, still taken
 		return Claimed{}, &TakenError{Holder: holder, ExpiresIn: left}
-	case -1:
+	case claimQuota:
 		return Claimed{}, &QuotaError{Limit: r.MaxHolds, RetryAfter: max(left, 0)}
-	default:
+	default: // claimCooldown
 		return Claimed{}, &CooldownError{Remaining: left}
 	}
 }

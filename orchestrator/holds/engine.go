@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/flowgate/flowgate/orchestrator/autopipe"
+	"github.com/flowgate/flowgate/orchestrator/valutil"
 )
 
 // The seeds' timings (every one a setting).
@@ -118,32 +119,16 @@ type Config struct {
 }
 
 func (c Config) withDefaults(rdb redis.UniversalClient) Config {
-	if c.HashTag == "" {
-		if _, ok := rdb.(*redis.ClusterClient); ok {
-			c.HashTag = ClusterTag
-		}
+	if _, cluster := rdb.(*redis.ClusterClient); cluster {
+		c.HashTag = valutil.ValOrDefault(c.HashTag, ClusterTag)
 	}
-	if c.HoldTTL == 0 {
-		c.HoldTTL = DefaultHoldTTL
-	}
-	if c.MaxHolds == 0 {
-		c.MaxHolds = DefaultMaxHolds
-	}
-	if c.Cooldown == 0 {
-		c.Cooldown = DefaultCooldown
-	}
-	if c.SweepMax == 0 {
-		c.SweepMax = DefaultSweepMax
-	}
-	if c.Now == nil {
-		c.Now = time.Now
-	}
-	if c.NewID == nil {
-		c.NewID = randomID
-	}
-	if c.Logger == nil {
-		c.Logger = slog.Default()
-	}
+	c.HoldTTL = valutil.ValOrDefault(c.HoldTTL, DefaultHoldTTL)
+	c.MaxHolds = valutil.ValOrDefault(c.MaxHolds, DefaultMaxHolds)
+	c.Cooldown = valutil.ValOrDefault(c.Cooldown, DefaultCooldown)
+	c.SweepMax = valutil.ValOrDefault(c.SweepMax, DefaultSweepMax)
+	c.Now = valutil.FuncOrDefault(c.Now, time.Now)
+	c.NewID = valutil.FuncOrDefault(c.NewID, randomID)
+	c.Logger = valutil.ValOrDefault(c.Logger, slog.Default())
 	return c
 }
 

@@ -73,11 +73,11 @@ func (e *Engine) keepOnce(ctx context.Context, op string, c ClaimRequest, cur Ho
 	switch {
 	case err != nil:
 		return Hold{}, 0, 0, false, fmt.Errorf("%s: %w", op, err)
-	case code == 3:
+	case code == keepChanged:
 		return Hold{}, 0, 0, true, nil
-	case code == 0:
+	case code == keepTaken:
 		holder, _ := decodeHoldJSON(val)
 		return Hold{}, 0, 0, false, &TakenError{Holder: holder, ExpiresIn: left}
 	}
-	return h, KeepOutcome(code), left, false, nil
+	return h, KeepOutcome(code), left, false, nil // keepKept or keepRetaken
 }

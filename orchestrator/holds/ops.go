@@ -39,7 +39,7 @@ func (e *Engine) Heartbeat(ctx context.Context, clientID, holdID string) (Hold, 
 	if err != nil {
 		return Hold{}, false, unavailable(op, err)
 	}
-	return h, n == 1, nil
+	return h, n == heartbeatExtended, nil
 }
 
 // Release ends clientID's hold holdID and publishes "release". Idempotent:
@@ -64,10 +64,10 @@ func (e *Engine) release(ctx context.Context, op, clientID, holdID string) (bool
 	switch {
 	case err != nil:
 		return false, unavailable(op, err)
-	case n == -1:
+	case n == releaseForeign:
 		return false, coded(contracts.CodeConflict, op, ErrNotOwner)
 	}
-	return n == 1, nil
+	return n == releaseReleased, nil
 }
 
 // ReleaseSlot releases whoever holds (specialistID, start) — a cancelled
@@ -176,9 +176,9 @@ func (e *Engine) Confirm(ctx context.Context, clientID, holdID, appointmentID st
 	switch {
 	case err != nil:
 		return Hold{}, unavailable(op, err)
-	case n == 1:
+	case n == confirmNoHold:
 		return Hold{}, coded(contracts.CodeNotFound, op, ErrHoldNotFound)
-	case n == 2:
+	case n == confirmForeign:
 		return Hold{}, coded(contracts.CodeConflict, op, ErrNotOwner)
 	}
 	return h, nil
@@ -205,7 +205,7 @@ func (e *Engine) ReleaseBooking(ctx context.Context, appointmentID string, h Hol
 	if err != nil {
 		return false, unavailable(op, err)
 	}
-	return n == 1, nil
+	return n == bookedReleased, nil
 }
 
 // BookedAppointment is the appointment id of the web booking that keeps
@@ -254,7 +254,7 @@ func (e *Engine) ClearCooldown(ctx context.Context, appointmentID string) (bool,
 	if err != nil {
 		return false, unavailable(op, err)
 	}
-	return n == 1, nil
+	return n == cooldownCleared, nil
 }
 
 // Active is the snapshot of appointmentTypeID's live holds (both faces),

@@ -93,6 +93,15 @@ redis.call('PUBLISH', ARGV[10], ARGV[11])
 return {1, ARGV[1], ttl}
 `)
 
+// claimScript's reply codes.
+const (
+	claimTaken    int64 = 0  // taken by someone else
+	claimNew      int64 = 1  // claimed
+	claimOwn      int64 = 2  // this owner holds it already for this type
+	claimQuota    int64 = -1 // quota reached
+	claimCooldown int64 = -2 // the client is cooling down
+)
+
 // heartbeatScript extends a live hold and its indexes together.
 //
 //	KEYS[1] slot  KEYS[2] face  KEYS[3] client  KEYS[4] records
@@ -124,6 +133,12 @@ redis.call('PUBLISH', ARGV[8], ARGV[9])
 return 1
 `)
 
+// heartbeatScript's replies.
+const (
+	heartbeatMissed   = 0 // expired, unknown, not this client's or booked: nothing changed
+	heartbeatExtended = 1
+)
+
 // releaseScript ends a hold (Release, ReleaseSlot).
 //
 //	KEYS[1] slot  KEYS[2] face  KEYS[3] client  KEYS[4] records
@@ -154,6 +169,13 @@ if cur and not mine then return 0 end
 redis.call('PUBLISH', ARGV[3], ARGV[4])
 return 1
 `)
+
+// releaseScript's replies.
+const (
+	releaseForeign  = -1 // another client's: nothing changed
+	releaseGone     = 0  // unknown or already gone
+	releaseReleased = 1  // released, "release" published
+)
 
 // confirmScript turns a web hold into a booking: verify, end the hold and
 // its indexes, keep the canonical slot key as the booking's claim until the
@@ -192,6 +214,13 @@ end
 redis.call('PUBLISH', ARGV[3], ARGV[4])
 return 0
 `)
+
+// confirmScript's replies.
+const (
+	confirmDone    = 0
+	confirmNoHold  = 1 // no such live hold
+	confirmForeign = 2 // another client's: nothing changed
+)
 
 // keepScript is the IVA face's Confirm: the booked slot stays held for
 // ARGV[5] ms so it is not re-offered; the hold is marked confirmed (its
@@ -293,6 +322,15 @@ redis.call('SET', KEYS[2], KEYS[1], 'PX', ARGV[2])
 return 1
 `)
 
+// keepScript's reply codes; its 1 and 2 are KeepOutcome's Kept and
+// Retaken.
+const (
+	keepTaken   int64 = 0 // another owner's
+	keepKept          = int64(Kept)
+	keepRetaken       = int64(Retaken)
+	keepChanged int64 = 3 // changed since read: retry
+)
+
 // releaseBookedScript frees a slot a web booking kept (the appointment was
 // cancelled): only while the slot key is still that booking's claim.
 //
@@ -307,6 +345,12 @@ redis.call('DEL', KEYS[1])
 redis.call('PUBLISH', ARGV[2], ARGV[3])
 return 1
 `)
+
+// releaseBookedScript's replies.
+const (
+	bookedNotClaimed = 0 // not this booking's claim: nothing changed
+	bookedReleased   = 1
+)
 
 // sweepScript announces one hold whose time is up, if its key is gone.
 //
@@ -340,6 +384,13 @@ end
 return 2
 `)
 
+// sweepScript's replies.
+const (
+	sweepLive      = 0 // still live: its index scores moved to its real end
+	sweepAnnounced = 1 // expired, "release" published
+	sweepSilent    = 2 // expired silently
+)
+
 // clearCooldownScript deletes a cooldown found through its appointment index.
 //
 //	KEYS[1] cooldown index  KEYS[2] cooldown key (the index's value)
@@ -357,3 +408,9 @@ if v and v.appointmentId == ARGV[1] then
 end
 return 0
 `)
+
+// clearCooldownScript's replies.
+const (
+	cooldownNone    = 0
+	cooldownCleared = 1
+)

@@ -61,7 +61,7 @@ func (e *Engine) sweepOne(ctx context.Context, id string, raw any, now time.Time
 	keys := []string{r.SlotKey, e.k.client(r.Hold.ClientID), e.k.records(), e.k.expiry(), e.k.active(r.Hold.AppointmentTypeID)}
 	n, err := sweepScript.Run(ctx, e.hot, keys, id, now.UnixMilli(), e.k.channel(r.Hold.AppointmentTypeID),
 		event(EventRelease, r.Hold)).Int()
-	return n == 1, err
+	return n == sweepAnnounced, err
 }
 
 // Job is Sweep as a scheduler job (scheduler.JobFunc's signature).

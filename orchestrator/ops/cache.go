@@ -16,8 +16,7 @@ import (
 
 // cacheHealth is GET cache-health: 503 when unhealthy (the body says why).
 func (h *Handlers) cacheHealth(c *fiber.Ctx) error {
-	ctx, cancel := h.ctx(c)
-	defer cancel()
+	ctx := c.UserContext()
 	hl, err := h.cfg.Refresher.Health(ctx)
 	if err != nil {
 		return asUnavailable("ops.cacheHealth", err)
@@ -159,8 +158,7 @@ func countFailed(rep slotcache.Report) int {
 
 // trigger is POST cache/trigger: one background refresh, at once.
 func (h *Handlers) trigger(c *fiber.Ctx) error {
-	ctx, cancel := h.ctx(c)
-	defer cancel()
+	ctx := c.UserContext()
 	fired := h.cfg.Refresher.Trigger(ctx)
 	resp := contracts.CacheTriggerResponse{Success: true, Triggered: fired, TriggeredAt: contracts.JSTime(h.cfg.Refresher.Now()),
 		Message: "background refresh of every tier started", Note: "see cache-health for its outcome"}
@@ -177,8 +175,7 @@ func (h *Handlers) clear(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := h.ctx(c)
-	defer cancel()
+	ctx := c.UserContext()
 	gone, err := h.cfg.Refresher.Clear(ctx, tiers)
 	if err != nil {
 		return asUnavailable("ops.clear", err)
@@ -207,8 +204,7 @@ func (h *Handlers) clear(c *fiber.Ctx) error {
 
 // status is GET /test/slot-cache/status and /test/redis-slot-cache/status.
 func (h *Handlers) status(c *fiber.Ctx) error {
-	ctx, cancel := h.ctx(c)
-	defer cancel()
+	ctx := c.UserContext()
 	resp := contracts.CacheStatusResponse{CacheKeys: []string{}, Entries: []contracts.CacheStatusEntry{},
 		Hint: "GET cache-health for freshness and refresh history"}
 	now := h.cfg.Refresher.Now()
@@ -275,8 +271,7 @@ func (h *Handlers) query(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := h.ctx(c)
-	defer cancel()
+	ctx := c.UserContext()
 	t, found, err := h.cfg.Refresher.Tier(ctx, n)
 	if err != nil {
 		return asUnavailable("ops.query", err)

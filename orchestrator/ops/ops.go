@@ -15,6 +15,8 @@ import (
 	"github.com/flowgate/flowgate/contracts"
 	"github.com/flowgate/flowgate/orchestrator/booking/slotcache"
 	"github.com/flowgate/flowgate/orchestrator/slots"
+	"github.com/flowgate/flowgate/orchestrator/valutil"
+	"github.com/flowgate/flowgate/orchestrator/web"
 )
 
 // Cache is the tiered slot cache the endpoints drive; *slotcache.Refresher
@@ -46,13 +48,17 @@ type Config struct {
 	// DefaultReadPrefixes): the seed's own keys an operator inspects
 	// while debugging. Writes never reach them.
 	ReadPrefixes []string
-	// Timeout bounds each request's Redis work (default 2 s); a refresh
-	// has the refresher's own lease time.
-	Timeout time.Duration
+	// RequestTimeout is each request's deadline (web.Deadline), after
+	// Auth: it bounds the request's Redis work. Default
+	// DefaultRequestTimeout; a refresh has the refresher's own lease time.
+	RequestTimeout time.Duration
 	// MaxTTL bounds redisSet's ttl (default 30 days).
 	MaxTTL time.Duration
 	Logger *slog.Logger
 }
+
+// DefaultRequestTimeout is Config.RequestTimeout's default.
+const DefaultRequestTimeout = 2 * time.Second
 
 // DefaultPrefixes: flowgate's own keys.
 var DefaultPrefixes = []string{"flowgate:"}
@@ -69,9 +75,7 @@ func New(cfg Config) (*Handlers, error) {
 	if cfg.Redis == nil || cfg.Refresher == nil || cfg.Auth == nil {
 		return nil, errors.New("ops: Redis, Refresher and Auth are required")
 	}
-	if len(cfg.Prefixes) == 0 {
-		cfg.Prefixes = DefaultPrefixes
-	}
+	cfg.Prefixes = valutil.SliceOrDefault(cfg.Prefixes, DefaultPrefixes)
 	if cfg.ReadPrefixes == nil {
 		cfg.ReadPrefixes = DefaultReadPrefixes
 	}
@@ -80,15 +84,9 @@ func New(cfg Config) (*Handlers, error) {
 			return nil, fmt.Errorf("ops: an empty key prefix would open every key")
 		}
 	}
-	if cfg.Timeout <= 0 {
-		cfg.Timeout = 2 * time.Second
-	}
-	if cfg.MaxTTL <= 0 {
-		cfg.MaxTTL = 30 * 24 * time.Hour
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
-	}
+	cfg.RequestTimeout = valutil.PositiveOrDefault(cfg.RequestTimeout, DefaultRequestTimeout)
+	cfg.MaxTTL = valutil.PositiveOrDefault(cfg.MaxTTL, 30*24*time.Hour)
+	cfg.Logger = valutil.ValOrDefault(cfg.Logger, slog.Default())
 	return &Handlers{cfg: cfg}, nil
 }
 
@@ -96,21 +94,21 @@ func New(cfg Config) (*Handlers, error) {
 // aliases at the original's paths.
 func (h *Handlers) Register(app fiber.Router, basePath string) {
 	b := strings.TrimRight(basePath, "/")
-	a := h.cfg.Auth
-	app.Get(b+"/redisGet", a, h.redisGet)
-	app.Post(b+"/redisSet", a, h.redisSet)
-	app.Post(b+"/redisDelete", a, h.redisDelete)
-	app.Delete(b+"/redisDelete", a, h.redisDelete)
-	app.Get(b+"/cache-health", a, h.cacheHealth)
-	app.Post(b+"/cache/refresh", a, h.refresh)
-	app.Delete(b+"/cache", a, h.clear)
-	app.Post(b+"/cache/trigger", a, h.trigger)
+	a, d := h.cfg.Auth, web.Deadline(h.cfg.RequestTimeout)
+	app.Get(b+"/redisGet", a, d, h.redisGet)
+	app.Post(b+"/redisSet", a, d, h.redisSet)
+	app.Post(b+"/redisDelete", a, d, h.redisDelete)
+	app.Delete(b+"/redisDelete", a, d, h.redisDelete)
+	app.Get(b+"/cache-health", a, d, h.cacheHealth)
+	app.Post(b+"/cache/refresh", a, d, h.refresh)
+	app.Delete(b+"/cache", a, d, h.clear)
+	app.Post(b+"/cache/trigger", a, d, h.trigger)
 
-	app.Post("/test/slot-cache/prefetch", a, h.prefetch)
-	app.Get("/test/slot-cache/status", a, h.status)
-	app.Post("/test/slot-cache/query", a, h.query)
-	app.Delete("/test/slot-cache/clear", a, h.clear)
-	app.Post("/test/redis-slot-cache/trigger", a, h.refresh)
-	app.Get("/test/redis-slot-cache/status", a, h.status)
-	app.Delete("/test/redis-slot-cache/clear", a, h.clear)
+	app.Post("/test/slot-cache/prefetch", a, d, h.prefetch)
+	app.Get("/test/slot-cache/status", a, d, h.status)
+	app.Post("/test/slot-cache/query", a, d, h.query)
+	app.Delete("/test/slot-cache/clear", a, d, h.clear)
+	app.Post("/test/redis-slot-cache/trigger", a, d, h.refresh)
+	app.Get("/test/redis-slot-cache/status", a, d, h.status)
+	app.Delete("/test/redis-slot-cache/clear", a, d, h.clear)
 }

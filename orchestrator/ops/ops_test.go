@@ -66,7 +66,7 @@ func newFixture(t *testing.T) *fixture {
 	t.Cleanup(r.Close)
 	app, err := web.New(web.Options{Logger: log})
 	require.NoError(t, err)
-	h, err := ops.New(ops.Config{Redis: db.Client, Refresher: r, Timeout: 20 * time.Second, Auth: func(c *fiber.Ctx) error { return c.Next() }, Logger: log})
+	h, err := ops.New(ops.Config{Redis: db.Client, Refresher: r, RequestTimeout: 20 * time.Second, Auth: func(c *fiber.Ctx) error { return c.Next() }, Logger: log})
 	require.NoError(t, err)
 	h.Register(app, base)
 	return &fixture{app: app, sim: sim, clock: clock, db: db, r: r}

@@ -2,7 +2,6 @@ package ops
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"slices"
@@ -46,10 +45,6 @@ func (h *Handlers) checkKey(key string, read bool) error {
 	return contracts.Errorf(contracts.CodeForbidden, "key is outside the prefixes flowgate owns (%s)", strings.Join(h.cfg.Prefixes, ", "))
 }
 
-func (h *Handlers) ctx(c *fiber.Ctx) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(c.UserContext(), h.cfg.Timeout)
-}
-
 func unavailable(op string, err error) error {
 	return contracts.Wrap(contracts.CodeUnavailable, op, err, "redis could not answer")
 }
@@ -61,8 +56,7 @@ func (h *Handlers) redisGet(c *fiber.Ctx) error {
 	if err := h.checkKey(key, true); err != nil {
 		return err
 	}
-	ctx, cancel := h.ctx(c)
-	defer cancel()
+	ctx := c.UserContext()
 	v, err := h.cfg.Redis.Get(ctx, key).Bytes()
 	switch {
 	case errors.Is(err, redis.Nil):
@@ -104,8 +98,7 @@ func (h *Handlers) redisSet(c *fiber.Ctx) error {
 	if err := json.Compact(&compact, req.Value); err != nil {
 		return contracts.Errorf(contracts.CodeInvalid, "value is not valid JSON")
 	}
-	ctx, cancel := h.ctx(c)
-	defer cancel()
+	ctx := c.UserContext()
 	if err := h.cfg.Redis.Set(ctx, req.Key, compact.String(), ttl).Err(); err != nil {
 		return unavailable("ops.redisSet", err)
 	}
@@ -131,8 +124,7 @@ func (h *Handlers) redisDelete(c *fiber.Ctx) error {
 	if err := h.checkKey(key, false); err != nil {
 		return err
 	}
-	ctx, cancel := h.ctx(c)
-	defer cancel()
+	ctx := c.UserContext()
 	n, err := h.cfg.Redis.Del(ctx, key).Result()
 	if err != nil {
 		return unavailable("ops.redisDelete", err)

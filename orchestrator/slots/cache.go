@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/flowgate/flowgate/contracts"
+	"github.com/flowgate/flowgate/orchestrator/valutil"
 )
 
 // DefaultCacheTTL is how long a cached list lives: docs/reference/nodered-endpoints.md's hard
@@ -35,18 +36,10 @@ type CacheConfig struct {
 }
 
 func (c CacheConfig) withDefaults() CacheConfig {
-	if c.Prefix == "" {
-		c.Prefix = "flowgate"
-	}
-	if c.TTL == 0 {
-		c.TTL = DefaultCacheTTL
-	}
-	if c.Now == nil {
-		c.Now = time.Now
-	}
-	if c.Logger == nil {
-		c.Logger = slog.Default()
-	}
+	c.Prefix = valutil.ValOrDefault(c.Prefix, "flowgate")
+	c.TTL = valutil.ValOrDefault(c.TTL, DefaultCacheTTL)
+	c.Now = valutil.FuncOrDefault(c.Now, time.Now)
+	c.Logger = valutil.ValOrDefault(c.Logger, slog.Default())
 	return c
 }
 
@@ -232,7 +225,7 @@ func (c *Cache) Delete(ctx context.Context, r Range) (bool, error) {
 	if err != nil {
 		return false, unavailable(op, err)
 	}
-	return n == 1, nil
+	return n == listDeleted, nil
 }
 
 // Invalidate removes slot s (matched by SlotID) from every cached list, in

@@ -154,9 +154,15 @@ return n
 //
 //	KEYS[1] registry   KEYS[2] entry   KEYS[3] entry's pre-grouped key
 //
-// Returns 1 if the list existed, else 0.
+// Returns listDeleted if the list existed, else listAbsent.
 var deleteScript = redis.NewScript(`
 redis.call('ZREM', KEYS[1], KEYS[2])
 redis.call('DEL', KEYS[3])
 return redis.call('DEL', KEYS[2])
 `)
+
+// deleteScript's replies.
+const (
+	listAbsent  = 0
+	listDeleted = 1
+)

@@ -177,7 +177,7 @@ func (c *Cache) DeleteTier(ctx context.Context, loc string, n int) (bool, error)
 	if err != nil {
 		return false, unavailable(op, err)
 	}
-	return got == 1, nil
+	return got == listDeleted, nil
 }
 
 // Restore puts slot s back into every cached list that covers it (its

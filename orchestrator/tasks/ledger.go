@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/flowgate/flowgate/contracts"
+	"github.com/flowgate/flowgate/orchestrator/valutil"
 )
 
 // Limits of Config.MaxRecoveries.
@@ -51,27 +52,13 @@ type Config struct {
 }
 
 func (c Config) withDefaults() Config {
-	if c.Prefix == "" {
-		c.Prefix = "flowgate"
-	}
-	if c.Now == nil {
-		c.Now = time.Now
-	}
-	if c.MaxAttempts == 0 {
-		c.MaxAttempts = contracts.DefaultMaxAttempts
-	}
-	if c.MaxRecoveries == 0 {
-		c.MaxRecoveries = DefaultMaxRecoveries
-	}
-	if c.HistoryLimit == 0 {
-		c.HistoryLimit = 50
-	}
-	if c.SweepBatch == 0 {
-		c.SweepBatch = 500
-	}
-	if c.ClaimPollInterval == 0 {
-		c.ClaimPollInterval = 100 * time.Millisecond
-	}
+	c.Prefix = valutil.ValOrDefault(c.Prefix, "flowgate")
+	c.Now = valutil.FuncOrDefault(c.Now, time.Now)
+	c.MaxAttempts = valutil.ValOrDefault(c.MaxAttempts, contracts.DefaultMaxAttempts)
+	c.MaxRecoveries = valutil.ValOrDefault(c.MaxRecoveries, DefaultMaxRecoveries)
+	c.HistoryLimit = valutil.ValOrDefault(c.HistoryLimit, 50)
+	c.SweepBatch = valutil.ValOrDefault(c.SweepBatch, 500)
+	c.ClaimPollInterval = valutil.ValOrDefault(c.ClaimPollInterval, 100*time.Millisecond)
 	return c
 }
 

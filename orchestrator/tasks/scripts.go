@@ -567,7 +567,7 @@ return {#ids, out}
 // KEYS[1] done:backfill key
 // ARGV[4] batch size
 //
-// Returns {scanned, indexed, complete (0/1)}.
+// Returns {scanned, indexed, backfillComplete or backfillPartial}.
 var backfillDoneScript = script(`
 local batch = tonumber(ARGV[4])
 local cur = redis.call('GET', KEYS[1])
@@ -665,3 +665,9 @@ for i = 5, #ARGV do
 end
 return out
 `)
+
+// backfillDoneScript's third reply: whether the walk is complete.
+const (
+	backfillPartial  = 0 // more batches to go
+	backfillComplete = 1 // the walk reached the end
+)

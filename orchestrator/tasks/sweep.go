@@ -125,7 +125,7 @@ func (l *Ledger) backfillDone(ctx context.Context, op string, now time.Time) err
 		if !ok || len(arr) != 3 {
 			return badReply(op, v)
 		}
-		if complete, _ := arr[2].(int64); complete == 1 {
+		if complete, _ := arr[2].(int64); complete == backfillComplete {
 			return nil
 		}
 		if err := ctx.Err(); err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/flowgate/flowgate/contracts"
+	"github.com/flowgate/flowgate/orchestrator/timeutil"
 )
 
 // Claim atomically takes up to req.Limit (1..50, default 1) pending tasks
@@ -43,12 +44,8 @@ func (l *Ledger) Claim(ctx context.Context, req contracts.ClaimRequest) ([]contr
 		if left <= 0 {
 			return tasks, nil
 		}
-		timer := time.NewTimer(min(left, l.cfg.ClaimPollInterval))
-		select {
-		case <-ctx.Done():
-			timer.Stop()
+		if timeutil.Sleep(ctx, min(left, l.cfg.ClaimPollInterval)) != nil {
 			return tasks, nil
-		case <-timer.C:
 		}
 	}
 }

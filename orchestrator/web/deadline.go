@@ -77,3 +77,40 @@ func (w *deadlines) get() context.Context {
 	w.cur.CompareAndSwap(cur, next)
 	return ctx
 }
+
+// LongPollDeadline is Deadline for a route whose handler waits longer
+// than d on purpose (a long poll): the chain before the handler (Auth,
+// decoding) runs within d of the request's start, as under Deadline, and
+// the handler takes LongPollContext for its wait. Each request gets its
+// own context, not a shared window's: a long poll holds its connection
+// anyway.
+func LongPollDeadline(d time.Duration) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		start := longPollStart{parent: c.UserContext(), at: time.Now()}
+		ctx, cancel := context.WithDeadline(start.parent, start.at.Add(d))
+		defer cancel()
+		c.Locals(longPollStartKey{}, start)
+		c.SetUserContext(ctx)
+		return c.Next()
+	}
+}
+
+// LongPollContext is the context of a long poll's work: budget from the
+// request's start, on the request's context as it was before
+// LongPollDeadline (so its shorter deadline does not cut the wait). Without
+// LongPollDeadline before it, budget from now.
+func LongPollContext(c *fiber.Ctx, budget time.Duration) (context.Context, context.CancelFunc) {
+	if s, ok := c.Locals(longPollStartKey{}).(longPollStart); ok {
+		return context.WithDeadline(s.parent, s.at.Add(budget))
+	}
+	return context.WithTimeout(c.UserContext(), budget)
+}
+
+// longPollStart is what LongPollDeadline leaves LongPollContext: the
+// request's context before any deadline, and when the request started.
+type longPollStart struct {
+	parent context.Context
+	at     time.Time
+}
+
+type longPollStartKey struct{}

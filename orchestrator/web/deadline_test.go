@@ -119,3 +119,37 @@ func TestDeadlineNone(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 204, resp.StatusCode)
 }
+
+// A long poll's chain before its handler ends d after the start; the
+// handler's LongPollContext ends budget after the same start, on the
+// context from before the deadline. Without LongPollDeadline it counts
+// from now.
+func TestLongPollDeadline(t *testing.T) {
+	var chain, poll, bare time.Time
+	var chainOK, pollOK, bareOK bool
+	app := fiber.New()
+	app.Post("/poll", LongPollDeadline(100*time.Millisecond), func(c *fiber.Ctx) error {
+		chain, chainOK = c.UserContext().Deadline()
+		ctx, cancel := LongPollContext(c, 5*time.Second)
+		defer cancel()
+		poll, pollOK = ctx.Deadline()
+		return c.SendStatus(fiber.StatusNoContent)
+	})
+	app.Post("/bare", func(c *fiber.Ctx) error {
+		ctx, cancel := LongPollContext(c, 5*time.Second)
+		defer cancel()
+		bare, bareOK = ctx.Deadline()
+		return c.SendStatus(fiber.StatusNoContent)
+	})
+	start := time.Now()
+	for _, path := range []string{"/poll", "/bare"} {
+		resp, err := app.Test(httptest.NewRequest("POST", path, nil))
+		require.NoError(t, err)
+		require.Equal(t, fiber.StatusNoContent, resp.StatusCode)
+	}
+	end := time.Now()
+	require.True(t, chainOK && pollOK && bareOK, "every context has a deadline")
+	require.WithinRange(t, chain, start.Add(100*time.Millisecond), end.Add(100*time.Millisecond))
+	require.Equal(t, 5*time.Second-100*time.Millisecond, poll.Sub(chain), "both count from the request's start")
+	require.WithinRange(t, bare, start.Add(5*time.Second), end.Add(5*time.Second))
+}

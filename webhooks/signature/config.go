@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/flowgate/flowgate/orchestrator/valutil"
 )
 
 // DefaultTolerance is how far X-Timestamp may be from the server clock.
@@ -36,18 +38,10 @@ type Config struct {
 }
 
 func (c Config) withDefaults() Config {
-	if c.Mode == "" {
-		c.Mode = ModeHMAC
-	}
-	if c.Tolerance == 0 {
-		c.Tolerance = DefaultTolerance
-	}
-	if c.Now == nil {
-		c.Now = time.Now
-	}
-	if c.MinVersion == 0 {
-		c.MinVersion = 1
-	}
+	c.Mode = valutil.ValOrDefault(c.Mode, ModeHMAC)
+	c.Tolerance = valutil.ValOrDefault(c.Tolerance, DefaultTolerance)
+	c.Now = valutil.FuncOrDefault(c.Now, time.Now)
+	c.MinVersion = valutil.ValOrDefault(c.MinVersion, 1)
 	return c
 }
 

@@ -11,6 +11,8 @@ import (
 
 	"github.com/flowgate/flowgate/contracts"
 	"github.com/flowgate/flowgate/orchestrator/tasks"
+	"github.com/flowgate/flowgate/orchestrator/timeutil"
+	"github.com/flowgate/flowgate/orchestrator/web"
 )
 
 // Why a long poll stopped early (context.Cause of its context).
@@ -22,41 +24,11 @@ var (
 // releaseTimeout bounds putting back the tasks of a claim nobody received.
 const releaseTimeout = 5 * time.Second
 
-// claimStart is what claimDeadline leaves the claim handler: the
-// request's context before any deadline, and when the request started.
-type claimStart struct {
-	parent context.Context
-	at     time.Time
-}
-
-type claimStartKey struct{}
-
-// claimDeadline is the claim route's web.Deadline: its Auth and decoding
-// get RequestTimeout from the request's start, as on every other route,
-// so a hung Redis answers the signature's replay check with 503 in time
-// (it used to run under the whole long-poll budget, RequestTimeout +
-// 20 s, and wait for the socket timeouts instead). The handler then
-// extends the deadline to the start + RequestTimeout + wait_ms
-// (claimContext): the whole request, signature check included, answers
-// within that.
-func (h *Handlers) claimDeadline(c *fiber.Ctx) error {
-	start := claimStart{parent: c.UserContext(), at: time.Now()}
-	ctx, cancel := context.WithDeadline(start.parent, start.at.Add(h.cfg.RequestTimeout))
-	defer cancel()
-	c.Locals(claimStartKey{}, start)
-	c.SetUserContext(ctx)
-	return c.Next()
-}
-
-// claimContext is the context of a claim's work: RequestTimeout + wait_ms
-// (capped at contracts.MaxClaimWaitMS; the ledger refuses more) from the
-// request's start when claimDeadline ran, from now otherwise.
-func (h *Handlers) claimContext(c *fiber.Ctx, waitMS int) (context.Context, context.CancelFunc) {
-	budget := time.Duration(min(max(waitMS, 0), contracts.MaxClaimWaitMS))*time.Millisecond + h.cfg.RequestTimeout
-	if s, ok := c.Locals(claimStartKey{}).(claimStart); ok {
-		return context.WithDeadline(s.parent, s.at.Add(budget))
-	}
-	return context.WithTimeout(c.UserContext(), budget)
+// claimBudget is a claim's whole budget from the request's start
+// (web.LongPollContext): RequestTimeout + wait_ms, capped at
+// contracts.MaxClaimWaitMS (the ledger refuses more).
+func (h *Handlers) claimBudget(waitMS int) time.Duration {
+	return time.Duration(min(max(waitMS, 0), contracts.MaxClaimWaitMS))*time.Millisecond + h.cfg.RequestTimeout
 }
 
 // claim serves POST /queue/claim: 200 with the claimed tasks, 204 when none
@@ -66,7 +38,7 @@ func (h *Handlers) claim(c *fiber.Ctx) error {
 	if err := decode(c, &req); err != nil {
 		return err
 	}
-	budget, cancel := h.claimContext(c, req.WaitMS)
+	budget, cancel := web.LongPollContext(c, h.claimBudget(req.WaitMS))
 	defer cancel()
 	ctx, conn, stop := h.pollContext(c, budget, req.WaitMS > 0)
 	claimed, err := h.ledger.Claim(ctx, req)
@@ -193,10 +165,7 @@ func (h *Handlers) cancelClaim(token, worker string) {
 					"worker_id", worker, "claim", token, "attempts", attempt, "err", err)
 				return
 			}
-			select {
-			case <-time.After(wait):
-			case <-h.cfg.Shutdown.Done():
-			}
+			_ = timeutil.Sleep(h.cfg.Shutdown, wait) // a shutdown ends the wait: one more try
 			wait = min(2*wait, cancelRetryMax)
 		}
 	}()

@@ -12,6 +12,7 @@ import (
 
 	"github.com/flowgate/flowgate/contracts"
 	"github.com/flowgate/flowgate/orchestrator/tasks"
+	"github.com/flowgate/flowgate/orchestrator/valutil"
 	"github.com/flowgate/flowgate/orchestrator/web"
 )
 
@@ -81,21 +82,11 @@ type Config struct {
 const DefaultCancelWindow = 90 * time.Second
 
 func (c Config) withDefaults() Config {
-	if c.Shutdown == nil {
-		c.Shutdown = context.Background()
-	}
-	if c.DisconnectCheck == 0 {
-		c.DisconnectCheck = DefaultDisconnectCheck
-	}
-	if c.Logger == nil {
-		c.Logger = slog.Default()
-	}
-	if c.RequestTimeout == 0 {
-		c.RequestTimeout = DefaultRequestTimeout
-	}
-	if c.CancelWindow == 0 {
-		c.CancelWindow = DefaultCancelWindow
-	}
+	c.Shutdown = valutil.ValOrDefault(c.Shutdown, context.Background())
+	c.DisconnectCheck = valutil.ValOrDefault(c.DisconnectCheck, DefaultDisconnectCheck)
+	c.Logger = valutil.ValOrDefault(c.Logger, slog.Default())
+	c.RequestTimeout = valutil.ValOrDefault(c.RequestTimeout, DefaultRequestTimeout)
+	c.CancelWindow = valutil.ValOrDefault(c.CancelWindow, DefaultCancelWindow)
 	return c
 }
 
@@ -142,7 +133,7 @@ func Register(r fiber.Router, h *Handlers) {
 	route := func(add func(string, ...fiber.Handler) fiber.Router, path string, auth, handler fiber.Handler) {
 		deadline := web.Deadline(h.cfg.RequestTimeout)
 		if path == "/queue/claim" { // Auth within RequestTimeout, the long poll up to wait_ms more
-			deadline = h.claimDeadline
+			deadline = web.LongPollDeadline(h.cfg.RequestTimeout)
 		}
 		chain := []fiber.Handler{deadline}
 		if auth != nil {

@@ -13,6 +13,8 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	"github.com/flowgate/flowgate/orchestrator/valutil"
 )
 
 // Defaults and limits.
@@ -54,15 +56,9 @@ type Config struct {
 }
 
 func (c Config) withDefaults() Config {
-	if c.TTL == 0 {
-		c.TTL = DefaultTTL
-	}
-	if c.Now == nil {
-		c.Now = time.Now
-	}
-	if c.Rand == nil {
-		c.Rand = rand.Reader
-	}
+	c.TTL = valutil.ValOrDefault(c.TTL, DefaultTTL)
+	c.Now = valutil.FuncOrDefault(c.Now, time.Now)
+	c.Rand = valutil.ValOrDefault(c.Rand, rand.Reader)
 	return c
 }
 

@@ -12,6 +12,8 @@ import (
 	"github.com/flowgate/flowgate/orchestrator/booking/bookingsvc"
 	"github.com/flowgate/flowgate/orchestrator/cloud9"
 	"github.com/flowgate/flowgate/orchestrator/slots"
+	"github.com/flowgate/flowgate/orchestrator/timeutil"
+	"github.com/flowgate/flowgate/orchestrator/valutil"
 )
 
 // ErrUnknownSlot is a well-formed bookingToken whose slot is not (or no
@@ -227,24 +229,12 @@ const (
 )
 
 func (s SlotSource) withDefaults() SlotSource {
-	if s.Days <= 0 {
-		s.Days = 30
-	}
-	if s.FreshFor <= 0 {
-		s.FreshFor = 5 * time.Minute
-	}
-	if s.Attempts <= 0 {
-		s.Attempts = 2
-	}
-	if s.RetryDelay <= 0 {
-		s.RetryDelay = time.Second
-	}
-	if s.CacheTimeout <= 0 {
-		s.CacheTimeout = bookingsvc.DefaultRedisTimeout
-	}
-	if s.Logger == nil {
-		s.Logger = slog.Default()
-	}
+	s.Days = valutil.PositiveOrDefault(s.Days, 30)
+	s.FreshFor = valutil.PositiveOrDefault(s.FreshFor, 5*time.Minute)
+	s.Attempts = valutil.PositiveOrDefault(s.Attempts, 2)
+	s.RetryDelay = valutil.PositiveOrDefault(s.RetryDelay, time.Second)
+	s.CacheTimeout = valutil.PositiveOrDefault(s.CacheTimeout, bookingsvc.DefaultRedisTimeout)
+	s.Logger = valutil.ValOrDefault(s.Logger, slog.Default())
 	return s
 }
 
@@ -260,10 +250,8 @@ func (s SlotSource) fetch(ctx context.Context, views []string, from, to time.Tim
 		if attempt >= s.Attempts || !cloud9.IsRetryable(err) {
 			return nil, attempt, err
 		}
-		select {
-		case <-ctx.Done():
-			return nil, attempt, ctx.Err()
-		case <-time.After(s.RetryDelay):
+		if err := timeutil.Sleep(ctx, s.RetryDelay); err != nil {
+			return nil, attempt, err
 		}
 	}
 }

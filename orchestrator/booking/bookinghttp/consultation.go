@@ -29,8 +29,7 @@ func (h *Handlers) bookConsultation(c *fiber.Ctx) error {
 	if err := h.decode(c, &req, false); err != nil {
 		return sendConsult(c, svc.MalformedConsultation(err))
 	}
-	ctx, cancel := h.ctx()
-	defer cancel()
+	ctx := c.UserContext()
 	return sendConsult(c, svc.BookConsultation(ctx, req))
 }
 

@@ -81,15 +81,16 @@ func RegisterFamily(r fiber.Router, f *FamilyHandlers, basePath string) error {
 	if err != nil {
 		return err
 	}
-	r.Post(base+"/getPatient", family(f, f.svc.MalformedPatientRead, false, f.svc.GetPatient))
-	r.Post(base+"/getPatientByFilter", family(f, f.svc.MalformedSearch, false, f.svc.GetPatientByFilter))
-	r.Post(base+"/getPatientAppts", family(f, f.svc.MalformedAppts, false, f.svc.GetPatientAppts))
-	r.Post(base+"/editInsurance", family(f, f.svc.MalformedResult, false, f.svc.EditInsurance))
-	r.Post(base+"/confirmAppt", family(f, f.svc.MalformedResult, false, f.svc.ConfirmAppt))
-	r.Post(base+"/cancelAppt", family(f, f.svc.MalformedCancel, false, f.svc.CancelAppt))
-	r.Post(base+"/getLocation", family(f, f.svc.MalformedLocation, true, f.svc.GetLocation))
-	r.Get(base+OperationStatusPath, func(c *fiber.Ctx) error { return f.status(c, c.Query("operationId")) })
-	r.Get(base+"/operations/:operationId", func(c *fiber.Ctx) error { return f.status(c, c.Params("operationId")) })
+	d := deadline(f.cfg)
+	r.Post(base+"/getPatient", d, family(f, f.svc.MalformedPatientRead, false, f.svc.GetPatient))
+	r.Post(base+"/getPatientByFilter", d, family(f, f.svc.MalformedSearch, false, f.svc.GetPatientByFilter))
+	r.Post(base+"/getPatientAppts", d, family(f, f.svc.MalformedAppts, false, f.svc.GetPatientAppts))
+	r.Post(base+"/editInsurance", d, family(f, f.svc.MalformedResult, false, f.svc.EditInsurance))
+	r.Post(base+"/confirmAppt", d, family(f, f.svc.MalformedResult, false, f.svc.ConfirmAppt))
+	r.Post(base+"/cancelAppt", d, family(f, f.svc.MalformedCancel, false, f.svc.CancelAppt))
+	r.Post(base+"/getLocation", d, family(f, f.svc.MalformedLocation, true, f.svc.GetLocation))
+	r.Get(base+OperationStatusPath, d, func(c *fiber.Ctx) error { return f.status(c, c.Query("operationId")) })
+	r.Get(base+"/operations/:operationId", d, func(c *fiber.Ctx) error { return f.status(c, c.Params("operationId")) })
 	return nil
 }
 
@@ -102,8 +103,7 @@ func family[Req any](f *FamilyHandlers, malformed func(error) bookingsvc.Answer,
 		if err := f.decode(c, &req, optional); err != nil {
 			return send(c, malformed(err))
 		}
-		ctx, cancel := f.ctx()
-		defer cancel()
+		ctx := c.UserContext()
 		return sendFamily(c, run(ctx, req))
 	}
 }
@@ -118,13 +118,8 @@ func sendFamily(c *fiber.Ctx, a bookingsvc.Answer) error {
 }
 
 func (f *FamilyHandlers) status(c *fiber.Ctx, id string) error {
-	ctx, cancel := f.ctx()
-	defer cancel()
+	ctx := c.UserContext()
 	return sendFamily(c, f.svc.OperationStatus(ctx, strings.TrimSpace(id)))
-}
-
-func (f *FamilyHandlers) ctx() (context.Context, context.CancelFunc) {
-	return context.WithTimeout(f.cfg.Context, f.cfg.Timeout)
 }
 
 // decode reads the body into v as Handlers.decode does: identity encoding,

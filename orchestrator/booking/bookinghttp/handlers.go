@@ -35,6 +35,7 @@ import (
 
 	"github.com/flowgate/flowgate/contracts"
 	"github.com/flowgate/flowgate/orchestrator/booking/bookingsvc"
+	"github.com/flowgate/flowgate/orchestrator/valutil"
 	"github.com/flowgate/flowgate/orchestrator/web"
 )
 
@@ -66,11 +67,16 @@ type Config struct {
 	// to the client connection: a caller hanging up must not abandon a
 	// booking half made.
 	Context context.Context
-	// Timeout bounds one request's work (limiter waits, Cloud9 calls).
-	// Default 60 s: the sync budget plus Cloud9's own timeouts.
-	Timeout time.Duration
-	Logger  *slog.Logger
+	// RequestTimeout is each request's deadline (web.Deadline on
+	// Context): it bounds one request's work (limiter waits, Cloud9
+	// calls). Default DefaultRequestTimeout.
+	RequestTimeout time.Duration
+	Logger         *slog.Logger
 }
+
+// DefaultRequestTimeout is Config.RequestTimeout's default: the sync
+// budget plus Cloud9's own timeouts.
+const DefaultRequestTimeout = 60 * time.Second
 
 // Handlers serve the booking endpoints.
 type Handlers struct {
@@ -83,21 +89,13 @@ func New(svc Service, cfg Config) (*Handlers, error) {
 	if svc == nil {
 		return nil, errors.New("bookinghttp: nil Service")
 	}
-	if cfg.MaxBody == 0 {
-		cfg.MaxBody = DefaultMaxBody
-	}
+	cfg.MaxBody = valutil.ValOrDefault(cfg.MaxBody, DefaultMaxBody)
 	if cfg.MaxBody < 1 {
 		return nil, fmt.Errorf("bookinghttp: MaxBody must be positive, got %d", cfg.MaxBody)
 	}
-	if cfg.Context == nil {
-		cfg.Context = context.Background()
-	}
-	if cfg.Timeout == 0 {
-		cfg.Timeout = 60 * time.Second
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
-	}
+	cfg.Context = valutil.ValOrDefault(cfg.Context, context.Background())
+	cfg.RequestTimeout = valutil.ValOrDefault(cfg.RequestTimeout, DefaultRequestTimeout)
+	cfg.Logger = valutil.ValOrDefault(cfg.Logger, slog.Default())
 	return &Handlers{svc: svc, cfg: cfg}, nil
 }
 
@@ -124,17 +122,25 @@ func Register(r fiber.Router, h *Handlers, basePath string) error {
 	if err != nil {
 		return err
 	}
-	r.Post(base+"/createPatient", h.createPatient)
-	r.Post(base+"/createAppt", h.createAppt)
-	r.Post(base+"/getApptSlots", h.getApptSlots)
-	r.Post(base+"/getGroupedApptSlots", h.getGroupedApptSlots)
-	r.Get(base+"/queue-status", h.queueStatus)
-	r.Post(base+"/bookConsultation", h.bookConsultation)
+	d := deadline(h.cfg)
+	r.Post(base+"/createPatient", d, h.createPatient)
+	r.Post(base+"/createAppt", d, h.createAppt)
+	r.Post(base+"/getApptSlots", d, h.getApptSlots)
+	r.Post(base+"/getGroupedApptSlots", d, h.getGroupedApptSlots)
+	r.Get(base+"/queue-status", d, h.queueStatus)
+	r.Post(base+"/bookConsultation", d, h.bookConsultation)
 	return nil
 }
 
-func (h *Handlers) ctx() (context.Context, context.CancelFunc) {
-	return context.WithTimeout(h.cfg.Context, h.cfg.Timeout)
+// deadline is every route's web.Deadline, on Config.Context instead of
+// the connection's context: a caller hanging up must not abandon a
+// booking half made.
+func deadline(cfg Config) fiber.Handler {
+	d := web.Deadline(cfg.RequestTimeout)
+	return func(c *fiber.Ctx) error {
+		c.SetUserContext(cfg.Context)
+		return d(c)
+	}
 }
 
 // send writes a's body with the status this layer chooses: 200 for every
@@ -169,8 +175,7 @@ func (h *Handlers) createPatient(c *fiber.Ctx) error {
 	if err := h.decode(c, &req, false); err != nil {
 		return send(c, h.svc.MalformedPatient(err))
 	}
-	ctx, cancel := h.ctx()
-	defer cancel()
+	ctx := c.UserContext()
 	return send(c, h.svc.CreatePatient(ctx, req))
 }
 
@@ -179,8 +184,7 @@ func (h *Handlers) createAppt(c *fiber.Ctx) error {
 	if err := h.decode(c, &req, false); err != nil {
 		return send(c, h.svc.MalformedAppt(err))
 	}
-	ctx, cancel := h.ctx()
-	defer cancel()
+	ctx := c.UserContext()
 	return send(c, h.svc.CreateAppt(ctx, req))
 }
 
@@ -189,8 +193,7 @@ func (h *Handlers) getApptSlots(c *fiber.Ctx) error {
 	if err := h.decode(c, &req, true); err != nil {
 		return err
 	}
-	ctx, cancel := h.ctx()
-	defer cancel()
+	ctx := c.UserContext()
 	return send(c, h.svc.GetApptSlots(ctx, req))
 }
 
@@ -199,8 +202,7 @@ func (h *Handlers) getGroupedApptSlots(c *fiber.Ctx) error {
 	if err := h.decode(c, &req, true); err != nil {
 		return err
 	}
-	ctx, cancel := h.ctx()
-	defer cancel()
+	ctx := c.UserContext()
 	return send(c, h.svc.GetGroupedApptSlots(ctx, req))
 }
 
@@ -225,8 +227,7 @@ func (h *Handlers) queueStatus(c *fiber.Ctx) error {
 		*dst = n
 	}
 	q.Cursor = strings.TrimSpace(c.Query("cursor"))
-	ctx, cancel := h.ctx()
-	defer cancel()
+	ctx := c.UserContext()
 	resp, err := h.svc.QueueStatus(ctx, q)
 	if contracts.ErrorCode(err) == contracts.CodeInvalid {
 		return err

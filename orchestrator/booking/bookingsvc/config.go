@@ -13,6 +13,8 @@ import (
 	"github.com/flowgate/flowgate/contracts"
 	"github.com/flowgate/flowgate/orchestrator"
 	"github.com/flowgate/flowgate/orchestrator/cloud9"
+	"github.com/flowgate/flowgate/orchestrator/timeutil"
+	"github.com/flowgate/flowgate/orchestrator/valutil"
 )
 
 // Auth modes (BOOKING_AUTH_MODE).
@@ -142,7 +144,7 @@ type Config struct {
 	PracticeZone *time.Location
 
 	Now        func() time.Time
-	Sleep      func(ctx context.Context, d time.Duration) error // default: a timer, ends early with ctx
+	Sleep      func(ctx context.Context, d time.Duration) error // default: timeutil.Sleep
 	Logger     *slog.Logger
 	Registerer prometheus.Registerer
 }
@@ -161,57 +163,36 @@ func (b BackoffPolicy) RetryDelay(n int, err error, t *asynq.Task) time.Duration
 	return orchestrator.Exponential{Base: b.Base, Max: b.Max}.RetryDelay(n+1, err, t)
 }
 
-// setDefault sets *v to def when it is the zero value (comparable types
-// only: interfaces and funcs are checked against nil by hand).
-func setDefault[T comparable](v *T, def T) {
-	var zero T
-	if *v == zero {
-		*v = def
-	}
-}
-
 func (c Config) withDefaults() Config {
-	setDefault(&c.SyncBudget, DefaultSyncBudget)
-	setDefault(&c.SyncRetryDelay, DefaultSyncRetryDelay)
-	setDefault(&c.SyncAttempts, DefaultSyncAttempts)
-	setDefault(&c.PatientSyncAttempts, DefaultPatientSyncAttempts)
-	setDefault(&c.AsyncMaxAttempts, DefaultAsyncMaxAttempts)
-	if c.Backoff == nil {
-		c.Backoff = BackoffPolicy{Base: DefaultBackoffBase, Max: DefaultBackoffMax}
-	}
-	setDefault(&c.QueueDelay, DefaultBackoffBase)
-	setDefault(&c.CompletedRetention, DefaultCompletedRetention)
-	setDefault(&c.TaskTimeout, DefaultTaskTimeout)
-	setDefault(&c.WriteTimeout, DefaultWriteTimeout)
-	setDefault(&c.LeaseMargin, DefaultLeaseMargin)
-	setDefault(&c.RedisTimeout, DefaultRedisTimeout)
-	setDefault(&c.LeaseGrace, DefaultLeaseGrace)
-	setDefault(&c.Queue, orchestrator.QueueCritical)
-	setDefault(&c.AuthMode, AuthModeSession)
-	setDefault(&c.PatientModel, DefaultPatientModel)
-	setDefault(&c.DefaultScheduleColumnGUID, DefaultScheduleColumnGUID)
-	setDefault(&c.DefaultScheduleViewGUID, DefaultScheduleViewGUID)
-	setDefault(&c.DefaultAppointmentTypeGUID, DefaultAppointmentTypeGUID)
-	setDefault(&c.DefaultMinutes, DefaultMinutes)
-	setDefault(&c.LocationGUID, DefaultLocationGUID)
-	setDefault(&c.SessionTTL, DefaultSessionTTL)
-	setDefault(&c.StatusEndpoint, DefaultBasePath+"/queue-status")
-	setDefault(&c.StatusScanLimit, 10000)
-	if c.PracticeZone == nil {
-		c.PracticeZone = time.UTC
-	}
-	if c.Now == nil {
-		c.Now = time.Now
-	}
-	if c.Sleep == nil {
-		c.Sleep = sleep
-	}
-	if c.Logger == nil {
-		c.Logger = slog.Default()
-	}
-	if c.Registerer == nil {
-		c.Registerer = prometheus.NewRegistry()
-	}
+	c.SyncBudget = valutil.ValOrDefault(c.SyncBudget, DefaultSyncBudget)
+	c.SyncRetryDelay = valutil.ValOrDefault(c.SyncRetryDelay, DefaultSyncRetryDelay)
+	c.SyncAttempts = valutil.ValOrDefault(c.SyncAttempts, DefaultSyncAttempts)
+	c.PatientSyncAttempts = valutil.ValOrDefault(c.PatientSyncAttempts, DefaultPatientSyncAttempts)
+	c.AsyncMaxAttempts = valutil.ValOrDefault(c.AsyncMaxAttempts, DefaultAsyncMaxAttempts)
+	c.Backoff = valutil.ValOrDefault[orchestrator.RetryPolicy](c.Backoff, BackoffPolicy{Base: DefaultBackoffBase, Max: DefaultBackoffMax})
+	c.QueueDelay = valutil.ValOrDefault(c.QueueDelay, DefaultBackoffBase)
+	c.CompletedRetention = valutil.ValOrDefault(c.CompletedRetention, DefaultCompletedRetention)
+	c.TaskTimeout = valutil.ValOrDefault(c.TaskTimeout, DefaultTaskTimeout)
+	c.WriteTimeout = valutil.ValOrDefault(c.WriteTimeout, DefaultWriteTimeout)
+	c.LeaseMargin = valutil.ValOrDefault(c.LeaseMargin, DefaultLeaseMargin)
+	c.RedisTimeout = valutil.ValOrDefault(c.RedisTimeout, DefaultRedisTimeout)
+	c.LeaseGrace = valutil.ValOrDefault(c.LeaseGrace, DefaultLeaseGrace)
+	c.Queue = valutil.ValOrDefault(c.Queue, orchestrator.QueueCritical)
+	c.AuthMode = valutil.ValOrDefault(c.AuthMode, AuthModeSession)
+	c.PatientModel = valutil.ValOrDefault(c.PatientModel, DefaultPatientModel)
+	c.DefaultScheduleColumnGUID = valutil.ValOrDefault(c.DefaultScheduleColumnGUID, DefaultScheduleColumnGUID)
+	c.DefaultScheduleViewGUID = valutil.ValOrDefault(c.DefaultScheduleViewGUID, DefaultScheduleViewGUID)
+	c.DefaultAppointmentTypeGUID = valutil.ValOrDefault(c.DefaultAppointmentTypeGUID, DefaultAppointmentTypeGUID)
+	c.DefaultMinutes = valutil.ValOrDefault(c.DefaultMinutes, DefaultMinutes)
+	c.LocationGUID = valutil.ValOrDefault(c.LocationGUID, DefaultLocationGUID)
+	c.SessionTTL = valutil.ValOrDefault(c.SessionTTL, DefaultSessionTTL)
+	c.StatusEndpoint = valutil.ValOrDefault(c.StatusEndpoint, DefaultBasePath+"/queue-status")
+	c.StatusScanLimit = valutil.ValOrDefault(c.StatusScanLimit, 10000)
+	c.PracticeZone = valutil.ValOrDefault(c.PracticeZone, time.UTC)
+	c.Now = valutil.FuncOrDefault(c.Now, time.Now)
+	c.Sleep = valutil.FuncOrDefault(c.Sleep, timeutil.Sleep)
+	c.Logger = valutil.ValOrDefault(c.Logger, slog.Default())
+	c.Registerer = valutil.ValOrDefault[prometheus.Registerer](c.Registerer, prometheus.NewRegistry())
 	return c
 }
 
@@ -258,19 +239,4 @@ func (c Config) validate() error {
 		return fmt.Errorf("bookingsvc: ProviderGUID %q is not a GUID", c.ProviderGUID)
 	}
 	return nil
-}
-
-// sleep waits d or until ctx ends.
-func sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }

@@ -13,6 +13,8 @@ import (
 	"github.com/flowgate/flowgate/orchestrator/booking/phoneindex"
 	"github.com/flowgate/flowgate/orchestrator/cloud9"
 	"github.com/flowgate/flowgate/orchestrator/slots"
+	"github.com/flowgate/flowgate/orchestrator/timeutil"
+	"github.com/flowgate/flowgate/orchestrator/valutil"
 )
 
 // The rest of the Node-RED family: getPatient,
@@ -108,27 +110,15 @@ type FamilyConfig struct {
 }
 
 func (c FamilyConfig) withDefaults() FamilyConfig {
-	setDefault(&c.LocationGUID, DefaultLocationGUID)
-	setDefault(&c.ScheduleColumnGUID, DefaultScheduleColumnGUID)
-	setDefault(&c.VendorNote, "Insurance updated by flowgate")
-	if c.PracticeZone == nil {
-		c.PracticeZone = time.UTC
-	}
-	if c.WriteWait == 0 {
-		c.WriteWait = 15 * time.Second
-	}
-	if c.SideEffectTimeout == 0 {
-		c.SideEffectTimeout = 3 * time.Second
-	}
-	if c.Now == nil {
-		c.Now = time.Now
-	}
-	if c.Sleep == nil {
-		c.Sleep = famSleep
-	}
-	if c.Logger == nil {
-		c.Logger = slog.Default()
-	}
+	c.LocationGUID = valutil.ValOrDefault(c.LocationGUID, DefaultLocationGUID)
+	c.ScheduleColumnGUID = valutil.ValOrDefault(c.ScheduleColumnGUID, DefaultScheduleColumnGUID)
+	c.VendorNote = valutil.ValOrDefault(c.VendorNote, "Insurance updated by flowgate")
+	c.PracticeZone = valutil.ValOrDefault(c.PracticeZone, time.UTC)
+	c.WriteWait = valutil.ValOrDefault(c.WriteWait, 15*time.Second)
+	c.SideEffectTimeout = valutil.ValOrDefault(c.SideEffectTimeout, 3*time.Second)
+	c.Now = valutil.FuncOrDefault(c.Now, time.Now)
+	c.Sleep = valutil.FuncOrDefault(c.Sleep, timeutil.Sleep)
+	c.Logger = valutil.ValOrDefault(c.Logger, slog.Default())
 	return c
 }
 
@@ -143,17 +133,6 @@ func (c FamilyConfig) validate() error {
 		return errors.New("bookingsvc: FamilyConfig.WriteWait must not be negative, SideEffectTimeout must be positive")
 	}
 	return nil
-}
-
-func famSleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 // Family answers the family endpoints.

@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/flowgate/flowgate/contracts"
+	"github.com/flowgate/flowgate/orchestrator/valutil"
 )
 
 // Marks keep, per booking identity (patient, start time, column), who is
@@ -134,18 +135,7 @@ type RedisMarks struct {
 const DefaultDoneTTL = time.Hour
 
 func (m *RedisMarks) key(id, kind string) string {
-	p := m.Prefix
-	if p == "" {
-		p = "flowgate:booking:"
-	}
-	return p + "{" + id + "}:" + kind
-}
-
-func ttlOr(d, def time.Duration) time.Duration {
-	if d <= 0 {
-		return def
-	}
-	return d
+	return valutil.ValOrDefault(m.Prefix, "flowgate:booking:") + "{" + id + "}:" + kind
 }
 
 func ms(d time.Duration) int64 { return max(d.Milliseconds(), 1) }
@@ -155,6 +145,13 @@ func ms(d time.Duration) int64 { return max(d.Milliseconds(), 1) }
 const ownsLua = `local v = redis.call('GET', KEYS[1])
 local function owns() return v and string.sub(v, 1, #ARGV[1] + 1) == ARGV[1] .. '|' end
 `
+
+// Replies of the lease scripts (extendScript, releaseScript, beginScript,
+// clearScript): whether the lease was this owner's, so the step was done.
+const (
+	leaseNotOwned = 0 // another owner's lease, or none: nothing changed
+	leaseOwned    = 1
+)
 
 var (
 	extendScript = redis.NewScript(ownsLua + `if owns() then redis.call('PEXPIRE', KEYS[1], ARGV[2]) return 1 end return 0`)
@@ -194,20 +191,20 @@ func (m *RedisMarks) Claim(ctx context.Context, key string, l Lease, ttl time.Du
 // Extend implements Marks.
 func (m *RedisMarks) Extend(ctx context.Context, key, owner string, ttl time.Duration) (bool, error) {
 	n, err := extendScript.Run(ctx, m.Client, []string{m.key(key, "lease")}, owner, ms(ttl)).Int()
-	return n == 1, err
+	return n == leaseOwned, err
 }
 
 // Release implements Marks.
 func (m *RedisMarks) Release(ctx context.Context, key, owner string) (bool, error) {
 	n, err := releaseScript.Run(ctx, m.Client, []string{m.key(key, "lease")}, owner).Int()
-	return n == 1, err
+	return n == leaseOwned, err
 }
 
 // Begin implements Marks.
 func (m *RedisMarks) Begin(ctx context.Context, key, owner string, leaseTTL time.Duration) (bool, error) {
 	n, err := beginScript.Run(ctx, m.Client, []string{m.key(key, "lease"), m.key(key, "inflight")}, owner,
-		ms(leaseTTL), ms(ttlOr(m.InFlightTTL, 24*time.Hour))).Int()
-	return n == 1, err
+		ms(leaseTTL), ms(valutil.PositiveOrDefault(m.InFlightTTL, 24*time.Hour))).Int()
+	return n == leaseOwned, err
 }
 
 // InFlight implements Marks.
@@ -228,7 +225,7 @@ func (m *RedisMarks) Done(ctx context.Context, key, owner string, rec DoneRecord
 		return err
 	}
 	return doneScript.Run(ctx, m.Client, []string{m.key(key, "lease"), m.key(key, "inflight"), m.key(key, "done")},
-		owner, string(b), ms(ttlOr(m.DoneTTL, DefaultDoneTTL))).Err()
+		owner, string(b), ms(valutil.PositiveOrDefault(m.DoneTTL, DefaultDoneTTL))).Err()
 }
 
 // Completed implements Marks.

@@ -18,6 +18,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/flowgate/flowgate/orchestrator/cloud9"
+	"github.com/flowgate/flowgate/orchestrator/valutil"
 )
 
 // Source is the part of the Cloud9 client a refresh uses;
@@ -61,39 +62,17 @@ type Config struct {
 }
 
 func (c Config) withDefaults() Config {
-	if c.MaxPatients == 0 {
-		c.MaxPatients = 5000
-	}
-	if c.Concurrency == 0 {
-		c.Concurrency = 4
-	}
-	if c.Deadline == 0 {
-		c.Deadline = 2 * time.Minute
-	}
-	if c.RefreshEvery == 0 {
-		c.RefreshEvery = 10 * time.Minute
-	}
-	if c.LockTTL == 0 {
-		c.LockTTL = c.Deadline + 30*time.Second
-	}
-	if c.Prefix == "" {
-		c.Prefix = "flowgate:phoneidx:"
-	}
-	if c.MissRefreshAge == 0 {
-		c.MissRefreshAge = time.Minute
-	}
-	if c.MissRefreshWait <= 0 {
-		c.MissRefreshWait = 2 * time.Second
-	}
-	if c.MinDigits == 0 {
-		c.MinDigits = 4
-	}
-	if c.Now == nil {
-		c.Now = time.Now
-	}
-	if c.Logger == nil {
-		c.Logger = slog.Default()
-	}
+	c.MaxPatients = valutil.ValOrDefault(c.MaxPatients, 5000)
+	c.Concurrency = valutil.ValOrDefault(c.Concurrency, 4)
+	c.Deadline = valutil.ValOrDefault(c.Deadline, 2*time.Minute)
+	c.RefreshEvery = valutil.ValOrDefault(c.RefreshEvery, 10*time.Minute)
+	c.LockTTL = valutil.ValOrDefault(c.LockTTL, c.Deadline+30*time.Second)
+	c.Prefix = valutil.ValOrDefault(c.Prefix, "flowgate:phoneidx:")
+	c.MissRefreshAge = valutil.ValOrDefault(c.MissRefreshAge, time.Minute)
+	c.MissRefreshWait = valutil.PositiveOrDefault(c.MissRefreshWait, 2*time.Second)
+	c.MinDigits = valutil.ValOrDefault(c.MinDigits, 4)
+	c.Now = valutil.FuncOrDefault(c.Now, time.Now)
+	c.Logger = valutil.ValOrDefault(c.Logger, slog.Default())
 	return c
 }
 

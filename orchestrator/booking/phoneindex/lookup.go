@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/flowgate/flowgate/orchestrator/timeutil"
 )
 
 // Result is a Lookup's answer: the matching entries (by full name) and the
@@ -109,10 +111,8 @@ func (x *Index) build(ctx context.Context) (Stats, error) {
 		if !errors.Is(err, ErrRefreshing) {
 			return st, err
 		}
-		select {
-		case <-ctx.Done():
-			return Stats{}, fmt.Errorf("phoneindex: waiting for the first index: %w", ctx.Err())
-		case <-time.After(50 * time.Millisecond):
+		if err := timeutil.Sleep(ctx, 50*time.Millisecond); err != nil {
+			return Stats{}, fmt.Errorf("phoneindex: waiting for the first index: %w", err)
 		}
 		st, found, err := x.stats(ctx)
 		if err != nil || found {

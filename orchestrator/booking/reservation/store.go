@@ -14,6 +14,7 @@ import (
 	"github.com/flowgate/flowgate/orchestrator/cloud9"
 	"github.com/flowgate/flowgate/orchestrator/holds"
 	"github.com/flowgate/flowgate/orchestrator/slots"
+	"github.com/flowgate/flowgate/orchestrator/valutil"
 )
 
 // The seed's TTLs.
@@ -52,29 +53,22 @@ type Config struct {
 }
 
 func (c Config) withDefaults() Config {
-	if c.ReserveTTL == 0 {
-		c.ReserveTTL = DefaultReserveTTL
-	}
-	if c.ConfirmTTL == 0 {
-		c.ConfirmTTL = DefaultConfirmTTL
-	}
-	if c.Location == nil {
-		if loc, err := time.LoadLocation(DefaultTimeZone); err == nil {
-			c.Location = loc
-		} else {
-			c.Location = time.UTC
-		}
-	}
-	if c.AppointmentTypeID == "" {
-		c.AppointmentTypeID = cloud9.SeedAppointmentTypeGUID
-	}
-	if c.Now == nil {
-		c.Now = time.Now
-	}
-	if c.Logger == nil {
-		c.Logger = slog.Default()
-	}
+	c.ReserveTTL = valutil.ValOrDefault(c.ReserveTTL, DefaultReserveTTL)
+	c.ConfirmTTL = valutil.ValOrDefault(c.ConfirmTTL, DefaultConfirmTTL)
+	c.Location = valutil.ValOrDefaultFunc(c.Location, defaultLocation)
+	c.AppointmentTypeID = valutil.ValOrDefault(c.AppointmentTypeID, cloud9.SeedAppointmentTypeGUID)
+	c.Now = valutil.FuncOrDefault(c.Now, time.Now)
+	c.Logger = valutil.ValOrDefault(c.Logger, slog.Default())
 	return c
+}
+
+// defaultLocation is DefaultTimeZone, or UTC where the system has no zone
+// database.
+func defaultLocation() *time.Location {
+	if loc, err := time.LoadLocation(DefaultTimeZone); err == nil {
+		return loc
+	}
+	return time.UTC
 }
 
 func (c Config) validate() error {

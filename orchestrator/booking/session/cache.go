@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/flowgate/flowgate/contracts"
+	"github.com/flowgate/flowgate/orchestrator/valutil"
 )
 
 // DefaultTTL is the seed's session lifetime (the token's, 15 minutes).
@@ -32,15 +33,9 @@ type Config struct {
 }
 
 func (c Config) withDefaults() Config {
-	if c.Prefix == "" {
-		c.Prefix = "flowgate"
-	}
-	if c.TTL == 0 {
-		c.TTL = DefaultTTL
-	}
-	if c.Now == nil {
-		c.Now = time.Now
-	}
+	c.Prefix = valutil.ValOrDefault(c.Prefix, "flowgate")
+	c.TTL = valutil.ValOrDefault(c.TTL, DefaultTTL)
+	c.Now = valutil.FuncOrDefault(c.Now, time.Now)
 	return c
 }
 

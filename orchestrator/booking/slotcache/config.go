@@ -11,6 +11,7 @@ import (
 
 	"github.com/flowgate/flowgate/orchestrator/cloud9"
 	"github.com/flowgate/flowgate/orchestrator/slots"
+	"github.com/flowgate/flowgate/orchestrator/valutil"
 )
 
 // Defaults (docs/reference/nodered-endpoints.md §5: tiers 30/60/90 d; fresh 5 min, stale 15 min,
@@ -80,40 +81,22 @@ type Config struct {
 }
 
 func (c Config) withDefaults() Config {
-	if len(c.TierDays) == 0 {
-		c.TierDays = DefaultTierDays
-	}
-	c.Fresh = or(c.Fresh, DefaultFresh)
-	c.Stale = or(c.Stale, DefaultStale)
-	c.HardStale = or(c.HardStale, DefaultHardStale)
-	c.Window = or(c.Window, DefaultWindow)
-	c.Interval = or(c.Interval, 5*time.Minute)
-	c.LeaseTTL = or(c.LeaseTTL, DefaultLeaseTTL)
-	c.Attempts = or(c.Attempts, DefaultAttempts)
-	c.RetryDelay = or(c.RetryDelay, DefaultRetryDelay)
-	c.HealthFailures = or(c.HealthFailures, DefaultHealthFailures)
-	c.HistoryLen = or(c.HistoryLen, DefaultHistoryLen)
-	if c.Prefix == "" {
-		c.Prefix = "flowgate"
-	}
-	if c.Zone == nil {
-		c.Zone = time.UTC
-	}
-	if c.Now == nil {
-		c.Now = time.Now
-	}
-	if c.Logger == nil {
-		c.Logger = slog.Default()
-	}
+	c.TierDays = valutil.SliceOrDefault(c.TierDays, DefaultTierDays)
+	c.Fresh = valutil.ValOrDefault(c.Fresh, DefaultFresh)
+	c.Stale = valutil.ValOrDefault(c.Stale, DefaultStale)
+	c.HardStale = valutil.ValOrDefault(c.HardStale, DefaultHardStale)
+	c.Window = valutil.ValOrDefault(c.Window, DefaultWindow)
+	c.Interval = valutil.ValOrDefault(c.Interval, 5*time.Minute)
+	c.LeaseTTL = valutil.ValOrDefault(c.LeaseTTL, DefaultLeaseTTL)
+	c.Attempts = valutil.ValOrDefault(c.Attempts, DefaultAttempts)
+	c.RetryDelay = valutil.ValOrDefault(c.RetryDelay, DefaultRetryDelay)
+	c.HealthFailures = valutil.ValOrDefault(c.HealthFailures, DefaultHealthFailures)
+	c.HistoryLen = valutil.ValOrDefault(c.HistoryLen, DefaultHistoryLen)
+	c.Prefix = valutil.ValOrDefault(c.Prefix, "flowgate")
+	c.Zone = valutil.ValOrDefault(c.Zone, time.UTC)
+	c.Now = valutil.FuncOrDefault(c.Now, time.Now)
+	c.Logger = valutil.ValOrDefault(c.Logger, slog.Default())
 	return c
-}
-
-func or[T comparable](v, def T) T {
-	var zero T
-	if v == zero {
-		return def
-	}
-	return v
 }
 
 func (c Config) validate() error {

@@ -14,6 +14,7 @@ import (
 	"github.com/flowgate/flowgate/contracts"
 	"github.com/flowgate/flowgate/orchestrator/cloud9"
 	"github.com/flowgate/flowgate/orchestrator/slots"
+	"github.com/flowgate/flowgate/orchestrator/timeutil"
 )
 
 // ErrBusy is a refresh asked for while another one (on any instance) holds
@@ -277,7 +278,7 @@ func (r *Refresher) fetch(ctx context.Context, rg slots.Range) ([]slots.Slot, in
 		if attempt >= r.cfg.Attempts || !cloud9.IsRetryable(err) {
 			return nil, attempt, err
 		}
-		if err := sleep(ctx, r.cfg.RetryDelay); err != nil {
+		if err := timeutil.Sleep(ctx, r.cfg.RetryDelay); err != nil {
 			return nil, attempt, err
 		}
 	}
@@ -298,20 +299,9 @@ func (r *Refresher) turn(ctx context.Context) error {
 		case ok:
 			return nil
 		}
-		if err := sleep(ctx, max(wait, 10*time.Millisecond)); err != nil {
+		if err := timeutil.Sleep(ctx, max(wait, 10*time.Millisecond)); err != nil {
 			return err
 		}
-	}
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
 	}
 }
 

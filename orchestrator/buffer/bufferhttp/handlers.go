@@ -19,6 +19,7 @@ import (
 
 	"github.com/flowgate/flowgate/contracts"
 	"github.com/flowgate/flowgate/orchestrator/buffer"
+	"github.com/flowgate/flowgate/orchestrator/valutil"
 	"github.com/flowgate/flowgate/orchestrator/web"
 )
 
@@ -71,9 +72,7 @@ func New(b Buffer, cfg Config) (*Handlers, error) {
 	if len(cfg.Token) < 16 {
 		return nil, errors.New("bufferhttp: the bearer token must be at least 16 characters")
 	}
-	if cfg.RequestTimeout <= 0 {
-		cfg.RequestTimeout = DefaultRequestTimeout
-	}
+	cfg.RequestTimeout = valutil.PositiveOrDefault(cfg.RequestTimeout, DefaultRequestTimeout)
 	return &Handlers{buf: b, token: []byte(cfg.Token), cfg: cfg}, nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"golang.org/x/text/encoding/htmlindex"
 
 	"github.com/flowgate/flowgate/orchestrator/cloud9"
+	"github.com/flowgate/flowgate/orchestrator/valutil"
 )
 
 // The defaults: the location, schedule view, chair and appointment type are
@@ -272,48 +273,20 @@ func defaultTimeZone() *time.Location {
 }
 
 func (c Config) withDefaults() Config {
-	if c.Now == nil {
-		c.Now = time.Now
-	}
-	if c.Scale <= 0 {
-		c.Scale = 1
-	}
-	if c.TimeZone == nil {
-		c.TimeZone = defaultTimeZone()
-	}
-	if c.WriteLimit == (Rate{}) {
-		c.WriteLimit = Rate{N: 5, Per: time.Minute}
-	}
-	if c.ReadLimit == (Rate{}) {
-		c.ReadLimit = Unlimited
-	}
-	if c.Window == "" {
-		c.Window = WindowSliding
-	}
-	if c.Location == (Location{}) {
-		c.Location = DefaultLocation()
-	}
-	if c.ScheduleView == (ScheduleView{}) {
-		c.ScheduleView = DefaultScheduleView()
-	}
-	if len(c.Chairs) == 0 {
-		c.Chairs = DefaultChairs()
-	}
-	if c.Orthodontist == (Orthodontist{}) {
-		c.Orthodontist = DefaultOrthodontist()
-	}
-	if len(c.AppointmentTypes) == 0 {
-		c.AppointmentTypes = DefaultAppointmentTypes()
-	}
-	if c.Week == ([7]Hours{}) {
-		c.Week = DefaultWeek()
-	}
-	if c.SlotMinutes <= 0 {
-		c.SlotMinutes = 45
-	}
-	if c.HorizonDays <= 0 {
-		c.HorizonDays = 90
-	}
+	c.Now = valutil.FuncOrDefault(c.Now, time.Now)
+	c.Scale = valutil.PositiveOrDefault(c.Scale, 1)
+	c.TimeZone = valutil.ValOrDefaultFunc(c.TimeZone, defaultTimeZone)
+	c.WriteLimit = valutil.ValOrDefault(c.WriteLimit, Rate{N: 5, Per: time.Minute})
+	c.ReadLimit = valutil.ValOrDefault(c.ReadLimit, Unlimited)
+	c.Window = valutil.ValOrDefault(c.Window, WindowSliding)
+	c.Location = valutil.ValOrDefault(c.Location, DefaultLocation())
+	c.ScheduleView = valutil.ValOrDefault(c.ScheduleView, DefaultScheduleView())
+	c.Chairs = valutil.SliceOrDefault(c.Chairs, DefaultChairs())
+	c.Orthodontist = valutil.ValOrDefault(c.Orthodontist, DefaultOrthodontist())
+	c.AppointmentTypes = valutil.SliceOrDefault(c.AppointmentTypes, DefaultAppointmentTypes())
+	c.Week = valutil.ValOrDefault(c.Week, DefaultWeek())
+	c.SlotMinutes = valutil.PositiveOrDefault(c.SlotMinutes, 45)
+	c.HorizonDays = valutil.PositiveOrDefault(c.HorizonDays, 90)
 	return c
 }
 

@@ -15,6 +15,8 @@ import (
 
 	"golang.org/x/text/encoding"
 	"golang.org/x/text/encoding/htmlindex"
+
+	"github.com/flowgate/flowgate/orchestrator/timeutil"
 )
 
 // maxBody bounds a request body; a larger one is error 4.
@@ -45,14 +47,8 @@ func (s *Sim) serveProtocol(w http.ResponseWriter, r *http.Request) {
 	}
 	// The call has committed; the answer waits for the injected latency, so
 	// a client that gives up earlier meets an uncertain outcome too.
-	if out.latency > 0 {
-		t := time.NewTimer(out.latency)
-		select {
-		case <-t.C:
-		case <-r.Context().Done():
-			t.Stop()
-			return
-		}
+	if out.latency > 0 && timeutil.Sleep(r.Context(), out.latency) != nil {
+		return
 	}
 	if out.drop {
 		dropConnection(w)

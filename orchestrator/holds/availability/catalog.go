@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/flowgate/flowgate/orchestrator/slots"
+	"github.com/flowgate/flowgate/orchestrator/valutil"
 )
 
 // DefaultMaxDays is the longest timeslot window one request may ask for,
@@ -37,18 +38,12 @@ func NewCatalog(cfg CatalogConfig) (*Catalog, error) {
 	if cfg.Source == nil || cfg.Store == nil {
 		return nil, errors.New("availability: a Catalog needs a Source and a Store")
 	}
-	if cfg.MaxDays == 0 {
-		cfg.MaxDays = DefaultMaxDays
-	}
+	cfg.MaxDays = valutil.ValOrDefault(cfg.MaxDays, DefaultMaxDays)
 	if cfg.MaxDays < 1 || cfg.MaxDays > 366 {
 		return nil, fmt.Errorf("availability: MaxDays must be between 1 and 366, got %d", cfg.MaxDays)
 	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
-	}
+	cfg.Now = valutil.FuncOrDefault(cfg.Now, time.Now)
+	cfg.Logger = valutil.ValOrDefault(cfg.Logger, slog.Default())
 	return &Catalog{cfg: cfg}, nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/flowgate/flowgate/orchestrator/slots"
+	"github.com/flowgate/flowgate/orchestrator/valutil"
 )
 
 // errNoSchedule: the schedule-file source has nothing stored yet.
@@ -40,15 +41,9 @@ type Cloud9Source struct {
 var _ Source = Cloud9Source{}
 
 func (s Cloud9Source) withDefaults() Cloud9Source {
-	if s.Horizon <= 0 {
-		s.Horizon = DefaultCloud9Horizon
-	}
-	if s.Now == nil {
-		s.Now = time.Now
-	}
-	if s.Loc == nil {
-		s.Loc = time.UTC
-	}
+	s.Horizon = valutil.PositiveOrDefault(s.Horizon, DefaultCloud9Horizon)
+	s.Now = valutil.FuncOrDefault(s.Now, time.Now)
+	s.Loc = valutil.ValOrDefault(s.Loc, time.UTC)
 	return s
 }
 

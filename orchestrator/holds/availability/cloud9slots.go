@@ -8,6 +8,7 @@ import (
 
 	"github.com/flowgate/flowgate/orchestrator/cloud9"
 	"github.com/flowgate/flowgate/orchestrator/slots"
+	"github.com/flowgate/flowgate/orchestrator/valutil"
 )
 
 // ReservationReader is the Cloud9 call Cloud9Slots makes (the
@@ -35,21 +36,11 @@ type Cloud9Slots struct {
 var _ OpenSlotsReader = Cloud9Slots{}
 
 func (c Cloud9Slots) withDefaults() Cloud9Slots {
-	if c.Loc == nil {
-		c.Loc = time.UTC
-	}
-	if c.FreshFor <= 0 {
-		c.FreshFor = 5 * time.Minute
-	}
-	if c.CacheTimeout <= 0 {
-		c.CacheTimeout = time.Second
-	}
-	if c.Now == nil {
-		c.Now = time.Now
-	}
-	if c.Logger == nil {
-		c.Logger = slog.Default()
-	}
+	c.Loc = valutil.ValOrDefault(c.Loc, time.UTC)
+	c.FreshFor = valutil.PositiveOrDefault(c.FreshFor, 5*time.Minute)
+	c.CacheTimeout = valutil.PositiveOrDefault(c.CacheTimeout, time.Second)
+	c.Now = valutil.FuncOrDefault(c.Now, time.Now)
+	c.Logger = valutil.ValOrDefault(c.Logger, slog.Default())
 	return c
 }
 

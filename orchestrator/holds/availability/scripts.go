@@ -59,6 +59,15 @@ invalidate(2)
 return 1
 `)
 
+// Replies of the schedule scripts (updateScheduleScript answers
+// scheduleMoved or a count; seedScheduleScript and restoreScheduleScript
+// scheduleKept or scheduleStored, seed also scheduleMoved).
+const (
+	scheduleMoved  = -1 // the version moved since it was read: read again and retry
+	scheduleKept   = 0
+	scheduleStored = 1
+)
+
 // restoreScheduleScript stores the schedule file's content only where no
 // schedule is stored (Redis lost it: a FLUSHDB, a failover to an empty
 // replica), invalidating every type of it; a schedule stored meanwhile by
@@ -121,6 +130,14 @@ invalidate(3)
 return 1
 `)
 
+// recordScript's replies.
+const (
+	recordOverlap = -2 // another appointment of the specialist overlaps it
+	recordIDTaken = -1 // another appointment has this id
+	recordSame    = 0  // the same appointment was recorded already
+	recordStored  = 1
+)
+
 // replaceScript cancels (ARGV[3] empty) or reschedules (ARGV[3] the new
 // JSON) an appointment if it is still what was read, and invalidates its
 // type.
@@ -140,6 +157,12 @@ end
 invalidate(3)
 return 1
 `)
+
+// replaceScript's replies.
+const (
+	replaceChanged = -1 // changed or vanished since it was read: read again
+	replaceDone    = 1
+)
 
 // rangeScript reads the appointments that end after ARGV[1].
 //
@@ -177,3 +200,9 @@ redis.call('SADD', KEYS[2], KEYS[1])
 if redis.call('PTTL', KEYS[2]) < ttl then redis.call('PEXPIRE', KEYS[2], ttl) end
 return 1
 `)
+
+// fillScript's replies.
+const (
+	fillStale  = 0 // refused: an invalidation ran since the computation started
+	fillCached = 1
+)

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/flowgate/flowgate/orchestrator/valutil"
 )
 
 // Defaults of StoreConfig.
@@ -33,15 +35,9 @@ type StoreConfig struct {
 }
 
 func (c StoreConfig) withDefaults() StoreConfig {
-	if c.CacheTTL == 0 {
-		c.CacheTTL = DefaultCacheTTL
-	}
-	if c.Retention == 0 {
-		c.Retention = DefaultRetention
-	}
-	if c.Now == nil {
-		c.Now = time.Now
-	}
+	c.CacheTTL = valutil.ValOrDefault(c.CacheTTL, DefaultCacheTTL)
+	c.Retention = valutil.ValOrDefault(c.Retention, DefaultRetention)
+	c.Now = valutil.FuncOrDefault(c.Now, time.Now)
 	return c
 }
 
@@ -129,8 +125,8 @@ func (s *Store) SeedSchedule(ctx context.Context, sched Schedule, hash string) (
 		if err != nil {
 			return false, unavailableErr(op, err)
 		}
-		if n >= 0 {
-			return n == 1, nil
+		if n != scheduleMoved {
+			return n == scheduleStored, nil
 		}
 	}
 	return false, unavailableErr(op, errors.New("the schedule kept changing"))
@@ -181,7 +177,7 @@ func (s *Store) restoreSchedule(ctx context.Context, sched Schedule, hash string
 	if err != nil {
 		return false, unavailableErr(op, err)
 	}
-	return n == 1, nil
+	return n == scheduleStored, nil
 }
 
 // Update applies change to the stored schedule and stores the result if
@@ -216,7 +212,7 @@ func (s *Store) Update(ctx context.Context, change Change) (Schedule, error) {
 		if err != nil {
 			return Schedule{}, unavailableErr(op, err)
 		}
-		if n >= 0 {
+		if n != scheduleMoved { // the count of cache keys invalidated
 			return next, nil
 		}
 	}
@@ -254,13 +250,13 @@ func (s *Store) Record(ctx context.Context, a Appointment, buffer time.Duration)
 	if err != nil {
 		return unavailableErr(op, err)
 	}
-	if n == -2 {
+	switch n {
+	case recordOverlap:
 		return conflict(op, "specialist %q has another appointment overlapping %s", a.SpecialistID, a.SlotStartDate.Format(time.RFC3339))
-	}
-	if n < 0 {
+	case recordIDTaken:
 		return conflict(op, "appointment %q is already recorded with other details", a.AppointmentID)
 	}
-	return nil
+	return nil // recordStored or recordSame
 }
 
 // Appointment reads one appointment and its stored JSON.
@@ -315,7 +311,7 @@ func (s *Store) replace(ctx context.Context, op, id string, edit func(*Appointme
 		if err != nil {
 			return Appointment{}, unavailableErr(op, err)
 		}
-		if n == 1 {
+		if n == replaceDone {
 			return a, nil
 		}
 	}
@@ -377,5 +373,5 @@ func (s *Store) fillDays(ctx context.Context, typeID, scope, gen string, days ma
 	if err != nil {
 		return false, unavailableErr("availability.Store.fillDays", err)
 	}
-	return n == 1, nil
+	return n == fillCached, nil
 }

@@ -54,14 +54,12 @@ func (h *Handlers) book(c *fiber.Ctx) error {
 	if err := checkRef(req); err != nil {
 		return err
 	}
-	ctx, cancel := h.ctx(c)
-	defer cancel()
+	ctx := c.UserContext()
 	t, err := h.cfg.Catalog.AppointmentType(ctx, atid)
 	if err != nil {
 		return err
 	}
 	if t.External {
-		cancel()
 		return h.bookExternal(c, t, req, strings.TrimSpace(body.PatientGUID))
 	}
 	// (1) the hold must be live and the client's; the heartbeat also gives
@@ -120,8 +118,7 @@ func (h *Handlers) cancel(c *fiber.Ctx) error {
 	if err := checkID("appointmentId", id); err != nil {
 		return err
 	}
-	ctx, cancel := h.ctx(c)
-	defer cancel()
+	ctx := c.UserContext()
 	a, err := h.cfg.Catalog.CancelBooking(ctx, id)
 	if err != nil {
 		return err

@@ -14,6 +14,7 @@ import (
 
 	"github.com/flowgate/flowgate/contracts"
 	"github.com/flowgate/flowgate/orchestrator/holds"
+	"github.com/flowgate/flowgate/orchestrator/valutil"
 	"github.com/flowgate/flowgate/orchestrator/web"
 )
 
@@ -137,35 +138,22 @@ func New(cfg Config) (*Handlers, error) {
 	if cfg.Engine == nil || cfg.Catalog == nil {
 		return nil, errors.New("holdshttp: Engine and Catalog are required")
 	}
-	if cfg.RequestTimeout <= 0 {
-		cfg.RequestTimeout = DefaultRequestTimeout
-	}
-	if cfg.BookingTimeout <= 0 {
-		cfg.BookingTimeout = DefaultBookingTimeout
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
-	if cfg.AppointmentID == nil {
-		cfg.AppointmentID = func(holdID string) string { return holdID }
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
-	}
+	cfg.RequestTimeout = valutil.PositiveOrDefault(cfg.RequestTimeout, DefaultRequestTimeout)
+	cfg.BookingTimeout = valutil.PositiveOrDefault(cfg.BookingTimeout, DefaultBookingTimeout)
+	cfg.Now = valutil.FuncOrDefault(cfg.Now, time.Now)
+	cfg.AppointmentID = valutil.FuncOrDefault(cfg.AppointmentID, func(holdID string) string { return holdID })
+	cfg.Logger = valutil.ValOrDefault(cfg.Logger, slog.Default())
 	return &Handlers{cfg: cfg}, nil
 }
 
 // Register mounts the routes on app.
 func Register(app fiber.Router, h *Handlers) {
-	app.Post("/v1/holds", h.create)
-	app.Patch("/v1/holds", h.heartbeat)
-	app.Delete("/v1/holds/:holdId", h.release)
-	app.Post("/v1/appointment-types/:id/book", h.book)
-	app.Delete("/v1/appointments/:appointmentId", h.cancel)
-}
-
-func (h *Handlers) ctx(c *fiber.Ctx) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(c.UserContext(), h.cfg.RequestTimeout)
+	d := web.Deadline(h.cfg.RequestTimeout)
+	app.Post("/v1/holds", d, h.create)
+	app.Patch("/v1/holds", d, h.heartbeat)
+	app.Delete("/v1/holds/:holdId", d, h.release)
+	app.Post("/v1/appointment-types/:id/book", d, h.book)
+	app.Delete("/v1/appointments/:appointmentId", d, h.cancel)
 }
 
 // HoldResponse is the answer of POST /v1/holds.
@@ -198,8 +186,7 @@ func (h *Handlers) create(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := h.ctx(c)
-	defer cancel()
+	ctx := c.UserContext()
 	t, err := h.cfg.Catalog.AppointmentType(ctx, req.AppointmentTypeID)
 	if err != nil {
 		return err
@@ -268,8 +255,7 @@ func (h *Handlers) heartbeat(c *fiber.Ctx) error {
 	if err := checkRef(req); err != nil {
 		return err
 	}
-	ctx, cancel := h.ctx(c)
-	defer cancel()
+	ctx := c.UserContext()
 	hd, ok, err := h.cfg.Engine.Heartbeat(ctx, req.ClientID, req.HoldID)
 	if err != nil {
 		return err
@@ -290,8 +276,7 @@ func (h *Handlers) release(c *fiber.Ctx) error {
 	if err := checkRef(req); err != nil {
 		return err
 	}
-	ctx, cancel := h.ctx(c)
-	defer cancel()
+	ctx := c.UserContext()
 	ok, err := h.cfg.Engine.Release(ctx, req.ClientID, req.HoldID)
 	if err != nil {
 		return err

@@ -26,6 +26,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/flowgate/flowgate/orchestrator/holds"
+	"github.com/flowgate/flowgate/orchestrator/valutil"
 )
 
 // Hold is the engine's hold (orchestrator/holds): what the snapshot and
@@ -118,40 +119,27 @@ type Config struct {
 	Now        func() time.Time
 }
 
-func orDefault[T comparable](v *T, def T) {
-	var zero T
-	if *v == zero {
-		*v = def
-	}
-}
-
 func (c *Config) defaults() error {
 	if c.Redis == nil || c.Source == nil {
 		return errors.New("holdstream: Redis and Source are required")
 	}
-	if c.Channel == nil {
-		prefix := c.Prefix
-		c.Channel = func(id string) string { return eventChannel(prefix, id) }
-	}
-	orDefault(&c.Ping, DefaultPing)
-	orDefault(&c.Retry, DefaultRetry)
-	orDefault(&c.DefaultLease, DefaultLease)
-	orDefault(&c.MaxLease, DefaultMaxLease)
-	orDefault(&c.MinLease, DefaultMinLease)
-	orDefault(&c.WriteTimeout, DefaultWriteTimeout)
-	orDefault(&c.Buffer, DefaultBuffer)
-	orDefault(&c.Shards, runtime.GOMAXPROCS(0))
-	orDefault(&c.HeapWarn, DefaultHeapWarn)
-	orDefault(&c.RSSWarn, DefaultRSSWarn)
-	orDefault(&c.MemoryCheck, DefaultMemoryCheck)
-	orDefault(&c.ReleaseQuiet, DefaultReleaseQuiet)
-	orDefault(&c.ReleaseBurst, DefaultReleaseBurst)
-	if c.Logger == nil {
-		c.Logger = slog.Default()
-	}
-	if c.Now == nil {
-		c.Now = time.Now
-	}
+	prefix := c.Prefix
+	c.Channel = valutil.FuncOrDefault(c.Channel, func(id string) string { return eventChannel(prefix, id) })
+	c.Ping = valutil.ValOrDefault(c.Ping, DefaultPing)
+	c.Retry = valutil.ValOrDefault(c.Retry, DefaultRetry)
+	c.DefaultLease = valutil.ValOrDefault(c.DefaultLease, DefaultLease)
+	c.MaxLease = valutil.ValOrDefault(c.MaxLease, DefaultMaxLease)
+	c.MinLease = valutil.ValOrDefault(c.MinLease, DefaultMinLease)
+	c.WriteTimeout = valutil.ValOrDefault(c.WriteTimeout, DefaultWriteTimeout)
+	c.Buffer = valutil.ValOrDefault(c.Buffer, DefaultBuffer)
+	c.Shards = valutil.ValOrDefault(c.Shards, runtime.GOMAXPROCS(0))
+	c.HeapWarn = valutil.ValOrDefault(c.HeapWarn, DefaultHeapWarn)
+	c.RSSWarn = valutil.ValOrDefault(c.RSSWarn, DefaultRSSWarn)
+	c.MemoryCheck = valutil.ValOrDefault(c.MemoryCheck, DefaultMemoryCheck)
+	c.ReleaseQuiet = valutil.ValOrDefault(c.ReleaseQuiet, DefaultReleaseQuiet)
+	c.ReleaseBurst = valutil.ValOrDefault(c.ReleaseBurst, DefaultReleaseBurst)
+	c.Logger = valutil.ValOrDefault(c.Logger, slog.Default())
+	c.Now = valutil.FuncOrDefault(c.Now, time.Now)
 	if c.Ping < 0 || c.Retry < 0 || c.MinLease < 0 || c.WriteTimeout < 0 || c.Buffer < 0 || c.Shards < 0 {
 		return errors.New("holdstream: durations, Buffer and Shards must not be negative")
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/flowgate/flowgate/contracts"
 	"github.com/flowgate/flowgate/orchestrator"
 	"github.com/flowgate/flowgate/orchestrator/tasks"
+	"github.com/flowgate/flowgate/orchestrator/valutil"
 )
 
 // Config configures a Dispatcher. Ledger and Runtime are required; zero
@@ -46,30 +47,14 @@ type Config struct {
 }
 
 func (c Config) withDefaults() Config {
-	if c.Backoff == nil {
-		c.Backoff = orchestrator.Exponential{Base: 10 * time.Second, Max: 5 * time.Minute}
-	}
-	if c.Queue == "" {
-		c.Queue = orchestrator.QueueHigh
-	}
-	if c.ReplayQueue == "" {
-		c.ReplayQueue = orchestrator.QueueLow
-	}
-	if c.Retention == 0 {
-		c.Retention = 24 * time.Hour
-	}
-	if c.Retention < 0 {
-		c.Retention = 0
-	}
-	if c.Logger == nil {
-		c.Logger = slog.Default()
-	}
-	if c.Registerer == nil {
-		c.Registerer = prometheus.NewRegistry()
-	}
-	if c.Now == nil {
-		c.Now = time.Now
-	}
+	c.Backoff = valutil.ValOrDefault[orchestrator.RetryPolicy](c.Backoff, orchestrator.Exponential{Base: 10 * time.Second, Max: 5 * time.Minute})
+	c.Queue = valutil.ValOrDefault(c.Queue, orchestrator.QueueHigh)
+	c.ReplayQueue = valutil.ValOrDefault(c.ReplayQueue, orchestrator.QueueLow)
+	// 0 is the default; a negative Retention keeps nothing.
+	c.Retention = max(valutil.ValOrDefault(c.Retention, 24*time.Hour), 0)
+	c.Logger = valutil.ValOrDefault(c.Logger, slog.Default())
+	c.Registerer = valutil.ValOrDefault[prometheus.Registerer](c.Registerer, prometheus.NewRegistry())
+	c.Now = valutil.FuncOrDefault(c.Now, time.Now)
 	return c
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/flowgate/flowgate/contracts"
 	"github.com/flowgate/flowgate/orchestrator/tasks"
+	"github.com/flowgate/flowgate/orchestrator/valutil"
 	"github.com/flowgate/flowgate/scheduler"
 )
 
@@ -60,29 +61,19 @@ type SweepSettings struct {
 func DefaultSweepSettings() SweepSettings { return SweepSettings{}.withDefaults() }
 
 func (s SweepSettings) withDefaults() SweepSettings {
-	def := func(spec *string, v string) {
-		if *spec == "" {
-			*spec = v
-		}
-	}
-	dur := func(d *time.Duration, v time.Duration) {
-		if *d == 0 {
-			*d = v
-		}
-	}
-	def(&s.HeartbeatSpec, "@every 30s")
-	dur(&s.HeartbeatStale, 2*time.Minute)
-	def(&s.VTSpec, "@every 5m")
-	dur(&s.VTTimeout, 10*time.Minute)
-	def(&s.SLASpec, "@every 15m")
-	dur(&s.SLAThreshold, 30*time.Minute)
-	def(&s.RetryOverdueSpec, "@every 1m")
-	dur(&s.RetryOverdueAfter, 10*time.Minute)
-	def(&s.DLQRepairSpec, "@every 5m")
-	dur(&s.DLQRepairWindow, time.Hour)
-	dur(&s.DLQRepairGrace, time.Minute)
-	def(&s.PurgeSpec, "@every 1h")
-	dur(&s.PurgeAfter, 7*24*time.Hour)
+	s.HeartbeatSpec = valutil.ValOrDefault(s.HeartbeatSpec, "@every 30s")
+	s.HeartbeatStale = valutil.ValOrDefault(s.HeartbeatStale, 2*time.Minute)
+	s.VTSpec = valutil.ValOrDefault(s.VTSpec, "@every 5m")
+	s.VTTimeout = valutil.ValOrDefault(s.VTTimeout, 10*time.Minute)
+	s.SLASpec = valutil.ValOrDefault(s.SLASpec, "@every 15m")
+	s.SLAThreshold = valutil.ValOrDefault(s.SLAThreshold, 30*time.Minute)
+	s.RetryOverdueSpec = valutil.ValOrDefault(s.RetryOverdueSpec, "@every 1m")
+	s.RetryOverdueAfter = valutil.ValOrDefault(s.RetryOverdueAfter, 10*time.Minute)
+	s.DLQRepairSpec = valutil.ValOrDefault(s.DLQRepairSpec, "@every 5m")
+	s.DLQRepairWindow = valutil.ValOrDefault(s.DLQRepairWindow, time.Hour)
+	s.DLQRepairGrace = valutil.ValOrDefault(s.DLQRepairGrace, time.Minute)
+	s.PurgeSpec = valutil.ValOrDefault(s.PurgeSpec, "@every 1h")
+	s.PurgeAfter = valutil.ValOrDefault(s.PurgeAfter, 7*24*time.Hour)
 	return s
 }
 

@@ -17,8 +17,7 @@ type ScheduleResponse struct {
 }
 
 func (h *Handlers) schedule(c *fiber.Ctx) error {
-	ctx, cancel := h.ctx(c)
-	defer cancel()
+	ctx := c.UserContext()
 	s, err := h.cfg.Catalog.Schedule(ctx)
 	if err != nil {
 		return err
@@ -28,8 +27,7 @@ func (h *Handlers) schedule(c *fiber.Ctx) error {
 
 // apply runs an admin change and logs it (like /monitoring writes).
 func (h *Handlers) apply(c *fiber.Ctx, what string, change availability.Change) error {
-	ctx, cancel := h.ctx(c)
-	defer cancel()
+	ctx := c.UserContext()
 	s, err := h.cfg.Catalog.Update(ctx, change)
 	user, _ := c.Locals("username").(string)
 	level := slog.LevelWarn

@@ -15,6 +15,7 @@ import (
 	"github.com/flowgate/flowgate/orchestrator/holds"
 	"github.com/flowgate/flowgate/orchestrator/holds/availability"
 	"github.com/flowgate/flowgate/orchestrator/slots"
+	"github.com/flowgate/flowgate/orchestrator/valutil"
 	"github.com/flowgate/flowgate/orchestrator/web"
 )
 
@@ -29,8 +30,8 @@ type ActiveHolds interface {
 
 // Defaults of Config.
 const (
-	DefaultDays    = 7
-	DefaultTimeout = 2 * time.Second
+	DefaultDays           = 7
+	DefaultRequestTimeout = 2 * time.Second
 )
 
 // Config configures the handlers.
@@ -40,9 +41,11 @@ type Config struct {
 	// Admin guards the admin endpoints (basic auth with the monitoring
 	// credentials in the sidecar). Nil leaves them open: only for tests
 	// and the embedded trial.
-	Admin   fiber.Handler
-	Timeout time.Duration // Redis work of one request; default DefaultTimeout
-	Logger  *slog.Logger
+	Admin fiber.Handler
+	// RequestTimeout is each request's deadline (web.Deadline, after
+	// Admin): the Redis work of one request. Default DefaultRequestTimeout.
+	RequestTimeout time.Duration
+	Logger         *slog.Logger
 }
 
 // Handlers serves the endpoints.
@@ -53,33 +56,26 @@ func New(cfg Config) (*Handlers, error) {
 	if cfg.Catalog == nil {
 		return nil, errors.New("availhttp: Catalog is required")
 	}
-	if cfg.Timeout <= 0 {
-		cfg.Timeout = DefaultTimeout
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
-	}
+	cfg.RequestTimeout = valutil.PositiveOrDefault(cfg.RequestTimeout, DefaultRequestTimeout)
+	cfg.Logger = valutil.ValOrDefault(cfg.Logger, slog.Default())
 	return &Handlers{cfg: cfg}, nil
 }
 
 // Register adds the routes to r.
 func Register(r fiber.Router, h *Handlers) {
-	r.Get("/v1/appointment-types", h.appointmentTypes)
-	r.Get("/v1/appointment-types/:id/timeslots", h.timeslots)
+	d := web.Deadline(h.cfg.RequestTimeout)
+	r.Get("/v1/appointment-types", d, h.appointmentTypes)
+	r.Get("/v1/appointment-types/:id/timeslots", d, h.timeslots)
 	admin := r.Group("/v1/admin/availability")
 	if h.cfg.Admin != nil {
 		admin.Use(h.cfg.Admin)
 	}
-	admin.Get("/schedule", h.schedule)
-	admin.Put("/specialists/:specialistId/weekly-hours", h.putWeeklyHours)
-	admin.Put("/specialists/:specialistId/overrides/:date", h.putOverride)
-	admin.Delete("/specialists/:specialistId/overrides/:date", h.deleteOverride)
-	admin.Delete("/specialists/:specialistId", h.deleteSpecialist)
-	admin.Put("/appointment-types/:id", h.putAppointmentType)
-}
-
-func (h *Handlers) ctx(c *fiber.Ctx) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(c.UserContext(), h.cfg.Timeout)
+	admin.Get("/schedule", d, h.schedule)
+	admin.Put("/specialists/:specialistId/weekly-hours", d, h.putWeeklyHours)
+	admin.Put("/specialists/:specialistId/overrides/:date", d, h.putOverride)
+	admin.Delete("/specialists/:specialistId/overrides/:date", d, h.deleteOverride)
+	admin.Delete("/specialists/:specialistId", d, h.deleteSpecialist)
+	admin.Put("/appointment-types/:id", d, h.putAppointmentType)
 }
 
 // AppointmentTypesResponse is GET /v1/appointment-types.
@@ -88,8 +84,7 @@ type AppointmentTypesResponse struct {
 }
 
 func (h *Handlers) appointmentTypes(c *fiber.Ctx) error {
-	ctx, cancel := h.ctx(c)
-	defer cancel()
+	ctx := c.UserContext()
 	types, err := h.cfg.Catalog.AppointmentTypes(ctx)
 	if err != nil {
 		return err
@@ -157,8 +152,7 @@ func (h *Handlers) timeslots(c *fiber.Ctx) error {
 		return err
 	}
 	clientID := c.Query("clientId")
-	ctx, cancel := h.ctx(c)
-	defer cancel()
+	ctx := c.UserContext()
 	ts, err := h.cfg.Catalog.Timeslots(ctx, q)
 	if err != nil {
 		return err
