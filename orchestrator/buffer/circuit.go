@@ -22,8 +22,8 @@ type CircuitConfig struct {
 }
 
 func (c *CircuitConfig) withDefaults() {
-	c.Threshold = valutil.ValOrDefault(c.Threshold, 5)
-	c.Timeout = valutil.PositiveOrDefault(c.Timeout, 30*time.Second)
+	c.Threshold = valutil.ValOrDefault(c.Threshold, DefaultCircuitThreshold)
+	c.Timeout = valutil.PositiveOrDefault(c.Timeout, DefaultCircuitTimeout)
 	c.HalfOpenRequests = valutil.ValOrDefault(c.HalfOpenRequests, 1)
 }
 

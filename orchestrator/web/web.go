@@ -40,7 +40,7 @@ type Options struct {
 // New returns a Fiber app with flowgate's error model and middleware.
 func New(o Options) (*fiber.App, error) {
 	if o.BodyLimit <= 0 {
-		o.BodyLimit = 1 << 20
+		o.BodyLimit = DefaultBodyLimit
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()

@@ -41,7 +41,7 @@ func (c Config) withDefaults() Config {
 	c.Mode = valutil.ValOrDefault(c.Mode, ModeHMAC)
 	c.Tolerance = valutil.ValOrDefault(c.Tolerance, DefaultTolerance)
 	c.Now = valutil.FuncOrDefault(c.Now, time.Now)
-	c.MinVersion = valutil.ValOrDefault(c.MinVersion, 1)
+	c.MinVersion = valutil.ValOrDefault(c.MinVersion, DefaultMinVersion)
 	return c
 }
 

@@ -62,13 +62,13 @@ type Config struct {
 }
 
 func (c Config) withDefaults() Config {
-	c.MaxPatients = valutil.ValOrDefault(c.MaxPatients, 5000)
-	c.Concurrency = valutil.ValOrDefault(c.Concurrency, 4)
-	c.Deadline = valutil.ValOrDefault(c.Deadline, 2*time.Minute)
-	c.RefreshEvery = valutil.ValOrDefault(c.RefreshEvery, 10*time.Minute)
+	c.MaxPatients = valutil.ValOrDefault(c.MaxPatients, DefaultMaxPatients)
+	c.Concurrency = valutil.ValOrDefault(c.Concurrency, DefaultConcurrency)
+	c.Deadline = valutil.ValOrDefault(c.Deadline, DefaultDeadline)
+	c.RefreshEvery = valutil.ValOrDefault(c.RefreshEvery, DefaultRefreshEvery)
 	c.LockTTL = valutil.ValOrDefault(c.LockTTL, c.Deadline+30*time.Second)
 	c.Prefix = valutil.ValOrDefault(c.Prefix, "flowgate:phoneidx:")
-	c.MissRefreshAge = valutil.ValOrDefault(c.MissRefreshAge, time.Minute)
+	c.MissRefreshAge = valutil.ValOrDefault(c.MissRefreshAge, DefaultMissRefreshAge)
 	c.MissRefreshWait = valutil.PositiveOrDefault(c.MissRefreshWait, 2*time.Second)
 	c.MinDigits = valutil.ValOrDefault(c.MinDigits, 4)
 	c.Now = valutil.FuncOrDefault(c.Now, time.Now)

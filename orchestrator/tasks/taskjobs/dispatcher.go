@@ -47,7 +47,7 @@ type Config struct {
 }
 
 func (c Config) withDefaults() Config {
-	c.Backoff = valutil.ValOrDefault[orchestrator.RetryPolicy](c.Backoff, orchestrator.Exponential{Base: 10 * time.Second, Max: 5 * time.Minute})
+	c.Backoff = valutil.ValOrDefault[orchestrator.RetryPolicy](c.Backoff, orchestrator.Exponential{Base: DefaultRequeueBackoffBase, Max: DefaultRequeueBackoffMax})
 	c.Queue = valutil.ValOrDefault(c.Queue, orchestrator.QueueHigh)
 	c.ReplayQueue = valutil.ValOrDefault(c.ReplayQueue, orchestrator.QueueLow)
 	// 0 is the default; a negative Retention keeps nothing.
