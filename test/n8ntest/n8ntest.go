@@ -12,35 +12,25 @@ package n8ntest
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/flowgate/flowgate/test/flowgatetest"
 	"github.com/flowgate/flowgate/test/logtest"
+	"github.com/flowgate/flowgate/test/npminstall"
 )
 
-var (
-	installOnce sync.Once
-	installDir  string
-	installErr  error
-	installSkip string
-)
+var install = npminstall.Install{Script: "n8n-install", What: "n8n"}
 
 // RepoRoot is the repository's root directory.
-func RepoRoot() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..")
-}
+func RepoRoot() string { return npminstall.RepoRoot() }
 
 // Dir returns the n8n install directory, installing it on first use
 // (test/n8n-install; the first install builds sqlite3 and takes minutes).
@@ -48,28 +38,7 @@ func RepoRoot() string {
 // (exit 3), and fails it on any other install error.
 func Dir(t testing.TB) string {
 	t.Helper()
-	installOnce.Do(func() {
-		cmd := exec.Command("bash", filepath.Join(RepoRoot(), "test", "n8n-install"))
-		var stderr strings.Builder
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
-		var exit *exec.ExitError
-		switch {
-		case errors.As(err, &exit) && exit.ExitCode() == 3:
-			installSkip = strings.TrimSpace(stderr.String())
-		case err != nil:
-			installErr = fmt.Errorf("test/n8n-install: %w\n%s", err, stderr.String())
-		default:
-			installDir = strings.TrimSpace(string(out))
-		}
-	})
-	if installSkip != "" {
-		t.Skipf("n8n cannot be installed, so it is not tested: %s", installSkip)
-	}
-	if installErr != nil {
-		t.Fatal(installErr)
-	}
-	return installDir
+	return install.Dir(t)
 }
 
 // Instance is one n8n user folder (database, encryption key) and the

@@ -9,64 +9,32 @@ package noderedtest
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/flowgate/flowgate/test/flowgatetest"
 	"github.com/flowgate/flowgate/test/logtest"
+	"github.com/flowgate/flowgate/test/npminstall"
 )
 
-var (
-	installOnce sync.Once
-	installDir  string
-	installErr  error
-	installSkip string
-)
+var install = npminstall.Install{Script: "nodered-install", What: "Node-RED"}
 
 // RepoRoot is the repository's root directory.
-func RepoRoot() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..")
-}
+func RepoRoot() string { return npminstall.RepoRoot() }
 
 // Dir returns the Node-RED install directory, installing it on first use
 // (test/nodered-install). It skips the test when node, npm or the npm
 // registry is unavailable, and fails it on any other install error.
 func Dir(t testing.TB) string {
 	t.Helper()
-	installOnce.Do(func() {
-		cmd := exec.Command("bash", filepath.Join(RepoRoot(), "test", "nodered-install"))
-		var stderr strings.Builder
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
-		var exit *exec.ExitError
-		switch {
-		case errors.As(err, &exit) && exit.ExitCode() == 3:
-			installSkip = strings.TrimSpace(stderr.String())
-		case err != nil:
-			installErr = fmt.Errorf("test/nodered-install: %w\n%s", err, stderr.String())
-		default:
-			installDir = strings.TrimSpace(string(out))
-		}
-	})
-	if installSkip != "" {
-		t.Skipf("Node-RED cannot be installed, so it is not tested: %s", installSkip)
-	}
-	if installErr != nil {
-		t.Fatal(installErr)
-	}
-	return installDir
+	return install.Dir(t)
 }
 
 // settings is the settings.js of a test instance: no editor extras, no
