@@ -210,8 +210,7 @@ func TestPaletteEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := flowgatetest.Start(t, map[string]string{
-		"BUFFER_HANDLERS_FILE": handlersFile,
-		"REDIS_URL": db.URL(), "HMAC_SECRET": testSecret, "BOOKING_AUTH_SECRET": "flows-test-booking-secret-0123456789",
+		"REDIS_URL": db.URL(), "BUFFER_HANDLERS_FILE": handlersFile, "HMAC_SECRET": testSecret, "BOOKING_AUTH_SECRET": "flows-test-booking-secret-0123456789",
 		"BUFFER_API_TOKEN": paletteBufferToken, "HOLDS_SCHEDULE_FILE": paletteSchedule(t, typeID),
 		// webhook.forward posts to the flow's flowgate-handler-in node
 		"BUFFER_WEBHOOK_URL": "http://" + nrAddr + "/flowgate/handler",

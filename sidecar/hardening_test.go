@@ -20,7 +20,7 @@ import (
 	"github.com/flowgate/flowgate/test/rediscluster"
 )
 
-// TestMetricsAfterOddMethods is issue 8's reproduction: OPTIONS, PATCH and
+// TestMetricsAfterOddMethods reproduces a defect: OPTIONS, PATCH and
 // TRACE requests, then /metrics must answer 200 with a body that parses.
 func TestMetricsAfterOddMethods(t *testing.T) {
 	_, base := startMain(t, map[string]string{})
@@ -52,7 +52,7 @@ func TestMetricsAfterOddMethods(t *testing.T) {
 }
 
 // requireNoInternals fails when an answer body shows an address, a port or
-// Go's error text (issue 8, defect 4: /readyz answered
+// Go's error text (/readyz answered
 // "read tcp 127.0.0.1:38046->127.0.0.1:26391: i/o timeout").
 func requireNoInternals(t *testing.T, body string, addrs ...string) {
 	t.Helper()
@@ -120,7 +120,7 @@ func TestDeadlinesWithRedisPaused(t *testing.T) {
 // TestClaimAnswered503KeepsNoTask: Redis hangs while a claim's script is
 // on its way; the claim answers 503 within its budget, and once Redis runs
 // the script after all, the task must not stay PROCESSING under a worker
-// that was told the claim failed (issue 8, defect 3).
+// that was told the claim failed.
 func TestClaimAnswered503KeepsNoTask(t *testing.T) {
 	srv := rediscluster.StartServer(t)
 	token := strings.Repeat("t", 24)
@@ -178,7 +178,7 @@ func TestClaimAnswered503KeepsNoTask(t *testing.T) {
 // timestamp and the body, so a captured signed GET /queue/stats (no body)
 // was valid as PATCH /queue/<id>/requeue too. The queue routes flowgate
 // added require version 2; the seed's POST /queue, /ack and /fail keep
-// version 1 (issue 8, defect 5).
+// version 1.
 func TestV1SignatureBoundToSeedRoutes(t *testing.T) {
 	secret := strings.Repeat("h", 32)
 	env := realRedisEnv(t)
@@ -222,7 +222,7 @@ func TestV1SignatureBoundToSeedRoutes(t *testing.T) {
 
 // TestMonitoringSecureByDefault: with a real Redis, Asynqmon needs
 // credentials unless MONITORING_AUTH=none says otherwise; missing both is a
-// configuration error (exit 2) naming the variables (issue 8, defect 6:
+// configuration error (exit 2) naming the variables (before,
 // POST /monitoring/api/queues/low:pause paused a queue with no credentials
 // and nothing was logged).
 func TestMonitoringSecureByDefault(t *testing.T) {

@@ -13,7 +13,7 @@ import (
 	"github.com/flowgate/flowgate/orchestrator/cloud9/cloud9sim"
 )
 
-// The operation endpoints' contract parity (issue 10): every answer
+// The operation endpoints' contract parity: every answer
 // variant of redisGet / redisSet, cache-health, cache/refresh, DELETE
 // cache, cache/trigger and the /test/slot-cache/* and
 // /test/redis-slot-cache/* aliases, produced through the real wiring

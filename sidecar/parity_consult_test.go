@@ -14,7 +14,7 @@ import (
 	"github.com/flowgate/flowgate/orchestrator/cloud9/cloud9sim"
 )
 
-// bookConsultation's answers (issue 10): every variant — 200 all booked
+// bookConsultation's answers: every variant — 200 all booked
 // (the original's one observed shape, compared key path by key path), the
 // repeat answered from the marks, 202 with the parent queued and with
 // children queued, 207 partial, 500 nothing booked, and bad input — driven

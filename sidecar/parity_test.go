@@ -20,7 +20,7 @@ import (
 	"github.com/flowgate/flowgate/orchestrator/cloud9/cloud9sim"
 )
 
-// Contract parity with the original Node-RED flow (issue 9): every answer
+// Contract parity with the original Node-RED flow: every answer
 // variant of the five endpoints flowgate serves (createPatient, createAppt,
 // getApptSlots, getGroupedApptSlots, queue-status) is produced through the
 // real binary's wiring against the Cloud9 simulator (its faults and limits)

@@ -444,7 +444,7 @@ func TestBookingBadInput(t *testing.T) {
 
 	// Missing and invalid fields.
 	r = validation("missing startTime", contracts.CreateApptRequest{PatientGUID: pat.PatientGUID, BookingAuthToken: pat.BookingAuthToken})
-	// Every field not sent is named, as the original (issue 9), even those
+	// Every field not sent is named, as the original, even those
 	// a configured default fills; defaulted_fields says which.
 	require.Equal(t, []string{"startTime", "scheduleViewGUID", "scheduleColumnGUID"}, r.Debug.MissingFields)
 	require.Equal(t, []string{"scheduleViewGUID", "scheduleColumnGUID"}, r.Debug.DefaultedFields)

@@ -24,7 +24,7 @@ import (
 	"github.com/flowgate/flowgate/test/redistest"
 )
 
-// The seed 003 test plan and issue 11's cross-face cases end to end: a
+// The seed 003 test plan and the cross-face cases end to end: a
 // flowgate binary serves createAppt / getApptSlots against the Cloud9
 // simulator; a web face in this process (/v1/holds over an in-memory
 // catalogue that opens any slot) runs on the same Redis DB with the

@@ -142,7 +142,7 @@ func TestBinaryOnRedisCluster(t *testing.T) {
 
 // TestBinaryJSONLogsOnly: with LOG_FORMAT=json every line flowgate writes
 // is one JSON object — also what libraries print on their own, such as
-// go-redis' "failed to dial" when Redis is gone (issue 8, defect 8: those
+// go-redis' "failed to dial" when Redis is gone (those
 // were plain-text lines in the JSON stream).
 func TestBinaryJSONLogsOnly(t *testing.T) {
 	srv := rediscluster.StartServer(t)

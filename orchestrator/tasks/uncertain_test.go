@@ -39,8 +39,7 @@ func (lostReply) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 
 // TestClaimAnsweredFailedKeepsNoTask: a claim whose script ran but whose
 // reply was lost is reported as unavailable with its token; CancelClaim
-// puts its task back to PENDING with no attempt counted (issue 8, defect
-// 3: such a task used to stay PROCESSING under a worker that never got it,
+// puts its task back to PENDING with no attempt counted (such a task used to stay PROCESSING under a worker that never got it,
 // until the heartbeat monitor freed it and counted an attempt).
 func TestClaimAnsweredFailedKeepsNoTask(t *testing.T) {
 	db := redistest.New(t)

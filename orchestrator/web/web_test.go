@@ -209,7 +209,7 @@ func rawRequest(t *testing.T, f fixture, raw string, wait time.Duration) (int, c
 // TestServerRefusalsHaveTheirStatus: a request not received within the
 // read timeout answers 408 and one whose request line or headers overflow
 // the read buffer 431, each with the flowgate envelope and a stable
-// message (issue 8, defect 7: both answered 400 invalid).
+// message (both answered 400 invalid).
 func TestServerRefusalsHaveTheirStatus(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	app, err := web.New(web.Options{Registerer: reg, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),

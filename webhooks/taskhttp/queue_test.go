@@ -94,7 +94,7 @@ func TestCreateRefusalsChangeNothing(t *testing.T) {
 		{"encounter_id too long", `{"encounter_id":"` + strings.Repeat("e", 257) + `"}`, "encounter_id"},
 		{"malformed", `{"encounter_id":`, ""},
 		{"empty", ``, ""},
-		// issue 8, defect 9: a task with neither encounter_id nor payload
+		// a task with neither encounter_id nor payload
 		{"empty object", `{}`, "encounter_id"},
 		{"null payload only", `{"payload":null,"priority":"HIGH"}`, "encounter_id"},
 		{"null task in batch", `{"tasks":[null]}`, "encounter_id"},
