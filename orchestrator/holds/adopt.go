@@ -84,15 +84,7 @@ func (e *Engine) Adopt(ctx context.Context, r AdoptRequest) (Claimed, error) {
 		from, fromFace = rec.Hold, rec.FaceKey
 	}
 	now := e.cfg.Now()
-	h := Hold{HoldID: e.cfg.NewID(), ClientID: c.ClientID, AppointmentTypeID: c.AppointmentTypeID,
-		SpecialistID: c.SpecialistID, SlotStartDate: c.SlotStart, SlotEndDate: c.SlotEnd,
-		HoldExpiresAt: now.Add(c.TTL).UTC(), Face: c.Face}
-	rec := record{Hold: h, SlotKey: e.k.slot(h.SpecialistID, h.SlotStartDate), FaceKey: e.faceKeyOf(c)}
-	value := mustJSON(h)
-	faceValue := c.FaceValue
-	if faceValue == "" {
-		faceValue = value
-	}
+	h, rec, value, faceValue := e.newHold(c, now)
 	oldChannel := ""
 	if from.AppointmentTypeID != h.AppointmentTypeID && validID(from.AppointmentTypeID) {
 		oldChannel = e.k.channel(from.AppointmentTypeID)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/flowgate/flowgate/contracts"
+	"github.com/flowgate/flowgate/orchestrator/valutil"
 )
 
 // Claim takes a hold for r.ClientID (seed 002 POST /v1/holds; the IVA face
@@ -98,17 +99,20 @@ func (e *Engine) checkClaim(op string, r *ClaimRequest) error {
 	return nil
 }
 
-func (e *Engine) claimOne(ctx context.Context, op string, r ClaimRequest) (Claimed, error) {
-	now := e.cfg.Now()
+// newHold is the hold a claim of r at now writes: the hold, its record,
+// the slot key's value and the face key's.
+func (e *Engine) newHold(r ClaimRequest, now time.Time) (Hold, record, string, string) {
 	h := Hold{HoldID: e.cfg.NewID(), ClientID: r.ClientID, AppointmentTypeID: r.AppointmentTypeID,
 		SpecialistID: r.SpecialistID, SlotStartDate: r.SlotStart, SlotEndDate: r.SlotEnd,
 		HoldExpiresAt: now.Add(r.TTL).UTC(), Face: r.Face}
 	rec := record{Hold: h, SlotKey: e.k.slot(h.SpecialistID, h.SlotStartDate), FaceKey: e.faceKeyOf(r)}
 	value := mustJSON(h)
-	faceValue := r.FaceValue
-	if faceValue == "" {
-		faceValue = value
-	}
+	return h, rec, value, valutil.ValOrDefault(r.FaceValue, value)
+}
+
+func (e *Engine) claimOne(ctx context.Context, op string, r ClaimRequest) (Claimed, error) {
+	now := e.cfg.Now()
+	h, rec, value, faceValue := e.newHold(r, now)
 	keys := append(e.keysOf(rec), e.k.cooldown(r.ClientID, r.AppointmentTypeID))
 	reply, err := claimScript.Run(ctx, e.hot, keys, value, faceValue, h.HoldID, r.ClientID, r.Face,
 		ms(r.TTL), now.UnixMilli(), r.MaxHolds, boolArg(r.Cooldown > 0), e.k.channel(r.AppointmentTypeID),

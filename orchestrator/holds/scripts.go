@@ -27,6 +27,25 @@ local function index(holdId, exp, client, expiry, active, ttl)
   redis.call('ZADD', expiry, exp, holdId)
   redis.call('ZADD', active, exp, holdId)
 end
+-- ownHold is, when the slot's hold h (slot TTL pttl) is client's on face
+-- for typeId and not booked, its remaining TTL: the slot's or the face
+-- key's, the lower, raised to ttl with its indexes when refresh is '1';
+-- nil otherwise. KEYS as claimScript's: 1 slot, 2 face key, 3 client
+-- index, 5 expiry, 6 active.
+local function ownHold(h, pttl, client, face, typeId, refresh, ttl, now)
+  if not (h and h.clientId == client and h.face == face and h.appointmentTypeId == typeId and not h.appointmentId) then
+    return nil
+  end
+  local fp = redis.call('PTTL', KEYS[2])
+  if fp >= 0 and fp < pttl then pttl = fp end
+  if refresh == '1' and pttl < ttl then
+    raise(KEYS[1], ttl)
+    raise(KEYS[2], ttl)
+    index(h.holdId, now + ttl, KEYS[3], KEYS[5], KEYS[6], ttl)
+    pttl = ttl
+  end
+  return pttl
+end
 `
 
 // claimScript takes a slot for a client: cooldown, owner, quota, claim,
@@ -62,18 +81,8 @@ end
 local cur = redis.call('GET', KEYS[1])
 if cur then
   local pttl = redis.call('PTTL', KEYS[1])
-  local h = dec(cur)
-  if h and h.clientId == ARGV[4] and h.face == ARGV[5] and h.appointmentTypeId == ARGV[14] and not h.appointmentId then
-    local fp = redis.call('PTTL', KEYS[2])
-    if fp >= 0 and fp < pttl then pttl = fp end
-    if ARGV[13] == '1' and pttl < ttl then
-      raise(KEYS[1], ttl)
-      raise(KEYS[2], ttl)
-      index(h.holdId, now + ttl, KEYS[3], KEYS[5], KEYS[6], ttl)
-      pttl = ttl
-    end
-    return {2, cur, pttl}
-  end
+  local own = ownHold(dec(cur), pttl, ARGV[4], ARGV[5], ARGV[14], ARGV[13], ttl, now)
+  if own then return {2, cur, own} end
   return {0, cur, pttl}
 end
 local max = tonumber(ARGV[8])
@@ -281,17 +290,8 @@ local cur = redis.call('GET', KEYS[1])
 if cur then
   local pttl = redis.call('PTTL', KEYS[1])
   local h = dec(cur)
-  if h and h.clientId == ARGV[4] and h.face == ARGV[5] and h.appointmentTypeId == ARGV[12] and not h.appointmentId then
-    local fp = redis.call('PTTL', KEYS[2])
-    if fp >= 0 and fp < pttl then pttl = fp end
-    if ARGV[11] == '1' and pttl < ttl then
-      raise(KEYS[1], ttl)
-      raise(KEYS[2], ttl)
-      index(h.holdId, now + ttl, KEYS[3], KEYS[5], KEYS[6], ttl)
-      pttl = ttl
-    end
-    return {2, cur, pttl}
-  end
+  local own = ownHold(h, pttl, ARGV[4], ARGV[5], ARGV[12], ARGV[11], ttl, now)
+  if own then return {2, cur, own} end
   if not (h and h.holdId == ARGV[13] and h.clientId == ARGV[14] and h.face == ARGV[15] and not h.appointmentId) then
     return {0, cur, pttl}
   end
