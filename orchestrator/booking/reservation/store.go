@@ -200,6 +200,12 @@ func (st *Store) Reserve(ctx context.Context, s slots.Slot, sessionID, patientNa
 	if err != nil {
 		return Result{}, st.claimError(ctx, op, s, ref, err)
 	}
+	return st.claimed(ctx, s, ref, c)
+}
+
+// claimed is Reserve's and Adopt's answer once the engine took the slot:
+// Reserved with the new reservation, or Refreshed with the one stored.
+func (st *Store) claimed(ctx context.Context, s slots.Slot, ref slotRef, c holds.Claimed) (Result, error) {
 	if c.New {
 		return Result{Outcome: Reserved, Reservation: ref.value, ExpiresIn: c.TTL}, nil
 	}
@@ -240,14 +246,7 @@ func (st *Store) Adopt(ctx context.Context, s slots.Slot, sessionID, patientName
 	if err != nil {
 		return Result{}, st.claimError(ctx, op, s, ref, err)
 	}
-	if c.New {
-		return Result{Outcome: Reserved, Reservation: ref.value, ExpiresIn: c.TTL}, nil
-	}
-	r, _, _, err := st.Get(ctx, s)
-	if err != nil {
-		return Result{}, err
-	}
-	return Result{Outcome: Refreshed, Reservation: r, ExpiresIn: c.TTL}, nil
+	return st.claimed(ctx, s, ref, c)
 }
 
 // Confirm holds s for ConfirmTTL after sessionID booked it, if sessionID
