@@ -123,6 +123,14 @@ func Errorf(code Code, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
+// FieldErrorf is Errorf naming the request field (body field, query
+// parameter or path segment) it is about in Details["field"].
+func FieldErrorf(code Code, field, format string, args ...any) *Error {
+	e := Errorf(code, format, args...)
+	e.Details = map[string]any{"field": field}
+	return e
+}
+
 // Wrap builds an *Error around a cause.
 func Wrap(code Code, op string, err error, message string) *Error {
 	return &Error{Code: code, Op: op, Err: err, Message: message}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
-	"fmt"
 	"strconv"
 	"strings"
 
@@ -45,8 +44,9 @@ type ListQuery struct {
 }
 
 func badParam(field, format string, args ...any) *contracts.Error {
-	return &contracts.Error{Code: contracts.CodeInvalid, Op: "buffer.List", Message: fmt.Sprintf(format, args...),
-		Details: map[string]any{"field": field}}
+	e := contracts.FieldErrorf(contracts.CodeInvalid, field, format, args...)
+	e.Op = "buffer.List"
+	return e
 }
 
 // ParsePriority reads 0..3 or critical, high, normal, low.

@@ -83,9 +83,7 @@ func boolParam(c *fiber.Ctx, name string) (bool, error) {
 }
 
 func invalidParam(name, format string, args ...any) *contracts.Error {
-	e := contracts.Errorf(contracts.CodeInvalid, format, args...)
-	e.Details = map[string]any{"field": name}
-	return e
+	return contracts.FieldErrorf(contracts.CodeInvalid, name, format, args...)
 }
 
 // quote quotes a client value for a message, cut to 64 bytes.

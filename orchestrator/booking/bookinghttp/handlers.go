@@ -220,9 +220,7 @@ func (h *Handlers) queueStatus(c *fiber.Ctx) error {
 		}
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 {
-			e := contracts.Errorf(contracts.CodeInvalid, "%s must be a positive integer", name)
-			e.Details = map[string]any{"field": name}
-			return e
+			return contracts.FieldErrorf(contracts.CodeInvalid, name, "%s must be a positive integer", name)
 		}
 		*dst = n
 	}

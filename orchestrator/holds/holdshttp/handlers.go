@@ -329,15 +329,11 @@ func conflict(err error) error {
 const reasonSlotTaken = "slot_taken"
 
 func notFound(field, format string, args ...any) error {
-	e := contracts.Errorf(contracts.CodeNotFound, format, args...)
-	e.Details = map[string]any{"field": field}
-	return e
+	return contracts.FieldErrorf(contracts.CodeNotFound, field, format, args...)
 }
 
 func invalidField(field, format string, args ...any) error {
-	e := contracts.Errorf(contracts.CodeInvalid, format, args...)
-	e.Details = map[string]any{"field": field}
-	return e
+	return contracts.FieldErrorf(contracts.CodeInvalid, field, format, args...)
 }
 
 func decode(c *fiber.Ctx, v any) error {

@@ -23,9 +23,7 @@ func Register(app fiber.Router, h *Hub) {
 }
 
 func invalid(field, format string, args ...any) error {
-	e := contracts.Errorf(contracts.CodeInvalid, format, args...)
-	e.Details = map[string]any{"field": field}
-	return e
+	return contracts.FieldErrorf(contracts.CodeInvalid, field, format, args...)
 }
 
 // id reads a required identifier query parameter (a copy: Fiber's is borrowed).

@@ -239,9 +239,7 @@ func (h *Handlers) heldByOthers(ctx context.Context, typeID, clientID string) ma
 }
 
 func invalidParam(name, format string, args ...any) *contracts.Error {
-	e := contracts.Errorf(contracts.CodeInvalid, format, args...)
-	e.Details = map[string]any{"field": name}
-	return e
+	return contracts.FieldErrorf(contracts.CodeInvalid, name, format, args...)
 }
 
 // quote quotes a client value for a message, cut to 64 bytes.

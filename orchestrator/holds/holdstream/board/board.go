@@ -27,9 +27,7 @@ var page []byte
 func Register(app fiber.Router) { app.Get("/board", Handler) }
 
 func invalid(field, msg string) error {
-	e := contracts.Errorf(contracts.CodeInvalid, "%s", msg)
-	e.Details = map[string]any{"field": field}
-	return e
+	return contracts.FieldErrorf(contracts.CodeInvalid, field, "%s", msg)
 }
 
 // Handler answers the page; the page reads its parameters itself. Without
