@@ -21,6 +21,8 @@ type Config struct {
 	RedisSentinelMaster string
 	RedisPassword       string
 	RedisPoolSize       int
+	RedisShards         int
+	RedisClientMode     string
 
 	NodeRedBasePath string
 
@@ -296,3 +298,15 @@ func Usage(w io.Writer) {
 	}
 	_ = tw.Flush()
 }
+
+// Redis scale-out settings: the binary owns these defaults.
+const (
+	// DefaultRedisShards keeps each subsystem under its one hash tag.
+	DefaultRedisShards = 1
+	// RedisClientAutoPipeline and RedisClientPlain are REDIS_CLIENT_MODE's
+	// values. AutoPipeline is the default: measured on 2 shared cores it
+	// serves more hold and buffer requests per second (docs/performance.md).
+	RedisClientAutoPipeline = "autopipeline"
+	RedisClientPlain        = "plain"
+	DefaultRedisClientMode  = RedisClientAutoPipeline
+)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/flowgate/flowgate/contracts"
 	"github.com/flowgate/flowgate/orchestrator/booking/bookinghttp"
+	"github.com/flowgate/flowgate/orchestrator/shard"
 	"github.com/flowgate/flowgate/orchestrator/tasks"
 	"github.com/flowgate/flowgate/orchestrator/tasks/taskjobs"
 	"github.com/flowgate/flowgate/orchestrator/web"
@@ -186,6 +187,8 @@ var coreSettings = []setting{
 	{name: "REDIS_SENTINEL_MASTER", help: "the Sentinel master name", apply: str(func(c *Config) *string { return &c.RedisSentinelMaster })},
 	{name: "REDIS_PASSWORD", help: "password for cluster or sentinel mode", secret: true, apply: str(func(c *Config) *string { return &c.RedisPassword })},
 	{name: "REDIS_POOL_SIZE", def: "64", help: "connections per Redis pool (the HTTP handlers' shared client and each asynq dequeuer); cluster mode keeps go-redis' default per node", apply: integer(func(c *Config) *int { return &c.RedisPoolSize }, 1, 10000)},
+	{name: "REDIS_SHARDS", def: strconv.Itoa(DefaultRedisShards), help: "hash tags that tasks, holds and the buffer each spread their keys over, so that on Redis Cluster their scripts run on several masters (docs/scale-out.md); 1 = one tag each, the keys as before", apply: integer(func(c *Config) *int { return &c.RedisShards }, 1, shard.MaxShards)},
+	{name: "REDIS_CLIENT_MODE", def: DefaultRedisClientMode, help: "autopipeline: concurrent scripts of holds and buffer enqueues share round trips (best when Redis shares flowgate's cores); plain: one round trip each (best when Redis has cores of its own)", apply: oneOf(func(c *Config) *string { return &c.RedisClientMode }, RedisClientAutoPipeline, RedisClientPlain)},
 	{name: "NODERED_BASE_PATH", def: bookinghttp.DefaultBasePath, help: "path prefix of the Node-RED-compatible booking endpoints", apply: func(c *Config, v string) error {
 		if !strings.HasPrefix(v, "/") || strings.HasSuffix(v, "/") {
 			return fmt.Errorf("must start with / and not end with /, got %q", v)
