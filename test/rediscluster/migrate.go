@@ -171,4 +171,3 @@ func (c *Cluster) KeysOnMaster(ctx context.Context, pattern string) (map[string]
 	}
 	return out, nil
 }
-
