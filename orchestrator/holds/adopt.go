@@ -77,7 +77,8 @@ func (e *Engine) Adopt(ctx context.Context, r AdoptRequest) (Claimed, error) {
 	// The web hold's own keys, from its record when it still has one.
 	from := Hold{HoldID: r.FromHoldID, ClientID: r.FromClientID, AppointmentTypeID: c.AppointmentTypeID,
 		SpecialistID: c.SpecialistID, SlotStartDate: c.SlotStart, SlotEndDate: c.SlotEnd, Face: FaceWeb}
-	fromFace := e.k.webHold(c.AppointmentTypeID, c.SpecialistID, c.SlotStart)
+	kr := e.kRes(c.SpecialistID)
+	fromFace := kr.webHold(c.AppointmentTypeID, c.SpecialistID, c.SlotStart)
 	if rec, found, err := e.loadRecord(ctx, op, r.FromHoldID); err != nil {
 		return Claimed{}, err
 	} else if found && rec.Hold.ClientID == r.FromClientID {
@@ -87,12 +88,19 @@ func (e *Engine) Adopt(ctx context.Context, r AdoptRequest) (Claimed, error) {
 	h, rec, value, faceValue := e.newHold(c, now)
 	oldChannel := ""
 	if from.AppointmentTypeID != h.AppointmentTypeID && validID(from.AppointmentTypeID) {
-		oldChannel = e.k.channel(from.AppointmentTypeID)
+		oldChannel = e.channel(from.AppointmentTypeID)
 	}
 	adoption := mustJSON(Adoption{From: from, Hold: h, Memo: r.Memo, AdoptedAt: now.UTC()})
-	keys := append(e.keysOf(rec), fromFace, e.k.client(r.FromClientID), e.k.active(from.AppointmentTypeID), e.k.adopted(r.FromHoldID))
+	keys, split := e.keysOf(rec)
+	fromClient, fromSplit := e.clientKey(kr, r.FromClientID)
+	keys = append(keys, fromFace, fromClient, kr.active(from.AppointmentTypeID), kr.adopted(r.FromHoldID))
+	if split { // split.go: the new hold's quota entry first (no quota is checked)
+		if err := e.extend(ctx, c.ClientID, h.HoldID, h.HoldExpiresAt, c.TTL, true); err != nil {
+			return Claimed{}, unavailable(op, err)
+		}
+	}
 	reply, err := adoptScript.Run(ctx, e.hot, keys, value, faceValue, h.HoldID, c.ClientID, c.Face, ms(c.TTL), now.UnixMilli(),
-		e.k.channel(c.AppointmentTypeID), event(EventHold, h), mustJSON(rec), boolArg(c.Refresh), c.AppointmentTypeID,
+		e.channel(c.AppointmentTypeID), event(EventHold, h), mustJSON(rec), boolArg(c.Refresh), c.AppointmentTypeID,
 		r.FromHoldID, r.FromClientID, FaceWeb, adoption, ms(r.Keep), oldChannel).Slice()
 	if err != nil {
 		return Claimed{}, unavailable(op, err)
@@ -101,8 +109,14 @@ func (e *Engine) Adopt(ctx context.Context, r AdoptRequest) (Claimed, error) {
 	if err != nil {
 		return Claimed{}, fmt.Errorf("%s: %w", op, err)
 	}
+	if split && code != 1 {
+		e.unindex(ctx, c.ClientID, h.HoldID)
+	}
 	switch code {
 	case 1:
+		if fromSplit {
+			e.unindex(ctx, r.FromClientID, r.FromHoldID)
+		}
 		return Claimed{Hold: h, New: true, TTL: left}, nil
 	case 2:
 		own, err := decodeHoldJSON(val)
@@ -110,6 +124,9 @@ func (e *Engine) Adopt(ctx context.Context, r AdoptRequest) (Claimed, error) {
 			return Claimed{}, fmt.Errorf("%s: %w", op, err)
 		}
 		own.HoldExpiresAt = now.Add(left).UTC()
+		if split && c.Refresh {
+			e.extendOwn(ctx, c.ClientID, own, c.TTL)
+		}
 		return Claimed{Hold: own, TTL: left}, nil
 	}
 	holder, _ := decodeHoldJSON(val)
@@ -124,7 +141,7 @@ func (e *Engine) Adopted(ctx context.Context, clientID, holdID string) (Adoption
 	if !validID(clientID) || !validID(holdID) {
 		return Adoption{}, false, invalid(op, "clientId and holdId are required")
 	}
-	raw, err := e.hot.Get(ctx, e.k.adopted(holdID)).Result()
+	raw, err := e.hot.Get(ctx, e.kHold(holdID).adopted(holdID)).Result()
 	switch {
 	case errors.Is(err, redis.Nil):
 		return Adoption{}, false, nil
@@ -160,9 +177,7 @@ func (e *Engine) StartCooldown(ctx context.Context, clientID, appointmentTypeID,
 	}
 	value := mustJSON(cooldownValue{BookedAt: e.cfg.Now().UTC().Format(rfc3339Milli), AppointmentTypeID: appointmentTypeID,
 		CooldownMinutes: int(cooldown / time.Minute), AppointmentID: appointmentID})
-	err := startCooldownScript.Run(ctx, e.hot, []string{e.k.cooldown(clientID, appointmentTypeID), e.k.cooldownIndex(appointmentID)},
-		value, ms(cooldown)).Err()
-	if err != nil && !errors.Is(err, redis.Nil) {
+	if err := e.setCooldown(ctx, clientID, appointmentTypeID, appointmentID, value, cooldown); err != nil {
 		return unavailable(op, err)
 	}
 	return nil

@@ -2,6 +2,7 @@ package holds
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -102,27 +103,43 @@ func (e *Engine) checkClaim(op string, r *ClaimRequest) error {
 // newHold is the hold a claim of r at now writes: the hold, its record,
 // the slot key's value and the face key's.
 func (e *Engine) newHold(r ClaimRequest, now time.Time) (Hold, record, string, string) {
-	h := Hold{HoldID: e.cfg.NewID(), ClientID: r.ClientID, AppointmentTypeID: r.AppointmentTypeID,
+	h := Hold{HoldID: e.r.mint(e.r.res(r.SpecialistID), e.cfg.NewID), ClientID: r.ClientID, AppointmentTypeID: r.AppointmentTypeID,
 		SpecialistID: r.SpecialistID, SlotStartDate: r.SlotStart, SlotEndDate: r.SlotEnd,
 		HoldExpiresAt: now.Add(r.TTL).UTC(), Face: r.Face}
-	rec := record{Hold: h, SlotKey: e.k.slot(h.SpecialistID, h.SlotStartDate), FaceKey: e.faceKeyOf(r)}
+	rec := record{Hold: h, SlotKey: e.kRes(h.SpecialistID).slot(h.SpecialistID, h.SlotStartDate), FaceKey: e.faceKeyOf(r)}
 	value := mustJSON(h)
 	return h, rec, value, valutil.ValOrDefault(r.FaceValue, value)
 }
 
 func (e *Engine) claimOne(ctx context.Context, op string, r ClaimRequest) (Claimed, error) {
+	if err := e.checkFace(op, r); err != nil {
+		return Claimed{}, err
+	}
 	now := e.cfg.Now()
 	h, rec, value, faceValue := e.newHold(r, now)
-	keys := append(e.keysOf(rec), e.k.cooldown(r.ClientID, r.AppointmentTypeID))
+	keys, split := e.keysOf(rec)
+	maxHolds, cooldown := r.MaxHolds, r.Cooldown > 0
+	if split { // split.go: the quota and the cooldown first, in the client's shard
+		if err := e.reserve(ctx, op, r, h.HoldID, now); err != nil {
+			return e.refused(ctx, op, r, now, err)
+		}
+		keys = append(keys, keys[3])
+		maxHolds, cooldown = 0, false
+	} else {
+		keys = append(keys, e.kCli(r.ClientID).cooldown(r.ClientID, r.AppointmentTypeID))
+	}
 	reply, err := claimScript.Run(ctx, e.hot, keys, value, faceValue, h.HoldID, r.ClientID, r.Face,
-		ms(r.TTL), now.UnixMilli(), r.MaxHolds, boolArg(r.Cooldown > 0), e.k.channel(r.AppointmentTypeID),
+		ms(r.TTL), now.UnixMilli(), maxHolds, boolArg(cooldown), e.channel(r.AppointmentTypeID),
 		event(EventHold, h), mustJSON(rec), boolArg(r.Refresh), r.AppointmentTypeID).Slice()
-	if err != nil {
+	if err != nil { // the claim may have run: a reserved entry stays until it expires
 		return Claimed{}, unavailable(op, err)
 	}
 	code, val, left, err := triple(reply)
 	if err != nil {
 		return Claimed{}, fmt.Errorf("%s: %w", op, err)
+	}
+	if split && code != claimNew {
+		e.unindex(ctx, r.ClientID, h.HoldID)
 	}
 	switch code {
 	case claimNew:
@@ -133,6 +150,9 @@ func (e *Engine) claimOne(ctx context.Context, op string, r ClaimRequest) (Claim
 			return Claimed{}, fmt.Errorf("%s: %w", op, err)
 		}
 		own.HoldExpiresAt = now.Add(left).UTC()
+		if split && r.Refresh {
+			e.extendOwn(ctx, r.ClientID, own, r.TTL)
+		}
 		return Claimed{Hold: own, TTL: left}, nil
 	case claimTaken:
 		holder, _ := decodeHoldJSON(val) // a foreign value: zero holder, still taken
@@ -144,11 +164,52 @@ func (e *Engine) claimOne(ctx context.Context, op string, r ClaimRequest) (Claim
 	}
 }
 
-func (e *Engine) faceKeyOf(r ClaimRequest) string {
-	if r.FaceKey != "" {
-		return e.k.face(r.FaceKey)
+// checkFace refuses, with several shards, a face key that does not end
+// with the specialist: FaceKey finds a face key's shard from its last
+// field, so every reader must land where the claim writes.
+func (e *Engine) checkFace(op string, r ClaimRequest) error {
+	if e.r.set.N() == 1 || r.FaceKey == "" || e.r.faceShard(r.FaceKey) == e.r.res(r.SpecialistID) {
+		return nil
 	}
-	return e.k.webHold(r.AppointmentTypeID, r.SpecialistID, r.SlotStart)
+	return invalid(op, "face key %q must end with the specialist %q", r.FaceKey, r.SpecialistID)
+}
+
+// refused is a split claim refused in the client's shard: a quota refusal
+// is answered as the one-script claim answers it when the client already
+// holds this very slot on this face (its hold back, unchanged).
+func (e *Engine) refused(ctx context.Context, op string, r ClaimRequest, now time.Time, err error) (Claimed, error) {
+	var qe *QuotaError
+	if !errors.As(err, &qe) {
+		return Claimed{}, err
+	}
+	raw, pttl, found, rerr := e.Read(ctx, e.kRes(r.SpecialistID).slot(r.SpecialistID, r.SlotStart))
+	if rerr != nil {
+		return Claimed{}, unavailable(op, rerr)
+	}
+	var b bookedClaim
+	if !found || json.Unmarshal([]byte(raw), &b) != nil || b.AppointmentID != "" || b.ClientID != r.ClientID ||
+		b.Face != r.Face || b.AppointmentTypeID != r.AppointmentTypeID {
+		return Claimed{}, err
+	}
+	own := b.Hold
+	own.HoldExpiresAt = now.Add(pttl).UTC()
+	return Claimed{Hold: own, TTL: pttl}, nil
+}
+
+// extendOwn raises a refreshed own hold's quota entry (best effort: the
+// IVA face, which refreshes, has no quota).
+func (e *Engine) extendOwn(ctx context.Context, clientID string, h Hold, ttl time.Duration) {
+	if err := e.extend(ctx, clientID, h.HoldID, h.HoldExpiresAt, ttl, false); err != nil {
+		e.cfg.Logger.Warn("holds: quota entry not extended", "clientId", clientID, "holdId", h.HoldID, "err", err)
+	}
+}
+
+func (e *Engine) faceKeyOf(r ClaimRequest) string {
+	k := e.kRes(r.SpecialistID)
+	if r.FaceKey != "" {
+		return k.face(r.FaceKey)
+	}
+	return k.webHold(r.AppointmentTypeID, r.SpecialistID, r.SlotStart)
 }
 
 func boolArg(b bool) string {
@@ -180,7 +241,7 @@ func (e *Engine) CooldownRemaining(ctx context.Context, clientID, appointmentTyp
 	if !validID(clientID) || !validID(appointmentTypeID) {
 		return 0, invalid(op, "clientId and appointmentTypeId are required")
 	}
-	d, err := e.hot.PTTL(ctx, e.k.cooldown(clientID, appointmentTypeID)).Result()
+	d, err := e.hot.PTTL(ctx, e.kCli(clientID).cooldown(clientID, appointmentTypeID)).Result()
 	if err != nil {
 		return 0, unavailable(op, err)
 	}

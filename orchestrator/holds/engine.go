@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/flowgate/flowgate/orchestrator/autopipe"
+	"github.com/flowgate/flowgate/orchestrator/shard"
 	"github.com/flowgate/flowgate/orchestrator/valutil"
 )
 
@@ -91,9 +92,13 @@ type Config struct {
 	// Prefix goes before every key and channel, raw ("test:" gives
 	// "test:hold:…"). Default "" (the seeds' keys).
 	Prefix string
-	// HashTag is put after Prefix in every key. Default: ClusterTag on a
-	// *redis.ClusterClient, none otherwise. Must be "" or "{…}".
+	// HashTag is put after Prefix in every key when Shards is 1. Default:
+	// ClusterTag on a *redis.ClusterClient, none otherwise. Must be "" or
+	// "{…}"; must be "" with more shards (each has its own tag).
 	HashTag string
+	// Shards is the number of hash tags the keys spread over (REDIS_SHARDS,
+	// 1..shard.MaxShards; keys.go): 1, the default, keeps today's keys.
+	Shards int
 	// HoldTTL is a web hold's life, renewed by each heartbeat. Default 30 s.
 	HoldTTL time.Duration
 	// MaxHolds is the default quota of live holds per client. Default 3.
@@ -119,7 +124,8 @@ type Config struct {
 }
 
 func (c Config) withDefaults(rdb redis.UniversalClient) Config {
-	if _, cluster := rdb.(*redis.ClusterClient); cluster {
+	c.Shards = valutil.ValOrDefault(c.Shards, 1)
+	if _, cluster := rdb.(*redis.ClusterClient); cluster && c.Shards == 1 {
 		c.HashTag = valutil.ValOrDefault(c.HashTag, ClusterTag)
 	}
 	c.HoldTTL = valutil.ValOrDefault(c.HoldTTL, DefaultHoldTTL)
@@ -140,6 +146,10 @@ func (c Config) validate() error {
 		return fmt.Errorf("holds: Prefix %q must not contain '{' or '}'", c.Prefix)
 	case !tagOK:
 		return fmt.Errorf("holds: HashTag %q must be empty or one {tag}", c.HashTag)
+	case c.Shards < 1 || c.Shards > shard.MaxShards:
+		return fmt.Errorf("holds: Shards %d must be 1..%d", c.Shards, shard.MaxShards)
+	case c.Shards > 1 && c.HashTag != "":
+		return fmt.Errorf("holds: HashTag %q must be empty with %d shards (each has its own tag)", c.HashTag, c.Shards)
 	case c.HoldTTL < time.Millisecond || c.HoldTTL > maxTTL:
 		return fmt.Errorf("holds: HoldTTL %s must be between 1ms and %s", c.HoldTTL, maxTTL)
 	case c.MaxHolds < 0:
@@ -164,7 +174,8 @@ type Engine struct {
 	rdb redis.UniversalClient // multi-command pipelines, scans
 	hot redis.Cmdable         // scripts and single reads: auto-pipelined unless Config.PlainRedis
 	cfg Config
-	k   keys
+	r   ring           // every shard's keys (one with Shards 1)
+	rot shard.Rotation // Sweep's starting shard
 }
 
 // New checks cfg and returns an Engine on rdb.
@@ -173,7 +184,11 @@ func New(rdb redis.UniversalClient, cfg Config) (*Engine, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	return &Engine{rdb: rdb, hot: hotClient(rdb, cfg), cfg: cfg, k: newKeys(cfg.Prefix, cfg.HashTag)}, nil
+	r, err := newRing(cfg.Prefix, cfg.HashTag, cfg.Shards)
+	if err != nil {
+		return nil, fmt.Errorf("holds: %w", err)
+	}
+	return &Engine{rdb: rdb, hot: hotClient(rdb, cfg), cfg: cfg, r: r}, nil
 }
 
 // hotClient is rdb's AutoPipeliner behind the callers' contexts (package
@@ -192,15 +207,37 @@ func hotClient(rdb redis.UniversalClient, cfg Config) redis.Cmdable {
 func (e *Engine) Config() Config { return e.cfg }
 
 // EventChannel is Config.Prefix + "holds:events:" + appointmentTypeID.
-func (e *Engine) EventChannel(appointmentTypeID string) string { return e.k.channel(appointmentTypeID) }
+func (e *Engine) EventChannel(appointmentTypeID string) string {
+	return e.r.ks[0].channel(appointmentTypeID)
+}
+
+// channel is EventChannel.
+func (e *Engine) channel(appointmentTypeID string) string {
+	return e.r.ks[0].channel(appointmentTypeID)
+}
 
 // SlotKey is the canonical key of (specialistID, start), for tests and tooling.
 func (e *Engine) SlotKey(specialistID string, start time.Time) string {
-	return e.k.slot(specialistID, start)
+	return e.kRes(specialistID).slot(specialistID, start)
 }
 
-// FaceKey is a face's readable key with the engine's prefix and tag.
-func (e *Engine) FaceKey(name string) string { return e.k.face(name) }
+// FaceKey is a face's readable key (name without prefix, e.g.
+// "SlotReservation:…") with the engine's prefix and tag: with several
+// shards, the tag of the resource shard of the name's last ':' field (the
+// specialist / schedule column), where the claim wrote it.
+func (e *Engine) FaceKey(name string) string { return e.r.ks[e.r.faceShard(name)].face(name) }
+
+// Shards is the number of shards the keys spread over (Config.Shards).
+func (e *Engine) Shards() int { return e.r.set.N() }
+
+// kRes is the key builder of a specialist's resource shard.
+func (e *Engine) kRes(specialistID string) keys { return e.r.ks[e.r.res(specialistID)] }
+
+// kCli is the key builder of a client's shard.
+func (e *Engine) kCli(clientID string) keys { return e.r.ks[e.r.cli(clientID)] }
+
+// kHold is the key builder of a hold id's shard (its record's).
+func (e *Engine) kHold(holdID string) keys { return e.r.ks[e.r.hold(holdID)] }
 
 // record is the value in holds:records.
 type record struct {
@@ -210,9 +247,24 @@ type record struct {
 	Confirmed bool   `json:"confirmed,omitempty"`
 }
 
-func (e *Engine) keysOf(r record) []string {
-	return []string{r.SlotKey, r.FaceKey, e.k.client(r.Hold.ClientID), e.k.records(),
-		e.k.expiry(), e.k.active(r.Hold.AppointmentTypeID)}
+// keysOf is the keys of a hold's scripts, KEYS[1..6]: slot, face, client
+// index, records, expiry, active — all in the hold's resource shard. When
+// the client's index lives in another shard, KEYS[3] repeats KEYS[4]
+// (records): the scripts then leave the index alone and the caller updates
+// it in the client's shard (split.go); split is true then.
+func (e *Engine) keysOf(r record) (keys []string, split bool) {
+	k := e.kRes(r.Hold.SpecialistID)
+	client, split := e.clientKey(k, r.Hold.ClientID)
+	return []string{r.SlotKey, r.FaceKey, client, k.records(), k.expiry(), k.active(r.Hold.AppointmentTypeID)}, split
+}
+
+// clientKey is clientID's index when it lives in k's shard, else the
+// placeholder k.records() and split true.
+func (e *Engine) clientKey(k keys, clientID string) (string, bool) {
+	if c := e.kCli(clientID); c.p != k.p {
+		return k.records(), true
+	}
+	return k.client(clientID), false
 }
 
 func mustJSON(v any) string {
@@ -235,7 +287,7 @@ func decodeHoldJSON(s string) (Hold, error) {
 
 // loadRecord reads a hold's record: found false when there is none.
 func (e *Engine) loadRecord(ctx context.Context, op, holdID string) (record, bool, error) {
-	raw, err := e.hot.HGet(ctx, e.k.records(), holdID).Result()
+	raw, err := e.hot.HGet(ctx, e.kHold(holdID).records(), holdID).Result()
 	if errors.Is(err, redis.Nil) {
 		return record{}, false, nil
 	}

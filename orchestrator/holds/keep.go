@@ -51,25 +51,34 @@ func (e *Engine) Keep(ctx context.Context, r KeepRequest) (Hold, KeepOutcome, ti
 
 func (e *Engine) keepOnce(ctx context.Context, op string, c ClaimRequest, cur Hold, found bool) (Hold, KeepOutcome, time.Duration, bool, error) {
 	now := e.cfg.Now()
-	expected, newID := "", e.cfg.NewID()
+	expected, newID := "", e.r.mint(e.r.res(c.SpecialistID), e.cfg.NewID)
 	h := Hold{HoldID: newID, ClientID: c.ClientID, AppointmentTypeID: c.AppointmentTypeID, SpecialistID: c.SpecialistID,
 		SlotStartDate: c.SlotStart, SlotEndDate: c.SlotEnd, Face: c.Face}
 	if found && cur.ClientID == c.ClientID && cur.Face == c.Face {
 		expected, h = cur.HoldID, cur
 	}
 	h.HoldExpiresAt = now.Add(c.TTL).UTC()
-	rec := record{Hold: h, SlotKey: e.k.slot(h.SpecialistID, h.SlotStartDate), FaceKey: e.faceKeyOf(c), Confirmed: true}
+	rec := record{Hold: h, SlotKey: e.kRes(h.SpecialistID).slot(h.SpecialistID, h.SlotStartDate), FaceKey: e.faceKeyOf(c), Confirmed: true}
 	value := mustJSON(h)
 	faceValue := c.FaceValue
 	if faceValue == "" {
 		faceValue = value
 	}
-	reply, err := keepScript.Run(ctx, e.hot, e.keysOf(rec), expected, c.ClientID, c.Face, now.UnixMilli(), ms(c.TTL),
-		e.k.channel(h.AppointmentTypeID), value, faceValue, mustJSON(rec), event(EventConfirm, h), newID).Slice()
+	keys, split := e.keysOf(rec)
+	if split { // split.go: the quota entry first (no quota is checked)
+		if err := e.extend(ctx, c.ClientID, h.HoldID, h.HoldExpiresAt, c.TTL, true); err != nil {
+			return Hold{}, 0, 0, false, unavailable(op, err)
+		}
+	}
+	reply, err := keepScript.Run(ctx, e.hot, keys, expected, c.ClientID, c.Face, now.UnixMilli(), ms(c.TTL),
+		e.channel(h.AppointmentTypeID), value, faceValue, mustJSON(rec), event(EventConfirm, h), newID).Slice()
 	if err != nil {
 		return Hold{}, 0, 0, false, unavailable(op, err)
 	}
 	code, val, left, err := triple(reply)
+	if split && expected == "" && (err != nil || code == keepChanged || code == keepTaken) {
+		e.unindex(ctx, c.ClientID, newID) // the new id was never used
+	}
 	switch {
 	case err != nil:
 		return Hold{}, 0, 0, false, fmt.Errorf("%s: %w", op, err)

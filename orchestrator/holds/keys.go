@@ -1,17 +1,38 @@
 package holds
 
 import (
+	"strconv"
 	"strings"
 	"time"
+
+	"github.com/flowgate/flowgate/orchestrator/shard"
 )
 
-// Keys. P below is Config.Prefix followed by the hash tag: empty tag on a
-// single Redis or Sentinel (the seeds' keys exactly), "{holds}:" on Redis
-// Cluster (Config.HashTag; New picks it for a *redis.ClusterClient), so
-// that every key a script touches lies in one hash slot. Holds are few,
-// small and short-lived: one slot's node carries them easily, and in
-// exchange the claim — exclusivity across both faces, the client's exact
-// quota, the cooldown and the indexes — is one atomic script.
+// Keys. P below is Config.Prefix followed by the hash tag: with one shard
+// (Config.Shards 1, the default) an empty tag on a single Redis or Sentinel
+// (the seeds' keys exactly), "{holds}:" on Redis Cluster (Config.HashTag;
+// New picks it for a *redis.ClusterClient), so that every key a script
+// touches lies in one hash slot and the claim — exclusivity across both
+// faces, the client's exact quota, the cooldown and the indexes — is one
+// atomic script.
+//
+// With Config.Shards n > 1, shard i's P is Prefix + "{holds:<i>.<salt>}:"
+// (package shard), on a single Redis too, and each key lives in one shard:
+//
+//   - the resource shard, Of(lower(specialistId)): the canonical slot key,
+//     both face keys (a face key ends with the specialist / schedule
+//     column, so FaceKey finds its shard from the name), the records, the
+//     expiry and active indexes and the adoption record. A hold id is
+//     minted so that Of(holdId) is its resource shard: Heartbeat, Release
+//     and Confirm find the record from the id alone;
+//   - the client shard, Of(clientId): client:<clientId>:holds and the
+//     cooldown client_limit:<clientId>:<appointmentTypeId>;
+//   - the appointment shard, Of(appointmentId): the cooldown's index
+//     client_limit:appointment:<appointmentId>.
+//
+// No double booking stays one script (the slot key and both faces share the
+// resource shard); how the quota and the cooldown stay exact across two
+// shards is in split.go.
 //
 //	P holds:slot:<specialistId>:<slotStart>        STRING  canonical claim on (resource, start): the Hold JSON, PX.
 //	                                                       Both faces claim it, so whichever asks first wins.
@@ -50,6 +71,77 @@ func newKeys(prefix, tag string) keys {
 		p += tag + ":"
 	}
 	return keys{p: p, prefix: prefix}
+}
+
+// ring is the key builders of every shard.
+type ring struct {
+	set shard.Set
+	ks  []keys
+}
+
+// newRing is the one shard of today's keys (n == 1: prefix + tag) or n
+// shards under the shard package's tags (tag must then be "").
+func newRing(prefix, tag string, n int) (ring, error) {
+	set, err := shard.New("holds", n)
+	if err != nil {
+		return ring{}, err
+	}
+	if n == 1 {
+		return ring{set: set, ks: []keys{newKeys(prefix, tag)}}, nil
+	}
+	r := ring{set: set, ks: make([]keys, n)}
+	for i := range r.ks {
+		r.ks[i] = newKeys(prefix, set.Tag(i))
+	}
+	return r, nil
+}
+
+// res is the shard of a resource (the specialist, case-folded as the slot
+// key folds it).
+func (r ring) res(specialistID string) int { return r.set.Of(strings.ToLower(specialistID)) }
+
+// cli is the shard of a client's quota index and cooldowns.
+func (r ring) cli(clientID string) int { return r.set.Of(clientID) }
+
+// appt is the shard of a cooldown's index by appointment id.
+func (r ring) appt(appointmentID string) int { return r.set.Of(appointmentID) }
+
+// hold is the shard of a hold's record: the hold id is minted there.
+func (r ring) hold(holdID string) int { return r.set.Of(holdID) }
+
+// faceShard is the shard of a face key name: its last ':' field is the
+// specialist (hold:<type>:<start>:<specialist>,
+// SlotReservation:<location>:<date>:<time>:<column>).
+func (r ring) faceShard(name string) int {
+	return r.res(name[strings.LastIndexByte(name, ':')+1:])
+}
+
+// keyShard is the shard whose tag key carries, or -1.
+func (r ring) keyShard(key string) int {
+	i := strings.IndexByte(key, '{')
+	j := strings.IndexByte(key, '}')
+	if i < 0 || j < i {
+		return -1
+	}
+	return r.set.Index(key[i : j+1])
+}
+
+// mint makes a hold id whose shard is i: base itself when it falls there
+// (always with one shard), else base + "-" + a salt, the smallest that
+// does (about n tries); a new base after 4096 misses, which FNV-1a makes
+// practically unreachable.
+func (r ring) mint(i int, newID func() string) string {
+	for {
+		base := newID()
+		if r.set.Of(base) == i {
+			return base
+		}
+		for salt := range 4096 {
+			if id := base + "-" + strconv.Itoa(salt); r.set.Of(id) == i {
+				return id
+			}
+		}
+	}
 }
 
 // FormatStart is a slot start as it appears in keys and on the wire.

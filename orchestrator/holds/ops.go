@@ -1,10 +1,12 @@
 package holds
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -34,10 +36,19 @@ func (e *Engine) Heartbeat(ctx context.Context, clientID, holdID string) (Hold, 
 	if h.Face == FaceWeb {
 		faceValue = mustJSON(h)
 	}
-	n, err := heartbeatScript.Run(ctx, e.hot, e.keysOf(r), holdID, clientID, ms(ttl), now.UnixMilli(),
-		mustJSON(h), faceValue, mustJSON(r), e.k.channel(h.AppointmentTypeID), event(EventHeartbeat, h)).Int()
+	keys, split := e.keysOf(r)
+	if split { // split.go: the quota entry first, so it never ends before the hold
+		if err := e.extend(ctx, clientID, holdID, h.HoldExpiresAt, ttl, false); err != nil {
+			return Hold{}, false, unavailable(op, err)
+		}
+	}
+	n, err := heartbeatScript.Run(ctx, e.hot, keys, holdID, clientID, ms(ttl), now.UnixMilli(),
+		mustJSON(h), faceValue, mustJSON(r), e.channel(h.AppointmentTypeID), event(EventHeartbeat, h)).Int()
 	if err != nil {
 		return Hold{}, false, unavailable(op, err)
+	}
+	if split && n != heartbeatExtended { // the hold is gone: so is its place in the quota
+		e.unindex(ctx, clientID, holdID)
 	}
 	return h, n == heartbeatExtended, nil
 }
@@ -59,13 +70,17 @@ func (e *Engine) release(ctx context.Context, op, clientID, holdID string) (bool
 	if err != nil || !found {
 		return false, err
 	}
-	n, err := releaseScript.Run(ctx, e.hot, e.keysOf(r), holdID, clientID,
-		e.k.channel(r.Hold.AppointmentTypeID), event(EventRelease, r.Hold)).Int()
+	keys, split := e.keysOf(r)
+	n, err := releaseScript.Run(ctx, e.hot, keys, holdID, clientID,
+		e.channel(r.Hold.AppointmentTypeID), event(EventRelease, r.Hold)).Int()
 	switch {
 	case err != nil:
 		return false, unavailable(op, err)
 	case n == releaseForeign:
 		return false, coded(contracts.CodeConflict, op, ErrNotOwner)
+	}
+	if split { // split.go: the hold first, then its place in the quota
+		e.unindex(ctx, r.Hold.ClientID, holdID)
 	}
 	return n == releaseReleased, nil
 }
@@ -90,7 +105,7 @@ func (e *Engine) ReleaseSlot(ctx context.Context, appointmentTypeID, specialistI
 // whatever its face, and its remaining TTL.
 func (e *Engine) HolderOf(ctx context.Context, specialistID string, start time.Time) (Hold, time.Duration, bool, error) {
 	const op = "holds.HolderOf"
-	key := e.k.slot(specialistID, start)
+	key := e.kRes(specialistID).slot(specialistID, start)
 	var get *redis.StringCmd
 	var pttl *redis.DurationCmd
 	_, err := e.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
@@ -112,8 +127,8 @@ func (e *Engine) HolderOf(ctx context.Context, specialistID string, start time.T
 }
 
 // HoldersOf is HolderOf for many slots in one pipeline; a slot nobody holds
-// has a zero Hold (HoldID ""). On Cluster every slot key has the hash tag,
-// so the pipeline goes to one node.
+// has a zero Hold (HoldID ""). On Cluster the pipeline goes to the node of
+// each key's shard (one node with one shard).
 func (e *Engine) HoldersOf(ctx context.Context, specialistIDs []string, starts []time.Time) ([]Hold, error) {
 	const op = "holds.HoldersOf"
 	if len(specialistIDs) != len(starts) {
@@ -123,7 +138,7 @@ func (e *Engine) HoldersOf(ctx context.Context, specialistIDs []string, starts [
 	cmds := make([]*redis.StringCmd, len(starts))
 	_, err := e.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i := range starts {
-			cmds[i] = p.Get(ctx, e.k.slot(specialistIDs[i], starts[i]))
+			cmds[i] = p.Get(ctx, e.kRes(specialistIDs[i]).slot(specialistIDs[i], starts[i]))
 		}
 		return nil
 	})
@@ -165,23 +180,64 @@ func (e *Engine) Confirm(ctx context.Context, clientID, holdID, appointmentID st
 	if !found {
 		return Hold{}, coded(contracts.CodeNotFound, op, ErrHoldNotFound)
 	}
-	h := r.Hold
+	if r.Hold.ClientID != clientID { // before any write: a split confirm writes the cooldown first
+		return Hold{}, coded(contracts.CodeConflict, op, ErrNotOwner)
+	}
+	return e.confirm(ctx, op, r, appointmentID, cooldown)
+}
+
+// confirm is Confirm's work on the hold's record r: one script where the
+// client's index, its cooldown and the cooldown's index live in the
+// resource shard; otherwise (split.go) the cooldown first, then the
+// confirm, then the quota entry.
+func (e *Engine) confirm(ctx context.Context, op string, r record, appointmentID string, cooldown time.Duration) (Hold, error) {
+	h, holdID := r.Hold, r.Hold.HoldID
 	now := e.cfg.Now()
 	value := mustJSON(cooldownValue{BookedAt: now.UTC().Format(rfc3339Milli), AppointmentTypeID: h.AppointmentTypeID,
 		CooldownMinutes: int(cooldown / time.Minute), AppointmentID: appointmentID})
-	keys := append(e.keysOf(r), e.k.cooldown(h.ClientID, h.AppointmentTypeID), e.k.cooldownIndex(appointmentID))
+	keys, split := e.keysOf(r)
+	kr := e.kRes(h.SpecialistID)
+	one := !split && e.r.ks[e.r.appt(appointmentID)].p == kr.p
+	cd := ms(cooldown)
+	if one {
+		keys = append(keys, kr.cooldown(h.ClientID, h.AppointmentTypeID), kr.cooldownIndex(appointmentID))
+	} else {
+		keys = append(keys, keys[3], keys[3])
+		if cooldown > 0 {
+			if err := e.setCooldown(ctx, h.ClientID, h.AppointmentTypeID, appointmentID, value, cooldown); err != nil {
+				return Hold{}, unavailable(op, err)
+			}
+		}
+		cd = 0
+	}
 	booked := mustJSON(bookedClaim{Hold: h, AppointmentID: appointmentID})
-	n, err := confirmScript.Run(ctx, e.hot, keys, holdID, clientID, e.k.channel(h.AppointmentTypeID),
-		event(EventConfirm, h), ms(cooldown), value, booked, h.SlotEndDate.Sub(now).Milliseconds()).Int()
-	switch {
-	case err != nil:
+	n, err := confirmScript.Run(ctx, e.hot, keys, holdID, h.ClientID, e.channel(h.AppointmentTypeID),
+		event(EventConfirm, h), cd, value, booked, h.SlotEndDate.Sub(now).Milliseconds()).Int()
+	if err != nil {
 		return Hold{}, unavailable(op, err)
+	}
+	if n != confirmDone && !one && cooldown > 0 { // refused: the cooldown set above goes again
+		e.dropCooldown(ctx, appointmentID)
+	}
+	switch {
 	case n == confirmNoHold:
 		return Hold{}, coded(contracts.CodeNotFound, op, ErrHoldNotFound)
 	case n == confirmForeign:
 		return Hold{}, coded(contracts.CodeConflict, op, ErrNotOwner)
 	}
+	if split {
+		e.unindex(ctx, h.ClientID, holdID)
+	}
 	return h, nil
+}
+
+// dropCooldown clears appointmentID's cooldown after a refused split
+// confirm (best effort: the web face clears it too when it undoes the
+// booking).
+func (e *Engine) dropCooldown(ctx context.Context, appointmentID string) {
+	if _, err := e.ClearCooldown(ctx, appointmentID); err != nil {
+		e.cfg.Logger.Warn("holds: cooldown of a refused confirm left", "appointmentId", appointmentID, "err", err)
+	}
 }
 
 // bookedClaim is the canonical slot key's value after a web booking: the
@@ -200,8 +256,8 @@ func (e *Engine) ReleaseBooking(ctx context.Context, appointmentID string, h Hol
 	if !validID(appointmentID) || !validID(h.SpecialistID) || !validID(h.AppointmentTypeID) || h.SlotStartDate.IsZero() {
 		return false, invalid(op, "appointmentId, appointmentTypeId, specialistId and slot start are required")
 	}
-	n, err := releaseBookedScript.Run(ctx, e.hot, []string{e.k.slot(h.SpecialistID, h.SlotStartDate)}, appointmentID,
-		e.k.channel(h.AppointmentTypeID), event(EventRelease, h)).Int()
+	n, err := releaseBookedScript.Run(ctx, e.hot, []string{e.kRes(h.SpecialistID).slot(h.SpecialistID, h.SlotStartDate)}, appointmentID,
+		e.channel(h.AppointmentTypeID), event(EventRelease, h)).Int()
 	if err != nil {
 		return false, unavailable(op, err)
 	}
@@ -212,7 +268,7 @@ func (e *Engine) ReleaseBooking(ctx context.Context, appointmentID string, h Hol
 // (specialistID, start), or "" when the slot is free or merely held.
 func (e *Engine) BookedAppointment(ctx context.Context, specialistID string, start time.Time) (string, error) {
 	const op = "holds.BookedAppointment"
-	raw, err := e.hot.Get(ctx, e.k.slot(specialistID, start)).Result()
+	raw, err := e.hot.Get(ctx, e.kRes(specialistID).slot(specialistID, start)).Result()
 	switch {
 	case errors.Is(err, redis.Nil):
 		return "", nil
@@ -242,7 +298,7 @@ func (e *Engine) ClearCooldown(ctx context.Context, appointmentID string) (bool,
 	if !validID(appointmentID) {
 		return false, invalid(op, "appointmentId is required")
 	}
-	idx := e.k.cooldownIndex(appointmentID)
+	idx := e.r.ks[e.r.appt(appointmentID)].cooldownIndex(appointmentID)
 	key, err := e.hot.Get(ctx, idx).Result()
 	if errors.Is(err, redis.Nil) {
 		return false, nil
@@ -250,11 +306,11 @@ func (e *Engine) ClearCooldown(ctx context.Context, appointmentID string) (bool,
 	if err != nil {
 		return false, unavailable(op, err)
 	}
-	n, err := clearCooldownScript.Run(ctx, e.hot, []string{idx, key}, appointmentID).Int()
+	cleared, err := e.clearCooldown(ctx, appointmentID, idx, key)
 	if err != nil {
 		return false, unavailable(op, err)
 	}
-	return n == cooldownCleared, nil
+	return cleared, nil
 }
 
 // Active is the snapshot of appointmentTypeID's live holds (both faces),
@@ -265,23 +321,49 @@ func (e *Engine) Active(ctx context.Context, appointmentTypeID string) ([]Hold, 
 		return nil, invalid(op, "appointmentTypeId is required")
 	}
 	now := e.cfg.Now().UnixMilli()
-	ids, err := e.rdb.ZRangeArgs(ctx, redis.ZRangeArgs{Key: e.k.active(appointmentTypeID),
-		Start: fmt.Sprintf("(%d", now), Stop: "+inf", ByScore: true}).Result()
+	n := e.r.set.N()
+	zs := make([]*redis.ZSliceCmd, n)
+	_, err := e.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, k := range e.r.ks {
+			zs[i] = p.ZRangeArgsWithScores(ctx, redis.ZRangeArgs{Key: k.active(appointmentTypeID),
+				Start: fmt.Sprintf("(%d", now), Stop: "+inf", ByScore: true})
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, unavailable(op, err)
 	}
-	if len(ids) == 0 {
+	type entry struct {
+		id    string
+		shard int
+		exp   float64
+	}
+	var all []entry
+	for i, z := range zs {
+		for _, m := range z.Val() {
+			all = append(all, entry{id: m.Member.(string), shard: i, exp: m.Score})
+		}
+	}
+	if len(all) == 0 {
 		return []Hold{}, nil
 	}
-	raws, err := e.rdb.HMGet(ctx, e.k.records(), ids...).Result()
-	if err != nil {
+	// Earliest expiry first across shards (each shard's ZRANGE is already
+	// in that order, ties by id; a stable sort keeps it).
+	slices.SortStableFunc(all, func(a, b entry) int { return cmp.Compare(a.exp, b.exp) })
+	gets := make([]*redis.StringCmd, len(all))
+	_, err = e.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, en := range all {
+			gets[i] = p.HGet(ctx, e.r.ks[en.shard].records(), en.id)
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, redis.Nil) {
 		return nil, unavailable(op, err)
 	}
-	out := make([]Hold, 0, len(raws))
-	for _, raw := range raws {
-		s, ok := raw.(string)
+	out := make([]Hold, 0, len(all))
+	for _, g := range gets {
 		var r record
-		if ok && json.Unmarshal([]byte(s), &r) == nil {
+		if g.Err() == nil && json.Unmarshal([]byte(g.Val()), &r) == nil {
 			out = append(out, r.Hold)
 		}
 	}
@@ -308,8 +390,8 @@ func (e *Engine) Read(ctx context.Context, key string) (string, time.Duration, b
 }
 
 // ReadMany GETs keys (from SlotKey / FaceKey) in one pipeline; found[i]
-// false where a key is missing. On Cluster the keys share the hash tag, so
-// the pipeline goes to one node.
+// false where a key is missing. On Cluster the pipeline goes to the node of
+// each key's shard (one node with one shard).
 func (e *Engine) ReadMany(ctx context.Context, keys []string) (vals []string, found []bool, err error) {
 	const op = "holds.ReadMany"
 	cmds := make([]*redis.StringCmd, len(keys))

@@ -7,6 +7,12 @@ import "github.com/redis/go-redis/v9"
 // Times are unix milliseconds from the engine's clock (ARGV "now"), TTLs
 // milliseconds. A hold's owner is (clientId, face) read from the JSON on
 // the canonical slot key.
+//
+// With several shards (keys.go) every key of these scripts is in the
+// hold's resource shard. A client index that lives in another shard is
+// passed as a placeholder — the records key again — which the scripts
+// recognise (client index == records) and leave alone; the caller then
+// updates the index in the client's shard with the scripts of split.go.
 
 // decodeHold is shared: the table of a hold JSON, or nil.
 const decodeHold = `
@@ -20,10 +26,14 @@ local function raise(k, ttl)
   local p = redis.call('PTTL', k)
   if p >= 0 and p < ttl then redis.call('PEXPIRE', k, ttl) end
 end
+-- index records a hold's expiry in the indexes; client is false when the
+-- client's index lives in another shard.
 local function index(holdId, exp, client, expiry, active, ttl)
-  redis.call('ZADD', client, exp, holdId)
-  local p = redis.call('PTTL', client)
-  if p < ttl then redis.call('PEXPIRE', client, ttl) end
+  if client then
+    redis.call('ZADD', client, exp, holdId)
+    local p = redis.call('PTTL', client)
+    if p < ttl then redis.call('PEXPIRE', client, ttl) end
+  end
   redis.call('ZADD', expiry, exp, holdId)
   redis.call('ZADD', active, exp, holdId)
 end
@@ -31,7 +41,7 @@ end
 -- for typeId and not booked, its remaining TTL: the slot's or the face
 -- key's, the lower, raised to ttl with its indexes when refresh is '1';
 -- nil otherwise. KEYS as claimScript's: 1 slot, 2 face key, 3 client
--- index, 5 expiry, 6 active.
+-- index (or 4 again: in another shard), 5 expiry, 6 active.
 local function ownHold(h, pttl, client, face, typeId, refresh, ttl, now)
   if not (h and h.clientId == client and h.face == face and h.appointmentTypeId == typeId and not h.appointmentId) then
     return nil
@@ -41,7 +51,7 @@ local function ownHold(h, pttl, client, face, typeId, refresh, ttl, now)
   if refresh == '1' and pttl < ttl then
     raise(KEYS[1], ttl)
     raise(KEYS[2], ttl)
-    index(h.holdId, now + ttl, KEYS[3], KEYS[5], KEYS[6], ttl)
+    index(h.holdId, now + ttl, KEYS[3] ~= KEYS[4] and KEYS[3], KEYS[5], KEYS[6], ttl)
     pttl = ttl
   end
   return pttl
@@ -54,6 +64,8 @@ end
 //	KEYS[1] slot (canonical)  KEYS[2] face key   KEYS[3] client index
 //	KEYS[4] records           KEYS[5] expiry     KEYS[6] active
 //	KEYS[7] cooldown (client_limit)
+//	(client in another shard: KEYS[3] and KEYS[7] are KEYS[4] again, ARGV[8]
+//	0 and ARGV[9] "0": reserveScript checked them in the client's shard)
 //	ARGV[1] hold JSON (slot value)  ARGV[2] face value  ARGV[3] holdId
 //	ARGV[4] clientId  ARGV[5] face  ARGV[6] ttl ms  ARGV[7] now ms
 //	ARGV[8] max holds (<= 0: no quota)  ARGV[9] "1": check the cooldown
@@ -97,7 +109,7 @@ end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ttl)
 redis.call('SET', KEYS[2], ARGV[2], 'PX', ttl)
 redis.call('HSET', KEYS[4], ARGV[3], ARGV[12])
-index(ARGV[3], now + ttl, KEYS[3], KEYS[5], KEYS[6], ttl)
+index(ARGV[3], now + ttl, KEYS[3] ~= KEYS[4] and KEYS[3], KEYS[5], KEYS[6], ttl)
 redis.call('PUBLISH', ARGV[10], ARGV[11])
 return {1, ARGV[1], ttl}
 `)
@@ -137,7 +149,7 @@ else
   redis.call('PEXPIRE', KEYS[2], ttl)
 end
 redis.call('HSET', KEYS[4], ARGV[1], ARGV[7])
-index(ARGV[1], tonumber(ARGV[4]) + ttl, KEYS[3], KEYS[5], KEYS[6], ttl)
+index(ARGV[1], tonumber(ARGV[4]) + ttl, KEYS[3] ~= KEYS[4] and KEYS[3], KEYS[5], KEYS[6], ttl)
 redis.call('PUBLISH', ARGV[8], ARGV[9])
 return 1
 `)
@@ -170,7 +182,7 @@ local mine = h and h.holdId == ARGV[1]
 if mine then
   redis.call('DEL', KEYS[1], KEYS[2])
 end
-redis.call('ZREM', KEYS[3], ARGV[1])
+if KEYS[3] ~= KEYS[4] then redis.call('ZREM', KEYS[3], ARGV[1]) end
 redis.call('ZREM', KEYS[5], ARGV[1])
 redis.call('ZREM', KEYS[6], ARGV[1])
 redis.call('HDEL', KEYS[4], ARGV[1])
@@ -193,6 +205,8 @@ const (
 //
 //	KEYS[1] slot  KEYS[2] face  KEYS[3] client  KEYS[4] records
 //	KEYS[5] expiry  KEYS[6] active  KEYS[7] cooldown  KEYS[8] cooldown index
+//	(keys in other shards: KEYS[3], KEYS[7], KEYS[8] are KEYS[4] again and
+//	ARGV[5] is 0; Confirm sets the cooldown itself, split.go)
 //	ARGV[1] holdId  ARGV[2] clientId  ARGV[3] channel  ARGV[4] "confirm" event JSON
 //	ARGV[5] cooldown ms (<= 0: none)  ARGV[6] cooldown value JSON
 //	ARGV[7] booked claim JSON  ARGV[8] ms until the slot ends (<= 0: delete the key)
@@ -211,7 +225,7 @@ if keep > 0 then
 else
   redis.call('DEL', KEYS[1], KEYS[2])
 end
-redis.call('ZREM', KEYS[3], ARGV[1])
+if KEYS[3] ~= KEYS[4] then redis.call('ZREM', KEYS[3], ARGV[1]) end
 redis.call('ZREM', KEYS[5], ARGV[1])
 redis.call('ZREM', KEYS[6], ARGV[1])
 redis.call('HDEL', KEYS[4], ARGV[1])
@@ -260,7 +274,7 @@ if id == '' then id = ARGV[11]; code = 2 end
 redis.call('SET', KEYS[1], ARGV[7], 'PX', ttl)
 redis.call('SET', KEYS[2], ARGV[8], 'PX', ttl)
 redis.call('HSET', KEYS[4], id, ARGV[9])
-index(id, exp, KEYS[3], KEYS[5], KEYS[6], ttl)
+index(id, exp, KEYS[3] ~= KEYS[4] and KEYS[3], KEYS[5], KEYS[6], ttl)
 redis.call('PUBLISH', ARGV[6], ARGV[10])
 return {code, ARGV[7], ttl}
 `)
@@ -272,6 +286,7 @@ return {code, ARGV[7], ttl}
 //	KEYS[1] slot  KEYS[2] new face key  KEYS[3] new client index  KEYS[4] records
 //	KEYS[5] expiry  KEYS[6] new active  KEYS[7] web hold's face key
 //	KEYS[8] web client's index  KEYS[9] web hold's active  KEYS[10] adoption record
+//	(a client index in another shard: KEYS[3] or KEYS[8] is KEYS[4] again)
 //	ARGV[1] new hold JSON  ARGV[2] face value  ARGV[3] new holdId  ARGV[4] new clientId
 //	ARGV[5] new face  ARGV[6] ttl ms  ARGV[7] now ms  ARGV[8] channel
 //	ARGV[9] "hold" event JSON  ARGV[10] record JSON  ARGV[11] "1": refresh an own hold
@@ -296,7 +311,7 @@ if cur then
     return {0, cur, pttl}
   end
   redis.call('DEL', KEYS[7])
-  redis.call('ZREM', KEYS[8], ARGV[13])
+  if KEYS[8] ~= KEYS[4] then redis.call('ZREM', KEYS[8], ARGV[13]) end
   redis.call('ZREM', KEYS[5], ARGV[13])
   redis.call('ZREM', KEYS[9], ARGV[13])
   redis.call('HDEL', KEYS[4], ARGV[13])
@@ -304,7 +319,7 @@ end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ttl)
 redis.call('SET', KEYS[2], ARGV[2], 'PX', ttl)
 redis.call('HSET', KEYS[4], ARGV[3], ARGV[10])
-index(ARGV[3], now + ttl, KEYS[3], KEYS[5], KEYS[6], ttl)
+index(ARGV[3], now + ttl, KEYS[3] ~= KEYS[4] and KEYS[3], KEYS[5], KEYS[6], ttl)
 redis.call('SET', KEYS[10], ARGV[16], 'PX', ARGV[17])
 redis.call('PUBLISH', ARGV[8], ARGV[9])
 if ARGV[18] ~= '' then redis.call('PUBLISH', ARGV[18], ARGV[9]) end
@@ -354,7 +369,8 @@ const (
 
 // sweepScript announces one hold whose time is up, if its key is gone.
 //
-//	KEYS[1] slot  KEYS[2] client  KEYS[3] records  KEYS[4] expiry  KEYS[5] active
+//	KEYS[1] slot  KEYS[2] client (KEYS[3] again: in another shard)  KEYS[3] records
+//	KEYS[4] expiry  KEYS[5] active
 //	ARGV[1] holdId  ARGV[2] now ms  ARGV[3] channel  ARGV[4] "release" event JSON
 //
 // Returns 1 expired and announced, 2 expired silently (a confirmed IVA hold,
@@ -373,7 +389,7 @@ if h and h.holdId == ARGV[1] then
   end
 end
 local r = dec(redis.call('HGET', KEYS[3], ARGV[1]))
-redis.call('ZREM', KEYS[2], ARGV[1])
+if KEYS[2] ~= KEYS[3] then redis.call('ZREM', KEYS[2], ARGV[1]) end
 redis.call('ZREM', KEYS[4], ARGV[1])
 redis.call('ZREM', KEYS[5], ARGV[1])
 redis.call('HDEL', KEYS[3], ARGV[1])
@@ -414,3 +430,84 @@ const (
 	cooldownNone    = 0
 	cooldownCleared = 1
 )
+
+// The client-shard scripts (split.go): with several shards a client's
+// quota index and cooldowns may live in another shard than the resource.
+
+// reserveScript is a claim's first step in the client's shard: the
+// cooldown, the prune of expired entries, the exact quota and — when
+// there is room — the new hold id added with its expiry (a reservation of
+// quota, removed again when the claim in the resource shard refuses).
+//
+//	KEYS[1] client index  KEYS[2] cooldown (client_limit)
+//	ARGV[1] holdId  ARGV[2] ttl ms  ARGV[3] now ms
+//	ARGV[4] max holds (<= 0: no quota)  ARGV[5] "1": check the cooldown
+//
+// Returns {code, value, ms} with claimScript's codes: 1 reserved, -1 quota
+// reached (value the count, ms until the earliest entry ends), -2 cooldown
+// (ms its remaining TTL, -1 when it has none).
+var reserveScript = redis.NewScript(`
+local ttl = tonumber(ARGV[2])
+local now = tonumber(ARGV[3])
+if ARGV[5] == '1' then
+  local cd = redis.call('PTTL', KEYS[2])
+  if cd > 0 or cd == -1 then return {-2, '', cd} end
+end
+local max = tonumber(ARGV[4])
+if max > 0 then
+  redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+  local n = redis.call('ZCARD', KEYS[1])
+  if n >= max then
+    local first = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+    return {-1, tostring(n), tonumber(first[2]) - now}
+  end
+end
+redis.call('ZADD', KEYS[1], now + ttl, ARGV[1])
+if redis.call('PTTL', KEYS[1]) < ttl then redis.call('PEXPIRE', KEYS[1], ttl) end
+return {1, '', ttl}
+`)
+
+// extendScript moves a hold's quota entry to its new expiry (a heartbeat,
+// a refreshed or kept hold) in the client's shard: raised, never lowered;
+// ARGV[4] "1" also adds an entry that is missing.
+//
+//	KEYS[1] client index
+//	ARGV[1] holdId  ARGV[2] expiry ms  ARGV[3] ttl ms (the index's PX floor)  ARGV[4] add
+//
+// Returns 1 moved or added, 0 nothing to move.
+var extendScript = redis.NewScript(`
+local exp = tonumber(ARGV[2])
+local cur = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if not cur and ARGV[4] ~= '1' then return 0 end
+if not cur or tonumber(cur) < exp then redis.call('ZADD', KEYS[1], exp, ARGV[1]) end
+local ttl = tonumber(ARGV[3])
+if redis.call('PTTL', KEYS[1]) < ttl then redis.call('PEXPIRE', KEYS[1], ttl) end
+return 1
+`)
+
+// delIfScript deletes a key while it holds an expected value: a cooldown
+// index in another shard than its cooldown.
+//
+//	KEYS[1] the key  ARGV[1] the expected value
+//
+// Returns 1 deleted, 0 not that value (nothing changed).
+var delIfScript = redis.NewScript(`
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('DEL', KEYS[1])
+return 1
+`)
+
+// clearCooldownValueScript deletes a cooldown while it is appointmentId's
+// (ClearCooldown where the index lives in another shard).
+//
+//	KEYS[1] cooldown key  ARGV[1] appointmentId
+//
+// Returns clearCooldownScript's replies.
+var clearCooldownValueScript = redis.NewScript(decodeHold + `
+local v = dec(redis.call('GET', KEYS[1]))
+if v and v.appointmentId == ARGV[1] then
+  redis.call('DEL', KEYS[1])
+  return 1
+end
+return 0
+`)
