@@ -29,7 +29,8 @@ func (m *Main) holdsEngine() (*holds.Engine, error) {
 	}
 	hc := m.Config.Holds
 	eng, err := holds.New(m.redis.Client, holds.Config{HoldTTL: hc.HoldTTL, MaxHolds: hc.MaxPerClient,
-		Cooldown: hc.Cooldown, Now: m.Now, Logger: m.Logger, PlainRedis: m.Config.RedisClientMode == RedisClientPlain})
+		Cooldown: hc.Cooldown, Shards: m.Config.RedisShards, Now: m.Now, Logger: m.Logger,
+		PlainRedis: m.Config.RedisClientMode == RedisClientPlain})
 	if err != nil {
 		return nil, &ConfigError{Var: "HOLD_TTL", Err: err}
 	}

@@ -219,10 +219,10 @@ func (e *Engine) confirm(ctx context.Context, op string, r record, appointmentID
 	if n != confirmDone && !one && cooldown > 0 { // refused: the cooldown set above goes again
 		e.dropCooldown(ctx, appointmentID)
 	}
-	switch {
-	case n == confirmNoHold:
+	switch n {
+	case confirmNoHold:
 		return Hold{}, coded(contracts.CodeNotFound, op, ErrHoldNotFound)
-	case n == confirmForeign:
+	case confirmForeign:
 		return Hold{}, coded(contracts.CodeConflict, op, ErrNotOwner)
 	}
 	if split {
