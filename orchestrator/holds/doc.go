@@ -15,7 +15,9 @@
 // SlotReservation:…). Every state change — Claim, Heartbeat, Release,
 // Confirm, Keep, Adopt, the expiry sweep, ClearCooldown — is one Lua script
 // (scripts.go) over the keys in keys.go, all carrying one hash tag on Redis
-// Cluster. Each change PUBLISHes an Event on EventChannel(appointmentTypeId)
+// Cluster — or, with Config.Shards > 1, spread over that many tags, the
+// slot claim still one script and the quota and cooldown kept exact across
+// two shards by the order of split.go. Each change PUBLISHes an Event on EventChannel(appointmentTypeId)
 // ("hold", "heartbeat", "release", "confirm"); expired holds are announced
 // as "release" by Sweep, run once per tick by the scheduler.
 //
