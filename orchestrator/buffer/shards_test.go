@@ -470,3 +470,23 @@ func shardedMasters(t *testing.T, r *shardedRedis) {
 		require.Len(t, shards, 2, "6 shards on 3 masters: two each (%s)", addr)
 	}
 }
+
+// Shards is 1..shard.MaxShards (0: 1), and each shard needs a place.
+func TestShardsConfig(t *testing.T) {
+	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})
+	t.Cleanup(func() { _ = rdb.Close() })
+	for _, c := range []struct {
+		shards int
+		max    int64
+		ok     bool
+	}{{0, 0, true}, {1, 1, true}, {6, 6, true}, {256, 1000, true}, {257, 1000, false}, {-1, 0, false}, {6, 5, false}} {
+		b, err := buffer.New(buffer.Config{ConnOpt: asynq.RedisClientOpt{Addr: "127.0.0.1:1"}, Redis: rdb, Shards: c.shards,
+			MaxQueueSize: c.max, Logger: quiet()})
+		if c.ok {
+			require.NoError(t, err, "%+v", c)
+			b.Stop()
+		} else {
+			require.Error(t, err, "%+v", c)
+		}
+	}
+}
