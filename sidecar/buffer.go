@@ -44,7 +44,7 @@ func (m *Main) newBuffer(b *backend, shutdown context.Context) (*workBuffer, err
 		MaxPayload: c.MaxPayload, DLQAlertThreshold: int64(c.DLQAlertThreshold),
 		Circuit: buffer.CircuitConfig{Threshold: uint32(c.CircuitThreshold), Timeout: c.CircuitTimeout},
 		Logger:  m.Logger, Registerer: m.registry, Now: m.Now,
-		PlainEnqueue: m.Config.RedisClientMode == RedisClientPlain,
+		PlainEnqueue: m.Config.RedisClientMode == RedisClientPlain, Shards: m.Config.RedisShards,
 	}
 	if c.DLQAlertWebhook != "" {
 		cfg.Alerter = &dlqAlerter{url: c.DLQAlertWebhook, send: m.bufferSender(nil), now: m.Now}

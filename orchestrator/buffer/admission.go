@@ -33,12 +33,16 @@ const (
 	abandoned
 )
 
-// admitter coalesces admissions: one goroutine runs admitScript for every
-// admission that arrived while its previous call was in flight, so N
-// concurrent enqueues cost about one admission round trip, not N (a group
-// commit). With no concurrency it is one round trip, as before.
+// admitter coalesces one shard's admissions: one goroutine runs
+// admitScript for every admission of its shard that arrived while its
+// previous call was in flight, so N concurrent enqueues cost about one
+// admission round trip per shard, not N (a group commit). With no
+// concurrency it is one round trip, as before. Every key of an admission
+// it is sent is of its shard (Buffer.admitOne sees to it).
 type admitter struct {
 	b      *Buffer
+	g      *depthGauge // its shard's
+	shard  int
 	ch     chan *admission
 	refill chan struct{} // the place credit ran low: reserve more ahead
 	done   chan struct{}
@@ -48,8 +52,8 @@ type admitter struct {
 
 const maxAdmissionBatch = 256
 
-func newAdmitter(b *Buffer) *admitter {
-	a := &admitter{b: b, ch: make(chan *admission, 4*maxAdmissionBatch), refill: make(chan struct{}, 1), done: make(chan struct{})}
+func newAdmitter(b *Buffer, shard int) *admitter {
+	a := &admitter{b: b, g: b.depth.gauges[shard], shard: shard, ch: make(chan *admission, 4*maxAdmissionBatch), refill: make(chan struct{}, 1), done: make(chan struct{})}
 	go a.loop()
 	return a
 }
@@ -129,24 +133,24 @@ func (a *admitter) loop() {
 
 // run answers a batch with one admitScript call.
 func (a *admitter) run(batch []*admission) {
-	b := a.b
-	keys := []string{depthKey(b.cfg.KeyPrefix), b.depth.creditKey}
+	b, g, k := a.b, a.g, a.b.keys(a.shard)
+	keys := []string{g.key, g.creditKey}
 	args := make([]any, 4, 4+5*len(batch))
-	args[0], args[1], args[2], args[3] = b.cfg.MaxQueueSize, b.claimTTL().Milliseconds(), b.ahead(batch), b.depth.instance
+	args[0], args[1], args[2], args[3] = g.max, b.claimTTL().Milliseconds(), g.ahead(batch), g.instance
 	for _, x := range batch {
 		has, hasID := "0", "0"
 		if x.key != "" {
 			has = "1"
-			keys = append(keys, idemKey(b.cfg.KeyPrefix, x.key))
+			keys = append(keys, k.idem(x.key))
 		}
 		if x.id != "" {
 			hasID = "1"
-			keys = append(keys, idKey(b.cfg.KeyPrefix, x.id))
+			keys = append(keys, k.id(x.id))
 		}
 		args = append(args, has, hasID, x.claim.String(), x.takeover, x.takeoverID)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	b.depth.admitMu.Lock() // the places it reserves ahead reach the field and credit together (depthGauge.resync)
+	g.admitMu.Lock() // the places it reserves ahead reach the field and credit together (depthGauge.resync)
 	res, err := admitScript.Run(ctx, b.cfg.Redis, keys, args...).Slice()
 	cancel()
 	if err == nil && len(res) != len(batch)+1 {
@@ -158,9 +162,9 @@ func (a *admitter) run(batch []*admission) {
 		if st, v, _ := answer(res[len(batch)], 0); st == admitAhead {
 			ahead, _ = strconv.ParseInt(v, 10, 64)
 		}
-		b.depth.credit.add(ahead) // before the waiters wake: they may find it at once
+		g.credit.add(ahead) // before the waiters wake: they may find it at once
 	}
-	b.depth.admitMu.Unlock()
+	g.admitMu.Unlock()
 	for i, x := range batch {
 		if err != nil {
 			x.err = persistence("buffer.Enqueue", fmt.Errorf("admission: %w", err))
@@ -168,24 +172,25 @@ func (a *admitter) run(batch []*admission) {
 			x.status, x.val, last = answer(res[i], last)
 		}
 		if !x.fate.CompareAndSwap(waiting, answered) && x.err == nil && x.status == admitted {
-			go b.giveBack(x) // admitted for a caller that left: its place and claims
+			go b.giveBack(a.shard, x) // admitted for a caller that left: its place and claims
 		}
 		close(x.done)
 	}
 	if last >= 0 {
-		b.depth.set(last + ahead)
+		g.set(last + ahead)
 	}
 }
 
 // maxAhead bounds the places one admission reserves ahead.
 const maxAhead = 64
 
-// ahead is how many places a batch's admission reserves ahead for this
-// instance's next enqueues without a key: 16 per such enqueue in the
-// batch, maxAhead for a refill (no batch); at most 1/32 of the maximum,
-// so a small buffer stays exact, and what tops the credit up to maxAhead.
-func (b *Buffer) ahead(batch []*admission) int64 {
-	room := maxAhead - b.depth.credit.n.Load()
+// ahead is how many places a batch's admission reserves ahead in g's
+// shard for this instance's next enqueues without a key: 16 per such
+// enqueue in the batch, maxAhead for a refill (no batch); at most 1/32 of
+// the shard's maximum, so a small buffer stays exact, and what tops the
+// shard's credit up to maxAhead.
+func (g *depthGauge) ahead(batch []*admission) int64 {
+	room := maxAhead - g.credit.n.Load()
 	if room <= 0 {
 		return 0
 	}
@@ -198,7 +203,7 @@ func (b *Buffer) ahead(batch []*admission) int64 {
 			}
 		}
 	}
-	return min(room, 16*free, b.cfg.MaxQueueSize/32)
+	return min(room, 16*free, g.max/32)
 }
 
 // answer reads one {status, value} pair; depth is the latest depth seen.

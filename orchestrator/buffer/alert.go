@@ -61,7 +61,7 @@ func (b *Buffer) resyncDLQ(ctx context.Context) error {
 
 func (b *Buffer) dlqCount(ctx context.Context, arg, mode string) error {
 	th := b.cfg.DLQAlertThreshold
-	res, err := dlqCountScript.Run(ctx, b.cfg.Redis, []string{dlqCountKey(b.cfg.KeyPrefix), alertKey(b.cfg.KeyPrefix)}, arg, th, mode).Int64Slice()
+	res, err := dlqCountScript.Run(ctx, b.cfg.Redis, []string{b.keys(0).dlqCount(), b.keys(0).alert()}, arg, th, mode).Int64Slice()
 	if err != nil || len(res) != 2 {
 		return fmt.Errorf("buffer: DLQ counter: %w", err)
 	}

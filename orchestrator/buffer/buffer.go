@@ -19,6 +19,7 @@ import (
 	"github.com/flowgate/flowgate/contracts"
 	"github.com/flowgate/flowgate/orchestrator"
 	"github.com/flowgate/flowgate/orchestrator/autopipe"
+	"github.com/flowgate/flowgate/orchestrator/shard"
 	"github.com/flowgate/flowgate/orchestrator/valutil"
 )
 
@@ -71,6 +72,13 @@ type Config struct {
 	// through Asynq's ResultWriter.
 	PlainEnqueue bool
 
+	// Shards is the number of hash tags the buffer's admission state
+	// (depth counter, place credit, idempotency and messageId claims) is
+	// spread over (REDIS_SHARDS, 1..shard.MaxShards; default 1: the keys
+	// "{buffer}" of before). On Redis Cluster each shard's scripts run on
+	// the master owning its tag's slot (docs/scale-out.md).
+	Shards int
+
 	KeyPrefix  string // default "flowgate"
 	WorkerID   string // default hostname:pid
 	Logger     *slog.Logger
@@ -95,6 +103,7 @@ func (c *Config) withDefaults() {
 	c.CompletedRetention = valutil.ValOrDefault(c.CompletedRetention, DefaultCompletedRetention)
 	c.FailedRetention = valutil.ValOrDefault(c.FailedRetention, DefaultFailedRetention)
 	c.MaxPayload = valutil.ValOrDefault(c.MaxPayload, DefaultMaxPayload)
+	c.Shards = valutil.ValOrDefault(c.Shards, 1)
 	c.KeyPrefix = valutil.ValOrDefault(c.KeyPrefix, "flowgate")
 	c.WorkerID = valutil.ValOrDefaultFunc(c.WorkerID, defaultWorkerID)
 	c.Logger = valutil.ValOrDefault(c.Logger, slog.Default())
@@ -116,6 +125,12 @@ func (c *Config) validate() error {
 		return fmt.Errorf("buffer: backoff needs base > 0, max ≥ base, multiplier ≥ 1, got %+v", c.Backoff)
 	case c.MaxQueueSize < 1:
 		return fmt.Errorf("buffer: MaxQueueSize must be ≥ 1, got %d", c.MaxQueueSize)
+	case c.Shards < 1 || c.Shards > shard.MaxShards:
+		return fmt.Errorf("buffer: Shards must be 1..%d, got %d", shard.MaxShards, c.Shards)
+	case c.MaxQueueSize < int64(c.Shards):
+		// Each shard admits its share of the maximum: a share of 0 would
+		// refuse every message whose key falls in that shard.
+		return fmt.Errorf("buffer: MaxQueueSize (%d) must be at least Shards (%d)", c.MaxQueueSize, c.Shards)
 	case c.MaxPayload < 1:
 		return fmt.Errorf("buffer: MaxPayload must be ≥ 1, got %d", c.MaxPayload)
 	case c.CompletedRetention < 0 || c.FailedRetention < 0:
@@ -133,19 +148,20 @@ const (
 
 // Buffer is the work buffer.
 type Buffer struct {
-	cfg      Config
-	rt       *orchestrator.Runtime
-	handlers *registry
-	circuits *circuits
-	depth    *depthGauge
-	admitter *admitter
-	enq      *asynq.Client // Asynq enqueues (enqueueClient)
-	ap       redis.Cmdable // the auto-pipelined client of enq; nil: none
-	stopOnce sync.Once
-	released atomic.Bool
-	metrics  *metrics
-	pub      *publisher
-	log      *slog.Logger
+	cfg       Config
+	rt        *orchestrator.Runtime
+	handlers  *registry
+	circuits  *circuits
+	shards    shard.Set
+	depth     *depthSet
+	admitters []*admitter   // one per shard
+	enq       *asynq.Client // Asynq enqueues (enqueueClient)
+	ap        redis.Cmdable // the auto-pipelined client of enq; nil: none
+	stopOnce  sync.Once
+	released  atomic.Bool
+	metrics   *metrics
+	pub       *publisher
+	log       *slog.Logger
 
 	mu    sync.Mutex   // lifecycle: Start and Stop
 	gate  sync.RWMutex // state changes (write) vs. admitting enqueues (read; never held long)
@@ -177,18 +193,19 @@ func New(cfg Config) (*Buffer, error) {
 		return nil, fmt.Errorf("buffer: runtime: %w", err)
 	}
 	b := &Buffer{cfg: cfg, rt: rt, handlers: newRegistry(), metrics: m, log: cfg.Logger}
+	if b.shards, err = shard.New("buffer", cfg.Shards); err != nil {
+		return nil, fmt.Errorf("buffer: %w", err)
+	}
 	b.state.Store(StateStopped)
 	b.pub = newPublisher(cfg.Redis, eventsChannel(cfg.KeyPrefix), cfg.Logger, m.dropped)
 	b.circuits = newCircuits(cfg.Circuit, b.circuitChanged)
-	b.admitter = newAdmitter(b)
 	b.enq, b.ap = enqueueClient(cfg, rt)
-	b.depth = &depthGauge{rdb: cfg.Redis, key: depthKey(cfg.KeyPrefix), flush: cfg.DepthRefresh, reconcile: cfg.DepthReconcile, log: cfg.Logger,
-		// WorkerID names the process (two Buffers of one process share it);
-		// the random part makes the credit field this Buffer's own.
-		creditKey: creditKey(cfg.KeyPrefix), instance: cfg.WorkerID + "/" + ids.next(), stale: creditStale(cfg.DepthRefresh),
-		th:      Thresholds{Normal: DefaultNormalDepth, Warning: cfg.WarnDepth, Alert: cfg.AlertDepth, Max: cfg.MaxQueueSize},
-		onDepth: func(d int64) { m.depth.Set(float64(d)) }}
-	b.depth.credit.low = b.admitter.low
+	b.depth = newDepthSet(b, func(d int64) { m.depth.Set(float64(d)) })
+	for i, g := range b.depth.gauges {
+		a := newAdmitter(b, i)
+		g.credit.low = a.low
+		b.admitters = append(b.admitters, a)
+	}
 	for lvl, v := range map[string]int64{"normal": DefaultNormalDepth, "warning": cfg.WarnDepth, "alert": cfg.AlertDepth, "max": cfg.MaxQueueSize} {
 		m.level.WithLabelValues(lvl).Set(float64(v))
 	}
@@ -267,7 +284,7 @@ func (b *Buffer) Stop() {
 	}
 	b.setState(StateShuttingDown) // from here admit refuses at once
 	b.inflight.Wait()
-	b.admitter.close() // no admission, no credit refill after this
+	b.closeAdmitters() // no admission, no credit refill after this
 	b.rt.Shutdown()
 	b.depth.stopAndFlush() // gives back the place credit left
 	b.release()
@@ -279,9 +296,40 @@ func (b *Buffer) Stop() {
 func (b *Buffer) release() {
 	b.stopOnce.Do(func() {
 		b.released.Store(true)
-		b.admitter.close()
+		b.closeAdmitters()
 		b.pub.close()
 	})
+}
+
+// newDepthSet builds one depth gauge per shard. WorkerID names the
+// process (two Buffers of one process share it); the random part makes the
+// credit field this Buffer's own (the same field name in every shard's
+// hash).
+func newDepthSet(b *Buffer, onDepth func(int64)) *depthSet {
+	cfg := b.cfg
+	n := b.shards.N()
+	s := &depthSet{instance: cfg.WorkerID + "/" + ids.next(), flush: cfg.DepthRefresh, reconcile: cfg.DepthReconcile, log: cfg.Logger,
+		th:      Thresholds{Normal: DefaultNormalDepth, Warning: cfg.WarnDepth, Alert: cfg.AlertDepth, Max: cfg.MaxQueueSize},
+		onDepth: onDepth, values: make([]int64, n)}
+	for i := range n {
+		k := b.keys(i)
+		s.gauges = append(s.gauges, &depthGauge{rdb: cfg.Redis, max: shareOf(cfg.MaxQueueSize, i, n), key: k.depth(), creditKey: k.credit(),
+			instance: s.instance, flush: cfg.DepthRefresh, reconcile: cfg.DepthReconcile, stale: creditStale(cfg.DepthRefresh),
+			log: cfg.Logger, onDepth: func(d int64) { s.setShard(i, d) }})
+	}
+	return s
+}
+
+// keys are shard i's state keys.
+func (b *Buffer) keys(i int) stateKeys {
+	return stateKeys{prefix: b.cfg.KeyPrefix, tag: b.shards.Tag(i)}
+}
+
+// closeAdmitters stops every shard's admission loop (idempotent).
+func (b *Buffer) closeAdmitters() {
+	for _, a := range b.admitters {
+		a.close()
+	}
 }
 
 // Runtime exposes the buffer's Asynq runtime (its DLQ store and reconciler).

@@ -51,6 +51,7 @@ func (t Thresholds) Level(depth int64) string {
 // admitMu (one round trip per reconcile interval).
 type depthGauge struct {
 	rdb       redis.UniversalClient
+	max       int64  // this shard's share of MaxQueueSize (admissions)
 	key       string // the depth counter
 	creditKey string // the credit hash: each instance's place credit
 	instance  string // this instance's field in it (one per Buffer)
@@ -58,8 +59,8 @@ type depthGauge struct {
 	reconcile time.Duration
 	stale     time.Duration // a credit field untouched this long is dropped
 	log       *slog.Logger
-	th        Thresholds
-	onDepth   func(depth int64) // every new figure (the gauge)
+	th        Thresholds        // levels logged; none when th.Max is 0 (a shard of a depthSet)
+	onDepth   func(depth int64) // every new figure (the gauge; a depthSet's sum)
 
 	left   atomic.Int64 // finished messages not yet subtracted
 	back   atomic.Int64 // idle credit given back, not yet subtracted
@@ -72,9 +73,6 @@ type depthGauge struct {
 	mu    sync.Mutex // value and level only
 	value int64
 	level string
-
-	stop chan struct{}
-	done chan struct{}
 }
 
 // set records a depth figure (an admission's, a flush's, a reconcile's).
@@ -85,18 +83,25 @@ func (g *depthGauge) set(v int64) {
 	if g.onDepth != nil {
 		g.onDepth(v)
 	}
-	lvl := g.th.Level(v)
-	if lvl == g.level {
-		return
+	if g.th.Max > 0 {
+		g.level = logLevel(g.log, g.th, g.level, v)
 	}
-	prev := g.level
-	g.level = lvl
+}
+
+// logLevel logs a change of level (warning, alert) and answers the level
+// of v.
+func logLevel(log *slog.Logger, th Thresholds, prev string, v int64) string {
+	lvl := th.Level(v)
+	if lvl == prev {
+		return lvl
+	}
 	switch lvl {
 	case LevelWarning:
-		g.log.Warn("buffer: queue depth above the warning threshold; consider scaling", "depth", v, "threshold", g.th.Warning, "from", prev)
+		log.Warn("buffer: queue depth above the warning threshold; consider scaling", "depth", v, "threshold", th.Warning, "from", prev)
 	case LevelAlert, LevelFull:
-		g.log.Error("buffer: queue depth above the alert threshold", "depth", v, "threshold", g.th.Alert, "max", g.th.Max, "level", lvl)
+		log.Error("buffer: queue depth above the alert threshold", "depth", v, "threshold", th.Alert, "max", th.Max, "level", lvl)
 	}
+	return lvl
 }
 
 // Value is the last figure.
@@ -261,6 +266,12 @@ func (g *depthGauge) resync(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	return g.resyncTo(ctx, v)
+}
+
+// resyncTo is resync's second step: the counter becomes figure (Asynq's,
+// or this shard's share of it) plus every instance's fresh credit.
+func (g *depthGauge) resyncTo(ctx context.Context, figure int64) error {
 	g.admitMu.Lock()
 	// The field becomes what this instance holds: the taken places and
 	// the idle credit not yet settled are settled by this. A take between
@@ -270,7 +281,7 @@ func (g *depthGauge) resync(ctx context.Context) error {
 	own := g.credit.n.Load()
 	g.credit.taken.Swap(0)
 	g.back.Swap(0)
-	v, err = resyncScript.Run(ctx, g.rdb, []string{g.key, g.creditKey}, v, g.stale.Milliseconds(), g.instance, own).Int64()
+	v, err := resyncScript.Run(ctx, g.rdb, []string{g.key, g.creditKey}, figure, g.stale.Milliseconds(), g.instance, own).Int64()
 	g.admitMu.Unlock()
 	if err != nil {
 		// What was swapped out is not restored: the script may have run
@@ -280,52 +291,6 @@ func (g *depthGauge) resync(ctx context.Context) error {
 	}
 	g.set(v)
 	return nil
-}
-
-// start runs the flush and resync loop until stopAndFlush.
-func (g *depthGauge) start() {
-	g.stop, g.done = make(chan struct{}), make(chan struct{})
-	go g.loop()
-}
-
-func (g *depthGauge) loop() {
-	defer close(g.done)
-	fl, rs := time.NewTicker(g.flush), time.NewTicker(g.reconcile)
-	defer fl.Stop()
-	defer rs.Stop()
-	for {
-		var err error
-		select {
-		case <-g.stop:
-			return
-		case <-fl.C:
-			err = g.timed(g.flushLeft)
-		case <-rs.C:
-			err = g.timed(g.resync)
-		}
-		if err != nil {
-			g.log.Warn("buffer: queue depth upkeep failed", "err", err)
-		}
-	}
-}
-
-func (g *depthGauge) timed(f func(context.Context) error) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	return f(ctx)
-}
-
-// stopAndFlush ends the loop and subtracts what is left.
-func (g *depthGauge) stopAndFlush() {
-	if g.stop == nil {
-		return
-	}
-	close(g.stop)
-	<-g.done
-	g.stop = nil
-	if err := g.timed(func(ctx context.Context) error { return g.subtract(ctx, true) }); err != nil {
-		g.log.Warn("buffer: queue depth upkeep failed", "err", err)
-	}
 }
 
 // read sums the sizes in one round trip: 16 O(1) commands.

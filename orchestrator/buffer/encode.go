@@ -44,7 +44,12 @@ func (env *envelope) appendJSON(dst []byte) ([]byte, error) {
 	}
 	dst = append(dst, `,"createdAt":"`...)
 	dst = env.CreatedAt.AppendFormat(dst, time.RFC3339Nano)
-	return append(dst, `"}`...), nil
+	dst = append(dst, '"')
+	if env.Shard != 0 {
+		dst = append(dst, `,"shard":`...)
+		dst = strconv.AppendInt(dst, int64(env.Shard), 10)
+	}
+	return append(dst, '}'), nil
 }
 
 // isZeroMetadata reports metadata json.Marshal writes as {} (a Custom

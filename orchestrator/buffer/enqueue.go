@@ -31,6 +31,10 @@ type envelope struct {
 	MaxRetries     int                      `json:"maxRetries"`
 	IdempotencyKey string                   `json:"idempotencyKey,omitempty"`
 	CreatedAt      time.Time                `json:"createdAt"`
+	// Shard is the shard whose depth counter holds the message's place
+	// (0 with one shard, then omitted: the payload of before), so that
+	// its finish is subtracted there.
+	Shard int `json:"shard,omitempty"`
 }
 
 // prepared is a validated message ready to enqueue.
@@ -162,8 +166,18 @@ func (b *Buffer) EnqueueBatch(ctx context.Context, reqs []contracts.BufferEnqueu
 			unkeyed++
 		}
 	}
-	if err := b.reserve(ctx, unkeyed); err != nil {
+	got, err := b.reserve(ctx, unkeyed)
+	if err != nil {
 		return nil, nil, err
+	}
+	for i := range ps { // each unkeyed item takes a place of the shards reserve answered
+		if errs[i] == nil && !ps[i].claims() {
+			for got[0].n == 0 {
+				got = got[1:]
+			}
+			got[0].n--
+			ps[i].env.Shard = got[0].shard
+		}
 	}
 	sem := make(chan struct{}, 32)
 	var wg sync.WaitGroup
@@ -227,6 +241,17 @@ func parseClaim(s string) claim {
 	return claim{id: f[0], queue: f[1], at: time.UnixMilli(ms)}
 }
 
+// fullAt is QUEUE_FULL after a script answered a shard full at depth v:
+// with one shard that is the buffer's depth, with several the sum of the
+// shards' last figures.
+func (b *Buffer) fullAt(v string) *contracts.Error {
+	d, _ := strconv.ParseInt(v, 10, 64)
+	if b.shards.N() > 1 {
+		d = b.depth.Value()
+	}
+	return b.full(d)
+}
+
 // full is QUEUE_FULL.
 func (b *Buffer) full(depth int64) *contracts.Error {
 	return &contracts.Error{Code: contracts.CodeBufferQueueFull, Op: "buffer.Enqueue",
@@ -234,20 +259,49 @@ func (b *Buffer) full(depth int64) *contracts.Error {
 		Details: map[string]any{"depth": depth, "maxQueueSize": b.cfg.MaxQueueSize, "retryAfterSeconds": 1}}
 }
 
-// reserve admits n messages without idempotency keys (a batch's places).
-func (b *Buffer) reserve(ctx context.Context, n int) error {
+// batchPlaces is places a batch reserved in one shard.
+type batchPlaces struct{ shard, n int }
+
+// reserve admits n messages without idempotency keys (a batch's places),
+// all or none: split evenly over the shards (the first in round-robin
+// order take the remainder), one reserveScript call per shard. A shard
+// that is full refuses the batch: the places taken in the others are
+// given back and the batch answers QUEUE_FULL.
+func (b *Buffer) reserve(ctx context.Context, n int) ([]batchPlaces, error) {
 	if n == 0 {
-		return nil
+		return nil, nil
 	}
-	res, err := reserveScript.Run(ctx, b.cfg.Redis, []string{depthKey(b.cfg.KeyPrefix)}, n, b.cfg.MaxQueueSize).Int64Slice()
-	if err != nil || len(res) != 2 {
-		return persistence("buffer.Enqueue", fmt.Errorf("reserve: %w", err))
+	order := b.depth.rot.Order(b.shards.N())
+	got := make([]batchPlaces, 0, len(order))
+	for j, i := range order {
+		k := int(shareOf(int64(n), j, len(order)))
+		if k == 0 {
+			continue
+		}
+		g := b.depth.gauges[i]
+		res, err := reserveScript.Run(ctx, b.cfg.Redis, []string{g.key}, k, g.max).Int64Slice()
+		if err == nil && len(res) != 2 {
+			err = fmt.Errorf("%d values, want 2", len(res))
+		}
+		if err != nil {
+			b.unreserve(ctx, got)
+			return nil, persistence("buffer.Enqueue", fmt.Errorf("reserve: %w", err))
+		}
+		g.set(res[1])
+		if res[0] == reserveFull {
+			b.unreserve(ctx, got)
+			return nil, b.fullAt(strconv.FormatInt(res[1], 10))
+		}
+		got = append(got, batchPlaces{shard: i, n: k})
 	}
-	b.depth.set(res[1])
-	if res[0] == reserveFull {
-		return b.full(res[1])
+	return got, nil
+}
+
+// unreserve gives back the places a refused batch reserved.
+func (b *Buffer) unreserve(ctx context.Context, got []batchPlaces) {
+	for _, r := range got {
+		b.giveBackClaims(ctx, r.shard, r.n, "", "", claim{})
 	}
-	return nil
 }
 
 // admitOne admits one message: its place and, with a key, its claim. A
@@ -265,24 +319,29 @@ func (b *Buffer) reserve(ctx context.Context, n int) error {
 // An unreadable claim is taken over with p's own messageId. It returns p
 // as admitted (its messageId, priority and queue are the claim's when it
 // resumed one).
+//
+// Its place is in its key's shard, else its messageId's (shard.Set.Of),
+// so every enqueue of one key or one id meets the same claim; when both
+// fall in different shards, admitSplit keeps the id claim exact too.
 func (b *Buffer) admitOne(ctx context.Context, p prepared) (prepared, claim, error) {
+	if !p.claims() {
+		return b.admitAnywhere(ctx, p)
+	}
 	c := claim{id: p.env.MessageID, queue: p.queue, at: b.cfg.Now()}
 	x := &admission{key: p.env.IdempotencyKey, id: p.claimID(), claim: c}
 	field := "idempotencyKey"
 	for range 3 {
-		if err := b.admitter.admit(ctx, x); err != nil {
-			return p, c, persistence("buffer.Enqueue", fmt.Errorf("admission: %w", err))
-		}
-		if x.err != nil {
-			return p, c, x.err
+		sh, err := b.admitClaims(ctx, x)
+		if err != nil {
+			return p, c, err
 		}
 		st, v := x.status, x.val
 		switch st {
 		case admitted:
+			p.env.Shard = sh
 			return p, c, nil
 		case admitFull:
-			d, _ := strconv.ParseInt(v, 10, 64)
-			return p, c, b.full(d)
+			return p, c, b.fullAt(v)
 		case admitIDClaimed:
 			field = "messageId"
 		default: // admitClaimed
@@ -318,6 +377,96 @@ func (b *Buffer) admitOne(ctx context.Context, p prepared) (prepared, claim, err
 	return p, c, duplicate(c.id, field) // lost three takeovers in a row to concurrent claimants
 }
 
+// admitClaims runs x's admission in its shard: its key's, else its id's.
+// It answers the shard of the place.
+func (b *Buffer) admitClaims(ctx context.Context, x *admission) (int, error) {
+	ks, is := -1, -1
+	if x.key != "" {
+		ks = b.shards.Of(x.key)
+	}
+	if x.id != "" {
+		is = b.shards.Of(x.id)
+	}
+	if ks >= 0 && is >= 0 && ks != is {
+		return ks, b.admitSplit(ctx, x, ks, is)
+	}
+	sh := max(ks, is)
+	if err := b.admitters[sh].admit(ctx, x); err != nil {
+		return sh, persistence("buffer.Enqueue", fmt.Errorf("admission: %w", err))
+	}
+	return sh, x.err
+}
+
+// admitSplit admits x whose idempotency key (shard ks) and messageId
+// (shard is) fall in different shards, two steps in this order:
+//  1. the id claim in shard is (claimScript: free, or the claim x takes
+//     over), no place;
+//  2. the admission of the key claim and the place in shard ks (the
+//     key's admitter, coalesced as any);
+//
+// and when step 2 does not admit (QUEUE_FULL, the key claimed, Redis
+// failed, the caller left), the id claim is dropped again while it still
+// names x. A crash, or a failed drop, after step 1 leaves an id claim
+// naming a message whose task does not exist: the retry of the same
+// enqueue meets it and resumes it (admitOne), as it resumes any claim an
+// enqueue that died left; nothing is lost and no second message with that
+// id can be admitted meanwhile. Step 1 first, so that a refused id claim
+// costs no place and no key claim to undo.
+func (b *Buffer) admitSplit(ctx context.Context, x *admission, ks, is int) error {
+	res, err := claimScript.Run(ctx, b.cfg.Redis, []string{b.keys(is).id(x.id)}, x.claim.String(), x.takeoverID, b.claimTTL().Milliseconds()).Slice()
+	if err == nil && len(res) != 2 {
+		err = fmt.Errorf("%d values, want 2", len(res))
+	}
+	if err != nil {
+		b.giveBackClaims(ctx, is, 0, "", x.id, x.claim) // the answer may be lost after it ran
+		return persistence("buffer.Enqueue", fmt.Errorf("claim messageId: %w", err))
+	}
+	switch st, v, _ := answer(res, 0); st {
+	case claimHeld:
+		x.status, x.val = admitIDClaimed, v
+		return nil
+	case claimTaken:
+	default:
+		b.giveBackClaims(ctx, is, 0, "", x.id, x.claim)
+		return persistence("buffer.Enqueue", fmt.Errorf("claim messageId: unexpected answer %v", res))
+	}
+	kx := &admission{key: x.key, claim: x.claim, takeover: x.takeover}
+	err = b.admitters[ks].admit(ctx, kx)
+	if err == nil && kx.err == nil && kx.status == admitted {
+		x.status, x.val = kx.status, kx.val
+		return nil
+	}
+	b.giveBackClaims(ctx, is, 0, "", x.id, x.claim)
+	if err != nil {
+		return persistence("buffer.Enqueue", fmt.Errorf("admission: %w", err))
+	}
+	x.status, x.val = kx.status, kx.val
+	return kx.err
+}
+
+// admitAnywhere admits a message without claims in any shard with room:
+// the shards in round-robin order, the next one when a shard is full, so
+// such a message is refused only when every shard is full.
+func (b *Buffer) admitAnywhere(ctx context.Context, p prepared) (prepared, claim, error) {
+	c := claim{id: p.env.MessageID, queue: p.queue, at: b.cfg.Now()}
+	var last string
+	for _, sh := range b.depth.rot.Order(b.shards.N()) {
+		x := &admission{claim: c}
+		if err := b.admitters[sh].admit(ctx, x); err != nil {
+			return p, c, persistence("buffer.Enqueue", fmt.Errorf("admission: %w", err))
+		}
+		if x.err != nil {
+			return p, c, x.err
+		}
+		if x.status == admitted {
+			p.env.Shard = sh
+			return p, c, nil
+		}
+		last = x.val // admitFull: the next shard may have room
+	}
+	return p, c, b.fullAt(last)
+}
+
 // resuming is p taking over an unfinished enqueue's messageId id in the
 // queue of priority pri.
 func (p prepared) resuming(id string, pri contracts.BufferPriority) prepared {
@@ -342,8 +491,11 @@ func (b *Buffer) claimLive(ctx context.Context, orig claim) (bool, error) {
 // this instance's credit when it has one (no round trip), else through
 // the admission script.
 func (b *Buffer) put(ctx context.Context, p prepared) (Enqueued, error) {
-	if !p.claims() && b.depth.credit.take() {
-		return b.enqueueAdmitted(ctx, p, claim{id: p.env.MessageID, queue: p.queue, at: b.cfg.Now()})
+	if !p.claims() {
+		if sh := b.depth.take(); sh >= 0 {
+			p.env.Shard = sh
+			return b.enqueueAdmitted(ctx, p, claim{id: p.env.MessageID, queue: p.queue, at: b.cfg.Now()})
+		}
 	}
 	p, c, err := b.admitOne(ctx, p)
 	if err != nil {
@@ -372,14 +524,14 @@ func (b *Buffer) enqueueAdmitted(ctx context.Context, p prepared, c claim) (Enqu
 		asynq.MaxRetry(p.env.MaxRetries), asynq.Timeout(p.timeout+10*time.Second), asynq.Retention(b.cfg.CompletedRetention))
 	if err != nil {
 		if errors.Is(err, asynq.ErrTaskIDConflict) {
-			b.giveBackPlaces(ctx, 1)
+			b.giveBackClaims(ctx, p.env.Shard, 1, "", "", claim{})
 			return Enqueued{}, duplicate(id, "messageId")
 		}
 		// After the caller's context ended the enqueue may still be queued in
 		// the auto-pipeliner, to be written after an EXISTS on another
 		// connection answers "absent": the place stays too (the resync heals it).
 		if ctx.Err() == nil && b.taskAbsent(ctx, p) {
-			b.giveBackPlaces(ctx, 1)
+			b.giveBackClaims(ctx, p.env.Shard, 1, "", "", claim{})
 		}
 		return Enqueued{}, persistence("buffer.Enqueue", err)
 	}
@@ -404,38 +556,55 @@ func (b *Buffer) taskAbsent(ctx context.Context, p prepared) bool {
 
 // unadmit gives back n places and p's claims c.
 func (b *Buffer) unadmit(ctx context.Context, n int, p prepared, c claim) {
-	b.giveBackClaims(ctx, n, p.env.IdempotencyKey, p.claimID(), c)
-}
-
-// giveBackPlaces gives back n places and no claim.
-func (b *Buffer) giveBackPlaces(ctx context.Context, n int) {
-	b.giveBackClaims(ctx, n, "", "", claim{})
+	b.giveBackClaims(ctx, p.env.Shard, n, p.env.IdempotencyKey, p.claimID(), c)
 }
 
 // giveBack gives back the place and claims of an admission its caller
-// abandoned.
-func (b *Buffer) giveBack(x *admission) {
-	b.giveBackClaims(context.Background(), 1, x.key, x.id, x.claim)
+// abandoned (all of shard sh: its admitter's).
+func (b *Buffer) giveBack(sh int, x *admission) {
+	b.giveBackClaims(context.Background(), sh, 1, x.key, x.id, x.claim)
 }
 
-// giveBackClaims gives back n places and the claims c of key and id
-// ("" for none).
-func (b *Buffer) giveBackClaims(ctx context.Context, n int, key, id string, c claim) {
+// giveBackClaims gives back n places of shard sh and the claims c of key
+// and id ("" for none), each in its own shard: one unadmitScript call for
+// the place and the claims of sh, one more per claim of another shard
+// (admitSplit's id claim). The order does not matter: a claim left by a
+// failed call names a message whose task is missing, and the enqueue's
+// retry resumes it.
+func (b *Buffer) giveBackClaims(ctx context.Context, sh, n int, key, id string, c claim) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 	defer cancel()
-	keys := []string{depthKey(b.cfg.KeyPrefix)}
+	k := b.keys(sh)
+	keys := []string{k.depth()}
+	var other []string // claims of other shards
 	if key != "" {
-		keys = append(keys, idemKey(b.cfg.KeyPrefix, key))
+		if ks := b.shards.Of(key); ks == sh {
+			keys = append(keys, k.idem(key))
+		} else {
+			other = append(other, b.keys(ks).depth(), b.keys(ks).idem(key))
+		}
 	}
 	if id != "" {
-		keys = append(keys, idKey(b.cfg.KeyPrefix, id))
+		if is := b.shards.Of(id); is == sh {
+			keys = append(keys, k.id(id))
+		} else {
+			other = append(other, b.keys(is).depth(), b.keys(is).id(id))
+		}
+	}
+	for i := 0; i < len(other); i += 2 {
+		if err := unadmitScript.Run(ctx, b.cfg.Redis, other[i:i+2], 0, c.String()).Err(); err != nil {
+			b.log.Warn("buffer: could not give back a claim", "message_id", c.id, "err", err)
+		}
+	}
+	if n == 0 && len(keys) == 1 {
+		return
 	}
 	d, err := unadmitScript.Run(ctx, b.cfg.Redis, keys, n, c.String()).Int64()
 	if err != nil {
 		b.log.Warn("buffer: could not give back an admission", "message_id", c.id, "err", err)
 		return
 	}
-	b.depth.set(d)
+	b.depth.gauge(sh).set(d)
 }
 
 func duplicate(orig, field string) *contracts.Error {
@@ -449,7 +618,7 @@ func duplicate(orig, field string) *contracts.Error {
 func (b *Buffer) expireIdem(ctx context.Context, key, id string, ttl time.Duration) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 	defer cancel()
-	err := expireIdemScript.Run(ctx, b.cfg.Redis, []string{idemKey(b.cfg.KeyPrefix, key)}, id+" ", strconv.FormatInt(ttl.Milliseconds(), 10)).Err()
+	err := expireIdemScript.Run(ctx, b.cfg.Redis, []string{b.keys(b.shards.Of(key)).idem(key)}, id+" ", strconv.FormatInt(ttl.Milliseconds(), 10)).Err()
 	if err != nil {
 		b.log.Warn("buffer: could not expire an idempotency key", "message_id", id, "err", err)
 	}

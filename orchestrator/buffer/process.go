@@ -54,7 +54,7 @@ func newProcessor(b *Buffer, h Handler) *processor {
 // ProcessTask implements asynq.Handler.
 func (p *processor) ProcessTask(ctx context.Context, t *asynq.Task) error {
 	b := p.b
-	msg, err := p.message(ctx, t)
+	msg, sh, err := p.message(ctx, t)
 	if err != nil {
 		return &finalError{code: string(contracts.CodeInvalidMessage), cause: err}
 	}
@@ -68,17 +68,18 @@ func (p *processor) ProcessTask(ctx context.Context, t *asynq.Task) error {
 	took := b.cfg.Now().Sub(start).Seconds()
 	if err == nil {
 		p.completedIn.Observe(took)
-		return p.completed(ctx, t, msg, res, start)
+		return p.completed(ctx, t, msg, sh, res, start)
 	}
 	p.failedIn.Observe(took)
-	return p.failed(ctx, msg, err)
+	return p.failed(ctx, msg, sh, err)
 }
 
-// message decodes the task into the seed's message.
-func (p *processor) message(ctx context.Context, t *asynq.Task) (*Message, error) {
+// message decodes the task into the seed's message and the shard of its
+// place.
+func (p *processor) message(ctx context.Context, t *asynq.Task) (*Message, int, error) {
 	var env envelope
 	if err := json.Unmarshal(t.Payload(), &env); err != nil {
-		return nil, fmt.Errorf("undecodable task payload: %w", err)
+		return nil, 0, fmt.Errorf("undecodable task payload: %w", err)
 	}
 	retried, _ := asynq.GetRetryCount(ctx)
 	return &Message{
@@ -86,7 +87,7 @@ func (p *processor) message(ctx context.Context, t *asynq.Task) (*Message, error
 		Payload: env.Payload, Metadata: env.Metadata, AttemptCount: retried + 1, MaxRetries: env.MaxRetries,
 		WorkerID: p.b.cfg.WorkerID, IdempotencyKey: env.IdempotencyKey, CreatedAt: env.CreatedAt,
 		UpdatedAt: p.b.cfg.Now().UTC(), Errors: []contracts.BufferError{},
-	}, nil
+	}, env.Shard, nil
 }
 
 // run validates, calls the hooks and Process within Timeout().
@@ -140,7 +141,7 @@ func (p *processor) run(ctx context.Context, msg *Message) (result any, err erro
 }
 
 // completed writes the result (seed 4a).
-func (p *processor) completed(ctx context.Context, t *asynq.Task, msg *Message, res any, start time.Time) error {
+func (p *processor) completed(ctx context.Context, t *asynq.Task, msg *Message, sh int, res any, start time.Time) error {
 	b := p.b
 	rec := completion{ProcessingStartedAt: start, CompletedAt: b.cfg.Now().UTC(), WorkerID: b.cfg.WorkerID, AttemptCount: msg.AttemptCount}
 	if res != nil {
@@ -155,7 +156,7 @@ func (p *processor) completed(ctx context.Context, t *asynq.Task, msg *Message, 
 		// The work is done; asynq would run it again if we failed here.
 		b.log.Warn("buffer: could not write a message result", "message_id", msg.MessageID, "err", err)
 	}
-	b.depth.leave(1)
+	b.depth.leave(sh, 1)
 	if msg.IdempotencyKey != "" {
 		b.expireIdem(ctx, msg.IdempotencyKey, msg.MessageID, b.cfg.CompletedRetention)
 	}
@@ -185,7 +186,7 @@ func (b *Buffer) writeResult(ctx context.Context, t *asynq.Task, body []byte) er
 }
 
 // failed is the seed's failure path (4b).
-func (p *processor) failed(ctx context.Context, msg *Message, err error) error {
+func (p *processor) failed(ctx context.Context, msg *Message, sh int, err error) error {
 	b := p.b
 	code := ErrorCode(err)
 	var ve *ValidationError
@@ -210,7 +211,7 @@ func (p *processor) failed(ctx context.Context, msg *Message, err error) error {
 	if retry {
 		code = string(contracts.CodeMaxRetriesExceeded)
 	}
-	b.depth.leave(1)
+	b.depth.leave(sh, 1)
 	if msg.IdempotencyKey != "" {
 		b.expireIdem(ctx, msg.IdempotencyKey, msg.MessageID, b.cfg.FailedRetention)
 	}

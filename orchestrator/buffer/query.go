@@ -260,6 +260,7 @@ func (b *Buffer) Replay(ctx context.Context, id string) error {
 		}
 		return err
 	}
+	sh := b.shardOfTask(q, id)
 	if err := b.rt.Inspector.RunTask(q, id); err != nil {
 		if errors.Is(err, asynq.ErrTaskNotFound) {
 			return &contracts.Error{Code: contracts.CodeConflict, Op: "buffer.Replay", Err: err,
@@ -274,13 +275,30 @@ func (b *Buffer) Replay(ctx context.Context, id string) error {
 		return persistence("buffer.Replay", err)
 	}
 	// The error history stays: the replayed attempts append to it.
-	if depth, err := b.cfg.Redis.IncrBy(ctx, depthKey(b.cfg.KeyPrefix), 1).Result(); err == nil {
-		b.depth.set(depth)
+	if depth, err := b.cfg.Redis.IncrBy(ctx, b.keys(sh).depth(), 1).Result(); err == nil {
+		b.depth.gauge(sh).set(depth)
 	}
 	if gone {
 		b.dlqMoved(ctx, -1)
 	}
 	return nil
+}
+
+// shardOfTask is the shard whose counter holds the place of the task id
+// of queue q (its envelope's), 0 with one shard or when it cannot be read.
+func (b *Buffer) shardOfTask(q, id string) int {
+	if b.shards.N() == 1 {
+		return 0
+	}
+	info, err := b.rt.Inspector.GetTaskInfo(q, id)
+	if err != nil {
+		return 0
+	}
+	var env envelope
+	if json.Unmarshal(info.Payload, &env) != nil || env.Shard < 0 || env.Shard >= b.shards.N() {
+		return 0
+	}
+	return env.Shard
 }
 
 // notDead answers a replay of a message that is not (or no longer) a dead

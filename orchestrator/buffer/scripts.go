@@ -114,11 +114,33 @@ out[#out + 1] = {4, ahead}
 return out
 `)
 
+// claimScript claims a client-chosen messageId alone, in the id's shard,
+// for a message whose idempotency key falls in another shard
+// (Buffer.admitSplit: the key claim and the place are admitted there
+// next, and this claim dropped with unadmitScript when they are not).
+//
+//	KEYS[1] the id claim key
+//	ARGV[1] the claim value; ARGV[2] the claim it takes over ("": the key
+//	must be free); ARGV[3] claim TTL ms
+//	returns {claimTaken, ""} | {claimHeld, claim}: another message's
+var claimScript = redis.NewScript(`
+local v = redis.call('GET', KEYS[1])
+if v and v ~= ARGV[2] and v ~= ARGV[1] then return {3, v} end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[3])
+return {0, ''}
+`)
+
+// claimScript's reply codes.
+const (
+	claimTaken = 0              // {0, ""}: the id is claimed for the message
+	claimHeld  = admitIDClaimed // {3, claim}: claimed by another message
+)
+
 // unadmitScript undoes an admission whose enqueue certainly failed.
 //
 //	KEYS[1] depth counter; KEYS[2..] the message's claim keys (idem, id;
-//	none without)
-//	ARGV[1] n messages; ARGV[2] the claim value to drop
+//	none without), all of one shard
+//	ARGV[1] n messages (0: claims only); ARGV[2] the claim value to drop
 //	returns the depth after
 var unadmitScript = redis.NewScript(`
 for i = 2, #KEYS do

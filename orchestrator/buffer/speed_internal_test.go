@@ -44,6 +44,7 @@ func TestEnvelopeEncodingMatchesJSONMarshal(t *testing.T) {
 			Metadata: contracts.BufferMetadata{CorrelationID: "c", Source: "s", UserID: "u", CompanyID: "co", TraceID: "t",
 				Custom: json.RawMessage(`{"x": [true, null]}`)}},
 		{MessageID: "m4", Payload: json.RawMessage(`"<b>&amp;</b>"`), Metadata: contracts.BufferMetadata{Custom: json.RawMessage(`null`)}, CreatedAt: at},
+		{MessageID: "m5", Payload: json.RawMessage(`{}`), IdempotencyKey: "k", CreatedAt: at, Shard: 5}, // a place in shard 5
 	}
 	for _, env := range cases {
 		got, err := env.appendJSON(nil)
