@@ -43,8 +43,12 @@ func (m *Main) newSlotCache(rdb redis.UniversalClient, client *cloud9.Client, ca
 		return nil, &ConfigError{Var: "SLOT_CACHE_TIERS", Err: err}
 	}
 	m.onClose(func(context.Context) error { r.Close(); return nil })
+	eng, err := m.holdsEngine()
+	if err != nil {
+		return nil, err
+	}
 	h, err := ops.New(ops.Config{Redis: rdb, Refresher: r, Auth: m.opsAuth(), Prefixes: cfg.OpsKeyPrefixes, ReadPrefixes: cfg.OpsReadPrefixes,
-		RequestTimeout: bc.SyncBudget, Logger: m.Logger})
+		ReadKey: eng.FaceKey, RequestTimeout: bc.SyncBudget, Logger: m.Logger})
 	if err != nil {
 		return nil, &ConfigError{Var: "OPS_KEY_PREFIXES", Err: err}
 	}

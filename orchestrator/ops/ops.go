@@ -48,6 +48,11 @@ type Config struct {
 	// DefaultReadPrefixes): the seed's own keys an operator inspects
 	// while debugging. Writes never reach them.
 	ReadPrefixes []string
+	// ReadKey maps a key under ReadPrefixes to the key that holds it in
+	// Redis (the hold engine's FaceKey: on Redis Cluster or with
+	// REDIS_SHARDS a SlotReservation key carries a hash tag the caller does
+	// not write). Default: the key itself.
+	ReadKey func(key string) string
 	// RequestTimeout is each request's deadline (web.Deadline), after
 	// Auth: it bounds the request's Redis work. Default
 	// DefaultRequestTimeout; a refresh has the refresher's own lease time.

@@ -46,7 +46,7 @@ type fixture struct {
 	r     *slotcache.Refresher
 }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t *testing.T, mod ...func(*ops.Config)) *fixture {
 	t.Helper()
 	clock := clocktest.New(time.Date(2026, 11, 23, 15, 0, 0, 0, time.UTC))
 	sim := cloud9sim.New(cloud9sim.Config{Now: clock.Now, Seed: 3, WriteLimit: cloud9sim.Unlimited})
@@ -66,7 +66,11 @@ func newFixture(t *testing.T) *fixture {
 	t.Cleanup(r.Close)
 	app, err := web.New(web.Options{Logger: log})
 	require.NoError(t, err)
-	h, err := ops.New(ops.Config{Redis: db.Client, Refresher: r, RequestTimeout: 20 * time.Second, Auth: func(c *fiber.Ctx) error { return c.Next() }, Logger: log})
+	cfg := ops.Config{Redis: db.Client, Refresher: r, RequestTimeout: 20 * time.Second, Auth: func(c *fiber.Ctx) error { return c.Next() }, Logger: log}
+	for _, m := range mod {
+		m(&cfg)
+	}
+	h, err := ops.New(cfg)
 	require.NoError(t, err)
 	h.Register(app, base)
 	return &fixture{app: app, sim: sim, clock: clock, db: db, r: r}
@@ -277,4 +281,24 @@ func TestCacheRefreshTiersDeduped(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(body), &got))
 	require.Len(t, got.Results, 1, "%s", body)
 	require.Equal(t, 2, got.Results[0].Tier)
+}
+
+// With ReadKey (the hold engine's FaceKey) a SlotReservation key is read
+// where the engine keeps it — under a hash tag on Redis Cluster or with
+// REDIS_SHARDS — though the caller names it as the booking flow does.
+func TestRedisGetReadsAFaceKeyWhereTheEngineKeepsIt(t *testing.T) {
+	f := newFixture(t, func(c *ops.Config) {
+		c.ReadKey = func(key string) string { return "{holds:3.7}:" + key }
+	})
+	ctx := context.Background()
+	key := "SlotReservation:loc:20260311:0910:col"
+	require.NoError(t, f.db.Client.Set(ctx, "{holds:3.7}:"+key, `{"sessionId":"s2"}`, time.Minute).Err())
+	st, body := f.do(t, http.MethodGet, base+"/redisGet?key="+key, "")
+	require.Equal(t, http.StatusOK, st, "%s", body)
+	require.JSONEq(t, `{"sessionId":"s2"}`, string(body))
+	// flowgate's own keys are read as named.
+	require.NoError(t, f.db.Client.Set(ctx, "flowgate:ops:own", `1`, time.Minute).Err())
+	st, body = f.do(t, http.MethodGet, base+"/redisGet?key=flowgate:ops:own", "")
+	require.Equal(t, http.StatusOK, st, "%s", body)
+	require.Equal(t, "1", string(body))
 }

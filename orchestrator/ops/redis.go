@@ -49,6 +49,16 @@ func unavailable(op string, err error) error {
 	return contracts.Wrap(contracts.CodeUnavailable, op, err, "redis could not answer")
 }
 
+// owned reports whether key is under one of the prefixes flowgate owns.
+func (h *Handlers) owned(key string) bool {
+	for _, p := range h.cfg.Prefixes {
+		if strings.HasPrefix(key, p) {
+			return true
+		}
+	}
+	return false
+}
+
 // redisGet is GET redisGet?key=: the stored JSON value, a string value
 // that is not JSON as a JSON string, null when the key does not exist.
 func (h *Handlers) redisGet(c *fiber.Ctx) error {
@@ -57,6 +67,9 @@ func (h *Handlers) redisGet(c *fiber.Ctx) error {
 		return err
 	}
 	ctx := c.UserContext()
+	if h.cfg.ReadKey != nil && !h.owned(key) {
+		key = h.cfg.ReadKey(key)
+	}
 	v, err := h.cfg.Redis.Get(ctx, key).Bytes()
 	switch {
 	case errors.Is(err, redis.Nil):
