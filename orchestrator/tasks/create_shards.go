@@ -101,8 +101,13 @@ func (l *Ledger) precheckCreate(ctx context.Context, op string, now time.Time, i
 		}
 		locs[i] = pipe.Get(ctx, l.ks[own].locator(it.id))
 	}
-	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
-		return storeError(op, err)
+	cmds, err := pipe.Exec(ctx)
+	if err != nil {
+		for _, c := range cmds { // a missing key is redis.Nil; any other error fails the check
+			if err := c.Err(); err != nil && !errors.Is(err, redis.Nil) {
+				return storeError(op, err)
+			}
+		}
 	}
 	for i, it := range items {
 		v := cur[i].Val()
