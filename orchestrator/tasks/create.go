@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/flowgate/flowgate/contracts"
@@ -49,7 +48,11 @@ func (l *Ledger) CreateBatch(ctx context.Context, reqs []contracts.CreateTaskReq
 	if err != nil {
 		return nil, err
 	}
-	out, err := l.createChunks(ctx, op, l.cfg.Now(), [][]newTask{items})
+	now := l.cfg.Now()
+	if l.set.N() > 1 {
+		return l.createSharded(ctx, op, now, items)
+	}
+	out, err := l.createChunks(ctx, op, now, 0, [][]newTask{items})
 	if err != nil {
 		return nil, err
 	}
@@ -80,13 +83,15 @@ func (l *Ledger) prepare(op string, reqs []contracts.CreateTaskRequest) ([]newTa
 }
 
 func (l *Ledger) prepareOne(op string, r contracts.CreateTaskRequest) (newTask, error) {
-	it := newTask{id: uuid.NewString(), encounter: r.EncounterID, maxAttempts: r.MaxAttempts}
+	it := newTask{encounter: r.EncounterID, maxAttempts: r.MaxAttempts}
 	if r.QueueID != "" {
 		id, err := queueID(op, r.QueueID)
 		if err != nil {
 			return it, err
 		}
 		it.id = id
+	} else {
+		it.id = l.newID(r.EncounterID)
 	}
 	if err := label(op, "encounter_id", r.EncounterID, false); err != nil {
 		return it, err
@@ -114,14 +119,14 @@ func (l *Ledger) prepareOne(op string, r contracts.CreateTaskRequest) (newTask, 
 	return it, nil
 }
 
-// createChunks runs the create script once per chunk (each ≤
+// createChunks runs the create script in shard sh once per chunk (each ≤
 // MaxBatchCreate). Several chunks are pipelined: each chunk is atomic, the
 // set of chunks is not.
-func (l *Ledger) createChunks(ctx context.Context, op string, now time.Time, chunks [][]newTask) ([][]contracts.CreateResult, error) {
-	keys := []string{l.k.seq()}
+func (l *Ledger) createChunks(ctx context.Context, op string, now time.Time, sh int, chunks [][]newTask) ([][]contracts.CreateResult, error) {
+	keys := []string{l.ks[sh].seq()}
 	out := make([][]contracts.CreateResult, len(chunks))
 	if len(chunks) == 1 {
-		v, err := createScript.Run(ctx, l.rdb, keys, l.createArgs(now, chunks[0])...).Result()
+		v, err := createScript.Run(ctx, l.rdb, keys, l.createArgs(sh, now, chunks[0])...).Result()
 		if err != nil {
 			return nil, storeError(op, err)
 		}
@@ -137,7 +142,7 @@ func (l *Ledger) createChunks(ctx context.Context, op string, now time.Time, chu
 	pipe := l.rdb.Pipeline()
 	cmds := make([]*redis.Cmd, len(chunks))
 	for i, chunk := range chunks {
-		cmds[i] = createScript.EvalSha(ctx, pipe, keys, l.createArgs(now, chunk)...)
+		cmds[i] = createScript.EvalSha(ctx, pipe, keys, l.createArgs(sh, now, chunk)...)
 	}
 	if _, err := pipe.Exec(ctx); err != nil {
 		return nil, storeError(op, err)
@@ -151,9 +156,9 @@ func (l *Ledger) createChunks(ctx context.Context, op string, now time.Time, chu
 	return out, nil
 }
 
-func (l *Ledger) createArgs(now time.Time, chunk []newTask) []any {
+func (l *Ledger) createArgs(sh int, now time.Time, chunk []newTask) []any {
 	argv := make([]any, 0, 4+6*len(chunk))
-	argv = append(argv, l.k.base, now.UnixMilli(), l.cfg.HistoryLimit, len(chunk))
+	argv = append(argv, l.ks[sh].base, now.UnixMilli(), l.cfg.HistoryLimit, len(chunk))
 	for _, it := range chunk {
 		argv = append(argv, it.id, it.encounter, string(it.priority), it.maxAttempts, it.payload, it.fp)
 	}
@@ -166,6 +171,9 @@ func (l *Ledger) createResults(op string, now time.Time, chunk []newTask, v any)
 		return nil, badReply(op, v)
 	}
 	if code, _ := arr[0].(int64); code == codeConflict {
+		if len(arr) > 4 && str(arr[2]) == "located" {
+			return nil, &errLocated{id: str(arr[4])}
+		}
 		r := reply{code: codeConflict, a: str(arr[1]), b: str(arr[2]), fields: map[string]string{}}
 		return nil, conflict(op, str(arr[4]), r)
 	}

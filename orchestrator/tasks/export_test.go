@@ -15,6 +15,16 @@ import (
 // MaxBatchCreate, pipelined perPipe chunks at a time.
 func (l *Ledger) CreateMany(ctx context.Context, reqs []contracts.CreateTaskRequest, perPipe int) error {
 	const op = "tasks.CreateMany"
+	if l.set.N() > 1 {
+		for len(reqs) > 0 {
+			n := min(len(reqs), contracts.MaxBatchCreate)
+			if _, err := l.CreateBatch(ctx, reqs[:n]); err != nil {
+				return err
+			}
+			reqs = reqs[n:]
+		}
+		return nil
+	}
 	var chunks [][]newTask
 	for len(reqs) > 0 {
 		n := min(len(reqs), contracts.MaxBatchCreate)
@@ -31,7 +41,7 @@ func (l *Ledger) CreateMany(ctx context.Context, reqs []contracts.CreateTaskRequ
 		if len(group) == 1 { // force the pipelined path
 			group = [][]newTask{group[0], nil}
 		}
-		if _, err := l.createChunks(ctx, op, l.cfg.Now(), group); err != nil {
+		if _, err := l.createChunks(ctx, op, l.cfg.Now(), 0, group); err != nil {
 			return err
 		}
 		chunks = chunks[n:]
@@ -39,22 +49,83 @@ func (l *Ledger) CreateMany(ctx context.Context, reqs []contracts.CreateTaskRequ
 	return nil
 }
 
-// Keys exposes key names to tests.
-func (l *Ledger) KeyBase() string { return l.k.base }
+// Keys exposes key names to tests (shard 0's).
+func (l *Ledger) KeyBase() string { return l.ks[0].base }
+
+// ShardBase is shard sh's key base.
+func (l *Ledger) ShardBase(sh int) string { return l.ks[sh].base }
+
+// Shards is the number of shards.
+func (l *Ledger) Shards() int { return l.set.N() }
+
+// ShardOf is the shard of key (an encounter or a queue_id).
+func (l *Ledger) ShardOf(key string) int { return l.set.Of(key) }
 
 // ForgetDoneIndex makes the ledger look as an older flowgate left it: no
 // retention index, no backfill progress.
 func (l *Ledger) ForgetDoneIndex(ctx context.Context) error {
-	return l.rdb.Del(ctx, l.k.done(), l.k.doneBackfill()).Err()
+	for _, k := range l.ks {
+		if err := l.rdb.Del(ctx, k.done(), k.doneBackfill()).Err(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
-// CheckIndexes verifies that every index agrees with the task hashes: each
-// task is in exactly the indexes its state calls for, with the right
-// scores, and no index holds anything else.
+// CheckIndexes verifies, in every shard, that every index agrees with the
+// task hashes: each task is in exactly the indexes its state calls for,
+// with the right scores, and no index holds anything else; that each task
+// lives in its home shard, found by its id (directly or by its locator);
+// and that no queue_id names tasks in two shards.
 func (l *Ledger) CheckIndexes(ctx context.Context) error {
-	ids, err := l.rdb.ZRange(ctx, l.k.all(), 0, -1).Result()
+	where := map[string]int{}
+	for sh := range l.ks {
+		ids, err := l.checkShard(ctx, sh)
+		if err != nil {
+			return fmt.Errorf("shard %d: %w", sh, err)
+		}
+		for _, id := range ids {
+			if prev, dup := where[id]; dup {
+				return fmt.Errorf("task %s is in shards %d and %d", id, prev, sh)
+			}
+			where[id] = sh
+			if own := l.set.Of(id); own != sh {
+				loc, ok, err := l.readLocator(ctx, "check", id)
+				if err != nil {
+					return err
+				}
+				if !ok || loc.home != sh {
+					return fmt.Errorf("task %s in shard %d (its id's shard %d) has no locator to it", id, sh, own)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func (l *Ledger) checkShard(ctx context.Context, sh int) ([]string, error) {
+	k := l.ks[sh]
+	ids, err := k.check(ctx, l.rdb)
 	if err != nil {
-		return err
+		return nil, err
+	}
+	for _, id := range ids {
+		enc, err := l.rdb.HGet(ctx, k.task(id), "encounter_id").Result()
+		if err != nil {
+			return nil, err
+		}
+		if h := l.home(id, enc); h != sh {
+			return nil, fmt.Errorf("task %s (encounter %q) lives in shard %d, not its home %d", id, enc, sh, h)
+		}
+	}
+	return ids, nil
+}
+
+// check is CheckIndexes for one shard; it returns the shard's task ids.
+func (l keys) check(ctx context.Context, rdb redis.UniversalClient) ([]string, error) {
+	ids, err := rdb.ZRange(ctx, l.all(), 0, -1).Result()
+	if err != nil {
+		return nil, err
 	}
 	want := map[string]map[string]float64{} // index key → member → score
 	add := func(key, id string, score string) {
@@ -67,57 +138,57 @@ func (l *Ledger) CheckIndexes(ctx context.Context) error {
 	}
 	openWant := map[string]string{}
 	for _, id := range ids {
-		f, err := l.rdb.HGetAll(ctx, l.k.task(id)).Result()
+		f, err := rdb.HGetAll(ctx, l.task(id)).Result()
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if len(f) == 0 {
-			return fmt.Errorf("task %s in all but has no hash", id)
+			return nil, fmt.Errorf("task %s in all but has no hash", id)
 		}
 		st := contracts.Status(f["status"])
-		add(l.k.status(st), id, f["seq"])
+		add(l.status(st), id, f["seq"])
 		switch st {
 		case contracts.StatusPending:
-			add(l.k.pending(contracts.Priority(f["priority"])), id, f["pseq"])
+			add(l.pending(contracts.Priority(f["priority"])), id, f["pseq"])
 			if f["priority"] != string(contracts.PriorityHigh) {
-				add(l.k.sla(), id, f["created_at"])
+				add(l.sla(), id, f["created_at"])
 			}
 			if f["worker_id"] != "" || f["claimed_at"] != "" {
-				return fmt.Errorf("pending task %s has a claim: %v", id, f)
+				return nil, fmt.Errorf("pending task %s has a claim: %v", id, f)
 			}
 		case contracts.StatusProcessing:
-			add(l.k.active(), id, f["updated_at"])
-			add(l.k.claimed(), id, f["heartbeat_at"])
+			add(l.active(), id, f["updated_at"])
+			add(l.claimed(), id, f["heartbeat_at"])
 		case contracts.StatusError:
 			if f["dlq"] != "1" {
-				add(l.k.retry(), id, f["updated_at"])
+				add(l.retry(), id, f["updated_at"])
 			}
 		case contracts.StatusDone:
-			add(l.k.done(), id, f["updated_at"])
+			add(l.done(), id, f["updated_at"])
 		}
 		if f["dlq"] == "1" {
 			if st != contracts.StatusError {
-				return fmt.Errorf("dlq task %s is %s", id, st)
+				return nil, fmt.Errorf("dlq task %s is %s", id, st)
 			}
-			add(l.k.dlq(), id, f["seq"])
+			add(l.dlq(), id, f["seq"])
 		}
 		if f["encounter_id"] != "" {
-			add(l.k.encounter(f["encounter_id"]), id, f["seq"])
+			add(l.encounter(f["encounter_id"]), id, f["seq"])
 			open := st == contracts.StatusPending || st == contracts.StatusProcessing || (st == contracts.StatusError && f["dlq"] != "1")
 			if open {
 				if prev, dup := openWant[f["encounter_id"]]; dup {
-					return fmt.Errorf("encounter %s has two open tasks %s and %s", f["encounter_id"], prev, id)
+					return nil, fmt.Errorf("encounter %s has two open tasks %s and %s", f["encounter_id"], prev, id)
 				}
 				openWant[f["encounter_id"]] = id
 			}
 		}
 	}
-	keys := []string{l.k.active(), l.k.claimed(), l.k.sla(), l.k.dlq(), l.k.retry(), l.k.done()}
+	keys := []string{l.active(), l.claimed(), l.sla(), l.dlq(), l.retry(), l.done()}
 	for _, s := range contracts.AllStatuses() {
-		keys = append(keys, l.k.status(s))
+		keys = append(keys, l.status(s))
 	}
 	for _, p := range contracts.AllPriorities() {
-		keys = append(keys, l.k.pending(p))
+		keys = append(keys, l.pending(p))
 	}
 	for key := range want {
 		if !contains(keys, key) {
@@ -126,37 +197,37 @@ func (l *Ledger) CheckIndexes(ctx context.Context) error {
 	}
 	sort.Strings(keys)
 	for _, key := range keys {
-		got, err := l.rdb.ZRangeWithScores(ctx, key, 0, -1).Result()
+		got, err := rdb.ZRangeWithScores(ctx, key, 0, -1).Result()
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if len(got) != len(want[key]) {
-			return fmt.Errorf("index %s has %d members, want %d", key, len(got), len(want[key]))
+			return nil, fmt.Errorf("index %s has %d members, want %d", key, len(got), len(want[key]))
 		}
 		for _, z := range got {
 			id := z.Member.(string)
 			score, ok := want[key][id]
 			if !ok {
-				return fmt.Errorf("index %s holds %s, which does not belong there", key, id)
+				return nil, fmt.Errorf("index %s holds %s, which does not belong there", key, id)
 			}
 			if score != z.Score {
-				return fmt.Errorf("index %s: %s has score %v, want %v", key, id, z.Score, score)
+				return nil, fmt.Errorf("index %s: %s has score %v, want %v", key, id, z.Score, score)
 			}
 		}
 	}
-	open, err := l.rdb.HGetAll(ctx, l.k.open()).Result()
+	open, err := rdb.HGetAll(ctx, l.open()).Result()
 	if err != nil && !errors.Is(err, redis.Nil) {
-		return err
+		return nil, err
 	}
 	if len(open) != len(openWant) {
-		return fmt.Errorf("open hash has %d entries, want %d: %v vs %v", len(open), len(openWant), open, openWant)
+		return nil, fmt.Errorf("open hash has %d entries, want %d: %v vs %v", len(open), len(openWant), open, openWant)
 	}
 	for enc, id := range openWant {
 		if open[enc] != id {
-			return fmt.Errorf("open[%s] = %q, want %q", enc, open[enc], id)
+			return nil, fmt.Errorf("open[%s] = %q, want %q", enc, open[enc], id)
 		}
 	}
-	return nil
+	return ids, nil
 }
 
 func contains(list []string, s string) bool {
@@ -171,5 +242,5 @@ func contains(list []string, s string) bool {
 // ClaimWithToken runs one claim script with a chosen token (a claim that
 // Redis runs only after its cancellation).
 func (l *Ledger) ClaimWithToken(ctx context.Context, worker string, limit int, token string) ([]contracts.Task, error) {
-	return l.claimWith(ctx, "tasks.Claim", worker, limit, token)
+	return l.claimToken(ctx, "tasks.Claim", worker, limit, token)
 }

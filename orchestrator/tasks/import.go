@@ -356,8 +356,18 @@ func (im *Importer) prepare(op string, t ImportTask, now time.Time) (importItem,
 	return it, nil
 }
 
-// run imports one batch with one script call.
+// run imports one batch: with one script call, or on a sharded ledger one
+// per home shard (runSharded).
 func (im *Importer) run(ctx context.Context, op string, now time.Time, batch []importItem) ([]ImportResult, error) {
+	if im.l.set.N() > 1 {
+		return im.runSharded(ctx, op, now, batch)
+	}
+	return im.runIn(ctx, op, 0, now, batch)
+}
+
+// runIn imports a batch of tasks whose home is shard sh with one script
+// call.
+func (im *Importer) runIn(ctx context.Context, op string, sh int, now time.Time, batch []importItem) ([]ImportResult, error) {
 	args := make([]any, 0, 1+len(batch))
 	args = append(args, flag(im.dry))
 	for _, it := range batch {
@@ -367,7 +377,7 @@ func (im *Importer) run(ctx context.Context, op string, now time.Time, batch []i
 		}
 		args = append(args, string(b))
 	}
-	v, err := im.l.run(ctx, op, importScript, now, im.l.k.seq(), args...)
+	v, err := im.l.run(ctx, op, importScript, sh, now, im.l.ks[sh].seq(), args...)
 	if err != nil {
 		return nil, err
 	}
@@ -435,6 +445,8 @@ func importConflictText(reason, other string) string {
 		return "queue_id already names a task of this ledger that no import wrote"
 	case "encounter_open":
 		return "another task of the same encounter is open: " + other
+	case "located":
+		return locatedText
 	}
 	return reason
 }

@@ -2,8 +2,11 @@ package tasks
 
 import "github.com/flowgate/flowgate/contracts"
 
-// Every Redis key of the ledger, all under one hash tag so that every script
-// touches one Redis Cluster slot. With the default prefix:
+// Every Redis key of the ledger. The ledger is spread over Config.Shards
+// shards (package shard, name "tasks"); every key of one shard carries that
+// shard's hash tag, so every script touches one Redis Cluster slot. With one
+// shard the tag is {tasks}; with several, shard i's is {tasks:<i>.<salt>}.
+// With the default prefix and one shard:
 //
 //	flowgate:{tasks}:t:<id>            HASH  one task (fields below)
 //	flowgate:{tasks}:h:<id>            LIST  its history, JSON events, oldest first, capped (LTRIM)
@@ -27,6 +30,15 @@ import "github.com/flowgate/flowgate/contracts"
 //	flowgate:{tasks}:claim:<token>     SET   ids taken by one claim (TTL ClaimTokenTTL); after
 //	                                         CancelClaim only the tombstone "!" (the claim, if it
 //	                                         runs later, takes nothing)
+//	flowgate:{tasks}:loc:<id>          STRING the locator of a task whose queue_id was given by
+//	                                         the client and whose home shard (its encounter's) is
+//	                                         not the shard of its id: "<home shard>:<written ms>",
+//	                                         kept in the shard of the id while the task exists
+//
+// A task lives in its home shard: the shard of its encounter_id, or of its
+// queue_id when it has none. Ids flowgate generates for a task with an
+// encounter are drawn until their own shard is the home, so only a
+// client-given queue_id needs a locator (see locator.go).
 //
 // Task hash fields: queue_id, encounter_id, status, priority, attempts
 // (FAILs), max_attempts, recoveries (sweep recoveries; absent = 0),
@@ -44,12 +56,12 @@ import "github.com/flowgate/flowgate/contracts"
 // claim or a sweep cannot know its task ids in advance; KEYS[1] is always a
 // ledger key, so a cluster client routes the call to the ledger's slot.
 
-// keys builds the ledger's key names for one prefix.
+// keys builds the key names of one shard of the ledger.
 type keys struct {
-	base string // "<prefix>:{tasks}:"
+	base string // "<prefix>:<tag>:", e.g. "flowgate:{tasks}:"
 }
 
-func newKeys(prefix string) keys { return keys{base: prefix + ":{tasks}:"} }
+func newKeys(prefix, tag string) keys { return keys{base: prefix + ":" + tag + ":"} }
 
 func (k keys) task(id string) string     { return k.base + "t:" + id }
 func (k keys) history(id string) string  { return k.base + "h:" + id }
@@ -65,6 +77,11 @@ func (k keys) retry() string             { return k.base + "retry" }
 func (k keys) open() string              { return k.base + "open" }
 func (k keys) encounter(e string) string { return k.base + "enc:" + e }
 func (k keys) claim(token string) string { return k.base + "claim:" + token }
+func (k keys) locator(id string) string  { return k.base + "loc:" + id }
 
 func (k keys) status(s contracts.Status) string    { return k.base + "status:" + string(s) }
 func (k keys) pending(p contracts.Priority) string { return k.base + "pending:" + string(p) }
+
+// index is the key of an index by its name after the base ("all", "dlq",
+// "status:<S>", "pending:<P>", "enc:<encounter>").
+func (k keys) index(name string) string { return k.base + name }

@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/flowgate/flowgate/contracts"
+	"github.com/flowgate/flowgate/orchestrator/shard"
 	"github.com/flowgate/flowgate/orchestrator/valutil"
 )
 
@@ -49,6 +50,10 @@ type Config struct {
 	// ClaimPollInterval is how often a claim with wait_ms looks again.
 	// Default 100ms.
 	ClaimPollInterval time.Duration
+	// Shards is how many hash tags the ledger spreads over (REDIS_SHARDS;
+	// docs/scale-out.md). Default 1: the one tag {tasks}, the keys as they
+	// always were. 1..shard.MaxShards.
+	Shards int
 }
 
 func (c Config) withDefaults() Config {
@@ -59,6 +64,7 @@ func (c Config) withDefaults() Config {
 	c.HistoryLimit = valutil.ValOrDefault(c.HistoryLimit, 50)
 	c.SweepBatch = valutil.ValOrDefault(c.SweepBatch, 500)
 	c.ClaimPollInterval = valutil.ValOrDefault(c.ClaimPollInterval, 100*time.Millisecond)
+	c.Shards = valutil.ValOrDefault(c.Shards, 1)
 	return c
 }
 
@@ -76,6 +82,8 @@ func (c Config) validate() error {
 		return fmt.Errorf("tasks: SweepBatch %d must be 1..10000", c.SweepBatch)
 	case c.ClaimPollInterval < 0:
 		return fmt.Errorf("tasks: ClaimPollInterval must not be negative")
+	case c.Shards < 1 || c.Shards > shard.MaxShards:
+		return fmt.Errorf("tasks: Shards %d must be 1..%d", c.Shards, shard.MaxShards)
 	}
 	return nil
 }
@@ -86,7 +94,11 @@ func (c Config) validate() error {
 type Ledger struct {
 	rdb redis.UniversalClient
 	cfg Config
-	k   keys
+	set shard.Set
+	ks  []keys // one per shard
+	// rot is the order in which claims visit shards of equal priority and
+	// sweeps start their walk over the shards.
+	rot shard.Rotation
 }
 
 // New returns a Ledger on rdb (a client, cluster client or failover client).
@@ -98,14 +110,22 @@ func New(rdb redis.UniversalClient, cfg Config) (*Ledger, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	return &Ledger{rdb: rdb, cfg: cfg, k: newKeys(cfg.Prefix)}, nil
+	set, err := shard.New("tasks", cfg.Shards)
+	if err != nil {
+		return nil, fmt.Errorf("tasks: %w", err)
+	}
+	l := &Ledger{rdb: rdb, cfg: cfg, set: set, ks: make([]keys, set.N())}
+	for i := range l.ks {
+		l.ks[i] = newKeys(cfg.Prefix, set.Tag(i))
+	}
+	return l, nil
 }
 
-// run calls a script with the prelude's ARGV (base, now, history cap)
-// followed by args.
-func (l *Ledger) run(ctx context.Context, op string, s *redis.Script, now time.Time, key string, args ...any) (any, error) {
+// run calls a script in shard sh with the prelude's ARGV (the shard's
+// base, now, history cap) followed by args; key is a key of that shard.
+func (l *Ledger) run(ctx context.Context, op string, s *redis.Script, sh int, now time.Time, key string, args ...any) (any, error) {
 	argv := make([]any, 0, 3+len(args))
-	argv = append(argv, l.k.base, now.UnixMilli(), l.cfg.HistoryLimit)
+	argv = append(argv, l.ks[sh].base, now.UnixMilli(), l.cfg.HistoryLimit)
 	argv = append(argv, args...)
 	v, err := s.Run(ctx, l.rdb, []string{key}, argv...).Result()
 	if err != nil {
@@ -116,13 +136,21 @@ func (l *Ledger) run(ctx context.Context, op string, s *redis.Script, now time.T
 
 // single runs a single-task script on task id at Config.Now with ARGV
 // (id, args...) and maps its reply: a no-op is returned with code
-// codeNoop, every failure as a typed error.
-func (l *Ledger) single(ctx context.Context, op string, s *redis.Script, id string, args ...any) (reply, error) {
-	v, err := l.run(ctx, op, s, l.cfg.Now(), l.k.task(id), append([]any{id}, args...)...)
-	if err != nil {
-		return reply{}, err
-	}
-	r, err := parseReply(op, v)
+// codeNoop, every failure as a typed error. The task is looked for in the
+// shard of enc (when the request names an encounter), then in the shard
+// of its id, then where its locator points (see lookup).
+func (l *Ledger) single(ctx context.Context, op string, s *redis.Script, id, enc string, args ...any) (reply, error) {
+	var r reply
+	err := l.lookup(ctx, op, id, enc, func(sh int) (bool, error) {
+		v, err := l.run(ctx, op, s, sh, l.cfg.Now(), l.ks[sh].task(id), append([]any{id}, args...)...)
+		if err != nil {
+			return false, err
+		}
+		if r, err = parseReply(op, v); err != nil {
+			return false, err
+		}
+		return r.code != codeNotFound, nil
+	})
 	if err != nil {
 		return reply{}, err
 	}

@@ -19,26 +19,40 @@ func (l *Ledger) Get(ctx context.Context, id string) (contracts.Task, error) {
 	if err != nil {
 		return contracts.Task{}, err
 	}
-	tasks, err := l.load(ctx, op, []string{id}, true)
+	t, err := l.loadOne(ctx, op, id, "", true)
 	if err != nil {
 		return contracts.Task{}, err
 	}
-	if tasks[0] == nil {
+	if t == nil {
 		return contracts.Task{}, &contracts.Error{Code: contracts.CodeNotFound, Op: op, Message: "no task with queue_id " + id,
 			Details: map[string]any{"queue_id": id}}
 	}
-	return *tasks[0], nil
+	return *t, nil
 }
 
-// load reads tasks (nil where missing) in one pipeline.
-func (l *Ledger) load(ctx context.Context, op string, ids []string, history bool) ([]*contracts.Task, error) {
+// loadOne reads task id (nil when missing) wherever lookup finds it.
+func (l *Ledger) loadOne(ctx context.Context, op, id, enc string, history bool) (*contracts.Task, error) {
+	var t *contracts.Task
+	err := l.lookup(ctx, op, id, enc, func(sh int) (bool, error) {
+		tasks, err := l.load(ctx, op, sh, []string{id}, history)
+		if err != nil {
+			return false, err
+		}
+		t = tasks[0]
+		return t != nil, nil
+	})
+	return t, err
+}
+
+// load reads tasks of shard sh (nil where missing) in one pipeline.
+func (l *Ledger) load(ctx context.Context, op string, sh int, ids []string, history bool) ([]*contracts.Task, error) {
 	pipe := l.rdb.Pipeline()
 	hashes := make([]*redis.MapStringStringCmd, len(ids))
 	hists := make([]*redis.StringSliceCmd, len(ids))
 	for i, id := range ids {
-		hashes[i] = pipe.HGetAll(ctx, l.k.task(id))
+		hashes[i] = pipe.HGetAll(ctx, l.ks[sh].task(id))
 		if history {
-			hists[i] = pipe.LRange(ctx, l.k.history(id), 0, -1)
+			hists[i] = pipe.LRange(ctx, l.ks[sh].history(id), 0, -1)
 		}
 	}
 	if _, err := pipe.Exec(ctx); err != nil {
@@ -63,6 +77,8 @@ func (l *Ledger) load(ctx context.Context, op string, ids []string, history bool
 type Page struct {
 	Tasks      []contracts.Task
 	NextCursor string // "" on the last page
+
+	scores []int64 // each task's index score (a sharded List merges by it)
 }
 
 // List answers GET /queue. All given filters apply. It walks the most
@@ -83,13 +99,20 @@ func (l *Ledger) List(ctx context.Context, q contracts.ListQuery) (Page, error) 
 	if q.QueueID != "" {
 		return l.listByID(ctx, op, q.QueueID, q.History, f)
 	}
-	index, key, residual := l.listIndex(f)
+	sh := 0
+	if f.encounter != "" {
+		sh = l.set.Of(f.encounter)
+	}
+	index, residual := l.listIndex(f)
+	if l.set.N() > 1 && f.encounter == "" {
+		return l.listSharded(ctx, op, q, index, residual, f)
+	}
 	after, err := cursorAfter(op, q.Cursor, index)
 	if err != nil {
 		return Page{}, err
 	}
 	page := Page{Tasks: []contracts.Task{}}
-	s := listScan{op: op, key: key, residual: residual, history: q.History, filter: f}
+	s := listScan{op: op, shard: sh, index: index, residual: residual, history: q.History, filter: f}
 	after, more, err := l.scan(ctx, s, after, &page)
 	if err != nil {
 		return Page{}, err
@@ -106,13 +129,13 @@ func (l *Ledger) listByID(ctx context.Context, op, rawID string, history bool, f
 	if err != nil {
 		return Page{}, err
 	}
-	tasks, err := l.load(ctx, op, []string{id}, history)
+	t, err := l.loadOne(ctx, op, id, f.encounter, history)
 	if err != nil {
 		return Page{}, err
 	}
 	page := Page{Tasks: []contracts.Task{}}
-	if tasks[0] != nil && f.match(*tasks[0]) {
-		page.Tasks = append(page.Tasks, *tasks[0])
+	if t != nil && f.match(*t) {
+		page.Tasks = append(page.Tasks, *t)
 	}
 	return page, nil
 }
@@ -133,7 +156,8 @@ func cursorAfter(op, raw, index string) (int64, error) {
 // listScan is one List walk over an index.
 type listScan struct {
 	op       string
-	key      string // the index walked
+	shard    int
+	index    string // the index walked (listIndex's name)
 	residual bool   // filters remain to apply to what the index yields
 	history  bool   // load the tasks' history
 	filter   listFilter
@@ -172,7 +196,7 @@ func (l *Ledger) scan(ctx context.Context, s listScan, after int64, page *Page) 
 // scanBatch reads up to n index entries after score after and their tasks
 // (nil where missing).
 func (l *Ledger) scanBatch(ctx context.Context, s listScan, after int64, n int) ([]redis.Z, []*contracts.Task, error) {
-	entries, err := l.rdb.ZRangeArgsWithScores(ctx, redis.ZRangeArgs{Key: s.key, ByScore: true,
+	entries, err := l.rdb.ZRangeArgsWithScores(ctx, redis.ZRangeArgs{Key: l.ks[s.shard].index(s.index), ByScore: true,
 		Start: "(" + strconv.FormatInt(after, 10), Stop: "+inf", Count: int64(n)}).Result()
 	if err != nil {
 		return nil, nil, storeError(s.op, err)
@@ -181,7 +205,7 @@ func (l *Ledger) scanBatch(ctx context.Context, s listScan, after int64, n int) 
 	for i, e := range entries {
 		ids[i], _ = e.Member.(string)
 	}
-	tasks, err := l.load(ctx, s.op, ids, s.history)
+	tasks, err := l.load(ctx, s.op, s.shard, ids, s.history)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -223,7 +247,8 @@ func (l *Ledger) listFilter(op string, q contracts.ListQuery) (listFilter, error
 
 // listIndex picks the index to walk and reports whether filters remain to
 // apply to what it yields (a page may then need more entries than tasks).
-func (l *Ledger) listIndex(f listFilter) (name, key string, residual bool) {
+// The name is also the index's key after a shard's base (keys.index).
+func (l *Ledger) listIndex(f listFilter) (name string, residual bool) {
 	set := 0
 	for _, on := range []bool{f.status != "", f.priority != "", f.encounter != "", f.dlq} {
 		if on {
@@ -236,15 +261,15 @@ func (l *Ledger) listIndex(f listFilter) (name, key string, residual bool) {
 		if f.status == contracts.StatusError {
 			covered++
 		}
-		return "dlq", l.k.dlq(), set > covered
+		return "dlq", set > covered
 	case f.encounter != "":
-		return "enc:" + f.encounter, l.k.encounter(f.encounter), set > 1
+		return "enc:" + f.encounter, set > 1
 	case f.status == contracts.StatusPending && f.priority != "":
-		return "pending:" + string(f.priority), l.k.pending(f.priority), set > 2
+		return "pending:" + string(f.priority), set > 2
 	case f.status != "":
-		return "status:" + string(f.status), l.k.status(f.status), set > 1
+		return "status:" + string(f.status), set > 1
 	}
-	return "all", l.k.all(), set > 0
+	return "all", set > 0
 }
 
 // collect appends the tasks that match f to page, in index order, until the
@@ -256,6 +281,7 @@ func (f listFilter) collect(page *Page, entries []redis.Z, tasks []*contracts.Ta
 		after, consumed = int64(entries[i].Score), i+1
 		if t != nil && f.match(*t) {
 			page.Tasks = append(page.Tasks, *t)
+			page.scores = append(page.scores, after)
 			if len(page.Tasks) == f.limit {
 				break
 			}
@@ -278,6 +304,10 @@ func (f listFilter) match(t contracts.Task) bool {
 type cursor struct {
 	Index string `json:"i"`
 	After int64  `json:"a"`
+	// Shards is a sharded List's position in each shard (After unused):
+	// the score walked past, -1 before the first, shardDone when walked to
+	// the end.
+	Shards []int64 `json:"s,omitempty"`
 }
 
 func encodeCursor(c cursor) string {
@@ -298,39 +328,4 @@ func decodeCursor(s string) (cursor, error) {
 		return c, errors.New("empty cursor")
 	}
 	return c, nil
-}
-
-// Stats counts tasks per status, pending tasks per priority and dead
-// letters, from the indexes in one MULTI (a consistent snapshot). Every
-// status and priority is present in the maps.
-func (l *Ledger) Stats(ctx context.Context) (contracts.StatsResponse, error) {
-	const op = "tasks.Stats"
-	statuses, prios := contracts.AllStatuses(), contracts.AllPriorities()
-	sc := make([]*redis.IntCmd, len(statuses))
-	pc := make([]*redis.IntCmd, len(prios))
-	var dlq *redis.IntCmd
-	_, err := l.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		for i, s := range statuses {
-			sc[i] = p.ZCard(ctx, l.k.status(s))
-		}
-		for i, pr := range prios {
-			pc[i] = p.ZCard(ctx, l.k.pending(pr))
-		}
-		dlq = p.ZCard(ctx, l.k.dlq())
-		return nil
-	})
-	if err != nil {
-		return contracts.StatsResponse{}, storeError(op, err)
-	}
-	st := contracts.StatsResponse{Success: true, ByStatus: map[contracts.Status]int{},
-		PendingByPriority: map[contracts.Priority]int{}, DLQ: int(dlq.Val())}
-	for i, s := range statuses {
-		st.ByStatus[s] = int(sc[i].Val())
-		st.Total += int(sc[i].Val())
-	}
-	for i, pr := range prios {
-		st.PendingByPriority[pr] = int(pc[i].Val())
-	}
-	st.RetryWaiting = st.ByStatus[contracts.StatusError] - st.DLQ
-	return st, nil
 }

@@ -6,7 +6,7 @@ import "github.com/redis/go-redis/v9"
 // atomic across any number of flowgate instances. Each script starts with
 // the prelude, whose ARGV are common to all:
 //
-//	ARGV[1] key base "<prefix>:{tasks}:"   ARGV[2] now, Unix ms   ARGV[3] history cap
+//	ARGV[1] key base "<prefix>:<shard tag>:"   ARGV[2] now, Unix ms   ARGV[3] history cap
 //
 // Script-specific ARGV start at 4. Scripts never call TIME: the caller's
 // clock decides, which keeps tests deterministic.
@@ -164,9 +164,12 @@ func script(body string) *redis.Script { return redis.NewScript(prelude + body) 
 //
 // Returns {3, status, 'queue_id_reused', {}, queue_id} and writes nothing
 // when a given queue_id names a stored task with another encounter_id or
-// payload. Otherwise {0, r1, ..., rn} in request order, ri = {0, id} when
-// created or {1, id, fields} when an existing task answers (same queue_id,
-// or the open task of the same encounter).
+// payload; {3, <empty>, 'located', {}, queue_id} and writes nothing when a
+// queue_id has a locator in this shard (its task lives, or is being
+// created, in another shard: locator.go). Otherwise {0, r1, ..., rn} in
+// request order, ri = {0, id} when created or {1, id, fields} when an
+// existing task answers (same queue_id, or the open task of the same
+// encounter).
 var createScript = script(`
 local n = tonumber(ARGV[4])
 for i = 0, n - 1 do
@@ -175,6 +178,7 @@ for i = 0, n - 1 do
   if cur[1] and (cur[2] ~= ARGV[o + 1] or cur[3] ~= ARGV[o + 5]) then
     return {3, cur[1], 'queue_id_reused', {}, ARGV[o]}
   end
+  if not cur[1] and redis.call('EXISTS', B .. 'loc:' .. ARGV[o]) == 1 then return {3, '', 'located', {}, ARGV[o]} end
 end
 local out = {0}
 for i = 0, n - 1 do
@@ -613,7 +617,9 @@ return {n, added, 0}
 // 'unchanged', status as stored | 3 conflict, status as stored (or as it
 // would be imported), reason 'different_content' (imported before from
 // other content), 'not_imported' (queue_id names a task that no import
-// wrote) or 'encounter_open' (extra = the encounter's open task). Tasks of
+// wrote), 'encounter_open' (extra = the encounter's open task) or
+// 'located' (the queue_id has a locator in this shard: its task lives, or
+// is being created, in another shard; locator.go). Tasks of
 // one batch see the ones before them, but in a dry run, which writes
 // nothing, they do not (the caller keeps track).
 var importScript = script(`
@@ -623,7 +629,9 @@ for i = 5, #ARGV do
   local x = cjson.decode(ARGV[i])
   local id, enc = x.id, x.enc
   local cur = redis.call('HMGET', tkey(id), 'status', 'ifp')
-  if cur[1] then
+  if not cur[1] and redis.call('EXISTS', B .. 'loc:' .. id) == 1 then
+    out[#out + 1] = {3, id, x.status, 'located', ''}
+  elseif cur[1] then
     if cur[2] == x.ifp then
       out[#out + 1] = {1, id, cur[1], 'unchanged', ''}
     elseif cur[2] then

@@ -72,13 +72,13 @@ func TestBrokenScriptIsInternal(t *testing.T) {
 		`local x = nil; return x.y`,
 		`redis.call('SET', B .. 'str', 'x'); return redis.call('HGET', B .. 'str', 'f')`,
 	} {
-		_, err := l.run(context.Background(), "tasks.Test", script(body), time.Now(), l.k.seq())
+		_, err := l.run(context.Background(), "tasks.Test", script(body), 0, time.Now(), l.ks[0].seq())
 		var e *contracts.Error
 		require.ErrorAs(t, err, &e, body)
 		require.Equal(t, contracts.CodeInternal, e.Code, "%s: %v", body, err)
 		require.Equal(t, "task store script failed", e.Message)
 	}
-	require.NoError(t, db.Client.Del(context.Background(), l.k.base+"str").Err())
+	require.NoError(t, db.Client.Del(context.Background(), l.ks[0].base+"str").Err())
 }
 
 // A real Redis that refuses writes — out of memory, or a replica after a

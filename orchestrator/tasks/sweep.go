@@ -2,6 +2,8 @@ package tasks
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -17,6 +19,19 @@ type SweepResult struct {
 	Promoted     []string // NORMAL/LOW → HIGH (PromoteOverdue)
 	Requeued     []string // ERROR → PENDING (RetryOverdue)
 	Purged       []string // DONE tasks deleted (PurgeDone)
+	// FailedShards is how many shards the sweep could not finish (the
+	// error says why); the others were swept all the same.
+	FailedShards int
+}
+
+// add merges o, one shard's result, into r.
+func (r *SweepResult) add(o SweepResult) {
+	r.Batches += o.Batches
+	r.Recovered = append(r.Recovered, o.Recovered...)
+	r.DeadLettered = append(r.DeadLettered, o.DeadLettered...)
+	r.Promoted = append(r.Promoted, o.Promoted...)
+	r.Requeued = append(r.Requeued, o.Requeued...)
+	r.Purged = append(r.Purged, o.Purged...)
 }
 
 // RecoverStale is the heartbeat monitor's sweep: every PROCESSING task with
@@ -36,7 +51,7 @@ func (l *Ledger) RecoverStale(ctx context.Context, now time.Time, olderThan time
 	if reason == "" {
 		reason = "no heartbeat for more than " + olderThan.String()
 	}
-	return l.recover(ctx, "tasks.RecoverStale", l.k.active(), "heartbeat-monitor", now, olderThan, reason)
+	return l.recover(ctx, "tasks.RecoverStale", keys.active, "heartbeat-monitor", now, olderThan, reason)
 }
 
 // RecoverExpired is the visibility-timeout sweep, with SQS's semantics: a
@@ -51,10 +66,10 @@ func (l *Ledger) RecoverExpired(ctx context.Context, now time.Time, olderThan ti
 	if reason == "" {
 		reason = "visibility timeout: no heartbeat for more than " + olderThan.String()
 	}
-	return l.recover(ctx, "tasks.RecoverExpired", l.k.claimed(), "vt-sweep", now, olderThan, reason)
+	return l.recover(ctx, "tasks.RecoverExpired", keys.claimed, "vt-sweep", now, olderThan, reason)
 }
 
-func (l *Ledger) recover(ctx context.Context, op, index, by string, now time.Time, olderThan time.Duration, reason string) (SweepResult, error) {
+func (l *Ledger) recover(ctx context.Context, op string, index func(keys) string, by string, now time.Time, olderThan time.Duration, reason string) (SweepResult, error) {
 	reason = message(reason)
 	return l.sweep(ctx, op, recoverScript, index, now, olderThan, 3, func(res *SweepResult, arr []any) {
 		res.Recovered = append(res.Recovered, stringList(arr[1])...)
@@ -67,7 +82,7 @@ func (l *Ledger) recover(ctx context.Context, op, index, by string, now time.Tim
 // becoming pending, so it is served ahead of HIGH tasks queued after it.
 // O(affected): it reads only the overdue part of the SLA index, in batches.
 func (l *Ledger) PromoteOverdue(ctx context.Context, now time.Time, olderThan time.Duration) (SweepResult, error) {
-	return l.sweep(ctx, "tasks.PromoteOverdue", promoteScript, l.k.sla(), now, olderThan, 2, func(res *SweepResult, arr []any) {
+	return l.sweep(ctx, "tasks.PromoteOverdue", promoteScript, keys.sla, now, olderThan, 2, func(res *SweepResult, arr []any) {
 		res.Promoted = append(res.Promoted, stringList(arr[1])...)
 	})
 }
@@ -80,7 +95,7 @@ func (l *Ledger) PromoteOverdue(ctx context.Context, now time.Time, olderThan ti
 // backoff. Dead letters are never touched. O(affected), in batches.
 func (l *Ledger) RetryOverdue(ctx context.Context, now time.Time, olderThan time.Duration) (SweepResult, error) {
 	reason := "retry overdue: ERROR for more than " + olderThan.String() + " without a requeue"
-	return l.sweep(ctx, "tasks.RetryOverdue", retryScript, l.k.retry(), now, olderThan, 2, func(res *SweepResult, arr []any) {
+	return l.sweep(ctx, "tasks.RetryOverdue", retryScript, keys.retry, now, olderThan, 2, func(res *SweepResult, arr []any) {
 		res.Requeued = append(res.Requeued, stringList(arr[1])...)
 	}, reason)
 }
@@ -105,19 +120,25 @@ func (l *Ledger) PurgeDone(ctx context.Context, now time.Time, olderThan time.Du
 	if olderThan < 0 {
 		return SweepResult{}, invalid(op, "olderThan", "olderThan must not be negative")
 	}
-	if err := l.backfillDone(ctx, op, now); err != nil {
-		return SweepResult{}, err
-	}
-	return l.sweep(ctx, op, purgeScript, l.k.done(), now, olderThan, 2, func(res *SweepResult, arr []any) {
-		res.Purged = append(res.Purged, stringList(arr[1])...)
+	return l.everyShard(ctx, op, func(sh int) (SweepResult, error) {
+		if err := l.backfillDone(ctx, op, sh, now); err != nil {
+			return SweepResult{}, err
+		}
+		res, err := l.sweepShard(ctx, op, purgeScript, sh, l.ks[sh].done(), now, olderThan, 2, func(res *SweepResult, arr []any) {
+			res.Purged = append(res.Purged, stringList(arr[1])...)
+		})
+		if err != nil {
+			return res, err
+		}
+		return res, l.dropLocators(ctx, op, sh, res.Purged, now.Add(-olderThan).UnixMilli())
 	})
 }
 
-// backfillDone runs backfillDoneScript until it reports the walk complete
-// (one GET once it is).
-func (l *Ledger) backfillDone(ctx context.Context, op string, now time.Time) error {
+// backfillDone runs backfillDoneScript in shard sh until it reports the
+// walk complete (one GET once it is).
+func (l *Ledger) backfillDone(ctx context.Context, op string, sh int, now time.Time) error {
 	for {
-		v, err := l.run(ctx, op, backfillDoneScript, now, l.k.doneBackfill(), l.cfg.SweepBatch)
+		v, err := l.run(ctx, op, backfillDoneScript, sh, now, l.ks[sh].doneBackfill(), l.cfg.SweepBatch)
 		if err != nil {
 			return err
 		}
@@ -134,20 +155,29 @@ func (l *Ledger) backfillDone(ctx context.Context, op string, now time.Time) err
 	}
 }
 
-// sweep runs a sweep script over the part of index older than
-// now−olderThan, one batch of Config.SweepBatch per call, until a batch
-// comes back short. Every sweep script answers an array of replyLen items
-// whose first is the number of index entries scanned; collect takes the
-// rest into the result.
-func (l *Ledger) sweep(ctx context.Context, op string, s *redis.Script, index string, now time.Time, olderThan time.Duration,
+// sweep runs a sweep script in every shard (everyShard) over the part of
+// the shard's index older than now−olderThan.
+func (l *Ledger) sweep(ctx context.Context, op string, s *redis.Script, index func(keys) string, now time.Time, olderThan time.Duration,
+	replyLen int, collect func(*SweepResult, []any), args ...any) (SweepResult, error) {
+	if olderThan < 0 {
+		return SweepResult{}, invalid(op, "olderThan", "olderThan must not be negative")
+	}
+	return l.everyShard(ctx, op, func(sh int) (SweepResult, error) {
+		return l.sweepShard(ctx, op, s, sh, index(l.ks[sh]), now, olderThan, replyLen, collect, args...)
+	})
+}
+
+// sweepShard runs a sweep script in shard sh over the part of index older
+// than now−olderThan, one batch of Config.SweepBatch per call, until a
+// batch comes back short. Every sweep script answers an array of replyLen
+// items whose first is the number of index entries scanned; collect takes
+// the rest into the result.
+func (l *Ledger) sweepShard(ctx context.Context, op string, s *redis.Script, sh int, index string, now time.Time, olderThan time.Duration,
 	replyLen int, collect func(*SweepResult, []any), args ...any) (SweepResult, error) {
 	var res SweepResult
-	if olderThan < 0 {
-		return res, invalid(op, "olderThan", "olderThan must not be negative")
-	}
 	argv := append([]any{now.Add(-olderThan).UnixMilli(), l.cfg.SweepBatch}, args...)
 	for {
-		v, err := l.run(ctx, op, s, now, index, argv...)
+		v, err := l.run(ctx, op, s, sh, now, index, argv...)
 		if err != nil {
 			return res, err
 		}
@@ -170,4 +200,38 @@ func stringList(v any) []string {
 		out = append(out, str(x))
 	}
 	return out
+}
+
+// everyShard runs one shard's part of a sweep in each shard, starting at a
+// rotating shard, and merges the results. A shard that fails does not stop
+// the others: the error names how many failed (and wraps their errors),
+// and the result holds what every shard did. The scheduler's lock runs a
+// tick on one instance, so each tick sweeps each shard once.
+func (l *Ledger) everyShard(ctx context.Context, op string, one func(sh int) (SweepResult, error)) (SweepResult, error) {
+	if l.set.N() == 1 {
+		return one(0)
+	}
+	var res SweepResult
+	var errs []error
+	for _, sh := range l.rot.Order(l.set.N()) {
+		if ctx.Err() != nil {
+			break
+		}
+		r, err := one(sh)
+		res.add(r)
+		if err != nil {
+			res.FailedShards++
+			errs = append(errs, fmt.Errorf("shard %d: %w", sh, err))
+		}
+	}
+	if len(errs) == 0 {
+		return res, nil
+	}
+	code := contracts.CodeUnavailable
+	var first *contracts.Error
+	if errors.As(errs[0], &first) {
+		code = first.Code
+	}
+	return res, &contracts.Error{Code: code, Op: op, Err: errors.Join(errs...),
+		Message: fmt.Sprintf("sweep failed in %d of %d shards (the others were swept)", len(errs), l.set.N())}
 }

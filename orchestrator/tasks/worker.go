@@ -51,12 +51,22 @@ func (l *Ledger) Claim(ctx context.Context, req contracts.ClaimRequest) ([]contr
 }
 
 func (l *Ledger) claimOnce(ctx context.Context, op, worker string, limit int) ([]contracts.Task, error) {
-	return l.claimWith(ctx, op, worker, limit, uuid.NewString())
+	return l.claimToken(ctx, op, worker, limit, uuid.NewString())
 }
 
-func (l *Ledger) claimWith(ctx context.Context, op, worker string, limit int, token string) ([]contracts.Task, error) {
-	argv := []any{l.k.base, l.cfg.Now().UnixMilli(), l.cfg.HistoryLimit, worker, limit, token, ClaimTokenTTL.Milliseconds()}
-	v, err := claimScript.Run(ctx, l.rdb, []string{l.k.claim(token)}, argv...).Result()
+// claimToken is one claim with token: the claim script itself with one
+// shard, claimSharded with several.
+func (l *Ledger) claimToken(ctx context.Context, op, worker string, limit int, token string) ([]contracts.Task, error) {
+	if l.set.N() == 1 {
+		return l.claimWith(ctx, op, 0, worker, limit, token)
+	}
+	return l.claimSharded(ctx, op, worker, limit, token)
+}
+
+// claimWith runs the claim script in shard sh.
+func (l *Ledger) claimWith(ctx context.Context, op string, sh int, worker string, limit int, token string) ([]contracts.Task, error) {
+	argv := []any{l.ks[sh].base, l.cfg.Now().UnixMilli(), l.cfg.HistoryLimit, worker, limit, token, ClaimTokenTTL.Milliseconds()}
+	v, err := claimScript.Run(ctx, l.rdb, []string{l.ks[sh].claim(token)}, argv...).Result()
 	if err != nil {
 		serr := storeError(op, err)
 		if uncertain(err) {
@@ -121,23 +131,30 @@ type ClaimCancel struct {
 // UncertainClaimError): its tasks still PROCESSING under it go back to
 // PENDING in their old place, no attempt counted, and the token is
 // cancelled for ClaimTokenTTL so that the claim, if Redis runs it only now,
-// takes nothing. Safe to repeat.
+// takes nothing. Safe to repeat. On a sharded ledger it visits every shard
+// (a claim may have taken tasks in several, and its script may still run in
+// any of them).
 func (l *Ledger) CancelClaim(ctx context.Context, token string) (ClaimCancel, error) {
 	const op = "tasks.CancelClaim"
 	if err := uuid.Validate(token); err != nil {
 		return ClaimCancel{}, invalid(op, "token", "a claim token is a UUID")
 	}
-	v, err := l.run(ctx, op, cancelClaimScript, l.cfg.Now(), l.k.claim(token), token, ClaimTokenTTL.Milliseconds())
-	if err != nil {
-		return ClaimCancel{}, err
+	var out ClaimCancel
+	for sh := range l.ks {
+		v, err := l.run(ctx, op, cancelClaimScript, sh, l.cfg.Now(), l.ks[sh].claim(token), token, ClaimTokenTTL.Milliseconds())
+		if err != nil {
+			return out, err
+		}
+		arr, ok := v.([]any)
+		if !ok || len(arr) != 2 {
+			return out, badReply(op, v)
+		}
+		released, _ := arr[0].(int64)
+		kept, _ := arr[1].(int64)
+		out.Released += int(released)
+		out.Kept += int(kept)
 	}
-	arr, ok := v.([]any)
-	if !ok || len(arr) != 2 {
-		return ClaimCancel{}, badReply(op, v)
-	}
-	released, _ := arr[0].(int64)
-	kept, _ := arr[1].(int64)
-	return ClaimCancel{Released: int(released), Kept: int(kept)}, nil
+	return out, nil
 }
 
 // Unclaim gives back a claim that never reached its worker (the HTTP client
@@ -157,7 +174,7 @@ func (l *Ledger) Unclaim(ctx context.Context, id, workerID string, claimedAt tim
 	if err := label(op, "worker_id", workerID, true); err != nil {
 		return Outcome{}, err
 	}
-	r, err := l.single(ctx, op, unclaimScript, id, workerID, claimedAt.UnixMilli())
+	r, err := l.single(ctx, op, unclaimScript, id, "", workerID, claimedAt.UnixMilli())
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -184,7 +201,7 @@ func (l *Ledger) Heartbeat(ctx context.Context, id string, req contracts.Heartbe
 	if err := label(op, "worker_id", req.WorkerID, true); err != nil {
 		return contracts.Task{}, err
 	}
-	r, err := l.single(ctx, op, heartbeatScript, id, req.WorkerID)
+	r, err := l.single(ctx, op, heartbeatScript, id, "", req.WorkerID)
 	if err != nil {
 		return contracts.Task{}, err
 	}
@@ -221,7 +238,7 @@ func (l *Ledger) Ack(ctx context.Context, req contracts.AckRequest) (AckResult, 
 	if actions == "" {
 		actions = "null"
 	}
-	r, err := l.single(ctx, op, ackScript, id, req.EncounterID, req.WorkerID, actions, fp)
+	r, err := l.single(ctx, op, ackScript, id, req.EncounterID, req.EncounterID, req.WorkerID, actions, fp)
 	if err != nil {
 		return AckResult{}, err
 	}
@@ -263,7 +280,7 @@ func (l *Ledger) Fail(ctx context.Context, req contracts.FailRequest) (FailResul
 	if msg == "" {
 		msg = "worker reported a failure without an error_message"
 	}
-	r, err := l.single(ctx, op, failScript, id, req.EncounterID, req.WorkerID, msg, contracts.DLQErrorMessage)
+	r, err := l.single(ctx, op, failScript, id, req.EncounterID, req.EncounterID, req.WorkerID, msg, contracts.DLQErrorMessage)
 	if err != nil {
 		return FailResult{}, err
 	}

@@ -1,0 +1,146 @@
+package tasks
+
+import (
+	"context"
+	"errors"
+	"slices"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/flowgate/flowgate/contracts"
+)
+
+// A claim on a sharded ledger keeps priority strict across shards as far as
+// one look allows: it first counts, in one pipeline, the pending tasks of
+// each priority in every shard (a cluster client sends each master its part
+// at once), then runs the claim script in the shards in order of their best
+// pending priority — shards whose best is equal in round-robin order — each
+// asked for as many as its counts say it holds of the priorities the claim
+// still needs. FIFO is strict within a shard; across shards of equal
+// priority it is round robin. Each shard is claimed at most once per
+// token (its claim key then exists there, and a second run would take
+// nothing); a shard that answered short (another worker was faster) is
+// followed by a new look at the shards not yet asked. The token's claim
+// key exists in each shard the claim touched; CancelClaim visits every
+// shard.
+
+// claimPriorities are the priorities in claim order.
+var claimPriorities = [...]contracts.Priority{contracts.PriorityHigh, contracts.PriorityNormal, contracts.PriorityLow}
+
+// shardCounts are one shard's pending tasks per priority, in claim order.
+type shardCounts [len(claimPriorities)]int64
+
+// claimStep is one claim script call of a plan.
+type claimStep struct{ shard, limit int }
+
+// claimSharded claims up to limit tasks over every shard with token.
+func (l *Ledger) claimSharded(ctx context.Context, op, worker string, limit int, token string) ([]contracts.Task, error) {
+	out := []contracts.Task{}
+	asked := make([]bool, l.set.N())
+	for len(out) < limit {
+		counts, err := l.peek(ctx, op)
+		if err != nil {
+			return claimedSoFar(out, err)
+		}
+		plan := l.claimPlan(counts, asked, limit-len(out))
+		if len(plan) == 0 {
+			break
+		}
+		short := false
+		for _, st := range plan {
+			asked[st.shard] = true
+			got, err := l.claimWith(ctx, op, st.shard, worker, st.limit, token)
+			if err != nil {
+				return claimedSoFar(out, err)
+			}
+			out = append(out, got...)
+			short = short || len(got) < st.limit
+		}
+		if !short {
+			break
+		}
+	}
+	// Shards were asked best priority first, but a shard asked for its
+	// HIGH and NORMAL tasks answers both before the next shard's HIGH ones.
+	slices.SortStableFunc(out, func(a, b contracts.Task) int { return prioRank(a.Priority) - prioRank(b.Priority) })
+	return out, nil
+}
+
+func prioRank(p contracts.Priority) int {
+	for i, q := range claimPriorities {
+		if q == p {
+			return i
+		}
+	}
+	return len(claimPriorities)
+}
+
+// claimedSoFar is a sharded claim that failed part way: an outcome the
+// caller cannot know (UncertainClaimError) is the error, so that the
+// caller cancels the whole claim; otherwise the shard that failed took
+// nothing, and the tasks the others took are the answer when there are
+// any.
+func claimedSoFar(out []contracts.Task, err error) ([]contracts.Task, error) {
+	var u *UncertainClaimError
+	if len(out) == 0 || errors.As(err, &u) {
+		return nil, err
+	}
+	return out, nil
+}
+
+// peek counts the pending tasks of each priority in every shard, in one
+// pipeline.
+func (l *Ledger) peek(ctx context.Context, op string) ([]shardCounts, error) {
+	pipe := l.rdb.Pipeline()
+	cmds := make([][len(claimPriorities)]*redis.IntCmd, l.set.N())
+	for sh, k := range l.ks {
+		for p, prio := range claimPriorities {
+			cmds[sh][p] = pipe.ZCard(ctx, k.pending(prio))
+		}
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return nil, storeError(op, err)
+	}
+	out := make([]shardCounts, l.set.N())
+	for sh := range cmds {
+		for p := range claimPriorities {
+			out[sh][p] = cmds[sh][p].Val()
+		}
+	}
+	return out, nil
+}
+
+// claimPlan orders the shards not yet asked for want tasks: priority by
+// priority, the shards holding tasks of it in round-robin order, each
+// asked for as many as it holds (of this and the better priorities) while
+// want lasts. A shard appears once, where its best priority puts it.
+func (l *Ledger) claimPlan(counts []shardCounts, asked []bool, want int) []claimStep {
+	var plan []claimStep
+	at := map[int]int{} // shard → its step in plan
+	for p := range claimPriorities {
+		var holders []int
+		for sh, c := range counts {
+			if !asked[sh] && c[p] > 0 {
+				holders = append(holders, sh)
+			}
+		}
+		if len(holders) == 0 {
+			continue
+		}
+		for _, i := range l.rot.Order(len(holders)) {
+			if want == 0 {
+				return plan
+			}
+			sh := holders[i]
+			n := int(min(int64(want), counts[sh][p]))
+			if j, ok := at[sh]; ok {
+				plan[j].limit += n
+			} else {
+				at[sh] = len(plan)
+				plan = append(plan, claimStep{shard: sh, limit: n})
+			}
+			want -= n
+		}
+	}
+	return plan
+}
