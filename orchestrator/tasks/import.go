@@ -360,14 +360,16 @@ func (im *Importer) prepare(op string, t ImportTask, now time.Time) (importItem,
 func (im *Importer) run(ctx context.Context, op string, now time.Time, batch []importItem) ([]ImportResult, error) {
 	args := make([]any, 0, 1+len(batch))
 	args = append(args, flag(im.dry))
+	own := make([]string, 0, 3*len(batch))
 	for _, it := range batch {
+		own = append(own, im.l.k.itemKeys(it.ID, it.Enc)...)
 		b, err := json.Marshal(it)
 		if err != nil {
 			return nil, &contracts.Error{Code: contracts.CodeInternal, Op: op, Message: "encode import item", Err: err}
 		}
 		args = append(args, string(b))
 	}
-	v, err := im.l.run(ctx, op, importScript, now, im.l.k.seq(), args...)
+	v, err := im.l.run(ctx, op, importScript, now, im.l.k.scriptKeys(own...), args...)
 	if err != nil {
 		return nil, err
 	}

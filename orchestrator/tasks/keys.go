@@ -40,16 +40,38 @@ import "github.com/flowgate/flowgate/contracts"
 // last became PENDING), ifp (fingerprint of the content an Importer brought
 // it from; absent on tasks no import wrote).
 //
-// The scripts build index and task keys from the base (ARGV[1]) because a
-// claim or a sweep cannot know its task ids in advance; KEYS[1] is always a
-// ledger key, so a cluster client routes the call to the ledger's slot.
+// Every script declares the keys above that it may touch (scriptKeys,
+// taskKeys; scripts.go says why), except the tasks a claim, a sweep or a
+// claim's cancel finds in an index, whose keys it builds from the base
+// (ARGV[1]) and reads before it writes.
 
 // keys builds the ledger's key names for one prefix.
 type keys struct {
-	base string // "<prefix>:{tasks}:"
+	base   string   // "<prefix>:{tasks}:"
+	ledger []string // KEYS[1..nLedgerKeys] of every script, in the prelude's order
 }
 
-func newKeys(prefix string) keys { return keys{base: prefix + ":{tasks}:"} }
+// nLedgerKeys is how many of every script's KEYS are the ledger's own.
+const nLedgerKeys = 16
+
+func newKeys(prefix string) keys {
+	k := keys{base: prefix + ":{tasks}:"}
+	k.ledger = []string{k.seq(), k.all(), k.open(), k.active(), k.claimed(), k.sla(), k.retry(), k.dlq(), k.done(),
+		k.status(contracts.StatusPending), k.status(contracts.StatusProcessing), k.status(contracts.StatusError),
+		k.status(contracts.StatusDone),
+		k.pending(contracts.PriorityHigh), k.pending(contracts.PriorityNormal), k.pending(contracts.PriorityLow)}
+	return k
+}
+
+// scriptKeys are a script's KEYS: the ledger's own, then own.
+func (k keys) scriptKeys(own ...string) []string {
+	out := make([]string, 0, nLedgerKeys+len(own))
+	return append(append(out, k.ledger...), own...)
+}
+
+// taskKeys are a single-task script's KEYS: the ledger's, the task's hash
+// and its history.
+func (k keys) taskKeys(id string) []string { return k.scriptKeys(k.task(id), k.history(id)) }
 
 func (k keys) task(id string) string     { return k.base + "t:" + id }
 func (k keys) history(id string) string  { return k.base + "h:" + id }
@@ -68,3 +90,14 @@ func (k keys) claim(token string) string { return k.base + "claim:" + token }
 
 func (k keys) status(s contracts.Status) string    { return k.base + "status:" + string(s) }
 func (k keys) pending(p contracts.Priority) string { return k.base + "pending:" + string(p) }
+
+// itemKeys are the three KEYS of one task a create or an import may write:
+// its hash, its history and its encounter's set (the hash again when it has
+// no encounter).
+func (k keys) itemKeys(id, encounter string) []string {
+	ek := k.task(id)
+	if encounter != "" {
+		ek = k.encounter(encounter)
+	}
+	return []string{k.task(id), k.history(id), ek}
+}

@@ -101,13 +101,14 @@ func New(rdb redis.UniversalClient, cfg Config) (*Ledger, error) {
 	return &Ledger{rdb: rdb, cfg: cfg, k: newKeys(cfg.Prefix)}, nil
 }
 
-// run calls a script with the prelude's ARGV (base, now, history cap)
-// followed by args.
-func (l *Ledger) run(ctx context.Context, op string, s *redis.Script, now time.Time, key string, args ...any) (any, error) {
+// run calls a script with KEYS keys (the ledger's own first: see
+// keys.scriptKeys) and the prelude's ARGV (base, now, history cap) followed
+// by args.
+func (l *Ledger) run(ctx context.Context, op string, s *redis.Script, now time.Time, keys []string, args ...any) (any, error) {
 	argv := make([]any, 0, 3+len(args))
 	argv = append(argv, l.k.base, now.UnixMilli(), l.cfg.HistoryLimit)
 	argv = append(argv, args...)
-	v, err := s.Run(ctx, l.rdb, []string{key}, argv...).Result()
+	v, err := s.Run(ctx, l.rdb, keys, argv...).Result()
 	if err != nil {
 		return nil, storeError(op, err)
 	}
@@ -118,15 +119,41 @@ func (l *Ledger) run(ctx context.Context, op string, s *redis.Script, now time.T
 // (id, args...) and maps its reply: a no-op is returned with code
 // codeNoop, every failure as a typed error.
 func (l *Ledger) single(ctx context.Context, op string, s *redis.Script, id string, args ...any) (reply, error) {
-	v, err := l.run(ctx, op, s, l.cfg.Now(), l.k.task(id), append([]any{id}, args...)...)
-	if err != nil {
-		return reply{}, err
+	r, err := l.singleOnce(ctx, op, s, id, args...)
+	if err == nil && r.code == codeConflict && r.b == "encounter_open" {
+		// The open entry is trusted by the script; one found stale is
+		// cleared, and the transition tried again.
+		var repaired bool
+		if repaired, err = l.repairOpen(ctx, op, r.fields["encounter_id"], r.extra); err == nil && repaired {
+			r, err = l.singleOnce(ctx, op, s, id, args...)
+		}
 	}
-	r, err := parseReply(op, v)
 	if err != nil {
 		return reply{}, err
 	}
 	return r, l.check(op, id, r)
+}
+
+func (l *Ledger) singleOnce(ctx context.Context, op string, s *redis.Script, id string, args ...any) (reply, error) {
+	v, err := l.run(ctx, op, s, l.cfg.Now(), l.k.taskKeys(id), append([]any{id}, args...)...)
+	if err != nil {
+		return reply{}, err
+	}
+	return parseReply(op, v)
+}
+
+// repairOpen clears encounter enc's open entry if it names other and other
+// is closed or gone (repairOpenScript), and reports whether it did.
+func (l *Ledger) repairOpen(ctx context.Context, op, enc, other string) (bool, error) {
+	if enc == "" || other == "" {
+		return false, nil
+	}
+	v, err := l.run(ctx, op, repairOpenScript, l.cfg.Now(), l.k.scriptKeys(l.k.task(other)), enc, other)
+	if err != nil {
+		return false, err
+	}
+	n, _ := v.(int64)
+	return n == 1, nil
 }
 
 // storeError wraps a Redis failure: a script that Redis ran and that failed

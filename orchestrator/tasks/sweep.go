@@ -117,7 +117,7 @@ func (l *Ledger) PurgeDone(ctx context.Context, now time.Time, olderThan time.Du
 // (one GET once it is).
 func (l *Ledger) backfillDone(ctx context.Context, op string, now time.Time) error {
 	for {
-		v, err := l.run(ctx, op, backfillDoneScript, now, l.k.doneBackfill(), l.cfg.SweepBatch)
+		v, err := l.run(ctx, op, backfillDoneScript, now, l.k.scriptKeys(l.k.doneBackfill()), l.cfg.SweepBatch)
 		if err != nil {
 			return err
 		}
@@ -147,7 +147,7 @@ func (l *Ledger) sweep(ctx context.Context, op string, s *redis.Script, index st
 	}
 	argv := append([]any{now.Add(-olderThan).UnixMilli(), l.cfg.SweepBatch}, args...)
 	for {
-		v, err := l.run(ctx, op, s, now, index, argv...)
+		v, err := l.run(ctx, op, s, now, l.k.scriptKeys(index), argv...)
 		if err != nil {
 			return res, err
 		}

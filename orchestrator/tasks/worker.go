@@ -56,7 +56,7 @@ func (l *Ledger) claimOnce(ctx context.Context, op, worker string, limit int) ([
 
 func (l *Ledger) claimWith(ctx context.Context, op, worker string, limit int, token string) ([]contracts.Task, error) {
 	argv := []any{l.k.base, l.cfg.Now().UnixMilli(), l.cfg.HistoryLimit, worker, limit, token, ClaimTokenTTL.Milliseconds()}
-	v, err := claimScript.Run(ctx, l.rdb, []string{l.k.claim(token)}, argv...).Result()
+	v, err := claimScript.Run(ctx, l.rdb, l.k.scriptKeys(l.k.claim(token)), argv...).Result()
 	if err != nil {
 		serr := storeError(op, err)
 		if uncertain(err) {
@@ -127,7 +127,7 @@ func (l *Ledger) CancelClaim(ctx context.Context, token string) (ClaimCancel, er
 	if err := uuid.Validate(token); err != nil {
 		return ClaimCancel{}, invalid(op, "token", "a claim token is a UUID")
 	}
-	v, err := l.run(ctx, op, cancelClaimScript, l.cfg.Now(), l.k.claim(token), token, ClaimTokenTTL.Milliseconds())
+	v, err := l.run(ctx, op, cancelClaimScript, l.cfg.Now(), l.k.scriptKeys(l.k.claim(token)), token, ClaimTokenTTL.Milliseconds())
 	if err != nil {
 		return ClaimCancel{}, err
 	}
