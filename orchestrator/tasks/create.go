@@ -123,14 +123,13 @@ func (l *Ledger) prepareOne(op string, r contracts.CreateTaskRequest) (newTask, 
 // MaxBatchCreate). Several chunks are pipelined: each chunk is atomic, the
 // set of chunks is not.
 func (l *Ledger) createChunks(ctx context.Context, op string, now time.Time, sh int, chunks [][]newTask) ([][]contracts.CreateResult, error) {
-	keys := []string{l.ks[sh].seq()}
 	out := make([][]contracts.CreateResult, len(chunks))
 	if len(chunks) == 1 {
-		v, err := createScript.Run(ctx, l.rdb, keys, l.createArgs(sh, now, chunks[0])...).Result()
+		v, err := createScript.Run(ctx, l.rdb, l.createKeys(sh, chunks[0]), l.createArgs(sh, now, chunks[0])...).Result()
 		if err != nil {
 			return nil, storeError(op, err)
 		}
-		if out[0], err = l.createResults(op, now, chunks[0], v); err != nil {
+		if out[0], err = l.createResults(ctx, op, now, sh, chunks[0], v); err != nil {
 			return nil, err
 		}
 		return out, nil
@@ -142,18 +141,26 @@ func (l *Ledger) createChunks(ctx context.Context, op string, now time.Time, sh 
 	pipe := l.rdb.Pipeline()
 	cmds := make([]*redis.Cmd, len(chunks))
 	for i, chunk := range chunks {
-		cmds[i] = createScript.EvalSha(ctx, pipe, keys, l.createArgs(sh, now, chunk)...)
+		cmds[i] = createScript.EvalSha(ctx, pipe, l.createKeys(sh, chunk), l.createArgs(sh, now, chunk)...)
 	}
 	if _, err := pipe.Exec(ctx); err != nil {
 		return nil, storeError(op, err)
 	}
 	for i, cmd := range cmds {
 		var err error
-		if out[i], err = l.createResults(op, now, chunks[i], cmd.Val()); err != nil {
+		if out[i], err = l.createResults(ctx, op, now, sh, chunks[i], cmd.Val()); err != nil {
 			return nil, err
 		}
 	}
 	return out, nil
+}
+
+func (l *Ledger) createKeys(sh int, chunk []newTask) []string {
+	own := make([]string, 0, 4*len(chunk))
+	for _, it := range chunk {
+		own = append(own, l.ks[sh].itemKeys(it.id, it.encounter)...)
+	}
+	return l.ks[sh].scriptKeys(own...)
 }
 
 func (l *Ledger) createArgs(sh int, now time.Time, chunk []newTask) []any {
@@ -165,7 +172,14 @@ func (l *Ledger) createArgs(sh int, now time.Time, chunk []newTask) []any {
 	return argv
 }
 
-func (l *Ledger) createResults(op string, now time.Time, chunk []newTask, v any) ([]contracts.CreateResult, error) {
+// Codes of a create script's per-task reply.
+const (
+	createdNew   = 0 // {0, id}: created
+	createdSame  = 1 // {1, id, fields}: the task with that queue_id answers
+	createdOther = 2 // {2, other}: the encounter's open task answers (read here)
+)
+
+func (l *Ledger) createResults(ctx context.Context, op string, now time.Time, sh int, chunk []newTask, v any) ([]contracts.CreateResult, error) {
 	arr, ok := v.([]any)
 	if !ok || len(arr) == 0 {
 		return nil, badReply(op, v)
@@ -186,20 +200,54 @@ func (l *Ledger) createResults(op string, now time.Time, chunk []newTask, v any)
 		if !ok || len(item) < 2 {
 			return nil, badReply(op, v)
 		}
-		if code, _ := item[0].(int64); code == codeOK {
+		code, _ := item[0].(int64)
+		switch {
+		case code == createdNew:
 			out[i] = contracts.CreateResult{Task: created(chunk[i], now)}
-			continue
-		}
-		if len(item) < 3 {
+		case code == createdSame && len(item) >= 3:
+			fields, ok := fieldMap(item[2])
+			if !ok {
+				return nil, badReply(op, v)
+			}
+			out[i] = contracts.CreateResult{Duplicate: true, Task: taskFromFields(fields)}
+		case code == createdOther:
+			res, err := l.openAnswer(ctx, op, now, sh, chunk[i], str(item[1]))
+			if err != nil {
+				return nil, err
+			}
+			out[i] = res
+		default:
 			return nil, badReply(op, v)
 		}
-		fields, ok := fieldMap(item[2])
-		if !ok {
-			return nil, badReply(op, v)
-		}
-		out[i] = contracts.CreateResult{Duplicate: true, Task: taskFromFields(fields)}
 	}
 	return out, nil
+}
+
+// openAnswer answers a create with the open task other of its encounter,
+// read after the script. An entry that names a closed or missing task
+// (stale: no transition leaves one) is cleared and the task created.
+func (l *Ledger) openAnswer(ctx context.Context, op string, now time.Time, sh int, it newTask, other string) (contracts.CreateResult, error) {
+	f, err := l.rdb.HGetAll(ctx, l.ks[sh].task(other)).Result()
+	if err != nil {
+		return contracts.CreateResult{}, storeError(op, err)
+	}
+	if len(f) > 0 && isOpen(contracts.Status(f["status"]), f["dlq"] == "1") {
+		return contracts.CreateResult{Duplicate: true, Task: taskFromFields(f)}, nil
+	}
+	if _, err := l.repairOpen(ctx, op, sh, it.encounter, other); err != nil {
+		return contracts.CreateResult{}, err
+	}
+	out, err := l.createChunks(ctx, op, now, sh, [][]newTask{{it}})
+	if err != nil {
+		return contracts.CreateResult{}, err
+	}
+	return out[0][0], nil
+}
+
+// isOpen is the scripts' isopen: a task blocks a second one for its
+// encounter while PENDING, PROCESSING or ERROR awaiting a retry.
+func isOpen(s contracts.Status, dlq bool) bool {
+	return s == contracts.StatusPending || s == contracts.StatusProcessing || (s == contracts.StatusError && !dlq)
 }
 
 // created renders a task the create script has just written, from the same

@@ -370,14 +370,16 @@ func (im *Importer) run(ctx context.Context, op string, now time.Time, batch []i
 func (im *Importer) runIn(ctx context.Context, op string, sh int, now time.Time, batch []importItem) ([]ImportResult, error) {
 	args := make([]any, 0, 1+len(batch))
 	args = append(args, flag(im.dry))
+	own := make([]string, 0, 4*len(batch))
 	for _, it := range batch {
+		own = append(own, im.l.ks[sh].itemKeys(it.ID, it.Enc)...)
 		b, err := json.Marshal(it)
 		if err != nil {
 			return nil, &contracts.Error{Code: contracts.CodeInternal, Op: op, Message: "encode import item", Err: err}
 		}
 		args = append(args, string(b))
 	}
-	v, err := im.l.run(ctx, op, importScript, sh, now, im.l.ks[sh].seq(), args...)
+	v, err := im.l.run(ctx, op, importScript, sh, now, im.l.ks[sh].scriptKeys(own...), args...)
 	if err != nil {
 		return nil, err
 	}

@@ -52,16 +52,38 @@ import "github.com/flowgate/flowgate/contracts"
 // last became PENDING), ifp (fingerprint of the content an Importer brought
 // it from; absent on tasks no import wrote).
 //
-// The scripts build index and task keys from the base (ARGV[1]) because a
-// claim or a sweep cannot know its task ids in advance; KEYS[1] is always a
-// ledger key, so a cluster client routes the call to the ledger's slot.
+// Every script declares the keys above that it may touch (scriptKeys,
+// taskKeys; scripts.go says why), except the tasks a claim, a sweep or a
+// claim's cancel finds in an index, whose keys it builds from the base
+// (ARGV[1]) and reads before it writes.
 
 // keys builds the key names of one shard of the ledger.
 type keys struct {
-	base string // "<prefix>:<tag>:", e.g. "flowgate:{tasks}:"
+	base   string   // "<prefix>:<tag>:", e.g. "flowgate:{tasks}:"
+	ledger []string // KEYS[1..nLedgerKeys] of every script, in the prelude's order
 }
 
-func newKeys(prefix, tag string) keys { return keys{base: prefix + ":" + tag + ":"} }
+// nLedgerKeys is how many of every script's KEYS are the ledger's own.
+const nLedgerKeys = 16
+
+func newKeys(prefix, tag string) keys {
+	k := keys{base: prefix + ":" + tag + ":"}
+	k.ledger = []string{k.seq(), k.all(), k.open(), k.active(), k.claimed(), k.sla(), k.retry(), k.dlq(), k.done(),
+		k.status(contracts.StatusPending), k.status(contracts.StatusProcessing), k.status(contracts.StatusError),
+		k.status(contracts.StatusDone),
+		k.pending(contracts.PriorityHigh), k.pending(contracts.PriorityNormal), k.pending(contracts.PriorityLow)}
+	return k
+}
+
+// scriptKeys are a script's KEYS: the shard's ledger keys, then own.
+func (k keys) scriptKeys(own ...string) []string {
+	out := make([]string, 0, nLedgerKeys+len(own))
+	return append(append(out, k.ledger...), own...)
+}
+
+// taskKeys are a single-task script's KEYS: the ledger's, the task's hash
+// and its history.
+func (k keys) taskKeys(id string) []string { return k.scriptKeys(k.task(id), k.history(id)) }
 
 func (k keys) task(id string) string     { return k.base + "t:" + id }
 func (k keys) history(id string) string  { return k.base + "h:" + id }
@@ -85,3 +107,14 @@ func (k keys) pending(p contracts.Priority) string { return k.base + "pending:" 
 // index is the key of an index by its name after the base ("all", "dlq",
 // "status:<S>", "pending:<P>", "enc:<encounter>").
 func (k keys) index(name string) string { return k.base + name }
+
+// itemKeys are the KEYS of one task a create or an import may write: its
+// hash, its history, its encounter's set (the hash again when it has no
+// encounter) and its locator in this shard.
+func (k keys) itemKeys(id, encounter string) []string {
+	ek := k.task(id)
+	if encounter != "" {
+		ek = k.encounter(encounter)
+	}
+	return []string{k.task(id), k.history(id), ek, k.locator(id)}
+}

@@ -121,13 +121,14 @@ func New(rdb redis.UniversalClient, cfg Config) (*Ledger, error) {
 	return l, nil
 }
 
-// run calls a script in shard sh with the prelude's ARGV (the shard's
-// base, now, history cap) followed by args; key is a key of that shard.
-func (l *Ledger) run(ctx context.Context, op string, s *redis.Script, sh int, now time.Time, key string, args ...any) (any, error) {
+// run calls a script in shard sh with KEYS keys (the shard's ledger keys
+// first: see keys.scriptKeys) and the prelude's ARGV (the shard's base,
+// now, history cap) followed by args.
+func (l *Ledger) run(ctx context.Context, op string, s *redis.Script, sh int, now time.Time, keys []string, args ...any) (any, error) {
 	argv := make([]any, 0, 3+len(args))
 	argv = append(argv, l.ks[sh].base, now.UnixMilli(), l.cfg.HistoryLimit)
 	argv = append(argv, args...)
-	v, err := s.Run(ctx, l.rdb, []string{key}, argv...).Result()
+	v, err := s.Run(ctx, l.rdb, keys, argv...).Result()
 	if err != nil {
 		return nil, storeError(op, err)
 	}
@@ -141,20 +142,50 @@ func (l *Ledger) run(ctx context.Context, op string, s *redis.Script, sh int, no
 // of its id, then where its locator points (see lookup).
 func (l *Ledger) single(ctx context.Context, op string, s *redis.Script, id, enc string, args ...any) (reply, error) {
 	var r reply
+	var home int
 	err := l.lookup(ctx, op, id, enc, func(sh int) (bool, error) {
-		v, err := l.run(ctx, op, s, sh, l.cfg.Now(), l.ks[sh].task(id), append([]any{id}, args...)...)
-		if err != nil {
-			return false, err
-		}
-		if r, err = parseReply(op, v); err != nil {
+		var err error
+		home = sh
+		if r, err = l.singleOnce(ctx, op, s, sh, id, args...); err != nil {
 			return false, err
 		}
 		return r.code != codeNotFound, nil
 	})
+	if err == nil && r.code == codeConflict && r.b == "encounter_open" {
+		// The open entry is trusted by the script; one found stale is
+		// cleared, and the transition tried again.
+		var repaired bool
+		if repaired, err = l.repairOpen(ctx, op, home, r.fields["encounter_id"], r.extra); err == nil && repaired {
+			r, err = l.singleOnce(ctx, op, s, home, id, args...)
+		}
+	}
 	if err != nil {
 		return reply{}, err
 	}
 	return r, l.check(op, id, r)
+}
+
+func (l *Ledger) singleOnce(ctx context.Context, op string, s *redis.Script, sh int, id string, args ...any) (reply, error) {
+	v, err := l.run(ctx, op, s, sh, l.cfg.Now(), l.ks[sh].taskKeys(id), append([]any{id}, args...)...)
+	if err != nil {
+		return reply{}, err
+	}
+	return parseReply(op, v)
+}
+
+// repairOpen clears encounter enc's open entry in shard sh if it names
+// other and other is closed or gone (repairOpenScript), and reports
+// whether it did.
+func (l *Ledger) repairOpen(ctx context.Context, op string, sh int, enc, other string) (bool, error) {
+	if enc == "" || other == "" {
+		return false, nil
+	}
+	v, err := l.run(ctx, op, repairOpenScript, sh, l.cfg.Now(), l.ks[sh].scriptKeys(l.ks[sh].task(other)), enc, other)
+	if err != nil {
+		return false, err
+	}
+	n, _ := v.(int64)
+	return n == 1, nil
 }
 
 // storeError wraps a Redis failure: a script that Redis ran and that failed

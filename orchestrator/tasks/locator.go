@@ -96,7 +96,7 @@ func (l *Ledger) claimLocator(ctx context.Context, op, id string, home int, now 
 	sh := l.set.Of(id)
 	expect := ""
 	for range 3 {
-		v, err := claimLocatorScript.Run(ctx, l.rdb, []string{l.ks[sh].locator(id)},
+		v, err := claimLocatorScript.Run(ctx, l.rdb, []string{l.ks[sh].locator(id), l.ks[sh].task(id)},
 			l.ks[sh].base, id, home, now.UnixMilli(), expect).Result()
 		if err != nil {
 			return storeError(op, err)

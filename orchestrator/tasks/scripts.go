@@ -4,12 +4,27 @@ import "github.com/redis/go-redis/v9"
 
 // Every transition of the ledger is one of the Lua scripts below, so it is
 // atomic across any number of flowgate instances. Each script starts with
-// the prelude, whose ARGV are common to all:
+// the prelude, whose KEYS and ARGV are common to all:
 //
+//	KEYS[1..16] the shard's ledger keys, in keys.newKeys' order:
+//	            seq, all, open, active, claimed, sla, retry, dlq, done,
+//	            status:PENDING|PROCESSING|ERROR|DONE, pending:HIGH|NORMAL|LOW
+//	KEYS[17..]  the script's own (a task and its history, a claim, …)
 //	ARGV[1] key base "<prefix>:<shard tag>:"   ARGV[2] now, Unix ms   ARGV[3] history cap
 //
 // Script-specific ARGV start at 4. Scripts never call TIME: the caller's
 // clock decides, which keeps tests deterministic.
+//
+// Every key a script may create or find missing is declared in KEYS, so
+// that on Redis Cluster, while a slot migration has split a shard's keys
+// between two masters, Redis refuses the script (ASK, TRYAGAIN) instead of
+// running it on half of them. The scripts that find their tasks in an
+// index (claim, sweeps, cancelClaim) build those tasks' keys from ARGV[1];
+// they read every such key before writing anything, and a task named by an
+// index whose hash or history is missing means the keys are moving: the
+// script writes nothing and answers TRYAGAIN (errMoving), which the cluster
+// client retries. The same check on a single Redis finds an index entry
+// whose task is gone, which no script leaves behind.
 //
 // Single-task scripts answer the standard reply
 //
@@ -25,35 +40,51 @@ const prelude = `
 local B = ARGV[1]
 local NOW = ARGV[2]
 local HCAP = tonumber(ARGV[3])
+local SEQ, ALL, OPEN, ACTIVE, CLAIMED, SLA, RETRY, DLQ, DONE =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9]
+local STATUS = {PENDING = KEYS[10], PROCESSING = KEYS[11], ERROR = KEYS[12], DONE = KEYS[13]}
+local PENDQ = {HIGH = KEYS[14], NORMAL = KEYS[15], LOW = KEYS[16]}
 
 local function tkey(id) return B .. 't:' .. id end
+local function hkey(id) return B .. 'h:' .. id end
 
-local function load(id)
-  local raw = redis.call('HGETALL', tkey(id))
-  if #raw == 0 then return nil end
+-- The fields the transitions decide on; the reply reads the whole hash.
+local CORE = {'status', 'priority', 'dlq', 'encounter_id', 'claim', 'seq', 'pseq', 'created_at', 'updated_at',
+  'worker_id', 'attempts', 'max_attempts', 'recoveries', 'actions_fp', 'heartbeat_at', 'claimed_at'}
+
+local function load(tk)
+  local v = redis.call('HMGET', tk, unpack(CORE))
+  if not v[1] then return nil end
   local t = {}
-  for i = 1, #raw, 2 do t[raw[i]] = raw[i + 1] end
+  for i = 1, #CORE do
+    if v[i] then t[CORE[i]] = v[i] end
+  end
   return t
 end
 
-local function flat(t)
-  local out = {}
-  for k, v in pairs(t) do
-    out[#out + 1] = k
-    out[#out + 1] = v
-  end
-  return out
-end
-
-local function reply(code, a, b, t, extra)
+local function reply(code, a, b, tk, extra)
   local f = {}
-  if t then f = flat(t) end
+  if tk then f = redis.call('HGETALL', tk) end
   return {code, a or '', b or '', f, extra or ''}
 end
 
+local errMoving = 'TRYAGAIN flowgate: a task named by an index is not on this node (slot migration in progress?); nothing was written'
+
+-- loadAll reads the tasks of ids (found in an index) before anything is
+-- written: each hash and history must be here, else the keys are moving.
+local function loadAll(ids)
+  local ts = {}
+  for i, id in ipairs(ids) do
+    local t = load(tkey(id))
+    if not t or redis.call('EXISTS', hkey(id)) == 0 then return nil end
+    ts[i] = t
+  end
+  return ts
+end
+
 -- put writes the fields f (a value of false deletes the field) to the task
--- hash and mirrors them into t.
-local function put(id, t, f)
+-- hash tk and mirrors them into t.
+local function put(tk, t, f)
   local hs, hd = {}, {}
   for k, v in pairs(f) do
     if v == false then
@@ -66,14 +97,13 @@ local function put(id, t, f)
       t[k] = v
     end
   end
-  if #hs > 0 then redis.call('HSET', tkey(id), unpack(hs)) end
-  if #hd > 0 then redis.call('HDEL', tkey(id), unpack(hd)) end
+  if #hs > 0 then redis.call('HSET', tk, unpack(hs)) end
+  if #hd > 0 then redis.call('HDEL', tk, unpack(hd)) end
 end
 
-local function event(id, from, to, by, reason)
-  local h = B .. 'h:' .. id
-  redis.call('RPUSH', h, cjson.encode({at = NOW, from = from, to = to, by = by, reason = reason}))
-  redis.call('LTRIM', h, -HCAP, -1)
+local function event(hk, from, to, by, reason)
+  local n = redis.call('RPUSH', hk, cjson.encode({at = NOW, from = from, to = to, by = by, reason = reason}))
+  if n > HCAP then redis.call('LTRIM', hk, -HCAP, -1) end
 end
 
 -- A task is open (blocks a second task for its encounter) while PENDING,
@@ -83,52 +113,52 @@ local function isopen(status, dlq)
 end
 
 local function unindex(id, t)
-  redis.call('ZREM', B .. 'status:' .. t.status, id)
+  redis.call('ZREM', STATUS[t.status], id)
   if t.status == 'PENDING' then
-    redis.call('ZREM', B .. 'pending:' .. t.priority, id)
-    redis.call('ZREM', B .. 'sla', id)
+    redis.call('ZREM', PENDQ[t.priority], id)
+    if t.priority ~= 'HIGH' then redis.call('ZREM', SLA, id) end
   elseif t.status == 'PROCESSING' then
-    redis.call('ZREM', B .. 'active', id)
-    redis.call('ZREM', B .. 'claimed', id)
+    redis.call('ZREM', ACTIVE, id)
+    redis.call('ZREM', CLAIMED, id)
   elseif t.status == 'ERROR' and t.dlq ~= '1' then
-    redis.call('ZREM', B .. 'retry', id)
+    redis.call('ZREM', RETRY, id)
   elseif t.status == 'DONE' then
-    redis.call('ZREM', B .. 'done', id)
+    redis.call('ZREM', DONE, id)
   end
-  if t.dlq == '1' then redis.call('ZREM', B .. 'dlq', id) end
+  if t.dlq == '1' then redis.call('ZREM', DLQ, id) end
 end
 
 local function index(id, t)
-  redis.call('ZADD', B .. 'status:' .. t.status, t.seq, id)
+  redis.call('ZADD', STATUS[t.status], t.seq, id)
   if t.status == 'PENDING' then
-    redis.call('ZADD', B .. 'pending:' .. t.priority, t.pseq, id)
-    if t.priority ~= 'HIGH' then redis.call('ZADD', B .. 'sla', t.created_at, id) end
+    redis.call('ZADD', PENDQ[t.priority], t.pseq, id)
+    if t.priority ~= 'HIGH' then redis.call('ZADD', SLA, t.created_at, id) end
   elseif t.status == 'PROCESSING' then
-    redis.call('ZADD', B .. 'active', t.updated_at, id)
-    redis.call('ZADD', B .. 'claimed', t.heartbeat_at or t.claimed_at, id)
+    redis.call('ZADD', ACTIVE, t.updated_at, id)
+    redis.call('ZADD', CLAIMED, t.heartbeat_at or t.claimed_at, id)
   elseif t.status == 'ERROR' and t.dlq ~= '1' then
-    redis.call('ZADD', B .. 'retry', t.updated_at, id)
+    redis.call('ZADD', RETRY, t.updated_at, id)
   elseif t.status == 'DONE' then
-    redis.call('ZADD', B .. 'done', t.updated_at, id)
+    redis.call('ZADD', DONE, t.updated_at, id)
   end
-  if t.dlq == '1' then redis.call('ZADD', B .. 'dlq', t.seq, id) end
+  if t.dlq == '1' then redis.call('ZADD', DLQ, t.seq, id) end
 end
 
--- openTask returns the id of the open task of encounter enc, if any.
+-- openTask returns the id of the open task of encounter enc, if any. Every
+-- transition keeps the open hash exact, so the entry is trusted here (its
+-- task's keys are not declared); the ledger checks the task it names when
+-- it answers with it, and clears an entry found stale (repairOpenScript).
 local function openTask(enc)
   if enc == nil or enc == '' then return nil end
-  local other = redis.call('HGET', B .. 'open', enc)
-  if not other then return nil end
-  local st = redis.call('HMGET', tkey(other), 'status', 'dlq')
-  if st[1] and isopen(st[1], st[2]) then return other end
-  return nil
+  return redis.call('HGET', OPEN, enc) or nil
 end
 
--- apply moves task t by the fields f (status and anything else), keeps every
--- index and the encounter's open entry right, stamps updated_at and records
--- the event. When the move would reopen t while another task of its
--- encounter is open it changes nothing and returns that task's id.
-local function apply(id, t, f, by, reason)
+-- apply moves task t (hash tk, history hk) by the fields f (status and
+-- anything else), keeps every index and the encounter's open entry right,
+-- stamps updated_at and records the event. When the move would reopen t
+-- while another task of its encounter is open it changes nothing and
+-- returns that task's id.
+local function apply(id, tk, hk, t, f, by, reason)
   local from = t.status
   local was = isopen(t.status, t.dlq)
   local will = isopen(f.status or t.status, f.dlq or t.dlq)
@@ -140,16 +170,16 @@ local function apply(id, t, f, by, reason)
   if (f.status or t.status) ~= 'PROCESSING' and t.claim then f.claim = false end
   unindex(id, t)
   f.updated_at = NOW
-  put(id, t, f)
+  put(tk, t, f)
   index(id, t)
   if enc ~= '' then
     if will and not was then
-      redis.call('HSET', B .. 'open', enc, id)
-    elseif was and not will and redis.call('HGET', B .. 'open', enc) == id then
-      redis.call('HDEL', B .. 'open', enc)
+      redis.call('HSET', OPEN, enc, id)
+    elseif was and not will and redis.call('HGET', OPEN, enc) == id then
+      redis.call('HDEL', OPEN, enc)
     end
   end
-  event(id, from, t.status, by, reason)
+  event(hk, from, t.status, by, reason)
   return nil
 end
 `
@@ -158,7 +188,8 @@ func script(body string) *redis.Script { return redis.NewScript(prelude + body) 
 
 // createScript creates up to MaxBatchCreate tasks, all or nothing.
 //
-// KEYS[1] seq key (routing)
+// KEYS[17+4i..20+4i] item i's task key, history key, encounter key (the
+// task key again when it has no encounter) and locator key
 // ARGV[4] n, then n groups of 6: queue_id, encounter_id (empty = none),
 // priority, max_attempts, payload JSON (empty = null), payload fingerprint.
 //
@@ -167,49 +198,67 @@ func script(body string) *redis.Script { return redis.NewScript(prelude + body) 
 // payload; {3, <empty>, 'located', {}, queue_id} and writes nothing when a
 // queue_id has a locator in this shard (its task lives, or is being
 // created, in another shard: locator.go). Otherwise {0, r1, ..., rn} in
-// request order, ri = {0, id} when created or {1, id, fields} when an
-// existing task answers (same queue_id, or the open task of the same
-// encounter).
+// request order, ri = {0, id} when created, {1, id, fields} when a task
+// with that queue_id answers, or {2, other} when the open task other of
+// the same encounter answers (its keys are not declared: the ledger reads
+// it).
 var createScript = script(`
 local n = tonumber(ARGV[4])
 for i = 0, n - 1 do
   local o = 5 + i * 6
-  local cur = redis.call('HMGET', tkey(ARGV[o]), 'status', 'encounter_id', 'fp')
+  local cur = redis.call('HMGET', KEYS[17 + i * 4], 'status', 'encounter_id', 'fp')
   if cur[1] and (cur[2] ~= ARGV[o + 1] or cur[3] ~= ARGV[o + 5]) then
     return {3, cur[1], 'queue_id_reused', {}, ARGV[o]}
   end
-  if not cur[1] and redis.call('EXISTS', B .. 'loc:' .. ARGV[o]) == 1 then return {3, '', 'located', {}, ARGV[o]} end
+  if not cur[1] and redis.call('EXISTS', KEYS[20 + i * 4]) == 1 then return {3, '', 'located', {}, ARGV[o]} end
 end
 local out = {0}
 for i = 0, n - 1 do
   local o = 5 + i * 6
   local id, enc = ARGV[o], ARGV[o + 1]
-  local t = load(id)
+  local tk, hk, ek = KEYS[17 + i * 4], KEYS[18 + i * 4], KEYS[19 + i * 4]
   local other = nil
-  if not t then other = openTask(enc) end
-  if t then
-    out[#out + 1] = {1, id, flat(t)}
+  local exists = redis.call('EXISTS', tk) == 1
+  if not exists then other = openTask(enc) end
+  if exists then
+    out[#out + 1] = {1, id, redis.call('HGETALL', tk)}
   elseif other then
-    out[#out + 1] = {1, other, flat(load(other))}
+    out[#out + 1] = {2, other}
   else
-    local seq = redis.call('INCR', B .. 'seq')
-    t = {}
+    local seq = redis.call('INCR', SEQ)
+    local t = {}
     local f = {queue_id = id, encounter_id = enc, status = 'PENDING', priority = ARGV[o + 2],
       attempts = 0, max_attempts = ARGV[o + 3], recoveries = 0, fp = ARGV[o + 5], dlq = '0',
       created_at = NOW, updated_at = NOW, seq = seq, pseq = seq}
     if ARGV[o + 4] ~= '' then f.payload = ARGV[o + 4] end
-    put(id, t, f)
+    put(tk, t, f)
     index(id, t)
-    redis.call('ZADD', B .. 'all', seq, id)
+    redis.call('ZADD', ALL, seq, id)
     if enc ~= '' then
-      redis.call('ZADD', B .. 'enc:' .. enc, seq, id)
-      redis.call('HSET', B .. 'open', enc, id)
+      redis.call('ZADD', ek, seq, id)
+      redis.call('HSET', OPEN, enc, id)
     end
-    event(id, '', 'PENDING', 'create', 'created')
+    event(hk, '', 'PENDING', 'create', 'created')
     out[#out + 1] = {0, id}
   end
 end
 return out
+`)
+
+// repairOpenScript clears the open entry of encounter enc when it still
+// names task other and other is closed or gone: an entry no transition
+// leaves behind, cleared when the ledger meets it.
+//
+// KEYS[17] other's task key
+// ARGV[4] encounter_id, ARGV[5] other's id
+//
+// Returns 1 when the entry was cleared, else 0.
+var repairOpenScript = script(`
+if redis.call('HGET', OPEN, ARGV[4]) ~= ARGV[5] then return 0 end
+local st = redis.call('HMGET', KEYS[17], 'status', 'dlq')
+if st[1] and isopen(st[1], st[2]) then return 0 end
+redis.call('HDEL', OPEN, ARGV[4])
+return 1
 `)
 
 // heartbeatScript extends the claim of a PROCESSING task: heartbeat_at and
@@ -217,26 +266,27 @@ return out
 // index) and claimed (the visibility timeout's) move to now, so neither
 // sweep takes a task whose worker is alive.
 //
-// KEYS[1] task key
+// KEYS[17] task key, KEYS[18] its history
 // ARGV[4] queue_id, ARGV[5] worker_id
 //
 // Returns the standard reply: 0 | 2 | 3 with reason 'not_processing' or
 // 'wrong_worker'. No history event (heartbeats would flood it).
 var heartbeatScript = script(`
 local id, worker = ARGV[4], ARGV[5]
-local t = load(id)
+local tk, hk = KEYS[17], KEYS[18]
+local t = load(tk)
 if not t then return reply(2) end
-if t.status ~= 'PROCESSING' then return reply(3, t.status, 'not_processing', t) end
-if t.worker_id ~= worker then return reply(3, t.status, 'wrong_worker', t) end
-put(id, t, {heartbeat_at = NOW, updated_at = NOW})
-redis.call('ZADD', B .. 'active', NOW, id)
-redis.call('ZADD', B .. 'claimed', NOW, id)
-return reply(0, '', '', t)
+if t.status ~= 'PROCESSING' then return reply(3, t.status, 'not_processing', tk) end
+if t.worker_id ~= worker then return reply(3, t.status, 'wrong_worker', tk) end
+put(tk, t, {heartbeat_at = NOW, updated_at = NOW})
+redis.call('ZADD', ACTIVE, NOW, id)
+redis.call('ZADD', CLAIMED, NOW, id)
+return reply(0, '', '', tk)
 `)
 
 // ackScript marks a task DONE and stores the ACK's experityActions.
 //
-// KEYS[1] task key
+// KEYS[17] task key, KEYS[18] its history
 // ARGV[4] queue_id, ARGV[5] encounter_id (empty = unchecked), ARGV[6]
 // worker_id (empty = unchecked), ARGV[7] experityActions JSON, ARGV[8] its
 // fingerprint
@@ -248,30 +298,31 @@ return reply(0, '', '', t)
 // 'encounter_mismatch'.
 var ackScript = script(`
 local id, enc, worker, actions, afp = ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8]
-local t = load(id)
+local tk, hk = KEYS[17], KEYS[18]
+local t = load(tk)
 if not t then return reply(2) end
-if enc ~= '' and t.encounter_id ~= enc then return reply(4, 'encounter_mismatch', '', t) end
+if enc ~= '' and t.encounter_id ~= enc then return reply(4, 'encounter_mismatch', '', tk) end
 if t.status == 'DONE' then
-  if t.actions_fp == afp then return reply(1, 'duplicate', '', t) end
-  return reply(3, t.status, 'different_payload', t)
+  if t.actions_fp == afp then return reply(1, 'duplicate', '', tk) end
+  return reply(3, t.status, 'different_payload', tk)
 end
 local reason = 'acknowledged'
 if t.status == 'PROCESSING' then
-  if worker ~= '' and t.worker_id ~= worker then return reply(3, t.status, 'wrong_worker', t) end
+  if worker ~= '' and t.worker_id ~= worker then return reply(3, t.status, 'wrong_worker', tk) end
 elseif t.status == 'PENDING' then
   reason = 'late acknowledgement of a task recovered to PENDING'
 else
-  return reply(3, t.status, 'not_processing', t)
+  return reply(3, t.status, 'not_processing', tk)
 end
 local by = t.worker_id or (worker ~= '' and worker) or 'ack'
-apply(id, t, {status = 'DONE', actions = actions, actions_fp = afp}, by, reason)
-return reply(0, '', '', t)
+apply(id, tk, hk, t, {status = 'DONE', actions = actions, actions_fp = afp}, by, reason)
+return reply(0, '', '', tk)
 `)
 
 // failScript records a failed attempt: ERROR, attempts+1, error_message;
 // at max_attempts the task becomes a dead letter instead.
 //
-// KEYS[1] task key
+// KEYS[17] task key, KEYS[18] its history
 // ARGV[4] queue_id, ARGV[5] encounter_id (empty = unchecked), ARGV[6]
 // worker_id (empty = unchecked), ARGV[7] error_message, ARGV[8] DLQ message
 //
@@ -282,43 +333,44 @@ return reply(0, '', '', t)
 // 'wrong_worker' | 4 'encounter_mismatch'.
 var failScript = script(`
 local id, enc, worker, msg = ARGV[4], ARGV[5], ARGV[6], ARGV[7]
-local t = load(id)
+local tk, hk = KEYS[17], KEYS[18]
+local t = load(tk)
 if not t then return reply(2) end
-if enc ~= '' and t.encounter_id ~= enc then return reply(4, 'encounter_mismatch', '', t) end
+if enc ~= '' and t.encounter_id ~= enc then return reply(4, 'encounter_mismatch', '', tk) end
 if t.status ~= 'PROCESSING' then
   -- A FAIL sent again (the worker timed out waiting for the answer) finds
   -- its own FAIL as the task's last event: a duplicate, nothing changes.
   if t.status == 'ERROR' then
-    local last = redis.call('LINDEX', B .. 'h:' .. id, -1)
+    local last = redis.call('LINDEX', hk, -1)
     if last then
       local ev = cjson.decode(last)
       if ev.from == 'PROCESSING' and ev.to == 'ERROR' and (worker == '' or ev.by == worker)
          and type(ev.reason) == 'string' and string.sub(ev.reason, 1, #msg) == msg then
         local kind = 'retry'
         if t.dlq == '1' then kind = 'dlq' end
-        return reply(1, 'duplicate', kind, t)
+        return reply(1, 'duplicate', kind, tk)
       end
     end
   end
-  return reply(3, t.status, 'not_processing', t)
+  return reply(3, t.status, 'not_processing', tk)
 end
-if worker ~= '' and t.worker_id ~= worker then return reply(3, t.status, 'wrong_worker', t) end
+if worker ~= '' and t.worker_id ~= worker then return reply(3, t.status, 'wrong_worker', tk) end
 local attempts = tonumber(t.attempts) + 1
 local by = t.worker_id or (worker ~= '' and worker) or 'fail'
 if attempts < tonumber(t.max_attempts) then
-  apply(id, t, {status = 'ERROR', attempts = attempts, error_message = msg}, by, msg)
-  return reply(0, 'retry', '', t)
+  apply(id, tk, hk, t, {status = 'ERROR', attempts = attempts, error_message = msg}, by, msg)
+  return reply(0, 'retry', '', tk)
 end
-apply(id, t, {status = 'ERROR', attempts = attempts, error_message = ARGV[8], dlq = '1'}, by,
+apply(id, tk, hk, t, {status = 'ERROR', attempts = attempts, error_message = ARGV[8], dlq = '1'}, by,
   msg .. ' (attempt ' .. attempts .. ' of ' .. t.max_attempts .. '; moved to the dead letter queue)')
-return reply(0, 'dlq', '', t)
+return reply(0, 'dlq', '', tk)
 `)
 
 // requeueScript brings an ERROR task (not a dead letter) back to PENDING —
 // with ARGV[6], only while it has exactly that many attempts, i.e. while it
 // still awaits the retry of the FAIL that scheduled this requeue.
 //
-// KEYS[1] task key
+// KEYS[17] task key, KEYS[18] its history
 // ARGV[4] queue_id, ARGV[5] priority, ARGV[6] expected attempts (empty: any)
 //
 // Returns the standard reply: 0 | 1 'already_pending' or
@@ -327,53 +379,56 @@ return reply(0, 'dlq', '', t)
 // 'dlq'.
 var requeueScript = script(`
 local id, prio, want = ARGV[4], ARGV[5], ARGV[6] or ''
-local t = load(id)
+local tk, hk = KEYS[17], KEYS[18]
+local t = load(tk)
 if not t then return reply(2) end
-if t.status == 'PENDING' or t.status == 'PROCESSING' then return reply(1, 'already_' .. string.lower(t.status), '', t) end
-if t.status == 'DONE' then return reply(3, t.status, 'done', t) end
-if t.dlq == '1' then return reply(3, t.status, 'dlq', t) end
-if want ~= '' and tonumber(t.attempts) ~= tonumber(want) then return reply(1, 'attempts_changed', t.attempts, t) end
-local seq = redis.call('INCR', B .. 'seq')
-local other = apply(id, t, {status = 'PENDING', priority = prio, pseq = seq,
+if t.status == 'PENDING' or t.status == 'PROCESSING' then return reply(1, 'already_' .. string.lower(t.status), '', tk) end
+if t.status == 'DONE' then return reply(3, t.status, 'done', tk) end
+if t.dlq == '1' then return reply(3, t.status, 'dlq', tk) end
+if want ~= '' and tonumber(t.attempts) ~= tonumber(want) then return reply(1, 'attempts_changed', t.attempts, tk) end
+local seq = redis.call('INCR', SEQ)
+local other = apply(id, tk, hk, t, {status = 'PENDING', priority = prio, pseq = seq,
   worker_id = false, claimed_at = false, heartbeat_at = false}, 'requeue', 'requeued with priority ' .. prio)
-if other then return reply(3, t.status, 'encounter_open', t, other) end
-return reply(0, '', '', t)
+if other then return reply(3, t.status, 'encounter_open', tk, other) end
+return reply(0, '', '', tk)
 `)
 
 // replayScript brings a dead letter back to PENDING with attempts and
 // recoveries reset.
 //
-// KEYS[1] task key
+// KEYS[17] task key, KEYS[18] its history
 // ARGV[4] queue_id, ARGV[5] priority
 //
 // Returns the standard reply: 0 | 2 | 3 'not_dlq' or 'encounter_open'
 // (another task of the encounter was created meanwhile; extra = its id).
 var replayScript = script(`
 local id, prio = ARGV[4], ARGV[5]
-local t = load(id)
+local tk, hk = KEYS[17], KEYS[18]
+local t = load(tk)
 if not t then return reply(2) end
-if t.status ~= 'ERROR' or t.dlq ~= '1' then return reply(3, t.status, 'not_dlq', t) end
-local seq = redis.call('INCR', B .. 'seq')
-local other = apply(id, t, {status = 'PENDING', priority = prio, pseq = seq, attempts = 0, recoveries = 0, dlq = '0',
+if t.status ~= 'ERROR' or t.dlq ~= '1' then return reply(3, t.status, 'not_dlq', tk) end
+local seq = redis.call('INCR', SEQ)
+local other = apply(id, tk, hk, t, {status = 'PENDING', priority = prio, pseq = seq, attempts = 0, recoveries = 0, dlq = '0',
   worker_id = false, claimed_at = false, heartbeat_at = false}, 'replay', 'replayed from the dead letter queue with priority ' .. prio)
-if other then return reply(3, t.status, 'encounter_open', t, other) end
-return reply(0, '', '', t)
+if other then return reply(3, t.status, 'encounter_open', tk, other) end
+return reply(0, '', '', tk)
 `)
 
 // dlqScript moves a task to the dead letter queue by hand (manual review).
 //
-// KEYS[1] task key
+// KEYS[17] task key, KEYS[18] its history
 // ARGV[4] queue_id, ARGV[5] error_message, ARGV[6] reason
 //
 // Returns the standard reply: 0 | 1 'already_dlq' | 2 | 3 'done'.
 var dlqScript = script(`
 local id = ARGV[4]
-local t = load(id)
+local tk, hk = KEYS[17], KEYS[18]
+local t = load(tk)
 if not t then return reply(2) end
-if t.status == 'DONE' then return reply(3, t.status, 'done', t) end
-if t.dlq == '1' then return reply(1, 'already_dlq', '', t) end
-apply(id, t, {status = 'ERROR', dlq = '1', error_message = ARGV[5]}, 'api', ARGV[6])
-return reply(0, '', '', t)
+if t.status == 'DONE' then return reply(3, t.status, 'done', tk) end
+if t.dlq == '1' then return reply(1, 'already_dlq', '', tk) end
+apply(id, tk, hk, t, {status = 'ERROR', dlq = '1', error_message = ARGV[5]}, 'api', ARGV[6])
+return reply(0, '', '', tk)
 `)
 
 // statusScript is the generic admin transition (PATCH /queue/{id}/status),
@@ -381,7 +436,7 @@ return reply(0, '', '', t)
 //
 //	PENDING → PROCESSING; PROCESSING → DONE | ERROR | PENDING; ERROR → PENDING | ERROR
 //
-// KEYS[1] task key
+// KEYS[17] task key, KEYS[18] its history
 // ARGV[4] queue_id, ARGV[5] new status, ARGV[6] '1' to set error_message,
 // ARGV[7] error_message (empty clears), ARGV[8] '1' to increment attempts,
 // ARGV[9] '1' to replace parsed_payload, ARGV[10] its base object (empty =
@@ -397,13 +452,14 @@ return reply(0, '', '', t)
 // 'dead_letter' (a dead letter would leave the DLQ).
 var statusScript = script(`
 local id, to = ARGV[4], ARGV[5]
-local t = load(id)
+local tk, hk = KEYS[17], KEYS[18]
+local t = load(tk)
 if not t then return reply(2) end
 local legal = {PENDING = {PROCESSING = true}, PROCESSING = {DONE = true, ERROR = true, PENDING = true},
   ERROR = {PENDING = true, ERROR = true}}
-if not (legal[t.status] and legal[t.status][to]) then return reply(3, t.status, 'illegal_transition', t) end
+if not (legal[t.status] and legal[t.status][to]) then return reply(3, t.status, 'illegal_transition', tk) end
 if t.dlq == '1' and (to ~= 'ERROR' or (ARGV[9] == '1' and ARGV[14] ~= '1')) then
-  return reply(3, t.status, 'dead_letter', t)
+  return reply(3, t.status, 'dead_letter', tk)
 end
 local f = {status = to}
 local reason = 'status set to ' .. to
@@ -423,7 +479,7 @@ if ARGV[9] == '1' then
 end
 if to ~= 'ERROR' then f.dlq = '0' end
 if to == 'PENDING' then
-  f.pseq = redis.call('INCR', B .. 'seq')
+  f.pseq = redis.call('INCR', SEQ)
   f.worker_id, f.claimed_at, f.heartbeat_at = false, false, false
 elseif to == 'PROCESSING' then
   f.worker_id = false
@@ -432,9 +488,9 @@ elseif to == 'PROCESSING' then
 end
 if f.dlq == '1' and t.dlq ~= '1' then reason = reason .. ' (moved to the dead letter queue)' end
 -- nothing closed is reopened here (a dead letter stays one), so apply cannot refuse; checked all the same
-local other = apply(id, t, f, 'api', reason)
-if other then return reply(3, t.status, 'encounter_open', t, other) end
-return reply(0, '', '', t)
+local other = apply(id, tk, hk, t, f, 'api', reason)
+if other then return reply(3, t.status, 'encounter_open', tk, other) end
+return reply(0, '', '', tk)
 `)
 
 // recoverScript is one batch of a stale-claim sweep: PROCESSING tasks whose
@@ -444,7 +500,7 @@ return reply(0, '', '', t)
 // is not a failed attempt, and a healthy long task is never swept at all
 // (its heartbeats move both indexes forward).
 //
-// KEYS[1] the index: active (last activity) or claimed (last heartbeat or
+// KEYS[17] the index: active (last activity) or claimed (last heartbeat or
 // claim)
 // ARGV[4] cutoff ms (exclusive), ARGV[5] batch size, ARGV[6] reason,
 // ARGV[7] DLQ message, ARGV[8] by, ARGV[9] max recoveries
@@ -452,12 +508,14 @@ return reply(0, '', '', t)
 // Returns {scanned, {recovered ids}, {dead-lettered ids}}. Entries of tasks
 // no longer PROCESSING are dropped from the index (counted in scanned).
 var recoverScript = script(`
-local idx, reason, by, maxrec = KEYS[1], ARGV[6], ARGV[8], tonumber(ARGV[9])
+local idx, reason, by, maxrec = KEYS[17], ARGV[6], ARGV[8], tonumber(ARGV[9])
 local ids = redis.call('ZRANGEBYSCORE', idx, '-inf', '(' .. ARGV[4], 'LIMIT', 0, tonumber(ARGV[5]))
+local ts = loadAll(ids)
+if not ts then return redis.error_reply(errMoving) end
 local rec, dead = {}, {}
-for _, id in ipairs(ids) do
-  local t = load(id)
-  if not t or t.status ~= 'PROCESSING' then
+for i, id in ipairs(ids) do
+  local t = ts[i]
+  if t.status ~= 'PROCESSING' then
     redis.call('ZREM', idx, id)
   else
     local n = tonumber(t.recoveries or '0') + 1
@@ -465,13 +523,14 @@ for _, id in ipairs(ids) do
     if t.worker_id then why = why .. ' [worker ' .. t.worker_id .. ']' end
     why = why .. ' (recovery ' .. n .. ' of ' .. maxrec
     if n >= maxrec then
-      apply(id, t, {status = 'ERROR', recoveries = n, dlq = '1', error_message = ARGV[7]}, by,
+      apply(id, tkey(id), hkey(id), t, {status = 'ERROR', recoveries = n, dlq = '1', error_message = ARGV[7]}, by,
         why .. '; moved to the dead letter queue)')
       dead[#dead + 1] = id
     else
-      local seq = redis.call('INCR', B .. 'seq')
-      apply(id, t, {status = 'PENDING', priority = 'HIGH', pseq = seq, recoveries = n, error_message = reason,
-        worker_id = false, claimed_at = false, heartbeat_at = false}, by, why .. '; no attempt counted)')
+      local seq = redis.call('INCR', SEQ)
+      apply(id, tkey(id), hkey(id), t, {status = 'PENDING', priority = 'HIGH', pseq = seq, recoveries = n,
+        error_message = reason, worker_id = false, claimed_at = false, heartbeat_at = false}, by,
+        why .. '; no attempt counted)')
       rec[#rec + 1] = id
     end
   end
@@ -483,20 +542,22 @@ return {#ids, rec, dead}
 // created before the cutoff become HIGH. They keep their pending sequence,
 // so among HIGH tasks they are served in the order they became pending.
 //
-// KEYS[1] sla key
+// KEYS[17] sla key
 // ARGV[4] cutoff ms (exclusive), ARGV[5] batch size
 //
 // Returns {scanned, {promoted ids}}.
 var promoteScript = script(`
-local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', '(' .. ARGV[4], 'LIMIT', 0, tonumber(ARGV[5]))
+local ids = redis.call('ZRANGEBYSCORE', SLA, '-inf', '(' .. ARGV[4], 'LIMIT', 0, tonumber(ARGV[5]))
+local ts = loadAll(ids)
+if not ts then return redis.error_reply(errMoving) end
 local out = {}
-for _, id in ipairs(ids) do
-  local t = load(id)
-  if not t or t.status ~= 'PENDING' or t.priority == 'HIGH' then
-    redis.call('ZREM', KEYS[1], id)
+for i, id in ipairs(ids) do
+  local t = ts[i]
+  if t.status ~= 'PENDING' or t.priority == 'HIGH' then
+    redis.call('ZREM', SLA, id)
   else
     local from = t.priority
-    apply(id, t, {priority = 'HIGH'}, 'sla', 'SLA promotion ' .. from .. ' -> HIGH: pending longer than the SLA')
+    apply(id, tkey(id), hkey(id), t, {priority = 'HIGH'}, 'sla', 'SLA promotion ' .. from .. ' -> HIGH: pending longer than the SLA')
     out[#out + 1] = id
   end
 end
@@ -508,20 +569,22 @@ return {#ids, out}
 // back to PENDING with HIGH priority, as the Requeue their caller should
 // have scheduled would have done. Attempts are unchanged (the FAIL counted).
 //
-// KEYS[1] retry key
+// KEYS[17] retry key
 // ARGV[4] cutoff ms (exclusive), ARGV[5] batch size, ARGV[6] reason
 //
 // Returns {scanned, {requeued ids}}.
 var retryScript = script(`
-local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', '(' .. ARGV[4], 'LIMIT', 0, tonumber(ARGV[5]))
+local ids = redis.call('ZRANGEBYSCORE', RETRY, '-inf', '(' .. ARGV[4], 'LIMIT', 0, tonumber(ARGV[5]))
+local ts = loadAll(ids)
+if not ts then return redis.error_reply(errMoving) end
 local out = {}
-for _, id in ipairs(ids) do
-  local t = load(id)
-  if not t or t.status ~= 'ERROR' or t.dlq == '1' then
-    redis.call('ZREM', KEYS[1], id)
+for i, id in ipairs(ids) do
+  local t = ts[i]
+  if t.status ~= 'ERROR' or t.dlq == '1' then
+    redis.call('ZREM', RETRY, id)
   else
-    local seq = redis.call('INCR', B .. 'seq')
-    apply(id, t, {status = 'PENDING', priority = 'HIGH', pseq = seq,
+    local seq = redis.call('INCR', SEQ)
+    apply(id, tkey(id), hkey(id), t, {status = 'PENDING', priority = 'HIGH', pseq = seq,
       worker_id = false, claimed_at = false, heartbeat_at = false}, 'retry-sweep', ARGV[6])
     out[#out + 1] = id
   end
@@ -535,27 +598,35 @@ return {#ids, out}
 // encounter's set, and the open hash if it still names them (it never
 // should: a DONE task is closed).
 //
-// KEYS[1] done key
+// KEYS[17] done key
 // ARGV[4] cutoff ms (exclusive), ARGV[5] batch size
 //
-// Returns {scanned, {purged ids}}. Entries of tasks that are gone or not
-// DONE are dropped from the index (counted in scanned).
+// Returns {scanned, {purged ids}}. Entries of tasks that are not DONE are
+// dropped from the index (counted in scanned).
 var purgeScript = script(`
-local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', '(' .. ARGV[4], 'LIMIT', 0, tonumber(ARGV[5]))
+local ids = redis.call('ZRANGEBYSCORE', DONE, '-inf', '(' .. ARGV[4], 'LIMIT', 0, tonumber(ARGV[5]))
+local ts = loadAll(ids)
+if not ts then return redis.error_reply(errMoving) end
+for i, id in ipairs(ids) do
+  local enc = ts[i].encounter_id or ''
+  if ts[i].status == 'DONE' and enc ~= '' and not redis.call('ZSCORE', B .. 'enc:' .. enc, id) then
+    return redis.error_reply(errMoving)
+  end
+end
 local out = {}
-for _, id in ipairs(ids) do
-  local t = load(id)
-  if not t or t.status ~= 'DONE' then
-    redis.call('ZREM', KEYS[1], id)
+for i, id in ipairs(ids) do
+  local t = ts[i]
+  if t.status ~= 'DONE' then
+    redis.call('ZREM', DONE, id)
   else
     unindex(id, t)
-    redis.call('ZREM', B .. 'all', id)
+    redis.call('ZREM', ALL, id)
     local enc = t.encounter_id or ''
     if enc ~= '' then
       redis.call('ZREM', B .. 'enc:' .. enc, id)
-      if redis.call('HGET', B .. 'open', enc) == id then redis.call('HDEL', B .. 'open', enc) end
+      if redis.call('HGET', OPEN, enc) == id then redis.call('HDEL', OPEN, enc) end
     end
-    redis.call('DEL', tkey(id), B .. 'h:' .. id)
+    redis.call('DEL', tkey(id), hkey(id))
     out[#out + 1] = id
   end
 end
@@ -564,32 +635,36 @@ return {#ids, out}
 
 // backfillDoneScript indexes, one batch per call, the DONE tasks that
 // became DONE before the done index existed (an older flowgate), walking
-// status:DONE in creation order from a cursor kept in KEYS[1]; when the walk
-// reaches the end the cursor becomes "complete" and the script does nothing
-// more. Tasks already in done keep their score.
+// status:DONE in creation order from a cursor kept in KEYS[17]; when the
+// walk reaches the end the cursor becomes "complete" and the script does
+// nothing more. Tasks already in done keep their score.
 //
-// KEYS[1] done:backfill key
+// KEYS[17] done:backfill key
 // ARGV[4] batch size
 //
 // Returns {scanned, indexed, backfillComplete or backfillPartial}.
 var backfillDoneScript = script(`
 local batch = tonumber(ARGV[4])
-local cur = redis.call('GET', KEYS[1])
+local cur = redis.call('GET', KEYS[17])
 if cur == 'complete' then return {0, 0, 1} end
 local from = '-inf'
 if cur then from = '(' .. cur end
-local rows = redis.call('ZRANGEBYSCORE', B .. 'status:DONE', from, '+inf', 'WITHSCORES', 'LIMIT', 0, batch)
+local rows = redis.call('ZRANGEBYSCORE', STATUS.DONE, from, '+inf', 'WITHSCORES', 'LIMIT', 0, batch)
+local at = {}
+for i = 1, #rows, 2 do
+  at[i] = redis.call('HGET', tkey(rows[i]), 'updated_at')
+  if not at[i] then return redis.error_reply(errMoving) end
+end
 local added = 0
 for i = 1, #rows, 2 do
-  local at = redis.call('HGET', tkey(rows[i]), 'updated_at')
-  if at then added = added + redis.call('ZADD', B .. 'done', 'NX', at, rows[i]) end
+  added = added + redis.call('ZADD', DONE, 'NX', at[i], rows[i])
 end
 local n = #rows / 2
 if n < batch then
-  redis.call('SET', KEYS[1], 'complete')
+  redis.call('SET', KEYS[17], 'complete')
   return {n, added, 1}
 end
-redis.call('SET', KEYS[1], rows[#rows])
+redis.call('SET', KEYS[17], rows[#rows])
 return {n, added, 0}
 `)
 
@@ -602,7 +677,8 @@ return {n, added, 0}
 // queue_id was imported before from the same content: the stored import
 // fingerprint matches) or a conflict, which writes nothing.
 //
-// KEYS[1] seq key (routing)
+// KEYS[17+4i..20+4i] task i's key, history key, encounter key (the task
+// key again when it has no encounter) and locator key
 // ARGV[4] '1' for a dry run (decide, write nothing), ARGV[5..] one task
 // each, a JSON object of strings: id, enc (empty = none), status,
 // priority, attempts, max_attempts, payload (JSON text, empty = null), fp
@@ -628,8 +704,9 @@ local out = {}
 for i = 5, #ARGV do
   local x = cjson.decode(ARGV[i])
   local id, enc = x.id, x.enc
-  local cur = redis.call('HMGET', tkey(id), 'status', 'ifp')
-  if not cur[1] and redis.call('EXISTS', B .. 'loc:' .. id) == 1 then
+  local tk, hk, ek, lk = KEYS[17 + (i - 5) * 4], KEYS[18 + (i - 5) * 4], KEYS[19 + (i - 5) * 4], KEYS[20 + (i - 5) * 4]
+  local cur = redis.call('HMGET', tk, 'status', 'ifp')
+  if not cur[1] and redis.call('EXISTS', lk) == 1 then
     out[#out + 1] = {3, id, x.status, 'located', ''}
   elseif cur[1] then
     if cur[2] == x.ifp then
@@ -648,7 +725,7 @@ for i = 5, #ARGV do
     elseif dry then
       out[#out + 1] = {0, id, x.status, 'imported', ''}
     else
-      local seq = redis.call('INCR', B .. 'seq')
+      local seq = redis.call('INCR', SEQ)
       local t = {}
       local f = {queue_id = id, encounter_id = enc, status = x.status, priority = x.priority,
         attempts = x.attempts, max_attempts = x.max_attempts, recoveries = 0, fp = x.fp, dlq = x.dlq,
@@ -657,16 +734,15 @@ for i = 5, #ARGV do
       if x.pp ~= '' then f.pp = x.pp end
       if x.actions_fp ~= '' then f.actions, f.actions_fp = x.actions, x.actions_fp end
       if x.error_message ~= '' then f.error_message = x.error_message end
-      put(id, t, f)
+      put(tk, t, f)
       index(id, t)
-      redis.call('ZADD', B .. 'all', seq, id)
+      redis.call('ZADD', ALL, seq, id)
       if enc ~= '' then
-        redis.call('ZADD', B .. 'enc:' .. enc, seq, id)
-        if open then redis.call('HSET', B .. 'open', enc, id) end
+        redis.call('ZADD', ek, seq, id)
+        if open then redis.call('HSET', OPEN, enc, id) end
       end
-      local h = B .. 'h:' .. id
-      for _, e in ipairs(x.history) do redis.call('RPUSH', h, e) end
-      event(id, '', x.status, 'import', x.reason)
+      for _, e in ipairs(x.history) do redis.call('RPUSH', hk, e) end
+      event(hk, '', x.status, 'import', x.reason)
       out[#out + 1] = {0, id, x.status, 'imported', ''}
     end
   end

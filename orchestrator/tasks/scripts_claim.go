@@ -12,32 +12,42 @@ package tasks
 // cancelClaimScript. A token already cancelled claims nothing, so the
 // cancel wins whichever of the two Redis runs first.
 //
-// KEYS[1] claim key <base>claim:<token> (routing; same slot as the ledger)
+// KEYS[17] claim key <base>claim:<token>
 // ARGV[4] worker_id, ARGV[5] limit, ARGV[6] token, ARGV[7] claim key TTL ms
 //
 // Returns {0, fields1, fields2, ...}, the claimed tasks in claim order, now
 // PROCESSING with worker_id, claimed_at, heartbeat_at and claim (the token)
-// set; {0} when none was pending or the token was cancelled.
+// set; {0} when none was pending or the token was cancelled. The candidates
+// are all read before the first is taken (see loadAll).
 var claimScript = script(`
 local worker, limit, token, ttl = ARGV[4], tonumber(ARGV[5]), ARGV[6], ARGV[7]
-if redis.call('EXISTS', KEYS[1]) == 1 then return {0} end
-local out = {0}
+local ck = KEYS[17]
+if redis.call('EXISTS', ck) == 1 then return {0} end
+local ids, from = {}, {}
 for _, p in ipairs({'HIGH', 'NORMAL', 'LOW'}) do
-  local want = limit - (#out - 1)
+  local want = limit - #ids
   if want <= 0 then break end
-  local key = B .. 'pending:' .. p
-  for _, id in ipairs(redis.call('ZRANGE', key, 0, want - 1)) do
-    local t = load(id)
-    if t and t.status == 'PENDING' then
-      apply(id, t, {status = 'PROCESSING', worker_id = worker, claimed_at = NOW, heartbeat_at = NOW, claim = token}, worker, 'claimed')
-      redis.call('SADD', KEYS[1], id)
-      out[#out + 1] = flat(t)
-    else
-      redis.call('ZREM', key, id)
-    end
+  for _, id in ipairs(redis.call('ZRANGE', PENDQ[p], 0, want - 1)) do
+    ids[#ids + 1] = id
+    from[#from + 1] = p
   end
 end
-if #out > 1 then redis.call('PEXPIRE', KEYS[1], ttl) end
+local ts = loadAll(ids)
+if not ts then return redis.error_reply(errMoving) end
+local out = {0}
+for i, id in ipairs(ids) do
+  local t = ts[i]
+  if t.status == 'PENDING' then
+    local tk = tkey(id)
+    apply(id, tk, hkey(id), t, {status = 'PROCESSING', worker_id = worker, claimed_at = NOW, heartbeat_at = NOW, claim = token},
+      worker, 'claimed')
+    redis.call('SADD', ck, id)
+    out[#out + 1] = redis.call('HGETALL', tk)
+  else
+    redis.call('ZREM', PENDQ[from[i]], id)
+  end
+end
+if #out > 1 then redis.call('PEXPIRE', ck, ttl) end
 return out
 `)
 
@@ -48,27 +58,34 @@ return out
 // claim key then holds only the tombstone member "!", so a claim script
 // with this token that Redis runs later claims nothing.
 //
-// KEYS[1] claim key <base>claim:<token>
+// KEYS[17] claim key <base>claim:<token>
 // ARGV[4] token, ARGV[5] tombstone TTL ms
 //
 // Returns {released, kept}: tasks put back, and tasks left as they were.
 var cancelClaimScript = script(`
 local token, ttl = ARGV[4], ARGV[5]
+local ck = KEYS[17]
+local ids = {}
+for _, id in ipairs(redis.call('SMEMBERS', ck)) do
+  if id ~= '!' then ids[#ids + 1] = id end
+end
+local ts = loadAll(ids)
+if not ts then return redis.error_reply(errMoving) end
 local released, kept = 0, 0
-for _, id in ipairs(redis.call('SMEMBERS', KEYS[1])) do
-  local t = load(id)
-  if t and t.status == 'PROCESSING' and t.claim == token then
+for i, id in ipairs(ids) do
+  local t = ts[i]
+  if t.status == 'PROCESSING' and t.claim == token then
     local worker = t.worker_id or ''
-    apply(id, t, {status = 'PENDING', worker_id = false, claimed_at = false, heartbeat_at = false, claim = false}, worker,
-      'claim cancelled: its worker ' .. worker .. ' was answered that the claim failed (no attempt counted)')
+    apply(id, tkey(id), hkey(id), t, {status = 'PENDING', worker_id = false, claimed_at = false, heartbeat_at = false, claim = false},
+      worker, 'claim cancelled: its worker ' .. worker .. ' was answered that the claim failed (no attempt counted)')
     released = released + 1
-  elseif id ~= '!' then
+  else
     kept = kept + 1
   end
 end
-redis.call('DEL', KEYS[1])
-redis.call('SADD', KEYS[1], '!')
-redis.call('PEXPIRE', KEYS[1], ttl)
+redis.call('DEL', ck)
+redis.call('SADD', ck, '!')
+redis.call('PEXPIRE', ck, ttl)
 return {released, kept}
 `)
 
@@ -78,17 +95,18 @@ return {released, kept}
 // from the head of its queue), worker_id, claimed_at and heartbeat_at
 // cleared, no attempt counted.
 //
-// KEYS[1] task key
+// KEYS[17] task key, KEYS[18] its history
 // ARGV[4] queue_id, ARGV[5] worker_id, ARGV[6] claimed_at ms
 //
 // Returns the standard reply: 0 | 1 'not_held' (no longer PROCESSING under
 // that claim: recovered by a sweep, claimed again, acknowledged…) | 2.
 var unclaimScript = script(`
 local id, worker, at = ARGV[4], ARGV[5], ARGV[6]
-local t = load(id)
+local tk, hk = KEYS[17], KEYS[18]
+local t = load(tk)
 if not t then return reply(2) end
-if t.status ~= 'PROCESSING' or t.worker_id ~= worker or t.claimed_at ~= at then return reply(1, 'not_held', '', t) end
-apply(id, t, {status = 'PENDING', worker_id = false, claimed_at = false, heartbeat_at = false}, worker,
+if t.status ~= 'PROCESSING' or t.worker_id ~= worker or t.claimed_at ~= at then return reply(1, 'not_held', '', tk) end
+apply(id, tk, hk, t, {status = 'PENDING', worker_id = false, claimed_at = false, heartbeat_at = false}, worker,
   'claim released: never delivered to worker ' .. worker .. ' (no attempt counted)')
-return reply(0, '', '', t)
+return reply(0, '', '', tk)
 `)

@@ -9,7 +9,8 @@ import "github.com/redis/go-redis/v9"
 // claimLocatorScript makes the locator of id point to the task's home
 // shard, before the create (or import) script writes the task there.
 //
-// KEYS[1] locator key <base>loc:<id>, in the shard of the id
+// KEYS[1] locator key <base>loc:<id>, in the shard of the id; KEYS[2] the
+// id's task key in that shard
 // ARGV[1] that shard's base, ARGV[2] id, ARGV[3] home shard index, ARGV[4]
 // now ms, ARGV[5] the value it may replace (empty = none: only a missing
 // locator, or one of the same home)
@@ -21,7 +22,7 @@ import "github.com/redis/go-redis/v9"
 // locator of the same home is refreshed: its time says a create is under
 // way).
 var claimLocatorScript = redis.NewScript(`
-local st = redis.call('HGET', ARGV[1] .. 't:' .. ARGV[2], 'status')
+local st = redis.call('HGET', KEYS[2], 'status')
 if st then return {'here', st} end
 local v = redis.call('GET', KEYS[1])
 if v and v ~= ARGV[5] and string.match(v, '^(%d+):') ~= ARGV[3] then return {'other', v} end

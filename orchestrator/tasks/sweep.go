@@ -138,7 +138,7 @@ func (l *Ledger) PurgeDone(ctx context.Context, now time.Time, olderThan time.Du
 // walk complete (one GET once it is).
 func (l *Ledger) backfillDone(ctx context.Context, op string, sh int, now time.Time) error {
 	for {
-		v, err := l.run(ctx, op, backfillDoneScript, sh, now, l.ks[sh].doneBackfill(), l.cfg.SweepBatch)
+		v, err := l.run(ctx, op, backfillDoneScript, sh, now, l.ks[sh].scriptKeys(l.ks[sh].doneBackfill()), l.cfg.SweepBatch)
 		if err != nil {
 			return err
 		}
@@ -177,7 +177,7 @@ func (l *Ledger) sweepShard(ctx context.Context, op string, s *redis.Script, sh 
 	var res SweepResult
 	argv := append([]any{now.Add(-olderThan).UnixMilli(), l.cfg.SweepBatch}, args...)
 	for {
-		v, err := l.run(ctx, op, s, sh, now, index, argv...)
+		v, err := l.run(ctx, op, s, sh, now, l.ks[sh].scriptKeys(index), argv...)
 		if err != nil {
 			return res, err
 		}

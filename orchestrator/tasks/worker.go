@@ -66,7 +66,7 @@ func (l *Ledger) claimToken(ctx context.Context, op, worker string, limit int, t
 // claimWith runs the claim script in shard sh.
 func (l *Ledger) claimWith(ctx context.Context, op string, sh int, worker string, limit int, token string) ([]contracts.Task, error) {
 	argv := []any{l.ks[sh].base, l.cfg.Now().UnixMilli(), l.cfg.HistoryLimit, worker, limit, token, ClaimTokenTTL.Milliseconds()}
-	v, err := claimScript.Run(ctx, l.rdb, []string{l.ks[sh].claim(token)}, argv...).Result()
+	v, err := claimScript.Run(ctx, l.rdb, l.ks[sh].scriptKeys(l.ks[sh].claim(token)), argv...).Result()
 	if err != nil {
 		serr := storeError(op, err)
 		if uncertain(err) {
@@ -141,7 +141,8 @@ func (l *Ledger) CancelClaim(ctx context.Context, token string) (ClaimCancel, er
 	}
 	var out ClaimCancel
 	for sh := range l.ks {
-		v, err := l.run(ctx, op, cancelClaimScript, sh, l.cfg.Now(), l.ks[sh].claim(token), token, ClaimTokenTTL.Milliseconds())
+		v, err := l.run(ctx, op, cancelClaimScript, sh, l.cfg.Now(), l.ks[sh].scriptKeys(l.ks[sh].claim(token)), token,
+			ClaimTokenTTL.Milliseconds())
 		if err != nil {
 			return out, err
 		}

@@ -1,0 +1,157 @@
+package tasks_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+
+	"github.com/flowgate/flowgate/contracts"
+	"github.com/flowgate/flowgate/orchestrator/tasks"
+	"github.com/flowgate/flowgate/test/clocktest"
+	"github.com/flowgate/flowgate/test/redistest"
+)
+
+// scriptCost is the Redis time of the script calls f makes: usec is
+// INFO commandstats' usec_per_call of EVALSHA (wall time inside Redis, which
+// a busy machine inflates), cpu the Redis main thread's CPU time (INFO cpu)
+// over f divided by the calls (everything Redis did for them, reading and
+// answering included, and not inflated by other processes).
+type scriptCost struct {
+	usec, cpu float64
+	calls     int
+}
+
+func measureScripts(t testing.TB, ctx context.Context, rdb redis.UniversalClient, f func()) scriptCost {
+	t.Helper()
+	require.NoError(t, rdb.ConfigResetStat(ctx).Err())
+	cpu0 := mainThreadCPU(t, ctx, rdb)
+	f()
+	cpu1 := mainThreadCPU(t, ctx, rdb)
+	info, err := rdb.Info(ctx, "commandstats").Result()
+	require.NoError(t, err)
+	var c scriptCost
+	for _, line := range strings.Split(info, "\n") {
+		if !strings.HasPrefix(line, "cmdstat_evalsha:") {
+			continue
+		}
+		for _, kv := range strings.Split(strings.TrimSpace(strings.TrimPrefix(line, "cmdstat_evalsha:")), ",") {
+			k, v, _ := strings.Cut(kv, "=")
+			switch k {
+			case "calls":
+				c.calls, _ = strconv.Atoi(v)
+			case "usec_per_call":
+				c.usec, _ = strconv.ParseFloat(v, 64)
+			}
+		}
+	}
+	require.NotZero(t, c.calls, "no evalsha in commandstats:\n%s", info)
+	c.cpu = (cpu1 - cpu0) * 1e6 / float64(c.calls)
+	return c
+}
+
+// mainThreadCPU is Redis's main thread CPU time in seconds (user + sys).
+func mainThreadCPU(t testing.TB, ctx context.Context, rdb redis.UniversalClient) float64 {
+	t.Helper()
+	info, err := rdb.Info(ctx, "cpu").Result()
+	require.NoError(t, err)
+	var total float64
+	for _, line := range strings.Split(info, "\n") {
+		k, v, ok := strings.Cut(strings.TrimSpace(line), ":")
+		if ok && (k == "used_cpu_user_main_thread" || k == "used_cpu_sys_main_thread") {
+			f, err := strconv.ParseFloat(v, 64)
+			require.NoError(t, err)
+			total += f
+		}
+	}
+	return total
+}
+
+// fillDone writes n DONE tasks straight into the ledger's keys, as a week
+// of traffic leaves them (a task hash, its history, its index entries).
+func fillDone(t testing.TB, bd *bundle, n int) {
+	t.Helper()
+	base := bd.l.KeyBase()
+	const chunk = 5000
+	for lo := 0; lo < n; lo += chunk {
+		pipe := bd.rdb.Pipeline()
+		for i := lo; i < min(lo+chunk, n); i++ {
+			id := fmt.Sprintf("00000000-0000-4000-8000-%012d", i)
+			seq := strconv.Itoa(i + 1)
+			ms := strconv.FormatInt(t0.UnixMilli()-int64(n-i)*1000, 10)
+			pipe.HSet(bd.ctx, base+"t:"+id, "queue_id", id, "encounter_id", "old-"+seq, "status", "DONE", "priority", "NORMAL",
+				"attempts", "0", "max_attempts", "3", "recoveries", "0", "payload", `{"n":1}`, "fp", "x", "dlq", "0",
+				"actions", `{"codes":["99213"]}`, "actions_fp", "y", "worker_id", "vm-old", "created_at", ms, "updated_at", ms,
+				"claimed_at", ms, "heartbeat_at", ms, "seq", seq, "pseq", seq)
+			pipe.RPush(bd.ctx, base+"h:"+id, `{"at":"`+ms+`","from":"","to":"PENDING","by":"create","reason":"created"}`)
+			pipe.ZAdd(bd.ctx, base+"all", redis.Z{Score: float64(i + 1), Member: id})
+			pipe.ZAdd(bd.ctx, base+"status:DONE", redis.Z{Score: float64(i + 1), Member: id})
+			pipe.ZAdd(bd.ctx, base+"done", redis.Z{Score: float64(t0.UnixMilli() - int64(n-i)*1000), Member: id})
+			pipe.ZAdd(bd.ctx, base+"enc:old-"+seq, redis.Z{Score: float64(i + 1), Member: id})
+		}
+		_, err := pipe.Exec(bd.ctx)
+		require.NoError(t, err)
+	}
+	require.NoError(t, bd.rdb.Set(bd.ctx, base+"seq", n, 0).Err())
+}
+
+// TestScriptCostFlatInLedgerSize prints the Redis time of the claim and
+// ACK scripts (and create) with 1k and 100k tasks in the ledger, and 1M
+// with FLOWGATE_SCRIPT_COST_1M=1: the goal is ≤ 25 µs each, the same at
+// every size.
+func TestScriptCostFlatInLedgerSize(t *testing.T) {
+	if testing.Short() {
+		t.Skip("measures Redis time over large ledgers")
+	}
+	sizes := []int{1_000, 100_000}
+	if os.Getenv("FLOWGATE_SCRIPT_COST_1M") != "" {
+		sizes = append(sizes, 1_000_000)
+	}
+	const m = 2000
+	actions := json.RawMessage(`{"codes":["99213","G0438"],"notes":"ok"}`)
+	for _, n := range sizes {
+		// No index check at the end: at 1M tasks it would take minutes.
+		db := redistest.New(t)
+		clk := clocktest.New(t0)
+		l, err := tasks.New(db.Client, tasks.Config{Prefix: "test", Now: clk.Now})
+		require.NoError(t, err)
+		bd := &bundle{ctx: context.Background(), l: l, rdb: db.Client, clock: clk}
+		fillDone(t, bd, n)
+		reqs := make([]contracts.CreateTaskRequest, m)
+		for i := range reqs {
+			reqs[i] = contracts.CreateTaskRequest{EncounterID: fmt.Sprintf("enc-%d", i),
+				Payload: json.RawMessage(`{"patient":{"first":"Ada","last":"Lovelace"},"visit":"2026-11-21"}`)}
+		}
+		create := measureScripts(t, bd.ctx, bd.rdb, func() {
+			for _, r := range reqs {
+				_, err := bd.l.Create(bd.ctx, r)
+				require.NoError(t, err)
+			}
+		})
+		var ids []string
+		claim := measureScripts(t, bd.ctx, bd.rdb, func() {
+			for range m {
+				got, err := bd.l.Claim(bd.ctx, contracts.ClaimRequest{WorkerID: "vm-1"})
+				require.NoError(t, err)
+				require.Len(t, got, 1)
+				ids = append(ids, got[0].QueueID)
+			}
+		})
+		ack := measureScripts(t, bd.ctx, bd.rdb, func() {
+			for _, id := range ids {
+				_, err := bd.l.Ack(bd.ctx, contracts.AckRequest{QueueID: id, WorkerID: "vm-1", ExperityActions: actions})
+				require.NoError(t, err)
+			}
+		})
+		require.Equal(t, m, ack.calls)
+		t.Logf("ledger of %7d tasks, Redis time per script (commandstats / main-thread CPU): "+
+			"create %5.1f / %5.1f µs, claim %5.1f / %5.1f µs, ACK %5.1f / %5.1f µs",
+			n, create.usec, create.cpu, claim.usec, claim.cpu, ack.usec, ack.cpu)
+	}
+}
