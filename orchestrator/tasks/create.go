@@ -205,7 +205,7 @@ func (l *Ledger) createResults(ctx context.Context, op string, now time.Time, sh
 		case code == createdNew:
 			out[i] = contracts.CreateResult{Task: created(chunk[i], now)}
 		case code == createdSame && len(item) >= 3:
-			fields, ok := fieldMap(item[2])
+			fields, ok := recordMap(item[2])
 			if !ok {
 				return nil, badReply(op, v)
 			}

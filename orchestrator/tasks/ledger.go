@@ -260,7 +260,7 @@ func parseReply(op string, v any) (reply, error) {
 		return reply{}, badReply(op, v)
 	}
 	r := reply{code: code, a: str(arr[1]), b: str(arr[2])}
-	if r.fields, ok = fieldMap(arr[3]); !ok {
+	if r.fields, ok = recordMap(arr[3]); !ok {
 		return reply{}, badReply(op, v)
 	}
 	if len(arr) > 4 {
@@ -282,19 +282,6 @@ func str(v any) string {
 		return fmt.Sprint(x)
 	}
 	return ""
-}
-
-// fieldMap turns a flat HGETALL-style array into a map.
-func fieldMap(v any) (map[string]string, bool) {
-	arr, ok := v.([]any)
-	if !ok || len(arr)%2 != 0 {
-		return nil, false
-	}
-	m := make(map[string]string, len(arr)/2)
-	for i := 0; i < len(arr); i += 2 {
-		m[str(arr[i])] = str(arr[i+1])
-	}
-	return m, true
 }
 
 // check maps a reply's code to nil (done or no-op) or a typed error.

@@ -108,3 +108,25 @@ func msTimePtr(s string) *time.Time {
 	t := msTime(s)
 	return &t
 }
+
+// taskFields are the fields of a task hash in the order the scripts answer
+// them (FIELDS in the prelude; TestScriptFieldsMatch keeps the two equal).
+var taskFields = []string{"queue_id", "encounter_id", "status", "priority", "attempts", "max_attempts", "recoveries", "payload",
+	"fp", "pp", "actions", "actions_fp", "dlq", "error_message", "worker_id", "created_at", "updated_at", "claimed_at",
+	"heartbeat_at", "claim", "seq", "pseq", "ifp"}
+
+// recordMap turns a script's task record (taskFields' order, nil for an
+// absent field; an empty array for no task) into a field map.
+func recordMap(v any) (map[string]string, bool) {
+	arr, ok := v.([]any)
+	if !ok || (len(arr) != 0 && len(arr) != len(taskFields)) {
+		return nil, false
+	}
+	m := make(map[string]string, len(arr))
+	for i, x := range arr {
+		if x != nil {
+			m[taskFields[i]] = str(x)
+		}
+	}
+	return m, true
+}

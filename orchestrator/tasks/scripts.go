@@ -32,7 +32,8 @@ import "github.com/redis/go-redis/v9"
 //
 // code: 0 done, 1 no-op (nothing changed; a says why), 2 not found,
 // 3 conflict (a = current status, b = reason), 4 invalid (a = reason);
-// fields is the task's HGETALL after the script ({} when not found), extra
+// fields are the task's fields after the script, in taskFields' order
+// ({} when not found), extra
 // the id of the encounter's other open task for reason "encounter_open".
 // parseReply and (*Ledger).check turn it into a task or a typed error.
 
@@ -48,23 +49,32 @@ local PENDQ = {HIGH = KEYS[14], NORMAL = KEYS[15], LOW = KEYS[16]}
 local function tkey(id) return B .. 't:' .. id end
 local function hkey(id) return B .. 'h:' .. id end
 
--- The fields the transitions decide on; the reply reads the whole hash.
-local CORE = {'status', 'priority', 'dlq', 'encounter_id', 'claim', 'seq', 'pseq', 'created_at', 'updated_at',
-  'worker_id', 'attempts', 'max_attempts', 'recoveries', 'actions_fp', 'heartbeat_at', 'claimed_at'}
+-- Every field of a task hash, in taskFields' order (record.go): load reads
+-- them all at once, and a reply gives them back in this order (false for
+-- an absent field), from t, which every write mirrors.
+local FIELDS = {'queue_id', 'encounter_id', 'status', 'priority', 'attempts', 'max_attempts', 'recoveries', 'payload',
+  'fp', 'pp', 'actions', 'actions_fp', 'dlq', 'error_message', 'worker_id', 'created_at', 'updated_at', 'claimed_at',
+  'heartbeat_at', 'claim', 'seq', 'pseq', 'ifp'}
 
 local function load(tk)
-  local v = redis.call('HMGET', tk, unpack(CORE))
-  if not v[1] then return nil end
+  local v = redis.call('HMGET', tk, unpack(FIELDS))
+  if not v[3] then return nil end
   local t = {}
-  for i = 1, #CORE do
-    if v[i] then t[CORE[i]] = v[i] end
+  for i = 1, #FIELDS do
+    if v[i] then t[FIELDS[i]] = v[i] end
   end
   return t
 end
 
-local function reply(code, a, b, tk, extra)
+local function record(t)
+  local out = {}
+  for i = 1, #FIELDS do out[i] = t[FIELDS[i]] or false end
+  return out
+end
+
+local function reply(code, a, b, t, extra)
   local f = {}
-  if tk then f = redis.call('HGETALL', tk) end
+  if t then f = record(t) end
   return {code, a or '', b or '', f, extra or ''}
 end
 
@@ -221,7 +231,7 @@ for i = 0, n - 1 do
   local exists = redis.call('EXISTS', tk) == 1
   if not exists then other = openTask(enc) end
   if exists then
-    out[#out + 1] = {1, id, redis.call('HGETALL', tk)}
+    out[#out + 1] = {1, id, record(load(tk))}
   elseif other then
     out[#out + 1] = {2, other}
   else
@@ -276,12 +286,12 @@ local id, worker = ARGV[4], ARGV[5]
 local tk, hk = KEYS[17], KEYS[18]
 local t = load(tk)
 if not t then return reply(2) end
-if t.status ~= 'PROCESSING' then return reply(3, t.status, 'not_processing', tk) end
-if t.worker_id ~= worker then return reply(3, t.status, 'wrong_worker', tk) end
+if t.status ~= 'PROCESSING' then return reply(3, t.status, 'not_processing', t) end
+if t.worker_id ~= worker then return reply(3, t.status, 'wrong_worker', t) end
 put(tk, t, {heartbeat_at = NOW, updated_at = NOW})
 redis.call('ZADD', ACTIVE, NOW, id)
 redis.call('ZADD', CLAIMED, NOW, id)
-return reply(0, '', '', tk)
+return reply(0, '', '', t)
 `)
 
 // ackScript marks a task DONE and stores the ACK's experityActions.
@@ -301,22 +311,22 @@ local id, enc, worker, actions, afp = ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8
 local tk, hk = KEYS[17], KEYS[18]
 local t = load(tk)
 if not t then return reply(2) end
-if enc ~= '' and t.encounter_id ~= enc then return reply(4, 'encounter_mismatch', '', tk) end
+if enc ~= '' and t.encounter_id ~= enc then return reply(4, 'encounter_mismatch', '', t) end
 if t.status == 'DONE' then
-  if t.actions_fp == afp then return reply(1, 'duplicate', '', tk) end
-  return reply(3, t.status, 'different_payload', tk)
+  if t.actions_fp == afp then return reply(1, 'duplicate', '', t) end
+  return reply(3, t.status, 'different_payload', t)
 end
 local reason = 'acknowledged'
 if t.status == 'PROCESSING' then
-  if worker ~= '' and t.worker_id ~= worker then return reply(3, t.status, 'wrong_worker', tk) end
+  if worker ~= '' and t.worker_id ~= worker then return reply(3, t.status, 'wrong_worker', t) end
 elseif t.status == 'PENDING' then
   reason = 'late acknowledgement of a task recovered to PENDING'
 else
-  return reply(3, t.status, 'not_processing', tk)
+  return reply(3, t.status, 'not_processing', t)
 end
 local by = t.worker_id or (worker ~= '' and worker) or 'ack'
 apply(id, tk, hk, t, {status = 'DONE', actions = actions, actions_fp = afp}, by, reason)
-return reply(0, '', '', tk)
+return reply(0, '', '', t)
 `)
 
 // failScript records a failed attempt: ERROR, attempts+1, error_message;
@@ -336,7 +346,7 @@ local id, enc, worker, msg = ARGV[4], ARGV[5], ARGV[6], ARGV[7]
 local tk, hk = KEYS[17], KEYS[18]
 local t = load(tk)
 if not t then return reply(2) end
-if enc ~= '' and t.encounter_id ~= enc then return reply(4, 'encounter_mismatch', '', tk) end
+if enc ~= '' and t.encounter_id ~= enc then return reply(4, 'encounter_mismatch', '', t) end
 if t.status ~= 'PROCESSING' then
   -- A FAIL sent again (the worker timed out waiting for the answer) finds
   -- its own FAIL as the task's last event: a duplicate, nothing changes.
@@ -348,22 +358,22 @@ if t.status ~= 'PROCESSING' then
          and type(ev.reason) == 'string' and string.sub(ev.reason, 1, #msg) == msg then
         local kind = 'retry'
         if t.dlq == '1' then kind = 'dlq' end
-        return reply(1, 'duplicate', kind, tk)
+        return reply(1, 'duplicate', kind, t)
       end
     end
   end
-  return reply(3, t.status, 'not_processing', tk)
+  return reply(3, t.status, 'not_processing', t)
 end
-if worker ~= '' and t.worker_id ~= worker then return reply(3, t.status, 'wrong_worker', tk) end
+if worker ~= '' and t.worker_id ~= worker then return reply(3, t.status, 'wrong_worker', t) end
 local attempts = tonumber(t.attempts) + 1
 local by = t.worker_id or (worker ~= '' and worker) or 'fail'
 if attempts < tonumber(t.max_attempts) then
   apply(id, tk, hk, t, {status = 'ERROR', attempts = attempts, error_message = msg}, by, msg)
-  return reply(0, 'retry', '', tk)
+  return reply(0, 'retry', '', t)
 end
 apply(id, tk, hk, t, {status = 'ERROR', attempts = attempts, error_message = ARGV[8], dlq = '1'}, by,
   msg .. ' (attempt ' .. attempts .. ' of ' .. t.max_attempts .. '; moved to the dead letter queue)')
-return reply(0, 'dlq', '', tk)
+return reply(0, 'dlq', '', t)
 `)
 
 // requeueScript brings an ERROR task (not a dead letter) back to PENDING —
@@ -382,15 +392,15 @@ local id, prio, want = ARGV[4], ARGV[5], ARGV[6] or ''
 local tk, hk = KEYS[17], KEYS[18]
 local t = load(tk)
 if not t then return reply(2) end
-if t.status == 'PENDING' or t.status == 'PROCESSING' then return reply(1, 'already_' .. string.lower(t.status), '', tk) end
-if t.status == 'DONE' then return reply(3, t.status, 'done', tk) end
-if t.dlq == '1' then return reply(3, t.status, 'dlq', tk) end
-if want ~= '' and tonumber(t.attempts) ~= tonumber(want) then return reply(1, 'attempts_changed', t.attempts, tk) end
+if t.status == 'PENDING' or t.status == 'PROCESSING' then return reply(1, 'already_' .. string.lower(t.status), '', t) end
+if t.status == 'DONE' then return reply(3, t.status, 'done', t) end
+if t.dlq == '1' then return reply(3, t.status, 'dlq', t) end
+if want ~= '' and tonumber(t.attempts) ~= tonumber(want) then return reply(1, 'attempts_changed', t.attempts, t) end
 local seq = redis.call('INCR', SEQ)
 local other = apply(id, tk, hk, t, {status = 'PENDING', priority = prio, pseq = seq,
   worker_id = false, claimed_at = false, heartbeat_at = false}, 'requeue', 'requeued with priority ' .. prio)
-if other then return reply(3, t.status, 'encounter_open', tk, other) end
-return reply(0, '', '', tk)
+if other then return reply(3, t.status, 'encounter_open', t, other) end
+return reply(0, '', '', t)
 `)
 
 // replayScript brings a dead letter back to PENDING with attempts and
@@ -406,12 +416,12 @@ local id, prio = ARGV[4], ARGV[5]
 local tk, hk = KEYS[17], KEYS[18]
 local t = load(tk)
 if not t then return reply(2) end
-if t.status ~= 'ERROR' or t.dlq ~= '1' then return reply(3, t.status, 'not_dlq', tk) end
+if t.status ~= 'ERROR' or t.dlq ~= '1' then return reply(3, t.status, 'not_dlq', t) end
 local seq = redis.call('INCR', SEQ)
 local other = apply(id, tk, hk, t, {status = 'PENDING', priority = prio, pseq = seq, attempts = 0, recoveries = 0, dlq = '0',
   worker_id = false, claimed_at = false, heartbeat_at = false}, 'replay', 'replayed from the dead letter queue with priority ' .. prio)
-if other then return reply(3, t.status, 'encounter_open', tk, other) end
-return reply(0, '', '', tk)
+if other then return reply(3, t.status, 'encounter_open', t, other) end
+return reply(0, '', '', t)
 `)
 
 // dlqScript moves a task to the dead letter queue by hand (manual review).
@@ -425,10 +435,10 @@ local id = ARGV[4]
 local tk, hk = KEYS[17], KEYS[18]
 local t = load(tk)
 if not t then return reply(2) end
-if t.status == 'DONE' then return reply(3, t.status, 'done', tk) end
-if t.dlq == '1' then return reply(1, 'already_dlq', '', tk) end
+if t.status == 'DONE' then return reply(3, t.status, 'done', t) end
+if t.dlq == '1' then return reply(1, 'already_dlq', '', t) end
 apply(id, tk, hk, t, {status = 'ERROR', dlq = '1', error_message = ARGV[5]}, 'api', ARGV[6])
-return reply(0, '', '', tk)
+return reply(0, '', '', t)
 `)
 
 // statusScript is the generic admin transition (PATCH /queue/{id}/status),
@@ -457,9 +467,9 @@ local t = load(tk)
 if not t then return reply(2) end
 local legal = {PENDING = {PROCESSING = true}, PROCESSING = {DONE = true, ERROR = true, PENDING = true},
   ERROR = {PENDING = true, ERROR = true}}
-if not (legal[t.status] and legal[t.status][to]) then return reply(3, t.status, 'illegal_transition', tk) end
+if not (legal[t.status] and legal[t.status][to]) then return reply(3, t.status, 'illegal_transition', t) end
 if t.dlq == '1' and (to ~= 'ERROR' or (ARGV[9] == '1' and ARGV[14] ~= '1')) then
-  return reply(3, t.status, 'dead_letter', tk)
+  return reply(3, t.status, 'dead_letter', t)
 end
 local f = {status = to}
 local reason = 'status set to ' .. to
@@ -489,8 +499,8 @@ end
 if f.dlq == '1' and t.dlq ~= '1' then reason = reason .. ' (moved to the dead letter queue)' end
 -- nothing closed is reopened here (a dead letter stays one), so apply cannot refuse; checked all the same
 local other = apply(id, tk, hk, t, f, 'api', reason)
-if other then return reply(3, t.status, 'encounter_open', tk, other) end
-return reply(0, '', '', tk)
+if other then return reply(3, t.status, 'encounter_open', t, other) end
+return reply(0, '', '', t)
 `)
 
 // recoverScript is one batch of a stale-claim sweep: PROCESSING tasks whose

@@ -15,7 +15,8 @@ package tasks
 // KEYS[17] claim key <base>claim:<token>
 // ARGV[4] worker_id, ARGV[5] limit, ARGV[6] token, ARGV[7] claim key TTL ms
 //
-// Returns {0, fields1, fields2, ...}, the claimed tasks in claim order, now
+// Returns {0, fields1, fields2, ...} (taskFields' order), the claimed tasks
+// in claim order, now
 // PROCESSING with worker_id, claimed_at, heartbeat_at and claim (the token)
 // set; {0} when none was pending or the token was cancelled. The candidates
 // are all read before the first is taken (see loadAll).
@@ -38,11 +39,10 @@ local out = {0}
 for i, id in ipairs(ids) do
   local t = ts[i]
   if t.status == 'PENDING' then
-    local tk = tkey(id)
-    apply(id, tk, hkey(id), t, {status = 'PROCESSING', worker_id = worker, claimed_at = NOW, heartbeat_at = NOW, claim = token},
-      worker, 'claimed')
+    apply(id, tkey(id), hkey(id), t, {status = 'PROCESSING', worker_id = worker, claimed_at = NOW, heartbeat_at = NOW,
+      claim = token}, worker, 'claimed')
     redis.call('SADD', ck, id)
-    out[#out + 1] = redis.call('HGETALL', tk)
+    out[#out + 1] = record(t)
   else
     redis.call('ZREM', PENDQ[from[i]], id)
   end
@@ -105,8 +105,8 @@ local id, worker, at = ARGV[4], ARGV[5], ARGV[6]
 local tk, hk = KEYS[17], KEYS[18]
 local t = load(tk)
 if not t then return reply(2) end
-if t.status ~= 'PROCESSING' or t.worker_id ~= worker or t.claimed_at ~= at then return reply(1, 'not_held', '', tk) end
+if t.status ~= 'PROCESSING' or t.worker_id ~= worker or t.claimed_at ~= at then return reply(1, 'not_held', '', t) end
 apply(id, tk, hk, t, {status = 'PENDING', worker_id = false, claimed_at = false, heartbeat_at = false}, worker,
   'claim released: never delivered to worker ' .. worker .. ' (no attempt counted)')
-return reply(0, '', '', tk)
+return reply(0, '', '', t)
 `)

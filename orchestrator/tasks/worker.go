@@ -83,7 +83,7 @@ func (l *Ledger) claimWith(ctx context.Context, op string, sh int, worker string
 	}
 	out := make([]contracts.Task, 0, len(arr)-1)
 	for _, raw := range arr[1:] {
-		f, ok := fieldMap(raw)
+		f, ok := recordMap(raw)
 		if !ok {
 			return nil, badReply(op, v)
 		}
