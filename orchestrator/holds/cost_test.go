@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flowgate/flowgate/orchestrator/holds"
-	"github.com/flowgate/flowgate/test/redistest"
+	"github.com/flowgate/flowgate/test/rediscluster"
 )
 
 // TestScriptCost measures the Redis time of the hold scripts: INFO
@@ -32,16 +32,23 @@ func TestScriptCost(t *testing.T) {
 	if os.Getenv("FLOWGATE_HOLDS_COST_1M") == "1" {
 		sizes = append(sizes, 1_000_000)
 	}
-	db := redistest.New(t)
+	// A Redis of its own: INFO commandstats counts every database's calls,
+	// and the other packages' tests share test/run's Redis.
+	srv := rediscluster.StartServer(t)
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	t.Cleanup(func() { _ = rdb.Close() })
 	ctx := context.Background()
 	for _, n := range sizes {
 		p := fmt.Sprintf("cost%d-%d:", n, time.Now().UnixNano())
-		eng, err := holds.New(db.Client, holds.Config{Prefix: p, PlainRedis: true})
+		eng, err := holds.New(rdb, holds.Config{Prefix: p, PlainRedis: true})
 		require.NoError(t, err)
-		fill(t, db.Client, p, n)
-		us := costOf(t, db.Client, eng, 2000)
+		fill(t, rdb, p, n)
+		us := costOf(t, rdb, eng, 2000)
 		t.Logf("holds scripts: %d live holds: evalsha %.2f usec_per_call (create + release)", n, us)
-		require.NoError(t, db.Client.Del(ctx, p+"holds:records", p+"holds:expiry", p+"holds:active:"+typeA).Err())
+		// The goal is 25 µs; the bound catches a script gone wrong on this
+		// noisy machine.
+		require.Less(t, us, 100.0, "far above the 25 µs goal")
+		require.NoError(t, rdb.Del(ctx, p+"holds:records", p+"holds:expiry", p+"holds:active:"+typeA).Err())
 	}
 }
 
