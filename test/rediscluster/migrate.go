@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -125,15 +126,23 @@ func (m *Migration) close() {
 	}
 }
 
-// slotOwner asks the first reachable node who serves slot.
+// slotOwner asks the first reachable node who serves slot (CLUSTER
+// SHARDS: CLUSTER SLOTS is deprecated since Redis 7).
 func (c *Cluster) slotOwner(ctx context.Context, slot int) (string, error) {
-	ranges, err := c.client.ClusterSlots(ctx).Result()
+	shards, err := c.client.ClusterShards(ctx).Result()
 	if err != nil {
-		return "", fmt.Errorf("rediscluster: CLUSTER SLOTS: %w", err)
+		return "", fmt.Errorf("rediscluster: CLUSTER SHARDS: %w", err)
 	}
-	for _, r := range ranges {
-		if slot >= r.Start && slot <= r.End && len(r.Nodes) > 0 {
-			return r.Nodes[0].Addr, nil
+	for _, sh := range shards {
+		for _, r := range sh.Slots {
+			if int64(slot) < r.Start || int64(slot) > r.End {
+				continue
+			}
+			for _, n := range sh.Nodes {
+				if n.Role == "master" {
+					return net.JoinHostPort(n.IP, strconv.FormatInt(n.Port, 10)), nil
+				}
+			}
 		}
 	}
 	return "", fmt.Errorf("rediscluster: slot %d has no owner", slot)
