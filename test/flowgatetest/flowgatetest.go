@@ -31,10 +31,22 @@ var (
 	binErr  error
 )
 
-// Binary builds ./sidecar once per test process and returns its path.
+// BinaryEnv names a flowgate binary already built (by a parent test
+// process that runs tests in a child, TestE2EOnRedisCluster): Binary uses it
+// instead of building its own.
+const BinaryEnv = "FLOWGATE_TEST_FLOWGATE_BIN"
+
+// Binary builds ./sidecar once per test process and returns its path (or
+// the binary BinaryEnv names, when it exists).
 func Binary(t testing.TB) string {
 	t.Helper()
 	binOnce.Do(func() {
+		if bin := os.Getenv(BinaryEnv); bin != "" {
+			if _, err := os.Stat(bin); err == nil {
+				binPath = bin
+				return
+			}
+		}
 		dir, err := os.MkdirTemp("", "flowgate-bin-")
 		if err != nil {
 			binErr = err
@@ -88,6 +100,38 @@ func FreeAddr(t testing.TB) string {
 	return ln.Addr().String()
 }
 
+// clusterScheme starts a ClusterURL.
+const clusterScheme = "flowgatetest-cluster://"
+
+// ClusterURL names a Redis Cluster (its seed addresses) and the REDIS_SHARDS
+// a binary should run with, in the place of a REDIS_URL: a test helper that
+// builds an environment from a Redis URL builds it for a cluster unchanged,
+// and Start turns REDIS_URL=ClusterURL(…) into REDIS_CLUSTER_ADDRS and
+// REDIS_SHARDS (an env that sets REDIS_SHARDS itself keeps its own).
+func ClusterURL(addrs []string, shards int) string {
+	return clusterScheme + strings.Join(addrs, ",") + "?shards=" + strconv.Itoa(shards)
+}
+
+// expandClusterURL rewrites env's REDIS_URL when it is a ClusterURL.
+func expandClusterURL(env map[string]string) map[string]string {
+	u, ok := env["REDIS_URL"]
+	if !ok || !strings.HasPrefix(u, clusterScheme) {
+		return env
+	}
+	addrs, shards, _ := strings.Cut(strings.TrimPrefix(u, clusterScheme), "?shards=")
+	out := make(map[string]string, len(env)+1)
+	for k, v := range env {
+		if k != "REDIS_URL" {
+			out[k] = v
+		}
+	}
+	out["REDIS_CLUSTER_ADDRS"] = addrs
+	if _, own := out["REDIS_SHARDS"]; !own && shards != "" {
+		out["REDIS_SHARDS"] = shards
+	}
+	return out
+}
+
 // Proc is a running flowgate binary.
 type Proc struct {
 	Base    string // http://127.0.0.1:port
@@ -123,9 +167,11 @@ const TestBufferToken = "flowgatetest-buffer-token-0123456789"
 // Start execs the binary with env (plus FLOWGATE_ADDR on a free port,
 // LOG_FORMAT=json, unless env sets MONITORING_USER or MONITORING_AUTH,
 // MONITORING_AUTH=none, and unless env sets it, BUFFER_API_TOKEN = TestBufferToken)
-// and waits until /readyz answers 200.
+// and waits until /readyz answers 200. A REDIS_URL made by ClusterURL
+// becomes REDIS_CLUSTER_ADDRS and REDIS_SHARDS.
 func Start(t testing.TB, env map[string]string) *Proc {
 	t.Helper()
+	env = expandClusterURL(env)
 	bin := Binary(t)
 	addr := FreeAddr(t)
 	cmd := exec.Command(bin)

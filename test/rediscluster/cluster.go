@@ -71,6 +71,14 @@ func Start(t testing.TB) *Cluster {
 	return c
 }
 
+// SkipUnlessAvailable skips t, as Start would, when redis-server or
+// redis-cli is missing: for a test that runs cluster tests elsewhere (in a
+// child process) and should skip before starting it.
+func SkipUnlessAvailable(t testing.TB) {
+	t.Helper()
+	binaries(t, true)
+}
+
 // Addrs are the host:port addresses of the three masters.
 func (c *Cluster) Addrs() []string { return append([]string(nil), c.addrs...) }
 
