@@ -40,7 +40,7 @@ func TestBookingFlowOverHTTP(t *testing.T) {
 	// bookingToken with a note (SetPatientComment), and one by raw GUIDs.
 	t.Run("auth rejected, then success with note", func(t *testing.T) {
 		t.Parallel()
-		db := redistest.New(t)
+		db := newTestRedis(t)
 		sim := startSim(t, 60, "5/min")
 		p := startFlowgate(t, bookingEnv(db.URL(), sim, "100/min", nil))
 		c := newBookingClient(t, p)
@@ -99,7 +99,7 @@ func TestBookingFlowOverHTTP(t *testing.T) {
 	// admitted (0.5 s of slack either way).
 	t.Run("rate limited, sync retry, success", func(t *testing.T) {
 		t.Parallel()
-		db := redistest.New(t)
+		db := newTestRedis(t)
 		sim := startSim(t, 20, "1/min")
 		p := startFlowgate(t, bookingEnv(db.URL(), sim, "600/min", map[string]string{
 			"CLOUD9_LIMIT_MARGIN": "0s", "BOOKING_SYNC_RETRY_DELAY": "1s", "BOOKING_SYNC_BUDGET": "2s",
@@ -129,7 +129,7 @@ func TestBookingFlowOverHTTP(t *testing.T) {
 	// appointment the simulator holds.
 	t.Run("rate limited, queued, completed by the worker", func(t *testing.T) {
 		t.Parallel()
-		db := redistest.New(t)
+		db := newTestRedis(t)
 		sim := startSim(t, 20, "1/min")
 		p := startFlowgate(t, bookingEnv(db.URL(), sim, "600/min", map[string]string{
 			"CLOUD9_LIMIT_MARGIN": "0s", "BOOKING_SYNC_RETRY_DELAY": "300ms", "BOOKING_SYNC_BUDGET": "2s",
@@ -182,7 +182,7 @@ func TestBookingFlowOverHTTP(t *testing.T) {
 	// attempts out of a simulator window reliably).
 	t.Run("10 attempts exhausted, failed and dead-lettered", func(t *testing.T) {
 		t.Parallel()
-		db := redistest.New(t)
+		db := newTestRedis(t)
 		sim := startSim(t, 1, "off")
 		p := startFlowgate(t, bookingEnv(db.URL(), sim, "1/1s", map[string]string{
 			"CLOUD9_LIMIT_MARGIN": "0s", "BOOKING_SYNC_BUDGET": "300ms",

@@ -14,7 +14,6 @@ import (
 
 	"github.com/flowgate/flowgate/contracts"
 	"github.com/flowgate/flowgate/test/flowgatetest"
-	"github.com/flowgate/flowgate/test/redistest"
 )
 
 // bufferCall sends one /api/buffer request with the test token and
@@ -57,7 +56,7 @@ func TestBufferMaxRetriesSettingThroughBinary(t *testing.T) {
 		http.Error(w, "busy", http.StatusServiceUnavailable)
 	}))
 	t.Cleanup(target.Close)
-	db := redistest.New(t)
+	db := newTestRedis(t)
 	p := startFlowgate(t, map[string]string{
 		"REDIS_URL": db.URL(), "HMAC_SECRET": "e2e-buffer-hmac-secret-0123456789", "BOOKING_AUTH_SECRET": "e2e-buffer-booking-secret-012345",
 		"BUFFER_MAX_RETRIES": "0", "BUFFER_WEBHOOK_URL": target.URL,

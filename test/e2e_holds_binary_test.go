@@ -16,7 +16,6 @@ import (
 	"github.com/flowgate/flowgate/orchestrator/cloud9/cloud9sim"
 	"github.com/flowgate/flowgate/orchestrator/holds"
 	"github.com/flowgate/flowgate/orchestrator/holds/holdshttp"
-	"github.com/flowgate/flowgate/test/redistest"
 )
 
 // Both faces and cancelAppt over ONE flowgate binary against the Cloud9
@@ -28,7 +27,7 @@ import (
 // Reproduce: go test -run TestHoldsBinaryCrossFaceAndCancel -v ./test/
 func TestHoldsBinaryCrossFaceAndCancel(t *testing.T) {
 	t.Parallel()
-	db := redistest.New(t)
+	db := newTestRedis(t)
 	sim := startSim(t, 60, "5/min")
 	p := startFlowgate(t, bookingEnv(db.URL(), sim, "100/min", map[string]string{"PRACTICE_TIME_ZONE": simZone}))
 	c := newBookingClient(t, p)

@@ -21,7 +21,6 @@ import (
 	"github.com/flowgate/flowgate/orchestrator/holds/holdshttp"
 	"github.com/flowgate/flowgate/orchestrator/holds/holdshttp/holdshttptest"
 	"github.com/flowgate/flowgate/orchestrator/slots"
-	"github.com/flowgate/flowgate/test/redistest"
 )
 
 // The seed 003 test plan and the cross-face cases end to end: a
@@ -47,13 +46,13 @@ type holdsE2E struct {
 
 func startHoldsE2E(t *testing.T) *holdsE2E {
 	t.Helper()
-	db := redistest.New(t)
+	db := newTestRedis(t)
 	sim := startSim(t, 60, "5/min")
 	p := startFlowgate(t, bookingEnv(db.URL(), sim, "100/min", map[string]string{"PRACTICE_TIME_ZONE": simZone}))
 	x := &holdsE2E{t: t, c: newBookingClient(t, p), sim: sim, events: make(chan holds.Event, 256)}
 	cat := holdshttptest.New(holdshttptest.Type{ID: cloud9.SeedAppointmentTypeGUID, Minutes: 45,
 		Specialists: map[string]int{}, Open: func(time.Time) bool { return true }})
-	x.webAddr, x.eng = holdsServer(t, db.Client, cat, holds.Config{})
+	x.webAddr, x.eng = holdsServer(t, db.Client, cat, holdsConfigFor(db, holds.Config{}))
 	x.cat = cat
 	loc, err := time.LoadLocation(simZone)
 	require.NoError(t, err)

@@ -63,7 +63,7 @@ func findAsynqTask(ts []asynqTask, prefix string) (asynqTask, bool) {
 // then checks GET /queue/stats and the flowgate_tasks / webhook series.
 func TestTaskLifecycleOverHTTP(t *testing.T) {
 	t.Parallel()
-	db := redistest.New(t)
+	db := newTestRedis(t)
 	// The retry-overdue sweep keeps its defaults (every minute, 10 min),
 	// so every requeue here is Asynq's scheduled one.
 	p := startFlowgate(t, taskEnv(db.URL(), map[string]string{
@@ -214,18 +214,20 @@ func TestTaskLifecycleOverHTTP(t *testing.T) {
 // heartbeats keeps its task over the same period.
 func TestDeadWorkerIsRecovered(t *testing.T) {
 	t.Parallel()
-	db := redistest.New(t)
+	db := newTestRedis(t)
 	p := startFlowgate(t, taskEnv(db.URL(), map[string]string{
 		"HEARTBEAT_MONITOR_SCHEDULE": "@every 1s",
 		"HEARTBEAT_STALE_AFTER":      "2s",
 	}))
 	c := newAPI(t, p, newSigner())
 
-	dead := c.create("enc-dead-worker", `{"n":1}`)
-	alive := c.create("enc-live-worker", `{"n":2}`)
+	c.create("enc-dead-worker", `{"n":1}`)
+	c.create("enc-live-worker", `{"n":2}`)
 	claimedAt := time.Now() // before the claim: the server's claim time is later
-	c.claim("vm-a", dead.QueueID)
-	c.claim("vm-c", alive.QueueID)
+	// Which worker gets which task is the ledger's claim order: FIFO on one
+	// shard, round robin across shards (docs/scale-out.md, Tasks).
+	dead := c.claimNext("vm-a")
+	alive := c.claimNext("vm-c")
 
 	// vm-c heartbeats every 500 ms until the dead task is recovered, and a
 	// while longer.
@@ -284,7 +286,7 @@ func TestDeadWorkerIsRecovered(t *testing.T) {
 
 	// Worker B takes it over and finishes it.
 	c.claim("vm-b", dead.QueueID)
-	ack := c.hook("/ack", fmt.Sprintf(`{"queue_id":%q,"encounter_id":"enc-dead-worker","experityActions":{"ok":true},"worker_id":"vm-b"}`, dead.QueueID))
+	ack := c.hook("/ack", fmt.Sprintf(`{"queue_id":%q,"encounter_id":%q,"experityActions":{"ok":true},"worker_id":"vm-b"}`, dead.QueueID, dead.EncounterID))
 	require.Equal(t, contracts.StatusDone, ack.Status)
 	require.Equal(t, contracts.StatusDone, c.get(dead.QueueID).Status)
 
@@ -398,7 +400,7 @@ func TestWebhookBadInputLeavesLedgerUnchanged(t *testing.T) {
 // instance 1 is a replay for instance 2.
 func TestTwoInstancesShareTheQueue(t *testing.T) {
 	t.Parallel()
-	db := redistest.New(t)
+	db := newTestRedis(t)
 	env := taskEnv(db.URL(), nil)
 	p1, p2 := startFlowgate(t, env), startFlowgate(t, env)
 	s := newSigner()

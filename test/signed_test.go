@@ -308,6 +308,17 @@ func (a *api) claim(worker, id string) contracts.Task {
 	return got
 }
 
+// claimNext claims one task for worker, whichever the ledger hands out.
+func (a *api) claimNext(worker string) contracts.Task {
+	a.t.Helper()
+	resp := decodeReply[contracts.ClaimResponse](a.t, a.do("POST", "/queue/claim", claimBody(worker, 1)), 200)
+	require.Len(a.t, resp.Tasks, 1)
+	got := resp.Tasks[0]
+	require.Equal(a.t, contracts.StatusProcessing, got.Status)
+	require.Equal(a.t, worker, got.WorkerID)
+	return got
+}
+
 // claimNone checks that nothing can be claimed: 204, no body.
 func (a *api) claimNone(worker string) {
 	a.t.Helper()
