@@ -35,8 +35,12 @@ type taskLoad struct {
 	// worker); each recovery counts in the task's recoveries, not its
 	// attempts. Without it any recovery is a failure: the task was stranded.
 	recoveries bool
-	pace       time.Duration // a worker's pause after each claim answered with tasks
-	stall      time.Duration // watch gives up when nothing settles for this long after the last task was created
+	// any5xx resends after any 5xx, not only 503 (the slot migration
+	// drill: a 5xx there is counted and reported, and the outcome of the
+	// request is open).
+	any5xx bool
+	pace   time.Duration // a worker's pause after each claim answered with tasks
+	stall  time.Duration // watch gives up when nothing settles for this long after the last task was created
 
 	ids   []string
 	index map[string]int
@@ -91,12 +95,15 @@ func (l *taskLoad) problem(format string, args ...any) {
 // uncertain reports whether an answer leaves the outcome open (send again).
 func uncertain(a answer) bool { return a.Err != nil || a.Status == http.StatusServiceUnavailable }
 
+// uncertain is uncertain, and any 5xx when l.any5xx.
+func (l *taskLoad) uncertain(a answer) bool { return uncertain(a) || (l.any5xx && a.Status >= 500) }
+
 // retry sends the request built by body until the answer is certain or ctx
 // ends; each attempt is signed anew.
 func (l *taskLoad) retry(ctx context.Context, method, path string, body func() []byte) (answer, bool) {
 	for {
 		a := l.c.signed(method, path, body())
-		if !uncertain(a) {
+		if !l.uncertain(a) {
 			return a, true
 		}
 		select {
@@ -140,7 +147,7 @@ func (l *taskLoad) work(ctx context.Context, worker string) {
 		body, _ := json.Marshal(map[string]any{"worker_id": worker, "limit": 2, "wait_ms": 500, "nonce": l.nonce.Add(1)})
 		a := l.c.signed("POST", "/queue/claim", body)
 		switch {
-		case uncertain(a):
+		case l.uncertain(a):
 			time.Sleep(100 * time.Millisecond)
 			continue
 		case a.Status == http.StatusNoContent:
