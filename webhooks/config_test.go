@@ -15,7 +15,7 @@ import (
 
 type nopLedger struct{}
 
-func (nopLedger) Ack(context.Context, contracts.AckRequest) (tasks.AckResult, error) {
+func (nopLedger) AckBrief(context.Context, contracts.AckRequest) (tasks.AckResult, error) {
 	return tasks.AckResult{}, nil
 }
 

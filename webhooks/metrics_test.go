@@ -70,7 +70,7 @@ func TestMetricsCountEveryOutcome(t *testing.T) {
 // downLedger fails like a ledger whose Redis is unreachable.
 type downLedger struct{}
 
-func (downLedger) Ack(context.Context, contracts.AckRequest) (tasks.AckResult, error) {
+func (downLedger) AckBrief(context.Context, contracts.AckRequest) (tasks.AckResult, error) {
 	return tasks.AckResult{}, &contracts.Error{Code: contracts.CodeUnavailable, Message: "task store unavailable", Err: errors.New("dial tcp: refused")}
 }
 

@@ -17,7 +17,9 @@ import (
 
 // Ledger is what the webhooks need of the task ledger; *tasks.Ledger has it.
 type Ledger interface {
-	Ack(ctx context.Context, req contracts.AckRequest) (tasks.AckResult, error)
+	// AckBrief is Ack answering the task's status and attempts without its
+	// payload (all the ACK answer reports).
+	AckBrief(ctx context.Context, req contracts.AckRequest) (tasks.AckResult, error)
 	Fail(ctx context.Context, req contracts.FailRequest) (tasks.FailResult, error)
 }
 
@@ -146,7 +148,7 @@ func (h *Handlers) ack(c *fiber.Ctx) error {
 			Details: map[string]any{"field": "error_message"}}
 	}
 	req := body.AckRequest
-	res, err := h.ledger.Ack(c.UserContext(), req)
+	res, err := h.ledger.AckBrief(c.UserContext(), req)
 	if err != nil {
 		return err
 	}

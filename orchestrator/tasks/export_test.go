@@ -249,11 +249,12 @@ func (l *Ledger) ClaimWithToken(ctx context.Context, worker string, limit int, t
 // script once per item, pipelined 100 calls at a time on shard 0, so that
 // Redis runs them back to back as under load: the script cost test
 // measures Redis's time per call without the idle gaps of one call at a
-// time. Items are encounter ids (create) or queue ids (ACK); claim takes
+// time. Items are encounter ids (create) or queue ids (ACK: "ack" answers
+// briefly as for the webhook, "ack-full" the whole task); claim takes
 // len(items) tasks and returns their ids.
 func (l *Ledger) ScriptsPipelined(ctx context.Context, script string, items []string) ([]string, error) {
 	const op = "tasks.ScriptsPipelined"
-	s := map[string]*redis.Script{"create": createScript, "claim": claimScript, "ack": ackScript}[script]
+	s := map[string]*redis.Script{"create": createScript, "claim": claimScript, "ack": ackScript, "ack-full": ackScript}[script]
 	if err := s.Load(ctx, l.rdb).Err(); err != nil {
 		return nil, err
 	}
@@ -273,9 +274,9 @@ func (l *Ledger) ScriptsPipelined(ctx context.Context, script string, items []st
 				token := fmt.Sprintf("tok-%s", it)
 				cmds = append(cmds, s.EvalSha(ctx, pipe, k.scriptKeys(k.claim(token)),
 					append(base, "vm-1", 1, token, ClaimTokenTTL.Milliseconds())...))
-			case "ack":
+			case "ack", "ack-full": // the webhook's brief answer, or Ack's whole task
 				cmds = append(cmds, s.EvalSha(ctx, pipe, k.taskKeys(it),
-					append(base, it, "", "vm-1", `{"ok":true}`, "afp")...))
+					append(base, it, "", "vm-1", `{"ok":true}`, "afp", flag(script == "ack"))...))
 			}
 		}
 		if _, err := pipe.Exec(ctx); err != nil {

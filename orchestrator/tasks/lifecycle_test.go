@@ -355,3 +355,35 @@ func TestDuplicateAck(t *testing.T) {
 	require.Equal(t, "different_payload", e.Details["reason"])
 	require.JSONEq(t, string(first.Task.ParsedPayload), string(b.get(t, created.QueueID).ParsedPayload))
 }
+
+// AckBrief makes the same transition as Ack and answers the fields the ACK
+// webhook reports; a duplicate and a conflict answer as Ack's do.
+func TestAckBrief(t *testing.T) {
+	b := setup(t)
+	task := b.create(t, "enc-brief", contracts.PriorityHigh)
+	claimed := b.claimOne(t, "vm-1")
+	require.Equal(t, task.QueueID, claimed.QueueID)
+	req := contracts.AckRequest{QueueID: task.QueueID, EncounterID: "enc-brief", WorkerID: "vm-1",
+		ExperityActions: json.RawMessage(`{"codes":["99213"]}`)}
+	res, err := b.l.AckBrief(b.ctx, req)
+	require.NoError(t, err)
+	require.False(t, res.Duplicate)
+	require.Equal(t, task.QueueID, res.Task.QueueID)
+	require.Equal(t, "enc-brief", res.Task.EncounterID)
+	require.Equal(t, contracts.StatusDone, res.Task.Status)
+	require.Equal(t, contracts.PriorityHigh, res.Task.Priority)
+	require.Equal(t, "vm-1", res.Task.WorkerID)
+	require.Nil(t, res.Task.Payload, "no payload in a brief answer")
+	stored := b.get(t, task.QueueID)
+	require.Equal(t, contracts.StatusDone, stored.Status)
+	require.JSONEq(t, `{"experityActions":{"codes":["99213"]}}`, string(stored.ParsedPayload))
+
+	again, err := b.l.AckBrief(b.ctx, req)
+	require.NoError(t, err)
+	require.True(t, again.Duplicate)
+	req.ExperityActions = json.RawMessage(`{"codes":["other"]}`)
+	_, err = b.l.AckBrief(b.ctx, req)
+	requireCode(t, err, contracts.CodeConflict)
+	_, err = b.l.AckBrief(b.ctx, contracts.AckRequest{QueueID: task.QueueID, EncounterID: "enc-other"})
+	requireCode(t, err, contracts.CodeInvalid)
+}

@@ -115,17 +115,30 @@ var taskFields = []string{"queue_id", "encounter_id", "status", "priority", "att
 	"fp", "pp", "actions", "actions_fp", "dlq", "error_message", "worker_id", "created_at", "updated_at", "claimed_at",
 	"heartbeat_at", "claim", "seq", "pseq", "ifp"}
 
-// recordMap turns a script's task record (taskFields' order, nil for an
-// absent field; an empty array for no task) into a field map.
+// briefFields are the fields of a brief reply (BRIEF in the prelude): what
+// the ACK script decides on and the ACK webhook reports.
+var briefFields = []string{"status", "encounter_id", "worker_id", "attempts", "priority", "dlq", "claim", "seq", "actions_fp"}
+
+// recordMap turns a script's task record (taskFields' or briefFields'
+// order, nil for an absent field; an empty array for no task) into a field
+// map.
 func recordMap(v any) (map[string]string, bool) {
 	arr, ok := v.([]any)
-	if !ok || (len(arr) != 0 && len(arr) != len(taskFields)) {
+	if !ok {
+		return nil, false
+	}
+	names := taskFields
+	switch len(arr) {
+	case 0, len(taskFields):
+	case len(briefFields):
+		names = briefFields
+	default:
 		return nil, false
 	}
 	m := make(map[string]string, len(arr))
 	for i, x := range arr {
 		if x != nil {
-			m[taskFields[i]] = str(x)
+			m[names[i]] = str(x)
 		}
 	}
 	return m, true

@@ -9,15 +9,20 @@ import (
 // The prelude's FIELDS and taskFields name the same fields in the same
 // order: a reply is read by position.
 func TestScriptFieldsMatch(t *testing.T) {
-	m := regexp.MustCompile(`(?s)local FIELDS = \{(.*?)\}`).FindStringSubmatch(prelude)
-	if m == nil {
-		t.Fatal("no FIELDS in the prelude")
+	for name, want := range map[string][]string{"FIELDS": taskFields, "BRIEF": briefFields} {
+		m := regexp.MustCompile(`(?s)local `+name+` = \{(.*?)\}`).FindStringSubmatch(prelude)
+		if m == nil {
+			t.Fatalf("no %s in the prelude", name)
+		}
+		var lua []string
+		for _, f := range strings.Split(m[1], ",") {
+			lua = append(lua, strings.Trim(strings.TrimSpace(f), "'"))
+		}
+		if strings.Join(lua, ",") != strings.Join(want, ",") {
+			t.Fatalf("prelude %s %v\n      Go %v", name, lua, want)
+		}
 	}
-	var lua []string
-	for _, f := range strings.Split(m[1], ",") {
-		lua = append(lua, strings.Trim(strings.TrimSpace(f), "'"))
-	}
-	if strings.Join(lua, ",") != strings.Join(taskFields, ",") {
-		t.Fatalf("prelude FIELDS %v\n      taskFields %v", lua, taskFields)
+	if len(briefFields) == len(taskFields) {
+		t.Fatal("recordMap tells the two layouts apart by their length")
 	}
 }

@@ -51,24 +51,29 @@ local function hkey(id) return B .. 'h:' .. id end
 
 -- Every field of a task hash, in taskFields' order (record.go): load reads
 -- them all at once, and a reply gives them back in this order (false for
--- an absent field), from t, which every write mirrors.
+-- an absent field), from t, which every write mirrors. A script that
+-- answers briefly (the ACK webhook's) reads and answers BRIEF alone
+-- (briefFields): the fields its transition decides on and the webhook
+-- reports.
 local FIELDS = {'queue_id', 'encounter_id', 'status', 'priority', 'attempts', 'max_attempts', 'recoveries', 'payload',
   'fp', 'pp', 'actions', 'actions_fp', 'dlq', 'error_message', 'worker_id', 'created_at', 'updated_at', 'claimed_at',
   'heartbeat_at', 'claim', 'seq', 'pseq', 'ifp'}
+local BRIEF = {'status', 'encounter_id', 'worker_id', 'attempts', 'priority', 'dlq', 'claim', 'seq', 'actions_fp'}
+local RF = FIELDS
 
 local function load(tk)
-  local v = redis.call('HMGET', tk, unpack(FIELDS))
-  if not v[3] then return nil end
+  local v = redis.call('HMGET', tk, unpack(RF))
   local t = {}
-  for i = 1, #FIELDS do
-    if v[i] then t[FIELDS[i]] = v[i] end
+  for i = 1, #RF do
+    if v[i] then t[RF[i]] = v[i] end
   end
+  if not t.status then return nil end
   return t
 end
 
 local function record(t)
   local out = {}
-  for i = 1, #FIELDS do out[i] = t[FIELDS[i]] or false end
+  for i = 1, #RF do out[i] = t[RF[i]] or false end
   return out
 end
 
@@ -299,7 +304,7 @@ return reply(0, '', '', t)
 // KEYS[17] task key, KEYS[18] its history
 // ARGV[4] queue_id, ARGV[5] encounter_id (empty = unchecked), ARGV[6]
 // worker_id (empty = unchecked), ARGV[7] experityActions JSON, ARGV[8] its
-// fingerprint
+// fingerprint, ARGV[9] '1' for a brief reply (BRIEF's fields alone)
 //
 // Returns the standard reply: 0 done (from PROCESSING, or from PENDING: a
 // late ACK of a task a sweep had recovered) | 1 'duplicate' (DONE with the
@@ -309,6 +314,7 @@ return reply(0, '', '', t)
 var ackScript = script(`
 local id, enc, worker, actions, afp = ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8]
 local tk, hk = KEYS[17], KEYS[18]
+if ARGV[9] == '1' then RF = BRIEF end
 local t = load(tk)
 if not t then return reply(2) end
 if enc ~= '' and t.encounter_id ~= enc then return reply(4, 'encounter_mismatch', '', t) end

@@ -224,6 +224,18 @@ type AckResult struct {
 // different ones it is a conflict, as is an ACK of an ERROR task. A given
 // encounter_id must match the task's (else CodeInvalid).
 func (l *Ledger) Ack(ctx context.Context, req contracts.AckRequest) (AckResult, error) {
+	return l.ack(ctx, req, false)
+}
+
+// AckBrief is Ack answering only what the ACK webhook reports: the result's
+// task carries its queue_id, encounter_id, status, priority, attempts and
+// worker_id, not its payload, parsed_payload or times. Redis then reads
+// and sends 9 fields instead of 23: the webhook's hot path.
+func (l *Ledger) AckBrief(ctx context.Context, req contracts.AckRequest) (AckResult, error) {
+	return l.ack(ctx, req, true)
+}
+
+func (l *Ledger) ack(ctx context.Context, req contracts.AckRequest, brief bool) (AckResult, error) {
 	const op = "tasks.Ack"
 	id, err := queueID(op, req.QueueID)
 	if err != nil {
@@ -239,9 +251,12 @@ func (l *Ledger) Ack(ctx context.Context, req contracts.AckRequest) (AckResult, 
 	if actions == "" {
 		actions = "null"
 	}
-	r, err := l.single(ctx, op, ackScript, id, req.EncounterID, req.EncounterID, req.WorkerID, actions, fp)
+	r, err := l.single(ctx, op, ackScript, id, req.EncounterID, req.EncounterID, req.WorkerID, actions, fp, flag(brief))
 	if err != nil {
 		return AckResult{}, err
+	}
+	if brief && len(r.fields) > 0 {
+		r.fields["queue_id"] = id
 	}
 	return AckResult{Task: taskFromFields(r.fields), Duplicate: r.code == codeNoop}, nil
 }
