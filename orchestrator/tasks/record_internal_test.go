@@ -10,7 +10,7 @@ import (
 // order: a reply is read by position.
 func TestScriptFieldsMatch(t *testing.T) {
 	for name, want := range map[string][]string{"FIELDS": taskFields, "BRIEF": briefFields} {
-		m := regexp.MustCompile(`(?s)local `+name+` = \{(.*?)\}`).FindStringSubmatch(prelude)
+		m := regexp.MustCompile(`(?s)local ` + name + ` = \{(.*?)\}`).FindStringSubmatch(prelude)
 		if m == nil {
 			t.Fatalf("no %s in the prelude", name)
 		}
