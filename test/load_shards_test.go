@@ -19,6 +19,7 @@ import (
 	"github.com/flowgate/flowgate/test/flowgatetest"
 	"github.com/flowgate/flowgate/test/loadgen"
 	"github.com/flowgate/flowgate/test/rediscluster"
+	"github.com/flowgate/flowgate/test/redistest"
 )
 
 // shardLoadSpecialists is how many specialists the shard load test's
@@ -247,27 +248,7 @@ func measureShardPhase(t *testing.T, masters []*redis.Client, p *proc, op string
 
 // scriptUsec sums the usec of EVAL, EVALSHA and their read-only forms in
 // an INFO commandstats answer.
-func scriptUsec(info string) float64 {
-	total := 0.0
-	for _, line := range strings.Split(info, "\n") {
-		name, stats, ok := strings.Cut(strings.TrimSpace(line), ":")
-		switch name {
-		case "cmdstat_eval", "cmdstat_evalsha", "cmdstat_eval_ro", "cmdstat_evalsha_ro":
-		default:
-			continue
-		}
-		if !ok {
-			continue
-		}
-		for _, kv := range strings.Split(stats, ",") {
-			if v, found := strings.CutPrefix(kv, "usec="); found {
-				u, _ := strconv.ParseFloat(v, 64)
-				total += u
-			}
-		}
-	}
-	return total
-}
+func scriptUsec(info string) float64 { return redistest.ScriptUsec(redistest.ParseCommandStats(info)) }
 
 // shardLoadSchedule writes a schedule file with one appointment type,
 // "load" (10 minutes, no buffer), and shardLoadSpecialists specialists who

@@ -2,10 +2,8 @@ package buffer
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -13,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flowgate/flowgate/test/rediscluster"
+	"github.com/flowgate/flowgate/test/redistest"
 )
 
 // TestAdmissionScriptCost measures admitScript's Redis time per call
@@ -76,20 +75,8 @@ func scriptCost(t *testing.T, rdb *redis.Client, call func(i int) error, calls i
 	for i := range calls {
 		require.NoError(t, call(i))
 	}
-	info, err := rdb.Info(ctx, "commandstats").Result()
+	stats, err := redistest.CommandStats(ctx, rdb)
 	require.NoError(t, err)
-	for _, line := range strings.Split(info, "\n") {
-		if !strings.HasPrefix(line, "cmdstat_evalsha:") {
-			continue
-		}
-		for _, f := range strings.Split(strings.TrimSpace(strings.TrimPrefix(line, "cmdstat_evalsha:")), ",") {
-			if v, ok := strings.CutPrefix(f, "usec_per_call="); ok {
-				x, err := strconv.ParseFloat(v, 64)
-				require.NoError(t, err)
-				return x
-			}
-		}
-	}
-	require.FailNow(t, fmt.Sprintf("no evalsha in INFO commandstats:\n%s", info))
-	return 0
+	require.NotZero(t, stats["evalsha"].Calls, "no evalsha in INFO commandstats")
+	return stats["evalsha"].UsecPerCall
 }

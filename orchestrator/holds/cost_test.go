@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 
 	"github.com/flowgate/flowgate/orchestrator/holds"
 	"github.com/flowgate/flowgate/test/rediscluster"
+	"github.com/flowgate/flowgate/test/redistest"
 )
 
 // TestScriptCost measures the Redis time of the hold scripts: INFO
@@ -94,20 +94,10 @@ func costOf(t *testing.T, rdb *redis.Client, eng *holds.Engine, pairs int) float
 		require.NoError(t, err)
 		require.True(t, ok)
 	}
-	info, err := rdb.Info(ctx, "commandstats").Result()
+	stats, err := redistest.CommandStats(ctx, rdb)
 	require.NoError(t, err)
-	for _, line := range strings.Split(info, "\n") {
-		if !strings.HasPrefix(line, "cmdstat_evalsha:") {
-			continue
-		}
-		for _, f := range strings.Split(strings.TrimSpace(strings.TrimPrefix(line, "cmdstat_evalsha:")), ",") {
-			if v, ok := strings.CutPrefix(f, "usec_per_call="); ok {
-				us, err := strconv.ParseFloat(v, 64)
-				require.NoError(t, err)
-				return us
-			}
-		}
+	if stats["evalsha"].Calls == 0 {
+		t.Fatal("no evalsha in INFO commandstats")
 	}
-	t.Fatal("no evalsha in INFO commandstats")
-	return 0
+	return stats["evalsha"].UsecPerCall
 }

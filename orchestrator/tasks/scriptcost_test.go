@@ -16,6 +16,7 @@ import (
 	"github.com/flowgate/flowgate/orchestrator/tasks"
 	"github.com/flowgate/flowgate/test/clocktest"
 	"github.com/flowgate/flowgate/test/rediscluster"
+	"github.com/flowgate/flowgate/test/redistest"
 )
 
 // scriptCost is the Redis time of the script calls f makes: usec is
@@ -34,24 +35,10 @@ func measureScripts(t testing.TB, ctx context.Context, rdb redis.UniversalClient
 	cpu0 := mainThreadCPU(t, ctx, rdb)
 	f()
 	cpu1 := mainThreadCPU(t, ctx, rdb)
-	info, err := rdb.Info(ctx, "commandstats").Result()
+	stats, err := redistest.CommandStats(ctx, rdb)
 	require.NoError(t, err)
-	var c scriptCost
-	for _, line := range strings.Split(info, "\n") {
-		if !strings.HasPrefix(line, "cmdstat_evalsha:") {
-			continue
-		}
-		for _, kv := range strings.Split(strings.TrimSpace(strings.TrimPrefix(line, "cmdstat_evalsha:")), ",") {
-			k, v, _ := strings.Cut(kv, "=")
-			switch k {
-			case "calls":
-				c.calls, _ = strconv.Atoi(v)
-			case "usec_per_call":
-				c.usec, _ = strconv.ParseFloat(v, 64)
-			}
-		}
-	}
-	require.NotZero(t, c.calls, "no evalsha in commandstats:\n%s", info)
+	c := scriptCost{usec: stats["evalsha"].UsecPerCall, calls: int(stats["evalsha"].Calls)}
+	require.NotZero(t, c.calls, "no evalsha in commandstats")
 	c.cpu = (cpu1 - cpu0) * 1e6 / float64(c.calls)
 	return c
 }
