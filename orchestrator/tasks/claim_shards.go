@@ -33,12 +33,18 @@ type shardCounts [len(claimPriorities)]int64
 // claimStep is one claim script call of a plan.
 type claimStep struct{ shard, limit int }
 
-// claimSharded claims up to limit tasks over every shard with token.
+// claimSharded claims up to limit tasks over every shard with token. A
+// shard that cannot answer (a master down, its slot moving: TRYAGAIN) is
+// left out of this claim and the others serve it; the claim fails only
+// when no shard answered, or when a shard's outcome is unknown (the caller
+// then cancels the whole claim).
 func (l *Ledger) claimSharded(ctx context.Context, op, worker string, limit int, token string) ([]contracts.Task, error) {
 	out := []contracts.Task{}
 	asked := make([]bool, l.set.N())
+	var failed error
+	answered := false
 	for len(out) < limit {
-		counts, err := l.peek(ctx, op)
+		counts, err := l.peek(ctx, op, asked)
 		if err != nil {
 			return claimedSoFar(out, err)
 		}
@@ -50,15 +56,24 @@ func (l *Ledger) claimSharded(ctx context.Context, op, worker string, limit int,
 		for _, st := range plan {
 			asked[st.shard] = true
 			got, err := l.claimWith(ctx, op, st.shard, worker, st.limit, token)
-			if err != nil {
-				return claimedSoFar(out, err)
+			var u *UncertainClaimError
+			switch {
+			case errors.As(err, &u):
+				return nil, err
+			case err != nil:
+				failed, short = err, true
+				continue
 			}
+			answered = true
 			out = append(out, got...)
 			short = short || len(got) < st.limit
 		}
 		if !short {
 			break
 		}
+	}
+	if len(out) == 0 && !answered && failed != nil {
+		return nil, failed
 	}
 	// Shards were asked best priority first, but a shard asked for its
 	// HIGH and NORMAL tasks answers both before the next shard's HIGH ones.
@@ -75,37 +90,49 @@ func prioRank(p contracts.Priority) int {
 	return len(claimPriorities)
 }
 
-// claimedSoFar is a sharded claim that failed part way: an outcome the
-// caller cannot know (UncertainClaimError) is the error, so that the
-// caller cancels the whole claim; otherwise the shard that failed took
-// nothing, and the tasks the others took are the answer when there are
-// any.
+// claimedSoFar is a sharded claim whose count failed part way: the tasks
+// the shards asked before took are the answer when there are any.
 func claimedSoFar(out []contracts.Task, err error) ([]contracts.Task, error) {
-	var u *UncertainClaimError
-	if len(out) == 0 || errors.As(err, &u) {
+	if len(out) == 0 {
 		return nil, err
 	}
 	return out, nil
 }
 
-// peek counts the pending tasks of each priority in every shard, in one
-// pipeline.
-func (l *Ledger) peek(ctx context.Context, op string) ([]shardCounts, error) {
+// peek counts the pending tasks of each priority in every shard not yet
+// asked, in one pipeline. A shard whose count fails counts as empty (and
+// is marked asked: this claim leaves it out); peek fails only when every
+// shard's count does.
+func (l *Ledger) peek(ctx context.Context, op string, asked []bool) ([]shardCounts, error) {
 	pipe := l.rdb.Pipeline()
 	cmds := make([][len(claimPriorities)]*redis.IntCmd, l.set.N())
 	for sh, k := range l.ks {
+		if asked[sh] {
+			continue
+		}
 		for p, prio := range claimPriorities {
 			cmds[sh][p] = pipe.ZCard(ctx, k.pending(prio))
 		}
 	}
-	if _, err := pipe.Exec(ctx); err != nil {
-		return nil, storeError(op, err)
-	}
+	_, err := pipe.Exec(ctx)
 	out := make([]shardCounts, l.set.N())
+	counted := false
 	for sh := range cmds {
+		if asked[sh] {
+			continue
+		}
 		for p := range claimPriorities {
+			if cmds[sh][p].Err() != nil {
+				asked[sh] = true
+				out[sh] = shardCounts{}
+				break
+			}
 			out[sh][p] = cmds[sh][p].Val()
 		}
+		counted = counted || !asked[sh]
+	}
+	if err != nil && !counted {
+		return nil, storeError(op, err)
 	}
 	return out, nil
 }
