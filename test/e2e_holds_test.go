@@ -127,10 +127,16 @@ func (x *holdsE2E) offered(uui string, s contracts.ApptSlot) bool {
 // per database: other tests' flowgates running in parallel publish on the
 // same appointment type's channel for the simulator's same slots, so the
 // client (this test's session) is part of the match.
+// eventWait bounds how long event waits for one hold event.
+const eventWait = 30 * time.Second
+
 func (x *holdsE2E) event(typ, client string, s contracts.ApptSlot) holds.Event {
 	x.t.Helper()
 	start := utc(x.t, s.StartTime)
-	deadline := time.After(10 * time.Second)
+	// An expiry reaches the stream through the binary's once-a-second
+	// holds_expiry job; on a CI machine running every package at once it
+	// once took over 10 s, so the wait is generous.
+	deadline := time.After(eventWait)
 	var seen []string // the events passed over, for the failure message
 	for {
 		select {
@@ -140,7 +146,8 @@ func (x *holdsE2E) event(typ, client string, s contracts.ApptSlot) holds.Event {
 			}
 			seen = append(seen, fmt.Sprintf("%s %s %s %s", ev.Type, ev.ClientID, ev.SpecialistID, ev.SlotStartDate.Format(time.RFC3339)))
 		case <-deadline:
-			x.t.Fatalf("no %s event of %s for %s %s (%s) within 10 s; passed over: %v", typ, client, s.StartTime, col(s), start.Format(time.RFC3339), seen)
+			x.t.Fatalf("no %s event of %s for %s %s (%s) within %s; passed over: %v", typ, client, s.StartTime, col(s),
+				start.Format(time.RFC3339), eventWait, seen)
 		}
 	}
 }
