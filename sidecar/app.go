@@ -79,6 +79,10 @@ func (m *Main) Run(ctx context.Context) error {
 	m.redis = b
 	m.onClose(func(context.Context) error { return b.close() })
 	m.registry.MustRegister(newRedisUpCollector(b.ping)) // healthmetrics.go
+	// The data must be the one REDIS_SHARDS reads (shardlayout.go).
+	if err := checkShardLayout(ctx, b.Client, m.Config.RedisShards); err != nil {
+		return err
+	}
 
 	// 2. Asynq.
 	pr, err := m.startAsynq(ctx)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -96,6 +97,14 @@ func checkRedis(ctx context.Context, cfg Config, log *slog.Logger, add func(name
 		add("redis persistence", checkWarn, "OFF (no AOF, no RDB): a Redis restart loses every queued booking, task and hold; turn on appendonly yes")
 	}
 	checkPrefixes(rctx, b.Client, cfg.SlotCache.OpsKeyPrefixes, add)
+	switch was, evidence, err := writtenShards(rctx, b.Client, cfg.RedisShards); {
+	case err != nil:
+		add("redis shards", checkFail, "%v", err)
+	case was != "" && was != strconv.Itoa(cfg.RedisShards):
+		add("redis shards", checkFail, "%v", shardsMismatch(cfg.RedisShards, was, evidence))
+	default:
+		add("redis shards", checkOK, "REDIS_SHARDS=%d matches the data in Redis", cfg.RedisShards)
+	}
 }
 
 // checkPrefixes reports, for each OPS_KEY_PREFIXES entry, how many keys

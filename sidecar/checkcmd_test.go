@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
 	"github.com/flowgate/flowgate/orchestrator/cloud9/cloud9sim"
@@ -26,6 +27,16 @@ func checkEnv(t *testing.T) map[string]string {
 	env["CLOUD9_USERNAME"], env["CLOUD9_PASSWORD"] = "user", "secret"
 	env["CLOUD9_VENDOR_USERNAME"], env["CLOUD9_PROVIDER_GUID"] = "flowgate", cloud9sim.DefaultOrthodontistGUID
 	return env
+}
+
+// redisClientFor is a client on url, closed when the test ends.
+func redisClientFor(t *testing.T, url string) *redis.Client {
+	t.Helper()
+	opt, err := redis.ParseURL(url)
+	require.NoError(t, err)
+	rdb := redis.NewClient(opt)
+	t.Cleanup(func() { _ = rdb.Close() })
+	return rdb
 }
 
 func check(t *testing.T, env map[string]string) (int, string, string) {
@@ -57,6 +68,20 @@ func TestCheckPassesAGoodConfiguration(t *testing.T) {
 	require.Contains(t, row(t, out, "cloud9"), "credentials accepted")
 	require.Contains(t, row(t, out, "cloud9 location"), "CDH Allegheny 202")
 	require.Contains(t, row(t, out, "ops prefix flowgate:"), "OK")
+	require.Contains(t, row(t, out, "redis shards"), "OK")
+}
+
+// check reports a REDIS_SHARDS the data in Redis was not written with,
+// and records nothing.
+func TestCheckFailsAnotherShardCount(t *testing.T) {
+	env := checkEnv(t)
+	env["REDIS_SHARDS"] = "6"
+	rdb := redisClientFor(t, env["REDIS_URL"])
+	require.NoError(t, rdb.Set(context.Background(), "flowgate:{tasks}:seq", "7", 0).Err())
+	code, out, _ := check(t, env)
+	require.NotEqual(t, 0, code)
+	require.Regexp(t, `FAIL\s+.*REDIS_SHARDS=1 \(flowgate:\{tasks\}:seq\)`, row(t, out, "redis shards"))
+	require.Zero(t, rdb.Exists(context.Background(), shardsKey).Val())
 }
 
 func TestCheckFailsBadCloud9Credentials(t *testing.T) {

@@ -2,10 +2,13 @@ package test
 
 import (
 	"encoding/json"
+	"errors"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/flowgate/flowgate/test/flowgatetest"
 	"github.com/flowgate/flowgate/test/rediscluster"
 	"github.com/flowgate/flowgate/test/redistest"
 )
@@ -176,5 +179,27 @@ func TestBinaryJSONLogsOnly(t *testing.T) {
 		if !strings.Contains(l, `"component":"go-redis"`) {
 			t.Errorf("go-redis' line is not tagged: %s", l)
 		}
+	}
+}
+
+// A Redis whose data was written with one shard count refuses a flowgate
+// with another: exit 2, one line naming REDIS_SHARDS, before it could
+// serve without seeing the tasks already there.
+func TestBinaryRefusesAnotherShardCount(t *testing.T) {
+	db := redistest.New(t)
+	p := startFlowgate(t, withSecrets(map[string]string{"REDIS_URL": db.URL()}))
+	if code, _ := p.Stop(); code != 0 {
+		t.Fatalf("first start (one shard) exited %d", code)
+	}
+	cmd := exec.Command(flowgateBinary(t))
+	cmd.Env = flowgatetest.Env()
+	for k, v := range withSecrets(map[string]string{"REDIS_URL": db.URL(), "REDIS_SHARDS": "6",
+		"MONITORING_AUTH": "none", "FLOWGATE_ADDR": flowgatetest.FreeAddr(t)}) {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(string(out), "REDIS_SHARDS=1") {
+		t.Fatalf("REDIS_SHARDS=6 on one shard's data: %v\n%s", err, out)
 	}
 }
