@@ -14,6 +14,21 @@ import "github.com/redis/go-redis/v9"
 // recognise (client index == records) and leave alone; the caller then
 // updates the index in the client's shard with the scripts of split.go.
 
+// quotaLua is the quota check claimScript and reserveScript share:
+// quotaFull drops the client index idx's expired entries and, when max > 0
+// and the index holds max live holds, answers the quota reply {-1, count,
+// ms until the earliest ends}; nil when there is room.
+const quotaLua = `
+local function quotaFull(idx, max, now)
+  if max <= 0 then return nil end
+  redis.call('ZREMRANGEBYSCORE', idx, '-inf', now)
+  local n = redis.call('ZCARD', idx)
+  if n < max then return nil end
+  local first = redis.call('ZRANGE', idx, 0, 0, 'WITHSCORES')
+  return {-1, tostring(n), tonumber(first[2]) - now}
+end
+`
+
 // decodeHold is shared: the table of a hold JSON, or nil.
 const decodeHold = `
 local function dec(v)
@@ -83,7 +98,7 @@ end
 //	 0 taken by someone else (value the holder's JSON, ms its TTL)
 //	-1 quota reached (value the count, ms until the client's earliest hold ends)
 //	-2 cooldown (ms its remaining TTL, -1 when it has none)
-var claimScript = redis.NewScript(decodeHold + `
+var claimScript = redis.NewScript(decodeHold + quotaLua + `
 local ttl = tonumber(ARGV[6])
 local now = tonumber(ARGV[7])
 if ARGV[9] == '1' then
@@ -97,15 +112,8 @@ if cur then
   if own then return {2, cur, own} end
   return {0, cur, pttl}
 end
-local max = tonumber(ARGV[8])
-if max > 0 then
-  redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
-  local n = redis.call('ZCARD', KEYS[3])
-  if n >= max then
-    local first = redis.call('ZRANGE', KEYS[3], 0, 0, 'WITHSCORES')
-    return {-1, tostring(n), tonumber(first[2]) - now}
-  end
-end
+local full = quotaFull(KEYS[3], tonumber(ARGV[8]), now)
+if full then return full end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ttl)
 redis.call('SET', KEYS[2], ARGV[2], 'PX', ttl)
 redis.call('HSET', KEYS[4], ARGV[3], ARGV[12])
@@ -446,22 +454,15 @@ const (
 // Returns {code, value, ms} with claimScript's codes: 1 reserved, -1 quota
 // reached (value the count, ms until the earliest entry ends), -2 cooldown
 // (ms its remaining TTL, -1 when it has none).
-var reserveScript = redis.NewScript(`
+var reserveScript = redis.NewScript(quotaLua + `
 local ttl = tonumber(ARGV[2])
 local now = tonumber(ARGV[3])
 if ARGV[5] == '1' then
   local cd = redis.call('PTTL', KEYS[2])
   if cd > 0 or cd == -1 then return {-2, '', cd} end
 end
-local max = tonumber(ARGV[4])
-if max > 0 then
-  redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
-  local n = redis.call('ZCARD', KEYS[1])
-  if n >= max then
-    local first = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
-    return {-1, tostring(n), tonumber(first[2]) - now}
-  end
-end
+local full = quotaFull(KEYS[1], tonumber(ARGV[4]), now)
+if full then return full end
 redis.call('ZADD', KEYS[1], now + ttl, ARGV[1])
 if redis.call('PTTL', KEYS[1]) < ttl then redis.call('PEXPIRE', KEYS[1], ttl) end
 return {1, '', ttl}

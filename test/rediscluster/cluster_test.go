@@ -9,29 +9,13 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/flowgate/flowgate/orchestrator/shard"
 )
 
 // slotOf is Redis Cluster's key slot (CRC16/XMODEM of the hash tag or key,
 // mod 16384), so the test can pick keys for chosen slots.
-func slotOf(key string) int {
-	if i := strings.IndexByte(key, '{'); i >= 0 {
-		if j := strings.IndexByte(key[i+1:], '}'); j > 0 {
-			key = key[i+1 : i+1+j]
-		}
-	}
-	var crc uint16
-	for k := 0; k < len(key); k++ {
-		crc ^= uint16(key[k]) << 8
-		for range 8 {
-			if crc&0x8000 != 0 {
-				crc = crc<<1 ^ 0x1021
-			} else {
-				crc <<= 1
-			}
-		}
-	}
-	return int(crc) % 16384
-}
+func slotOf(key string) int { return shard.Slot(key) }
 
 func TestStartServesEverySlotRange(t *testing.T) {
 	t.Parallel()
