@@ -69,17 +69,9 @@ func selfCPU(t *testing.T) float64 {
 
 // serverCPU is redis-server's used_cpu_user + used_cpu_sys (INFO cpu).
 func serverCPU(t *testing.T, rdb *redis.Client) float64 {
-	raw, err := rdb.Info(context.Background(), "cpu").Result()
+	cpu, err := redistest.ServerCPU(context.Background(), rdb, false)
 	require.NoError(t, err)
-	var sum float64
-	for _, l := range strings.Split(raw, "\n") {
-		k, v, ok := strings.Cut(strings.TrimSpace(l), ":")
-		if ok && (k == "used_cpu_user" || k == "used_cpu_sys") {
-			f, _ := strconv.ParseFloat(v, 64)
-			sum += f
-		}
-	}
-	return sum
+	return cpu
 }
 
 // perMessage renders INFO commandstats as calls per message, largest first.

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -46,18 +45,9 @@ func measureScripts(t testing.TB, ctx context.Context, rdb redis.UniversalClient
 // mainThreadCPU is Redis's main thread CPU time in seconds (user + sys).
 func mainThreadCPU(t testing.TB, ctx context.Context, rdb redis.UniversalClient) float64 {
 	t.Helper()
-	info, err := rdb.Info(ctx, "cpu").Result()
+	cpu, err := redistest.ServerCPU(ctx, rdb, true)
 	require.NoError(t, err)
-	var total float64
-	for _, line := range strings.Split(info, "\n") {
-		k, v, ok := strings.Cut(strings.TrimSpace(line), ":")
-		if ok && (k == "used_cpu_user_main_thread" || k == "used_cpu_sys_main_thread") {
-			f, err := strconv.ParseFloat(v, 64)
-			require.NoError(t, err)
-			total += f
-		}
-	}
-	return total
+	return cpu
 }
 
 // fillDone writes n DONE tasks straight into the ledger's keys, as a week

@@ -59,3 +59,30 @@ func ParseCommandStats(info string) map[string]CommandStat {
 func ScriptUsec(stats map[string]CommandStat) float64 {
 	return stats["eval"].Usec + stats["evalsha"].Usec + stats["eval_ro"].Usec + stats["evalsha_ro"].Usec
 }
+
+// ServerCPU is redis-server's CPU time in seconds, user + system, as INFO
+// cpu reports it: the whole process's, or with mainThread its main
+// thread's (the one that runs commands and scripts).
+func ServerCPU(ctx context.Context, rdb redis.UniversalClient, mainThread bool) (float64, error) {
+	info, err := rdb.Info(ctx, "cpu").Result()
+	if err != nil {
+		return 0, fmt.Errorf("redistest: INFO cpu: %w", err)
+	}
+	return parseCPU(info, mainThread), nil
+}
+
+func parseCPU(info string, mainThread bool) float64 {
+	suffix := ""
+	if mainThread {
+		suffix = "_main_thread"
+	}
+	var total float64
+	for _, line := range strings.Split(info, "\n") {
+		k, v, ok := strings.Cut(strings.TrimSpace(line), ":")
+		if ok && (k == "used_cpu_user"+suffix || k == "used_cpu_sys"+suffix) {
+			f, _ := strconv.ParseFloat(v, 64)
+			total += f
+		}
+	}
+	return total
+}

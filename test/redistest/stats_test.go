@@ -17,3 +17,14 @@ func TestParseCommandStats(t *testing.T) {
 		t.Fatalf("ScriptUsec = %v", u)
 	}
 }
+
+func TestParseCPU(t *testing.T) {
+	info := "# CPU\r\nused_cpu_sys:1.50\r\nused_cpu_user:2.25\r\nused_cpu_sys_children:9\r\n" +
+		"used_cpu_sys_main_thread:1.00\r\nused_cpu_user_main_thread:2.00\r\n"
+	if got := parseCPU(info, false); got != 3.75 {
+		t.Fatalf("process CPU = %v", got)
+	}
+	if got := parseCPU(info, true); got != 3 {
+		t.Fatalf("main thread CPU = %v", got)
+	}
+}
