@@ -28,10 +28,8 @@ func (h *Handlers) checkKey(key string, read bool) error {
 	case len(key) > maxKeyLen || !utf8.ValidString(key):
 		return contracts.Errorf(contracts.CodeInvalid, "key must be UTF-8 of at most %d bytes", maxKeyLen)
 	}
-	for _, p := range h.cfg.Prefixes {
-		if strings.HasPrefix(key, p) {
-			return nil
-		}
+	if h.owned(key) {
+		return nil
 	}
 	if read {
 		for _, p := range h.cfg.ReadPrefixes {
