@@ -158,7 +158,7 @@ func (l *Ledger) createChunks(ctx context.Context, op string, now time.Time, sh 
 func (l *Ledger) createKeys(sh int, chunk []newTask) []string {
 	own := make([]string, 0, 4*len(chunk))
 	for _, it := range chunk {
-		own = append(own, l.ks[sh].itemKeys(it.id, it.encounter)...)
+		own = append(own, l.ks[sh].itemKeys(it.id, it.encounter, l.set.N() > 1)...)
 	}
 	return l.ks[sh].scriptKeys(own...)
 }

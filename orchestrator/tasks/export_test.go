@@ -268,7 +268,7 @@ func (l *Ledger) ScriptsPipelined(ctx context.Context, script string, items []st
 			switch script {
 			case "create":
 				id := fmt.Sprintf("00000000-0000-4000-9000-%012d", len(out)+len(cmds))
-				cmds = append(cmds, s.EvalSha(ctx, pipe, k.scriptKeys(k.itemKeys(id, it)...),
+				cmds = append(cmds, s.EvalSha(ctx, pipe, k.scriptKeys(k.itemKeys(id, it, l.set.N() > 1)...),
 					append(base, 1, id, it, "NORMAL", 3, `{"n":1}`, "fp")...))
 			case "claim":
 				token := fmt.Sprintf("tok-%s", it)

@@ -372,7 +372,7 @@ func (im *Importer) runIn(ctx context.Context, op string, sh int, now time.Time,
 	args = append(args, flag(im.dry))
 	own := make([]string, 0, 4*len(batch))
 	for _, it := range batch {
-		own = append(own, im.l.ks[sh].itemKeys(it.ID, it.Enc)...)
+		own = append(own, im.l.ks[sh].itemKeys(it.ID, it.Enc, im.l.set.N() > 1)...)
 		b, err := json.Marshal(it)
 		if err != nil {
 			return nil, &contracts.Error{Code: contracts.CodeInternal, Op: op, Message: "encode import item", Err: err}

@@ -110,11 +110,16 @@ func (k keys) index(name string) string { return k.base + name }
 
 // itemKeys are the KEYS of one task a create or an import may write: its
 // hash, its history, its encounter's set (the hash again when it has no
-// encounter) and its locator in this shard.
-func (k keys) itemKeys(id, encounter string) []string {
-	ek := k.task(id)
+// encounter) and its locator in this shard — the hash again when located
+// is false (one shard: no task lives elsewhere, so the scripts skip the
+// locator check).
+func (k keys) itemKeys(id, encounter string, located bool) []string {
+	ek, lk := k.task(id), k.task(id)
 	if encounter != "" {
 		ek = k.encounter(encounter)
 	}
-	return []string{k.task(id), k.history(id), ek, k.locator(id)}
+	if located {
+		lk = k.locator(id)
+	}
+	return []string{k.task(id), k.history(id), ek, lk}
 }

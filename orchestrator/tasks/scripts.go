@@ -204,7 +204,8 @@ func script(body string) *redis.Script { return redis.NewScript(prelude + body) 
 // createScript creates up to MaxBatchCreate tasks, all or nothing.
 //
 // KEYS[17+4i..20+4i] item i's task key, history key, encounter key (the
-// task key again when it has no encounter) and locator key
+// task key again when it has no encounter) and locator key (the task key
+// again with one shard: no check)
 // ARGV[4] n, then n groups of 6: queue_id, encounter_id (empty = none),
 // priority, max_attempts, payload JSON (empty = null), payload fingerprint.
 //
@@ -225,7 +226,8 @@ for i = 0, n - 1 do
   if cur[1] and (cur[2] ~= ARGV[o + 1] or cur[3] ~= ARGV[o + 5]) then
     return {3, cur[1], 'queue_id_reused', {}, ARGV[o]}
   end
-  if not cur[1] and redis.call('EXISTS', KEYS[20 + i * 4]) == 1 then return {3, '', 'located', {}, ARGV[o]} end
+  local lk = KEYS[20 + i * 4]
+  if not cur[1] and lk ~= KEYS[17 + i * 4] and redis.call('EXISTS', lk) == 1 then return {3, '', 'located', {}, ARGV[o]} end
 end
 local out = {0}
 for i = 0, n - 1 do

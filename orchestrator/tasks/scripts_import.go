@@ -12,7 +12,8 @@ package tasks
 // fingerprint matches) or a conflict, which writes nothing.
 //
 // KEYS[17+4i..20+4i] task i's key, history key, encounter key (the task
-// key again when it has no encounter) and locator key
+// key again when it has no encounter) and locator key (the task key again
+// with one shard: no check)
 // ARGV[4] '1' for a dry run (decide, write nothing), ARGV[5..] one task
 // each, a JSON object of strings: id, enc (empty = none), status,
 // priority, attempts, max_attempts, payload (JSON text, empty = null), fp
@@ -40,7 +41,7 @@ for i = 5, #ARGV do
   local id, enc = x.id, x.enc
   local tk, hk, ek, lk = KEYS[17 + (i - 5) * 4], KEYS[18 + (i - 5) * 4], KEYS[19 + (i - 5) * 4], KEYS[20 + (i - 5) * 4]
   local cur = redis.call('HMGET', tk, 'status', 'ifp')
-  if not cur[1] and redis.call('EXISTS', lk) == 1 then
+  if not cur[1] and lk ~= tk and redis.call('EXISTS', lk) == 1 then
     out[#out + 1] = {3, id, x.status, 'located', ''}
   elseif cur[1] then
     if cur[2] == x.ifp then
