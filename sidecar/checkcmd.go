@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/flowgate/flowgate/orchestrator/cloud9"
+	"github.com/flowgate/flowgate/orchestrator/tasks"
 )
 
 // The outcome of one check of `flowgate check`.
@@ -97,6 +98,7 @@ func checkRedis(ctx context.Context, cfg Config, log *slog.Logger, add func(name
 		add("redis persistence", checkWarn, "OFF (no AOF, no RDB): a Redis restart loses every queued booking, task and hold; turn on appendonly yes")
 	}
 	checkPrefixes(rctx, b.Client, cfg.SlotCache.OpsKeyPrefixes, add)
+	checkFunctions(rctx, b.Client, add)
 	switch was, evidence, err := writtenShards(rctx, b.Client, cfg.RedisShards); {
 	case err != nil:
 		add("redis shards", checkFail, "%v", err)
@@ -105,6 +107,36 @@ func checkRedis(ctx context.Context, cfg Config, log *slog.Logger, add func(name
 	default:
 		add("redis shards", checkOK, "REDIS_SHARDS=%d matches the data in Redis", cfg.RedisShards)
 	}
+}
+
+// checkFunctions reports whether Redis has FUNCTION (the task ledger's
+// scripts then run as one loaded library) and the libraries of other
+// flowgate versions that an upgrade left behind.
+func checkFunctions(ctx context.Context, rdb redis.UniversalClient, add func(name, status, format string, args ...any)) {
+	libs, err := rdb.FunctionList(ctx, redis.FunctionListQuery{LibraryNamePattern: tasks.LibraryPattern}).Result()
+	if err != nil {
+		add("redis functions", checkOK, "unavailable (%v): the task ledger runs its scripts as EVAL, a few µs more of Redis time per call", err)
+		return
+	}
+	own, stale := tasks.LibraryName(), []string{}
+	loaded := false
+	for _, l := range libs {
+		if l.Name == own {
+			loaded = true
+		} else {
+			stale = append(stale, l.Name)
+		}
+	}
+	state := "loads at start"
+	if loaded {
+		state = "loaded"
+	}
+	if len(stale) > 0 {
+		add("redis functions", checkWarn, "task ledger library %s %s; %d of other flowgate versions (%s): once no instance of those runs, FUNCTION DELETE each",
+			own, state, len(stale), strings.Join(stale, ", "))
+		return
+	}
+	add("redis functions", checkOK, "task ledger library %s %s", own, state)
 }
 
 // checkPrefixes reports, for each OPS_KEY_PREFIXES entry, how many keys

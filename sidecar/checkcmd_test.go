@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flowgate/flowgate/orchestrator/cloud9/cloud9sim"
+	"github.com/flowgate/flowgate/orchestrator/tasks"
 )
 
 // checkEnv is a real-Redis configuration pointing at a Cloud9 simulator
@@ -69,6 +70,22 @@ func TestCheckPassesAGoodConfiguration(t *testing.T) {
 	require.Contains(t, row(t, out, "cloud9 location"), "CDH Allegheny 202")
 	require.Contains(t, row(t, out, "ops prefix flowgate:"), "OK")
 	require.Contains(t, row(t, out, "redis shards"), "OK")
+	require.Regexp(t, `OK\s+task ledger library `+tasks.LibraryName(), row(t, out, "redis functions"))
+}
+
+// check names the function libraries an upgrade left behind, so that the
+// operator can delete them once no instance of that version runs.
+func TestCheckNamesStaleFunctionLibraries(t *testing.T) {
+	env := checkEnv(t)
+	rdb := redisClientFor(t, env["REDIS_URL"])
+	ctx := context.Background()
+	const old = "flowgate_tasks_00000000check0001"
+	require.NoError(t, rdb.FunctionLoad(ctx, "#!lua name="+old+"\nredis.register_function('fgt_00000000check0001_noop', function() return 1 end)").Err())
+	t.Cleanup(func() { _ = rdb.FunctionDelete(ctx, old).Err() })
+	code, out, errs := check(t, env)
+	require.Equal(t, 0, code, "%s\n%s", out, errs)
+	require.Regexp(t, `WARN\s+task ledger library `+tasks.LibraryName()+` .*1 of other flowgate versions \(`+old+`\).*FUNCTION DELETE`,
+		row(t, out, "redis functions"))
 }
 
 // check reports a REDIS_SHARDS the data in Redis was not written with,

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -36,6 +37,13 @@ func (m *Main) newOrchestration(rt *orchestrator.Runtime, b *backend, shutdown c
 	if err != nil {
 		return nil, fmt.Errorf("task ledger: %w", err)
 	}
+	lctx, cancel := context.WithTimeout(shutdown, 5*time.Second)
+	if mode, err := ledger.LoadScripts(lctx); err != nil {
+		m.Logger.Warn("task ledger: Redis did not answer FUNCTION LOAD; its scripts run as EVAL until a call loads them", "err", err)
+	} else {
+		m.Logger.Info("task ledger scripts", "mode", mode.Mode, "detail", mode.Reason)
+	}
+	cancel()
 	dispatch, err := taskjobs.New(taskjobs.Config{
 		Ledger: ledger, Runtime: rt, Logger: m.Logger, Registerer: m.registry, Now: m.Now,
 		Backoff: orchestrator.Exponential{Base: cfg.RequeueBase, Max: cfg.RequeueMax},

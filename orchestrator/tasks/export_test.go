@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"sync/atomic"
 
 	"github.com/redis/go-redis/v9"
 
@@ -245,6 +246,9 @@ func (l *Ledger) ClaimWithToken(ctx context.Context, worker string, limit int, t
 	return l.claimToken(ctx, "tasks.Claim", worker, limit, token)
 }
 
+// pipelinedIDs numbers the tasks ScriptsPipelined creates.
+var pipelinedIDs atomic.Int64
+
 // ScriptsPipelined runs the create (one task each), claim (limit 1) or ACK
 // script once per item, pipelined 100 calls at a time on shard 0, so that
 // Redis runs them back to back as under load: the script cost test
@@ -254,8 +258,11 @@ func (l *Ledger) ClaimWithToken(ctx context.Context, worker string, limit int, t
 // len(items) tasks and returns their ids.
 func (l *Ledger) ScriptsPipelined(ctx context.Context, script string, items []string) ([]string, error) {
 	const op = "tasks.ScriptsPipelined"
-	s := map[string]*redis.Script{"create": createScript, "claim": claimScript, "ack": ackScript, "ack-full": ackScript}[script]
-	if err := s.Load(ctx, l.rdb).Err(); err != nil {
+	s := map[string]*proc{"create": createScript, "claim": claimScript, "ack": ackScript, "ack-full": ackScript}[script]
+	if err := s.eval.Load(ctx, l.rdb).Err(); err != nil {
+		return nil, err
+	}
+	if err := l.sc.decide(ctx); err != nil {
 		return nil, err
 	}
 	k := l.ks[0]
@@ -267,15 +274,15 @@ func (l *Ledger) ScriptsPipelined(ctx context.Context, script string, items []st
 			base := []any{k.base, l.cfg.Now().UnixMilli(), l.cfg.HistoryLimit}
 			switch script {
 			case "create":
-				id := fmt.Sprintf("00000000-0000-4000-9000-%012d", len(out)+len(cmds))
-				cmds = append(cmds, s.EvalSha(ctx, pipe, k.scriptKeys(k.itemKeys(id, it, l.set.N() > 1)...),
+				id := fmt.Sprintf("00000000-0000-4000-9000-%012d", pipelinedIDs.Add(1))
+				cmds = append(cmds, l.sc.inPipe(ctx, pipe, s, k.scriptKeys(k.itemKeys(id, it, l.set.N() > 1)...),
 					append(base, 1, id, it, "NORMAL", 3, `{"n":1}`, "fp")...))
 			case "claim":
 				token := fmt.Sprintf("tok-%s", it)
-				cmds = append(cmds, s.EvalSha(ctx, pipe, k.scriptKeys(k.claim(token)),
+				cmds = append(cmds, l.sc.inPipe(ctx, pipe, s, k.scriptKeys(k.claim(token)),
 					append(base, "vm-1", 1, token, ClaimTokenTTL.Milliseconds())...))
 			case "ack", "ack-full": // the webhook's brief answer, or Ack's whole task
-				cmds = append(cmds, s.EvalSha(ctx, pipe, k.taskKeys(it),
+				cmds = append(cmds, l.sc.inPipe(ctx, pipe, s, k.taskKeys(it),
 					append(base, it, "", "vm-1", `{"ok":true}`, "afp", flag(script == "ack"))...))
 			}
 		}
@@ -300,3 +307,16 @@ func (l *Ledger) ScriptsPipelined(ctx context.Context, script string, items []st
 	}
 	return out, nil
 }
+
+// inPipe adds a call of p to pipe, as the ledger calls it (FCALL or EVALSHA:
+// the mode must be decided and the script loaded).
+func (s *scripts) inPipe(ctx context.Context, pipe redis.Pipeliner, p *proc, keys []string, args ...any) *redis.Cmd {
+	if s.mode.Load() == modeFunction {
+		return pipe.FCall(ctx, ledgerLibrary().prefix+p.name, keys, args...)
+	}
+	return p.eval.EvalSha(ctx, pipe, keys, args...)
+}
+
+// UseEval makes the ledger call its scripts with EVALSHA, as on a Redis
+// without FUNCTION.
+func (l *Ledger) UseEval() { l.sc.mode.Store(modeEval) }

@@ -99,6 +99,7 @@ type Ledger struct {
 	// rot is the order in which claims visit shards of equal priority and
 	// sweeps start their walk over the shards.
 	rot shard.Rotation
+	sc  *scripts // calls the scripts: FCALL or EVALSHA (functions.go)
 }
 
 // New returns a Ledger on rdb (a client, cluster client or failover client).
@@ -114,7 +115,7 @@ func New(rdb redis.UniversalClient, cfg Config) (*Ledger, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tasks: %w", err)
 	}
-	l := &Ledger{rdb: rdb, cfg: cfg, set: set, ks: make([]keys, set.N())}
+	l := &Ledger{rdb: rdb, cfg: cfg, set: set, ks: make([]keys, set.N()), sc: &scripts{rdb: rdb}}
 	for i := range l.ks {
 		l.ks[i] = newKeys(cfg.Prefix, set.Tag(i))
 	}
@@ -124,11 +125,11 @@ func New(rdb redis.UniversalClient, cfg Config) (*Ledger, error) {
 // run calls a script in shard sh with KEYS keys (the shard's ledger keys
 // first: see keys.scriptKeys) and the prelude's ARGV (the shard's base,
 // now, history cap) followed by args.
-func (l *Ledger) run(ctx context.Context, op string, s *redis.Script, sh int, now time.Time, keys []string, args ...any) (any, error) {
+func (l *Ledger) run(ctx context.Context, op string, s *proc, sh int, now time.Time, keys []string, args ...any) (any, error) {
 	argv := make([]any, 0, 3+len(args))
 	argv = append(argv, l.ks[sh].base, now.UnixMilli(), l.cfg.HistoryLimit)
 	argv = append(argv, args...)
-	v, err := s.Run(ctx, l.rdb, keys, argv...).Result()
+	v, err := l.sc.run(ctx, s, keys, argv...).Result()
 	if err != nil {
 		return nil, storeError(op, err)
 	}
@@ -140,7 +141,7 @@ func (l *Ledger) run(ctx context.Context, op string, s *redis.Script, sh int, no
 // codeNoop, every failure as a typed error. The task is looked for in the
 // shard of enc (when the request names an encounter), then in the shard
 // of its id, then where its locator points (see lookup).
-func (l *Ledger) single(ctx context.Context, op string, s *redis.Script, id, enc string, args ...any) (reply, error) {
+func (l *Ledger) single(ctx context.Context, op string, s *proc, id, enc string, args ...any) (reply, error) {
 	var r reply
 	var home int
 	err := l.lookup(ctx, op, id, enc, func(sh int) (bool, error) {
@@ -165,7 +166,7 @@ func (l *Ledger) single(ctx context.Context, op string, s *redis.Script, id, enc
 	return r, l.check(op, id, r)
 }
 
-func (l *Ledger) singleOnce(ctx context.Context, op string, s *redis.Script, sh int, id string, args ...any) (reply, error) {
+func (l *Ledger) singleOnce(ctx context.Context, op string, s *proc, sh int, id string, args ...any) (reply, error) {
 	v, err := l.run(ctx, op, s, sh, l.cfg.Now(), l.ks[sh].taskKeys(id), append([]any{id}, args...)...)
 	if err != nil {
 		return reply{}, err

@@ -21,6 +21,9 @@ func TestLifecycleOnMiniredis(t *testing.T) {
 	rdb := redis.NewClient(&redis.Options{Addr: m.Addr()})
 	t.Cleanup(func() { _ = rdb.Close() })
 	b := setupOn(t, rdb, func(c *tasks.Config) { c.MaxRecoveries = 2 })
+	mode, err := b.l.LoadScripts(b.ctx)
+	require.NoError(t, err)
+	require.Equal(t, "eval", mode.Mode, "miniredis has no FUNCTION: the scripts run as EVALSHA")
 
 	res, err := b.l.CreateBatch(b.ctx, []contracts.CreateTaskRequest{
 		{EncounterID: "enc-1", Payload: json.RawMessage(`{"p":[]}`)},

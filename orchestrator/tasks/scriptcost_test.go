@@ -18,38 +18,6 @@ import (
 	"github.com/flowgate/flowgate/test/redistest"
 )
 
-// scriptCost is the Redis time of the script calls f makes: usec is
-// INFO commandstats' usec_per_call of EVALSHA (wall time inside Redis, which
-// a busy machine inflates), cpu the Redis main thread's CPU time (INFO cpu)
-// over f divided by the calls (everything Redis did for them, reading and
-// answering included, and not inflated by other processes).
-type scriptCost struct {
-	usec, cpu float64
-	calls     int
-}
-
-func measureScripts(t testing.TB, ctx context.Context, rdb redis.UniversalClient, f func()) scriptCost {
-	t.Helper()
-	require.NoError(t, rdb.ConfigResetStat(ctx).Err())
-	cpu0 := mainThreadCPU(t, ctx, rdb)
-	f()
-	cpu1 := mainThreadCPU(t, ctx, rdb)
-	stats, err := redistest.CommandStats(ctx, rdb)
-	require.NoError(t, err)
-	c := scriptCost{usec: stats["evalsha"].UsecPerCall, calls: int(stats["evalsha"].Calls)}
-	require.NotZero(t, c.calls, "no evalsha in commandstats")
-	c.cpu = (cpu1 - cpu0) * 1e6 / float64(c.calls)
-	return c
-}
-
-// mainThreadCPU is Redis's main thread CPU time in seconds (user + sys).
-func mainThreadCPU(t testing.TB, ctx context.Context, rdb redis.UniversalClient) float64 {
-	t.Helper()
-	cpu, err := redistest.ServerCPU(ctx, rdb, true)
-	require.NoError(t, err)
-	return cpu
-}
-
 // fillDone writes n DONE tasks straight into the ledger's keys, as a week
 // of traffic leaves them (a task hash, its history, its index entries).
 func fillDone(t testing.TB, bd *bundle, n int) {
@@ -92,7 +60,6 @@ func TestScriptCostFlatInLedgerSize(t *testing.T) {
 	if os.Getenv("FLOWGATE_SCRIPT_COST_1M") != "" {
 		sizes = append(sizes, 1_000_000)
 	}
-	const m = 2000
 	for _, n := range sizes {
 		// A Redis of its own: INFO commandstats counts every database's
 		// calls, and the other packages' tests share test/run's Redis. No
@@ -111,38 +78,80 @@ func TestScriptCostFlatInLedgerSize(t *testing.T) {
 		}
 		// Each phase's calls are pipelined, so that Redis runs them back to
 		// back as under load (one call at a time leaves it idle between
-		// calls, and a cold Redis spends more per call).
-		encs := make([]string, m)
-		for i := range encs {
-			encs[i] = fmt.Sprintf("enc-%d", i)
+		// calls, and a cold Redis spends more per call). The same scripts
+		// run as functions (FCALL: how the ledger calls them on Redis 7) and
+		// as EVALSHA (a Redis without FUNCTION), alternating every 100
+		// calls: commandstats counts the two apart, and both see the same
+		// moments of a noisy machine.
+		fn, err := tasks.New(rdb, tasks.Config{Prefix: "test", Now: clk.Now})
+		require.NoError(t, err)
+		ev, err := tasks.New(rdb, tasks.Config{Prefix: "test", Now: clk.Now})
+		require.NoError(t, err)
+		ev.UseEval()
+		for l, want := range map[*tasks.Ledger]string{fn: "functions", ev: "eval"} {
+			got, err := l.LoadScripts(bd.ctx)
+			require.NoError(t, err)
+			require.Equal(t, want, got.Mode, got.Reason)
 		}
-		var ids []string
-		create := measureScripts(t, bd.ctx, bd.rdb, func() {
-			_, err := bd.l.ScriptsPipelined(bd.ctx, "create", encs)
-			require.NoError(t, err)
-		})
-		claim := measureScripts(t, bd.ctx, bd.rdb, func() {
-			ids, err = bd.l.ScriptsPipelined(bd.ctx, "claim", encs)
-			require.NoError(t, err)
-		})
-		half := m / 2
-		ack := measureScripts(t, bd.ctx, bd.rdb, func() {
-			_, err := bd.l.ScriptsPipelined(bd.ctx, "ack", ids[:half])
-			require.NoError(t, err)
-		})
-		full := measureScripts(t, bd.ctx, bd.rdb, func() {
-			_, err := bd.l.ScriptsPipelined(bd.ctx, "ack-full", ids[half:])
-			require.NoError(t, err)
-		})
-		require.Equal(t, contracts.StatusDone, bd.get(t, ids[m-1]).Status)
-		require.Equal(t, half, ack.calls)
-		// The goal is 25 µs; the bound only catches a script gone wrong
-		// (a scan, a loop over a growing index) on this noisy machine.
-		for name, c := range map[string]scriptCost{"create": create, "claim": claim, "ACK": ack, "full ACK": full} {
-			require.Less(t, c.usec, 150.0, "%s costs Redis %.1f µs per call at %d tasks", name, c.usec, n)
-		}
-		t.Logf("ledger of %7d tasks, Redis time per script (commandstats / main-thread CPU): "+
-			"create %5.1f / %5.1f µs, claim %5.1f / %5.1f µs, ACK %5.1f / %5.1f µs (answering the whole task: %5.1f / %5.1f µs)",
-			n, create.usec, create.cpu, claim.usec, claim.cpu, ack.usec, ack.cpu, full.usec, full.cpu)
+		measureModes(t, bd, n, fn, ev)
 	}
+}
+
+// measureModes creates m tasks with each ledger, claims them, and ACKs
+// half of them briefly (as the webhook) and half answering the whole
+// task, each phase alternating the two ledgers every 100 calls, and
+// prints the Redis time per call of each phase in each mode.
+func measureModes(t *testing.T, bd *bundle, n int, fn, ev *tasks.Ledger) {
+	const m, step = 2000, 100
+	items := map[*tasks.Ledger][]string{}
+	for i, l := range []*tasks.Ledger{fn, ev} {
+		for j := range m {
+			items[l] = append(items[l], fmt.Sprintf("enc-%d-%d", i, j))
+		}
+	}
+	ids := map[*tasks.Ledger][]string{}
+	type cost struct{ fcall, evalsha float64 }
+	costs := map[string]cost{}
+	for _, phase := range []string{"create", "claim", "ack", "ack-full"} {
+		require.NoError(t, bd.rdb.ConfigResetStat(bd.ctx).Err())
+		for lo := 0; lo < m; lo += step {
+			for _, l := range []*tasks.Ledger{fn, ev} {
+				part := items[l]
+				switch phase {
+				case "ack": // the first half of the claimed tasks
+					part = ids[l][lo/2 : (lo+step)/2]
+				case "ack-full":
+					part = ids[l][m/2+lo/2 : m/2+(lo+step)/2]
+				default:
+					part = part[lo : lo+step]
+				}
+				got, err := l.ScriptsPipelined(bd.ctx, phase, part)
+				require.NoError(t, err)
+				if phase == "claim" {
+					ids[l] = append(ids[l], got...)
+				}
+			}
+		}
+		stats, err := redistest.CommandStats(bd.ctx, bd.rdb)
+		require.NoError(t, err)
+		want := int64(m)
+		if phase == "ack" || phase == "ack-full" {
+			want = m / 2
+		}
+		require.Equal(t, want, stats["fcall"].Calls, phase)
+		require.Equal(t, want, stats["evalsha"].Calls, phase)
+		costs[phase] = cost{stats["fcall"].UsecPerCall, stats["evalsha"].UsecPerCall}
+	}
+	require.Len(t, ids[fn], m)
+	require.Equal(t, contracts.StatusDone, bd.get(t, ids[fn][m-1]).Status)
+	require.Equal(t, contracts.StatusDone, bd.get(t, ids[ev][m-1]).Status)
+	// The goal is 25 µs; the bound only catches a script gone wrong (a
+	// scan, a loop over a growing index) on this noisy machine.
+	for phase, c := range costs {
+		require.Less(t, c.fcall, 150.0, "%s costs Redis %.1f µs per call at %d tasks", phase, c.fcall, n)
+	}
+	t.Logf("ledger of %7d tasks, Redis time per script (commandstats, FCALL / EVALSHA): create %5.1f / %5.1f µs, "+
+		"claim %5.1f / %5.1f µs, ACK %5.1f / %5.1f µs (answering the whole task: %5.1f / %5.1f µs)", n,
+		costs["create"].fcall, costs["create"].evalsha, costs["claim"].fcall, costs["claim"].evalsha,
+		costs["ack"].fcall, costs["ack"].evalsha, costs["ack-full"].fcall, costs["ack-full"].evalsha)
 }

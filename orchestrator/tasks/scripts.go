@@ -36,15 +36,20 @@ import "github.com/redis/go-redis/v9"
 // ({} when not found), extra
 // the id of the encounter's other open task for reason "encounter_open".
 // parseReply and (*Ledger).check turn it into a task or a typed error.
-
+//
+// A script runs as EVAL (prelude, then its body) or, where Redis has
+// FUNCTION, as a function of the ledger's library (functions.go), whose
+// helpers are built once when the library loads: the helpers below read
+// the call's keys and arguments from the locals that begin sets.
 const prelude = `
-local B = ARGV[1]
-local NOW = ARGV[2]
-local HCAP = tonumber(ARGV[3])
-local SEQ, ALL, OPEN, ACTIVE, CLAIMED, SLA, RETRY, DLQ, DONE =
-  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9]
-local STATUS = {PENDING = KEYS[10], PROCESSING = KEYS[11], ERROR = KEYS[12], DONE = KEYS[13]}
-local PENDQ = {HIGH = KEYS[14], NORMAL = KEYS[15], LOW = KEYS[16]}
+local B, NOW, HCAP, SEQ, ALL, OPEN, ACTIVE, CLAIMED, SLA, RETRY, DLQ, DONE
+local STATUS, PENDQ = {}, {}
+local function begin(k, a)
+  B, NOW, HCAP = a[1], a[2], tonumber(a[3])
+  SEQ, ALL, OPEN, ACTIVE, CLAIMED, SLA, RETRY, DLQ, DONE = k[1], k[2], k[3], k[4], k[5], k[6], k[7], k[8], k[9]
+  STATUS.PENDING, STATUS.PROCESSING, STATUS.ERROR, STATUS.DONE = k[10], k[11], k[12], k[13]
+  PENDQ.HIGH, PENDQ.NORMAL, PENDQ.LOW = k[14], k[15], k[16]
+end
 
 local function tkey(id) return B .. 't:' .. id end
 local function hkey(id) return B .. 'h:' .. id end
@@ -199,7 +204,19 @@ local function apply(id, tk, hk, t, f, by, reason)
 end
 `
 
-func script(body string) *redis.Script { return redis.NewScript(prelude + body) }
+// script declares the ledger script name with body (run after the
+// prelude, with KEYS and ARGV as in EVAL).
+func script(name, body string) *proc {
+	p := newProc(name, body)
+	procs = append(procs, p)
+	return p
+}
+
+// newProc is a script that is not part of the library (a test's): it runs
+// as EVAL.
+func newProc(name, body string) *proc {
+	return &proc{name: name, body: body, eval: redis.NewScript(prelude + "\nbegin(KEYS, ARGV)\n" + body)}
+}
 
 // createScript creates up to MaxBatchCreate tasks, all or nothing.
 //
@@ -218,7 +235,7 @@ func script(body string) *redis.Script { return redis.NewScript(prelude + body) 
 // with that queue_id answers, or {2, other} when the open task other of
 // the same encounter answers (its keys are not declared: the ledger reads
 // it).
-var createScript = script(`
+var createScript = script("create", `
 local n = tonumber(ARGV[4])
 for i = 0, n - 1 do
   local o = 5 + i * 6
@@ -270,7 +287,7 @@ return out
 // ARGV[4] encounter_id, ARGV[5] other's id
 //
 // Returns 1 when the entry was cleared, else 0.
-var repairOpenScript = script(`
+var repairOpenScript = script("repairOpen", `
 if redis.call('HGET', OPEN, ARGV[4]) ~= ARGV[5] then return 0 end
 local st = redis.call('HMGET', KEYS[17], 'status', 'dlq')
 if st[1] and isopen(st[1], st[2]) then return 0 end
@@ -288,7 +305,7 @@ return 1
 //
 // Returns the standard reply: 0 | 2 | 3 with reason 'not_processing' or
 // 'wrong_worker'. No history event (heartbeats would flood it).
-var heartbeatScript = script(`
+var heartbeatScript = script("heartbeat", `
 local id, worker = ARGV[4], ARGV[5]
 local tk, hk = KEYS[17], KEYS[18]
 local t = load(tk)
@@ -313,7 +330,7 @@ return reply(0, '', '', t)
 // same fingerprint) | 2 | 3 with reason 'different_payload' (DONE, other
 // actions), 'wrong_worker' or 'not_processing' (ERROR) | 4
 // 'encounter_mismatch'.
-var ackScript = script(`
+var ackScript = script("ack", `
 local id, enc, worker, actions, afp = ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8]
 local tk, hk = KEYS[17], KEYS[18]
 if ARGV[9] == '1' then RF = BRIEF end
@@ -349,7 +366,7 @@ return reply(0, '', '', t)
 // is kept in history) | 1 'duplicate' with b = 'retry' or 'dlq' (the same
 // FAIL again: the task's last event is it) | 2 | 3 'not_processing' or
 // 'wrong_worker' | 4 'encounter_mismatch'.
-var failScript = script(`
+var failScript = script("fail", `
 local id, enc, worker, msg = ARGV[4], ARGV[5], ARGV[6], ARGV[7]
 local tk, hk = KEYS[17], KEYS[18]
 local t = load(tk)
@@ -395,7 +412,7 @@ return reply(0, 'dlq', '', t)
 // 'already_processing' (a replayed requeue) or 'attempts_changed' (b = the
 // task's attempts: a later FAIL awaits its own requeue) | 2 | 3 'done' or
 // 'dlq'.
-var requeueScript = script(`
+var requeueScript = script("requeue", `
 local id, prio, want = ARGV[4], ARGV[5], ARGV[6] or ''
 local tk, hk = KEYS[17], KEYS[18]
 local t = load(tk)
@@ -419,7 +436,7 @@ return reply(0, '', '', t)
 //
 // Returns the standard reply: 0 | 2 | 3 'not_dlq' or 'encounter_open'
 // (another task of the encounter was created meanwhile; extra = its id).
-var replayScript = script(`
+var replayScript = script("replay", `
 local id, prio = ARGV[4], ARGV[5]
 local tk, hk = KEYS[17], KEYS[18]
 local t = load(tk)
@@ -438,7 +455,7 @@ return reply(0, '', '', t)
 // ARGV[4] queue_id, ARGV[5] error_message, ARGV[6] reason
 //
 // Returns the standard reply: 0 | 1 'already_dlq' | 2 | 3 'done'.
-var dlqScript = script(`
+var dlqScript = script("dlq", `
 local id = ARGV[4]
 local tk, hk = KEYS[17], KEYS[18]
 local t = load(tk)
@@ -468,7 +485,7 @@ return reply(0, '', '', t)
 //
 // Returns the standard reply: 0 | 2 | 3 'illegal_transition' or
 // 'dead_letter' (a dead letter would leave the DLQ).
-var statusScript = script(`
+var statusScript = script("status", `
 local id, to = ARGV[4], ARGV[5]
 local tk, hk = KEYS[17], KEYS[18]
 local t = load(tk)

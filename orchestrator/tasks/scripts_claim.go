@@ -20,7 +20,7 @@ package tasks
 // PROCESSING with worker_id, claimed_at, heartbeat_at and claim (the token)
 // set; {0} when none was pending or the token was cancelled. The candidates
 // are all read before the first is taken (see loadAll).
-var claimScript = script(`
+var claimScript = script("claim", `
 local worker, limit, token, ttl = ARGV[4], tonumber(ARGV[5]), ARGV[6], ARGV[7]
 local ck = KEYS[17]
 if redis.call('EXISTS', ck) == 1 then return {0} end
@@ -62,7 +62,7 @@ return out
 // ARGV[4] token, ARGV[5] tombstone TTL ms
 //
 // Returns {released, kept}: tasks put back, and tasks left as they were.
-var cancelClaimScript = script(`
+var cancelClaimScript = script("cancelClaim", `
 local token, ttl = ARGV[4], ARGV[5]
 local ck = KEYS[17]
 local ids = {}
@@ -100,7 +100,7 @@ return {released, kept}
 //
 // Returns the standard reply: 0 | 1 'not_held' (no longer PROCESSING under
 // that claim: recovered by a sweep, claimed again, acknowledged…) | 2.
-var unclaimScript = script(`
+var unclaimScript = script("unclaim", `
 local id, worker, at = ARGV[4], ARGV[5], ARGV[6]
 local tk, hk = KEYS[17], KEYS[18]
 local t = load(tk)

@@ -33,7 +33,7 @@ package tasks
 // is being created, in another shard; locator.go). Tasks of
 // one batch see the ones before them, but in a dry run, which writes
 // nothing, they do not (the caller keeps track).
-var importScript = script(`
+var importScript = script("import", `
 local dry = ARGV[4] == '1'
 local out = {}
 for i = 5, #ARGV do

@@ -19,7 +19,7 @@ package tasks
 //
 // Returns {scanned, {recovered ids}, {dead-lettered ids}}. Entries of tasks
 // no longer PROCESSING are dropped from the index (counted in scanned).
-var recoverScript = script(`
+var recoverScript = script("recover", `
 local idx, reason, by, maxrec = KEYS[17], ARGV[6], ARGV[8], tonumber(ARGV[9])
 local ids = redis.call('ZRANGEBYSCORE', idx, '-inf', '(' .. ARGV[4], 'LIMIT', 0, tonumber(ARGV[5]))
 local ts = loadAll(ids)
@@ -58,7 +58,7 @@ return {#ids, rec, dead}
 // ARGV[4] cutoff ms (exclusive), ARGV[5] batch size
 //
 // Returns {scanned, {promoted ids}}.
-var promoteScript = script(`
+var promoteScript = script("promote", `
 local ids = redis.call('ZRANGEBYSCORE', SLA, '-inf', '(' .. ARGV[4], 'LIMIT', 0, tonumber(ARGV[5]))
 local ts = loadAll(ids)
 if not ts then return redis.error_reply(errMoving) end
@@ -85,7 +85,7 @@ return {#ids, out}
 // ARGV[4] cutoff ms (exclusive), ARGV[5] batch size, ARGV[6] reason
 //
 // Returns {scanned, {requeued ids}}.
-var retryScript = script(`
+var retryScript = script("retry", `
 local ids = redis.call('ZRANGEBYSCORE', RETRY, '-inf', '(' .. ARGV[4], 'LIMIT', 0, tonumber(ARGV[5]))
 local ts = loadAll(ids)
 if not ts then return redis.error_reply(errMoving) end
@@ -115,7 +115,7 @@ return {#ids, out}
 //
 // Returns {scanned, {purged ids}}. Entries of tasks that are not DONE are
 // dropped from the index (counted in scanned).
-var purgeScript = script(`
+var purgeScript = script("purge", `
 local ids = redis.call('ZRANGEBYSCORE', DONE, '-inf', '(' .. ARGV[4], 'LIMIT', 0, tonumber(ARGV[5]))
 local ts = loadAll(ids)
 if not ts then return redis.error_reply(errMoving) end
@@ -155,7 +155,7 @@ return {#ids, out}
 // ARGV[4] batch size
 //
 // Returns {scanned, indexed, backfillComplete or backfillPartial}.
-var backfillDoneScript = script(`
+var backfillDoneScript = script("backfillDone", `
 local batch = tonumber(ARGV[4])
 local cur = redis.call('GET', KEYS[17])
 if cur == 'complete' then return {0, 0, 1} end

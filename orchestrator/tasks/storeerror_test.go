@@ -72,7 +72,7 @@ func TestBrokenScriptIsInternal(t *testing.T) {
 		`local x = nil; return x.y`,
 		`redis.call('SET', B .. 'str', 'x'); return redis.call('HGET', B .. 'str', 'f')`,
 	} {
-		_, err := l.run(context.Background(), "tasks.Test", script(body), 0, time.Now(), l.ks[0].scriptKeys())
+		_, err := l.run(context.Background(), "tasks.Test", newProc("test", body), 0, time.Now(), l.ks[0].scriptKeys())
 		var e *contracts.Error
 		require.ErrorAs(t, err, &e, body)
 		require.Equal(t, contracts.CodeInternal, e.Code, "%s: %v", body, err)

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/flowgate/flowgate/contracts"
 )
 
@@ -157,7 +155,7 @@ func (l *Ledger) backfillDone(ctx context.Context, op string, sh int, now time.T
 
 // sweep runs a sweep script in every shard (everyShard) over the part of
 // the shard's index older than now−olderThan.
-func (l *Ledger) sweep(ctx context.Context, op string, s *redis.Script, index func(keys) string, now time.Time, olderThan time.Duration,
+func (l *Ledger) sweep(ctx context.Context, op string, s *proc, index func(keys) string, now time.Time, olderThan time.Duration,
 	replyLen int, collect func(*SweepResult, []any), args ...any) (SweepResult, error) {
 	if olderThan < 0 {
 		return SweepResult{}, invalid(op, "olderThan", "olderThan must not be negative")
@@ -172,7 +170,7 @@ func (l *Ledger) sweep(ctx context.Context, op string, s *redis.Script, index fu
 // batch comes back short. Every sweep script answers an array of replyLen
 // items whose first is the number of index entries scanned; collect takes
 // the rest into the result.
-func (l *Ledger) sweepShard(ctx context.Context, op string, s *redis.Script, sh int, index string, now time.Time, olderThan time.Duration,
+func (l *Ledger) sweepShard(ctx context.Context, op string, s *proc, sh int, index string, now time.Time, olderThan time.Duration,
 	replyLen int, collect func(*SweepResult, []any), args ...any) (SweepResult, error) {
 	var res SweepResult
 	argv := append([]any{now.Add(-olderThan).UnixMilli(), l.cfg.SweepBatch}, args...)

@@ -28,7 +28,7 @@ func (lostReply) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		err := next(ctx, cmd)
 		args := cmd.Args()
-		if name := strings.ToLower(cmd.Name()); (name == "evalsha" || name == "eval") && claimKey(args) && err == nil {
+		if name := strings.ToLower(cmd.Name()); (name == "evalsha" || name == "eval" || name == "fcall") && claimKey(args) && err == nil {
 			cmd.SetErr(context.DeadlineExceeded)
 			return context.DeadlineExceeded
 		}

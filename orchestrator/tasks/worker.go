@@ -66,7 +66,7 @@ func (l *Ledger) claimToken(ctx context.Context, op, worker string, limit int, t
 // claimWith runs the claim script in shard sh.
 func (l *Ledger) claimWith(ctx context.Context, op string, sh int, worker string, limit int, token string) ([]contracts.Task, error) {
 	argv := []any{l.ks[sh].base, l.cfg.Now().UnixMilli(), l.cfg.HistoryLimit, worker, limit, token, ClaimTokenTTL.Milliseconds()}
-	v, err := claimScript.Run(ctx, l.rdb, l.ks[sh].scriptKeys(l.ks[sh].claim(token)), argv...).Result()
+	v, err := l.sc.run(ctx, claimScript, l.ks[sh].scriptKeys(l.ks[sh].claim(token)), argv...).Result()
 	if err != nil {
 		serr := storeError(op, err)
 		if uncertain(err) {

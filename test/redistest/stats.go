@@ -55,9 +55,10 @@ func ParseCommandStats(info string) map[string]CommandStat {
 }
 
 // ScriptUsec is the Redis time of every script call in stats: EVAL,
-// EVALSHA and their read-only forms.
+// EVALSHA, FCALL and their read-only forms.
 func ScriptUsec(stats map[string]CommandStat) float64 {
-	return stats["eval"].Usec + stats["evalsha"].Usec + stats["eval_ro"].Usec + stats["evalsha_ro"].Usec
+	return stats["eval"].Usec + stats["evalsha"].Usec + stats["eval_ro"].Usec + stats["evalsha_ro"].Usec +
+		stats["fcall"].Usec + stats["fcall_ro"].Usec
 }
 
 // ServerCPU is redis-server's CPU time in seconds, user + system, as INFO

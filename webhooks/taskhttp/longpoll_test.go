@@ -226,7 +226,7 @@ func (h *afterClaim) DialHook(next redis.DialHook) redis.DialHook { return next 
 func (h *afterClaim) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		err := next(ctx, cmd)
-		if c, ok := cmd.(*redis.Cmd); ok && err == nil && (cmd.Name() == "evalsha" || cmd.Name() == "eval") {
+		if c, ok := cmd.(*redis.Cmd); ok && err == nil && (cmd.Name() == "evalsha" || cmd.Name() == "eval" || cmd.Name() == "fcall") {
 			if arr, ok := c.Val().([]any); ok && len(arr) == 2 && !h.fired.Load() {
 				if _, ok := arr[1].([]any); ok { // {0, fields}: one task claimed
 					h.fired.Store(true)

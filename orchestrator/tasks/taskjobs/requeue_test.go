@@ -243,7 +243,7 @@ func (h *afterFirstCall) ProcessPipelineHook(next redis.ProcessPipelineHook) red
 
 func (h *afterFirstCall) fire(cmd redis.Cmder) {
 	switch cmd.Name() {
-	case "evalsha", "eval", "hgetall":
+	case "evalsha", "eval", "fcall", "hgetall":
 		if !h.done {
 			h.done = true
 			h.then()
