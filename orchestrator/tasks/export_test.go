@@ -159,7 +159,6 @@ func (l keys) check(ctx context.Context, rdb redis.UniversalClient) ([]string, e
 			}
 		case contracts.StatusProcessing:
 			add(l.active(), id, f["updated_at"])
-			add(l.claimed(), id, f["heartbeat_at"])
 		case contracts.StatusError:
 			if f["dlq"] != "1" {
 				add(l.retry(), id, f["updated_at"])
@@ -184,6 +183,7 @@ func (l keys) check(ctx context.Context, rdb redis.UniversalClient) ([]string, e
 			}
 		}
 	}
+	// claimed: written by earlier versions only, so empty here.
 	keys := []string{l.active(), l.claimed(), l.sla(), l.dlq(), l.retry(), l.done()}
 	for _, s := range contracts.AllStatuses() {
 		keys = append(keys, l.status(s))

@@ -14,11 +14,12 @@ import "github.com/flowgate/flowgate/contracts"
 //	flowgate:{tasks}:all               ZSET  id → creation seq (every task; unfiltered listing)
 //	flowgate:{tasks}:status:<S>        ZSET  id → creation seq, one per status (listing, Stats)
 //	flowgate:{tasks}:pending:<P>       ZSET  id → pending seq, PENDING tasks of priority P (claim order)
-//	flowgate:{tasks}:active            ZSET  id → last activity ms (claim, heartbeat, any update) of PROCESSING tasks
-//	flowgate:{tasks}:claimed           ZSET  id → heartbeat_at ms (the last heartbeat, or the claim) of PROCESSING
-//	                                         tasks: the visibility timeout's clock, moved forward by every
-//	                                         heartbeat (RecoverExpired). The name predates that rule; kept, so
-//	                                         that an upgrade strands no entry
+//	flowgate:{tasks}:active            ZSET  id → last activity ms of PROCESSING tasks: the claim, then each
+//	                                         heartbeat (nothing else updates a PROCESSING task; an import
+//	                                         makes PROCESSING tasks PENDING). Both recovery sweeps read it
+//	flowgate:{tasks}:claimed           ZSET  written by earlier versions only (id → last heartbeat): a heartbeat
+//	                                         moves an entry already there, RecoverExpired sweeps it, and it
+//	                                         empties itself once no such version runs
 //	flowgate:{tasks}:sla               ZSET  id → created_at ms of PENDING tasks that are not HIGH
 //	flowgate:{tasks}:retry             ZSET  id → updated_at ms of ERROR tasks awaiting a retry (not dead letters)
 //	flowgate:{tasks}:dlq               ZSET  id → creation seq of dead letters (ERROR + dlq)

@@ -139,7 +139,6 @@ local function unindex(id, t)
     if t.priority ~= 'HIGH' then redis.call('ZREM', SLA, id) end
   elseif t.status == 'PROCESSING' then
     redis.call('ZREM', ACTIVE, id)
-    redis.call('ZREM', CLAIMED, id)
   elseif t.status == 'ERROR' and t.dlq ~= '1' then
     redis.call('ZREM', RETRY, id)
   elseif t.status == 'DONE' then
@@ -155,7 +154,6 @@ local function index(id, t)
     if t.priority ~= 'HIGH' then redis.call('ZADD', SLA, t.created_at, id) end
   elseif t.status == 'PROCESSING' then
     redis.call('ZADD', ACTIVE, t.updated_at, id)
-    redis.call('ZADD', CLAIMED, t.heartbeat_at or t.claimed_at, id)
   elseif t.status == 'ERROR' and t.dlq ~= '1' then
     redis.call('ZADD', RETRY, t.updated_at, id)
   elseif t.status == 'DONE' then
@@ -296,9 +294,8 @@ return 1
 `)
 
 // heartbeatScript extends the claim of a PROCESSING task: heartbeat_at and
-// updated_at = now, and its entries in active (the heartbeat monitor's
-// index) and claimed (the visibility timeout's) move to now, so neither
-// sweep takes a task whose worker is alive.
+// updated_at = now, and its entry in active (the index of both recovery
+// sweeps) moves to now, so neither takes a task whose worker is alive.
 //
 // KEYS[17] task key, KEYS[18] its history
 // ARGV[4] queue_id, ARGV[5] worker_id
@@ -314,7 +311,9 @@ if t.status ~= 'PROCESSING' then return reply(3, t.status, 'not_processing', t) 
 if t.worker_id ~= worker then return reply(3, t.status, 'wrong_worker', t) end
 put(tk, t, {heartbeat_at = NOW, updated_at = NOW})
 redis.call('ZADD', ACTIVE, NOW, id)
-redis.call('ZADD', CLAIMED, NOW, id)
+-- The claimed index of a version before this one, while it still runs
+-- beside this one (a rolling upgrade): its sweep must see the heartbeat.
+redis.call('ZADD', CLAIMED, 'XX', NOW, id)
 return reply(0, '', '', t)
 `)
 

@@ -59,12 +59,26 @@ func (l *Ledger) RecoverStale(ctx context.Context, now time.Time, olderThan time
 // is older than now−olderThan. A worker that keeps sending heartbeats
 // holds its task however long the work takes; a worker that vanished loses
 // it after olderThan. O(affected): it reads only the expired part of the
-// claimed index (by heartbeat_at), in batches.
+// last-activity index, in batches: a PROCESSING task's last activity is its
+// last heartbeat or its claim (nothing else updates a PROCESSING task).
+//
+// It also sweeps the claimed index that versions before this one kept by
+// heartbeat (and that such an instance, running beside this one in a
+// rolling upgrade, still writes; heartbeats here keep its entries
+// current). Its entries of tasks no longer PROCESSING drop out as they
+// expire, so it is empty olderThan after the last such instance stops.
 func (l *Ledger) RecoverExpired(ctx context.Context, now time.Time, olderThan time.Duration, reason string) (SweepResult, error) {
+	const op = "tasks.RecoverExpired"
 	if reason == "" {
 		reason = "visibility timeout: no heartbeat for more than " + olderThan.String()
 	}
-	return l.recover(ctx, "tasks.RecoverExpired", keys.claimed, "vt-sweep", now, olderThan, reason)
+	res, err := l.recover(ctx, op, keys.active, "vt-sweep", now, olderThan, reason)
+	legacy, lerr := l.recover(ctx, op, keys.claimed, "vt-sweep", now, olderThan, reason)
+	res.Batches += legacy.Batches
+	res.Recovered = append(res.Recovered, legacy.Recovered...)
+	res.DeadLettered = append(res.DeadLettered, legacy.DeadLettered...)
+	res.FailedShards = max(res.FailedShards, legacy.FailedShards)
+	return res, errors.Join(err, lerr)
 }
 
 func (l *Ledger) recover(ctx context.Context, op string, index func(keys) string, by string, now time.Time, olderThan time.Duration, reason string) (SweepResult, error) {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
 	"github.com/flowgate/flowgate/contracts"
@@ -319,4 +320,51 @@ func TestRetryOverdue(t *testing.T) {
 	out, err := b.l.Requeue(b.ctx, lost.QueueID, contracts.RequeueRequest{})
 	require.NoError(t, err)
 	require.True(t, out.Noop)
+}
+
+// An earlier version kept a second index of PROCESSING tasks, claimed (by
+// last heartbeat), and an instance of it may run beside this one during a
+// rolling upgrade. Its entries are swept too: a heartbeat here keeps them
+// current, a task whose heartbeats stop is recovered once, and entries of
+// tasks no longer PROCESSING drop out, so the index ends empty.
+func TestRecoverExpiredSweepsTheClaimedIndexOfAnEarlierVersion(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	claimed := b.l.KeyBase() + "claimed"
+	alive := b.create(t, "enc-alive", "")
+	gone := b.create(t, "enc-gone", "")
+	acked := b.create(t, "enc-acked", "")
+	for _, task := range []contracts.Task{alive, gone, acked} {
+		got := b.claimOne(t, "vm-"+task.EncounterID)
+		// As the earlier version's claim script wrote it.
+		require.NoError(t, b.rdb.ZAdd(b.ctx, claimed, redis.Z{Score: float64(got.ClaimedAt.UnixMilli()), Member: got.QueueID}).Err())
+	}
+	_, err := b.l.Ack(b.ctx, contracts.AckRequest{QueueID: acked.QueueID, WorkerID: "vm-enc-acked", ExperityActions: json.RawMessage(`{}`)})
+	require.NoError(t, err)
+
+	const vt = 10 * time.Minute
+	for i := 0; i < 15; i++ {
+		now := b.clock.Advance(time.Minute)
+		_, err := b.l.Heartbeat(b.ctx, alive.QueueID, contracts.HeartbeatRequest{WorkerID: "vm-enc-alive"})
+		require.NoError(t, err)
+		res, err := b.l.RecoverExpired(b.ctx, now, vt, "")
+		require.NoError(t, err)
+		if i == 10 { // 11 min after the claims: the silent one, once
+			require.Equal(t, []string{gone.QueueID}, res.Recovered)
+			continue
+		}
+		require.Empty(t, res.Recovered, "minute %d", i+1)
+	}
+	score, err := b.rdb.ZScore(b.ctx, claimed, alive.QueueID).Result()
+	require.NoError(t, err)
+	require.Equal(t, float64(b.clock.Now().UnixMilli()), score, "the heartbeat moved the earlier version's entry")
+	require.Equal(t, contracts.StatusProcessing, b.get(t, alive.QueueID).Status)
+	require.Equal(t, 1, b.get(t, gone.QueueID).Recoveries)
+
+	// The alive task is ACKed here: its entry drops out once expired.
+	_, err = b.l.Ack(b.ctx, contracts.AckRequest{QueueID: alive.QueueID, WorkerID: "vm-enc-alive", ExperityActions: json.RawMessage(`{}`)})
+	require.NoError(t, err)
+	_, err = b.l.RecoverExpired(b.ctx, b.clock.Advance(vt+time.Millisecond), vt, "")
+	require.NoError(t, err)
+	require.Zero(t, b.rdb.Exists(b.ctx, claimed).Val(), "the earlier version's index is empty")
 }
