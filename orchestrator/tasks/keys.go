@@ -28,9 +28,10 @@ import "github.com/flowgate/flowgate/contracts"
 //	                                         the last status:DONE score indexed, "complete" when finished
 //	flowgate:{tasks}:enc:<encounter>   ZSET  id → creation seq, every task of one encounter
 //	flowgate:{tasks}:open              HASH  encounter_id → id of its one open task
-//	flowgate:{tasks}:claim:<token>     SET   ids taken by one claim (TTL ClaimTokenTTL); after
-//	                                         CancelClaim only the tombstone "!" (the claim, if it
-//	                                         runs later, takes nothing)
+//	flowgate:{tasks}:claim:<token>     STRING ids taken by one claim, joined by ',' (TTL ClaimTokenTTL);
+//	                                         after CancelClaim the tombstone "!" (the claim, if it runs
+//	                                         later, takes nothing). Earlier versions wrote a SET of ids
+//	                                         ("!" alone as the tombstone); CancelClaim reads both
 //	flowgate:{tasks}:loc:<id>          STRING the locator of a task whose queue_id was given by
 //	                                         the client and whose home shard (its encounter's) is
 //	                                         not the shard of its id: "<home shard>:<written ms>",

@@ -10,7 +10,9 @@ package tasks
 // a claim whose answer never reached its worker (Redis hung and the request
 // gave up, though the script may still run later) can be taken back by
 // cancelClaimScript. A token already cancelled claims nothing, so the
-// cancel wins whichever of the two Redis runs first.
+// cancel wins whichever of the two Redis runs first. The claim key is a
+// string, the taken ids joined by ',' (queue ids are UUIDs), written with
+// its TTL in one SET.
 //
 // KEYS[17] claim key <base>claim:<token>
 // ARGV[4] worker_id, ARGV[5] limit, ARGV[6] token, ARGV[7] claim key TTL ms
@@ -35,19 +37,19 @@ for _, p in ipairs({'HIGH', 'NORMAL', 'LOW'}) do
 end
 local ts = loadAll(ids)
 if not ts then return redis.error_reply(errMoving) end
-local out = {0}
+local out, taken = {0}, {}
 for i, id in ipairs(ids) do
   local t = ts[i]
   if t.status == 'PENDING' then
     apply(id, tkey(id), hkey(id), t, {status = 'PROCESSING', worker_id = worker, claimed_at = NOW, heartbeat_at = NOW,
       claim = token}, worker, 'claimed')
-    redis.call('SADD', ck, id)
+    taken[#taken + 1] = id
     out[#out + 1] = record(t)
   else
     redis.call('ZREM', PENDQ[from[i]], id)
   end
 end
-if #out > 1 then redis.call('PEXPIRE', ck, ttl) end
+if #taken > 0 then redis.call('SET', ck, table.concat(taken, ','), 'PX', ttl) end
 return out
 `)
 
@@ -55,8 +57,9 @@ return out
 // it failed: each task still PROCESSING under that token goes back to
 // PENDING in its old place, no attempt counted (as unclaimScript). A task
 // that has moved on (ACKed, recovered and claimed again) is left alone. The
-// claim key then holds only the tombstone member "!", so a claim script
-// with this token that Redis runs later claims nothing.
+// claim key then holds only the tombstone "!", so a claim script with this
+// token that Redis runs later claims nothing. A claim key of an earlier
+// version (a set of ids) is read as well.
 //
 // KEYS[17] claim key <base>claim:<token>
 // ARGV[4] token, ARGV[5] tombstone TTL ms
@@ -66,8 +69,14 @@ var cancelClaimScript = script("cancelClaim", `
 local token, ttl = ARGV[4], ARGV[5]
 local ck = KEYS[17]
 local ids = {}
-for _, id in ipairs(redis.call('SMEMBERS', ck)) do
-  if id ~= '!' then ids[#ids + 1] = id end
+local kind = redis.call('TYPE', ck)
+kind = kind.ok or kind
+if kind == 'string' then
+  for id in string.gmatch(redis.call('GET', ck), '[^,!]+') do ids[#ids + 1] = id end
+elseif kind == 'set' then -- an earlier version's claim: a set of ids, or the tombstone '!'
+  for _, id in ipairs(redis.call('SMEMBERS', ck)) do
+    if id ~= '!' then ids[#ids + 1] = id end
+  end
 end
 local ts = loadAll(ids)
 if not ts then return redis.error_reply(errMoving) end
@@ -83,9 +92,7 @@ for i, id in ipairs(ids) do
     kept = kept + 1
   end
 end
-redis.call('DEL', ck)
-redis.call('SADD', ck, '!')
-redis.call('PEXPIRE', ck, ttl)
+redis.call('SET', ck, '!', 'PX', ttl)
 return {released, kept}
 `)
 

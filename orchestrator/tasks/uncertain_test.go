@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/alicebob/miniredis/v2"
 	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
@@ -119,4 +120,46 @@ func TestCancelClaimLeavesMovedOnTasks(t *testing.T) {
 	require.Equal(t, contracts.StatusPending, b.get(t, got[1].QueueID).Status)
 	_, err = b.l.CancelClaim(b.ctx, "not-a-token")
 	requireCode(t, err, contracts.CodeInvalid)
+}
+
+// TestCancelClaimReadsAnEarlierVersionsClaimKey: an earlier version kept a
+// claim's ids in a set (its tombstone: the set {"!"}); a cancel here reads
+// it, and a claim here with a token tombstoned that way takes nothing. On
+// miniredis too (its Lua answers TYPE its own way).
+func TestCancelClaimReadsAnEarlierVersionsClaimKey(t *testing.T) {
+	for name, rdb := range map[string]redis.UniversalClient{
+		"redis":     redistest.New(t).Client,
+		"miniredis": redis.NewClient(&redis.Options{Addr: miniredis.RunT(t).Addr()}),
+	} {
+		t.Run(name, func(t *testing.T) {
+			b := setupOn(t, rdb)
+			b.create(t, "enc-a", contracts.PriorityNormal)
+			b.create(t, "enc-b", contracts.PriorityNormal)
+			token := uuid.NewString()
+			got, err := b.l.ClaimWithToken(b.ctx, "vm-1", 2, token)
+			require.NoError(t, err)
+			require.Len(t, got, 2)
+			key := b.l.KeyBase() + "claim:" + token
+			require.Equal(t, got[0].QueueID+","+got[1].QueueID, b.rdb.Get(b.ctx, key).Val())
+			// Rewritten as the earlier version wrote it.
+			require.NoError(t, b.rdb.Del(b.ctx, key).Err())
+			require.NoError(t, b.rdb.SAdd(b.ctx, key, got[0].QueueID, got[1].QueueID).Err())
+			out, err := b.l.CancelClaim(b.ctx, token)
+			require.NoError(t, err)
+			require.Equal(t, tasks.ClaimCancel{Released: 2}, out)
+			require.Equal(t, "!", b.rdb.Get(b.ctx, key).Val())
+			require.Positive(t, b.rdb.PTTL(b.ctx, key).Val())
+
+			late := uuid.NewString()
+			lateKey := b.l.KeyBase() + "claim:" + late
+			require.NoError(t, b.rdb.SAdd(b.ctx, lateKey, "!").Err())
+			out, err = b.l.CancelClaim(b.ctx, late)
+			require.NoError(t, err)
+			require.Equal(t, tasks.ClaimCancel{}, out)
+			taken, err := b.l.ClaimWithToken(b.ctx, "vm-2", 5, late)
+			require.NoError(t, err)
+			require.Empty(t, taken, "a cancelled claim takes nothing")
+			require.NoError(t, b.rdb.Del(b.ctx, key, lateKey).Err())
+		})
+	}
 }
