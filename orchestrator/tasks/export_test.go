@@ -298,11 +298,11 @@ func (l *Ledger) ScriptsPipelined(ctx context.Context, script string, items []st
 			if len(arr) != 2 {
 				return nil, badReply(op, c.Val())
 			}
-			f, ok := recordMap(arr[1])
+			task, ok := claimedTask(arr[1], "vm-1", 0)
 			if !ok {
 				return nil, badReply(op, c.Val())
 			}
-			out = append(out, f["queue_id"])
+			out = append(out, task.QueueID)
 		}
 	}
 	return out, nil

@@ -33,6 +33,26 @@ func (c *callNames) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	}
 }
 
+// privateServer starts a redis-server of the test's own: these tests load
+// and flush functions, which are server-wide.
+func privateServer(t *testing.T) *rediscluster.Server {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts redis-server")
+	}
+	return rediscluster.StartServer(t)
+}
+
+// recordedClient is a client on opt whose commands' names are counted.
+func recordedClient(t *testing.T, opt *redis.Options) (*redis.Client, *callNames) {
+	t.Helper()
+	rdb := redis.NewClient(opt)
+	t.Cleanup(func() { _ = rdb.Close() })
+	names := &callNames{names: map[string]int{}}
+	rdb.AddHook(names)
+	return rdb, names
+}
+
 func (c *callNames) count(name string) int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -67,14 +87,8 @@ func lifecycle(t *testing.T, b *bundle, enc string) {
 // call, which then succeeds.
 func TestScriptsRunAsFunctions(t *testing.T) {
 	t.Parallel()
-	if testing.Short() {
-		t.Skip("starts redis-server")
-	}
-	srv := rediscluster.StartServer(t)
-	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
-	t.Cleanup(func() { _ = rdb.Close() })
-	names := &callNames{names: map[string]int{}}
-	rdb.AddHook(names)
+	srv := privateServer(t)
+	rdb, names := recordedClient(t, &redis.Options{Addr: srv.Addr()})
 	b := setupOn(t, rdb)
 
 	mode, err := b.l.LoadScripts(b.ctx)
@@ -110,18 +124,11 @@ func TestScriptsRunAsFunctions(t *testing.T) {
 // as EVALSHA, and says why.
 func TestScriptsRunAsEvalWhereFunctionIsRefused(t *testing.T) {
 	t.Parallel()
-	if testing.Short() {
-		t.Skip("starts redis-server")
-	}
-	srv := rediscluster.StartServer(t)
-	admin := redis.NewClient(&redis.Options{Addr: srv.Addr()})
-	t.Cleanup(func() { _ = admin.Close() })
+	srv := privateServer(t)
+	admin, _ := recordedClient(t, &redis.Options{Addr: srv.Addr()})
 	ctx := context.Background()
 	require.NoError(t, admin.Do(ctx, "ACL", "SETUSER", "app", "on", ">pw", "~*", "&*", "+@all", "-function").Err())
-	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr(), Username: "app", Password: "pw"})
-	t.Cleanup(func() { _ = rdb.Close() })
-	names := &callNames{names: map[string]int{}}
-	rdb.AddHook(names)
+	rdb, names := recordedClient(t, &redis.Options{Addr: srv.Addr(), Username: "app", Password: "pw"})
 	b := setupOn(t, rdb)
 
 	mode, err := b.l.LoadScripts(ctx)
@@ -138,14 +145,8 @@ func TestScriptsRunAsEvalWhereFunctionIsRefused(t *testing.T) {
 // unavailable, and the next one tries again).
 func TestScriptModeIsDecidedOnFirstCall(t *testing.T) {
 	t.Parallel()
-	if testing.Short() {
-		t.Skip("starts redis-server")
-	}
-	srv := rediscluster.StartServer(t)
-	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
-	t.Cleanup(func() { _ = rdb.Close() })
-	names := &callNames{names: map[string]int{}}
-	rdb.AddHook(names)
+	srv := privateServer(t)
+	rdb, names := recordedClient(t, &redis.Options{Addr: srv.Addr()})
 	b := setupOn(t, rdb)
 	lifecycle(t, b, "enc-1")
 	require.Positive(t, names.count("fcall"))

@@ -119,6 +119,36 @@ var taskFields = []string{"queue_id", "encounter_id", "status", "priority", "att
 // the ACK script decides on and the ACK webhook reports.
 var briefFields = []string{"status", "encounter_id", "worker_id", "attempts", "priority", "dlq", "claim", "seq", "actions_fp"}
 
+// claimFields are the fields of a claim's reply (CLAIMOUT in the prelude):
+// a claimed task's fields but those the claim set (claimedTask fills them
+// in) and those taskFromFields does not show.
+var claimFields = []string{"queue_id", "encounter_id", "priority", "attempts", "max_attempts", "recoveries", "payload", "pp",
+	"actions", "dlq", "error_message", "created_at"}
+
+// claimedTask is the task of a claim reply's record (claimFields' order):
+// PROCESSING under worker since now.
+func claimedTask(v any, worker string, now int64) (contracts.Task, bool) {
+	arr, ok := v.([]any)
+	if !ok || len(arr) != len(claimFields) {
+		return contracts.Task{}, false
+	}
+	f := fieldMap(arr, claimFields)
+	ms := strconv.FormatInt(now, 10)
+	f["status"], f["worker_id"] = string(contracts.StatusProcessing), worker
+	f["claimed_at"], f["heartbeat_at"], f["updated_at"] = ms, ms, ms
+	return taskFromFields(f), true
+}
+
+func fieldMap(arr []any, names []string) map[string]string {
+	m := make(map[string]string, len(arr))
+	for i, x := range arr {
+		if x != nil {
+			m[names[i]] = str(x)
+		}
+	}
+	return m
+}
+
 // recordMap turns a script's task record (taskFields' or briefFields'
 // order, nil for an absent field; an empty array for no task) into a field
 // map.
@@ -135,11 +165,5 @@ func recordMap(v any) (map[string]string, bool) {
 	default:
 		return nil, false
 	}
-	m := make(map[string]string, len(arr))
-	for i, x := range arr {
-		if x != nil {
-			m[names[i]] = str(x)
-		}
-	}
-	return m, true
+	return fieldMap(arr, names), true
 }

@@ -9,7 +9,7 @@ import (
 // The prelude's FIELDS and taskFields name the same fields in the same
 // order: a reply is read by position.
 func TestScriptFieldsMatch(t *testing.T) {
-	for name, want := range map[string][]string{"FIELDS": taskFields, "BRIEF": briefFields} {
+	for name, want := range map[string][]string{"FIELDS": taskFields, "BRIEF": briefFields, "CLAIMOUT": claimFields} {
 		m := regexp.MustCompile(`(?s)local ` + name + ` = \{(.*?)\}`).FindStringSubmatch(prelude)
 		if m == nil {
 			t.Fatalf("no %s in the prelude", name)

@@ -64,6 +64,15 @@ local FIELDS = {'queue_id', 'encounter_id', 'status', 'priority', 'attempts', 'm
   'fp', 'pp', 'actions', 'actions_fp', 'dlq', 'error_message', 'worker_id', 'created_at', 'updated_at', 'claimed_at',
   'heartbeat_at', 'claim', 'seq', 'pseq', 'ifp'}
 local BRIEF = {'status', 'encounter_id', 'worker_id', 'attempts', 'priority', 'dlq', 'claim', 'seq', 'actions_fp'}
+-- A claim reads CLAIMREAD of each PENDING task it takes (what the move to
+-- PROCESSING decides on, and its answer) and answers CLAIMOUT (claimFields):
+-- what it sets itself (status, worker_id, claimed_at, heartbeat_at,
+-- updated_at) the ledger fills in, and the internal fields no task on the
+-- wire shows are left out.
+local CLAIMREAD = {'status', 'seq', 'priority', 'dlq', 'queue_id', 'encounter_id', 'attempts', 'max_attempts', 'recoveries',
+  'payload', 'pp', 'actions', 'error_message', 'created_at'}
+local CLAIMOUT = {'queue_id', 'encounter_id', 'priority', 'attempts', 'max_attempts', 'recoveries', 'payload', 'pp', 'actions',
+  'dlq', 'error_message', 'created_at'}
 local RF = FIELDS
 
 local function load(tk)
@@ -76,9 +85,10 @@ local function load(tk)
   return t
 end
 
-local function record(t)
+local function record(t, names)
+  names = names or RF
   local out = {}
-  for i = 1, #RF do out[i] = t[RF[i]] or false end
+  for i = 1, #names do out[i] = t[names[i]] or false end
   return out
 end
 

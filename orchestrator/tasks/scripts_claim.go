@@ -17,11 +17,11 @@ package tasks
 // KEYS[17] claim key <base>claim:<token>
 // ARGV[4] worker_id, ARGV[5] limit, ARGV[6] token, ARGV[7] claim key TTL ms
 //
-// Returns {0, fields1, fields2, ...} (taskFields' order), the claimed tasks
-// in claim order, now
-// PROCESSING with worker_id, claimed_at, heartbeat_at and claim (the token)
-// set; {0} when none was pending or the token was cancelled. The candidates
-// are all read before the first is taken (see loadAll).
+// Returns {0, fields1, fields2, ...} (claimFields' order: CLAIMOUT), the
+// claimed tasks in claim order, now PROCESSING with worker_id, claimed_at,
+// heartbeat_at, updated_at (= now) and claim (the token) set; {0} when none
+// was pending or the token was cancelled. The candidates are all read
+// before the first is taken (see loadAll).
 var claimScript = script("claim", `
 local worker, limit, token, ttl = ARGV[4], tonumber(ARGV[5]), ARGV[6], ARGV[7]
 local ck = KEYS[17]
@@ -35,6 +35,7 @@ for _, p in ipairs({'HIGH', 'NORMAL', 'LOW'}) do
     from[#from + 1] = p
   end
 end
+RF = CLAIMREAD
 local ts = loadAll(ids)
 if not ts then return redis.error_reply(errMoving) end
 local out, taken = {0}, {}
@@ -44,7 +45,7 @@ for i, id in ipairs(ids) do
     apply(id, tkey(id), hkey(id), t, {status = 'PROCESSING', worker_id = worker, claimed_at = NOW, heartbeat_at = NOW,
       claim = token}, worker, 'claimed')
     taken[#taken + 1] = id
-    out[#out + 1] = record(t)
+    out[#out + 1] = record(t, CLAIMOUT)
   else
     redis.call('ZREM', PENDQ[from[i]], id)
   end

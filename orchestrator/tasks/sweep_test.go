@@ -368,3 +368,40 @@ func TestRecoverExpiredSweepsTheClaimedIndexOfAnEarlierVersion(t *testing.T) {
 	require.NoError(t, err)
 	require.Zero(t, b.rdb.Exists(b.ctx, claimed).Val(), "the earlier version's index is empty")
 }
+
+// A claim answers each task as Get then shows it: the claim reads and
+// answers only part of the hash and the ledger fills in what it set
+// (status, worker, claim and heartbeat times), so every field a task
+// shows is checked here on a task that has them all — a payload, a
+// parsed_payload with experityActions, an error, attempts and a recovery.
+func TestClaimAnswersTheTaskAsGetShowsIt(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	res, err := b.l.Create(b.ctx, contracts.CreateTaskRequest{EncounterID: "enc-full", Priority: contracts.PriorityLow,
+		MaxAttempts: 5, Payload: json.RawMessage(`{"patient":{"id":7}}`)})
+	require.NoError(t, err)
+	id := res.Task.QueueID
+	b.claimOne(t, "vm-1")
+	_, err = b.l.Fail(b.ctx, contracts.FailRequest{QueueID: id, WorkerID: "vm-1", ErrorMessage: "portal timeout"})
+	require.NoError(t, err)
+	msg := "amended"
+	_, err = b.l.UpdateStatus(b.ctx, id, contracts.StatusUpdateRequest{Status: contracts.StatusPending, ErrorMessage: &msg,
+		ParsedPayload: json.RawMessage(`{"codes":[1],"experityActions":{"x":true}}`)})
+	require.NoError(t, err)
+	b.claimOne(t, "vm-2")
+	_, err = b.l.RecoverStale(b.ctx, b.clock.Advance(time.Hour), time.Minute, "")
+	require.NoError(t, err)
+
+	b.clock.Advance(time.Second)
+	got := b.claimOne(t, "vm-3")
+	want := noHistory(b.get(t, id))
+	require.Equal(t, want, got)
+	require.Equal(t, contracts.StatusProcessing, got.Status)
+	require.Equal(t, "vm-3", got.WorkerID)
+	require.Equal(t, 1, got.Attempts)
+	require.Equal(t, 1, got.Recoveries)
+	require.NotEmpty(t, got.ErrorMessage)
+	require.JSONEq(t, `{"codes":[1],"experityActions":{"x":true}}`, string(got.ParsedPayload))
+	require.JSONEq(t, `{"patient":{"id":7}}`, string(got.Payload))
+	require.Equal(t, b.clock.Now(), *got.HeartbeatAt)
+}

@@ -101,17 +101,24 @@ func TestClaimCancelledBeforeItRuns(t *testing.T) {
 	require.Equal(t, contracts.StatusPending, b.get(t, task.QueueID).Status)
 }
 
-// TestCancelClaimLeavesMovedOnTasks: a task of the claim that was
-// acknowledged meanwhile is kept as it is.
-func TestCancelClaimLeavesMovedOnTasks(t *testing.T) {
-	b := setup(t)
+// claimTwo creates two tasks and claims both with one token.
+func claimTwo(t *testing.T, b *bundle) ([]contracts.Task, string) {
+	t.Helper()
 	b.create(t, "enc-a", contracts.PriorityNormal)
 	b.create(t, "enc-b", contracts.PriorityNormal)
 	token := uuid.NewString()
 	got, err := b.l.ClaimWithToken(b.ctx, "vm-1", 2, token)
 	require.NoError(t, err)
 	require.Len(t, got, 2)
-	_, err = b.l.Ack(b.ctx, contracts.AckRequest{QueueID: got[0].QueueID})
+	return got, token
+}
+
+// TestCancelClaimLeavesMovedOnTasks: a task of the claim that was
+// acknowledged meanwhile is kept as it is.
+func TestCancelClaimLeavesMovedOnTasks(t *testing.T) {
+	b := setup(t)
+	got, token := claimTwo(t, b)
+	_, err := b.l.Ack(b.ctx, contracts.AckRequest{QueueID: got[0].QueueID})
 	require.NoError(t, err)
 	out, err := b.l.CancelClaim(b.ctx, token)
 	require.NoError(t, err)
@@ -127,18 +134,12 @@ func TestCancelClaimLeavesMovedOnTasks(t *testing.T) {
 // it, and a claim here with a token tombstoned that way takes nothing. On
 // miniredis too (its Lua answers TYPE its own way).
 func TestCancelClaimReadsAnEarlierVersionsClaimKey(t *testing.T) {
-	for name, rdb := range map[string]redis.UniversalClient{
-		"redis":     redistest.New(t).Client,
-		"miniredis": redis.NewClient(&redis.Options{Addr: miniredis.RunT(t).Addr()}),
-	} {
+	mini := redis.NewClient(&redis.Options{Addr: miniredis.RunT(t).Addr()})
+	t.Cleanup(func() { _ = mini.Close() })
+	for name, rdb := range map[string]redis.UniversalClient{"redis": redistest.New(t).Client, "miniredis": mini} {
 		t.Run(name, func(t *testing.T) {
 			b := setupOn(t, rdb)
-			b.create(t, "enc-a", contracts.PriorityNormal)
-			b.create(t, "enc-b", contracts.PriorityNormal)
-			token := uuid.NewString()
-			got, err := b.l.ClaimWithToken(b.ctx, "vm-1", 2, token)
-			require.NoError(t, err)
-			require.Len(t, got, 2)
+			got, token := claimTwo(t, b)
 			key := b.l.KeyBase() + "claim:" + token
 			require.Equal(t, got[0].QueueID+","+got[1].QueueID, b.rdb.Get(b.ctx, key).Val())
 			// Rewritten as the earlier version wrote it.

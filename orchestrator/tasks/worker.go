@@ -65,7 +65,8 @@ func (l *Ledger) claimToken(ctx context.Context, op, worker string, limit int, t
 
 // claimWith runs the claim script in shard sh.
 func (l *Ledger) claimWith(ctx context.Context, op string, sh int, worker string, limit int, token string) ([]contracts.Task, error) {
-	argv := []any{l.ks[sh].base, l.cfg.Now().UnixMilli(), l.cfg.HistoryLimit, worker, limit, token, ClaimTokenTTL.Milliseconds()}
+	now := l.cfg.Now().UnixMilli()
+	argv := []any{l.ks[sh].base, now, l.cfg.HistoryLimit, worker, limit, token, ClaimTokenTTL.Milliseconds()}
 	v, err := l.sc.run(ctx, claimScript, l.ks[sh].scriptKeys(l.ks[sh].claim(token)), argv...).Result()
 	if err != nil {
 		serr := storeError(op, err)
@@ -83,11 +84,11 @@ func (l *Ledger) claimWith(ctx context.Context, op string, sh int, worker string
 	}
 	out := make([]contracts.Task, 0, len(arr)-1)
 	for _, raw := range arr[1:] {
-		f, ok := recordMap(raw)
+		t, ok := claimedTask(raw, worker, now)
 		if !ok {
 			return nil, badReply(op, v)
 		}
-		out = append(out, taskFromFields(f))
+		out = append(out, t)
 	}
 	return out, nil
 }
