@@ -50,7 +50,8 @@ import "github.com/flowgate/flowgate/contracts"
 // experityActions, JSON), actions_fp, dlq ("0"/"1"), error_message,
 // worker_id, created_at, updated_at, claimed_at, heartbeat_at (Unix ms;
 // absent when unset), claim (token of the claim that took it, while
-// PROCESSING; see CancelClaim), seq (creation seq), pseq (seq taken when the task
+// PROCESSING; see CancelClaim; empty once the task left PROCESSING, or
+// absent: earlier versions deleted it), seq (creation seq), pseq (seq taken when the task
 // last became PENDING), ifp (fingerprint of the content an Importer brought
 // it from; absent on tasks no import wrote).
 //

@@ -195,7 +195,9 @@ local function apply(id, tk, hk, t, f, by, reason)
     local other = openTask(enc)
     if other and other ~= id then return other end
   end
-  if (f.status or t.status) ~= 'PROCESSING' and t.claim then f.claim = false end
+  -- A task leaving PROCESSING forgets its claim's token: set empty, not
+  -- deleted, so that the move stays one HSET (no HDEL).
+  if (f.status or t.status) ~= 'PROCESSING' and t.claim and t.claim ~= '' then f.claim = '' end
   unindex(id, t)
   f.updated_at = NOW
   put(tk, t, f)

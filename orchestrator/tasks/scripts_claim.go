@@ -86,7 +86,7 @@ for i, id in ipairs(ids) do
   local t = ts[i]
   if t.status == 'PROCESSING' and t.claim == token then
     local worker = t.worker_id or ''
-    apply(id, tkey(id), hkey(id), t, {status = 'PENDING', worker_id = false, claimed_at = false, heartbeat_at = false, claim = false},
+    apply(id, tkey(id), hkey(id), t, {status = 'PENDING', worker_id = false, claimed_at = false, heartbeat_at = false, claim = ''},
       worker, 'claim cancelled: its worker ' .. worker .. ' was answered that the claim failed (no attempt counted)')
     released = released + 1
   else

@@ -164,3 +164,26 @@ func TestCancelClaimReadsAnEarlierVersionsClaimKey(t *testing.T) {
 		})
 	}
 }
+
+// TestCancelClaimLeavesATaskTakenSinceByHand: a task that left its claim
+// (FAIL, requeue) and was then set PROCESSING by hand carries no claim
+// token any more, so a late cancel of the old claim leaves it alone.
+func TestCancelClaimLeavesATaskTakenSinceByHand(t *testing.T) {
+	b := setup(t)
+	task := b.create(t, "enc-hand", contracts.PriorityNormal)
+	token := uuid.NewString()
+	got, err := b.l.ClaimWithToken(b.ctx, "vm-1", 1, token)
+	require.NoError(t, err)
+	require.Len(t, got, 1)
+	_, err = b.l.Fail(b.ctx, contracts.FailRequest{QueueID: task.QueueID, WorkerID: "vm-1", ErrorMessage: "boom"})
+	require.NoError(t, err)
+	require.Empty(t, b.rdb.HGet(b.ctx, b.l.KeyBase()+"t:"+task.QueueID, "claim").Val(), "the token is forgotten")
+	_, err = b.l.UpdateStatus(b.ctx, task.QueueID, contracts.StatusUpdateRequest{Status: contracts.StatusPending})
+	require.NoError(t, err)
+	_, err = b.l.UpdateStatus(b.ctx, task.QueueID, contracts.StatusUpdateRequest{Status: contracts.StatusProcessing, WorkerID: "vm-admin"})
+	require.NoError(t, err)
+	out, err := b.l.CancelClaim(b.ctx, token)
+	require.NoError(t, err)
+	require.Equal(t, tasks.ClaimCancel{Kept: 1}, out)
+	require.Equal(t, "vm-admin", b.get(t, task.QueueID).WorkerID)
+}
