@@ -18,7 +18,9 @@ package tasks
 // ARGV[7] DLQ message, ARGV[8] by, ARGV[9] max recoveries
 //
 // Returns {scanned, {recovered ids}, {dead-lettered ids}}. Entries of tasks
-// no longer PROCESSING are dropped from the index (counted in scanned).
+// no longer PROCESSING are dropped from the index, and an entry older than
+// its task's last heartbeat (or claim) is moved to it, not recovered (both
+// counted in scanned).
 var recoverScript = script("recover", `
 local idx, reason, by, maxrec = KEYS[17], ARGV[6], ARGV[8], tonumber(ARGV[9])
 local ids = redis.call('ZRANGEBYSCORE', idx, '-inf', '(' .. ARGV[4], 'LIMIT', 0, tonumber(ARGV[5]))
@@ -27,8 +29,15 @@ if not ts then return redis.error_reply(errMoving) end
 local rec, dead = {}, {}
 for i, id in ipairs(ids) do
   local t = ts[i]
+  local last = tonumber(t.heartbeat_at or t.claimed_at or '0')
   if t.status ~= 'PROCESSING' then
     redis.call('ZREM', idx, id)
+  elseif last >= tonumber(ARGV[4]) then
+    -- The entry is behind its task: an earlier version's claimed index,
+    -- whose entry outlived a recovery here and the claim that followed
+    -- (this version does not write it). Moved to the task's last
+    -- heartbeat; nothing is taken.
+    redis.call('ZADD', idx, last, id)
   else
     local n = tonumber(t.recoveries or '0') + 1
     local why = reason

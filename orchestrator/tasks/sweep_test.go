@@ -405,3 +405,40 @@ func TestClaimAnswersTheTaskAsGetShowsIt(t *testing.T) {
 	require.JSONEq(t, `{"patient":{"id":7}}`, string(got.Payload))
 	require.Equal(t, b.clock.Now(), *got.HeartbeatAt)
 }
+
+// An earlier version's claimed entry can outlive its task's recovery here
+// (this version does not remove it) and meet the task claimed again: the
+// visibility sweep then finds an old score on a task claimed a moment ago.
+// It moves the entry to the task's heartbeat and takes nothing.
+func TestRecoverExpiredTrustsTheTaskOverAStaleEntry(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	claimed := b.l.KeyBase() + "claimed"
+	task := b.create(t, "enc-stale", "")
+	first := b.claimOne(t, "vm-1")
+	require.NoError(t, b.rdb.ZAdd(b.ctx, claimed, redis.Z{Score: float64(first.ClaimedAt.UnixMilli()), Member: task.QueueID}).Err())
+	// The worker dies; the heartbeat monitor recovers the task, and the
+	// claimed entry, which no script here removes, stays at the first claim.
+	st, err := b.l.RecoverStale(b.ctx, b.clock.Advance(3*time.Minute), 2*time.Minute, "")
+	require.NoError(t, err)
+	require.Equal(t, []string{task.QueueID}, st.Recovered)
+	// The entry survives when the sweep's pass over it finds the task
+	// PROCESSING again: claimed anew 20 min after the first claim.
+	b.clock.Advance(17 * time.Minute)
+	again := b.claimOne(t, "vm-2")
+	require.Equal(t, task.QueueID, again.QueueID)
+	res, err := b.l.RecoverExpired(b.ctx, b.clock.Advance(time.Second), 10*time.Minute, "")
+	require.NoError(t, err)
+	require.Empty(t, res.Recovered, "claimed a second ago")
+	require.Equal(t, contracts.StatusProcessing, b.get(t, task.QueueID).Status)
+	score, err := b.rdb.ZScore(b.ctx, claimed, task.QueueID).Result()
+	require.NoError(t, err)
+	require.Equal(t, float64(again.ClaimedAt.UnixMilli()), score)
+	// Its worker then goes silent: taken once, VT after the claim.
+	res, err = b.l.RecoverExpired(b.ctx, b.clock.Advance(10*time.Minute), 10*time.Minute, "")
+	require.NoError(t, err)
+	require.Equal(t, []string{task.QueueID}, res.Recovered)
+	_, err = b.l.RecoverExpired(b.ctx, b.clock.Advance(time.Minute), 10*time.Minute, "")
+	require.NoError(t, err)
+	require.Zero(t, b.rdb.Exists(b.ctx, claimed).Val())
+}
