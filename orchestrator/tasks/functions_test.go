@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
@@ -172,19 +173,19 @@ func TestFunctionsOnEveryMaster(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "functions", mode.Mode)
 	lib := strings.TrimPrefix(mode.Reason, "library ")
-	masters := 0
+	var masters atomic.Int32 // ForEachMaster calls fn on every master at once
 	require.NoError(t, rdb.ForEachMaster(b.ctx, func(ctx context.Context, c *redis.Client) error {
 		libs, err := c.FunctionList(ctx, redis.FunctionListQuery{LibraryNamePattern: lib}).Result()
 		if err == nil && len(libs) != 1 {
 			t.Errorf("master %s: %d libraries named %s", c.Options().Addr, len(libs), lib)
 		}
-		masters++
+		masters.Add(1)
 		if err != nil {
 			return err
 		}
 		return c.FunctionFlush(ctx).Err()
 	}))
-	require.Equal(t, 3, masters)
+	require.Equal(t, int32(3), masters.Load())
 	for _, enc := range []string{"enc-a", "enc-b", "enc-c", "enc-d", "enc-e", "enc-f"} {
 		lifecycle(t, b, enc)
 	}
