@@ -19,7 +19,8 @@ import "github.com/flowgate/flowgate/contracts"
 //	                                         makes PROCESSING tasks PENDING). Both recovery sweeps read it
 //	flowgate:{tasks}:claimed           ZSET  written by earlier versions only (id → last heartbeat): a heartbeat
 //	                                         moves an entry already there, RecoverExpired sweeps it, and it
-//	                                         empties itself once no such version runs
+//	                                         empties itself as the tasks it names finish, once no such
+//	                                         version runs
 //	flowgate:{tasks}:sla               ZSET  id → created_at ms of PENDING tasks that are not HIGH
 //	flowgate:{tasks}:retry             ZSET  id → updated_at ms of ERROR tasks awaiting a retry (not dead letters)
 //	flowgate:{tasks}:dlq               ZSET  id → creation seq of dead letters (ERROR + dlq)

@@ -65,8 +65,9 @@ func (l *Ledger) RecoverStale(ctx context.Context, now time.Time, olderThan time
 // It also sweeps the claimed index that versions before this one kept by
 // heartbeat (and that such an instance, running beside this one in a
 // rolling upgrade, still writes; heartbeats here keep its entries
-// current). Its entries of tasks no longer PROCESSING drop out as they
-// expire, so it is empty olderThan after the last such instance stops.
+// current). An entry is dropped once it is past the cutoff and its task
+// is no longer PROCESSING, so the index empties itself as the tasks it
+// names finish, after the last such instance stops.
 func (l *Ledger) RecoverExpired(ctx context.Context, now time.Time, olderThan time.Duration, reason string) (SweepResult, error) {
 	const op = "tasks.RecoverExpired"
 	if reason == "" {
