@@ -312,7 +312,7 @@ func (l *Ledger) ScriptsPipelined(ctx context.Context, script string, items []st
 // the mode must be decided and the script loaded).
 func (s *scripts) inPipe(ctx context.Context, pipe redis.Pipeliner, p *proc, keys []string, args ...any) *redis.Cmd {
 	if s.mode.Load() == modeFunction {
-		return pipe.FCall(ctx, ledgerLibrary().prefix+p.name, keys, args...)
+		return pipe.FCall(ctx, ledgerLibrary().fn[p], keys, args...)
 	}
 	return p.eval.EvalSha(ctx, pipe, keys, args...)
 }

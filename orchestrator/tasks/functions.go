@@ -49,9 +49,9 @@ var procs []*proc
 
 // library is the Redis function library of procs.
 type library struct {
-	name   string // flowgate_tasks_<hash>
-	prefix string // of its function names: fgt_<hash>_
-	code   string // FUNCTION LOAD's argument
+	name string           // flowgate_tasks_<hash>
+	code string           // FUNCTION LOAD's argument
+	fn   map[*proc]string // each script's function name, fgt_<hash>_<name>
 }
 
 // ledgerLibrary builds the library once, after every script is declared.
@@ -64,14 +64,15 @@ var ledgerLibrary = sync.OnceValue(func() library {
 		fmt.Fprintf(h, "\x00%s\x00%s", p.name, p.body)
 	}
 	sum := hex.EncodeToString(h.Sum(nil))[:16]
-	lib := library{name: "flowgate_tasks_" + sum, prefix: "fgt_" + sum + "_"}
+	lib := library{name: "flowgate_tasks_" + sum, fn: make(map[*proc]string, len(ps))}
 	var b strings.Builder
 	b.WriteString("#!lua name=" + lib.name + "\n")
 	b.WriteString(prelude)
 	for _, p := range ps {
+		lib.fn[p] = "fgt_" + sum + "_" + p.name
 		// RF is reset: the ACK's brief reply sets it for its own call.
-		fmt.Fprintf(&b, "\nredis.register_function('%s%s', function(KEYS, ARGV)\nbegin(KEYS, ARGV)\nRF = FIELDS\n%s\nend)\n",
-			lib.prefix, p.name, p.body)
+		fmt.Fprintf(&b, "\nredis.register_function('%s', function(KEYS, ARGV)\nbegin(KEYS, ARGV)\nRF = FIELDS\n%s\nend)\n",
+			lib.fn[p], p.body)
 	}
 	lib.code = b.String()
 	return lib
@@ -159,15 +160,16 @@ func (s *scripts) load(ctx context.Context) error {
 	return one(ctx, s.rdb)
 }
 
-// run calls p with keys and args.
+// run calls p with keys and args (as EVAL when p is not in the library:
+// a test's script).
 func (s *scripts) run(ctx context.Context, p *proc, keys []string, args ...any) *redis.Cmd {
 	if s.mode.Load() == modeUnknown {
 		_ = s.decide(ctx) // unreachable: EVAL below reports it
 	}
-	if s.mode.Load() != modeFunction {
+	fn, ok := ledgerLibrary().fn[p]
+	if s.mode.Load() != modeFunction || !ok {
 		return p.eval.Run(ctx, s.rdb, keys, args...)
 	}
-	fn := ledgerLibrary().prefix + p.name
 	cmd := s.rdb.FCall(ctx, fn, keys, args...)
 	if !functionMissing(cmd.Err()) {
 		return cmd
