@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -157,4 +158,54 @@ func rawSets(t *testing.T, rdb redis.UniversalClient, n int) float64 {
 	}
 	wg.Wait()
 	return float64(n) / time.Since(start).Seconds()
+}
+
+// Hold create + release through the binary as deployed: the
+// schedule-file catalogue (shardLoadSchedule: 48 specialists working every
+// day), so each create checks its slot against the specialist's openings
+// and the booked appointments before the engine claims it; against GET
+// /healthz of the same process in the same run. TestLoadHolds measures the
+// engine and HTTP layer behind an in-memory catalogue; this one what a
+// deployment serves. Reports requests/s and flowgate's CPU per request
+// (/proc). FLOWGATE_HOLDS_PPROF=<file> writes a CPU profile of the create
+// phase. Reproduce: go test -run TestLoadHoldsBinary -v ./test/
+// (FLOWGATE_LOAD_N to scale).
+func TestLoadHoldsBinary(t *testing.T) {
+	n := loadSize()
+	db := redistest.New(t)
+	env := withSecrets(map[string]string{"REDIS_URL": db.URL(), "LOG_LEVEL": "warn",
+		"HOLDS_SCHEDULE_FILE": shardLoadSchedule(t), "HOLDS_MAX_PER_CLIENT": "1000"})
+	prof := os.Getenv("FLOWGATE_HOLDS_PPROF")
+	if prof != "" {
+		env["PPROF_ADDR"] = freeAddr(t)
+	}
+	p := startFlowgate(t, env)
+	addr := newSignedClient(p).addr
+	day := time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, 2)
+	bodies := make([][]byte, n)
+	for i := range n {
+		j := i / shardLoadSpecialists // 140 ten-minute slots a day from 00:00
+		start := day.AddDate(0, 0, j/140).Add(time.Duration(j%140) * 10 * time.Minute)
+		bodies[i], _ = json.Marshal(map[string]string{"appointmentTypeId": "load", "clientId": "c" + strconv.Itoa(i),
+			"slotStartDate": start.Format(time.RFC3339), "specialistId": "spec-" + strconv.Itoa(i%shardLoadSpecialists)})
+	}
+	health := loadgen.Run(loadgen.Config{Addr: addr, Conns: 64, Requests: n,
+		Build: func(_ int, req *fasthttp.Request) { req.SetRequestURI("http://" + addr + "/healthz") },
+		Check: status(200)})
+	cpu0 := procCPU(p.PID())
+	wait := profileCPU(t, env["PPROF_ADDR"], prof, time.Duration(max(2, n/5000))*time.Second)
+	create, release := holdCycle(addr, bodies)
+	wait()
+	cpu := float64(procCPU(p.PID())-cpu0) / 100 // seconds
+	for _, r := range []loadgen.Result{health, create, release} {
+		if r.Failures > 0 {
+			t.Fatalf("%d failures: %v", r.Failures, r.FirstError)
+		}
+	}
+	elapsed := (create.Elapsed + release.Elapsed).Seconds()
+	t.Logf("baseline GET /healthz, 64 conns: %s", health)
+	t.Logf("POST /v1/holds, 64 conns:        %s", create)
+	t.Logf("DELETE /v1/holds/{id}, 64 conns: %s", release)
+	t.Logf("hold create+release through the binary: %.0f requests/s = %.2f × /healthz; flowgate CPU %.0f µs per request",
+		float64(2*n)/elapsed, float64(2*n)/elapsed/health.PerSecond(), 1e6*cpu/float64(2*n))
 }

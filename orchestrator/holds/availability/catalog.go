@@ -370,7 +370,11 @@ func (c *Catalog) Schedule(ctx context.Context) (Schedule, error) {
 	if !ok {
 		return Schedule{}, conflict("availability.Schedule", "the schedule comes from Cloud9 and is not kept here")
 	}
-	return src.schedule(ctx)
+	v, err := src.schedule(ctx)
+	if err != nil {
+		return Schedule{}, err
+	}
+	return v.sched.clone(), nil // the caller's own: the decoded one is shared
 }
 
 // Update applies an admin change (schedule-file source only; 409

@@ -86,39 +86,34 @@ type ScheduleSeed struct {
 
 var _ Source = ScheduleSource{}
 
-// Snapshot implements Source.
+// Snapshot implements Source. The snapshot shares the decoded schedule
+// with every other snapshot of the same stored document: read-only.
 func (s ScheduleSource) Snapshot(ctx context.Context) (Snapshot, error) {
 	const op = "availability.ScheduleSource.Snapshot"
-	sched, err := s.schedule(ctx)
+	v, err := s.schedule(ctx)
 	if err != nil {
 		return Snapshot{}, err
 	}
-	loc, err := sched.Location()
-	if err != nil {
-		return Snapshot{}, unavailableErr(op, err)
+	if v.locErr != nil {
+		return Snapshot{}, unavailableErr(op, v.locErr)
 	}
-	snap := Snapshot{Loc: loc, Types: sched.AppointmentTypes, schedule: &sched,
-		Specialists: make([]Specialist, len(sched.Specialists))}
-	for i, sp := range sched.Specialists {
-		snap.Specialists[i] = sp.Specialist
-	}
-	return snap, nil
+	return Snapshot{Loc: v.loc, Types: v.sched.AppointmentTypes, schedule: &v.sched, Specialists: v.specialists}, nil
 }
 
 // schedule reads the stored schedule, restoring Seed's first when none is
 // stored.
-func (s ScheduleSource) schedule(ctx context.Context) (Schedule, error) {
+func (s ScheduleSource) schedule(ctx context.Context) (*scheduleView, error) {
 	const op = "availability.ScheduleSource.schedule"
-	sched, _, found, err := s.Store.Schedule(ctx)
-	if err != nil || found {
-		return sched, err
+	v, err := s.Store.scheduleView(ctx)
+	if err != nil || v != nil {
+		return v, err
 	}
 	if s.Seed == nil {
-		return Schedule{}, unavailableErr(op, errNoSchedule)
+		return nil, unavailableErr(op, errNoSchedule)
 	}
 	stored, err := s.Store.RestoreSchedule(ctx, s.Seed.Schedule, s.Seed.Hash)
 	if err != nil {
-		return Schedule{}, err
+		return nil, err
 	}
 	if stored {
 		logger := s.Seed.Logger
@@ -128,11 +123,11 @@ func (s ScheduleSource) schedule(ctx context.Context) (Schedule, error) {
 		logger.Warn("availability: no schedule was stored (Redis lost its keys); stored the schedule file's again, admin changes made since it was loaded are lost",
 			"appointment_types", len(s.Seed.Schedule.AppointmentTypes), "specialists", len(s.Seed.Schedule.Specialists))
 	}
-	sched, _, found, err = s.Store.Schedule(ctx)
-	if err == nil && !found { // lost again at once
+	v, err = s.Store.scheduleView(ctx)
+	if err == nil && v == nil { // lost again at once
 		err = unavailableErr(op, errNoSchedule)
 	}
-	return sched, err
+	return v, err
 }
 
 // Openings implements Source: Grid over the schedule's hours.

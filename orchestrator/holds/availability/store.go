@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -64,6 +65,21 @@ type Store struct {
 
 	mu        sync.Mutex
 	restoring *restoreFlight // RestoreSchedule's call in flight, nil when none
+
+	// view is the stored schedule last decoded for reading: every read
+	// still fetches the document, and decodes it again only when it is
+	// not byte for byte the one decoded before.
+	view atomic.Pointer[scheduleView]
+}
+
+// scheduleView is one stored schedule document decoded, shared read-only
+// by every Snapshot built from it.
+type scheduleView struct {
+	doc         string
+	sched       Schedule
+	specialists []Specialist
+	loc         *time.Location
+	locErr      error
 }
 
 // restoreFlight is one RestoreSchedule call that concurrent callers wait on.
@@ -102,6 +118,41 @@ func (s *Store) Schedule(ctx context.Context) (sched Schedule, version string, f
 		return Schedule{}, "", false, fmt.Errorf("%s: corrupt stored schedule: %w", op, err)
 	}
 	return sched, v, true, nil
+}
+
+// scheduleView reads the stored schedule for a read-only use (snapshots,
+// openings); nil when none was ever stored. The document is read every
+// time, so a change made by any instance is seen at once; it is decoded
+// only when it differs from the one decoded last (a schedule of dozens of
+// specialists took most of a hold create's CPU to decode). Callers must
+// not change what it returns: Schedule gives a copy of one's own to
+// change.
+func (s *Store) scheduleView(ctx context.Context) (*scheduleView, error) {
+	const op = "availability.Store.Schedule"
+	doc, err := s.rdb.HGet(ctx, s.keys.schedule(), "doc").Result()
+	if errors.Is(err, redis.Nil) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, unavailableErr(op, err)
+	}
+	if doc == "" {
+		return nil, nil
+	}
+	if v := s.view.Load(); v != nil && v.doc == doc {
+		return v, nil
+	}
+	v := &scheduleView{doc: doc}
+	if err := json.Unmarshal([]byte(doc), &v.sched); err != nil {
+		return nil, fmt.Errorf("%s: corrupt stored schedule: %w", op, err)
+	}
+	v.loc, v.locErr = v.sched.Location()
+	v.specialists = make([]Specialist, len(v.sched.Specialists))
+	for i, sp := range v.sched.Specialists {
+		v.specialists[i] = sp.Specialist
+	}
+	s.view.Store(v)
+	return v, nil
 }
 
 // SeedSchedule stores the schedule file's content (hash from
