@@ -181,14 +181,7 @@ func TestLoadHoldsBinary(t *testing.T) {
 	}
 	p := startFlowgate(t, env)
 	addr := newSignedClient(p).addr
-	day := time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, 2)
-	bodies := make([][]byte, n)
-	for i := range n {
-		j := i / shardLoadSpecialists // 140 ten-minute slots a day from 00:00
-		start := day.AddDate(0, 0, j/140).Add(time.Duration(j%140) * 10 * time.Minute)
-		bodies[i], _ = json.Marshal(map[string]string{"appointmentTypeId": "load", "clientId": "c" + strconv.Itoa(i),
-			"slotStartDate": start.Format(time.RFC3339), "specialistId": "spec-" + strconv.Itoa(i%shardLoadSpecialists)})
-	}
+	bodies := shardLoadHolds(n, time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, 2))
 	health := loadgen.Run(loadgen.Config{Addr: addr, Conns: 64, Requests: n,
 		Build: func(_ int, req *fasthttp.Request) { req.SetRequestURI("http://" + addr + "/healthz") },
 		Check: status(200)})

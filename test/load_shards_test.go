@@ -155,13 +155,7 @@ func TestLoadShardScaling(t *testing.T) {
 				Check: status(200)})}
 		})
 
-		holdBodies := make([][]byte, n)
-		for i := range n {
-			j := i / shardLoadSpecialists // 140 ten-minute slots a day from 00:00
-			start := day.AddDate(0, 0, j/140).Add(time.Duration(j%140) * 10 * time.Minute)
-			holdBodies[i], _ = json.Marshal(map[string]string{"appointmentTypeId": "load", "clientId": "c" + strconv.Itoa(i),
-				"slotStartDate": start.Format(time.RFC3339), "specialistId": "spec-" + strconv.Itoa(i%shardLoadSpecialists)})
-		}
+		holdBodies := shardLoadHolds(n, day)
 		hold := measureShardPhase(t, masters, p, "hold create+release", func() []loadgen.Result {
 			create, release := holdCycle(addr, holdBodies)
 			return []loadgen.Result{create, release}
@@ -249,6 +243,20 @@ func measureShardPhase(t *testing.T, masters []*redis.Client, p *proc, op string
 // scriptUsec sums the usec of EVAL, EVALSHA and their read-only forms in
 // an INFO commandstats answer.
 func scriptUsec(info string) float64 { return redistest.ScriptUsec(redistest.ParseCommandStats(info)) }
+
+// shardLoadHolds is n hold create bodies on shardLoadSchedule's "load"
+// type from day on, each on a slot of its own: specialist i % 48, then
+// the next ten-minute start (140 a day from 00:00), then the next day.
+func shardLoadHolds(n int, day time.Time) [][]byte {
+	bodies := make([][]byte, n)
+	for i := range n {
+		j := i / shardLoadSpecialists
+		start := day.AddDate(0, 0, j/140).Add(time.Duration(j%140) * 10 * time.Minute)
+		bodies[i], _ = json.Marshal(map[string]string{"appointmentTypeId": "load", "clientId": "c" + strconv.Itoa(i),
+			"slotStartDate": start.Format(time.RFC3339), "specialistId": "spec-" + strconv.Itoa(i%shardLoadSpecialists)})
+	}
+	return bodies
+}
 
 // shardLoadSchedule writes a schedule file with one appointment type,
 // "load" (10 minutes, no buffer), and shardLoadSpecialists specialists who
