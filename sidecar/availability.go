@@ -52,7 +52,8 @@ func (m *Main) newAvailability(ctx context.Context) (*availabilityPart, error) {
 		}
 		reader := availability.Cloud9Slots{Cloud9: m.booking.client.WithoutLimiter(), Cache: cache, LocationGUID: m.Config.Booking.LocationGUID,
 			Loc: ac.TimeZone, FreshFor: m.Config.Booking.SlotFresh, CacheTimeout: m.Config.Booking.RedisTimeout, Now: m.Now, Logger: m.Logger}
-		c9 = &availability.Cloud9Source{Slots: reader, Loc: ac.TimeZone, Now: m.Now}
+		src9 := availability.NewCloud9Source(availability.Cloud9Source{Slots: reader, Loc: ac.TimeZone, Now: m.Now})
+		c9 = &src9
 		src = *c9
 		m.Logger.Info("availability: Cloud9 source (no HOLDS_SCHEDULE_FILE): chairs are specialists; the admin endpoints answer 409")
 	}

@@ -61,6 +61,19 @@ type Cache struct {
 	keys keys
 
 	tiers sync.Map // tier key → tierMemo (GetTier)
+
+	listsMu sync.Mutex
+	lists   map[string]listMemo // entry key → its list as Get last decoded it
+}
+
+// maxListMemos bounds the lists Get keeps decoded: a range's key carries
+// its dates, so the keys in use change from day to day.
+const maxListMemos = 16
+
+// listMemo is a decoded list and the stamp (stamp) it was decoded at.
+type listMemo struct {
+	stamp string
+	entry Entry
 }
 
 // NewCache checks cfg and returns a Cache on rdb.
@@ -94,6 +107,7 @@ type meta struct {
 	LastInvalidated string `json:"-"`
 	LastRestored    string `json:"-"`
 	Version         string `json:"-"`
+	stamp           string // the list's stamp (see stamp), "" when it has no version
 }
 
 const dateISO = "2006-01-02"
@@ -168,18 +182,65 @@ func (c *Cache) put(ctx context.Context, op, key string, r Range, m meta, list [
 }
 
 // Get returns the list of r; found is false when none is cached (never
-// put, expired or deleted). An empty list that was put is found.
+// put, expired or deleted). An empty list that was put is found. A list
+// is decoded once per change: while its stamp is unchanged (one HMGET of
+// two small fields) this process's decoded copy is returned — treat its
+// Slots as read-only.
 func (c *Cache) Get(ctx context.Context, r Range) (e Entry, found bool, err error) {
 	const op = "slots.Cache.Get"
 	if err := checkRange(op, r); err != nil {
 		return Entry{}, false, err
 	}
-	e, _, found, err = c.get(ctx, op, c.keys.entry(r))
-	if found {
-		e.Range = r
+	key := c.keys.entry(r)
+	st, err := c.stamp(ctx, op, key)
+	if err != nil {
+		return Entry{}, false, err
 	}
-	return e, found, err
+	if st != "" {
+		c.listsMu.Lock()
+		memo, ok := c.lists[key]
+		c.listsMu.Unlock()
+		if ok && memo.stamp == st {
+			memo.entry.Range = r
+			return memo.entry, true, nil
+		}
+	}
+	e, m, found, err := c.get(ctx, op, key)
+	if err != nil || !found {
+		return Entry{}, found, err
+	}
+	e.Range = r
+	if m.stamp != "" {
+		c.listsMu.Lock()
+		if c.lists == nil || len(c.lists) >= maxListMemos {
+			c.lists = make(map[string]listMemo, maxListMemos)
+		}
+		c.lists[key] = listMemo{stamp: m.stamp, entry: e}
+		c.listsMu.Unlock()
+	}
+	return e, true, nil
 }
+
+// stamp reads what tells one content of the list at key from another: its
+// version ("_v", from a counter every script that changes a list
+// increments) and its "_meta" (which carries the fetch time to the
+// millisecond, so a version number met again after Redis lost the counter
+// still tells two lists apart). "" when the list is missing or has no
+// version.
+func (c *Cache) stamp(ctx context.Context, op, key string) (string, error) {
+	vals, err := c.rdb.HMGet(ctx, key, versionField, metaField).Result()
+	if err != nil {
+		return "", unavailable(op, err)
+	}
+	v, _ := vals[0].(string)
+	m, _ := vals[1].(string)
+	if v == "" || m == "" {
+		return "", nil
+	}
+	return stampOf(v, m), nil
+}
+
+func stampOf(version, rawMeta string) string { return version + "\x00" + rawMeta }
 
 // get reads the list at key: its slots (sorted), its meta and the
 // bookkeeping fields ("_…", not slots).
@@ -196,6 +257,9 @@ func (c *Cache) get(ctx context.Context, op, key string) (e Entry, m meta, found
 		return Entry{}, meta{}, false, contracts.Wrap(contracts.CodeInternal, op, err, "corrupt slot cache entry")
 	}
 	m.LastInvalidated, m.LastRestored, m.Version = fields[lastInvalidatedField], fields[lastRestoredField], fields[versionField]
+	if m.Version != "" {
+		m.stamp = stampOf(m.Version, rawMeta)
+	}
 	e = Entry{FetchedAt: time.UnixMilli(m.FetchedAt), Slots: make([]Slot, 0, len(fields)-1)}
 	e.Range.LocationGUID, e.Range.ScheduleViewGUID = m.LocationGUID, m.ScheduleViewGUID
 	e.Range.From, _ = time.Parse(dateISO, m.From)

@@ -106,23 +106,23 @@ func (c *Cache) PutTier(ctx context.Context, n int, r Range, list []Slot, st Tie
 }
 
 // GetTier returns tier n of location loc; found is false when it was
-// never put, expired or was deleted. A tier is decoded once per version:
-// while its "_v" is unchanged (one HGET) the decoded copy of this process
-// is returned — treat its Slots as read-only.
+// never put, expired or was deleted. A tier is decoded once per change:
+// while its stamp (Cache.stamp: "_v" and "_meta") is unchanged the decoded
+// copy of this process is returned — treat its Slots as read-only.
 func (c *Cache) GetTier(ctx context.Context, loc string, n int) (t Tier, found bool, err error) {
 	const op = "slots.Cache.GetTier"
 	if err := checkTier(op, loc, n); err != nil {
 		return Tier{}, false, err
 	}
 	key := c.keys.tier(loc, n)
-	v, err := c.rdb.HGet(ctx, key, versionField).Result()
-	switch {
-	case errors.Is(err, redis.Nil):
-		return Tier{}, false, nil
-	case err != nil:
-		return Tier{}, false, unavailable(op, err)
+	st, err := c.stamp(ctx, op, key)
+	if err != nil {
+		return Tier{}, false, err
 	}
-	if memo, ok := c.tiers.Load(key); ok && memo.(tierMemo).version == v {
+	if st == "" {
+		return Tier{}, false, nil
+	}
+	if memo, ok := c.tiers.Load(key); ok && memo.(tierMemo).stamp == st {
 		return memo.(tierMemo).tier, true, nil
 	}
 	e, m, found, err := c.get(ctx, op, key)
@@ -132,16 +132,16 @@ func (c *Cache) GetTier(ctx context.Context, loc string, n int) (t Tier, found b
 	days := int(dateOf(e.Range.To).Sub(dateOf(e.Range.From)).Hours() / 24)
 	t = Tier{Entry: e, N: n, Stats: TierStats{Days: days, FetchDuration: time.Duration(m.FetchDurationMs) * time.Millisecond,
 		Attempts: m.Attempts}, LastInvalidated: m.LastInvalidated, LastRestored: m.LastRestored}
-	if m.Version != "" {
-		c.tiers.Store(key, tierMemo{version: m.Version, tier: t})
+	if m.stamp != "" {
+		c.tiers.Store(key, tierMemo{stamp: m.stamp, tier: t})
 	}
 	return t, true, nil
 }
 
-// tierMemo is a decoded tier and the "_v" it was decoded at.
+// tierMemo is a decoded tier and the stamp it was decoded at.
 type tierMemo struct {
-	version string
-	tier    Tier
+	stamp string
+	tier  Tier
 }
 
 // GetPreGrouped returns tier n's pairs and triples; found is false when

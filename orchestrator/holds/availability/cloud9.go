@@ -6,6 +6,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/flowgate/flowgate/orchestrator/slots"
@@ -36,28 +37,65 @@ type Cloud9Source struct {
 	Loc     *time.Location
 	Horizon int // days; default DefaultCloud9Horizon
 	Now     func() time.Time
+
+	views *cloud9Views // NewCloud9Source's; nil: every call derives anew
 }
 
 var _ Source = Cloud9Source{}
 
-func (s Cloud9Source) withDefaults() Cloud9Source {
-	s.Horizon = valutil.PositiveOrDefault(s.Horizon, DefaultCloud9Horizon)
-	s.Now = valutil.FuncOrDefault(s.Now, time.Now)
-	s.Loc = valutil.ValOrDefault(s.Loc, time.UTC)
+// NewCloud9Source is s keeping what it derives from a horizon list (the
+// types, the chairs, each slot's start instant) for as long as its Slots
+// hand out the same list: slots.Cache.Get returns one decoded copy per
+// change of a list, so a web hold does not walk thousands of slots twice
+// per request. A Cloud9Source made without it answers the same, deriving
+// on every call.
+func NewCloud9Source(s Cloud9Source) Cloud9Source {
+	s.views = &cloud9Views{}
 	return s
 }
 
-// Snapshot implements Source.
-func (s Cloud9Source) Snapshot(ctx context.Context) (Snapshot, error) {
-	s = s.withDefaults()
-	today := DateIn(s.Now(), s.Loc)
-	list, err := s.Slots.OpenSlots(ctx, slots.WallInstant(s.Loc, today, 0), slots.WallInstant(s.Loc, today.AddDate(0, 0, s.Horizon), 0))
-	if err != nil {
-		return Snapshot{}, unavailableErr("availability.Cloud9Source.Snapshot", err)
+// cloud9Views holds the view of the last horizon list.
+type cloud9Views struct{ last atomic.Pointer[cloud9View] }
+
+// cloud9View is what Snapshot and Openings derive from one list: shared,
+// read-only. first and n identify the list (its first element, which the
+// view keeps alive, and its length), loc the zone its starts were read in.
+type cloud9View struct {
+	first  *slots.Slot
+	n      int
+	loc    *time.Location
+	types  []AppointmentType
+	specs  []Specialist
+	starts []time.Time // each slot's start instant (UTC); zero when it has none
+}
+
+// view derives list's view, or answers the kept one when list is the list
+// it was derived from; keep stores a new one as the kept view.
+func (s Cloud9Source) view(list []slots.Slot, keep bool) *cloud9View {
+	if s.views != nil && len(list) > 0 {
+		if v := s.views.last.Load(); v != nil && v.first == &list[0] && v.n == len(list) && v.loc == s.Loc {
+			return v
+		}
+	}
+	v := deriveView(list, s.Loc)
+	if keep && s.views != nil && len(list) > 0 {
+		s.views.last.Store(v)
+	}
+	return v
+}
+
+func deriveView(list []slots.Slot, loc *time.Location) *cloud9View {
+	v := &cloud9View{n: len(list), loc: loc, starts: make([]time.Time, len(list))}
+	if len(list) > 0 {
+		v.first = &list[0]
 	}
 	types := map[string]*AppointmentType{}
 	specs := map[string]Specialist{}
-	for _, sl := range list {
+	for i, sl := range list {
+		if wall, err := sl.Start(); err == nil {
+			date := civil(wall.Year(), wall.Month(), wall.Day())
+			v.starts[i] = slots.WallInstant(loc, date, wall.Hour()*60+wall.Minute()).UTC()
+		}
 		if sl.AppointmentTypeGUID == "" || sl.ScheduleColumnGUID == "" || checkID("", sl.AppointmentTypeGUID) != nil || checkID("", sl.ScheduleColumnGUID) != nil {
 			continue
 		}
@@ -74,17 +112,35 @@ func (s Cloud9Source) Snapshot(ctx context.Context) (Snapshot, error) {
 			specs[sl.ScheduleColumnGUID] = Specialist{ID: sl.ScheduleColumnGUID, Name: cmp.Or(sl.ScheduleColumnDescription, sl.ScheduleColumnGUID)}
 		}
 	}
-	snap := Snapshot{Loc: s.Loc, open: list, openFrom: today}
 	for _, t := range types {
 		slices.Sort(t.SpecialistIDs)
-		snap.Types = append(snap.Types, *t)
+		v.types = append(v.types, *t)
 	}
-	slices.SortFunc(snap.Types, func(a, b AppointmentType) int { return strings.Compare(a.ID, b.ID) })
+	slices.SortFunc(v.types, func(a, b AppointmentType) int { return strings.Compare(a.ID, b.ID) })
 	for _, sp := range specs {
-		snap.Specialists = append(snap.Specialists, sp)
+		v.specs = append(v.specs, sp)
 	}
-	slices.SortFunc(snap.Specialists, func(a, b Specialist) int { return strings.Compare(a.ID, b.ID) })
-	return snap, nil
+	slices.SortFunc(v.specs, func(a, b Specialist) int { return strings.Compare(a.ID, b.ID) })
+	return v
+}
+
+func (s Cloud9Source) withDefaults() Cloud9Source {
+	s.Horizon = valutil.PositiveOrDefault(s.Horizon, DefaultCloud9Horizon)
+	s.Now = valutil.FuncOrDefault(s.Now, time.Now)
+	s.Loc = valutil.ValOrDefault(s.Loc, time.UTC)
+	return s
+}
+
+// Snapshot implements Source.
+func (s Cloud9Source) Snapshot(ctx context.Context) (Snapshot, error) {
+	s = s.withDefaults()
+	today := DateIn(s.Now(), s.Loc)
+	list, err := s.Slots.OpenSlots(ctx, slots.WallInstant(s.Loc, today, 0), slots.WallInstant(s.Loc, today.AddDate(0, 0, s.Horizon), 0))
+	if err != nil {
+		return Snapshot{}, unavailableErr("availability.Cloud9Source.Snapshot", err)
+	}
+	v := s.view(list, true)
+	return Snapshot{Loc: s.Loc, open: list, openFrom: today, Types: v.types, Specialists: v.specs}, nil
 }
 
 // Openings implements Source: the open slots of type t on those dates.
@@ -98,18 +154,14 @@ func (s Cloud9Source) Openings(ctx context.Context, snap Snapshot, t Appointment
 			return nil, unavailableErr("availability.Cloud9Source.Openings", err)
 		}
 	}
+	v := s.view(list, false)
 	out := make([]Opening, 0, len(list))
-	for _, sl := range list {
+	for i, sl := range list {
+		start := v.starts[i]
+		if start.IsZero() || start.Before(from) || !start.Before(to) {
+			continue
+		}
 		if !strings.EqualFold(sl.AppointmentTypeGUID, t.ID) || !slices.Contains(t.SpecialistIDs, sl.ScheduleColumnGUID) {
-			continue
-		}
-		wall, err := sl.Start()
-		if err != nil {
-			continue
-		}
-		date := civil(wall.Year(), wall.Month(), wall.Day())
-		start := slots.WallInstant(s.Loc, date, wall.Hour()*60+wall.Minute()).UTC()
-		if start.Before(from) || !start.Before(to) {
 			continue
 		}
 		out = append(out, Opening{Start: start, End: start.Add(sl.Length()), SpecialistID: sl.ScheduleColumnGUID})

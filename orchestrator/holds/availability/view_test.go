@@ -1,9 +1,14 @@
 package availability
 
 import (
+	"context"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"testing"
+	"time"
+
+	"github.com/flowgate/flowgate/orchestrator/slots"
 )
 
 // The stored schedule is decoded once per document and shared by every
@@ -90,5 +95,89 @@ func TestSnapshotsShareTheDecodedScheduleUntilItChanges(t *testing.T) {
 	}
 	if !slices.Contains(consult(back), "dr-chen") {
 		t.Fatalf("consultation specialists %v: the restored file's schedule has dr-chen", consult(back))
+	}
+}
+
+// fixedSlots is an OpenSlotsReader handing out one list for the horizon,
+// as the slot cache hands out its decoded copy while the list is
+// unchanged, and a copy of it for a window of a day (another range).
+type fixedSlots struct{ list *[]slots.Slot }
+
+func (f fixedSlots) OpenSlots(_ context.Context, from, to time.Time) ([]slots.Slot, error) {
+	if to.Sub(from) <= 25*time.Hour {
+		return slices.Clone(*f.list), nil
+	}
+	return *f.list, nil
+}
+
+// A Cloud9 source made with NewCloud9Source answers exactly as one
+// without, derives the types, chairs and starts once per list it is
+// handed, and derives them again when the list changes.
+func TestCloud9SourceKeepsItsViewWhileTheListIsUnchanged(t *testing.T) {
+	loc := chicago(t)
+	now := time.Date(2026, 11, 23, 14, 0, 0, 0, time.UTC)
+	slot := func(typ, chair, start string) slots.Slot {
+		return slots.Slot{StartTime: start, ScheduleViewGUID: "view", ScheduleColumnGUID: chair, AppointmentTypeGUID: typ, Minutes: 30,
+			LocationGUID: "loc"}
+	}
+	list := []slots.Slot{slot("type-a", "chair-2", "11/24/2026 9:00:00 AM"), slot("type-a", "chair-1", "11/24/2026 9:00:00 AM"),
+		slot("type-b", "chair-1", "11/25/2026 10:30:00 AM"), slot("type-a", "chair-1", "11/26/2026 8:00:00 AM"),
+		slot("type-a", "bad:chair", "11/24/2026 9:30:00 AM"), slot("type-a", "chair-3", "not a time")}
+	reader := fixedSlots{list: &list}
+	plain := Cloud9Source{Slots: reader, Loc: loc, Horizon: 7, Now: func() time.Time { return now }}
+	kept := NewCloud9Source(plain)
+	same := func(label string) Snapshot {
+		t.Helper()
+		want, err := plain.Snapshot(bg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := kept.Snapshot(bg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(want.Types, got.Types) || !reflect.DeepEqual(want.Specialists, got.Specialists) {
+			t.Fatalf("%s: types %+v / %+v, chairs %+v / %+v", label, want.Types, got.Types, want.Specialists, got.Specialists)
+		}
+		for _, typ := range want.Types {
+			wo, err := plain.Openings(bg, want, typ, DateIn(now, loc), 7)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ko, err := kept.Openings(bg, got, typ, DateIn(now, loc), 7)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(wo, ko) || len(wo) == 0 {
+				t.Fatalf("%s: openings of %s %v / %v", label, typ.ID, wo, ko)
+			}
+		}
+		return got
+	}
+	first := same("first")
+	if len(first.Types) != 2 || !reflect.DeepEqual(first.Types[0].SpecialistIDs, []string{"chair-1", "chair-2", "chair-3"}) {
+		t.Fatalf("types %+v", first.Types)
+	}
+	if again := same("again"); &again.Types[0] != &first.Types[0] {
+		t.Fatal("the same list was derived twice")
+	}
+	// A window past the horizon reads another list: answered from it, and
+	// the kept view stays.
+	far, err := kept.Openings(bg, first, first.Types[0], DateIn(now, loc).AddDate(0, 0, 30), 1)
+	if err != nil || len(far) != 0 {
+		t.Fatalf("openings past the horizon %v, %v", far, err)
+	}
+	if again := same("after a window past the horizon"); &again.Types[0] != &first.Types[0] {
+		t.Fatal("a list read for another window replaced the kept view")
+	}
+
+	// The cache hands out a new list: chair-2 booked, type-b gone.
+	list = []slots.Slot{list[1], list[3]}
+	changed := same("changed")
+	if len(changed.Types) != 1 || !reflect.DeepEqual(changed.Types[0].SpecialistIDs, []string{"chair-1"}) {
+		t.Fatalf("types after the change %+v", changed.Types)
+	}
+	if len(first.Types) != 2 {
+		t.Fatal("a snapshot taken before the change was changed")
 	}
 }

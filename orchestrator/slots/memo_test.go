@@ -1,0 +1,84 @@
+package slots_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/flowgate/flowgate/orchestrator/slots"
+)
+
+// Get decodes a list once per change and hands out that copy while the
+// list is unchanged; every change made through another instance (an
+// invalidation, a restore, a new put) is seen by the next Get, and so is a
+// list put again after Redis lost every key, version counter included,
+// even when it is stamped with the version the decoded copy had.
+func TestCacheGetDecodesAListOncePerChange(t *testing.T) {
+	t.Parallel()
+	b := setupCache(t)
+	other, err := slots.NewCache(b.rdb, slots.CacheConfig{Prefix: "test", Now: func() time.Time { return b.now }})
+	require.NoError(t, err)
+	get := func() slots.Entry {
+		t.Helper()
+		e, found, err := b.cache.Get(b.ctx, tier1)
+		require.NoError(t, err)
+		require.True(t, found)
+		require.Equal(t, tier1, e.Range)
+		return e
+	}
+	require.NoError(t, other.Put(b.ctx, tier1, janList))
+	first := get()
+	require.Len(t, first.Slots, 3)
+	require.Same(t, &first.Slots[0], &get().Slots[0], "an unchanged list is decoded once")
+
+	_, err = other.Invalidate(b.ctx, janList[0])
+	require.NoError(t, err)
+	afterInvalidate := get()
+	require.Equal(t, []string{"1/20/2026 8:00:00 AM", "1/20/2026 8:45:00 AM"}, starts(afterInvalidate.Slots))
+	require.Len(t, first.Slots, 3, "a copy handed out before the change is left as it was")
+
+	_, err = other.Restore(b.ctx, janList[0])
+	require.NoError(t, err)
+	require.Len(t, get().Slots, 3, "a restored slot is seen at once")
+
+	// Redis loses everything; the list is put again, a minute later, with
+	// one slot, and its version set to the one this instance decoded last.
+	v := b.rdb.HGet(b.ctx, "test:{slots}:e:1FEF9297-7C8B-426B-B0D1-F2275136E48B:*:20260120:20260218", "_v").Val()
+	require.NotEmpty(t, v)
+	require.NoError(t, b.rdb.FlushDB(b.ctx).Err())
+	b.now = b.now.Add(time.Minute)
+	require.NoError(t, other.Put(b.ctx, tier1, janList[1:2]))
+	require.NoError(t, b.rdb.HSet(b.ctx, "test:{slots}:e:1FEF9297-7C8B-426B-B0D1-F2275136E48B:*:20260120:20260218", "_v", v).Err())
+	again := get()
+	require.Equal(t, []string{"1/20/2026 8:00:00 AM"}, starts(again.Slots), "the same version of another fetch is another list")
+	require.Equal(t, b.now.UnixMilli(), again.FetchedAt.UnixMilli())
+
+	require.NoError(t, b.rdb.FlushDB(b.ctx).Err())
+	_, found, err := b.cache.Get(b.ctx, tier1)
+	require.NoError(t, err)
+	require.False(t, found, "a list gone is not answered from the decoded copy")
+}
+
+// The decoded copies Get keeps are bounded: ranges carry their dates, so
+// a long-running instance meets new keys every day. Each range still gets
+// its own list.
+func TestCacheGetKeepsFewDecodedLists(t *testing.T) {
+	t.Parallel()
+	b := setupCache(t)
+	var ranges []slots.Range
+	for i := range 40 {
+		r := slots.Range{LocationGUID: loc, From: day(2026, 1, 20).AddDate(0, 0, i), To: day(2026, 2, 18).AddDate(0, 0, i)}
+		ranges = append(ranges, r)
+		require.NoError(t, b.cache.Put(b.ctx, r, janList[i%3:i%3+1]))
+	}
+	for round := range 2 {
+		for i, r := range ranges {
+			e, found, err := b.cache.Get(b.ctx, r)
+			require.NoError(t, err)
+			require.True(t, found)
+			require.Equal(t, starts(janList[i%3:i%3+1]), starts(e.Slots), "round %d, range %d", round, i)
+		}
+	}
+	require.LessOrEqual(t, slots.DecodedLists(b.cache), 16)
+}

@@ -1,0 +1,81 @@
+package test
+
+import (
+	"encoding/json"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/valyala/fasthttp"
+
+	"github.com/flowgate/flowgate/orchestrator/holds"
+	"github.com/flowgate/flowgate/test/loadgen"
+)
+
+// Web holds of a Cloud9 appointment type through the binary with its
+// default catalogue (no HOLDS_SCHEDULE_FILE: Cloud9's open slots, read
+// through the shared slot cache) against the simulator: rounds of creates
+// on every distinct slot getApptSlots offers, then their releases, 64
+// connections; /healthz of the same process in the same run. Every create
+// is checked 201 and every release 200 (no request reaches Cloud9 once
+// the cache is warm: the simulator's call count is checked). Reports
+// requests/s and flowgate's CPU per request. FLOWGATE_HOLDS_PPROF=<file>
+// writes a CPU profile of the first rounds. Reproduce:
+// go test -run TestLoadHoldsCloud9Binary -v ./test/  (FLOWGATE_LOAD_N to scale)
+func TestLoadHoldsCloud9Binary(t *testing.T) {
+	n := loadSize()
+	db := newTestRedis(t)
+	sim := startSim(t, 60, "5/min")
+	env := bookingEnv(db.URL(), sim, "100/min", map[string]string{"PRACTICE_TIME_ZONE": simZone, "LOG_LEVEL": "warn",
+		"HOLDS_MAX_PER_CLIENT": "1000"})
+	prof := os.Getenv("FLOWGATE_HOLDS_PPROF")
+	if prof != "" {
+		env["PPROF_ADDR"] = freeAddr(t)
+	}
+	p := startFlowgate(t, env)
+	c := newBookingClient(t, p)
+	list := c.slots("load", 1)
+	list = distinctSlots(t, list, len(list))
+	typ := list[0].AppointmentTypeGUID
+	bodies := make([][]byte, 0, len(list))
+	for i, s := range list {
+		if s.AppointmentTypeGUID != typ {
+			continue
+		}
+		b, err := json.Marshal(map[string]string{"appointmentTypeId": typ, "clientId": "c" + strconv.Itoa(i),
+			"slotStartDate": holds.FormatStart(utc(t, s.StartTime)), "specialistId": col(s)})
+		require.NoError(t, err)
+		bodies = append(bodies, b)
+	}
+	t.Logf("%d distinct slots of type %s offered", len(bodies), typ)
+	addr := p.Addr()
+	// One hold first fills the slot cache's 28-day entry (one Cloud9
+	// read), then one round runs before the measured ones.
+	create, release := holdCycle(addr, bodies[:1])
+	require.Zero(t, create.Failures+release.Failures, "%v %v", create.FirstError, release.FirstError)
+	create, release = holdCycle(addr, bodies)
+	require.Zero(t, create.Failures+release.Failures, "%v %v", create.FirstError, release.FirstError)
+	calls := sim.state().Calls["GetOnlineReservations"]
+
+	health := loadgen.Run(loadgen.Config{Addr: addr, Conns: 64, Requests: n,
+		Build: func(_ int, req *fasthttp.Request) { req.SetRequestURI("http://" + addr + "/healthz") },
+		Check: status(200)})
+	rounds := max(1, n/len(bodies))
+	cpu0 := procCPU(p.PID())
+	wait := profileCPU(t, env["PPROF_ADDR"], prof, 3*time.Second)
+	var elapsed time.Duration
+	for range rounds {
+		create, release := holdCycle(addr, bodies)
+		require.Zero(t, create.Failures+release.Failures, "%v %v", create.FirstError, release.FirstError)
+		elapsed += create.Elapsed + release.Elapsed
+	}
+	cpu := float64(procCPU(p.PID())-cpu0) / 100
+	wait()
+	reqs := float64(2 * rounds * len(bodies))
+	require.Equal(t, calls, sim.state().Calls["GetOnlineReservations"], "a round asked Cloud9")
+	t.Logf("baseline GET /healthz, 64 conns: %s", health)
+	t.Logf("Cloud9 web holds create+release through the binary: %d rounds of %d, %.0f requests/s = %.2f × /healthz; flowgate CPU %.0f µs per request",
+		rounds, len(bodies), reqs/elapsed.Seconds(), reqs/elapsed.Seconds()/health.PerSecond(), 1e6*cpu/reqs)
+}
