@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"golang.org/x/sync/singleflight"
 
 	"github.com/flowgate/flowgate/contracts"
 	"github.com/flowgate/flowgate/orchestrator/valutil"
@@ -64,6 +65,8 @@ type Cache struct {
 
 	listsMu sync.Mutex
 	lists   map[string]listMemo // entry key → its list as Get last decoded it
+
+	refreshes singleflight.Group // entry key → the Refresh running for it
 }
 
 // maxListMemos bounds the lists Get keeps decoded: a range's key carries
@@ -219,6 +222,45 @@ func (c *Cache) Get(ctx context.Context, r Range) (e Entry, found bool, err erro
 		c.listsMu.Unlock()
 	}
 	return e, true, nil
+}
+
+// Refresh runs fetch, which reads r's list afresh (and caches it), unless
+// a Refresh of r already runs in this process: then it waits for that
+// one's answer. The callers that find a list missing or stale at the same
+// moment — every time it ages past fresh under load — make one Cloud9
+// read between them, not one each. The shared fetch runs without the
+// cancellation of the caller that started it, bounded by that caller's
+// deadline, so its end does not fail the others; a caller whose context
+// ends stops waiting with its context's error. The answer is shared:
+// read-only.
+func (c *Cache) Refresh(ctx context.Context, r Range, fetch func(context.Context) ([]Slot, error)) ([]Slot, error) {
+	if err := checkRange("slots.Cache.Refresh", r); err != nil {
+		return nil, err
+	}
+	ch := c.refreshes.DoChan(c.keys.entry(r), func() (any, error) {
+		// Only the call that starts the fetch gets here: its context, less
+		// its cancellation.
+		base := context.WithoutCancel(ctx)
+		var fctx context.Context
+		var cancel context.CancelFunc
+		if d, ok := ctx.Deadline(); ok {
+			fctx, cancel = context.WithDeadline(base, d)
+		} else {
+			fctx, cancel = context.WithCancel(base)
+		}
+		defer cancel()
+		return fetch(fctx)
+	})
+	select {
+	case res := <-ch:
+		if res.Err != nil {
+			return nil, res.Err
+		}
+		list, _ := res.Val.([]Slot)
+		return list, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 // stamp reads what tells one content of the list at key from another: its

@@ -1,6 +1,10 @@
 package slots_test
 
 import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -81,4 +85,66 @@ func TestCacheGetKeepsFewDecodedLists(t *testing.T) {
 		}
 	}
 	require.LessOrEqual(t, slots.DecodedLists(b.cache), 16)
+}
+
+// Concurrent refreshes of one list run one fetch and share its answer;
+// the fetch outlives the caller that started it, a caller that gives up
+// stops waiting at once, a failure is everyone's, and another range is
+// fetched apart.
+func TestCacheRefreshRunsOneFetchPerList(t *testing.T) {
+	t.Parallel()
+	b := setupCache(t)
+	var fetches atomic.Int32
+	release := make(chan struct{})
+	fetch := func(ctx context.Context) ([]slots.Slot, error) {
+		fetches.Add(1)
+		select {
+		case <-release:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		return janList, nil
+	}
+	starter, cancelStarter := context.WithCancel(b.ctx)
+	startErr := make(chan error, 1)
+	go func() {
+		_, err := b.cache.Refresh(starter, tier1, fetch)
+		startErr <- err
+	}()
+	require.Eventually(t, func() bool { return fetches.Load() == 1 }, 5*time.Second, time.Millisecond)
+
+	var wg sync.WaitGroup
+	got := make([][]slots.Slot, 32)
+	errs := make([]error, 32)
+	for i := range got {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			got[i], errs[i] = b.cache.Refresh(b.ctx, tier1, fetch)
+		}()
+	}
+	impatient, cancelImpatient := context.WithTimeout(b.ctx, 20*time.Millisecond)
+	defer cancelImpatient()
+	_, err := b.cache.Refresh(impatient, tier1, fetch)
+	require.ErrorIs(t, err, context.DeadlineExceeded, "a caller that gives up stops waiting")
+
+	cancelStarter() // the caller that started the fetch goes away
+	require.ErrorIs(t, <-startErr, context.Canceled)
+	time.Sleep(10 * time.Millisecond) // the others are still waiting, the fetch still running
+	close(release)
+	wg.Wait()
+	for i := range got {
+		require.NoError(t, errs[i], "caller %d", i)
+		require.Equal(t, starts(janList), starts(got[i]), "caller %d", i)
+	}
+	require.EqualValues(t, 1, fetches.Load(), "one fetch for every caller")
+
+	boom := errors.New("cloud9 down")
+	_, err = b.cache.Refresh(b.ctx, tier1, func(context.Context) ([]slots.Slot, error) { return nil, boom })
+	require.ErrorIs(t, err, boom)
+	other, err := b.cache.Refresh(b.ctx, tier2, func(context.Context) ([]slots.Slot, error) { return janList[:1], nil })
+	require.NoError(t, err)
+	require.Len(t, other, 1)
+	_, err = b.cache.Refresh(b.ctx, slots.Range{}, fetch)
+	require.Error(t, err, "a range without a location is refused")
 }

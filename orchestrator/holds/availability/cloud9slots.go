@@ -67,21 +67,31 @@ func (c Cloud9Slots) OpenSlots(ctx context.Context, from, to time.Time) ([]slots
 			return e.Slots, nil
 		}
 	}
-	got, err := c.Cloud9.GetOnlineReservations(ctx, cloud9.ReservationQuery{StartDate: fromD, EndDate: toD.Add(24*time.Hour - time.Minute)})
-	if err != nil {
-		if found {
-			c.Logger.Warn("availability: Cloud9 failed; answering from the stale slot cache", "err", err)
-			return cached.Slots, nil
+	fetch := func(ctx context.Context) ([]slots.Slot, error) {
+		got, err := c.Cloud9.GetOnlineReservations(ctx, cloud9.ReservationQuery{StartDate: fromD, EndDate: toD.Add(24*time.Hour - time.Minute)})
+		if err != nil {
+			return nil, fmt.Errorf("availability: GetOnlineReservations: %w", err)
 		}
-		return nil, fmt.Errorf("availability: GetOnlineReservations: %w", err)
+		out := slots.FromCloud9(got, c.LocationGUID)
+		if c.Cache != nil && c.LocationGUID != "" {
+			cctx, cancel := context.WithTimeout(ctx, c.CacheTimeout)
+			if err := c.Cache.Put(cctx, r, out); err != nil {
+				c.Logger.Warn("availability: slot cache write failed", "err", err)
+			}
+			cancel()
+		}
+		return out, nil
 	}
-	out := slots.FromCloud9(got, c.LocationGUID)
+	var out []slots.Slot
+	var err error
 	if c.Cache != nil && c.LocationGUID != "" {
-		cctx, cancel := context.WithTimeout(ctx, c.CacheTimeout)
-		if err := c.Cache.Put(cctx, r, out); err != nil {
-			c.Logger.Warn("availability: slot cache write failed", "err", err)
-		}
-		cancel()
+		out, err = c.Cache.Refresh(ctx, r, fetch) // one Cloud9 read for the callers that missed together
+	} else {
+		out, err = fetch(ctx)
 	}
-	return out, nil
+	if err != nil && found {
+		c.Logger.Warn("availability: Cloud9 failed; answering from the stale slot cache", "err", err)
+		return cached.Slots, nil
+	}
+	return out, err
 }

@@ -2,12 +2,16 @@ package availability
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"reflect"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/flowgate/flowgate/orchestrator/cloud9"
 	"github.com/flowgate/flowgate/orchestrator/slots"
 )
 
@@ -179,5 +183,63 @@ func TestCloud9SourceKeepsItsViewWhileTheListIsUnchanged(t *testing.T) {
 	}
 	if len(first.Types) != 2 {
 		t.Fatal("a snapshot taken before the change was changed")
+	}
+}
+
+// slowCloud9 answers GetOnlineReservations after a pause, counting calls.
+type slowCloud9 struct {
+	calls atomic.Int32
+	pause time.Duration
+	list  []cloud9.Slot
+}
+
+func (s *slowCloud9) GetOnlineReservations(ctx context.Context, _ cloud9.ReservationQuery) ([]cloud9.Slot, error) {
+	s.calls.Add(1)
+	select {
+	case <-time.After(s.pause):
+		return s.list, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// Web holds arriving together on a cold (or stale) slot cache make one
+// Cloud9 read between them, and each gets the list; the next one finds it
+// cached.
+func TestCloud9SlotsReadCloud9OnceForCallersThatMissTogether(t *testing.T) {
+	rdb := newDB(t)
+	cache, err := slots.NewCache(rdb, slots.CacheConfig{Prefix: "herd" + itoa64(prefixSeq.Add(1))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c9 := &slowCloud9{pause: 200 * time.Millisecond, list: []cloud9.Slot{{StartTime: "11/24/2026 9:00:00 AM",
+		ScheduleViewGUID: "view", ScheduleColumnGUID: "chair-1", AppointmentTypeGUID: "type-a", Minutes: 30, LocationGUID: "loc"}}}
+	reader := Cloud9Slots{Cloud9: c9, Cache: cache, LocationGUID: "loc", Loc: chicago(t)}
+	from := time.Date(2026, 11, 23, 6, 0, 0, 0, time.UTC)
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	for range 64 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			list, err := reader.OpenSlots(bg, from, from.AddDate(0, 0, 28))
+			if err == nil && len(list) != 1 {
+				err = fmt.Errorf("%d slots", len(list))
+			}
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := c9.calls.Load(); n != 1 {
+		t.Fatalf("%d Cloud9 reads for 64 callers that missed together", n)
+	}
+	if _, err := reader.OpenSlots(bg, from, from.AddDate(0, 0, 28)); err != nil || c9.calls.Load() != 1 {
+		t.Fatalf("the next read: %v, %d Cloud9 reads", err, c9.calls.Load())
 	}
 }
