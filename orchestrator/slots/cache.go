@@ -231,13 +231,20 @@ func (c *Cache) Get(ctx context.Context, r Range) (e Entry, found bool, err erro
 // read between them, not one each. The shared fetch runs without the
 // cancellation of the caller that started it, bounded by that caller's
 // deadline, so its end does not fail the others; a caller whose context
-// ends stops waiting with its context's error. The answer is shared:
-// read-only.
+// ends stops waiting with its context's error. A fetch that panics is
+// an error for every caller. The answer is shared: read-only.
 func (c *Cache) Refresh(ctx context.Context, r Range, fetch func(context.Context) ([]Slot, error)) ([]Slot, error) {
 	if err := checkRange("slots.Cache.Refresh", r); err != nil {
 		return nil, err
 	}
-	ch := c.refreshes.DoChan(c.keys.entry(r), func() (any, error) {
+	ch := c.refreshes.DoChan(c.keys.entry(r), func() (list any, err error) {
+		// The fetch runs on a goroutine of its own, where a panic would end
+		// the process: it is every caller's error instead.
+		defer func() {
+			if p := recover(); p != nil {
+				list, err = nil, fmt.Errorf("slots.Cache.Refresh %s: the fetch panicked: %v", r, p)
+			}
+		}()
 		// Only the call that starts the fetch gets here: its context, less
 		// its cancellation.
 		base := context.WithoutCancel(ctx)

@@ -145,6 +145,8 @@ func TestCacheRefreshRunsOneFetchPerList(t *testing.T) {
 	other, err := b.cache.Refresh(b.ctx, tier2, func(context.Context) ([]slots.Slot, error) { return janList[:1], nil })
 	require.NoError(t, err)
 	require.Len(t, other, 1)
+	_, err = b.cache.Refresh(b.ctx, tier1, func(context.Context) ([]slots.Slot, error) { panic("a bug in the fetch") })
+	require.ErrorContains(t, err, "panicked: a bug in the fetch", "a panic is an error, not the end of the process")
 	_, err = b.cache.Refresh(b.ctx, slots.Range{}, fetch)
 	require.Error(t, err, "a range without a location is refused")
 }
