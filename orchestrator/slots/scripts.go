@@ -5,7 +5,8 @@ import "github.com/redis/go-redis/v9"
 // putScript replaces one cached list (and its pre-grouped companion) and
 // registers it. Every script that changes a list sets its "_v" to a new
 // value of the version counter <registry>:ver, so a reader can tell in one
-// HGET whether its decoded copy is current.
+// HMGET of "_v" and "_meta" whether its decoded copy is current
+// (Cache.stamp).
 //
 //	KEYS[1] registry   KEYS[2] entry   KEYS[3] entry's pre-grouped key
 //	KEYS[4] the booked keys' prefix (keys.booked(""))
