@@ -61,22 +61,62 @@ type Cache struct {
 	cfg  CacheConfig
 	keys keys
 
-	tiers sync.Map // tier key → tierMemo (GetTier)
-
-	listsMu sync.Mutex
-	lists   map[string]listMemo // entry key → its list as Get last decoded it
+	memoMu sync.Mutex
+	memo   map[string]*decoded // list key → the list as this process last decoded it (Get, GetTier)
+	tick   uint64              // memo's clock: the last use of each list
 
 	refreshes singleflight.Group // entry key → the Refresh running for it
 }
 
-// maxListMemos bounds the lists Get keeps decoded: a range's key carries
-// its dates, so the keys in use change from day to day.
-const maxListMemos = 16
+// maxDecoded bounds the lists kept decoded: a range's key carries its
+// dates, so the keys in use change from day to day. The least recently
+// used goes first, so the lists read on every request (the tiers, the
+// holds' horizon) stay while one-off ranges come and go.
+const maxDecoded = 16
 
-// listMemo is a decoded list and the stamp (stamp) it was decoded at.
-type listMemo struct {
-	stamp string
-	entry Entry
+// decoded is a list as get read it, the stamp it was read at, and when
+// it was last used.
+type decoded struct {
+	e    Entry
+	m    meta
+	used uint64
+}
+
+// recall answers the decoded copy of the list at key when it was decoded
+// at stamp st ("" never is: keep takes only lists with a stamp).
+func (c *Cache) recall(key, st string) (Entry, meta, bool) {
+	c.memoMu.Lock()
+	defer c.memoMu.Unlock()
+	d, ok := c.memo[key]
+	if !ok || d.m.stamp != st {
+		return Entry{}, meta{}, false
+	}
+	c.tick++
+	d.used = c.tick
+	return d.e, d.m, true
+}
+
+// keep remembers the list at key as get decoded it, when it has a stamp.
+func (c *Cache) keep(key string, e Entry, m meta) {
+	if m.stamp == "" {
+		return
+	}
+	c.memoMu.Lock()
+	defer c.memoMu.Unlock()
+	if c.memo == nil {
+		c.memo = make(map[string]*decoded, maxDecoded)
+	}
+	if _, ok := c.memo[key]; !ok && len(c.memo) >= maxDecoded {
+		oldest := ""
+		for k, d := range c.memo {
+			if oldest == "" || d.used < c.memo[oldest].used {
+				oldest = k
+			}
+		}
+		delete(c.memo, oldest)
+	}
+	c.tick++
+	c.memo[key] = &decoded{e: e, m: m, used: c.tick}
 }
 
 // NewCache checks cfg and returns a Cache on rdb.
@@ -199,28 +239,16 @@ func (c *Cache) Get(ctx context.Context, r Range) (e Entry, found bool, err erro
 	if err != nil {
 		return Entry{}, false, err
 	}
-	if st != "" {
-		c.listsMu.Lock()
-		memo, ok := c.lists[key]
-		c.listsMu.Unlock()
-		if ok && memo.stamp == st {
-			memo.entry.Range = r
-			return memo.entry, true, nil
-		}
+	if e, _, ok := c.recall(key, st); ok {
+		e.Range = r
+		return e, true, nil
 	}
 	e, m, found, err := c.get(ctx, op, key)
 	if err != nil || !found {
 		return Entry{}, found, err
 	}
+	c.keep(key, e, m)
 	e.Range = r
-	if m.stamp != "" {
-		c.listsMu.Lock()
-		if c.lists == nil || len(c.lists) >= maxListMemos {
-			c.lists = make(map[string]listMemo, maxListMemos)
-		}
-		c.lists[key] = listMemo{stamp: m.stamp, entry: e}
-		c.listsMu.Unlock()
-	}
 	return e, true, nil
 }
 

@@ -1,8 +1,8 @@
 package slots
 
-// DecodedLists is how many decoded lists c keeps for Get.
+// DecodedLists is how many decoded lists c keeps for Get and GetTier.
 func DecodedLists(c *Cache) int {
-	c.listsMu.Lock()
-	defer c.listsMu.Unlock()
-	return len(c.lists)
+	c.memoMu.Lock()
+	defer c.memoMu.Unlock()
+	return len(c.memo)
 }

@@ -66,10 +66,19 @@ func TestCacheGetDecodesAListOncePerChange(t *testing.T) {
 
 // The decoded copies Get keeps are bounded: ranges carry their dates, so
 // a long-running instance meets new keys every day. Each range still gets
-// its own list.
+// its own list, and a list read between every two others (a tier, the
+// holds' horizon) stays decoded while the one-off ranges come and go.
 func TestCacheGetKeepsFewDecodedLists(t *testing.T) {
 	t.Parallel()
 	b := setupCache(t)
+	require.NoError(t, b.cache.Put(b.ctx, tier2, janList))
+	hot := func() *slots.Slot {
+		e, found, err := b.cache.Get(b.ctx, tier2)
+		require.NoError(t, err)
+		require.True(t, found)
+		return &e.Slots[0]
+	}
+	first := hot()
 	var ranges []slots.Range
 	for i := range 40 {
 		r := slots.Range{LocationGUID: loc, From: day(2026, 1, 20).AddDate(0, 0, i), To: day(2026, 2, 18).AddDate(0, 0, i)}
@@ -82,6 +91,7 @@ func TestCacheGetKeepsFewDecodedLists(t *testing.T) {
 			require.NoError(t, err)
 			require.True(t, found)
 			require.Equal(t, starts(janList[i%3:i%3+1]), starts(e.Slots), "round %d, range %d", round, i)
+			require.Same(t, first, hot(), "round %d, range %d: the list read all along was decoded again", round, i)
 		}
 	}
 	require.LessOrEqual(t, slots.DecodedLists(b.cache), 16)

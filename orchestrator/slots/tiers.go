@@ -122,26 +122,16 @@ func (c *Cache) GetTier(ctx context.Context, loc string, n int) (t Tier, found b
 	if st == "" {
 		return Tier{}, false, nil
 	}
-	if memo, ok := c.tiers.Load(key); ok && memo.(tierMemo).stamp == st {
-		return memo.(tierMemo).tier, true, nil
-	}
-	e, m, found, err := c.get(ctx, op, key)
-	if err != nil || !found {
-		return Tier{}, found, err
+	e, m, ok := c.recall(key, st)
+	if !ok {
+		if e, m, found, err = c.get(ctx, op, key); err != nil || !found {
+			return Tier{}, found, err
+		}
+		c.keep(key, e, m)
 	}
 	days := int(dateOf(e.Range.To).Sub(dateOf(e.Range.From)).Hours() / 24)
-	t = Tier{Entry: e, N: n, Stats: TierStats{Days: days, FetchDuration: time.Duration(m.FetchDurationMs) * time.Millisecond,
-		Attempts: m.Attempts}, LastInvalidated: m.LastInvalidated, LastRestored: m.LastRestored}
-	if m.stamp != "" {
-		c.tiers.Store(key, tierMemo{stamp: m.stamp, tier: t})
-	}
-	return t, true, nil
-}
-
-// tierMemo is a decoded tier and the stamp it was decoded at.
-type tierMemo struct {
-	stamp string
-	tier  Tier
+	return Tier{Entry: e, N: n, Stats: TierStats{Days: days, FetchDuration: time.Duration(m.FetchDurationMs) * time.Millisecond,
+		Attempts: m.Attempts}, LastInvalidated: m.LastInvalidated, LastRestored: m.LastRestored}, true, nil
 }
 
 // GetPreGrouped returns tier n's pairs and triples; found is false when
