@@ -21,6 +21,46 @@ type backend struct {
 	ConnOpt asynq.RedisConnOpt
 	Mode    string // embedded, url, cluster, sentinel
 	mini    *miniredis.Miniredis
+	// stopClock ends the embedded store's clock (nil otherwise).
+	stopClock func()
+}
+
+// embeddedClockTick is how often the embedded store's TTLs are moved on
+// by the wall clock: every key expires at most this late (a real Redis
+// expires on access and in its active cycle, within ~100 ms).
+const embeddedClockTick = 200 * time.Millisecond
+
+// driveClock makes the embedded store's TTLs follow the wall clock.
+// miniredis never expires a key on its own: its TTLs move only when
+// FastForward is called, so without this a 5 s hold, a cooldown, a session
+// cache or a replay-guard key would live until the process exits (holds
+// never released, memory growing in a long trial). Every tick moves every
+// TTL by the time measured since the last one (now is injected for tests);
+// FastForward walks every key, a few milliseconds for the few thousand a
+// trial holds, and runs under miniredis' lock like any command. It returns
+// the function that stops it.
+func driveClock(mini *miniredis.Miniredis, every time.Duration, now func() time.Time) (stop func()) {
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(every)
+		defer t.Stop()
+		last := now()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				cur := now()
+				if d := cur.Sub(last); d > 0 {
+					mini.FastForward(d)
+				}
+				last = cur
+			}
+		}
+	}()
+	return func() { close(done); <-finished }
 }
 
 func openRedis(ctx context.Context, cfg Config, log *slog.Logger) (*backend, error) {
@@ -53,6 +93,7 @@ func openRedis(ctx context.Context, cfg Config, log *slog.Logger) (*backend, err
 			return nil, fmt.Errorf("start embedded redis: %w", err)
 		}
 		b.mini, b.Mode = mini, "embedded"
+		b.stopClock = driveClock(mini, embeddedClockTick, time.Now)
 		b.ConnOpt = asynq.RedisClientOpt{Addr: mini.Addr(), PoolSize: cfg.RedisPoolSize}
 		log.Warn("EMBEDDED REDIS: nothing is durable — every queued booking, task, hold and dead letter is lost when this process exits. Set REDIS_URL (or REDIS_CLUSTER_ADDRS / REDIS_SENTINEL_ADDRS) for anything but a trial.",
 			"addr", mini.Addr())
@@ -112,6 +153,10 @@ func (b *backend) close() error {
 	var errs []error
 	if b.Client != nil {
 		errs = append(errs, b.Client.Close())
+	}
+	if b.stopClock != nil {
+		b.stopClock()
+		b.stopClock = nil
 	}
 	if b.mini != nil {
 		b.mini.Close()

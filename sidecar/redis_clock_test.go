@@ -1,0 +1,62 @@
+package main
+
+import (
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+)
+
+// TestDriveClockExpiresKeys: the embedded store's TTLs follow the clock
+// driveClock is given — a key expires once that clock passes its TTL, and
+// not before; stop ends the goroutine.
+func TestDriveClockExpiresKeys(t *testing.T) {
+	mini := miniredis.RunT(t)
+	base := time.Unix(1_800_000_000, 0)
+	var offset atomic.Int64 // nanoseconds past base
+	now := func() time.Time { return base.Add(time.Duration(offset.Load())) }
+	stop := driveClock(mini, 5*time.Millisecond, now)
+	defer stop()
+
+	if err := mini.Set("short", "v"); err != nil {
+		t.Fatal(err)
+	}
+	mini.SetTTL("short", 5*time.Second)
+	mini.Set("long", "v")
+	mini.SetTTL("long", time.Minute)
+	mini.Set("forever", "v")
+
+	waitTTL := func(key string, cond func(time.Duration) bool) {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		for time.Now().Before(deadline) {
+			if cond(mini.TTL(key)) {
+				return
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		t.Fatalf("%s: TTL %v never met the condition", key, mini.TTL(key))
+	}
+
+	offset.Store(int64(4 * time.Second))
+	waitTTL("short", func(d time.Duration) bool { return d > 0 && d <= time.Second })
+	if !mini.Exists("short") {
+		t.Fatal("short expired before its TTL")
+	}
+	offset.Store(int64(5*time.Second + time.Millisecond))
+	waitTTL("short", func(time.Duration) bool { return !mini.Exists("short") })
+	if d := mini.TTL("long"); d < 54*time.Second || d > 55*time.Second {
+		t.Fatalf("long: TTL %v after 5 s, want ≈ 55 s", d)
+	}
+	if !mini.Exists("forever") {
+		t.Fatal("a key without a TTL expired")
+	}
+
+	// A clock that goes back moves nothing.
+	offset.Store(int64(time.Second))
+	time.Sleep(30 * time.Millisecond)
+	if d := mini.TTL("long"); d < 54*time.Second {
+		t.Fatalf("long: TTL %v after the clock went back", d)
+	}
+}
