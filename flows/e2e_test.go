@@ -301,4 +301,23 @@ func TestEndToEnd(t *testing.T) {
 			t.Errorf("the worker did not log flowgate's requeued answer")
 		}
 	})
+
+	// A job that hangs is killed at JOB_TIMEOUT and its task FAILed.
+	t.Run("worker.sh kills a job past JOB_TIMEOUT", func(t *testing.T) {
+		id := fg.create("enc-hang-" + run)
+		start := time.Now()
+		log := runWorker(t, fg, "WORKER_ID=e2e-hang", "MAX_TASKS=1", "WAIT_MS=2000", "JSON_TOOL=jq",
+			"HEARTBEAT_INTERVAL=1", "JOB_TIMEOUT=2", "WORK_CMD=cat >/dev/null; echo 'stuck on a modal' >&2; sleep 60")
+		took := time.Since(start)
+		t.Logf("worker log (%s):\n%s", took.Round(time.Millisecond), log)
+		task := fg.task(id)
+		if task.Status != contracts.StatusError || task.Attempts != 1 ||
+			!strings.Contains(task.ErrorMessage, "timed out after 2 s") || !strings.Contains(task.ErrorMessage, "stuck on a modal") {
+			t.Errorf("after JOB_TIMEOUT: status %s attempts %d error_message %q; want ERROR, 1 attempt, timed out with stderr",
+				task.Status, task.Attempts, task.ErrorMessage)
+		}
+		if took > 30*time.Second {
+			t.Errorf("the worker took %s for a 2 s JOB_TIMEOUT", took)
+		}
+	})
 }

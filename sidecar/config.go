@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/flowgate/flowgate/orchestrator/tasks"
 	"github.com/flowgate/flowgate/scheduler"
 )
 
@@ -37,6 +38,7 @@ type Config struct {
 	HMACSecret        string
 	MaxRetryAttempts  int
 	MaxRecoveries     int
+	TaskMaxProcessing time.Duration
 
 	LogFormat string
 	LogLevel  string
@@ -233,6 +235,11 @@ func (c *Config) validateOrchestration(p *problems) {
 		namedDuration{"SLA_THRESHOLD", c.SLAThreshold}, namedDuration{"WEBHOOK_TOLERANCE", c.WebhookTolerance},
 		namedDuration{"QUEUE_REQUEST_TIMEOUT", c.QueueRequestTimeout}, namedDuration{"REQUEUE_BACKOFF_BASE", c.RequeueBase},
 		namedDuration{"REQUEUE_BACKOFF_MAX", c.RequeueMax})
+	if c.TaskMaxProcessing < time.Minute || c.TaskMaxProcessing > tasks.MaxMaxProcessing {
+		p.addf("TASK_MAX_PROCESSING", "must be 1m..%s (SQS's cap on a message's visibility), got %s", tasks.MaxMaxProcessing, c.TaskMaxProcessing)
+	} else if c.TaskMaxProcessing <= c.HeartbeatStale {
+		p.addf("TASK_MAX_PROCESSING", "must be longer than HEARTBEAT_STALE_AFTER (%s)", c.HeartbeatStale)
+	}
 	if c.RequeueMax < c.RequeueBase {
 		p.addf("REQUEUE_BACKOFF_MAX", "must not be below REQUEUE_BACKOFF_BASE")
 	}

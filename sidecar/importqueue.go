@@ -35,7 +35,7 @@ func runImportQueue(args []string, getenv func(string) string, stdout, stderr io
 		if err != nil {
 			return nil, nil, err
 		}
-		l, err := tasks.New(b.Client, tasks.Config{MaxAttempts: cfg.MaxRetryAttempts, MaxRecoveries: cfg.MaxRecoveries,
+		l, err := tasks.New(b.Client, tasks.Config{MaxAttempts: cfg.MaxRetryAttempts, MaxRecoveries: cfg.MaxRecoveries, MaxProcessing: cfg.TaskMaxProcessing,
 			Shards: cfg.RedisShards})
 		if err != nil {
 			_ = b.close()

@@ -32,7 +32,7 @@ type orchestration struct {
 // runs before the Asynq servers start.
 func (m *Main) newOrchestration(rt *orchestrator.Runtime, b *backend, shutdown context.Context) (*orchestration, error) {
 	cfg := m.Config
-	ledger, err := tasks.New(b.Client, tasks.Config{Now: m.Now, MaxAttempts: cfg.MaxRetryAttempts, MaxRecoveries: cfg.MaxRecoveries,
+	ledger, err := tasks.New(b.Client, tasks.Config{Now: m.Now, MaxAttempts: cfg.MaxRetryAttempts, MaxRecoveries: cfg.MaxRecoveries, MaxProcessing: cfg.TaskMaxProcessing,
 		Shards: cfg.RedisShards})
 	if err != nil {
 		return nil, fmt.Errorf("task ledger: %w", err)

@@ -31,6 +31,11 @@
 #   HEARTBEAT_INTERVAL  seconds between heartbeats while working (default 30;
 #                       flowgate recovers a task silent for HEARTBEAT_STALE_AFTER,
 #                       2 min by default)
+#   JOB_TIMEOUT         seconds WORK_CMD may run before it is killed and the task
+#                       FAILed with "timed out" (default 10800 = 3 h; 0 = none).
+#                       Keep it under flowgate's TASK_MAX_PROCESSING (4 h by
+#                       default), past which flowgate refuses heartbeats and
+#                       takes the task back anyway
 #   ACK_PATH, FAIL_PATH webhook paths (default /ack and /fail; /webhook/ack and
 #                       /webhook/fail work too)
 #   SIGNATURE_VERSION   signature of ACK/FAIL: 1 (default, the seed's scheme) or
@@ -226,7 +231,7 @@ report() {
 
 # work TASK_JSON: runs WORK_CMD with heartbeats, then ACKs or FAILs.
 work() {
-	local task=$1 qid enc attempts dir pid rc last output errtail
+	local task=$1 qid enc attempts dir pid rc last output errtail started timed_out=0
 	qid=$(printf '%s' "$task" | json_get queue_id)
 	enc=$(printf '%s' "$task" | json_get encounter_id)
 	attempts=$(printf '%s' "$task" | json_get attempts)
@@ -237,8 +242,15 @@ work() {
 		bash -c "$WORK_CMD" <"$dir/task.json" >"$dir/out" 2>"$dir/err" &
 	pid=$!
 	last=$SECONDS
+	started=$SECONDS
 	while kill -0 "$pid" 2>/dev/null; do
 		sleep 0.2
+		if ((JOB_TIMEOUT > 0 && SECONDS - started >= JOB_TIMEOUT)); then
+			log "$qid: work ran past JOB_TIMEOUT (${JOB_TIMEOUT} s); killing it"
+			timed_out=1
+			kill "$pid" 2>/dev/null || true
+			break
+		fi
 		if ((SECONDS - last >= HEARTBEAT_INTERVAL)) && kill -0 "$pid" 2>/dev/null; then
 			last=$SECONDS
 			api POST "/queue/$qid/heartbeat" "{\"worker_id\":$(json_str "$WORKER_ID"),\"nonce\":\"$(nonce)\"}"
@@ -263,6 +275,10 @@ work() {
 	rm -rf "$dir"
 	local ids
 	ids="\"queue_id\":$(json_str "$qid"),\"encounter_id\":$(json_str "$enc"),\"worker_id\":$(json_str "$WORKER_ID")"
+	if ((timed_out)); then
+		report "$FAIL_PATH" "{$ids,\"error_message\":$(json_str "work command timed out after ${JOB_TIMEOUT} s (JOB_TIMEOUT): $errtail")}"
+		return 0
+	fi
 	if ((rc == 0)) && [[ -z "${output//[[:space:]]/}" ]]; then
 		output='{}'
 	fi
@@ -285,6 +301,7 @@ main() {
 	WAIT_MS=${WAIT_MS:-20000}
 	IDLE_PAUSE=${IDLE_PAUSE:-1}
 	HEARTBEAT_INTERVAL=${HEARTBEAT_INTERVAL:-30}
+	JOB_TIMEOUT=${JOB_TIMEOUT:-10800}
 	ACK_PATH=${ACK_PATH:-/ack}
 	FAIL_PATH=${FAIL_PATH:-/fail}
 	local bad=""
@@ -295,6 +312,7 @@ main() {
 	[[ "$WAIT_MS" =~ ^[0-9]+$ ]] && ((WAIT_MS <= 20000)) || bad="WAIT_MS must be 0..20000"
 	[[ "$IDLE_PAUSE" =~ ^[0-9]+$ ]] && ((IDLE_PAUSE <= 60)) || bad="IDLE_PAUSE must be 0..60 seconds"
 	[[ "$HEARTBEAT_INTERVAL" =~ ^[0-9]+$ ]] && ((HEARTBEAT_INTERVAL > 0)) || bad="HEARTBEAT_INTERVAL must be a positive number of seconds"
+	[[ "$JOB_TIMEOUT" =~ ^[0-9]+$ ]] || bad="JOB_TIMEOUT must be a number of seconds (0 = none)"
 	[[ "${SIGNATURE_VERSION:-1}" =~ ^[12]$ ]] || bad="SIGNATURE_VERSION must be 1 or 2"
 	command -v curl >/dev/null 2>&1 || bad="curl is required"
 	[[ "$(json_tool)" == jq || "$(json_tool)" == python3 ]] || bad="JSON_TOOL must be jq or python3"

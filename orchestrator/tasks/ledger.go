@@ -14,13 +14,18 @@ import (
 	"github.com/flowgate/flowgate/orchestrator/valutil"
 )
 
-// Limits of Config.MaxRecoveries.
+// Limits of Config.MaxRecoveries and Config.MaxProcessing.
 const (
 	// DefaultMaxRecoveries is MAX_RECOVERIES' default: a task whose worker
 	// vanished five times (VM crash, network loss: no heartbeat) is a dead
 	// letter — more likely the task kills its worker than bad luck.
 	DefaultMaxRecoveries = 5
 	MaxMaxRecoveries     = 100
+	// DefaultMaxProcessing is TASK_MAX_PROCESSING's default: far beyond
+	// any encounter job, well inside SQS's 12 h cap on a message's
+	// visibility. MaxMaxProcessing is that cap.
+	DefaultMaxProcessing = 4 * time.Hour
+	MaxMaxProcessing     = 12 * time.Hour
 )
 
 // Config configures a Ledger. Zero values take the defaults.
@@ -50,6 +55,13 @@ type Config struct {
 	// ClaimPollInterval is how often a claim with wait_ms looks again.
 	// Default 100ms.
 	ClaimPollInterval time.Duration
+	// MaxProcessing bounds how long a claim may be extended
+	// (TASK_MAX_PROCESSING): a heartbeat of a task claimed longer ago is
+	// refused (409 max_processing), so the heartbeat monitor recovers it
+	// however lively its worker's heartbeat thread is. SQS caps a
+	// message's visibility at 12 h the same way. Default
+	// DefaultMaxProcessing; 1 minute to MaxMaxProcessing.
+	MaxProcessing time.Duration
 	// Shards is how many hash tags the ledger spreads over (REDIS_SHARDS;
 	// docs/scale-out.md). Default 1: the one tag {tasks}, the keys as they
 	// always were. 1..shard.MaxShards.
@@ -65,6 +77,7 @@ func (c Config) withDefaults() Config {
 	c.SweepBatch = valutil.ValOrDefault(c.SweepBatch, 500)
 	c.ClaimPollInterval = valutil.ValOrDefault(c.ClaimPollInterval, 100*time.Millisecond)
 	c.Shards = valutil.ValOrDefault(c.Shards, 1)
+	c.MaxProcessing = valutil.ValOrDefault(c.MaxProcessing, DefaultMaxProcessing)
 	return c
 }
 
@@ -82,6 +95,8 @@ func (c Config) validate() error {
 		return fmt.Errorf("tasks: SweepBatch %d must be 1..10000", c.SweepBatch)
 	case c.ClaimPollInterval < 0:
 		return fmt.Errorf("tasks: ClaimPollInterval must not be negative")
+	case c.MaxProcessing < time.Minute || c.MaxProcessing > MaxMaxProcessing:
+		return fmt.Errorf("tasks: MaxProcessing %s must be 1m..%s", c.MaxProcessing, MaxMaxProcessing)
 	case c.Shards < 1 || c.Shards > shard.MaxShards:
 		return fmt.Errorf("tasks: Shards %d must be 1..%d", c.Shards, shard.MaxShards)
 	}
@@ -313,6 +328,7 @@ var conflictText = map[string]string{
 	"illegal_transition": "that transition is not allowed",
 	"encounter_open":     "another task of the same encounter is open",
 	"queue_id_reused":    "queue_id already names a task with a different encounter_id or payload",
+	"max_processing":     "the task has been PROCESSING longer than TASK_MAX_PROCESSING: its claim is no longer extended and the heartbeat monitor will give it back; stop the job",
 }
 
 func conflict(op, id string, r reply) error {

@@ -203,7 +203,7 @@ func (l *Ledger) Heartbeat(ctx context.Context, id string, req contracts.Heartbe
 	if err := label(op, "worker_id", req.WorkerID, true); err != nil {
 		return contracts.Task{}, err
 	}
-	r, err := l.single(ctx, op, heartbeatScript, id, "", req.WorkerID)
+	r, err := l.single(ctx, op, heartbeatScript, id, "", req.WorkerID, l.cfg.Now().Add(-l.cfg.MaxProcessing).UnixMilli())
 	if err != nil {
 		return contracts.Task{}, err
 	}
