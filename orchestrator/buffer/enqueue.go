@@ -36,6 +36,17 @@ type envelope struct {
 	Shard int `json:"shard,omitempty"`
 }
 
+// deferHeadroom is how many retries more than the message's own budget
+// Asynq is told. The buffer decides a message's last attempt itself
+// (processor.failed: AttemptCount > MaxRetries, then SkipRetry), but
+// Asynq archives a task whose retries are spent whatever the error — a
+// deferral too (CIRCUIT_OPEN, which costs no attempt). Without the
+// headroom a message meeting an open breaker on its last retry, or a
+// replayed one, was dead-lettered at once, without its DLQ record (the
+// runtime writes none for a deferral). The message's budget stays
+// env.MaxRetries, which Get and the DLQ listing report.
+const deferHeadroom = 1
+
 // prepared is a validated message ready to enqueue.
 type prepared struct {
 	env     envelope
@@ -319,7 +330,7 @@ func (b *Buffer) enqueueAdmitted(ctx context.Context, p prepared, c claim) (Enqu
 		return Enqueued{}, fmt.Errorf("buffer: encode message: %w", err)
 	}
 	_, err = b.enq.EnqueueContext(ctx, asynq.NewTask(p.typ, body), asynq.TaskID(id), asynq.Queue(p.queue),
-		asynq.MaxRetry(p.env.MaxRetries), asynq.Timeout(p.timeout+10*time.Second), asynq.Retention(b.cfg.CompletedRetention))
+		asynq.MaxRetry(p.env.MaxRetries+deferHeadroom), asynq.Timeout(p.timeout+10*time.Second), asynq.Retention(b.cfg.CompletedRetention))
 	if err != nil {
 		if errors.Is(err, asynq.ErrTaskIDConflict) {
 			b.giveBackClaims(ctx, p.env.Shard, 1, "", "", claim{})

@@ -70,9 +70,11 @@ func queueWeights() map[string]int {
 //
 // Asynq's own keys read for the depth reconcile and the claim check (asynq
 // internal/base, stable since v0.18): asynq:{<queue>}:pending|active LIST,
-// :scheduled|:retry ZSET, asynq:{<queue>}:t:<id> HASH (a task), whose
-// "result" field the buffer writes as Asynq's ResultWriter does (HSET), on
-// the auto-pipelined client (writeResult). The four queues are Asynq's and
+// :scheduled|:retry|:archived ZSET, asynq:{<queue>}:t:<id> HASH (a task),
+// whose "result" field the buffer writes as Asynq's ResultWriter does
+// (HSET), on the auto-pipelined client (writeResult), and whose "msg"
+// (the protobuf TaskMessage) a replay rewrites with retried = 0
+// (replayScript). The four queues are Asynq's and
 // are not sharded (docs/scale-out.md).
 
 // stateKeys are one shard's state keys.
@@ -96,3 +98,5 @@ func creditKey(prefix string) string { return stateKeys{prefix, oneTag}.credit()
 func errKey(prefix, id string) string    { return prefix + ":buffer:err:{" + id + "}" }
 func eventsChannel(prefix string) string { return prefix + ":buffer:events" }
 func taskKey(queue, id string) string    { return "asynq:{" + queue + "}:t:" + id }
+func pendingKey(queue string) string     { return "asynq:{" + queue + "}:pending" }
+func archivedKey(queue string) string    { return "asynq:{" + queue + "}:archived" }

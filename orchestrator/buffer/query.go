@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
+	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/flowgate/flowgate/contracts"
 	"github.com/flowgate/flowgate/orchestrator/dlq"
@@ -56,7 +58,7 @@ func (b *Buffer) fromTask(ctx context.Context, info *asynq.TaskInfo) (*Message, 
 	}
 	m := &Message{
 		MessageID: info.ID, Type: info.Type, Priority: env.Priority, Payload: env.Payload, Metadata: env.Metadata,
-		AttemptCount: info.Retried, MaxRetries: info.MaxRetry, IdempotencyKey: env.IdempotencyKey,
+		AttemptCount: info.Retried, MaxRetries: env.MaxRetries, IdempotencyKey: env.IdempotencyKey,
 		CreatedAt: env.CreatedAt, UpdatedAt: env.CreatedAt, Errors: []contracts.BufferError{},
 	}
 	raws, err := b.cfg.Redis.LRange(ctx, errKey(b.cfg.KeyPrefix, info.ID), 0, -1).Result()
@@ -196,8 +198,13 @@ func parseCursor(c string) (int, int64, error) {
 }
 
 func dlqItem(r dlq.Record) contracts.BufferDLQItem {
+	maxRetry := r.MaxRetry
+	var env envelope
+	if json.Unmarshal(r.Payload, &env) == nil && env.MessageID != "" {
+		maxRetry = env.MaxRetries // the message's budget, not Asynq's (deferHeadroom)
+	}
 	return contracts.BufferDLQItem{MessageID: r.TaskID, Type: r.Type, Queue: r.Queue, Error: r.Error,
-		Retried: r.Retried, MaxRetry: r.MaxRetry, FailedAt: r.FailedAt.UTC()}
+		Retried: r.Retried, MaxRetry: maxRetry, FailedAt: r.FailedAt.UTC()}
 }
 
 // DLQStats answers the seed's DeadLetterQueue.getStats.
@@ -261,14 +268,8 @@ func (b *Buffer) Replay(ctx context.Context, id string) error {
 		return err
 	}
 	sh := b.shardOfTask(q, id)
-	if err := b.rt.Inspector.RunTask(q, id); err != nil {
-		if errors.Is(err, asynq.ErrTaskNotFound) {
-			return &contracts.Error{Code: contracts.CodeConflict, Op: "buffer.Replay", Err: err,
-				Message: "the dead letter's task is no longer in the archive; it cannot be replayed", Details: map[string]any{"messageId": id}}
-		}
-		// asynq refuses a task that is not archived (a concurrent replay
-		// moved it) with an untyped error: look at the task.
-		return b.notDead(id, persistence("buffer.Replay", err))
+	if err := b.rerun(ctx, q, id); err != nil {
+		return err
 	}
 	gone, err := b.rt.DLQ.Delete(ctx, q, id)
 	if err != nil {
@@ -282,6 +283,67 @@ func (b *Buffer) Replay(ctx context.Context, id string) error {
 		b.dlqMoved(ctx, -1)
 	}
 	return nil
+}
+
+// rerun puts the archived task id of queue q back to pending with its
+// whole retry budget (replayScript); a task no longer archived (a
+// concurrent replay moved it) is answered as notDead does.
+func (b *Buffer) rerun(ctx context.Context, q, id string) error {
+	gone := func(err error) error {
+		return &contracts.Error{Code: contracts.CodeConflict, Op: "buffer.Replay", Err: err,
+			Message: "the dead letter's task is no longer in the archive; it cannot be replayed", Details: map[string]any{"messageId": id}}
+	}
+	for range 3 { // the message changes between read and write only if asynq rewrote it meanwhile
+		raw, err := b.cfg.Redis.HGet(ctx, taskKey(q, id), "msg").Bytes()
+		if errors.Is(err, redis.Nil) {
+			return gone(asynq.ErrTaskNotFound)
+		}
+		if err != nil {
+			return persistence("buffer.Replay", err)
+		}
+		fresh, err := withoutRetried(raw)
+		if err != nil {
+			return persistence("buffer.Replay", err)
+		}
+		res, err := replayScript.Run(ctx, b.cfg.Redis, []string{taskKey(q, id), pendingKey(q), archivedKey(q)}, id, raw, fresh).Int64()
+		if err != nil {
+			return persistence("buffer.Replay", err)
+		}
+		switch res {
+		case replayMoved:
+			return nil
+		case replayNoTask:
+			return gone(asynq.ErrTaskNotFound)
+		case replayNotArchived:
+			return b.notDead(id, persistence("buffer.Replay", errors.New("the task is no longer archived")))
+		}
+	}
+	return persistence("buffer.Replay", errors.New("the task's message kept changing"))
+}
+
+// retriedField is the number of TaskMessage.retried in asynq's
+// internal/proto/asynq.proto (stable since v0.18).
+const retriedField protowire.Number = 6
+
+// withoutRetried is the protobuf TaskMessage msg with its retried field
+// dropped (proto3: absent = 0), every other field kept byte for byte.
+func withoutRetried(msg []byte) ([]byte, error) {
+	out := make([]byte, 0, len(msg))
+	for rest := msg; len(rest) > 0; {
+		num, typ, n := protowire.ConsumeTag(rest)
+		if n < 0 {
+			return nil, fmt.Errorf("buffer: task message: %w", protowire.ParseError(n))
+		}
+		m := protowire.ConsumeFieldValue(num, typ, rest[n:])
+		if m < 0 {
+			return nil, fmt.Errorf("buffer: task message: %w", protowire.ParseError(m))
+		}
+		if num != retriedField {
+			out = append(out, rest[:n+m]...)
+		}
+		rest = rest[n+m:]
+	}
+	return out, nil
 }
 
 // shardOfTask is the shard whose counter holds the place of the task id

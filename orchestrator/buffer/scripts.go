@@ -245,3 +245,34 @@ const (
 	dlqNoAlert int64 = 0 // {0, count}: below the threshold, or crossed before
 	dlqCrossed int64 = 1 // {1, count}: crossed now: alert
 )
+
+// replayScript moves an archived (dead-lettered) task back to pending
+// with a fresh retry budget: what Asynq's Inspector.RunTask does (ZREM
+// archived, LPUSH pending, state pending), plus the task message replaced
+// by the same message with retried = 0. RunTask keeps the retry count, so
+// a replay ran one attempt and, with the type's breaker open, its
+// deferral was archived again at once (Asynq archives a task whose
+// retries are spent whatever the error). The message is replaced only if
+// it is still the one the caller read and rewrote.
+//
+//	KEYS[1] asynq:{q}:t:<id>, KEYS[2] asynq:{q}:pending, KEYS[3] asynq:{q}:archived
+//	ARGV[1] task id, ARGV[2] the msg field as read, ARGV[3] the msg to write
+//	returns replayMoved | replayNoTask | replayNotArchived | replayChanged
+var replayScript = redis.NewScript(`
+local st = redis.call('HMGET', KEYS[1], 'state', 'msg')
+if not st[1] then return 0 end
+if st[1] ~= 'archived' then return 2 end
+if st[2] ~= ARGV[2] then return 3 end
+if redis.call('ZREM', KEYS[3], ARGV[1]) == 0 then return 2 end
+redis.call('HSET', KEYS[1], 'msg', ARGV[3], 'state', 'pending')
+redis.call('LPUSH', KEYS[2], ARGV[1])
+return 1
+`)
+
+// replayScript's reply codes.
+const (
+	replayNoTask      int64 = 0
+	replayMoved       int64 = 1
+	replayNotArchived int64 = 2 // a concurrent replay moved it
+	replayChanged     int64 = 3 // the message changed between read and write
+)
