@@ -36,7 +36,7 @@ func (m *Main) bufferSender(client *http.Client) hmacsig.Sender {
 func (m *Main) newBuffer(b *backend, shutdown context.Context) (*workBuffer, error) {
 	c := m.Config.Buffer
 	cfg := buffer.Config{
-		ConnOpt: b.ConnOpt, Redis: b.Client, Servers: c.Servers, Concurrency: c.Concurrency,
+		ConnOpt: b.ConnOpt, Redis: b.Client, Servers: c.Servers, Concurrency: c.Concurrency, TypeConcurrency: c.TypeConcurrency,
 		ShutdownTimeout: c.ShutdownTimeout, PollInterval: c.PollInterval,
 		Backoff:           buffer.Backoff{Base: c.BackoffBase, Multiplier: c.BackoffMultiplier, Max: c.BackoffMax},
 		DefaultMaxRetries: defaultMaxRetries(c.MaxRetries), MaxQueueSize: int64(c.MaxQueueSize), WarnDepth: int64(c.WarnDepth),

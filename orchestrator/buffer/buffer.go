@@ -25,8 +25,11 @@ import (
 
 // Defaults of Config (the settings table reads these).
 const (
-	DefaultServers            = 2 // one dequeuer takes one task per round trip; 2 measured 1.4× on 2 cores
-	DefaultConcurrency        = 5 // seed worker pool
+	DefaultServers     = 2 // one dequeuer takes one task per round trip; 2 measured 1.4× on 2 cores
+	DefaultConcurrency = 5 // seed worker pool
+	// DefaultTypeConcurrency is Config.TypeConcurrency's "auto": half
+	// the workers, at least 1.
+	DefaultTypeConcurrency    = 0
 	DefaultMaxQueueSize       = 1000
 	DefaultWarnDepth          = 500
 	DefaultAlertDepth         = 900
@@ -66,6 +69,13 @@ type Config struct {
 	DLQAlertThreshold  int64
 	Alerter            Alerter // receives DLQ threshold crossings; default: log only
 	Circuit            CircuitConfig
+	// TypeConcurrency caps the messages of one type in flight on this
+	// instance (BUFFER_TYPE_CONCURRENCY), a bulkhead: a message over its
+	// type's cap is deferred without an attempt (as CIRCUIT_OPEN is), so
+	// one slow or hanging target cannot take every worker. 0 → half the
+	// workers (Servers × Concurrency / 2, at least 1). A handler that
+	// implements ConcurrencyCapper sets its own.
+	TypeConcurrency int
 
 	// PlainEnqueue turns off the auto-pipelined enqueue client (see
 	// enqueueClient): enqueues go through the runtime's client and results
@@ -104,6 +114,7 @@ func (c *Config) withDefaults() {
 	c.FailedRetention = valutil.ValOrDefault(c.FailedRetention, DefaultFailedRetention)
 	c.MaxPayload = valutil.ValOrDefault(c.MaxPayload, DefaultMaxPayload)
 	c.Shards = valutil.ValOrDefault(c.Shards, 1)
+	c.TypeConcurrency = valutil.ValOrDefault(c.TypeConcurrency, max(1, c.Servers*c.Concurrency/2))
 	c.KeyPrefix = valutil.ValOrDefault(c.KeyPrefix, "flowgate")
 	c.WorkerID = valutil.ValOrDefaultFunc(c.WorkerID, defaultWorkerID)
 	c.Logger = valutil.ValOrDefault(c.Logger, slog.Default())
@@ -123,6 +134,8 @@ func (c *Config) validate() error {
 		return errors.New("buffer: ConnOpt and Redis are required")
 	case c.Backoff.Base <= 0 || c.Backoff.Max < c.Backoff.Base || c.Backoff.Multiplier < 1:
 		return fmt.Errorf("buffer: backoff needs base > 0, max ≥ base, multiplier ≥ 1, got %+v", c.Backoff)
+	case c.TypeConcurrency < 1:
+		return fmt.Errorf("buffer: TypeConcurrency must be ≥ 1, got %d", c.TypeConcurrency)
 	case c.MaxQueueSize < 1:
 		return fmt.Errorf("buffer: MaxQueueSize must be ≥ 1, got %d", c.MaxQueueSize)
 	case c.Shards < 1 || c.Shards > shard.MaxShards:

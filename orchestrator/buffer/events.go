@@ -36,6 +36,7 @@ type metrics struct {
 	level      *prometheus.GaugeVec
 	circuit    *prometheus.GaugeVec
 	duration   *prometheus.HistogramVec
+	bulkhead   *prometheus.CounterVec
 }
 
 // eventType is a key of metrics.counters.
@@ -80,8 +81,11 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Name: "flowgate_buffer_process_seconds", Help: "Handler run time by type and outcome.",
 			Buckets: prometheus.ExponentialBuckets(0.0005, 4, 10),
 		}, []string{"type", "outcome"}),
+		bulkhead: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "flowgate_buffer_bulkhead_deferred_total", Help: "Messages deferred (no attempt counted) because their type had its concurrency cap in flight on this instance.",
+		}, []string{"type"}),
 	}
-	for _, c := range []prometheus.Collector{m.events, m.dropped, m.depth, m.level, m.circuit, m.duration} {
+	for _, c := range []prometheus.Collector{m.events, m.dropped, m.depth, m.level, m.circuit, m.duration, m.bulkhead} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}

@@ -56,6 +56,14 @@ type Handler interface {
 	OnAfterProcess(ctx context.Context, msg *Message, result any) error
 }
 
+// ConcurrencyCapper is implemented by a handler whose type has a
+// concurrency cap of its own (a declared type's `concurrency:`), read
+// per message so that a reloaded file applies at once; 0 or less: the
+// buffer's Config.TypeConcurrency.
+type ConcurrencyCapper interface {
+	MaxConcurrency() int
+}
+
 // Base gives a handler every method but the ones it needs: embed it and
 // write Process (and Validate when the payload has a shape).
 type Base struct {

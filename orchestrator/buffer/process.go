@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"sync/atomic"
 	"time"
 
 	"github.com/hibiken/asynq"
@@ -43,16 +44,54 @@ type processor struct {
 	// completedIn and failedIn are the run-time histogram's children of
 	// the type, looked up once.
 	completedIn, failedIn prometheus.Observer
+	// inflight counts the type's messages being processed on this
+	// instance (every server's workers share the processor): the
+	// bulkhead.
+	inflight   atomic.Int32
+	overCapped prometheus.Counter
+	capper     ConcurrencyCapper // nil: Config.TypeConcurrency
+	defaultCap int32
 }
 
+// bulkheadDelay is how long a message deferred by its type's bulkhead
+// waits before it is tried again (plus Asynq's forwarder tick).
+const bulkheadDelay = 500 * time.Millisecond
+
 func newProcessor(b *Buffer, h Handler) *processor {
-	return &processor{b: b, h: h,
+	p := &processor{b: b, h: h,
 		completedIn: b.metrics.duration.WithLabelValues(h.Type(), "completed"),
-		failedIn:    b.metrics.duration.WithLabelValues(h.Type(), "failed")}
+		failedIn:    b.metrics.duration.WithLabelValues(h.Type(), "failed"),
+		overCapped:  b.metrics.bulkhead.WithLabelValues(h.Type()),
+		defaultCap:  int32(b.cfg.TypeConcurrency)}
+	p.capper, _ = h.(ConcurrencyCapper)
+	return p
+}
+
+// enter takes a place in the type's bulkhead; false when its cap is in
+// flight.
+func (p *processor) enter() bool {
+	limit := p.defaultCap
+	if p.capper != nil {
+		if n := p.capper.MaxConcurrency(); n > 0 {
+			limit = int32(n)
+		}
+	}
+	if p.inflight.Add(1) > limit {
+		p.inflight.Add(-1)
+		return false
+	}
+	return true
 }
 
 // ProcessTask implements asynq.Handler.
 func (p *processor) ProcessTask(ctx context.Context, t *asynq.Task) error {
+	if !p.enter() {
+		// No attempt is counted and nothing is written: the message
+		// comes back after bulkheadDelay, as a deferral.
+		p.overCapped.Inc()
+		return orchestrator.Defer(bulkheadDelay, "BULKHEAD_FULL")
+	}
+	defer p.inflight.Add(-1)
 	b := p.b
 	msg, sh, err := p.message(ctx, t)
 	if err != nil {
