@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/flowgate/flowgate/sidecar/openapi"
+	"github.com/flowgate/flowgate/test/flowgatetest"
 	"github.com/flowgate/flowgate/test/noderedtest"
 	"github.com/flowgate/flowgate/webhooks/hmacsig"
 	"github.com/flowgate/flowgate/webhooks/signature"
@@ -56,7 +57,7 @@ func TestPaletteMocha(t *testing.T) {
 	start := time.Now()
 	cmd := exec.CommandContext(ctx, node, filepath.Join("node_modules", "mocha", "bin", "mocha.js"), "--reporter", "spec")
 	cmd.Dir = paletteDir
-	cmd.Env = append(os.Environ(), "FLOWGATE_NODERED_DIR="+nr)
+	cmd.Env = append(flowgatetest.WithoutFlowgate(os.Environ()), "FLOWGATE_NODERED_DIR="+nr)
 	out, err := cmd.CombinedOutput()
 	t.Logf("mocha (%s):\n%s", time.Since(start).Round(time.Millisecond), out)
 	if err != nil {

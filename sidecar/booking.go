@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/gofiber/fiber/v2"
@@ -37,7 +38,10 @@ type booking struct {
 }
 
 // cloud9Endpoint is the configured Cloud9, or the sandbox simulator started
-// in this process (announced) when none is configured.
+// in this process (announced) when none is configured: by default only on
+// the embedded Redis, on a real one only with CLOUD9_SIMULATOR=true
+// (LoadConfig refuses the rest; checked again here for a Config built by
+// hand).
 func (m *Main) cloud9Endpoint() (cloud9.Config, error) {
 	cfg := m.Config
 	c := cloud9.Config{Endpoint: cfg.Cloud9Endpoint, ClientID: cfg.Cloud9ClientID, Username: cfg.Cloud9Username,
@@ -47,6 +51,9 @@ func (m *Main) cloud9Endpoint() (cloud9.Config, error) {
 	if c.Endpoint != "" {
 		return c, nil
 	}
+	if !cfg.Embedded() && !cfg.Cloud9Simulator {
+		return c, &ConfigError{Var: "CLOUD9_ENDPOINT", Err: errors.New("a real Redis needs a real Cloud9: set " + cloud9Credentials + ", or CLOUD9_SIMULATOR=true")}
+	}
 	sim := cloud9sim.New(cloud9sim.Config{Scale: cfg.Booking.SimScale,
 		WriteLimit: cloud9sim.Rate{N: cfg.Booking.SimWriteLimit.N, Per: cfg.Booking.SimWriteLimit.Per}, Window: cfg.Booking.SimWindow})
 	url, stop, err := sim.Start("127.0.0.1:0")
@@ -55,12 +62,20 @@ func (m *Main) cloud9Endpoint() (cloud9.Config, error) {
 	}
 	m.onClose(stop)
 	m.Logger.Warn("CLOUD9 SANDBOX SIMULATOR: no CLOUD9_ENDPOINT set; bookings go to an in-process simulator with made-up patients and slots, lost at exit",
-		"url", url, "write_limit", cfg.Booking.SimWriteLimit.String(), "window", string(cfg.Booking.SimWindow), "scale", cfg.Booking.SimScale)
+		"chosen_by", simulatorChoice(cfg), "url", url, "write_limit", cfg.Booking.SimWriteLimit.String(), "window", string(cfg.Booking.SimWindow), "scale", cfg.Booking.SimScale)
 	c.Endpoint, c.ClientID, c.Username, c.Password, c.VendorUsername = url, "sandbox", "sandbox", "sandbox", "flowgate"
 	if m.Config.Booking.ProviderGUID == "" {
 		m.Config.Booking.ProviderGUID = cloud9sim.DefaultOrthodontistGUID
 	}
 	return c, nil
+}
+
+// simulatorChoice names what put flowgate on the sandbox simulator.
+func simulatorChoice(cfg Config) string {
+	if cfg.Cloud9Simulator {
+		return "CLOUD9_SIMULATOR=true"
+	}
+	return "embedded Redis (the default)"
 }
 
 // writeRate is BOOKING_SPACING_MS when set, else CLOUD9_WRITE_LIMIT.

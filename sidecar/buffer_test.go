@@ -35,7 +35,7 @@ func post(t *testing.T, url, body, auth string) (int, string) {
 // The token is required with a real Redis.
 func TestBufferTokenRequiredWithRealRedis(t *testing.T) {
 	_, err := LoadConfig(envOf(map[string]string{"REDIS_URL": "redis://127.0.0.1:6379/0",
-		"BOOKING_AUTH_SECRET": strings.Repeat("b", 32), "HMAC_SECRET": strings.Repeat("h", 32), "MONITORING_AUTH": "none"}))
+		"BOOKING_AUTH_SECRET": strings.Repeat("b", 32), "HMAC_SECRET": strings.Repeat("h", 32), "MONITORING_AUTH": "none", "CLOUD9_SIMULATOR": "true"}))
 	var ce *ConfigError
 	require.True(t, errors.As(err, &ce), "%v", err)
 	require.Equal(t, "BUFFER_API_TOKEN", ce.Var)

@@ -28,7 +28,9 @@ type checkRow struct{ name, status, detail string }
 // checkTimeout bounds each network check.
 const checkTimeout = 10 * time.Second
 
-// runCheck is `flowgate check`: it validates the configuration, reaches
+// runCheck is `flowgate check`: it validates the configuration (a real
+// Redis without CLOUD9_* credentials or CLOUD9_SIMULATOR=true FAILs it, as
+// it stops a start), reaches
 // Redis (mode, version, persistence), calls Cloud9 once with a read to
 // prove the credentials, and checks the ops key prefixes; it prints one
 // table and exits 1 when any check failed (warnings do not fail it).
@@ -184,7 +186,9 @@ func countKeys(ctx context.Context, rdb redis.UniversalClient, match string, lim
 
 func checkCloud9(ctx context.Context, cfg Config, add func(name, status, format string, args ...any)) {
 	if cfg.Cloud9Endpoint == "" {
-		add("cloud9", checkWarn, "no CLOUD9_ENDPOINT: bookings go to the built-in sandbox simulator")
+		// A real Redis gets here only with CLOUD9_SIMULATOR=true: LoadConfig
+		// refuses it without (the configuration row FAILs).
+		add("cloud9", checkWarn, "no CLOUD9_ENDPOINT: bookings go to the built-in sandbox simulator (%s), not to Cloud9: its appointments are not real", simulatorChoice(cfg))
 		return
 	}
 	client, err := cloud9.New(cloud9.Config{Endpoint: cfg.Cloud9Endpoint, ClientID: cfg.Cloud9ClientID,

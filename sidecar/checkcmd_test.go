@@ -23,6 +23,7 @@ func checkEnv(t *testing.T) map[string]string {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = stop(context.Background()) })
 	env := realRedisEnv(t)
+	delete(env, "CLOUD9_SIMULATOR") // a real Cloud9 (the simulator over HTTP) instead
 	env["MONITORING_USER"], env["MONITORING_PASSWORD"] = "ops", "ops-password"
 	env["CLOUD9_ENDPOINT"], env["CLOUD9_CLIENT_ID"] = url, "0f0f0f0f-0000-4000-8000-000000000001"
 	env["CLOUD9_USERNAME"], env["CLOUD9_PASSWORD"] = "user", "secret"

@@ -33,6 +33,10 @@ type Config struct {
 	Cloud9Password       string
 	Cloud9VendorUsername string
 	Cloud9WriteLimit     Rate
+	// Cloud9Simulator is CLOUD9_SIMULATOR: the sandbox simulator chosen on
+	// purpose; cloud9SimulatorSet tells false from unset.
+	Cloud9Simulator    bool
+	cloud9SimulatorSet bool
 
 	BookingAuthSecret string
 	HMACSecret        string
@@ -257,8 +261,8 @@ func (c *Config) validateOrchestration(p *problems) {
 	}
 }
 
-// validateSecrets checks what a real Redis requires and that the Cloud9
-// credentials come together.
+// validateSecrets checks what a real Redis requires, the Cloud9 credentials
+// among it.
 func (c *Config) validateSecrets(p *problems) {
 	if !c.Embedded() {
 		if c.BookingAuthSecret == "" {
@@ -271,15 +275,32 @@ func (c *Config) validateSecrets(p *problems) {
 			p.addf("MONITORING_USER", "MONITORING_USER and MONITORING_PASSWORD are required with a real Redis: /monitoring (Asynqmon) can pause, delete and replay queues; set MONITORING_AUTH=none only to leave it open on purpose")
 		}
 	}
-	cloud9 := []string{c.Cloud9Endpoint, c.Cloud9ClientID, c.Cloud9Username, c.Cloud9Password}
+	c.validateCloud9(p)
+}
+
+// cloud9Credentials are the variables of a real Cloud9, set all or none.
+const cloud9Credentials = "CLOUD9_ENDPOINT, CLOUD9_CLIENT_ID, CLOUD9_USERNAME and CLOUD9_PASSWORD"
+
+// validateCloud9 checks that the Cloud9 credentials come together and that
+// the sandbox simulator is used only where it is meant: with the embedded
+// Redis by default, with a real one only when CLOUD9_SIMULATOR=true says so
+// (a production start never books into made-up appointments silently).
+func (c *Config) validateCloud9(p *problems) {
 	set := 0
-	for _, v := range cloud9 {
+	for _, v := range []string{c.Cloud9Endpoint, c.Cloud9ClientID, c.Cloud9Username, c.Cloud9Password} {
 		if v != "" {
 			set++
 		}
 	}
-	if set != 0 && set != len(cloud9) {
-		p.addf("CLOUD9_ENDPOINT", "set CLOUD9_ENDPOINT, CLOUD9_CLIENT_ID, CLOUD9_USERNAME and CLOUD9_PASSWORD together, or none for the sandbox simulator")
+	switch {
+	case set != 0 && c.Cloud9Simulator:
+		p.addf("CLOUD9_SIMULATOR", "true contradicts the CLOUD9_* credentials that are set: unset CLOUD9_SIMULATOR to book on Cloud9, or unset %s to book on the simulator", cloud9Credentials)
+	case set != 0 && set != 4:
+		p.addf("CLOUD9_ENDPOINT", "set %s together (the real Cloud9), or none (the sandbox simulator)", cloud9Credentials)
+	case set == 0 && c.cloud9SimulatorSet && !c.Cloud9Simulator:
+		p.addf("CLOUD9_ENDPOINT", "required with CLOUD9_SIMULATOR=false: set %s", cloud9Credentials)
+	case set == 0 && !c.Embedded() && !c.Cloud9Simulator:
+		p.addf("CLOUD9_ENDPOINT", "a real Redis needs a real Cloud9: set %s, or CLOUD9_SIMULATOR=true to book into the built-in sandbox simulator on purpose (its appointments are not real)", cloud9Credentials)
 	}
 }
 
@@ -294,6 +315,8 @@ func Usage(w io.Writer) {
 	fmt.Fprintln(w, "\nUsage: flowgate [-help]   (all configuration is read from the environment)")
 	fmt.Fprintln(w, "       flowgate cloud9-sim -help   (the Cloud9 sandbox simulator on its own)")
 	fmt.Fprintln(w, "       flowgate import-queue -help   (the old queue API's tasks into the ledger)")
+	fmt.Fprintln(w, "       flowgate env [-force] [PATH]   (a complete .env with fresh secrets; PATH: a new file, mode 0600)")
+	fmt.Fprintln(w, "       flowgate check   (is this configuration ready for traffic? one table, exit 1 on any FAIL)")
 	fmt.Fprintln(w, "\nEnvironment:")
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 	for _, s := range settings {

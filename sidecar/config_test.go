@@ -68,7 +68,7 @@ func TestConfigRejectsBadValues(t *testing.T) {
 		require.True(t, errors.As(err, &ce), "%v: got %v", tc.env, err)
 		require.Equal(t, tc.name, ce.Var, "%v: %v", tc.env, err)
 	}
-	env := map[string]string{"REDIS_CLUSTER_ADDRS": "127.0.0.1:7000, 127.0.0.1:7001"}
+	env := map[string]string{"REDIS_CLUSTER_ADDRS": "127.0.0.1:7000, 127.0.0.1:7001", "CLOUD9_SIMULATOR": "true"}
 	for k, v := range secrets {
 		env[k] = v
 	}
@@ -245,7 +245,7 @@ func TestConfigReportsEveryProblemInOneStart(t *testing.T) {
 		names = append(names, e.Var)
 	}
 	require.ElementsMatch(t, []string{"LOG_FORMAT", "VT_TIMEOUT", "MAX_RETRY_ATTEMPTS", "REQUEUE_BACKOFF_MAX",
-		"BOOKING_AUTH_SECRET", "HMAC_SECRET", "MONITORING_USER", "BUFFER_API_TOKEN"}, names)
+		"BOOKING_AUTH_SECRET", "HMAC_SECRET", "MONITORING_USER", "CLOUD9_ENDPOINT", "BUFFER_API_TOKEN"}, names)
 
 	var stderr bytes.Buffer
 	code := run(nil, envOf(env), io.Discard, &stderr)

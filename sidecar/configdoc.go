@@ -19,8 +19,15 @@ generated from the settings table in `+"`sidecar/settings*.go`"+`, the same tabl
 
 A default shown as *(unset)* means the variable is off or required; secrets
 are marked 🔒 and never logged. Without `+"`REDIS_URL`"+` (or a cluster or
-sentinel) flowgate runs on an embedded, non-durable Redis and generates the
-secrets it needs.
+sentinel) flowgate runs on an embedded, non-durable Redis, generates the
+secrets it needs and books into the built-in Cloud9 sandbox simulator. With
+a real Redis it refuses to start (exit 2) until you choose: the four
+`+"`CLOUD9_*`"+` credentials for the real Cloud9, or `+"`CLOUD9_SIMULATOR=true`"+` for
+the simulator on purpose.
+
+`+"`flowgate env .env`"+` writes every variable below into a new file of mode 0600,
+with fresh secrets; keep it out of git and images (`+"`.gitignore`"+` and
+`+"`.dockerignore`"+` list `+"`.env`"+`).
 `)
 	for _, g := range settingGroups {
 		fmt.Fprintf(w, "\n## %s\n\n| variable | default | meaning |\n|---|---|---|\n", g.title)

@@ -15,7 +15,6 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
-	"time"
 
 	"github.com/flowgate/flowgate/orchestrator/cloud9/cloud9sim"
 )
@@ -31,12 +30,8 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		switch args[0] {
 		case "cloud9-sim": // the Cloud9 sandbox simulator on its own
 			return cloud9sim.Main(args[1:], stdout, stderr)
-		case "env": // a complete .env for a real deployment
-			if err := writeEnv(stdout, getenv, time.Now()); err != nil {
-				fmt.Fprintf(stderr, "flowgate env: %v\n", err)
-				return 1
-			}
-			return 0
+		case "env": // a complete .env for a real deployment, to stdout or a 0600 file
+			return runEnv(args[1:], getenv, stdout, stderr)
 		case "check": // is this configuration ready for traffic?
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()

@@ -46,6 +46,9 @@ func startMainAt(t *testing.T, env map[string]string, logger *slog.Logger, now f
 	if env["MONITORING_USER"] == "" && env["MONITORING_AUTH"] == "" {
 		env["MONITORING_AUTH"] = "none" // Asynqmon open: tests read /monitoring without credentials
 	}
+	if _, own := env["CLOUD9_SIMULATOR"]; !own && env["CLOUD9_ENDPOINT"] == "" && env["REDIS_URL"]+env["REDIS_CLUSTER_ADDRS"]+env["REDIS_SENTINEL_ADDRS"] != "" {
+		env["CLOUD9_SIMULATOR"] = "true" // a real Redis books into the sandbox simulator only on purpose
+	}
 	if _, ok := env["ASYNQ_SHUTDOWN_TIMEOUT"]; !ok {
 		env["ASYNQ_SHUTDOWN_TIMEOUT"] = "1s"
 	}
@@ -76,10 +79,12 @@ func get(t *testing.T, url string, hdr ...string) (int, string) {
 
 func realRedisEnv(t *testing.T) map[string]string { return redisEnv(redistest.New(t)) }
 
-// redisEnv is the settings of a Main on db.
+// redisEnv is the settings of a Main on db, booking into the sandbox
+// simulator (CLOUD9_SIMULATOR=true: a test that sets CLOUD9_* deletes it).
 func redisEnv(db *redistest.DB) map[string]string {
 	return map[string]string{
 		"REDIS_URL":           db.URL(),
+		"CLOUD9_SIMULATOR":    "true",
 		"BOOKING_AUTH_SECRET": strings.Repeat("b", 32),
 		"HMAC_SECRET":         strings.Repeat("h", 32),
 		"BUFFER_API_TOKEN":    strings.Repeat("t", 32),

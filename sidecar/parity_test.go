@@ -66,6 +66,7 @@ func newParityEnvAt(t *testing.T, simCfg cloud9sim.Config, env map[string]string
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = stop(context.Background()) })
 	e := realRedisEnv(t)
+	delete(e, "CLOUD9_SIMULATOR") // the simulator over HTTP, as a real Cloud9
 	for k, v := range map[string]string{
 		"CLOUD9_ENDPOINT": url, "CLOUD9_CLIENT_ID": "sandbox", "CLOUD9_USERNAME": "sandbox", "CLOUD9_PASSWORD": "sandbox",
 		"CLOUD9_VENDOR_USERNAME": "flowgate", "CLOUD9_PROVIDER_GUID": cloud9sim.DefaultOrthodontistGUID,

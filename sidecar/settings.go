@@ -196,7 +196,7 @@ var coreSettings = []setting{
 		c.NodeRedBasePath = v
 		return nil
 	}},
-	{name: "CLOUD9_ENDPOINT", help: "Cloud9 XML API URL; unset = the built-in sandbox simulator", apply: func(c *Config, v string) error {
+	{name: "CLOUD9_ENDPOINT", help: "Cloud9 XML API URL; unset = the built-in sandbox simulator, by default only with the embedded Redis (see CLOUD9_SIMULATOR)", apply: func(c *Config, v string) error {
 		u, err := url.Parse(v)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return fmt.Errorf("want an http(s) URL, got %q", v)
@@ -208,6 +208,14 @@ var coreSettings = []setting{
 	{name: "CLOUD9_USERNAME", help: "Cloud9 user name", apply: str(func(c *Config) *string { return &c.Cloud9Username })},
 	{name: "CLOUD9_PASSWORD", help: "Cloud9 password", secret: true, apply: str(func(c *Config) *string { return &c.Cloud9Password })},
 	{name: "CLOUD9_VENDOR_USERNAME", help: "Cloud9 vendor user name", apply: str(func(c *Config) *string { return &c.Cloud9VendorUsername })},
+	{name: "CLOUD9_SIMULATOR", help: "true: book into the built-in Cloud9 sandbox simulator (made-up patients and slots, lost at exit; nothing reaches Cloud9) although Redis is real; a real Redis without CLOUD9_* credentials refuses to start unless it is true; false: never the simulator (the embedded Redis then needs the credentials too); contradicts CLOUD9_ENDPOINT and the credentials", apply: func(c *Config, v string) error {
+		b, err := strconv.ParseBool(strings.TrimSpace(v))
+		if err != nil {
+			return fmt.Errorf("want true or false, got %q", v)
+		}
+		c.Cloud9Simulator, c.cloud9SimulatorSet = b, true
+		return nil
+	}},
 	{name: "CLOUD9_WRITE_LIMIT", def: "5/min", help: "Cloud9 write rate shared by every instance (N/period)", apply: func(c *Config, v string) error {
 		r, err := ParseRate(v)
 		c.Cloud9WriteLimit = r

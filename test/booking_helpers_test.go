@@ -22,6 +22,7 @@ import (
 
 	"github.com/flowgate/flowgate/contracts"
 	"github.com/flowgate/flowgate/orchestrator/cloud9/cloud9sim"
+	"github.com/flowgate/flowgate/test/flowgatetest"
 	"github.com/flowgate/flowgate/test/logtest"
 )
 
@@ -63,6 +64,7 @@ func startSim(t *testing.T, scale float64, writeLimit string, flags ...string) *
 		args := append([]string{"cloud9-sim", "-addr", addr, "-scale", strconv.FormatFloat(scale, 'f', -1, 64),
 			"-write-limit", writeLimit, "-seed", "1"}, flags...)
 		s.cmd = exec.Command(bin, args...)
+		s.cmd.Env = flowgatetest.Env()
 		s.cmd.Stdout, s.cmd.Stderr = s.Logs, s.Logs
 		require.NoError(t, s.cmd.Start())
 		go func() { _ = s.cmd.Wait(); close(s.exited) }()

@@ -3,9 +3,11 @@ package test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -14,12 +16,19 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/flowgate/flowgate/test/flowgatetest"
 )
 
 const composeFile = "../docker-compose.yml"
 
 // composeSecrets are the variables compose must be given; none has a default.
 var composeSecrets = []string{"BOOKING_AUTH_SECRET", "HMAC_SECRET", "BUFFER_API_TOKEN", "MONITORING_PASSWORD"}
+
+// cloud9Choice are flowgate's Cloud9 variables, which compose passes
+// through from the host: the real Cloud9's, or CLOUD9_SIMULATOR=true.
+var cloud9Choice = []string{"CLOUD9_ENDPOINT", "CLOUD9_CLIENT_ID", "CLOUD9_USERNAME", "CLOUD9_PASSWORD",
+	"CLOUD9_VENDOR_USERNAME", "CLOUD9_PROVIDER_GUID", "CLOUD9_SIMULATOR"}
 
 type composeService struct {
 	Image       string         `yaml:"image"`
@@ -182,6 +191,20 @@ func TestComposeFlowgate(t *testing.T) {
 			t.Errorf("flowgate %s = %s, want ${%s:?message} (required, no default)", k, showEnv(v), k)
 		}
 	}
+	// The Cloud9 choice comes from the environment only: never a default,
+	// least of all the simulator (a real Redis books into it only when
+	// CLOUD9_SIMULATOR=true says so).
+	passThrough := regexp.MustCompile(`^\$\{([A-Z0-9_]+)\}$`)
+	for _, k := range cloud9Choice {
+		v, ok := e[k]
+		if !ok {
+			t.Errorf("flowgate environment lacks %s (passed through from the host)", k)
+			continue
+		}
+		if v != nil && (passThrough.FindStringSubmatch(*v) == nil || passThrough.FindStringSubmatch(*v)[1] != k) {
+			t.Errorf("flowgate %s = %s, want it passed through from the host (%s: or ${%s}), no value of its own", k, showEnv(v), k, k)
+		}
+	}
 	deps, _ := f.DependsOn.(map[string]any)
 	redisDep, _ := deps["redis"].(map[string]any)
 	if redisDep["condition"] != "service_healthy" {
@@ -189,6 +212,66 @@ func TestComposeFlowgate(t *testing.T) {
 	}
 	if test := strings.Join(composeWords(f.Healthcheck["test"]), " "); !strings.Contains(test, ":8080/readyz") {
 		t.Errorf("flowgate healthcheck test = %q, want a probe of :8080/readyz", test)
+	}
+}
+
+// composeResolved is flowgate's compose environment as compose would
+// resolve it on a host that sets only the required secrets (each a dummy
+// value): literals as written, ${VAR:-default} as default, pass-throughs
+// and ${VAR} left out.
+func composeResolved(t *testing.T) map[string]string {
+	t.Helper()
+	required := regexp.MustCompile(`^\$\{([A-Z0-9_]+):\?[^}]*\}$`)
+	withDefault := regexp.MustCompile(`^\$\{[A-Z0-9_]+:?-([^}]*)\}$`)
+	out := map[string]string{}
+	for k, v := range composeEnv(t, loadCompose(t).Services["flowgate"].Environment) {
+		switch {
+		case v == nil, strings.HasPrefix(*v, "${") && !required.MatchString(*v) && !withDefault.MatchString(*v):
+		case required.MatchString(*v):
+			out[k] = "dummy-" + strings.ToLower(k) + "-0123456789abcdef"
+		case withDefault.MatchString(*v):
+			out[k] = withDefault.FindStringSubmatch(*v)[1]
+		default:
+			out[k] = *v
+		}
+	}
+	return out
+}
+
+// The compose stack's flowgate, given its secrets but no Cloud9 choice,
+// refuses to start (exit 2, the one line saying how to choose); the host's
+// CLOUD9_SIMULATOR=true makes the same configuration valid. Run on the
+// binary itself, so that it holds where docker is not installed.
+func TestComposeFlowgateNeedsACloud9Choice(t *testing.T) {
+	env := composeResolved(t)
+	if env["REDIS_URL"] == "" {
+		t.Fatalf("compose's flowgate has no REDIS_URL: %v", env)
+	}
+	env["REDIS_URL"] = "redis://127.0.0.1:1/0" // nothing listens: only the configuration is judged
+	env["FLOWGATE_ADDR"] = freeAddr(t)
+	run := func(args []string, extra ...string) (string, int) {
+		cmd := exec.Command(flowgateBinary(t), args...)
+		cmd.Env = flowgatetest.Env()
+		for k, v := range env {
+			cmd.Env = append(cmd.Env, k+"="+v)
+		}
+		cmd.Env = append(cmd.Env, extra...)
+		out, err := cmd.CombinedOutput()
+		if ee := (*exec.ExitError)(nil); errors.As(err, &ee) {
+			return string(out), ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return string(out), 0
+	}
+	out, code := run(nil)
+	if code != 2 || strings.TrimSpace(out) != strings.SplitN(strings.TrimSpace(out), "\n", 2)[0] ||
+		!strings.Contains(out, "CLOUD9_ENDPOINT: a real Redis needs a real Cloud9") || !strings.Contains(out, "CLOUD9_SIMULATOR=true") {
+		t.Fatalf("compose's flowgate without a Cloud9 choice: exit %d, want 2 and one line naming the choice:\n%s", code, out)
+	}
+	out, _ = run([]string{"check"}, "CLOUD9_SIMULATOR=true")
+	if !regexp.MustCompile(`configuration\s+OK`).MatchString(out) {
+		t.Fatalf("compose's flowgate with CLOUD9_SIMULATOR=true: the configuration is not valid:\n%s", out)
 	}
 }
 
@@ -219,32 +302,79 @@ func TestComposeConfig(t *testing.T) {
 		t.Log("docker compose not available: docker-compose.yml validated as YAML only")
 		return
 	}
-	run := func(withSecrets bool) (string, error) {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		args := slices.Concat(compose[1:], []string{"-f", composeFile, "config", "-q"})
-		cmd := exec.CommandContext(ctx, compose[0], args...)
-		for _, kv := range os.Environ() {
-			if k, _, _ := strings.Cut(kv, "="); !slices.Contains(composeSecrets, k) {
-				cmd.Env = append(cmd.Env, kv)
-			}
-		}
-		if withSecrets {
-			for _, k := range composeSecrets {
-				cmd.Env = append(cmd.Env, k+"=dummy-"+strings.ToLower(k))
-			}
-		}
-		var out bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &out
-		err := cmd.Run()
-		return out.String(), err
-	}
-	if out, err := run(true); err != nil {
+	checkComposeConfig(t, compose, composeFile)
+}
+
+// checkComposeConfig runs `compose config -q` on file with the secrets
+// (it passes) and without them (it fails: no default crept in).
+func checkComposeConfig(t *testing.T, compose []string, file string) {
+	t.Helper()
+	if out, err := composeConfig(t, compose, file, true); err != nil {
 		t.Fatalf("%s config -q: %v\n%s", strings.Join(compose, " "), err, out)
 	}
-	if out, err := run(false); err == nil {
+	if out, err := composeConfig(t, compose, file, false); err == nil {
 		t.Fatalf("compose config succeeded without the secrets set: a default must have crept in\n%s", out)
 	}
+}
+
+// composeConfig runs `compose --env-file <empty> -f file config -q`,
+// hermetic: an empty env file stands for the .env beside file (README's
+// Going live writes one into the checkout, full of secrets, and compose
+// would read it), and the environment is Env's (no setting or secret of
+// the test process), plus DOCKER_CONFIG where set (where the compose
+// plugin may live) and, withSecrets, dummy values of composeSecrets.
+func composeConfig(t *testing.T, compose []string, file string, withSecrets bool) (string, error) {
+	t.Helper()
+	empty := filepath.Join(t.TempDir(), "empty.env")
+	if err := os.WriteFile(empty, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	args := slices.Concat(compose[1:], []string{"--env-file", empty, "-f", file, "config", "-q"})
+	cmd := exec.CommandContext(ctx, compose[0], args...)
+	cmd.Env = flowgatetest.Env()
+	if v, ok := os.LookupEnv("DOCKER_CONFIG"); ok {
+		cmd.Env = append(cmd.Env, "DOCKER_CONFIG="+v)
+	}
+	if withSecrets {
+		for _, k := range composeSecrets {
+			cmd.Env = append(cmd.Env, k+"=dummy-"+strings.ToLower(k))
+		}
+	}
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	return out.String(), err
+}
+
+// A .env beside the compose file with every secret in it, and a hostile
+// test environment, change nothing: the config still fails without the
+// secrets the test gives and passes with them.
+func TestComposeConfigIgnoresDotEnvAndShell(t *testing.T) {
+	compose := composeCommand()
+	if compose == nil {
+		t.Log("docker compose not available: nothing to run")
+		return
+	}
+	setHostileEnv(t)
+	dir := t.TempDir()
+	data, err := os.ReadFile(composeFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "docker-compose.yml")
+	if err := os.WriteFile(file, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var dotenv strings.Builder
+	for _, k := range append(composeSecrets, "CLOUD9_SIMULATOR") {
+		dotenv.WriteString(k + "=from-dotenv-" + strings.ToLower(k) + "\n")
+	}
+	if err := os.WriteFile(filepath.Join(dir, ".env"), []byte(dotenv.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	checkComposeConfig(t, compose, file)
 }
 
 // composeCommand is "docker compose" or "docker-compose", whichever works.
@@ -363,5 +493,30 @@ func TestDockerfileRunsAsNonRoot(t *testing.T) {
 	}
 	if !copied {
 		t.Error("final stage does not copy /flowgate from the build stage")
+	}
+}
+
+// The .env that `flowgate env .env` writes holds every secret: git ignores
+// it (and .env.* variants) wherever it lies, and the Docker build context
+// leaves it out, so that `COPY . .` puts it into no image layer.
+func TestDotEnvStaysOutOfGitAndImages(t *testing.T) {
+	if _, err := exec.LookPath("git"); err == nil {
+		for _, p := range []string{".env", ".env.production", "deploy/.env"} {
+			cmd := exec.Command("git", "check-ignore", "-q", "--no-index", p)
+			cmd.Dir = ".."
+			if err := cmd.Run(); err != nil {
+				t.Errorf("git does not ignore %s (check-ignore: %v): add it to .gitignore", p, err)
+			}
+		}
+	}
+	data, err := os.ReadFile("../.dockerignore")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(data), "\n")
+	for _, want := range []string{"**/.env", "**/.env.*"} {
+		if !slices.Contains(lines, want) {
+			t.Errorf(".dockerignore lacks %q: the build context (COPY . .) would carry the secrets", want)
+		}
 	}
 }

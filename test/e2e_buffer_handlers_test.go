@@ -48,7 +48,7 @@ func settled(t *testing.T, p *proc, typ string) contracts.BufferMessage {
 
 func handlersEnv(db *redistest.DB, file string) map[string]string {
 	return map[string]string{"REDIS_URL": db.URL(), "HMAC_SECRET": "e2e-handlers-hmac-secret-0123456789",
-		"BOOKING_AUTH_SECRET": "e2e-handlers-booking-secret-01234", "BUFFER_HANDLERS_FILE": file}
+		"BOOKING_AUTH_SECRET": "e2e-handlers-booking-secret-01234", "BUFFER_HANDLERS_FILE": file, "CLOUD9_SIMULATOR": "true"}
 }
 
 // A buffer message goes to a declared handler through the binary, and

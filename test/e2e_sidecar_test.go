@@ -194,7 +194,7 @@ func TestBinaryRefusesAnotherShardCount(t *testing.T) {
 	cmd := exec.Command(flowgateBinary(t))
 	cmd.Env = flowgatetest.Env()
 	for k, v := range withSecrets(map[string]string{"REDIS_URL": db.URL(), "REDIS_SHARDS": "6",
-		"MONITORING_AUTH": "none", "FLOWGATE_ADDR": flowgatetest.FreeAddr(t)}) {
+		"MONITORING_AUTH": "none", "CLOUD9_SIMULATOR": "true", "FLOWGATE_ADDR": flowgatetest.FreeAddr(t)}) {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
 	out, err := cmd.CombinedOutput()

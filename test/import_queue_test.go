@@ -29,7 +29,7 @@ func importQueue(t *testing.T, redisURL string, env []string, args ...string) (s
 	cmd := exec.Command(flowgatetest.Binary(t), append([]string{"import-queue"}, args...)...)
 	cmd.Env = append(flowgatetest.Env(), "MONITORING_AUTH=none")
 	if redisURL != "" {
-		cmd.Env = append(cmd.Env, "REDIS_URL="+redisURL)
+		cmd.Env = append(cmd.Env, "REDIS_URL="+redisURL, "CLOUD9_SIMULATOR=true")
 		for k, v := range testSecrets {
 			cmd.Env = append(cmd.Env, k+"="+v)
 		}

@@ -1,6 +1,7 @@
 // Package flowgatetest runs the real flowgate binary for end-to-end tests:
 // it builds ./sidecar once per test process, starts it on a free port with
-// the environment a test gives (nothing of the test's own REDIS_* leaks in),
+// the environment a test gives (no setting or secret of the test process's
+// own environment leaks in: Env),
 // waits for /readyz, captures its logs and stops it when the test ends.
 package flowgatetest
 
@@ -15,6 +16,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -143,19 +145,62 @@ type Proc struct {
 	waitErr error
 }
 
-// Env returns os.Environ() without the variables that choose a Redis, so
-// only what a test passes decides which Redis flowgate uses.
-func Env() []string {
-	drop := []string{"REDIS_URL=", "REDIS_CLUSTER_ADDRS=", "REDIS_SENTINEL_ADDRS=", "REDIS_SENTINEL_MASTER="}
+// Env is the environment a child process of a test starts from: the test
+// process's own variables reduced to the operating system's and Go's
+// (Hermetic), so that only what a test passes decides the Redis, the
+// Cloud9, the secrets and every other setting of a binary under test. A
+// REDIS_URL, CLOUD9_* credentials or secrets left in the shell (README's
+// Going live loads a whole .env into it) change no test's result.
+func Env() []string { return Hermetic(os.Environ()) }
+
+// hermeticNames and hermeticPrefixes are what Hermetic keeps: the
+// variables a program needs to find its tools, home, temporary directory,
+// locale and time zone, and the Go runtime's own (GOCOVERDIR, GORACE,
+// GODEBUG, GOMAXPROCS, …). No flowgate setting has such a name.
+var (
+	hermeticNames    = []string{"PATH", "HOME", "USER", "LOGNAME", "SHELL", "TMPDIR", "TZ", "LANG", "LANGUAGE", "TERM"}
+	hermeticPrefixes = []string{"LC_", "GO"}
+)
+
+// Hermetic is environ (KEY=VALUE entries) with only the variables named in
+// hermeticNames or starting with hermeticPrefixes: an allowlist, so that a
+// setting added to flowgate tomorrow is left out too.
+func Hermetic(environ []string) []string {
 	var out []string
-next:
-	for _, kv := range os.Environ() {
-		for _, d := range drop {
-			if strings.HasPrefix(kv, d) {
-				continue next
-			}
+	for _, kv := range environ {
+		name, _, _ := strings.Cut(kv, "=")
+		if slices.Contains(hermeticNames, name) || slices.ContainsFunc(hermeticPrefixes, func(p string) bool { return strings.HasPrefix(name, p) }) {
+			out = append(out, kv)
 		}
-		out = append(out, kv)
+	}
+	return out
+}
+
+// flowgateOwnPrefixes are the variables that configure flowgate or hold
+// its secrets and that the Node-RED kit, the palette and the n8n workflows
+// read too (FLOWGATE_URL, FLOWGATE_TOKEN, HMAC_SECRET, …).
+var flowgateOwnPrefixes = []string{"FLOWGATE_", "REDIS_", "CLOUD9_", "HMAC_SECRET", "BOOKING_AUTH_SECRET",
+	"BUFFER_API_TOKEN", "MONITORING_", "WEBHOOK_"}
+
+// testOwnNames are FLOWGATE_* variables of the tests themselves (where the
+// pinned Node-RED and n8n are installed), which WithoutFlowgate keeps, with
+// FLOWGATE_TEST_*.
+var testOwnNames = []string{"FLOWGATE_NODERED_DIR", "FLOWGATE_N8N_DIR"}
+
+// WithoutFlowgate is environ without flowgate's settings and secrets and the
+// FLOWGATE_* variables of its kits (the tests' own FLOWGATE_TEST_* and
+// install directories are kept): the environment of a foreign program a
+// test starts (Node-RED, n8n), which needs more of the test's environment
+// than Env keeps (npm's and node's variables) but must not pick up a
+// flowgate of the shell's.
+func WithoutFlowgate(environ []string) []string {
+	var out []string
+	for _, kv := range environ {
+		name, _, _ := strings.Cut(kv, "=")
+		own := slices.ContainsFunc(flowgateOwnPrefixes, func(p string) bool { return strings.HasPrefix(name, p) })
+		if !own || strings.HasPrefix(name, "FLOWGATE_TEST_") || slices.Contains(testOwnNames, name) {
+			out = append(out, kv)
+		}
 	}
 	return out
 }
@@ -164,11 +209,13 @@ next:
 // names none.
 const TestBufferToken = "flowgatetest-buffer-token-0123456789"
 
-// Start execs the binary with env (plus FLOWGATE_ADDR on a free port,
-// LOG_FORMAT=json, unless env sets MONITORING_USER or MONITORING_AUTH,
-// MONITORING_AUTH=none, and unless env sets it, BUFFER_API_TOKEN = TestBufferToken)
-// and waits until /readyz answers 200. A REDIS_URL made by ClusterURL
-// becomes REDIS_CLUSTER_ADDRS and REDIS_SHARDS.
+// Start execs the binary with Env, then env (plus FLOWGATE_ADDR on a free
+// port, LOG_FORMAT=json, unless env sets MONITORING_USER or MONITORING_AUTH,
+// MONITORING_AUTH=none, unless env sets it, BUFFER_API_TOKEN =
+// TestBufferToken, and on a real Redis without CLOUD9_ENDPOINT, unless env
+// names CLOUD9_SIMULATOR (an empty value leaves it unset),
+// CLOUD9_SIMULATOR=true) and waits until /readyz answers 200. A REDIS_URL
+// made by ClusterURL becomes REDIS_CLUSTER_ADDRS and REDIS_SHARDS.
 func Start(t testing.TB, env map[string]string) *Proc {
 	t.Helper()
 	env = expandClusterURL(env)
@@ -185,6 +232,11 @@ func Start(t testing.TB, env map[string]string) *Proc {
 		// With a real Redis the work buffer's API needs a token; tests that
 		// do not use it get a fixed one.
 		cmd.Env = append(cmd.Env, "BUFFER_API_TOKEN="+TestBufferToken)
+	}
+	if SimulatorDefault(env) {
+		// A real Redis books into the sandbox simulator only when told to;
+		// tests that do not test Cloud9 tell it.
+		cmd.Env = append(cmd.Env, "CLOUD9_SIMULATOR=true")
 	}
 	for k, v := range env {
 		cmd.Env = append(cmd.Env, k+"="+v)
@@ -224,6 +276,15 @@ func Start(t testing.TB, env map[string]string) *Proc {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// SimulatorDefault reports whether Start adds CLOUD9_SIMULATOR=true to env:
+// a real Redis (REDIS_URL, cluster or sentinel), no CLOUD9_ENDPOINT, and no
+// CLOUD9_SIMULATOR of env's own.
+func SimulatorDefault(env map[string]string) bool {
+	_, own := env["CLOUD9_SIMULATOR"]
+	real := env["REDIS_URL"] != "" || env["REDIS_CLUSTER_ADDRS"] != "" || env["REDIS_SENTINEL_ADDRS"] != ""
+	return real && !own && env["CLOUD9_ENDPOINT"] == ""
 }
 
 // Addr is host:port.

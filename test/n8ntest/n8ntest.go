@@ -57,8 +57,9 @@ type Instance struct {
 
 // New prepares an instance in a new user folder. env is added to every
 // command's environment (the workflows' $env); the test's own N8N_*, DB_*,
-// EXECUTIONS_* and QUEUE_* variables are left out, so only what the test
-// passes configures n8n.
+// EXECUTIONS_* and QUEUE_* variables and flowgate's settings and secrets
+// (flowgatetest.WithoutFlowgate) are left out, so only what the test
+// passes configures n8n and the workflows.
 func New(t testing.TB, env map[string]string) *Instance {
 	t.Helper()
 	dir := Dir(t)
@@ -69,7 +70,7 @@ func New(t testing.TB, env map[string]string) *Instance {
 		port: addr[strings.LastIndex(addr, ":")+1:],
 		Logs: &logtest.Buffer{},
 	}
-	for _, kv := range os.Environ() {
+	for _, kv := range flowgatetest.WithoutFlowgate(os.Environ()) { // the workflows' FLOWGATE_URL, HMAC_SECRET: only the test's
 		name, _, _ := strings.Cut(kv, "=")
 		if _, set := env[name]; set || hasAnyPrefix(name, "N8N_", "DB_", "EXECUTIONS_", "QUEUE_") {
 			continue

@@ -113,7 +113,7 @@ func StartWith(t testing.TB, o Options) *Proc {
 	p := &Proc{Base: "http://" + addr, Logs: &logtest.Buffer{}, UserDir: user, dir: dir, exited: make(chan struct{})}
 	p.cmd = exec.Command("node", filepath.Join(dir, "node_modules", "node-red", "red.js"),
 		"--port", port, "--userDir", user, "--settings", filepath.Join(user, "settings.js"))
-	p.cmd.Env = os.Environ()
+	p.cmd.Env = flowgatetest.WithoutFlowgate(os.Environ()) // the kit's FLOWGATE_*, HMAC_SECRET: only the test's
 	for k, v := range o.Env {
 		p.cmd.Env = append(p.cmd.Env, k+"="+v)
 	}

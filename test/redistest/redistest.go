@@ -1,5 +1,8 @@
 // Package redistest gives tests a Redis database of their own on the server
-// named by REDIS_URL (default redis://127.0.0.1:6379/0).
+// named by FLOWGATE_TEST_REDIS_URL (default redis://127.0.0.1:6379/0), which
+// test/run sets to its private redis-server. REDIS_URL is not read: it names
+// a deployment's Redis, and one left in the shell must not become the
+// tests'.
 //
 // Each call to New leases one of the logical databases 1..15 through a
 // SET NX key in database 0, so test packages running in parallel processes
@@ -55,9 +58,12 @@ func (d *DB) AsynqOpt() asynq.RedisClientOpt {
 	return asynq.RedisClientOpt{Addr: d.Addr, Password: d.pass, DB: d.Num}
 }
 
-// BaseURL is REDIS_URL or the default.
+// URLEnv names the Redis the tests use (test/run exports it).
+const URLEnv = "FLOWGATE_TEST_REDIS_URL"
+
+// BaseURL is FLOWGATE_TEST_REDIS_URL or the default.
 func BaseURL() string {
-	if u := os.Getenv("REDIS_URL"); u != "" {
+	if u := os.Getenv(URLEnv); u != "" {
 		return u
 	}
 	return "redis://127.0.0.1:6379/0"
@@ -68,13 +74,13 @@ func New(t testing.TB) *DB {
 	t.Helper()
 	opt, err := redis.ParseURL(BaseURL())
 	if err != nil {
-		t.Fatalf("redistest: REDIS_URL %q: %v", BaseURL(), err)
+		t.Fatalf("redistest: %s %q: %v", URLEnv, BaseURL(), err)
 	}
 	ctx := context.Background()
 	admin := redis.NewClient(&redis.Options{Addr: opt.Addr, Password: opt.Password, DB: 0})
 	if err := admin.Ping(ctx).Err(); err != nil {
 		_ = admin.Close()
-		t.Fatalf("redistest: no Redis at %s (%v). Run the README's test command, which starts one, or set REDIS_URL.", opt.Addr, err)
+		t.Fatalf("redistest: no Redis at %s (%v). Run the README's test command, which starts one, or set %s.", opt.Addr, err, URLEnv)
 	}
 	token := fmt.Sprintf("%d-%d", os.Getpid(), time.Now().UnixNano())
 	deadline := time.Now().Add(waitForDB)

@@ -28,3 +28,18 @@ func TestLeasesAreDistinctAndCleaned(t *testing.T) {
 		}
 	}
 }
+
+// A REDIS_URL in the shell (a deployment's, e.g. after README's Going live
+// loaded a .env) does not choose the tests' Redis: only
+// FLOWGATE_TEST_REDIS_URL does.
+func TestBaseURLIgnoresREDIS_URL(t *testing.T) {
+	t.Setenv(redistest.URLEnv, "redis://127.0.0.1:7/0")
+	t.Setenv("REDIS_URL", "redis://production.example:6379/0")
+	if got := redistest.BaseURL(); got != "redis://127.0.0.1:7/0" {
+		t.Fatalf("BaseURL = %q, want %s's value", got, redistest.URLEnv)
+	}
+	t.Setenv(redistest.URLEnv, "")
+	if got := redistest.BaseURL(); got != "redis://127.0.0.1:6379/0" {
+		t.Fatalf("BaseURL = %q with REDIS_URL set and %s unset, want the default", got, redistest.URLEnv)
+	}
+}
