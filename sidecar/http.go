@@ -125,9 +125,12 @@ func (m *Main) monitoringAudit(c *fiber.Ctx) error {
 }
 
 type readiness struct {
-	Ready  bool              `json:"ready"`
-	Reason string            `json:"reason,omitempty"`
-	Checks map[string]string `json:"checks"`
+	Ready  bool   `json:"ready"`
+	Reason string `json:"reason,omitempty"`
+	// Degraded names what fails while the instance still serves most
+	// requests (ready stays true): redis_master_unreachable.
+	Degraded string            `json:"degraded,omitempty"`
+	Checks   map[string]string `json:"checks"`
 }
 
 // Readiness reason codes: /readyz answers these only — never an address or
@@ -136,6 +139,8 @@ const (
 	reasonRedis     = "redis_unavailable"
 	reasonAsynq     = "asynq_stopped"
 	reasonLifecycle = "not_serving"
+
+	degradedMaster = "redis_master_unreachable"
 )
 
 // readyzTimeout is /readyz's own budget for its Redis ping.
@@ -149,10 +154,20 @@ func (m *Main) readyz(c *fiber.Ctx) error {
 	ctx, cancel := context.WithTimeout(c.UserContext(), readyzTimeout)
 	defer cancel()
 	var reasons []string
-	if err := m.redis.ping(ctx); err != nil {
+	switch up, down, err := m.redis.pingMasters(ctx); {
+	case err != nil:
 		r.Checks["redis"] = "unavailable"
 		reasons = append(reasons, reasonRedis)
 		m.Logger.Warn("readyz: redis check failed", "redis", m.redis.Mode, "err", err)
+	case len(down) > 0:
+		// A cluster with a master down still serves the slots of the
+		// others; every instance sees the same cluster, so answering 503
+		// would take them all out and turn a partial outage into a full
+		// one. Ready, degraded, and said.
+		r.Checks["redis"] = "degraded"
+		r.Degraded = degradedMaster
+		m.Logger.Warn("readyz: redis cluster master unreachable; the keys of its slots answer 503 until it or a replica is back",
+			"masters_up", up, "masters_down", strings.Join(down, ","))
 	}
 	if !m.rt.Running() {
 		r.Checks["asynq"] = "stopped"

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
@@ -148,6 +149,42 @@ func sharedClient(opt asynq.RedisConnOpt) (redis.UniversalClient, error) {
 }
 
 func (b *backend) ping(ctx context.Context) error { return b.Client.Ping(ctx).Err() }
+
+// pingMasters is /readyz's Redis check. On one server or behind Sentinel
+// it is a PING (a Sentinel-managed master that is down fails it until a
+// replica is promoted and the client has followed). On a Cluster it pings
+// every master the client knows of: err only when none answers, and the
+// addresses of those that do not (for the log) in down.
+func (b *backend) pingMasters(ctx context.Context) (up int, down []string, err error) {
+	cc, ok := b.Client.(*redis.ClusterClient)
+	if !ok {
+		if err := b.ping(ctx); err != nil {
+			return 0, nil, err
+		}
+		return 1, nil, nil
+	}
+	var mu sync.Mutex
+	var errs []error
+	ferr := cc.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error {
+		perr := node.Ping(ctx).Err()
+		mu.Lock()
+		defer mu.Unlock()
+		if perr != nil {
+			down = append(down, node.Options().Addr)
+			errs = append(errs, perr)
+		} else {
+			up++
+		}
+		return nil
+	})
+	switch {
+	case ferr != nil: // the cluster's layout could not be read
+		return 0, nil, ferr
+	case up == 0:
+		return 0, down, fmt.Errorf("no cluster master answered: %w", errors.Join(errs...))
+	}
+	return up, down, nil
+}
 
 func (b *backend) close() error {
 	var errs []error

@@ -3,6 +3,7 @@ package test
 import (
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -61,6 +62,30 @@ func TestBinaryOnRedisSentinel(t *testing.T) {
 		"REDIS_SENTINEL_MASTER": "mymaster",
 	}))
 	waitMetrics(t, p, `flowgate_asynq_probe_last_success_timestamp_seconds{queue="default"}`)
+
+	// /readyz with the Sentinel-managed master unreachable (and no replica
+	// to promote): 503 redis_unavailable within its 1 s budget — nothing
+	// can be served until Sentinel names a master that answers —, then 200
+	// again once it does, with no restart (docs/operations.md).
+	resume := master.Pause()
+	began := time.Now()
+	status, body := p.Get("/readyz")
+	took := time.Since(began)
+	resume()
+	t.Logf("master paused: /readyz %d %s in %s", status, body, took.Round(time.Millisecond))
+	if status != http.StatusServiceUnavailable || !strings.Contains(body, `"reason":"redis_unavailable"`) || took > 1500*time.Millisecond {
+		t.Fatalf("/readyz with the master paused: %d %s in %s; want 503 redis_unavailable within 1.5 s", status, body, took)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if status, body = p.Get("/readyz"); status == http.StatusOK {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("/readyz not 200 within 10 s of the master's return: %d %s", status, body)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 	if code, took := p.Stop(); code != 0 {
 		t.Fatalf("exit %d after %s", code, took)
 	}
