@@ -86,11 +86,13 @@ func TestSoakEmbeddedMemory(t *testing.T) {
 				_ = r.Body.Close()
 			}
 		}
-		require.Equal(t, http.StatusOK, a.do(http.MethodGet, "/queue/stats", nil).Status)
+		if i%40 == 0 { // about once a second: the signer never signs one request twice in a second
+			require.Equal(t, http.StatusOK, a.do(http.MethodGet, "/queue/stats", nil).Status)
+		}
 		if i%10 == 0 {
 			c.slots(fmt.Sprintf("soak-call-%d", i), 0)
 		}
-		requests += 3
+		requests += 2
 		time.Sleep(20 * time.Millisecond)
 	}
 	take(time.Since(start))
