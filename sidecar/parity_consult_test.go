@@ -24,8 +24,8 @@ import (
 const consultEndpoint = "POST " + parityBase + "/bookConsultation"
 
 var consultNorm = contractstest.Normalizer{Rules: []contractstest.Rule{
-	{RE: regexp.MustCompile(`op-consult-\d+-[0-9a-z]{6}`), Name: "consultOp", Numbered: true},
-	{RE: regexp.MustCompile(`op-\d+-[0-9a-z]{6}`), Name: "op", Numbered: true},
+	{RE: regexp.MustCompile(`op-consult-\d+-[0-9a-z]{20}`), Name: "consultOp", Numbered: true},
+	{RE: regexp.MustCompile(`op-\d+-[0-9a-z]{20}`), Name: "op", Numbered: true},
 	{RE: contractstest.UUID, Name: "guid", Numbered: true},
 	{RE: contractstest.Time, Name: "time"},
 	{RE: regexp.MustCompile(`\d{1,2}/\d{1,2}/\d{4} \d{1,2}:\d{2}(:\d{2})? [AP]M`), Name: "start", Numbered: true},
@@ -187,7 +187,7 @@ func TestBookConsultationQueuedShapes(t *testing.T) {
 	require.Equal(t, true, m["anyQueued"])
 	for _, c := range m["children"].([]any) {
 		require.Equal(t, true, c.(map[string]any)["queued"])
-		require.Regexp(t, `^op-consult-\d+-[0-9a-z]{6}-appt\d$`, c.(map[string]any)["appointment"].(map[string]any)["operationId"])
+		require.Regexp(t, `^op-consult-\d+-[0-9a-z]{20}-appt\d$`, c.(map[string]any)["appointment"].(map[string]any)["operationId"])
 	}
 	require.Len(t, s.sim.Patients(), 1)
 }
