@@ -240,7 +240,9 @@ func (h *Handlers) queueStatus(c *fiber.Ctx) error {
 		}
 		*dst = n
 	}
-	q.Cursor = strings.TrimSpace(c.Query("cursor"))
+	// Copies: fasthttp reuses the request's memory once the handler
+	// returns, and the queue read may outlive it (bookingsvc's budget).
+	q.Cursor = strings.Clone(strings.TrimSpace(c.Query("cursor")))
 	args := c.Context().QueryArgs()
 	for i, dst := range []*string{&q.OperationID, &q.SessionID, &q.UUI} {
 		name := queueKeys[i]
@@ -250,7 +252,7 @@ func (h *Handlers) queueStatus(c *fiber.Ctx) error {
 		if len(args.PeekMulti(name)) > 1 {
 			return contracts.FieldErrorf(contracts.CodeInvalid, name, "%s may be given once", name)
 		}
-		*dst = strings.TrimSpace(c.Query(name))
+		*dst = strings.Clone(strings.TrimSpace(c.Query(name)))
 		if *dst == "" { // named but empty: a caller that lost its key, not one that wants nothing
 			return contracts.FieldErrorf(contracts.CodeInvalid, name, "%s must not be empty", name)
 		}

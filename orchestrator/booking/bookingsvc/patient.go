@@ -173,6 +173,9 @@ func (s *Service) QueueStatus(ctx context.Context, q contracts.QueueStatusQuery)
 			}
 			res.r.Operations = ops
 		}
+		if res.err == nil && (q.Lookup() || !q.Operator) {
+			res.r.Scope = contracts.QueueScopeLookup
+		}
 		return res.r, res.err
 	case <-ctx.Done():
 		return contracts.QueueStatusResponse{}, &contracts.Error{Code: contracts.CodeUnavailable, Op: "bookingsvc.QueueStatus",
