@@ -1,8 +1,14 @@
 package contracts
 
 // GET queue-status (seed 000 §4.6): the queued booking operations. The
-// seed's fields come first and keep their meaning; pagination and a few
-// fields the production flow added are new.
+// seed's fields come first and keep their meaning; pagination, the lookup
+// keys, scope and a few fields the production flow added are new.
+//
+// Who sees what: the whole queue, with the patients' and children's
+// names, only for a request with the operator's (monitoring) credentials.
+// Any other caller gets only the operations it names — by operationId, or
+// by the sessionId / uui of the call that queued them — in the same shape,
+// without names (scope "lookup"); naming none, it gets none.
 
 // Operation statuses.
 const (
@@ -18,12 +24,46 @@ const (
 	MaxQueuePageSize     = 500
 )
 
+// Queue-status scopes (QueueStatusResponse.Scope).
+const (
+	// QueueScopeAll: every operation of the queue, names included (the
+	// operator's view: monitoring credentials, no lookup key).
+	QueueScopeAll = "all"
+	// QueueScopeLookup: only the operations the lookup keys name.
+	QueueScopeLookup = "lookup"
+)
+
+// MaxQueueLookupKey bounds a sessionId or uui lookup key (bytes).
+const MaxQueueLookupKey = 512
+
 // QueueStatusQuery is queue-status' query string: page (1-based) and
-// pageSize, or cursor (the nextCursor of the previous page).
+// pageSize, or cursor (the nextCursor of the previous page); the lookup
+// keys operationId, sessionId and uui; and Operator, which is not a
+// parameter but what the HTTP layer found.
 type QueueStatusQuery struct {
 	Page     int    `json:"page,omitempty"`
 	PageSize int    `json:"pageSize,omitempty"`
 	Cursor   string `json:"cursor,omitempty"`
+
+	// OperationID picks one operation (a queued answer's operationId).
+	OperationID string `json:"operationId,omitempty"`
+	// SessionID and UUI name a call: the operations it queued (the
+	// sessionId / uui its createAppt, createPatient or bookConsultation
+	// sent). With both, an operation of either matches. With OperationID
+	// too, that operation only if it is the call's.
+	SessionID string `json:"sessionId,omitempty"`
+	UUI       string `json:"uui,omitempty"`
+
+	// Operator: the request carries the operator's (monitoring)
+	// credentials — the whole queue without a key, names included. Set
+	// only by the HTTP layer after checking them; the zero value is the
+	// anonymous caller's view.
+	Operator bool `json:"-"`
+}
+
+// Lookup reports whether q names operations (any lookup key).
+func (q QueueStatusQuery) Lookup() bool {
+	return q.OperationID != "" || q.SessionID != "" || q.UUI != ""
 }
 
 // QueueStatusResponse is queue-status' answer. The counts cover every
@@ -41,6 +81,9 @@ type QueueStatusResponse struct {
 	TotalPages  int     `json:"totalPages"`
 	NextCursor  *string `json:"nextCursor"`
 	StorageType string  `json:"storageType"`
+	// Scope is QueueScopeAll or QueueScopeLookup: what the counts and
+	// operations cover.
+	Scope string `json:"scope"`
 }
 
 // QueueOperation is one queued operation.
@@ -65,6 +108,13 @@ type QueueOperation struct {
 	ErrorType string `json:"errorType,omitempty"`
 	FailedAt  string `json:"failedAt,omitempty"`
 	NextStep  string `json:"nextStep,omitempty"`
+}
+
+// WithoutNames is op without the patient's and the child's names: what a
+// caller without the operator's credentials is shown (childName stays, "").
+func (op QueueOperation) WithoutNames() QueueOperation {
+	op.PatientName, op.ChildName = "", ""
+	return op
 }
 
 // QueueOpResult is what a completed operation produced.

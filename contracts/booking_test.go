@@ -280,7 +280,23 @@ func TestQueueStatusGolden(t *testing.T) {
 				OperationType: contracts.OpSetAppointment, CompletedAt: "2026-01-20T15:30:20.000Z",
 				Result: &contracts.QueueOpResult{AppointmentGUID: apptGUID, PatientGUID: patGUID}},
 		},
-		Page: 1, PageSize: 2, TotalPages: 2, NextCursor: &next, StorageType: "asynq"})
+		Page: 1, PageSize: 2, TotalPages: 2, NextCursor: &next, StorageType: "asynq", Scope: contracts.QueueScopeAll})
+}
+
+// A caller without the operator's credentials that names its operation
+// (operationId, or its call's sessionId / uui): the same shape, its own
+// operations only, counted alone, without names.
+func TestQueueStatusLookupGolden(t *testing.T) {
+	at, lastErr := "2026-01-20T15:35:00.000Z", "Rate limited"
+	op := contracts.QueueOperation{ID: "op-1705764600000-abc123", Status: contracts.OpPending, Attempts: 3, MaxAttempts: 10,
+		CreatedAt: "2026-01-20T15:31:00.000Z", NextRetryAt: &at, LastError: &lastErr, ChildName: "Johnny Smith",
+		PatientName: "Mary Smith", StartTime: "01/20/2026 10:00 AM", OperationType: contracts.OpSetAppointment}
+	contractstest.Golden(t, "booking_queue_status_lookup", contracts.QueueStatusResponse{
+		Total: 1, Pending: 1, Operations: []contracts.QueueOperation{op.WithoutNames()},
+		Page: 1, PageSize: 50, TotalPages: 1, StorageType: "asynq", Scope: contracts.QueueScopeLookup})
+	if op.ChildName != "Johnny Smith" {
+		t.Fatal("WithoutNames changed its receiver")
+	}
 }
 
 func TestBookingEventGolden(t *testing.T) {
@@ -313,7 +329,7 @@ func TestQueueStatusFailedGolden(t *testing.T) {
 				ErrorType: contracts.BookingErrRateLimit, FailedAt: "2026-01-20T16:05:00.000Z",
 				NextStep: contracts.FailedNextStep(contracts.OpSetAppointment, contracts.BookingErrRateLimit, false)},
 		},
-		Page: 1, PageSize: 50, TotalPages: 1, StorageType: "asynq"})
+		Page: 1, PageSize: 50, TotalPages: 1, StorageType: "asynq", Scope: contracts.QueueScopeAll})
 }
 
 // Every failed operation gets a next step for the practice; one whose

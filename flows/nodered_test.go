@@ -252,7 +252,8 @@ func dashboardFlow(t *testing.T) []node {
 	id := func(s string) string { return nrID("dashboard/" + s) }
 	flow := []node{{
 		"id": tab, "type": "tab", "label": "flowgate queue dashboard", "disabled": false,
-		"info": "Polls flowgate every 10 s: queue-status (booking operations) and signed GET /queue/stats " +
+		"info": "Polls flowgate every 10 s: queue-status (booking operations; needs FLOWGATE_MONITORING_USER and " +
+			"FLOWGATE_MONITORING_PASSWORD, flowgate's monitoring credentials) and signed GET /queue/stats " +
 			"(VM tasks; needs HMAC_SECRET). The counts are in the status of the two display nodes. See flows/README.md.",
 	}}
 	for i, part := range []struct{ key, label, req, show string }{
@@ -478,6 +479,14 @@ func TestNodeRedDashboardStatusTexts(t *testing.T) {
 			nrStatus{"red", "ring", "Error: 1 failed - " + lastErr + " | Idle - P:0 C:1 F:1"}},
 		{"unreachable", map[string]any{"statusCode": "ECONNREFUSED", "payload": "RequestError: connect ECONNREFUSED"},
 			nrStatus{"red", "ring", "Error: queue-status ECONNREFUSED"}},
+		{"idle, the whole queue", map[string]any{"statusCode": 200, "payload": map[string]any{"total": 0, "pending": 0, "processing": 0,
+			"completed": 0, "failed": 0, "operations": []any{}, "scope": "all"}},
+			nrStatus{"grey", "ring", "Idle - P:0 C:0 F:0"}},
+		// Without the monitoring credentials flowgate answers only the
+		// operations a caller names: not the queue, so no counts to show.
+		{"no monitoring credentials", map[string]any{"statusCode": 200, "payload": map[string]any{"total": 0, "pending": 0, "processing": 0,
+			"completed": 0, "failed": 0, "operations": []any{}, "scope": "lookup"}},
+			nrStatus{"red", "ring", "Error: queue-status needs the monitoring credentials (FLOWGATE_MONITORING_USER)"}},
 	}
 	for _, c := range booking {
 		_, got := runFunctionNode(t, "booking-queue-status.js", c.msg, nil, fixedNow)
@@ -508,6 +517,37 @@ func TestNodeRedDashboardStatusTexts(t *testing.T) {
 	}
 }
 
+// TestNodeRedQueueStatusRequestAuth: the dashboard's queue-status request
+// carries the monitoring credentials as basic auth when they are set (the
+// whole queue is theirs only), and no Authorization otherwise.
+func TestNodeRedQueueStatusRequestAuth(t *testing.T) {
+	var got struct {
+		URL     string            `json:"url"`
+		Headers map[string]string `json:"headers"`
+	}
+	out, _ := runFunctionNode(t, "booking-queue-request.js", map[string]any{}, map[string]string{"FLOWGATE_URL": "http://flowgate:8080/",
+		"FLOWGATE_MONITORING_USER": "ops", "FLOWGATE_MONITORING_PASSWORD": "pä:ss"}, fixedNow)
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("%s: %v", out, err)
+	}
+	req, _ := http.NewRequest(http.MethodGet, "http://x", nil)
+	req.SetBasicAuth("ops", "pä:ss")
+	if want := req.Header.Get("Authorization"); got.Headers["authorization"] != want {
+		t.Errorf("authorization %q, want %q", got.Headers["authorization"], want)
+	}
+	if got.URL != "http://flowgate:8080/chord/ortho-prd/queue-status?page=1&pageSize=100" {
+		t.Errorf("url %q", got.URL)
+	}
+	got.Headers = nil
+	out, _ = runFunctionNode(t, "booking-queue-request.js", map[string]any{}, map[string]string{"FLOWGATE_URL": "http://flowgate:8080"}, fixedNow)
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("%s: %v", out, err)
+	}
+	if v, ok := got.Headers["authorization"]; ok {
+		t.Errorf("no credentials set, yet authorization %q", v)
+	}
+}
+
 // TestNodeRedStatsRequestSigned: the dashboard's GET /queue/stats carries a
 // version-2 signature flowgate's own signer produces for the same second.
 func TestNodeRedStatsRequestSigned(t *testing.T) {
@@ -534,7 +574,8 @@ func TestNodeRedStatsRequestSigned(t *testing.T) {
 }
 
 // TestNodeRedRouteOpsCallerAuthOnly: FLOWGATE_TOKEN is never attached to an
-// operations endpoint (Node-RED's http in is unauthenticated): a request
+// operations endpoint or queue-status (Node-RED's http in is
+// unauthenticated; the token may be the monitoring credentials): a request
 // without Authorization reaches flowgate without one, the caller's own is
 // passed; a read endpoint still gets the token. Fails with route.js
 // injecting the token everywhere.
@@ -544,7 +585,7 @@ func TestNodeRedRouteOpsCallerAuthOnly(t *testing.T) {
 	for _, e := range l.Endpoints {
 		ops[e.Name] = e.CallerAuthOnly
 	}
-	for _, name := range []string{"redisGet", "redisSet", "cache", "cache/trigger", "test/slot-cache/clear"} {
+	for _, name := range []string{"redisGet", "redisSet", "cache", "cache/trigger", "test/slot-cache/clear", "queue-status"} {
 		if !ops[name] {
 			t.Errorf("%s: callerAuthOnly not set", name)
 		}

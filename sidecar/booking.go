@@ -161,7 +161,8 @@ func (m *Main) newBooking(rt *orchestrator.Runtime, b *backend, shutdown context
 	// Not the shutdown context: a booking under way at SIGTERM finishes
 	// (HTTP_SHUTDOWN_TIMEOUT covers the sync budget) rather than being cut
 	// between reservation and SetAppointment.
-	h, err := bookinghttp.New(svc, bookinghttp.Config{Context: context.WithoutCancel(shutdown), Logger: m.Logger})
+	h, err := bookinghttp.New(svc, bookinghttp.Config{Context: context.WithoutCancel(shutdown), Logger: m.Logger,
+		Operator: m.operator()}) // queue-status: the whole queue for the monitoring credentials (opsauth.go)
 	if err != nil {
 		return nil, err
 	}

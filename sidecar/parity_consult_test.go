@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/flowgate/flowgate/contracts"
 	"github.com/flowgate/flowgate/contracts/contractstest"
 	"github.com/flowgate/flowgate/orchestrator/cloud9/cloud9sim"
 )
@@ -24,8 +25,8 @@ import (
 const consultEndpoint = "POST " + parityBase + "/bookConsultation"
 
 var consultNorm = contractstest.Normalizer{Rules: []contractstest.Rule{
-	{RE: regexp.MustCompile(`op-consult-\d+-[0-9a-z]{6}`), Name: "consultOp", Numbered: true},
-	{RE: regexp.MustCompile(`op-\d+-[0-9a-z]{6}`), Name: "op", Numbered: true},
+	{RE: regexp.MustCompile(`op-consult-\d+-[0-9a-z]{20}`), Name: "consultOp", Numbered: true},
+	{RE: regexp.MustCompile(`op-\d+-[0-9a-z]{20}`), Name: "op", Numbered: true},
 	{RE: contractstest.UUID, Name: "guid", Numbered: true},
 	{RE: contractstest.Time, Name: "time"},
 	{RE: regexp.MustCompile(`\d{1,2}/\d{1,2}/\d{4} \d{1,2}:\d{2}(:\d{2})? [AP]M`), Name: "start", Numbered: true},
@@ -176,6 +177,18 @@ func TestBookConsultationQueuedShapes(t *testing.T) {
 	require.Equal(t, true, m["parent"].(map[string]any)["queued"])
 	require.Equal(t, "parent_creation_queued", m["llm_guidance"].(map[string]any)["error_type"])
 	require.Empty(t, q.sim.Patients())
+	// The call follows its queued consultation in queue-status by its
+	// sessionId or the operationId, without names.
+	opID := m["parent"].(map[string]any)["operationId"].(string)
+	for _, query := range []string{"sessionId=consult-q", "operationId=" + opID} {
+		st, body = q.call(t, http.MethodGet, "/queue-status?"+query, nil)
+		require.Equal(t, http.StatusOK, st, "%s", body)
+		var qs contracts.QueueStatusResponse
+		require.NoError(t, json.Unmarshal(body, &qs), "%s", body)
+		require.Len(t, qs.Operations, 1, "%s: %s", query, body)
+		require.Equal(t, opID, qs.Operations[0].ID)
+		require.NotContains(t, string(body), "Lois", "no names without the monitoring credentials")
+	}
 
 	s := newParityEnv(t, cloud9sim.Config{}, map[string]string{"CLOUD9_WRITE_LIMIT": "1/10s"})
 	offered = offeredSlots(t, s, "consult-s")
@@ -187,7 +200,7 @@ func TestBookConsultationQueuedShapes(t *testing.T) {
 	require.Equal(t, true, m["anyQueued"])
 	for _, c := range m["children"].([]any) {
 		require.Equal(t, true, c.(map[string]any)["queued"])
-		require.Regexp(t, `^op-consult-\d+-[0-9a-z]{6}-appt\d$`, c.(map[string]any)["appointment"].(map[string]any)["operationId"])
+		require.Regexp(t, `^op-consult-\d+-[0-9a-z]{20}-appt\d$`, c.(map[string]any)["appointment"].(map[string]any)["operationId"])
 	}
 	require.Len(t, s.sim.Patients(), 1)
 }

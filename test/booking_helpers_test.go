@@ -163,10 +163,27 @@ func sameStart(a, b string) bool {
 	return ta.Truncate(time.Minute).Equal(tb.Truncate(time.Minute))
 }
 
+// The monitoring credentials of the booking tests' flowgate: queue-status
+// shows the whole queue (what a test checks) to them only.
+const (
+	e2eMonitorUser = "e2e-monitor"
+	e2eMonitorPass = "e2e-monitor-password-0123456789"
+)
+
+// e2eMonitorAuth is their Authorization header.
+func e2eMonitorAuth() string {
+	req, _ := http.NewRequest(http.MethodGet, "http://x", nil)
+	req.SetBasicAuth(e2eMonitorUser, e2eMonitorPass)
+	return req.Header.Get("Authorization")
+}
+
 // bookingEnv is the environment of a flowgate on redisURL talking to sim,
-// with the flowgate-side Cloud9 write limit writeLimit; extra overrides.
+// with the flowgate-side Cloud9 write limit writeLimit and the monitoring
+// credentials e2eMonitorUser / e2eMonitorPass; extra overrides.
 func bookingEnv(redisURL string, sim *simProc, writeLimit string, extra map[string]string) map[string]string {
 	env := withSecrets(map[string]string{
+		"MONITORING_USER":        e2eMonitorUser,
+		"MONITORING_PASSWORD":    e2eMonitorPass,
 		"REDIS_URL":              redisURL,
 		"LOG_LEVEL":              "info",
 		"CLOUD9_ENDPOINT":        sim.URL,
@@ -280,12 +297,22 @@ func (c *bookingClient) queued(req contracts.CreateApptRequest, errType string) 
 	return r
 }
 
-// queueStatus is GET {base}/queue-status.
+// queueStatus is GET {base}/queue-status with the monitoring credentials:
+// the whole queue (bookingEnv).
 func (c *bookingClient) queueStatus() contracts.QueueStatusResponse {
 	c.t.Helper()
-	status, body := c.p.Get(bookingBase + "/queue-status")
-	require.Equal(c.t, http.StatusOK, status, body)
-	return strictDecode[contracts.QueueStatusResponse](c.t, []byte(body))
+	req, err := http.NewRequest(http.MethodGet, c.p.Base+bookingBase+"/queue-status?pageSize=500", nil)
+	require.NoError(c.t, err)
+	req.Header.Set("Authorization", e2eMonitorAuth())
+	resp, err := c.http.Do(req)
+	require.NoError(c.t, err)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(c.t, err)
+	require.Equal(c.t, http.StatusOK, resp.StatusCode, "%s", body)
+	st := strictDecode[contracts.QueueStatusResponse](c.t, body)
+	require.Equal(c.t, contracts.QueueScopeAll, st.Scope, "the monitoring credentials see the whole queue")
+	return st
 }
 
 // waitOp waits until queue-status shows operation id in status and returns

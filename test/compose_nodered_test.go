@@ -52,7 +52,9 @@ func TestComposeNodeRedImportsKit(t *testing.T) {
 
 	env := composeEnv(t, svc.Environment)
 	for k, want := range map[string]string{"FLOWGATE_URL": "http://flowgate:8080", "FLOWGATE_ROUTE_DEFAULT": "flowgate",
-		"FLOWGATE_BASE_PATH": bookingBase, "HMAC_SECRET": "${HMAC_SECRET:?set HMAC_SECRET}"} {
+		"FLOWGATE_BASE_PATH": bookingBase, "HMAC_SECRET": "${HMAC_SECRET:?set HMAC_SECRET}",
+		// the dashboard's queue-status poll: the whole queue is the monitoring credentials' only
+		"FLOWGATE_MONITORING_USER": "${MONITORING_USER:-admin}", "FLOWGATE_MONITORING_PASSWORD": "${MONITORING_PASSWORD:?set MONITORING_PASSWORD}"} {
 		require.NotNil(t, env[k], "node-red lacks %s", k)
 		require.Equal(t, want, *env[k], k)
 	}

@@ -319,6 +319,7 @@ func TestNodeRedSwitchOverKit(t *testing.T) {
 	nr := noderedtest.Start(t, map[string]string{
 		"FLOWGATE_URL": rec.srv.URL, "HMAC_SECRET": testSecrets["HMAC_SECRET"],
 		"FLOWGATE_ADMIN_TOKEN": nrAdminToken, "FLOWGATE_TIMEOUT_MS": "6000",
+		"FLOWGATE_MONITORING_USER": e2eMonitorUser, "FLOWGATE_MONITORING_PASSWORD": e2eMonitorPass,
 	}, withOriginals(t), "flows/node-red/flowgate-queue-dashboard.json")
 	c := &nrClient{t: t, nr: nr, rec: rec}
 	B := bookingBase
@@ -346,12 +347,13 @@ func TestNodeRedSwitchOverKit(t *testing.T) {
 	queued := strictDecode[contracts.ApptQueuedResponse](t, second)
 	require.True(t, queued.Queued)
 
-	// queue-status through Node-RED (its query string passed on) shows the
-	// operation, then its completion.
+	// queue-status through Node-RED (its query string passed on), asked by
+	// the call's sessionId without credentials, shows the caller its
+	// operation (without names), then its completion.
 	seen := false
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		qs := strictDecode[contracts.QueueStatusResponse](t, c.call(http.MethodGet, B+"/queue-status?page=1&pageSize=20", nil))
+		qs := strictDecode[contracts.QueueStatusResponse](t, c.call(http.MethodGet, B+"/queue-status?page=1&pageSize=20&sessionId=call-nr", nil))
 		var op *contracts.QueueOperation
 		for i := range qs.Operations {
 			if qs.Operations[i].ID == queued.OperationID {
@@ -360,14 +362,25 @@ func TestNodeRedSwitchOverKit(t *testing.T) {
 		}
 		seen = seen || op != nil
 		if op != nil && op.Status == contracts.OpCompleted {
-			require.Equal(t, "Tia Lee", op.ChildName)
+			require.Empty(t, op.ChildName, "no names without the monitoring credentials")
 			require.NotNil(t, op.Result)
+			require.Equal(t, contracts.QueueScopeLookup, qs.Scope)
 			break
 		}
 		require.True(t, time.Now().Before(deadline), "operation %s not completed via Node-RED's queue-status: %+v", queued.OperationID, qs)
 		time.Sleep(300 * time.Millisecond)
 	}
 	require.True(t, seen)
+	// Without a key, nothing; with the monitoring credentials (Node-RED
+	// passes the caller's Authorization on, never adds its own token), the
+	// whole queue with the child's name.
+	qs := strictDecode[contracts.QueueStatusResponse](t, c.call(http.MethodGet, B+"/queue-status", nil))
+	require.Empty(t, qs.Operations, "an anonymous caller naming nothing sees nothing")
+	status, _, out := nr.Do(t, http.MethodGet, B+"/queue-status?pageSize=20", map[string]string{"Authorization": e2eMonitorAuth()}, nil)
+	require.Equal(t, http.StatusOK, status, string(out))
+	qs = strictDecode[contracts.QueueStatusResponse](t, out)
+	require.Equal(t, contracts.QueueScopeAll, qs.Scope)
+	require.Contains(t, string(out), `"childName":"Tia Lee"`)
 	st := sim.state()
 	require.Len(t, apptsAt(st, pat.PatientGUID, plan[1].StartTime, plan[1].ScheduleColumnGUID), 1, "the queued booking exists once")
 	require.Len(t, st.Appointments, 2)

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"net/url"
 	"strings"
 	"sync"
@@ -31,10 +33,19 @@ type asynqTask struct {
 
 // asynqTasks lists the tasks of queue in state (archived, scheduled, …)
 // through Asynqmon's API (asynqmon v0.7.2 handler.go:
-// GET {root}/api/queues/{qname}/{state}_tasks).
+// GET {root}/api/queues/{qname}/{state}_tasks), with the booking tests'
+// monitoring credentials (bookingEnv; ignored where /monitoring is open).
 func asynqTasks(t *testing.T, p *proc, queue, state string) []asynqTask {
 	t.Helper()
-	status, body := p.Get("/monitoring/api/queues/" + queue + "/" + state + "_tasks?size=100")
+	req, err := http.NewRequest(http.MethodGet, p.Base+"/monitoring/api/queues/"+queue+"/"+state+"_tasks?size=100", nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", e2eMonitorAuth())
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	status, body := resp.StatusCode, string(raw)
 	require.Equal(t, 200, status, body)
 	var out struct {
 		Tasks []asynqTask `json:"tasks"`

@@ -56,6 +56,11 @@ type Op struct {
 	Query     []string
 	Responses []Resp
 	Auth      string
+	// AuthOptional: Auth is optional — the operation answers without it
+	// too, differently (Description says how).
+	AuthOptional bool
+	// Description is the operation's longer text (optional).
+	Description string
 }
 
 // Resp is one answer of an Op: status, description and the JSON body
@@ -228,7 +233,7 @@ func (g *generator) oneOf(vs []any) (*openapi3.SchemaRef, error) {
 
 func (g *generator) operation(op Op) (*openapi3.Operation, error) {
 	o := openapi3.NewOperation()
-	o.Summary, o.Tags = op.Summary, []string{op.Tag}
+	o.Summary, o.Description, o.Tags = op.Summary, op.Description, []string{op.Tag}
 	o.OperationID = operationID(op)
 	for _, name := range fiberParam.FindAllStringSubmatch(op.Path, -1) {
 		o.AddParameter(openapi3.NewPathParameter(name[1]).WithSchema(openapi3.NewStringSchema()))
@@ -258,7 +263,11 @@ func (g *generator) operation(op Op) (*openapi3.Operation, error) {
 		o.AddResponse(r.Status, resp)
 	}
 	if op.Auth != AuthNone {
-		o.Security = openapi3.NewSecurityRequirements().With(openapi3.NewSecurityRequirement().Authenticate(op.Auth))
+		reqs := openapi3.NewSecurityRequirements()
+		if op.AuthOptional {
+			reqs.With(openapi3.NewSecurityRequirement()) // {}: no credentials is an option too
+		}
+		o.Security = reqs.With(openapi3.NewSecurityRequirement().Authenticate(op.Auth))
 	}
 	return o, nil
 }

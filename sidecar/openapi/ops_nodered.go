@@ -9,7 +9,7 @@ import (
 // opsNodeRed are the Node-RED booking family (orchestrator/booking/
 // bookinghttp) under NODERED_BASE_PATH: 200 for every outcome of
 // createAppt, the seed's shapes, never the error envelope (but for the
-// slot endpoints' unreadable bodies and queue-status' bad pages).
+// slot endpoints' unreadable bodies and queue-status' bad pages and keys).
 func opsNodeRed() []Op {
 	const tag = "node-red"
 	patient := []any{contracts.PatientCreatedResponse{}, contracts.PatientQueuedResponse{}, contracts.PatientFailedResponse{}}
@@ -32,10 +32,19 @@ func opsNodeRed() []Op {
 			Request: []any{contracts.GetGroupedApptSlotsRequest{}}, Responses: []Resp{
 				{Status: s200, Desc: "groups, or none with the transfer guidance", Body: []any{contracts.GroupedSlotsResponse{}}},
 				{Status: s400, Desc: "unreadable body", Body: errBody}}},
-		{Method: http.MethodGet, Path: BasePath + "/queue-status", Tag: tag, Summary: "The async booking queue, paginated",
-			Query: []string{"page", "pageSize", "cursor"}, Responses: []Resp{
-				{Status: s200, Desc: "operations; {\"error\"} when the queue cannot be read", Body: []any{contracts.QueueStatusResponse{}}},
-				{Status: s400, Desc: "bad page, pageSize or cursor", Body: errBody},
+		{Method: http.MethodGet, Path: BasePath + "/queue-status", Tag: tag,
+			Summary: "The async booking queue (the monitoring credentials), or the caller's own operations, paginated",
+			Description: "With the monitoring credentials (basic auth, as /monitoring) and no lookup key: every operation, " +
+				"names included (scope \"all\"). Otherwise only the operations the keys name (scope \"lookup\"): " +
+				"operationId (a queued answer's), or the sessionId / uui the call sent with createAppt, createPatient or " +
+				"bookConsultation (either matches) — without the patient's and child's names unless the credentials are " +
+				"sent; the counts cover those operations. Without credentials and keys: no operations. Missing or wrong " +
+				"credentials are never refused (no 401). With MONITORING_AUTH=none or no MONITORING_USER, nobody gets " +
+				"the whole queue (Asynqmon at /monitoring shows it).",
+			Query: []string{"page", "pageSize", "cursor", "operationId", "sessionId", "uui"}, Auth: AuthMonitor, AuthOptional: true,
+			Responses: []Resp{
+				{Status: s200, Desc: "operations in scope; {\"error\"} when the queue cannot be read", Body: []any{contracts.QueueStatusResponse{}}},
+				{Status: s400, Desc: "bad page, pageSize or cursor; a malformed, empty or repeated operationId, sessionId or uui (code invalid, details.field)", Body: errBody},
 				{Status: s503, Desc: "Redis did not answer within the sync budget", Body: errBody}}},
 		{Method: http.MethodPost, Path: BasePath + "/bookConsultation", Tag: tag, Summary: "Parent + children + appointments in one call",
 			Request: []any{contracts.BookConsultationRequest{}}, Responses: []Resp{

@@ -137,8 +137,11 @@ func bookingCases(c *client, patient contracts.PatientCreatedResponse, slots []c
 		{"getApptSlots", bookingSyncBudget, post("getApptSlots", map[string]any{"uui": "drill-call-3", "sessionId": "drill-call-3"}), seedAnswer},
 		{"getGroupedApptSlots", bookingSyncBudget, post("getGroupedApptSlots", map[string]any{"numberOfPatients": 2, "timeWindowMinutes": 40,
 			"uui": "drill-call-4", "sessionId": "drill-call-4"}), seedAnswer},
-		{"queue-status", bookingSyncBudget, func() answer {
-			return c.send("GET", bookingBase+"/queue-status?page=1&pageSize=10", nil, nil, false)
+		{"queue-status", bookingSyncBudget, func() answer { // the whole queue: the monitoring credentials read Redis
+			return c.send("GET", bookingBase+"/queue-status?page=1&pageSize=10", nil, monitorAuth(drillMonitorUser, drillMonitorPass), false)
+		}, seedAnswer},
+		{"queue-status by sessionId", bookingSyncBudget, func() answer {
+			return c.send("GET", bookingBase+"/queue-status?sessionId=drill-call-1", nil, nil, false)
 		}, seedAnswer},
 		{"signed GET /queue/stats", queueRequestTimeout, func() answer { return c.signed("GET", "/queue/stats", nil) }, closed503},
 		{"/readyz", readyzBudget, func() answer { return c.send("GET", "/readyz", nil, nil, false) }, readyz503},

@@ -6,11 +6,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gofiber/fiber/v2"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
 	"github.com/flowgate/flowgate/contracts"
 	"github.com/flowgate/flowgate/orchestrator"
+	"github.com/flowgate/flowgate/orchestrator/booking/bookinghttp"
 	"github.com/flowgate/flowgate/orchestrator/booking/bookingsvc"
 	bt "github.com/flowgate/flowgate/orchestrator/booking/bookingsvc/bookingsvctest"
 	"github.com/flowgate/flowgate/test/redistest"
@@ -18,7 +20,8 @@ import (
 
 // The seed's flow over HTTP with a real Asynq runtime: createPatient, then
 // createAppt rate limited twice → queued; the worker books it; queue-status
-// shows it completed; a batch with one child queued completes too.
+// shows the caller its operation completed (by operationId, sessionId or
+// uui, without names) and the operator the queue with names.
 func TestQueuedBookingOverHTTP(t *testing.T) {
 	t.Parallel()
 	db := redistest.New(t)
@@ -58,14 +61,29 @@ func TestQueuedBookingOverHTTP(t *testing.T) {
 	require.Equal(t, pat.PatientGUID, q.Debug.RequestParams.PatientGUID)
 
 	require.NoError(t, rt.Start())
+	// The caller follows its own operation by operationId: no names, only
+	// that operation.
 	var st contracts.QueueStatusResponse
 	require.Eventually(t, func() bool {
-		r = srv.do(t, http.MethodGet, base+"/queue-status", nil)
+		r = srv.do(t, http.MethodGet, base+"/queue-status?operationId="+q.OperationID, nil)
 		st = contracts.QueueStatusResponse{}
 		return r.status == 200 && json.Unmarshal(r.body, &st) == nil && st.Completed == 1
 	}, 60*time.Second, 20*time.Millisecond, "the queued booking completes")
 	require.Equal(t, q.OperationID, st.Operations[0].ID)
 	bt.Golden(t, "queue_status_completed", r.body)
+	// By its call's sessionId or uui: the same operation; nothing without a key.
+	for _, key := range []string{"sessionId=" + req.SessionID, "uui=" + req.UUI} {
+		r = srv.do(t, http.MethodGet, base+"/queue-status?"+key, nil)
+		require.Equal(t, 200, r.status)
+		bt.Golden(t, "queue_status_completed", r.body)
+	}
+	r = srv.do(t, http.MethodGet, base+"/queue-status", nil)
+	bt.Golden(t, "queue_status_anonymous_empty", r.body)
+	// The operator (the monitoring credentials) sees the queue with names.
+	ops := newServerWith(t, svc, "", bookinghttp.Config{Logger: bt.Discard(), Operator: func(*fiber.Ctx) bool { return true }})
+	r = ops.do(t, http.MethodGet, base+"/queue-status", nil)
+	require.Equal(t, 200, r.status)
+	bt.Golden(t, "queue_status_completed_operator", r.body)
 	require.Len(t, e.Cloud9.Appointments(pat.PatientGUID), 1)
 	require.Len(t, e.Events.All(), 1)
 }

@@ -5,7 +5,8 @@
 //	POST {base}/createAppt            → bookingsvc.Service.CreateAppt (single or children[])
 //	POST {base}/getApptSlots          → bookingsvc.Service.GetApptSlots
 //	POST {base}/getGroupedApptSlots   → bookingsvc.Service.GetGroupedApptSlots
-//	GET  {base}/queue-status          → bookingsvc.Service.QueueStatus (?page, ?pageSize, ?cursor)
+//	GET  {base}/queue-status          → bookingsvc.Service.QueueStatus (?page, ?pageSize, ?cursor,
+//	                                    ?operationId, ?sessionId, ?uui)
 //	POST {base}/bookConsultation      → bookingsvc.Service.BookConsultation (200/202/207/500: consultation.go)
 //
 // Node-RED semantics are kept: createAppt answers 200 for every outcome —
@@ -16,8 +17,12 @@
 // The slot endpoints have no documented error shape for bad input: a body
 // they cannot read is a 400 flowgate error envelope (an empty body means
 // all defaults). queue-status answers {"error": …} with 200 when the queue
-// cannot be read, as the production flow does; a bad page or cursor is a
-// 400 envelope. Bodies above the app's own limit (web.Options.BodyLimit,
+// cannot be read, as the production flow does; a bad page or cursor, or a
+// malformed or empty lookup key, is a 400 envelope (code invalid,
+// details.field). Who sees what of the queue is Config.Operator's call:
+// the whole queue with names for the operator, otherwise only the
+// operations the caller names, without names (contracts.QueueStatusQuery);
+// a request without the operator's credentials is never refused for it. Bodies above the app's own limit (web.Options.BodyLimit,
 // 1 MiB by default) are refused by the server before any route runs, with
 // the 413 envelope; keep MaxBody below it so the booking shapes apply.
 package bookinghttp
@@ -72,6 +77,11 @@ type Config struct {
 	// calls). Default DefaultRequestTimeout.
 	RequestTimeout time.Duration
 	Logger         *slog.Logger
+	// Operator reports whether a request carries the operator's
+	// credentials (the monitoring basic auth): queue-status then shows the
+	// whole queue with names. nil: no request is the operator's. It must
+	// not refuse or answer the request itself.
+	Operator func(c *fiber.Ctx) bool
 }
 
 // DefaultRequestTimeout is Config.RequestTimeout's default: the sync
@@ -211,7 +221,13 @@ type queueError struct {
 	Error string `json:"error"`
 }
 
+// queueKeys are queue-status' lookup parameters.
+var queueKeys = []string{"operationId", "sessionId", "uui"}
+
 func (h *Handlers) queueStatus(c *fiber.Ctx) error {
+	// Every answer is one caller's own view (or the operator's): no shared
+	// cache may keep it.
+	c.Set(fiber.HeaderCacheControl, "no-store")
 	var q contracts.QueueStatusQuery
 	for name, dst := range map[string]*int{"page": &q.Page, "pageSize": &q.PageSize} {
 		s := strings.TrimSpace(c.Query(name))
@@ -224,7 +240,24 @@ func (h *Handlers) queueStatus(c *fiber.Ctx) error {
 		}
 		*dst = n
 	}
-	q.Cursor = strings.TrimSpace(c.Query("cursor"))
+	// Copies: fasthttp reuses the request's memory once the handler
+	// returns, and the queue read may outlive it (bookingsvc's budget).
+	q.Cursor = strings.Clone(strings.TrimSpace(c.Query("cursor")))
+	args := c.Context().QueryArgs()
+	for i, dst := range []*string{&q.OperationID, &q.SessionID, &q.UUI} {
+		name := queueKeys[i]
+		if !args.Has(name) {
+			continue
+		}
+		if len(args.PeekMulti(name)) > 1 {
+			return contracts.FieldErrorf(contracts.CodeInvalid, name, "%s may be given once", name)
+		}
+		*dst = strings.Clone(strings.TrimSpace(c.Query(name)))
+		if *dst == "" { // named but empty: a caller that lost its key, not one that wants nothing
+			return contracts.FieldErrorf(contracts.CodeInvalid, name, "%s must not be empty", name)
+		}
+	}
+	q.Operator = h.cfg.Operator != nil && h.cfg.Operator(c)
 	ctx := c.UserContext()
 	resp, err := h.svc.QueueStatus(ctx, q)
 	if contracts.ErrorCode(err) == contracts.CodeInvalid {

@@ -44,9 +44,15 @@ type server struct {
 
 func newServer(t *testing.T, svc bookinghttp.Service, basePath string) *server {
 	t.Helper()
+	return newServerWith(t, svc, basePath, bookinghttp.Config{Logger: bt.Discard()})
+}
+
+// newServerWith is newServer with cfg.
+func newServerWith(t *testing.T, svc bookinghttp.Service, basePath string, cfg bookinghttp.Config) *server {
+	t.Helper()
 	app, err := web.New(web.Options{Logger: bt.Discard()})
 	require.NoError(t, err)
-	h, err := bookinghttp.New(svc, bookinghttp.Config{Logger: bt.Discard()})
+	h, err := bookinghttp.New(svc, cfg)
 	require.NoError(t, err)
 	require.NoError(t, bookinghttp.Register(app, h, basePath))
 	return &server{app: app}
@@ -94,6 +100,17 @@ func parent() contracts.CreatePatientRequest {
 		UUI: "call-session-123", SessionID: "flowise-session-456"}
 }
 
+// queueWithNames makes the fake queue answer one page of operations with
+// the seed's names (the service must hide them from an anonymous caller).
+func queueWithNames(e *bt.Env) {
+	next, at, lastErr := "2", "2026-01-20T15:35:00.000Z", "Rate limited"
+	e.Queue.StatusResp = contracts.QueueStatusResponse{Total: 3, Pending: 1, Completed: 1, Failed: 1,
+		Operations: []contracts.QueueOperation{{ID: "op-1705764600000-abc123", Status: contracts.OpPending, Attempts: 3,
+			MaxAttempts: 10, CreatedAt: "2026-01-20T15:31:00.000Z", NextRetryAt: &at, LastError: &lastErr,
+			ChildName: "Johnny Smith", StartTime: "01/20/2026 10:00 AM", OperationType: contracts.OpSetAppointment}},
+		Page: 1, PageSize: 2, TotalPages: 2, NextCursor: &next, StorageType: "asynq", Scope: contracts.QueueScopeAll}
+}
+
 func slot(startTime, endTime string) contracts.ApptSlot {
 	return contracts.ApptSlot{StartTime: startTime, EndTime: endTime, ScheduleViewGUID: bt.View, ScheduleViewDescription: "Main",
 		ScheduleColumnGUID: bt.Column, ScheduleColumnDescription: "Chair 3", AppointmentTypeGUID: bt.Type,
@@ -112,6 +129,9 @@ func TestGoldens(t *testing.T) {
 		body   func(e *bt.Env) []byte
 		status int
 		model  string // BOOKING_PATIENT_MODEL; default parent
+		// operator: the request carries the operator's credentials
+		// (Config.Operator says yes).
+		operator bool
 	}
 	post := func(v func(e *bt.Env) any) func(e *bt.Env) []byte {
 		return func(e *bt.Env) []byte { b, _ := json.Marshal(v(e)); return b }
@@ -231,16 +251,17 @@ func TestGoldens(t *testing.T) {
 			return []byte(`{"numberOfPatients":"two"}`)
 		}, status: 400},
 
-		{name: "queue_status", method: http.MethodGet, path: "/queue-status?page=1&pageSize=2", setup: func(e *bt.Env) {
-			next, at, lastErr := "2", "2026-01-20T15:35:00.000Z", "Rate limited"
-			e.Queue.StatusResp = contracts.QueueStatusResponse{Total: 3, Pending: 1, Completed: 1, Failed: 1,
-				Operations: []contracts.QueueOperation{{ID: "op-1705764600000-abc123", Status: contracts.OpPending, Attempts: 3,
-					MaxAttempts: 10, CreatedAt: "2026-01-20T15:31:00.000Z", NextRetryAt: &at, LastError: &lastErr,
-					ChildName: "Johnny Smith", StartTime: "01/20/2026 10:00 AM", OperationType: contracts.OpSetAppointment}},
-				Page: 1, PageSize: 2, TotalPages: 2, NextCursor: &next, StorageType: "asynq"}
+		{name: "queue_status", method: http.MethodGet, path: "/queue-status?page=1&pageSize=2", setup: queueWithNames, operator: true},
+		{name: "queue_status_anonymous", method: http.MethodGet, path: "/queue-status?page=1&pageSize=2", setup: queueWithNames},
+		{name: "queue_status_lookup", method: http.MethodGet, path: "/queue-status?uui=call-session-123", setup: func(e *bt.Env) {
+			queueWithNames(e) // as the worker answers a lookup: the call's one operation
+			r := &e.Queue.StatusResp
+			r.Total, r.Completed, r.Failed, r.TotalPages, r.NextCursor, r.PageSize = 1, 0, 0, 1, nil, 50
 		}},
 		{name: "queue_status_bad_page", method: http.MethodGet, path: "/queue-status?page=zero", status: 400},
-		{name: "queue_status_unavailable", method: http.MethodGet, path: "/queue-status",
+		{name: "queue_status_bad_operation_id", method: http.MethodGet, path: "/queue-status?operationId=op-%2A", status: 400},
+		{name: "queue_status_empty_key", method: http.MethodGet, path: "/queue-status?sessionId=", status: 400},
+		{name: "queue_status_unavailable", method: http.MethodGet, path: "/queue-status", operator: true,
 			setup: func(e *bt.Env) { e.Queue.StatusErr = errors.New("redis down") }},
 	}
 	for _, c := range cases {
@@ -250,7 +271,8 @@ func TestGoldens(t *testing.T) {
 			if c.setup != nil {
 				c.setup(e)
 			}
-			srv := newServer(t, e.Service(t, func(cfg *bookingsvc.Config) { cfg.PatientModel = c.model }), "")
+			srv := newServerWith(t, e.Service(t, func(cfg *bookingsvc.Config) { cfg.PatientModel = c.model }), "",
+				bookinghttp.Config{Logger: bt.Discard(), Operator: func(*fiber.Ctx) bool { return c.operator }})
 			method, status := c.method, c.status
 			if method == "" {
 				method = http.MethodPost
@@ -323,4 +345,89 @@ func TestRoutesAndBasePath(t *testing.T) {
 	require.Contains(t, string(r.body), `"success":true`)
 	require.Equal(t, 404, srv.do(t, http.MethodPost, base+"/createAppt", mustJSON(t, appt(e))).status)
 	require.Equal(t, 405, srv.do(t, http.MethodGet, "/custom/createAppt", nil).status)
+}
+
+// queue-status hands the lookup keys and the operator check to the
+// service, refuses a key given empty or twice (invalid, with the field),
+// and keeps its answers out of shared caches.
+func TestQueueStatusLookupParams(t *testing.T) {
+	t.Parallel()
+	e := bt.NewEnv()
+	queueWithNames(e)
+	var asked []string
+	srv := newServerWith(t, e.Service(t), "", bookinghttp.Config{Logger: bt.Discard(), Operator: func(c *fiber.Ctx) bool {
+		asked = append(asked, c.Get(fiber.HeaderAuthorization))
+		return c.Get(fiber.HeaderAuthorization) == "Basic b3A6cHc="
+	}})
+	get := func(path, auth string) (*http.Response, []byte) {
+		t.Helper()
+		req := httptest.NewRequest(http.MethodGet, base+path, nil)
+		if auth != "" {
+			req.Header.Set(fiber.HeaderAuthorization, auth)
+		}
+		resp, err := srv.app.Test(req, -1)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		return resp, b
+	}
+
+	resp, b := get("/queue-status?operationId=+op-1705764600000-abc123+&sessionId=flowise-1&uui=call-1", "")
+	require.Equal(t, 200, resp.StatusCode, "%s", b)
+	require.Equal(t, "no-store", resp.Header.Get(fiber.HeaderCacheControl))
+	var st contracts.QueueStatusResponse
+	require.NoError(t, json.Unmarshal(b, &st))
+	require.Equal(t, contracts.QueueScopeLookup, st.Scope)
+	require.Empty(t, st.Operations[0].ChildName, "no names without the operator's credentials")
+
+	resp, b = get("/queue-status", "Basic b3A6cHc=")
+	require.Equal(t, 200, resp.StatusCode, "%s", b)
+	st = contracts.QueueStatusResponse{}
+	require.NoError(t, json.Unmarshal(b, &st))
+	require.Equal(t, "Johnny Smith", st.Operations[0].ChildName)
+
+	resp, b = get("/queue-status?uui=call-1", "Basic d3Jvbmc6d3Jvbmc=")
+	require.Equal(t, 200, resp.StatusCode, "wrong credentials are not refused: %s", b)
+	st = contracts.QueueStatusResponse{}
+	require.NoError(t, json.Unmarshal(b, &st))
+	require.Empty(t, st.Operations[0].ChildName, "wrong credentials are the anonymous view")
+
+	require.Equal(t, []contracts.QueueStatusQuery{
+		{OperationID: "op-1705764600000-abc123", SessionID: "flowise-1", UUI: "call-1"},
+		{Operator: true},
+		{UUI: "call-1"},
+	}, e.Queue.Queries())
+	require.Equal(t, []string{"", "Basic b3A6cHc=", "Basic d3Jvbmc6d3Jvbmc="}, asked)
+
+	for path, field := range map[string]string{
+		"/queue-status?sessionId=a&sessionId=b":           "sessionId",
+		"/queue-status?uui=":                              "uui",
+		"/queue-status?operationId=%20":                   "operationId",
+		"/queue-status?operationId=op-1&operationId=op-2": "operationId",
+		"/queue-status?uui=%00":                           "uui",
+		"/queue-status?operationId=%2A":                   "operationId",
+	} {
+		resp, b := get(path, "")
+		require.Equal(t, 400, resp.StatusCode, "%s: %s", path, b)
+		var env struct {
+			Error struct {
+				Code    string         `json:"code"`
+				Details map[string]any `json:"details"`
+			} `json:"error"`
+		}
+		require.NoError(t, json.Unmarshal(b, &env), "%s", b)
+		require.Equal(t, string(contracts.CodeInvalid), env.Error.Code, path)
+		require.Equal(t, field, env.Error.Details["field"], path)
+	}
+	require.Len(t, e.Queue.Queries(), 3, "refused before the queue is read")
+
+	// Without Config.Operator no request is the operator's.
+	e2 := bt.NewEnv()
+	queueWithNames(e2)
+	plain := newServer(t, e2.Service(t), "")
+	r := plain.do(t, http.MethodGet, base+"/queue-status?sessionId=s", nil)
+	require.Equal(t, 200, r.status)
+	require.NotContains(t, string(r.body), "Johnny")
+	require.False(t, e2.Queue.Queries()[0].Operator)
 }

@@ -70,6 +70,7 @@ func (s *Service) CreateAppt(ctx context.Context, req contracts.CreateApptReques
 	b, bad := s.resolve(rctx, patientGUID, slotFields{bookingToken: req.BookingToken, startTime: req.StartTime,
 		view: req.ScheduleViewGUID, column: req.ScheduleColumnGUID, apptType: req.AppointmentTypeGUID,
 		minutes: int(req.Minutes)}, req.ChildName, req.Note, holder(req.SessionID, req.UUI))
+	b.fromCall(req.SessionID, req.UUI)
 	if bad != nil {
 		s.count("createAppt", "validation_error")
 		received := receivedParams(req)
@@ -236,8 +237,8 @@ func (s *Service) addNote(ctx context.Context, pol *syncPolicy, patientGUID, not
 func (s *Service) enqueue(ctx context.Context, b booking, h SlotHold, o outcome, checkFirst bool, errType, reason, lastErr string) outcome {
 	now := s.cfg.Now()
 	t := AppointmentTask{OperationID: NewOperationID("op", now), CreatedAt: now.UTC(), Appointment: b.Appointment,
-		LocationGUID: h.LocationGUID, SessionID: h.SessionID, CheckFirst: checkFirst, SyncAttempts: o.attempts, SyncError: lastErr,
-		PatientName: b.PatientName, PhoneNumber: b.PhoneNumber}
+		LocationGUID: h.LocationGUID, SessionID: h.SessionID, CallSessionID: b.CallSessionID, UUI: b.CallUUI,
+		CheckFirst: checkFirst, SyncAttempts: o.attempts, SyncError: lastErr, PatientName: b.PatientName, PhoneNumber: b.PhoneNumber}
 	if err := s.d.Queue.EnqueueAppointment(ctx, t); err != nil {
 		s.log.Error("booking could not be queued", "err", err, "reason", reason)
 		o.kind, o.errMsg = kindFailed, "could not queue the booking" // the cause stays in the log

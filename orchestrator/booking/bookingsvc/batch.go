@@ -58,6 +58,7 @@ func (s *Service) createBatch(ctx context.Context, req contracts.CreateApptReque
 		b, bad := s.resolve(rctx, guid, slotFields{bookingToken: c.BookingToken, startTime: c.StartTime, view: c.ScheduleViewGUID,
 			column: c.ScheduleColumnGUID, apptType: c.AppointmentTypeGUID, minutes: int(c.Minutes)},
 			c.ChildName, c.Note, holder(req.SessionID, req.UUI))
+		b.fromCall(req.SessionID, req.UUI)
 		res := batchChild(b)
 		switch {
 		case bad != nil:

@@ -169,6 +169,7 @@ func (r *consultRun) validate(ctx context.Context) *contracts.ConsultValidationR
 		b, bad := s.resolve(rctx, placeholderGUID, slotFields{bookingToken: c.BookingToken, startTime: c.StartTime,
 			view: c.ScheduleViewGUID, column: c.ScheduleColumnGUID, apptType: c.AppointmentTypeGUID, minutes: minutes},
 			name, "Child: "+name+" | DOB: "+normDate(c.DOB), r.holder)
+		b.fromCall(r.req.SessionID, r.req.UUI)
 		path := fmt.Sprintf("children[%d].", i)
 		person := strings.ToLower(name) + "|" + normDate(c.DOB)
 		switch dob, _ := contracts.ParseDOB(c.DOB); {

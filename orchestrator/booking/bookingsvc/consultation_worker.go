@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/hibiken/asynq"
@@ -139,6 +140,7 @@ func (w *Worker) consultChild(ctx context.Context, pol *workerPolicy, p Consulta
 	defer cancel()
 	err := w.EnqueueAppointment(bctx, AppointmentTask{OperationID: c.AppointmentOpID, CreatedAt: w.cfg.Now().UTC(),
 		Appointment: ap, LocationGUID: firstNonEmpty(p.LocationGUID, w.cfg.LocationGUID), SessionID: p.SessionID,
+		CallSessionID: strings.TrimSpace(p.Parent.SessionID), UUI: strings.TrimSpace(p.Parent.UUI),
 		PatientName: p.Parent.FirstName + " " + p.Parent.LastName, PhoneNumber: p.Parent.Phone})
 	if err != nil {
 		return r, fmt.Errorf("queueing the appointment of child %d: %w", c.Index+1, err)

@@ -79,6 +79,9 @@ type subject struct {
 	phone       string
 	startTime   string
 	created     time.Time
+	// The call that queued it, as its request named it (queue-status'
+	// lookup by sessionId / uui; empty when not sent).
+	callSessionID, callUUI string
 }
 
 // subjectOf reads the subject of a task; ok is false for tasks that are not
@@ -92,21 +95,23 @@ func subjectOf(typ string, payload []byte) (subject, bool) {
 		}
 		return subject{opID: p.OperationID, opType: contracts.OpSetAppointment, patientGUID: p.PatientGUID,
 			patientName: p.PatientName, childName: p.ChildName, phone: p.PhoneNumber, startTime: p.StartTime,
-			created: p.CreatedAt}, true
+			created: p.CreatedAt, callSessionID: p.CallSessionID, callUUI: p.UUI}, true
 	case TypeSetPatient:
 		var p PatientTask
 		if json.Unmarshal(payload, &p) != nil {
 			return subject{}, false
 		}
 		return subject{opID: p.OperationID, opType: contracts.OpSetPatient,
-			patientName: p.FirstName + " " + p.LastName, phone: p.Phone, created: p.CreatedAt}, true
+			patientName: p.FirstName + " " + p.LastName, phone: p.Phone, created: p.CreatedAt,
+			callSessionID: p.SessionID, callUUI: p.UUI}, true
 	case TypeConsultation: // the family's patients: its appointments are tasks of their own
 		var p ConsultationTask
 		if json.Unmarshal(payload, &p) != nil {
 			return subject{}, false
 		}
 		return subject{opID: p.OperationID, opType: contracts.OpSetPatient, patientGUID: p.ParentGUID,
-			patientName: p.Parent.FirstName + " " + p.Parent.LastName, phone: p.Parent.Phone, created: p.CreatedAt}, true
+			patientName: p.Parent.FirstName + " " + p.Parent.LastName, phone: p.Parent.Phone, created: p.CreatedAt,
+			callSessionID: p.Parent.SessionID, callUUI: p.Parent.UUI}, true
 	}
 	return subject{}, false
 }

@@ -92,7 +92,7 @@ func TestFailedOperationWithoutResult(t *testing.T) {
 	require.NoError(t, a.w.EnqueueAppointment(ctx, bookingsvc.AppointmentTask{OperationID: id, CreatedAt: bt.T0,
 		Appointment: bookingsvc.Appointment{PatientGUID: bt.Patient, StartTime: start, ChildName: "Johnny Smith"}}))
 	require.NoError(t, a.rt.Inspector.ArchiveTask(orchestrator.QueueCritical, id))
-	st, err := a.s.QueueStatus(ctx, contracts.QueueStatusQuery{})
+	st, err := a.s.QueueStatus(ctx, contracts.QueueStatusQuery{Operator: true})
 	require.NoError(t, err)
 	require.Equal(t, 1, st.Failed)
 	op := st.Operations[0]

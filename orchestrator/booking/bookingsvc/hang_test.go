@@ -150,7 +150,7 @@ func TestHungRedisSlotsAndQueueStatus(t *testing.T) {
 	require.False(t, a.Failed)
 
 	var err error
-	took = timed(func() { _, err = s.QueueStatus(ctx, contracts.QueueStatusQuery{}) })
+	took = timed(func() { _, err = s.QueueStatus(ctx, contracts.QueueStatusQuery{Operator: true}) })
 	require.Less(t, took, hangBudget+500*time.Millisecond)
 	require.Equal(t, contracts.CodeUnavailable, contracts.ErrorCode(err))
 }

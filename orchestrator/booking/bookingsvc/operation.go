@@ -27,7 +27,7 @@ func (w *Worker) Operation(ctx context.Context, operationID string) (contracts.Q
 		return contracts.QueueOperation{}, false, &contracts.Error{Code: contracts.CodeUnavailable, Op: "bookingsvc.Operation",
 			Message: "operation status is unavailable", Err: err}
 	}
-	op, ok := operation(ti, stateStatus(ti.State))
+	op, _, ok := operation(ti, stateStatus(ti.State))
 	return op, ok, nil
 }
 

@@ -138,7 +138,21 @@ func (s *Service) MalformedPatient(err error) Answer {
 // sync budget: Asynq's inspector takes no context, so a hung Redis would
 // hold it until the client's read timeouts — past the budget the answer is
 // UNAVAILABLE (503) and the read ends in the background.
+//
+// Bad lookup keys or pages are refused (CodeInvalid) before Redis is read,
+// and an anonymous query that names nothing is answered empty without it.
+// Whatever the Queue answers, a query without q.Operator never gets a
+// name back.
 func (s *Service) QueueStatus(ctx context.Context, q contracts.QueueStatusQuery) (contracts.QueueStatusResponse, error) {
+	q, err := CheckQueueQuery(q)
+	if err != nil {
+		return contracts.QueueStatusResponse{}, err
+	}
+	if !q.Operator && !q.Lookup() {
+		page, size, _ := pageOf(q)
+		return contracts.QueueStatusResponse{Operations: []contracts.QueueOperation{}, Page: page, PageSize: size,
+			TotalPages: 1, StorageType: "asynq", Scope: contracts.QueueScopeLookup}, nil
+	}
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.SyncBudget)
 	defer cancel()
 	type result struct {
@@ -152,6 +166,16 @@ func (s *Service) QueueStatus(ctx context.Context, q contracts.QueueStatusQuery)
 	}()
 	select {
 	case res := <-done:
+		if res.err == nil && !q.Operator { // a copy: the Queue may keep its slice
+			ops := make([]contracts.QueueOperation, len(res.r.Operations))
+			for i, op := range res.r.Operations {
+				ops[i] = op.WithoutNames()
+			}
+			res.r.Operations = ops
+		}
+		if res.err == nil && (q.Lookup() || !q.Operator) {
+			res.r.Scope = contracts.QueueScopeLookup
+		}
 		return res.r, res.err
 	case <-ctx.Done():
 		return contracts.QueueStatusResponse{}, &contracts.Error{Code: contracts.CodeUnavailable, Op: "bookingsvc.QueueStatus",

@@ -84,7 +84,7 @@ func TestCreatePatientQueuedAndFailed(t *testing.T) {
 		e.Cloud9.Script(bookingsvc.ProcSetPatient, bt.RateLimited(), bt.RateLimited(), bt.RateLimited())
 		r := body[contracts.PatientQueuedResponse](t, e.Service(t).CreatePatient(ctx, parent()))
 		require.True(t, r.Queued)
-		require.Regexp(t, `^op-pat-\d{13}-[0-9a-z]{6}$`, r.OperationID)
+		require.Regexp(t, `^op-pat-\d{13}-[0-9a-z]{20}$`, r.OperationID)
 		require.Equal(t, "/chord/ortho-prd/queue-status", r.LLMGuidance.CheckStatusEndpoint)
 		require.False(t, r.LLMGuidance.CanProceedToBooking)
 		require.Len(t, e.Cloud9.Calls(bookingsvc.ProcSetPatient), 3)

@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"errors"
 	"log/slog"
-	"math/big"
 	"regexp"
 	"strconv"
 	"time"
@@ -156,19 +155,31 @@ func (s *Service) count(endpoint, outcome string) {
 // guidRE is a Cloud9 GUID in either case.
 var guidRE = regexp.MustCompile(`^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$`)
 
-// NewOperationID returns prefix-<unix ms>-<6 base36 chars>, the Node-RED
-// operation id format ("op", "op-pat").
+// OperationIDRandom is how many random base-36 characters end an
+// operation id: 20 (≈ 103 bits from crypto/rand). An operation id is the
+// key to its operation (queue-status, checkOperationStatus) for whoever
+// holds it, so it must not be guessable, also by someone who knows when it
+// was made (the millisecond before it is public in practice). The
+// Node-RED original had 6 (≈ 31 bits).
+const OperationIDRandom = 20
+
+// NewOperationID returns prefix-<unix ms>-<OperationIDRandom base36
+// chars>, the Node-RED operation id format ("op", "op-pat") with a longer
+// random part.
 func NewOperationID(prefix string, now time.Time) string {
 	const alphabet = "0123456789abcdefghijklmnopqrstuvwxyz"
-	b := make([]byte, 6)
-	for i := range b {
-		n, err := rand.Int(rand.Reader, big.NewInt(int64(len(alphabet))))
-		if err != nil { // crypto/rand does not fail on supported platforms
-			n = big.NewInt(now.UnixNano() % int64(len(alphabet)))
+	const limit = 256 - 256%len(alphabet) // unbiased: bytes ≥ limit are drawn again
+	out := make([]byte, 0, OperationIDRandom)
+	buf := make([]byte, OperationIDRandom+8)
+	for len(out) < OperationIDRandom {
+		_, _ = rand.Read(buf) // crypto/rand: never fails (it crashes the program instead)
+		for _, c := range buf {
+			if int(c) < limit && len(out) < OperationIDRandom {
+				out = append(out, alphabet[int(c)%len(alphabet)])
+			}
 		}
-		b[i] = alphabet[n.Int64()]
 	}
-	return prefix + "-" + strconv.FormatInt(now.UnixMilli(), 10) + "-" + string(b)
+	return prefix + "-" + strconv.FormatInt(now.UnixMilli(), 10) + "-" + string(out)
 }
 
 // turn waits for the limiter's turn on procedure while the wait ends by

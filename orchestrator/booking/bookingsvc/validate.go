@@ -64,12 +64,21 @@ func (val *validation) check(s any) (missing, invalid []string) {
 type booking struct {
 	Appointment
 
-	SessionID  string `json:"-"` // reservation holder: sessionId ‖ uui
-	AuthMethod string `json:"-"`
+	SessionID string `json:"-"` // reservation holder: sessionId ‖ uui
+	// The call's sessionId and uui as sent (queued with the booking:
+	// queue-status looks the call's operations up by them).
+	CallSessionID string `json:"-"`
+	CallUUI       string `json:"-"`
+	AuthMethod    string `json:"-"`
 	// The caller as the call's session knows them (queued with the
 	// booking, named by booking_failed): see withCaller.
 	PatientName string `json:"-"`
 	PhoneNumber string `json:"-"`
+}
+
+// fromCall records the call's sessionId and uui as its request sent them.
+func (b *booking) fromCall(sessionID, uui string) {
+	b.CallSessionID, b.CallUUI = strings.TrimSpace(sessionID), strings.TrimSpace(uui)
 }
 
 // withCaller names the caller of sess (none without a session).

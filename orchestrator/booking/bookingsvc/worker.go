@@ -32,6 +32,11 @@ type AppointmentTask struct {
 	Appointment
 	LocationGUID string `json:"locationGUID"`
 	SessionID    string `json:"sessionId,omitempty"` // reservation holder
+	// The call's own sessionId and uui as its request sent them (either
+	// may be empty; SessionID above may be made up): queue-status looks
+	// the call's operations up by them.
+	CallSessionID string `json:"callSessionId,omitempty"`
+	UUI           string `json:"uui,omitempty"`
 	// CheckFirst: the sync path's call had an uncertain outcome; the first
 	// attempt asks GetAppointmentListByPatient before sending.
 	CheckFirst   bool   `json:"checkFirst,omitempty"`

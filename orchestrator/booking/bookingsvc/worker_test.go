@@ -69,7 +69,7 @@ func (a *async) waitOp(t *testing.T, id, status string) contracts.QueueOperation
 	t.Helper()
 	deadline := time.Now().Add(90 * time.Second)
 	for {
-		st, err := a.s.QueueStatus(ctx, contracts.QueueStatusQuery{PageSize: contracts.MaxQueuePageSize})
+		st, err := a.s.QueueStatus(ctx, contracts.QueueStatusQuery{PageSize: contracts.MaxQueuePageSize, Operator: true})
 		require.NoError(t, err)
 		for _, op := range st.Operations {
 			if op.ID == id && op.Status == status {
@@ -92,7 +92,7 @@ func TestQueuedBookingCompletes(t *testing.T) {
 	a.e.Cloud9.Script(bookingsvc.ProcSetAppointment, bt.RateLimited(), bt.RateLimited())
 	q := body[contracts.ApptQueuedResponse](t, a.s.CreateAppt(ctx, request(a.e)))
 
-	st, err := a.s.QueueStatus(ctx, contracts.QueueStatusQuery{})
+	st, err := a.s.QueueStatus(ctx, contracts.QueueStatusQuery{Operator: true})
 	require.NoError(t, err)
 	require.Equal(t, 1, st.Pending)
 	require.Equal(t, q.OperationID, st.Operations[0].ID)
@@ -282,14 +282,14 @@ func TestQueueStatusPages(t *testing.T) {
 	// Enqueueing the same operation again is a no-op.
 	require.NoError(t, a.w.EnqueueAppointment(ctx, bookingsvc.AppointmentTask{OperationID: ids[0], Appointment: bookingsvc.Appointment{PatientGUID: bt.Patient}}))
 
-	p1, err := a.s.QueueStatus(ctx, contracts.QueueStatusQuery{PageSize: 2})
+	p1, err := a.s.QueueStatus(ctx, contracts.QueueStatusQuery{PageSize: 2, Operator: true})
 	require.NoError(t, err)
 	require.Equal(t, 5, p1.Total)
 	require.Equal(t, 5, p1.Pending)
 	require.Equal(t, 3, p1.TotalPages)
 	require.Equal(t, []string{ids[4], ids[3]}, []string{p1.Operations[0].ID, p1.Operations[1].ID}, "newest first")
 	require.NotNil(t, p1.NextCursor)
-	p3, err := a.s.QueueStatus(ctx, contracts.QueueStatusQuery{PageSize: 2, Cursor: "3"})
+	p3, err := a.s.QueueStatus(ctx, contracts.QueueStatusQuery{PageSize: 2, Cursor: "3", Operator: true})
 	require.NoError(t, err)
 	require.Len(t, p3.Operations, 1)
 	require.Equal(t, ids[0], p3.Operations[0].ID)

@@ -88,7 +88,9 @@ func (e *Env) Token(patient string) string {
 // Discard is a logger that writes nowhere.
 func Discard() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
-var opRE = regexp.MustCompile(`\bop(-pat|-note)?-\d{10,}-[0-9a-z]{6}\b`)
+// opRE is an operation id: 20 random characters (bookingsvc.NewOperationID),
+// or the original's 6 (fixed ids of the goldens).
+var opRE = regexp.MustCompile(`\bop(-pat|-note)?-\d{10,}-(?:[0-9a-z]{20}|[0-9a-z]{6})\b`)
 
 // normalizer: operation ids → {op-N}, UUIDs → {uuid-N} (numbered by first
 // appearance, keys sorted), RFC 3339 times → {time}, bookingAuthTokens

@@ -356,6 +356,8 @@ type Queue struct {
 	Err          error
 	StatusResp   contracts.QueueStatusResponse
 	StatusErr    error
+	// StatusQueries are the queries Status was asked, in order.
+	StatusQueries []contracts.QueueStatusQuery
 }
 
 // EnqueueAppointment implements bookingsvc.Queue.
@@ -397,11 +399,20 @@ func (q *Queue) EnqueueNote(ctx context.Context, t bookingsvc.NoteTask) error {
 	return nil
 }
 
-// Status implements bookingsvc.Queue.
-func (q *Queue) Status(context.Context, contracts.QueueStatusQuery) (contracts.QueueStatusResponse, error) {
+// Status implements bookingsvc.Queue: StatusResp as it is (whatever the
+// query; the service must hide what the caller may not see), or StatusErr.
+func (q *Queue) Status(_ context.Context, query contracts.QueueStatusQuery) (contracts.QueueStatusResponse, error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	q.StatusQueries = append(q.StatusQueries, query)
 	return q.StatusResp, q.StatusErr
+}
+
+// Queries returns the queries Status was asked so far.
+func (q *Queue) Queries() []contracts.QueueStatusQuery {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return append([]contracts.QueueStatusQuery(nil), q.StatusQueries...)
 }
 
 // Events records published events.
