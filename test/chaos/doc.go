@@ -4,7 +4,9 @@
 // claim/ACK/FAIL traffic, flowgate SIGKILLed under load, the booking
 // endpoints with Redis paused, every queue API route's budget with Redis
 // paused (signature check included), a bad-input sweep over every registered
-// route, and a slowloris set beside a normal client. Each drill is bounded
+// route, a slowloris set beside a normal client, and the operation
+// endpoints' key routes attacked on every key family of flowgate's with the
+// REDIS_SHARDS marker deleted underneath (security_ops_drill_test.go). Each drill is bounded
 // in time and count and logs what it injected and what it counted.
 //
 // The drills carry the build tag chaos, so the default `go test ./...`
