@@ -15,6 +15,7 @@ const (
 	CodeInvalid          Code = "invalid"            // 400: malformed or invalid input
 	CodeUnauthorized     Code = "unauthorized"       // 401: missing, forged, expired or replayed credentials
 	CodeForbidden        Code = "forbidden"          // 403: authenticated but not allowed (read-only UI)
+	CodeProtectedKey     Code = "protected_key"      // 403: an ops key operation on flowgate's own state (orchestrator/keyspace)
 	CodeNotFound         Code = "not_found"          // 404: no such resource or route
 	CodeMethodNotAllowed Code = "method_not_allowed" // 405
 	CodeTimeout          Code = "timeout"            // 408: the request was not received within the read timeout
@@ -35,7 +36,7 @@ func (c Code) HTTPStatus() int {
 		return http.StatusBadRequest
 	case CodeUnauthorized:
 		return http.StatusUnauthorized
-	case CodeForbidden:
+	case CodeForbidden, CodeProtectedKey:
 		return http.StatusForbidden
 	case CodeNotFound:
 		return http.StatusNotFound

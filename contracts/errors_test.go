@@ -42,6 +42,9 @@ func TestCodeStatusRoundTrip(t *testing.T) {
 	if contracts.CodePatientRequired.HTTPStatus() != http.StatusUnprocessableEntity {
 		t.Error("PATIENT_REQUIRED must be 422")
 	}
+	if contracts.CodeProtectedKey.HTTPStatus() != http.StatusForbidden {
+		t.Error("protected_key must be 403")
+	}
 }
 
 func TestErrorWrapsCause(t *testing.T) {

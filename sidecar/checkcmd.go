@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/flowgate/flowgate/orchestrator/cloud9"
+	"github.com/flowgate/flowgate/orchestrator/keyspace"
 	"github.com/flowgate/flowgate/orchestrator/tasks"
 )
 
@@ -142,46 +143,38 @@ func checkFunctions(ctx context.Context, rdb redis.UniversalClient, add func(nam
 }
 
 // checkPrefixes reports, for each OPS_KEY_PREFIXES entry, how many keys
-// the ops write endpoints may touch, and fails a prefix that would open
-// Asynq's own keys (the durable queues) to them.
+// the ops write endpoints may touch — flowgate's own state under it is
+// refused whatever the prefix (orchestrator/keyspace) — and fails a prefix
+// that would open Asynq's own keys (the durable queues).
 func checkPrefixes(ctx context.Context, rdb redis.UniversalClient, prefixes []string, add func(name, status, format string, args ...any)) {
+	const limit = 10000
 	for _, p := range prefixes {
 		if strings.HasPrefix("asynq:", p) || strings.HasPrefix(p, "asynq:") {
-			add("ops prefix "+p, checkFail, "opens Asynq's queues to redisSet/redisDelete; use a narrower prefix")
+			add("ops prefix "+p, checkFail, "opens Asynq's queues to redisSet/redisDelete (refused all the same: protected_key); use a narrower prefix")
 			continue
 		}
-		n, capped, err := countKeys(ctx, rdb, p+"*", 10000)
-		switch {
-		case err != nil:
-			add("ops prefix "+p, checkWarn, "SCAN failed: %v", err)
-		case capped:
-			add("ops prefix "+p, checkOK, "more than %d keys writable through /ops", n)
-		default:
-			add("ops prefix "+p, checkOK, "%d keys writable through /ops", n)
-		}
-	}
-}
-
-func countKeys(ctx context.Context, rdb redis.UniversalClient, match string, limit int) (int, bool, error) {
-	n := 0
-	count := func(ctx context.Context, c *redis.Client) error {
-		it := c.Scan(ctx, 0, match, 1000).Iterator()
-		for it.Next(ctx) {
-			if n++; n >= limit {
-				return nil
+		var seen, writable, deletable int
+		err := scanKeys(ctx, rdb, p+"*", func(key string) bool {
+			seen++
+			switch f := keyspace.Classify(key); {
+			case f.Writable():
+				writable++
+			case f.Deletable():
+				deletable++
 			}
+			return seen < limit
+		})
+		of := fmt.Sprintf("%d keys", seen)
+		if seen >= limit {
+			of = fmt.Sprintf("the first %d keys", seen)
 		}
-		return it.Err()
+		if err != nil {
+			add("ops prefix "+p, checkWarn, "SCAN failed: %v", err)
+			continue
+		}
+		add("ops prefix "+p, checkOK, "of %s, %d writable and %d more deletable (caches) through /ops; the rest is flowgate's state, refused",
+			of, writable, deletable)
 	}
-	var err error
-	if cc, ok := rdb.(*redis.ClusterClient); ok {
-		err = cc.ForEachMaster(ctx, count)
-	} else if c, ok := rdb.(*redis.Client); ok {
-		err = count(ctx, c)
-	} else {
-		return 0, false, fmt.Errorf("unsupported client %T", rdb)
-	}
-	return n, n >= limit, err
 }
 
 func checkCloud9(ctx context.Context, cfg Config, add func(name, status, format string, args ...any)) {

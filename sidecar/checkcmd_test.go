@@ -89,6 +89,18 @@ func TestCheckNamesStaleFunctionLibraries(t *testing.T) {
 		row(t, out, "redis functions"))
 }
 
+// check counts, under each ops prefix, the keys redisSet may write and
+// the caches redisDelete may clear; flowgate's state is neither.
+func TestCheckCountsWhatOpsMayTouch(t *testing.T) {
+	env := checkEnv(t)
+	rdb := redisClientFor(t, env["REDIS_URL"])
+	for _, k := range []string{"flowgate:ops:note", "flowgate:{slots}:t:LOC:1", "flowgate:{tasks}:seq", "flowgate:redis-shards"} {
+		require.NoError(t, rdb.Set(context.Background(), k, "1", 0).Err())
+	}
+	_, out, _ := check(t, env)
+	require.Regexp(t, `OK\s+of \d+ keys, 1 writable and 1 more deletable \(caches\) through /ops`, row(t, out, "ops prefix flowgate:"))
+}
+
 // check reports a REDIS_SHARDS the data in Redis was not written with,
 // and records nothing.
 func TestCheckFailsAnotherShardCount(t *testing.T) {

@@ -46,7 +46,7 @@ var slotCacheSettings = []setting{
 		return err
 	}},
 	{name: "SLOT_CACHE_HEALTH_FAILURES", def: itoa(slotcache.DefaultHealthFailures), help: "consecutive refresh failures of a tier that make cache-health unhealthy (503)", apply: integer(func(c *Config) *int { return &c.SlotCache.HealthFailures }, 1, 1000)},
-	{name: "OPS_KEY_PREFIXES", def: strings.Join(ops.DefaultPrefixes, ","), help: "comma-separated key prefixes redisGet / redisSet / redisDelete may touch", apply: prefixes(func(c *Config) *[]string { return &c.SlotCache.OpsKeyPrefixes })},
+	{name: "OPS_KEY_PREFIXES", def: strings.Join(ops.DefaultPrefixes, ","), help: "comma-separated key prefixes redisGet / redisSet / redisDelete may touch; flowgate's own state, its caches' contents and its secrets stay refused whatever they open (docs/keyspace.md)", apply: prefixes(func(c *Config) *[]string { return &c.SlotCache.OpsKeyPrefixes })},
 	{name: "OPS_READ_KEY_PREFIXES", def: strings.Join(ops.DefaultReadPrefixes, ","), help: "comma-separated further key prefixes redisGet alone may read (the booking flow's own SlotReservation:* keys by default); set to - for none", apply: prefixes(func(c *Config) *[]string { return &c.SlotCache.OpsReadPrefixes })},
 }
 

@@ -1,13 +1,19 @@
 package test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"net/http"
 	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
+	"github.com/flowgate/flowgate/contracts"
 	"github.com/flowgate/flowgate/test/flowgatetest"
 	"github.com/flowgate/flowgate/test/rediscluster"
 	"github.com/flowgate/flowgate/test/redistest"
@@ -202,4 +208,67 @@ func TestBinaryRefusesAnotherShardCount(t *testing.T) {
 	if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(string(out), "REDIS_SHARDS=1") {
 		t.Fatalf("REDIS_SHARDS=6 on one shard's data: %v\n%s", err, out)
 	}
+}
+
+// Issue 34: redisDelete of the REDIS_SHARDS marker was the way to start
+// over six shards' data with one shard, hiding it. The ops routes refuse
+// it (403 protected_key); the marker lost all the same (deleted by hand),
+// a start with another count exits 2 naming the data's count, and one
+// with that count starts and records it again.
+func TestBinaryMarkerDeletionAttack(t *testing.T) {
+	db := redistest.New(t)
+	env := withSecrets(map[string]string{"REDIS_URL": db.URL(), "REDIS_SHARDS": "6",
+		"MONITORING_USER": "ops", "MONITORING_PASSWORD": "ops-password-0123456789"})
+	p := startFlowgate(t, env)
+	items := make([]contracts.CreateTaskRequest, 24)
+	for i := range items {
+		items[i] = contracts.CreateTaskRequest{QueueID: fmt.Sprintf("3a7c0000-0000-4000-8000-%012d", i), EncounterID: fmt.Sprintf("enc-%d", i)}
+	}
+	body, err := json.Marshal(contracts.BatchCreateRequest{Tasks: items})
+	require.NoError(t, err)
+	r, err := newAPI(t, p, newSigner()).roundTrip(http.MethodPost, "/queue", body)
+	require.NoError(t, err)
+	require.Contains(t, []int{http.StatusOK, http.StatusCreated}, r.Status, "%s", r.Body)
+
+	for _, c := range []struct{ method, path, body string }{
+		{http.MethodPost, "/redisDelete", `{"key":"flowgate:redis-shards"}`},
+		{http.MethodDelete, "/redisDelete?key=flowgate%3Aredis-shards", ""},
+		{http.MethodPost, "/redisSet", `{"key":"flowgate:redis-shards","value":1}`},
+	} {
+		req, err := http.NewRequest(c.method, p.Base+"/chord/ortho-prd"+c.path, strings.NewReader(c.body))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/json")
+		req.SetBasicAuth("ops", "ops-password-0123456789")
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		var e errorEnvelope
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&e))
+		_ = resp.Body.Close()
+		require.Equal(t, http.StatusForbidden, resp.StatusCode, "%s %s", req.Method, req.URL)
+		require.Equal(t, contracts.CodeProtectedKey, e.Error.Code)
+	}
+	ctx := context.Background()
+	require.Equal(t, "6", db.Client.Get(ctx, "flowgate:redis-shards").Val())
+
+	require.NoError(t, db.Client.Del(ctx, "flowgate:redis-shards").Err(), "lost by hand")
+	if code, _ := p.Stop(); code != 0 {
+		t.Fatalf("stop exited %d", code)
+	}
+	cmd := exec.Command(flowgateBinary(t))
+	cmd.Env = flowgatetest.Env()
+	for k, v := range env {
+		if k != "REDIS_SHARDS" {
+			cmd.Env = append(cmd.Env, k+"="+v)
+		}
+	}
+	cmd.Env = append(cmd.Env, "REDIS_SHARDS=1", "FLOWGATE_ADDR="+flowgatetest.FreeAddr(t))
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(string(out), "flowgate:redis-shards is missing") ||
+		!strings.Contains(string(out), "REDIS_SHARDS=6 (flowgate:{tasks:") {
+		t.Fatalf("REDIS_SHARDS=1 over six shards' data without the marker: %v\n%s", err, out)
+	}
+	require.Zero(t, db.Client.Exists(ctx, "flowgate:redis-shards").Val(), "a refused start records nothing")
+	startFlowgate(t, env)
+	require.Equal(t, "6", db.Client.Get(ctx, "flowgate:redis-shards").Val(), "recorded again")
 }

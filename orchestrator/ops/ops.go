@@ -42,7 +42,9 @@ type Config struct {
 	// Auth guards every route (the monitoring credentials).
 	Auth fiber.Handler
 	// Prefixes are the key prefixes redisGet / redisSet / redisDelete may
-	// touch (default DefaultPrefixes).
+	// touch (default DefaultPrefixes). They never open flowgate's own
+	// keys beyond what orchestrator/keyspace allows (the guard runs
+	// first).
 	Prefixes []string
 	// ReadPrefixes are further prefixes redisGet alone may read (default
 	// DefaultReadPrefixes): the seed's own keys an operator inspects
@@ -65,7 +67,9 @@ type Config struct {
 // DefaultRequestTimeout is Config.RequestTimeout's default.
 const DefaultRequestTimeout = 2 * time.Second
 
-// DefaultPrefixes: flowgate's own keys.
+// DefaultPrefixes: flowgate's prefix. Of its keys, redisSet may write the
+// operators' own flowgate:ops:… and redisDelete may also clear the caches
+// (orchestrator/keyspace).
 var DefaultPrefixes = []string{"flowgate:"}
 
 // DefaultReadPrefixes: the keys the booking flow's debugging guide reads

@@ -13,25 +13,31 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/flowgate/flowgate/contracts"
+	"github.com/flowgate/flowgate/orchestrator/keyspace"
 )
 
 // maxKeyLen bounds a key (bytes).
 const maxKeyLen = 512
 
-// checkKey refuses a missing key, one that is too long or not UTF-8, and
-// one outside the owned prefixes (403 forbidden: flowgate does not hand
-// out other programs' keys); a read may also reach the read-only prefixes.
-func (h *Handlers) checkKey(key string, read bool) error {
+// checkKey refuses a missing key, one that is too long or not UTF-8, a key
+// of flowgate's own that op may not touch (403 protected_key, whatever
+// the prefixes: see guard), and one outside the owned prefixes (403
+// forbidden: flowgate does not hand out other programs' keys); a read may
+// also reach the read-only prefixes.
+func (h *Handlers) checkKey(op, key string) error {
 	switch {
 	case strings.TrimSpace(key) == "":
 		return contracts.Errorf(contracts.CodeInvalid, "key is required")
 	case len(key) > maxKeyLen || !utf8.ValidString(key):
 		return contracts.Errorf(contracts.CodeInvalid, "key must be UTF-8 of at most %d bytes", maxKeyLen)
 	}
+	if err := h.guard(op, key); err != nil {
+		return err
+	}
 	if h.owned(key) {
 		return nil
 	}
-	if read {
+	if op == opGet {
 		for _, p := range h.cfg.ReadPrefixes {
 			if strings.HasPrefix(key, p) {
 				return nil
@@ -41,6 +47,44 @@ func (h *Handlers) checkKey(key string, read bool) error {
 			strings.Join(append(slices.Clone(h.cfg.Prefixes), h.cfg.ReadPrefixes...), ", "))
 	}
 	return contracts.Errorf(contracts.CodeForbidden, "key is outside the prefixes flowgate owns (%s)", strings.Join(h.cfg.Prefixes, ", "))
+}
+
+// The operations, as guard names them.
+const (
+	opGet    = "redisGet"
+	opSet    = "redisSet"
+	opDelete = "redisDelete"
+)
+
+// guard refuses (403 protected_key, details family and class) what op may
+// not do to key's family (orchestrator/keyspace): write any key of
+// flowgate's but the operators' own (flowgate:ops:…), delete its state
+// (the shard marker, the task ledger, the buffer, holds, locks, sessions,
+// replay and idempotency guards, Asynq's queues, the availability
+// schedule: every key whose loss changes behaviour; its caches may go),
+// read the families whose values carry credentials or personal data. The
+// prefixes never open them: the guard runs first. A refusal is logged
+// with the family, never the key (it may carry a phone number).
+func (h *Handlers) guard(op, key string) error {
+	f := keyspace.Classify(key)
+	var allowed bool
+	var why string
+	switch op {
+	case opGet:
+		allowed, why = f.Readable(), "it holds credentials or personal data"
+	case opSet:
+		allowed, why = f.Writable(), "flowgate writes its own keys only itself"
+	default:
+		allowed, why = f.Deletable(), "losing it changes how flowgate behaves"
+	}
+	if allowed {
+		return nil
+	}
+	h.cfg.Logger.Warn("ops: refused a key of flowgate's own", "op", op, "family", f.Name, "class", f.Class.String())
+	e := contracts.Errorf(contracts.CodeProtectedKey, "key belongs to flowgate's %s (%s of %s): %s refuses it, %s",
+		f.Name, f.Class, f.Owner, op, why)
+	e.Details = map[string]any{"field": "key", "family": f.Name, "class": f.Class.String()}
+	return e
 }
 
 func unavailable(op string, err error) error {
@@ -61,12 +105,15 @@ func (h *Handlers) owned(key string) bool {
 // that is not JSON as a JSON string, null when the key does not exist.
 func (h *Handlers) redisGet(c *fiber.Ctx) error {
 	key := c.Query("key")
-	if err := h.checkKey(key, true); err != nil {
+	if err := h.checkKey(opGet, key); err != nil {
 		return err
 	}
 	ctx := c.UserContext()
 	if h.cfg.ReadKey != nil && !h.owned(key) {
 		key = h.cfg.ReadKey(key)
+		if err := h.guard(opGet, key); err != nil { // where the engine keeps it: the same family, checked again
+			return err
+		}
 	}
 	v, err := h.cfg.Redis.Get(ctx, key).Bytes()
 	switch {
@@ -92,7 +139,7 @@ func (h *Handlers) redisSet(c *fiber.Ctx) error {
 	if err := contracts.DecodeJSON(c.Body(), &req); err != nil {
 		return err
 	}
-	if err := h.checkKey(req.Key, false); err != nil {
+	if err := h.checkKey(opSet, req.Key); err != nil {
 		return err
 	}
 	if v := strings.TrimSpace(string(req.Value)); v == "" || v == "null" {
@@ -132,7 +179,7 @@ func (h *Handlers) redisDelete(c *fiber.Ctx) error {
 		}
 		key = req.Key
 	}
-	if err := h.checkKey(key, false); err != nil {
+	if err := h.checkKey(opDelete, key); err != nil {
 		return err
 	}
 	ctx := c.UserContext()

@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"strconv"
+	"strings"
 	"sync/atomic"
 )
 
@@ -58,16 +59,48 @@ func New(name string, n int) (Set, error) {
 		return s, nil
 	}
 	for i := range n {
-		lo, hi := i*Slots/n, (i+1)*Slots/n
-		for salt := 0; ; salt++ {
-			inner := name + ":" + strconv.Itoa(i) + "." + strconv.Itoa(salt)
-			if slot := int(crc16(inner)) % Slots; slot >= lo && slot < hi {
-				s.tags[i] = "{" + inner + "}"
-				break
-			}
-		}
+		s.tags[i] = tagOf(name, i, n)
 	}
 	return s, nil
+}
+
+// tagOf is shard i's tag of n > 1: the smallest salt whose tag's slot is
+// in the i-th of n equal ranges.
+func tagOf(name string, i, n int) string {
+	lo, hi := i*Slots/n, (i+1)*Slots/n
+	for salt := 0; ; salt++ {
+		inner := name + ":" + strconv.Itoa(i) + "." + strconv.Itoa(salt)
+		if slot := int(crc16(inner)) % Slots; slot >= lo && slot < hi {
+			return "{" + inner + "}"
+		}
+	}
+}
+
+// Counts are the shard counts n (1..MaxShards, ascending) whose tags of
+// subsystem name include tag — which REDIS_SHARDS a key carrying it can
+// have been written with (a tag of one count may be another's too). None
+// for a tag flowgate never makes.
+func Counts(name, tag string) []int {
+	if tag == "{"+name+"}" {
+		return []int{1}
+	}
+	rest, ok := strings.CutPrefix(tag, "{"+name+":")
+	if !ok || !strings.HasSuffix(rest, "}") {
+		return nil
+	}
+	is, _, ok := strings.Cut(strings.TrimSuffix(rest, "}"), ".")
+	i, err := strconv.Atoi(is)
+	if !ok || err != nil || i < 0 || i >= MaxShards {
+		return nil
+	}
+	slot := int(crc16(tag[1:len(tag)-1])) % Slots
+	var out []int
+	for n := max(i+1, 2); n <= MaxShards; n++ {
+		if lo, hi := i*Slots/n, (i+1)*Slots/n; slot >= lo && slot < hi && tagOf(name, i, n) == tag {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // Must is New for names and counts already validated (tests, constants).

@@ -16,6 +16,40 @@ func TestOneShardIsTodaysTag(t *testing.T) {
 	}
 }
 
+// Counts names every count whose tags include a tag, and only those.
+func TestCounts(t *testing.T) {
+	sets := map[int]shard.Set{}
+	set := func(n int) shard.Set {
+		if _, ok := sets[n]; !ok {
+			sets[n] = shard.Must("tasks", n)
+		}
+		return sets[n]
+	}
+	for _, n := range []int{2, 3, 6, 16, 64} {
+		for i, tag := range set(n).Tags() {
+			counts := shard.Counts("tasks", tag)
+			found := false
+			for _, c := range counts {
+				found = found || c == n
+				if c <= i || set(c).Tag(i) != tag {
+					t.Fatalf("Counts(%s) names %d, whose tag %d is another", tag, c, i)
+				}
+			}
+			if !found {
+				t.Fatalf("Counts(%s) = %v lacks %d", tag, counts, n)
+			}
+		}
+	}
+	if c := shard.Counts("holds", "{holds}"); fmt.Sprint(c) != "[1]" {
+		t.Fatalf("one shard's tag: %v", c)
+	}
+	for _, bad := range []string{"{tasks:0.99999}", "{tasks:x}", "{holds:1.2}", "tasks", "{tasks:1}"} {
+		if c := shard.Counts("tasks", bad); len(c) != 0 {
+			t.Fatalf("Counts(%q) = %v, want none", bad, c)
+		}
+	}
+}
+
 func TestTagsCoverEqualSlotRanges(t *testing.T) {
 	for _, n := range []int{2, 3, 6, 16, shard.MaxShards} {
 		s := shard.Must("holds", n)

@@ -315,6 +315,7 @@ const (
 	s207 = http.StatusMultiStatus
 	s400 = http.StatusBadRequest
 	s401 = http.StatusUnauthorized
+	s403 = http.StatusForbidden
 	s404 = http.StatusNotFound
 	s409 = http.StatusConflict
 	s422 = http.StatusUnprocessableEntity

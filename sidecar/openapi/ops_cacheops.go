@@ -11,11 +11,18 @@ import (
 // and the original's test routes as aliases at their own paths.
 func opsCacheOps() []Op {
 	const tag = "operations"
-	errs := []Resp{{Status: s400, Desc: "bad input, or a key outside flowgate's prefixes", Body: errBody},
+	errs := []Resp{{Status: s400, Desc: "bad input", Body: errBody},
 		{Status: s401, Desc: "no monitoring credentials", Body: errBody}, {Status: s503, Desc: "Redis unavailable", Body: errBody}}
+	keyErrs := append([]Resp{{Status: s403, Desc: "a key outside OPS_KEY_PREFIXES (forbidden), or of flowgate's own state, " +
+		"a cache to write or a secret family to read (protected_key, docs/keyspace.md)", Body: errBody}}, errs...)
 	op := func(method, path, summary string, req []any, query []string, ok Resp) Op {
 		return Op{Method: method, Path: path, Tag: tag, Summary: summary, Auth: AuthMonitor, Request: req, Query: query,
 			Responses: append([]Resp{ok}, errs...)}
+	}
+	keyOp := func(method, path, summary string, req []any, query []string, ok Resp) Op {
+		o := op(method, path, summary, req, query, ok)
+		o.Responses = append([]Resp{ok}, keyErrs...)
+		return o
 	}
 	obj := []any{map[string]any{}}
 	setReq, delReq := []any{contracts.RedisSetRequest{}}, []any{contracts.RedisDeleteRequest{}}
@@ -23,13 +30,13 @@ func opsCacheOps() []Op {
 	clear := Resp{Status: s200, Desc: "cleared", Body: []any{contracts.CacheClearResponse{}}}
 	status := Resp{Status: s200, Desc: "cache entries", Body: []any{contracts.CacheStatusResponse{}}}
 	return []Op{
-		op(http.MethodGet, BasePath+"/redisGet", "A flowgate key's JSON value (null when absent)", nil, []string{"key"},
+		keyOp(http.MethodGet, BasePath+"/redisGet", "A key's JSON value (null when absent; not a secret family's)", nil, []string{"key"},
 			Resp{Status: s200, Desc: "the stored JSON", Body: obj}),
-		op(http.MethodPost, BasePath+"/redisSet", "Set a flowgate key (ttl honoured)", setReq, nil,
+		keyOp(http.MethodPost, BasePath+"/redisSet", "Set a key, never one of flowgate's own (ttl honoured)", setReq, nil,
 			Resp{Status: s200, Desc: "set", Body: []any{contracts.RedisSetResponse{}}}),
-		op(http.MethodPost, BasePath+"/redisDelete", "Delete a flowgate key", delReq, []string{"key"},
+		keyOp(http.MethodPost, BasePath+"/redisDelete", "Delete a key, never flowgate's state", delReq, []string{"key"},
 			Resp{Status: s200, Desc: "deleted", Body: []any{contracts.RedisDeleteResponse{}}}),
-		op(http.MethodDelete, BasePath+"/redisDelete", "Delete a flowgate key", delReq, []string{"key"},
+		keyOp(http.MethodDelete, BasePath+"/redisDelete", "Delete a key, never flowgate's state", delReq, []string{"key"},
 			Resp{Status: s200, Desc: "deleted", Body: []any{contracts.RedisDeleteResponse{}}}),
 		{Method: http.MethodGet, Path: BasePath + "/cache-health", Tag: tag, Summary: "The slot cache tiers' health", Auth: AuthMonitor,
 			Responses: []Resp{{Status: s200, Desc: "healthy or degraded", Body: []any{contracts.CacheHealth{}}},

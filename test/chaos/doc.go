@@ -5,9 +5,11 @@
 // endpoints with Redis paused, every queue API route's budget with Redis
 // paused (signature check included), a bad-input sweep over every registered
 // route, a slowloris set beside a normal client, starts on a real Redis
-// without a Cloud9 choice (refused, exit 2), and an anonymous client trying
-// every way to read other calls' queued bookings from queue-status. Each
-// drill is bounded
+// without a Cloud9 choice (refused, exit 2), an anonymous client trying
+// every way to read other calls' queued bookings from queue-status, and the
+// operation endpoints' key routes attacked on every key family of
+// flowgate's with the REDIS_SHARDS marker deleted underneath
+// (security_ops_drill_test.go). Each drill is bounded
 // in time and count and logs what it injected and what it counted.
 //
 // The drills carry the build tag chaos, so the default `go test ./...`
