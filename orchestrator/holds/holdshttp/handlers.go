@@ -284,6 +284,11 @@ type ReleaseResponse struct {
 }
 
 func (h *Handlers) release(c *fiber.Ctx) error {
+	if c.Params("holdId") == "stream" {
+		// DELETE /v1/holds/stream is the stream's cancel (holdstream),
+		// whichever of the two was mounted first; no hold id is "stream".
+		return c.Next()
+	}
 	req := holdRef{HoldID: c.Params("holdId"), ClientID: c.Query("clientId")}
 	web.SetLogPath(c, "/v1/holds/"+holds.Ref(req.HoldID)) // the hold id is a secret: logged as its ref
 	if err := checkRef(req); err != nil {
