@@ -311,41 +311,41 @@ type Result struct {
 	Unexpected []string
 }
 
-// Replay sends every target: PATCH /v1/holds, DELETE /v1/holds/{v},
-// POST /v1/appointment-types/{t}/book, DELETE /v1/holds/stream and POST
-// /v1/holds (on held slots) with every (value, clientId), DELETE
-// /v1/appointments/{v} with every value. An answer that says it acted is
-// accepted: 200 heartbeat, released:true, 201/202 booking or hold, 200
-// cancel. DELETE /v1/holds/stream answers 204 whatever it did: the
-// caller checks the victims' streams (Effects). conc requests at a time.
-func (k *Kit) Replay(t Targets, conc int) Result {
-	type job struct {
-		route, method, path string
-		body                any
-		accepted            func(Answer) bool
-	}
-	// refusals are each route's answers that refuse (or, for a release,
-	// find nothing to release); anything else is unexpected.
-	refusals := map[string][]int{
-		"PATCH /v1/holds":                      {200, 400, 404},
-		"DELETE /v1/holds/{holdId}":            {200, 400, 404, 409},
-		"POST /v1/appointment-types/{id}/book": {201, 202, 400, 404, 409, 422},
-		"DELETE /v1/holds/stream":              {204, 400},
-		"DELETE /v1/appointments/{id}":         {200, 400, 404},
-		"POST /v1/holds (held slot)":           {201, 400, 404, 409, 429},
-	}
+// job is one replayed request and what would make it accepted.
+type job struct {
+	route, method, path string
+	body                any
+	accepted            func(Answer) bool
+}
+
+// refusals are each route's answers that refuse (or, for a release, find
+// nothing to release) — and its acceptances; anything else is unexpected.
+var refusals = map[string][]int{
+	"PATCH /v1/holds":                      {200, 400, 404},
+	"DELETE /v1/holds/{holdId}":            {200, 400, 404, 409},
+	"POST /v1/appointment-types/{id}/book": {201, 202, 400, 404, 409, 422},
+	"DELETE /v1/holds/stream":              {204, 400},
+	"DELETE /v1/appointments/{id}":         {200, 400, 404},
+	"POST /v1/holds (held slot)":           {201, 400, 404, 409, 429},
+}
+
+func status(codes ...int) func(Answer) bool {
+	return func(a Answer) bool { return slices.Contains(codes, a.Status) }
+}
+
+func released(a Answer) bool {
+	var r struct{ Released bool }
+	return a.Status == http.StatusOK && json.Unmarshal(a.Body, &r) == nil && r.Released
+}
+
+func never(Answer) bool { return false }
+
+// jobs are the requests of t (see Replay).
+func (t Targets) jobs() []job {
 	var jobs []job
 	add := func(route, method, path string, body any, ok func(Answer) bool) {
 		jobs = append(jobs, job{route, method, path, body, ok})
 	}
-	status := func(codes ...int) func(Answer) bool {
-		return func(a Answer) bool { return slices.Contains(codes, a.Status) }
-	}
-	released := func(a Answer) bool {
-		var r struct{ Released bool }
-		return a.Status == http.StatusOK && json.Unmarshal(a.Body, &r) == nil && r.Released
-	}
-	never := func(Answer) bool { return false }
 	for _, v := range t.Values {
 		add("DELETE /v1/appointments/{id}", http.MethodDelete, "/v1/appointments/"+url.PathEscape(v), nil, status(200))
 		for _, c := range t.ClientIDs {
@@ -367,6 +367,17 @@ func (k *Kit) Replay(t Targets, conc int) Result {
 				map[string]string{"appointmentTypeId": h.TypeID, "slotStartDate": h.Start, "specialistId": h.SpecialistID, "clientId": c}, status(201))
 		}
 	}
+	return jobs
+}
+
+// Replay sends every target: PATCH /v1/holds, DELETE /v1/holds/{v},
+// POST /v1/appointment-types/{t}/book, DELETE /v1/holds/stream and POST
+// /v1/holds (on held slots) with every (value, clientId), DELETE
+// /v1/appointments/{v} with every value. An answer that says it acted is
+// accepted: 200 heartbeat, released:true, 201/202 booking or hold, 200
+// cancel. DELETE /v1/holds/stream answers 204 whatever it did: the
+// caller checks the victims' streams. conc requests at a time.
+func (k *Kit) Replay(t Targets, conc int) Result {
 	res := Result{ByRoute: map[string]int{}}
 	var mu sync.Mutex
 	ch := make(chan job)
@@ -390,7 +401,7 @@ func (k *Kit) Replay(t Targets, conc int) Result {
 			}
 		}()
 	}
-	for _, j := range jobs {
+	for _, j := range t.jobs() {
 		ch <- j
 	}
 	close(ch)
