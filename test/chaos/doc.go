@@ -4,7 +4,10 @@
 // claim/ACK/FAIL traffic, flowgate SIGKILLed under load, the booking
 // endpoints with Redis paused, every queue API route's budget with Redis
 // paused (signature check included), a bad-input sweep over every registered
-// route, and a slowloris set beside a normal client. Each drill is bounded
+// route, a slowloris set beside a normal client, and a security replay:
+// every value a spy on the holds stream and the public /v1 routes sees,
+// sent to every route that acts on a hold, a stream or a booking (none
+// may be accepted; DRILL security holds). Each drill is bounded
 // in time and count and logs what it injected and what it counted.
 //
 // The drills carry the build tag chaos, so the default `go test ./...`
