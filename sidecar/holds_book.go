@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"net/url"
@@ -24,7 +26,7 @@ const webBookingMargin = 5 * time.Second
 
 // webBooker books the web face's /book of a Cloud9-sourced appointment
 // type through the booking core (holdshttp.Booker): the web hold is
-// adopted as the IVA reservation of the session "web-<holdId>" — the same
+// adopted as the IVA reservation of the session webSession(holdId) — the same
 // canonical slot key, never free in between — and bookingsvc.BookHeld
 // runs for that session: the Done mark and lease of the identity
 // (patient, start, column), the shared write limiter within the sync
@@ -49,8 +51,14 @@ func (m *Main) webBooker() holdshttp.Booker {
 		locationGUID: m.Config.Booking.LocationGUID, statusEndpoint: m.Config.NodeRedBasePath + bookinghttp.OperationStatusPath}
 }
 
-// webSession is the reservation's holder for web hold holdID.
-func webSession(holdID string) string { return "web-" + holdID }
+// webSession is the reservation's holder for web hold holdID: "web-" and a
+// one-way digest of the hold id, not the id itself — the hold id is the
+// hold's bearer secret, and the session travels in the booking task's
+// payload and the SlotReservation value.
+func webSession(holdID string) string {
+	sum := sha256.Sum256([]byte("flowgate holds: web booking session\x00" + holdID))
+	return "web-" + hex.EncodeToString(sum[:16])
+}
 
 // webMemo is what the adoption record keeps for a retried /book: the
 // patient and the Cloud9 slot as it was booked.
@@ -86,7 +94,7 @@ func (w webBooker) Book(ctx context.Context, b holdshttp.ExternalBooking) (holds
 	if err != nil {
 		return holdshttp.Booked{}, err
 	}
-	return w.run(ctx, h, appt)
+	return w.run(ctx, h, webSession(h.HoldID), appt)
 }
 
 // Resume implements holdshttp.Booker: the adoption record names the
@@ -105,13 +113,16 @@ func (w webBooker) Resume(ctx context.Context, b holdshttp.ExternalBooking) (hol
 		return holdshttp.Booked{}, true, &contracts.Error{Code: contracts.CodeConflict, Details: map[string]any{"field": "patientGUID"},
 			Message: "this hold was handed to a booking for another patient; hold the slot again"}
 	}
-	out, err := w.run(ctx, a.From, m.Appointment)
+	// The session the hold was handed to (a.Hold's client), whichever way
+	// an earlier version named it.
+	out, err := w.run(ctx, a.From, firstNonEmpty(a.Hold.ClientID, webSession(a.From.HoldID)), m.Appointment)
 	return out, true, err
 }
 
-// run is BookHeld for the web hold h's session, answered for the web face.
-func (w webBooker) run(ctx context.Context, h holds.Hold, appt bookingsvc.Appointment) (holdshttp.Booked, error) {
-	o, err := w.svc.BookHeld(ctx, bookingsvc.HeldBooking{Appointment: appt, SessionID: webSession(h.HoldID)})
+// run is BookHeld for the web hold h, handed over to session, answered for
+// the web face.
+func (w webBooker) run(ctx context.Context, h holds.Hold, session string, appt bookingsvc.Appointment) (holdshttp.Booked, error) {
+	o, err := w.svc.BookHeld(ctx, bookingsvc.HeldBooking{Appointment: appt, SessionID: session})
 	if err != nil {
 		return holdshttp.Booked{}, err
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/flowgate/flowgate/orchestrator/holds"
 	"github.com/flowgate/flowgate/test/flowgatetest"
 	"github.com/flowgate/flowgate/test/redistest"
 )
@@ -111,7 +112,8 @@ func TestHoldsStreamBinarySIGTERMEndsStreamsWithServerShutdown(t *testing.T) {
 	require.NoError(t, db.Client.Publish(context.Background(), "holds:events:"+typeID, ev).Err())
 	for i, ch := range streams {
 		got := nextOf(t, ch, "hold")
-		require.Equal(t, "h1", got["holdId"])
+		require.Equal(t, holds.Ref("h1"), got["holdId"], "the hold's public reference, not its id")
+		require.NotContains(t, got, "clientId")
 		require.Equal(t, i == 0, got["isOwnHold"])
 	}
 	_, body := p.Get("/metrics")

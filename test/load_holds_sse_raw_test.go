@@ -59,8 +59,8 @@ func TestRawFanoutHelper(t *testing.T) {
 	}()
 	in := bufio.NewScanner(os.Stdin)
 	for in.Scan() {
-		frame := sse.AppendChunk(nil, sse.Event{Data: []byte(`{"type":"hold","holdId":"` + strings.TrimSpace(in.Text()) +
-			`","clientId":"someone","appointmentTypeId":"sse-load-0000000000000000000","specialistId":"s1","slotStartDate":"2026-11-24T15:00:00Z","slotEndDate":"2026-11-24T15:30:00Z","holdExpiresAt":"2026-11-24T15:00:30Z","face":"web","isOwnHold":false}`)})
+		frame := sse.AppendChunk(nil, sse.Event{Data: []byte(`{"type":"hold","holdId":"ref-0123456789abcdef0123456789abcdef","appointmentTypeId":"sse-load-0000000000000000000","specialistId":"` +
+			strings.TrimSpace(in.Text()) + `","slotStartDate":"2026-11-24T15:00:00Z","slotEndDate":"2026-11-24T15:30:00Z","holdExpiresAt":"2026-11-24T15:00:30Z","face":"web","isOwnHold":false}`)})
 		mu.Lock()
 		all := conns
 		mu.Unlock()

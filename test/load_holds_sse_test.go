@@ -77,7 +77,8 @@ func (l *sseLatencies) sorted() []time.Duration {
 }
 
 var (
-	holdIDKey    = []byte(`"type":"hold","holdId":"`)
+	holdTypeKey  = []byte(`"type":"hold"`)
+	pubTimeKey   = []byte(`"specialistId":"`) // the publish time in ns: passed through as is
 	connectedKey = []byte(`"type":"connected"`)
 )
 
@@ -105,8 +106,8 @@ func sseDeliver(t *testing.T, p *flowgatetest.Proc, db *redistest.DB, typeID str
 		},
 		publish: func(ns int64) error {
 			return db.Client.Publish(context.Background(), "holds:events:"+typeID,
-				fmt.Sprintf(`{"type":"hold","holdId":"%d","clientId":"someone","appointmentTypeId":%q,"specialistId":"s1","slotStartDate":"2026-11-24T15:00:00Z","slotEndDate":"2026-11-24T15:30:00Z","holdExpiresAt":"2026-11-24T15:00:30Z"}`,
-					ns, typeID)).Err()
+				fmt.Sprintf(`{"type":"hold","holdId":"0123456789abcdef0123456789abcdef","clientId":"someone","appointmentTypeId":%q,"specialistId":"%d","slotStartDate":"2026-11-24T15:00:00Z","slotEndDate":"2026-11-24T15:30:00Z","holdExpiresAt":"2026-11-24T15:00:30Z","face":"web"}`,
+					typeID, ns)).Err()
 		},
 		onShort: func() {
 			_, m := p.Get("/metrics")

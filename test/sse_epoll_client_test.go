@@ -157,9 +157,9 @@ func (e *epollStreams) parse(st *epollStream, data []byte) {
 }
 
 func (e *epollStreams) line(st *epollStream, line []byte) {
-	if i := bytes.Index(line, holdIDKey); i >= 0 {
+	if i := bytes.Index(line, pubTimeKey); i >= 0 && bytes.Contains(line, holdTypeKey) {
 		var ns int64
-		for _, c := range line[i+len(holdIDKey):] {
+		for _, c := range line[i+len(pubTimeKey):] {
 			if c < '0' || c > '9' {
 				break
 			}
@@ -205,7 +205,8 @@ func awaitConnected(t *testing.T, connected <-chan error, n int) {
 // deliveries is one delivery measurement: n streams opened to addr (the
 // request of stream i for query(i)) on epoll clients, measure run once all
 // are connected, then events published gap apart by publish (given the
-// publish time in ns, the event's holdId) and every delivery's latency.
+// publish time in ns, the event's specialistId: its holdId is a public
+// reference the stream computes) and every delivery's latency.
 type deliveries struct {
 	addr    string
 	n       int

@@ -150,7 +150,7 @@ func (e *Engine) Adopted(ctx context.Context, clientID, holdID string) (Adoption
 	}
 	var a Adoption
 	if err := json.Unmarshal([]byte(raw), &a); err != nil {
-		e.cfg.Logger.Warn("holds: unreadable adoption record", "holdId", holdID, "err", err)
+		e.cfg.Logger.Warn("holds: unreadable adoption record", "holdRef", Ref(holdID), "err", err)
 		return Adoption{}, false, nil
 	}
 	if a.From.ClientID != clientID {

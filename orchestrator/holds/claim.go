@@ -200,7 +200,7 @@ func (e *Engine) refused(ctx context.Context, op string, r ClaimRequest, now tim
 // IVA face, which refreshes, has no quota).
 func (e *Engine) extendOwn(ctx context.Context, clientID string, h Hold, ttl time.Duration) {
 	if err := e.extend(ctx, clientID, h.HoldID, h.HoldExpiresAt, ttl, false); err != nil {
-		e.cfg.Logger.Warn("holds: quota entry not extended", "clientId", clientID, "holdId", h.HoldID, "err", err)
+		e.cfg.Logger.Warn("holds: quota entry not extended", "clientId", clientID, "holdRef", Ref(h.HoldID), "err", err)
 	}
 }
 

@@ -3,6 +3,7 @@ package holds
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -27,7 +28,7 @@ const (
 	FaceWeb         = "web"              // Hold.Face of /v1/holds
 	FaceIVA         = "iva"              // Hold.Face of createAppt reservations
 	maxTTL          = 24 * time.Hour     // sanity bound on any TTL
-	idBytes         = 12                 // holdId entropy
+	idBytes         = 16                 // holdId entropy: 128 random bits (a bearer secret, see Ref)
 	rfc3339Milli    = "2006-01-02T15:04:05.000Z07:00"
 )
 
@@ -109,7 +110,8 @@ type Config struct {
 	SweepMax int
 	// Now is the clock. Default time.Now.
 	Now func() time.Time
-	// NewID makes hold ids. Default 24 random hex digits.
+	// NewID makes hold ids. Default 32 random hex digits (128 bits from
+	// crypto/rand): a hold id is the bearer secret of its hold (see Ref).
 	NewID func() string
 	// Logger. Default slog.Default().
 	Logger *slog.Logger
@@ -166,6 +168,26 @@ func randomID() string {
 	b := make([]byte, idBytes)
 	_, _ = rand.Read(b) // never fails (crypto/rand)
 	return hex.EncodeToString(b)
+}
+
+// RefPrefix starts every Ref.
+const RefPrefix = "ref-"
+
+// Ref is the public reference of the hold holdID: what the live stream
+// shows in an event's "holdId" field and what POST /v1/holds answers as
+// holdRef, so an owner can tell its own holds' events. A hold id is the
+// bearer secret of its hold — with the clientId, the only credential of
+// PATCH /v1/holds, DELETE /v1/holds/{holdId} and /book, and, as the
+// appointment id of a /v1 booking, of DELETE /v1/appointments/{id} — so it
+// is answered only to the client that made the hold, and never published.
+// Ref is one-way (SHA-256 of a 128-bit random id, domain-separated), so no
+// event reveals the id, and it is no credential of any route. "" for "".
+func Ref(holdID string) string {
+	if holdID == "" {
+		return ""
+	}
+	sum := sha256.Sum256([]byte("flowgate holds: public ref\x00" + holdID))
+	return RefPrefix + hex.EncodeToString(sum[:16])
 }
 
 // Engine is the one exclusive hold engine. Safe for concurrent use by any
@@ -247,6 +269,13 @@ type record struct {
 	Confirmed bool   `json:"confirmed,omitempty"`
 }
 
+// ownedBy reports whether the hold is clientID's on face. A hold id is
+// minted once and its record's face and client never change, so this
+// check, made on the record read before a script, holds for the script.
+func (r record) ownedBy(face, clientID string) bool {
+	return r.Hold.Face == face && r.Hold.ClientID == clientID
+}
+
 // keysOf is the keys of a hold's scripts, KEYS[1..6]: slot, face, client
 // index, records, expiry, active — all in the hold's resource shard. When
 // the client's index lives in another shard, KEYS[3] repeats KEYS[4]
@@ -296,7 +325,7 @@ func (e *Engine) loadRecord(ctx context.Context, op, holdID string) (record, boo
 	}
 	var r record
 	if err := json.Unmarshal([]byte(raw), &r); err != nil {
-		e.cfg.Logger.Warn("holds: unreadable hold record", "holdId", holdID, "err", err)
+		e.cfg.Logger.Warn("holds: unreadable hold record", "holdRef", Ref(holdID), "err", err)
 		return record{}, false, nil
 	}
 	return r, true, nil

@@ -14,17 +14,19 @@ import (
 	"github.com/flowgate/flowgate/contracts"
 )
 
-// Heartbeat extends clientID's live hold holdID by Config.HoldTTL — the
-// slot key, the face key and every index in one script — and publishes
+// Heartbeat extends clientID's live web hold holdID by Config.HoldTTL —
+// the slot key, the face key and every index in one script — and publishes
 // "heartbeat". It answers false (nothing changed) when the hold has expired,
-// never existed or is another client's.
+// never existed, is another client's or is not a web hold (the IVA face
+// keeps its reservations with Claim's Refresh and Keep; its session ids are
+// no web client's).
 func (e *Engine) Heartbeat(ctx context.Context, clientID, holdID string) (Hold, bool, error) {
 	const op = "holds.Heartbeat"
 	if !validID(clientID) || !validID(holdID) {
 		return Hold{}, false, invalid(op, "clientId and holdId are required")
 	}
 	r, found, err := e.loadRecord(ctx, op, holdID)
-	if err != nil || !found || r.Hold.ClientID != clientID {
+	if err != nil || !found || !r.ownedBy(FaceWeb, clientID) {
 		return Hold{}, false, err
 	}
 	now := e.cfg.Now()
@@ -53,22 +55,34 @@ func (e *Engine) Heartbeat(ctx context.Context, clientID, holdID string) (Hold, 
 	return h, n == heartbeatExtended, nil
 }
 
-// Release ends clientID's hold holdID and publishes "release". Idempotent:
-// true only for the call that released it; an unknown, expired-and-swept or
-// already released hold gives false, nil. Another client's hold is left
-// alone (false, ErrNotOwner).
+// Release ends clientID's web hold holdID and publishes "release".
+// Idempotent: true only for the call that released it; an unknown,
+// expired-and-swept or already released hold gives false, nil. Another
+// client's hold, or a hold of another face, is left alone (false,
+// ErrNotOwner).
 func (e *Engine) Release(ctx context.Context, clientID, holdID string) (bool, error) {
-	const op = "holds.Release"
-	if !validID(clientID) || !validID(holdID) {
-		return false, invalid(op, "clientId and holdId are required")
-	}
-	return e.release(ctx, op, clientID, holdID)
+	return e.ReleaseAs(ctx, FaceWeb, clientID, holdID)
 }
 
-func (e *Engine) release(ctx context.Context, op, clientID, holdID string) (bool, error) {
+// ReleaseAs is Release for the hold's owner (face, clientID): the IVA face
+// releases its reservations with FaceIVA and the session id.
+func (e *Engine) ReleaseAs(ctx context.Context, face, clientID, holdID string) (bool, error) {
+	const op = "holds.Release"
+	if face == "" || !validID(clientID) || !validID(holdID) {
+		return false, invalid(op, "face, clientId and holdId are required")
+	}
+	return e.release(ctx, op, face, clientID, holdID)
+}
+
+// release runs releaseScript for holdID's owner (face, clientID); both ""
+// release whoever holds it (ReleaseSlot).
+func (e *Engine) release(ctx context.Context, op, face, clientID, holdID string) (bool, error) {
 	r, found, err := e.loadRecord(ctx, op, holdID)
 	if err != nil || !found {
 		return false, err
+	}
+	if face != "" && r.Hold.Face != face { // a hold's face never changes: checked before the script
+		return false, coded(contracts.CodeConflict, op, ErrNotOwner)
 	}
 	keys, split := e.keysOf(r)
 	n, err := releaseScript.Run(ctx, e.hot, keys, holdID, clientID,
@@ -98,7 +112,7 @@ func (e *Engine) ReleaseSlot(ctx context.Context, appointmentTypeID, specialistI
 	if err != nil || !found || (appointmentTypeID != "" && h.AppointmentTypeID != appointmentTypeID) {
 		return false, err
 	}
-	return e.release(ctx, op, "", h.HoldID)
+	return e.release(ctx, op, "", "", h.HoldID)
 }
 
 // HolderOf reads the canonical slot key: the hold on (specialistID, start)
@@ -157,8 +171,9 @@ func (e *Engine) HoldersOf(ctx context.Context, specialistIDs []string, starts [
 	return out, nil
 }
 
-// Confirm turns clientID's live hold holdID into a booking in one script:
-// it checks the hold is live and clientID's (ErrHoldNotFound, ErrNotOwner),
+// Confirm turns clientID's live web hold holdID into a booking in one
+// script: it checks the hold is live and clientID's web hold
+// (ErrHoldNotFound, ErrNotOwner),
 // ends it and its indexes, keeps the canonical slot key as the booking's
 // claim until the slot ends (ReleaseBooking frees it), publishes "confirm", and — when cooldown > 0
 // (0 takes Config.Cooldown, < 0 none) — sets the cooldown
@@ -180,7 +195,7 @@ func (e *Engine) Confirm(ctx context.Context, clientID, holdID, appointmentID st
 	if !found {
 		return Hold{}, coded(contracts.CodeNotFound, op, ErrHoldNotFound)
 	}
-	if r.Hold.ClientID != clientID { // before any write: a split confirm writes the cooldown first
+	if !r.ownedBy(FaceWeb, clientID) { // before any write: a split confirm writes the cooldown first
 		return Hold{}, coded(contracts.CodeConflict, op, ErrNotOwner)
 	}
 	return e.confirm(ctx, op, r, appointmentID, cooldown)

@@ -65,7 +65,7 @@ func (e *Engine) reserve(ctx context.Context, op string, r ClaimRequest, holdID 
 // until its expiry, so a failure is logged, not returned.
 func (e *Engine) unindex(ctx context.Context, clientID, holdID string) {
 	if err := e.hot.ZRem(ctx, e.kCli(clientID).client(clientID), holdID).Err(); err != nil {
-		e.cfg.Logger.Warn("holds: quota entry left until it expires", "clientId", clientID, "holdId", holdID, "err", err)
+		e.cfg.Logger.Warn("holds: quota entry left until it expires", "clientId", clientID, "holdRef", Ref(holdID), "err", err)
 	}
 }
 

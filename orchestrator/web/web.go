@@ -112,6 +112,22 @@ func validRequestID(s string) bool {
 	return true
 }
 
+// logPathKey is the Locals key of a path to log instead of the request's.
+type logPathKey struct{}
+
+// SetLogPath makes the request's log lines (access log, error logs) show
+// path instead of the request's path: a route whose path carries a secret
+// (a hold id, an appointment id) logs it redacted.
+func SetLogPath(c *fiber.Ctx, path string) { c.Locals(logPathKey{}, path) }
+
+// logPath is the path a request's log lines show (a copy: Fiber's is borrowed).
+func logPath(c *fiber.Ctx) string {
+	if p, ok := c.Locals(logPathKey{}).(string); ok {
+		return p
+	}
+	return strings.Clone(c.Path())
+}
+
 // RequestID returns the request's id.
 func RequestID(c *fiber.Ctx) string {
 	if id, ok := c.Locals(ridKey{}).(string); ok {
@@ -151,10 +167,10 @@ func errorHandler(log *slog.Logger, m *httpMetrics) fiber.ErrorHandler {
 			}()
 		}
 		if code == contracts.CodeInternal {
-			log.Error("internal error", "request_id", rid, "method", methodLabel(c.Method()), "path", strings.Clone(c.Path()), "err", err)
+			log.Error("internal error", "request_id", rid, "method", methodLabel(c.Method()), "path", logPath(c), "err", err)
 		}
 		if code == contracts.CodeUnavailable {
-			log.Warn("dependency unavailable", "request_id", rid, "path", strings.Clone(c.Path()), "err", err)
+			log.Warn("dependency unavailable", "request_id", rid, "path", logPath(c), "err", err)
 		}
 		return c.Status(code.HTTPStatus()).JSON(contracts.NewErrorResponse(err, rid))
 	}
@@ -209,7 +225,7 @@ func accessLog(log *slog.Logger, m *httpMetrics) fiber.Handler {
 			return nil
 		}
 		log.Log(c.UserContext(), level, "http request",
-			"method", method, "route", route, "path", strings.Clone(c.Path()), "status", status,
+			"method", method, "route", route, "path", logPath(c), "status", status,
 			"latency_ms", float64(lat.Microseconds())/1000, "request_id", RequestID(c), "ip", c.IP())
 		return nil
 	}

@@ -26,9 +26,10 @@ func opsHolds() []Op {
 		return o
 	}
 	return []Op{
-		op(http.MethodPost, "/v1/holds", "Hold a slot {appointmentTypeId, slotStartDate, clientId, specialistId?}", obj, nil, holdshttp.HoldResponse{}),
-		op(http.MethodPatch, "/v1/holds", "Keep a hold alive {holdId, clientId}", obj, nil, holdshttp.HeartbeatResponse{}),
-		op(http.MethodDelete, "/v1/holds/:holdId", "Release a hold", nil, []string{"clientId"}, holdshttp.ReleaseResponse{}),
+		op(http.MethodPost, "/v1/holds", "Hold a slot {appointmentTypeId, slotStartDate, clientId, specialistId?}: 201 answers holdId, the hold's secret (answered here only), and holdRef, its public reference on the stream",
+			obj, nil, holdshttp.HoldResponse{}),
+		op(http.MethodPatch, "/v1/holds", "Keep a hold alive {holdId, clientId}: the holdId of POST /v1/holds (not an event's holdRef)", obj, nil, holdshttp.HeartbeatResponse{}),
+		op(http.MethodDelete, "/v1/holds/:holdId", "Release a hold (the holdId of POST /v1/holds)", nil, []string{"clientId"}, holdshttp.ReleaseResponse{}),
 		{Method: http.MethodPost, Path: "/v1/appointment-types/:id/book", Tag: tag, Request: []any{holdshttp.BookRequest{}},
 			Summary: "Book a held slot {holdId, clientId, patientGUID?}; a Cloud9-sourced type is booked in Cloud9 through the booking core and needs patientGUID",
 			Responses: []Resp{{Status: s201, Desc: "booked (a Cloud9-sourced type: made in Cloud9, status booked, cloud9AppointmentGUID)", Body: []any{holdshttp.BookResponse{}}},
@@ -38,7 +39,7 @@ func opsHolds() []Op {
 				{Status: s409, Desc: "hold expired or not the client's; slot taken or refused by Cloud9 (details.reason slot_taken)", Body: errBody},
 				{Status: s422, Desc: "PATIENT_REQUIRED: a Cloud9-sourced type needs patientGUID (the hold is kept)", Body: errBody},
 				{Status: s503, Desc: "Redis or Cloud9 unavailable, nothing queued", Body: errBody}}},
-		op(http.MethodDelete, "/v1/appointments/:appointmentId", "Cancel an appointment", nil, nil, holdshttp.CancelResponse{}),
+		op(http.MethodDelete, "/v1/appointments/:appointmentId", "Cancel an appointment (the appointmentId /book answered: a secret of the booker)", nil, nil, holdshttp.CancelResponse{}),
 		op(http.MethodGet, "/v1/appointment-types", "Appointment types", nil, nil, availhttp.AppointmentTypesResponse{}),
 		op(http.MethodGet, "/v1/appointment-types/:id/timeslots", "Open timeslots", nil,
 			[]string{"specialistId", "from", "days", "includeHeld", "clientId"}, availhttp.TimeslotsResponse{}),
@@ -51,8 +52,11 @@ func opsHolds() []Op {
 		{Method: http.MethodGet, Path: "/v1/holds/stream", Tag: tag, Summary: "Live holds (Server-Sent Events)",
 			Query: []string{"clientId", "appointmentTypeId", "leaseMs"}, Responses: []Resp{
 				{Status: s200, Desc: "an event stream", ContentType: "text/event-stream"}, {Status: s400, Desc: "bad input", Body: errBody}}},
-		{Method: http.MethodDelete, Path: "/v1/holds/stream", Tag: tag, Summary: "End a client's stream",
-			Query: []string{"clientId"}, Responses: []Resp{{Status: s200, Desc: "ended", Body: obj}, {Status: s400, Desc: "bad input", Body: errBody}}},
+		{Method: http.MethodDelete, Path: "/v1/holds/stream", Tag: tag,
+			Summary: "End a client's stream: streamToken is the one its init event gave (a clientId alone ends nothing)",
+			Query:   []string{"clientId", "streamToken"}, Responses: []Resp{
+				{Status: s204, Desc: "asked of every instance (the stream with that clientId and streamToken ends with client-cancel; any other is left alone)"},
+				{Status: s400, Desc: "bad input (details.field)", Body: errBody}, {Status: s503, Desc: "Redis unavailable", Body: errBody}}},
 		{Method: http.MethodGet, Path: "/board", Tag: tag, Summary: "The live holds board (HTML): without appointmentTypeId the list of appointment types",
 			Query:     []string{"appointmentTypeId", "date"},
 			Responses: []Resp{{Status: s200, Desc: "an HTML page", ContentType: "text/html"}, {Status: s400, Desc: "a malformed appointmentTypeId or date", Body: errBody}}},

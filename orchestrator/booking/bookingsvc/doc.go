@@ -47,7 +47,7 @@
 //
 // The web face's /book of a Cloud9-sourced appointment type books through
 // the same core: its hold is first adopted as the reservation of the
-// session "web-<holdId>" (reservation.Store.Adopt), then BookHeld runs
+// session "web-<digest of the holdId>" (reservation.Store.Adopt), then BookHeld runs
 // steps 4–5 for that session without auth, session cache or note — Done
 // mark, Reserve (its own hold: a refresh), lease, limiter within the sync
 // budget, SetAppointment, the durable queue — and answers booked, queued

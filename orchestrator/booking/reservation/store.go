@@ -310,7 +310,7 @@ func (st *Store) Release(ctx context.Context, s slots.Slot, sessionID string) (b
 	if !found || h.Face != holds.FaceIVA || h.ClientID != sessionID {
 		return false, nil
 	}
-	ok, err := st.eng.Release(ctx, sessionID, h.HoldID)
+	ok, err := st.eng.ReleaseAs(ctx, holds.FaceIVA, sessionID, h.HoldID)
 	if err != nil && !errors.Is(err, holds.ErrNotOwner) {
 		return false, unavailable(op, err)
 	}

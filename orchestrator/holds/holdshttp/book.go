@@ -9,6 +9,7 @@ import (
 
 	"github.com/flowgate/flowgate/contracts"
 	"github.com/flowgate/flowgate/orchestrator/holds"
+	"github.com/flowgate/flowgate/orchestrator/web"
 )
 
 // BookRequest is the body of POST /v1/appointment-types/{id}/book.
@@ -115,6 +116,7 @@ func (h *Handlers) undo(ctx context.Context, a Appointment, hd holds.Hold, confi
 
 func (h *Handlers) cancel(c *fiber.Ctx) error {
 	id := c.Params("appointmentId")
+	web.SetLogPath(c, "/v1/appointments/"+holds.Ref(id)) // a secret (derived from the hold id): logged as its ref
 	if err := checkID("appointmentId", id); err != nil {
 		return err
 	}

@@ -2,12 +2,26 @@
 // 002): the /v1 endpoints that need the engine.
 //
 //	POST   /v1/holds                          {appointmentTypeId, slotStartDate, clientId, specialistId?}
-//	                                          → 201 {holdId, specialistId, slotStartDate, slotEndDate, holdExpiresAt}
+//	                                          → 201 {holdId, holdRef, specialistId, slotStartDate, slotEndDate, holdExpiresAt}
 //	PATCH  /v1/holds                          {holdId, clientId} → 200 {ok, holdId, holdExpiresAt}  (heartbeat)
 //	DELETE /v1/holds/{holdId}?clientId=       → 200 {released}                                    (idempotent)
 //	POST   /v1/appointment-types/{id}/book    {holdId, clientId, patientGUID?} → 201 {appointment}
 //	                                          (a Cloud9-sourced type: 202 {appointment, operation, statusEndpoint} when queued)
 //	DELETE /v1/appointments/{appointmentId}   → 200 {appointment, cooldownCleared}                (cancel)
+//
+// # Who may act on a hold
+//
+// The holdId answered by POST /v1/holds is the hold's bearer secret (128
+// random bits, holds.Ref): it is answered to the client that made the hold
+// and nowhere else — the live stream shows holds.Ref(holdId) as an event's
+// holdId and no clientId —, and with the clientId it is the credential of
+// PATCH, DELETE and /book. A clientId alone proves nothing: a POST for a
+// slot the clientId already holds is 409 slot_taken (the existing hold's id
+// is not answered again). These routes act on web holds only: a holdId of
+// the IVA face (a createAppt reservation, session id as client) is no
+// web hold (404 / 409). The appointment id of a /v1 booking is derived
+// from the hold id (Config.AppointmentID; default the hold id itself), so
+// it is as secret, and it is the credential of DELETE /v1/appointments.
 //
 // Statuses: taken slot — held by someone else, booked (for the Cloud9
 // source: a start on the type's grid that Cloud9 no longer lists open) —
@@ -31,8 +45,8 @@
 //     before anything else — the hold is kept (retry with the patient).
 //   - The hold is heartbeated (live and the client's, else 409), then the
 //     booker takes it over as the booking core's reservation (holds'
-//     Adopt: the web hold becomes the IVA reservation of the session
-//     "web-<holdId>" in one script, the slot never free in between) and
+//     Adopt: the web hold becomes the IVA reservation of a session derived
+//     one-way from the hold id ("web-…") in one script, the slot never free in between) and
 //     runs the core: the identity's Done mark and lease (patient, start,
 //     column: one SetAppointment per booking), the shared Cloud9 write
 //     limiter within the sync budget, and the durable Asynq queue when the

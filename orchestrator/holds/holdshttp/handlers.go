@@ -60,7 +60,7 @@ type Catalog interface {
 
 // Engine is the part of *holds.Engine the web face uses.
 type Engine interface {
-	Claim(ctx context.Context, r holds.ClaimRequest) (holds.Hold, error)
+	ClaimDetailed(ctx context.Context, r holds.ClaimRequest) (holds.Claimed, error)
 	Heartbeat(ctx context.Context, clientID, holdID string) (holds.Hold, bool, error)
 	Release(ctx context.Context, clientID, holdID string) (bool, error)
 	Confirm(ctx context.Context, clientID, holdID, appointmentID string, cooldown time.Duration) (holds.Hold, error)
@@ -156,9 +156,13 @@ func Register(app fiber.Router, h *Handlers) {
 	app.Delete("/v1/appointments/:appointmentId", d, h.cancel)
 }
 
-// HoldResponse is the answer of POST /v1/holds.
+// HoldResponse is the answer of POST /v1/holds. HoldID is the hold's
+// bearer secret, answered here only (with the clientId it is the
+// credential of heartbeat, release and book; docs/holds.md); HoldRef is
+// its public reference, the "holdId" of the hold's events on the stream.
 type HoldResponse struct {
 	HoldID        string `json:"holdId"`
+	HoldRef       string `json:"holdRef"`
 	SpecialistID  string `json:"specialistId"`
 	SlotStartDate string `json:"slotStartDate"`
 	SlotEndDate   string `json:"slotEndDate"`
@@ -166,8 +170,9 @@ type HoldResponse struct {
 }
 
 func holdResponse(hd holds.Hold) HoldResponse {
-	return HoldResponse{HoldID: hd.HoldID, SpecialistID: hd.SpecialistID, SlotStartDate: holds.FormatStart(hd.SlotStartDate),
-		SlotEndDate: holds.FormatStart(hd.SlotEndDate), HoldExpiresAt: hd.HoldExpiresAt.UTC().Format(time.RFC3339Nano)}
+	return HoldResponse{HoldID: hd.HoldID, HoldRef: holds.Ref(hd.HoldID), SpecialistID: hd.SpecialistID,
+		SlotStartDate: holds.FormatStart(hd.SlotStartDate), SlotEndDate: holds.FormatStart(hd.SlotEndDate),
+		HoldExpiresAt: hd.HoldExpiresAt.UTC().Format(time.RFC3339Nano)}
 }
 
 type createRequest struct {
@@ -206,11 +211,18 @@ func (h *Handlers) create(c *fiber.Ctx) error {
 		}
 		r.SpecialistID = req.SpecialistID
 	}
-	hd, err := h.cfg.Engine.Claim(ctx, r)
+	cl, err := h.cfg.Engine.ClaimDetailed(ctx, r)
 	if err != nil {
 		return h.refusal(c, err)
 	}
-	return c.Status(fiber.StatusCreated).JSON(holdResponse(hd))
+	if !cl.New {
+		// The clientId already holds this slot. A clientId proves nothing
+		// (anyone may send any), so its existing hold — whose id is the
+		// hold's secret — is not handed out: the slot is taken, as for
+		// anyone else. A client whose 201 was lost lets that hold expire.
+		return conflict(holds.ErrSlotTaken)
+	}
+	return c.Status(fiber.StatusCreated).JSON(holdResponse(cl.Hold))
 }
 
 func checkCreate(req createRequest) (time.Time, error) {
@@ -272,7 +284,13 @@ type ReleaseResponse struct {
 }
 
 func (h *Handlers) release(c *fiber.Ctx) error {
+	if c.Params("holdId") == "stream" {
+		// DELETE /v1/holds/stream is the stream's cancel (holdstream),
+		// whichever of the two was mounted first; no hold id is "stream".
+		return c.Next()
+	}
 	req := holdRef{HoldID: c.Params("holdId"), ClientID: c.Query("clientId")}
+	web.SetLogPath(c, "/v1/holds/"+holds.Ref(req.HoldID)) // the hold id is a secret: logged as its ref
 	if err := checkRef(req); err != nil {
 		return err
 	}

@@ -25,7 +25,7 @@ func TestCreateHold(t *testing.T) {
 	require.Equal(t, 201, r.Status, string(r.Body))
 	var h holdshttp.HoldResponse
 	r.decode(t, &h)
-	require.Equal(t, holdshttp.HoldResponse{HoldID: h.HoldID, SpecialistID: specY, SlotStartDate: "2025-03-15T09:00:00Z",
+	require.Equal(t, holdshttp.HoldResponse{HoldID: h.HoldID, HoldRef: holds.Ref(h.HoldID), SpecialistID: specY, SlotStartDate: "2025-03-15T09:00:00Z",
 		SlotEndDate: "2025-03-15T09:30:00Z", HoldExpiresAt: "2025-03-15T08:55:30Z"}, h)
 	contractstest.Golden(t, "holds_create_response", r.Body)
 	require.EqualValues(t, 1, b.rdb.Exists(b.ctx, b.p+"hold:"+typeA+":2025-03-15T09:00:00Z:"+specY).Val())
@@ -116,8 +116,9 @@ func TestQuotaOverHTTP(t *testing.T) {
 				require.NotEmpty(t, r.Header["Retry-After"])
 				require.Equal(t, "quota", r.errBody(t).Details["reason"])
 				limited.Add(1)
-			case 409: // the same slot twice: idempotent 201 or — never; counted as an error
-				t.Errorf("409 %s", r.Body)
+			case 409: // a slot greedy holds already: taken (its hold's id is not answered again)
+				require.Equal(t, "slot_taken", r.errBody(t).Details["reason"])
+				require.NotContains(t, string(r.Body), "hold-")
 			default:
 				t.Errorf("%d %s", r.Status, r.Body)
 			}

@@ -56,6 +56,7 @@ type bundle struct {
 	cat   *holdshttptest.Catalog
 	rdb   redis.UniversalClient
 	clock *clocktest.Clock
+	logs  *logtest.Buffer
 	p     string
 }
 
@@ -68,7 +69,8 @@ func setupOn(t *testing.T, rdb redis.UniversalClient, mod ...func(*holds.Config)
 	t.Helper()
 	b := &bundle{ctx: context.Background(), rdb: rdb, clock: clocktest.New(t0), cat: holdshttptest.New(holdshttptest.Type{ID: typeA, Specialists: map[string]int{specX: 1, specY: 1, specZ: 0}}),
 		p: fmt.Sprintf("h%d-%d:", prefixSeq.Add(1), time.Now().UnixNano())}
-	logger := slog.New(slog.NewTextHandler(&logtest.Buffer{}, nil))
+	b.logs = &logtest.Buffer{}
+	logger := slog.New(slog.NewTextHandler(b.logs, nil))
 	holdSeq := atomic.Int64{}
 	cfg := holds.Config{Prefix: b.p, Now: b.clock.Now, Logger: logger,
 		NewID: func() string { return fmt.Sprintf("hold-%d", holdSeq.Add(1)) }}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/flowgate/flowgate/orchestrator/holds"
 	"github.com/flowgate/flowgate/orchestrator/web/sse"
 )
 
@@ -170,14 +171,34 @@ func (h *Hub) detach(s *stream) {
 	}
 }
 
-// wire is an event as a stream sends it: the engine's event plus isOwnHold.
+// wire is a hold event as a stream sends it (seed 002's event without its
+// credentials): the hold's public fields, holds.Ref of the hold id in
+// place of the id (a hold id is its hold's bearer secret), no clientId
+// (neither the web client's nor an IVA session's), and isOwnHold. Built
+// field by field, so nothing else the engine's message carries (an
+// appointmentId, a future field) ever reaches a client.
 type wire struct {
-	Event
-	IsOwnHold bool `json:"isOwnHold"`
+	Type              string    `json:"type"`
+	HoldID            string    `json:"holdId"` // holds.Ref(the hold id)
+	AppointmentTypeID string    `json:"appointmentTypeId"`
+	SpecialistID      string    `json:"specialistId"`
+	SlotStartDate     time.Time `json:"slotStartDate"`
+	SlotEndDate       time.Time `json:"slotEndDate"`
+	HoldExpiresAt     time.Time `json:"holdExpiresAt"`
+	Face              string    `json:"face,omitempty"`
+	IsOwnHold         bool      `json:"isOwnHold"`
 }
 
-func encode(e Event, own bool) []byte {
-	b, _ := json.Marshal(wire{Event: e, IsOwnHold: own}) // plain struct: cannot fail
+// public is the wire form of e (isOwnHold false).
+func public(e Event) wire {
+	h := e.Hold
+	return wire{Type: e.Type, HoldID: holds.Ref(h.HoldID), AppointmentTypeID: h.AppointmentTypeID, SpecialistID: h.SpecialistID,
+		SlotStartDate: h.SlotStartDate, SlotEndDate: h.SlotEndDate, HoldExpiresAt: h.HoldExpiresAt, Face: h.Face}
+}
+
+func encode(w wire, own bool) []byte {
+	w.IsOwnHold = own
+	b, _ := json.Marshal(w) // plain struct: cannot fail
 	return b
 }
 
@@ -198,12 +219,13 @@ func (h *Hub) fanout(ts *typeSub, ch <-chan *redis.Message) {
 			h.m.dropped.Inc()
 			continue
 		}
-		own := sse.AppendChunk(nil, sse.Event{Data: encode(e, true)})
-		other := sse.AppendChunk(nil, sse.Event{Data: encode(e, false)})
+		w := public(e)
+		own := sse.AppendChunk(nil, sse.Event{Data: encode(w, true)})
+		other := sse.AppendChunk(nil, sse.Event{Data: encode(w, false)})
 		start := time.Now()
 		h.forEach(ts.shards, func(s *stream) {
 			switch {
-			case s.clientID == e.ClientID:
+			case s.owns(e.Hold):
 				h.send(s, own)
 			case e.Type != TypeHeartbeat:
 				h.send(s, other)

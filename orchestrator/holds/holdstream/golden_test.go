@@ -12,7 +12,9 @@ import (
 
 // TestStreamEventsGolden pins the JSON of every event kind a stream sends
 // (contracts/testdata/holdstream_events.golden; -update rewrites it): the
-// connection id, different per stream, is replaced by a placeholder.
+// connection id and the stream token, different per stream, are replaced
+// by placeholders. A hold event carries holds.Ref of the hold id and no
+// clientId.
 func TestStreamEventsGolden(t *testing.T) {
 	e := newEnv(t)
 	expires := time.Date(2026, 11, 23, 15, 0, 30, 0, time.UTC)
@@ -27,11 +29,15 @@ func TestStreamEventsGolden(t *testing.T) {
 	}
 	h := hold("h2", "alice", "type1", "spec2", t0, expires)
 	e.engine.publish(t, holdstream.TypeHeartbeat, h)
-	got = append(got, c.until(t, "heartbeat"), c.until(t, "end"))
+	e.engine.publish(t, holdstream.TypeHold, hold("h3", "bob", "type1", "spec1", t0.Add(time.Hour), expires))
+	got = append(got, c.until(t, "heartbeat"), c.until(t, "hold"), c.until(t, "end"))
 	got[1]["holdExpiresAt"] = "NOW+1h"
 	for _, m := range got {
 		if _, ok := m["connectionId"]; ok {
 			m["connectionId"] = "CONNECTION-ID"
+		}
+		if _, ok := m["streamToken"]; ok {
+			m["streamToken"] = "STREAM-TOKEN"
 		}
 	}
 	contractstest.Golden(t, "holdstream_events", got)

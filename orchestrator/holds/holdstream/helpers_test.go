@@ -17,6 +17,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
+	"github.com/flowgate/flowgate/orchestrator/holds"
 	"github.com/flowgate/flowgate/orchestrator/holds/holdstream"
 	"github.com/flowgate/flowgate/orchestrator/web"
 	"github.com/flowgate/flowgate/test/redistest"
@@ -193,6 +194,9 @@ func (c *client) closed(t *testing.T) {
 		}
 	}
 }
+
+// ref is what a stream shows of hold id id: its public reference.
+func ref(id string) string { return holds.Ref(id) }
 
 func hold(id, client, typ, spec string, start time.Time, expires time.Time) holdstream.Hold {
 	return holdstream.Hold{HoldID: id, ClientID: client, AppointmentTypeID: typ, SpecialistID: spec,

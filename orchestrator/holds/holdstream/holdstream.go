@@ -4,7 +4,11 @@
 // A Hub keeps ONE Redis subscription per appointment type per instance
 // (holds:events:{appointmentTypeId}, published by the holds engine) and fans
 // each event out in process to that type's streams, adding isOwnHold per
-// client and forwarding heartbeats to the hold's owner only. One stream per
+// client and forwarding heartbeats to the hold's owner only. No event
+// carries a credential: the hold id (its hold's bearer secret) is replaced
+// by holds.Ref, the clientId is left out, and only the hold's public fields
+// are sent. DELETE /v1/holds/stream ends a stream only with the secret
+// streamToken its init event gave it. One stream per
 // clientId across every instance: opening a stream runs one script that
 // numbers it (a per-client counter) and publishes the number on the hubs'
 // control channel; any instance holding an older stream of that client ends
@@ -59,7 +63,7 @@ const (
 	ReasonSendFailed     = "send-failed"     // a write stalled, or the client fell behind the events
 	ReasonInitFailed     = "init-failed"     // subscription or snapshot failed
 	ReasonClientAbort    = "client-abort"    // the client closed the connection (noticed on a write)
-	ReasonClientCancel   = "client-cancel"   // cancelled through Hub.Cancel (DELETE /v1/holds/stream)
+	ReasonClientCancel   = "client-cancel"   // cancelled through Hub.Cancel (DELETE /v1/holds/stream with its streamToken)
 	ReasonServerShutdown = "server-shutdown" // the process is stopping
 	ReasonReplaced       = "replaced"        // the same client opened a newer stream
 	ReasonUnknown        = "unknown"         // an unexpected error (a recovered panic)

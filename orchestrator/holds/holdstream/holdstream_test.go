@@ -77,9 +77,9 @@ func TestStreamProtocol(t *testing.T) {
 	require.NotEmpty(t, init["connectionId"])
 	require.EqualValues(t, 1500, init["leaseMs"])
 	snap := []map[string]any{alice.next(t), alice.next(t), alice.next(t)}
-	require.Equal(t, map[string]any{"type": "hold", "holdId": "h1", "isOwnHold": true}, pick(snap[0], "type", "holdId", "isOwnHold"))
-	require.Equal(t, map[string]any{"type": "hold", "holdId": "h2", "isOwnHold": false}, pick(snap[1], "type", "holdId", "isOwnHold"))
-	require.Equal(t, map[string]any{"type": "release", "holdId": "h3", "isOwnHold": false}, pick(snap[2], "type", "holdId", "isOwnHold"))
+	require.Equal(t, map[string]any{"type": "hold", "holdId": ref("h1"), "isOwnHold": true}, pick(snap[0], "type", "holdId", "isOwnHold"))
+	require.Equal(t, map[string]any{"type": "hold", "holdId": ref("h2"), "isOwnHold": false}, pick(snap[1], "type", "holdId", "isOwnHold"))
+	require.Equal(t, map[string]any{"type": "release", "holdId": ref("h3"), "isOwnHold": false}, pick(snap[2], "type", "holdId", "isOwnHold"))
 	connected := alice.next(t)
 	require.Equal(t, "connected", connected["type"])
 	require.Equal(t, init["connectionId"], connected["connectionId"])
@@ -96,12 +96,12 @@ func TestStreamProtocol(t *testing.T) {
 	e.engine.publish(t, holdstream.TypeConfirm, hold("h1", "alice", "type1", "spec1", t0, now.Add(time.Minute)))
 	e.engine.publish(t, holdstream.TypeHold, hold("h9", "carol", "type2", "spec1", t0, now.Add(time.Minute))) // another type
 
-	require.Equal(t, map[string]any{"type": "hold", "holdId": "h4", "isOwnHold": false, "specialistId": "spec3"},
+	require.Equal(t, map[string]any{"type": "hold", "holdId": ref("h4"), "isOwnHold": false, "specialistId": "spec3"},
 		pick(alice.next(t), "type", "holdId", "isOwnHold", "specialistId"), "bob's heartbeat is not forwarded to alice")
-	require.Equal(t, map[string]any{"type": "confirm", "holdId": "h1", "isOwnHold": true}, pick(alice.next(t), "type", "holdId", "isOwnHold"))
-	require.Equal(t, map[string]any{"type": "heartbeat", "holdId": "h2", "isOwnHold": true}, pick(bob.next(t), "type", "holdId", "isOwnHold"))
-	require.Equal(t, map[string]any{"type": "hold", "holdId": "h4", "isOwnHold": true}, pick(bob.next(t), "type", "holdId", "isOwnHold"))
-	require.Equal(t, map[string]any{"type": "confirm", "holdId": "h1", "isOwnHold": false}, pick(bob.next(t), "type", "holdId", "isOwnHold"))
+	require.Equal(t, map[string]any{"type": "confirm", "holdId": ref("h1"), "isOwnHold": true}, pick(alice.next(t), "type", "holdId", "isOwnHold"))
+	require.Equal(t, map[string]any{"type": "heartbeat", "holdId": ref("h2"), "isOwnHold": true}, pick(bob.next(t), "type", "holdId", "isOwnHold"))
+	require.Equal(t, map[string]any{"type": "hold", "holdId": ref("h4"), "isOwnHold": true}, pick(bob.next(t), "type", "holdId", "isOwnHold"))
+	require.Equal(t, map[string]any{"type": "confirm", "holdId": ref("h1"), "isOwnHold": false}, pick(bob.next(t), "type", "holdId", "isOwnHold"))
 
 	end := alice.next(t)
 	require.Equal(t, map[string]any{"type": "end", "reason": holdstream.ReasonLeaseExpired}, pick(end, "type", "reason"))
@@ -154,7 +154,7 @@ func TestHoldOnOneInstanceReachesStreamsOnAnother(t *testing.T) {
 	e.engine.publish(t, holdstream.TypeHold, hold("h1", "a0", "type1", "spec1", t0, time.Now().Add(time.Minute)))
 	for i, c := range append(onA, onB...) {
 		got := c.until(t, "hold")
-		require.Equal(t, "h1", got["holdId"])
+		require.Equal(t, ref("h1"), got["holdId"])
 		require.Equal(t, i == 0, got["isOwnHold"])
 	}
 
@@ -177,7 +177,7 @@ func TestExpiredHoldReachesStreamsAsRelease(t *testing.T) {
 	expired := hold("h1", "bob", "type1", "spec1", t0, time.Now().Add(-time.Millisecond))
 	e.engine.publish(t, holdstream.TypeRelease, expired)
 	got := c.until(t, "release")
-	require.Equal(t, map[string]any{"holdId": "h1", "specialistId": "spec1", "slotStartDate": "2026-11-23T15:00:00Z", "isOwnHold": false},
+	require.Equal(t, map[string]any{"holdId": ref("h1"), "specialistId": "spec1", "slotStartDate": "2026-11-23T15:00:00Z", "isOwnHold": false},
 		pick(got, "holdId", "specialistId", "slotStartDate", "isOwnHold"))
 }
 
@@ -198,7 +198,7 @@ func TestDedupReplacesOldStream(t *testing.T) {
 	second.closed(t)
 	third.until(t, "connected")
 	e.engine.publish(t, holdstream.TypeHold, hold("h1", "bob", "type2", "spec1", t0, time.Now().Add(time.Minute)))
-	require.Equal(t, "h1", third.until(t, "hold")["holdId"], "the newest stream stays")
+	require.Equal(t, ref("h1"), third.until(t, "hold")["holdId"], "the newest stream stays")
 	require.Equal(t, 0, a.hub.Streams())
 }
 
@@ -280,20 +280,45 @@ func TestShutdownEndsStreamsWithServerShutdown(t *testing.T) {
 	require.Equal(t, contracts.CodeUnavailable, body.Error.Code)
 }
 
-// TestCancelEndsTheClientsStreamAnywhere: DELETE on instance B ends the
-// client's stream on instance A with client-cancel.
+// TestCancelEndsTheClientsStreamAnywhere: DELETE on instance B with the
+// streamToken of the stream's init event ends the client's stream on
+// instance A with client-cancel. Without the token it is 400; with a wrong
+// one, or another stream's, nothing ends (a clientId proves nothing).
 func TestCancelEndsTheClientsStreamAnywhere(t *testing.T) {
 	e := newEnv(t)
 	a, b := e.instance(t, nil), e.instance(t, nil)
 	c := a.open(t, "appointmentTypeId=type1&clientId=alice")
+	init := c.next(t)
+	require.Equal(t, "init", init["type"])
+	token, _ := init["streamToken"].(string)
+	require.Regexp(t, `^[0-9a-f]{32}$`, token, "128 random bits")
 	c.until(t, "connected")
-	req, _ := http.NewRequest(http.MethodDelete, b.base+"/v1/holds/stream?clientId=alice", nil)
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	resp.Body.Close()
-	require.Equal(t, http.StatusNoContent, resp.StatusCode)
+	bob := b.open(t, "appointmentTypeId=type1&clientId=bob")
+	bobToken := bob.next(t)["streamToken"].(string)
+	require.NotEqual(t, token, bobToken)
+	bob.until(t, "connected")
+
+	cancel := func(query string) *http.Response {
+		req, _ := http.NewRequest(http.MethodDelete, b.base+"/v1/holds/stream?"+query, nil)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		return resp
+	}
+	require.Equal(t, http.StatusBadRequest, cancel("clientId=alice").StatusCode, "no streamToken")
+	for _, q := range []string{"clientId=alice&streamToken=" + bobToken, "clientId=alice&streamToken=" + strings.Repeat("0", 32),
+		"clientId=alice&streamToken=" + init["connectionId"].(string), "clientId=bob&streamToken=" + token} {
+		require.Equal(t, http.StatusNoContent, cancel(q).StatusCode, q)
+	}
+	e.engine.publish(t, holdstream.TypeHold, hold("h1", "carol", "type1", "spec1", t0, time.Now().Add(time.Minute)))
+	require.Equal(t, ref("h1"), c.until(t, "hold")["holdId"], "alice's stream is still open")
+	require.Equal(t, ref("h1"), bob.until(t, "hold")["holdId"], "bob's too")
+	require.Equal(t, 2, a.hub.Streams()+b.hub.Streams())
+
+	require.Equal(t, http.StatusNoContent, cancel("clientId=alice&streamToken="+token).StatusCode)
 	require.Equal(t, holdstream.ReasonClientCancel, c.until(t, "end")["reason"])
 	c.closed(t)
+	require.Equal(t, 1, b.hub.Streams(), "bob's stream stays")
 }
 
 // TestSnapshotFailureEndsWithInitFailed: the engine cannot answer the

@@ -16,7 +16,8 @@ import (
 // maxIDLen bounds clientId and appointmentTypeId.
 const maxIDLen = 128
 
-// Register mounts GET and DELETE /v1/holds/stream.
+// Register mounts GET and DELETE /v1/holds/stream (DELETE:
+// ?clientId=&streamToken=, the token of the stream's init event).
 func Register(app fiber.Router, h *Hub) {
 	app.Get("/v1/holds/stream", h.Handler())
 	app.Delete("/v1/holds/stream", h.CancelHandler())
@@ -89,15 +90,21 @@ func (h *Hub) Handler() fiber.Handler {
 	}
 }
 
-// CancelHandler serves DELETE /v1/holds/stream?clientId=: the client's
-// stream ends with client-cancel wherever it is served; 204 either way.
+// CancelHandler serves DELETE /v1/holds/stream?clientId=&streamToken=:
+// the client's stream whose init event gave that streamToken ends with
+// client-cancel wherever it is served; 204 either way (another client's
+// stream, or a wrong token, is left alone: a clientId proves nothing).
 func (h *Hub) CancelHandler() fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		clientID, err := id(c, "clientId")
 		if err != nil {
 			return err
 		}
-		if err := h.Cancel(c.UserContext(), clientID); err != nil {
+		token, err := id(c, "streamToken")
+		if err != nil {
+			return err
+		}
+		if err := h.Cancel(c.UserContext(), clientID, token); err != nil {
 			return contracts.Wrap(contracts.CodeUnavailable, "holdstream.cancel", err, "the holds store could not answer")
 		}
 		return c.SendStatus(fiber.StatusNoContent)

@@ -2,6 +2,9 @@ package holdstream
 
 import (
 	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +14,7 @@ import (
 	"github.com/gofiber/fiber/v2/utils"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/flowgate/flowgate/orchestrator/holds"
 	"github.com/flowgate/flowgate/orchestrator/web/sse"
 )
 
@@ -27,11 +31,14 @@ var errClosed = errors.New("holdstream: shutting down")
 // drain goroutine started for a slow client).
 type stream struct {
 	id, clientID, typeID string
-	seq                  int64
-	lease                time.Duration
-	ts                   *typeSub // set by attach (under Hub.mu)
-	shard                *shard   // set by attach (under Hub.mu)
-	pingSlot             int      // the ping group (set by attach)
+	// token is the stream's secret, sent in its init event only: DELETE
+	// /v1/holds/stream must name it (a clientId proves nothing).
+	token    string
+	seq      int64
+	lease    time.Duration
+	ts       *typeSub // set by attach (under Hub.mu)
+	shard    *shard   // set by attach (under Hub.mu)
+	pingSlot int      // the ping group (set by attach)
 
 	mu      sync.Mutex
 	conn    *sse.Conn   // nil until the connection is hijacked
@@ -49,7 +56,7 @@ type stream struct {
 // instances do the same on the control message. The stream is owned by
 // the request (its writes queue) until serve initialises it.
 func (h *Hub) open(ctx context.Context, clientID, typeID string, lease time.Duration) (*stream, error) {
-	s := &stream{id: utils.UUIDv4(), clientID: clientID, typeID: typeID, lease: lease, owned: true}
+	s := &stream{id: utils.UUIDv4(), token: newToken(), clientID: clientID, typeID: typeID, lease: lease, owned: true}
 	if h.isClosed() {
 		return nil, errClosed
 	}
@@ -71,6 +78,23 @@ func (h *Hub) open(ctx context.Context, clientID, typeID string, lease time.Dura
 		h.end(s, ReasonReplaced)
 	}
 	return s, nil
+}
+
+// tokenBytes is the entropy of a stream's token: 128 bits.
+const tokenBytes = 16
+
+// newToken is a stream token: 32 hex digits from crypto/rand.
+func newToken() string {
+	b := make([]byte, tokenBytes)
+	_, _ = rand.Read(b) // never fails (crypto/rand)
+	return hex.EncodeToString(b)
+}
+
+// owns reports whether h is the stream's client's own web hold (its
+// isOwnHold; heartbeats go to the owner only). Informational: a clientId
+// proves nothing, and no event carries a credential either way.
+func (s *stream) owns(h Hold) bool {
+	return h.Face == holds.FaceWeb && h.ClientID == s.clientID
 }
 
 // register makes s the client's local stream unless a newer one is, and
@@ -105,6 +129,7 @@ type controlMsg struct {
 	ClientID     string `json:"clientId"`
 	Seq          int64  `json:"seq"`
 	ConnectionID string `json:"connectionId"`
+	Token        string `json:"token,omitempty"` // cancel: the stream's token
 }
 
 // controlLoop applies other instances' opens (replace an older local
@@ -121,7 +146,7 @@ func (h *Hub) controlLoop(ch <-chan *redis.Message) {
 			switch {
 			case c.Op == "open" && s.seq < c.Seq:
 				h.end(s, ReasonReplaced)
-			case c.Op == "cancel":
+			case c.Op == "cancel" && subtle.ConstantTimeCompare([]byte(s.token), []byte(c.Token)) == 1:
 				h.end(s, ReasonClientCancel)
 			}
 		}
@@ -129,10 +154,11 @@ func (h *Hub) controlLoop(ch <-chan *redis.Message) {
 	}
 }
 
-// Cancel ends clientID's stream, on whichever instance serves it, with
-// "client-cancel".
-func (h *Hub) Cancel(ctx context.Context, clientID string) error {
-	b, _ := json.Marshal(controlMsg{Op: "cancel", ClientID: clientID})
+// Cancel ends clientID's stream whose token (its init event's
+// streamToken) is token, on whichever instance serves it, with
+// "client-cancel"; any other stream is left alone.
+func (h *Hub) Cancel(ctx context.Context, clientID, token string) error {
+	b, _ := json.Marshal(controlMsg{Op: "cancel", ClientID: clientID, Token: token})
 	if err := h.cfg.Redis.Publish(ctx, controlChannel(h.cfg.Prefix), b).Err(); err != nil {
 		return fmt.Errorf("holdstream cancel: %w", err)
 	}
@@ -145,6 +171,7 @@ type system struct {
 	ConnectionID      string `json:"connectionId"`
 	ClientID          string `json:"clientId,omitempty"`
 	AppointmentTypeID string `json:"appointmentTypeId,omitempty"`
+	StreamToken       string `json:"streamToken,omitempty"` // init: the secret DELETE /v1/holds/stream names
 	LeaseMs           int64  `json:"leaseMs,omitempty"`
 	PingMs            int64  `json:"pingMs,omitempty"`
 	Reason            string `json:"reason,omitempty"`
@@ -213,7 +240,7 @@ func (h *Hub) initialize(s *stream, conn *sse.Conn) (reason string) {
 	}()
 	b := sse.AppendRetry(nil, h.cfg.Retry)
 	b = appendSystem(b, system{Type: "init", ConnectionID: s.id, ClientID: s.clientID, AppointmentTypeID: s.typeID,
-		LeaseMs: s.lease.Milliseconds(), PingMs: h.cfg.Ping.Milliseconds()})
+		StreamToken: s.token, LeaseMs: s.lease.Milliseconds(), PingMs: h.cfg.Ping.Milliseconds()})
 	if err := conn.Flush(b); err != nil {
 		return writeReason(err)
 	}
@@ -229,7 +256,7 @@ func (h *Hub) initialize(s *stream, conn *sse.Conn) (reason string) {
 		if !hd.HoldExpiresAt.After(now) {
 			e.Type = TypeRelease
 		}
-		b = sse.AppendChunk(b, sse.Event{Data: encode(e, hd.ClientID == s.clientID)})
+		b = sse.AppendChunk(b, sse.Event{Data: encode(public(e), s.owns(hd))})
 	}
 	b = appendSystem(b, system{Type: "connected", ConnectionID: s.id})
 	if err := conn.Flush(b); err != nil {

@@ -130,7 +130,7 @@ func TestSlowClientEndsWithSendFailedWhileOthersReceive(t *testing.T) {
 				got <- err.Error()
 				return
 			}
-			if m != nil && m["holdId"] == "last" {
+			if m != nil && m["holdId"] == ref("last") {
 				got <- "last"
 				return
 			}
@@ -163,7 +163,7 @@ func TestSlowClientEndsWithSendFailedWhileOthersReceive(t *testing.T) {
 			break
 		}
 		if m != nil {
-			require.NotEqual(t, "last", m["holdId"], "nothing is written after the stream gave up")
+			require.NotEqual(t, ref("last"), m["holdId"], "nothing is written after the stream gave up")
 		}
 	}
 }
@@ -186,7 +186,7 @@ func TestClientGoneDetectedOnNextEventWrite(t *testing.T) {
 	require.Equal(t, 2, in.hub.Streams(), "nothing notices before a write")
 
 	e.engine.publish(t, holdstream.TypeHold, hold("h1", "carol", "type1", "spec1", t0, time.Now().Add(time.Minute)))
-	require.Equal(t, "h1", bob.until(t, "hold")["holdId"])
+	require.Equal(t, ref("h1"), bob.until(t, "hold")["holdId"])
 	require.Eventually(t, func() bool { return in.hub.Streams() == 1 }, 5*time.Second, 10*time.Millisecond)
 	require.EqualValues(t, 1, metric(t, in.reg, "holdstream_streams_ended_total", map[string]string{"reason": holdstream.ReasonClientAbort}))
 }
@@ -211,7 +211,7 @@ func TestEventsDuringInitArriveInOrderAfterSnapshot(t *testing.T) {
 		m := c.next(t)
 		got = append(got, fmt.Sprint(m["type"], " ", m["holdId"]))
 	}
-	require.Equal(t, []string{"init <nil>", "hold h1", "connected <nil>", "hold h2", "hold h3", "release h2"}, got)
+	require.Equal(t, []string{"init <nil>", "hold " + ref("h1"), "connected <nil>", "hold " + ref("h2"), "hold " + ref("h3"), "release " + ref("h2")}, got)
 }
 
 // TestStreamOutlivesWriteTimeout: the write deadline of a blocking write
@@ -224,7 +224,7 @@ func TestStreamOutlivesWriteTimeout(t *testing.T) {
 	c.until(t, "connected")
 	time.Sleep(300 * time.Millisecond)
 	e.engine.publish(t, holdstream.TypeHold, hold("h1", "bob", "type1", "spec1", t0, time.Now().Add(time.Minute)))
-	require.Equal(t, "h1", c.until(t, "hold")["holdId"])
+	require.Equal(t, ref("h1"), c.until(t, "hold")["holdId"])
 	require.Equal(t, 1, in.hub.Streams())
 }
 

@@ -113,7 +113,7 @@ describe("flowgate-hold", function () {
         return { h: helper.getNode("h"), out: helper.getNode("out") };
     }
 
-    const hold = { holdId: "hold-123456789", specialistId: "dr-a", slotStartDate: "2026-03-17T09:00:00Z",
+    const hold = { holdId: "hold-123456789", holdRef: "ref-0123456789abcdef0123456789abcdef", specialistId: "dr-a", slotStartDate: "2026-03-17T09:00:00Z",
         slotEndDate: "2026-03-17T09:30:00Z", holdExpiresAt: "2026-03-17T08:05:00Z" };
 
     it("creates a hold from msg.payload and the node's type; heartbeat and release use msg.hold", async function () {

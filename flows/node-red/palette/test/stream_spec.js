@@ -6,7 +6,8 @@ const configNode = require("../nodes/flowgate-config.js");
 const streamNode = require("../nodes/flowgate-hold-stream.js");
 const fgLib = require("../lib/flowgate.js");
 
-const hold = (type, id, extra) => Object.assign({ type, holdId: id, clientId: "web-1", appointmentTypeId: "consultation",
+// a hold event as flowgate sends it: holdId is the hold's public ref, no clientId
+const hold = (type, id, extra) => Object.assign({ type, holdId: id, appointmentTypeId: "consultation",
     specialistId: "dr-a", slotStartDate: "2026-03-17T09:00:00Z", slotEndDate: "2026-03-17T09:30:00Z",
     holdExpiresAt: "2026-03-17T08:05:00Z", face: "web", isOwnHold: false }, extra || {});
 
@@ -56,7 +57,7 @@ describe("flowgate-hold-stream", function () {
 
     it("turns hold events into messages and reconnects after the lease ends", async function () {
         serve((n) => ({
-            events: [{ type: "init", connectionId: "c" + n, clientId: "board-1", appointmentTypeId: "consultation", leaseMs: 1000, pingMs: 15000 },
+            events: [{ type: "init", connectionId: "c" + n, clientId: "board-1", appointmentTypeId: "consultation", streamToken: "t" + n, leaseMs: 1000, pingMs: 15000 },
                 hold("hold", "h" + n), { type: "connected", connectionId: "c" + n }, hold("release", "h" + n),
                 { type: "ping", connectionId: "c" + n }, { type: "end", connectionId: "c" + n, reason: "lease-expired" }],
             end: true
