@@ -401,3 +401,23 @@ func TestSigningSecretRules(t *testing.T) {
 	_, err = parse("    sign: true\n")
 	require.ErrorContains(t, err, `handler "t": OUTBOUND_HMAC_SECRET is HMAC_SECRET's value`)
 }
+
+// A GET sends no body, so its signature covers none: the target can
+// verify it (it signed the payload it did not send).
+func TestSignedGetVerifies(t *testing.T) {
+	tg := newTarget(t, status(200, `{}`))
+	secret := "get-secret-0123456789"
+	f, err := declared.Parse("h.yaml", []byte("handlers:\n  - type: t\n    url: "+tg.URL+"/g?x=1\n    method: GET\n    secret: "+secret+"\n"+
+		"  - type: t2\n    url: "+tg.URL+"/g2\n    method: GET\n    secret: "+secret+"\n    signatureVersion: 2\n"), declared.Options{})
+	require.NoError(t, err)
+	set := declared.NewSet(f, buffer.Backoff{}, nil, nil)
+	for _, typ := range []string{"t", "t2"} {
+		_, err = set.Handler(typ).Process(context.Background(), &buffer.Message{MessageID: "m-1", Type: typ, Payload: json.RawMessage(`{"n":1}`)})
+		require.NoError(t, err)
+	}
+	hs := tg.seen()
+	require.Len(t, hs, 2)
+	require.Empty(t, hs[0].body)
+	require.Equal(t, hex.EncodeToString(hmacsig.MAC([]byte(secret), hs[0].header.Get("X-Timestamp"), nil)), hs[0].header.Get("X-Signature"))
+	require.Equal(t, hex.EncodeToString(hmacsig.MACV2([]byte(secret), hs[1].header.Get("X-Timestamp"), "GET", "/g2", nil)), hs[1].header.Get("X-Signature"))
+}

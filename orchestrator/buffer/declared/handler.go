@@ -147,7 +147,9 @@ func (h *Handler) Process(ctx context.Context, m *buffer.Message) (any, error) {
 		}
 	}
 	var rd io.Reader
-	if sp.Method != http.MethodGet {
+	if sp.Method == http.MethodGet {
+		body = nil // a GET sends no body, so its signature covers none
+	} else {
 		rd = bytes.NewReader(body)
 	}
 	req, err := http.NewRequestWithContext(ctx, sp.Method, sp.URL, rd)
