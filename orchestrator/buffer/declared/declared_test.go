@@ -302,7 +302,7 @@ func TestSwapServesNewTargetAndAddsTypes(t *testing.T) {
 // The shipped example parses (its ${ENV} set).
 func TestExampleFileIsValid(t *testing.T) {
 	f, err := declared.Load("../../../flows/buffer-handlers.example.yaml", declared.Options{Reserved: []string{"webhook.forward", "sse.emit", "noop"},
-		DefaultSecret: "hmac-secret", Getenv: func(k string) (string, bool) { return "x", k == "METABOT_TENANT" }})
+		DefaultSecret: "outbound-secret", Getenv: func(k string) (string, bool) { return "x", k == "METABOT_TENANT" }})
 	require.NoError(t, err)
 	require.Equal(t, []string{"email.send", "metabot.forward"}, f.Types())
 	require.Equal(t, 2, f.Specs[0].Version)
