@@ -206,11 +206,11 @@ func TestOutboundPostsFollowNoRedirect(t *testing.T) {
 	follows := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return nil }}
 	a := &dlqAlerter{url: rd.URL, send: m.outboundSender(follows), now: m.Now}
 	err := a.DLQAlert(context.Background(), 101, 100)
-	require.ErrorContains(t, err, "HTTP 307, a redirect to")
+	require.ErrorContains(t, err, "answered 307, a redirect to")
 	require.ErrorContains(t, err, "not followed")
 	ev := bookingsvc.WebhookEvents{URL: rd.URL, Secret: []byte(m.Config.OutboundSecret), Client: follows}
 	err = ev.Publish(context.Background(), contracts.BookingCompletedEvent{})
-	require.ErrorContains(t, err, "HTTP 307, a redirect to")
+	require.ErrorContains(t, err, "answered 307, a redirect to")
 	require.Equal(t, int64(2), rd.Hits.Load())
 	require.Zero(t, rd.Followed.Load())
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"time"
 )
 
@@ -40,13 +41,13 @@ type Answer struct {
 // OK reports a 2xx status.
 func (a Answer) OK() bool { return a.StatusCode >= 200 && a.StatusCode <= 299 }
 
-// String is "HTTP 500", or for a redirect "HTTP 302, a redirect to <where>
-// (not followed)", for errors.
+// String is the status ("500"), or for a redirect `302, a redirect to
+// "<where>" (not followed)`, for errors ("… answered %s").
 func (a Answer) String() string {
 	if IsRedirect(a.StatusCode) {
-		return fmt.Sprintf("HTTP %d, a redirect to %q (not followed)", a.StatusCode, a.Location)
+		return fmt.Sprintf("%d, a redirect to %q (not followed)", a.StatusCode, a.Location)
 	}
-	return fmt.Sprintf("HTTP %d", a.StatusCode)
+	return strconv.Itoa(a.StatusCode)
 }
 
 // Post signs body and POSTs it to url as application/json, with header's
