@@ -260,7 +260,7 @@ func TestDrillSecurityOutboundRedirects(t *testing.T) {
 		rd := securitytest.NewRedirector(t, st)
 		out, code := importQueueBin(t, srv.URL(), "--from", rd.URL)
 		summary(t, fmt.Sprintf("security redirect-import-queue-%d", st), "attempts=%d accepted=%d (exit %d)", rd.Hits.Load(), rd.Followed.Load(), code)
-		if rd.Followed.Load() != 0 || code != 1 || !strings.Contains(out, "not followed") {
+		if rd.Hits.Load() != 1 || rd.Followed.Load() != 0 || code != 1 || !strings.Contains(out, "not followed") {
 			t.Errorf("import-queue from a %d: exit %d, followed %d:\n%s", st, code, rd.Followed.Load(), out)
 		}
 	}
@@ -290,7 +290,7 @@ func TestDrillSecurityOutboundRedirects(t *testing.T) {
 	}
 	summary(t, "security import-queue-oversized-page", "attempts=1 accepted=%d (announced %d bytes, %d written before the refusal, %s)",
 		readOK, 1<<30, sent.Load(), took.Round(time.Millisecond))
-	if code != 1 || !strings.Contains(out, "Content-Length") || readOK != 0 {
+	if code != 1 || !strings.Contains(out, "Content-Length") || readOK != 0 || sent.Load() == 0 {
 		t.Errorf("import-queue of a 1 GiB page: exit %d, %d bytes written:\n%s", code, sent.Load(), out)
 	}
 }
@@ -300,7 +300,7 @@ func TestDrillSecurityOutboundRedirects(t *testing.T) {
 func importQueueBin(t *testing.T, redisURL string, args ...string) (string, int) {
 	t.Helper()
 	cmd := exec.Command(flowgatetest.Binary(t), append([]string{"import-queue"}, args...)...)
-	cmd.Env = append(flowgatetest.Env(), "REDIS_URL="+redisURL, "HMAC_SECRET="+hmacSecret, "BOOKING_AUTH_SECRET="+bookingSecret,
+	cmd.Env = append(flowgatetest.Env(), "REDIS_URL="+redisURL, "CLOUD9_SIMULATOR=true", "HMAC_SECRET="+hmacSecret, "BOOKING_AUTH_SECRET="+bookingSecret,
 		"BUFFER_API_TOKEN="+bearerToken, "MONITORING_AUTH=none", "IMPORT_HMAC_SECRET=chaos-old-api-secret-0123456789")
 	out, err := cmd.CombinedOutput()
 	var ee *exec.ExitError
