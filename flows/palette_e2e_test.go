@@ -39,6 +39,9 @@ var updatePaletteShot = flag.Bool("update-palette-screenshot", false,
 const (
 	paletteBufferToken = "flows-palette-buffer-token-0123456789"
 	paletteModule      = "node-red-contrib-flowgate"
+	// paletteOutboundSecret is flowgate's OUTBOUND_HMAC_SECRET, the flows'
+	// handler secret.
+	paletteOutboundSecret = "flows-palette-outbound-secret-0123456789"
 )
 
 // paletteTypes are the node types the package registers.
@@ -197,7 +200,8 @@ func TestPaletteEndToEnd(t *testing.T) {
 	nrAddr := flowgatetest.FreeAddr(t)
 	db := redistest.New(t)
 	// A handler declared in BUFFER_HANDLERS_FILE: email.send goes to the
-	// flow's second handler-in node, signed with HMAC_SECRET.
+	// flow's second handler-in node, signed with OUTBOUND_HMAC_SECRET (the
+	// handler secret of the flows' configuration; never HMAC_SECRET).
 	handlersFile := filepath.Join(t.TempDir(), "handlers.yaml")
 	if err := os.WriteFile(handlersFile, []byte("handlers:\n  - type: email.send\n    url: http://"+nrAddr+"/flowgate/email\n"+
 		"    timeout: 5s\n    maxRetries: 2\n    sign: true\n"), 0o600); err != nil {
@@ -205,7 +209,8 @@ func TestPaletteEndToEnd(t *testing.T) {
 	}
 	p := flowgatetest.Start(t, map[string]string{
 		"REDIS_URL": db.URL(), "BUFFER_HANDLERS_FILE": handlersFile, "HMAC_SECRET": testSecret, "BOOKING_AUTH_SECRET": "flows-test-booking-secret-0123456789",
-		"BUFFER_API_TOKEN": paletteBufferToken, "HOLDS_SCHEDULE_FILE": paletteSchedule(t, typeID),
+		"OUTBOUND_HMAC_SECRET": paletteOutboundSecret,
+		"BUFFER_API_TOKEN":     paletteBufferToken, "HOLDS_SCHEDULE_FILE": paletteSchedule(t, typeID),
 		// webhook.forward posts to the flow's flowgate-handler-in node
 		"BUFFER_WEBHOOK_URL": "http://" + nrAddr + "/flowgate/handler",
 		// a FAILed task comes back after 5 min, not during the test
@@ -220,7 +225,8 @@ func TestPaletteEndToEnd(t *testing.T) {
 	nr := noderedtest.StartWith(t, noderedtest.Options{
 		Addr: nrAddr,
 		Env: map[string]string{"FLOWGATE_URL": p.Base, "FLOWGATE_HMAC_SECRET": testSecret, "FLOWGATE_BUFFER_TOKEN": paletteBufferToken,
-			"FLOWGATE_E2E_TYPE": typeID, "FLOWGATE_APPOINTMENT_TYPE": typeID},
+			"FLOWGATE_OUTBOUND_HMAC_SECRET": paletteOutboundSecret,
+			"FLOWGATE_E2E_TYPE":             typeID, "FLOWGATE_APPOINTMENT_TYPE": typeID},
 		Flows: []string{demoFlow, e2eFlow},
 		Prepare: func(user string) {
 			installPalette(t, user, tgz)
@@ -228,7 +234,8 @@ func TestPaletteEndToEnd(t *testing.T) {
 			// credentialSecret), read from the environment.
 			creds := map[string]map[string]string{}
 			for _, id := range []string{"fge2ecfg", "fgdemocfg"} {
-				creds[id] = map[string]string{"hmacSecret": "${FLOWGATE_HMAC_SECRET}", "bufferToken": "${FLOWGATE_BUFFER_TOKEN}"}
+				creds[id] = map[string]string{"hmacSecret": "${FLOWGATE_HMAC_SECRET}", "bufferToken": "${FLOWGATE_BUFFER_TOKEN}",
+					"handlerSecret": "${FLOWGATE_OUTBOUND_HMAC_SECRET}"}
 			}
 			raw, _ := json.Marshal(creds)
 			if err := os.WriteFile(filepath.Join(user, "flows_cred.json"), raw, 0o600); err != nil {

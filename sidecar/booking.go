@@ -131,7 +131,7 @@ func (m *Main) newBooking(rt *orchestrator.Runtime, b *backend, shutdown context
 	}
 	events := bookingsvc.MultiEvents{bookingsvc.RedisEvents{Client: b.Client, Channel: bookingEventsChannel}}
 	if bc.EventsWebhook != "" {
-		events = append(events, bookingsvc.WebhookEvents{URL: bc.EventsWebhook, Secret: []byte(cfg.HMACSecret), Now: m.Now})
+		events = append(events, bookingsvc.WebhookEvents{URL: bc.EventsWebhook, Secret: []byte(cfg.OutboundSecret), Now: m.Now})
 	}
 	if bc.AuthMode == "legacy" {
 		m.Logger.Warn("BOOKING_AUTH_MODE=legacy: createAppt books for any well-formed patientGUID without a bookingAuthToken")

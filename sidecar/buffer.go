@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -25,12 +24,6 @@ type workBuffer struct {
 	declared *declaredHandlers // BUFFER_HANDLERS_FILE; nil without
 }
 
-// bufferSender signs and posts flowgate's outgoing buffer POSTs
-// (webhook.forward, the DLQ alert) with HMAC_SECRET.
-func (m *Main) bufferSender(client *http.Client) hmacsig.Sender {
-	return hmacsig.Sender{Secret: []byte(m.Config.HMACSecret), Client: client, Now: m.Now}
-}
-
 // newBuffer builds the buffer and registers its handlers; start runs it
 // after the main runtime.
 func (m *Main) newBuffer(b *backend, shutdown context.Context) (*workBuffer, error) {
@@ -47,7 +40,7 @@ func (m *Main) newBuffer(b *backend, shutdown context.Context) (*workBuffer, err
 		PlainEnqueue: m.Config.RedisClientMode == RedisClientPlain, Shards: m.Config.RedisShards,
 	}
 	if c.DLQAlertWebhook != "" {
-		cfg.Alerter = &dlqAlerter{url: c.DLQAlertWebhook, send: m.bufferSender(nil), now: m.Now}
+		cfg.Alerter = &dlqAlerter{url: c.DLQAlertWebhook, send: m.outboundSender(nil), now: m.Now}
 	}
 	buf, err := buffer.New(cfg)
 	if err != nil {
@@ -55,7 +48,7 @@ func (m *Main) newBuffer(b *backend, shutdown context.Context) (*workBuffer, err
 	}
 	hs := []buffer.Handler{builtin.NewEmit(b.Client, buf.Events(), m.Now)}
 	if c.WebhookURL != "" {
-		wh, err := builtin.NewWebhook(c.WebhookURL, c.WebhookTimeout, m.bufferSender(nil))
+		wh, err := builtin.NewWebhook(c.WebhookURL, c.WebhookTimeout, m.outboundSender(nil))
 		if err != nil {
 			return nil, &ConfigError{Var: "BUFFER_WEBHOOK_URL", Err: err}
 		}
@@ -118,7 +111,7 @@ func (w *workBuffer) registerJobs(s *scheduler.Scheduler, spec string) error {
 func (w *workBuffer) routes(app *fiber.App) { bufferhttp.Register(app, w.api) }
 
 // dlqAlerter POSTs {"event":"buffer.dlq_threshold",...} signed like
-// flowgate's other webhooks.
+// flowgate's other outgoing POSTs (OUTBOUND_HMAC_SECRET).
 type dlqAlerter struct {
 	url  string
 	send hmacsig.Sender
@@ -133,7 +126,7 @@ func (a *dlqAlerter) DLQAlert(ctx context.Context, count, threshold int64) error
 		return fmt.Errorf("dlq alert: %w", err)
 	}
 	if !ans.OK() {
-		return fmt.Errorf("dlq alert: %s answered %d", a.url, ans.StatusCode)
+		return fmt.Errorf("dlq alert: %s answered %s", a.url, ans)
 	}
 	return nil
 }

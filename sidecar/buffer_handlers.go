@@ -18,7 +18,7 @@ var builtinTypes = []string{builtin.TypeWebhookForward, builtin.TypeSSEEmit, bui
 
 // handlersOptions are how BUFFER_HANDLERS_FILE is read.
 func (c *Config) handlersOptions() declared.Options {
-	return declared.Options{Reserved: builtinTypes, DefaultSecret: c.HMACSecret}
+	return declared.Options{Reserved: builtinTypes, DefaultSecret: c.OutboundSecret, Inbound: c.inboundSecrets()}
 }
 
 // validateHandlersFile reports every problem of BUFFER_HANDLERS_FILE at

@@ -76,10 +76,10 @@ func getAuth(t *testing.T, url, tok string) (int, string) {
 	return get(t, url, "Authorization", "Bearer "+tok)
 }
 
-// The DLQ alert is one POST signed like flowgate's other webhooks:
-// hex HMAC-SHA256(HMAC_SECRET, X-Timestamp + "." + body).
+// The DLQ alert is one POST signed like flowgate's other outgoing POSTs:
+// hex HMAC-SHA256(OUTBOUND_HMAC_SECRET, X-Timestamp + "." + body).
 func TestBufferDLQAlertSignedPost(t *testing.T) {
-	secret := strings.Repeat("h", 32)
+	secret := strings.Repeat("o", 32)
 	got := make(chan *http.Request, 1)
 	bodies := make(chan []byte, 1)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -88,10 +88,10 @@ func TestBufferDLQAlertSignedPost(t *testing.T) {
 		bodies <- b
 	}))
 	defer srv.Close()
-	m := &Main{Config: Config{HMACSecret: secret}}
+	m := &Main{Config: Config{HMACSecret: strings.Repeat("h", 32), OutboundSecret: secret}}
 	at := time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)
 	m.Now = func() time.Time { return at }
-	a := &dlqAlerter{url: srv.URL, send: m.bufferSender(srv.Client()), now: m.Now}
+	a := &dlqAlerter{url: srv.URL, send: m.outboundSender(srv.Client()), now: m.Now}
 	require.NoError(t, a.DLQAlert(context.Background(), 101, 100))
 	r, body := <-got, <-bodies
 	require.JSONEq(t, `{"event":"buffer.dlq_threshold","count":101,"threshold":100,"at":"2026-11-23T09:00:00Z"}`, string(body))

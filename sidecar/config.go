@@ -40,6 +40,7 @@ type Config struct {
 
 	BookingAuthSecret string
 	HMACSecret        string
+	OutboundSecret    string // OUTBOUND_HMAC_SECRET: signs what flowgate sends (outbound.go)
 	MaxRetryAttempts  int
 	MaxRecoveries     int
 	TaskMaxProcessing time.Duration
@@ -200,6 +201,7 @@ func (c *Config) validate(p *problems) {
 	c.validateBooking(p)
 	c.validateSlotCache(p)
 	c.validateBuffer(p)
+	c.validateOutbound(p)
 }
 
 // validateRedis checks the Redis mode and the monitoring credentials.

@@ -225,13 +225,6 @@ func TestRedisURLPasswordNeverPrinted(t *testing.T) {
 	}
 }
 
-func TestEventsWebhookNeedsHMACSecret(t *testing.T) {
-	_, err := LoadConfig(envOf(map[string]string{"BOOKING_EVENTS_WEBHOOK": "https://hooks.example/booking"}))
-	var ce *ConfigError
-	require.True(t, errors.As(err, &ce))
-	require.Equal(t, "HMAC_SECRET", ce.Var)
-}
-
 // A start with several problems names every one of them, one line each,
 // and exits 2: nobody fixes a deployment one failed start at a time.
 func TestConfigReportsEveryProblemInOneStart(t *testing.T) {

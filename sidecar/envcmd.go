@@ -22,6 +22,11 @@ var envRequired = []struct {
 	{"REDIS_URL", func() (string, error) { return "redis://127.0.0.1:6379/0", nil }},
 	{"BOOKING_AUTH_SECRET", func() (string, error) { return randomHex(32) }},
 	{"HMAC_SECRET", func() (string, error) { return randomHex(32) }},
+	// Not required until something is sent signed (BUFFER_WEBHOOK_URL,
+	// DLQ_ALERT_WEBHOOK, BOOKING_EVENTS_WEBHOOK, a handler with sign:
+	// true), but generated apart from HMAC_SECRET so that it is there,
+	// and different, when one is set.
+	{"OUTBOUND_HMAC_SECRET", func() (string, error) { return randomHex(32) }},
 	{"BUFFER_API_TOKEN", func() (string, error) { return randomHex(32) }},
 	{"MONITORING_USER", func() (string, error) { return "ops", nil }},
 	{"MONITORING_PASSWORD", func() (string, error) { return randomHex(16) }},

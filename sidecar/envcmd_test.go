@@ -61,6 +61,8 @@ func TestEnvWritesAWorkingRealDeploymentConfig(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, cfg.Embedded())
 	require.Len(t, cfg.HMACSecret, 64)
+	require.Len(t, cfg.OutboundSecret, 64)
+	require.NotEqual(t, cfg.HMACSecret, cfg.OutboundSecret, "two secrets, not one")
 	require.NotContains(t, second.String(), cfg.HMACSecret, "fresh secrets at each run")
 	for _, s := range settings {
 		require.Contains(t, first.String(), s.name+"=", "every variable is in the file")

@@ -117,7 +117,7 @@ var bookingSettings = []setting{
 	{name: "SLOT_RESERVATION_BOOKED_TTL", def: durStr(reservation.DefaultConfirmTTL), help: "SlotReservation hold after a successful booking", apply: bookingDuration(func(b *BookingConfig) *time.Duration { return &b.BookedTTL })},
 	{name: "SLOT_CACHE_FRESH", def: durStr(slotcache.DefaultFresh), help: "a cached slot list younger than this is answered without asking Cloud9", apply: bookingDuration(func(b *BookingConfig) *time.Duration { return &b.SlotFresh })},
 	{name: "SLOT_CACHE_TTL", def: durStr(slots.DefaultCacheTTL), help: "how long a slot list (and the bookingTokens of its slots) stays usable", apply: bookingDuration(func(b *BookingConfig) *time.Duration { return &b.SlotCacheTTL })},
-	{name: "BOOKING_EVENTS_WEBHOOK", help: "URL that receives a signed POST (HMAC_SECRET) when a queued booking completes or fails for good", apply: func(c *Config, v string) error {
+	{name: "BOOKING_EVENTS_WEBHOOK", help: "URL that receives a POST signed with OUTBOUND_HMAC_SECRET when a queued booking completes or fails for good (redirects are not followed)", apply: func(c *Config, v string) error {
 		u, err := url.Parse(v)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return fmt.Errorf("want an http(s) URL, got %q", v)
@@ -189,9 +189,6 @@ func (c *Config) validateBooking(p *problems) {
 	}
 	if b.SlotCacheTTL < b.SlotFresh {
 		p.addf("SLOT_CACHE_TTL", "must not be below SLOT_CACHE_FRESH")
-	}
-	if b.EventsWebhook != "" && c.HMACSecret == "" {
-		p.addf("HMAC_SECRET", "required with BOOKING_EVENTS_WEBHOOK: its POSTs are signed with it, and a random per-process secret is one no receiver can verify")
 	}
 	if c.Cloud9Endpoint != "" && b.ProviderGUID == "" {
 		p.addf("CLOUD9_PROVIDER_GUID", "required with a real Cloud9 (CLOUD9_ENDPOINT)")

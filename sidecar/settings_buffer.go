@@ -91,13 +91,13 @@ var bufferSettings = []setting{
 	{name: "BUFFER_FAILED_RETENTION", def: durStr(buffer.DefaultFailedRetention), help: "how long a dead letter's idempotency key and error history are kept", apply: bufferDuration(func(b *BufferConfig) *time.Duration { return &b.FailedRetention })},
 	{name: "BUFFER_MAX_PAYLOAD_BYTES", def: itoa(buffer.DefaultMaxPayload), help: "largest message payload (INVALID_MESSAGE above)", apply: bufferInt(func(b *BufferConfig) *int { return &b.MaxPayload }, 1, 16<<20)},
 	{name: "BUFFER_DLQ_ALERT_THRESHOLD", def: itoa(buffer.DefaultDLQAlertThreshold), help: "dead letters at which an error is logged and DLQ_ALERT_WEBHOOK is called, once per crossing", apply: bufferInt(func(b *BufferConfig) *int { return &b.DLQAlertThreshold }, 1, 100_000_000)},
-	{name: "DLQ_ALERT_WEBHOOK", help: "URL that receives a signed POST (HMAC_SECRET) when the buffer's DLQ crosses its threshold", apply: httpURL(func(b *BufferConfig) *string { return &b.DLQAlertWebhook })},
+	{name: "DLQ_ALERT_WEBHOOK", help: "URL that receives a POST signed with OUTBOUND_HMAC_SECRET when the buffer's DLQ crosses its threshold (redirects are not followed)", apply: httpURL(func(b *BufferConfig) *string { return &b.DLQAlertWebhook })},
 	{name: "BUFFER_CIRCUIT_THRESHOLD", def: itoa(buffer.DefaultCircuitThreshold), help: "consecutive failures of a type that open its breaker", apply: bufferInt(func(b *BufferConfig) *int { return &b.CircuitThreshold }, 1, 1000)},
 	{name: "BUFFER_CIRCUIT_TIMEOUT", def: durStr(buffer.DefaultCircuitTimeout), help: "how long an open breaker waits before letting a trial call through (half-open)", apply: bufferDuration(func(b *BufferConfig) *time.Duration { return &b.CircuitTimeout })},
 	{name: "BUFFER_SHUTDOWN_TIMEOUT", def: durStr(buffer.DefaultShutdownTimeout), help: "how long in-flight buffer messages may finish on stop (the rest are re-queued)", apply: bufferDuration(func(b *BufferConfig) *time.Duration { return &b.ShutdownTimeout })},
-	{name: "BUFFER_WEBHOOK_URL", help: "target of the webhook.forward handler (registered only when set); POSTs are signed with HMAC_SECRET", apply: httpURL(func(b *BufferConfig) *string { return &b.WebhookURL })},
+	{name: "BUFFER_WEBHOOK_URL", help: "target of the webhook.forward handler (registered only when set); POSTs are signed with OUTBOUND_HMAC_SECRET; a 3xx is not followed: the message is dead-lettered", apply: httpURL(func(b *BufferConfig) *string { return &b.WebhookURL })},
 	{name: "BUFFER_WEBHOOK_TIMEOUT", def: "10s", help: "timeout of one webhook.forward POST", apply: bufferDuration(func(b *BufferConfig) *time.Duration { return &b.WebhookTimeout })},
-	{name: "BUFFER_HANDLERS_FILE", help: "YAML file declaring an HTTP handler per message type (url, method, headers with ${ENV}, timeout, maxRetries, backoff, circuitBreaker, signing); SIGHUP reloads it, an invalid file is refused and the current one kept", apply: func(c *Config, v string) error {
+	{name: "BUFFER_HANDLERS_FILE", help: "YAML file declaring an HTTP handler per message type (url, method, headers with ${ENV}, timeout, maxRetries, backoff, circuitBreaker, signing: a secret of the handler's own or OUTBOUND_HMAC_SECRET); a 3xx is not followed: the message is dead-lettered; SIGHUP reloads it, an invalid file is refused and the current one kept", apply: func(c *Config, v string) error {
 		c.Buffer.HandlersFile = v
 		return nil
 	}},
@@ -120,7 +120,4 @@ func (c *Config) validateBuffer(p *problems) {
 		p.addf("BUFFER_API_TOKEN", "required with a real Redis (flowgate env prints a fresh one)")
 	}
 	c.validateHandlersFile(p)
-	if (b.DLQAlertWebhook != "" || b.WebhookURL != "") && c.HMACSecret == "" {
-		p.addf("HMAC_SECRET", "required with DLQ_ALERT_WEBHOOK or BUFFER_WEBHOOK_URL: their POSTs are signed with it")
-	}
 }

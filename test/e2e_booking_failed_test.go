@@ -118,13 +118,15 @@ func TestBookingCloud9RefusalsOverHTTP(t *testing.T) {
 	}
 	require.Equal(t, want, got)
 
-	// The webhook: the same event, signed with HMAC_SECRET.
+	// The webhook: the same event, signed with OUTBOUND_HMAC_SECRET (never
+	// HMAC_SECRET: the receiver could replay it at flowgate).
 	post := hook.next(t)
 	require.Equal(t, "/booking-events", post.path)
 	ts := post.header.Get(hmacsig.HeaderTimestamp)
 	sig, err := hex.DecodeString(post.header.Get(hmacsig.HeaderSignature))
 	require.NoError(t, err)
-	require.True(t, hmac.Equal(hmacsig.MAC([]byte(testSecrets["HMAC_SECRET"]), ts, post.body), sig), "bad signature")
+	require.True(t, hmac.Equal(hmacsig.MAC([]byte(testSecrets["OUTBOUND_HMAC_SECRET"]), ts, post.body), sig), "bad signature")
+	require.False(t, hmac.Equal(hmacsig.MAC([]byte(testSecrets["HMAC_SECRET"]), ts, post.body), sig), "signed with HMAC_SECRET")
 	var hooked contracts.BookingCompletedEvent
 	require.NoError(t, json.Unmarshal(post.body, &hooked))
 	require.Equal(t, want, hooked)

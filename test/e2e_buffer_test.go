@@ -59,7 +59,7 @@ func TestBufferMaxRetriesSettingThroughBinary(t *testing.T) {
 	db := newTestRedis(t)
 	p := startFlowgate(t, map[string]string{
 		"REDIS_URL": db.URL(), "HMAC_SECRET": "e2e-buffer-hmac-secret-0123456789", "BOOKING_AUTH_SECRET": "e2e-buffer-booking-secret-012345",
-		"BUFFER_MAX_RETRIES": "0", "BUFFER_WEBHOOK_URL": target.URL,
+		"OUTBOUND_HMAC_SECRET": "e2e-buffer-outbound-secret-0123", "BUFFER_MAX_RETRIES": "0", "BUFFER_WEBHOOK_URL": target.URL,
 		"BUFFER_BACKOFF_BASE": "50ms", "BUFFER_BACKOFF_MAX": "100ms", "BUFFER_CIRCUIT_THRESHOLD": "100",
 	})
 

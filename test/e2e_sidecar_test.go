@@ -22,7 +22,10 @@ import (
 var testSecrets = map[string]string{
 	"BOOKING_AUTH_SECRET": "e2e-booking-secret-0123456789abcdef",
 	"HMAC_SECRET":         "e2e-hmac-secret-0123456789abcdef",
-	"BUFFER_API_TOKEN":    "e2e-buffer-token-0123456789abcdef",
+	// OUTBOUND_HMAC_SECRET signs what flowgate sends (booking events,
+	// webhook.forward, the DLQ alert, declared handlers).
+	"OUTBOUND_HMAC_SECRET": "e2e-outbound-secret-0123456789ab",
+	"BUFFER_API_TOKEN":     "e2e-buffer-token-0123456789abcdef",
 }
 
 func withSecrets(env map[string]string) map[string]string {

@@ -91,6 +91,7 @@ func TestReadmeGoingLiveCommandsWork(t *testing.T) {
 			env, err := os.ReadFile(filepath.Join(dir, ".env"))
 			require.NoError(t, err)
 			require.Contains(t, string(env), "\nHMAC_SECRET=")
+			require.Contains(t, string(env), "\nOUTBOUND_HMAC_SECRET=")
 			require.Contains(t, string(env), "\nREDIS_URL="+db.URL()+"\n")
 
 			_, out, code = runGolive(t, block, db.URL(), "true")

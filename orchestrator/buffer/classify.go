@@ -27,17 +27,23 @@ func (e *ValidationError) Error() string {
 }
 
 // StatusError is a downstream HTTP answer: 5xx, 429 and 408 are retried,
-// other 4xx are not.
+// other 4xx and every 3xx are not (flowgate follows no redirect, so the
+// same request would get the same 3xx).
 type StatusError struct {
 	StatusCode int
 	Body       string // first bytes of the answer, for the record
+	Location   string // a 3xx's Location, for the record
 }
 
 func (e *StatusError) Error() string {
-	if e.Body == "" {
-		return fmt.Sprintf("downstream answered HTTP %d", e.StatusCode)
+	s := fmt.Sprintf("downstream answered HTTP %d", e.StatusCode)
+	if e.StatusCode >= 300 && e.StatusCode <= 399 {
+		s += fmt.Sprintf(", a redirect to %q (not followed)", e.Location)
 	}
-	return fmt.Sprintf("downstream answered HTTP %d: %s", e.StatusCode, e.Body)
+	if e.Body == "" {
+		return s
+	}
+	return s + ": " + e.Body
 }
 
 // CodedError gives a handler error a code (the seed's error.code) and says
@@ -96,6 +102,8 @@ func (e *timeoutError) Error() string { return "handler exceeded its timeout of 
 // Retryable is the seed's retry decision logic as a classifier:
 // validation errors → no; network errors (timeouts, refused, reset, DNS) →
 // yes; HTTP 5xx, 429, 408 → yes; other 4xx → no; anything else → yes.
+// flowgate adds: HTTP 3xx → no (a redirect is never followed, so a retry
+// gets the same answer; it is a target to correct, not an outage).
 func Retryable(err error) bool {
 	if err == nil {
 		return false
@@ -115,7 +123,7 @@ func Retryable(err error) bool {
 	case isNetwork(err):
 		return true
 	case errors.As(err, &se):
-		return se.StatusCode >= 500 || se.StatusCode == 429 || se.StatusCode == 408 || se.StatusCode < 400
+		return se.StatusCode >= 500 || se.StatusCode == 429 || se.StatusCode == 408 || se.StatusCode < 300
 	}
 	return true
 }

@@ -51,3 +51,18 @@ func TestBackoff(t *testing.T) {
 	require.Equal(t, time.Second, b.Delay(-1))
 	require.Equal(t, 60*time.Second, b.Delay(1000))
 }
+
+// TestRetryableStatuses: 5xx, 429 and 408 are retried; other 4xx and
+// every 3xx (a redirect flowgate does not follow) are not, and a 3xx says
+// where it pointed.
+func TestRetryableStatuses(t *testing.T) {
+	for status, want := range map[int]bool{500: true, 503: true, 429: true, 408: true, 400: false, 404: false, 422: false,
+		301: false, 302: false, 303: false, 307: false, 308: false} {
+		se := &buffer.StatusError{StatusCode: status}
+		require.Equal(t, want, buffer.Retryable(fmt.Errorf("wrapped: %w", se)), "HTTP %d", status)
+		require.Equal(t, fmt.Sprintf("HTTP_%d", status), buffer.ErrorCode(se))
+	}
+	se := &buffer.StatusError{StatusCode: 302, Location: "https://elsewhere.example/x", Body: "Found"}
+	require.Equal(t, `downstream answered HTTP 302, a redirect to "https://elsewhere.example/x" (not followed): Found`, se.Error())
+	require.Equal(t, "downstream answered HTTP 503: busy", (&buffer.StatusError{StatusCode: 503, Body: "busy"}).Error())
+}

@@ -23,9 +23,12 @@ import (
 
 // The secrets every drill's flowgate runs with.
 const (
-	hmacSecret    = "chaos-hmac-secret-0123456789abcdef"
-	bearerToken   = "chaos-bearer-token-0123456789abcdef"
-	bookingSecret = "chaos-booking-secret-0123456789ab"
+	hmacSecret = "chaos-hmac-secret-0123456789abcdef"
+	// outboundSecret signs what flowgate sends (webhook.forward, declared
+	// handlers, the DLQ alert); never hmacSecret.
+	outboundSecret = "chaos-outbound-secret-0123456789ab"
+	bearerToken    = "chaos-bearer-token-0123456789abcdef"
+	bookingSecret  = "chaos-booking-secret-0123456789ab"
 )
 
 // defaultPause is how long the outage drills keep Redis stopped unless
@@ -50,12 +53,13 @@ func drillPause(t *testing.T) time.Duration {
 // overrides.
 func flowgateEnv(redisURL string, extra map[string]string) map[string]string {
 	env := map[string]string{
-		"REDIS_URL":           redisURL,
-		"HMAC_SECRET":         hmacSecret,
-		"BOOKING_AUTH_SECRET": bookingSecret,
-		"LOG_LEVEL":           "warn",
-		"MONITORING_USER":     "drill",
-		"MONITORING_PASSWORD": "drill-monitoring-password",
+		"REDIS_URL":            redisURL,
+		"HMAC_SECRET":          hmacSecret,
+		"OUTBOUND_HMAC_SECRET": outboundSecret,
+		"BOOKING_AUTH_SECRET":  bookingSecret,
+		"LOG_LEVEL":            "warn",
+		"MONITORING_USER":      "drill",
+		"MONITORING_PASSWORD":  "drill-monitoring-password",
 	}
 	for k, v := range extra {
 		env[k] = v

@@ -38,9 +38,12 @@ func (e RedisEvents) Publish(ctx context.Context, ev contracts.BookingCompletedE
 // WebhookEvents POSTs each event as JSON to URL (BOOKING_EVENTS_WEBHOOK),
 // signed like flowgate's webhooks: X-Timestamp (unix seconds) and
 // X-Signature (hex HMAC-SHA256 of timestamp + "." + body, see package
-// webhooks/hmacsig). A non-2xx answer is an error.
+// webhooks/hmacsig). A non-2xx answer is an error; a redirect is not
+// followed (hmacsig.Sender).
 type WebhookEvents struct {
-	URL     string
+	URL string
+	// Secret signs the POSTs: flowgate's outbound secret
+	// (OUTBOUND_HMAC_SECRET), never one its own routes verify.
 	Secret  []byte
 	Client  *http.Client     // default: 10 s timeout
 	Now     func() time.Time // default time.Now
@@ -65,7 +68,7 @@ func (e WebhookEvents) Publish(ctx context.Context, ev contracts.BookingComplete
 		return fmt.Errorf("booking events webhook: %w", err)
 	}
 	if !ans.OK() {
-		return fmt.Errorf("booking events webhook: %s answered %d", e.URL, ans.StatusCode)
+		return fmt.Errorf("booking events webhook: %s answered %s", e.URL, ans)
 	}
 	return nil
 }

@@ -28,7 +28,9 @@ const (
 	TypeNoop           = "noop"
 )
 
-// Webhook is webhook.forward.
+// Webhook is webhook.forward. Its Sender's secret is flowgate's outbound
+// one (OUTBOUND_HMAC_SECRET), never the secret flowgate verifies requests
+// with: the target sees every POST, and the enqueuer chose its body.
 type Webhook struct {
 	buffer.Base
 	URL    string
@@ -48,7 +50,8 @@ func NewWebhook(url string, timeout time.Duration, sender hmacsig.Sender) (*Webh
 }
 
 // Process posts the payload; 2xx completes, anything else is a
-// *buffer.StatusError the retry classifier judges.
+// *buffer.StatusError the retry classifier judges (a 3xx is not followed,
+// and not retried: the message is dead-lettered).
 func (w *Webhook) Process(ctx context.Context, m *buffer.Message) (any, error) {
 	h := http.Header{"X-Buffer-Message-Id": {m.MessageID}, "X-Buffer-Attempt": {strconv.Itoa(m.AttemptCount)}}
 	if m.Metadata.CorrelationID != "" {
@@ -59,7 +62,7 @@ func (w *Webhook) Process(ctx context.Context, m *buffer.Message) (any, error) {
 		return nil, fmt.Errorf("webhook.forward: %w", err)
 	}
 	if !ans.OK() {
-		return nil, &buffer.StatusError{StatusCode: ans.StatusCode, Body: string(ans.Body)}
+		return nil, &buffer.StatusError{StatusCode: ans.StatusCode, Body: string(ans.Body), Location: ans.Location}
 	}
 	return map[string]any{"status": ans.StatusCode}, nil
 }

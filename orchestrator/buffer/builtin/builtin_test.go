@@ -160,3 +160,32 @@ func next(t *testing.T, r *bufio.Reader) (string, string) {
 		}
 	}
 }
+
+// webhook.forward follows no redirect, even with a client that would: a
+// 302 (which Go would turn into a body-less GET) and a 307 (which would
+// carry the body and signature to the host it names) dead-letter the
+// message at once, never completed, and the other host sees nothing.
+func TestWebhookForwardRedirectDeadLetters(t *testing.T) {
+	var elsewhere atomic.Int32
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { elsewhere.Add(1) }))
+	defer other.Close()
+	for _, status := range []int{http.StatusFound, http.StatusTemporaryRedirect} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, other.URL+"/stolen", status)
+		}))
+		defer srv.Close()
+		b, _ := newBuffer(t)
+		follows := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return nil }}
+		wh, err := builtin.NewWebhook(srv.URL, 2*time.Second, hmacsig.Sender{Secret: secret, Client: follows})
+		require.NoError(t, err)
+		require.NoError(t, b.Register(wh))
+		require.NoError(t, b.Start())
+		e, err := b.Enqueue(context.Background(), contracts.BufferEnqueueRequest{Type: builtin.TypeWebhookForward, Payload: json.RawMessage(`{"k":1}`)})
+		require.NoError(t, err)
+		m := wait(t, b, e.MessageID, contracts.BufferDLQ)
+		require.Equal(t, "HTTP_"+strconv.Itoa(status), m.LastError.Code)
+		require.Contains(t, m.LastError.Message, "not followed")
+		require.Equal(t, 1, m.AttemptCount, "not retried")
+	}
+	require.Zero(t, elsewhere.Load(), "a POST followed a redirect")
+}

@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -300,9 +302,122 @@ func TestSwapServesNewTargetAndAddsTypes(t *testing.T) {
 // The shipped example parses (its ${ENV} set).
 func TestExampleFileIsValid(t *testing.T) {
 	f, err := declared.Load("../../../flows/buffer-handlers.example.yaml", declared.Options{Reserved: []string{"webhook.forward", "sse.emit", "noop"},
-		DefaultSecret: "hmac-secret", Getenv: func(k string) (string, bool) { return "x", k == "METABOT_TENANT" }})
+		DefaultSecret: "outbound-secret", Getenv: func(k string) (string, bool) { return "x", k == "METABOT_TENANT" }})
 	require.NoError(t, err)
 	require.Equal(t, []string{"email.send", "metabot.forward"}, f.Types())
 	require.Equal(t, 2, f.Specs[0].Version)
 	require.Equal(t, declared.BodyMessage, f.Specs[1].Body)
+}
+
+// redirectTo answers every request with status and a Location on other.
+func redirectTo(other string, status int) func(int, http.ResponseWriter, *http.Request) {
+	return func(_ int, w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, other+"/stolen", status) }
+}
+
+// A 3xx is never followed: the message is dead-lettered at its first
+// attempt (whatever maxRetries says) with its status and where it pointed,
+// never completed; the host the redirect names sees nothing, the signature
+// least of all.
+func TestRedirectDeadLettersAtOnce(t *testing.T) {
+	elsewhere := newTarget(t, status(200, `{"delivered":"elsewhere"}`))
+	types := map[string]int{"r301": 301, "r302": 302, "r303": 303, "r307": 307, "r308": 308}
+	yaml := "handlers:\n"
+	targets := map[string]*target{}
+	for _, typ := range slices.Sorted(maps.Keys(types)) {
+		targets[typ] = newTarget(t, redirectTo(elsewhere.URL, types[typ]))
+		yaml += fmt.Sprintf("  - type: %s\n    url: %s/hook\n    maxRetries: 3\n    secret: ${HOOK_SECRET}\n    headers: {X-Api-Key: k-1}\n", typ, targets[typ].URL)
+	}
+	b, _ := run(t, yaml, map[string]string{"HOOK_SECRET": "hook-secret-0123456789"})
+	for _, typ := range slices.Sorted(maps.Keys(types)) {
+		m := settle(t, b, enqueue(t, b, typ, `{"n":1}`), contracts.BufferDLQ)
+		require.Len(t, m.Errors, 1, "%s: one attempt, no retry", typ)
+		require.Equal(t, fmt.Sprintf("HTTP_%d", types[typ]), m.Errors[0].Code)
+		require.Contains(t, m.Errors[0].Message, "/stolen")
+		require.Contains(t, m.Errors[0].Message, "not followed")
+		require.Nil(t, m.Result)
+	}
+	time.Sleep(300 * time.Millisecond) // a retry would have come by now
+	for typ, tg := range targets {
+		require.Len(t, tg.seen(), 1, typ)
+	}
+	require.Empty(t, elsewhere.seen(), "a request followed a redirect")
+}
+
+// A client passed to NewSet that would follow redirects does not.
+func TestRedirectNotFollowedWithClientPassedIn(t *testing.T) {
+	elsewhere := newTarget(t, status(200, `{}`))
+	tg := newTarget(t, redirectTo(elsewhere.URL, http.StatusPermanentRedirect))
+	follows := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return nil }}
+	f, err := declared.Parse("h.yaml", []byte("handlers:\n  - type: t\n    url: "+tg.URL+"\n    secret: s3cret-s3cret-s3cret\n"), declared.Options{})
+	require.NoError(t, err)
+	h := declared.NewSet(f, buffer.Backoff{}, follows, nil).Handler("t")
+	_, err = h.Process(context.Background(), &buffer.Message{MessageID: "m-1", Type: "t", Payload: json.RawMessage(`{}`)})
+	var se *buffer.StatusError
+	require.ErrorAs(t, err, &se)
+	require.Equal(t, http.StatusPermanentRedirect, se.StatusCode)
+	require.False(t, h.OnError(err, nil), "a redirect is not retried")
+	require.False(t, buffer.Retryable(err), "nor counted against the breaker")
+	require.Empty(t, elsewhere.seen())
+	require.NoError(t, follows.CheckRedirect(nil, nil), "the caller's client is left as it was")
+}
+
+// A handler never signs with a secret flowgate verifies, and an empty
+// ${NAME} never falls back to the default.
+func TestSigningSecretRules(t *testing.T) {
+	env := map[string]string{"EMPTY": "", "HMAC_COPY": "flowgate-hmac-secret-0123", "OWN": "own-secret-0123456789"}
+	opt := declared.Options{DefaultSecret: "outbound-secret-012345", Inbound: map[string]string{"HMAC_SECRET": "flowgate-hmac-secret-0123", "BOOKING_AUTH_SECRET": "", "OTHER": "other-inbound-0123456"},
+		Getenv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }}
+	parse := func(entry string) (*declared.File, error) {
+		return declared.Parse("h.yaml", []byte("handlers:\n  - type: t\n    url: http://x/\n"+entry), opt)
+	}
+	for entry, want := range map[string]string{
+		"    secret: ${EMPTY}\n":                          `h.yaml:4: handler "t": secret is empty`,
+		"    sign: true\n    secret: \"\"\n":              `h.yaml:5: handler "t": secret is empty`,
+		"    secret: ${HMAC_COPY}\n":                      `handler "t": its secret is HMAC_SECRET's value`,
+		"    secret: other-inbound-0123456\n":             `handler "t": its secret is OTHER's value`,
+		"    secret: ${UNSET}\n":                          `h.yaml:4: environment variable UNSET is not set`,
+		"    signatureVersion: 2\n    secret: ${EMPTY}\n": `h.yaml:5: handler "t": secret is empty`,
+	} {
+		_, err := parse(entry)
+		require.ErrorContains(t, err, want, entry)
+		var le *declared.LoadError
+		require.ErrorAs(t, err, &le)
+		require.Len(t, le.Problems, 1, "one problem, not a second about the same secret: %v", err)
+	}
+	f, err := parse("    sign: true\n")
+	require.NoError(t, err)
+	require.Equal(t, []byte("outbound-secret-012345"), f.Specs[0].Secret, "sign: true without secret: the outbound secret")
+	f, err = parse("    secret: ${OWN}\n")
+	require.NoError(t, err)
+	require.Equal(t, []byte("own-secret-0123456789"), f.Specs[0].Secret)
+	f, err = parse("    sign: false\n    secret: ${EMPTY}\n")
+	require.NoError(t, err)
+	require.Nil(t, f.Specs[0].Secret, "sign: false signs nothing")
+
+	opt.DefaultSecret = ""
+	_, err = parse("    sign: true\n")
+	require.ErrorContains(t, err, `handler "t": signing needs a secret (secret: ${NAME}, or set OUTBOUND_HMAC_SECRET)`)
+	opt.DefaultSecret = "flowgate-hmac-secret-0123"
+	_, err = parse("    sign: true\n")
+	require.ErrorContains(t, err, `handler "t": OUTBOUND_HMAC_SECRET is HMAC_SECRET's value`)
+}
+
+// A GET sends no body, so its signature covers none: the target can
+// verify it (it signed the payload it did not send).
+func TestSignedGetVerifies(t *testing.T) {
+	tg := newTarget(t, status(200, `{}`))
+	secret := "get-secret-0123456789"
+	f, err := declared.Parse("h.yaml", []byte("handlers:\n  - type: t\n    url: "+tg.URL+"/g?x=1\n    method: GET\n    secret: "+secret+"\n"+
+		"  - type: t2\n    url: "+tg.URL+"/g2\n    method: GET\n    secret: "+secret+"\n    signatureVersion: 2\n"), declared.Options{})
+	require.NoError(t, err)
+	set := declared.NewSet(f, buffer.Backoff{}, nil, nil)
+	for _, typ := range []string{"t", "t2"} {
+		_, err = set.Handler(typ).Process(context.Background(), &buffer.Message{MessageID: "m-1", Type: typ, Payload: json.RawMessage(`{"n":1}`)})
+		require.NoError(t, err)
+	}
+	hs := tg.seen()
+	require.Len(t, hs, 2)
+	require.Empty(t, hs[0].body)
+	require.Equal(t, hex.EncodeToString(hmacsig.MAC([]byte(secret), hs[0].header.Get("X-Timestamp"), nil)), hs[0].header.Get("X-Signature"))
+	require.Equal(t, hex.EncodeToString(hmacsig.MACV2([]byte(secret), hs[1].header.Get("X-Timestamp"), "GET", "/g2", nil)), hs[1].header.Get("X-Signature"))
 }

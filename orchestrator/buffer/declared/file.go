@@ -5,17 +5,26 @@
 // its target and classifies the answer: 2xx completes (the answer's JSON is
 // the result, other text is kept as a string), 408, 429 (honouring
 // Retry-After), 5xx, timeouts and connection errors are retried with the
-// type's backoff, any other 4xx sends the message to the dead-letter queue.
+// type's backoff, any other 4xx and every 3xx (redirects are never
+// followed) send the message to the dead-letter queue.
 // A Set swaps a reloaded file in atomically: each attempt reads its
 // target once, so attempts in flight finish with the one they started with.
+//
+// A signing handler's secret is its own (secret: ${NAME}) or
+// Options.DefaultSecret (flowgate's OUTBOUND_HMAC_SECRET), never one of
+// Options.Inbound: a target sees the body and headers of every delivery,
+// and the enqueuer chose the body, so a delivery signed with a secret
+// flowgate verifies could be replayed at flowgate.
 package declared
 
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -71,6 +80,10 @@ func (f *File) Types() []string {
 	return out
 }
 
+// defaultSecretName is the setting Options.DefaultSecret comes from, for
+// problems.
+const defaultSecretName = "OUTBOUND_HMAC_SECRET"
+
 // Options tell Load what it cannot read from the file.
 type Options struct {
 	// Reserved are types a declared handler may not take (the built-ins).
@@ -78,8 +91,12 @@ type Options struct {
 	// Getenv looks ${NAME} up; nil: os.LookupEnv.
 	Getenv func(string) (string, bool)
 	// DefaultSecret signs a handler with `sign: true` and no secret of its
-	// own (HMAC_SECRET).
+	// own (OUTBOUND_HMAC_SECRET); "": such a handler is a problem.
 	DefaultSecret string
+	// Inbound are the secrets flowgate accepts signatures or tokens made
+	// with (HMAC_SECRET, BOOKING_AUTH_SECRET), by name: a handler that
+	// would sign with one of them is a problem. Empty values are ignored.
+	Inbound map[string]string
 }
 
 // Problem is one thing wrong with the file.
@@ -266,6 +283,7 @@ type handlerState struct {
 	sign                    *bool
 	secret                  string
 	secretNode, versionNode *yaml.Node
+	secretBad               bool // not a string, or a ${NAME} not set: reported already
 	hasType, hasURL         bool
 }
 
@@ -321,9 +339,11 @@ func (p *parser) handlerField(st *handlerState, key string, v *yaml.Node) {
 		}
 	case "secret":
 		st.secretNode = v
+		before := len(p.problems)
 		if sv, ok := p.str(v, key); ok {
 			st.secret = p.expand(v, sv)
 		}
+		st.secretBad = len(p.problems) > before
 	case "signatureVersion":
 		st.versionNode = v
 		if ver, ok := p.integer(v, key, 1, 2); ok {
@@ -349,12 +369,26 @@ func (p *parser) finishHandler(n *yaml.Node, st *handlerState) {
 	if !signing {
 		return
 	}
-	secret := st.secret
-	if secret == "" {
-		secret = p.opt.DefaultSecret
+	secret, from := st.secret, "its secret"
+	switch {
+	case st.secretBad:
+		return // reported where it was read
+	case st.secretNode != nil && secret == "":
+		// secret: ${VAR} with VAR set but empty: never a quiet fallback.
+		p.addf(st.secretNode, "handler %q: secret is empty (a ${NAME} set to \"\"?); give it a value, or drop secret: to sign with %s", st.s.Type, defaultSecretName)
+		return
+	case st.secretNode == nil:
+		secret, from = p.opt.DefaultSecret, defaultSecretName
+		if secret == "" {
+			p.addf(n, "handler %q: signing needs a secret (secret: ${NAME}, or set %s)", st.s.Type, defaultSecretName)
+			return
+		}
 	}
-	if secret == "" {
-		p.addf(n, "handler %q: signing needs a secret (secret: ${NAME}, or HMAC_SECRET)", st.s.Type)
+	for _, name := range slices.Sorted(maps.Keys(p.opt.Inbound)) {
+		if v := p.opt.Inbound[name]; v != "" && v == secret {
+			p.addf(n, "handler %q: %s is %s's value: flowgate accepts signatures made with it, so a delivery could be replayed at flowgate; sign with a secret of the handler's own", st.s.Type, from, name)
+			return
+		}
 	}
 	st.s.Secret = []byte(secret)
 }

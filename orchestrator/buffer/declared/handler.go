@@ -44,11 +44,10 @@ type Set struct {
 
 // NewSet returns a Set serving f. fallback is the buffer's backoff (for a
 // type that names none); client nil: a plain client (each attempt's
-// context bounds it).
+// context bounds it). Whatever client it is given, a Set never follows a
+// redirect (hmacsig.NoRedirect): a 3xx dead-letters the message.
 func NewSet(f *File, fallback buffer.Backoff, client *http.Client, now func() time.Time) *Set {
-	if client == nil {
-		client = &http.Client{}
-	}
+	client = hmacsig.NoRedirect(client)
 	if now == nil {
 		now = time.Now
 	}
@@ -148,7 +147,9 @@ func (h *Handler) Process(ctx context.Context, m *buffer.Message) (any, error) {
 		}
 	}
 	var rd io.Reader
-	if sp.Method != http.MethodGet {
+	if sp.Method == http.MethodGet {
+		body = nil // a GET sends no body, so its signature covers none
+	} else {
 		rd = bytes.NewReader(body)
 	}
 	req, err := http.NewRequestWithContext(ctx, sp.Method, sp.URL, rd)
@@ -180,6 +181,9 @@ func (h *Handler) Process(ctx context.Context, m *buffer.Message) (any, error) {
 	if res.StatusCode < 200 || res.StatusCode > 299 {
 		raw, _ := io.ReadAll(io.LimitReader(res.Body, maxErrBody))
 		se := &buffer.StatusError{StatusCode: res.StatusCode, Body: string(raw)}
+		if hmacsig.IsRedirect(res.StatusCode) {
+			se.Location = hmacsig.Location(res.Header)
+		}
 		if res.StatusCode == http.StatusTooManyRequests {
 			if d, ok := retryAfter(res.Header.Get("Retry-After"), h.set.now()); ok {
 				return nil, &RetryAfterError{StatusError: se, After: d}
@@ -227,8 +231,10 @@ func retryAfter(v string, now time.Time) (time.Duration, bool) {
 }
 
 // OnError implements buffer.Handler: an HTTP answer is judged by its status
-// alone (408, 429 and 5xx retried, other 4xx not), whatever its body says;
-// anything else by the buffer's classifier.
+// alone (408, 429 and 5xx retried, other 4xx and every 3xx not: a redirect
+// is never followed, so the message was not delivered and a retry would
+// meet the same answer), whatever its body says; anything else by the
+// buffer's classifier.
 func (h *Handler) OnError(err error, _ *buffer.Message) bool {
 	var se *buffer.StatusError
 	if errors.As(err, &se) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/flowgate/flowgate/contracts"
 	"github.com/flowgate/flowgate/orchestrator/tasks"
+	"github.com/flowgate/flowgate/webhooks/hmacsig"
 )
 
 // Options configure one import run.
@@ -33,7 +34,8 @@ type Options struct {
 	// Timeout bounds each request (default DefaultTimeout).
 	Timeout time.Duration
 
-	// For tests: the HTTP client (default one with Timeout), the clock that
+	// For tests: the HTTP client (default one with Timeout; used without
+	// its CheckRedirect: a redirect is an error, never followed), the clock that
 	// stamps signatures and the wait for the next second (defaults
 	// time.Now and a timer).
 	HTTPClient *http.Client
@@ -70,6 +72,7 @@ func (o Options) withDefaults() Options {
 	if o.HTTPClient == nil {
 		o.HTTPClient = &http.Client{Timeout: o.Timeout}
 	}
+	o.HTTPClient = hmacsig.NoRedirect(o.HTTPClient) // its requests are signed: never to a host --from did not name
 	if o.Now == nil {
 		o.Now = time.Now
 	}

@@ -18,8 +18,14 @@ import (
 	"github.com/flowgate/flowgate/webhooks/hmacsig"
 )
 
-// maxPageBytes bounds one page's body.
+// maxPageBytes bounds one page's body: a page whose Content-Length says
+// more is refused before a byte of it is read, and a body without one is
+// cut there.
 const maxPageBytes = 256 << 20
+
+// maxErrBody is how much of an answer other than 200 is read, for the
+// error.
+const maxErrBody = 4 << 10
 
 // source is the old queue API: GET <base>/queue, signed.
 type source struct {
@@ -88,16 +94,27 @@ func (s *source) fetch(ctx context.Context, status contracts.Status, limit int, 
 		return page{}, fmt.Errorf("GET %s: %w", u.Redacted(), err)
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		raw, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrBody))
+		hint := ""
+		switch {
+		case hmacsig.IsRedirect(resp.StatusCode):
+			// The client stops at a redirect (hmacsig.NoRedirect): the
+			// request is signed, and the tasks would be recorded as coming
+			// from --from while another host answered them.
+			return page{}, fmt.Errorf("GET %s: HTTP %d, a redirect to %q: not followed (the request is signed); give --from the URL that answers",
+				u.Redacted(), resp.StatusCode, hmacsig.Location(resp.Header))
+		case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
+			hint = " (check the secret — --secret, IMPORT_HMAC_SECRET or HMAC_SECRET — and that both clocks are right)"
+		}
+		return page{}, fmt.Errorf("GET %s: HTTP %d%s: %s", u.Redacted(), resp.StatusCode, hint, snippet(raw))
+	}
+	if resp.ContentLength > maxPageBytes {
+		return page{}, fmt.Errorf("GET %s: the answer announces %d bytes (Content-Length), over %d: use a smaller --page-size", u.Redacted(), resp.ContentLength, maxPageBytes)
+	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxPageBytes+1))
 	if err != nil {
 		return page{}, fmt.Errorf("GET %s: reading the answer: %w", u.Redacted(), err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		hint := ""
-		if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
-			hint = " (check the secret — --secret, IMPORT_HMAC_SECRET or HMAC_SECRET — and that both clocks are right)"
-		}
-		return page{}, fmt.Errorf("GET %s: HTTP %d%s: %s", u.Redacted(), resp.StatusCode, hint, snippet(body))
 	}
 	if len(body) > maxPageBytes {
 		return page{}, fmt.Errorf("GET %s: answer larger than %d bytes: use a smaller --page-size", u.Redacted(), maxPageBytes)

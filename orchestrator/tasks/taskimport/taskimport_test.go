@@ -6,8 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -310,4 +314,52 @@ func TestMainFlagsAndExitCodes(t *testing.T) {
 	code = taskimport.Main(e.ctx, []string{"--from", e.srv.URL}, func(string) string { return secret }, &bytes.Buffer{}, &errb, failing)
 	require.Equal(t, taskimport.ExitStopped, code)
 	require.Contains(t, errb.String(), "not reachable")
+}
+
+// A --from that redirects (to the real old API, on another port) is an
+// error naming the redirect, whatever the client passed in would do: the
+// signed request never reaches the other host, and no task is recorded as
+// coming from --from while another host answered.
+func TestImportRefusesRedirects(t *testing.T) {
+	e := setup(t)
+	for _, status := range []int{http.StatusFound, http.StatusTemporaryRedirect, http.StatusPermanentRedirect} {
+		front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, e.srv.URL+r.URL.RequestURI(), status)
+		}))
+		follows := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return nil }}
+		sum, _, err := e.run(t, e.opts(func(o *taskimport.Options) { o.From, o.HTTPClient = front.URL, follows }))
+		front.Close()
+		require.ErrorContains(t, err, fmt.Sprintf("HTTP %d, a redirect to %q: not followed", status, e.srv.URL+"/queue?history=true&limit=2&status=PENDING"))
+		require.Zero(t, sum.Total().Fetched)
+		require.NoError(t, follows.CheckRedirect(nil, nil), "the caller's client is left as it was")
+	}
+	require.Empty(t, e.srv.Requests(), "a signed request followed a redirect")
+	require.Zero(t, e.stats(t).Total)
+}
+
+// A page that announces more than the cap (1 GiB here, the cap is 256 MiB)
+// is refused from its Content-Length, before its body is read.
+func TestImportRefusesAnnouncedHugePage(t *testing.T) {
+	e := setup(t)
+	var sent atomic.Int64
+	huge := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", strconv.Itoa(1<<30))
+		w.WriteHeader(http.StatusOK)
+		n, _ := io.WriteString(w, "[")
+		sent.Add(int64(n))
+		spaces := []byte(strings.Repeat(" ", 64<<10))
+		for r.Context().Err() == nil {
+			n, err := w.Write(spaces)
+			sent.Add(int64(n))
+			if err != nil {
+				return
+			}
+		}
+	}))
+	defer huge.Close()
+	start := time.Now()
+	_, _, err := e.run(t, e.opts(func(o *taskimport.Options) { o.From = huge.URL }))
+	require.ErrorContains(t, err, "announces 1073741824 bytes (Content-Length), over 268435456")
+	require.Less(t, time.Since(start), 10*time.Second)
+	require.Less(t, sent.Load(), int64(64<<20), "the body was read toward the cap")
 }

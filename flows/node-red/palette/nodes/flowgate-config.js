@@ -23,9 +23,15 @@ module.exports = function (RED) {
             return client;
         };
         // The secret a flowgate-handler-in node verifies flowgate's signed
-        // posts with: its own, or the HMAC secret (what flowgate signs
-        // webhook.forward with).
-        this.handlerSecret = () => creds.handlerSecret || creds.hmacSecret || "";
+        // posts with: flowgate's OUTBOUND_HMAC_SECRET, or the handler's own
+        // secret: in flowgate's handlers file. Never the HMAC secret:
+        // flowgate signs nothing it sends with HMAC_SECRET (a receiver
+        // holding it could forge what flowgate accepts).
+        this.handlerSecret = () => creds.handlerSecret || "";
+        // hmacOnly: an HMAC secret but no handler secret, the set-up that
+        // used to verify with the HMAC secret. A handler-in node that
+        // verifies refuses every POST then, rather than accept unsigned ones.
+        this.hmacOnly = () => !creds.handlerSecret && Boolean(creds.hmacSecret);
         this.on("close", () => {
             if (client) {
                 client.close();

@@ -148,7 +148,16 @@ module.exports = function (RED) {
             return;
         }
         const secret = node.server ? node.server.handlerSecret() : "";
-        if (node.verify && !secret) {
+        // Verify on, an HMAC secret but no handler secret: flowgate signs
+        // with OUTBOUND_HMAC_SECRET, so nothing would verify; every POST is
+        // refused (503, retried by flowgate) until the handler secret is set.
+        const noSecret = node.verify && !secret && Boolean(node.server && node.server.hmacOnly());
+        if (noSecret) {
+            fg.setStatus(node, "red", "no handler secret");
+            node.warn("flowgate-handler-in " + url + ": verify is on but the flowgate configuration has no handler secret " +
+                "(flowgate's OUTBOUND_HMAC_SECRET, or the handler's own secret); the HMAC secret signs nothing flowgate sends. " +
+                "Every POST is refused until it is set.");
+        } else if (node.verify && !secret) {
             fg.setStatus(node, "yellow", "POST " + url + " (unsigned)");
         } else {
             fg.setStatus(node, "grey", "POST " + url);
@@ -178,6 +187,11 @@ module.exports = function (RED) {
 
         function receive(req, res, raw) {
             const headers = req.headers;
+            if (noSecret) {
+                refusal(res, 503, "unavailable", "this flowgate handler in node has no handler secret to verify flowgate's signature with",
+                    { reason: "no_handler_secret" });
+                return;
+            }
             if (node.verify && secret) {
                 const bad = fg.verify(secret, { method: req.method, target: req.originalUrl, headers, body: raw }, replay,
                     (headers[H_ID] || "") + "|" + (headers[H_ATTEMPT] || ""));

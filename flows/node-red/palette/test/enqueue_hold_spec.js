@@ -11,14 +11,15 @@ const TOKEN = "palette-buffer-token-0123456789";
 describe("flowgate-config", function () {
     afterEach(async function () { await helper.unload(); });
 
-    it("keeps the secrets as credentials; the handler secret defaults to the HMAC secret", async function () {
+    it("keeps the secrets as credentials; the handler secret never defaults to the HMAC secret", async function () {
         const c = config("http://flowgate:8080/", { hmacSecret: "s1", bufferToken: "b1" });
         await helper.load([configNode], [c.node], c.creds);
         const n = helper.getNode("cfg");
         assert.strictEqual(n.client().base, "http://flowgate:8080");
         assert.strictEqual(n.client().cfg.hmacSecret, "s1");
         assert.strictEqual(n.client().cfg.bufferToken, "b1");
-        assert.strictEqual(n.handlerSecret(), "s1");
+        assert.strictEqual(n.handlerSecret(), "", "flowgate signs nothing it sends with HMAC_SECRET");
+        assert.strictEqual(n.hmacOnly(), true);
         assert.strictEqual(n.credentials.hmacSecret, "s1");
         assert.strictEqual(n.url, "http://flowgate:8080/");
         assert.strictEqual(n.hmacSecret, undefined, "a secret is no node property");
@@ -28,6 +29,7 @@ describe("flowgate-config", function () {
         const c = config("http://flowgate:8080", { hmacSecret: "s1", handlerSecret: "h1" });
         await helper.load([configNode], [c.node], c.creds);
         assert.strictEqual(helper.getNode("cfg").handlerSecret(), "h1");
+        assert.strictEqual(helper.getNode("cfg").hmacOnly(), false);
     });
 });
 

@@ -17,7 +17,7 @@ describe("flowgate-handler-in / flowgate-handler-out", function () {
     // gets each msg and returns it changed, or null to answer later) →
     // handler-out.
     async function load(inProps, outProps, creds, between) {
-        const c = config("http://127.0.0.1:1", creds === undefined ? { hmacSecret: SECRET } : creds);
+        const c = config("http://127.0.0.1:1", creds === undefined ? { handlerSecret: SECRET } : creds);
         const flow = [c.node,
             Object.assign({ id: "in", type: "flowgate-handler-in", flowgate: "cfg", url: "/flowgate/email", verify: true, wires: [["mid"]] }, inProps),
             { id: "mid", type: "helper", wires: [["out"]] },
@@ -93,6 +93,21 @@ describe("flowgate-handler-in / flowgate-handler-out", function () {
         const res = await post("{\"a\":1}", {});
         assert.strictEqual(res.status, 200);
         assert.strictEqual(seen.length, 1);
+    });
+
+    it("with an HMAC secret but no handler secret it refuses every POST, even one signed with the HMAC secret", async function () {
+        const { seen, hin } = await load({}, {}, { hmacSecret: SECRET });
+        assert.deepStrictEqual(lastStatus(hin), { fill: "red", shape: "dot", text: "no handler secret" });
+        for (const headers of [{}, signV1(SECRET, "{\"a\":1}")]) {
+            const res = await post("{\"a\":1}", headers);
+            assert.strictEqual(res.status, 503);
+            assert.strictEqual(res.body.error.details.reason, "no_handler_secret");
+        }
+        assert.strictEqual(seen.length, 0);
+        await helper.unload();
+        const { seen: open } = await load({ verify: false }, {}, { hmacSecret: SECRET });
+        assert.strictEqual((await post("{\"a\":1}", {})).status, 200, "verify off: no secret needed");
+        assert.strictEqual(open.length, 1);
     });
 
     it("failed: msg.error answers 500 with flowgate's envelope; a 4xx status and Retry-After pass", async function () {
@@ -171,7 +186,7 @@ describe("flowgate-handler-in / flowgate-handler-out", function () {
             root.use(express.json()); // as the editor's API, mounted at / before httpNode
             root.use("/", RED.httpNode);
         };
-        const c = config("http://127.0.0.1:1", { hmacSecret: SECRET });
+        const c = config("http://127.0.0.1:1", { handlerSecret: SECRET });
         await helper.load([mount, configNode, handlerNodes], [c.node,
             { id: "in", type: "flowgate-handler-in", flowgate: "cfg", url: "/flowgate/email", verify: true, wires: [["out"]] },
             { id: "out", type: "flowgate-handler-out", outcome: "done" }], c.creds);
