@@ -138,6 +138,12 @@ func New(cfg Config) (*Client, error) {
 		c.http = &http.Client{Transport: tr}
 		c.ownsHTTP = true
 	}
+	// A redirect is never followed: a 307/308 would send the XML body,
+	// password included, to whatever host the answer names. A copy, so a
+	// client passed in is not changed; a 3xx is then an HTTP error.
+	hc := *c.http
+	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	c.http = &hc
 	return c, nil
 }
 
