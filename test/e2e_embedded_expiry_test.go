@@ -33,24 +33,10 @@ func TestEmbeddedExpiry(t *testing.T) {
 	ctx := context.Background()
 
 	// A web hold of 2 s: its release event comes by itself.
-	var types struct {
-		AppointmentTypes []struct {
-			ID string `json:"id"`
-		} `json:"appointmentTypes"`
-	}
-	getJSON(t, p.Base+"/v1/appointment-types", &types)
-	require.NotEmpty(t, types.AppointmentTypes)
-	typ := types.AppointmentTypes[0].ID
-	var slots struct {
-		Slots []struct {
-			SlotStartDate string `json:"slotStartDate"`
-		} `json:"slots"`
-	}
-	getJSON(t, p.Base+"/v1/appointment-types/"+url.PathEscape(typ)+"/timeslots", &slots)
-	require.NotEmpty(t, slots.Slots)
+	typ, starts := webSlots(t, p)
 	stream, _ := sseEvents(t, fmt.Sprintf("%s/v1/holds/stream?appointmentTypeId=%s&clientId=board-1&leaseMs=60000", p.Base, url.QueryEscape(typ)))
 	nextOf(t, stream, "connected")
-	body, _ := json.Marshal(map[string]string{"appointmentTypeId": typ, "slotStartDate": slots.Slots[0].SlotStartDate, "clientId": "web-1"})
+	body, _ := json.Marshal(map[string]string{"appointmentTypeId": typ, "slotStartDate": starts[0], "clientId": "web-1"})
 	resp, err := http.Post(p.Base+"/v1/holds", "application/json", bytes.NewReader(body))
 	require.NoError(t, err)
 	var hold struct {
@@ -167,6 +153,31 @@ func requireGone(t *testing.T, rdb *redis.Client, keys []string, within time.Dur
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// webSlots is the first /v1 appointment type of p and its open slot
+// starts.
+func webSlots(t *testing.T, p *proc) (typ string, starts []string) {
+	t.Helper()
+	var types struct {
+		AppointmentTypes []struct {
+			ID string `json:"id"`
+		} `json:"appointmentTypes"`
+	}
+	getJSON(t, p.Base+"/v1/appointment-types", &types)
+	require.NotEmpty(t, types.AppointmentTypes)
+	typ = types.AppointmentTypes[0].ID
+	var slots struct {
+		Slots []struct {
+			SlotStartDate string `json:"slotStartDate"`
+		} `json:"slots"`
+	}
+	getJSON(t, p.Base+"/v1/appointment-types/"+url.PathEscape(typ)+"/timeslots", &slots)
+	require.NotEmpty(t, slots.Slots)
+	for _, s := range slots.Slots {
+		starts = append(starts, s.SlotStartDate)
+	}
+	return typ, starts
 }
 
 func getJSON(t *testing.T, u string, v any) {

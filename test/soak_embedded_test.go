@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -33,25 +32,12 @@ func TestSoakEmbeddedMemory(t *testing.T) {
 	p := startFlowgate(t, withSecrets(map[string]string{"WEBHOOK_TOLERANCE": "30s", "HOLD_TTL": "5s"}))
 	rdb := embeddedRedis(t, p)
 	ctx := context.Background()
-	var types struct {
-		AppointmentTypes []struct {
-			ID string `json:"id"`
-		} `json:"appointmentTypes"`
-	}
-	getJSON(t, p.Base+"/v1/appointment-types", &types)
-	typ := types.AppointmentTypes[0].ID
-	var slots struct {
-		Slots []struct {
-			SlotStartDate string `json:"slotStartDate"`
-		} `json:"slots"`
-	}
-	getJSON(t, p.Base+"/v1/appointment-types/"+url.PathEscape(typ)+"/timeslots", &slots)
-	require.NotEmpty(t, slots.Slots)
+	typ, starts := webSlots(t, p)
 	a := newAPI(t, p, newSigner())
 	c := newBookingClient(t, p)
 
 	type sample struct {
-		at         time.Duration
+		at          time.Duration
 		rssKB, keys int64
 	}
 	var samples []sample
@@ -72,7 +58,7 @@ func TestSoakEmbeddedMemory(t *testing.T) {
 		}
 		client := fmt.Sprintf("soak-%d", i)
 		body, _ := json.Marshal(map[string]string{"appointmentTypeId": typ, "clientId": client,
-			"slotStartDate": slots.Slots[i%len(slots.Slots)].SlotStartDate})
+			"slotStartDate": starts[i%len(starts)]})
 		resp, err := http.Post(p.Base+"/v1/holds", "application/json", bytes.NewReader(body))
 		require.NoError(t, err)
 		var h struct {
