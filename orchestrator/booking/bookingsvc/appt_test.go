@@ -385,7 +385,8 @@ func TestCloud9Refusals(t *testing.T) {
 		e := bt.NewEnv()
 		e.Cloud9.Script(bookingsvc.ProcSetAppointment, bt.SlotTaken())
 		r := body[contracts.ApptFailedResponse](t, e.Service(t).CreateAppt(ctx, request(e)))
-		require.Equal(t, contracts.BookingErrSlotNotAvailable, r.Debug.ErrorType, "the documented conflict text is classified")
+		require.Equal(t, contracts.BookingErrSlotNotAvailable, r.Debug.FlowgateErrorType, "the documented conflict text is classified")
+		require.Equal(t, contracts.BookingErrCloud9, r.Debug.ErrorType, "the original's name for the text")
 		require.Equal(t, contracts.ActionOfferAlternativeSlot, r.LLMGuidance.ActionRequired)
 		require.Equal(t, "Error: This appointment cannot be scheduled in the specified time slot.", r.Message)
 		state, _ := e.Reservations.State(hold(start, bt.Column))
@@ -425,7 +426,11 @@ func TestDefiniteCloud9ErrorsAnswerInCall(t *testing.T) {
 		name, errType, action string
 		err                   error
 	}{
-		{"slot cannot be scheduled", contracts.BookingErrSlotNotAvailable, contracts.ActionOfferAlternativeSlot, bt.SlotTaken()},
+		// error_type is the original's name (CLOUD9_ERROR); flowgate's class,
+		// which chose the slot guidance, is flowgate_error_type.
+		{"slot cannot be scheduled", contracts.BookingErrCloud9, contracts.ActionOfferAlternativeSlot, bt.SlotTaken()},
+		{"unknown view", contracts.BookingErrCloud9, contracts.ActionTransferToAgent,
+			bt.ResultError(cloud9.ProcSetAppointment, "Error: Schedule View/Column GUID specified does not exist.")},
 		{"in the past", contracts.BookingErrCloud9, contracts.ActionTransferToAgent,
 			bt.ResultError(cloud9.ProcSetAppointment, "Error: Appointments cannot be scheduled in the past.")},
 		{"minutes", contracts.BookingErrCloud9, contracts.ActionTransferToAgent,
@@ -445,6 +450,7 @@ func TestDefiniteCloud9ErrorsAnswerInCall(t *testing.T) {
 			e.Cloud9.Script(bookingsvc.ProcSetAppointment, c.err)
 			r := body[contracts.ApptFailedResponse](t, e.Service(t).CreateAppt(ctx, request(e)))
 			require.Equal(t, c.errType, r.Debug.ErrorType)
+			require.Equal(t, string(c.err.(*cloud9.Error).Class), r.Debug.FlowgateErrorType)
 			require.Equal(t, c.action, r.LLMGuidance.ActionRequired)
 			require.Equal(t, 1, r.Debug.Attempts)
 			require.Empty(t, e.Queue.Appointments, "a definite refusal is not queued")
