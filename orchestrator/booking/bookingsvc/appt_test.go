@@ -55,7 +55,7 @@ func TestBookedWithNote(t *testing.T) {
 	require.Equal(t, contracts.AuthMethodToken, r.Debug.AuthMethod)
 	require.True(t, r.Debug.NoteResult.Success)
 	require.Equal(t, contracts.StateConfirmation, r.LLMGuidance.CurrentState)
-	require.Equal(t, "Your appointment is confirmed! Johnny, Wednesday 01/21/2026 at 10:00 AM.", r.LLMGuidance.VoiceResponse)
+	require.Equal(t, "Your appointment is confirmed! Johnny, Wednesday 1/21/2026 at 10:00:00 AM.", r.LLMGuidance.VoiceResponse)
 
 	calls := e.Cloud9.Calls(bookingsvc.ProcSetAppointment)
 	require.Len(t, calls, 1)
@@ -519,7 +519,7 @@ func TestBookingToken(t *testing.T) {
 	in := e.Cloud9.Calls(bookingsvc.ProcSetAppointment)[0].Args.(cloud9.AppointmentInput)
 	require.Equal(t, cloud9.AppointmentInput{PatientGUID: bt.Patient, StartTime: "1/22/2026 9:10:00 AM",
 		ScheduleViewGUID: bt.View, ScheduleColumnGUID: bt.Column, AppointmentTypeGUID: bt.Type, Minutes: 40}, in)
-	require.Equal(t, "Your appointment is confirmed! Jane, Thursday 01/22/2026 at 9:10 AM.", r.LLMGuidance.VoiceResponse)
+	require.Equal(t, "Your appointment is confirmed! Jane, Thursday 1/22/2026 at 9:10:00 AM.", r.LLMGuidance.VoiceResponse)
 }
 
 func TestDefaultsApply(t *testing.T) {
