@@ -478,14 +478,17 @@ func bookingDate(s string) (time.Time, bool) {
 // of the accepted forms.
 func ParseStartTime(s string) (time.Time, bool) { return bookingDate(s) }
 
-// SpokenSlot is how a start time is read to the caller: day "Tuesday",
-// date "01/20/2026", time "10:00 AM". An unparseable start gives raw for
-// the date and empty day and time.
+// SpokenSlot is a start time split into day "Tuesday", date and time
+// (SpeakStartTime: "01/20/2026", "10:00 AM", the slot lists' data fields;
+// VoiceStartTime: "1/20/2026", "10:00:00 AM", what the caller hears). An
+// unparseable start gives raw for the date and empty day and time.
 type SpokenSlot struct {
 	Day, Date, Time string
 }
 
-// SpeakStartTime splits a start time for voice answers.
+// SpeakStartTime splits a start time for the slot lists' data fields
+// (voiceSlots[].date, groups[].date and times); voice texts use
+// VoiceStartTime.
 func SpeakStartTime(s string) SpokenSlot {
 	t, ok := bookingDate(s)
 	if !ok {
@@ -494,12 +497,14 @@ func SpeakStartTime(s string) SpokenSlot {
 	return SpokenSlot{Day: t.Weekday().String(), Date: t.Format("01/02/2006"), Time: t.Format("3:04 PM")}
 }
 
-// BatchStartTime splits a start time the way the original's children[]
-// answer writes results[].day/date/time (JavaScript's en-US
-// toLocaleDateString / toLocaleTimeString): day "Tuesday", date
-// "12/1/2026", time "9:30:00 AM". The batch's voice_response reads the
-// same text. An unparseable start gives raw for the date.
-func BatchStartTime(s string) SpokenSlot {
+// VoiceStartTime splits a start time the way the original says it
+// (docs/reference/nodered-guidance.md: the halves of Cloud9's startTime,
+// JavaScript's en-US toLocaleDateString / toLocaleTimeString): day
+// "Tuesday", date "12/1/2026" (no zero padding), time "9:30:00 AM"
+// (seconds kept). Every voice text flowgate writes reads a slot this way,
+// and the children[] answer's results[].day/date/time carry the same text.
+// An unparseable start gives raw for the date.
+func VoiceStartTime(s string) SpokenSlot {
 	t, ok := bookingDate(s)
 	if !ok {
 		return SpokenSlot{Date: s}

@@ -89,35 +89,29 @@ type BookedGuidance struct {
 	ProhibitedResponses []string `json:"prohibited_responses"`
 }
 
-// BookedVoice is the confirmation sentence: "Your appointment is confirmed!
-// Johnny, Tuesday 01/20/2026 at 10:00 AM."
+// BookedVoice is the original's confirmation sentence: "Your appointment is
+// confirmed! Johnny, Tuesday 1/20/2026 at 10:00:00 AM." (the child's first
+// name; the slot as VoiceStartTime says it).
 func BookedVoice(childName, startTime string) string {
-	slot := SpeakStartTime(startTime).String()
+	slot := VoiceStartTime(startTime).String()
 	if first := FirstName(childName); first != "" {
 		return "Your appointment is confirmed! " + first + ", " + slot + "."
 	}
 	return "Your appointment is confirmed! " + slot + "."
 }
 
-// NewBookedGuidance is the success guidance (texts of seed §5.2).
+// NewBookedGuidance is the original's success guidance (seed §5.2,
+// docs/reference/nodered-guidance.md "booking success"): the base
+// {timestamp, prohibited_responses}, CONFIRMATION → CONFIRMATION, its
+// required keywords, five steps and never_do.
 func NewBookedGuidance(childName, startTime string, now time.Time) BookedGuidance {
-	sp := SpeakStartTime(startTime)
-	var kw []string
-	for _, k := range []string{FirstName(childName), sp.Day, sp.Date, sp.Time} {
-		if k != "" {
-			kw = append(kw, k)
-		}
-	}
-	if kw == nil {
-		kw = []string{}
-	}
 	return BookedGuidance{
 		Timestamp:        JSTime(now),
 		CurrentState:     StateConfirmation,
-		NextState:        "ANYTHING_ELSE",
+		NextState:        StateConfirmation,
 		ActionRequired:   ActionConfirmBooking,
 		VoiceResponse:    BookedVoice(childName, startTime),
-		RequiredKeywords: kw,
+		RequiredKeywords: append([]string(nil), bookedRequiredKeywords...),
 		ChainOfAction: []string{
 			"1. Confirm booking with enthusiasm",
 			"2. State child name, day, date, time, location",
@@ -125,8 +119,8 @@ func NewBookedGuidance(childName, startTime string, now time.Time) BookedGuidanc
 			"4. Mention legal guardian requirement",
 			"5. Ask 'Anything else?'",
 		},
-		NeverDo:             []string{"Say the booking is pending", "Ask the caller to call back to confirm", "Read GUIDs or tokens aloud"},
-		ProhibitedResponses: []string{"Let me check on that", "Please hold while I verify", "I'm not sure if it went through"},
+		NeverDo:             append([]string(nil), bookedNeverDo...),
+		ProhibitedResponses: BaseProhibited(),
 	}
 }
 
@@ -145,7 +139,15 @@ type ApptFailedResponse struct {
 
 // ApptFailedDebug is a failure's `_debug`.
 type ApptFailedDebug struct {
+	// ErrorType is the original's name for the failure: its classifier
+	// applied to Cloud9's message (OriginalErrorType), TIMEOUT / EXCEPTION
+	// on the exception path. FlowgateErrorType is flowgate's own class
+	// (cloud9.Classify, finer: SLOT_NOT_AVAILABLE for Cloud9's "cannot be
+	// scheduled in the specified time slot", INVALID_SCHEDULE_VIEW for an
+	// unknown view…), which chose the guidance; equal when there is no
+	// finer one.
 	ErrorType          string         `json:"error_type"`
+	FlowgateErrorType  string         `json:"flowgate_error_type"`
 	Cloud9Result       string         `json:"cloud9_result"`
 	Cloud9Status       string         `json:"cloud9_status"`
 	Cloud9ErrorMessage string         `json:"cloud9_error_message"`
@@ -175,25 +177,33 @@ type FailedGuidance struct {
 	Timestamp           string   `json:"timestamp"`
 }
 
-// NewFailedGuidance picks the guidance of a failure by its error type:
-// SLOT_NOT_AVAILABLE → offer another slot, PATIENT_NOT_FOUND → create the
-// patient again, TIMEOUT/EXCEPTION → transfer with the reason, anything
-// else → transfer.
-func NewFailedGuidance(errorType string, now time.Time) FailedGuidance {
-	g := failedGuidance(errorType)
+// NewFailedGuidance picks the original's guidance of a failure by
+// flowgate's class of it (docs/reference/nodered-guidance.md):
+// SLOT_NOT_AVAILABLE → "booking failed, can retry" (offer another slot),
+// PATIENT_NOT_FOUND → create the patient again, TIMEOUT/EXCEPTION → the
+// exception path (transfer, its own prohibited list), anything else →
+// "booking failed, cannot retry" (transfer). The base {timestamp,
+// prohibited_responses} is always there.
+func NewFailedGuidance(class string, now time.Time) FailedGuidance {
+	g := failedGuidance(class)
 	g.Timestamp = JSTime(now)
 	if g.ProhibitedResponses == nil {
-		g.ProhibitedResponses = []string{"Your appointment is confirmed", "Please call back later"}
+		g.ProhibitedResponses = BaseProhibited()
 	}
 	return g
 }
 
-func failedGuidance(errorType string) FailedGuidance {
-	switch errorType {
+// SlotUnavailableVoice is the original's "booking failed, can retry"
+// sentence; [alternative] is the assistant's to fill with a time from a
+// fresh slot list.
+const SlotUnavailableVoice = "That time isn't available. How about [alternative]?"
+
+func failedGuidance(class string) FailedGuidance {
+	switch class {
 	case BookingErrSlotNotAvailable:
 		return FailedGuidance{
 			CurrentState: StateScheduling, NextState: StateScheduling, ActionRequired: ActionOfferAlternativeSlot,
-			VoiceResponse: "I'm sorry, that time is no longer available. Let me find you another time.",
+			VoiceResponse: SlotUnavailableVoice,
 			Critical:      "Do NOT retry this slot. Get slots again and offer the caller a different time.",
 		}
 	case BookingErrPatientNotFound:
@@ -211,12 +221,12 @@ func failedGuidance(errorType string) FailedGuidance {
 		g := FailedGuidance{
 			ErrorType: "api_error", CurrentState: StateScheduling, NextState: StateTransfer, ActionRequired: ActionTransferToAgent,
 			TransferReason: "api_failure",
-			VoiceResponse:  "I want to make sure this is done right. Let me connect you with someone who can finish your booking.",
-			Critical:       "Do NOT tell the caller the appointment is booked.",
-			ProhibitedResponses: []string{"Your appointment is confirmed", "The system is down",
-				"Please call back later"},
+			VoiceResponse:  TransferNowVoice,
+			Critical: "Do NOT mention an error, a timeout or system problems: transfer the caller gracefully. " +
+				"Do NOT tell the caller the appointment is booked.",
+			ProhibitedResponses: TransferProhibited(),
 		}
-		if errorType == BookingErrTimeout {
+		if class == BookingErrTimeout {
 			g.ErrorType, g.TransferReason = "timeout", "scheduling_timeout"
 		}
 		return g
@@ -224,18 +234,18 @@ func failedGuidance(errorType string) FailedGuidance {
 		return FailedGuidance{
 			CurrentState: StateScheduling, NextState: StateTransfer, ActionRequired: ActionTransferToAgent,
 			TransferReason: "booking_failed",
-			VoiceResponse:  "I wasn't able to complete that booking. Let me connect you with someone who can help.",
+			VoiceResponse:  TransferVoice,
 		}
 	}
 }
 
 // FailedMessage is the message of a failure: Cloud9's own text when there
 // is one.
-func FailedMessage(errorType, cloud9Message string) string {
+func FailedMessage(class, cloud9Message string) string {
 	if cloud9Message != "" {
 		return cloud9Message
 	}
-	switch errorType {
+	switch class {
 	case BookingErrSlotNotAvailable:
 		return "The requested time slot is not available"
 	case BookingErrPatientNotFound:
@@ -286,27 +296,37 @@ const (
 	QueueReasonInProgress  = "in_progress"
 )
 
-// QueuedGuidance is the queued answer's llm_guidance (texts of seed §5.4).
+// QueuedGuidance is the queued answer's llm_guidance (texts of seed §5.4
+// and docs/reference/nodered-guidance.md "booking queued", on the base
+// {timestamp, prohibited_responses}).
 type QueuedGuidance struct {
-	CurrentState   string   `json:"current_state"`
-	NextState      string   `json:"next_state"`
-	ActionRequired string   `json:"action_required"`
-	VoiceResponse  string   `json:"voice_response"`
-	InternalNote   string   `json:"internal_note"`
-	ChainOfAction  []string `json:"chain_of_action"`
-	NeverDo        []string `json:"never_do"`
+	Timestamp           string   `json:"timestamp"`
+	CurrentState        string   `json:"current_state"`
+	NextState           string   `json:"next_state"`
+	ActionRequired      string   `json:"action_required"`
+	VoiceResponse       string   `json:"voice_response"`
+	InternalNote        string   `json:"internal_note"`
+	ChainOfAction       []string `json:"chain_of_action"`
+	NeverDo             []string `json:"never_do"`
+	ProhibitedResponses []string `json:"prohibited_responses"`
 }
 
 // QueuedMessage is the queued answer's message.
 const QueuedMessage = "Appointment request queued for processing due to high demand"
 
-// NewQueuedGuidance is the queued guidance.
-func NewQueuedGuidance(opID string) QueuedGuidance {
+// QueuedVoice is what the caller hears when a booking is queued.
+const QueuedVoice = "Your appointment request is being processed. You will receive a confirmation shortly."
+
+// NewQueuedGuidance is the queued guidance. internal_note names the
+// operation (the original's says "Appointment was rate-limited and queued
+// for async processing"; flowgate also queues after a timeout).
+func NewQueuedGuidance(opID string, now time.Time) QueuedGuidance {
 	return QueuedGuidance{
+		Timestamp:      JSTime(now),
 		CurrentState:   StateBookingQueued,
 		NextState:      StateConfirmationPending,
 		ActionRequired: ActionInformCallerQueued,
-		VoiceResponse:  "Your appointment request is being processed. You will receive a confirmation shortly.",
+		VoiceResponse:  QueuedVoice,
 		InternalNote:   "Queued as " + opID + "; it is retried in the background until Cloud9 accepts it.",
 		ChainOfAction: []string{
 			"1. Inform caller their request is being processed",
@@ -314,7 +334,8 @@ func NewQueuedGuidance(opID string) QueuedGuidance {
 			"3. Ask if there's anything else you can help with",
 			"4. End call gracefully",
 		},
-		NeverDo: []string{"Mention rate limit", "Mention system issue", "Say booking failed"},
+		NeverDo:             []string{"Mention rate limit", "Mention system issue", "Say booking failed", "Transfer to agent"},
+		ProhibitedResponses: BaseProhibited(),
 	}
 }
 
@@ -324,6 +345,6 @@ func NewApptQueued(opID, errorType, reason, lastError string, syncAttempts int, 
 		Success: false, Queued: true, OperationID: opID, Message: QueuedMessage,
 		Debug: ApptQueuedDebug{ErrorType: errorType, SyncAttempts: syncAttempts, LastError: lastError,
 			Timestamp: JSTime(now), QueueReason: reason, RequestParams: params},
-		LLMGuidance: NewQueuedGuidance(opID),
+		LLMGuidance: NewQueuedGuidance(opID, now),
 	}
 }

@@ -1,6 +1,7 @@
 package contracts
 
 import (
+	"strconv"
 	"strings"
 	"time"
 )
@@ -26,13 +27,16 @@ type AuthDebug struct {
 	Timestamp          string     `json:"timestamp"`
 }
 
-// AuthGuidance is the refusal's llm_guidance (texts of seed §5.3).
+// AuthGuidance is the refusal's llm_guidance (texts of seed §5.3), on the
+// base {timestamp, prohibited_responses} of every createAppt guidance.
 type AuthGuidance struct {
-	ErrorType          string   `json:"error_type"`
-	VoiceResponse      string   `json:"voice_response"`
-	Critical           string   `json:"CRITICAL"`
-	CorrectPatientGUID string   `json:"correct_patientGUID,omitempty"`
-	RecoverySteps      []string `json:"recovery_steps"`
+	ErrorType           string   `json:"error_type"`
+	VoiceResponse       string   `json:"voice_response"`
+	Critical            string   `json:"CRITICAL"`
+	CorrectPatientGUID  string   `json:"correct_patientGUID,omitempty"`
+	RecoverySteps       []string `json:"recovery_steps"`
+	ProhibitedResponses []string `json:"prohibited_responses"`
+	Timestamp           string   `json:"timestamp"`
 }
 
 // AuthMessage is the refusal message of each code.
@@ -70,6 +74,8 @@ func NewApptAuthRejected(code, receivedGUID, correctGUID, mode string, now time.
 				"2. Get patientGUID and bookingAuthToken from response",
 				"3. Call book_child with BOTH patientGUID AND bookingAuthToken",
 			},
+			ProhibitedResponses: BaseProhibited(),
+			Timestamp:           JSTime(now),
 		},
 	}
 }
@@ -136,9 +142,9 @@ func NewApptValidation(missing, invalid []string, errMsg string, received map[st
 			ErrorMessage: errMsg, ReceivedParams: received, Timestamp: JSTime(now)},
 		LLMGuidance: ValidationGuidance{
 			CurrentState: StateTransfer, NextState: StateTransfer, ActionRequired: ActionTransferToAgent, TransferReason: reason,
-			VoiceResponse:       "I'm having trouble completing that booking. Let me connect you with someone who can help.",
+			VoiceResponse:       TransferVoice,
 			Critical:            "Do NOT tell the caller the appointment is booked.",
-			ProhibitedResponses: []string{"Your appointment is confirmed", "Please call back later"},
+			ProhibitedResponses: BaseProhibited(),
 			Timestamp:           JSTime(now),
 		},
 	}
@@ -162,15 +168,19 @@ type SlotReservedDebug struct {
 	Timestamp string `json:"timestamp"`
 }
 
-// SlotReservedGuidance is its llm_guidance.
+// SlotReservedGuidance is its llm_guidance: the original's "booking
+// failed, can retry" guidance (the slot is taken) with flowgate's recovery
+// steps.
 type SlotReservedGuidance struct {
-	ErrorType      string   `json:"error_type"`
-	CurrentState   string   `json:"current_state"`
-	NextState      string   `json:"next_state"`
-	ActionRequired string   `json:"action_required"`
-	VoiceResponse  string   `json:"voice_response"`
-	Critical       string   `json:"CRITICAL"`
-	RecoverySteps  []string `json:"recovery_steps"`
+	ErrorType           string   `json:"error_type"`
+	CurrentState        string   `json:"current_state"`
+	NextState           string   `json:"next_state"`
+	ActionRequired      string   `json:"action_required"`
+	VoiceResponse       string   `json:"voice_response"`
+	Critical            string   `json:"CRITICAL"`
+	RecoverySteps       []string `json:"recovery_steps"`
+	ProhibitedResponses []string `json:"prohibited_responses"`
+	Timestamp           string   `json:"timestamp"`
 }
 
 // NewApptSlotReserved builds it.
@@ -181,13 +191,15 @@ func NewApptSlotReserved(startTime, slotKey string, now time.Time) ApptSlotReser
 		LLMGuidance: SlotReservedGuidance{
 			ErrorType: "slot_reserved", CurrentState: StateScheduling, NextState: StateScheduling,
 			ActionRequired: ActionOfferAlternativeSlot,
-			VoiceResponse:  "I'm sorry, that time was just taken. Let me find you another time.",
+			VoiceResponse:  SlotUnavailableVoice,
 			Critical:       "Do NOT retry this slot. Get slots again and offer the caller a different time.",
 			RecoverySteps: []string{
 				"1. Call the slots action again (reserved slots are left out)",
 				"2. Offer the caller the next available time",
 				"3. Book the time the caller confirms",
 			},
+			ProhibitedResponses: BaseProhibited(),
+			Timestamp:           JSTime(now),
 		},
 	}
 }
@@ -214,13 +226,16 @@ type DuplicateSlotDebug struct {
 	Timestamp          string   `json:"timestamp"`
 }
 
-// DuplicateSlotGuidance is its llm_guidance.
+// DuplicateSlotGuidance is its llm_guidance (the original's duplicate-slot
+// guidance, on the base {timestamp, prohibited_responses}).
 type DuplicateSlotGuidance struct {
-	ErrorType      string   `json:"error_type"`
-	ActionRequired string   `json:"action_required"`
-	VoiceResponse  string   `json:"voice_response"`
-	Critical       string   `json:"CRITICAL"`
-	RecoverySteps  []string `json:"recovery_steps"`
+	ErrorType           string   `json:"error_type"`
+	ActionRequired      string   `json:"action_required"`
+	VoiceResponse       string   `json:"voice_response"`
+	Critical            string   `json:"CRITICAL"`
+	RecoverySteps       []string `json:"recovery_steps"`
+	ProhibitedResponses []string `json:"prohibited_responses"`
+	Timestamp           string   `json:"timestamp"`
 }
 
 // DuplicateSlotMessage is the duplicate slot answer's message.
@@ -234,7 +249,7 @@ func NewApptDuplicateSlot(slotKey, sessionID string, now time.Time) ApptDuplicat
 			AlreadyBookedSlots: []string{slotKey}, Timestamp: JSTime(now)},
 		LLMGuidance: DuplicateSlotGuidance{
 			ErrorType: "duplicate_slot_attempt", ActionRequired: ActionUseNextSlot,
-			VoiceResponse: "That time is taken by your other child. Let me book the next time for this one.",
+			VoiceResponse: "I already have that time booked for another child. Let me use a different time.",
 			Critical: "Do NOT tell the caller this child is booked. Each child needs a different slot: book this child " +
 				"in the next slot of the booking plan.",
 			RecoverySteps: []string{
@@ -242,6 +257,8 @@ func NewApptDuplicateSlot(slotKey, sessionID string, now time.Time) ApptDuplicat
 				"2. Book this child in that slot",
 				"3. Confirm each child with their own day and time",
 			},
+			ProhibitedResponses: BaseProhibited(),
+			Timestamp:           JSTime(now),
 		},
 	}
 }
@@ -269,19 +286,24 @@ type ApptBatchChild struct {
 	Date            string `json:"date"`
 	Time            string `json:"time"`
 	Day             string `json:"day"`
-	Attempts        int    `json:"attempts,omitempty"`
-	Queued          bool   `json:"queued,omitempty"`
-	OperationID     string `json:"operationId,omitempty"`
-	NoteAdded       bool   `json:"noteAdded,omitempty"`
-	Message         string `json:"message"`
-	ErrorType       string `json:"error_type,omitempty"`
+	// Attempts is on every child, as in the original: the Cloud9 calls
+	// made for it (0 for a child refused before any).
+	Attempts    int    `json:"attempts"`
+	Queued      bool   `json:"queued,omitempty"`
+	OperationID string `json:"operationId,omitempty"`
+	NoteAdded   bool   `json:"noteAdded,omitempty"`
+	Message     string `json:"message"`
+	// ErrorType is the original's name (as createAppt's _debug.error_type);
+	// FlowgateErrorType flowgate's finer class when it differs.
+	ErrorType         string `json:"error_type,omitempty"`
+	FlowgateErrorType string `json:"flowgate_error_type,omitempty"`
 }
 
-// spoken is the child's results[] day/date/time (BatchStartTime): the
+// spoken is the child's results[] day/date/time (VoiceStartTime): the
 // voice_response reads the same text as results[], as the original's does.
 func (c ApptBatchChild) spoken() SpokenSlot {
 	if c.Date == "" && c.Day == "" && c.Time == "" {
-		return BatchStartTime(c.StartTime)
+		return VoiceStartTime(c.StartTime)
 	}
 	return SpokenSlot{Day: c.Day, Date: c.Date, Time: c.Time}
 }
@@ -301,29 +323,39 @@ type FailedChild struct {
 	Reason string `json:"reason"`
 }
 
-// BatchGuidance is the batch's llm_guidance.
+// BatchGuidance is the batch's llm_guidance, on the base {timestamp,
+// prohibited_responses} of every createAppt guidance.
 type BatchGuidance struct {
-	CurrentState       string        `json:"current_state"`
-	ActionRequired     string        `json:"action_required"`
-	VoiceResponse      string        `json:"voice_response"`
-	ChainOfAction      []string      `json:"chain_of_action"`
-	SuccessfulChildren []string      `json:"successful_children"`
-	QueuedChildren     []string      `json:"queued_children"`
-	FailedChildren     []FailedChild `json:"failed_children"`
-	Timestamp          string        `json:"timestamp"`
+	CurrentState        string        `json:"current_state"`
+	ActionRequired      string        `json:"action_required"`
+	VoiceResponse       string        `json:"voice_response"`
+	ChainOfAction       []string      `json:"chain_of_action"`
+	SuccessfulChildren  []string      `json:"successful_children"`
+	QueuedChildren      []string      `json:"queued_children"`
+	FailedChildren      []FailedChild `json:"failed_children"`
+	ProhibitedResponses []string      `json:"prohibited_responses"`
+	Timestamp           string        `json:"timestamp"`
 }
 
 // NewApptBatch totals the children's results and writes the guidance:
 // CONFIRMATION when all are booked, BOOKING_QUEUED when the rest are
 // queued, PARTIAL_SUCCESS when some failed, BOOKING_FAILED when none was
-// booked or queued.
+// booked or queued (the original: BOOKING_QUEUED whenever one is queued,
+// else PARTIAL_SUCCESS; docs/differences.md). The voice is the original's
+// (docs/reference/nodered-guidance.md "Batch"): "All appointments are
+// confirmed! A on <slot>. And B on <slot>." when all are booked; "I was
+// able to book N appointments. M appointment(s) is/are being processed
+// and you will receive confirmation shortly." when some are queued; a
+// child that failed is named with bookConsultation's sentences ("B could
+// not be scheduled. Let me find a different appointment time for B.").
 func NewApptBatch(results []ApptBatchChild, now time.Time) ApptBatchResponse {
 	if results == nil {
 		results = []ApptBatchChild{}
 	}
 	r := ApptBatchResponse{TotalChildren: len(results), Results: results}
-	g := BatchGuidance{SuccessfulChildren: []string{}, QueuedChildren: []string{}, FailedChildren: []FailedChild{}, Timestamp: JSTime(now)}
-	var booked, queued []string
+	g := BatchGuidance{SuccessfulChildren: []string{}, QueuedChildren: []string{}, FailedChildren: []FailedChild{},
+		ProhibitedResponses: BaseProhibited(), Timestamp: JSTime(now)}
+	var booked, failed []string
 	for _, c := range results {
 		name := c.ChildName
 		if name == "" {
@@ -337,25 +369,35 @@ func NewApptBatch(results []ApptBatchChild, now time.Time) ApptBatchResponse {
 		case c.Queued:
 			r.QueuedBookings++
 			g.QueuedChildren = append(g.QueuedChildren, c.ChildName)
-			queued = append(queued, FirstName(name))
 		default:
 			r.FailedBookings++
 			g.FailedChildren = append(g.FailedChildren, FailedChild{Name: c.ChildName, Reason: c.Message})
+			failed = append(failed, FirstName(name))
 		}
 	}
 	r.Success = r.TotalChildren > 0 && r.SuccessfulBookings == r.TotalChildren
 	r.Debug = BatchDebug{BatchMode: true, ChildrenProcessed: len(results), AnyQueued: r.QueuedBookings > 0, Timestamp: JSTime(now),
 		ResponseTimestamp: JSTime(now)}
 	var voice []string
-	if len(booked) > 0 {
-		voice = append(voice, "Your appointments are confirmed! "+strings.Join(booked, " and ")+".")
+	switch {
+	case r.QueuedBookings > 0:
+		if r.SuccessfulBookings > 0 {
+			voice = append(voice, "I was able to book "+countOf(r.SuccessfulBookings, "appointment")+".")
+		}
+		verb := " are"
+		if r.QueuedBookings == 1 {
+			verb = " is"
+		}
+		voice = append(voice, countOf(r.QueuedBookings, "appointment")+verb+
+			" being processed and you will receive confirmation shortly.")
+	case r.FailedBookings == 0 && len(booked) > 0:
+		voice = append(voice, "All appointments are confirmed! "+strings.Join(booked, ". And ")+".")
+	case len(booked) > 0:
+		voice = append(voice, strings.Join(booked, ". And ")+" "+isAre(len(booked), "confirmed")+".")
 	}
-	if len(queued) > 0 {
-		voice = append(voice, "The appointment request for "+strings.Join(queued, " and ")+
-			" is being processed. You will receive a confirmation shortly.")
-	}
-	if r.FailedBookings > 0 && (len(booked) > 0 || len(queued) > 0) {
-		voice = append(voice, "I wasn't able to book the other time; let me find another one.")
+	if len(failed) > 0 {
+		names := strings.Join(failed, " and ")
+		voice = append(voice, names+" could not be scheduled. Let me find a different appointment time for "+names+".")
 	}
 	g.ActionRequired = ActionConfirmAllBookings
 	switch {
@@ -368,7 +410,6 @@ func NewApptBatch(results []ApptBatchChild, now time.Time) ApptBatchResponse {
 	default:
 		g.CurrentState = StateBookingFailed
 		g.ActionRequired = ActionOfferAlternativeSlot
-		voice = append(voice, "I wasn't able to book those times. Let me find other times for you.")
 	}
 	g.VoiceResponse = strings.Join(voice, " ")
 	g.ChainOfAction = []string{
@@ -379,4 +420,20 @@ func NewApptBatch(results []ApptBatchChild, now time.Time) ApptBatchResponse {
 	}
 	r.LLMGuidance = g
 	return r
+}
+
+// countOf is "1 appointment", "2 appointments".
+func countOf(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
+}
+
+// isAre is "is <adj>" for one, "are <adj>" for more.
+func isAre(n int, adj string) string {
+	if n == 1 {
+		return "is " + adj
+	}
+	return "are " + adj
 }

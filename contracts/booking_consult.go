@@ -150,15 +150,22 @@ type ConsultDebug struct {
 	Timestamp     string   `json:"timestamp"`
 }
 
-// ConsultationGuidance is the answer's llm_guidance.
+// ConsultationGuidance is the answer's llm_guidance: the original's
+// (docs/reference/nodered-guidance.md "bookConsultation") on the base
+// {timestamp, prohibited_responses} of createAppt's guidance.
+// voice_response_template is always there (the 200's key); the answers
+// that are not a 200 also carry the same sentence as voice_response, the
+// original's key for them.
 type ConsultationGuidance struct {
-	ActionRequired        string `json:"action_required"`
-	VoiceResponseTemplate string `json:"voice_response_template"`
-	VoiceResponse         string `json:"voice_response,omitempty"`
-	NextState             string `json:"next_state"`
-	ErrorType             string `json:"error_type,omitempty"`
-	Critical              string `json:"CRITICAL,omitempty"`
-	TransferReason        string `json:"transfer_reason,omitempty"`
+	ActionRequired        string   `json:"action_required"`
+	VoiceResponseTemplate string   `json:"voice_response_template"`
+	VoiceResponse         string   `json:"voice_response,omitempty"`
+	NextState             string   `json:"next_state"`
+	ErrorType             string   `json:"error_type,omitempty"`
+	Critical              string   `json:"CRITICAL,omitempty"`
+	TransferReason        string   `json:"transfer_reason,omitempty"`
+	ProhibitedResponses   []string `json:"prohibited_responses"`
+	Timestamp             string   `json:"timestamp"`
 }
 
 // ConsultValidationResponse is bad input: a body that is not JSON, has
@@ -200,47 +207,121 @@ func NewConsultValidation(missing, invalid []string, errMsg string, now time.Tim
 		LLMGuidance: ConsultationGuidance{
 			ActionRequired: ActionTransferToAgent, NextState: StateTransfer, ErrorType: ConsultErrValidation,
 			TransferReason:        "missing_booking_data",
-			VoiceResponseTemplate: "I'm having trouble completing that booking. Let me connect you with someone who can help.",
-			Critical:              "Nothing was booked and no patient was created. Do NOT tell the caller the appointment is booked.",
+			VoiceResponseTemplate: TransferVoice, VoiceResponse: TransferVoice,
+			Critical:            "Nothing was booked and no patient was created. Do NOT tell the caller the appointment is booked.",
+			ProhibitedResponses: BaseProhibited(), Timestamp: JSTime(now),
 		},
 	}
 }
 
 // ConsultGuidance is the top-level llm_guidance of a consultation whose
-// status is st; parentQueued / parentFailed give the error_type.
-func ConsultGuidance(st ConsultStatus, parentQueued, parentFailed bool, opID string) ConsultationGuidance {
+// status is st (docs/reference/nodered-guidance.md "bookConsultation");
+// children name the children in the voice, parentQueued / parentFailed
+// give the error_type.
+//
+//   - 200: the original's template, its [time] placeholders left for the
+//     assistant to fill from children[].appointment.startTime: "Your
+//     appointment is confirmed! Ann at [time]." for one child, "Both
+//     appointments are confirmed! Ann at [time] and Ben at [time]." for
+//     two, "All appointments are confirmed! Ann at [time], Ben at [time]
+//     and Cal at [time]." for more (flowgate's, the original has none).
+//   - 202: the original's queued sentence and CRITICAL.
+//   - 207: flowgate offers the failed children another time where the
+//     original transfers (docs/differences.md): the original's "Ann is
+//     confirmed. Ben could not be scheduled." then its per-child "Let me
+//     find a different appointment time for Ben."
+//   - 500: the original's transfer sentence.
+func ConsultGuidance(st ConsultStatus, children []ConsultChildResult, parentQueued, parentFailed bool, opID string,
+	now time.Time) ConsultationGuidance {
+	var booked, failed []string
+	for _, c := range children {
+		switch {
+		case c.Success:
+			booked = append(booked, c.FirstName)
+		case !c.Queued:
+			failed = append(failed, c.FirstName)
+		}
+	}
+	g := ConsultationGuidance{ProhibitedResponses: BaseProhibited(), Timestamp: JSTime(now)}
 	switch st {
 	case ConsultAllBooked:
-		return ConsultationGuidance{ActionRequired: ConsultActionConfirmAll, NextState: StateConfirmation,
-			VoiceResponseTemplate: "Your consultation is booked: {children} on {date} at {time}. Is there anything else I can help with?"}
+		g.ActionRequired, g.NextState = ConsultActionConfirmAll, StateConfirmation
+		g.VoiceResponseTemplate = ConsultBookedTemplate(booked)
+		return g
 	case ConsultQueued:
-		g := ConsultationGuidance{ActionRequired: ConsultActionInformQueued, NextState: "CONFIRMATION_PENDING",
-			VoiceResponseTemplate: "I've got everything I need and your booking is being processed. You'll receive a confirmation shortly.",
-			Critical:              "Do NOT say the appointments are confirmed; they complete in the background (operationId " + opID + ")."}
+		g.ActionRequired, g.NextState = ConsultActionInformQueued, StateConfirmationPending
+		g.VoiceResponseTemplate, g.VoiceResponse = QueuedVoice, QueuedVoice
+		g.Critical = "Do NOT say there was an error. Do NOT say the appointments are confirmed: they complete in the " +
+			"background (operationId " + opID + ")."
 		if parentQueued {
 			g.ErrorType = ConsultErrParentQueued
 		}
 		return g
 	case ConsultPartial:
-		return ConsultationGuidance{ActionRequired: ConsultActionPartial, NextState: "PARTIAL_SUCCESS",
-			VoiceResponseTemplate: "I booked {booked_children}. The time for {failed_children} is no longer available; let me find another time.",
-			Critical:              "Confirm only the children whose appointment.booked is true."}
+		g.ActionRequired, g.NextState = ConsultActionPartial, StatePartialSuccess
+		voice := joinNames(booked) + " " + isAre(len(booked), "confirmed") + "."
+		if len(failed) > 0 {
+			names := joinNames(failed)
+			voice += " " + names + " could not be scheduled. " + FindOtherTimeVoice(names)
+		}
+		g.VoiceResponseTemplate, g.VoiceResponse = voice, voice
+		g.Critical = "Confirm only the children whose appointment.booked is true."
+		return g
 	}
-	g := ConsultationGuidance{ActionRequired: ActionTransferToAgent, NextState: StateTransfer, ErrorType: ConsultErrFatal,
-		TransferReason:        "booking_failed",
-		VoiceResponseTemplate: "I'm having trouble completing that booking. Let me connect you with someone who can help.",
-		Critical:              "Nothing was booked. Do NOT tell the caller the appointment is booked."}
+	g.ActionRequired, g.NextState, g.ErrorType = ActionTransferToAgent, StateTransfer, ConsultErrFatal
+	g.TransferReason = "booking_failed"
+	g.VoiceResponseTemplate, g.VoiceResponse = TransferVoice, TransferVoice
+	g.Critical = "Nothing was booked. Do NOT tell the caller the appointment is booked."
 	if parentFailed {
 		g.ErrorType = ConsultErrParentFailed
 	}
 	return g
 }
 
+// ConsultBookedTemplate is the 200's voice_response_template for the
+// children's first names.
+func ConsultBookedTemplate(names []string) string {
+	at := make([]string, len(names))
+	for i, n := range names {
+		at[i] = n + " at [time]"
+	}
+	switch len(at) {
+	case 0:
+		return "Your appointment is confirmed!"
+	case 1:
+		return "Your appointment is confirmed! " + at[0] + "."
+	case 2:
+		return "Both appointments are confirmed! " + at[0] + " and " + at[1] + "."
+	}
+	return "All appointments are confirmed! " + joinNames(at) + "."
+}
+
+// FindOtherTimeVoice is the original's sentence for a child whose slot is
+// taken.
+func FindOtherTimeVoice(firstName string) string {
+	if firstName == "" {
+		firstName = "your child"
+	}
+	return "Let me find a different appointment time for " + firstName + "."
+}
+
+// joinNames is "A", "A and B", "A, B and C".
+func joinNames(names []string) string {
+	switch len(names) {
+	case 0:
+		return ""
+	case 1:
+		return names[0]
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+}
+
 // NewSlotConflictAdvice is a child's guidance when its slot cannot be
-// booked (taken, held by another call, another child's).
-func NewSlotConflictAdvice(patientGUID string) *ConsultChildAdvice {
+// booked (taken, held by another call, another child's): the original's
+// find_different_slot_for_child.
+func NewSlotConflictAdvice(patientGUID, firstName string) *ConsultChildAdvice {
 	return &ConsultChildAdvice{ErrorType: ConsultErrSlotConflict, ActionRequired: ConsultActionFindOtherSlot,
 		Critical:      "This child's appointment is NOT booked. Offer another time from getGroupedApptSlots.",
 		PatientGUID:   patientGUID,
-		VoiceResponse: "That time is no longer available for this child. Let me find another time."}
+		VoiceResponse: FindOtherTimeVoice(firstName)}
 }

@@ -226,23 +226,37 @@ const (
 	TransferAPIError = "api_error"
 )
 
+// The original's triggers (docs/reference/nodered-guidance.md
+// "getApptSlots"); its decline triggers (no · nope · not that · different
+// · another · other times) have no key of their own in its answer.
 var (
-	confirmationTriggers = []string{"yes", "that works", "sounds good", "book it", "perfect", "okay"}
-	goodbyeTriggers      = []string{"goodbye", "bye", "that's all", "no thanks"}
-	slotsProhibited      = []string{"Reading GUIDs or tokens aloud", "Offering a time that is not in slots",
-		"Saying the appointment is booked before book_child succeeds"}
+	confirmationTriggers = []string{"yes", "yeah", "yep", "yup", "sure", "okay", "ok", "alright", "that works",
+		"works for me", "perfect", "sounds good"}
+	goodbyeTriggers = []string{"that's all", "that's it", "no thanks", "i'm good", "goodbye", "bye"}
 )
 
-// NewSlotsGuidance is getApptSlots' guidance for a non-empty list.
+// SlotOfferVoice is the original's offer of a slot: "I have 9:00:00 AM
+// available on Thursday. Would that work?" (the time as Cloud9 writes it,
+// the weekday).
+func SlotOfferVoice(startTime string) string {
+	sp := VoiceStartTime(startTime)
+	if sp.Day == "" {
+		return "I have " + sp.Date + " available. Would that work?"
+	}
+	return "I have " + sp.Time + " available on " + sp.Day + ". Would that work?"
+}
+
+// NewSlotsGuidance is getApptSlots' guidance for a non-empty list, on the
+// base {timestamp (set by the service), prohibited_responses}.
 func NewSlotsGuidance(first ApptSlot) SlotsGuidance {
 	return SlotsGuidance{
 		ConfirmationTriggers: confirmationTriggers,
 		GoodbyeTriggers:      goodbyeTriggers,
-		ProhibitedResponses:  slotsProhibited,
+		ProhibitedResponses:  BaseProhibited(),
 		CurrentState:         StateScheduling,
 		NextState:            StateConfirmation,
 		ActionRequired:       ActionOfferTime,
-		VoiceResponse:        "I have " + SpeakStartTime(first.StartTime).String() + " available. Does that work for you?",
+		VoiceResponse:        SlotOfferVoice(first.StartTime),
 		ChainOfAction: []string{
 			"1. Offer the first available time",
 			"2. If the caller declines, offer the next one from voiceSlots",
@@ -251,22 +265,23 @@ func NewSlotsGuidance(first ApptSlot) SlotsGuidance {
 		OnUserConfirms: &OnUserConfirms{Action: "Call book_child with patientGUID, bookingAuthToken and the confirmed slot's bookingToken",
 			DoSay: "Let me book that for you.", DoNotSay: "Your appointment is booked (before book_child succeeds)"},
 		OnUserDeclines: &OnUserDeclines{Action: "Offer the next slot from voiceSlots",
-			DoSay: "No problem. How about the next available time?"},
+			DoSay: "Okay. How about the next available time?"},
 	}
 }
 
-// NewNoSlotsGuidance is the guidance when nothing was found (or Cloud9
-// failed: reason timeout / api_error).
+// NewNoSlotsGuidance is the original's transfer when nothing was found (or
+// Cloud9 failed: reason timeout / api_error): its transfer sentence and
+// its own prohibited list.
 func NewNoSlotsGuidance(reason string) SlotsGuidance {
 	return SlotsGuidance{
 		ConfirmationTriggers: confirmationTriggers,
 		GoodbyeTriggers:      goodbyeTriggers,
-		ProhibitedResponses:  []string{"There are no appointments", "Please call back later", "The system is down"},
+		ProhibitedResponses:  SlotsTransferProhibited(),
 		CurrentState:         StateScheduling,
 		NextState:            StateTransfer,
 		ActionRequired:       ActionTransferToAgent,
 		TransferReason:       reason,
-		VoiceResponse:        "Let me connect you with someone who can find a time that works for you.",
+		VoiceResponse:        TransferNowVoice,
 		Critical:             "Do NOT invent times. Transfer the caller.",
 	}
 }
@@ -386,19 +401,19 @@ func NewGroupedGuidance(mode string, n int, plan []BookingPlanStep) GroupedGuida
 		OnUserConfirms: groupedConfirms, BookingInstructions: groupedInstructions, SlotUsageRule: groupedRule}
 	times := make([]string, 0, len(plan))
 	for _, p := range plan {
-		times = append(times, SpeakStartTime(p.StartTime).Time)
+		times = append(times, VoiceStartTime(p.StartTime).Time)
 	}
 	switch mode {
 	case BookingModeConsecutive:
 		g.ActionRequired = ActionOfferGroupedTimes
 		g.VoiceResponse = "I have back-to-back appointments for all " + strconv.Itoa(n) + " children on " +
-			SpeakStartTime(plan[0].StartTime).Day + " " + SpeakStartTime(plan[0].StartTime).Date + " at " +
+			VoiceStartTime(plan[0].StartTime).Day + " " + VoiceStartTime(plan[0].StartTime).Date + " at " +
 			strings.Join(times, ", ") + ". Would that work?"
 	case BookingModeIndividual:
 		g.ActionRequired = ActionOfferSeparateTimes
 		var parts []string
 		for _, p := range plan {
-			parts = append(parts, SpeakStartTime(p.StartTime).String())
+			parts = append(parts, VoiceStartTime(p.StartTime).String())
 		}
 		g.VoiceResponse = "I don't have back-to-back times, but I can book " + strings.Join(parts, " and ") + ". Would that work?"
 	default:
@@ -446,14 +461,15 @@ type CacheInfo struct {
 	Tier          int    `json:"tier"`
 }
 
-// NewGroupedErrorGuidance is the guidance of the error answer.
+// NewGroupedErrorGuidance is the guidance of the error answer: the
+// original's slot-list transfer (its sentence and prohibited list).
 func NewGroupedErrorGuidance(reason string) GroupedGuidance {
 	return GroupedGuidance{
 		Model: GroupedModel, CurrentState: StateScheduling, NextState: StateTransfer,
 		ConfirmationTrigger: confirmationTriggers, GoodbyeTriggers: goodbyeTriggers,
 		ActionRequired: ActionTransferToAgent, BookingMode: BookingModeNone, BookingPlan: []BookingPlanStep{},
-		VoiceResponse:  "Let me connect you with someone who can find a time that works for you.",
+		VoiceResponse:  TransferNowVoice,
 		TransferReason: reason, Critical: "Do NOT invent times. Transfer the caller.",
-		ProhibitedResponses: []string{"There are no appointments", "Please call back later", "The system is down"},
+		ProhibitedResponses: SlotsTransferProhibited(),
 	}
 }

@@ -108,7 +108,7 @@ func TestBookedGolden(t *testing.T) {
 			Attempts: 1, NoteResult: contracts.NoteResult{Success: true, Result: "Patient Comment GUID Added: x"},
 			Timestamp: contracts.JSTime(bt0), AuthMethod: contracts.AuthMethodToken, RequestParams: *params()},
 		LLMGuidance: contracts.NewBookedGuidance("Johnny Smith", "01/20/2026 10:00 AM", bt0)}
-	if r.LLMGuidance.VoiceResponse != "Your appointment is confirmed! Johnny, Tuesday 01/20/2026 at 10:00 AM." {
+	if r.LLMGuidance.VoiceResponse != "Your appointment is confirmed! Johnny, Tuesday 1/20/2026 at 10:00:00 AM." {
 		t.Fatalf("voice: %q", r.LLMGuidance.VoiceResponse)
 	}
 	contractstest.Golden(t, "booking_appt_booked", r)
@@ -163,16 +163,20 @@ func TestFailedGolden(t *testing.T) {
 			contracts.BookingErrPatientNotFound:  "Error: Patient GUID specified does not exist.",
 		}[et]
 		r := contracts.ApptFailedResponse{Message: contracts.FailedMessage(et, msg),
-			Debug: contracts.ApptFailedDebug{ErrorType: et, Cloud9Result: msg, Cloud9Status: "Error", Cloud9ErrorMessage: msg,
-				Attempts: 1, RequestParams: params(), Timestamp: contracts.JSTime(bt0)},
+			Debug: contracts.ApptFailedDebug{ErrorType: et, FlowgateErrorType: et,
+				Cloud9Result: msg, Cloud9Status: "Error", Cloud9ErrorMessage: msg,
+				Attempts: 1, RequestParams: params(), NoteResult: contracts.NoteResult{Skipped: true}, Timestamp: contracts.JSTime(bt0)},
 			LLMGuidance: contracts.NewFailedGuidance(et, bt0)}
+		if msg != "" { // the original's name for Cloud9's message
+			r.Debug.ErrorType = contracts.OriginalErrorType(msg)
+		}
 		contractstest.Golden(t, "booking_appt_failed_"+et, r)
 	}
 }
 
 func TestBatchGolden(t *testing.T) {
-	sp := contracts.BatchStartTime("01/20/2026 10:00 AM")
-	sp2 := contracts.BatchStartTime("01/20/2026 10:45 AM")
+	sp := contracts.VoiceStartTime("01/20/2026 10:00 AM")
+	sp2 := contracts.VoiceStartTime("01/20/2026 10:45 AM")
 	r := contracts.NewApptBatch([]contracts.ApptBatchChild{
 		{ChildName: "Johnny Smith", Success: true, AppointmentGUID: apptGUID, StartTime: "01/20/2026 10:00 AM",
 			Date: sp.Date, Time: sp.Time, Day: sp.Day, Attempts: 1, NoteAdded: true, Message: "Appointment GUID Added: " + apptGUID},
@@ -364,7 +368,7 @@ func TestFailedNextStep(t *testing.T) {
 
 // children[] results carry the original's text (en-US toLocaleDateString /
 // toLocaleTimeString), and the voice_response reads that same text.
-func TestBatchStartTime(t *testing.T) {
+func TestVoiceStartTime(t *testing.T) {
 	for in, want := range map[string]contracts.SpokenSlot{
 		"12/01/2026 9:30 AM":    {Day: "Tuesday", Date: "12/1/2026", Time: "9:30:00 AM"},
 		"1/5/2026 8:30:00 AM":   {Day: "Monday", Date: "1/5/2026", Time: "8:30:00 AM"},
@@ -372,15 +376,23 @@ func TestBatchStartTime(t *testing.T) {
 		"12/1/2026 12:05:00 PM": {Day: "Tuesday", Date: "12/1/2026", Time: "12:05:00 PM"},
 		"next tuesday at 10ish": {Date: "next tuesday at 10ish"},
 	} {
-		if got := contracts.BatchStartTime(in); got != want {
+		if got := contracts.VoiceStartTime(in); got != want {
 			t.Errorf("%q: got %+v, want %+v", in, got, want)
 		}
 	}
-	sp := contracts.BatchStartTime("12/01/2026 9:30 AM")
+	sp := contracts.VoiceStartTime("12/01/2026 9:30 AM")
 	r := contracts.NewApptBatch([]contracts.ApptBatchChild{{ChildName: "Johnny Smith", Success: true,
 		StartTime: "12/01/2026 9:30 AM", Day: sp.Day, Date: sp.Date, Time: sp.Time}}, bt0)
-	if want := "Your appointments are confirmed! Johnny on Tuesday 12/1/2026 at 9:30:00 AM."; r.LLMGuidance.VoiceResponse != want {
+	if want := "All appointments are confirmed! Johnny on Tuesday 12/1/2026 at 9:30:00 AM."; r.LLMGuidance.VoiceResponse != want {
 		t.Errorf("voice_response %q, want %q", r.LLMGuidance.VoiceResponse, want)
+	}
+	// The example: a single createAppt says the slot the same way.
+	if got, want := contracts.BookedVoice("Tom Lee", "12/04/2026 11:45 AM"),
+		"Your appointment is confirmed! Tom, Friday 12/4/2026 at 11:45:00 AM."; got != want {
+		t.Errorf("booked voice %q, want %q", got, want)
+	}
+	if got, want := contracts.SlotOfferVoice("12/4/2026 11:45:00 AM"), "I have 11:45:00 AM available on Friday. Would that work?"; got != want {
+		t.Errorf("slot offer %q, want %q", got, want)
 	}
 }
 
@@ -397,7 +409,7 @@ func TestSpeakStartTime(t *testing.T) {
 			t.Errorf("%q: got %q, want %q", in, got, want)
 		}
 	}
-	if got := contracts.BookedVoice("", "01/20/2026 10:00 AM"); got != "Your appointment is confirmed! Tuesday 01/20/2026 at 10:00 AM." {
+	if got := contracts.BookedVoice("", "01/20/2026 10:00 AM"); got != "Your appointment is confirmed! Tuesday 1/20/2026 at 10:00:00 AM." {
 		t.Errorf("no child name: %q", got)
 	}
 }

@@ -416,15 +416,22 @@ func apptVariants(t *testing.T, p *parityEnv, patient, token string, offered []a
 	add("cloud9 error", []int{11, 12}, st, body)
 	require.Equal(t, "transfer_to_agent", obj(t, body)["llm_guidance"].(map[string]any)["action_required"], "%s", body)
 	require.NotEqual(t, true, obj(t, body)["queued"], "a definite refusal is answered in the call: %s", body)
+	// The original's classifier names Cloud9's "Appointment Type GUID
+	// specified does not exist…" CLOUD9_ERROR; flowgate's finer class
+	// stays beside it.
+	require.Equal(t, "CLOUD9_ERROR", obj(t, body)["_debug"].(map[string]any)["error_type"], "%s", body)
+	require.Equal(t, "INVALID_APPT_TYPE", obj(t, body)["_debug"].(map[string]any)["flowgate_error_type"], "%s", body)
 
-	// A slot Cloud9 cannot schedule (after hours): the original classed
-	// the text UNKNOWN and answered this shape with a transfer; flowgate
-	// answers the same shape as SLOT_NOT_AVAILABLE with the slot guidance.
+	// A slot Cloud9 cannot schedule (after hours): the original's
+	// classifier names the text CLOUD9_ERROR and answers this shape with a
+	// transfer; flowgate answers the same shape and error_type, its class
+	// SLOT_NOT_AVAILABLE in flowgate_error_type, with the slot guidance.
 	late := with(slot(7), "childName", "Jed Smith")
 	late["startTime"] = strings.Fields(late["startTime"].(string))[0] + " 11:00 PM"
 	st, body = p.post(t, "/createAppt", late)
 	add("slot cannot be scheduled", []int{11, 12}, st, body)
-	require.Equal(t, "SLOT_NOT_AVAILABLE", obj(t, body)["_debug"].(map[string]any)["error_type"], "%s", body)
+	require.Equal(t, "CLOUD9_ERROR", obj(t, body)["_debug"].(map[string]any)["error_type"], "%s", body)
+	require.Equal(t, "SLOT_NOT_AVAILABLE", obj(t, body)["_debug"].(map[string]any)["flowgate_error_type"], "%s", body)
 	require.Equal(t, "offer_alternative_slot", obj(t, body)["llm_guidance"].(map[string]any)["action_required"], "%s", body)
 	return out
 }

@@ -293,7 +293,9 @@ func (c *bookingClient) queued(req contracts.CreateApptRequest, errType string) 
 	require.True(c.t, r.Queued)
 	require.True(c.t, strings.HasPrefix(r.OperationID, "op-"), r.OperationID)
 	require.Equal(c.t, contracts.QueuedMessage, r.Message)
-	require.Equal(c.t, contracts.NewQueuedGuidance(r.OperationID), r.LLMGuidance)
+	want := contracts.NewQueuedGuidance(r.OperationID, time.Time{})
+	want.Timestamp = r.LLMGuidance.Timestamp // when flowgate answered
+	require.Equal(c.t, want, r.LLMGuidance)
 	return r
 }
 

@@ -64,8 +64,9 @@ func TestBookingCloud9RefusalsOverHTTP(t *testing.T) {
 	// In the call: slot guidance for a slot Cloud9 cannot schedule.
 	time.Sleep(1100 * time.Millisecond) // flowgate's SetPatient spacing is not SetAppointment's, but stay clear of both
 	raw, et := c.appt(apptReq(pat.PatientGUID, pat.BookingAuthToken, lateAt(slot, "11:00 PM"), "Ann Family", "call-refused"))
-	require.Equal(t, contracts.BookingErrSlotNotAvailable, et, truncate(raw))
+	require.Equal(t, contracts.BookingErrCloud9, et, "the original's name for Cloud9's text: %s", truncate(raw))
 	failed := strictDecode[contracts.ApptFailedResponse](t, raw)
+	require.Equal(t, contracts.BookingErrSlotNotAvailable, failed.Debug.FlowgateErrorType)
 	require.Equal(t, contracts.ActionOfferAlternativeSlot, failed.LLMGuidance.ActionRequired)
 	require.Equal(t, "Error: This appointment cannot be scheduled in the specified time slot.", failed.Message)
 	require.Equal(t, 1, failed.Debug.Attempts)

@@ -26,10 +26,10 @@ const body = Object.assign({}, typeof extra === "object" ? extra : {}, {
         current_state: "SCHEDULING",
         next_state: "TRANSFER",
         action_required: "transfer_to_agent",
-        voice_response: "I want to make sure this is done right. Let me connect you with someone who can finish your booking.",
+        voice_response: "I want to connect you with a specialist who can assist you. One moment while I transfer your call.",
         transfer_reason: timedOut ? "scheduling_timeout" : "api_failure",
-        CRITICAL: "Do NOT tell the caller the appointment is booked.",
-        prohibited_responses: ["Your appointment is confirmed", "The system is down", "Please call back later"],
+        CRITICAL: "Do NOT mention an error, a timeout or system problems: transfer the caller gracefully. Do NOT tell the caller the appointment is booked.",
+        prohibited_responses: ["error", "timeout", "problem", "issue", "failed", "system is down", "technical difficulties", "something went wrong"],
         timestamp: now
     }
 });

@@ -215,6 +215,13 @@ func TestGoldens(t *testing.T) {
 			}},
 		{name: "create_appt_slot_not_available", path: "/createAppt", body: apptWith(func(*contracts.CreateApptRequest, *bt.Env) {}),
 			setup: func(e *bt.Env) { e.Cloud9.Script(bookingsvc.ProcSetAppointment, bt.SlotTaken()) }},
+		// Cloud9 does not know the view: flowgate's class is
+		// INVALID_SCHEDULE_VIEW, the original's CLOUD9_ERROR (error_type).
+		{name: "create_appt_cloud9_error", path: "/createAppt", body: apptWith(func(*contracts.CreateApptRequest, *bt.Env) {}),
+			setup: func(e *bt.Env) {
+				e.Cloud9.Script(bookingsvc.ProcSetAppointment,
+					bt.ResultError(cloud9.ProcSetAppointment, "Error: Schedule View/Column GUID specified does not exist."))
+			}},
 		{name: "create_appt_patient_not_found", path: "/createAppt", body: apptWith(func(*contracts.CreateApptRequest, *bt.Env) {}),
 			setup: func(e *bt.Env) { e.Cloud9.Script(bookingsvc.ProcSetAppointment, bt.PatientMissing()) }},
 		{name: "create_appt_timeout_not_queued", path: "/createAppt", body: apptWith(func(*contracts.CreateApptRequest, *bt.Env) {}),

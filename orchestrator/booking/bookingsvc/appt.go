@@ -38,7 +38,8 @@ type outcome struct {
 	queueReason string
 	lastErr     string
 
-	errType  string
+	errType  string // flowgate's class (flowgate_error_type)
+	origType string // the answers' error_type when it is not errType (failure.answerType)
 	c9Msg    string
 	errMsg   string
 	failText string
@@ -133,6 +134,9 @@ func (s *Service) book(ctx context.Context, b booking, deadline time.Time, rb *r
 		return s.enqueue(bctx, b, h, o, v.checkFirst, v.queueType, v.reason, v.detail)
 	default:
 		o.kind, o.errType, o.failText = kindFailed, v.f.errType(), v.f.text()
+		if at := v.f.answerType(); at != o.errType {
+			o.origType = at
+		}
 	}
 	return o
 }
@@ -287,7 +291,8 @@ func (s *Service) render(b booking, o outcome) any {
 	s.count("createAppt", "failed")
 	return contracts.ApptFailedResponse{
 		Success: false, Message: contracts.FailedMessage(o.errType, o.c9Msg),
-		Debug: contracts.ApptFailedDebug{ErrorType: o.errType, Cloud9Result: o.c9Msg, Cloud9Status: "Error",
+		Debug: contracts.ApptFailedDebug{ErrorType: firstNonEmpty(o.origType, o.errType), FlowgateErrorType: o.errType,
+			Cloud9Result: o.c9Msg, Cloud9Status: "Error",
 			Cloud9ErrorMessage: o.c9Msg, Attempts: o.attempts, Retried: o.retried, SpacingWaitMS: o.waited.Milliseconds(),
 			ErrorMessage: o.errMsg, RequestParams: b.params(), NoteResult: contracts.NoteResult{Skipped: true},
 			Timestamp: contracts.JSTime(now), ResponseTimestamp: contracts.JSTime(s.cfg.Now())},

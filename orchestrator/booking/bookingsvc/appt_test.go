@@ -55,7 +55,7 @@ func TestBookedWithNote(t *testing.T) {
 	require.Equal(t, contracts.AuthMethodToken, r.Debug.AuthMethod)
 	require.True(t, r.Debug.NoteResult.Success)
 	require.Equal(t, contracts.StateConfirmation, r.LLMGuidance.CurrentState)
-	require.Equal(t, "Your appointment is confirmed! Johnny, Wednesday 01/21/2026 at 10:00 AM.", r.LLMGuidance.VoiceResponse)
+	require.Equal(t, "Your appointment is confirmed! Johnny, Wednesday 1/21/2026 at 10:00:00 AM.", r.LLMGuidance.VoiceResponse)
 
 	calls := e.Cloud9.Calls(bookingsvc.ProcSetAppointment)
 	require.Len(t, calls, 1)
@@ -387,7 +387,8 @@ func TestCloud9Refusals(t *testing.T) {
 		e := bt.NewEnv()
 		e.Cloud9.Script(bookingsvc.ProcSetAppointment, bt.SlotTaken())
 		r := body[contracts.ApptFailedResponse](t, e.Service(t).CreateAppt(ctx, request(e)))
-		require.Equal(t, contracts.BookingErrSlotNotAvailable, r.Debug.ErrorType, "the documented conflict text is classified")
+		require.Equal(t, contracts.BookingErrSlotNotAvailable, r.Debug.FlowgateErrorType, "the documented conflict text is classified")
+		require.Equal(t, contracts.BookingErrCloud9, r.Debug.ErrorType, "the original's name for the text")
 		require.Equal(t, contracts.ActionOfferAlternativeSlot, r.LLMGuidance.ActionRequired)
 		require.Equal(t, "Error: This appointment cannot be scheduled in the specified time slot.", r.Message)
 		state, _ := e.Reservations.State(hold(start, bt.Column))
@@ -427,7 +428,11 @@ func TestDefiniteCloud9ErrorsAnswerInCall(t *testing.T) {
 		name, errType, action string
 		err                   error
 	}{
-		{"slot cannot be scheduled", contracts.BookingErrSlotNotAvailable, contracts.ActionOfferAlternativeSlot, bt.SlotTaken()},
+		// error_type is the original's name (CLOUD9_ERROR); flowgate's class,
+		// which chose the slot guidance, is flowgate_error_type.
+		{"slot cannot be scheduled", contracts.BookingErrCloud9, contracts.ActionOfferAlternativeSlot, bt.SlotTaken()},
+		{"unknown view", contracts.BookingErrCloud9, contracts.ActionTransferToAgent,
+			bt.ResultError(cloud9.ProcSetAppointment, "Error: Schedule View/Column GUID specified does not exist.")},
 		{"in the past", contracts.BookingErrCloud9, contracts.ActionTransferToAgent,
 			bt.ResultError(cloud9.ProcSetAppointment, "Error: Appointments cannot be scheduled in the past.")},
 		{"minutes", contracts.BookingErrCloud9, contracts.ActionTransferToAgent,
@@ -447,6 +452,7 @@ func TestDefiniteCloud9ErrorsAnswerInCall(t *testing.T) {
 			e.Cloud9.Script(bookingsvc.ProcSetAppointment, c.err)
 			r := body[contracts.ApptFailedResponse](t, e.Service(t).CreateAppt(ctx, request(e)))
 			require.Equal(t, c.errType, r.Debug.ErrorType)
+			require.Equal(t, string(c.err.(*cloud9.Error).Class), r.Debug.FlowgateErrorType)
 			require.Equal(t, c.action, r.LLMGuidance.ActionRequired)
 			require.Equal(t, 1, r.Debug.Attempts)
 			require.Empty(t, e.Queue.Appointments, "a definite refusal is not queued")
@@ -515,7 +521,7 @@ func TestBookingToken(t *testing.T) {
 	in := e.Cloud9.Calls(bookingsvc.ProcSetAppointment)[0].Args.(cloud9.AppointmentInput)
 	require.Equal(t, cloud9.AppointmentInput{PatientGUID: bt.Patient, StartTime: "1/22/2026 9:10:00 AM",
 		ScheduleViewGUID: bt.View, ScheduleColumnGUID: bt.Column, AppointmentTypeGUID: bt.Type, Minutes: 40}, in)
-	require.Equal(t, "Your appointment is confirmed! Jane, Thursday 01/22/2026 at 9:10 AM.", r.LLMGuidance.VoiceResponse)
+	require.Equal(t, "Your appointment is confirmed! Jane, Thursday 1/22/2026 at 9:10:00 AM.", r.LLMGuidance.VoiceResponse)
 }
 
 func TestDefaultsApply(t *testing.T) {

@@ -24,7 +24,7 @@ import (
 // (start, column) named by an earlier child, or booked earlier in the same
 // call for another child (bookInCall, callslots.go), is refused as
 // DUPLICATE_SLOT_BLOCKED (Node-RED had no batch slot dedup). Each child's
-// results[] day/date/time is the original's text (contracts.BatchStartTime).
+// results[] day/date/time is the original's text (contracts.VoiceStartTime).
 func (s *Service) createBatch(ctx context.Context, req contracts.CreateApptRequest, now time.Time) Answer {
 	if len(req.Children) > maxGroupedPatients {
 		s.count("createAppt", "validation_error")
@@ -85,7 +85,7 @@ func (s *Service) createBatch(ctx context.Context, req contracts.CreateApptReque
 }
 
 func batchChild(b booking) contracts.ApptBatchChild {
-	sp := contracts.BatchStartTime(b.StartTime)
+	sp := contracts.VoiceStartTime(b.StartTime)
 	return contracts.ApptBatchChild{ChildName: b.ChildName, StartTime: b.StartTime, Date: sp.Date, Time: sp.Time, Day: sp.Day}
 }
 
@@ -103,6 +103,9 @@ func (s *Service) fillBatchChild(res *contracts.ApptBatchChild, o outcome) {
 	case kindDuplicate:
 		res.ErrorType, res.Message = contracts.BookingErrDuplicateSlot, contracts.DuplicateSlotMessage
 	default:
-		res.ErrorType, res.Message = o.errType, contracts.FailedMessage(o.errType, o.c9Msg)
+		res.ErrorType, res.Message = firstNonEmpty(o.origType, o.errType), contracts.FailedMessage(o.errType, o.c9Msg)
+		if o.origType != "" {
+			res.FlowgateErrorType = o.errType
+		}
 	}
 }

@@ -341,7 +341,7 @@ func (r *consultRun) child(ctx context.Context, i int) {
 	}
 	if !r.hold(ctx, i) {
 		res.ErrorType, res.Error = contracts.BookingErrSlotReserved, "This time is being booked by another caller."
-		res.LLMGuidance = contracts.NewSlotConflictAdvice("")
+		res.LLMGuidance = contracts.NewSlotConflictAdvice("", res.FirstName)
 		return
 	}
 	p := r.childPatient(i)
@@ -387,7 +387,7 @@ func (r *consultRun) queueChild(ctx context.Context, i int) {
 	res.FirstName, res.LastName, res.Appointment.StartTime = r.req.Children[i].FirstName, r.req.Children[i].LastName, b.StartTime
 	if r.resp.Parent.Queued && r.s.fits(0, r.pol.deadline) && !r.hold(ctx, i) {
 		res.ErrorType, res.Error = contracts.BookingErrSlotReserved, "This time is being booked by another caller."
-		res.LLMGuidance = contracts.NewSlotConflictAdvice("")
+		res.LLMGuidance = contracts.NewSlotConflictAdvice("", res.FirstName)
 		return
 	}
 	ct := ConsultChildTask{Index: i, Patient: r.childPatient(i), Appointment: b.Appointment,
@@ -408,11 +408,11 @@ func (r *consultRun) fillAppointment(res *contracts.ConsultChildResult, o outcom
 		res.Appointment.Queued, res.Appointment.OperationID = true, o.opID
 	case kindReserved, kindDuplicate:
 		res.ErrorType, res.Error = contracts.BookingErrSlotReserved, "This time is no longer available."
-		res.LLMGuidance = contracts.NewSlotConflictAdvice(*res.PatientGUID)
+		res.LLMGuidance = contracts.NewSlotConflictAdvice(*res.PatientGUID, res.FirstName)
 	default:
 		res.ErrorType, res.Error = o.errType, contracts.FailedMessage(o.errType, o.c9Msg)
 		if o.errType == contracts.BookingErrSlotNotAvailable {
-			res.LLMGuidance = contracts.NewSlotConflictAdvice(*res.PatientGUID)
+			res.LLMGuidance = contracts.NewSlotConflictAdvice(*res.PatientGUID, res.FirstName)
 		}
 	}
 }
@@ -494,7 +494,8 @@ func (r *consultRun) answer() ConsultAnswer {
 	resp.Success = st == contracts.ConsultAllBooked
 	resp.PartialSuccess = booked > 0 && (failedN > 0 || resp.AnyQueued)
 	resp.ElapsedMS = r.s.cfg.Now().Sub(r.start).Milliseconds()
-	resp.LLMGuidance = contracts.ConsultGuidance(st, resp.Parent.Queued, resp.Parent.Error != "", r.task.OperationID)
+	resp.LLMGuidance = contracts.ConsultGuidance(st, resp.Children, resp.Parent.Queued, resp.Parent.Error != "",
+		r.task.OperationID, r.s.cfg.Now())
 	if st == contracts.ConsultFailed && resp.Error == "" {
 		resp.Error = "No appointment could be booked"
 	}

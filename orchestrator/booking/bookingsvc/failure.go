@@ -3,7 +3,9 @@ package bookingsvc
 import (
 	"context"
 	"errors"
+	"strings"
 
+	"github.com/flowgate/flowgate/contracts"
 	"github.com/flowgate/flowgate/orchestrator/cloud9"
 )
 
@@ -17,6 +19,7 @@ type failure struct {
 	msg       string
 	uncertain bool // the call may have been executed
 	unreached bool // certainly never reached Cloud9
+	answered  bool // msg is Cloud9's own text (a ResponseStatus error or a Result)
 }
 
 // What the booking path does with a failure.
@@ -46,7 +49,8 @@ const (
 func classify(err error) failure {
 	var ce *cloud9.Error
 	if errors.As(err, &ce) {
-		f := failure{class: ce.Class, code: ce.Code, msg: ce.Message, uncertain: ce.Uncertain, unreached: ce.Unreached()}
+		f := failure{class: ce.Class, code: ce.Code, msg: ce.Message, uncertain: ce.Uncertain, unreached: ce.Unreached(),
+			answered: ce.Kind == cloud9.KindStatus || ce.Kind == cloud9.KindResult}
 		if f.class == cloud9.ClassRateLimit {
 			f.uncertain = false // an answer, so certainly not executed
 		}
@@ -85,8 +89,19 @@ func (f failure) final() bool {
 	return d == dispPermanent || (d == dispOther && cloud9.PermanentCode(f.code))
 }
 
-// errType is the class as the answers' error_type.
+// errType is the class: flowgate's error type (queue-status, events,
+// metrics, and the answers' flowgate_error_type).
 func (f failure) errType() string { return string(f.class) }
+
+// answerType is the answers' error_type: the original's name for Cloud9's
+// message (contracts.OriginalErrorType) when Cloud9 answered, else the
+// class (a timeout, a transport failure, input refused before sending).
+func (f failure) answerType() string {
+	if !f.answered || strings.TrimSpace(f.msg) == "" {
+		return string(f.class)
+	}
+	return contracts.OriginalErrorType(f.msg)
+}
 
 // text is the failure for logs and lastError: "Rate limited" for a rate
 // limit (the seed's wording), else "<CLASS>: <message>".
