@@ -85,22 +85,24 @@ func (p *processor) enter() bool {
 
 // ProcessTask implements asynq.Handler.
 func (p *processor) ProcessTask(ctx context.Context, t *asynq.Task) error {
+	b := p.b
+	msg, sh, err := p.message(ctx, t)
+	if err != nil {
+		return &finalError{code: string(contracts.CodeInvalidMessage), cause: err}
+	}
+	// The bulkhead counts the handler's call only, not the completion's
+	// writes: a fast type under load is never deferred by it.
 	if !p.enter() {
 		// No attempt is counted and nothing is written: the message
 		// comes back after bulkheadDelay, as a deferral.
 		p.overCapped.Inc()
 		return orchestrator.Defer(bulkheadDelay, "BULKHEAD_FULL")
 	}
-	defer p.inflight.Add(-1)
-	b := p.b
-	msg, sh, err := p.message(ctx, t)
-	if err != nil {
-		return &finalError{code: string(contracts.CodeInvalidMessage), cause: err}
-	}
 	cb := b.circuits.get(p.h.Type())
 	start := b.cfg.Now().UTC()
 	msg.ProcessingStartedAt = &start
 	res, err := cb.Execute(func() (any, error) { return p.run(ctx, msg) })
+	p.inflight.Add(-1)
 	if isBreakerRefusal(err) {
 		return p.deferred(ctx, msg)
 	}

@@ -268,7 +268,9 @@ func e2eCase5(t *testing.T) {
 }
 
 func e2eCase6(t *testing.T) {
-	x := setup(t, func(c *buffer.Config) { c.Concurrency = 5 })
+	// The seed's pool: one type may use every worker here (the bulkhead,
+	// half the workers by default, is flowgate's addition: docs/buffer.md).
+	x := setup(t, func(c *buffer.Config) { c.Concurrency, c.TypeConcurrency = 5, 5 })
 	var cur, peak atomic.Int32
 	rec := newRecorder()
 	x.start(t, fn("job", func(_ context.Context, m *buffer.Message) (any, error) {
