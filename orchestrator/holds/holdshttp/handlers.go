@@ -65,7 +65,7 @@ type Engine interface {
 	Release(ctx context.Context, clientID, holdID string) (bool, error)
 	Confirm(ctx context.Context, clientID, holdID, appointmentID string, cooldown time.Duration) (holds.Hold, error)
 	ClearCooldown(ctx context.Context, appointmentID string) (bool, error)
-	ReleaseBooking(ctx context.Context, appointmentID string, h holds.Hold) (bool, error)
+	ReleaseBooking(ctx context.Context, appointmentID string, slot holds.Hold) (bool, error)
 	BookedAppointment(ctx context.Context, specialistID string, start time.Time) (string, error)
 	StartCooldown(ctx context.Context, clientID, appointmentTypeID, appointmentID string, cooldown time.Duration) error
 }
