@@ -96,10 +96,15 @@ type Stream struct {
 	notify   chan struct{}
 }
 
-// Open opens a stream of typeID for clientID and waits for its
-// "connected" event.
+// Open opens a stream of typeID for clientID (a one-hour lease) and
+// waits for its "connected" event.
 func (k *Kit) Open(ctx context.Context, typeID, clientID string) (*Stream, error) {
-	q := url.Values{"appointmentTypeId": {typeID}, "clientId": {clientID}, "leaseMs": {"3600000"}}
+	return k.OpenLease(ctx, typeID, clientID, "3600000")
+}
+
+// OpenLease is Open asking for the lease leaseMs (sent as given).
+func (k *Kit) OpenLease(ctx context.Context, typeID, clientID, leaseMs string) (*Stream, error) {
+	q := url.Values{"appointmentTypeId": {typeID}, "clientId": {clientID}, "leaseMs": {leaseMs}}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, k.Base+"/v1/holds/stream?"+q.Encode(), nil)
 	if err != nil {
 		return nil, err
