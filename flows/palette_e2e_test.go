@@ -369,6 +369,13 @@ module.exports.editorTheme = { tours: false, projects: { enabled: false } };
 		if s := c.call("/t/hold/release", map[string]string{"holdId": hold.HoldID, "clientId": "nr-e2e-client"}, &released); s != http.StatusOK || !released.Released {
 			t.Fatalf("release through Node-RED: %d %+v", s, released)
 		}
+		var lost struct{ OK *bool }
+		if s := c.call("/t/hold/heartbeat", map[string]string{"holdId": hold.HoldID, "clientId": "nr-e2e-client"}, &lost); s != http.StatusOK || lost.OK == nil || *lost.OK {
+			t.Fatalf("heartbeat of the released hold through Node-RED: %d %+v, want seed 002's {ok:false}", s, lost)
+		}
+		if st := nr.Statuses(t)["h_hb"]; st.Fill != "red" || st.Text != "lost "+hold.HoldID[:8] {
+			t.Errorf("the hold node shows %+v after a lost heartbeat", st)
+		}
 		status, raw = fg.do(http.MethodPost, "/v1/holds", other, open)
 		var h2 struct{ HoldID string }
 		if _ = json.Unmarshal(raw, &h2); status != http.StatusCreated {
@@ -409,11 +416,13 @@ module.exports.editorTheme = { tours: false, projects: { enabled: false } };
 				Details map[string]any
 			}
 		}
-		if s := c.call("/t/hold/heartbeat", map[string]string{"holdId": "no-such-hold", "clientId": "nr-e2e-client"}, &out); s != http.StatusNotFound ||
-			out.Error.Code != "not_found" || out.FlowgateError.Status != http.StatusNotFound || out.FlowgateError.Details["field"] != "holdId" {
+		// A malformed hold id (a heartbeat of a hold that is gone answers
+		// seed 002's 200 {ok:false}, not an error).
+		if s := c.call("/t/hold/heartbeat", map[string]string{"holdId": "no:such:hold", "clientId": "nr-e2e-client"}, &out); s != http.StatusBadRequest ||
+			out.Error.Code != "invalid" || out.FlowgateError.Status != http.StatusBadRequest || out.FlowgateError.Details["field"] != "holdId" {
 			t.Fatalf("%d %+v", s, out)
 		}
-		if st := nr.Statuses(t)["h_hb"]; st.Fill != "red" || st.Text != "404 not_found" {
+		if st := nr.Statuses(t)["h_hb"]; st.Fill != "red" || st.Text != "400 invalid" {
 			t.Errorf("the hold node shows %+v", st)
 		}
 	})

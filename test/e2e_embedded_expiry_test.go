@@ -19,10 +19,11 @@ import (
 // behaves as on a real Redis, within a second. The embedded store is
 // miniredis, whose TTLs move only when it is told; the binary drives it
 // from the wall clock. Through the binary: a 2 s web hold expires and is
-// announced as release, a late heartbeat does not renew it; a replay-guard
-// key and a booked slot's SlotReservation lapse; every longer-lived key (a
-// cooldown, the session and slot caches, idempotency records) counts down
-// at the wall clock's pace.
+// announced as release, a late heartbeat answers seed 002's 200
+// {ok:false} and does not renew it; a replay-guard key and a booked
+// slot's SlotReservation lapse; every longer-lived key (a cooldown, the
+// session and slot caches, idempotency records) counts down at the wall
+// clock's pace.
 // Reproduce: test/run -run TestEmbeddedExpiry ./test/
 func TestEmbeddedExpiry(t *testing.T) {
 	t.Parallel()
@@ -62,7 +63,8 @@ func TestEmbeddedExpiry(t *testing.T) {
 	}
 	_ = json.NewDecoder(resp.Body).Decode(&hb)
 	_ = resp.Body.Close()
-	require.False(t, resp.StatusCode == http.StatusOK && hb.OK, "a heartbeat after expiry renewed the hold")
+	require.Equal(t, http.StatusOK, resp.StatusCode, "seed 002 answers a late heartbeat 200 {ok:false}")
+	require.False(t, hb.OK, "a heartbeat after expiry renewed the hold")
 
 	// A booking: its SlotReservation (SLOT_RESERVATION_BOOKED_TTL 2 s)
 	// lapses; the other keys it left count down with the wall clock.

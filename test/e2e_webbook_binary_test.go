@@ -60,7 +60,8 @@ func TestWebBookReachesCloud9(t *testing.T) {
 	require.Equal(t, "patientGUID", e.Details["field"])
 	require.Zero(t, sim.state().Calls["SetAppointment"])
 	status, raw = webPost(t, http.MethodPatch, p.Base+"/v1/holds", map[string]string{"holdId": h.HoldID, "clientId": "web-1"})
-	require.Equal(t, http.StatusOK, status, "the hold is kept: %s", raw)
+	require.Equal(t, http.StatusOK, status, string(raw))
+	require.Contains(t, string(raw), `"ok":true`, "the hold is kept")
 
 	// With the patient: booked in Cloud9 through the booking core.
 	status, raw = webPost(t, http.MethodPost, p.Base+"/v1/appointment-types/"+typ+"/book",

@@ -292,13 +292,18 @@ func TestConfirmSetsCooldownAndCancelClearsIt(t *testing.T) {
 	require.True(t, found, "the booking keeps the slot key")
 	require.Equal(t, h, holder)
 	require.Equal(t, slot9.Add(30*time.Minute).Sub(t0), ttl.Round(time.Second), "until the slot ends")
-	ok, err := b.eng.ReleaseBooking(b.ctx, "other", h)
+	// A cancel knows the slot, not the hold: the release event is the
+	// booked hold all the same (its id, real slot times and expiry).
+	slot := holds.Hold{AppointmentTypeID: typeA, SpecialistID: specX, SlotStartDate: slot9}
+	ok, err := b.eng.ReleaseBooking(b.ctx, "other", slot)
 	require.NoError(t, err)
 	require.False(t, ok, "another appointment's cancel leaves it")
-	ok, err = b.eng.ReleaseBooking(b.ctx, "appt1", h)
+	ok, err = b.eng.ReleaseBooking(b.ctx, "appt1", slot)
 	require.NoError(t, err)
 	require.True(t, ok)
-	require.Equal(t, holds.Event{Type: "release", Hold: h}, next(t, events))
+	rel := next(t, events)
+	require.Equal(t, holds.Event{Type: "release", Hold: h}, rel)
+	require.False(t, rel.HoldExpiresAt.IsZero() || rel.SlotEndDate.IsZero() || rel.HoldID == "")
 	require.Zero(t, b.rdb.Exists(b.ctx, b.eng.SlotKey(specX, slot9)).Val())
 
 	cd := b.p + "client_limit:a:" + typeA

@@ -262,17 +262,20 @@ type bookedClaim struct {
 	AppointmentID string `json:"appointmentId"`
 }
 
-// ReleaseBooking frees the slot a web booking of appointmentID kept on
-// (specialistID, start) — the appointment was cancelled — and publishes
-// "release" with h. False when the slot key is not that booking's claim
-// (already ended, or another hold's).
-func (e *Engine) ReleaseBooking(ctx context.Context, appointmentID string, h Hold) (bool, error) {
+// ReleaseBooking frees the slot a web booking of appointmentID kept — the
+// appointment was cancelled — and publishes "release". slot names the slot
+// (AppointmentTypeID, SpecialistID, SlotStartDate; its other fields are
+// not read): the event is the booked hold the slot key holds — its id
+// (shown as its Ref on the stream), its real slot times and holdExpiresAt
+// —, whatever the caller knows of it. False when the slot key is not that
+// booking's claim (already ended, or another hold's).
+func (e *Engine) ReleaseBooking(ctx context.Context, appointmentID string, slot Hold) (bool, error) {
 	const op = "holds.ReleaseBooking"
-	if !validID(appointmentID) || !validID(h.SpecialistID) || !validID(h.AppointmentTypeID) || h.SlotStartDate.IsZero() {
+	if !validID(appointmentID) || !validID(slot.SpecialistID) || !validID(slot.AppointmentTypeID) || slot.SlotStartDate.IsZero() {
 		return false, invalid(op, "appointmentId, appointmentTypeId, specialistId and slot start are required")
 	}
-	n, err := releaseBookedScript.Run(ctx, e.hot, []string{e.kRes(h.SpecialistID).slot(h.SpecialistID, h.SlotStartDate)}, appointmentID,
-		e.channel(h.AppointmentTypeID), event(EventRelease, h)).Int()
+	n, err := releaseBookedScript.Run(ctx, e.hot, []string{e.kRes(slot.SpecialistID).slot(slot.SpecialistID, slot.SlotStartDate)}, appointmentID,
+		e.channel(slot.AppointmentTypeID)).Int()
 	if err != nil {
 		return false, unavailable(op, err)
 	}

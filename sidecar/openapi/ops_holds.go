@@ -28,7 +28,11 @@ func opsHolds() []Op {
 	return []Op{
 		op(http.MethodPost, "/v1/holds", "Hold a slot {appointmentTypeId, slotStartDate, clientId, specialistId?}: 201 answers holdId, the hold's secret (answered here only), and holdRef, its public reference on the stream",
 			obj, nil, holdshttp.HoldResponse{}),
-		op(http.MethodPatch, "/v1/holds", "Keep a hold alive {holdId, clientId}: the holdId of POST /v1/holds (not an event's holdRef)", obj, nil, holdshttp.HeartbeatResponse{}),
+		{Method: http.MethodPatch, Path: "/v1/holds", Tag: tag, Request: obj,
+			Summary: "Keep a hold alive {holdId, clientId}: the holdId of POST /v1/holds (not an event's holdRef)",
+			Responses: []Resp{{Status: s200, Desc: "{ok:true, holdId, holdExpiresAt}: extended; {ok:false} (seed 002): no live web hold of this client " +
+				"with that id — expired, released, booked, unknown, another client's or not a web hold; hold the slot again", Body: []any{holdshttp.HeartbeatResponse{}}},
+				errs[0], errs[3]}},
 		op(http.MethodDelete, "/v1/holds/:holdId", "Release a hold (the holdId of POST /v1/holds)", nil, []string{"clientId"}, holdshttp.ReleaseResponse{}),
 		{Method: http.MethodPost, Path: "/v1/appointment-types/:id/book", Tag: tag, Request: []any{holdshttp.BookRequest{}},
 			Summary: "Book a held slot {holdId, clientId, patientGUID?}; a Cloud9-sourced type is booked in Cloud9 through the booking core and needs patientGUID",
@@ -50,8 +54,11 @@ func opsHolds() []Op {
 		admin(http.MethodDelete, "/specialists/:specialistId", "Remove a specialist", nil),
 		admin(http.MethodPut, "/appointment-types/:id", "An appointment type", obj),
 		{Method: http.MethodGet, Path: "/v1/holds/stream", Tag: tag, Summary: "Live holds (Server-Sent Events)",
+			Description: "leaseMs: the stream's lifetime (default HOLDS_STREAM_LEASE_DEFAULT, 15 min; at least 1000); a larger one than " +
+				"HOLDS_STREAM_LEASE_MAX (1 h) is clamped to it, as seed 002 does — the init event's leaseMs is the lease in force",
 			Query: []string{"clientId", "appointmentTypeId", "leaseMs"}, Responses: []Resp{
-				{Status: s200, Desc: "an event stream", ContentType: "text/event-stream"}, {Status: s400, Desc: "bad input", Body: errBody}}},
+				{Status: s200, Desc: "an event stream", ContentType: "text/event-stream"},
+				{Status: s400, Desc: "bad input (details.field; leaseMs not an integer or below 1000)", Body: errBody}}},
 		{Method: http.MethodDelete, Path: "/v1/holds/stream", Tag: tag,
 			Summary: "End a client's stream: streamToken is the one its init event gave (a clientId alone ends nothing)",
 			Query:   []string{"clientId", "streamToken"}, Responses: []Resp{

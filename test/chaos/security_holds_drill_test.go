@@ -333,7 +333,7 @@ func (sc *secScene) attack(ctx context.Context, t *testing.T, name string) secRe
 			defer wg.Done()
 			for {
 				for _, h := range v.holds {
-					if a := sc.k.Do(http.MethodPatch, "/v1/holds", map[string]string{"holdId": h.HoldID, "clientId": v.client}); a.Status != http.StatusOK {
+					if a := sc.k.Do(http.MethodPatch, "/v1/holds", map[string]string{"holdId": h.HoldID, "clientId": v.client}); !holdattack.Kept(a) {
 						mu.Lock()
 						hbFailed = append(hbFailed, a.String())
 						mu.Unlock()

@@ -96,10 +96,15 @@ type Stream struct {
 	notify   chan struct{}
 }
 
-// Open opens a stream of typeID for clientID and waits for its
-// "connected" event.
+// Open opens a stream of typeID for clientID (a one-hour lease) and
+// waits for its "connected" event.
 func (k *Kit) Open(ctx context.Context, typeID, clientID string) (*Stream, error) {
-	q := url.Values{"appointmentTypeId": {typeID}, "clientId": {clientID}, "leaseMs": {"3600000"}}
+	return k.OpenLease(ctx, typeID, clientID, "3600000")
+}
+
+// OpenLease is Open asking for the lease leaseMs (sent as given).
+func (k *Kit) OpenLease(ctx context.Context, typeID, clientID, leaseMs string) (*Stream, error) {
+	q := url.Values{"appointmentTypeId": {typeID}, "clientId": {clientID}, "leaseMs": {leaseMs}}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, k.Base+"/v1/holds/stream?"+q.Encode(), nil)
 	if err != nil {
 		return nil, err
@@ -321,7 +326,7 @@ type job struct {
 // refusals are each route's answers that refuse (or, for a release, find
 // nothing to release) — and its acceptances; anything else is unexpected.
 var refusals = map[string][]int{
-	"PATCH /v1/holds":                      {200, 400, 404},
+	"PATCH /v1/holds":                      {200, 400}, // 200 {ok:false}: no such live hold (seed 002)
 	"DELETE /v1/holds/{holdId}":            {200, 400, 404, 409},
 	"POST /v1/appointment-types/{id}/book": {201, 202, 400, 404, 409, 422},
 	"DELETE /v1/holds/stream":              {204, 400},
@@ -331,6 +336,14 @@ var refusals = map[string][]int{
 
 func status(codes ...int) func(Answer) bool {
 	return func(a Answer) bool { return slices.Contains(codes, a.Status) }
+}
+
+// Kept reports whether a answers a heartbeat (PATCH /v1/holds) that
+// extended a hold: 200 {ok:true}. Seed 002 answers a hold it did not find
+// 200 {ok:false}, so the status alone says nothing.
+func Kept(a Answer) bool {
+	var r struct{ OK bool }
+	return a.Status == http.StatusOK && json.Unmarshal(a.Body, &r) == nil && r.OK
 }
 
 func released(a Answer) bool {
@@ -349,7 +362,7 @@ func (t Targets) jobs() []job {
 	for _, v := range t.Values {
 		add("DELETE /v1/appointments/{id}", http.MethodDelete, "/v1/appointments/"+url.PathEscape(v), nil, status(200))
 		for _, c := range t.ClientIDs {
-			add("PATCH /v1/holds", http.MethodPatch, "/v1/holds", map[string]string{"holdId": v, "clientId": c}, status(200))
+			add("PATCH /v1/holds", http.MethodPatch, "/v1/holds", map[string]string{"holdId": v, "clientId": c}, Kept)
 			add("DELETE /v1/holds/{holdId}", http.MethodDelete, "/v1/holds/"+url.PathEscape(v)+"?clientId="+url.QueryEscape(c), nil, released)
 			for _, ty := range t.TypeIDs {
 				body := map[string]string{"holdId": v, "clientId": c}
@@ -374,7 +387,7 @@ func (t Targets) jobs() []job {
 // POST /v1/appointment-types/{t}/book, DELETE /v1/holds/stream and POST
 // /v1/holds (on held slots) with every (value, clientId), DELETE
 // /v1/appointments/{v} with every value. An answer that says it acted is
-// accepted: 200 heartbeat, released:true, 201/202 booking or hold, 200
+// accepted: 200 ok:true heartbeat, released:true, 201/202 booking or hold, 200
 // cancel. DELETE /v1/holds/stream answers 204 whatever it did: the
 // caller checks the victims' streams. conc requests at a time.
 func (k *Kit) Replay(t Targets, conc int) Result {

@@ -129,8 +129,9 @@ func (h *Handlers) cancel(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	slot := holds.Hold{AppointmentTypeID: a.AppointmentTypeID, SpecialistID: a.SpecialistID, ClientID: a.ClientID,
-		SlotStartDate: a.SlotStartDate, SlotEndDate: a.SlotEndDate, Face: holds.FaceWeb}
+	// The slot only: the engine's "release" event is the booked hold its
+	// claim holds (public ref, real times), not this appointment's fields.
+	slot := holds.Hold{AppointmentTypeID: a.AppointmentTypeID, SpecialistID: a.SpecialistID, SlotStartDate: a.SlotStartDate}
 	if _, err := h.cfg.Engine.ReleaseBooking(ctx, id, slot); err != nil {
 		return err
 	}

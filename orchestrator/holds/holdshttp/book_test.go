@@ -2,6 +2,7 @@ package holdshttp_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"sync"
@@ -117,4 +118,45 @@ func TestRetriedBookRecordsOneAppointment(t *testing.T) {
 	r := b.do(t, "POST", "/v1/appointment-types/"+typeA+"/book", map[string]string{"clientId": "c1", "holdId": hd.HoldID})
 	require.Equal(t, 409, r.Status, "a later retry: the hold is booked")
 	require.Len(t, b.cat.Appointments(), 1)
+}
+
+// Cancelling a /v1 booking announces the booked hold's release with the
+// hold itself — its id (the stream shows holds.Ref of it), its slot times
+// and the holdExpiresAt the booking's confirm stored — not an empty id and
+// zero times (issue 35): the cancel reads the appointment, the engine's
+// script takes the hold from the slot's booked claim.
+func TestCancelAnnouncesTheBookedHold(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	sub := b.rdb.Subscribe(b.ctx, b.eng.EventChannel(typeA))
+	t.Cleanup(func() { _ = sub.Close() })
+	_, err := sub.Receive(b.ctx)
+	require.NoError(t, err)
+	h := b.hold(t, "c1", specX, slot9)
+	b.clock.Advance(10 * time.Second)
+	r := b.do(t, "POST", "/v1/appointment-types/"+typeA+"/book", map[string]string{"clientId": "c1", "holdId": h.HoldID})
+	require.Equal(t, 201, r.Status, string(r.Body))
+	b.clock.Advance(time.Minute)
+	r = b.do(t, "DELETE", "/v1/appointments/appt-1", nil)
+	require.Equal(t, 200, r.Status, string(r.Body))
+
+	ch := sub.Channel()
+	for {
+		select {
+		case m := <-ch:
+			var ev holds.Event
+			require.NoError(t, json.Unmarshal([]byte(m.Payload), &ev), m.Payload)
+			if ev.Type != holds.EventRelease {
+				continue
+			}
+			require.Equal(t, holds.Hold{HoldID: h.HoldID, ClientID: "c1", AppointmentTypeID: typeA, SpecialistID: specX,
+				SlotStartDate: slot9, SlotEndDate: slot9.Add(30 * time.Minute),
+				HoldExpiresAt: t0.Add(10*time.Second + holds.DefaultHoldTTL), // the /book's heartbeat, as confirmed
+				Face:          holds.FaceWeb}, ev.Hold)
+			require.NotContains(t, m.Payload, "appointmentId", "the booking's claim field stays internal")
+			return
+		case <-time.After(10 * time.Second):
+			t.Fatal("no release event")
+		}
+	}
 }

@@ -3,7 +3,8 @@
 //
 //	POST   /v1/holds                          {appointmentTypeId, slotStartDate, clientId, specialistId?}
 //	                                          → 201 {holdId, holdRef, specialistId, slotStartDate, slotEndDate, holdExpiresAt}
-//	PATCH  /v1/holds                          {holdId, clientId} → 200 {ok, holdId, holdExpiresAt}  (heartbeat)
+//	PATCH  /v1/holds                          {holdId, clientId} → 200 {ok:true, holdId, holdExpiresAt}  (heartbeat)
+//	                                          no live web hold of this client: 200 {ok:false} (seed 002)
 //	DELETE /v1/holds/{holdId}?clientId=       → 200 {released}                                    (idempotent)
 //	POST   /v1/appointment-types/{id}/book    {holdId, clientId, patientGUID?} → 201 {appointment}
 //	                                          (a Cloud9-sourced type: 202 {appointment, operation, statusEndpoint} when queued)
@@ -19,7 +20,7 @@
 // slot the clientId already holds is 409 slot_taken (the existing hold's id
 // is not answered again). These routes act on web holds only: a holdId of
 // the IVA face (a createAppt reservation, session id as client) is no
-// web hold (404 / 409). The appointment id of a /v1 booking is derived
+// web hold ({ok:false} / 409). The appointment id of a /v1 booking is derived
 // from the hold id (Config.AppointmentID; default the hold id itself), so
 // it is as secret, and it is the credential of DELETE /v1/appointments.
 //
@@ -28,7 +29,9 @@
 // or no free specialist 409 conflict with details.reason "slot_taken";
 // client quota or cooldown 429 rate_limited with Retry-After and
 // details.retryAfterSeconds; bad input 400 invalid with details.field;
-// unknown appointment type, specialist, hold or appointment 404; /book of
+// unknown appointment type, specialist or appointment 404 (a heartbeat of
+// a hold that is gone, or never was this client's, answers 200
+// {ok:false}, as seed 002 does); /book of
 // a Cloud9-sourced type without patientGUID 422 PATIENT_REQUIRED; Redis
 // down 503 unavailable. Every refusal is decided before anything is
 // written (the claim script refuses without writing), so a refused request

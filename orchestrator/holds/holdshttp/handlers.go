@@ -65,7 +65,7 @@ type Engine interface {
 	Release(ctx context.Context, clientID, holdID string) (bool, error)
 	Confirm(ctx context.Context, clientID, holdID, appointmentID string, cooldown time.Duration) (holds.Hold, error)
 	ClearCooldown(ctx context.Context, appointmentID string) (bool, error)
-	ReleaseBooking(ctx context.Context, appointmentID string, h holds.Hold) (bool, error)
+	ReleaseBooking(ctx context.Context, appointmentID string, slot holds.Hold) (bool, error)
 	BookedAppointment(ctx context.Context, specialistID string, start time.Time) (string, error)
 	StartCooldown(ctx context.Context, clientID, appointmentTypeID, appointmentID string, cooldown time.Duration) error
 }
@@ -240,11 +240,16 @@ func checkCreate(req createRequest) (time.Time, error) {
 	return parseStart(req.SlotStartDate)
 }
 
-// HeartbeatResponse is the answer of PATCH /v1/holds.
+// HeartbeatResponse is the answer of PATCH /v1/holds: {ok:true, holdId,
+// holdExpiresAt} when the hold was extended; {ok:false} — seed 002's
+// "client sees false" — when there is no live web hold of this client
+// with that id (expired, released, booked, unknown, another client's or
+// an IVA reservation: one answer for all, so it tells nobody whose a hold
+// id is).
 type HeartbeatResponse struct {
 	OK            bool   `json:"ok"`
-	HoldID        string `json:"holdId"`
-	HoldExpiresAt string `json:"holdExpiresAt"`
+	HoldID        string `json:"holdId,omitempty"`
+	HoldExpiresAt string `json:"holdExpiresAt,omitempty"`
 }
 
 type holdRef struct {
@@ -273,7 +278,9 @@ func (h *Handlers) heartbeat(c *fiber.Ctx) error {
 		return err
 	}
 	if !ok {
-		return notFound("holdId", "hold %s has expired or is not this client's", req.HoldID)
+		// Seed 002: a heartbeat that finds the hold gone answers false (200),
+		// and the client holds the slot again.
+		return c.JSON(HeartbeatResponse{OK: false})
 	}
 	return c.JSON(HeartbeatResponse{OK: true, HoldID: hd.HoldID, HoldExpiresAt: hd.HoldExpiresAt.UTC().Format(time.RFC3339Nano)})
 }

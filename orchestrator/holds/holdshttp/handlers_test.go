@@ -78,7 +78,6 @@ func TestBadInputIsRefusedAndChangesNothing(t *testing.T) {
 		{"malformed json", "POST", "/v1/holds", `{"clientId":`, 400, ""},
 		{"empty body", "POST", "/v1/holds", "", 400, ""},
 		{"heartbeat no hold", "PATCH", "/v1/holds", map[string]string{"clientId": "c"}, 400, "holdId"},
-		{"heartbeat unknown", "PATCH", "/v1/holds", map[string]string{"clientId": "c", "holdId": "nope"}, 404, "holdId"},
 		{"release no client", "DELETE", "/v1/holds/abc", nil, 400, "clientId"},
 		{"book unknown type", "POST", "/v1/appointment-types/nope/book", map[string]string{"clientId": "c", "holdId": "h"}, 404, ""},
 		{"book no hold", "POST", "/v1/appointment-types/" + typeA + "/book", map[string]string{"clientId": "c"}, 400, "holdId"},
@@ -142,8 +141,11 @@ func TestHeartbeatAndReleaseOverHTTP(t *testing.T) {
 	require.Equal(t, holdshttp.HeartbeatResponse{OK: true, HoldID: h.HoldID, HoldExpiresAt: "2025-03-15T08:55:50Z"}, hb)
 	contractstest.Golden(t, "holds_heartbeat_response", r.Body)
 
+	before := b.snapshot(t)
 	r = b.do(t, "PATCH", "/v1/holds", map[string]string{"clientId": "c2", "holdId": h.HoldID})
-	require.Equal(t, 404, r.Status, "another client's hold")
+	require.Equal(t, 200, r.Status, "another client's hold: seed 002's false")
+	require.JSONEq(t, `{"ok":false}`, string(r.Body))
+	require.Equal(t, before, b.snapshot(t), "nothing changed")
 	r = b.do(t, "DELETE", "/v1/holds/"+h.HoldID+"?clientId=c2", nil)
 	require.Equal(t, 409, r.Status, "not the owner")
 	r = b.do(t, "DELETE", "/v1/holds/"+h.HoldID+"?clientId=c1", nil)
@@ -153,6 +155,42 @@ func TestHeartbeatAndReleaseOverHTTP(t *testing.T) {
 	require.Equal(t, 200, r.Status)
 	require.JSONEq(t, `{"released":false}`, string(r.Body), "idempotent")
 	require.Empty(t, b.snapshot(t))
+}
+
+// Seed 002: a heartbeat that finds no live hold answers false — 200
+// {"ok":false}, not an error — and changes nothing: the hold expired (its
+// TTL ran out in Redis, before any sweep), was released or booked, or the
+// id is unknown. One answer for every case, so it tells no one whether an
+// id was ever a hold.
+func TestHeartbeatOfAGoneHoldAnswersFalse(t *testing.T) {
+	t.Parallel()
+	b := setup(t, func(c *holds.Config) { c.HoldTTL = 300 * time.Millisecond })
+	expired := b.hold(t, "c1", specX, slot9)
+	released := b.hold(t, "c1", specY, slot9)
+	require.Equal(t, 200, b.do(t, "DELETE", "/v1/holds/"+released.HoldID+"?clientId=c1", nil).Status)
+	booked := b.hold(t, "c1", specZ, slot9)
+	require.Equal(t, 201, b.do(t, "POST", "/v1/appointment-types/"+typeA+"/book",
+		map[string]string{"clientId": "c1", "holdId": booked.HoldID}).Status)
+	require.Eventually(t, func() bool { // every key of the 300 ms holds (slot, face key, client index) has lapsed
+		for _, k := range b.rdb.Keys(b.ctx, b.p+"*").Val() {
+			if p := b.rdb.PTTL(b.ctx, k).Val(); p > 0 && p < time.Minute {
+				return false
+			}
+		}
+		return b.rdb.Exists(b.ctx, b.eng.SlotKey(specX, slot9)).Val() == 0
+	}, 5*time.Second, 20*time.Millisecond, "the hold's TTL runs out")
+	before := b.snapshot(t)
+	for name, id := range map[string]string{"expired": expired.HoldID, "released": released.HoldID, "booked": booked.HoldID, "unknown": "nope"} {
+		r := b.do(t, "PATCH", "/v1/holds", map[string]string{"clientId": "c1", "holdId": id})
+		require.Equal(t, 200, r.Status, "%s: %s", name, r.Body)
+		require.JSONEq(t, `{"ok":false}`, string(r.Body), name)
+		if name == "expired" {
+			contractstest.Golden(t, "holds_heartbeat_lost_response", r.Body)
+		}
+	}
+	require.Equal(t, before, b.snapshot(t), "nothing changed")
+	r := b.do(t, "POST", "/v1/appointment-types/"+typeA+"/book", map[string]string{"clientId": "c1", "holdId": expired.HoldID})
+	require.Equal(t, 409, r.Status, "booking an expired hold is still refused: %s", r.Body)
 }
 
 func TestBookSetsCooldownAndCancelClearsIt(t *testing.T) {

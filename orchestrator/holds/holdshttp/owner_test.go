@@ -38,7 +38,9 @@ func TestWebRoutesRefuseIVAReservations(t *testing.T) {
 	require.NoError(t, err)
 	before := b.snapshot(t)
 	ref := map[string]string{"clientId": "call-1", "holdId": iva.HoldID}
-	require.Equal(t, 404, b.do(t, "PATCH", "/v1/holds", ref).Status)
+	hb := b.do(t, "PATCH", "/v1/holds", ref)
+	require.Equal(t, 200, hb.Status)
+	require.JSONEq(t, `{"ok":false}`, string(hb.Body), "no web hold: seed 002's false")
 	require.Equal(t, 409, b.do(t, "DELETE", "/v1/holds/"+iva.HoldID+"?clientId=call-1", nil).Status)
 	require.Equal(t, 409, b.do(t, "POST", "/v1/appointment-types/"+typeA+"/book", ref).Status)
 	require.Equal(t, before, b.snapshot(t), "nothing changed")

@@ -97,8 +97,8 @@ type Config struct {
 	Ping         time.Duration // ping event interval
 	Retry        time.Duration // "retry:" hint
 	DefaultLease time.Duration // lease without leaseMs
-	MaxLease     time.Duration // largest leaseMs
-	MinLease     time.Duration // smallest leaseMs
+	MaxLease     time.Duration // longest lease; a larger leaseMs is clamped to it (seed 002)
+	MinLease     time.Duration // smallest leaseMs (below: 400)
 	WriteTimeout time.Duration // a write stalled this long ends the stream (send-failed)
 	Buffer       int           // events queued per stream before it counts as fallen behind
 	// Shards splits each appointment type's streams into parts written in

@@ -362,8 +362,9 @@ func TestBadInputAnswers4xxNamingTheField(t *testing.T) {
 		{"appointmentTypeId=t%0A&clientId=a", "appointmentTypeId"},
 		{"appointmentTypeId=t&clientId=a&leaseMs=abc", "leaseMs"},
 		{"appointmentTypeId=t&clientId=a&leaseMs=999", "leaseMs"},
-		{"appointmentTypeId=t&clientId=a&leaseMs=3600001", "leaseMs"},
 		{"appointmentTypeId=t&clientId=a&leaseMs=-5", "leaseMs"},
+		{"appointmentTypeId=t&clientId=a&leaseMs=1500.5", "leaseMs"},
+		{"appointmentTypeId=t&clientId=a&leaseMs=-99999999999999999999", "leaseMs"},
 	} {
 		status, body := get(t, in.base+"/v1/holds/stream?"+tc.query)
 		require.Equal(t, http.StatusBadRequest, status, tc.query)
@@ -377,6 +378,33 @@ func TestBadInputAnswers4xxNamingTheField(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, keys, "a refusal changes nothing in Redis")
 	require.Zero(t, in.hub.Streams())
+}
+
+// TestLeaseAboveTheMaxIsClamped: seed 002's lease is "default 15 min, max
+// 1 hour" — a larger leaseMs is clamped to HOLDS_STREAM_LEASE_MAX, not
+// refused; the init event's leaseMs says the lease in force, and the
+// stream ends with lease-expired when it runs out.
+func TestLeaseAboveTheMaxIsClamped(t *testing.T) {
+	e := newEnv(t)
+	in := e.instance(t, nil)
+	for _, q := range []string{"3600001", "7200000", "99999999999999999999"} {
+		c := in.open(t, "appointmentTypeId=type1&clientId=alice&leaseMs="+q)
+		require.Equal(t, http.StatusOK, c.resp.StatusCode, q)
+		init := c.next(t)
+		require.Equal(t, "init", init["type"])
+		require.EqualValues(t, time.Hour.Milliseconds(), init["leaseMs"], "leaseMs=%s: clamped to the 1 h default maximum", q)
+		c.until(t, "connected")
+	}
+
+	short := e.instance(t, func(c *holdstream.Config) {
+		c.MinLease, c.DefaultLease, c.MaxLease = 50*time.Millisecond, 200*time.Millisecond, 300*time.Millisecond
+	})
+	start := time.Now()
+	c := short.open(t, "appointmentTypeId=type1&clientId=bob&leaseMs=3600000")
+	require.EqualValues(t, 300, c.next(t)["leaseMs"], "clamped to MaxLease")
+	require.Equal(t, holdstream.ReasonLeaseExpired, c.until(t, "end")["reason"])
+	require.Less(t, time.Since(start), 10*time.Second, "the clamped lease ended the stream, not the asked hour")
+	c.closed(t)
 }
 
 // TestRedisDownAnswers503: a hub whose Redis is gone refuses streams with

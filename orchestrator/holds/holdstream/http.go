@@ -2,6 +2,7 @@ package holdstream
 
 import (
 	"errors"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -39,15 +40,25 @@ func id(c *fiber.Ctx, name string) (string, error) {
 	return strings.Clone(v), nil
 }
 
-// lease reads leaseMs: the default when absent, MinLease..MaxLease otherwise.
+// lease reads leaseMs: the default when absent; a larger one than
+// MaxLease is clamped to it, as seed 002 does ("max 1 hour"; the init
+// event's leaseMs is the lease in force); not an integer, or below
+// MinLease, is refused.
 func (h *Hub) lease(c *fiber.Ctx) (time.Duration, error) {
 	v := c.Query("leaseMs")
 	if v == "" {
 		return h.cfg.DefaultLease, nil
 	}
 	ms, err := strconv.ParseInt(v, 10, 64)
-	if err != nil || ms < h.cfg.MinLease.Milliseconds() || ms > h.cfg.MaxLease.Milliseconds() {
-		return 0, invalid("leaseMs", "leaseMs must be an integer from %d to %d", h.cfg.MinLease.Milliseconds(), h.cfg.MaxLease.Milliseconds())
+	if errors.Is(err, strconv.ErrRange) && ms == math.MaxInt64 {
+		err = nil // an integer, only too large for int64: clamped below
+	}
+	if err != nil || ms < h.cfg.MinLease.Milliseconds() {
+		return 0, invalid("leaseMs", "leaseMs must be an integer of at least %d (a larger one than %d is clamped to it)",
+			h.cfg.MinLease.Milliseconds(), h.cfg.MaxLease.Milliseconds())
+	}
+	if ms >= h.cfg.MaxLease.Milliseconds() {
+		return h.cfg.MaxLease, nil
 	}
 	return time.Duration(ms) * time.Millisecond, nil
 }

@@ -54,8 +54,14 @@ module.exports = function (RED) {
                     if (action === "heartbeat") {
                         const ans = await client.request("PATCH", "/v1/holds", { body: { holdId, clientId } });
                         msg.payload = ans.body;
-                        msg.hold = Object.assign({}, msg.hold, { holdId, clientId, holdExpiresAt: ans.body.holdExpiresAt });
-                        fg.setStatus(node, "green", "kept " + holdId.slice(0, 8));
+                        if (ans.body && ans.body.ok) {
+                            msg.hold = Object.assign({}, msg.hold, { holdId, clientId, holdExpiresAt: ans.body.holdExpiresAt });
+                            fg.setStatus(node, "green", "kept " + holdId.slice(0, 8));
+                        } else {
+                            // seed 002: {ok:false}, the hold is gone (expired, released,
+                            // booked or not this client's); hold the slot again.
+                            fg.setStatus(node, "red", "lost " + holdId.slice(0, 8), "ring");
+                        }
                     } else {
                         const ans = await client.request("DELETE", "/v1/holds/" + encodeURIComponent(holdId) +
                             "?clientId=" + encodeURIComponent(clientId));

@@ -167,13 +167,17 @@ describe("flowgate-hold", function () {
         assert.deepStrictEqual(lastStatus(h), { fill: "red", shape: "dot", text: "429 rate_limited" });
     });
 
-    it("an expired hold's heartbeat is 404; missing fields are named", async function () {
-        fake.routes["PATCH /v1/holds"] = { status: 404, body: envelope("not_found", "hold h1 has expired or is not this client's", { field: "holdId" }) };
-        const { h } = await load({ action: "heartbeat" });
-        let err = nextCall(h, "error");
-        h.receive({ payload: { holdId: "h1" }, clientId: "c1" });
-        assert.strictEqual((await err).args[1].flowgateError.code, "not_found");
-        err = nextCall(h, "error");
+    it("an expired hold's heartbeat is seed 002's {ok:false}, sent on; missing fields are named", async function () {
+        fake.routes["PATCH /v1/holds"] = { body: { ok: false } };
+        const { h, out } = await load({ action: "heartbeat" });
+        const got = new Promise((r) => out.once("input", r));
+        const hold = { holdId: "h1", clientId: "c1", holdExpiresAt: "before" };
+        h.receive({ hold });
+        const msg = await got;
+        assert.deepStrictEqual(msg.payload, { ok: false });
+        assert.deepStrictEqual(msg.hold, hold, "the lost hold is left as it was");
+        assert.deepStrictEqual(lastStatus(h), { fill: "red", shape: "ring", text: "lost h1" });
+        const err = nextCall(h, "error");
         h.receive({ payload: { holdId: "h1" } });
         const e = (await err).args[1].flowgateError;
         assert.strictEqual(e.code, "invalid");
