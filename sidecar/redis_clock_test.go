@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
+	"github.com/stretchr/testify/require"
 )
 
 // TestDriveClockExpiresKeys: the embedded store's TTLs follow the clock
@@ -19,13 +20,11 @@ func TestDriveClockExpiresKeys(t *testing.T) {
 	stop := driveClock(mini, 5*time.Millisecond, now)
 	defer stop()
 
-	if err := mini.Set("short", "v"); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, mini.Set("short", "v"))
 	mini.SetTTL("short", 5*time.Second)
-	mini.Set("long", "v")
+	require.NoError(t, mini.Set("long", "v"))
 	mini.SetTTL("long", time.Minute)
-	mini.Set("forever", "v")
+	require.NoError(t, mini.Set("forever", "v"))
 
 	waitTTL := func(key string, cond func(time.Duration) bool) {
 		t.Helper()
