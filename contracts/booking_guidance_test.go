@@ -314,8 +314,7 @@ func TestEveryAnswerHasTheOriginalsGuidance(t *testing.T) {
 		}
 		ep, idx, _ := strings.Cut(spec.variant, "#")
 		var i int
-		fmt.Sscan(idx, &i)
-		if i >= len(shapes[ep]) {
+		if _, err := fmt.Sscan(idx, &i); err != nil || i >= len(shapes[ep]) {
 			t.Errorf("%s: no variant %s in nodered-shapes.json", name, spec.variant)
 			continue
 		}

@@ -452,7 +452,9 @@ func TestDefiniteCloud9ErrorsAnswerInCall(t *testing.T) {
 			e.Cloud9.Script(bookingsvc.ProcSetAppointment, c.err)
 			r := body[contracts.ApptFailedResponse](t, e.Service(t).CreateAppt(ctx, request(e)))
 			require.Equal(t, c.errType, r.Debug.ErrorType)
-			require.Equal(t, string(c.err.(*cloud9.Error).Class), r.Debug.FlowgateErrorType)
+			var ce *cloud9.Error
+			require.ErrorAs(t, c.err, &ce)
+			require.Equal(t, string(ce.Class), r.Debug.FlowgateErrorType)
 			require.Equal(t, c.action, r.LLMGuidance.ActionRequired)
 			require.Equal(t, 1, r.Debug.Attempts)
 			require.Empty(t, e.Queue.Appointments, "a definite refusal is not queued")
