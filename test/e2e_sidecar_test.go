@@ -264,7 +264,9 @@ func TestBinaryMarkerDeletionAttack(t *testing.T) {
 			cmd.Env = append(cmd.Env, k+"="+v)
 		}
 	}
-	cmd.Env = append(cmd.Env, "REDIS_SHARDS=1", "FLOWGATE_ADDR="+flowgatetest.FreeAddr(t))
+	// Started by hand, so without what flowgatetest.Start adds: the
+	// simulator is chosen here as Start chooses it on a real Redis.
+	cmd.Env = append(cmd.Env, "REDIS_SHARDS=1", "CLOUD9_SIMULATOR=true", "FLOWGATE_ADDR="+flowgatetest.FreeAddr(t))
 	out, err := cmd.CombinedOutput()
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(string(out), "flowgate:redis-shards is missing") ||
