@@ -232,7 +232,7 @@ func startOnce(t *testing.T, env map[string]string, n string) (int, string) {
 			cmd.Env = append(cmd.Env, k+"="+v)
 		}
 	}
-	cmd.Env = append(cmd.Env, "REDIS_SHARDS="+n, "BUFFER_API_TOKEN="+flowgatetest.TestBufferToken)
+	cmd.Env = append(cmd.Env, "REDIS_SHARDS="+n, "BUFFER_API_TOKEN="+flowgatetest.TestBufferToken, "CLOUD9_SIMULATOR=true")
 	out, err := cmd.CombinedOutput()
 	var ee *exec.ExitError
 	switch {
