@@ -43,11 +43,14 @@ const embeddedClockTick = 200 * time.Millisecond
 func driveClock(mini *miniredis.Miniredis, every time.Duration, now func() time.Time) (stop func()) {
 	done := make(chan struct{})
 	finished := make(chan struct{})
+	// The starting point is read here, not in the goroutine: a goroutine
+	// scheduled late would otherwise start from a later clock and lose the
+	// time that passed before it ran.
+	last := now()
 	go func() {
 		defer close(finished)
 		t := time.NewTicker(every)
 		defer t.Stop()
-		last := now()
 		for {
 			select {
 			case <-done:
