@@ -22,8 +22,12 @@ type Config struct {
 	RedisSentinelMaster string
 	RedisPassword       string
 	RedisPoolSize       int
-	RedisShards         int
-	RedisClientMode     string
+	// RedisMinReplicasAck and RedisReplicaAckTimeout: the failover
+	// durability barrier (orchestrator/durable); 0 = off.
+	RedisMinReplicasAck    int
+	RedisReplicaAckTimeout time.Duration
+	RedisShards            int
+	RedisClientMode        string
 
 	NodeRedBasePath string
 
@@ -220,6 +224,12 @@ func (c *Config) validateRedis(p *problems) {
 	}
 	if c.RedisSentinelMaster != "" && len(c.RedisSentinelAddrs) == 0 {
 		p.addf("REDIS_SENTINEL_ADDRS", "required with REDIS_SENTINEL_MASTER")
+	}
+	if c.RedisMinReplicasAck > 0 && c.Embedded() {
+		p.addf("REDIS_MIN_REPLICAS_ACK", "needs a Redis with replicas (REDIS_URL, REDIS_SENTINEL_ADDRS or REDIS_CLUSTER_ADDRS); the embedded one has none")
+	}
+	if c.RedisMinReplicasAck > 0 && (c.RedisReplicaAckTimeout < 10*time.Millisecond || c.RedisReplicaAckTimeout > time.Minute) {
+		p.addf("REDIS_REPLICA_ACK_TIMEOUT", "must be between 10ms and 1m, got %s", c.RedisReplicaAckTimeout)
 	}
 	if (c.MonitoringUser == "") != (c.MonitoringPass == "") {
 		p.addf("MONITORING_PASSWORD", "set both MONITORING_USER and MONITORING_PASSWORD, or neither")

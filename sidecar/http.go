@@ -69,6 +69,12 @@ func (m *Main) startHTTP() error {
 
 // routes is the route table.
 func (m *Main) routes(app *fiber.App) error {
+	// First, so that it wraps every route below that writes.
+	if dur, err := m.durability(); err != nil { // durability.go
+		return err
+	} else if dur != nil {
+		app.Use(dur)
+	}
 	app.Get("/", landing) // landing.go
 	app.Get("/healthz", func(c *fiber.Ctx) error {
 		return c.JSON(fiber.Map{"status": "ok"})

@@ -12,6 +12,7 @@ import (
 
 	"github.com/flowgate/flowgate/contracts"
 	"github.com/flowgate/flowgate/orchestrator/booking/bookinghttp"
+	"github.com/flowgate/flowgate/orchestrator/durable"
 	"github.com/flowgate/flowgate/orchestrator/shard"
 	"github.com/flowgate/flowgate/orchestrator/tasks"
 	"github.com/flowgate/flowgate/orchestrator/tasks/taskjobs"
@@ -189,6 +190,8 @@ var coreSettings = []setting{
 	{name: "REDIS_POOL_SIZE", def: "64", help: "connections per Redis pool (the HTTP handlers' shared client and each asynq dequeuer); cluster mode keeps go-redis' default per node", apply: integer(func(c *Config) *int { return &c.RedisPoolSize }, 1, 10000)},
 	{name: "REDIS_SHARDS", def: strconv.Itoa(DefaultRedisShards), help: "hash tags that tasks, holds and the buffer each spread their keys over, so that on Redis Cluster their scripts run on several masters (docs/scale-out.md); 1 = one tag each, the keys as before", apply: integer(func(c *Config) *int { return &c.RedisShards }, 1, shard.MaxShards)},
 	{name: "REDIS_CLIENT_MODE", def: DefaultRedisClientMode, help: "autopipeline: concurrent scripts of holds and buffer enqueues share round trips (best when Redis shares flowgate's cores); plain: one round trip each (best when Redis has cores of its own)", apply: oneOf(func(c *Config) *string { return &c.RedisClientMode }, RedisClientAutoPipeline, RedisClientPlain)},
+	{name: "REDIS_MIN_REPLICAS_ACK", def: "0", help: "replicas (of every master) that must hold a write before flowgate answers it with success (WAIT; docs/reliability.md, \"Failover\"); past REDIS_REPLICA_ACK_TIMEOUT the answer is 503 and the caller retries; 0 = answer as soon as the master has it (a failover can lose the last writes)", apply: integer(func(c *Config) *int { return &c.RedisMinReplicasAck }, 0, 16)},
+	{name: "REDIS_REPLICA_ACK_TIMEOUT", def: durable.DefaultTimeout.String(), help: "how long a successful write waits for REDIS_MIN_REPLICAS_ACK replicas before it is answered 503", apply: duration(func(c *Config) *time.Duration { return &c.RedisReplicaAckTimeout })},
 	{name: "NODERED_BASE_PATH", def: bookinghttp.DefaultBasePath, help: "path prefix of the Node-RED-compatible booking endpoints", apply: func(c *Config, v string) error {
 		if !strings.HasPrefix(v, "/") || strings.HasSuffix(v, "/") {
 			return fmt.Errorf("must start with / and not end with /, got %q", v)

@@ -23,6 +23,7 @@ var binaryOwned = []string{
 	"WEBHOOK_AUTH", "BOOKING_AUTH_MODE", "CLOUD9_SIM_SCALE", "CLOUD9_SIM_WRITE_LIMIT",
 	"BUFFER_WEBHOOK_TIMEOUT", "BUFFER_BENCH_HANDLERS", "HOLDS_EXPIRY_SCHEDULE",
 	"HOLDS_STREAM_SHARDS", "SLOT_CACHE_READ_LIMIT",
+	"REDIS_MIN_REPLICAS_ACK", // 0 = no barrier: the binary's choice, durable.Config has no "off"
 }
 
 // Every default the table gives for a package's setting is read from that

@@ -27,35 +27,47 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// masters is the number of cluster nodes, each a master with no replica.
+// masters is the number of cluster masters.
 const masters = 3
 
 // Cluster is a running local Redis Cluster of three masters that together
-// serve all 16384 slots.
+// serve all 16384 slots, each with the replicas StartWithReplicas asked for.
 type Cluster struct {
-	addrs  []string
+	addrs  []string // every node, the masters first as created
+	nodes  map[string]*process
 	client *redis.ClusterClient
 }
 
-// Start starts a three-master Redis Cluster on free ports, waits until every
-// node reports cluster_state:ok and a ClusterClient can write to every
-// master, and registers the cleanup that closes the client, kills the nodes
-// and removes their dir.
-func Start(t testing.TB) *Cluster {
+// Start starts a three-master Redis Cluster (no replicas) on free ports,
+// waits until every node reports cluster_state:ok and a ClusterClient can
+// write to every master, and registers the cleanup that closes the client,
+// kills the nodes and removes their dir.
+func Start(t testing.TB) *Cluster { return StartWithReplicas(t, 0) }
+
+// StartWithReplicas is Start with replicas replicas per master (the
+// failover drills): 3 × (1 + replicas) nodes, `redis-cli --cluster create
+// --cluster-replicas`, and a node timeout of 2 s so a killed master's
+// replica is promoted within a few seconds.
+func StartWithReplicas(t testing.TB, replicas int) *Cluster {
 	t.Helper()
 	server, cli := binaries(t, true)
 	dir := t.TempDir()
 	began := time.Now()
 
-	c := &Cluster{}
-	for range masters {
-		addr, err := startNode(t, server, dir)
+	c := &Cluster{nodes: map[string]*process{}}
+	timeout := "5000"
+	if replicas > 0 {
+		timeout = "2000"
+	}
+	for range masters * (1 + replicas) {
+		addr, p, err := startNode(t, server, dir, timeout)
 		if err != nil {
 			t.Fatalf("rediscluster: %v", err)
 		}
 		c.addrs = append(c.addrs, addr)
+		c.nodes[addr] = p
 	}
-	if err := create(cli, c.addrs); err != nil {
+	if err := create(cli, c.addrs, replicas); err != nil {
 		t.Fatalf("rediscluster: %v", err)
 	}
 	if err := waitClusterOK(c.addrs); err != nil {
@@ -66,9 +78,48 @@ func Start(t testing.TB) *Cluster {
 	if err := probe(c.client); err != nil {
 		t.Fatalf("rediscluster: cluster on %v: %v", c.addrs, err)
 	}
-	t.Logf("rediscluster: %d-master cluster on %s ready in %s",
-		masters, strings.Join(c.addrs, ","), time.Since(began).Round(time.Millisecond))
+	if replicas > 0 {
+		if err := waitReplicasLinked(c.client, replicas); err != nil {
+			t.Fatalf("rediscluster: %v", err)
+		}
+	}
+	t.Logf("rediscluster: %d-master cluster (%d replicas each) on %s ready in %s",
+		masters, replicas, strings.Join(c.addrs, ","), time.Since(began).Round(time.Millisecond))
 	return c
+}
+
+// Kill sends SIGKILL to the node at addr (a master, to make its replica
+// take over). It does not come back.
+func (c *Cluster) Kill(addr string) {
+	if p := c.nodes[addr]; p != nil {
+		p.stop(syscall.SIGKILL, 0)
+	}
+}
+
+// waitReplicasLinked waits until every master reports n connected replicas
+// whose link is up, so a write can be acknowledged by them.
+func waitReplicasLinked(c *redis.ClusterClient, n int) error {
+	deadline := time.Now().Add(startTimeout)
+	ctx := context.Background()
+	for {
+		err := c.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error {
+			info, err := m.Info(ctx, "replication").Result()
+			if err != nil {
+				return err
+			}
+			if !strings.Contains(info, "connected_slaves:"+strconv.Itoa(n)) || strings.Contains(info, "state=wait_bgsave") {
+				return fmt.Errorf("master %s: replicas not linked yet", m.Options().Addr)
+			}
+			return nil
+		})
+		if err == nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // SkipUnlessAvailable skips t, as Start would, when redis-server or
@@ -79,7 +130,8 @@ func SkipUnlessAvailable(t testing.TB) {
 	binaries(t, true)
 }
 
-// Addrs are the host:port addresses of the three masters.
+// Addrs are the host:port addresses of the nodes (the three masters first,
+// as created; after a failover a replica may be a master).
 func (c *Cluster) Addrs() []string { return append([]string(nil), c.addrs...) }
 
 // Client is a ClusterClient over all nodes, closed when the test ends.
@@ -93,12 +145,12 @@ func (c *Cluster) AsynqOpt() asynq.RedisClusterClientOpt {
 // startNode starts one cluster-enabled redis-server whose client and bus
 // ports are free, trying other ports when one is taken meanwhile. Its kill
 // is registered as a cleanup of t.
-func startNode(t testing.TB, bin, dir string) (string, error) {
+func startNode(t testing.TB, bin, dir, nodeTimeout string) (string, *process, error) {
 	var lastErr error
 	for range 5 {
 		port, err := freePort(true)
 		if err != nil {
-			return "", err
+			return "", nil, err
 		}
 		ps := strconv.Itoa(port)
 		logFile := filepath.Join(dir, "redis-"+ps+".log")
@@ -106,34 +158,35 @@ func startNode(t testing.TB, bin, dir string) (string, error) {
 			"--port", ps, "--bind", "127.0.0.1", "--daemonize", "no",
 			"--cluster-enabled", "yes",
 			"--cluster-config-file", filepath.Join(dir, "nodes-"+ps+".conf"),
-			"--cluster-node-timeout", "5000",
+			"--cluster-node-timeout", nodeTimeout,
+			"--repl-diskless-sync-delay", "0", // a replica links at once, not after 5 s
 			"--save", "", "--appendonly", "no",
 			"--dir", dir, "--logfile", logFile,
 		}
 		p, err := startProcess("cluster node :"+ps, bin, args, filepath.Join(dir, "redis-"+ps+".out"), logFile)
 		if err != nil {
-			return "", err
+			return "", nil, err
 		}
 		t.Cleanup(func() { p.stop(syscall.SIGKILL, 0) })
 		addr := net.JoinHostPort("127.0.0.1", ps)
 		if lastErr = p.waitReady(addr); lastErr == nil {
-			return addr, nil
+			return addr, p, nil
 		}
 		p.stop(syscall.SIGKILL, 0)
 		if !p.addressInUse() {
 			break
 		}
 	}
-	return "", lastErr
+	return "", nil, lastErr
 }
 
 // create joins the nodes with `redis-cli --cluster create`, which assigns
 // the slots evenly and waits until the nodes agree on them.
-func create(cli string, addrs []string) error {
+func create(cli string, addrs []string, replicas int) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*startTimeout)
 	defer cancel()
 	args := append([]string{"--cluster", "create"}, addrs...)
-	args = append(args, "--cluster-replicas", "0", "--cluster-yes")
+	args = append(args, "--cluster-replicas", strconv.Itoa(replicas), "--cluster-yes")
 	out, err := exec.CommandContext(ctx, cli, args...).CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("redis-cli %s: %w\n%s", strings.Join(args, " "), err, out)
@@ -153,7 +206,7 @@ func waitClusterOK(addrs []string) error {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 			info, err = c.ClusterInfo(ctx).Result()
 			cancel()
-			if err == nil && clusterReady(info) {
+			if err == nil && clusterReady(info, len(addrs)) {
 				break
 			}
 			if time.Now().After(deadline) {
@@ -170,7 +223,7 @@ func waitClusterOK(addrs []string) error {
 	return nil
 }
 
-func clusterReady(info string) bool {
+func clusterReady(info string, knownNodes int) bool {
 	fields := map[string]string{}
 	for _, line := range strings.Split(info, "\n") {
 		if k, v, ok := strings.Cut(strings.TrimSpace(line), ":"); ok {
@@ -180,7 +233,7 @@ func clusterReady(info string) bool {
 	return fields["cluster_state"] == "ok" &&
 		fields["cluster_slots_assigned"] == "16384" &&
 		fields["cluster_slots_ok"] == "16384" &&
-		fields["cluster_known_nodes"] == strconv.Itoa(masters)
+		fields["cluster_known_nodes"] == strconv.Itoa(knownNodes)
 }
 
 // probe writes and reads back keys spread over many slots until all work

@@ -148,7 +148,7 @@ func TestMissingBinarySkips(t *testing.T) {
 
 func TestClusterReady(t *testing.T) {
 	ok := "cluster_state:ok\r\ncluster_slots_assigned:16384\r\ncluster_slots_ok:16384\r\ncluster_known_nodes:3\r\n"
-	if !clusterReady(ok) {
+	if !clusterReady(ok, 3) {
 		t.Error("ready info not recognised")
 	}
 	for _, bad := range []string{
@@ -157,7 +157,7 @@ func TestClusterReady(t *testing.T) {
 		strings.Replace(ok, "slots_ok:16384", "slots_ok:16383", 1),
 		"",
 	} {
-		if clusterReady(bad) {
+		if clusterReady(bad, 3) {
 			t.Errorf("clusterReady(%q) = true", bad)
 		}
 	}

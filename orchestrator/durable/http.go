@@ -1,0 +1,63 @@
+package durable
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/flowgate/flowgate/contracts"
+)
+
+// Syncer is what the middleware needs of a Barrier.
+type Syncer interface {
+	Sync(ctx context.Context) error
+}
+
+// Observer is told how each wait went (metrics); nil observes nothing.
+type Observer func(took time.Duration, err error)
+
+// Middleware holds back every successful answer to a write (a method other
+// than GET, HEAD or OPTIONS answered 2xx) until s.Sync returns: the answer
+// goes out only once what the request wrote is on the replicas. When Sync
+// fails the answer becomes 503 unavailable (reason "not_replicated"): the
+// caller retries, and every write flowgate acknowledges is idempotent on
+// retry (idempotency keys, ACK/FAIL of a task already in that state,
+// queue_id), so the retry answers what the first would have. Refusals and
+// reads pass untouched.
+func Middleware(s Syncer, observe Observer) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		if err := c.Next(); err != nil {
+			return err
+		}
+		switch c.Method() {
+		case fiber.MethodGet, fiber.MethodHead, fiber.MethodOptions:
+			return nil
+		}
+		if st := c.Response().StatusCode(); st < 200 || st > 299 {
+			return nil
+		}
+		began := time.Now()
+		err := s.Sync(c.UserContext())
+		if observe != nil {
+			observe(time.Since(began), err)
+		}
+		if err == nil {
+			return nil
+		}
+		reason := "not_replicated"
+		if !errors.Is(err, ErrNotReplicated) {
+			reason = "replication_check_failed"
+		}
+		c.Response().ResetBody()
+		c.Response().Header.Del(fiber.HeaderLocation)
+		return &contracts.Error{
+			Code:    contracts.CodeUnavailable,
+			Op:      "durable.Sync",
+			Message: "the write was made but is not yet on enough Redis replicas; retry the request (it is idempotent)",
+			Details: map[string]any{"reason": reason},
+			Err:     err,
+		}
+	}
+}
