@@ -39,12 +39,17 @@ func Middleware(s Syncer, observe Observer) fiber.Handler {
 			return nil
 		}
 		began := time.Now()
-		err := s.Sync(c.UserContext())
+		// Not the handler's own context: a handler may cancel it on return
+		// (a claim's long poll does). A round is bounded by its timeout.
+		err := s.Sync(context.WithoutCancel(c.UserContext()))
 		if observe != nil {
 			observe(time.Since(began), err)
 		}
 		if err == nil {
 			return nil
+		}
+		if undo, ok := c.Locals(undoKey{}).(func()); ok {
+			undo()
 		}
 		reason := "not_replicated"
 		if !errors.Is(err, ErrNotReplicated) {
@@ -61,3 +66,11 @@ func Middleware(s Syncer, observe Observer) fiber.Handler {
 		}
 	}
 }
+
+type undoKey struct{}
+
+// OnNotReplicated registers undo, run when the middleware turns this
+// request's success into 503: for a write that is not idempotent on
+// retry (a claim hands out other tasks the second time), undo takes back
+// what the caller will never learn it got. One per request; the last wins.
+func OnNotReplicated(c *fiber.Ctx, undo func()) { c.Locals(undoKey{}, undo) }

@@ -19,6 +19,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -34,8 +35,19 @@ const masters = 3
 // serve all 16384 slots, each with the replicas StartWithReplicas asked for.
 type Cluster struct {
 	addrs  []string // every node, the masters first as created
-	nodes  map[string]*process
+	nodes  map[string]*node
 	client *redis.ClusterClient
+}
+
+// node is one cluster node's process and how to start it again.
+type node struct {
+	t             testing.TB
+	bin, out, log string
+	args          []string
+	name          string
+	addr          string
+	mu            sync.Mutex
+	proc          *process
 }
 
 // Start starts a three-master Redis Cluster (no replicas) on free ports,
@@ -54,18 +66,18 @@ func StartWithReplicas(t testing.TB, replicas int) *Cluster {
 	dir := t.TempDir()
 	began := time.Now()
 
-	c := &Cluster{nodes: map[string]*process{}}
+	c := &Cluster{nodes: map[string]*node{}}
 	timeout := "5000"
 	if replicas > 0 {
 		timeout = "2000"
 	}
 	for range masters * (1 + replicas) {
-		addr, p, err := startNode(t, server, dir, timeout)
+		n, err := startNode(t, server, dir, timeout)
 		if err != nil {
 			t.Fatalf("rediscluster: %v", err)
 		}
-		c.addrs = append(c.addrs, addr)
-		c.nodes[addr] = p
+		c.addrs = append(c.addrs, n.addr)
+		c.nodes[n.addr] = n
 	}
 	if err := create(cli, c.addrs, replicas); err != nil {
 		t.Fatalf("rediscluster: %v", err)
@@ -89,11 +101,38 @@ func StartWithReplicas(t testing.TB, replicas int) *Cluster {
 }
 
 // Kill sends SIGKILL to the node at addr (a master, to make its replica
-// take over). It does not come back.
+// take over) and waits for it to exit.
 func (c *Cluster) Kill(addr string) {
-	if p := c.nodes[addr]; p != nil {
-		p.stop(syscall.SIGKILL, 0)
+	if n := c.nodes[addr]; n != nil {
+		n.mu.Lock()
+		n.proc.stop(syscall.SIGKILL, 0)
+		n.mu.Unlock()
 	}
+}
+
+// Restart starts a killed node again on its port with its cluster config
+// file: it rejoins the cluster (a failed-over master as a replica of the
+// node that took its slots). It waits until the node answers PING.
+func (c *Cluster) Restart(addr string) {
+	n := c.nodes[addr]
+	if n == nil {
+		return
+	}
+	n.t.Helper()
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if !n.proc.exited() {
+		n.t.Fatalf("rediscluster: Restart: node %s is running", addr)
+	}
+	p, err := startProcess(n.name, n.bin, n.args, n.out, n.log)
+	if err != nil {
+		n.t.Fatalf("rediscluster: Restart: %v", err)
+	}
+	n.t.Cleanup(func() { p.stop(syscall.SIGKILL, 0) })
+	if err := p.waitReady(addr); err != nil {
+		n.t.Fatalf("rediscluster: Restart: %v", err)
+	}
+	n.proc = p
 }
 
 // waitReplicasLinked waits until every master reports n connected replicas
@@ -145,12 +184,12 @@ func (c *Cluster) AsynqOpt() asynq.RedisClusterClientOpt {
 // startNode starts one cluster-enabled redis-server whose client and bus
 // ports are free, trying other ports when one is taken meanwhile. Its kill
 // is registered as a cleanup of t.
-func startNode(t testing.TB, bin, dir, nodeTimeout string) (string, *process, error) {
+func startNode(t testing.TB, bin, dir, nodeTimeout string) (*node, error) {
 	var lastErr error
 	for range 5 {
 		port, err := freePort(true)
 		if err != nil {
-			return "", nil, err
+			return nil, err
 		}
 		ps := strconv.Itoa(port)
 		logFile := filepath.Join(dir, "redis-"+ps+".log")
@@ -163,21 +202,23 @@ func startNode(t testing.TB, bin, dir, nodeTimeout string) (string, *process, er
 			"--save", "", "--appendonly", "no",
 			"--dir", dir, "--logfile", logFile,
 		}
-		p, err := startProcess("cluster node :"+ps, bin, args, filepath.Join(dir, "redis-"+ps+".out"), logFile)
+		n := &node{t: t, bin: bin, out: filepath.Join(dir, "redis-"+ps+".out"), log: logFile, args: args,
+			name: "cluster node :" + ps, addr: net.JoinHostPort("127.0.0.1", ps)}
+		p, err := startProcess(n.name, bin, args, n.out, logFile)
 		if err != nil {
-			return "", nil, err
+			return nil, err
 		}
 		t.Cleanup(func() { p.stop(syscall.SIGKILL, 0) })
-		addr := net.JoinHostPort("127.0.0.1", ps)
-		if lastErr = p.waitReady(addr); lastErr == nil {
-			return addr, p, nil
+		if lastErr = p.waitReady(n.addr); lastErr == nil {
+			n.proc = p
+			return n, nil
 		}
 		p.stop(syscall.SIGKILL, 0)
 		if !p.addressInUse() {
 			break
 		}
 	}
-	return "", nil, lastErr
+	return nil, lastErr
 }
 
 // create joins the nodes with `redis-cli --cluster create`, which assigns
@@ -282,4 +323,53 @@ func probe(c *redis.ClusterClient) error {
 		}
 	}
 	return nil
+}
+
+// Pause stops the node at addr with SIGSTOP (a replica that falls behind:
+// its master's writes are not applied while it is stopped); resume sends
+// SIGCONT, as does the end of the test.
+func (c *Cluster) Pause(addr string) (resume func()) {
+	n := c.nodes[addr]
+	if n == nil {
+		return func() {}
+	}
+	n.mu.Lock()
+	p := n.proc.cmd.Process
+	n.mu.Unlock()
+	_ = p.Signal(syscall.SIGSTOP)
+	var once sync.Once
+	resume = func() { once.Do(func() { _ = p.Signal(syscall.SIGCONT) }) }
+	n.t.Cleanup(resume)
+	return resume
+}
+
+// ReplicaOf is the address of a replica of the master at addr, from that
+// master's INFO replication.
+func (c *Cluster) ReplicaOf(ctx context.Context, addr string) (string, error) {
+	m := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, PoolSize: 1})
+	defer m.Close()
+	info, err := m.Info(ctx, "replication").Result()
+	if err != nil {
+		return "", fmt.Errorf("rediscluster: INFO replication of %s: %w", addr, err)
+	}
+	for _, line := range strings.Split(info, "\n") {
+		// slave0:ip=127.0.0.1,port=16155,state=online,offset=…,lag=0
+		if !strings.HasPrefix(line, "slave") || !strings.Contains(line, ":ip=") {
+			continue
+		}
+		var ip, port string
+		for _, f := range strings.Split(strings.SplitN(line, ":", 2)[1], ",") {
+			k, v, _ := strings.Cut(strings.TrimSpace(f), "=")
+			switch k {
+			case "ip":
+				ip = v
+			case "port":
+				port = v
+			}
+		}
+		if ip != "" && port != "" {
+			return net.JoinHostPort(ip, port), nil
+		}
+	}
+	return "", fmt.Errorf("rediscluster: master %s reports no replica", addr)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/flowgate/flowgate/contracts"
+	"github.com/flowgate/flowgate/orchestrator/durable"
 	"github.com/flowgate/flowgate/orchestrator/tasks"
 	"github.com/flowgate/flowgate/orchestrator/timeutil"
 	"github.com/flowgate/flowgate/orchestrator/web"
@@ -51,12 +52,16 @@ func (h *Handlers) claim(c *fiber.Ctx) error {
 		return err
 	}
 	if len(claimed) > 0 && (errors.Is(context.Cause(ctx), errClientGone) || peerGone(conn)) {
-		h.release(c, req.WorkerID, claimed)
+		h.release(c, req.WorkerID, claimed, "client hung up")
 		return c.SendStatus(fiber.StatusNoContent) // written to nobody
 	}
 	if len(claimed) == 0 {
 		return c.SendStatus(fiber.StatusNoContent)
 	}
+	// With REDIS_MIN_REPLICAS_ACK, an answer the replicas did not
+	// acknowledge becomes 503: a retried claim gets other tasks, so these
+	// go back to PENDING.
+	durable.OnNotReplicated(c, func() { h.release(c, req.WorkerID, claimed, "answered 503: not on enough replicas") })
 	return c.JSON(contracts.ClaimResponse{Success: true, Tasks: claimed})
 }
 
@@ -104,12 +109,12 @@ func (h *Handlers) pollContext(c *fiber.Ctx, parent context.Context, watch bool)
 }
 
 // release puts back to PENDING the tasks of a claim whose client hung up
-// before it could be answered, so they need not wait for a sweep (which
+// before it could be answered (or whose answer became 503, why says), so they need not wait for a sweep (which
 // would also count an attempt). Ledger.Unclaim acts only while a task is
 // still held by this very claim (worker and claimed_at): one that has moved
 // on meanwhile — recovered by a sweep and claimed by another worker — is
 // left to its new holder.
-func (h *Handlers) release(c *fiber.Ctx, worker string, claimed []contracts.Task) {
+func (h *Handlers) release(c *fiber.Ctx, worker string, claimed []contracts.Task, why string) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.UserContext()), releaseTimeout)
 	defer cancel()
 	for _, t := range claimed {
@@ -120,14 +125,14 @@ func (h *Handlers) release(c *fiber.Ctx, worker string, claimed []contracts.Task
 		out, err := h.ledger.Unclaim(ctx, t.QueueID, worker, at)
 		switch {
 		case err != nil:
-			h.cfg.Logger.Warn("claim not delivered: client hung up; task not put back (a sweep will recover it)",
-				"queue_id", t.QueueID, "worker_id", worker, "err", err)
+			h.cfg.Logger.Warn("claim not delivered; task not put back (a sweep will recover it)",
+				"why", why, "queue_id", t.QueueID, "worker_id", worker, "err", err)
 		case out.Noop:
-			h.cfg.Logger.Warn("claim not delivered: client hung up; task has moved on meanwhile, left as it is",
-				"queue_id", t.QueueID, "worker_id", worker, "status", out.Task.Status, "holder", out.Task.WorkerID)
+			h.cfg.Logger.Warn("claim not delivered; task has moved on meanwhile, left as it is",
+				"why", why, "queue_id", t.QueueID, "worker_id", worker, "status", out.Task.Status, "holder", out.Task.WorkerID)
 		default:
-			h.cfg.Logger.Warn("claim not delivered: client hung up; task put back to PENDING",
-				"queue_id", t.QueueID, "worker_id", worker)
+			h.cfg.Logger.Warn("claim not delivered; task put back to PENDING",
+				"why", why, "queue_id", t.QueueID, "worker_id", worker)
 		}
 	}
 }
