@@ -340,8 +340,10 @@ func TestN8nNodesEndToEnd(t *testing.T) {
 			t.Errorf("create → claim → heartbeat → ACK → get: %+v; flowgate has %+v", r, a)
 		}
 		b := fg.task(r.CreateB.Task.QueueID)
-		if !r.FailB.Success || !r.FailB.DLQ || b.Status != contracts.StatusPending || b.Priority != contracts.PriorityLow || r.Requeue.Task.Status != contracts.StatusPending {
-			t.Errorf("create → claim → FAIL (dead letter) → requeue: fail %+v requeue %+v; flowgate has %s %s", r.FailB, r.Requeue.Task, b.Status, b.Priority)
+		// FAIL with an attempt left requeues with backoff; requeue puts it
+		// back PENDING at once (or finds it there: REQUEUE_BACKOFF is 1 s).
+		if !r.FailB.Success || !r.FailB.Requeued || r.FailB.DLQ || b.Status != contracts.StatusPending || r.Requeue.Task.Status != contracts.StatusPending || b.Attempts != 1 {
+			t.Errorf("create → claim → FAIL → requeue: fail %+v requeue %+v; flowgate has %s, %d attempts", r.FailB, r.Requeue.Task, b.Status, b.Attempts)
 		}
 		if r.Hold.HoldID == "" || !r.HoldHB.OK || !r.Release.Released {
 			t.Errorf("hold create → heartbeat → release: %+v %+v %+v", r.Hold, r.HoldHB, r.Release)
