@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -281,13 +282,6 @@ func TestN8nNodesEndToEnd(t *testing.T) {
 	} else {
 		t.Logf("n8n import:credentials: %s", lastLine(out))
 	}
-	var files []string
-	for _, f := range n8nNodesWorkflows {
-		files = append(files, f)
-	}
-	if out := n8n.Import(t, files...); !strings.Contains(out, "Successfully imported 4 workflows") {
-		t.Fatalf("n8n import:workflow:\n%s", out)
-	}
 
 	// A slot to hold, for the e2e workflow's hold steps.
 	from := time.Now().AddDate(0, 0, 1).Format(time.DateOnly)
@@ -300,6 +294,23 @@ func TestN8nNodesEndToEnd(t *testing.T) {
 	if err := json.Unmarshal(raw, &slots); status != http.StatusOK || err != nil || len(slots.Slots) == 0 {
 		t.Fatalf("timeslots: %d %s", status, raw)
 	}
+	// The workflows, the e2e one with that slot in place of its
+	// $env.FLOWGATE_E2E_SLOT (n8n's environment is fixed before flowgate,
+	// which needs n8n's URL for its handlers file, is up).
+	wfDir := t.TempDir()
+	for _, f := range n8nNodesWorkflows {
+		b, err := os.ReadFile(filepath.Join(n8ntest.RepoRoot(), f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b = []byte(strings.ReplaceAll(string(b), "={{ $env.FLOWGATE_E2E_SLOT }}", slots.Slots[0].Start.UTC().Format(time.RFC3339)))
+		if err := os.WriteFile(filepath.Join(wfDir, filepath.Base(f)), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if out, err := n8n.CLI(t, 3*time.Minute, "import:workflow", "--separate", "--input="+wfDir); err != nil || !strings.Contains(out, "Successfully imported 4 workflows") {
+		t.Fatalf("n8n import:workflow: %v\n%s", err, out)
+	}
 
 	var enqueued string
 	t.Run("every Flowgate operation (n8n execute)", func(t *testing.T) {
@@ -309,31 +320,30 @@ func TestN8nNodesEndToEnd(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Logf("n8n execute: %v", time.Since(began).Round(100*time.Millisecond))
-		i := strings.Index(out, `{"flowgateNodesE2E"`)
-		if i < 0 {
+		// --rawOutput prints the run data indented: the Results node's item
+		// is the object after "flowgateNodesE2E":.
+		loc := regexp.MustCompile(`"flowgateNodesE2E":\s*`).FindStringIndex(out)
+		if loc == nil {
 			t.Fatalf("the e2e workflow did not reach its Results node:\n%s", out)
 		}
-		var res struct {
-			R struct {
-				CreateA struct{ Task contracts.Task }   `json:"createA"`
-				ClaimA  contracts.Task                  `json:"claimA"`
-				HeartA  contracts.Task                  `json:"heartbeatA"`
-				AckA    contracts.WebhookResponse       `json:"ackA"`
-				GetA    contracts.Task                  `json:"getA"`
-				CreateB struct{ Task contracts.Task }   `json:"createB"`
-				FailB   contracts.WebhookResponse       `json:"failB"`
-				Requeue struct{ Task contracts.Task }   `json:"requeueB"`
-				Hold    struct{ HoldID string }         `json:"hold"`
-				HoldHB  struct{ OK bool }               `json:"holdHeartbeat"`
-				Release struct{ Released bool }         `json:"holdRelease"`
-				Enqueue contracts.BufferEnqueueResponse `json:"enqueue"`
-				GetMsg  contracts.BufferMessage         `json:"getMessage"`
-			} `json:"flowgateNodesE2E"`
+		var r struct {
+			CreateA struct{ Task contracts.Task }   `json:"createA"`
+			ClaimA  contracts.Task                  `json:"claimA"`
+			HeartA  contracts.Task                  `json:"heartbeatA"`
+			AckA    contracts.WebhookResponse       `json:"ackA"`
+			GetA    contracts.Task                  `json:"getA"`
+			CreateB struct{ Task contracts.Task }   `json:"createB"`
+			FailB   contracts.WebhookResponse       `json:"failB"`
+			Requeue struct{ Task contracts.Task }   `json:"requeueB"`
+			Hold    struct{ HoldID string }         `json:"hold"`
+			HoldHB  struct{ OK bool }               `json:"holdHeartbeat"`
+			Release struct{ Released bool }         `json:"holdRelease"`
+			Enqueue contracts.BufferEnqueueResponse `json:"enqueue"`
+			GetMsg  contracts.BufferMessage         `json:"getMessage"`
 		}
-		if err := json.NewDecoder(strings.NewReader(out[i:])).Decode(&res); err != nil {
-			t.Fatalf("%v:\n%s", err, out[i:])
+		if err := json.NewDecoder(strings.NewReader(out[loc[1]:])).Decode(&r); err != nil {
+			t.Fatalf("%v:\n%s", err, out[loc[1]:])
 		}
-		r := res.R
 		a := fg.task(r.CreateA.Task.QueueID)
 		if r.ClaimA.QueueID != a.QueueID || r.HeartA.QueueID != a.QueueID || !r.AckA.Success || r.GetA.Status != contracts.StatusDone ||
 			a.Status != contracts.StatusDone || a.WorkerID != "n8n-nodes-e2e" || !jsonEqual(string(a.ParsedPayload), `{"experityActions":{"done":true}}`) && !strings.Contains(string(a.ParsedPayload), `"done":true`) {
