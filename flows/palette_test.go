@@ -89,6 +89,19 @@ process.stdout.write(JSON.stringify(out));
 // verifier, and the palette's verifier accepts what flowgate's sender
 // (webhook.forward) signs and refuses what it must.
 func TestPaletteSignsLikeGo(t *testing.T) {
+	lib, err := filepath.Abs(filepath.Join(paletteDir, "lib", "flowgate.js"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	signsLikeGo(t, lib, "the palette")
+}
+
+// signsLikeGo checks a JavaScript module's sign(secret, {timestamp,
+// method, target, body, version}) against flowgate's signer and verifier,
+// and its verify(secret, req, replayCache, key, nowMs) against what
+// flowgate's sender signs (the palette's lib/flowgate.js; the n8n nodes'
+// dist/nodes/Flowgate/signature.js).
+func signsLikeGo(t *testing.T, lib, who string) {
 	node := nodeJS(t)
 	body := `{"queue_id":"0b7e7d1e-3f7c-4c61-9a53-3b0f1b1f6d11","experityActions":{"note":"Zoë 🚑"},"nonce":"n-1"}`
 	type signCase struct {
@@ -126,10 +139,6 @@ func TestPaletteSignsLikeGo(t *testing.T) {
 	want := []string{"ok", "ok", signature.ReasonBadSignature, signature.ReasonExpired, signature.ReasonBadSignature, signature.ReasonMissingHeaders}
 
 	in, _ := json.Marshal(map[string]any{"secret": testSecret, "sign": cases, "verify": verifies})
-	lib, err := filepath.Abs(filepath.Join(paletteDir, "lib", "flowgate.js"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	cmd := exec.Command(node, "-e", paletteSignScript, lib)
 	cmd.Stdin = strings.NewReader(string(in))
 	out, err := cmd.Output()
@@ -158,12 +167,12 @@ func TestPaletteSignsLikeGo(t *testing.T) {
 		}
 		err := v.VerifyRequest(context.Background(), signature.Request{Method: c.Method, Target: c.Target, Header: headerFunc(h), Body: []byte(c.Body)})
 		if err != nil {
-			t.Errorf("case %d (%s %s v%s): flowgate's verifier refuses the palette's signature: %v", i, c.Method, c.Target, c.Version, err)
+			t.Errorf("case %d (%s %s v%s): flowgate's verifier refuses %s's signature: %v", i, c.Method, c.Target, c.Version, who, err)
 		}
 	}
 	for i, w := range want {
 		if got.Verified[i] != w {
-			t.Errorf("verify case %d: the palette's verifier says %q, want %q", i, got.Verified[i], w)
+			t.Errorf("verify case %d: %s's verifier says %q, want %q", i, who, got.Verified[i], w)
 		}
 	}
 }

@@ -46,6 +46,9 @@ func Dir(t testing.TB) string {
 type Instance struct {
 	Base string // http://127.0.0.1:port once started
 	Logs *logtest.Buffer
+	// UserFolder is N8N_USER_FOLDER: n8n keeps its files in UserFolder/.n8n,
+	// community packages in UserFolder/.n8n/nodes/node_modules.
+	UserFolder string
 
 	bin  string
 	env  []string
@@ -66,9 +69,10 @@ func New(t testing.TB, env map[string]string) *Instance {
 	user := t.TempDir()
 	addr := flowgatetest.FreeAddr(t)
 	i := &Instance{
-		bin:  filepath.Join(dir, "node_modules", "n8n", "bin", "n8n"),
-		port: addr[strings.LastIndex(addr, ":")+1:],
-		Logs: &logtest.Buffer{},
+		bin:        filepath.Join(dir, "node_modules", "n8n", "bin", "n8n"),
+		port:       addr[strings.LastIndex(addr, ":")+1:],
+		Logs:       &logtest.Buffer{},
+		UserFolder: user,
 	}
 	for _, kv := range flowgatetest.WithoutFlowgate(os.Environ()) { // the workflows' FLOWGATE_URL, HMAC_SECRET: only the test's
 		name, _, _ := strings.Cut(kv, "=")
@@ -104,6 +108,9 @@ func hasAnyPrefix(s string, prefixes ...string) bool {
 	}
 	return false
 }
+
+// URL is where n8n listens once started (Base), known before Start.
+func (i *Instance) URL() string { return "http://127.0.0.1:" + i.port }
 
 // CLI runs `n8n args…` to its end (at most timeout) and returns its
 // combined output; a non-zero exit is an error carrying that output.

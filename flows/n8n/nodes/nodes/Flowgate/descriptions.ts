@@ -1,0 +1,310 @@
+// The Flowgate node's resources, operations and fields (n8n's declarative
+// description: what the editor shows). Flowgate.node.ts runs them.
+import type { INodeProperties } from 'n8n-workflow';
+
+const task = { show: { resource: ['task'] } };
+const taskOps = (...operation: string[]) => ({ show: { resource: ['task'], operation } });
+const bufferOps = (...operation: string[]) => ({ show: { resource: ['bufferMessage'], operation } });
+const holdOps = (...operation: string[]) => ({ show: { resource: ['hold'], operation } });
+
+export const resourceProperty: INodeProperties = {
+	displayName: 'Resource',
+	name: 'resource',
+	type: 'options',
+	noDataExpression: true,
+	options: [
+		{ name: 'Buffer Message', value: 'bufferMessage' },
+		{ name: 'Hold', value: 'hold' },
+		{ name: 'Task', value: 'task' },
+	],
+	default: 'task',
+};
+
+export const operationProperties: INodeProperties[] = [
+	{
+		displayName: 'Operation',
+		name: 'operation',
+		type: 'options',
+		noDataExpression: true,
+		displayOptions: task,
+		options: [
+			{ name: 'ACK', value: 'ack', action: 'Ack a task', description: 'Report a claimed task done (POST /ack)' },
+			{ name: 'Claim', value: 'claim', action: 'Claim tasks', description: 'Claim pending tasks, waiting up to Wait (POST /queue/claim); one item per task' },
+			{ name: 'Create', value: 'create', action: 'Create a task', description: 'Create a task (POST /queue)' },
+			{ name: 'FAIL', value: 'fail', action: 'Fail a task', description: 'Report a claimed task failed (POST /fail): requeued with backoff, or a dead letter after its last attempt' },
+			{ name: 'Get', value: 'get', action: 'Get a task', description: 'One task (GET /queue/{ID})' },
+			{ name: 'Heartbeat', value: 'heartbeat', action: 'Heartbeat a task', description: 'Keep a claimed task (POST /queue/{ID}/heartbeat)' },
+			{ name: 'Requeue', value: 'requeue', action: 'Requeue a task', description: 'Put a task back to PENDING (PATCH /queue/{ID}/requeue)' },
+		],
+		default: 'create',
+	},
+	{
+		displayName: 'Operation',
+		name: 'operation',
+		type: 'options',
+		noDataExpression: true,
+		displayOptions: { show: { resource: ['bufferMessage'] } },
+		options: [
+			{ name: 'Enqueue', value: 'enqueue', action: 'Enqueue a buffer message', description: 'Put a message into the work buffer (POST /api/buffer/enqueue)' },
+			{ name: 'Get', value: 'get', action: 'Get a buffer message', description: 'One message (GET /api/buffer/messages/{ID})' },
+			{ name: 'Get Many', value: 'list', action: 'Get many buffer messages', description: 'Messages of one state (GET /api/buffer/messages)' },
+		],
+		default: 'enqueue',
+	},
+	{
+		displayName: 'Operation',
+		name: 'operation',
+		type: 'options',
+		noDataExpression: true,
+		displayOptions: { show: { resource: ['hold'] } },
+		options: [
+			{ name: 'Create', value: 'create', action: 'Hold a slot', description: 'Hold a slot (POST /v1/holds)' },
+			{ name: 'Heartbeat', value: 'heartbeat', action: 'Keep a hold alive', description: 'Keep a hold alive (PATCH /v1/holds)' },
+			{ name: 'Release', value: 'release', action: 'Release a hold', description: 'Release a hold (DELETE /v1/holds/{holdId})' },
+		],
+		default: 'create',
+	},
+];
+
+export const taskProperties: INodeProperties[] = [
+	{
+		displayName: 'Encounter ID',
+		name: 'encounterId',
+		type: 'string',
+		required: true,
+		default: '',
+		displayOptions: taskOps('create'),
+		description: 'The encounter the task is for; one task per encounter and queue ID',
+	},
+	{
+		displayName: 'Payload (JSON)',
+		name: 'payload',
+		type: 'json',
+		default: '{}',
+		displayOptions: taskOps('create'),
+		description: "The task's input: the worker gets it as the claimed item's payload",
+	},
+	{
+		displayName: 'Options',
+		name: 'createOptions',
+		type: 'collection',
+		placeholder: 'Add Option',
+		default: {},
+		displayOptions: taskOps('create'),
+		options: [
+			{ displayName: 'Max Attempts', name: 'maxAttempts', type: 'number', typeOptions: { minValue: 1 }, default: 3, description: 'FAILs before the task is a dead letter (default: flowgate\'s MAX_RETRY_ATTEMPTS)' },
+			{
+				displayName: 'Priority',
+				name: 'priority',
+				type: 'options',
+				options: [
+					{ name: 'High', value: 'HIGH' },
+					{ name: 'Normal', value: 'NORMAL' },
+					{ name: 'Low', value: 'LOW' },
+				],
+				default: 'NORMAL',
+			},
+			{ displayName: 'Queue ID', name: 'queueId', type: 'string', default: '', description: 'The task\'s ID (a UUID): a repeated create with the same ID answers the existing task' },
+		],
+	},
+	{
+		displayName: 'Worker ID',
+		name: 'workerId',
+		type: 'string',
+		default: '',
+		displayOptions: taskOps('claim', 'heartbeat', 'ack', 'fail'),
+		description: 'Who holds the task; empty: n8n-{workflow ID} on claim and heartbeat, none on ACK and FAIL (any holder)',
+	},
+	{
+		displayName: 'Limit',
+		name: 'limit',
+		type: 'number',
+		typeOptions: { minValue: 1 },
+		default: 50,
+		displayOptions: taskOps('claim'),
+		description: 'Max number of results to return',
+	},
+	{
+		displayName: 'Wait (Ms)',
+		name: 'waitMs',
+		type: 'number',
+		typeOptions: { minValue: 0 },
+		default: 0,
+		displayOptions: taskOps('claim'),
+		description: 'Long poll: how long flowgate waits for a task when none is pending',
+	},
+	{
+		displayName: 'Queue ID',
+		name: 'queueId',
+		type: 'string',
+		required: true,
+		default: '={{ $json.queue_id }}',
+		displayOptions: taskOps('heartbeat', 'ack', 'fail', 'get', 'requeue'),
+		description: "The task's queue_id; a claimed item carries it",
+	},
+	{
+		displayName: 'Encounter ID',
+		name: 'reportEncounterId',
+		type: 'string',
+		default: '={{ $json.encounter_id }}',
+		displayOptions: taskOps('ack', 'fail'),
+		description: "The task's encounter_id; a claimed item carries it",
+	},
+	{
+		displayName: 'Result (JSON)',
+		name: 'experityActions',
+		type: 'json',
+		default: '={{ JSON.stringify($json.result ?? {}) }}',
+		displayOptions: taskOps('ack'),
+		description: "What the work produced: the task's experityActions",
+	},
+	{
+		displayName: 'Error Message',
+		name: 'errorMessage',
+		type: 'string',
+		default: '={{ $json.error?.message ?? $json.error ?? "failed in n8n" }}',
+		displayOptions: taskOps('fail'),
+		description: 'Why the work failed: the task\'s error_message',
+	},
+	{
+		displayName: 'Priority',
+		name: 'requeuePriority',
+		type: 'options',
+		options: [
+			{ name: 'High', value: 'HIGH' },
+			{ name: 'Normal', value: 'NORMAL' },
+			{ name: 'Low', value: 'LOW' },
+		],
+		default: 'HIGH',
+		displayOptions: taskOps('requeue'),
+		description: 'The priority of the task once PENDING again',
+	},
+];
+
+export const bufferProperties: INodeProperties[] = [
+	{
+		displayName: 'Type',
+		name: 'messageType',
+		type: 'string',
+		required: true,
+		default: '',
+		placeholder: 'email.send',
+		displayOptions: bufferOps('enqueue'),
+		description: 'The message type: which handler runs it',
+	},
+	{
+		displayName: 'Payload (JSON)',
+		name: 'payload',
+		type: 'json',
+		default: '={{ JSON.stringify($json) }}',
+		displayOptions: bufferOps('enqueue'),
+		description: "The message's payload (default: the input item)",
+	},
+	{
+		displayName: 'Options',
+		name: 'enqueueOptions',
+		type: 'collection',
+		placeholder: 'Add Option',
+		default: {},
+		displayOptions: bufferOps('enqueue'),
+		options: [
+			{ displayName: 'Idempotency Key', name: 'idempotencyKey', type: 'string', default: '', description: 'A second message with the same key is refused as DUPLICATE_MESSAGE' },
+			{ displayName: 'Max Retries', name: 'maxRetries', type: 'number', typeOptions: { minValue: 0 }, default: 3 },
+			{ displayName: 'Message ID', name: 'messageId', type: 'string', default: '' },
+			{
+				displayName: 'Priority',
+				name: 'priority',
+				type: 'options',
+				options: [
+					{ name: '0: Critical', value: 0 },
+					{ name: '1: High', value: 1 },
+					{ name: '2: Normal', value: 2 },
+					{ name: '3: Low', value: 3 },
+				],
+				default: 2,
+			},
+		],
+	},
+	{
+		displayName: 'Message ID',
+		name: 'messageId',
+		type: 'string',
+		required: true,
+		default: '={{ $json.messageId }}',
+		displayOptions: bufferOps('get'),
+	},
+	{
+		displayName: 'State',
+		name: 'state',
+		type: 'options',
+		options: [
+			{ name: 'Active', value: 'active' },
+			{ name: 'Completed', value: 'completed' },
+			{ name: 'Dead', value: 'dead' },
+			{ name: 'Pending', value: 'pending' },
+			{ name: 'Retry', value: 'retry' },
+			{ name: 'Scheduled', value: 'scheduled' },
+		],
+		default: 'pending',
+		displayOptions: bufferOps('list'),
+	},
+	{
+		displayName: 'Filters',
+		name: 'listFilters',
+		type: 'collection',
+		placeholder: 'Add Filter',
+		default: {},
+		displayOptions: bufferOps('list'),
+		options: [
+			{ displayName: 'Type', name: 'type', type: 'string', default: '' },
+			{ displayName: 'Limit', name: 'limit', type: 'number', typeOptions: { minValue: 1 }, default: 50, description: 'Max number of results to return' },
+		],
+	},
+];
+
+export const holdProperties: INodeProperties[] = [
+	{
+		displayName: 'Appointment Type ID',
+		name: 'appointmentTypeId',
+		type: 'string',
+		required: true,
+		default: '',
+		displayOptions: holdOps('create'),
+	},
+	{
+		displayName: 'Slot Start Date',
+		name: 'slotStartDate',
+		type: 'string',
+		required: true,
+		default: '',
+		placeholder: '2026-12-01T09:00:00Z',
+		displayOptions: holdOps('create'),
+	},
+	{
+		displayName: 'Client ID',
+		name: 'clientId',
+		type: 'string',
+		required: true,
+		default: '',
+		displayOptions: holdOps('create', 'heartbeat', 'release'),
+		description: 'Who holds the slot (one browser session, one caller)',
+	},
+	{
+		displayName: 'Specialist ID',
+		name: 'specialistId',
+		type: 'string',
+		default: '',
+		displayOptions: holdOps('create'),
+		description: 'A specialist, or empty for flowgate to assign one',
+	},
+	{
+		displayName: 'Hold ID',
+		name: 'holdId',
+		type: 'string',
+		typeOptions: { password: true },
+		required: true,
+		default: '={{ $json.holdId }}',
+		displayOptions: holdOps('heartbeat', 'release'),
+		description: "The holdId a create answered: the hold's secret (not an event's holdRef)",
+	},
+];
