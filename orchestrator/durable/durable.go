@@ -230,34 +230,27 @@ func (b *Barrier) clusterRound(ctx context.Context, cc *redis.ClusterClient) err
 	return nil
 }
 
-// markers returns one marker key per master of the Cluster's slot map,
-// read again after SlotsTTL or a failed round.
+// markers returns one marker key per shard (a master and its replicas) of
+// the Cluster, in the shard's first slot range; MasterForKey then finds
+// whichever node is that shard's master now. Read again after SlotsTTL or
+// a failed round.
 func (b *Barrier) markers(ctx context.Context, cc *redis.ClusterClient) ([]masterMarker, error) {
 	b.slotsMu.Lock()
 	defer b.slotsMu.Unlock()
 	if b.slots != nil && !b.stale && b.cfg.Now().Sub(b.slotsAt) < b.cfg.SlotsTTL {
 		return b.slots, nil
 	}
-	ranges, err := cc.ClusterSlots(ctx).Result()
+	shards, err := cc.ClusterShards(ctx).Result()
 	if err != nil {
-		return nil, fmt.Errorf("durable: CLUSTER SLOTS: %w", err)
+		return nil, fmt.Errorf("durable: CLUSTER SHARDS: %w", err)
 	}
-	byMaster := map[string][]redis.ClusterSlot{}
-	var order []string
-	for _, r := range ranges {
-		if len(r.Nodes) == 0 {
-			continue
+	out := make([]masterMarker, 0, len(shards))
+	for _, sh := range shards {
+		if len(sh.Slots) == 0 {
+			continue // a shard that serves no slot holds no write to wait for
 		}
-		addr := r.Nodes[0].Addr
-		if _, ok := byMaster[addr]; !ok {
-			order = append(order, addr)
-		}
-		byMaster[addr] = append(byMaster[addr], r)
-	}
-	out := make([]masterMarker, 0, len(order))
-	for _, addr := range order {
-		r := byMaster[addr][0]
-		out = append(out, masterMarker{key: b.keyIn(r.Start, r.End)})
+		r := sh.Slots[0]
+		out = append(out, masterMarker{key: b.keyIn(int(r.Start), int(r.End))})
 	}
 	b.slots, b.slotsAt, b.stale = out, b.cfg.Now(), false
 	return out, nil

@@ -262,13 +262,18 @@ func clusterTopology(t *testing.T) topology {
 			return "cluster master " + victim
 		},
 		promoted: func() bool {
-			slots, err := probe.ClusterSlots(ctx).Result()
+			shards, err := probe.ClusterShards(ctx).Result()
 			if err != nil {
 				return false
 			}
-			for _, s := range slots {
-				if len(s.Nodes) > 0 && s.Nodes[0].Addr == victim {
-					return false
+			// No shard that serves slots has the victim as its master (once
+			// its replica is promoted, the victim is a slot-less shard of
+			// its own, health "fail").
+			for _, sh := range shards {
+				for _, n := range sh.Nodes {
+					if len(sh.Slots) > 0 && n.Role == "master" && net.JoinHostPort(n.IP, strconv.FormatInt(n.Port, 10)) == victim {
+						return false
+					}
 				}
 			}
 			info, err := probe.ClusterInfo(ctx).Result()
