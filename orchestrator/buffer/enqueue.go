@@ -99,6 +99,13 @@ func (b *Buffer) prepare(req contracts.BufferEnqueueRequest) (prepared, error) {
 	if req.IdempotencyKey != "" && len(req.IdempotencyKey) > 256 {
 		return prepared{}, invalid("idempotencyKey", "idempotencyKey must be at most 256 bytes")
 	}
+	if !ValidHeaderValue(req.Metadata.CorrelationID) {
+		// It is sent as X-Correlation-Id: a CR or LF would make every
+		// attempt's request unbuildable.
+		e := invalid("metadata.correlationId", "metadata.correlationId is sent as the X-Correlation-Id header: it may not hold CR, LF or another control character")
+		e.Details["reason"] = "invalid_header_value"
+		return prepared{}, e
+	}
 	if len(req.Payload) > b.cfg.MaxPayload {
 		return prepared{}, invalid("payload", "payload is %d bytes; the limit is %d", len(req.Payload), b.cfg.MaxPayload)
 	}

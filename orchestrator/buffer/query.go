@@ -89,7 +89,7 @@ func (b *Buffer) applyState(m *Message, info *asynq.TaskInfo) {
 		m.State = contracts.BufferCompleted
 		var c completion
 		if json.Unmarshal(info.Result, &c) == nil {
-			m.Result, m.AttemptCount, m.WorkerID = c.Result, c.AttemptCount, c.WorkerID
+			m.Result, m.ResultTruncated, m.AttemptCount, m.WorkerID = c.Result, c.ResultTruncated, c.AttemptCount, c.WorkerID
 			m.ProcessingStartedAt, m.CompletedAt = ptr(c.ProcessingStartedAt), ptr(c.CompletedAt)
 			m.LastProcessedAt, m.UpdatedAt = ptr(c.CompletedAt), c.CompletedAt
 			m.ExpiresAt = ptr(c.CompletedAt.Add(b.cfg.CompletedRetention))

@@ -421,12 +421,19 @@ func (p *parser) headers(v *yaml.Node, s *Spec) {
 	}
 	for i := 0; i+1 < len(v.Content); i += 2 {
 		hk, hv := v.Content[i], v.Content[i+1]
-		if hk.Value == "" || strings.ContainsAny(hk.Value, " :\r\n") {
-			p.addf(hk, "header name %q is not valid", hk.Value)
+		if !buffer.ValidHeaderName(hk.Value) {
+			p.addf(hk, "header name %q is not valid: an HTTP header name is letters, digits and !#$%%&'*+-.^_`|~ only", hk.Value)
 			continue
 		}
 		if val, ok := p.str(hv, "header "+hk.Value); ok {
-			s.Headers[hk.Value] = p.expand(hv, val)
+			before := len(p.problems)
+			v := p.expand(hv, val)
+			if len(p.problems) == before && !buffer.ValidHeaderValue(v) {
+				// Checked after ${ENV} expansion, value not echoed: it may be a secret.
+				p.addf(hv, "header %s: the value (after ${NAME} expansion) holds CR, LF or another control character: not a valid HTTP header value", hk.Value)
+				continue
+			}
+			s.Headers[hk.Value] = v
 		}
 	}
 }

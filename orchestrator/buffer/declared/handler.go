@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/hibiken/asynq"
 
@@ -21,7 +22,7 @@ import (
 
 // Bounds of what a target's answer may be.
 const (
-	maxAnswer     = 1 << 20 // bytes of a 2xx body kept as the result
+	maxAnswer     = 1 << 20 // bytes of a 2xx body kept as the result (beyond: kept cut, resultTruncated)
 	maxErrBody    = 512     // bytes of a failed answer kept in the error
 	maxRetryAfter = time.Hour
 )
@@ -154,7 +155,7 @@ func (h *Handler) Process(ctx context.Context, m *buffer.Message) (any, error) {
 	}
 	req, err := http.NewRequestWithContext(ctx, sp.Method, sp.URL, rd)
 	if err != nil {
-		return nil, &buffer.CodedError{Code: "HANDLER_CONFIG", Err: err}
+		return nil, buffer.RequestInvalid("%s %s: %v", sp.Method, sp.URL, err)
 	}
 	for k, v := range sp.Headers {
 		req.Header.Set(k, v)
@@ -165,6 +166,15 @@ func (h *Handler) Process(ctx context.Context, m *buffer.Message) (any, error) {
 	req.Header.Set("X-Buffer-Type", m.Type)
 	if m.Metadata.CorrelationID != "" {
 		req.Header.Set("X-Correlation-Id", m.Metadata.CorrelationID)
+	}
+	for name, vs := range req.Header {
+		for _, v := range vs {
+			if !buffer.ValidHeaderValue(v) {
+				// net/http would refuse it as a transport error, which
+				// reads as a network failure: retried, and counted by the breaker.
+				return nil, buffer.RequestInvalid("header %s has a value with CR, LF or another control character", name)
+			}
+		}
 	}
 	if sp.Secret != nil {
 		if sp.Version == 2 {
@@ -196,7 +206,13 @@ func (h *Handler) Process(ctx context.Context, m *buffer.Message) (any, error) {
 		return nil, fmt.Errorf("%s %s: reading the answer: %w", sp.Method, sp.URL, err)
 	}
 	if len(raw) > maxAnswer {
-		return nil, &buffer.CodedError{Code: "RESULT_TOO_LARGE", Err: fmt.Errorf("the answer is over %d bytes", maxAnswer)}
+		// The target did the work: complete, keeping the beginning (a
+		// dead letter's replay would repeat the work).
+		size := res.ContentLength
+		if size <= maxAnswer {
+			size = -1
+		}
+		return buffer.TruncatedResult{Value: string(cutUTF8(raw[:maxAnswer])), Size: size}, nil
 	}
 	t := bytes.TrimSpace(raw)
 	switch {
@@ -206,6 +222,19 @@ func (h *Handler) Process(ctx context.Context, m *buffer.Message) (any, error) {
 		return json.RawMessage(t), nil
 	}
 	return string(raw), nil
+}
+
+// cutUTF8 drops the bytes of a rune that b cut in two at its end.
+func cutUTF8(b []byte) []byte {
+	for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax; i-- {
+		if utf8.RuneStart(b[i]) {
+			if !utf8.FullRune(b[i:]) {
+				return b[:i]
+			}
+			break
+		}
+	}
+	return b
 }
 
 // retryAfter reads Retry-After: delay-seconds or an HTTP date.

@@ -1,0 +1,132 @@
+package declared_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/flowgate/flowgate/contracts"
+	"github.com/flowgate/flowgate/orchestrator/buffer"
+	"github.com/flowgate/flowgate/orchestrator/buffer/declared"
+)
+
+// circuit is type typ's breaker as Circuits lists it.
+func circuit(t *testing.T, b *buffer.Buffer, typ string) contracts.BufferCircuit {
+	t.Helper()
+	for _, c := range b.Circuits() {
+		if c.Type == typ {
+			return c
+		}
+	}
+	t.Fatalf("no breaker for %s in %+v", typ, b.Circuits())
+	return contracts.BufferCircuit{}
+}
+
+// A header name or value that HTTP cannot carry is a load error, each at
+// its line, the value checked after ${ENV} expansion and never echoed.
+func TestInvalidHeadersRefusedAtLoad(t *testing.T) {
+	src := "handlers:\n  - type: a\n    url: http://x/\n    headers:\n      X(Bad): v\n      X-Token: ${TOKEN}\n      X-Ok: fine\n"
+	_, err := declared.Parse("h.yaml", []byte(src), declared.Options{Getenv: func(string) (string, bool) { return "s3cret\r\nX-Evil: 1", true }})
+	var le *declared.LoadError
+	require.True(t, errors.As(err, &le), "%v", err)
+	require.Len(t, le.Problems, 2, err.Error())
+	require.Contains(t, err.Error(), `h.yaml:5: header name "X(Bad)" is not valid`)
+	require.Contains(t, err.Error(), `h.yaml:6: header X-Token: the value (after ${NAME} expansion) holds CR, LF`)
+	require.NotContains(t, err.Error(), "s3cret")
+}
+
+// A correlationId that cannot be an X-Correlation-Id header is refused at
+// enqueue: 400 INVALID_MESSAGE naming the field and the reason.
+func TestCorrelationIDWithCRLFRefusedAtEnqueue(t *testing.T) {
+	tg := newTarget(t, status(200, `{}`))
+	b, _ := run(t, "handlers:\n  - type: t\n    url: "+tg.URL+"\n", nil)
+	for _, bad := range []string{"abc\r\nX-Evil: 1", "a\nb", "nul\x00"} {
+		_, err := b.Enqueue(context.Background(), contracts.BufferEnqueueRequest{Type: "t", Payload: json.RawMessage(`{}`),
+			Metadata: contracts.BufferMetadata{CorrelationID: bad}})
+		var ce *contracts.Error
+		require.True(t, errors.As(err, &ce), "%q: %v", bad, err)
+		require.Equal(t, contracts.CodeInvalidMessage, ce.Code)
+		require.Equal(t, "metadata.correlationId", ce.Details["field"])
+		require.Equal(t, "invalid_header_value", ce.Details["reason"])
+	}
+	e, err := b.Enqueue(context.Background(), contracts.BufferEnqueueRequest{Type: "t", Payload: json.RawMessage(`{}`),
+		Metadata: contracts.BufferMetadata{CorrelationID: "corr-1\ttabbed é"}})
+	require.NoError(t, err, "a tab and non-ASCII are valid header values")
+	settle(t, b, e.MessageID, contracts.BufferCompleted)
+	require.Equal(t, "corr-1\ttabbed é", tg.seen()[0].header.Get("X-Correlation-Id"))
+}
+
+// A request that cannot be built (here a spec that bypassed the load
+// checks) dead-letters at its first attempt with REQUEST_INVALID and a
+// clear reason, and does not count toward the breaker (threshold 1).
+func TestUnbuildableRequestIsFinalAndSparesTheBreaker(t *testing.T) {
+	tg := newTarget(t, status(200, `{}`))
+	b, set := run(t, "handlers:\n  - type: t\n    url: "+tg.URL+"\n    maxRetries: 3\n    circuitBreaker: {threshold: 1}\n", nil)
+	sp := *set.Spec("t")
+	sp.Headers = map[string]string{"X-Injected": "a\r\nb"}
+	set.Swap(&declared.File{Specs: []*declared.Spec{&sp}})
+	var ids []string
+	for range 3 {
+		ids = append(ids, enqueue(t, b, "t", `{}`))
+	}
+	for _, id := range ids {
+		m := settle(t, b, id, contracts.BufferDLQ)
+		require.Len(t, m.Errors, 1, "never retried")
+		require.Equal(t, buffer.CodeRequestInvalid, m.Errors[0].Code)
+		require.Contains(t, m.Errors[0].Message, "header X-Injected has a value with CR, LF")
+	}
+	require.Empty(t, tg.seen(), "nothing was sent")
+	c := circuit(t, b, "t")
+	require.Equal(t, "CLOSED", c.State)
+	require.Zero(t, c.TotalFailures)
+}
+
+// 429s are retried (after Retry-After when given) but are not breaker
+// failures: five in a row with threshold 2 leave it CLOSED.
+func TestTooManyRequestsDoesNotOpenTheBreaker(t *testing.T) {
+	tg := newTarget(t, func(n int, w http.ResponseWriter, _ *http.Request) {
+		if n < 5 {
+			w.WriteHeader(http.StatusTooManyRequests)
+			return
+		}
+		_, _ = w.Write([]byte(`{"ok":true}`))
+	})
+	b, _ := run(t, "handlers:\n  - type: t\n    url: "+tg.URL+"\n    maxRetries: 6\n    backoff: {base: 10ms, max: 20ms}\n    circuitBreaker: {threshold: 2, timeout: 1m}\n", nil)
+	m := settle(t, b, enqueue(t, b, "t", `{}`), contracts.BufferCompleted)
+	require.Equal(t, 6, m.AttemptCount)
+	require.Len(t, tg.seen(), 6)
+	c := circuit(t, b, "t")
+	require.Equal(t, "CLOSED", c.State)
+	require.Zero(t, c.TotalFailures)
+	for _, e := range m.Errors {
+		require.Equal(t, "HTTP_429", e.Code, "no CIRCUIT_OPEN deferral in between")
+	}
+}
+
+// A 2xx answer over 1 MiB completes the message with the answer's
+// beginning and resultTruncated: the work was done.
+func TestOversizedAnswerCompletesTruncated(t *testing.T) {
+	big := strings.Repeat("é", 1<<19) + "tail" // 1 MiB + 4 bytes; a 2-byte rune falls on the cut
+	tg := newTarget(t, func(_ int, w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("x" + big)) })
+	small := newTarget(t, status(200, `{"n":1}`))
+	b, _ := run(t, "handlers:\n  - type: big\n    url: "+tg.URL+"\n  - type: small\n    url: "+small.URL+"\n", nil)
+	m := settle(t, b, enqueue(t, b, "big", `{}`), contracts.BufferCompleted)
+	require.True(t, m.ResultTruncated)
+	var got string
+	require.NoError(t, json.Unmarshal(m.Result, &got))
+	require.Equal(t, (1<<20)-1, len(got), "cut at 1 MiB, less the split rune")
+	require.True(t, strings.HasPrefix("x"+big, got))
+	require.Len(t, tg.seen(), 1, "not retried")
+	require.Empty(t, m.Errors)
+
+	m = settle(t, b, enqueue(t, b, "small", `{}`), contracts.BufferCompleted)
+	require.False(t, m.ResultTruncated)
+	raw, err := json.Marshal(m)
+	require.NoError(t, err)
+	require.NotContains(t, string(raw), "resultTruncated", "absent unless set")
+}
