@@ -4,9 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -129,4 +133,60 @@ func TestOversizedAnswerCompletesTruncated(t *testing.T) {
 	raw, err := json.Marshal(m)
 	require.NoError(t, err)
 	require.NotContains(t, string(raw), "resultTruncated", "absent unless set")
+}
+
+// A handlers file over 1 MiB or 1,000 types is refused before it is
+// parsed, with the figure.
+func TestHandlersFileBounds(t *testing.T) {
+	dir := t.TempDir()
+	big := filepath.Join(dir, "big.yaml")
+	require.NoError(t, os.WriteFile(big, []byte("handlers:\n"+strings.Repeat("# padding\n", (1<<20)/10+1)), 0o600))
+	_, err := declared.Load(big, declared.Options{})
+	require.ErrorContains(t, err, "big.yaml: the file is 1048590 bytes, over 1048576 (1 MiB)")
+	_, err = declared.Parse("p.yaml", make([]byte, declared.MaxFileBytes+1), declared.Options{})
+	require.ErrorContains(t, err, "over 1048576 (1 MiB)")
+
+	var many strings.Builder
+	many.WriteString("handlers:\n")
+	for i := range declared.MaxTypes + 1 {
+		fmt.Fprintf(&many, "  - {type: t%d, url: \"http://x/\"}\n", i)
+	}
+	path := filepath.Join(dir, "many.yaml")
+	require.NoError(t, os.WriteFile(path, []byte(many.String()), 0o600))
+	_, err = declared.Load(path, declared.Options{})
+	var le *declared.LoadError
+	require.True(t, errors.As(err, &le), "%v", err)
+	require.Equal(t, []declared.Problem{{Line: 2, Msg: "handlers declares 1001 types, over 1000, the most a handlers file may declare"}}, le.Problems)
+
+	at := strings.Index(many.String(), "  - {type: t1000")
+	f, err := declared.Parse("ok.yaml", []byte(many.String()[:at]), declared.Options{})
+	require.NoError(t, err)
+	require.Len(t, f.Specs, declared.MaxTypes, "exactly the bound is fine")
+}
+
+// visibilityTimeout: per type, at least timeout + 10 s, 30 s by default;
+// it is the Asynq task's timeout of the type's messages. concurrency: sets
+// the type's bulkhead.
+func TestVisibilityTimeoutAndConcurrencyPerType(t *testing.T) {
+	_, err := declared.Parse("h.yaml", []byte("handlers:\n  - type: d\n    url: http://x/\n    timeout: 10s\n    visibilityTimeout: 15s\n  - type: e\n    url: http://x/\n    visibilityTimeout: 13h\n    concurrency: 0\n"), declared.Options{})
+	require.ErrorContains(t, err, `h.yaml:5: handler "d": visibilityTimeout 15s must be at least timeout + 10s (20s)`)
+	require.ErrorContains(t, err, "h.yaml:8: visibilityTimeout must be at most 12h0m0s")
+	require.ErrorContains(t, err, "h.yaml:9: concurrency must be an integer 1..64000")
+
+	tg := newTarget(t, status(200, `{}`))
+	b, set := run(t, "handlers:\n  - type: a\n    url: "+tg.URL+"\n    timeout: 5s\n"+
+		"  - type: b\n    url: "+tg.URL+"\n    timeout: 25s\n"+
+		"  - type: c\n    url: "+tg.URL+"\n    visibilityTimeout: 2m\n    concurrency: 3\n", nil)
+	want := map[string]time.Duration{"a": 30 * time.Second, "b": 35 * time.Second, "c": 2 * time.Minute}
+	for typ, vt := range want {
+		require.Equal(t, vt, set.Spec(typ).Visibility, typ)
+		require.Equal(t, vt, set.Handler(typ).VisibilityTimeout(), typ)
+		id := enqueue(t, b, typ, `{}`)
+		settle(t, b, id, contracts.BufferCompleted)
+		info, err := b.Runtime().Inspector.GetTaskInfo(buffer.QueueFor(contracts.BufferPriorityNormal), id)
+		require.NoError(t, err)
+		require.Equal(t, vt, info.Timeout, "the task of a %s message", typ)
+	}
+	require.Equal(t, 3, set.Handler("c").MaxConcurrency())
+	require.Equal(t, 0, set.Handler("a").MaxConcurrency(), "the buffer's default")
 }

@@ -103,6 +103,24 @@ func (h *Handler) Timeout() time.Duration {
 	return DefaultTimeout
 }
 
+// VisibilityTimeout implements buffer.VisibilityTimeouter: the type's
+// visibilityTimeout.
+func (h *Handler) VisibilityTimeout() time.Duration {
+	if sp := h.set.Spec(h.Name); sp != nil {
+		return sp.Visibility
+	}
+	return 0
+}
+
+// MaxConcurrency implements buffer.ConcurrencyCapper: the type's
+// concurrency (0: the buffer's).
+func (h *Handler) MaxConcurrency() int {
+	if sp := h.set.Spec(h.Name); sp != nil {
+		return sp.Concurrency
+	}
+	return 0
+}
+
 // MaxRetries implements buffer.Handler.
 func (h *Handler) MaxRetries() int {
 	if sp := h.set.Spec(h.Name); sp != nil {
