@@ -118,6 +118,12 @@ func (p *processor) ProcessTask(ctx context.Context, t *asynq.Task) error {
 	if isBreakerRefusal(err) {
 		return p.deferred(ctx, msg)
 	}
+	var de *orchestrator.DeferError
+	if errors.As(err, &de) {
+		// The handler deferred the message (a declared type removed
+		// from its file, within the grace): no attempt, nothing written.
+		return err
+	}
 	took := b.cfg.Now().Sub(start).Seconds()
 	if err == nil {
 		p.completedIn.Observe(took)

@@ -190,3 +190,45 @@ func TestVisibilityTimeoutAndConcurrencyPerType(t *testing.T) {
 	require.Equal(t, 3, set.Handler("c").MaxConcurrency())
 	require.Equal(t, 0, set.Handler("a").MaxConcurrency(), "the buffer's default")
 }
+
+// A type dropped from the file defers its messages (no attempt, nothing
+// sent, nothing dead-lettered) for the grace; declared again, they run.
+// Past the grace they are dead-lettered with HANDLER_NOT_FOUND.
+func TestRemovedTypeDefersForTheGrace(t *testing.T) {
+	tg := newTarget(t, status(200, `{}`))
+	b, set := run(t, "handlers:\n  - type: t\n    url: "+tg.URL+"\n  - type: other\n    url: "+tg.URL+"\n", nil)
+	full := &declared.File{Specs: []*declared.Spec{set.Spec("t"), set.Spec("other")}}
+	without := &declared.File{Specs: []*declared.Spec{set.Spec("other")}}
+
+	set.SetRemovedGrace(time.Minute)
+	require.Empty(t, set.Swap(without))
+	require.Contains(t, set.Removed(), "t")
+	var ids []string
+	for range 20 {
+		ids = append(ids, enqueue(t, b, "t", `{}`))
+	}
+	time.Sleep(700 * time.Millisecond) // each was dequeued and deferred (a tenth of the grace, at most 5 s)
+	for _, id := range ids {
+		m, err := b.Get(context.Background(), id)
+		require.NoError(t, err)
+		require.Equal(t, contracts.BufferPending, m.State, id)
+		require.Zero(t, m.AttemptCount, "no attempt counted")
+	}
+	require.Empty(t, tg.seen())
+
+	require.Equal(t, []string{"t"}, set.Swap(full), "declared again")
+	require.NotContains(t, set.Removed(), "t")
+	for _, id := range ids {
+		m := settle(t, b, id, contracts.BufferCompleted)
+		require.Equal(t, 1, m.AttemptCount)
+	}
+	require.Len(t, tg.seen(), 20)
+
+	set.SetRemovedGrace(300 * time.Millisecond)
+	set.Swap(without)
+	m := settle(t, b, enqueue(t, b, "t", `{}`), contracts.BufferDLQ)
+	require.Equal(t, string(contracts.CodeHandlerNotFound), m.LastError.Code)
+	require.Contains(t, m.LastError.Message, "past the grace of 300ms (BUFFER_REMOVED_TYPE_GRACE)")
+	require.Len(t, tg.seen(), 20)
+	require.Equal(t, "CLOSED", circuit(t, b, "t").State)
+}

@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
@@ -16,6 +18,7 @@ import (
 	"github.com/hibiken/asynq"
 
 	"github.com/flowgate/flowgate/contracts"
+	"github.com/flowgate/flowgate/orchestrator"
 	"github.com/flowgate/flowgate/orchestrator/buffer"
 	"github.com/flowgate/flowgate/webhooks/hmacsig"
 )
@@ -35,12 +38,25 @@ type RetryAfterError struct {
 
 func (e *RetryAfterError) Unwrap() error { return e.StatusError }
 
+// DefaultRemovedGrace is how long the messages of a type dropped from the
+// file wait for it to come back before they are dead-lettered
+// (BUFFER_REMOVED_TYPE_GRACE).
+const DefaultRemovedGrace = 10 * time.Minute
+
+// CodeHandlerRemoved is the reason of a message deferred because its type
+// left the file (within the grace).
+const CodeHandlerRemoved = "HANDLER_REMOVED"
+
 // Set holds the current file's specs; its handlers read them per attempt.
 type Set struct {
 	specs    atomic.Pointer[map[string]*Spec]
 	fallback buffer.Backoff
 	client   *http.Client
 	now      func() time.Time
+
+	grace   atomic.Int64 // time.Duration: SetRemovedGrace
+	mu      sync.Mutex   // removed
+	removed map[string]time.Time
 }
 
 // NewSet returns a Set serving f. fallback is the buffer's backoff (for a
@@ -55,25 +71,70 @@ func NewSet(f *File, fallback buffer.Backoff, client *http.Client, now func() ti
 	if fallback == (buffer.Backoff{}) {
 		fallback = buffer.Backoff{Base: buffer.DefaultBackoffBase, Multiplier: buffer.DefaultBackoffMultiplier, Max: buffer.DefaultBackoffMax}
 	}
-	s := &Set{fallback: fallback, client: client, now: now}
+	s := &Set{fallback: fallback, client: client, now: now, removed: map[string]time.Time{}}
+	s.grace.Store(int64(DefaultRemovedGrace))
 	s.Swap(f)
 	return s
 }
 
+// SetRemovedGrace sets how long a type dropped from the file defers its
+// messages (default DefaultRemovedGrace; 0: none, they are dead-lettered
+// at their next attempt).
+func (s *Set) SetRemovedGrace(d time.Duration) { s.grace.Store(int64(max(d, 0))) }
+
 // Swap makes f current and returns the types it declares that the
-// previous file did not (to register).
+// previous file did not (to register). A type the previous file declared
+// and f does not is removed from now: its messages are deferred for the
+// grace, then dead-lettered; declared again, they run.
 func (s *Set) Swap(f *File) (added []string) {
 	m := make(map[string]*Spec, len(f.Specs))
 	for _, sp := range f.Specs {
 		m[sp.Type] = sp
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	old := s.specs.Swap(&m)
 	for _, sp := range f.Specs {
+		delete(s.removed, sp.Type)
 		if old == nil || (*old)[sp.Type] == nil {
 			added = append(added, sp.Type)
 		}
 	}
+	if old != nil {
+		for typ := range *old {
+			if m[typ] == nil {
+				s.removed[typ] = s.now()
+			}
+		}
+	}
 	return added
+}
+
+// Removed lists the types removed from the file (not declared again) with
+// the time each was removed.
+func (s *Set) Removed() map[string]time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return maps.Clone(s.removed)
+}
+
+// absent answers an attempt of a type the current file does not declare:
+// a deferral while its removal is within the grace, else HANDLER_NOT_FOUND.
+func (s *Set) absent(typ string) error {
+	s.mu.Lock()
+	at, ok := s.removed[typ]
+	s.mu.Unlock()
+	grace := time.Duration(s.grace.Load())
+	if !ok {
+		return &buffer.CodedError{Code: string(contracts.CodeHandlerNotFound), Err: ErrRemoved}
+	}
+	if gone := s.now().Sub(at); gone < grace {
+		// Checked again every tenth of the grace (50 ms..5 s): a type
+		// declared again resumes within that.
+		return orchestrator.Defer(min(max(grace/10, 50*time.Millisecond), 5*time.Second), CodeHandlerRemoved)
+	}
+	return &buffer.CodedError{Code: string(contracts.CodeHandlerNotFound),
+		Err: fmt.Errorf("%w: removed %s ago, past the grace of %s (BUFFER_REMOVED_TYPE_GRACE)", ErrRemoved, s.now().Sub(at).Round(time.Millisecond), grace)}
 }
 
 // Spec is a type's current target; nil when the current file has none.
@@ -156,7 +217,7 @@ func (h *Handler) RetryDelay(n int, err error, _ *asynq.Task) time.Duration {
 func (h *Handler) Process(ctx context.Context, m *buffer.Message) (any, error) {
 	sp := h.set.Spec(h.Name)
 	if sp == nil {
-		return nil, &buffer.CodedError{Code: string(contracts.CodeHandlerNotFound), Err: ErrRemoved}
+		return nil, h.set.absent(h.Name)
 	}
 	body := []byte(m.Payload)
 	if sp.Body == BodyMessage {
