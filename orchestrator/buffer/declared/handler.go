@@ -219,6 +219,57 @@ func (h *Handler) Process(ctx context.Context, m *buffer.Message) (any, error) {
 	if sp == nil {
 		return nil, h.set.absent(h.Name)
 	}
+	req, err := h.request(ctx, sp, m)
+	if err != nil {
+		return nil, err
+	}
+	res, err := h.set.client.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", sp.Method, sp.URL, err)
+	}
+	defer res.Body.Close()
+	if res.StatusCode < 200 || res.StatusCode > 299 {
+		return nil, h.failure(res)
+	}
+	raw, err := io.ReadAll(io.LimitReader(res.Body, maxAnswer+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: reading the answer: %w", sp.Method, sp.URL, err)
+	}
+	if len(raw) > maxAnswer {
+		// The target did the work: complete, keeping the beginning (a
+		// dead letter's replay would repeat the work).
+		size := res.ContentLength
+		if size <= maxAnswer {
+			size = -1
+		}
+		return buffer.TruncatedResult{Value: string(cutUTF8(raw[:maxAnswer])), Size: size}, nil
+	}
+	t := bytes.TrimSpace(raw)
+	switch {
+	case len(t) == 0:
+		return nil, nil
+	case json.Valid(t):
+		return json.RawMessage(t), nil
+	}
+	return string(raw), nil
+}
+
+// cutUTF8 drops the bytes of a rune that b cut in two at its end.
+func cutUTF8(b []byte) []byte {
+	for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax; i-- {
+		if utf8.RuneStart(b[i]) {
+			if !utf8.FullRune(b[i:]) {
+				return b[:i]
+			}
+			break
+		}
+	}
+	return b
+}
+
+// request builds and signs the attempt's request; one that cannot be
+// built is buffer.RequestInvalid.
+func (h *Handler) request(ctx context.Context, sp *Spec, m *buffer.Message) (*http.Request, error) {
 	body := []byte(m.Payload)
 	if sp.Body == BodyMessage {
 		var err error
@@ -262,58 +313,22 @@ func (h *Handler) Process(ctx context.Context, m *buffer.Message) (any, error) {
 			hmacsig.SignRequest(req, sp.Secret, h.set.now(), body)
 		}
 	}
-	res, err := h.set.client.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("%s %s: %w", sp.Method, sp.URL, err)
-	}
-	defer res.Body.Close()
-	if res.StatusCode < 200 || res.StatusCode > 299 {
-		raw, _ := io.ReadAll(io.LimitReader(res.Body, maxErrBody))
-		se := &buffer.StatusError{StatusCode: res.StatusCode, Body: string(raw)}
-		if hmacsig.IsRedirect(res.StatusCode) {
-			se.Location = hmacsig.Location(res.Header)
-		}
-		if res.StatusCode == http.StatusTooManyRequests {
-			if d, ok := retryAfter(res.Header.Get("Retry-After"), h.set.now()); ok {
-				return nil, &RetryAfterError{StatusError: se, After: d}
-			}
-		}
-		return nil, se
-	}
-	raw, err := io.ReadAll(io.LimitReader(res.Body, maxAnswer+1))
-	if err != nil {
-		return nil, fmt.Errorf("%s %s: reading the answer: %w", sp.Method, sp.URL, err)
-	}
-	if len(raw) > maxAnswer {
-		// The target did the work: complete, keeping the beginning (a
-		// dead letter's replay would repeat the work).
-		size := res.ContentLength
-		if size <= maxAnswer {
-			size = -1
-		}
-		return buffer.TruncatedResult{Value: string(cutUTF8(raw[:maxAnswer])), Size: size}, nil
-	}
-	t := bytes.TrimSpace(raw)
-	switch {
-	case len(t) == 0:
-		return nil, nil
-	case json.Valid(t):
-		return json.RawMessage(t), nil
-	}
-	return string(raw), nil
+	return req, nil
 }
 
-// cutUTF8 drops the bytes of a rune that b cut in two at its end.
-func cutUTF8(b []byte) []byte {
-	for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax; i-- {
-		if utf8.RuneStart(b[i]) {
-			if !utf8.FullRune(b[i:]) {
-				return b[:i]
-			}
-			break
+// failure is the error of an answer that is not a 2xx.
+func (h *Handler) failure(res *http.Response) error {
+	raw, _ := io.ReadAll(io.LimitReader(res.Body, maxErrBody))
+	se := &buffer.StatusError{StatusCode: res.StatusCode, Body: string(raw)}
+	if hmacsig.IsRedirect(res.StatusCode) {
+		se.Location = hmacsig.Location(res.Header)
+	}
+	if res.StatusCode == http.StatusTooManyRequests {
+		if d, ok := retryAfter(res.Header.Get("Retry-After"), h.set.now()); ok {
+			return &RetryAfterError{StatusError: se, After: d}
 		}
 	}
-	return b
+	return se
 }
 
 // retryAfter reads Retry-After: delay-seconds or an HTTP date.
