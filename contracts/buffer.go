@@ -106,9 +106,12 @@ type BufferMessage struct {
 	LastError           *BufferLastError `json:"lastError"`
 	IdempotencyKey      string           `json:"idempotencyKey,omitempty"`
 	Result              json.RawMessage  `json:"result,omitempty"`
-	ExpiresAt           *time.Time       `json:"expiresAt"`
-	CreatedAt           time.Time        `json:"createdAt"`
-	UpdatedAt           time.Time        `json:"updatedAt"`
+	// ResultTruncated: the handler's result was over its bound and Result
+	// holds its beginning only (flowgate's addition).
+	ResultTruncated bool       `json:"resultTruncated,omitempty"`
+	ExpiresAt       *time.Time `json:"expiresAt"`
+	CreatedAt       time.Time  `json:"createdAt"`
+	UpdatedAt       time.Time  `json:"updatedAt"`
 }
 
 // BufferEnqueueRequest is one message to enqueue. Priority defaults to

@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"maps"
 	"os"
 	"os/signal"
+	"slices"
 	"sync"
 	"syscall"
 
@@ -56,6 +58,7 @@ func (m *Main) loadDeclared(buf *buffer.Buffer, fallback buffer.Backoff) (*decla
 	}
 	d := &declaredHandlers{path: c.Buffer.HandlersFile, opt: opt, buf: buf, m: m,
 		set: declared.NewSet(f, fallback, nil, m.Now)}
+	d.set.SetRemovedGrace(c.Buffer.RemovedTypeGrace)
 	for _, typ := range f.Types() {
 		if err := buf.Register(d.set.Handler(typ)); err != nil {
 			return nil, &ConfigError{Var: "BUFFER_HANDLERS_FILE", Err: err}
@@ -85,7 +88,9 @@ func (d *declaredHandlers) reload() error {
 	for _, sp := range f.Specs {
 		d.buf.SetCircuit(sp.Type, sp.Circuit)
 	}
-	d.m.Logger.Info("buffer: handlers file reloaded", "file", d.path, "types", f.Types(), "added", added)
+	removed := slices.Sorted(maps.Keys(d.set.Removed()))
+	d.m.Logger.Info("buffer: handlers file reloaded", "file", d.path, "types", f.Types(), "added", added, "removed", removed,
+		"removed_grace", d.m.Config.Buffer.RemovedTypeGrace.String())
 	return nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/flowgate/flowgate/orchestrator/buffer"
+	"github.com/flowgate/flowgate/orchestrator/buffer/declared"
 )
 
 // BufferConfig holds the work buffer's settings (seed 001); defaults are
@@ -37,6 +38,7 @@ type BufferConfig struct {
 	WebhookTimeout     time.Duration
 	BenchHandlers      bool
 	HandlersFile       string
+	RemovedTypeGrace   time.Duration
 }
 
 func bufferInt(dst func(*BufferConfig) *int, min, max int) func(*Config, string) error {
@@ -99,6 +101,14 @@ var bufferSettings = []setting{
 	{name: "BUFFER_WEBHOOK_TIMEOUT", def: "10s", help: "timeout of one webhook.forward POST", apply: bufferDuration(func(b *BufferConfig) *time.Duration { return &b.WebhookTimeout })},
 	{name: "BUFFER_HANDLERS_FILE", help: "YAML file declaring an HTTP handler per message type (url, method, headers with ${ENV}, timeout, maxRetries, backoff, circuitBreaker, signing: a secret of the handler's own or OUTBOUND_HMAC_SECRET); a 3xx is not followed: the message is dead-lettered; SIGHUP reloads it, an invalid file is refused and the current one kept", apply: func(c *Config, v string) error {
 		c.Buffer.HandlersFile = v
+		return nil
+	}},
+	{name: "BUFFER_REMOVED_TYPE_GRACE", def: durStr(declared.DefaultRemovedGrace), help: "how long the messages of a type dropped from BUFFER_HANDLERS_FILE (on reload) are deferred, without an attempt, waiting for it to be declared again; past it they are dead-lettered with HANDLER_NOT_FOUND (0: at once)", apply: func(c *Config, v string) error {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			return fmt.Errorf("want a duration ≥ 0 like 10m, got %q", v)
+		}
+		c.Buffer.RemovedTypeGrace = d
 		return nil
 	}},
 	{name: "BUFFER_BENCH_HANDLERS", def: "false", help: "register the noop handler (benchmarks only)", apply: boolean(func(c *Config) *bool { return &c.Buffer.BenchHandlers })},

@@ -108,3 +108,69 @@ func TestInvalidHandlersFileRefusedAtStart(t *testing.T) {
 		require.True(t, strings.Contains(string(out), want) || strings.Contains(string(out), strings.ReplaceAll(want, `\"`, `"`)), "want %s in:\n%s", want, out)
 	}
 }
+
+// A type dropped from the file by a SIGHUP defers its messages (still
+// pending, no attempt) for BUFFER_REMOVED_TYPE_GRACE; declared again by the
+// next SIGHUP, they complete.
+func TestRemovedTypeWaitsForItsReturnThroughBinary(t *testing.T) {
+	t.Parallel()
+	one := answering(t, `{"from":"one"}`)
+	file := filepath.Join(t.TempDir(), "handlers.yaml")
+	write := func(s string) { require.NoError(t, os.WriteFile(file, []byte(s), 0o600)) }
+	with := fmt.Sprintf("handlers:\n  - type: email.send\n    url: %s/email\n  - type: other\n    url: %s/other\n", one.URL, one.URL)
+	write(with)
+	env := handlersEnv(redistest.New(t), file)
+	env["BUFFER_REMOVED_TYPE_GRACE"] = "1m"
+	p := startFlowgate(t, env)
+	settled(t, p, "email.send")
+
+	hup := func(n int) {
+		require.NoError(t, syscall.Kill(p.PID(), syscall.SIGHUP))
+		require.Eventually(t, func() bool { return len(p.LogLines("handlers file reloaded")) >= n }, 10*time.Second, 20*time.Millisecond)
+	}
+	write(fmt.Sprintf("handlers:\n  - type: other\n    url: %s/other\n", one.URL))
+	hup(1)
+	require.Contains(t, p.LogLines("handlers file reloaded")[0], "email.send", "the reload names the removed type")
+	var ids []string
+	for range 5 {
+		var e contracts.BufferEnqueueResponse
+		require.Equal(t, http.StatusAccepted, bufferCall(t, p, "POST", "/api/buffer/enqueue",
+			map[string]any{"type": "email.send", "payload": map[string]any{"to": "b@example.com"}}, &e))
+		ids = append(ids, e.MessageID)
+	}
+	time.Sleep(1500 * time.Millisecond) // each dequeued and deferred
+	for _, id := range ids {
+		var m contracts.BufferMessage
+		require.Equal(t, http.StatusOK, bufferCall(t, p, "GET", "/api/buffer/messages/"+id, nil, &m))
+		require.Equal(t, contracts.BufferPending, m.State, id)
+		require.Zero(t, m.AttemptCount)
+	}
+	write(with)
+	hup(2)
+	for _, id := range ids {
+		var m contracts.BufferMessage
+		require.Eventually(t, func() bool {
+			bufferCall(t, p, "GET", "/api/buffer/messages/"+id, nil, &m)
+			return m.State == contracts.BufferCompleted
+		}, 15*time.Second, 50*time.Millisecond, "%s never completed: %+v", id, m)
+		require.Equal(t, 1, m.AttemptCount)
+	}
+}
+
+// A handlers file over 1 MiB stops the start with its size.
+func TestOversizedHandlersFileRefusedAtStart(t *testing.T) {
+	t.Parallel()
+	file := filepath.Join(t.TempDir(), "handlers.yaml")
+	require.NoError(t, os.WriteFile(file, []byte("handlers:\n"+strings.Repeat("#\n", 1<<19)), 0o600))
+	bin := flowgatetest.Binary(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin)
+	cmd.Env = append(flowgatetest.Env(), "FLOWGATE_ADDR="+flowgatetest.FreeAddr(t), "BUFFER_API_TOKEN="+flowgatetest.TestBufferToken)
+	for k, v := range handlersEnv(redistest.New(t), file) {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	out, err := cmd.CombinedOutput()
+	require.Error(t, err, "flowgate started with a 1 MiB+ handlers file:\n%s", out)
+	require.Contains(t, string(out), "the file is 1048586 bytes, over 1048576 (1 MiB)")
+}

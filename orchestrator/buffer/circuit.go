@@ -2,6 +2,7 @@ package buffer
 
 import (
 	"errors"
+	"net/http"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -10,6 +11,7 @@ import (
 	"github.com/sony/gobreaker/v2"
 
 	"github.com/flowgate/flowgate/contracts"
+	"github.com/flowgate/flowgate/orchestrator"
 	"github.com/flowgate/flowgate/orchestrator/valutil"
 )
 
@@ -54,6 +56,10 @@ func (c *circuits) build(typ string) *gobreaker.CircuitBreaker[any] {
 		// A message that can never succeed (bad payload, 4xx) is not the
 		// downstream failing.
 		IsSuccessful: func(err error) bool { return err == nil || !Retryable(err) },
+		// Neither a failure nor a success: a 429 is the downstream
+		// pacing us (it is alive; the message is still retried, after
+		// its Retry-After), a deferral never reached it.
+		IsExcluded: excludedFromBreaker,
 		OnStateChange: func(name string, from, to gobreaker.State) {
 			if c.onChange != nil {
 				c.onChange(name, from, to)
@@ -122,6 +128,16 @@ func stateName(s gobreaker.State) string {
 		return "HALF_OPEN"
 	}
 	return "CLOSED"
+}
+
+// excludedFromBreaker reports an outcome the breaker neither counts as a
+// failure nor as a success: a 429 (Too Many Requests), a deferral and a
+// request that could not be built (it never reached the downstream).
+func excludedFromBreaker(err error) bool {
+	var se *StatusError
+	var de *orchestrator.DeferError
+	return (errors.As(err, &se) && se.StatusCode == http.StatusTooManyRequests) || errors.As(err, &de) ||
+		errors.Is(err, ErrRequestInvalid)
 }
 
 // isBreakerRefusal reports an open (or saturated half-open) breaker.

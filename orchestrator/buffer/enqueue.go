@@ -49,11 +49,12 @@ const deferHeadroom = 1
 
 // prepared is a validated message ready to enqueue.
 type prepared struct {
-	env     envelope
-	typ     string
-	queue   string
-	timeout time.Duration
-	ownID   bool // the client chose the messageId: it is claimed
+	env   envelope
+	typ   string
+	queue string
+	// visibility is the Asynq task's timeout (visibility).
+	visibility time.Duration
+	ownID      bool // the client chose the messageId: it is claimed
 }
 
 func invalid(field, format string, args ...any) *contracts.Error {
@@ -99,6 +100,13 @@ func (b *Buffer) prepare(req contracts.BufferEnqueueRequest) (prepared, error) {
 	if req.IdempotencyKey != "" && len(req.IdempotencyKey) > 256 {
 		return prepared{}, invalid("idempotencyKey", "idempotencyKey must be at most 256 bytes")
 	}
+	if !ValidHeaderValue(req.Metadata.CorrelationID) {
+		// It is sent as X-Correlation-Id: a CR or LF would make every
+		// attempt's request unbuildable.
+		e := invalid("metadata.correlationId", "metadata.correlationId is sent as the X-Correlation-Id header: it may not hold CR, LF or another control character")
+		e.Details["reason"] = "invalid_header_value"
+		return prepared{}, e
+	}
 	if len(req.Payload) > b.cfg.MaxPayload {
 		return prepared{}, invalid("payload", "payload is %d bytes; the limit is %d", len(req.Payload), b.cfg.MaxPayload)
 	}
@@ -123,7 +131,7 @@ func (b *Buffer) prepare(req contracts.BufferEnqueueRequest) (prepared, error) {
 	return prepared{
 		env: envelope{MessageID: id, Priority: pri, Payload: req.Payload, Metadata: req.Metadata,
 			MaxRetries: maxR, IdempotencyKey: req.IdempotencyKey, CreatedAt: b.cfg.Now().UTC()},
-		typ: req.Type, queue: QueueFor(pri), timeout: h.Timeout(), ownID: req.MessageID != "",
+		typ: req.Type, queue: QueueFor(pri), visibility: visibility(h), ownID: req.MessageID != "",
 	}, nil
 }
 
@@ -330,7 +338,7 @@ func (b *Buffer) enqueueAdmitted(ctx context.Context, p prepared, c claim) (Enqu
 		return Enqueued{}, fmt.Errorf("buffer: encode message: %w", err)
 	}
 	_, err = b.enq.EnqueueContext(ctx, asynq.NewTask(p.typ, body), asynq.TaskID(id), asynq.Queue(p.queue),
-		asynq.MaxRetry(p.env.MaxRetries+deferHeadroom), asynq.Timeout(p.timeout+10*time.Second), asynq.Retention(b.cfg.CompletedRetention))
+		asynq.MaxRetry(p.env.MaxRetries+deferHeadroom), asynq.Timeout(p.visibility), asynq.Retention(b.cfg.CompletedRetention))
 	if err != nil {
 		if errors.Is(err, asynq.ErrTaskIDConflict) {
 			b.giveBackClaims(ctx, p.env.Shard, 1, "", "", claim{})

@@ -64,6 +64,26 @@ type ConcurrencyCapper interface {
 	MaxConcurrency() int
 }
 
+// VisibilityTimeouter is implemented by a handler whose type has a
+// visibility timeout of its own (a declared type's visibilityTimeout:):
+// how long one attempt may hold a message before it is taken as stuck —
+// cut and retried — applied at enqueue as the Asynq task's timeout. 0 or
+// less, or not implemented: Timeout() + 10 s. A crashed instance's
+// messages come back after Asynq's lease (30 s) whatever this says.
+type VisibilityTimeouter interface {
+	VisibilityTimeout() time.Duration
+}
+
+// visibility is h's visibility timeout.
+func visibility(h Handler) time.Duration {
+	if v, ok := h.(VisibilityTimeouter); ok {
+		if d := v.VisibilityTimeout(); d > 0 {
+			return d
+		}
+	}
+	return h.Timeout() + 10*time.Second
+}
+
 // Base gives a handler every method but the ones it needs: embed it and
 // write Process (and Validate when the payload has a shape).
 type Base struct {

@@ -68,9 +68,11 @@ func queueWeights() map[string]int {
 //	                                  attempt (TTL: failed retention)
 //	<prefix>:buffer:events            PUBSUB channel of BufferEvent JSON
 //
-// Asynq's own keys read for the depth reconcile and the claim check (asynq
-// internal/base, stable since v0.18): asynq:{<queue>}:pending|active LIST,
-// :scheduled|:retry|:archived ZSET, asynq:{<queue>}:t:<id> HASH (a task),
+// Asynq's own keys read for the depth reconcile, the claim check and the
+// listing (list.go: listScript over the lists, ZRANGEBYSCORE over the
+// sets, the type from each task's "msg"; asynq internal/base, stable since
+// v0.18): asynq:{<queue>}:pending|active LIST,
+// :scheduled|:retry|:archived|:completed ZSET, asynq:{<queue>}:t:<id> HASH (a task),
 // whose "result" field the buffer writes as Asynq's ResultWriter does
 // (HSET), on the auto-pipelined client (writeResult), and whose "msg"
 // (the protobuf TaskMessage) a replay rewrites with retried = 0

@@ -3,11 +3,15 @@ package buffer
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
 	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/flowgate/flowgate/contracts"
 )
@@ -62,35 +66,80 @@ func ParsePriority(s string) (contracts.BufferPriority, error) {
 	return contracts.BufferPriority(n), nil
 }
 
-func (b *Buffer) lister(state string) func(q string, opts ...asynq.ListOption) ([]*asynq.TaskInfo, error) {
-	in := b.rt.Inspector
+// listKey is the Asynq key holding queue q's tasks in a state: a LIST for
+// pending and active, a ZSET for the others (asynq internal/base).
+func listKey(state, q string) (key string, isList bool) {
 	switch state {
 	case ListPending:
-		return in.ListPendingTasks
-	case ListScheduled:
-		return in.ListScheduledTasks
-	case ListRetry:
-		return in.ListRetryTasks
+		return pendingKey(q), true
 	case ListActive:
-		return in.ListActiveTasks
+		return "asynq:{" + q + "}:active", true
+	case ListScheduled:
+		return "asynq:{" + q + "}:scheduled", false
+	case ListRetry:
+		return "asynq:{" + q + "}:retry", false
 	case ListCompleted:
-		return in.ListCompletedTasks
+		return "asynq:{" + q + "}:completed", false
 	case ListDead:
-		return in.ListArchivedTasks
+		return archivedKey(q), false
 	}
-	return nil
+	return "", false
 }
 
-// listCursor is where the next page starts: a queue and the position in
-// that state's list of it.
+// taskStates are the Asynq states a listed task must still be in.
+var taskStates = map[string]asynq.TaskState{
+	ListPending: asynq.TaskStatePending, ListActive: asynq.TaskStateActive, ListScheduled: asynq.TaskStateScheduled,
+	ListRetry: asynq.TaskStateRetry, ListCompleted: asynq.TaskStateCompleted, ListDead: asynq.TaskStateArchived,
+}
+
+// Bounds of a list cursor's anchors.
+const (
+	maxAnchors     = 8
+	maxAnchorBytes = 1024
+)
+
+// listCursor is where the next page starts, by what was walked last, never
+// by position: positions shift while messages move.
+//
+//   - Lists (pending, active): Asynq pushes on the left and a worker takes
+//     from the right, so the walk goes right to left (oldest first) and
+//     the cursor holds the last ids walked (Anchors, the most recent
+//     last, at most maxAnchors and maxAnchorBytes): the next page starts
+//     left of the most recent one still in the list (listScript). Ids
+//     stay in their order while others come and go, so a message that
+//     stays in the state is walked once. If every anchor has left a
+//     pending list, they were taken from its right end, and everything
+//     walked before them with them: the walk goes on from the right end.
+//   - Sorted sets (scheduled, retry, completed, dead): the last walked
+//     (score, id); the next page starts after it in (score, member) order.
 type listCursor struct {
-	state string
-	queue int
-	pos   int
+	State   string   `json:"s"`
+	Queue   int      `json:"q"`
+	Anchors []string `json:"a,omitempty"`
+	Score   string   `json:"sc,omitempty"` // zsets: the last walked score ("" = from the start)
+	ID      string   `json:"id,omitempty"` // zsets: the last walked member
 }
 
 func (c listCursor) String() string {
-	return base64.RawURLEncoding.EncodeToString([]byte(c.state + ":" + strconv.Itoa(c.queue) + ":" + strconv.Itoa(c.pos)))
+	raw, _ := json.Marshal(c) // strings and an int always marshal
+	return base64.RawURLEncoding.EncodeToString(raw)
+}
+
+// walked moves the cursor past id (of score, in a sorted set).
+func (c *listCursor) walked(id string, score float64, isList bool) {
+	if !isList {
+		c.Score, c.ID = strconv.FormatFloat(score, 'g', -1, 64), id
+		return
+	}
+	c.Anchors = append(c.Anchors, id)
+	n := 0
+	for _, a := range c.Anchors {
+		n += len(a)
+	}
+	for len(c.Anchors) > maxAnchors || (len(c.Anchors) > 1 && n > maxAnchorBytes) {
+		n -= len(c.Anchors[0])
+		c.Anchors = c.Anchors[1:]
+	}
 }
 
 func parseListCursor(s, state string) (listCursor, error) {
@@ -99,34 +148,36 @@ func parseListCursor(s, state string) (listCursor, error) {
 	if err != nil {
 		return listCursor{}, bad
 	}
-	parts := strings.Split(string(raw), ":")
-	if len(parts) != 3 || parts[0] != state {
+	var c listCursor
+	if json.Unmarshal(raw, &c) != nil || c.State != state || c.Queue < 0 || c.Queue >= len(queueNames) || len(c.Anchors) > maxAnchors {
 		return listCursor{}, bad
 	}
-	q, err1 := strconv.Atoi(parts[1])
-	pos, err2 := strconv.Atoi(parts[2])
-	if err1 != nil || err2 != nil || q < 0 || q >= len(queueNames) || pos < 0 {
-		return listCursor{}, bad
+	if c.Score != "" {
+		if _, err := strconv.ParseFloat(c.Score, 64); err != nil {
+			return listCursor{}, bad
+		}
 	}
-	return listCursor{state: state, queue: q, pos: pos}, nil
+	return c, nil
 }
 
 // List pages the messages of one state across the priority queues
-// (CRITICAL first), filtered by type and priority. The cursor is opaque; a
-// page may hold fewer than Limit messages and still have a next cursor
-// when a type filter skipped many.
+// (CRITICAL first; within a queue oldest first: by arrival for pending and
+// active, by Asynq's score — due time, failure time, expiry — for the
+// others), filtered by type and priority. The cursor is opaque and stable
+// (listCursor): a message that stays in the state while others move is
+// listed once. A page may hold fewer than Limit messages and still have a
+// next cursor when a type filter skipped many.
 func (b *Buffer) List(ctx context.Context, q ListQuery) (contracts.BufferMessageList, error) {
 	out := contracts.BufferMessageList{State: q.State, Items: []contracts.BufferMessage{}}
-	list := b.lister(q.State)
-	if list == nil {
+	if _, ok := taskStates[q.State]; !ok {
 		return out, badParam("state", "state must be one of %s; got %q", strings.Join(ListStates, ", "), q.State)
 	}
 	cur, last, err := listStart(&q)
 	if err != nil {
 		return out, err
 	}
-	scan := listScan{b: b, q: q, list: list, out: &out}
-	for ; cur.queue <= last; cur.queue, cur.pos = cur.queue+1, 0 {
+	scan := listScan{b: b, q: q, out: &out}
+	for ; cur.Queue <= last; cur = (listCursor{State: q.State, Queue: cur.Queue + 1}) {
 		done, err := scan.queue(ctx, &cur)
 		if err != nil || done {
 			return out, err
@@ -147,7 +198,7 @@ func listStart(q *ListQuery) (listCursor, int, error) {
 	if q.Type != "" && len(q.Type) > 128 {
 		return listCursor{}, 0, badParam("type", "type must be at most 128 characters")
 	}
-	cur := listCursor{state: q.State}
+	cur := listCursor{State: q.State}
 	if q.Cursor != "" {
 		var err error
 		if cur, err = parseListCursor(q.Cursor, q.State); err != nil {
@@ -159,8 +210,8 @@ func listStart(q *ListQuery) (listCursor, int, error) {
 		if !q.Priority.Valid() {
 			return listCursor{}, 0, badParam("priority", "priority must be 0..3")
 		}
-		if cur.queue < int(*q.Priority) {
-			cur = listCursor{state: q.State, queue: int(*q.Priority)}
+		if cur.Queue < int(*q.Priority) {
+			cur = listCursor{State: q.State, Queue: int(*q.Priority)}
 		}
 		last = int(*q.Priority)
 	}
@@ -171,36 +222,49 @@ func listStart(q *ListQuery) (listCursor, int, error) {
 type listScan struct {
 	b       *Buffer
 	q       ListQuery
-	list    func(queue string, opts ...asynq.ListOption) ([]*asynq.TaskInfo, error)
 	out     *contracts.BufferMessageList
 	scanned int
 }
 
-// queue reads cur's queue from cur.pos on; done when the page is full or
-// the scan budget spent (NextCursor set).
+// walkEntry is one id a chunk read, with its score in a sorted set.
+type walkEntry struct {
+	id    string
+	score float64
+}
+
+// queue walks cur's queue from the cursor on; done when the page is full
+// or the scan budget spent (NextCursor set).
 func (s *listScan) queue(ctx context.Context, cur *listCursor) (bool, error) {
+	qname := queueNames[cur.Queue]
+	key, isList := listKey(s.q.State, qname)
 	for {
 		if s.scanned >= listScanMax {
 			s.out.NextCursor = cur.String()
 			return true, nil
 		}
-		page, skip := cur.pos/listChunk+1, cur.pos%listChunk
-		infos, err := s.list(queueNames[cur.queue], asynq.PageSize(listChunk), asynq.Page(page))
-		if errors.Is(err, asynq.ErrQueueNotFound) {
-			return false, nil
-		}
+		chunk, err := s.chunk(ctx, key, isList, *cur)
 		if err != nil {
 			return false, persistence("buffer.List", err)
 		}
-		for i := skip; i < len(infos); i++ {
-			cur.pos++
+		if len(chunk) == 0 {
+			return false, nil
+		}
+		types, err := s.types(ctx, qname, chunk)
+		if err != nil {
+			return false, persistence("buffer.List", err)
+		}
+		for i, e := range chunk {
+			cur.walked(e.id, e.score, isList)
 			s.scanned++
-			if s.q.Type != "" && infos[i].Type != s.q.Type {
-				continue
+			if types[i] == "" || (s.q.Type != "" && types[i] != s.q.Type) {
+				continue // gone meanwhile, or another type
 			}
-			m, err := s.b.fromTask(ctx, infos[i])
+			m, err := s.message(ctx, qname, e.id)
 			if err != nil {
 				return false, err
+			}
+			if m == nil {
+				continue // it left the state meanwhile
 			}
 			s.out.Items = append(s.out.Items, *m)
 			if len(s.out.Items) == s.q.Limit {
@@ -208,8 +272,87 @@ func (s *listScan) queue(ctx context.Context, cur *listCursor) (bool, error) {
 				return true, nil
 			}
 		}
-		if len(infos) < listChunk {
-			return false, nil
+	}
+}
+
+// chunk reads the next ids after the cursor: listScript for a list, the
+// sorted set by (score, member) after the cursor's for the others.
+func (s *listScan) chunk(ctx context.Context, key string, isList bool, cur listCursor) ([]walkEntry, error) {
+	rdb := s.b.cfg.Redis
+	if isList {
+		argv := make([]any, 0, 1+len(cur.Anchors))
+		argv = append(argv, listChunk)
+		for i := len(cur.Anchors) - 1; i >= 0; i-- {
+			argv = append(argv, cur.Anchors[i])
+		}
+		ids, err := listScript.Run(ctx, rdb, []string{key}, argv...).StringSlice()
+		if err != nil {
+			return nil, fmt.Errorf("list %s: %w", key, err)
+		}
+		out := make([]walkEntry, len(ids))
+		for i, id := range ids {
+			out[i] = walkEntry{id: id}
+		}
+		return out, nil
+	}
+	from, after := "-inf", math.Inf(-1)
+	if cur.Score != "" {
+		from = cur.Score
+		after, _ = strconv.ParseFloat(cur.Score, 64) // checked by parseListCursor
+	}
+	var out []walkEntry
+	for off := int64(0); len(out) == 0; off += listChunk {
+		zs, err := rdb.ZRangeByScoreWithScores(ctx, key, &redis.ZRangeBy{Min: from, Max: "+inf", Offset: off, Count: listChunk}).Result()
+		if err != nil {
+			return nil, fmt.Errorf("list %s: %w", key, err)
+		}
+		for _, z := range zs {
+			id, _ := z.Member.(string)
+			if cur.Score != "" && z.Score == after && id <= cur.ID {
+				continue // at the cursor's score, walked already (members sort by bytes)
+			}
+			out = append(out, walkEntry{id: id, score: z.Score})
+		}
+		if len(zs) < listChunk {
+			break
 		}
 	}
+	return out, nil
+}
+
+// types reads the type of each task of the chunk in one pipelined round
+// trip ("" for a task gone meanwhile).
+func (s *listScan) types(ctx context.Context, q string, chunk []walkEntry) ([]string, error) {
+	pipe := s.b.cfg.Redis.Pipeline()
+	cmds := make([]*redis.StringCmd, len(chunk))
+	for i, e := range chunk {
+		cmds[i] = pipe.HGet(ctx, taskKey(q, e.id), "msg")
+	}
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		return nil, fmt.Errorf("list types: %w", err)
+	}
+	out := make([]string, len(chunk))
+	for i, c := range cmds {
+		raw, err := c.Bytes()
+		if err == nil {
+			out[i] = taskType(raw)
+		}
+	}
+	return out, nil
+}
+
+// message reads a listed task as the seed's message; nil when it is no
+// longer in the state listed.
+func (s *listScan) message(ctx context.Context, q, id string) (*Message, error) {
+	info, err := s.b.rt.Inspector.GetTaskInfo(q, id)
+	if errors.Is(err, asynq.ErrTaskNotFound) || errors.Is(err, asynq.ErrQueueNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, persistence("buffer.List", err)
+	}
+	if info.State != taskStates[s.q.State] {
+		return nil, nil
+	}
+	return s.b.fromTask(ctx, info)
 }

@@ -19,10 +19,22 @@ import (
 // completion is the task result of a completed message.
 type completion struct {
 	Result              json.RawMessage `json:"result,omitempty"`
+	ResultTruncated     bool            `json:"resultTruncated,omitempty"`
 	ProcessingStartedAt time.Time       `json:"processingStartedAt"`
 	CompletedAt         time.Time       `json:"completedAt"`
 	WorkerID            string          `json:"workerId"`
 	AttemptCount        int             `json:"attemptCount"`
+}
+
+// TruncatedResult is what Process returns when the work is done but its
+// result is over the handler's bound (a declared target's 2xx answer over
+// 1 MiB): the message completes with Value (the beginning of the result)
+// and resultTruncated set, never dead-lettered for the size of an answer
+// to work that was done.
+type TruncatedResult struct {
+	Value any
+	// Size is the whole result's size in bytes when known, else -1.
+	Size int64
 }
 
 // finalError is the error a message leaves the buffer with: asynq archives
@@ -106,6 +118,12 @@ func (p *processor) ProcessTask(ctx context.Context, t *asynq.Task) error {
 	if isBreakerRefusal(err) {
 		return p.deferred(ctx, msg)
 	}
+	var de *orchestrator.DeferError
+	if errors.As(err, &de) {
+		// The handler deferred the message (a declared type removed
+		// from its file, within the grace): no attempt, nothing written.
+		return err
+	}
 	took := b.cfg.Now().Sub(start).Seconds()
 	if err == nil {
 		p.completedIn.Observe(took)
@@ -185,6 +203,9 @@ func (p *processor) run(ctx context.Context, msg *Message) (result any, err erro
 func (p *processor) completed(ctx context.Context, t *asynq.Task, msg *Message, sh int, res any, start time.Time) error {
 	b := p.b
 	rec := completion{ProcessingStartedAt: start, CompletedAt: b.cfg.Now().UTC(), WorkerID: b.cfg.WorkerID, AttemptCount: msg.AttemptCount}
+	if tr, ok := res.(TruncatedResult); ok {
+		rec.ResultTruncated, res = true, tr.Value
+	}
 	if res != nil {
 		raw, err := json.Marshal(res)
 		if err != nil {

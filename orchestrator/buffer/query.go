@@ -89,7 +89,7 @@ func (b *Buffer) applyState(m *Message, info *asynq.TaskInfo) {
 		m.State = contracts.BufferCompleted
 		var c completion
 		if json.Unmarshal(info.Result, &c) == nil {
-			m.Result, m.AttemptCount, m.WorkerID = c.Result, c.AttemptCount, c.WorkerID
+			m.Result, m.ResultTruncated, m.AttemptCount, m.WorkerID = c.Result, c.ResultTruncated, c.AttemptCount, c.WorkerID
 			m.ProcessingStartedAt, m.CompletedAt = ptr(c.ProcessingStartedAt), ptr(c.CompletedAt)
 			m.LastProcessedAt, m.UpdatedAt = ptr(c.CompletedAt), c.CompletedAt
 			m.ExpiresAt = ptr(c.CompletedAt.Add(b.cfg.CompletedRetention))
@@ -319,6 +319,34 @@ func (b *Buffer) rerun(ctx context.Context, q, id string) error {
 		}
 	}
 	return persistence("buffer.Replay", errors.New("the task's message kept changing"))
+}
+
+// typeField is the number of TaskMessage.type in asynq's
+// internal/proto/asynq.proto (stable since v0.18).
+const typeField protowire.Number = 1
+
+// taskType reads the type of a protobuf TaskMessage ("" when it has none
+// or cannot be read).
+func taskType(msg []byte) string {
+	for rest := msg; len(rest) > 0; {
+		num, typ, n := protowire.ConsumeTag(rest)
+		if n < 0 {
+			return ""
+		}
+		if num == typeField && typ == protowire.BytesType {
+			v, m := protowire.ConsumeBytes(rest[n:])
+			if m < 0 {
+				return ""
+			}
+			return string(v)
+		}
+		m := protowire.ConsumeFieldValue(num, typ, rest[n:])
+		if m < 0 {
+			return ""
+		}
+		rest = rest[n+m:]
+	}
+	return ""
 }
 
 // retriedField is the number of TaskMessage.retried in asynq's

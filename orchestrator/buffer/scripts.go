@@ -276,3 +276,29 @@ const (
 	replayNotArchived int64 = 2 // a concurrent replay moved it
 	replayChanged     int64 = 3 // the message changed between read and write
 )
+
+// listScript reads the next ids of a pending or active list for List
+// (list.go, listCursor): Asynq pushes on the left and takes from the
+// right, so a walk goes right to left. It starts left of the first anchor
+// still in the list (LPOS, scanning from the right, where anchors sit),
+// or at the right end when none is (the first page, or anchors all taken
+// by workers, with everything walked before them).
+//
+//	KEYS[1] asynq:{<queue>}:pending or :active
+//	ARGV[1] n, the most ids to return; ARGV[2..] anchors, the most
+//	        recently walked first
+//	returns up to n ids, in walk order (oldest first); {} at the end
+var listScript = redis.NewScript(`
+local stop = redis.call('LLEN', KEYS[1]) - 1
+for i = 2, #ARGV do
+  local p = redis.call('LPOS', KEYS[1], ARGV[i], 'RANK', -1)
+  if p then stop = p - 1; break end
+end
+if stop < 0 then return {} end
+local start = stop - tonumber(ARGV[1]) + 1
+if start < 0 then start = 0 end
+local ids = redis.call('LRANGE', KEYS[1], start, stop)
+local out = {}
+for i = #ids, 1, -1 do out[#out + 1] = ids[i] end
+return out
+`)

@@ -284,6 +284,9 @@ func (h *Handlers) message(c *fiber.Ctx) error {
 }
 
 func (h *Handlers) dlqList(c *fiber.Ctx) error {
+	if err := knownParams(c, "limit", "cursor"); err != nil {
+		return err
+	}
 	limit := 50
 	if s := c.Query("limit"); s != "" {
 		n, err := strconv.Atoi(s)

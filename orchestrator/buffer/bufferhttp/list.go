@@ -1,6 +1,8 @@
 package bufferhttp
 
 import (
+	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -14,6 +16,9 @@ import (
 // active, completed, dead), &type=, &priority= (0..3 or a name), &limit=
 // (1..500, default 50), &cursor= (nextCursor of the previous page).
 func (h *Handlers) messages(c *fiber.Ctx) error {
+	if err := knownParams(c, "state", "type", "priority", "limit", "cursor"); err != nil {
+		return err
+	}
 	q := buffer.ListQuery{State: strings.Clone(c.Query("state")), Type: strings.Clone(c.Query("type")),
 		Cursor: strings.Clone(c.Query("cursor"))}
 	if q.State == "" {
@@ -40,4 +45,23 @@ func (h *Handlers) messages(c *fiber.Ctx) error {
 		return err
 	}
 	return c.JSON(l)
+}
+
+// knownParams refuses a query parameter the listing does not know (a
+// filter such as companyId would otherwise be ignored silently, and the
+// caller read an unfiltered list as a filtered one): 400 invalid with
+// details.field naming it and details.reason "unknown_parameter".
+func knownParams(c *fiber.Ctx, known ...string) error {
+	var bad string
+	c.Context().QueryArgs().VisitAll(func(k, _ []byte) {
+		if bad == "" && !slices.Contains(known, string(k)) {
+			bad = string(k)
+		}
+	})
+	if bad == "" {
+		return nil
+	}
+	return &contracts.Error{Code: contracts.CodeInvalid, Op: "buffer.List",
+		Message: fmt.Sprintf("unknown query parameter %q: this listing takes %s only", bad, strings.Join(known, ", ")),
+		Details: map[string]any{"field": bad, "reason": "unknown_parameter", "known": known}}
 }

@@ -147,6 +147,15 @@ func TestListRefusesBadParameters(t *testing.T) {
 		require.Equal(t, string(contracts.CodeInvalid), code, c.query)
 		require.Equal(t, c.field, det["field"], "%s: %s", c.query, raw)
 	}
+	// A filter the listing does not know is refused, never ignored.
+	for _, q := range []string{"/api/buffer/messages?state=pending&companyId=c-1", "/api/buffer/dlq?companyId=c-1&limit=5"} {
+		st, _, raw := e.do(t, "GET", q, "")
+		require.Equal(t, 400, st, "%s: %s", q, raw)
+		code, det := errCode(t, raw)
+		require.Equal(t, string(contracts.CodeInvalid), code, q)
+		require.Equal(t, "companyId", det["field"], q)
+		require.Equal(t, "unknown_parameter", det["reason"], q)
+	}
 	st, _, _ := e.do(t, "GET", "/api/buffer/messages?state=dead", "", "Bearer wrong-token-0123456789")
 	require.Equal(t, 401, st)
 }
@@ -154,7 +163,7 @@ func TestListRefusesBadParameters(t *testing.T) {
 // pagesCursor is a cursor of state (the format is opaque to clients; the
 // test builds one to check a cursor is bound to its state).
 func pagesCursor(state string) string {
-	return base64URL(state + ":0:1")
+	return base64URL(`{"s":"` + state + `","q":0}`)
 }
 
 func TestErrorHistoryKeptAcrossReplay(t *testing.T) {

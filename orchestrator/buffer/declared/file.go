@@ -20,6 +20,7 @@ package declared
 import (
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"net/url"
 	"os"
@@ -46,6 +47,21 @@ const (
 	DefaultTimeout = 10 * time.Second
 	MaxRetries     = 100
 	MaxTimeout     = 10 * time.Minute
+	// DefaultVisibility is a type's visibility timeout unless it says
+	// otherwise (then at least its timeout + VisibilityMargin).
+	DefaultVisibility = 30 * time.Second
+	VisibilityMargin  = 10 * time.Second
+	// MaxVisibility bounds visibilityTimeout (SQS's 12 h).
+	MaxVisibility = 12 * time.Hour
+	// MaxConcurrency bounds a type's concurrency:.
+	MaxConcurrency = 64_000
+)
+
+// Bounds of a handlers file, checked before it is parsed: a file over them
+// is refused at start (and on reload) with the figure, never read whole.
+const (
+	MaxFileBytes = 1 << 20 // 1 MiB
+	MaxTypes     = 1000
 )
 
 // Spec is one declared type's target, its ${ENV} references expanded.
@@ -63,6 +79,14 @@ type Spec struct {
 	Version int                  // signature version, 1 or 2
 	Body    string               // BodyPayload or BodyMessage
 	Line    int                  // where the type is declared
+	// Visibility is how long one attempt may hold a message before it is
+	// taken as stuck (cut, and retried as MESSAGE_TIMEOUT would be): the
+	// Asynq task's timeout, fixed at enqueue. Default DefaultVisibility,
+	// at least Timeout + VisibilityMargin.
+	Visibility time.Duration
+	// Concurrency caps the type's messages in flight on one instance (the
+	// bulkhead); 0: BUFFER_TYPE_CONCURRENCY.
+	Concurrency int
 }
 
 // File is a loaded handlers file.
@@ -126,11 +150,39 @@ func (e *LoadError) Error() string {
 // Load reads and validates a handlers file, reporting every problem at
 // once (a *LoadError).
 func Load(path string, opt Options) (*File, error) {
-	raw, err := os.ReadFile(path)
+	raw, err := readBounded(path)
 	if err != nil {
 		return nil, &LoadError{Path: path, Problems: []Problem{{Msg: err.Error()}}}
 	}
 	return Parse(path, raw, opt)
+}
+
+// readBounded reads at most MaxFileBytes of path, refusing a larger file
+// by its size before reading it (and one that grows past it while read).
+func readBounded(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.Size() > MaxFileBytes {
+		return nil, tooBig(st.Size())
+	}
+	raw, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading: %w", err)
+	}
+	if len(raw) > MaxFileBytes {
+		return nil, tooBig(-1)
+	}
+	return raw, nil
+}
+
+func tooBig(size int64) error {
+	if size < 0 {
+		return fmt.Errorf("the file is over %d bytes (1 MiB), the most a handlers file may be", MaxFileBytes)
+	}
+	return fmt.Errorf("the file is %d bytes, over %d (1 MiB), the most a handlers file may be", size, MaxFileBytes)
 }
 
 var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
@@ -231,10 +283,14 @@ func contains(xs []string, x string) bool {
 	return false
 }
 
-var handlerKeys = []string{"type", "url", "method", "headers", "timeout", "maxRetries", "backoff", "circuitBreaker", "sign", "secret", "signatureVersion", "body"}
+var handlerKeys = []string{"type", "url", "method", "headers", "timeout", "visibilityTimeout", "concurrency", "maxRetries", "backoff", "circuitBreaker",
+	"sign", "secret", "signatureVersion", "body"}
 
 // Parse validates a handlers file's bytes (path names it in problems).
 func Parse(path string, raw []byte, opt Options) (*File, error) {
+	if len(raw) > MaxFileBytes {
+		return nil, &LoadError{Path: path, Problems: []Problem{{Msg: tooBig(int64(len(raw))).Error()}}}
+	}
 	p := &parser{opt: opt}
 	f := &File{Path: path}
 	var doc yaml.Node
@@ -253,6 +309,10 @@ func Parse(path string, raw []byte, opt Options) (*File, error) {
 	case list != nil && list.Kind != yaml.SequenceNode:
 		p.addf(list, "handlers must be a list")
 		list = nil
+	}
+	if list != nil && len(list.Content) > MaxTypes {
+		p.addf(list, "handlers declares %d types, over %d, the most a handlers file may declare", len(list.Content), MaxTypes)
+		return nil, &LoadError{Path: path, Problems: p.problems}
 	}
 	first := map[string]int{}
 	if list != nil {
@@ -285,6 +345,7 @@ type handlerState struct {
 	secretNode, versionNode *yaml.Node
 	secretBad               bool // not a string, or a ${NAME} not set: reported already
 	hasType, hasURL         bool
+	visibilityNode          *yaml.Node // visibilityTimeout: given
 }
 
 // handler reads one entry of handlers.
@@ -320,6 +381,17 @@ func (p *parser) handlerField(st *handlerState, key string, v *yaml.Node) {
 			p.addf(v, "timeout must be at most %s", MaxTimeout)
 		} else if d > 0 {
 			s.Timeout = d
+		}
+	case "visibilityTimeout":
+		st.visibilityNode = v
+		if d := p.dur(v, key); d > MaxVisibility {
+			p.addf(v, "visibilityTimeout must be at most %s", MaxVisibility)
+		} else {
+			s.Visibility = d
+		}
+	case "concurrency":
+		if c, ok := p.integer(v, key, 1, MaxConcurrency); ok {
+			s.Concurrency = c
 		}
 	case "maxRetries":
 		if r, ok := p.integer(v, key, 0, MaxRetries); ok {
@@ -362,6 +434,7 @@ func (p *parser) finishHandler(n *yaml.Node, st *handlerState) {
 	if !st.hasURL {
 		p.addf(n, "handler %q: url is required", st.s.Type)
 	}
+	p.finishVisibility(st)
 	signing := st.secretNode != nil || st.versionNode != nil
 	if st.sign != nil {
 		signing = *st.sign
@@ -393,6 +466,20 @@ func (p *parser) finishHandler(n *yaml.Node, st *handlerState) {
 	st.s.Secret = []byte(secret)
 }
 
+// finishVisibility defaults a type's visibility timeout and refuses one
+// that would cut an attempt before its own timeout does.
+func (p *parser) finishVisibility(st *handlerState) {
+	s := st.s
+	least := s.Timeout + VisibilityMargin
+	switch {
+	case st.visibilityNode == nil:
+		s.Visibility = max(DefaultVisibility, least)
+	case s.Visibility > 0 && s.Visibility < least:
+		p.addf(st.visibilityNode, "handler %q: visibilityTimeout %s must be at least timeout + %s (%s): an attempt is never cut before its own timeout",
+			s.Type, s.Visibility, VisibilityMargin, least)
+	}
+}
+
 func (p *parser) url(v *yaml.Node, s *Spec) {
 	u, ok := p.str(v, "url")
 	if !ok {
@@ -421,12 +508,19 @@ func (p *parser) headers(v *yaml.Node, s *Spec) {
 	}
 	for i := 0; i+1 < len(v.Content); i += 2 {
 		hk, hv := v.Content[i], v.Content[i+1]
-		if hk.Value == "" || strings.ContainsAny(hk.Value, " :\r\n") {
-			p.addf(hk, "header name %q is not valid", hk.Value)
+		if !buffer.ValidHeaderName(hk.Value) {
+			p.addf(hk, "header name %q is not valid: an HTTP header name is letters, digits and !#$%%&'*+-.^_`|~ only", hk.Value)
 			continue
 		}
 		if val, ok := p.str(hv, "header "+hk.Value); ok {
-			s.Headers[hk.Value] = p.expand(hv, val)
+			before := len(p.problems)
+			v := p.expand(hv, val)
+			if len(p.problems) == before && !buffer.ValidHeaderValue(v) {
+				// Checked after ${ENV} expansion, value not echoed: it may be a secret.
+				p.addf(hv, "header %s: the value (after ${NAME} expansion) holds CR, LF or another control character: not a valid HTTP header value", hk.Value)
+				continue
+			}
+			s.Headers[hk.Value] = v
 		}
 	}
 }

@@ -84,6 +84,7 @@ func parseFlags(args []string, getenv func(string) string, stdout, stderr io.Wri
 	fs.BoolVar(&opt.DryRun, "dry-run", false, "print what would be done; write nothing")
 	fs.IntVar(&opt.SignatureVersion, "signature-version", 1, "HMAC signature version: 1 (the seed's: timestamp.body; at most one request per second) or 2 (method and path signed too)")
 	fs.DurationVar(&opt.Timeout, "timeout", DefaultTimeout, "time limit of each request")
+	fs.IntVar(&opt.MaxPages, "max-pages", DefaultMaxPages, "stop after this many pages, all statuses together (a guard against an API that pages forever)")
 	fs.Usage = func() { usage(stdout, fs) }
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -95,8 +96,8 @@ func parseFlags(args []string, getenv func(string) string, stdout, stderr io.Wri
 		fmt.Fprintf(stderr, "flowgate import-queue: unexpected argument %q\n", fs.Arg(0))
 		return opt, ExitUsage, false
 	}
-	if opt.PageSize < 1 || opt.Timeout <= 0 {
-		fmt.Fprintf(stderr, "flowgate import-queue: --page-size must be 1..%d and --timeout positive\n", MaxPageSize)
+	if opt.PageSize < 1 || opt.Timeout <= 0 || opt.MaxPages < 1 {
+		fmt.Fprintf(stderr, "flowgate import-queue: --page-size must be 1..%d, --timeout positive and --max-pages at least 1\n", MaxPageSize)
 		return opt, ExitUsage, false
 	}
 	switch {

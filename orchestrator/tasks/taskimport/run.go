@@ -33,6 +33,10 @@ type Options struct {
 	DryRun bool
 	// Timeout bounds each request (default DefaultTimeout).
 	Timeout time.Duration
+	// MaxPages stops the run after this many pages, all statuses
+	// together (default DefaultMaxPages): the last guard against an API
+	// that pages forever.
+	MaxPages int
 
 	// For tests: the HTTP client (default one with Timeout; used without
 	// its CheckRedirect: a redirect is an error, never followed), the clock that
@@ -48,6 +52,9 @@ const (
 	DefaultPageSize = 500
 	MaxPageSize     = contracts.MaxListLimit
 	DefaultTimeout  = 30 * time.Second
+	// DefaultMaxPages: 10,000 pages of the default 500 are 5 million
+	// tasks, far above any queue the seed's API held.
+	DefaultMaxPages = 10_000
 )
 
 // DefaultStatuses are the statuses imported unless told otherwise: the
@@ -68,6 +75,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Timeout == 0 {
 		o.Timeout = DefaultTimeout
+	}
+	if o.MaxPages == 0 {
+		o.MaxPages = DefaultMaxPages
 	}
 	if o.HTTPClient == nil {
 		o.HTTPClient = &http.Client{Timeout: o.Timeout}
@@ -97,6 +107,8 @@ func (o Options) validate() (*url.URL, error) {
 		return nil, fmt.Errorf("--page-size must be 1..%d, got %d", MaxPageSize, o.PageSize)
 	case o.Timeout < 0:
 		return nil, fmt.Errorf("--timeout must not be negative")
+	case o.MaxPages < 1:
+		return nil, fmt.Errorf("--max-pages must be at least 1, got %d", o.MaxPages)
 	}
 	for _, s := range o.Statuses {
 		if !s.Valid() {
@@ -128,6 +140,10 @@ type Summary struct {
 	Statuses []contracts.Status
 	ByStatus map[contracts.Status]*Counts
 	Pages    int
+	// Uncertain is the size of the batch whose import was in flight when
+	// the store stopped answering (a Redis timeout): up to that many more
+	// tasks may have been imported than Imported says.
+	Uncertain int
 }
 
 // Total adds up every status.
@@ -167,6 +183,10 @@ func (s *Summary) Write(w io.Writer) {
 	}
 	row("TOTAL", s.Total())
 	_ = tw.Flush()
+	if s.Uncertain > 0 {
+		fmt.Fprintf(w, "imported: %d certainly, up to %d in all: the store did not answer for a batch of %d (it may have written them); run again: those written are reported unchanged\n",
+			s.Total().Imported, s.Total().Imported+s.Uncertain, s.Uncertain)
+	}
 }
 
 // StopError is a run that stopped before the end: a page could not be
@@ -176,16 +196,24 @@ type StopError struct {
 	Status   contracts.Status
 	Page     int
 	Imported int // tasks imported before the stop, this run
-	DryRun   bool
-	Err      error
+	// Uncertain is the batch in flight when the store stopped answering:
+	// up to that many more may have been imported.
+	Uncertain int
+	DryRun    bool
+	Err       error
 }
 
 func (e *StopError) Error() string {
 	if e.DryRun {
 		return fmt.Sprintf("stopped at page %d of status %s: %v (dry run: nothing was written)", e.Page, e.Status, e.Err)
 	}
-	return fmt.Sprintf("stopped at page %d of status %s: %v; %d tasks were imported before it; run the same command again to resume (tasks already imported are reported unchanged)",
-		e.Page, e.Status, e.Err, e.Imported)
+	imported := fmt.Sprintf("%d tasks were imported before it", e.Imported)
+	if e.Uncertain > 0 {
+		imported = fmt.Sprintf("up to %d tasks were imported before it (%d certainly; the store did not answer for a batch of %d, which it may have written)",
+			e.Imported+e.Uncertain, e.Imported, e.Uncertain)
+	}
+	return fmt.Sprintf("stopped at page %d of status %s: %v; %s; run the same command again to resume (tasks already imported are reported unchanged)",
+		e.Page, e.Status, e.Err, imported)
 }
 
 func (e *StopError) Unwrap() error { return e.Err }
@@ -215,29 +243,48 @@ func Run(ctx context.Context, l *tasks.Ledger, opt Options, out io.Writer) (*Sum
 		fmt.Fprintf(out, "dry run: nothing is written to the ledger\n")
 	}
 	for _, st := range opt.Statuses {
-		page, err := importStatus(ctx, src, im, opt.PageSize, st, selected, sum, out)
+		w := walker{src: src, im: im, limit: opt.PageSize, maxPages: opt.MaxPages, selected: selected, sum: sum, out: out}
+		page, err := w.status(ctx, st)
 		if err != nil {
-			return sum, &StopError{Status: st, Page: page, Imported: sum.Total().Imported, DryRun: opt.DryRun, Err: err}
+			return sum, &StopError{Status: st, Page: page, Imported: sum.Total().Imported, Uncertain: sum.Uncertain, DryRun: opt.DryRun, Err: err}
 		}
 	}
 	return sum, nil
 }
 
-// importStatus imports every page of status st. On failure it returns the
-// page (from 1) that failed.
-func importStatus(ctx context.Context, src *source, im *tasks.Importer, limit int, st contracts.Status,
-	selected map[contracts.Status]bool, sum *Summary, out io.Writer) (int, error) {
+// walker pages the statuses of one run.
+type walker struct {
+	src      *source
+	im       *tasks.Importer
+	limit    int
+	maxPages int
+	selected map[contracts.Status]bool
+	sum      *Summary
+	out      io.Writer
+}
+
+// status imports every page of status st. On failure it returns the page
+// (from 1) that failed. It stops with an error when the API loops: a
+// next_cursor it answered before (a→b→a), a page (by cursor) that brings
+// no queue_id the status's earlier pages did not (fresh cursors over the
+// same tasks), a page by offset that repeats the last; and after maxPages
+// pages in all.
+func (w *walker) status(ctx context.Context, st contracts.Status) (int, error) {
 	cursor, offset, seen := "", 0, map[string]bool{}
+	cursors := map[string]int{} // next_cursor → the page that answered it
 	for n := 1; ; n++ {
 		if err := ctx.Err(); err != nil {
 			return n, err
 		}
-		p, err := src.fetch(ctx, st, limit, cursor, offset)
+		if w.sum.Pages >= w.maxPages {
+			return n, fmt.Errorf("stopped after %d pages (--max-pages): the old API kept answering next pages; raise --max-pages if its queue is really that long", w.sum.Pages)
+		}
+		p, err := w.src.fetch(ctx, st, w.limit, cursor, offset)
 		if err != nil {
 			return n, err
 		}
-		sum.Pages++
-		fresh, err := importPage(ctx, im, p, selected, sum.ByStatus[st], seen, out)
+		w.sum.Pages++
+		fresh, err := importPage(ctx, w.im, p, w.selected, w.sum, w.sum.ByStatus[st], seen, w.out)
 		switch {
 		case err != nil:
 			return n, err
@@ -247,9 +294,14 @@ func importStatus(ctx context.Context, src *source, im *tasks.Importer, limit in
 			return n + 1, fmt.Errorf("the API answered a full page without next_cursor but the next page by offset repeats it: it pages neither by cursor nor by offset")
 		case p.byIndex:
 			offset += len(p.tasks)
+		case cursors[p.next] > 0:
+			return n + 1, fmt.Errorf("the API answered next_cursor %q on page %d and again on page %d: a cursor loop; nothing new would come", p.next, cursors[p.next], n)
 		case p.next == cursor:
-			return n + 1, fmt.Errorf("the API answered the same next_cursor twice (%q)", p.next)
+			return n + 1, fmt.Errorf("the API answered next_cursor %q on page %d and again on page %d: a cursor loop; nothing new would come", p.next, n-1, n)
+		case !fresh:
+			return n + 1, fmt.Errorf("page %d (after next_cursor %q) brought no queue_id that the earlier pages of %s did not: the API is looping over the same tasks", n, cursor, st)
 		default:
+			cursors[p.next] = n
 			cursor = p.next
 		}
 	}
@@ -257,9 +309,17 @@ func importStatus(ctx context.Context, src *source, im *tasks.Importer, limit in
 
 // importPage imports one page's tasks and reports each. fresh tells
 // whether the page held a queue_id not seen on this status's earlier pages.
-func importPage(ctx context.Context, im *tasks.Importer, p page, selected map[contracts.Status]bool, counts *Counts,
+//
+// Tasks go to the ledger in batches of tasks.MaxImportBatch, each atomic:
+// when one fails, the batches before it are counted, the tasks of the
+// failed one are not, and (writing, not a dry run) their number is added
+// to sum.Uncertain: the store may have written them before its answer
+// was lost.
+func importPage(ctx context.Context, im *tasks.Importer, p page, selected map[contracts.Status]bool, sum *Summary, counts *Counts,
 	seen map[string]bool, out io.Writer) (fresh bool, err error) {
 	results := make([]tasks.ImportResult, len(p.tasks))
+	decided := make([]bool, len(p.tasks))
+	defer func() { report(results, decided, counts, im.DryRun(), out) }()
 	var items []tasks.ImportTask
 	var at []int
 	for i, raw := range p.tasks {
@@ -270,23 +330,37 @@ func importPage(ctx context.Context, im *tasks.Importer, p page, selected map[co
 		}
 		switch {
 		case derr != nil:
-			results[i] = tasks.ImportResult{QueueID: t.QueueID, From: t.Status, Outcome: tasks.ImportInvalid, Reason: derr.Error()}
+			results[i], decided[i] = tasks.ImportResult{QueueID: t.QueueID, From: t.Status, Outcome: tasks.ImportInvalid, Reason: derr.Error()}, true
 		case t.Status.Valid() && !selected[t.Status]:
-			results[i] = tasks.ImportResult{QueueID: t.QueueID, From: t.Status, Outcome: outcomeSkipped}
+			results[i], decided[i] = tasks.ImportResult{QueueID: t.QueueID, From: t.Status, Outcome: outcomeSkipped}, true
 		default:
 			items, at = append(items, t), append(at, i)
 		}
 	}
-	if len(items) > 0 {
-		res, err := im.Import(ctx, items)
+	for len(items) > 0 {
+		n := min(len(items), tasks.MaxImportBatch)
+		res, err := im.Import(ctx, items[:n])
 		if err != nil {
+			if !im.DryRun() {
+				sum.Uncertain += n
+			}
 			return fresh, err
 		}
 		for j, r := range res {
-			results[at[j]] = r
+			results[at[j]], decided[at[j]] = r, true
 		}
+		items, at = items[n:], at[n:]
 	}
-	for _, r := range results {
+	return fresh, nil
+}
+
+// report counts and prints the tasks of a page that were decided, in page
+// order.
+func report(results []tasks.ImportResult, decided []bool, counts *Counts, dry bool, out io.Writer) {
+	for i, r := range results {
+		if !decided[i] {
+			continue
+		}
 		counts.Fetched++
 		switch r.Outcome {
 		case tasks.ImportImported:
@@ -300,9 +374,8 @@ func importPage(ctx context.Context, im *tasks.Importer, p page, selected map[co
 		case outcomeSkipped:
 			counts.Skipped++
 		}
-		fmt.Fprintln(out, line(r, im.DryRun()))
+		fmt.Fprintln(out, line(r, dry))
 	}
-	return fresh, nil
 }
 
 // outcomeSkipped: a task of a status not selected (the API ignored the
