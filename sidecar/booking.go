@@ -47,7 +47,7 @@ func (m *Main) cloud9Endpoint() (cloud9.Config, error) {
 	c := cloud9.Config{Endpoint: cfg.Cloud9Endpoint, ClientID: cfg.Cloud9ClientID, Username: cfg.Cloud9Username,
 		Password: cfg.Cloud9Password, VendorUsername: cfg.Cloud9VendorUsername,
 		WriteTimeout: cfg.Booking.WriteTimeout, NoteTimeout: cfg.Booking.NoteTimeout, ReadTimeout: cfg.Booking.ReadTimeout,
-		Logger: m.Logger, Registerer: m.registry}
+		DayHalfFormat: cfg.Booking.DayHalfFormat, Logger: m.Logger, Registerer: m.registry}
 	if c.Endpoint != "" {
 		return c, nil
 	}

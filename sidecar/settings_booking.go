@@ -54,6 +54,9 @@ type BookingConfig struct {
 	SimWindow       cloud9sim.Window
 	// WriteLimiter is CLOUD9_WRITE_LIMITER: LimiterWindow or LimiterSpacing.
 	WriteLimiter string
+	// DayHalfFormat is CLOUD9_MORNING_AFTERNOON_FORMAT: cloud9.DayHalfBool
+	// or cloud9.DayHalfBit.
+	DayHalfFormat string
 }
 
 // The Cloud9 write limiters CLOUD9_WRITE_LIMITER picks.
@@ -95,6 +98,7 @@ var bookingSettings = []setting{
 	{name: "CLOUD9_WRITE_TIMEOUT", def: durStr(cloud9.DefaultWriteTimeout), help: "timeout of a Cloud9 write (SetAppointment, SetPatient)", apply: bookingDuration(func(b *BookingConfig) *time.Duration { return &b.WriteTimeout })},
 	{name: "CLOUD9_NOTE_TIMEOUT", def: durStr(cloud9.DefaultNoteTimeout), help: "timeout of SetPatientComment", apply: bookingDuration(func(b *BookingConfig) *time.Duration { return &b.NoteTimeout })},
 	{name: "CLOUD9_READ_TIMEOUT", def: durStr(cloud9.DefaultReadTimeout), help: "timeout of a Cloud9 read", apply: bookingDuration(func(b *BookingConfig) *time.Duration { return &b.ReadTimeout })},
+	{name: "CLOUD9_MORNING_AFTERNOON_FORMAT", def: cloud9.DayHalfBool, help: "how slot searches send GetOnlineReservations' morning/afternoon: bool (True/False, what the production flow has always sent) or bit (1/0, the vendor guide's form)", apply: oneOf(func(c *Config) *string { return &c.Booking.DayHalfFormat }, cloud9.DayHalfBool, cloud9.DayHalfBit)},
 	{name: "CLOUD9_LOCATION_GUID", def: bookingsvc.DefaultLocationGUID, help: "the practice location (slots of other locations are left out)", apply: bookingGUID(func(b *BookingConfig) *string { return &b.LocationGUID })},
 	{name: "CLOUD9_PROVIDER_GUID", help: "providerGUID of new patients; required with a real Cloud9 (the simulator's orthodontist otherwise)", apply: bookingGUID(func(b *BookingConfig) *string { return &b.ProviderGUID })},
 	{name: "CLOUD9_SCHEDULE_VIEW_GUID", def: bookingsvc.DefaultScheduleViewGUID, help: "default schedule view of createAppt", apply: bookingGUID(func(b *BookingConfig) *string { return &b.ScheduleView })},
