@@ -177,7 +177,7 @@ func (m *Main) newBooking(rt *orchestrator.Runtime, b *backend, shutdown context
 // bookingServiceConfig is the booking service's (and worker's) settings.
 func (m *Main) bookingServiceConfig(bc BookingConfig) bookingsvc.Config {
 	return bookingsvc.Config{
-		SyncBudget: bc.SyncBudget, SyncRetryDelay: bc.SyncRetryDelay, SyncAttempts: bc.SyncAttempts,
+		SyncBudget: bc.SyncBudget, InCallWait: bc.InCallWait, SyncRetryDelay: bc.SyncRetryDelay, SyncAttempts: bc.SyncAttempts,
 		AsyncMaxAttempts: bc.MaxAttempts, Backoff: bookingsvc.BackoffPolicy{Base: bc.BackoffBase, Max: bc.BackoffMax},
 		QueueDelay: bc.BackoffBase, CompletedRetention: bc.Retention, AuthMode: bc.AuthMode, PatientModel: bc.PatientModel,
 		DefaultScheduleColumnGUID: bc.ScheduleColumn, DefaultScheduleViewGUID: bc.ScheduleView,

@@ -26,6 +26,7 @@ type BookingConfig struct {
 	ReadTimeout    time.Duration
 	AuthMode       string
 	SyncBudget     time.Duration
+	InCallWait     time.Duration
 	RedisTimeout   time.Duration
 	SyncRetryDelay time.Duration
 	SyncAttempts   int
@@ -108,6 +109,7 @@ var bookingSettings = []setting{
 	{name: "BOOKING_AUTH_MODE", def: "session", help: "createAppt authorization: token, session (token or matching session cache) or legacy (any well-formed GUID; warned at start)", apply: oneOf(func(c *Config) *string { return &c.Booking.AuthMode }, "token", "session", "legacy")},
 	{name: "BOOKING_PATIENT_MODEL", def: bookingsvc.DefaultPatientModel, help: "createPatient's guidance: parent (seed 000: the parent is the patient, children are booked with its GUID and a note) or individual (the original's current guidance: each child is created as its own patient)", apply: oneOf(func(c *Config) *string { return &c.Booking.PatientModel }, bookingsvc.PatientModelParent, bookingsvc.PatientModelIndividual)},
 	{name: "BOOKING_SYNC_BUDGET", def: durStr(bookingsvc.DefaultSyncBudget), help: "how long createAppt may wait (limiter + one retry) before answering queued; also bounds the Redis work of createAppt, createPatient and queue-status (answered within it + 0.2 s when Redis hangs)", apply: bookingDuration(func(b *BookingConfig) *time.Duration { return &b.SyncBudget })},
+	{name: "BOOKING_INCALL_WAIT", def: durStr(bookingsvc.DefaultInCallWait), help: "how long a booking call (createAppt, its children[], bookConsultation) waits in the call for the shared Cloud9 write window to admit it before it is queued (the original confirmed about 15 s after one code 8); the call's budget is the larger of this and BOOKING_SYNC_BUDGET", apply: bookingDuration(func(b *BookingConfig) *time.Duration { return &b.InCallWait })},
 	{name: "BOOKING_REDIS_TIMEOUT", def: durStr(bookingsvc.DefaultRedisTimeout), help: "bound of each Redis step of getApptSlots / getGroupedApptSlots (slot cache, reservation filter), which fail open past it; createAppt, createPatient and queue-status are bounded by BOOKING_SYNC_BUDGET (+0.2 s) instead", apply: bookingDuration(func(b *BookingConfig) *time.Duration { return &b.RedisTimeout })},
 	{name: "BOOKING_SYNC_RETRY_DELAY", def: durStr(bookingsvc.DefaultSyncRetryDelay), help: "wait before the second sync attempt after a rate-limit answer", apply: bookingDuration(func(b *BookingConfig) *time.Duration { return &b.SyncRetryDelay })},
 	{name: "BOOKING_SYNC_ATTEMPTS", def: itoa(bookingsvc.DefaultSyncAttempts), help: "sync SetAppointment attempts", apply: bookingInt(func(b *BookingConfig) *int { return &b.SyncAttempts }, 1, 10)},
@@ -182,7 +184,7 @@ func (b BookingConfig) offeredColumns() []string {
 func (c *Config) validateBooking(p *problems) {
 	b := c.Booking
 	p.positive(namedDuration{"CLOUD9_WRITE_TIMEOUT", b.WriteTimeout}, namedDuration{"CLOUD9_NOTE_TIMEOUT", b.NoteTimeout},
-		namedDuration{"CLOUD9_READ_TIMEOUT", b.ReadTimeout}, namedDuration{"BOOKING_SYNC_BUDGET", b.SyncBudget},
+		namedDuration{"CLOUD9_READ_TIMEOUT", b.ReadTimeout}, namedDuration{"BOOKING_SYNC_BUDGET", b.SyncBudget}, namedDuration{"BOOKING_INCALL_WAIT", b.InCallWait},
 		namedDuration{"BOOKING_REDIS_TIMEOUT", b.RedisTimeout}, namedDuration{"BOOKING_BACKOFF_BASE", b.BackoffBase},
 		namedDuration{"BOOKING_BACKOFF_MAX", b.BackoffMax}, namedDuration{"BOOKING_SESSION_TTL", b.SessionTTL},
 		namedDuration{"SLOT_RESERVATION_TTL", b.ReserveTTL}, namedDuration{"SLOT_RESERVATION_BOOKED_TTL", b.BookedTTL},

@@ -32,6 +32,9 @@ import (
 // Wall time: the ten-siblings case waits a real minute for the window; the
 // other cases run beside it (t.Parallel), about 75 s in all.
 
+// LimiterSpacingName is CLOUD9_WRITE_LIMITER's earlier default.
+const LimiterSpacingName = "spacing"
+
 // simWindows are CLOUD9_SIM_WINDOW's values.
 var simWindows = []string{"sliding", "fixed"}
 
@@ -60,6 +63,11 @@ func newIncall(t *testing.T, window, limiter string) *incall {
 	extra := map[string]string{}
 	if limiter != "" {
 		extra["CLOUD9_WRITE_LIMITER"] = limiter
+	}
+	if limiter == LimiterSpacingName {
+		// The baseline as it was: no in-call wait beyond the 10 s sync
+		// budget (BOOKING_INCALL_WAIT's 15 s would fit one 12.25 s turn).
+		extra["BOOKING_INCALL_WAIT"] = "10s"
 	}
 	p := startFlowgate(t, bookingEnv(db.URL(), sim, "5/min", extra)) // 5/min: CLOUD9_WRITE_LIMIT's default
 	return &incall{t: t, sim: sim, p: p, c: newBookingClient(t, p)}

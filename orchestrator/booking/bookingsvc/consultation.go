@@ -108,7 +108,7 @@ func (s *Service) BookConsultation(ctx context.Context, req contracts.BookConsul
 	rb := newRedisBudget(s.cfg.SyncBudget)
 	r := &consultRun{s: s, req: req, start: now,
 		holder: firstNonEmpty(req.SessionID, req.UUI, "consult:"+digits(req.ParentPhone)),
-		pol:    &syncPolicy{s: s, deadline: now.Add(s.cfg.SyncBudget), rb: rb}}
+		pol:    &syncPolicy{s: s, deadline: now.Add(s.cfg.callBudget()), rb: rb}}
 	if bad := r.validate(ctx); bad != nil {
 		s.count("bookConsultation", "validation_error")
 		return ConsultAnswer{Body: *bad, Status: contracts.ConsultAllBooked}

@@ -213,6 +213,7 @@ func (s *Service) turn(ctx context.Context, rb *redisBudget, procedure string, d
 		if err := s.cfg.Sleep(ctx, after); err != nil {
 			return waited, false
 		}
+		rb.waited(after) // a wait for the window, not for Redis
 		waited += after
 	}
 }
