@@ -49,7 +49,9 @@ func (f *inCall) full(ago time.Duration) {
 	f.e.Clock.Advance(ago)
 }
 
-func slotAt(i int) string { return time.Date(2026, 1, 21, 8+i, 0, 0, 0, time.UTC).Format("01/02/2006 03:04 PM") }
+func slotAt(i int) string {
+	return time.Date(2026, 1, 21, 8+i, 0, 0, 0, time.UTC).Format("01/02/2006 03:04 PM")
+}
 
 func TestInCallWaitConfirmsWhenTheWindowFreesInTime(t *testing.T) {
 	t.Parallel()

@@ -128,16 +128,16 @@ type Call struct {
 // Cloud9 is a scriptable fake Cloud9: each procedure answers the scripted
 // errors in order, then succeeds.
 type Cloud9 struct {
-	mu       sync.Mutex
-	script   map[string][]error
-	calls    []Call
-	appts    map[string][]cloud9.Appointment // by patient
-	n        int
-	Hook     func(procedure string) // called on every call, outside the lock
+	mu     sync.Mutex
+	script map[string][]error
+	calls  []Call
+	appts  map[string][]cloud9.Appointment // by patient
+	n      int
+	Hook   func(procedure string) // called on every call, outside the lock
 	// Gate, when set, answers a call before the script (nil: go on), e.g.
 	// a Window's code 8 for writes beyond Cloud9's own rate.
-	Gate func(procedure string) error
-	ListHide bool                   // GetAppointmentListByPatient omits the column
+	Gate     func(procedure string) error
+	ListHide bool // GetAppointmentListByPatient omits the column
 }
 
 // NewCloud9 returns a fake with no script.
