@@ -180,7 +180,7 @@ func (m *Main) bookingServiceConfig(bc BookingConfig) bookingsvc.Config {
 		SyncBudget: bc.SyncBudget, InCallWait: bc.InCallWait, SyncRetryDelay: bc.SyncRetryDelay, SyncAttempts: bc.SyncAttempts,
 		AsyncMaxAttempts: bc.MaxAttempts, Backoff: bookingsvc.BackoffPolicy{Base: bc.BackoffBase, Max: bc.BackoffMax},
 		QueueDelay: bc.BackoffBase, CompletedRetention: bc.Retention, AuthMode: bc.AuthMode, PatientModel: bc.PatientModel,
-		DefaultScheduleColumnGUID: bc.ScheduleColumn, DefaultScheduleViewGUID: bc.ScheduleView,
+		DefaultScheduleColumnGUID: bc.ScheduleColumn, Chairs: bc.offeredColumns(), DefaultScheduleViewGUID: bc.ScheduleView,
 		DefaultAppointmentTypeGUID: bc.AppointmentType, LocationGUID: bc.LocationGUID, ProviderGUID: bc.ProviderGUID,
 		SessionTTL: bc.SessionTTL, StatusEndpoint: m.Config.NodeRedBasePath + bookinghttp.OperationStatusPath,
 		WriteTimeout: bc.WriteTimeout, // the in-flight lease outlives one Cloud9 write

@@ -70,7 +70,7 @@ func (s *Service) CreateAppt(ctx context.Context, req contracts.CreateApptReques
 	}
 	b, bad := s.resolve(rctx, patientGUID, slotFields{bookingToken: req.BookingToken, startTime: req.StartTime,
 		view: req.ScheduleViewGUID, column: req.ScheduleColumnGUID, apptType: req.AppointmentTypeGUID,
-		minutes: int(req.Minutes)}, req.ChildName, req.Note, holder(req.SessionID, req.UUI))
+		minutes: int(req.Minutes), knownChair: true}, req.ChildName, req.Note, holder(req.SessionID, req.UUI))
 	b.fromCall(req.SessionID, req.UUI)
 	if bad != nil {
 		s.count("createAppt", "validation_error")

@@ -56,7 +56,7 @@ func (s *Service) createBatch(ctx context.Context, req contracts.CreateApptReque
 	for _, c := range req.Children {
 		guid := firstNonEmpty(c.PatientGUID, primary)
 		b, bad := s.resolve(rctx, guid, slotFields{bookingToken: c.BookingToken, startTime: c.StartTime, view: c.ScheduleViewGUID,
-			column: c.ScheduleColumnGUID, apptType: c.AppointmentTypeGUID, minutes: int(c.Minutes)},
+			column: c.ScheduleColumnGUID, apptType: c.AppointmentTypeGUID, minutes: int(c.Minutes), knownChair: true},
 			c.ChildName, c.Note, holder(req.SessionID, req.UUI))
 		b.fromCall(req.SessionID, req.UUI)
 		res := batchChild(b)

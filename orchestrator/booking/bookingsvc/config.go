@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/hibiken/asynq"
@@ -129,7 +130,12 @@ type Config struct {
 	// guidance: each child its own patient). BOOKING_PATIENT_MODEL.
 	PatientModel string
 
-	DefaultScheduleColumnGUID  string
+	DefaultScheduleColumnGUID string
+	// Chairs are the practice's configured chairs (CLOUD9_SLOT_COLUMNS;
+	// nil: every chair). createAppt books a column that is not one of them
+	// on DefaultScheduleColumnGUID, as the original booked Chair 8 whatever
+	// was sent: a stale or invented GUID never books another chair.
+	Chairs                     []string
 	DefaultScheduleViewGUID    string
 	DefaultAppointmentTypeGUID string
 	DefaultMinutes             int
@@ -254,3 +260,17 @@ func (c Config) validate() error {
 // window, a limiter turn or the retry after a rate-limit answer before what
 // is left is queued: InCallWait, or SyncBudget when that is longer.
 func (c Config) callBudget() time.Duration { return max(c.SyncBudget, c.InCallWait) }
+
+// chairConfigured reports whether column is one of Chairs (always, when
+// Chairs is nil: every chair is the practice's) or the default chair.
+func (c Config) chairConfigured(column string) bool {
+	if len(c.Chairs) == 0 || strings.EqualFold(column, c.DefaultScheduleColumnGUID) {
+		return true
+	}
+	for _, ch := range c.Chairs {
+		if strings.EqualFold(ch, column) {
+			return true
+		}
+	}
+	return false
+}
