@@ -96,6 +96,17 @@ func (c Config) writeLimiter(rdb redis.UniversalClient) bookingsvc.Limiter {
 	return cloud9.NewWindowLimiter(rdb, rates, cloud9.Rate{}, margin)
 }
 
+// noteLimiter is the limiter of the comments no caller waits on: the
+// window limiter less CLOUD9_COMMENT_RESERVE places of SetPatientComment's
+// window (editInsurance keeps the whole window); with the spacing limiter
+// the same limiter (one turn at a time leaves nothing to reserve).
+func (c Config) noteLimiter(l bookingsvc.Limiter) bookingsvc.Limiter {
+	if w, ok := l.(*cloud9.WindowLimiter); ok && c.Booking.CommentReserve > 0 {
+		return w.WithReserve(cloud9.ProcSetPatientComment, c.Booking.CommentReserve)
+	}
+	return l
+}
+
 // newBooking builds the booking path and registers its Asynq handlers; it
 // runs before the Asynq servers start.
 func (m *Main) newBooking(rt *orchestrator.Runtime, b *backend, shutdown context.Context) (*booking, error) {
@@ -143,7 +154,7 @@ func (m *Main) newBooking(rt *orchestrator.Runtime, b *backend, shutdown context
 		return nil, err
 	}
 	deps := bookingsvc.Deps{
-		Cloud9: raw, Limiter: limiter, Tokens: bookingdeps.Tokens{S: signer}, Sessions: bookingdeps.Sessions{C: sessions},
+		Cloud9: raw, Limiter: limiter, NoteLimiter: cfg.noteLimiter(limiter), Tokens: bookingdeps.Tokens{S: signer}, Sessions: bookingdeps.Sessions{C: sessions},
 		Reservations: bookingdeps.Reservations{R: holds}, BookingTokens: bookingdeps.BookingTokens{Cache: cache, Logger: m.Logger},
 		Marks: &bookingsvc.RedisMarks{Client: b.Client}, Events: events, Slots: tiers.source,
 	}

@@ -58,6 +58,8 @@ type BookingConfig struct {
 	// DayHalfFormat is CLOUD9_MORNING_AFTERNOON_FORMAT: cloud9.DayHalfBool
 	// or cloud9.DayHalfBit.
 	DayHalfFormat string
+	// CommentReserve is CLOUD9_COMMENT_RESERVE.
+	CommentReserve int
 }
 
 // The Cloud9 write limiters CLOUD9_WRITE_LIMITER picks.
@@ -99,6 +101,7 @@ var bookingSettings = []setting{
 	{name: "CLOUD9_WRITE_TIMEOUT", def: durStr(cloud9.DefaultWriteTimeout), help: "timeout of a Cloud9 write (SetAppointment, SetPatient)", apply: bookingDuration(func(b *BookingConfig) *time.Duration { return &b.WriteTimeout })},
 	{name: "CLOUD9_NOTE_TIMEOUT", def: durStr(cloud9.DefaultNoteTimeout), help: "timeout of SetPatientComment", apply: bookingDuration(func(b *BookingConfig) *time.Duration { return &b.NoteTimeout })},
 	{name: "CLOUD9_READ_TIMEOUT", def: durStr(cloud9.DefaultReadTimeout), help: "timeout of a Cloud9 read", apply: bookingDuration(func(b *BookingConfig) *time.Duration { return &b.ReadTimeout })},
+	{name: "CLOUD9_COMMENT_RESERVE", def: itoa(cloud9.DefaultCommentReserve), help: "places of the SetPatientComment write window kept for comments a caller's answer waits on (editInsurance): booking notes and bookConsultation's comments take a place only while more than this many are free (window limiter only; 0: no reserve)", apply: bookingInt(func(b *BookingConfig) *int { return &b.CommentReserve }, 0, 1000)},
 	{name: "CLOUD9_MORNING_AFTERNOON_FORMAT", def: cloud9.DayHalfBool, help: "how slot searches send GetOnlineReservations' morning/afternoon: bool (True/False, what the production flow has always sent) or bit (1/0, the vendor guide's form)", apply: oneOf(func(c *Config) *string { return &c.Booking.DayHalfFormat }, cloud9.DayHalfBool, cloud9.DayHalfBit)},
 	{name: "CLOUD9_LOCATION_GUID", def: bookingsvc.DefaultLocationGUID, help: "the practice location (slots of other locations are left out)", apply: bookingGUID(func(b *BookingConfig) *string { return &b.LocationGUID })},
 	{name: "CLOUD9_PROVIDER_GUID", help: "providerGUID of new patients; required with a real Cloud9 (the simulator's orthodontist otherwise)", apply: bookingGUID(func(b *BookingConfig) *string { return &b.ProviderGUID })},

@@ -41,7 +41,9 @@ func TestCreateApptUnknownChairFallsBackToTheDefault(t *testing.T) {
 	}
 	t.Run("batch child", func(t *testing.T) {
 		e := bt.NewEnv()
-		s := e.Service(t, func(cfg *bookingsvc.Config) { cfg.DefaultScheduleColumnGUID, cfg.Chairs = bt.Column, []string{bt.Column} })
+		s := e.Service(t, func(cfg *bookingsvc.Config) {
+			cfg.DefaultScheduleColumnGUID, cfg.Chairs = bt.Column, []string{bt.Column}
+		})
 		req := contracts.CreateApptRequest{PatientGUID: bt.Patient, BookingAuthToken: e.Token(bt.Patient),
 			Children: []contracts.BookingChild{{ChildName: "A", StartTime: start, ScheduleColumnGUID: invented}}}
 		r := body[contracts.ApptBatchResponse](t, s.CreateAppt(ctx, req))

@@ -168,7 +168,7 @@ func (r *consultRun) validate(ctx context.Context) *contracts.ConsultValidationR
 		name := c.FirstName + " " + c.LastName
 		b, bad := s.resolve(rctx, placeholderGUID, slotFields{bookingToken: c.BookingToken, startTime: c.StartTime,
 			view: c.ScheduleViewGUID, column: c.ScheduleColumnGUID, apptType: c.AppointmentTypeGUID, minutes: minutes},
-			name, "Child: "+name+" | DOB: "+normDate(c.DOB), r.holder)
+			name, "", r.holder) // no appointment note: the original writes one comment per child, before the appointment
 		b.fromCall(r.req.SessionID, r.req.UUI)
 		path := fmt.Sprintf("children[%d].", i)
 		person := strings.ToLower(name) + "|" + normDate(c.DOB)
