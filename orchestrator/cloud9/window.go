@@ -52,13 +52,13 @@ const DefaultCommentReserve = 1
 // starve one a caller waits for (CLOUD9_COMMENT_RESERVE).
 func (l *WindowLimiter) WithReserve(procedure string, reserve int) *WindowLimiter {
 	c := *l
-	c.limits.rates = make(map[string]Rate, len(l.rates)+1)
+	c.rates = make(map[string]Rate, len(l.rates)+1)
 	for p, r := range l.rates {
-		c.limits.rates[p] = r
+		c.rates[p] = r
 	}
 	if r := l.RateFor(procedure); !r.IsZero() && reserve > 0 {
 		r.N = max(1, r.N-reserve)
-		c.limits.rates[procedure] = r
+		c.rates[procedure] = r
 	}
 	return &c
 }
