@@ -175,11 +175,6 @@ func (s *Service) resolve(ctx context.Context, patientGUID string, f slotFields,
 	if b.Minutes == 0 {
 		b.Minutes = s.cfg.DefaultMinutes
 	}
-	if f.knownChair && !s.cfg.chairConfigured(b.ScheduleColumnGUID) {
-		s.log.Warn("createAppt names a chair that is not configured; booking the default chair as the original did",
-			"column", b.ScheduleColumnGUID, "default_column", s.cfg.DefaultScheduleColumnGUID)
-		b.ScheduleColumnGUID = s.cfg.DefaultScheduleColumnGUID
-	}
 	missing, invalid := s.val.check(b)
 	if len(missing)+len(invalid) > 0 {
 		bad := &invalidBooking{missing: missing, invalid: invalid}
@@ -187,6 +182,13 @@ func (s *Service) resolve(ctx context.Context, patientGUID string, f slotFields,
 			bad.missing, bad.defaulted = withUnsent(missing, notSent)
 		}
 		return b, bad
+	}
+	// A well-formed column that is not a configured chair (a malformed one
+	// is refused above, as before).
+	if f.knownChair && !s.cfg.chairConfigured(b.ScheduleColumnGUID) {
+		s.log.Warn("createAppt names a chair that is not configured; booking the default chair as the original did",
+			"column", b.ScheduleColumnGUID, "default_column", s.cfg.DefaultScheduleColumnGUID)
+		b.ScheduleColumnGUID = s.cfg.DefaultScheduleColumnGUID
 	}
 	return b, nil
 }
