@@ -47,7 +47,7 @@ func (m *Main) cloud9Endpoint() (cloud9.Config, error) {
 	c := cloud9.Config{Endpoint: cfg.Cloud9Endpoint, ClientID: cfg.Cloud9ClientID, Username: cfg.Cloud9Username,
 		Password: cfg.Cloud9Password, VendorUsername: cfg.Cloud9VendorUsername,
 		WriteTimeout: cfg.Booking.WriteTimeout, NoteTimeout: cfg.Booking.NoteTimeout, ReadTimeout: cfg.Booking.ReadTimeout,
-		Logger: m.Logger, Registerer: m.registry}
+		DayHalfFormat: cfg.Booking.DayHalfFormat, Logger: m.Logger, Registerer: m.registry}
 	if c.Endpoint != "" {
 		return c, nil
 	}
@@ -94,6 +94,17 @@ func (c Config) writeLimiter(rdb redis.UniversalClient) bookingsvc.Limiter {
 		return cloud9.NewRedisLimiter(rdb, rates, cloud9.Rate{}, margin)
 	}
 	return cloud9.NewWindowLimiter(rdb, rates, cloud9.Rate{}, margin)
+}
+
+// noteLimiter is the limiter of the comments no caller waits on: the
+// window limiter less CLOUD9_COMMENT_RESERVE places of SetPatientComment's
+// window (editInsurance keeps the whole window); with the spacing limiter
+// the same limiter (one turn at a time leaves nothing to reserve).
+func (c Config) noteLimiter(l bookingsvc.Limiter) bookingsvc.Limiter {
+	if w, ok := l.(*cloud9.WindowLimiter); ok && c.Booking.CommentReserve > 0 {
+		return w.WithReserve(cloud9.ProcSetPatientComment, c.Booking.CommentReserve)
+	}
+	return l
 }
 
 // newBooking builds the booking path and registers its Asynq handlers; it
@@ -143,7 +154,7 @@ func (m *Main) newBooking(rt *orchestrator.Runtime, b *backend, shutdown context
 		return nil, err
 	}
 	deps := bookingsvc.Deps{
-		Cloud9: raw, Limiter: limiter, Tokens: bookingdeps.Tokens{S: signer}, Sessions: bookingdeps.Sessions{C: sessions},
+		Cloud9: raw, Limiter: limiter, NoteLimiter: cfg.noteLimiter(limiter), Tokens: bookingdeps.Tokens{S: signer}, Sessions: bookingdeps.Sessions{C: sessions},
 		Reservations: bookingdeps.Reservations{R: holds}, BookingTokens: bookingdeps.BookingTokens{Cache: cache, Logger: m.Logger},
 		Marks: &bookingsvc.RedisMarks{Client: b.Client}, Events: events, Slots: tiers.source,
 	}
@@ -177,10 +188,10 @@ func (m *Main) newBooking(rt *orchestrator.Runtime, b *backend, shutdown context
 // bookingServiceConfig is the booking service's (and worker's) settings.
 func (m *Main) bookingServiceConfig(bc BookingConfig) bookingsvc.Config {
 	return bookingsvc.Config{
-		SyncBudget: bc.SyncBudget, SyncRetryDelay: bc.SyncRetryDelay, SyncAttempts: bc.SyncAttempts,
+		SyncBudget: bc.SyncBudget, InCallWait: bc.InCallWait, SyncRetryDelay: bc.SyncRetryDelay, SyncAttempts: bc.SyncAttempts,
 		AsyncMaxAttempts: bc.MaxAttempts, Backoff: bookingsvc.BackoffPolicy{Base: bc.BackoffBase, Max: bc.BackoffMax},
 		QueueDelay: bc.BackoffBase, CompletedRetention: bc.Retention, AuthMode: bc.AuthMode, PatientModel: bc.PatientModel,
-		DefaultScheduleColumnGUID: bc.ScheduleColumn, DefaultScheduleViewGUID: bc.ScheduleView,
+		DefaultScheduleColumnGUID: bc.ScheduleColumn, Chairs: bc.offeredColumns(), DefaultScheduleViewGUID: bc.ScheduleView,
 		DefaultAppointmentTypeGUID: bc.AppointmentType, LocationGUID: bc.LocationGUID, ProviderGUID: bc.ProviderGUID,
 		SessionTTL: bc.SessionTTL, StatusEndpoint: m.Config.NodeRedBasePath + bookinghttp.OperationStatusPath,
 		WriteTimeout: bc.WriteTimeout, // the in-flight lease outlives one Cloud9 write

@@ -190,7 +190,9 @@ func TestBookConsultationQueuedShapes(t *testing.T) {
 		require.NotContains(t, string(body), "Lois", "no names without the monitoring credentials")
 	}
 
-	s := newParityEnv(t, cloud9sim.Config{}, map[string]string{"CLOUD9_WRITE_LIMIT": "1/10s"})
+	// BOOKING_INCALL_WAIT at the sync budget: the next turn (10 s) is not
+	// waited for in the call, so the children are queued (the shape).
+	s := newParityEnv(t, cloud9sim.Config{}, map[string]string{"CLOUD9_WRITE_LIMIT": "1/10s", "BOOKING_INCALL_WAIT": "10s"})
 	offered = offeredSlots(t, s, "consult-s")
 	st, body = s.post(t, "/bookConsultation", consultReq("consult-s", offered, "Kim", "Lou"))
 	require.Equal(t, http.StatusAccepted, st, "%s", body)

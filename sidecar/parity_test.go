@@ -479,8 +479,8 @@ func TestGroupedSlotsCloud9FailingAnswers200(t *testing.T) {
 
 // CLOUD9_SLOT_COLUMNS: by default only CLOUD9_SCHEDULE_COLUMN_GUID's slots
 // are offered (the original's filter, docs/reference/nodered-endpoints.md §1.4), `all` offers every
-// chair, a list those chairs; a createAppt naming another chair is still
-// booked in it.
+// chair, a list those chairs; a createAppt naming a configured chair is
+// booked in it, one naming another chair on the default chair.
 func TestSlotColumnsOffered(t *testing.T) {
 	columns := func(p *parityEnv) (map[string]int, []any) {
 		st, body := p.post(t, "/getApptSlots", map[string]any{"startDate": simDay(p.sim, 2), "endDate": simDay(p.sim, 3)})
@@ -503,26 +503,33 @@ func TestSlotColumnsOffered(t *testing.T) {
 	gotTwo, _ := columns(two)
 	require.ElementsMatch(t, []string{cloud9sim.Chair9GUID, cloud9sim.Chair10GUID}, keys(gotTwo))
 
-	// The request's own column is honoured: chair 9 is booked although
-	// only chair 8 is offered.
-	st, body := def.post(t, "/createPatient", map[string]any{"patientFirstName": "Ann", "patientLastName": "Lee", "uui": "call-cols"})
-	require.Equal(t, http.StatusOK, st)
-	pat := obj(t, body)
-	var nine map[string]any
-	for _, s := range allSlots {
-		if m := s.(map[string]any); strings.EqualFold(m["scheduleColumnGUID"].(string), cloud9sim.Chair9GUID) {
-			nine = m
-			break
+	slotOf := func(chair string) map[string]any {
+		for _, s := range allSlots {
+			if m := s.(map[string]any); strings.EqualFold(m["scheduleColumnGUID"].(string), chair) {
+				return m
+			}
 		}
+		t.Fatalf("no slot of chair %s", chair)
+		return nil
 	}
-	require.NotNil(t, nine)
-	st, body = def.post(t, "/createAppt", map[string]any{"patientGUID": pat["patientGUID"], "bookingAuthToken": pat["bookingAuthToken"],
-		"startTime": nine["startTime"], "scheduleViewGUID": nine["scheduleViewGUID"], "scheduleColumnGUID": cloud9sim.Chair9GUID, "uui": "call-cols"})
-	require.Equal(t, http.StatusOK, st)
-	require.Equal(t, true, obj(t, body)["success"], "%s", body)
-	appts := def.sim.Appointments()
-	require.Len(t, appts, 1)
-	require.True(t, strings.EqualFold(cloud9sim.Chair9GUID, appts[0].ScheduleColumnGUID))
+	book := func(p *parityEnv, slot map[string]any, column, uui string) string {
+		st, body := p.post(t, "/createPatient", map[string]any{"patientFirstName": "Ann", "patientLastName": "Lee", "uui": uui})
+		require.Equal(t, http.StatusOK, st)
+		pat := obj(t, body)
+		st, body = p.post(t, "/createAppt", map[string]any{"patientGUID": pat["patientGUID"], "bookingAuthToken": pat["bookingAuthToken"],
+			"startTime": slot["startTime"], "scheduleViewGUID": slot["scheduleViewGUID"], "scheduleColumnGUID": column, "uui": uui})
+		require.Equal(t, http.StatusOK, st)
+		require.Equal(t, true, obj(t, body)["success"], "%s", body)
+		appts := p.sim.Appointments()
+		require.Len(t, appts, 1)
+		return appts[0].ScheduleColumnGUID
+	}
+	// A configured chair is honoured: chair 9 is booked where every chair
+	// is the practice's.
+	require.True(t, strings.EqualFold(cloud9sim.Chair9GUID, book(all, slotOf(cloud9sim.Chair9GUID), cloud9sim.Chair9GUID, "call-cols")))
+	// A chair that is not configured falls back to the default chair, as
+	// the original booked Chair 8 whatever was sent (issue 43.6).
+	require.True(t, strings.EqualFold(cloud9sim.Chair8GUID, book(def, slotOf(cloud9sim.Chair8GUID), cloud9sim.Chair9GUID, "call-cols-8")))
 }
 
 func keys(m map[string]int) []string {

@@ -26,6 +26,7 @@ type BookingConfig struct {
 	ReadTimeout    time.Duration
 	AuthMode       string
 	SyncBudget     time.Duration
+	InCallWait     time.Duration
 	RedisTimeout   time.Duration
 	SyncRetryDelay time.Duration
 	SyncAttempts   int
@@ -54,6 +55,11 @@ type BookingConfig struct {
 	SimWindow       cloud9sim.Window
 	// WriteLimiter is CLOUD9_WRITE_LIMITER: LimiterWindow or LimiterSpacing.
 	WriteLimiter string
+	// DayHalfFormat is CLOUD9_MORNING_AFTERNOON_FORMAT: cloud9.DayHalfBool
+	// or cloud9.DayHalfBit.
+	DayHalfFormat string
+	// CommentReserve is CLOUD9_COMMENT_RESERVE.
+	CommentReserve int
 }
 
 // The Cloud9 write limiters CLOUD9_WRITE_LIMITER picks.
@@ -95,15 +101,18 @@ var bookingSettings = []setting{
 	{name: "CLOUD9_WRITE_TIMEOUT", def: durStr(cloud9.DefaultWriteTimeout), help: "timeout of a Cloud9 write (SetAppointment, SetPatient)", apply: bookingDuration(func(b *BookingConfig) *time.Duration { return &b.WriteTimeout })},
 	{name: "CLOUD9_NOTE_TIMEOUT", def: durStr(cloud9.DefaultNoteTimeout), help: "timeout of SetPatientComment", apply: bookingDuration(func(b *BookingConfig) *time.Duration { return &b.NoteTimeout })},
 	{name: "CLOUD9_READ_TIMEOUT", def: durStr(cloud9.DefaultReadTimeout), help: "timeout of a Cloud9 read", apply: bookingDuration(func(b *BookingConfig) *time.Duration { return &b.ReadTimeout })},
+	{name: "CLOUD9_COMMENT_RESERVE", def: itoa(cloud9.DefaultCommentReserve), help: "places of the SetPatientComment write window kept for comments a caller's answer waits on (editInsurance): booking notes and bookConsultation's comments take a place only while more than this many are free (window limiter only; 0: no reserve)", apply: bookingInt(func(b *BookingConfig) *int { return &b.CommentReserve }, 0, 1000)},
+	{name: "CLOUD9_MORNING_AFTERNOON_FORMAT", def: cloud9.DayHalfBool, help: "how slot searches send GetOnlineReservations' morning/afternoon: bool (True/False, what the production flow has always sent) or bit (1/0, the vendor guide's form)", apply: oneOf(func(c *Config) *string { return &c.Booking.DayHalfFormat }, cloud9.DayHalfBool, cloud9.DayHalfBit)},
 	{name: "CLOUD9_LOCATION_GUID", def: bookingsvc.DefaultLocationGUID, help: "the practice location (slots of other locations are left out)", apply: bookingGUID(func(b *BookingConfig) *string { return &b.LocationGUID })},
 	{name: "CLOUD9_PROVIDER_GUID", help: "providerGUID of new patients; required with a real Cloud9 (the simulator's orthodontist otherwise)", apply: bookingGUID(func(b *BookingConfig) *string { return &b.ProviderGUID })},
 	{name: "CLOUD9_SCHEDULE_VIEW_GUID", def: bookingsvc.DefaultScheduleViewGUID, help: "default schedule view of createAppt", apply: bookingGUID(func(b *BookingConfig) *string { return &b.ScheduleView })},
-	{name: "CLOUD9_SCHEDULE_COLUMN_GUID", def: bookingsvc.DefaultScheduleColumnGUID, help: "default chair when a request names none (the request's column is always honoured)", apply: bookingGUID(func(b *BookingConfig) *string { return &b.ScheduleColumn })},
-	{name: "CLOUD9_SLOT_COLUMNS", help: "chairs whose open slots getApptSlots / getGroupedApptSlots offer: unset = CLOUD9_SCHEDULE_COLUMN_GUID only (as the original), all, or comma-separated column GUIDs; a createAppt naming another column is still booked", apply: slotColumns},
+	{name: "CLOUD9_SCHEDULE_COLUMN_GUID", def: bookingsvc.DefaultScheduleColumnGUID, help: "default chair: when a request names none, and createAppt's fallback when it names a chair that is not one of CLOUD9_SLOT_COLUMNS' (the original booked Chair 8 whatever was sent)", apply: bookingGUID(func(b *BookingConfig) *string { return &b.ScheduleColumn })},
+	{name: "CLOUD9_SLOT_COLUMNS", help: "chairs whose open slots getApptSlots / getGroupedApptSlots offer: unset = CLOUD9_SCHEDULE_COLUMN_GUID only (as the original), all, or comma-separated column GUIDs; they are also the chairs createAppt books (another column is booked on CLOUD9_SCHEDULE_COLUMN_GUID; bookConsultation honours the column as the original)", apply: slotColumns},
 	{name: "CLOUD9_APPOINTMENT_TYPE_GUID", def: bookingsvc.DefaultAppointmentTypeGUID, help: "default appointment type", apply: bookingGUID(func(b *BookingConfig) *string { return &b.AppointmentType })},
 	{name: "BOOKING_AUTH_MODE", def: "session", help: "createAppt authorization: token, session (token or matching session cache) or legacy (any well-formed GUID; warned at start)", apply: oneOf(func(c *Config) *string { return &c.Booking.AuthMode }, "token", "session", "legacy")},
 	{name: "BOOKING_PATIENT_MODEL", def: bookingsvc.DefaultPatientModel, help: "createPatient's guidance: parent (seed 000: the parent is the patient, children are booked with its GUID and a note) or individual (the original's current guidance: each child is created as its own patient)", apply: oneOf(func(c *Config) *string { return &c.Booking.PatientModel }, bookingsvc.PatientModelParent, bookingsvc.PatientModelIndividual)},
 	{name: "BOOKING_SYNC_BUDGET", def: durStr(bookingsvc.DefaultSyncBudget), help: "how long createAppt may wait (limiter + one retry) before answering queued; also bounds the Redis work of createAppt, createPatient and queue-status (answered within it + 0.2 s when Redis hangs)", apply: bookingDuration(func(b *BookingConfig) *time.Duration { return &b.SyncBudget })},
+	{name: "BOOKING_INCALL_WAIT", def: durStr(bookingsvc.DefaultInCallWait), help: "how long a booking call (createAppt, its children[], bookConsultation) waits in the call for the shared Cloud9 write window to admit it before it is queued (the original confirmed about 15 s after one code 8); the call's budget is the larger of this and BOOKING_SYNC_BUDGET", apply: bookingDuration(func(b *BookingConfig) *time.Duration { return &b.InCallWait })},
 	{name: "BOOKING_REDIS_TIMEOUT", def: durStr(bookingsvc.DefaultRedisTimeout), help: "bound of each Redis step of getApptSlots / getGroupedApptSlots (slot cache, reservation filter), which fail open past it; createAppt, createPatient and queue-status are bounded by BOOKING_SYNC_BUDGET (+0.2 s) instead", apply: bookingDuration(func(b *BookingConfig) *time.Duration { return &b.RedisTimeout })},
 	{name: "BOOKING_SYNC_RETRY_DELAY", def: durStr(bookingsvc.DefaultSyncRetryDelay), help: "wait before the second sync attempt after a rate-limit answer", apply: bookingDuration(func(b *BookingConfig) *time.Duration { return &b.SyncRetryDelay })},
 	{name: "BOOKING_SYNC_ATTEMPTS", def: itoa(bookingsvc.DefaultSyncAttempts), help: "sync SetAppointment attempts", apply: bookingInt(func(b *BookingConfig) *int { return &b.SyncAttempts }, 1, 10)},
@@ -178,7 +187,7 @@ func (b BookingConfig) offeredColumns() []string {
 func (c *Config) validateBooking(p *problems) {
 	b := c.Booking
 	p.positive(namedDuration{"CLOUD9_WRITE_TIMEOUT", b.WriteTimeout}, namedDuration{"CLOUD9_NOTE_TIMEOUT", b.NoteTimeout},
-		namedDuration{"CLOUD9_READ_TIMEOUT", b.ReadTimeout}, namedDuration{"BOOKING_SYNC_BUDGET", b.SyncBudget},
+		namedDuration{"CLOUD9_READ_TIMEOUT", b.ReadTimeout}, namedDuration{"BOOKING_SYNC_BUDGET", b.SyncBudget}, namedDuration{"BOOKING_INCALL_WAIT", b.InCallWait},
 		namedDuration{"BOOKING_REDIS_TIMEOUT", b.RedisTimeout}, namedDuration{"BOOKING_BACKOFF_BASE", b.BackoffBase},
 		namedDuration{"BOOKING_BACKOFF_MAX", b.BackoffMax}, namedDuration{"BOOKING_SESSION_TTL", b.SessionTTL},
 		namedDuration{"SLOT_RESERVATION_TTL", b.ReserveTTL}, namedDuration{"SLOT_RESERVATION_BOOKED_TTL", b.BookedTTL},

@@ -197,6 +197,14 @@ func bookingEnv(redisURL string, sim *simProc, writeLimit string, extra map[stri
 	for k, v := range extra {
 		env[k] = v
 	}
+	// A case that shortens the sync budget to see a booking queued means
+	// the whole call's budget: the in-call wait (15 s by default, the
+	// larger of the two counts) follows it unless the case sets it.
+	if b, ok := extra["BOOKING_SYNC_BUDGET"]; ok {
+		if _, set := extra["BOOKING_INCALL_WAIT"]; !set {
+			env["BOOKING_INCALL_WAIT"] = b
+		}
+	}
 	return env
 }
 

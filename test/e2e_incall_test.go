@@ -32,6 +32,9 @@ import (
 // Wall time: the ten-siblings case waits a real minute for the window; the
 // other cases run beside it (t.Parallel), about 75 s in all.
 
+// LimiterSpacingName is CLOUD9_WRITE_LIMITER's earlier default.
+const LimiterSpacingName = "spacing"
+
 // simWindows are CLOUD9_SIM_WINDOW's values.
 var simWindows = []string{"sliding", "fixed"}
 
@@ -60,6 +63,11 @@ func newIncall(t *testing.T, window, limiter string) *incall {
 	extra := map[string]string{}
 	if limiter != "" {
 		extra["CLOUD9_WRITE_LIMITER"] = limiter
+	}
+	if limiter == LimiterSpacingName {
+		// The baseline as it was: no in-call wait beyond the 10 s sync
+		// budget (BOOKING_INCALL_WAIT's 15 s would fit one 12.25 s turn).
+		extra["BOOKING_INCALL_WAIT"] = "10s"
 	}
 	p := startFlowgate(t, bookingEnv(db.URL(), sim, "5/min", extra)) // 5/min: CLOUD9_WRITE_LIMIT's default
 	return &incall{t: t, sim: sim, p: p, c: newBookingClient(t, p)}
@@ -121,8 +129,8 @@ func TestInCallFigures(t *testing.T) {
 
 // inCallConsultation: bookConsultation, parent + 2 children → 200,
 // success:true, every patient and appointment GUID, within 2 s (3
-// SetPatient, 5 SetPatientComment, 2 SetAppointment: each procedure
-// within its 5 per minute).
+// SetPatient, 3 SetPatientComment, 2 SetAppointment: each procedure
+// within its 5 per minute), then editInsurance at once → sent.
 func inCallConsultation(t *testing.T, window string) {
 	f := newIncall(t, window, "")
 	slots := distinctSlots(t, f.c.slots("call-incall-consult", 2), 2)
@@ -147,11 +155,18 @@ func inCallConsultation(t *testing.T, window string) {
 	require.LessOrEqual(t, took, 2*time.Second, "the caller waited too long")
 	st := f.sim.state()
 	require.Equal(t, 3, st.Patients)
-	// The parent's insurance comment, each child's patient comment and
-	// each appointment's note: five, the whole minute's SetPatientComment.
-	require.Equal(t, 5, st.Comments, "comments made in-call")
-	require.Equal(t, 5, st.Calls["SetPatientComment"])
+	// The original's comments: the parent's insurance comment and one per
+	// child (parent, family, insurance), before its appointment: three.
+	require.Equal(t, 3, st.Comments, "comments made in-call")
+	require.Equal(t, 3, st.Calls["SetPatientComment"])
 	require.Zero(t, f.c.queueStatus().Total, "something was queued")
+
+	// editInsurance at once: its comment is the answer, and the family's
+	// comments left it a place (CLOUD9_COMMENT_RESERVE) → sent.
+	code, raw := f.c.post("editInsurance", contracts.EditInsuranceRequest{PatientGUID: *r.Parent.PatientGUID,
+		InsuranceProvider: "Delta Dental", InsuranceMemberID: "M-1"})
+	require.Equal(t, http.StatusOK, code, truncate(raw))
+	require.Equal(t, 4, f.sim.state().Calls["SetPatientComment"], "editInsurance sent in the same minute")
 	f.noCode8()
 }
 

@@ -28,6 +28,12 @@ const (
 	DefaultReadTimeout  = 60 * time.Second // Get*
 )
 
+// The forms of GetOnlineReservations' morning/afternoon (Config.DayHalfFormat).
+const (
+	DayHalfBool = "bool" // True / False: the production flow's form
+	DayHalfBit  = "bit"  // 1 / 0: the vendor guide's "bit"
+)
+
 // MaxVendorUserName is Cloud9's bound on VendorUserName.
 const MaxVendorUserName = 25
 
@@ -38,6 +44,11 @@ type Config struct {
 	Username       string
 	Password       string // sent in every envelope, never logged
 	VendorUsername string // VendorUserName of writes; required by SetAppointment and SetPatient
+
+	// DayHalfFormat is how GetOnlineReservations writes morning/afternoon:
+	// DayHalfBool ("True"/"False", what production has always sent; the
+	// default) or DayHalfBit ("1"/"0", the vendor guide's "bit").
+	DayHalfFormat string
 
 	// HTTPClient sends the requests. Nil: a client of its own, whose idle
 	// connections Close releases. Do not set http.Client.Timeout shorter
@@ -79,6 +90,7 @@ func (c *Config) withDefaults() {
 	c.WriteTimeout = valutil.ValOrDefault(c.WriteTimeout, DefaultWriteTimeout)
 	c.NoteTimeout = valutil.ValOrDefault(c.NoteTimeout, DefaultNoteTimeout)
 	c.ReadTimeout = valutil.ValOrDefault(c.ReadTimeout, DefaultReadTimeout)
+	c.DayHalfFormat = valutil.ValOrDefault(c.DayHalfFormat, DayHalfBool)
 	c.Logger = valutil.ValOrDefault(c.Logger, slog.Default())
 	c.Sleep = valutil.FuncOrDefault(c.Sleep, timeutil.Sleep)
 	c.Now = valutil.FuncOrDefault(c.Now, time.Now)
@@ -99,6 +111,9 @@ func (c *Config) validate() error {
 	}
 	if n := len([]rune(c.VendorUsername)); n > MaxVendorUserName {
 		return fmt.Errorf("cloud9: VendorUsername is %d characters, Cloud9 takes at most %d", n, MaxVendorUserName)
+	}
+	if c.DayHalfFormat != DayHalfBool && c.DayHalfFormat != DayHalfBit {
+		return fmt.Errorf("cloud9: DayHalfFormat must be %s or %s, got %q", DayHalfBool, DayHalfBit, c.DayHalfFormat)
 	}
 	for name, d := range map[string]time.Duration{"WriteTimeout": c.WriteTimeout, "NoteTimeout": c.NoteTimeout, "ReadTimeout": c.ReadTimeout} {
 		if d < 0 {

@@ -43,6 +43,7 @@ func TestNewValidates(t *testing.T) {
 		"no password":      func(c *cloud9.Config) { c.Password = "" },
 		"long vendor":      func(c *cloud9.Config) { c.VendorUsername = strings.Repeat("v", 26) },
 		"negative timeout": func(c *cloud9.Config) { c.NoteTimeout = -time.Second },
+		"day half format":  func(c *cloud9.Config) { c.DayHalfFormat = "yes" },
 	} {
 		cfg := ok
 		mod(&cfg)

@@ -176,7 +176,7 @@ func (c *Client) GetOnlineReservations(ctx context.Context, q ReservationQuery) 
 	params := []Param{TimeParam("startDate", q.StartDate), TimeParam("endDate", q.EndDate)}
 	params = optional(params, "schdvwGUIDs", strings.Join(q.ScheduleViewGUIDs, ","),
 		"appttypGUIDs", strings.Join(q.AppointmentTypeGUIDs, ","))
-	params = append(params, BitParam("morning", morning), BitParam("afternoon", afternoon))
+	params = append(params, c.dayHalf("morning", morning), c.dayHalf("afternoon", afternoon))
 	params = optional(params, "daysOfWeek", q.DaysOfWeek)
 	r, err := c.Call(ctx, ProcGetOnlineReservations, params...)
 	if err != nil {
@@ -195,6 +195,15 @@ func (c *Client) GetOnlineReservations(ctx context.Context, q ReservationQuery) 
 		})
 	}
 	return slots, nil
+}
+
+// dayHalf is morning/afternoon in the Config's DayHalfFormat: True/False as
+// the production flow has always sent them, or 1/0.
+func (c *Client) dayHalf(name string, b bool) Param {
+	if c.cfg.DayHalfFormat == DayHalfBit {
+		return BitParam(name, b)
+	}
+	return BoolParam(name, b)
 }
 
 // Appointment is one record of GetAppointmentListByPatient. Fields Cloud9

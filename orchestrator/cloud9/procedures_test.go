@@ -185,7 +185,7 @@ func TestGetOnlineReservations(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []cloud9.Param{cloud9.P("startDate", "1/20/2026 7:00:00 AM"), cloud9.P("endDate", "2/19/2026 5:00:00 PM"),
 		cloud9.P("schdvwGUIDs", viewGUID+",9a9a9a9a-0000-4000-8000-000000000004"), cloud9.P("appttypGUIDs", typeGUID),
-		cloud9.P("morning", "1"), cloud9.P("afternoon", "1")}, req.Params, "neither half chosen means both")
+		cloud9.P("morning", "True"), cloud9.P("afternoon", "True")}, req.Params, "neither half chosen means both; True as production sends")
 
 	require.Len(t, slots, 3)
 	s := slots[0]
@@ -208,7 +208,15 @@ func TestGetOnlineReservations(t *testing.T) {
 	_, err = c.GetOnlineReservations(context.Background(), q)
 	require.NoError(t, err)
 	req, _ = cloud9.DecodeRequest(rec.last(t))
-	require.Equal(t, []cloud9.Param{cloud9.P("morning", "1"), cloud9.P("afternoon", "0")}, req.Params[4:6])
+	require.Equal(t, []cloud9.Param{cloud9.P("morning", "True"), cloud9.P("afternoon", "False")}, req.Params[4:6])
+
+	bitRec := &recorder{answer: func(*cloud9.Request) []byte { return answer(t, slotsAnswer(1)) }}
+	bit := newClient(t, "https://us-ea1-partnertest.cloud9ortho.com/GetData.ashx",
+		func(c *cloud9.Config) { c.HTTPClient, c.DayHalfFormat = bitRec.client(), cloud9.DayHalfBit })
+	_, err = bit.GetOnlineReservations(context.Background(), q)
+	require.NoError(t, err)
+	req, _ = cloud9.DecodeRequest(bitRec.last(t))
+	require.Equal(t, []cloud9.Param{cloud9.P("morning", "1"), cloud9.P("afternoon", "0")}, req.Params[4:6], "DayHalfBit: the vendor guide's 1/0")
 
 	next = success()
 	slots, err = c.GetOnlineReservations(context.Background(), q)

@@ -40,6 +40,29 @@ func (l *WindowLimiter) WithWindowClock(now func() time.Time) *WindowLimiter {
 	return &c
 }
 
+// DefaultCommentReserve is how many places of SetPatientComment's window
+// are kept for comments a caller waits on (CLOUD9_COMMENT_RESERVE).
+const DefaultCommentReserve = 1
+
+// WithReserve returns a copy of l that admits procedure only while more
+// than reserve places of its window are free: the same log (same key and
+// window), so callers of l can still use the reserved places and callers of
+// the copy never take them. A reserve of N or more leaves the copy one
+// place. Used for SetPatientComment: comments no caller waits on must not
+// starve one a caller waits for (CLOUD9_COMMENT_RESERVE).
+func (l *WindowLimiter) WithReserve(procedure string, reserve int) *WindowLimiter {
+	c := *l
+	c.rates = make(map[string]Rate, len(l.rates)+1)
+	for p, r := range l.rates {
+		c.rates[p] = r
+	}
+	if r := l.RateFor(procedure); !r.IsZero() && reserve > 0 {
+		r.N = max(1, r.N-reserve)
+		c.rates[procedure] = r
+	}
+	return &c
+}
+
 // Window is the length of procedure's log: its rate's Per plus the margin;
 // 0 when the procedure is not limited.
 func (l *WindowLimiter) Window(procedure string) time.Duration {

@@ -140,3 +140,38 @@ func TestWindowLimiterIsExactUnderConcurrency(t *testing.T) {
 	wg.Wait()
 	require.Equal(t, 5, admitted)
 }
+
+// CLOUD9_COMMENT_RESERVE (issue 43.3): a family's comments (the parent's
+// insurance comment and one per child; here a parent and four children,
+// five) go through the reserve-less copy, which stops one place short of
+// the window, so an editInsurance right after (the whole window) is sent
+// at once, not starved for a minute. Both share one log.
+func TestWindowLimiterReserveKeepsAPlaceForACallerComment(t *testing.T) {
+	t.Parallel()
+	db := redistest.New(t)
+	ctx := context.Background()
+	full := cloud9.NewWindowLimiter(db.Client, cloud9.WriteRates(cloud9.Rate{N: 5, Per: time.Minute}), cloud9.Rate{})
+	notes := full.WithReserve(cloud9.ProcSetPatientComment, cloud9.DefaultCommentReserve)
+	require.Equal(t, full.Key(cloud9.ProcSetPatientComment), notes.Key(cloud9.ProcSetPatientComment), "one log")
+	admitted := 0
+	for range 5 {
+		ok, _, err := notes.Allow(ctx, cloud9.ProcSetPatientComment)
+		require.NoError(t, err)
+		if ok {
+			admitted++
+		}
+	}
+	require.Equal(t, 4, admitted, "the family's comments leave the reserved place")
+	ok, _, err := full.Allow(ctx, cloud9.ProcSetPatientComment)
+	require.NoError(t, err)
+	require.True(t, ok, "editInsurance at once: sent")
+	ok, after, err := notes.Allow(ctx, cloud9.ProcSetPatientComment)
+	require.NoError(t, err)
+	require.False(t, ok)
+	require.Greater(t, after, time.Duration(0))
+
+	ok, _, err = notes.Allow(ctx, cloud9.ProcSetAppointment)
+	require.NoError(t, err)
+	require.True(t, ok, "other procedures keep their whole window")
+	require.Equal(t, 1, full.WithReserve(cloud9.ProcSetPatientComment, 9).RateFor(cloud9.ProcSetPatientComment).N, "never below one place")
+}

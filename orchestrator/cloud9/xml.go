@@ -57,6 +57,14 @@ func BitParam(name string, b bool) Param {
 	return P(name, "0")
 }
 
+// BoolParam is a .NET boolean parameter: "True" or "False".
+func BoolParam(name string, b bool) Param {
+	if b {
+		return P(name, "True")
+	}
+	return P(name, "False")
+}
+
 // IntParam is an integer parameter.
 func IntParam(name string, n int) Param { return P(name, strconv.Itoa(n)) }
 

@@ -70,7 +70,7 @@ func (s *Service) CreateAppt(ctx context.Context, req contracts.CreateApptReques
 	}
 	b, bad := s.resolve(rctx, patientGUID, slotFields{bookingToken: req.BookingToken, startTime: req.StartTime,
 		view: req.ScheduleViewGUID, column: req.ScheduleColumnGUID, apptType: req.AppointmentTypeGUID,
-		minutes: int(req.Minutes)}, req.ChildName, req.Note, holder(req.SessionID, req.UUI))
+		minutes: int(req.Minutes), knownChair: true}, req.ChildName, req.Note, holder(req.SessionID, req.UUI))
 	b.fromCall(req.SessionID, req.UUI)
 	if bad != nil {
 		s.count("createAppt", "validation_error")
@@ -82,7 +82,7 @@ func (s *Service) CreateAppt(ctx context.Context, req contracts.CreateApptReques
 	}
 	b.AuthMethod = method
 	b.withCaller(sess)
-	o := s.bookInCall(ctx, b, now.Add(s.cfg.SyncBudget), rb)
+	o := s.bookInCall(ctx, b, now.Add(s.cfg.callBudget()), rb)
 	return ok(s.render(b, o))
 }
 
@@ -174,7 +174,11 @@ func (p *syncPolicy) again(ctx context.Context, n int, lastTurn time.Time) bool 
 	if sp, ok := p.s.d.Limiter.(Spacer); ok && !lastTurn.IsZero() {
 		wait = max(wait, lastTurn.Add(sp.Spacing(ProcSetAppointment)).Sub(p.s.cfg.Now()))
 	}
-	return p.s.fits(wait, p.deadline) && p.s.cfg.Sleep(ctx, p.s.cfg.SyncRetryDelay) == nil
+	if !p.s.fits(wait, p.deadline) || p.s.cfg.Sleep(ctx, p.s.cfg.SyncRetryDelay) != nil {
+		return false
+	}
+	p.rb.waited(p.s.cfg.SyncRetryDelay)
+	return true
 }
 
 func (p *syncPolicy) waitLease(context.Context) (bool, error) { return false, nil }

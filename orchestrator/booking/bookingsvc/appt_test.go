@@ -253,17 +253,25 @@ func TestRateLimitedThenRetriedOnce(t *testing.T) {
 }
 
 // With the limiter's spacing known, a retry whose turn could not come
-// within the budget is not slept for: queued at once, no dead air.
+// within the call budget (BOOKING_INCALL_WAIT, 15 s) is not slept for:
+// queued at once, no dead air. One that can (12.25 s: 5/min + margin) is
+// waited for and confirmed in the call, as the original did in ~15 s.
 func TestRateLimitedRetryThatCannotFitIsQueuedAtOnce(t *testing.T) {
 	t.Parallel()
 	e := bt.NewEnv()
-	e.Limiter.Every = 12250 * time.Millisecond // 5/min + margin: the next turn is beyond the 10 s budget
+	e.Limiter.Every = 16 * time.Second // the next turn is beyond the 15 s in-call wait
 	e.Cloud9.Script(bookingsvc.ProcSetAppointment, bt.RateLimited())
 	r := body[contracts.ApptQueuedResponse](t, e.Service(t).CreateAppt(ctx, request(e)))
 	require.True(t, r.Queued)
 	require.Empty(t, e.Clock.Slept(), "no 5 s sleep before queueing")
 	require.Len(t, e.Cloud9.Calls(bookingsvc.ProcSetAppointment), 1)
 	require.Len(t, e.Queue.Appointments, 1)
+
+	e = bt.NewEnv()
+	e.Limiter.Every = 12250 * time.Millisecond
+	e.Cloud9.Script(bookingsvc.ProcSetAppointment, bt.RateLimited())
+	r2 := body[contracts.ApptBookedResponse](t, e.Service(t).CreateAppt(ctx, request(e)))
+	require.Equal(t, 2, r2.Debug.Attempts)
 }
 
 func TestRateLimitedTwiceIsQueued(t *testing.T) {
@@ -303,7 +311,7 @@ func TestLimiterWait(t *testing.T) {
 	})
 	t.Run("beyond the budget: queued at once, Cloud9 not called", func(t *testing.T) {
 		e := bt.NewEnv()
-		e.Limiter.Script(bookingsvc.ProcSetAppointment, 11*time.Second)
+		e.Limiter.Script(bookingsvc.ProcSetAppointment, 16*time.Second) // BOOKING_INCALL_WAIT is 15 s
 		r := body[contracts.ApptQueuedResponse](t, e.Service(t).CreateAppt(ctx, request(e)))
 		require.Equal(t, contracts.QueueReasonLimiterWait, r.Debug.QueueReason)
 		require.Equal(t, 0, r.Debug.SyncAttempts)

@@ -12,7 +12,7 @@ import (
 // createBatch books children[] one after another through the same path as
 // a single booking (docs/reference/nodered-endpoints.md §1.2 Batch). The children share one sync
 // budget: once it is spent, the remaining rate-limited children are queued
-// at once, so the caller never waits more than SyncBudget for the limiter.
+// at once, so the caller never waits more than the call budget (Config.callBudget) for the limiter.
 //
 // At most maxGroupedPatients (10) children: more is a VALIDATION_ERROR.
 //
@@ -50,13 +50,13 @@ func (s *Service) createBatch(ctx context.Context, req contracts.CreateApptReque
 		s.count("createAppt", "auth_rejected")
 		return ok(*rej)
 	}
-	deadline := now.Add(s.cfg.SyncBudget)
+	deadline := now.Add(s.cfg.callBudget())
 	results := make([]contracts.ApptBatchChild, 0, len(req.Children))
 	seen := map[string]bool{} // slot keys named by earlier children
 	for _, c := range req.Children {
 		guid := firstNonEmpty(c.PatientGUID, primary)
 		b, bad := s.resolve(rctx, guid, slotFields{bookingToken: c.BookingToken, startTime: c.StartTime, view: c.ScheduleViewGUID,
-			column: c.ScheduleColumnGUID, apptType: c.AppointmentTypeGUID, minutes: int(c.Minutes)},
+			column: c.ScheduleColumnGUID, apptType: c.AppointmentTypeGUID, minutes: int(c.Minutes), knownChair: true},
 			c.ChildName, c.Note, holder(req.SessionID, req.UUI))
 		b.fromCall(req.SessionID, req.UUI)
 		res := batchChild(b)

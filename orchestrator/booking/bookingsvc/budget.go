@@ -11,7 +11,9 @@ import (
 //
 //   - createAppt and createPatient: until the sync budget
 //     (BOOKING_SYNC_BUDGET) has passed on the wall clock, then one shared
-//     bookkeepingGrace — so with every Redis call hung they answer within
+//     bookkeepingGrace. Time the call chose to wait (a limiter turn of the
+//     in-call wait, BOOKING_INCALL_WAIT; the retry delay) is not Redis's:
+//     redisBudget.waited moves the end by it, once Redis has answered — so with every Redis call hung they answer within
 //     the budget + bookkeepingGrace. The contexts are not cancelled with
 //     the request: when a Cloud9 call ended by the request's deadline the
 //     booking must still be marked and queued.
@@ -32,6 +34,16 @@ type redisBudget struct {
 }
 
 func newRedisBudget(d time.Duration) *redisBudget { return &redisBudget{by: time.Now().Add(d)} }
+
+// waited moves the budget's end by d, a wait the call chose after Redis
+// answered (the limiter said "not yet"): Redis is not hung, and the
+// in-call wait must not spend the bookkeeping's budget. Nothing moves once
+// the budget has run out (cutoff set).
+func (b *redisBudget) waited(d time.Duration) {
+	if b.cutoff.IsZero() && d > 0 {
+		b.by = b.by.Add(d)
+	}
+}
 
 // ctx is a context for one Redis step: not cancelled with parent, ending
 // at the budget's end — or, once that has passed, at one shared grace

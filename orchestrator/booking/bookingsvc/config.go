@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/hibiken/asynq"
@@ -37,6 +38,7 @@ const (
 // Seed defaults (seed 000 §6; docs/reference/nodered-endpoints.md §5).
 const (
 	DefaultSyncBudget          = 10 * time.Second
+	DefaultInCallWait          = 15 * time.Second
 	DefaultSyncRetryDelay      = 5 * time.Second
 	DefaultSyncAttempts        = 2
 	DefaultPatientSyncAttempts = 3
@@ -73,6 +75,13 @@ type Config struct {
 	// waiting (limiter turns and the retry delay) before answering queued
 	// (BOOKING_SYNC_BUDGET).
 	SyncBudget time.Duration
+	// InCallWait is how long a booking in a call (createAppt, its batch,
+	// bookConsultation; not the web face's BookHeld) may wait in the call for its
+	// admission to the shared write window before it is queued
+	// (BOOKING_INCALL_WAIT; default 15 s, about what the original waited
+	// before confirming after one code 8). The call's budget is the larger
+	// of it and SyncBudget (Config.callBudget).
+	InCallWait time.Duration
 	// SyncRetryDelay is the wait before the second sync attempt after a
 	// rate-limit answer.
 	SyncRetryDelay time.Duration
@@ -121,7 +130,12 @@ type Config struct {
 	// guidance: each child its own patient). BOOKING_PATIENT_MODEL.
 	PatientModel string
 
-	DefaultScheduleColumnGUID  string
+	DefaultScheduleColumnGUID string
+	// Chairs are the practice's configured chairs (CLOUD9_SLOT_COLUMNS;
+	// nil: every chair). createAppt books a column that is not one of them
+	// on DefaultScheduleColumnGUID, as the original booked Chair 8 whatever
+	// was sent: a stale or invented GUID never books another chair.
+	Chairs                     []string
 	DefaultScheduleViewGUID    string
 	DefaultAppointmentTypeGUID string
 	DefaultMinutes             int
@@ -165,6 +179,7 @@ func (b BackoffPolicy) RetryDelay(n int, err error, t *asynq.Task) time.Duration
 
 func (c Config) withDefaults() Config {
 	c.SyncBudget = valutil.ValOrDefault(c.SyncBudget, DefaultSyncBudget)
+	c.InCallWait = valutil.ValOrDefault(c.InCallWait, DefaultInCallWait)
 	c.SyncRetryDelay = valutil.ValOrDefault(c.SyncRetryDelay, DefaultSyncRetryDelay)
 	c.SyncAttempts = valutil.ValOrDefault(c.SyncAttempts, DefaultSyncAttempts)
 	c.PatientSyncAttempts = valutil.ValOrDefault(c.PatientSyncAttempts, DefaultPatientSyncAttempts)
@@ -209,7 +224,7 @@ func (c Config) leaseTTL() time.Duration { return c.WriteTimeout + c.LeaseMargin
 
 func (c Config) validate() error {
 	switch {
-	case c.SyncBudget < 0 || c.SyncRetryDelay < 0 || c.QueueDelay < 0 || c.TaskTimeout < 0 || c.WriteTimeout < 0 ||
+	case c.SyncBudget < 0 || c.InCallWait < 0 || c.SyncRetryDelay < 0 || c.QueueDelay < 0 || c.TaskTimeout < 0 || c.WriteTimeout < 0 ||
 		c.LeaseMargin < 0 || c.LeaseGrace < 0:
 		return errors.New("bookingsvc: durations must not be negative")
 	case c.SyncAttempts < 1 || c.PatientSyncAttempts < 1:
@@ -239,4 +254,23 @@ func (c Config) validate() error {
 		return fmt.Errorf("bookingsvc: ProviderGUID %q is not a GUID", c.ProviderGUID)
 	}
 	return nil
+}
+
+// callBudget is how long a booking call may wait for the shared write
+// window, a limiter turn or the retry after a rate-limit answer before what
+// is left is queued: InCallWait, or SyncBudget when that is longer.
+func (c Config) callBudget() time.Duration { return max(c.SyncBudget, c.InCallWait) }
+
+// chairConfigured reports whether column is one of Chairs (always, when
+// Chairs is nil: every chair is the practice's) or the default chair.
+func (c Config) chairConfigured(column string) bool {
+	if len(c.Chairs) == 0 || strings.EqualFold(column, c.DefaultScheduleColumnGUID) {
+		return true
+	}
+	for _, ch := range c.Chairs {
+		if strings.EqualFold(ch, column) {
+			return true
+		}
+	}
+	return false
 }

@@ -108,7 +108,7 @@ func (s *Service) BookConsultation(ctx context.Context, req contracts.BookConsul
 	rb := newRedisBudget(s.cfg.SyncBudget)
 	r := &consultRun{s: s, req: req, start: now,
 		holder: firstNonEmpty(req.SessionID, req.UUI, "consult:"+digits(req.ParentPhone)),
-		pol:    &syncPolicy{s: s, deadline: now.Add(s.cfg.SyncBudget), rb: rb}}
+		pol:    &syncPolicy{s: s, deadline: now.Add(s.cfg.callBudget()), rb: rb}}
 	if bad := r.validate(ctx); bad != nil {
 		s.count("bookConsultation", "validation_error")
 		return ConsultAnswer{Body: *bad, Status: contracts.ConsultAllBooked}
@@ -168,7 +168,7 @@ func (r *consultRun) validate(ctx context.Context) *contracts.ConsultValidationR
 		name := c.FirstName + " " + c.LastName
 		b, bad := s.resolve(rctx, placeholderGUID, slotFields{bookingToken: c.BookingToken, startTime: c.StartTime,
 			view: c.ScheduleViewGUID, column: c.ScheduleColumnGUID, apptType: c.AppointmentTypeGUID, minutes: minutes},
-			name, "Child: "+name+" | DOB: "+normDate(c.DOB), r.holder)
+			name, "", r.holder) // no appointment note: the original writes one comment per child, before the appointment
 		b.fromCall(r.req.SessionID, r.req.UUI)
 		path := fmt.Sprintf("children[%d].", i)
 		person := strings.ToLower(name) + "|" + normDate(c.DOB)

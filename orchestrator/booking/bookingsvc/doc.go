@@ -26,7 +26,8 @@
 //     Redis trouble fails open. Extended to 300 s (Confirm) on success
 //     and while queued; released on a definite failure.
 //  5. SetAppointment through the limiter: a limiter wait that ends within
-//     SyncBudget (10 s) is waited; a rate-limit answer is retried once
+//     the call budget (the larger of InCallWait, 15 s, and SyncBudget,
+//     10 s: a full write window that frees within it is waited for) is waited; a rate-limit answer is retried once
 //     after SyncRetryDelay (5 s) if that fits; otherwise the booking is
 //     queued and answered at once (§5.4). An uncertain outcome (timeout
 //     after sending, dropped connection, any non-Cloud9 error) is queued

@@ -20,8 +20,14 @@ import (
 // Slots the slot endpoints answer api_error; without Events completions are
 // only counted and logged.
 type Deps struct {
-	Cloud9        Cloud9
-	Limiter       Limiter
+	Cloud9  Cloud9
+	Limiter Limiter
+	// NoteLimiter takes SetPatientComment's turns for the comments no
+	// caller's answer waits on (booking notes, bookConsultation's
+	// comments): the same window as Limiter less a reserve
+	// (CLOUD9_COMMENT_RESERVE), so they never starve a comment a caller
+	// waits for (editInsurance, which takes Limiter's turn). Nil: Limiter.
+	NoteLimiter   Limiter
 	Tokens        AuthTokens
 	Sessions      Sessions
 	Reservations  Reservations
@@ -189,13 +195,14 @@ func (s *Service) turn(ctx context.Context, rb *redisBudget, procedure string, d
 	if ctx.Err() != nil { // the request has ended: no call now (the caller queues)
 		return 0, false
 	}
-	if s.d.Limiter == nil {
+	lim := s.d.limiter(procedure)
+	if lim == nil {
 		return 0, true
 	}
 	defer func() { s.m.wait.WithLabelValues(procedure).Observe(waited.Seconds()) }()
 	for {
 		actx, cancel := rb.ctx(ctx)
-		allowed, after, err := s.d.Limiter.Allow(actx, procedure)
+		allowed, after, err := lim.Allow(actx, procedure)
 		cancel()
 		if err != nil {
 			s.log.Warn("cloud9 limiter unavailable; calling without it", "procedure", procedure, "err", err)
@@ -213,6 +220,7 @@ func (s *Service) turn(ctx context.Context, rb *redisBudget, procedure string, d
 		if err := s.cfg.Sleep(ctx, after); err != nil {
 			return waited, false
 		}
+		rb.waited(after) // a wait for the window, not for Redis
 		waited += after
 	}
 }
@@ -220,4 +228,14 @@ func (s *Service) turn(ctx context.Context, rb *redisBudget, procedure string, d
 // fits reports whether waiting d still ends by deadline.
 func (s *Service) fits(d time.Duration, deadline time.Time) bool {
 	return !s.cfg.Now().Add(d).After(deadline)
+}
+
+// limiter is the limiter of procedure's turns: NoteLimiter for
+// SetPatientComment (every comment the booking service writes is one no
+// answer waits on), else Limiter.
+func (d Deps) limiter(procedure string) Limiter {
+	if procedure == ProcSetPatientComment && d.NoteLimiter != nil {
+		return d.NoteLimiter
+	}
+	return d.Limiter
 }

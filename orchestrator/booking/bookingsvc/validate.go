@@ -128,6 +128,11 @@ func (a Appointment) params() *contracts.BookingParams {
 type slotFields struct {
 	bookingToken, startTime, view, column, apptType string
 	minutes                                         int
+	// knownChair: a column that is not one of Config.Chairs is replaced by
+	// the default chair (createAppt, as the original booked Chair 8
+	// whatever was sent); bookConsultation honours the column as the
+	// original did.
+	knownChair bool
 }
 
 // invalidBooking says why a booking cannot be made as sent.
@@ -177,6 +182,13 @@ func (s *Service) resolve(ctx context.Context, patientGUID string, f slotFields,
 			bad.missing, bad.defaulted = withUnsent(missing, notSent)
 		}
 		return b, bad
+	}
+	// A well-formed column that is not a configured chair (a malformed one
+	// is refused above, as before).
+	if f.knownChair && !s.cfg.chairConfigured(b.ScheduleColumnGUID) {
+		s.log.Warn("createAppt names a chair that is not configured; booking the default chair as the original did",
+			"column", b.ScheduleColumnGUID, "default_column", s.cfg.DefaultScheduleColumnGUID)
+		b.ScheduleColumnGUID = s.cfg.DefaultScheduleColumnGUID
 	}
 	return b, nil
 }

@@ -187,11 +187,12 @@ func currentAttempt(ctx context.Context) attemptInfo {
 // attempt, where asynq would archive it whatever the error: there it waits
 // in the handler (bounded by the task's timeout).
 func (w *Worker) turn(ctx context.Context, procedure string, a attemptInfo) error {
-	if w.d.Limiter == nil {
+	lim := w.d.limiter(procedure)
+	if lim == nil {
 		return nil
 	}
 	for {
-		allowed, after, err := w.d.Limiter.Allow(ctx, procedure)
+		allowed, after, err := lim.Allow(ctx, procedure)
 		if err != nil {
 			w.log.Warn("cloud9 limiter unavailable; calling without it", "procedure", procedure, "err", err)
 			return nil
@@ -224,8 +225,8 @@ func (w *Worker) addNote(ctx, bctx context.Context, opID, patientGUID, note stri
 	if ctx.Err() != nil {
 		return queue()
 	}
-	if w.d.Limiter != nil {
-		allowed, _, err := w.d.Limiter.Allow(ctx, ProcSetPatientComment)
+	if lim := w.d.limiter(ProcSetPatientComment); lim != nil {
+		allowed, _, err := lim.Allow(ctx, ProcSetPatientComment)
 		if err == nil && !allowed {
 			return queue()
 		}

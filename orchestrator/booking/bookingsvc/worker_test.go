@@ -201,7 +201,7 @@ func TestSyncUncertainOutcomeRecoveredByTheWorker(t *testing.T) {
 func TestLimiterDeferralDoesNotBurnAttempts(t *testing.T) {
 	t.Parallel()
 	a := setupAsync(t, func(c *bookingsvc.Config) { c.AsyncMaxAttempts = 1 })
-	a.e.Limiter.Script(bookingsvc.ProcSetAppointment, 11*time.Second) // sync: beyond the budget → queued
+	a.e.Limiter.Script(bookingsvc.ProcSetAppointment, 16*time.Second) // sync: beyond the 15 s in-call wait → queued
 	q := body[contracts.ApptQueuedResponse](t, a.s.CreateAppt(ctx, request(a.e)))
 	require.Equal(t, contracts.QueueReasonLimiterWait, q.Debug.QueueReason)
 	// async: refused three times, 20 ms each; a single attempt still suffices

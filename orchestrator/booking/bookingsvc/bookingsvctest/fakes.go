@@ -128,13 +128,16 @@ type Call struct {
 // Cloud9 is a scriptable fake Cloud9: each procedure answers the scripted
 // errors in order, then succeeds.
 type Cloud9 struct {
-	mu       sync.Mutex
-	script   map[string][]error
-	calls    []Call
-	appts    map[string][]cloud9.Appointment // by patient
-	n        int
-	Hook     func(procedure string) // called on every call, outside the lock
-	ListHide bool                   // GetAppointmentListByPatient omits the column
+	mu     sync.Mutex
+	script map[string][]error
+	calls  []Call
+	appts  map[string][]cloud9.Appointment // by patient
+	n      int
+	Hook   func(procedure string) // called on every call, outside the lock
+	// Gate, when set, answers a call before the script (nil: go on), e.g.
+	// a Window's code 8 for writes beyond Cloud9's own rate.
+	Gate     func(procedure string) error
+	ListHide bool // GetAppointmentListByPatient omits the column
 }
 
 // NewCloud9 returns a fake with no script.
@@ -177,6 +180,11 @@ func (c *Cloud9) next(procedure string, args any) (int, error) {
 	defer c.mu.Unlock()
 	c.calls = append(c.calls, Call{Procedure: procedure, Args: args})
 	c.n++
+	if c.Gate != nil {
+		if err := c.Gate(procedure); err != nil {
+			return c.n, err
+		}
+	}
 	if q := c.script[procedure]; len(q) > 0 {
 		c.script[procedure] = q[1:]
 		return c.n, q[0]
@@ -316,3 +324,73 @@ func (l *Limiter) Allow(_ context.Context, procedure string) (bool, time.Duratio
 // Tokens is a small real implementation of the seed's bookingAuthToken:
 // base64url(JSON{sessionId, patientGUID, createdAt, expiresAt, nonce}) "."
 // base64url(HMAC-SHA256(secret, payload)), with the five checks.
+
+// Window is a sliding-window log per procedure on a Clock: at most N calls
+// in any Per, like cloud9.WindowLimiter on Redis. As a bookingsvc.Limiter it
+// answers the time until the oldest admission leaves; Over is the same rule
+// as Cloud9 applies it (a Cloud9.Gate): a write beyond it is code 8.
+type Window struct {
+	mu    sync.Mutex
+	Clock *Clock
+	N     int
+	Per   time.Duration
+	log   map[string][]time.Time
+	// Refused counts the calls Over refused (Cloud9's code 8).
+	Refused int
+}
+
+// NewWindow is N calls per Per on clk.
+func NewWindow(clk *Clock, n int, per time.Duration) *Window {
+	return &Window{Clock: clk, N: n, Per: per, log: map[string][]time.Time{}}
+}
+
+// Fill admits n calls of procedure at the clock's now.
+func (w *Window) Fill(procedure string, n int) {
+	for range n {
+		w.admit(procedure)
+	}
+}
+
+// admit reports whether a call is admitted now, else how long until it
+// would be.
+func (w *Window) admit(procedure string) (bool, time.Duration) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	now := w.Clock.Now()
+	kept := w.log[procedure][:0]
+	for _, t := range w.log[procedure] {
+		if now.Sub(t) < w.Per {
+			kept = append(kept, t)
+		}
+	}
+	w.log[procedure] = kept
+	if len(kept) < w.N {
+		w.log[procedure] = append(kept, now)
+		return true, 0
+	}
+	return false, kept[0].Add(w.Per).Sub(now)
+}
+
+// Allow implements bookingsvc.Limiter for writes (Set*); reads pass.
+func (w *Window) Allow(_ context.Context, procedure string) (bool, time.Duration, error) {
+	if !strings.HasPrefix(procedure, "Set") {
+		return true, 0, nil
+	}
+	ok, after := w.admit(procedure)
+	return ok, after, nil
+}
+
+// Over is Cloud9's side (a Cloud9.Gate): a write beyond N per Per is
+// answered code 8 and counted in Refused.
+func (w *Window) Over(procedure string) error {
+	if !strings.HasPrefix(procedure, "Set") {
+		return nil
+	}
+	if ok, _ := w.admit(procedure); ok {
+		return nil
+	}
+	w.mu.Lock()
+	w.Refused++
+	w.mu.Unlock()
+	return RateLimited()
+}
