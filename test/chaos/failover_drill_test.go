@@ -25,6 +25,7 @@ import (
 
 	"github.com/flowgate/flowgate/contracts"
 	"github.com/flowgate/flowgate/test/flowgatetest"
+	"github.com/flowgate/flowgate/test/holdattack"
 	"github.com/flowgate/flowgate/test/rediscluster"
 )
 
@@ -110,6 +111,13 @@ func runFailover(t *testing.T, topo string, acks int) {
 	defer cancel()
 	stop := make(chan struct{})
 	ld := newFailoverLoad(t, cl)
+	// A hold stream open across the failover: its Redis pub/sub must
+	// follow the new master (or end, for the client to reconnect).
+	stream, err := holdattack.New(p.Base).Open(ctx, holdType, "failover-watcher")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stream.Close()
 	ld.start(ctx, stop)
 
 	time.Sleep(foBefore)
@@ -141,6 +149,7 @@ func runFailover(t *testing.T, topo string, acks int) {
 	recovered := time.Since(killedAt) // an upper bound: polled every 50 ms
 	end()
 	readyzLine := readyz()
+	recoveredAt, eventsAtRecovery := time.Now(), len(stream.Events())
 	time.Sleep(foAfter)
 	close(stop)
 	ld.wg.Wait()
@@ -148,12 +157,13 @@ func runFailover(t *testing.T, topo string, acks int) {
 
 	r := ld.verify(t, cl, recv)
 	p50, p99, worst := tl.latencies()
+	streamLine, cronLine := afterFailover(t, p, stream, eventsAtRecovery, recoveredAt)
 	summary(t, "failover-"+topo, "REDIS_MIN_REPLICAS_ACK=%d | %s for %s, then killed %s; replica promoted after %s; a task batch sent after the kill created within %s | "+
 		"acknowledged and missing after the failover: task creates %d of %d, ACKs %d of %d, FAILs %d of %d, buffer messages %d of %d, holds %d of %d; "+
-		"ACKs refused after a claim answered 200 (the claim lost) %d | /readyz from the kill: %s | answers %s | latency p50 %s p99 %s max %s",
+		"ACKs refused after a claim answered 200 (the claim lost) %d | /readyz from the kill: %s | hold stream: %s | cron: %s | answers %s | latency p50 %s p99 %s max %s",
 		acks, tp.lagWhat, foLag, what, promoted.Round(time.Millisecond), recovered.Round(time.Millisecond),
 		r.lostCreates, r.creates, r.lostAcks, r.acks, r.lostFails, r.fails, r.lostBuffer, r.buffer, r.lostHolds, r.holds,
-		ld.claimLost.Load(), readyzLine, tl.statuses(), ms(p50), ms(p99), ms(worst))
+		ld.claimLost.Load(), readyzLine, streamLine, cronLine, tl.statuses(), ms(p50), ms(p99), ms(worst))
 	if r.creates == 0 || r.acks == 0 || r.buffer == 0 || r.holds == 0 {
 		t.Errorf("the load did too little to measure: %+v", r)
 	}
@@ -163,6 +173,50 @@ func runFailover(t *testing.T, topo string, acks int) {
 	if len(ld.problems) > 0 {
 		t.Errorf("unexpected answers:\n  %s", joinLines(ld.problems))
 	}
+}
+
+// afterFailover checks what has no request of its own: the hold stream
+// opened before the kill still delivers the holds taken after flowgate
+// recovered (or ended, so its client reconnects: never silent), and the
+// holds_expiry cron job (every second) ran after the recovery.
+func afterFailover(t *testing.T, p *flowgatetest.Proc, s *holdattack.Stream, before int, recoveredAt time.Time) (streamLine, cronLine string) {
+	t.Helper()
+	after := 0
+	for _, ev := range s.Events()[before:] {
+		if ev["type"] == "hold" {
+			after++
+		}
+	}
+	switch ended := s.Ended(); {
+	case after > 0:
+		streamLine = fmt.Sprintf("%d hold events after the recovery on the stream opened before the kill", after)
+	case ended != "":
+		streamLine = "ended (" + ended + "): the client reconnects"
+	default:
+		t.Errorf("the hold stream opened before the kill delivered no hold event after the recovery and did not end")
+		streamLine = "silent"
+	}
+	_, body := p.Get("/metrics")
+	const metric = `flowgate_cron_last_run_timestamp_seconds{job="holds_expiry"} `
+	i := strings.Index(body, metric)
+	if i < 0 {
+		t.Errorf("/metrics has no %s", metric)
+		return streamLine, "no metric"
+	}
+	line := body[i+len(metric):]
+	if j := strings.IndexByte(line, '\n'); j >= 0 {
+		line = line[:j]
+	}
+	last, err := strconv.ParseFloat(strings.TrimSpace(line), 64)
+	if err != nil {
+		t.Errorf("%s%q: %v", metric, line, err)
+		return streamLine, "unreadable"
+	}
+	lastRun := time.Unix(0, int64(last*float64(time.Second)))
+	if !lastRun.After(recoveredAt) {
+		t.Errorf("holds_expiry last ran at %s, before the recovery at %s", lastRun.Format(time.TimeOnly), recoveredAt.Format(time.TimeOnly))
+	}
+	return streamLine, fmt.Sprintf("holds_expiry last ran %s after the recovery", lastRun.Sub(recoveredAt).Round(time.Millisecond))
 }
 
 // probeReadyzEvery asks /readyz every interval until the returned function
