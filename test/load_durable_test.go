@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -44,10 +45,48 @@ func TestLoadDurabilityCost(t *testing.T) {
 			"REDIS_URL": fmt.Sprintf("redis://%s/%d", master.Addr(), db), "LOG_LEVEL": "warn",
 			"CLOUD9_SIMULATOR": "true", "REDIS_MIN_REPLICAS_ACK": acks,
 			"BUFFER_BENCH_HANDLERS": "true", "BUFFER_MAX_QUEUE_SIZE": "10000000",
+			// One Cloud9 write per procedure and hour: after the first
+			// booking every createAppt is answered queued at once.
+			"CLOUD9_WRITE_LIMIT": "1/1h",
 		})
 		p := startFlowgate(t, env)
 		sides = append(sides, side{name: "REDIS_MIN_REPLICAS_ACK=" + acks, p: p, c: newSignedClient(p)})
 	}
+
+	// Queued bookings: one patient per side, one booking that takes the
+	// hour's write, then queued createAppt answers one after another.
+	const queuedN = 20
+	type bookingSide struct {
+		c     *bookingClient
+		pat   contracts.PatientCreatedResponse
+		slots []contracts.ApptSlot
+		next  int
+	}
+	booking := make([]*bookingSide, len(sides))
+	for i, s := range sides {
+		bc := newBookingClient(t, s.p)
+		uui := fmt.Sprintf("call-durable-%d", i)
+		b := &bookingSide{c: bc, pat: bc.createPatient("Dee", "Durable", uui)}
+		b.slots = distinctSlots(t, bc.slots(uui, 2*queuedN+1), 2*queuedN+1)
+		raw, et := bc.appt(tokenReq(b.pat.PatientGUID, b.pat.BookingAuthToken, b.slots[0], "First Durable", uui))
+		require.Empty(t, et, "the first booking takes the hour's write: %s", truncate(raw))
+		b.next = 1
+		booking[i] = b
+	}
+	queued := func(b *bookingSide, uui string) []time.Duration {
+		var took []time.Duration
+		for range queuedN {
+			s := b.slots[b.next]
+			b.next++
+			began := time.Now()
+			raw, _ := b.c.appt(tokenReq(b.pat.PatientGUID, b.pat.BookingAuthToken, s, "Kid Durable", uui))
+			took = append(took, time.Since(began))
+			r := strictDecode[contracts.ApptQueuedResponse](t, raw)
+			require.True(t, r.Queued, "want a queued answer: %s", truncate(raw))
+		}
+		return took
+	}
+	queuedTook := map[string][]time.Duration{}
 
 	results := map[string][]loadgen.Result{}
 	for round := range 2 {
@@ -75,6 +114,7 @@ func TestLoadDurabilityCost(t *testing.T) {
 					return `{"type":"noop","payload":{"r":"` + tag + `","i":` + strconv.Itoa(i) + `}}`
 				})})
 			require.Zero(t, enq.Failures, "%s enqueue: %v", s.name, enq.FirstError)
+			queuedTook[s.name] = append(queuedTook[s.name], queued(booking[slices.Index(sides, s)], fmt.Sprintf("call-durable-%d", slices.Index(sides, s)))...)
 			results[s.name+" ACK"] = append(results[s.name+" ACK"], ack)
 			results[s.name+" enqueue"] = append(results[s.name+" enqueue"], enq)
 		}
@@ -96,6 +136,12 @@ func TestLoadDurabilityCost(t *testing.T) {
 			op, off, op, on, op, on.PerSecond()/off.PerSecond(),
 			off.P50.Round(10*time.Microsecond), on.P50.Round(10*time.Microsecond),
 			off.P99.Round(10*time.Microsecond), on.P99.Round(10*time.Microsecond)))
+	}
+	for _, sd := range sides {
+		d := queuedTook[sd.name]
+		slices.Sort(d)
+		lines = append(lines, fmt.Sprintf("queued createAppt, one at a time, %s: %d answers, p50 %s, p99 %s",
+			sd.name, len(d), percentile(d, 50).Round(10*time.Microsecond), percentile(d, 99).Round(10*time.Microsecond)))
 	}
 	t.Logf("durability barrier, best of 2 alternating rounds, %d requests each, 64 conns:\n%s", n, strings.Join(lines, "\n"))
 }
