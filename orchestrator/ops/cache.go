@@ -250,7 +250,7 @@ func (h *Handlers) prefetch(c *fiber.Ctx) error {
 	t := rep.Tiers[0]
 	return c.JSON(contracts.CachePrefetchResponse{Success: true, CacheKey: h.cfg.Refresher.TierKey(1), SlotCount: t.SlotCount,
 		FetchDurationMs: t.Duration.Milliseconds(), ExpiresAt: contracts.JSTime(h.cfg.Refresher.Now().Add(h.cfg.Refresher.HardStale())),
-		Debug: contracts.PrefetchDebug{RawRecords: t.SlotCount, AfterLocationFilter: t.SlotCount, AfterChairFilter: t.SlotCount}})
+		Debug: contracts.PrefetchDebug{RawRecords: t.AllChairs, AfterLocationFilter: t.AllChairs, AfterChairFilter: t.SlotCount}})
 }
 
 // query is POST /test/slot-cache/query {tier?, startDate?, endDate?,

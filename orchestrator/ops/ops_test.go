@@ -61,7 +61,7 @@ func newFixture(t *testing.T, mod ...func(*ops.Config)) *fixture {
 	cache, err := slots.NewCache(db.Client, slots.CacheConfig{Now: clock.Now, Logger: log})
 	require.NoError(t, err)
 	r, err := slotcache.New(slotcache.Config{Cache: cache, Redis: db.Client, Cloud9: client, LocationGUID: cloud9sim.DefaultLocationGUID,
-		Attempts: 1, Schedule: "@every 5m", Now: clock.Now, Logger: log})
+		Attempts: 1, Schedule: "@every 5m", Columns: []string{cloud9sim.Chair8GUID}, Now: clock.Now, Logger: log})
 	require.NoError(t, err)
 	t.Cleanup(r.Close)
 	app, err := web.New(web.Options{Logger: log})

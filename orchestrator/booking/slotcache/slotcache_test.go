@@ -37,15 +37,23 @@ func TestRefreshFillsTiers(t *testing.T) {
 		tier, found, err := a.r.Tier(ctx, i+1)
 		require.NoError(t, err)
 		require.True(t, found)
-		require.Len(t, tier.Slots, tr.SlotCount)
+		require.Len(t, tier.Slots, tr.AllChairs, "the tier keeps every chair")
+		require.Less(t, tr.SlotCount, tr.AllChairs, "slotCount counts the configured chair only, as the original")
 	}
 	h, err := a.r.Health(ctx)
 	require.NoError(t, err)
 	require.Equal(t, contracts.CacheHealthy, h.Status)
 	require.Len(t, h.Tiers, 3)
-	for _, th := range h.Tiers {
+	for i, th := range h.Tiers {
 		require.Equal(t, slotcache.StatusFresh, th.Status)
 		require.NotEmpty(t, th.SlotsByDate)
+		require.Equal(t, rep.Tiers[i].SlotCount, th.SlotCount)
+		require.Equal(t, rep.Tiers[i].AllChairs, th.SlotCountAllChairs)
+		sum := 0
+		for _, d := range th.SlotsByDate {
+			sum += d.Count
+		}
+		require.Equal(t, th.SlotCount, sum, "slotsByDate counts the same chair")
 	}
 	require.Equal(t, 3, h.RefreshStats.Last20Refreshes.Success)
 	require.Equal(t, "100.0%", h.RefreshStats.Last20Refreshes.SuccessRate)
