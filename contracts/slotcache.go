@@ -207,6 +207,10 @@ type CacheClearResponse struct {
 	KeysCleared    []string         `json:"keysCleared"`
 	KeysRemoved    []string         `json:"keysRemoved"`
 	EntriesRemoved int              `json:"entriesRemoved"`
+	// ListsCleared counts the search-range lists deleted with every tier
+	// (DELETE cache naming no tier): no list the booking path could offer
+	// is left.
+	ListsCleared int `json:"listsCleared"`
 }
 
 // CacheClearTier is one tier of a clear: "cleared" or "empty".

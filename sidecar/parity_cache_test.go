@@ -33,7 +33,7 @@ var opsDeliberate = map[string]string{
 // entry carries them. dateRange is the original's string
 // ("11/28/2026 to 02/26/2027"), in the shapes too.
 var healthHistoryPaths = map[string]string{
-	"refreshHistory[].dateRange": "string",
+	"refreshHistory[].dateRange":       "string",
 	"refreshHistory[].fetchDurationMs": "number", "refreshHistory[].isRetry": "bool",
 	"refreshHistory[].redisWriteSuccess": "bool", "refreshHistory[].retries": "number",
 }

@@ -202,6 +202,17 @@ func (r *Refresher) Clear(ctx context.Context, tiers []int) ([]int, error) {
 	return gone, nil
 }
 
+// ClearLists deletes the location's search-range lists (the fallback's
+// cached answers, slots.Cache.DeleteLists), so DELETE cache leaves no list
+// the booking path could offer; it returns how many it deleted.
+func (r *Refresher) ClearLists(ctx context.Context) (int, error) {
+	n, err := r.cfg.Cache.DeleteLists(ctx, r.cfg.LocationGUID)
+	if err != nil {
+		return 0, fmt.Errorf("slotcache.ClearLists: %w", err)
+	}
+	return n, nil
+}
+
 // Tier returns tier n (for the operation endpoints).
 func (r *Refresher) Tier(ctx context.Context, n int) (slots.Tier, bool, error) {
 	if n < 1 || n > len(r.cfg.TierDays) {
