@@ -119,11 +119,13 @@ func TestHealthDegradesWithFailuresAndAge(t *testing.T) {
 	require.Equal(t, 3, h.Summary.CriticalStaleTiers)
 }
 
-// A stale tier is still answered, and however many requests see it on
+// A stale tier is still answered while younger than SLOT_CACHE_MAX_STALE
+// (raised here to the hard limit), and however many requests see it on
 // however many instances, exactly one background refresh runs.
 func TestStaleTierAnswersAndRefreshesOnce(t *testing.T) {
 	e := newEnv(t, cloud9sim.Config{})
 	a, b := e.instance(t, nil), e.instance(t, nil)
+	a.src.MaxStale, b.src.MaxStale = slotcache.DefaultHardStale, slotcache.DefaultHardStale
 	ctx := context.Background()
 	_, err := a.r.Refresh(ctx, nil)
 	require.NoError(t, err)
@@ -364,4 +366,49 @@ func ids(list []slots.Slot) []string {
 		out = append(out, v)
 	}
 	return out
+}
+
+// A tier older than SLOT_CACHE_MAX_STALE (5 min) is not offered: the query
+// goes to Cloud9, which answers it live; Cloud9 failing, the caller gets
+// the error (the transfer), never the old tier's slots. Raised, the bound
+// lets the same tier answer (marked stale).
+func TestOldTierNotOfferedInOutage(t *testing.T) {
+	e := newEnv(t, cloud9sim.Config{})
+	a := e.instance(t, nil)
+	ctx := context.Background()
+	_, err := a.r.Refresh(ctx, nil)
+	require.NoError(t, err)
+	e.clock.Advance(6 * time.Minute)
+	q := bookingsvc.SlotQuery{StartDate: e.day(1)}
+
+	e.sim.SetFaults(cloud9sim.Faults{ErrorRate: 1, Procedures: []string{cloud9.ProcGetOnlineReservations}})
+	before := e.reads()
+	got, err := a.src.Slots(ctx, q)
+	require.Error(t, err, "Cloud9 failing and the tier 6 min old: nothing is offered")
+	require.Empty(t, got.Slots)
+	require.False(t, got.Cache.Used)
+	require.Greater(t, e.reads(), before, "Cloud9 was asked")
+	g, err := a.src.GroupedSlots(ctx, bookingsvc.GroupQuery{SlotQuery: q, NumberOfPatients: 2, TimeWindowMinutes: 40})
+	require.Error(t, err)
+	require.Equal(t, slotcache.SkippedMaxStale, g.CacheDecision.Tiers["1"].Skipped)
+	require.Equal(t, "api_error", g.CacheDecision.FallbackReason)
+	a.r.Wait()
+
+	e.sim.SetFaults(cloud9sim.Faults{})
+	e.clock.Advance(6 * time.Minute) // past the refresh the requests fired: old again
+	before = e.reads()
+	got, err = a.src.Slots(ctx, q)
+	require.NoError(t, err)
+	require.NotEmpty(t, got.Slots)
+	require.False(t, got.Cache.Used, "answered by Cloud9, live")
+	require.Greater(t, e.reads(), before)
+	a.r.Wait()
+
+	e.clock.Advance(6 * time.Minute)
+	a.src.MaxStale = slotcache.DefaultStale
+	before = e.reads()
+	got, err = a.src.Slots(ctx, q)
+	require.NoError(t, err)
+	require.True(t, got.Cache.Used && got.Cache.Stale, "within a raised SLOT_CACHE_MAX_STALE the stale tier answers")
+	a.r.Wait()
 }
