@@ -136,69 +136,92 @@ func (s SlotSource) search(ctx context.Context, views []string, r slots.Range) (
 	if d, ok := ctx.Deadline(); ok {
 		budget = min(budget, time.Until(d))
 	}
-	end := start.Add(budget)
 	ctx, cancel := context.WithTimeout(ctx, budget)
 	defer cancel()
-	attempts, windows := p.Attempts, p.Windows
+	run := &searchRun{s: s, ctx: ctx, views: views, end: start.Add(budget), attempts: p.Attempts, out: searched{rng: r}}
+	windows := p.Windows
 	if s.Outage.Active(start) {
-		attempts, windows = 1, 1
+		run.attempts, windows = 1, 1
 		s.Logger.Info("slot search: Cloud9 failed a search lately; one try, no retries")
 	}
 	span := r.To.Sub(r.From)
-	out := searched{rng: r}
-	var lastErr error
-	haveList := false
-	wait := func() bool { // false: no room for another try
-		if s.Now().Add(p.RetryDelay).After(end) {
-			return false
-		}
-		return s.Sleep(ctx, p.RetryDelay) == nil
-	}
 	for w := 0; w < windows; w++ {
 		rng := r
 		if w > 0 {
 			rng = slots.Range{LocationGUID: r.LocationGUID, ScheduleViewGUID: r.ScheduleViewGUID,
 				From: r.From.Add(time.Duration(w) * span), To: r.To.Add(time.Duration(w) * span)}
-			if !wait() {
+			if !run.wait() {
 				break
 			}
 		}
-		for a := 1; a <= attempts; a++ {
-			if a > 1 && !wait() {
-				break
-			}
-			got, err := s.Cloud9.GetOnlineReservations(ctx, cloud9.ReservationQuery{StartDate: rng.From.Add(7 * time.Hour),
-				EndDate: rng.To.Add(17 * time.Hour), ScheduleViewGUIDs: views})
-			out.attempts++
-			if err != nil {
-				lastErr = fmt.Errorf("slot search %s (try %d of window %d): %w", rng, a, w+1, err)
-				if !retryableInSearch(err) {
-					s.Outage.failed(s.Now())
-					return out, lastErr
-				}
-				continue
-			}
-			s.Outage.ended()
-			lastErr = nil
-			list := slots.FromCloud9(got, s.LocationGUID)
-			out.list, out.rng, out.expanded, haveList = list, rng, w > 0, true
-			if len(got) == 0 {
-				continue // an empty page: retried, as the original
-			}
-			if len(s.offered(list)) > 0 {
-				return out, nil
-			}
-			break // records, none to offer: the next window
+		done, err := run.window(rng, w)
+		if err != nil {
+			s.Outage.failed(s.Now())
+			return run.out, err
+		}
+		if done {
+			return run.out, nil
 		}
 	}
-	if lastErr != nil && !haveList {
+	switch {
+	case run.lastErr != nil && !run.haveList:
 		s.Outage.failed(s.Now())
-		return out, lastErr
+		return run.out, run.lastErr
+	case !run.haveList:
+		return run.out, fmt.Errorf("slot search %s: %w", r, ErrSearchBudget)
 	}
-	if !haveList {
-		return out, fmt.Errorf("slot search %s: %w", r, ErrSearchBudget)
+	return run.out, nil
+}
+
+// searchRun is one search in progress.
+type searchRun struct {
+	s        SlotSource
+	ctx      context.Context
+	views    []string
+	end      time.Time // the budget's end, on s.Now's clock
+	attempts int
+	out      searched
+	lastErr  error
+	haveList bool // a call answered (the list may be empty)
+}
+
+// wait sleeps the retry delay; false when that would end past the budget
+// (or the wait was cut).
+func (run *searchRun) wait() bool {
+	d := run.s.Search.RetryDelay
+	if run.s.Now().Add(d).After(run.end) {
+		return false
 	}
-	return out, nil
+	return run.s.Sleep(run.ctx, d) == nil
+}
+
+// window tries rng (window w) up to attempts times: done when it found a
+// slot to offer; an error when a failure ends the search.
+func (run *searchRun) window(rng slots.Range, w int) (bool, error) {
+	for a := 1; a <= run.attempts; a++ {
+		if a > 1 && !run.wait() {
+			return false, nil
+		}
+		got, err := run.s.Cloud9.GetOnlineReservations(run.ctx, cloud9.ReservationQuery{StartDate: rng.From.Add(7 * time.Hour),
+			EndDate: rng.To.Add(17 * time.Hour), ScheduleViewGUIDs: run.views})
+		run.out.attempts++
+		if err != nil {
+			run.lastErr = fmt.Errorf("slot search %s (try %d of window %d): %w", rng, a, w+1, err)
+			if !retryableInSearch(err) {
+				return false, run.lastErr
+			}
+			continue
+		}
+		run.s.Outage.ended()
+		run.lastErr = nil
+		list := slots.FromCloud9(got, run.s.LocationGUID)
+		run.out.list, run.out.rng, run.out.expanded, run.haveList = list, rng, w > 0, true
+		if len(got) == 0 {
+			continue // an empty page: retried, as the original
+		}
+		return len(run.s.offered(list)) > 0, nil // records, none to offer: the next window
+	}
+	return false, nil
 }
 
 // retryableInSearch: code 0, a rate limit, a timeout, a dropped
