@@ -224,7 +224,21 @@ const (
 	TransferNoSlots  = "no_slots_after_retries"
 	TransferTimeout  = "timeout"
 	TransferAPIError = "api_error"
+	// TransferNoSlotsFound is flowgate's: no slot, and no retry was made
+	// (the list came from the cache, or the search's budget allowed one
+	// try), so "after retries" would not be true.
+	TransferNoSlotsFound = "no_slots"
 )
+
+// NoSlotsReason is the transfer_reason of an answer without slots after a
+// search that retried retries times: the original's no_slots_after_retries
+// only when it did retry.
+func NoSlotsReason(retries int) string {
+	if retries > 0 {
+		return TransferNoSlots
+	}
+	return TransferNoSlotsFound
+}
 
 // The original's triggers (docs/reference/nodered-guidance.md
 // "getApptSlots"); its decline triggers (no · nope · not that · different

@@ -1,6 +1,9 @@
 package contracts
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"fmt"
+)
 
 // The tiered slot cache's operation endpoints (docs/reference/nodered-endpoints.md §1.6): the
 // original's shapes, key for key (docs/reference/nodered-shapes.md), plus flowgate's
@@ -35,12 +38,16 @@ type CacheHealthSummary struct {
 
 // CacheTierHealth is one tier. Status is fresh, stale, critical_stale,
 // expired (past the hard limit: no longer answered), empty or error
-// (its last refresh failed).
+// (its last refresh failed). SlotCount and SlotsByDate count the offered
+// chairs (CLOUD9_SLOT_COLUMNS: the original's one configured chair);
+// SlotCountAllChairs every chair the tier keeps. Dates are MM/DD/YYYY, as
+// the original writes them.
 type CacheTierHealth struct {
 	Tier                int         `json:"tier"`
 	TierDays            int         `json:"tierDays"`
 	Status              string      `json:"status"`
 	SlotCount           int         `json:"slotCount"`
+	SlotCountAllChairs  int         `json:"slotCountAllChairs"`
 	AgeSeconds          *int64      `json:"ageSeconds"`
 	FetchedAt           *string     `json:"fetchedAt"`
 	DateRange           *DateRange  `json:"dateRange"`
@@ -54,7 +61,8 @@ type CacheTierHealth struct {
 	SlotsByDate         []DateCount `json:"slotsByDate"`
 }
 
-// DateRange is a tier's first and last date, YYYY-MM-DD.
+// DateRange is a tier's first and last date, MM/DD/YYYY (the original's
+// "11/30/2026").
 type DateRange struct {
 	Start string `json:"start"`
 	End   string `json:"end"`
@@ -79,22 +87,66 @@ type CacheRefreshCounts struct {
 }
 
 // CacheRefreshEntry is one tier refresh outcome, newest first, as the
-// original's refreshHistory: the dates fetched, how long the fetch took,
-// Retries (GetOnlineReservations tries after the first), IsRetry (the
-// tier's previous refresh had failed: this one retries it) and
-// RedisWriteSuccess (the list was stored). DateRange is null only in
-// entries recorded before it was kept.
+// original's refreshHistory: the dates fetched ("11/28/2026 to
+// 02/26/2027"), how long the fetch took, Retries (GetOnlineReservations
+// tries after the first), IsRetry (the tier's previous refresh had
+// failed: this one retries it) and RedisWriteSuccess (the list was
+// stored). SlotCount counts the offered chairs, as the tier's.
 type CacheRefreshEntry struct {
-	Tier              int        `json:"tier"`
-	Success           bool       `json:"success"`
-	SlotCount         int        `json:"slotCount"`
-	Error             *string    `json:"error"`
-	Timestamp         string     `json:"timestamp"`
-	DateRange         *DateRange `json:"dateRange"`
-	FetchDurationMs   int64      `json:"fetchDurationMs"`
-	Retries           int        `json:"retries"`
-	IsRetry           bool       `json:"isRetry"`
-	RedisWriteSuccess bool       `json:"redisWriteSuccess"`
+	Tier              int      `json:"tier"`
+	Success           bool     `json:"success"`
+	SlotCount         int      `json:"slotCount"`
+	Error             *string  `json:"error"`
+	Timestamp         string   `json:"timestamp"`
+	DateRange         DateSpan `json:"dateRange"`
+	FetchDurationMs   int64    `json:"fetchDurationMs"`
+	Retries           int      `json:"retries"`
+	IsRetry           bool     `json:"isRetry"`
+	RedisWriteSuccess bool     `json:"redisWriteSuccess"`
+}
+
+// DateSpan is a refreshHistory entry's dates as the original writes them:
+// "11/28/2026 to 02/26/2027"; "" (written null) when unknown. It reads the
+// {start, end} object of entries flowgate recorded before (YYYY-MM-DD),
+// so an old history stays readable.
+type DateSpan string
+
+// NewDateSpan spells from and to (MM/DD/YYYY each) as a DateSpan.
+func NewDateSpan(from, to string) DateSpan { return DateSpan(from + " to " + to) }
+
+// MarshalJSON writes the string, or null when empty.
+func (d DateSpan) MarshalJSON() ([]byte, error) {
+	if d == "" {
+		return []byte("null"), nil
+	}
+	return json.Marshal(string(d))
+}
+
+// UnmarshalJSON reads a string, null, or the older {start, end} object.
+func (d *DateSpan) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err == nil {
+		*d = DateSpan(s)
+		return nil
+	}
+	var old *DateRange
+	if err := json.Unmarshal(b, &old); err != nil {
+		return fmt.Errorf("dateRange: want a string or {start, end}: %w", err)
+	}
+	if old == nil {
+		*d = ""
+		return nil
+	}
+	*d = NewDateSpan(isoToUS(old.Start), isoToUS(old.End))
+	return nil
+}
+
+// isoToUS turns YYYY-MM-DD into MM/DD/YYYY; anything else is kept.
+func isoToUS(s string) string {
+	if len(s) == 10 && s[4] == '-' && s[7] == '-' {
+		return s[5:7] + "/" + s[8:10] + "/" + s[0:4]
+	}
+	return s
 }
 
 // CacheHealthConfig is the cache's timing, as settings.
@@ -103,7 +155,8 @@ type CacheHealthConfig struct {
 	MaxCacheAgeMs     int64  `json:"maxCacheAgeMs"` // fresh
 	StaleMs           int64  `json:"staleMs"`
 	HardStaleMs       int64  `json:"hardStaleMs"`
-	BusinessHours     string `json:"businessHours"` // the refresh job's cron spec
+	BusinessHours     string `json:"businessHours"`   // the refresh job's schedule as a sentence
+	RefreshSchedule   string `json:"refreshSchedule"` // its cron spec (SLOT_CACHE_REFRESH_SCHEDULE)
 }
 
 // CacheRefreshResponse is POST cache/refresh and the alias POST
@@ -154,6 +207,10 @@ type CacheClearResponse struct {
 	KeysCleared    []string         `json:"keysCleared"`
 	KeysRemoved    []string         `json:"keysRemoved"`
 	EntriesRemoved int              `json:"entriesRemoved"`
+	// ListsCleared counts the search-range lists deleted with every tier
+	// (DELETE cache naming no tier): no list the booking path could offer
+	// is left.
+	ListsCleared int `json:"listsCleared"`
 }
 
 // CacheClearTier is one tier of a clear: "cleared" or "empty".

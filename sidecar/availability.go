@@ -51,7 +51,7 @@ func (m *Main) newAvailability(ctx context.Context) (*availabilityPart, error) {
 			return nil, err
 		}
 		reader := availability.Cloud9Slots{Cloud9: m.booking.client.WithoutLimiter(), Cache: cache, LocationGUID: m.Config.Booking.LocationGUID,
-			Loc: ac.TimeZone, FreshFor: m.Config.Booking.SlotFresh, CacheTimeout: m.Config.Booking.RedisTimeout, Now: m.Now, Logger: m.Logger}
+			Loc: ac.TimeZone, FreshFor: m.Config.Booking.SlotFresh, MaxStale: m.Config.SlotCache.MaxStale, CacheTimeout: m.Config.Booking.RedisTimeout, Now: m.Now, Logger: m.Logger}
 		src9 := availability.NewCloud9Source(availability.Cloud9Source{Slots: reader, Loc: ac.TimeZone, Now: m.Now})
 		c9 = &src9
 		src = *c9

@@ -149,7 +149,9 @@ func (m *Main) newBooking(rt *orchestrator.Runtime, b *backend, shutdown context
 	}
 	raw := client.WithoutLimiter() // the service takes the limiter's turn itself
 	tiers, err := m.newSlotCache(b.Client, client, cache, bookingdeps.SlotSource{Cloud9: client.WithoutLimiter(), Cache: cache,
-		LocationGUID: bc.LocationGUID, Columns: bc.offeredColumns(), FreshFor: bc.SlotFresh, CacheTimeout: bc.RedisTimeout, Logger: m.Logger})
+		LocationGUID: bc.LocationGUID, Columns: bc.offeredColumns(), FreshFor: bc.SlotFresh, MaxStale: cfg.SlotCache.MaxStale,
+		Search: cfg.SlotCache.Search, Outage: &bookingdeps.Outage{Hold: cfg.SlotCache.OutageHold}, CacheTimeout: bc.RedisTimeout,
+		Now: m.Now, Logger: m.Logger})
 	if err != nil { // slotcache.go: the tiered cache over the flat one
 		return nil, err
 	}

@@ -30,9 +30,10 @@ var opsDeliberate = map[string]string{
 
 // healthHistoryPaths are the keys of the original's refreshHistory entries
 // the measured shapes lack: each
-// entry carries them. dateRange is {start, end} like tiers[].dateRange.
+// entry carries them. dateRange is the original's string
+// ("11/28/2026 to 02/26/2027"), in the shapes too.
 var healthHistoryPaths = map[string]string{
-	"refreshHistory[].dateRange": "object", "refreshHistory[].dateRange.start": "string", "refreshHistory[].dateRange.end": "string",
+	"refreshHistory[].dateRange":       "string",
 	"refreshHistory[].fetchDurationMs": "number", "refreshHistory[].isRetry": "bool",
 	"refreshHistory[].redisWriteSuccess": "bool", "refreshHistory[].retries": "number",
 }

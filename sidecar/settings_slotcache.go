@@ -7,6 +7,7 @@ import (
 	"time"
 	_ "time/tzdata" // the refresh schedule's CRON_TZ works on images without a zone database
 
+	"github.com/flowgate/flowgate/orchestrator/booking/bookingdeps"
 	"github.com/flowgate/flowgate/orchestrator/booking/slotcache"
 	"github.com/flowgate/flowgate/orchestrator/ops"
 	"github.com/flowgate/flowgate/scheduler"
@@ -23,6 +24,13 @@ type SlotCacheConfig struct {
 	HealthFailures  int
 	OpsKeyPrefixes  []string
 	OpsReadPrefixes []string
+	// MaxStale bounds the age of any cached list offered without a live
+	// Cloud9 answer (SLOT_CACHE_MAX_STALE).
+	MaxStale time.Duration
+	// Search is the range search of a query no tier answers (SLOT_SEARCH_*),
+	// OutageHold how long a failed search makes the next ones answer at once.
+	Search     bookingdeps.SearchPolicy
+	OutageHold time.Duration
 }
 
 // DefaultSlotCacheSchedule: every 5 min, 7:00–18:55 Monday–Saturday at the
@@ -30,7 +38,13 @@ type SlotCacheConfig struct {
 const DefaultSlotCacheSchedule = "CRON_TZ=America/New_York 0 */5 7-18 * * MON-SAT"
 
 var slotCacheSettings = []setting{
-	{name: "SLOT_CACHE_TIERS", def: ints(slotcache.DefaultTierDays), help: "days each tier of the slot cache spans from tomorrow, tier 1 first (1–9 tiers of 1–196 days)", apply: tierDays},
+	{name: "SLOT_CACHE_TIERS", def: ints(slotcache.DefaultTierDays), help: "days each tier of the slot cache spans after tomorrow (each also holds today, as the original's), tier 1 first (1–9 tiers of 1–196 days)", apply: tierDays},
+	{name: "SLOT_CACHE_MAX_STALE", def: durStr(bookingdeps.DefaultMaxStale), help: "the oldest cached slot list (tier or search range) offered without a live Cloud9 answer: an older tier goes to Cloud9, and when Cloud9 fails an older list is not offered (the caller is transferred); SLOT_CACHE_FRESH..SLOT_CACHE_HARD_STALE", apply: duration(func(c *Config) *time.Duration { return &c.SlotCache.MaxStale })},
+	{name: "SLOT_SEARCH_ATTEMPTS", def: itoa(bookingdeps.DefaultSearchAttempts), help: "GetOnlineReservations tries per window of a slot search no tier answers, retried on an empty page, code 0, a rate limit or a timeout (the original's 4)", apply: integer(func(c *Config) *int { return &c.SlotCache.Search.Attempts }, 1, bookingdeps.MaxSearchAttempts)},
+	{name: "SLOT_SEARCH_WINDOWS", def: itoa(bookingdeps.DefaultSearchWindows), help: "windows of the query's span a slot search tries in turn while none yields a slot (the original's 2)", apply: integer(func(c *Config) *int { return &c.SlotCache.Search.Windows }, 1, bookingdeps.MaxSearchWindows)},
+	{name: "SLOT_SEARCH_RETRY_DELAY", def: durStr(bookingdeps.DefaultSearchRetryDelay), help: "wait between a slot search's tries and windows (the original's 5 s)", apply: duration(func(c *Config) *time.Duration { return &c.SlotCache.Search.RetryDelay })},
+	{name: "SLOT_SEARCH_BUDGET", def: durStr(bookingdeps.DefaultSearchBudget), help: "the longest a caller waits for a slot search, retries included (at most the original's 35s); no retry starts whose wait would end past it", apply: duration(func(c *Config) *time.Duration { return &c.SlotCache.Search.Budget })},
+	{name: "SLOT_SEARCH_OUTAGE_HOLD", def: durStr(bookingdeps.DefaultSearchOutageHold), help: "after a slot search fails for good, the searches of this instance make one try for this long and answer at once (a successful call ends it)", apply: duration(func(c *Config) *time.Duration { return &c.SlotCache.OutageHold })},
 	{name: "SLOT_CACHE_STALE", def: durStr(slotcache.DefaultStale), help: "a tier older than SLOT_CACHE_FRESH is stale (answered, one background refresh); older than this critical_stale", apply: duration(func(c *Config) *time.Duration { return &c.SlotCache.Stale })},
 	{name: "SLOT_CACHE_HARD_STALE", def: durStr(slotcache.DefaultHardStale), help: "a tier older than this is no longer answered (Cloud9 is asked); at most SLOT_CACHE_TTL", apply: duration(func(c *Config) *time.Duration { return &c.SlotCache.HardStale })},
 	{name: "SLOT_CACHE_REFRESH_SCHEDULE", def: DefaultSlotCacheSchedule, help: "cron spec (seconds field, CRON_TZ= allowed) of the tier refresh, which runs once per tick across instances: the business hours", apply: func(c *Config, v string) error {
@@ -76,6 +90,15 @@ func (c *Config) validateSlotCache(p *problems) {
 		p.addf("SLOT_CACHE_HARD_STALE", "must not be below SLOT_CACHE_STALE")
 	} else if s.HardStale > b.SlotCacheTTL {
 		p.addf("SLOT_CACHE_HARD_STALE", "must not exceed SLOT_CACHE_TTL (a tier is gone after it)")
+	}
+	if s.MaxStale < b.SlotFresh || s.MaxStale > s.HardStale {
+		p.addf("SLOT_CACHE_MAX_STALE", "must be within SLOT_CACHE_FRESH..SLOT_CACHE_HARD_STALE")
+	}
+	if err := s.Search.Validate(); err != nil {
+		p.addf("SLOT_SEARCH_BUDGET", "%v", err)
+	}
+	if s.OutageHold <= 0 {
+		p.addf("SLOT_SEARCH_OUTAGE_HOLD", "must be positive")
 	}
 	if len(s.OpsKeyPrefixes) == 0 {
 		p.addf("OPS_KEY_PREFIXES", "name at least one prefix (an empty prefix would open every key)")

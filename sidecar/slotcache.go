@@ -55,7 +55,7 @@ func (m *Main) newSlotCache(rdb redis.UniversalClient, client *cloud9.Client, ca
 	if err := m.registry.Register(newSlotCacheCollector(r.Health, m.Logger)); err != nil { // healthmetrics.go
 		return nil, err
 	}
-	src := &slotcache.Source{R: r, Fallback: flat, Columns: bc.offeredColumns(), CacheTimeout: bc.RedisTimeout}
+	src := &slotcache.Source{R: r, Fallback: flat, Columns: bc.offeredColumns(), CacheTimeout: bc.RedisTimeout, MaxStale: cfg.MaxStale}
 	m.tiers = &slotCacheParts{refresher: r, source: src, ops: h, schedule: cfg.Schedule}
 	return m.tiers, nil
 }

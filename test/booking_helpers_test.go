@@ -193,6 +193,9 @@ func bookingEnv(redisURL string, sim *simProc, writeLimit string, extra map[stri
 		"CLOUD9_VENDOR_USERNAME": "flowgate",
 		"CLOUD9_PROVIDER_GUID":   simProviderGUID,
 		"CLOUD9_WRITE_LIMIT":     writeLimit,
+		// A slot search's retries (empty pages, code 0) without the
+		// original's 5 s waits.
+		"SLOT_SEARCH_RETRY_DELAY": "50ms",
 	})
 	for k, v := range extra {
 		env[k] = v

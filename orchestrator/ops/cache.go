@@ -169,7 +169,8 @@ func (h *Handlers) trigger(c *fiber.Ctx) error {
 }
 
 // clear is DELETE cache?tier= and the test aliases: the tiers (all when
-// none named) and their refresh records are deleted.
+// none named) and their refresh records are deleted; naming no tier also
+// deletes the search-range lists, so nothing cached is offered after it.
 func (h *Handlers) clear(c *fiber.Ctx) error {
 	tiers, err := h.tiersParam(c)
 	if err != nil {
@@ -180,10 +181,14 @@ func (h *Handlers) clear(c *fiber.Ctx) error {
 	if err != nil {
 		return asUnavailable("ops.clear", err)
 	}
+	lists := 0
 	if len(tiers) == 0 {
 		tiers = h.cfg.Refresher.Tiers()
+		if lists, err = h.cfg.Refresher.ClearLists(ctx); err != nil {
+			return asUnavailable("ops.clear", err)
+		}
 	}
-	resp := contracts.CacheClearResponse{Success: true, Cleared: true, Timestamp: contracts.JSTime(h.cfg.Refresher.Now()),
+	resp := contracts.CacheClearResponse{ListsCleared: lists, Success: true, Cleared: true, Timestamp: contracts.JSTime(h.cfg.Refresher.Now()),
 		Results: []contracts.CacheClearTier{}, KeysCleared: []string{}, EntriesRemoved: len(gone),
 		Message: strconv.Itoa(len(gone)) + " tiers cleared", Note: "the next refresh (or a slot request) fills them again"}
 	was := map[int]bool{}
@@ -250,7 +255,7 @@ func (h *Handlers) prefetch(c *fiber.Ctx) error {
 	t := rep.Tiers[0]
 	return c.JSON(contracts.CachePrefetchResponse{Success: true, CacheKey: h.cfg.Refresher.TierKey(1), SlotCount: t.SlotCount,
 		FetchDurationMs: t.Duration.Milliseconds(), ExpiresAt: contracts.JSTime(h.cfg.Refresher.Now().Add(h.cfg.Refresher.HardStale())),
-		Debug: contracts.PrefetchDebug{RawRecords: t.SlotCount, AfterLocationFilter: t.SlotCount, AfterChairFilter: t.SlotCount}})
+		Debug: contracts.PrefetchDebug{RawRecords: t.AllChairs, AfterLocationFilter: t.AllChairs, AfterChairFilter: t.SlotCount}})
 }
 
 // query is POST /test/slot-cache/query {tier?, startDate?, endDate?,

@@ -26,6 +26,7 @@ type Cache interface {
 	Trigger(ctx context.Context) bool
 	Health(ctx context.Context) (contracts.CacheHealth, error)
 	Clear(ctx context.Context, tiers []int) ([]int, error)
+	ClearLists(ctx context.Context) (int, error)
 	Tier(ctx context.Context, n int) (slots.Tier, bool, error)
 	Tiers() []int
 	TierKey(n int) string

@@ -61,7 +61,7 @@ func newFixture(t *testing.T, mod ...func(*ops.Config)) *fixture {
 	cache, err := slots.NewCache(db.Client, slots.CacheConfig{Now: clock.Now, Logger: log})
 	require.NoError(t, err)
 	r, err := slotcache.New(slotcache.Config{Cache: cache, Redis: db.Client, Cloud9: client, LocationGUID: cloud9sim.DefaultLocationGUID,
-		Attempts: 1, Schedule: "@every 5m", Now: clock.Now, Logger: log})
+		Attempts: 1, Schedule: "@every 5m", Columns: []string{cloud9sim.Chair8GUID}, Now: clock.Now, Logger: log})
 	require.NoError(t, err)
 	t.Cleanup(r.Close)
 	app, err := web.New(web.Options{Logger: log})
@@ -161,15 +161,39 @@ func TestCacheOperations(t *testing.T) {
 	require.Equal(t, http.StatusOK, st, "%s", body)
 	golden(t, "ops_slot_cache_query", body)
 
+	// A search-range list (what getApptSlots' fallback caches) beside the
+	// tiers: DELETE cache naming a tier leaves it; naming none deletes it,
+	// so no list the booking path could offer is left (issue 36).
+	lists, err := slots.NewCache(f.db.Client, slots.CacheConfig{Now: f.clock.Now})
+	require.NoError(t, err)
+	day := time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC)
+	rng := slots.Range{LocationGUID: cloud9sim.DefaultLocationGUID, From: day, To: day.AddDate(0, 0, 30)}
+	t1, found, err := f.r.Tier(ctx, 1)
+	require.NoError(t, err)
+	require.True(t, found)
+	require.NoError(t, lists.Put(ctx, rng, t1.Slots[:3]))
+	other := slots.Range{LocationGUID: "00000000-0000-0000-0000-0000000000aa", From: day, To: day.AddDate(0, 0, 30)}
+	require.NoError(t, lists.Put(ctx, other, t1.Slots[:1]))
+
 	st, body = f.do(t, http.MethodDelete, base+"/cache?tier=3", "")
 	require.Equal(t, http.StatusOK, st, "%s", body)
 	golden(t, "ops_cache_clear_tier3", body)
-	_, found, err := f.r.Tier(ctx, 3)
+	_, found, err = f.r.Tier(ctx, 3)
 	require.NoError(t, err)
 	require.False(t, found)
+	_, found, err = lists.Get(ctx, rng)
+	require.NoError(t, err)
+	require.True(t, found, "naming a tier leaves the search-range lists")
 	st, body = f.do(t, http.MethodDelete, "/test/slot-cache/clear", "")
 	require.Equal(t, http.StatusOK, st, "%s", body)
 	golden(t, "ops_slot_cache_clear", body)
+	require.EqualValues(t, 1, obj(t, body)["listsCleared"])
+	_, found, err = lists.Get(ctx, rng)
+	require.NoError(t, err)
+	require.False(t, found, "DELETE cache deleted the search-range list")
+	_, found, err = lists.Get(ctx, other)
+	require.NoError(t, err)
+	require.True(t, found, "another location's list is not this cache's")
 	st, body = f.do(t, http.MethodDelete, "/test/redis-slot-cache/clear", "")
 	require.Equal(t, http.StatusOK, st, "%s", body)
 	golden(t, "ops_redis_slot_cache_clear_empty", body)
@@ -301,4 +325,11 @@ func TestRedisGetReadsAFaceKeyWhereTheEngineKeepsIt(t *testing.T) {
 	st, body = f.do(t, http.MethodGet, base+"/redisGet?key=flowgate:ops:own", "")
 	require.Equal(t, http.StatusOK, st, "%s", body)
 	require.Equal(t, "1", string(body))
+}
+
+func obj(t *testing.T, raw []byte) map[string]any {
+	t.Helper()
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(raw, &m), "%s", raw)
+	return m
 }

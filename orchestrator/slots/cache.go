@@ -369,6 +369,21 @@ func (c *Cache) Delete(ctx context.Context, r Range) (bool, error) {
 	return n == listDeleted, nil
 }
 
+// DeleteLists drops every search-range list of location loc (the lists
+// Get / Put keep; not the tiers), so none of them is offered again before
+// Cloud9 is asked: DELETE cache. It returns how many it dropped.
+func (c *Cache) DeleteLists(ctx context.Context, loc string) (int, error) {
+	const op = "slots.Cache.DeleteLists"
+	if loc == "" {
+		return 0, invalid(op, "a location is required")
+	}
+	n, err := deleteListsScript.Run(ctx, c.rdb, []string{c.keys.registry()}, c.cfg.Now().UnixMilli(), c.keys.lists(loc)).Int()
+	if err != nil {
+		return 0, unavailable(op, err)
+	}
+	return n, nil
+}
+
 // Invalidate removes slot s (matched by SlotID) from every cached list, in
 // one script, and returns how many lists held it. Call it once a slot is
 // booked, or Cloud9 says it is not available.

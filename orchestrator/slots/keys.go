@@ -56,6 +56,9 @@ func (k keys) entry(r Range) string {
 
 const dateKey = "20060102"
 
+// lists is the prefix of every search-range list key of location loc.
+func (k keys) lists(loc string) string { return k.base + "e:" + strings.ToUpper(loc) + ":" }
+
 // booked is the key remembering that slot id was booked.
 func (k keys) booked(id string) string { return k.base + "b:" + id }
 

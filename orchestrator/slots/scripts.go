@@ -162,6 +162,26 @@ redis.call('DEL', KEYS[3])
 return redis.call('DEL', KEYS[2])
 `)
 
+// deleteListsScript drops every search-range list of one location (and
+// each one's pre-grouped companion); the tiers are left alone.
+//
+//	KEYS[1] registry
+//	ARGV[1] now, Unix ms   ARGV[2] the location's list key prefix (keys.lists)
+//
+// Returns how many lists it deleted.
+var deleteListsScript = redis.NewScript(`
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
+local n = 0
+for _, k in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
+  if string.sub(k, 1, #ARGV[2]) == ARGV[2] then
+    n = n + redis.call('DEL', k)
+    redis.call('DEL', k .. ':pg')
+    redis.call('ZREM', KEYS[1], k)
+  end
+end
+return n
+`)
+
 // deleteScript's replies.
 const (
 	listAbsent  = 0

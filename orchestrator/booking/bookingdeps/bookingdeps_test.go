@@ -46,11 +46,15 @@ func tomorrow() string { return time.Now().AddDate(0, 0, 1).Format("01/02/2006")
 
 // The slot source reads the simulator through the Redis cache; a fresh
 // list is answered without asking Cloud9 again, and a stale one stands in
-// when Cloud9 fails.
+// when Cloud9 fails — only while younger than MaxStale
+// (SLOT_CACHE_MAX_STALE): an older one is never offered, the search fails
+// and the caller is transferred.
 func TestSlotSourceCachesAndFallsBack(t *testing.T) {
 	e := setup(t)
+	var ahead time.Duration // how far the source's clock runs ahead of the cache's
 	src := bookingdeps.SlotSource{Cloud9: e.client, Cache: e.cache, LocationGUID: cloud9sim.DefaultLocationGUID,
-		FreshFor: time.Hour, Attempts: 1}
+		FreshFor: time.Hour, Search: bookingdeps.SearchPolicy{Attempts: 1, Windows: 1},
+		Now: func() time.Time { return time.Now().Add(ahead) }}
 	ctx := context.Background()
 	q := bookingsvc.SlotQuery{StartDate: tomorrow()}
 	first, err := src.Slots(ctx, q)
@@ -69,6 +73,20 @@ func TestSlotSourceCachesAndFallsBack(t *testing.T) {
 	stale, err := src.Slots(ctx, q)
 	require.NoError(t, err, "a stale list stands in when Cloud9 fails")
 	require.Equal(t, len(first.Slots), len(stale.Slots))
+	require.True(t, stale.Cache.Used)
+
+	ahead = bookingdeps.DefaultMaxStale + time.Second // the list is now older than SLOT_CACHE_MAX_STALE
+	reads := e.sim.Calls("GetOnlineReservations")
+	old, err := src.Slots(ctx, q)
+	require.Error(t, err, "a list older than SLOT_CACHE_MAX_STALE is never offered when Cloud9 fails")
+	require.Empty(t, old.Slots)
+	require.False(t, old.Cache.Used)
+	require.Equal(t, reads+1, e.sim.Calls("GetOnlineReservations"), "Cloud9 was asked once (one try configured)")
+	src.MaxStale = time.Hour
+	old, err = src.Slots(ctx, q)
+	require.NoError(t, err, "within a longer SLOT_CACHE_MAX_STALE it still stands in")
+	require.Equal(t, len(first.Slots), len(old.Slots))
+	ahead = 0
 
 	src.LocationGUID = "00000000-0000-0000-0000-000000000000"
 	e.sim.SetFaults(cloud9sim.Faults{})

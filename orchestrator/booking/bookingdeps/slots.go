@@ -76,16 +76,29 @@ type SlotSource struct {
 	// (CLOUD9_SLOT_COLUMNS; the original offers its one configured
 	// column); empty: every chair. The cache keeps every chair, so a
 	// request naming another column is still booked.
-	Columns    []string
-	Days       int           // search window; default 30 (docs/reference/nodered-endpoints.md §1.4)
-	FreshFor   time.Duration // a cached list younger than this is used as is; default 5 min
-	Attempts   int           // GetOnlineReservations tries on retryable errors; default 2
-	RetryDelay time.Duration // between tries; default 1 s
+	Columns  []string
+	Days     int           // search window; default 30 (docs/reference/nodered-endpoints.md §1.4)
+	FreshFor time.Duration // a cached list younger than this is used as is; default 5 min
+	// MaxStale bounds the age of a cached list answered when Cloud9 fails
+	// (SLOT_CACHE_MAX_STALE, default 5 min): an older one is never offered,
+	// the caller is transferred instead (issue 36: a slot offered from an
+	// old list during an outage could not be booked).
+	MaxStale time.Duration
+	// Search is how a range the cache does not answer is asked of Cloud9:
+	// tries, windows, the delay between tries and the caller's budget
+	// (SLOT_SEARCH_*; slots_search.go).
+	Search SearchPolicy
+	// Outage remembers that Cloud9 failed a whole search lately, so the
+	// searches after it answer at once (nil: no memory).
+	Outage *Outage
 	// CacheTimeout bounds each slot-cache call (Redis); past it the cache
 	// is skipped (fail open: Cloud9 answers). Default
 	// bookingsvc.DefaultRedisTimeout (BOOKING_REDIS_TIMEOUT).
 	CacheTimeout time.Duration
-	Logger       *slog.Logger
+	// Now and Sleep are the clock (default time.Now, timeutil.Sleep).
+	Now    func() time.Time
+	Sleep  func(context.Context, time.Duration) error
+	Logger *slog.Logger
 }
 
 var _ bookingsvc.SlotSource = SlotSource{}
@@ -111,7 +124,7 @@ func (s SlotSource) Slots(ctx context.Context, q bookingsvc.SlotQuery) (bookings
 	found = cerr == nil && found
 	res.Cache = bookingsvc.SlotCacheCheck{Checked: cerr == nil, Found: found}
 	if found {
-		res.Cache.Slots, res.Cache.Age = len(cached.Slots), time.Since(cached.FetchedAt)
+		res.Cache.Slots, res.Cache.Age = len(cached.Slots), s.Now().Sub(cached.FetchedAt)
 		res.Cache.Stale = res.Cache.Age >= s.FreshFor
 	}
 	if found && !res.Cache.Stale {
@@ -119,24 +132,32 @@ func (s SlotSource) Slots(ctx context.Context, q bookingsvc.SlotQuery) (bookings
 		res.Slots = s.offered(cached.Slots)
 		return res, nil
 	}
-	list, attempts, err := s.fetch(ctx, q.ScheduleViewGUIDs, from, to)
-	res.Attempts, res.Retries = attempts, attempts-1
+	got, err := s.search(ctx, q.ScheduleViewGUIDs, r)
+	res.Attempts, res.Retries, res.Expanded = got.attempts, max(got.attempts-1, 0), got.expanded
 	if err != nil {
-		if found { // Cloud9 failing: a stale list beats none
-			s.Logger.Warn("slot search: Cloud9 failed, answering from the stale cache", "err", err, "age", time.Since(cached.FetchedAt))
+		if found && res.Cache.Age < s.MaxStale { // Cloud9 failing: a list this young still stands
+			s.Logger.Warn("slot search: Cloud9 failed, answering from a recent cached list", "err", err, "age", res.Cache.Age)
 			res.Cache.Used = true
 			res.Slots = s.offered(cached.Slots)
 			return res, nil
 		}
+		if found {
+			s.Logger.Warn("slot search: Cloud9 failed and the cached list is too old to offer (SLOT_CACHE_MAX_STALE)",
+				"err", err, "age", res.Cache.Age, "max_stale", s.MaxStale)
+		}
 		return res, err
+	}
+	if got.expanded {
+		r = got.rng
+		res.SearchRange = contracts.SearchRange{StartDate: r.From.Format("01/02/2006"), EndDate: r.To.Format("01/02/2006")}
 	}
 	pctx, cancel := context.WithTimeout(ctx, s.CacheTimeout)
 	defer cancel()
-	if err := s.Cache.Put(pctx, r, list); err != nil {
+	if err := s.Cache.Put(pctx, r, got.list); err != nil {
 		s.Logger.Warn("slot search: cannot cache slots; bookingTokens of this answer are checked leniently", "err", err)
 	}
-	slots.Sort(list)
-	res.Slots = s.offered(list)
+	slots.Sort(got.list)
+	res.Slots = s.offered(got.list)
 	return res, nil
 }
 
@@ -174,7 +195,7 @@ var _ bookingsvc.SlotInvalidator = SlotSource{}
 func (s SlotSource) GroupedSlots(ctx context.Context, q bookingsvc.GroupQuery) (bookingsvc.GroupSearch, error) {
 	flat, err := s.Slots(ctx, q.SlotQuery)
 	g := bookingsvc.GroupSearch{Slots: flat.Slots, SearchRange: flat.SearchRange, Tier: 1, TiersSearched: []int{1},
-		FromCache: flat.Cache.Used, CacheSource: SourceCloud9}
+		FromCache: flat.Cache.Used, CacheSource: SourceCloud9, Retries: flat.Retries}
 	c := flat.Cache
 	tier := contracts.TierCheck{Checked: c.Checked, Found: c.Found, Slots: c.Slots}
 	d := &contracts.CacheDecision{Checked: c.Checked, Tiers: map[string]contracts.TierCheck{}}
@@ -231,27 +252,15 @@ const (
 func (s SlotSource) withDefaults() SlotSource {
 	s.Days = valutil.PositiveOrDefault(s.Days, 30)
 	s.FreshFor = valutil.PositiveOrDefault(s.FreshFor, 5*time.Minute)
-	s.Attempts = valutil.PositiveOrDefault(s.Attempts, 2)
-	s.RetryDelay = valutil.PositiveOrDefault(s.RetryDelay, time.Second)
+	s.MaxStale = valutil.PositiveOrDefault(s.MaxStale, DefaultMaxStale)
+	s.Search = s.Search.WithDefaults()
 	s.CacheTimeout = valutil.PositiveOrDefault(s.CacheTimeout, bookingsvc.DefaultRedisTimeout)
+	s.Now = valutil.FuncOrDefault(s.Now, time.Now)
+	s.Sleep = valutil.FuncOrDefault(s.Sleep, timeutil.Sleep)
 	s.Logger = valutil.ValOrDefault(s.Logger, slog.Default())
 	return s
 }
 
-// fetch asks Cloud9 for the open slots from 7:00 AM on from to 5:00 PM on
-// to, retrying retryable failures.
-func (s SlotSource) fetch(ctx context.Context, views []string, from, to time.Time) ([]slots.Slot, int, error) {
-	q := cloud9.ReservationQuery{StartDate: from.Add(7 * time.Hour), EndDate: to.Add(17 * time.Hour), ScheduleViewGUIDs: views}
-	for attempt := 1; ; attempt++ {
-		got, err := s.Cloud9.GetOnlineReservations(ctx, q)
-		if err == nil {
-			return slots.FromCloud9(got, s.LocationGUID), attempt, nil
-		}
-		if attempt >= s.Attempts || !cloud9.IsRetryable(err) {
-			return nil, attempt, err
-		}
-		if err := timeutil.Sleep(ctx, s.RetryDelay); err != nil {
-			return nil, attempt, err
-		}
-	}
-}
+// DefaultMaxStale is SLOT_CACHE_MAX_STALE's default: a cached list older
+// than this is never offered in place of a failed Cloud9 read.
+const DefaultMaxStale = 5 * time.Minute

@@ -181,6 +181,10 @@ type GroupSearch struct {
 	CacheSource   string
 	CacheDecision *contracts.CacheDecision
 	CacheInfo     *contracts.CacheInfo
+	// Retries are the Cloud9 tries after the first (0: answered from a
+	// cache, or in one try): transfer_reason says "after retries" only
+	// when there were some.
+	Retries int
 }
 
 // SlotSource finds open slots (cache tiers or GetOnlineReservations). The

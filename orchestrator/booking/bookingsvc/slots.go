@@ -30,7 +30,8 @@ const ApptSlotsDays = 30
 // slots of ApptSlotsDays from startDate minus those another session holds
 // (seed 003), each with its bookingToken, the first five as voiceSlots,
 // and llm_guidance. Nothing found, or Cloud9 failing, is the 200 no-slots
-// answer (transfer_reason no_slots_after_retries, timeout or api_error).
+// answer (transfer_reason no_slots_after_retries — no_slots when no retry
+// was made —, timeout or api_error).
 func (s *Service) GetApptSlots(ctx context.Context, req contracts.GetApptSlotsRequest) Answer {
 	q := s.slotQuery(req.StartDate, "", ApptSlotsDays, req.ScheduleViewGUIDs, holder(req.SessionID, req.UUI))
 	resp := contracts.GetApptSlotsResponse{Slots: []contracts.ApptSlot{}, VoiceSlots: []contracts.VoiceSlot{},
@@ -55,7 +56,7 @@ func (s *Service) GetApptSlots(ctx context.Context, req contracts.GetApptSlotsRe
 	resp.Attempts, resp.Retries, resp.Expanded = res.Attempts, res.Retries, res.Expanded
 	slots := s.withTokens(s.unheld(ctx, q.SessionID, res.Slots))
 	if len(slots) == 0 {
-		return answer(contracts.NewNoSlotsGuidance(contracts.TransferNoSlots), "no_slots")
+		return answer(contracts.NewNoSlotsGuidance(contracts.NoSlotsReason(res.Retries)), "no_slots")
 	}
 	resp.Slots, resp.Count = slots, len(slots)
 	for i := 0; i < len(slots) && i < maxVoiceSlots; i++ {
@@ -129,6 +130,7 @@ func (s *Service) GetGroupedApptSlots(ctx context.Context, req contracts.GetGrou
 	default:
 		resp.BookingMode = contracts.BookingModeNone
 		resp.LLMGuidance = contracts.NewGroupedGuidance(resp.BookingMode, n, nil)
+		resp.LLMGuidance.TransferReason = contracts.NoSlotsReason(res.Retries)
 	}
 	resp.LLMGuidance.Timestamp = contracts.JSTime(s.cfg.Now())
 	s.count("getGroupedApptSlots", resp.BookingMode)

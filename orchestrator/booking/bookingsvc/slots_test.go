@@ -64,7 +64,12 @@ func TestGetApptSlotsNoneOrError(t *testing.T) {
 	r := body[contracts.GetApptSlotsResponse](t, s.GetApptSlots(ctx, contracts.GetApptSlotsRequest{}))
 	require.Equal(t, 0, r.Count)
 	require.Equal(t, []contracts.ApptSlot{}, r.Slots)
+	require.Equal(t, contracts.TransferNoSlotsFound, r.LLMGuidance.TransferReason, "no retry made: not \"after retries\"")
+
+	e.Slots.Retries = 7 // the original's 4 × 2 tries
+	r = body[contracts.GetApptSlotsResponse](t, s.GetApptSlots(ctx, contracts.GetApptSlotsRequest{}))
 	require.Equal(t, contracts.TransferNoSlots, r.LLMGuidance.TransferReason)
+	require.Equal(t, 7, r.Retries)
 
 	e.Slots.Err = bt.Timeout()
 	r = body[contracts.GetApptSlotsResponse](t, s.GetApptSlots(ctx, contracts.GetApptSlotsRequest{}))

@@ -126,13 +126,15 @@ func (s *Source) groupedFallback(ctx context.Context, q bookingsvc.GroupQuery, d
 		switch l.check.Skipped {
 		case "hard_stale":
 			d.FallbackReason = "cache_hard_stale"
+		case SkippedMaxStale:
+			d.FallbackReason = "cache_max_stale"
 		case "out_of_range":
 			d.FallbackReason = "out_of_range"
 		}
 	}
 	flat, err := s.Fallback.Slots(ctx, q.SlotQuery)
 	g := bookingsvc.GroupSearch{Slots: flat.Slots, SearchRange: flat.SearchRange, Tier: 1, TiersSearched: searched,
-		FromCache: flat.Cache.Used, CacheSource: SourceCloud9, CacheDecision: d}
+		FromCache: flat.Cache.Used, CacheSource: SourceCloud9, CacheDecision: d, Retries: flat.Retries}
 	if flat.Cache.Used {
 		g.CacheSource = SourceSlotCache
 	}

@@ -24,7 +24,8 @@ func (r *Refresher) Health(ctx context.Context) (contracts.CacheHealth, error) {
 	h := contracts.CacheHealth{Timestamp: contracts.JSTime(r.cfg.Now()), Tiers: []contracts.CacheTierHealth{},
 		RefreshHistory: []contracts.CacheRefreshEntry{},
 		Config: contracts.CacheHealthConfig{RefreshIntervalMs: r.cfg.Interval.Milliseconds(), MaxCacheAgeMs: r.cfg.Fresh.Milliseconds(),
-			StaleMs: r.cfg.Stale.Milliseconds(), HardStaleMs: r.cfg.HardStale.Milliseconds(), BusinessHours: r.cfg.Schedule}}
+			StaleMs: r.cfg.Stale.Milliseconds(), HardStaleMs: r.cfg.HardStale.Milliseconds(),
+			BusinessHours: DescribeSchedule(r.cfg.Schedule), RefreshSchedule: r.cfg.Schedule}}
 	for _, n := range r.Tiers() {
 		t, err := r.tierHealth(ctx, n)
 		if err != nil {
@@ -91,9 +92,11 @@ func (r *Refresher) tierHealth(ctx context.Context, n int) (contracts.CacheTierH
 		age := r.cfg.Now().Sub(t.FetchedAt)
 		secs := int64(age.Seconds())
 		fetched := contracts.JSTime(t.FetchedAt)
-		th.Status, th.SlotCount, th.AgeSeconds, th.FetchedAt = r.status(age), len(t.Slots), &secs, &fetched
-		th.DateRange = &contracts.DateRange{Start: t.Range.From.Format(time.DateOnly), End: t.Range.To.Format(time.DateOnly)}
-		th.SlotsByDate = byDate(t.Slots)
+		offered := r.offeredChairs(t.Slots)
+		th.Status, th.SlotCount, th.AgeSeconds, th.FetchedAt = r.status(age), len(offered), &secs, &fetched
+		th.SlotCountAllChairs = len(t.Slots)
+		th.DateRange = &contracts.DateRange{Start: slots.Date(t.Range.From), End: slots.Date(t.Range.To)}
+		th.SlotsByDate = byDate(offered)
 		th.LastInvalidatedSlot, th.LastInvalidation = stampParts(t.LastInvalidated)
 		th.LastRestoredSlot, th.LastRestoration = stampParts(t.LastRestored)
 	}
@@ -126,7 +129,7 @@ func byDate(list []slots.Slot) []contracts.DateCount {
 		if err != nil {
 			continue
 		}
-		d := t.Format(time.DateOnly)
+		d := slots.Date(t)
 		if len(out) > 0 && out[len(out)-1].Date == d {
 			out[len(out)-1].Count++
 			continue
@@ -197,6 +200,17 @@ func (r *Refresher) Clear(ctx context.Context, tiers []int) ([]int, error) {
 		}
 	}
 	return gone, nil
+}
+
+// ClearLists deletes the location's search-range lists (the fallback's
+// cached answers, slots.Cache.DeleteLists), so DELETE cache leaves no list
+// the booking path could offer; it returns how many it deleted.
+func (r *Refresher) ClearLists(ctx context.Context) (int, error) {
+	n, err := r.cfg.Cache.DeleteLists(ctx, r.cfg.LocationGUID)
+	if err != nil {
+		return 0, fmt.Errorf("slotcache.ClearLists: %w", err)
+	}
+	return n, nil
 }
 
 // Tier returns tier n (for the operation endpoints).

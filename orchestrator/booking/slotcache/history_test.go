@@ -4,10 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/flowgate/flowgate/orchestrator/booking/slotcache"
 	"github.com/flowgate/flowgate/orchestrator/cloud9"
 	"github.com/flowgate/flowgate/orchestrator/cloud9/cloud9sim"
 )
@@ -34,7 +34,8 @@ func TestRefreshHistoryEntries(t *testing.T) {
 	require.NoError(t, err)
 	ok := history()[0]
 	tr := rep.Tiers[0]
-	require.Equal(t, map[string]any{"start": tr.From.Format(time.DateOnly), "end": tr.To.Format(time.DateOnly)}, ok["dateRange"])
+	// A string as the original's ("11/28/2026 to 02/26/2027").
+	require.Equal(t, tr.From.Format("01/02/2006")+" to "+tr.To.Format("01/02/2006"), ok["dateRange"])
 	require.Equal(t, float64(2), ok["tier"])
 	require.Equal(t, true, ok["success"])
 	require.Equal(t, float64(tr.Duration.Milliseconds()), ok["fetchDurationMs"])
@@ -66,4 +67,19 @@ func TestRefreshHistoryEntries(t *testing.T) {
 	require.Equal(t, true, back[0]["success"])
 	require.Equal(t, true, back[0]["isRetry"], "it retries the failing tier")
 	require.Equal(t, true, back[0]["redisWriteSuccess"])
+}
+
+// businessHours is the refresh schedule as a sentence, as the original
+// states its hours; a spec it cannot word is named.
+func TestDescribeSchedule(t *testing.T) {
+	for spec, want := range map[string]string{
+		"CRON_TZ=America/New_York 0 */5 7-18 * * MON-SAT": "Every 5 minutes from 7:00 AM to 6:55 PM, Monday to Saturday (America/New_York)",
+		"0 0 9-17 * * 1-5":           "Hourly at minute 0 from 9:00 AM to 5:00 PM, Monday to Friday",
+		"*/10 * * * *":               "Every 10 minutes at all hours, every day",
+		"@every 5m":                  "Every 5m, at all hours, every day",
+		"0 */5 7-18 1 * *":           "On the cron schedule 0 */5 7-18 1 * *",
+		"TZ=UTC 0 */15 0-23 * * SUN": "Every 15 minutes from 12:00 AM to 11:45 PM, on Sundays (UTC)",
+	} {
+		require.Equal(t, want, slotcache.DescribeSchedule(spec), spec)
+	}
 }

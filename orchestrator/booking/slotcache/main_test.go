@@ -69,7 +69,8 @@ func (e *env) instance(t *testing.T, mod func(*slotcache.Config)) instance {
 	r, err := slotcache.New(cfg)
 	require.NoError(t, err)
 	t.Cleanup(r.Close)
-	flat := bookingdeps.SlotSource{Cloud9: e.client, Cache: cache, LocationGUID: loc, Columns: []string{cloud9sim.Chair8GUID}, Logger: quiet()}
+	flat := bookingdeps.SlotSource{Cloud9: e.client, Cache: cache, LocationGUID: loc, Columns: []string{cloud9sim.Chair8GUID},
+		Search: bookingdeps.SearchPolicy{RetryDelay: 10 * time.Millisecond}, Now: e.clock.Now, Logger: quiet()}
 	return instance{r: r, src: &slotcache.Source{R: r, Fallback: flat, Columns: []string{cloud9sim.Chair8GUID}}}
 }
 

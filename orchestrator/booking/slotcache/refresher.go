@@ -66,7 +66,8 @@ type TierResult struct {
 	Tier      int
 	Days      int
 	Success   bool
-	SlotCount int
+	SlotCount int // the offered chairs' slots (as the original's tier)
+	AllChairs int // every chair's, as fetched for the location
 	Attempts  int
 	Duration  time.Duration
 	Err       error
@@ -171,11 +172,12 @@ func (r *Refresher) release(token string) {
 	}
 }
 
-// tierRange is tier n's dates as of now: tomorrow (in the practice's
-// zone) to tomorrow + days.
+// tierRange is tier n's dates as of now: from today (in the practice's
+// zone), as the original's tiers, to tomorrow + days, so the month from
+// tomorrow that getApptSlots asks for is still tier 1's.
 func (r *Refresher) tierRange(n int) slots.Range {
-	from := slots.Tomorrow(r.cfg.Now(), r.cfg.Zone)
-	return slots.Range{LocationGUID: r.cfg.LocationGUID, From: from, To: from.AddDate(0, 0, r.cfg.TierDays[n-1])}
+	tomorrow := slots.Tomorrow(r.cfg.Now(), r.cfg.Zone)
+	return slots.Range{LocationGUID: r.cfg.LocationGUID, From: tomorrow.AddDate(0, 0, -1), To: tomorrow.AddDate(0, 0, r.cfg.TierDays[n-1])}
 }
 
 // refreshTier fetches tier n, stores it with its pre-grouped pairs and
@@ -191,9 +193,9 @@ func (r *Refresher) refreshTier(ctx context.Context, n int) TierResult {
 		err = r.cfg.Cache.PutTier(ctx, n, rg, list, slots.TierStats{Days: res.Days, FetchDuration: res.Duration, Attempts: attempts}, &pg)
 		res.Stored = err == nil
 	}
-	res.Success, res.SlotCount, res.Err = err == nil, len(list), err
+	res.Success, res.SlotCount, res.AllChairs, res.Err = err == nil, len(r.offeredChairs(list)), len(list), err
 	if !res.Success {
-		res.SlotCount = 0
+		res.SlotCount, res.AllChairs = 0, 0
 	}
 	r.record(ctx, res)
 	return res
@@ -228,7 +230,7 @@ func (r *Refresher) failing(ctx context.Context, n int) bool {
 func (r *Refresher) record(ctx context.Context, res TierResult) {
 	now := contracts.JSTime(r.cfg.Now())
 	h := contracts.CacheRefreshEntry{Tier: res.Tier, Success: res.Success, SlotCount: res.SlotCount, Timestamp: now,
-		DateRange:       &contracts.DateRange{Start: res.From.Format(time.DateOnly), End: res.To.Format(time.DateOnly)},
+		DateRange:       contracts.NewDateSpan(slots.Date(res.From), slots.Date(res.To)),
 		FetchDurationMs: res.Duration.Milliseconds(), Retries: max(res.Attempts-1, 0), IsRetry: res.Retry, RedisWriteSuccess: res.Stored}
 	ok, text := "1", ""
 	if !res.Success {

@@ -37,15 +37,23 @@ func TestRefreshFillsTiers(t *testing.T) {
 		tier, found, err := a.r.Tier(ctx, i+1)
 		require.NoError(t, err)
 		require.True(t, found)
-		require.Len(t, tier.Slots, tr.SlotCount)
+		require.Len(t, tier.Slots, tr.AllChairs, "the tier keeps every chair")
+		require.Less(t, tr.SlotCount, tr.AllChairs, "slotCount counts the configured chair only, as the original")
 	}
 	h, err := a.r.Health(ctx)
 	require.NoError(t, err)
 	require.Equal(t, contracts.CacheHealthy, h.Status)
 	require.Len(t, h.Tiers, 3)
-	for _, th := range h.Tiers {
+	for i, th := range h.Tiers {
 		require.Equal(t, slotcache.StatusFresh, th.Status)
 		require.NotEmpty(t, th.SlotsByDate)
+		require.Equal(t, rep.Tiers[i].SlotCount, th.SlotCount)
+		require.Equal(t, rep.Tiers[i].AllChairs, th.SlotCountAllChairs)
+		sum := 0
+		for _, d := range th.SlotsByDate {
+			sum += d.Count
+		}
+		require.Equal(t, th.SlotCount, sum, "slotsByDate counts the same chair")
 	}
 	require.Equal(t, 3, h.RefreshStats.Last20Refreshes.Success)
 	require.Equal(t, "100.0%", h.RefreshStats.Last20Refreshes.SuccessRate)
@@ -111,11 +119,16 @@ func TestHealthDegradesWithFailuresAndAge(t *testing.T) {
 	require.Equal(t, 3, h.Summary.CriticalStaleTiers)
 }
 
-// A stale tier is still answered, and however many requests see it on
+// A stale tier is still answered while younger than SLOT_CACHE_MAX_STALE
+// (raised here to the hard limit), and however many requests see it on
 // however many instances, exactly one background refresh runs.
 func TestStaleTierAnswersAndRefreshesOnce(t *testing.T) {
 	e := newEnv(t, cloud9sim.Config{})
 	a, b := e.instance(t, nil), e.instance(t, nil)
+	a.src.MaxStale, b.src.MaxStale = slotcache.DefaultHardStale, slotcache.DefaultHardStale
+	// 40 requests at once on a shared machine: a Redis read slower than
+	// the default bound would send one to Cloud9 (fail open).
+	a.src.CacheTimeout, b.src.CacheTimeout = 10*time.Second, 10*time.Second
 	ctx := context.Background()
 	_, err := a.r.Refresh(ctx, nil)
 	require.NoError(t, err)
@@ -356,4 +369,50 @@ func ids(list []slots.Slot) []string {
 		out = append(out, v)
 	}
 	return out
+}
+
+// A tier older than SLOT_CACHE_MAX_STALE (5 min) is not offered: the query
+// goes to Cloud9, which answers it live; Cloud9 failing, the caller gets
+// the error (the transfer), never the old tier's slots. Raised, the bound
+// lets the same tier answer (marked stale).
+func TestOldTierNotOfferedInOutage(t *testing.T) {
+	e := newEnv(t, cloud9sim.Config{})
+	a := e.instance(t, nil)
+	ctx := context.Background()
+	_, err := a.r.Refresh(ctx, nil)
+	require.NoError(t, err)
+	e.clock.Advance(6 * time.Minute)
+	q := bookingsvc.SlotQuery{StartDate: e.day(1)}
+
+	e.sim.SetFaults(cloud9sim.Faults{ErrorRate: 1, Procedures: []string{cloud9.ProcGetOnlineReservations}})
+	before := e.reads()
+	got, err := a.src.Slots(ctx, q)
+	require.Error(t, err, "Cloud9 failing and the tier 6 min old: nothing is offered")
+	require.Empty(t, got.Slots)
+	require.False(t, got.Cache.Used)
+	require.Greater(t, e.reads(), before, "Cloud9 was asked")
+	g, err := a.src.GroupedSlots(ctx, bookingsvc.GroupQuery{SlotQuery: q, NumberOfPatients: 2, TimeWindowMinutes: 40})
+	require.Error(t, err)
+	require.EqualValues(t, slotcache.SkippedMaxStale, g.CacheDecision.Tiers["1"].Skipped)
+	require.EqualValues(t, "api_error", g.CacheDecision.FallbackReason)
+	a.r.Wait()
+
+	e.sim.SetFaults(cloud9sim.Faults{})
+	e.clock.Advance(6 * time.Minute) // past the refresh the requests fired: old again
+	before = e.reads()
+	got, err = a.src.Slots(ctx, q)
+	require.NoError(t, err)
+	require.NotEmpty(t, got.Slots)
+	require.False(t, got.Cache.Used, "answered by Cloud9, live")
+	require.Greater(t, e.reads(), before)
+	a.r.Wait()
+
+	_, err = a.r.Refresh(ctx, nil) // the trigger key (real time) may still hold the background one back
+	require.NoError(t, err)
+	e.clock.Advance(6 * time.Minute)
+	a.src.MaxStale = slotcache.DefaultStale
+	got, err = a.src.Slots(ctx, q)
+	require.NoError(t, err)
+	require.True(t, got.Cache.Used && got.Cache.Stale, "within a raised SLOT_CACHE_MAX_STALE the stale tier answers")
+	a.r.Wait()
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/flowgate/flowgate/contracts"
+	"github.com/flowgate/flowgate/orchestrator/booking/bookingdeps"
 	"github.com/flowgate/flowgate/orchestrator/booking/bookingsvc"
 	"github.com/flowgate/flowgate/orchestrator/slots"
 )
@@ -25,7 +26,16 @@ type Source struct {
 	// BookedMemory is how long a booked slot's bookingToken is still
 	// accepted (slots.Cache.Booked); default the fresh-cache hard limit.
 	BookedMemory time.Duration
+	// MaxStale is the oldest tier answered without asking Cloud9
+	// (SLOT_CACHE_MAX_STALE, default 5 min): an older one goes to
+	// Fallback, which asks Cloud9 and, Cloud9 failing, offers no list older
+	// than the same bound. A stale tier is never offered in an outage.
+	MaxStale time.Duration
 }
+
+// SkippedMaxStale is _cacheDecision.tiers.N.skipped for a tier older than
+// MaxStale.
+const SkippedMaxStale = "max_stale"
 
 var (
 	_ bookingsvc.SlotSource      = (*Source)(nil)
@@ -105,12 +115,21 @@ func (s *Source) lookTier(ctx context.Context, n int, qq query) look {
 	switch {
 	case st == StatusExpired:
 		l.check.Skipped = "hard_stale"
+	case l.age >= s.maxStale():
+		l.check.Skipped = SkippedMaxStale
 	case qq.from.Before(t.Range.From) || qq.to.After(t.Range.To):
 		l.check.Skipped = "out_of_range"
 	default:
 		l.usable = true
 	}
 	return l
+}
+
+func (s *Source) maxStale() time.Duration {
+	if s.MaxStale > 0 {
+		return s.MaxStale
+	}
+	return bookingdeps.DefaultMaxStale
 }
 
 func (s *Source) timeout() time.Duration {

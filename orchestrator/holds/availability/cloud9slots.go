@@ -21,13 +21,15 @@ type ReservationReader interface {
 // shared slot cache (slots.Cache, the same lists the IVA's getApptSlots
 // reads and invalidates) in front of GetOnlineReservations. A cached list
 // younger than FreshFor is used as is; Cloud9 failing, an older one is
-// used rather than none.
+// used only while younger than MaxStale (SLOT_CACHE_MAX_STALE): past it the
+// error is answered, so no slot of an old list is offered in an outage.
 type Cloud9Slots struct {
 	Cloud9       ReservationReader
 	Cache        *slots.Cache // optional
 	LocationGUID string       // only this location's slots; empty: all
 	Loc          *time.Location
 	FreshFor     time.Duration // default 5 min (SLOT_CACHE_FRESH)
+	MaxStale     time.Duration // default 5 min (SLOT_CACHE_MAX_STALE)
 	CacheTimeout time.Duration // each cache call; past it the cache is skipped. Default 1 s
 	Now          func() time.Time
 	Logger       *slog.Logger
@@ -38,6 +40,7 @@ var _ OpenSlotsReader = Cloud9Slots{}
 func (c Cloud9Slots) withDefaults() Cloud9Slots {
 	c.Loc = valutil.ValOrDefault(c.Loc, time.UTC)
 	c.FreshFor = valutil.PositiveOrDefault(c.FreshFor, 5*time.Minute)
+	c.MaxStale = valutil.PositiveOrDefault(c.MaxStale, 5*time.Minute)
 	c.CacheTimeout = valutil.PositiveOrDefault(c.CacheTimeout, time.Second)
 	c.Now = valutil.FuncOrDefault(c.Now, time.Now)
 	c.Logger = valutil.ValOrDefault(c.Logger, slog.Default())
@@ -89,8 +92,8 @@ func (c Cloud9Slots) OpenSlots(ctx context.Context, from, to time.Time) ([]slots
 	} else {
 		out, err = fetch(ctx)
 	}
-	if err != nil && found {
-		c.Logger.Warn("availability: Cloud9 failed; answering from the stale slot cache", "err", err)
+	if err != nil && found && c.Now().Sub(cached.FetchedAt) < c.MaxStale {
+		c.Logger.Warn("availability: Cloud9 failed; answering from a recent cached list", "err", err)
 		return cached.Slots, nil
 	}
 	return out, err

@@ -277,6 +277,9 @@ type Slots struct {
 	Groups  [][]contracts.ApptSlot
 	Err     error
 	Queries []bookingsvc.SlotQuery
+	// Retries is what a search answers as its Cloud9 tries after the
+	// first (0: none).
+	Retries int
 	// Invalidated records the slots the service stopped offering.
 	Invalidated []bookingsvc.SlotRef
 	// BookedSlots records the slots confirmed bookings took out of the
@@ -327,7 +330,7 @@ func (s *Slots) Slots(_ context.Context, q bookingsvc.SlotQuery) (bookingsvc.Slo
 	if s.Err != nil {
 		return bookingsvc.SlotSearch{}, s.Err
 	}
-	return bookingsvc.SlotSearch{Slots: s.List, Attempts: 1,
+	return bookingsvc.SlotSearch{Slots: s.List, Attempts: 1 + s.Retries, Retries: s.Retries,
 		SearchRange: contracts.SearchRange{StartDate: q.StartDate + " 7:00:00 AM", EndDate: "02/20/2026 5:00:00 PM"}}, nil
 }
 
