@@ -239,18 +239,11 @@ func TestComposeFlowgate(t *testing.T) {
 	}
 }
 
-// composeResolved is flowgate's compose environment as compose would
-// resolve it on a host that sets only the required secrets (each a dummy
-// value): literals as written, ${VAR:-default} as default, pass-throughs
-// and ${VAR} left out.
-func composeResolved(t *testing.T) map[string]string {
-	t.Helper()
-	return composeResolvedOn(t, nil)
-}
-
-// composeResolvedOn is composeResolved on a host whose environment also
-// holds host: a pass-through (VAR: or ${VAR}) takes the host's value, as
-// compose does; what compose does not name never reaches flowgate.
+// composeResolvedOn is flowgate's compose environment as compose would
+// resolve it on a host that sets the required secrets (each a dummy value)
+// and host: literals as written, ${VAR:-default} as default, a
+// pass-through (VAR: or ${VAR}) as the host's value or left out; what
+// compose does not name never reaches flowgate.
 func composeResolvedOn(t *testing.T, host map[string]string) map[string]string {
 	t.Helper()
 	required := regexp.MustCompile(`^\$\{([A-Z0-9_]+):\?[^}]*\}$`)

@@ -60,9 +60,7 @@ func personCheckout(t *testing.T) string {
 // (localhost:8080, taken on a shared machine) by addr.
 func asWritten(t *testing.T, block, addr string) string {
 	t.Helper()
-	if strings.Contains(block, readmeBuildLine) {
-		block = strings.Replace(block, readmeBuildLine, "test -x ./flowgate", 1)
-	}
+	block = strings.Replace(block, readmeBuildLine, "test -x ./flowgate", 1)
 	return strings.ReplaceAll(block, "http://localhost:8080", "http://"+addr)
 }
 
