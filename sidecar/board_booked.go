@@ -22,22 +22,35 @@ type recordingReservations struct {
 	m *Main
 }
 
-// Confirm implements bookingsvc.Reservations: the reservation first, then
-// the record, best effort (a failure is logged; the booking stands).
+// recordTimeout bounds one record (a catalogue read and a Redis write).
+const recordTimeout = 5 * time.Second
+
+// Confirm implements bookingsvc.Reservations: the reservation, then the
+// record, best effort and off the booking's path (it costs the answer no
+// time; a failure is logged, the booking stands; Close waits for it).
 func (r recordingReservations) Confirm(ctx context.Context, h bookingsvc.SlotHold) error {
 	if err := r.Reservations.Confirm(ctx, h); err != nil {
 		return err
 	}
-	r.m.recordIVABooking(ctx, h)
+	r.m.records.Add(1)
+	go func() {
+		defer r.m.records.Done()
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
+		defer cancel()
+		r.m.recordIVABooking(rctx, h)
+	}()
 	return nil
 }
 
 // recordIVABooking records h under the reservations' appointment type
 // (CLOUD9_APPOINTMENT_TYPE_GUID, the type the IVA face's holds live under),
-// its chair as the specialist, for the type's length.
+// its chair as the specialist, for createAppt's default length. It writes
+// the catalogue's store directly: the catalogue's own RecordBooking looks
+// the type up, which may read Cloud9, and those reads are the bookings'
+// (a test of concurrent consultations saw them queued for it).
 func (m *Main) recordIVABooking(ctx context.Context, h bookingsvc.SlotHold) {
 	part := m.avail
-	if part == nil || part.cloud9 == nil { // the schedule-file catalogue knows no Cloud9 chairs
+	if part == nil || part.cloud9 == nil || part.store == nil { // the schedule-file catalogue knows no Cloud9 chairs
 		return
 	}
 	wall, err := slots.ParseTime(h.StartTime)
@@ -50,32 +63,12 @@ func (m *Main) recordIVABooking(ctx context.Context, h bookingsvc.SlotHold) {
 		loc = time.UTC
 	}
 	day := time.Date(wall.Year(), wall.Month(), wall.Day(), 0, 0, 0, 0, time.UTC)
-	start := slots.WallInstant(loc, day, wall.Hour()*60+wall.Minute())
-	t, err := ivaType(ctx, part.catalog, m.Config.Booking.AppointmentType)
-	if err != nil {
-		m.Logger.Warn("board: booked slot not recorded", "appointmentTypeId", m.Config.Booking.AppointmentType, "err", err)
-		return
-	}
-	sum := sha256.Sum256([]byte(strings.ToLower(h.LocationGUID + "|" + start.UTC().Format(time.RFC3339) + "|" + h.ScheduleColumnGUID)))
-	a := availability.Appointment{AppointmentID: "iva-" + hex.EncodeToString(sum[:12]), AppointmentTypeID: t.ID,
+	start := slots.WallInstant(loc, day, wall.Hour()*60+wall.Minute()).UTC()
+	sum := sha256.Sum256([]byte(strings.ToLower(h.LocationGUID + "|" + start.Format(time.RFC3339) + "|" + h.ScheduleColumnGUID)))
+	a := availability.Appointment{AppointmentID: "iva-" + hex.EncodeToString(sum[:12]), AppointmentTypeID: m.Config.Booking.AppointmentType,
 		SpecialistID: h.ScheduleColumnGUID, ClientID: "iva", SlotStartDate: start,
-		SlotEndDate: start.Add(time.Duration(max(t.DurationMinutes, 1)) * time.Minute), BookedAt: m.Now()}
-	if err := part.catalog.RecordBooking(ctx, a); err != nil {
+		SlotEndDate: start.Add(bookingsvc.DefaultMinutes * time.Minute), BookedAt: m.Now().UTC()}
+	if err := part.store.Record(ctx, a, 0); err != nil {
 		m.Logger.Warn("board: booked slot not recorded", "appointmentId", a.AppointmentID, "err", err)
 	}
-}
-
-// ivaType is the catalogue's type whose id is guid in any case (Cloud9
-// spells GUIDs as it likes).
-func ivaType(ctx context.Context, cat *availability.Catalog, guid string) (availability.AppointmentType, error) {
-	types, err := cat.AppointmentTypes(ctx)
-	if err != nil {
-		return availability.AppointmentType{}, err
-	}
-	for _, t := range types {
-		if strings.EqualFold(t.ID, guid) {
-			return t, nil
-		}
-	}
-	return cat.AppointmentType(ctx, guid)
 }

@@ -281,6 +281,17 @@ func TestBoardShowsACreateApptBookingInHeadlessChromium(t *testing.T) {
 	require.NoError(t, err)
 	start := time.Date(wall.Year(), wall.Month(), wall.Day(), wall.Hour(), wall.Minute(), 0, 0, zone)
 	cell := cellOf(slot.ScheduleColumnGUID, start)
+	timeslots := p.Base + "/v1/appointment-types/" + url.PathEscape(slot.AppointmentTypeGUID) + "/timeslots?days=1&includeHeld=true&from=" + start.Format(time.DateOnly)
+	recorded := func() bool { // flowgate records the booking for the board just after createAppt answers
+		resp, err := http.Get(timeslots)
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return strings.Contains(string(body), `"bookedSpecialistIds":["`+slot.ScheduleColumnGUID+`"]`)
+	}
+	require.Eventually(t, recorded, 10*time.Second, 100*time.Millisecond, "the createAppt booking in the timeslots' bookedSpecialistIds")
 
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe),
 		chromedp.Flag("headless", true), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.WindowSize(1000, 900))
@@ -306,7 +317,7 @@ func TestBoardShowsACreateApptBookingInHeadlessChromium(t *testing.T) {
 	t.Logf("screenshot of the board with the createAppt booking: %s", path)
 
 	if class != "booked" {
-		resp, err := http.Get(p.Base + "/v1/appointment-types/" + url.PathEscape(slot.AppointmentTypeGUID) + "/timeslots?days=1&includeHeld=true&from=" + start.Format(time.DateOnly))
+		resp, err := http.Get(timeslots)
 		require.NoError(t, err)
 		body, _ := io.ReadAll(resp.Body)
 		_ = resp.Body.Close()
