@@ -10,6 +10,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -48,42 +50,63 @@ const (
 var paletteTypes = []string{"flowgate-config", "flowgate-enqueue", "flowgate-task", "flowgate-hold", "flowgate-hold-stream",
 	"flowgate-handler-in", "flowgate-handler-out"}
 
-// packPalette runs `npm pack` and returns the tarball's path.
-func packPalette(t *testing.T) string {
+// paletteInstallRE is the palette README's install block.
+var paletteInstallRE = regexp.MustCompile("(?s)<!-- palette-install[^>]*-->\\s*```sh\\n(.*?)```")
+
+// installPalette installs the palette exactly as its README says, in one
+// bash shell from the checkout's root: `npm pack` in the palette's folder,
+// then `npm install <abs path>.tgz` in ~/.node-red — here HOME is a new
+// directory whose .node-red is userDir, which holds the package.json
+// Node-RED creates on its first start (without one npm would walk up and
+// install into whatever package.json it finds above).
+func installPalette(t *testing.T, userDir string) {
 	t.Helper()
 	if _, err := exec.LookPath("npm"); err != nil {
 		t.Skip("npm is not installed: the palette cannot be packed")
 	}
-	dir := t.TempDir()
-	cmd := exec.Command("npm", "pack", "--pack-destination", dir, "--loglevel=error")
-	cmd.Dir = paletteDir
-	out, err := cmd.Output()
+	readme, err := os.ReadFile(filepath.Join(paletteDir, "README.md"))
 	if err != nil {
-		t.Fatalf("npm pack: %v\n%s", err, out)
+		t.Fatal(err)
 	}
-	lines := strings.Fields(string(out))
-	if len(lines) == 0 {
-		t.Fatal("npm pack printed no file name")
+	m := paletteInstallRE.FindSubmatch(readme)
+	if m == nil {
+		t.Fatal("the palette's README has no <!-- palette-install --> block")
 	}
-	return filepath.Join(dir, lines[len(lines)-1])
-}
-
-// installPalette installs tgz into userDir as Node-RED's palette manager
-// does (@node-red/registry's installer: npm install with these flags in
-// the user directory, whose package.json Node-RED would have created).
-func installPalette(t *testing.T, userDir, tgz string) {
-	t.Helper()
+	block := string(m[1])
+	if !strings.Contains(block, "npm pack") || !strings.Contains(block, "cd ~/.node-red && npm install") {
+		t.Fatalf("the palette's install block does not pack and install in ~/.node-red:\n%s", block)
+	}
 	pkg := `{"name":"node-red-project","description":"A Node-RED Project","version":"0.0.1","private":true}`
 	if err := os.WriteFile(filepath.Join(userDir, "package.json"), []byte(pkg), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	home := t.TempDir()
+	if err := os.Symlink(userDir, filepath.Join(home, ".node-red")); err != nil {
+		t.Fatal(err)
+	}
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	packed, _ := filepath.Glob(filepath.Join(paletteDir, "*.tgz"))
+	t.Cleanup(func() { // the tarball the block built in the checkout (git ignores *.tgz there)
+		now, _ := filepath.Glob(filepath.Join(paletteDir, "*.tgz"))
+		for _, f := range now {
+			if !slices.Contains(packed, f) {
+				_ = os.Remove(f)
+			}
+		}
+	})
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "npm", "install", "--no-audit", "--no-update-notifier", "--no-fund", "--save",
-		"--save-prefix=~", "--omit=dev", "--engine-strict", tgz)
-	cmd.Dir = userDir
+	cmd := exec.CommandContext(ctx, "bash", "-euo", "pipefail", "-c", block)
+	cmd.Dir = root
+	cmd.Env = append(flowgatetest.Env(), "HOME="+home)
+	if cache, err := exec.Command("npm", "config", "get", "cache").Output(); err == nil { // the user's npm cache, not a new one
+		cmd.Env = append(cmd.Env, "npm_config_cache="+strings.TrimSpace(string(cache)))
+	}
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("npm install %s: %v\n%s", filepath.Base(tgz), err, out)
+		t.Fatalf("the palette README's install block failed: %v\n%s\n--- output:\n%s", err, block, out)
 	}
 	raw, err := os.ReadFile(filepath.Join(userDir, "package.json"))
 	if err != nil {
@@ -194,7 +217,6 @@ func TestPaletteEndToEnd(t *testing.T) {
 	nodeJS(t)
 	noderedtest.Dir(t) // skips when npm cannot install Node-RED
 	started := time.Now()
-	tgz := packPalette(t)
 	run := strconv.FormatInt(time.Now().UnixNano(), 36)
 	typeID := "palette-e2e-" + run
 	nrAddr := flowgatetest.FreeAddr(t)
@@ -229,7 +251,7 @@ func TestPaletteEndToEnd(t *testing.T) {
 			"FLOWGATE_E2E_TYPE":             typeID, "FLOWGATE_APPOINTMENT_TYPE": typeID},
 		Flows: []string{demoFlow, e2eFlow},
 		Prepare: func(user string) {
-			installPalette(t, user, tgz)
+			installPalette(t, user)
 			// The secrets as credentials (plain: the test settings have no
 			// credentialSecret), read from the environment.
 			creds := map[string]map[string]string{}
@@ -501,7 +523,7 @@ module.exports.editorTheme = { tours: false, projects: { enabled: false } };
 		}
 	})
 
-	t.Run("the example flow runs; the editor shows every node", func(t *testing.T) {
+	t.Run("the example flow runs 5/5; the editor shows every node", func(t *testing.T) {
 		inject := func(id string) {
 			t.Helper()
 			if status, _, raw := nr.Do(t, http.MethodPost, "/inject/"+id, map[string]string{"Content-Type": "application/json"}, []byte(`{}`)); status != http.StatusOK {
@@ -512,7 +534,12 @@ module.exports.editorTheme = { tours: false, projects: { enabled: false } };
 		nr.WaitStatus(t, "demo_t_create", 15*time.Second, func(s noderedtest.Status) bool { return s.Fill == "green" })
 		inject("demo_i1") // claim it, heartbeat, ACK
 		nr.WaitStatus(t, "demo_t_ack", 20*time.Second, func(s noderedtest.Status) bool { return s.Fill == "green" && s.Text == "ACK DONE" })
-		inject("demo_i5") // enqueue
+		inject("demo_i3") // hold the catalogue's first free slot (no date in the flow), keep it, release it
+		nr.WaitStatus(t, "demo_h_create", 15*time.Second, func(s noderedtest.Status) bool { return s.Fill == "green" })
+		nr.WaitStatus(t, "demo_h_rel", 15*time.Second, func(s noderedtest.Status) bool {
+			return s.Fill == "green" && strings.HasPrefix(s.Text, "released ")
+		})
+		inject("demo_i5") // enqueue a built-in type (sse.emit: no setting needed)
 		nr.WaitStatus(t, "demo_e1", 15*time.Second, func(s noderedtest.Status) bool { return s.Fill == "green" })
 		nr.WaitStatus(t, "demo_s1", 15*time.Second, func(s noderedtest.Status) bool { return s.Fill == "green" })
 		paletteScreenshot(t, nr.Base)

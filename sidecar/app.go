@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"sort"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -47,8 +48,11 @@ type Main struct {
 	ln       net.Listener
 	registry *prometheus.Registry
 
-	ready    atomic.Bool
-	closing  atomic.Bool
+	ready   atomic.Bool
+	closing atomic.Bool
+	// records are the IVA bookings being recorded for the board
+	// (board_booked.go); Close waits for them.
+	records  sync.WaitGroup
 	httpErr  chan error
 	started  time.Time
 	closeFns []func(context.Context) error
@@ -279,6 +283,7 @@ func (m *Main) Close() error {
 			errs = append(errs, err)
 		}
 	}
+	m.records.Wait() // each bounded by recordTimeout
 	m.Logger.Info("flowgate stopped")
 	return errors.Join(errs...)
 }

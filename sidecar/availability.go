@@ -20,6 +20,7 @@ type availabilityPart struct {
 	catalog *availability.Catalog
 	http    *availhttp.Handlers
 	cloud9  *availability.Cloud9Source // the Cloud9 source; nil with HOLDS_SCHEDULE_FILE
+	store   *availability.Store        // the catalogue's store (board_booked.go records into it)
 }
 
 // newAvailability builds the catalogue. With HOLDS_SCHEDULE_FILE the
@@ -74,7 +75,7 @@ func (m *Main) newAvailability(ctx context.Context) (*availabilityPart, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &availabilityPart{catalog: cat, http: h, cloud9: c9}, nil
+	return &availabilityPart{catalog: cat, http: h, cloud9: c9, store: store}, nil
 }
 
 // holdsActive is the hold engine's Active, which filters other clients'

@@ -157,7 +157,7 @@ func (m *Main) newBooking(rt *orchestrator.Runtime, b *backend, shutdown context
 	}
 	deps := bookingsvc.Deps{
 		Cloud9: raw, Limiter: limiter, NoteLimiter: cfg.noteLimiter(limiter), Tokens: bookingdeps.Tokens{S: signer}, Sessions: bookingdeps.Sessions{C: sessions},
-		Reservations: bookingdeps.Reservations{R: holds}, BookingTokens: bookingdeps.BookingTokens{Cache: cache, Logger: m.Logger},
+		Reservations: recordingReservations{bookingdeps.Reservations{R: holds}, m}, BookingTokens: bookingdeps.BookingTokens{Cache: cache, Logger: m.Logger},
 		Marks: &bookingsvc.RedisMarks{Client: b.Client}, Events: events, Slots: tiers.source,
 	}
 	svcCfg := m.bookingServiceConfig(bc)

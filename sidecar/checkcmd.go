@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/flowgate/flowgate/orchestrator/cloud9"
+	"github.com/flowgate/flowgate/orchestrator/cloud9/cloud9sim"
 	"github.com/flowgate/flowgate/orchestrator/keyspace"
 	"github.com/flowgate/flowgate/orchestrator/tasks"
 )
@@ -197,14 +198,46 @@ func checkCloud9(ctx context.Context, cfg Config, add func(name, status, format 
 		add("cloud9", checkFail, "GetLocations at %s: %v", cfg.Cloud9Endpoint, err)
 		return
 	}
-	add("cloud9", checkOK, "credentials accepted (GetLocations: %d locations)", len(locs))
+	add("cloud9", checkOK, "credentials accepted (GetLocations: %d locations: %s)", len(locs), locationNames(locs))
+	found := false
 	for _, l := range locs {
 		if strings.EqualFold(l.Get("LocationGUID"), cfg.Booking.LocationGUID) {
 			add("cloud9 location", checkOK, "CLOUD9_LOCATION_GUID %s is %q", cfg.Booking.LocationGUID, l.Get("LocationName"))
-			return
+			found = true
 		}
 	}
-	add("cloud9 location", checkFail, "CLOUD9_LOCATION_GUID %s is not among the %d locations Cloud9 answered", cfg.Booking.LocationGUID, len(locs))
+	if !found {
+		add("cloud9 location", checkFail, "CLOUD9_LOCATION_GUID %s is not among the %d locations Cloud9 answered: %s",
+			cfg.Booking.LocationGUID, len(locs), locationNames(locs))
+	}
+	checkProvider(cfg, add)
+}
+
+// checkProvider checks CLOUD9_PROVIDER_GUID, the providerGUID every new
+// patient gets (LoadConfig already requires a GUID with a real Cloud9).
+// Cloud9 has no read that lists providers, so the check proves what it
+// can: not the sandbox simulator's made-up orthodontist, which a real
+// Cloud9 would refuse or misfile on every createPatient.
+func checkProvider(cfg Config, add func(name, status, format string, args ...any)) {
+	g := cfg.Booking.ProviderGUID
+	if strings.EqualFold(g, cloud9sim.DefaultOrthodontistGUID) {
+		add("cloud9 provider", checkWarn, "CLOUD9_PROVIDER_GUID %s is the sandbox simulator's made-up orthodontist: right only against `flowgate cloud9-sim`; set your practice's provider for Cloud9", g)
+		return
+	}
+	add("cloud9 provider", checkOK, "CLOUD9_PROVIDER_GUID %s set (Cloud9 lists no providers: the first createPatient proves it)", g)
+}
+
+// locationNames names each location Cloud9 answered, with its GUID, for
+// an operator choosing CLOUD9_LOCATION_GUID.
+func locationNames(locs []cloud9.Record) string {
+	names := make([]string, 0, len(locs))
+	for _, l := range locs {
+		names = append(names, fmt.Sprintf("%q %s", l.Get("LocationName"), l.Get("LocationGUID")))
+	}
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
 }
 
 func printChecks(w io.Writer, rows []checkRow) {

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"net"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -18,7 +20,8 @@ import (
 // that accepts only the credentials user/secret.
 func checkEnv(t *testing.T) map[string]string {
 	t.Helper()
-	sim := cloud9sim.New(cloud9sim.Config{ClientID: "0f0f0f0f-0000-4000-8000-000000000001", Username: "user", Password: "secret"})
+	sim := cloud9sim.New(cloud9sim.Config{ClientID: "0f0f0f0f-0000-4000-8000-000000000001", Username: "user", Password: "secret",
+		Orthodontist: cloud9sim.Orthodontist{GUID: checkProviderGUID, Name: "Dr. Check"}})
 	url, stop, err := sim.Start("127.0.0.1:0")
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = stop(context.Background()) })
@@ -27,9 +30,12 @@ func checkEnv(t *testing.T) map[string]string {
 	env["MONITORING_USER"], env["MONITORING_PASSWORD"] = "ops", "ops-password"
 	env["CLOUD9_ENDPOINT"], env["CLOUD9_CLIENT_ID"] = url, "0f0f0f0f-0000-4000-8000-000000000001"
 	env["CLOUD9_USERNAME"], env["CLOUD9_PASSWORD"] = "user", "secret"
-	env["CLOUD9_VENDOR_USERNAME"], env["CLOUD9_PROVIDER_GUID"] = "flowgate", cloud9sim.DefaultOrthodontistGUID
+	env["CLOUD9_VENDOR_USERNAME"], env["CLOUD9_PROVIDER_GUID"] = "flowgate", checkProviderGUID
 	return env
 }
+
+// checkProviderGUID is the practice's provider in checkEnv's Cloud9.
+const checkProviderGUID = "0f0f0f0f-0000-4000-8000-0000000000aa"
 
 // redisClientFor is a client on url, closed when the test ends.
 func redisClientFor(t *testing.T, url string) *redis.Client {
@@ -69,6 +75,8 @@ func TestCheckPassesAGoodConfiguration(t *testing.T) {
 	require.Contains(t, row(t, out, "cloud9"), "OK")
 	require.Contains(t, row(t, out, "cloud9"), "credentials accepted")
 	require.Contains(t, row(t, out, "cloud9 location"), "CDH Allegheny 202")
+	require.Regexp(t, `credentials accepted \(GetLocations: 1 locations: "CDH Allegheny 202" `+cloud9sim.DefaultLocationGUID, row(t, out, "cloud9"))
+	require.Regexp(t, `OK\s+CLOUD9_PROVIDER_GUID `+checkProviderGUID+` set`, row(t, out, "cloud9 provider"))
 	require.Contains(t, row(t, out, "ops prefix flowgate:"), "OK")
 	require.Contains(t, row(t, out, "redis shards"), "OK")
 	require.Regexp(t, `OK\s+task ledger library `+tasks.LibraryName(), row(t, out, "redis functions"))
@@ -153,4 +161,77 @@ func TestCheckRefusesAPrefixOverAsynqsKeys(t *testing.T) {
 	code, out, _ := check(t, env)
 	require.Equal(t, 1, code, out)
 	require.Contains(t, row(t, out, "ops prefix asynq:"), "FAIL")
+}
+
+// A location Cloud9 does not know FAILs, naming those it answered so that
+// the operator can pick one.
+func TestCheckNamesTheLocationsCloud9Answered(t *testing.T) {
+	env := checkEnv(t)
+	env["CLOUD9_LOCATION_GUID"] = "0f0f0f0f-0000-4000-8000-0000000000bb"
+	code, out, _ := check(t, env)
+	require.Equal(t, 1, code, out)
+	require.Regexp(t, `FAIL\s+CLOUD9_LOCATION_GUID 0f0f0f0f-0000-4000-8000-0000000000bb is not among the 1 locations Cloud9 answered: "CDH Allegheny 202" `+
+		cloud9sim.DefaultLocationGUID, row(t, out, "cloud9 location"))
+}
+
+// The simulator's made-up orthodontist as CLOUD9_PROVIDER_GUID of a real
+// Cloud9 is a copy-paste from a trial: check warns.
+func TestCheckWarnsTheSimulatorsProvider(t *testing.T) {
+	env := checkEnv(t)
+	env["CLOUD9_PROVIDER_GUID"] = cloud9sim.DefaultOrthodontistGUID
+	code, out, _ := check(t, env)
+	require.Equal(t, 0, code, out)
+	require.Regexp(t, `WARN\s+CLOUD9_PROVIDER_GUID .*simulator's made-up orthodontist`, row(t, out, "cloud9 provider"))
+}
+
+// A Redis that answers but refuses the password is told from one that
+// does not answer: NOAUTH and WRONGPASS name the credentials.
+func TestCheckTellsRedisAuthFromUnreachable(t *testing.T) {
+	for _, reply := range []string{"-NOAUTH Authentication required.", "-WRONGPASS invalid username-password pair or user is disabled."} {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = ln.Close() })
+		go refuseEveryCommand(ln, reply)
+		env := checkEnv(t)
+		env["REDIS_URL"] = "redis://:not-the-password@" + ln.Addr().String() + "/0"
+		code, out, _ := check(t, env)
+		require.Equal(t, 1, code, out)
+		line := row(t, out, "redis")
+		require.Regexp(t, `FAIL\s+redis \(url\) is reachable but refused the credentials: `+strings.Fields(reply[1:])[0], line)
+		require.NotContains(t, line, "not reachable")
+		require.NotContains(t, out, "not-the-password")
+	}
+}
+
+// refuseEveryCommand answers each RESP command on ln's connections with
+// reply, as a Redis with requirepass does before AUTH.
+func refuseEveryCommand(ln net.Listener, reply string) {
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		go func() {
+			defer func() { _ = c.Close() }()
+			r := bufio.NewReader(c)
+			for {
+				line, err := r.ReadString('\n')
+				if err != nil {
+					return
+				}
+				n, _ := strconv.Atoi(strings.TrimSpace(line[1:]))
+				if line[0] != '*' {
+					continue
+				}
+				for i := 0; i < 2*n; i++ { // $len and the argument of each
+					if _, err := r.ReadString('\n'); err != nil {
+						return
+					}
+				}
+				if _, err := c.Write([]byte(reply + "\r\n")); err != nil {
+					return
+				}
+			}
+		}()
+	}
 }

@@ -324,13 +324,16 @@ func (c *Config) Embedded() bool {
 // Usage writes every variable with its default.
 func Usage(w io.Writer) {
 	fmt.Fprintln(w, "flowgate — durable sidecar for Node-RED booking flows and n8n orchestration.")
-	fmt.Fprintln(w, "\nUsage: flowgate [-help]   (all configuration is read from the environment)")
-	fmt.Fprintln(w, "       flowgate cloud9-sim -help   (the Cloud9 sandbox simulator on its own)")
-	fmt.Fprintln(w, "       flowgate import-queue -help   (the old queue API's tasks into the ledger)")
-	fmt.Fprintln(w, "       flowgate env [-force] [PATH]   (a complete .env with fresh secrets; PATH: a new file, mode 0600)")
-	fmt.Fprintln(w, "       flowgate check   (is this configuration ready for traffic? one table, exit 1 on any FAIL)")
-	fmt.Fprintln(w, "\nEnvironment:")
+	fmt.Fprintln(w, "\nUsage: flowgate   (starts the server; all configuration is read from the environment)")
+	fmt.Fprintln(w, "       flowgate COMMAND [flags]   (one of the commands below; flowgate -help is help)")
+	fmt.Fprintln(w, "\nCommands:")
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	for _, c := range commands {
+		fmt.Fprintf(tw, "  %s\t%s\n", c.usage, c.help)
+	}
+	_ = tw.Flush()
+	fmt.Fprintln(w, "\nEnvironment:")
+	tw = tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 	for _, s := range settings {
 		def := s.def
 		if def == "" {

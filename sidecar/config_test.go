@@ -113,7 +113,8 @@ func TestReadmeLinksTheConfigurationPage(t *testing.T) {
 	raw, err := os.ReadFile("../README.md")
 	require.NoError(t, err)
 	require.Contains(t, string(raw), "docs/configuration.md")
-	require.Contains(t, string(raw), "go run ./sidecar")
+	require.Contains(t, string(raw), "go build -o flowgate ./sidecar")
+	require.Contains(t, string(raw), "./flowgate help")
 }
 
 func TestConfigRetryOverdueMargin(t *testing.T) {

@@ -28,7 +28,18 @@ the simulator on purpose.
 `+"`flowgate env .env`"+` writes every variable below into a new file of mode 0600,
 with fresh secrets; keep it out of git and images (`+"`.gitignore`"+` and
 `+"`.dockerignore`"+` list `+"`.env`"+`).
+
+## Commands
+
+`+"`flowgate`"+` alone starts the server; `+"`flowgate help`"+` (or `+"`-help`"+`) prints the
+commands and this table and starts nothing.
+
+| command | what it does |
+|---|---|
 `)
+	for _, c := range commands {
+		fmt.Fprintf(w, "| `flowgate %s` | %s |\n", c.usage, strings.ReplaceAll(c.help, "|", `\|`))
+	}
 	for _, g := range settingGroups {
 		fmt.Fprintf(w, "\n## %s\n\n| variable | default | meaning |\n|---|---|---|\n", g.title)
 		for _, s := range g.list {

@@ -80,7 +80,7 @@ func (m *Main) routes(app *fiber.App) error {
 		return c.JSON(fiber.Map{"status": "ok"})
 	})
 	app.Get("/readyz", m.readyz)
-	app.Get("/metrics", adaptor.HTTPHandler(promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{})))
+	app.Get("/metrics", adaptor.HTTPHandler(promhttp.HandlerFor(renamingGatherer{m.registry}, promhttp.HandlerOpts{}))) // metricnames.go
 
 	m.monitor = asynqmon.New(asynqmon.Options{
 		RootPath:     "/monitoring",

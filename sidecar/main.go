@@ -2,7 +2,8 @@
 // environment (flowgate -help lists it), Redis is real or embedded, and
 // SIGINT/SIGTERM stop it gracefully. `flowgate cloud9-sim [flags]` runs the
 // Cloud9 sandbox simulator alone, for other tools to point at;
-// `flowgate import-queue --from URL` imports the old queue API's tasks.
+// `flowgate import-queue --from URL` imports the old queue API's tasks;
+// `flowgate help` lists every command (the table commands).
 package main
 
 import (
@@ -14,6 +15,8 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime"
+	"runtime/debug"
 	"syscall"
 
 	"github.com/flowgate/flowgate/orchestrator/cloud9/cloud9sim"
@@ -27,19 +30,15 @@ func main() {
 // runtime failure, 2 bad usage or configuration.
 func run(args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	if len(args) > 0 {
-		switch args[0] {
-		case "cloud9-sim": // the Cloud9 sandbox simulator on its own
-			return cloud9sim.Main(args[1:], stdout, stderr)
-		case "env": // a complete .env for a real deployment, to stdout or a 0600 file
-			return runEnv(args[1:], getenv, stdout, stderr)
-		case "check": // is this configuration ready for traffic?
-			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-			defer stop()
-			return runCheck(ctx, getenv, stdout, stderr)
+		if args[0] == "help" { // like -help: never starts the server
+			Usage(stdout)
+			return 0
 		}
-	}
-	if len(args) > 0 && args[0] == "import-queue" { // the old queue API's tasks into the ledger
-		return runImportQueue(args[1:], getenv, stdout, stderr)
+		for _, c := range commands {
+			if c.name == args[0] && c.run != nil {
+				return c.run(args[1:], getenv, stdout, stderr)
+			}
+		}
 	}
 	fs := flag.NewFlagSet("flowgate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -84,6 +83,59 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		code = 1
 	}
 	return code
+}
+
+// command is one subcommand of the binary: -help lists the table, run
+// dispatches on it.
+type command struct {
+	name, usage, help string
+	run               func(args []string, getenv func(string) string, stdout, stderr io.Writer) int
+}
+
+// commands is every subcommand, in the order -help lists them; help is
+// run's own (it prints Usage, which lists this table).
+var commands = []command{
+	{name: "help", usage: "help", help: "this text (as -help); starts nothing"},
+	{name: "version", usage: "version", help: "the build: module version, Go version, VCS revision and time",
+		run: func(_ []string, _ func(string) string, stdout, _ io.Writer) int { return runVersion(stdout) }},
+	{name: "env", usage: "env [-force] [PATH]", help: "a complete .env with fresh secrets (PATH: a new file, mode 0600)", run: runEnv},
+	{name: "check", usage: "check", help: "is this configuration ready for traffic? one table, exit 1 on any FAIL",
+		run: func(_ []string, getenv func(string) string, stdout, stderr io.Writer) int {
+			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+			defer stop()
+			return runCheck(ctx, getenv, stdout, stderr)
+		}},
+	{name: "import-queue", usage: "import-queue -help", help: "the old queue API's tasks into the ledger", run: runImportQueue},
+	{name: "cloud9-sim", usage: "cloud9-sim -help", help: "the Cloud9 sandbox simulator on its own, for other tools to point at",
+		run: func(args []string, _ func(string) string, stdout, stderr io.Writer) int {
+			return cloud9sim.Main(args, stdout, stderr)
+		}},
+}
+
+// runVersion is `flowgate version`: what runtime/debug knows of the build.
+func runVersion(w io.Writer) int {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		fmt.Fprintln(w, "flowgate (no build information: built without module support)")
+		return 0
+	}
+	fmt.Fprintf(w, "flowgate %s\n", bi.Main.Version)
+	fmt.Fprintf(w, "  go       %s %s/%s\n", bi.GoVersion, runtime.GOOS, runtime.GOARCH)
+	fmt.Fprintf(w, "  module   %s\n", bi.Main.Path)
+	vcs := map[string]string{}
+	for _, s := range bi.Settings {
+		vcs[s.Key] = s.Value
+	}
+	if rev := vcs["vcs.revision"]; rev != "" {
+		dirty := ""
+		if vcs["vcs.modified"] == "true" {
+			dirty = " (modified)"
+		}
+		fmt.Fprintf(w, "  revision %s%s\n  time     %s\n", rev, dirty, vcs["vcs.time"])
+	} else {
+		fmt.Fprintln(w, "  revision unknown (built outside a git checkout, or with -buildvcs=false)")
+	}
+	return 0
 }
 
 func newLogger(cfg Config, w io.Writer) *slog.Logger {

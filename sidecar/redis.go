@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -112,9 +113,25 @@ func openRedis(ctx context.Context, cfg Config, log *slog.Logger) (*backend, err
 	defer cancel()
 	if err := client.Ping(pctx).Err(); err != nil {
 		b.close()
+		if redisAuthError(err) {
+			return nil, fmt.Errorf("redis (%s) is reachable but refused the credentials: %w (the password in REDIS_URL, or REDIS_PASSWORD)", b.Mode, err)
+		}
 		return nil, fmt.Errorf("redis (%s) not reachable: %w", b.Mode, err)
 	}
 	return b, nil
+}
+
+// redisAuthError tells a Redis that answered but refused who we are
+// (NOAUTH: no password sent; WRONGPASS: a wrong one; the older
+// "invalid password") from one that did not answer at all.
+func redisAuthError(err error) bool {
+	msg := err.Error()
+	for _, p := range []string{"NOAUTH", "WRONGPASS", "ERR invalid password", "ERR AUTH"} {
+		if strings.Contains(msg, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // sharedClient builds the go-redis client of flowgate's own keys from the

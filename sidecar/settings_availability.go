@@ -31,7 +31,7 @@ var availabilitySettings = []setting{
 		c.Availability.ScheduleFile, c.Availability.Schedule, c.Availability.ScheduleHash = v, s, hash
 		return nil
 	}},
-	{name: "TIMESLOTS_CACHE_TTL_SECONDS", def: strconv.Itoa(int(availability.DefaultCacheTTL / time.Second)), help: "lifetime of a cached timeslots:{appointmentTypeId}:{specialistId|pooled} entry (seed 002)", apply: func(c *Config, v string) error {
+	{name: "TIMESLOTS_CACHE_TTL_SECONDS", def: strconv.Itoa(int(availability.DefaultCacheTTL / time.Second)), help: "lifetime of a cached timeslots:{appointmentTypeId}:{specialistId|pooled} entry (as the original web holds service)", apply: func(c *Config, v string) error {
 		var n int
 		if err := integer(func(*Config) *int { return &n }, 1, 86400)(c, v); err != nil {
 			return err

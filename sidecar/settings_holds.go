@@ -10,7 +10,7 @@ import (
 	"github.com/flowgate/flowgate/scheduler"
 )
 
-// HoldsConfig holds the hold engine's settings (seed 002);
+// HoldsConfig holds the hold engine's settings (as the original web holds service);
 // defaults are the seed's values. The IVA face's 90 s / 300 s are the
 // booking path's SLOT_RESERVATION_TTL / SLOT_RESERVATION_BOOKED_TTL.
 type HoldsConfig struct {
@@ -32,9 +32,9 @@ const DefaultPracticeZone = "America/New_York"
 
 // holdsSettings are the hold engine's variables.
 var holdsSettings = []setting{
-	{name: "HOLD_TTL", def: durStr(holds.DefaultHoldTTL), help: "a web hold's life, renewed by each heartbeat (seed 002)", apply: holdsDuration(func(h *HoldsConfig) *time.Duration { return &h.HoldTTL })},
+	{name: "HOLD_TTL", def: durStr(holds.DefaultHoldTTL), help: "a web hold's life, renewed by each heartbeat (as the original web holds service)", apply: holdsDuration(func(h *HoldsConfig) *time.Duration { return &h.HoldTTL })},
 	{name: "HOLDS_MAX_PER_CLIENT", def: itoa(holds.DefaultMaxHolds), help: "live web holds one clientId may have at once (exact, checked in the claim script)", apply: integer(func(c *Config) *int { return &c.Holds.MaxPerClient }, 1, 1000)},
-	{name: "HOLDS_COOLDOWN_MINUTES", def: itoa(int(holds.DefaultCooldown / time.Minute)), help: "cooldown after a booking for appointment types that set none (seed 002)", apply: func(c *Config, v string) error {
+	{name: "HOLDS_COOLDOWN_MINUTES", def: itoa(int(holds.DefaultCooldown / time.Minute)), help: "cooldown after a booking for appointment types that set none (as the original web holds service)", apply: func(c *Config, v string) error {
 		var n int
 		if err := integer(func(*Config) *int { return &n }, 1, 525600)(c, v); err != nil {
 			return err

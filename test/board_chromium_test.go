@@ -5,11 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -252,4 +254,79 @@ func TestOpsPagesAsAPersonSeesThemInHeadlessChromium(t *testing.T) {
 	require.Equal(t, "booked", bookedText)
 	require.Equal(t, "rgb(50, 56, 63)", colour, "a booked slot is dark, as a person sees it")
 	shot("board-booked", boardPNG)
+}
+
+// TestBoardShowsACreateApptBookingInHeadlessChromium: on the Cloud9
+// catalogue, a slot booked through the IVA face (createPatient →
+// getApptSlots → createAppt, as README's quickstart does) shows as booked
+// on the board, which Cloud9 no longer offers it on; the legend names every
+// state a cell can take, and the chairs stand in natural order (8, 9, 10,
+// 11). The screenshot is saved and its path printed.
+func TestBoardShowsACreateApptBookingInHeadlessChromium(t *testing.T) {
+	exe := chromium(t)
+	db := redistest.New(t)
+	p := flowgatetest.Start(t, withSecrets(map[string]string{"REDIS_URL": db.URL(), "CLOUD9_SIMULATOR": "true",
+		"MONITORING_USER": e2eMonitorUser, "MONITORING_PASSWORD": e2eMonitorPass}))
+	c := newBookingClient(t, p)
+	pt := c.createPatient("Ann", "Board", "call-board")
+	slot := c.slots("call-board", 1)[0]
+	c.booked(tokenReq(pt.PatientGUID, pt.BookingAuthToken, slot, "Tom", "call-board"))
+
+	wall, err := time.Parse("1/2/2006 3:04:05 PM", slot.StartTime)
+	if err != nil {
+		wall, err = time.Parse("01/02/2006 3:04 PM", slot.StartTime)
+	}
+	require.NoError(t, err, slot.StartTime)
+	zone, err := time.LoadLocation("America/New_York") // PRACTICE_TIME_ZONE's default
+	require.NoError(t, err)
+	start := time.Date(wall.Year(), wall.Month(), wall.Day(), wall.Hour(), wall.Minute(), 0, 0, zone)
+	cell := cellOf(slot.ScheduleColumnGUID, start)
+	timeslots := p.Base + "/v1/appointment-types/" + url.PathEscape(slot.AppointmentTypeGUID) + "/timeslots?days=1&includeHeld=true&from=" + start.Format(time.DateOnly)
+	recorded := func() bool { // flowgate records the booking for the board just after createAppt answers
+		resp, err := http.Get(timeslots)
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return strings.Contains(string(body), `"bookedSpecialistIds":["`+slot.ScheduleColumnGUID+`"]`)
+	}
+	require.Eventually(t, recorded, 10*time.Second, 100*time.Millisecond, "the createAppt booking in the timeslots' bookedSpecialistIds")
+
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe),
+		chromedp.Flag("headless", true), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.WindowSize(1000, 900))
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancelAlloc()
+	ctx, cancel := chromedp.NewContext(actx)
+	defer cancel()
+	ctx, cancelTimeout := context.WithTimeout(ctx, 60*time.Second)
+	defer cancelTimeout()
+	var class, chairs, legend, used string
+	var png []byte
+	require.NoError(t, chromedp.Run(ctx,
+		chromedp.Navigate(p.Base+"/board?appointmentTypeId="+url.QueryEscape(slot.AppointmentTypeGUID)+"&date="+start.Format(time.DateOnly)),
+		chromedp.WaitVisible(`body[data-state="live"]`, chromedp.ByQuery),
+		chromedp.AttributeValue(cell, "class", &class, nil, chromedp.ByQuery),
+		chromedp.Evaluate(`[...document.querySelectorAll('#head th[data-specialist]')].map(th => th.textContent).join(',')`, &chairs),
+		chromedp.Evaluate(`[...document.querySelectorAll('#legend [data-state]')].map(s => s.dataset.state).sort().join(',')`, &legend),
+		chromedp.Evaluate(`[...new Set([...document.querySelectorAll('#rows td')].map(td => td.className))].sort().join(',')`, &used),
+		chromedp.FullScreenshot(&png, 100),
+	))
+	path := screenshotPath(t, fmt.Sprintf("board-createappt-%d.png", time.Now().Unix()))
+	require.NoError(t, os.WriteFile(path, png, 0o644))
+	t.Logf("screenshot of the board with the createAppt booking: %s", path)
+
+	if class != "booked" {
+		resp, err := http.Get(timeslots)
+		require.NoError(t, err)
+		body, _ := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		t.Fatalf("the slot createAppt booked at %s on %s (%s) is %q on the board; timeslots: %s", slot.StartTime,
+			slot.ScheduleColumnDescription, slot.ScheduleColumnGUID, class, body)
+	}
+	require.Equal(t, "booked,free,held,none", legend, "the legend names every state")
+	for _, u := range strings.Split(used, ",") {
+		require.Contains(t, strings.Split(legend, ","), u, "a cell state the legend does not name")
+	}
+	require.Equal(t, "Chair 8,Chair 9,Chair 10,Chair 11", chairs, "chairs in natural order")
 }

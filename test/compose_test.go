@@ -30,6 +30,12 @@ var composeSecrets = []string{"BOOKING_AUTH_SECRET", "HMAC_SECRET", "BUFFER_API_
 var cloud9Choice = []string{"CLOUD9_ENDPOINT", "CLOUD9_CLIENT_ID", "CLOUD9_USERNAME", "CLOUD9_PASSWORD",
 	"CLOUD9_VENDOR_USERNAME", "CLOUD9_PROVIDER_GUID", "CLOUD9_SIMULATOR"}
 
+// cloud9Practice are the settings whose defaults are the sandbox's ids and
+// clock: a real Cloud9 needs the practice's own, so compose passes each
+// through from the host (unset there: flowgate's default applies).
+var cloud9Practice = []string{"CLOUD9_LOCATION_GUID", "CLOUD9_SCHEDULE_VIEW_GUID", "CLOUD9_SCHEDULE_COLUMN_GUID",
+	"CLOUD9_SLOT_COLUMNS", "CLOUD9_APPOINTMENT_TYPE_GUID", "CLOUD9_WRITE_LIMIT", "PRACTICE_TIME_ZONE"}
+
 type composeService struct {
 	Image       string         `yaml:"image"`
 	Build       any            `yaml:"build"`
@@ -126,6 +132,24 @@ func TestComposeServices(t *testing.T) {
 			t.Errorf("%s image = %q, want %s…", svc, img, prefix)
 		}
 	}
+	// Every image is pinned to a release (major.minor.patch): a floating
+	// tag (redis:7, node-red:4.1) changes under a redeploy.
+	pinned := regexp.MustCompile(`^[a-z0-9./-]+:v?\d+\.\d+\.\d+$`)
+	for name, svc := range p.Services {
+		if svc.Image != "" && !pinned.MatchString(svc.Image) {
+			t.Errorf("%s image = %q, want one pinned to a release (name:X.Y.Z)", name, svc.Image)
+		}
+	}
+	// Every published port binds the loopback unless the operator opts out
+	// (FLOWGATE_BIND=0.0.0.0); Prometheus, without authentication, always.
+	bound := regexp.MustCompile(`^(\$\{FLOWGATE_BIND:-127\.0\.0\.1\}|127\.0\.0\.1):\d+:\d+$`)
+	for name, svc := range p.Services {
+		for _, port := range svc.Ports {
+			if !bound.MatchString(port) || (name == "prometheus" && !strings.HasPrefix(port, "127.0.0.1:")) {
+				t.Errorf("%s publishes %q: want ${FLOWGATE_BIND:-127.0.0.1}:HOST:CONTAINER (loopback unless the operator opts out)", name, port)
+			}
+		}
+	}
 	for svc, port := range map[string]string{"flowgate": "8080", "node-red": "1880", "n8n": "5678"} {
 		if !slices.ContainsFunc(p.Services[svc].Ports, func(s string) bool { return strings.HasSuffix(s, ":"+port) }) {
 			t.Errorf("%s does not publish port %s: %v", svc, port, p.Services[svc].Ports)
@@ -195,7 +219,7 @@ func TestComposeFlowgate(t *testing.T) {
 	// least of all the simulator (a real Redis books into it only when
 	// CLOUD9_SIMULATOR=true says so).
 	passThrough := regexp.MustCompile(`^\$\{([A-Z0-9_]+)\}$`)
-	for _, k := range cloud9Choice {
+	for _, k := range append(slices.Clone(cloud9Choice), cloud9Practice...) {
 		v, ok := e[k]
 		if !ok {
 			t.Errorf("flowgate environment lacks %s (passed through from the host)", k)
@@ -215,18 +239,23 @@ func TestComposeFlowgate(t *testing.T) {
 	}
 }
 
-// composeResolved is flowgate's compose environment as compose would
-// resolve it on a host that sets only the required secrets (each a dummy
-// value): literals as written, ${VAR:-default} as default, pass-throughs
-// and ${VAR} left out.
-func composeResolved(t *testing.T) map[string]string {
+// composeResolvedOn is flowgate's compose environment as compose would
+// resolve it on a host that sets the required secrets (each a dummy value)
+// and host: literals as written, ${VAR:-default} as default, a
+// pass-through (VAR: or ${VAR}) as the host's value or left out; what
+// compose does not name never reaches flowgate.
+func composeResolvedOn(t *testing.T, host map[string]string) map[string]string {
 	t.Helper()
 	required := regexp.MustCompile(`^\$\{([A-Z0-9_]+):\?[^}]*\}$`)
 	withDefault := regexp.MustCompile(`^\$\{[A-Z0-9_]+:?-([^}]*)\}$`)
 	out := map[string]string{}
 	for k, v := range composeEnv(t, loadCompose(t).Services["flowgate"].Environment) {
 		switch {
-		case v == nil, strings.HasPrefix(*v, "${") && !required.MatchString(*v) && !withDefault.MatchString(*v):
+		case v == nil || *v == "${"+k+"}":
+			if hv, ok := host[k]; ok {
+				out[k] = hv
+			}
+		case strings.HasPrefix(*v, "${") && !required.MatchString(*v) && !withDefault.MatchString(*v):
 		case required.MatchString(*v):
 			out[k] = "dummy-" + strings.ToLower(k) + "-0123456789abcdef"
 		case withDefault.MatchString(*v):
@@ -243,19 +272,23 @@ func composeResolved(t *testing.T) map[string]string {
 // CLOUD9_SIMULATOR=true makes the same configuration valid. Run on the
 // binary itself, so that it holds where docker is not installed.
 func TestComposeFlowgateNeedsACloud9Choice(t *testing.T) {
-	env := composeResolved(t)
-	if env["REDIS_URL"] == "" {
-		t.Fatalf("compose's flowgate has no REDIS_URL: %v", env)
-	}
-	env["REDIS_URL"] = "redis://127.0.0.1:1/0" // nothing listens: only the configuration is judged
-	env["FLOWGATE_ADDR"] = freeAddr(t)
-	run := func(args []string, extra ...string) (string, int) {
+	run := func(args []string, host ...string) (string, int) {
+		hm := map[string]string{}
+		for _, kv := range host {
+			k, v, _ := strings.Cut(kv, "=")
+			hm[k] = v
+		}
+		env := composeResolvedOn(t, hm)
+		if env["REDIS_URL"] == "" {
+			t.Fatalf("compose's flowgate has no REDIS_URL: %v", env)
+		}
+		env["REDIS_URL"] = "redis://127.0.0.1:1/0" // nothing listens: only the configuration is judged
+		env["FLOWGATE_ADDR"] = freeAddr(t)
 		cmd := exec.Command(flowgateBinary(t), args...)
 		cmd.Env = flowgatetest.Env()
 		for k, v := range env {
 			cmd.Env = append(cmd.Env, k+"="+v)
 		}
-		cmd.Env = append(cmd.Env, extra...)
 		out, err := cmd.CombinedOutput()
 		if ee := (*exec.ExitError)(nil); errors.As(err, &ee) {
 			return string(out), ee.ExitCode()
@@ -272,6 +305,30 @@ func TestComposeFlowgateNeedsACloud9Choice(t *testing.T) {
 	out, _ = run([]string{"check"}, "CLOUD9_SIMULATOR=true")
 	if !regexp.MustCompile(`configuration\s+OK`).MatchString(out) {
 		t.Fatalf("compose's flowgate with CLOUD9_SIMULATOR=true: the configuration is not valid:\n%s", out)
+	}
+	// A real Cloud9: the host's credentials, provider and practice ids all
+	// reach flowgate, whose configuration is then valid (Cloud9 itself is
+	// not called here: the endpoint refuses, only the configuration counts).
+	const practice = "0f0f0f0f-0000-4000-8000-0000000000c"
+	realCloud9 := []string{"CLOUD9_ENDPOINT=http://127.0.0.1:1/GetData.ashx", "CLOUD9_CLIENT_ID=" + practice + "1",
+		"CLOUD9_USERNAME=user", "CLOUD9_PASSWORD=secret", "CLOUD9_VENDOR_USERNAME=vendor",
+		"CLOUD9_PROVIDER_GUID=" + practice + "2", "CLOUD9_LOCATION_GUID=" + practice + "3",
+		"CLOUD9_SCHEDULE_VIEW_GUID=" + practice + "4", "CLOUD9_SCHEDULE_COLUMN_GUID=" + practice + "5",
+		"CLOUD9_APPOINTMENT_TYPE_GUID=" + practice + "6", "PRACTICE_TIME_ZONE=America/Chicago"}
+	out, _ = run([]string{"check"}, realCloud9...)
+	if !regexp.MustCompile(`configuration\s+OK`).MatchString(out) {
+		t.Fatalf("compose's flowgate with a real Cloud9's settings on the host: the configuration is not valid:\n%s", out)
+	}
+	// The start logs the effective settings before it reaches Redis
+	// (which does not answer here: exit 1, a runtime failure, not 2).
+	out, code = run(nil, realCloud9...)
+	for _, kv := range realCloud9 {
+		if k, _, _ := strings.Cut(kv, "="); k != "CLOUD9_PASSWORD" && !strings.Contains(out, kv) {
+			t.Errorf("compose's flowgate did not get the host's %s (exit %d):\n%s", kv, code, out)
+		}
+	}
+	if code != 1 {
+		t.Errorf("compose's flowgate with a real Cloud9's settings: exit %d, want 1 (Redis unreachable), not 2 (configuration):\n%s", code, out)
 	}
 }
 
@@ -299,8 +356,7 @@ func TestComposeHasNoCommittedSecrets(t *testing.T) {
 func TestComposeConfig(t *testing.T) {
 	compose := composeCommand()
 	if compose == nil {
-		t.Log("docker compose not available: docker-compose.yml validated as YAML only")
-		return
+		t.Skip("docker compose (or docker-compose) not installed: `compose config` with and without the secrets not run; docker-compose.yml is checked as YAML by the other TestCompose* tests")
 	}
 	checkComposeConfig(t, compose, composeFile)
 }
@@ -354,8 +410,7 @@ func composeConfig(t *testing.T, compose []string, file string, withSecrets bool
 func TestComposeConfigIgnoresDotEnvAndShell(t *testing.T) {
 	compose := composeCommand()
 	if compose == nil {
-		t.Log("docker compose not available: nothing to run")
-		return
+		t.Skip("docker compose (or docker-compose) not installed: the .env and shell hermeticity of `compose config` not run")
 	}
 	setHostileEnv(t)
 	dir := t.TempDir()

@@ -26,6 +26,9 @@ import (
 //	                               lines give the binary's environment (the
 //	                               test starts the binary itself instead of
 //	                               `go run ./sidecar`)
+//	<!-- quickstart: stop -->      the block that stops it (run by
+//	                               TestReadmeAsAPersonFollowsIt, which runs
+//	                               the start block as written too)
 //	<!-- quickstart -->            a block run by bash, in order, in one shell
 //	<!-- quickstart
 //	expect: TEXT                   …whose output must also contain TEXT
@@ -38,6 +41,7 @@ import (
 // quickstartBlock is one marked block of the README.
 type quickstartBlock struct {
 	start  bool     // the start block
+	stop   bool     // the stop block
 	expect []string // texts its output must contain
 	body   string
 }
@@ -63,7 +67,8 @@ func readmeQuickstart(t *testing.T) []quickstartBlock {
 	}
 	var blocks []quickstartBlock
 	for _, m := range quickstartRE.FindAllStringSubmatch(section, -1) {
-		b := quickstartBlock{start: strings.HasPrefix(strings.TrimSpace(m[1]), ": start"), body: m[2]}
+		b := quickstartBlock{start: strings.HasPrefix(strings.TrimSpace(m[1]), ": start"),
+			stop: strings.HasPrefix(strings.TrimSpace(m[1]), ": stop"), body: m[2]}
 		for _, line := range strings.Split(m[1], "\n") {
 			if v, ok := strings.CutPrefix(strings.TrimSpace(line), "expect:"); ok {
 				b.expect = append(b.expect, strings.TrimSpace(v))
@@ -83,11 +88,18 @@ func checkQuickstartCovers(t *testing.T, blocks []quickstartBlock) {
 		t.Fatalf("the Quickstart needs a <!-- quickstart: start --> block first and runnable <!-- quickstart --> blocks after it; found %d blocks", len(blocks))
 	}
 	var all strings.Builder
+	stops := 0
 	for _, b := range blocks[1:] {
 		if b.start {
 			t.Fatal("only the first quickstart block may be the start block")
 		}
+		if b.stop {
+			stops++
+		}
 		all.WriteString(b.body)
+	}
+	if stops != 1 || !blocks[len(blocks)-1].stop {
+		t.Fatalf("the Quickstart needs one <!-- quickstart: stop --> block, last (found %d)", stops)
 	}
 	for _, want := range []string{"/createPatient", "/getApptSlots", "/createAppt", "POST /queue", "/queue/claim", "/ack",
 		"openssl dgst", "/api/buffer/enqueue", "/v1/holds", "/v1/holds/stream", "/board"} {
@@ -150,6 +162,7 @@ func TestReadmeQuickstart(t *testing.T) {
 		t.Fatal("the quickstart must run on the embedded Redis: its start block sets REDIS_URL")
 	}
 	p := flowgatetest.Start(t, env) // no REDIS_URL: embedded Redis and the Cloud9 simulator
+	blocks = blocks[:len(blocks)-1] // the stop block: the harness stops its binary itself
 
 	var script strings.Builder
 	script.WriteString("set -euo pipefail\n")

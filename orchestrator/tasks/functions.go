@@ -122,6 +122,20 @@ func (l *Ledger) LoadScripts(ctx context.Context) (ScriptMode, error) {
 	return ScriptMode{Mode: "eval", Reason: r}, nil
 }
 
+// clipRefusal keeps the part of Redis' refusal that says why: an older
+// Redis (or miniredis) echoes the command's arguments — the whole 26 KB
+// library — after "with args beginning with", and that reason is logged.
+func clipRefusal(msg string) string {
+	const most = 200
+	if i := strings.Index(msg, ", with args beginning with"); i >= 0 {
+		msg = msg[:i]
+	}
+	if len(msg) > most {
+		msg = strings.ToValidUTF8(msg[:most], "") + fmt.Sprintf("… (%d more bytes)", len(msg)-most)
+	}
+	return msg
+}
+
 // decide loads the library while the mode is unknown: loaded (or there
 // already) means functions; a refusal from Redis means eval for good.
 // Another error (Redis unreachable) decides nothing and is returned.
@@ -135,7 +149,7 @@ func (s *scripts) decide(ctx context.Context) error {
 	case err == nil:
 		s.mode.CompareAndSwap(modeUnknown, modeFunction)
 	case errors.As(err, &rerr):
-		s.reason.Store("FUNCTION LOAD refused: " + err.Error())
+		s.reason.Store("FUNCTION LOAD refused: " + clipRefusal(err.Error()))
 		s.mode.CompareAndSwap(modeUnknown, modeEval)
 	default:
 		return err

@@ -72,6 +72,20 @@ type Resp struct {
 	ContentType string
 }
 
+// Tags are the areas every Op's Tag names, in the order a reader meets
+// them (docs/api.md's sections); TestEveryOperationHasADeclaredTag holds
+// the two together.
+var Tags = []struct{ Name, Description string }{
+	{"service", "health, readiness, metrics, the queue UI, this document"},
+	{"node-red", "the Node-RED booking endpoints under NODERED_BASE_PATH (createPatient, slots, createAppt, the family, operation status)"},
+	{"queue", "the VM task queue API of the n8n workflow (create, claim, heartbeat, status, requeue, replay, stats)"},
+	{"webhooks", "the signed ACK and FAIL webhooks of VM tasks"},
+	{"buffer", "the work buffer: enqueue, messages, dead letters, circuits, stats, events"},
+	{"operations", "the operation endpoints: redisGet/Set/Delete, cache health and cache control"},
+	{"holds", "the /v1 catalogue, exclusive holds, booking and the live hold stream"},
+	{"availability-admin", "changes to the schedule-file catalogue (monitoring credentials; 409 on the Cloud9 source)"},
+}
+
 // Path placeholders of Op.Path.
 const (
 	BasePath = "{nodered}"
@@ -113,6 +127,12 @@ func Build(c Config) (*openapi3.T, error) {
 			Description: "The Node-RED booking family (under NODERED_BASE_PATH), the VM task queue API, the ACK/FAIL webhooks, the work buffer and the service endpoints. Errors of the flowgate-native APIs are the ErrorResponse envelope; the Node-RED family answers its own shapes."},
 		Paths:      openapi3.NewPaths(),
 		Components: &openapi3.Components{Schemas: openapi3.Schemas{}, SecuritySchemes: securitySchemes()},
+		// Relative: the flowgate that served the document, wherever it
+		// listens (FLOWGATE_ADDR) or is proxied.
+		Servers: openapi3.Servers{{URL: "/", Description: "this flowgate: the origin that served /openapi.json"}},
+	}
+	for _, t := range Tags {
+		doc.Tags = append(doc.Tags, &openapi3.Tag{Name: t.Name, Description: t.Description})
 	}
 	g := newGenerator()
 	for _, op := range Operations(c) {

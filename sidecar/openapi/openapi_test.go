@@ -68,3 +68,29 @@ func TestRoutesAreUnique(t *testing.T) {
 		require.True(t, strings.HasPrefix(strings.SplitN(r, " ", 2)[1], "/"), r)
 	}
 }
+
+// The document groups its operations: every operation names one tag, each
+// declared once at the top with a description, none declared unused; and
+// it names its server (relative: the origin that served it).
+func TestEveryOperationHasADeclaredTag(t *testing.T) {
+	doc, err := Build(testCfg)
+	require.NoError(t, err)
+	declared, used := map[string]bool{}, map[string]int{}
+	for _, tag := range doc.Tags {
+		require.False(t, declared[tag.Name], "tag %s declared twice", tag.Name)
+		require.NotEmpty(t, tag.Description, tag.Name)
+		declared[tag.Name] = true
+	}
+	for path, item := range doc.Paths.Map() {
+		for method, op := range item.Operations() {
+			require.Len(t, op.Tags, 1, "%s %s", method, path)
+			require.True(t, declared[op.Tags[0]], "%s %s: tag %q is not declared in Tags", method, path, op.Tags[0])
+			used[op.Tags[0]]++
+		}
+	}
+	for name := range declared {
+		require.Positive(t, used[name], "tag %s is declared but no operation uses it", name)
+	}
+	require.Len(t, doc.Servers, 1)
+	require.Equal(t, "/", doc.Servers[0].URL)
+}

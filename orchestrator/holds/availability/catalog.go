@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/flowgate/flowgate/orchestrator/slots"
@@ -400,7 +401,7 @@ func (c *Catalog) Booked(ctx context.Context, appointmentTypeID string, from, to
 	}
 	out := appts[:0]
 	for _, a := range appts {
-		if a.AppointmentTypeID == appointmentTypeID && !a.SlotStartDate.Before(from) {
+		if strings.EqualFold(a.AppointmentTypeID, appointmentTypeID) && !a.SlotStartDate.Before(from) { // Cloud9 spells GUIDs in either case
 			out = append(out, a)
 		}
 	}

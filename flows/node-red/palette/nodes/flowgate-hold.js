@@ -31,18 +31,44 @@ module.exports = function (RED) {
             return v;
         }
 
+        // firstType is the catalogue's first appointment type: a create
+        // that names none holds a slot of it.
+        async function firstType(client) {
+            const ans = await client.request("GET", "/v1/appointment-types");
+            const t = ((ans.body && ans.body.appointmentTypes) || [])[0];
+            if (!t) {
+                throw fg.inputError("appointmentTypeId is required: flowgate's catalogue has no appointment type", "appointmentTypeId");
+            }
+            return t.id;
+        }
+
+        // firstSlot is the type's first slot that a specialist (sp, when
+        // given) is free at, from the catalogue: a create that names no
+        // slotStartDate holds the next one there is.
+        async function firstSlot(client, typeId, sp) {
+            const q = sp ? "?specialistId=" + encodeURIComponent(sp) : "";
+            const ans = await client.request("GET", "/v1/appointment-types/" + encodeURIComponent(typeId) + "/timeslots" + q);
+            const slot = ((ans.body && ans.body.slots) || []).find((s) => (s.specialistIds || []).length > 0);
+            if (!slot) {
+                throw fg.inputError("slotStartDate is required: " + typeId + " has no free slot in the catalogue's window", "slotStartDate");
+            }
+            return slot.slotStartDate;
+        }
+
         node.on("input", async (msg, send, done) => {
             const action = ACTIONS.includes(msg.action) ? msg.action : node.action;
             try {
                 const client = fg.clientOf(node, node.server);
                 fg.setStatus(node, "yellow", action + "…");
                 if (action === "create") {
-                    const body = {
-                        appointmentTypeId: need(field(msg, "appointmentTypeId"), "appointmentTypeId"),
-                        slotStartDate: need(field(msg, "slotStartDate"), "slotStartDate"),
-                        clientId: need(field(msg, "clientId"), "clientId")
-                    };
+                    const clientId = need(field(msg, "clientId"), "clientId");
                     const sp = field(msg, "specialistId");
+                    const typeId = field(msg, "appointmentTypeId") || await firstType(client);
+                    const body = {
+                        appointmentTypeId: typeId,
+                        slotStartDate: field(msg, "slotStartDate") || await firstSlot(client, typeId, sp),
+                        clientId
+                    };
                     if (sp) { body.specialistId = sp; }
                     const ans = await client.request("POST", "/v1/holds", { body });
                     msg.payload = ans.body;

@@ -118,6 +118,24 @@ describe("flowgate-hold", function () {
     const hold = { holdId: "hold-123456789", holdRef: "ref-0123456789abcdef0123456789abcdef", specialistId: "dr-a", slotStartDate: "2026-03-17T09:00:00Z",
         slotEndDate: "2026-03-17T09:30:00Z", holdExpiresAt: "2026-03-17T08:05:00Z" };
 
+    it("without a slotStartDate holds the type's first free slot; without a type, the catalogue's first", async function () {
+        fake.routes["GET /v1/appointment-types"] = { body: { appointmentTypes: [{ id: "consultation" }, { id: "cleaning" }] } };
+        fake.routes["GET /v1/appointment-types/consultation/timeslots"] = { body: { slots: [
+            { slotStartDate: "2026-03-17T08:30:00Z", specialistIds: [], heldSpecialistIds: ["dr-a"] },
+            { slotStartDate: "2026-03-17T09:00:00Z", specialistIds: ["dr-a"], heldSpecialistIds: [] }] } };
+        fake.routes["POST /v1/holds"] = { status: 201, body: hold };
+        const { h, out } = await load({ action: "create" });
+        const got = new Promise((r) => out.once("input", r));
+        h.receive({ payload: { clientId: "demo-client" } });
+        await got;
+        assert.deepStrictEqual(fake.last().body, { appointmentTypeId: "consultation", slotStartDate: "2026-03-17T09:00:00Z", clientId: "demo-client" },
+            "the first slot a specialist is free at, of the first type");
+        fake.routes["GET /v1/appointment-types/consultation/timeslots"] = { body: { slots: [] } };
+        const err = nextCall(h, "error");
+        h.receive({ payload: { clientId: "demo-client", appointmentTypeId: "consultation" } });
+        assert.match(String((await err).args[0]), /slotStartDate is required: consultation has no free slot/);
+    });
+
     it("creates a hold from msg.payload and the node's type; heartbeat and release use msg.hold", async function () {
         fake.routes["POST /v1/holds"] = { status: 201, body: hold };
         fake.routes["PATCH /v1/holds"] = { body: { ok: true, holdId: hold.holdId, holdExpiresAt: "later" } };

@@ -1,0 +1,74 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
+	"time"
+
+	"github.com/flowgate/flowgate/orchestrator/booking/bookingsvc"
+	"github.com/flowgate/flowgate/orchestrator/holds/availability"
+	"github.com/flowgate/flowgate/orchestrator/slots"
+)
+
+// recordingReservations is the IVA face's reservations that also record
+// each appointment createAppt (or the queued booking, or bookConsultation)
+// confirmed in the /v1 catalogue, as the web face records its own: once
+// Cloud9 books a slot it stops offering it, and without the record the
+// board showed that chair's cell as not offered ("—") instead of booked.
+type recordingReservations struct {
+	bookingsvc.Reservations
+	m *Main
+}
+
+// recordTimeout bounds one record (a catalogue read and a Redis write).
+const recordTimeout = 5 * time.Second
+
+// Confirm implements bookingsvc.Reservations: the reservation, then the
+// record, best effort and off the booking's path (it costs the answer no
+// time; a failure is logged, the booking stands; Close waits for it).
+func (r recordingReservations) Confirm(ctx context.Context, h bookingsvc.SlotHold) error {
+	if err := r.Reservations.Confirm(ctx, h); err != nil {
+		return err
+	}
+	r.m.records.Add(1)
+	go func() {
+		defer r.m.records.Done()
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
+		defer cancel()
+		r.m.recordIVABooking(rctx, h)
+	}()
+	return nil
+}
+
+// recordIVABooking records h under the reservations' appointment type
+// (CLOUD9_APPOINTMENT_TYPE_GUID, the type the IVA face's holds live under),
+// its chair as the specialist, for createAppt's default length. It writes
+// the catalogue's store directly: the catalogue's own RecordBooking looks
+// the type up, which may read Cloud9, and those reads are the bookings'
+// (a test of concurrent consultations saw them queued for it).
+func (m *Main) recordIVABooking(ctx context.Context, h bookingsvc.SlotHold) {
+	part := m.avail
+	if part == nil || part.cloud9 == nil || part.store == nil { // the schedule-file catalogue knows no Cloud9 chairs
+		return
+	}
+	wall, err := slots.ParseTime(h.StartTime)
+	if err != nil {
+		m.Logger.Warn("board: booked slot not recorded", "startTime", h.StartTime, "err", err)
+		return
+	}
+	loc := m.Config.Availability.TimeZone
+	if loc == nil {
+		loc = time.UTC
+	}
+	day := time.Date(wall.Year(), wall.Month(), wall.Day(), 0, 0, 0, 0, time.UTC)
+	start := slots.WallInstant(loc, day, wall.Hour()*60+wall.Minute()).UTC()
+	sum := sha256.Sum256([]byte(strings.ToLower(h.LocationGUID + "|" + start.Format(time.RFC3339) + "|" + h.ScheduleColumnGUID)))
+	a := availability.Appointment{AppointmentID: "iva-" + hex.EncodeToString(sum[:12]), AppointmentTypeID: m.Config.Booking.AppointmentType,
+		SpecialistID: h.ScheduleColumnGUID, ClientID: "iva", SlotStartDate: start,
+		SlotEndDate: start.Add(bookingsvc.DefaultMinutes * time.Minute), BookedAt: m.Now().UTC()}
+	if err := part.store.Record(ctx, a, 0); err != nil {
+		m.Logger.Warn("board: booked slot not recorded", "appointmentId", a.AppointmentID, "err", err)
+	}
+}

@@ -1,0 +1,50 @@
+package main
+
+import (
+	"bytes"
+	"net"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// help and -help print the same text, list every command, and start
+// nothing: the address they would listen on stays free.
+func TestHelpListsCommandsAndStartsNothing(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	require.NoError(t, ln.Close())
+	env := envOf(map[string]string{"FLOWGATE_ADDR": addr})
+
+	var texts []string
+	for _, args := range [][]string{{"help"}, {"-help"}, {"--help"}, {"-h"}} {
+		var out, errb bytes.Buffer
+		require.Equal(t, 0, run(args, env, &out, &errb), args)
+		require.Empty(t, errb.String(), "%v logs nothing: it starts nothing", args)
+		texts = append(texts, out.String())
+	}
+	for _, text := range texts[1:] {
+		require.Equal(t, texts[0], text)
+	}
+	for _, c := range commands {
+		require.Regexp(t, `(?m)^  `+strings.ReplaceAll(c.usage, "[", `\[`)+`\s+`, texts[0], "-help lists %s", c.name)
+	}
+	for _, name := range []string{"env", "check", "import-queue", "cloud9-sim", "version"} {
+		require.Contains(t, texts[0], "  "+name, name)
+	}
+	ln, err = net.Listen("tcp", addr)
+	require.NoError(t, err, "nothing listens on FLOWGATE_ADDR")
+	require.NoError(t, ln.Close())
+}
+
+// version prints what the Go toolchain recorded of the build.
+func TestVersionPrintsBuildInfo(t *testing.T) {
+	var out, errb bytes.Buffer
+	require.Equal(t, 0, run([]string{"version"}, envOf(nil), &out, &errb))
+	require.Regexp(t, `^flowgate \S+\n  go       go1\.\d+`, out.String())
+	require.Contains(t, out.String(), "github.com/flowgate/flowgate")
+	require.Contains(t, out.String(), "revision")
+	require.Empty(t, errb.String())
+}
