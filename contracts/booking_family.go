@@ -104,17 +104,15 @@ type PatientResponse struct {
 }
 
 // PatientSearchResponse is getPatientByFilter's answer. SearchedCount and
-// TotalPatients are the phone search's (how many patients the index
-// holds, how many GetPatientList listed); IndexRefreshedAt says how old
-// the phone index is.
+// TotalPatients are the phone search's (how many of the patients
+// GetPatientList listed had their record searched, how many it listed).
 type PatientSearchResponse struct {
-	Patients         []Record        `json:"patients"`
-	Count            int             `json:"count"`
-	SearchedCount    *int            `json:"searchedCount,omitempty"`
-	TotalPatients    *int            `json:"totalPatients,omitempty"`
-	IndexRefreshedAt string          `json:"indexRefreshedAt,omitempty"`
-	Error            string          `json:"error,omitempty"`
-	LLMGuidance      *FamilyGuidance `json:"llm_guidance,omitempty"`
+	Patients      []Record        `json:"patients"`
+	Count         int             `json:"count"`
+	SearchedCount *int            `json:"searchedCount,omitempty"`
+	TotalPatients *int            `json:"totalPatients,omitempty"`
+	Error         string          `json:"error,omitempty"`
+	LLMGuidance   *FamilyGuidance `json:"llm_guidance,omitempty"`
 }
 
 // The keys of getPatientByFilter's elements (docs/reference/nodered-endpoints.md §1.6). A name

@@ -32,19 +32,17 @@ type familyParts struct {
 	slots   bookingsvc.SlotRestorer
 }
 
-// newFamily builds the family service and handlers, and starts the phone
-// index's background refresh (stopped at close).
+// newFamily builds the family service and handlers. The phone search
+// starts nothing: it reads Cloud9 only for a caller's search.
 func (m *Main) newFamily(b *backend, p familyParts, shutdown context.Context) (*bookinghttp.FamilyHandlers, error) {
 	bc, fc := m.Config.Booking, m.Config.Family
 	raw := p.client.WithoutLimiter() // Family takes the limiter's turn itself
-	idx, err := phoneindex.New(b.Client, raw, phoneindex.Config{LocationGUID: bc.LocationGUID, RefreshEvery: fc.PhoneRefresh,
-		MissRefreshAge: fc.PhoneMissRefresh, Concurrency: fc.PhoneConcurrency, Deadline: fc.PhoneDeadline,
-		MaxPatients: fc.PhoneMaxPatients, Now: m.Now, Logger: m.Logger})
+	idx, err := phoneindex.New(b.Client, raw, phoneindex.Config{ReadsPerSearch: fc.PhoneReadsPerSearch,
+		ReadsPerMinute: fc.PhoneReadsPerMinute, Concurrency: fc.PhoneConcurrency, RecordMaxAge: fc.PhoneRecordMaxAge,
+		Now: m.Now, Logger: m.Logger})
 	if err != nil {
 		return nil, err
 	}
-	idx.Start()
-	m.onClose(func(context.Context) error { idx.Close(); return nil })
 	fam, err := bookingsvc.NewFamily(bookingsvc.FamilyDeps{Cloud9: raw, Limiter: p.limiter, Phones: idx,
 		Holds: slotHolds{p.holds}, Slots: p.slots,
 		Changes: bookingsvc.RedisSlotChanges{Client: b.Client}, Operations: p.worker},

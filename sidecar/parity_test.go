@@ -71,7 +71,7 @@ func newParityEnvAt(t *testing.T, simCfg cloud9sim.Config, env map[string]string
 		"CLOUD9_ENDPOINT": url, "CLOUD9_CLIENT_ID": "sandbox", "CLOUD9_USERNAME": "sandbox", "CLOUD9_PASSWORD": "sandbox",
 		"CLOUD9_VENDOR_USERNAME": "flowgate", "CLOUD9_PROVIDER_GUID": cloud9sim.DefaultOrthodontistGUID,
 		"CLOUD9_WRITE_LIMIT": "1000/s", "CLOUD9_LIMIT_MARGIN": "1ms", "BOOKING_SYNC_RETRY_DELAY": "10ms",
-		"BOOKING_SYNC_BUDGET": "2s", "PHONE_INDEX_MISS_REFRESH": "1ms", "SLOT_CACHE_READ_LIMIT": "1000/s",
+		"BOOKING_SYNC_BUDGET": "2s", "SLOT_CACHE_READ_LIMIT": "1000/s",
 		"SLOT_SEARCH_RETRY_DELAY": "10ms", // the original's 4 × 2 tries without its 35 s
 	} {
 		e[k] = v

@@ -152,7 +152,7 @@ var settingGroups = []struct {
 	{"Tiered slot cache and operations", slotCacheSettings},
 	{"Work buffer", bufferSettings},
 	{"Availability (/v1)", availabilitySettings},
-	{"Patient family and phone index", familySettings},
+	{"Patient family and phone search", familySettings},
 	{"Live holds stream (SSE)", holdStreamSettings},
 	{"Holds", holdsSettings},
 }

@@ -7,15 +7,14 @@ import (
 )
 
 // FamilyConfig holds the settings of the rest of the Node-RED family
-// (booking_family.go): the phone index of getPatientByFilter and the
+// (booking_family.go): getPatientByFilter's phone search and the
 // practice's time zone.
 type FamilyConfig struct {
-	PhoneRefresh     time.Duration
-	PhoneMissRefresh time.Duration
-	PhoneConcurrency int
-	PhoneDeadline    time.Duration
-	PhoneMaxPatients int
-	PracticeZone     *time.Location
+	PhoneReadsPerSearch int
+	PhoneReadsPerMinute int
+	PhoneConcurrency    int
+	PhoneRecordMaxAge   time.Duration
+	PracticeZone        *time.Location
 }
 
 func familyDuration(dst func(*FamilyConfig) *time.Duration) func(*Config, string) error {
@@ -26,16 +25,16 @@ func familyInt(dst func(*FamilyConfig) *int, min, max int) func(*Config, string)
 	return integer(func(c *Config) *int { return dst(&c.Family) }, min, max)
 }
 
-// familySettings are the family's variables.
+// familySettings are the family's variables. The phone search reads
+// Cloud9 only for a caller (no background crawl): one GetPatientList and
+// at most PHONE_SEARCH_READS GetPatientInformation per search.
 var familySettings = []setting{
-	{name: "PHONE_INDEX_REFRESH", def: durStr(phoneindex.DefaultRefreshEvery), help: "getPatientByFilter's phone index is rebuilt in the background this often (once across instances); a lookup on an older index triggers one background rebuild",
-		apply: familyDuration(func(f *FamilyConfig) *time.Duration { return &f.PhoneRefresh })},
-	{name: "PHONE_INDEX_MISS_REFRESH", def: durStr(phoneindex.DefaultMissRefreshAge), help: "a phone lookup that matches nothing in an index at least this old rebuilds it in the request first (a patient created since)",
-		apply: familyDuration(func(f *FamilyConfig) *time.Duration { return &f.PhoneMissRefresh })},
-	{name: "PHONE_INDEX_CONCURRENCY", def: itoa(phoneindex.DefaultConcurrency), help: "most GetPatientInformation calls in flight while the phone index is rebuilt",
+	{name: "PHONE_SEARCH_READS", def: itoa(phoneindex.DefaultReadsPerSearch), help: "most GetPatientInformation one getPatientByFilter phone search sends (the original's 200): the listed patients with no kept record first, then the oldest records",
+		apply: familyInt(func(f *FamilyConfig) *int { return &f.PhoneReadsPerSearch }, 1, 10_000)},
+	{name: "PHONE_SEARCH_READS_PER_MINUTE", def: itoa(phoneindex.DefaultReadsPerMinute), help: "most GetPatientInformation the phone searches of every instance send in one minute; a patient left unread is read by a later search",
+		apply: familyInt(func(f *FamilyConfig) *int { return &f.PhoneReadsPerMinute }, 1, 1_000_000)},
+	{name: "PHONE_SEARCH_CONCURRENCY", def: itoa(phoneindex.DefaultConcurrency), help: "most GetPatientInformation calls in flight for one phone search (the original's batch of 10)",
 		apply: familyInt(func(f *FamilyConfig) *int { return &f.PhoneConcurrency }, 1, 64)},
-	{name: "PHONE_INDEX_DEADLINE", def: durStr(phoneindex.DefaultDeadline), help: "a rebuild stops after this long and merges what it fetched",
-		apply: familyDuration(func(f *FamilyConfig) *time.Duration { return &f.PhoneDeadline })},
-	{name: "PHONE_INDEX_MAX_PATIENTS", def: itoa(phoneindex.DefaultMaxPatients), help: "most patients one rebuild indexes (the original read 200 per call)",
-		apply: familyInt(func(f *FamilyConfig) *int { return &f.PhoneMaxPatients }, 1, 1_000_000)},
+	{name: "PHONE_SEARCH_RECORD_MAX_AGE", def: durStr(phoneindex.DefaultRecordMaxAge), help: "a phone search reads a listed patient's kept record again once it is this old (a changed phone number)",
+		apply: familyDuration(func(f *FamilyConfig) *time.Duration { return &f.PhoneRecordMaxAge })},
 }

@@ -85,9 +85,8 @@ func newFamEnv(t *testing.T, simCfg cloud9sim.Config, limiter bookingsvc.Limiter
 	t.Helper()
 	c9 := familytest.New(t, simCfg)
 	db := redistest.New(t)
-	idx, err := phoneindex.New(db.Client, c9.Client, phoneindex.Config{LocationGUID: c9.Location(), Logger: bt.Discard()})
+	idx, err := phoneindex.New(db.Client, c9.Client, phoneindex.Config{Logger: bt.Discard()})
 	require.NoError(t, err)
-	t.Cleanup(idx.Close)
 	e := &famEnv{c9: c9, db: db, holds: &holdsFake{holds: map[string]bool{}, cooldowns: map[string]bool{}}, cache: &cacheFake{}}
 	fam, err := bookingsvc.NewFamily(bookingsvc.FamilyDeps{Cloud9: c9.Client, Limiter: limiter, Phones: idx, Holds: e.holds,
 		Slots: e.cache, Changes: bookingsvc.RedisSlotChanges{Client: db.Client}},
@@ -166,10 +165,10 @@ func TestFamilyPatientReadsGoldens(t *testing.T) {
 
 	// Bad input reached no Cloud9 procedure beyond the good calls' own.
 	// GetPatientInformation: getPatient found + unknown (2), the phone
-	// index's crawl of the two patients (2), the patient name of
+	// search's read of the two patients (2), the patient name of
 	// getPatientAppts (1); none for the refused requests.
 	require.Equal(t, 5, e.c9.Sim.Calls(cloud9.ProcGetPatientInformation))
-	require.Equal(t, 1, e.c9.Sim.Calls(cloud9.ProcGetPatientList), "the phone index was built once")
+	require.Equal(t, 1, e.c9.Sim.Calls(cloud9.ProcGetPatientList), "one phone search, one list")
 }
 
 // Writes: editInsurance, confirmAppt, cancelAppt — success, unknown GUIDs
@@ -281,16 +280,15 @@ func TestOperationStatusWithoutQueue(t *testing.T) {
 	famGolden(t, "operation_unconfigured", e.srv.do(t, http.MethodGet, base+"/checkOperationStatus?operationId=op-1-abc", nil), 500)
 }
 
-// Redis down under the phone index: 503 in the search's shape (flowgate's
+// Redis down under the phone search: 503 in the search's shape (flowgate's
 // store failed, not Cloud9), within the request.
 func TestPhoneSearchRedisDown(t *testing.T) {
 	t.Parallel()
 	c9 := familytest.New(t, cloud9sim.Config{})
 	dead := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", DialTimeout: 100 * time.Millisecond, MaxRetries: -1})
 	defer dead.Close()
-	idx, err := phoneindex.New(dead, c9.Client, phoneindex.Config{LocationGUID: c9.Location(), Logger: bt.Discard()})
+	idx, err := phoneindex.New(dead, c9.Client, phoneindex.Config{Logger: bt.Discard()})
 	require.NoError(t, err)
-	defer idx.Close()
 	fam, err := bookingsvc.NewFamily(bookingsvc.FamilyDeps{Cloud9: c9.Client, Phones: idx},
 		bookingsvc.FamilyConfig{LocationGUID: c9.Location(), Logger: bt.Discard()})
 	require.NoError(t, err)
@@ -302,5 +300,5 @@ func TestPhoneSearchRedisDown(t *testing.T) {
 	srv := &server{app: app}
 	r := srv.do(t, http.MethodPost, base+"/getPatientByFilter", mustJSON(t, map[string]any{"phoneNumber": "4125550100"}))
 	famGolden(t, "by_phone_redis_down", r, http.StatusServiceUnavailable)
-	require.Zero(t, c9.Sim.Calls(cloud9.ProcGetPatientList), "nothing asked of Cloud9 without an index to write to")
+	require.Zero(t, c9.Sim.Calls(cloud9.ProcGetPatientList), "nothing asked of Cloud9 with nowhere to keep the records")
 }

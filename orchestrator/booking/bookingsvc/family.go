@@ -37,10 +37,11 @@ type FamilyCloud9 interface {
 	GetOnlineReservations(ctx context.Context, q cloud9.ReservationQuery) ([]cloud9.Slot, error)
 }
 
-// PhoneIndex finds patients by phone digits; *phoneindex.Index
+// PhoneIndex finds patients by phone digits at one location, or at every
+// location of the client when location is ""; *phoneindex.Index
 // implements it.
 type PhoneIndex interface {
-	Lookup(ctx context.Context, phone string) (phoneindex.Result, error)
+	Lookup(ctx context.Context, phone, location string) (phoneindex.Result, error)
 }
 
 // SlotHolds is the holds engine (orchestrator/holds) as cancelAppt uses
@@ -155,7 +156,7 @@ func NewFamily(d FamilyDeps, cfg FamilyConfig) (*Family, error) {
 }
 
 // Unavailable marks an answer body whose failure is flowgate's own store
-// (Redis: the phone index, the operation queue), not Cloud9's: bookinghttp
+// (Redis: the phone search's records, the operation queue), not Cloud9's: bookinghttp
 // answers it 503 instead of 500. It encodes as Body.
 type Unavailable struct{ Body any }
 

@@ -36,7 +36,8 @@ func (f *Family) MalformedPatientRead(err error) Answer {
 }
 
 // GetPatientByFilter answers getPatientByFilter: by phone through the
-// phone index ({patients, count, searchedCount, totalPatients}), else by
+// phone search, at the caller's location or every location of the client
+// ({patients, count, searchedCount, totalPatients}), else by
 // filter through GetPortalPatientLookup ({patients, count}).
 func (f *Family) GetPatientByFilter(ctx context.Context, req contracts.GetPatientByFilterRequest) Answer {
 	phone, filter := strings.TrimSpace(req.PhoneNumber), strings.TrimSpace(req.Filter)
@@ -45,7 +46,7 @@ func (f *Family) GetPatientByFilter(ctx context.Context, req contracts.GetPatien
 	}
 	switch {
 	case phone != "":
-		return f.byPhone(ctx, phone)
+		return f.byPhone(ctx, phone, strings.TrimSpace(req.LocationGUID))
 	case filter != "":
 		return f.byName(ctx, filter)
 	}
@@ -61,12 +62,12 @@ func (f *Family) searchInvalid(text, field string) Answer {
 	return ok(&contracts.PatientSearchResponse{Patients: []contracts.Record{}, Error: text, LLMGuidance: famInvalid(field)})
 }
 
-func (f *Family) byPhone(ctx context.Context, phone string) Answer {
+func (f *Family) byPhone(ctx context.Context, phone, location string) Answer {
 	if f.d.Phones == nil {
 		return failed(&contracts.PatientSearchResponse{Patients: []contracts.Record{}, Error: "phone search is not configured",
 			LLMGuidance: famFailedGuidance(nil)})
 	}
-	res, err := f.d.Phones.Lookup(ctx, phone)
+	res, err := f.d.Phones.Lookup(ctx, phone, location)
 	if errors.Is(err, phoneindex.ErrTooShort) {
 		return f.searchInvalid("phoneNumber has too few digits", "phoneNumber")
 	}
@@ -74,18 +75,15 @@ func (f *Family) byPhone(ctx context.Context, phone string) Answer {
 		f.log.Warn("getPatientByFilter: phone search failed", "err", err)
 		body := &contracts.PatientSearchResponse{Patients: []contracts.Record{}, Error: famMessage(err), LLMGuidance: famFailedGuidance(err)}
 		var c9 *cloud9.Error
-		if !errors.As(err, &c9) { // the index in Redis, not Cloud9, failed
+		if !errors.As(err, &c9) { // the records in Redis, not Cloud9, failed
 			body.Error = "phone search is unavailable"
 			return storeFailed(body)
 		}
 		return failed(body)
 	}
 	out := &contracts.PatientSearchResponse{Patients: make([]contracts.Record, 0, len(res.Matches)), Count: len(res.Matches)}
-	searched, total := res.Stats.Indexed, res.Stats.Total
+	searched, total := res.Stats.Searched, res.Stats.Total
 	out.SearchedCount, out.TotalPatients = &searched, &total
-	if !res.Stats.RefreshedAt.IsZero() {
-		out.IndexRefreshedAt = contracts.JSTime(res.Stats.RefreshedAt)
-	}
 	for _, e := range res.Matches {
 		out.Patients = append(out.Patients, phoneElement(e))
 	}

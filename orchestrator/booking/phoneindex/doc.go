@@ -1,22 +1,22 @@
-// Package phoneindex is getPatientByFilter's phone lookup without the
-// original's cost. The Node-RED flow answered a phone search by listing the
-// location's patients (GetPatientList) and then asking GetPatientInformation
-// for up to 200 of them, ten at a time, on every call. Here that crawl runs
-// in the background and its result is kept in Redis: one hash per location
-// (patient GUID → record with its phone digits) and a meta hash (when it
-// was built, how many patients were listed and indexed). A lookup reads the
-// hash and matches digit substrings, as the original did.
+// Package phoneindex is getPatientByFilter's phone search. The Node-RED
+// flow answered a phone search by listing the client's patients
+// (GetPatientList: every location unless the caller named one) and then
+// asking GetPatientInformation for up to 200 of them, ten at a time, on
+// every call. Here each search does the same, on demand only — no
+// background crawl, no refresh at start: Cloud9's reads follow the callers
+// (a phone search costs one GetPatientList and at most
+// Config.ReadsPerSearch GetPatientInformation; an idle hour costs none).
 //
-// A refresh lists the patients, fetches their records with at most
-// Config.Concurrency calls in flight, and stops at Config.Deadline. A
-// complete crawl replaces the index in one MULTI; a crawl cut by its
-// deadline merges what it fetched into the existing index (nothing is lost,
-// the next refresh completes it). One refresh runs at a time across
-// instances (a Redis lock released by compare-and-delete, never left to
-// age out), and one per process (an in-process flag).
+// What a search reads is kept in Redis (one hash, patient GUID → record
+// with its phone digits, forgotten Config.Keep after the last write), so
+// the next search reads only the patients it has no record of, or whose
+// record is older than Config.RecordMaxAge: the missing first (a patient
+// created since), then the oldest. A search matches digit substrings over
+// the records of the patients GetPatientList listed, as the original did.
 //
-// Freshness: Start refreshes every Config.RefreshEvery; a Lookup on an
-// index older than that answers from it at once and triggers one background
-// refresh. Only a Lookup that finds no index at all builds it in the
-// request, bounded by the request's context.
+// Two bounds keep the reads in proportion: ReadsPerSearch per search (the
+// original's 200) and ReadsPerMinute across every instance (a Redis
+// counter per minute). A patient left unread by them is missing from that
+// answer (searchedCount < totalPatients says so) and read by the next
+// search.
 package phoneindex

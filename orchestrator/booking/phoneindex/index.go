@@ -2,17 +2,10 @@ package phoneindex
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
 	"slices"
-	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -21,40 +14,32 @@ import (
 	"github.com/flowgate/flowgate/orchestrator/valutil"
 )
 
-// Source is the part of the Cloud9 client a refresh uses;
+// Source is the part of the Cloud9 client a search uses;
 // *cloud9.Client implements it.
 type Source interface {
 	GetPatientList(ctx context.Context, locationGUIDs []string) ([]cloud9.Record, error)
 	GetPatientInformation(ctx context.Context, patGUID string) (cloud9.Record, error)
 }
 
-// Config configures an Index. LocationGUID is required.
+// Config configures an Index.
 type Config struct {
-	// LocationGUID is the practice location whose patients are indexed
-	// (GetPatientList's LocGUIDs).
-	LocationGUID string
-	// MaxPatients bounds one crawl (the original stopped at 200). Default 5000.
-	MaxPatients int
-	// Concurrency is the most GetPatientInformation calls in flight.
-	// Default 4 (the original sent batches of 10 at once).
+	// ReadsPerSearch bounds the GetPatientInformation one search sends.
+	// Default 200 (the original's).
+	ReadsPerSearch int
+	// ReadsPerMinute bounds them across every instance in one minute
+	// (Now's). Default 600.
+	ReadsPerMinute int
+	// Concurrency is the most GetPatientInformation calls in flight for
+	// one search. Default 10 (the original's batch).
 	Concurrency int
-	// Deadline bounds one refresh. Default 2 min.
-	Deadline time.Duration
-	// RefreshEvery is how often Start refreshes, and the age past which a
-	// Lookup triggers a background refresh. Default 10 min.
-	RefreshEvery time.Duration
-	// LockTTL bounds the cross-instance refresh lock should its holder
-	// die. Default Deadline + 30 s.
-	LockTTL time.Duration
+	// RecordMaxAge: a listed patient's record older than this is read
+	// again (after the patients with none). Default 1 h.
+	RecordMaxAge time.Duration
+	// Keep: the records are forgotten this long after the last search
+	// wrote one. Default 24 h.
+	Keep time.Duration
 	// Prefix starts every key. Default "flowgate:phoneidx:".
 	Prefix string
-	// MissRefreshAge: a lookup that matches nothing in an index at least
-	// this old refreshes it in the request (a patient created since).
-	// Default 1 min; negative: never. The refresh runs in the background;
-	// the lookup waits for it at most MissRefreshWait (default 2 s), then
-	// answers from the index as it is.
-	MissRefreshAge  time.Duration
-	MissRefreshWait time.Duration
 	// MinDigits is the shortest phone query accepted. Default 4.
 	MinDigits int
 	Now       func() time.Time
@@ -62,14 +47,12 @@ type Config struct {
 }
 
 func (c Config) withDefaults() Config {
-	c.MaxPatients = valutil.ValOrDefault(c.MaxPatients, DefaultMaxPatients)
+	c.ReadsPerSearch = valutil.ValOrDefault(c.ReadsPerSearch, DefaultReadsPerSearch)
+	c.ReadsPerMinute = valutil.ValOrDefault(c.ReadsPerMinute, DefaultReadsPerMinute)
 	c.Concurrency = valutil.ValOrDefault(c.Concurrency, DefaultConcurrency)
-	c.Deadline = valutil.ValOrDefault(c.Deadline, DefaultDeadline)
-	c.RefreshEvery = valutil.ValOrDefault(c.RefreshEvery, DefaultRefreshEvery)
-	c.LockTTL = valutil.ValOrDefault(c.LockTTL, c.Deadline+30*time.Second)
+	c.RecordMaxAge = valutil.ValOrDefault(c.RecordMaxAge, DefaultRecordMaxAge)
+	c.Keep = valutil.ValOrDefault(c.Keep, DefaultKeep)
 	c.Prefix = valutil.ValOrDefault(c.Prefix, "flowgate:phoneidx:")
-	c.MissRefreshAge = valutil.ValOrDefault(c.MissRefreshAge, DefaultMissRefreshAge)
-	c.MissRefreshWait = valutil.PositiveOrDefault(c.MissRefreshWait, 2*time.Second)
 	c.MinDigits = valutil.ValOrDefault(c.MinDigits, 4)
 	c.Now = valutil.FuncOrDefault(c.Now, time.Now)
 	c.Logger = valutil.ValOrDefault(c.Logger, slog.Default())
@@ -78,62 +61,51 @@ func (c Config) withDefaults() Config {
 
 func (c Config) validate() error {
 	switch {
-	case strings.TrimSpace(c.LocationGUID) == "":
-		return errors.New("phoneindex: LocationGUID is required")
-	case c.MaxPatients < 1, c.Concurrency < 1, c.MinDigits < 1:
-		return errors.New("phoneindex: MaxPatients, Concurrency and MinDigits must be positive")
-	case c.Deadline <= 0, c.RefreshEvery <= 0, c.LockTTL < c.Deadline:
-		return errors.New("phoneindex: Deadline and RefreshEvery must be positive, LockTTL at least Deadline")
+	case c.ReadsPerSearch < 1, c.ReadsPerMinute < 1, c.Concurrency < 1, c.MinDigits < 1:
+		return errors.New("phoneindex: ReadsPerSearch, ReadsPerMinute, Concurrency and MinDigits must be positive")
+	case c.RecordMaxAge <= 0, c.Keep <= 0:
+		return errors.New("phoneindex: RecordMaxAge and Keep must be positive")
 	}
 	return nil
 }
-
-// ErrRefreshing is Refresh's answer when another refresh (this process or
-// another instance) holds the lock.
-var ErrRefreshing = errors.New("phoneindex: a refresh is already running")
 
 // ErrTooShort is Lookup's answer to a query with fewer than MinDigits
 // digits.
 var ErrTooShort = errors.New("phoneindex: phone number has too few digits")
 
-// Entry is one indexed patient: GetPatientInformation's record plus the
+// Entry is one patient's record: GetPatientInformation's record plus the
 // original's added keys (patientGUID, phones, Email).
 type Entry struct {
-	Record map[string]string `json:"record"`
-	GUID   string            `json:"patientGUID"`
-	Phones []string          `json:"phones"`
-	Email  string            `json:"email"`
-	Digits []string          `json:"digits"`
+	Record    map[string]string `json:"record"`
+	GUID      string            `json:"patientGUID"`
+	Phones    []string          `json:"phones"`
+	Email     string            `json:"email"`
+	Digits    []string          `json:"digits"`
+	FetchedAt int64             `json:"fetchedAt"` // unix ms
 }
 
-// Stats describe the index a Lookup read, or a Refresh built.
+// Stats describe one search.
 type Stats struct {
-	RefreshedAt time.Time // the last crawl, complete or not
-	// LastComplete is the last crawl that indexed every patient (zero if
-	// none): staleness (RefreshEvery) is measured from it, so cut crawls
-	// do not hide that a complete one is due.
-	LastComplete time.Time
-	Total        int // patients GetPatientList listed
-	Indexed      int // patients in the index
-	Failed       int // records the crawl could not fetch
-	// Partial: the crawl did not index every patient (deadline,
-	// MaxPatients, failed records) and was merged into the index.
-	Partial bool
+	Total    int // patients GetPatientList listed
+	Searched int // listed patients whose record was matched
+	Read     int // GetPatientInformation this search sent
+	Failed   int // of those, records Cloud9 did not give
+	// Deferred: listed patients left unread by ReadsPerSearch,
+	// ReadsPerMinute or the request's deadline (missing ones are absent
+	// from this answer; stale ones were matched as they were).
+	Deferred int
 }
 
-// Index is one location's phone index.
+// Index is the phone search over Cloud9 with its record cache in Redis.
 type Index struct {
-	rdb     redis.UniversalClient
-	src     Source
-	cfg     Config
-	k       keys
-	running atomic.Bool // a refresh of this process is under way
-	wg      sync.WaitGroup
-	bg      context.Context
-	stop    context.CancelFunc
+	rdb redis.UniversalClient
+	src Source
+	cfg Config
+	k   keys
 }
 
-// New validates cfg. Close stops background refreshes.
+// New validates cfg. An Index starts nothing: every Cloud9 read it makes
+// is a Lookup's.
 func New(rdb redis.UniversalClient, src Source, cfg Config) (*Index, error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.validate(); err != nil {
@@ -142,165 +114,7 @@ func New(rdb redis.UniversalClient, src Source, cfg Config) (*Index, error) {
 	if rdb == nil || src == nil {
 		return nil, errors.New("phoneindex: Redis client and Source are required")
 	}
-	bg, stop := context.WithCancel(context.Background())
-	return &Index{rdb: rdb, src: src, cfg: cfg, k: newKeys(cfg.Prefix, strings.ToLower(cfg.LocationGUID)), bg: bg, stop: stop}, nil
-}
-
-// Start refreshes the index now and every RefreshEvery until Close.
-func (x *Index) Start() {
-	x.wg.Add(1)
-	go func() {
-		defer x.wg.Done()
-		t := time.NewTicker(x.cfg.RefreshEvery)
-		defer t.Stop()
-		for {
-			x.refreshIfStale()
-			select {
-			case <-x.bg.Done():
-				return
-			case <-t.C:
-			}
-		}
-	}()
-}
-
-// Close stops Start's loop and any background refresh, and waits for them.
-func (x *Index) Close() {
-	x.stop()
-	x.wg.Wait()
-}
-
-// refreshIfStale is Start's tick: another instance may have refreshed
-// since (its ticker runs too), so an index younger than RefreshEvery is
-// left alone — N instances refresh about once per RefreshEvery, not N
-// times.
-func (x *Index) refreshIfStale() {
-	st, found, err := x.stats(x.bg)
-	if err == nil && found && x.cfg.Now().Sub(st.LastComplete) < x.cfg.RefreshEvery {
-		return
-	}
-	x.refreshLogged()
-}
-
-func (x *Index) refreshLogged() {
-	st, err := x.Refresh(x.bg)
-	switch {
-	case errors.Is(err, ErrRefreshing), errors.Is(err, context.Canceled):
-	case err != nil:
-		x.cfg.Logger.Warn("phone index refresh failed", "location", x.cfg.LocationGUID, "err", err)
-	default:
-		x.cfg.Logger.Debug("phone index refreshed", "location", x.cfg.LocationGUID, "total", st.Total,
-			"indexed", st.Indexed, "failed", st.Failed, "partial", st.Partial)
-	}
-}
-
-// triggerBackground starts one background refresh unless one of this
-// process is running (Refresh's lock covers other instances); the channel
-// it returns (nil when none started) is closed when the refresh ends.
-func (x *Index) triggerBackground() <-chan struct{} {
-	if x.bg.Err() != nil || x.running.Load() {
-		return nil
-	}
-	done := make(chan struct{})
-	x.wg.Add(1)
-	go func() {
-		defer x.wg.Done()
-		defer close(done)
-		x.refreshLogged()
-	}()
-	return done
-}
-
-// Refresh crawls the location's patients and writes the index. It answers
-// ErrRefreshing when another refresh holds the lock.
-func (x *Index) Refresh(ctx context.Context) (Stats, error) {
-	if !x.running.CompareAndSwap(false, true) {
-		return Stats{}, ErrRefreshing
-	}
-	defer x.running.Store(false)
-	token := newToken()
-	got, err := x.rdb.SetArgs(ctx, x.k.lock, token, redis.SetArgs{Mode: "NX", TTL: x.cfg.LockTTL}).Result()
-	if errors.Is(err, redis.Nil) || err == nil && got != "OK" {
-		return Stats{}, ErrRefreshing
-	}
-	if err != nil {
-		return Stats{}, fmt.Errorf("phoneindex: take the refresh lock: %w", err)
-	}
-	defer func() {
-		// Released with a context of its own: the refresh's may be spent.
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		if err := releaseLock.Run(rctx, x.rdb, []string{x.k.lock}, token).Err(); err != nil {
-			x.cfg.Logger.Warn("phone index lock not released; it expires by itself", "err", err)
-		}
-	}()
-	cctx, cancel := context.WithTimeout(ctx, x.cfg.Deadline)
-	defer cancel()
-	list, err := x.src.GetPatientList(cctx, []string{x.cfg.LocationGUID})
-	if err != nil {
-		return Stats{}, fmt.Errorf("phoneindex: GetPatientList: %w", err)
-	}
-	st := Stats{Total: len(list)}
-	if len(list) > x.cfg.MaxPatients {
-		list = list[:x.cfg.MaxPatients]
-		st.Partial = true
-	}
-	entries, failed, cut := x.crawl(cctx, list)
-	// Failed records are missing from entries: such a crawl merges too,
-	// so a patient whose record failed keeps its entry.
-	st.Failed, st.Partial = failed, st.Partial || cut || failed > 0
-	st.RefreshedAt = x.cfg.Now()
-	if !st.Partial {
-		st.LastComplete = st.RefreshedAt
-	}
-	if err := x.write(ctx, entries, st); err != nil {
-		return st, err
-	}
-	n, err := x.rdb.HLen(ctx, x.k.entries).Result()
-	if err != nil {
-		return st, fmt.Errorf("phoneindex: count entries: %w", err)
-	}
-	st.Indexed = int(n)
-	return st, nil
-}
-
-// crawl fetches the records of list with at most Concurrency calls in
-// flight until ctx ends; cut says the deadline stopped it.
-func (x *Index) crawl(ctx context.Context, list []cloud9.Record) (entries []Entry, failed int, cut bool) {
-	var (
-		mu  sync.Mutex
-		wg  sync.WaitGroup
-		sem = make(chan struct{}, x.cfg.Concurrency)
-	)
-	for _, rec := range list {
-		guid := rec.Get("PatientGUID")
-		if guid == "" {
-			continue
-		}
-		select {
-		case sem <- struct{}{}:
-		case <-ctx.Done():
-		}
-		if ctx.Err() != nil {
-			cut = true
-			break
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			info, err := x.src.GetPatientInformation(ctx, guid)
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil {
-				failed++
-				return
-			}
-			entries = append(entries, newEntry(guid, rec, info))
-		}()
-	}
-	wg.Wait()
-	return entries, failed, cut || ctx.Err() != nil
+	return &Index{rdb: rdb, src: src, cfg: cfg, k: newKeys(cfg.Prefix)}, nil
 }
 
 // newEntry is one patient's entry: its GetPatientInformation record, plus
@@ -308,8 +122,8 @@ func (x *Index) crawl(ctx context.Context, list []cloud9.Record) (entries []Entr
 // PatientStatus: the original's element kept them). Every field named
 // like a phone is searched (Cloud9 answers PatientPhone; any other is
 // searched too should it appear).
-func newEntry(guid string, listed, info cloud9.Record) Entry {
-	e := Entry{Record: make(map[string]string, len(info)+2), GUID: guid, Phones: []string{}}
+func newEntry(guid string, listed, info cloud9.Record, now time.Time) Entry {
+	e := Entry{Record: make(map[string]string, len(info)+2), GUID: guid, Phones: []string{}, FetchedAt: now.UnixMilli()}
 	for _, f := range info {
 		e.Record[f.Name] = f.Value
 	}
@@ -331,38 +145,6 @@ func newEntry(guid string, listed, info cloud9.Record) Entry {
 	return e
 }
 
-// write stores a crawl: a complete one replaces the entries and sets
-// lastComplete, a partial one merges into them; both in one MULTI with the
-// meta.
-func (x *Index) write(ctx context.Context, entries []Entry, st Stats) error {
-	fields := make([]any, 0, 2*len(entries))
-	for _, e := range entries {
-		b, err := json.Marshal(e)
-		if err != nil {
-			return fmt.Errorf("phoneindex: encode entry: %w", err)
-		}
-		fields = append(fields, e.GUID, string(b))
-	}
-	_, err := x.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		if !st.Partial {
-			p.Del(ctx, x.k.entries)
-		}
-		if len(fields) > 0 {
-			p.HSet(ctx, x.k.entries, fields...)
-		}
-		p.HSet(ctx, x.k.meta, fieldRefreshedAt, st.RefreshedAt.UnixMilli(), fieldTotal, st.Total,
-			fieldFailed, st.Failed, fieldPartial, strconv.FormatBool(st.Partial))
-		if !st.Partial {
-			p.HSet(ctx, x.k.meta, fieldLastComplete, st.LastComplete.UnixMilli())
-		}
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("phoneindex: write the index: %w", err)
-	}
-	return nil
-}
-
 // Digits keeps the digits of s.
 func Digits(s string) string {
 	var b strings.Builder
@@ -372,10 +154,4 @@ func Digits(s string) string {
 		}
 	}
 	return b.String()
-}
-
-func newToken() string {
-	b := make([]byte, 12)
-	_, _ = rand.Read(b) // crypto/rand does not fail on supported platforms
-	return hex.EncodeToString(b)
 }

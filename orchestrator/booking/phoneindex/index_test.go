@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -15,6 +17,7 @@ import (
 	"github.com/flowgate/flowgate/orchestrator/booking/phoneindex"
 	"github.com/flowgate/flowgate/orchestrator/cloud9"
 	"github.com/flowgate/flowgate/orchestrator/cloud9/cloud9sim"
+	"github.com/flowgate/flowgate/test/clocktest"
 	"github.com/flowgate/flowgate/test/redistest"
 )
 
@@ -25,12 +28,16 @@ type counting struct {
 	lists, infos   atomic.Int32
 	inflight, peak atomic.Int32
 	delay          time.Duration
-	slow           atomic.Int64           // extra delay per record, ns (set while running)
 	failGUID       atomic.Pointer[string] // this patient's record fails
+	mu             sync.Mutex
+	locs           [][]string // GetPatientList's LocGUIDs, per call
 }
 
 func (c *counting) GetPatientList(ctx context.Context, locs []string) ([]cloud9.Record, error) {
 	c.lists.Add(1)
+	c.mu.Lock()
+	c.locs = append(c.locs, locs)
+	c.mu.Unlock()
 	return c.Client.GetPatientList(ctx, locs)
 }
 
@@ -47,9 +54,9 @@ func (c *counting) GetPatientInformation(ctx context.Context, g string) (cloud9.
 	if f := c.failGUID.Load(); f != nil && *f == g {
 		return nil, errors.New("record unavailable")
 	}
-	if d := c.delay + time.Duration(c.slow.Load()); d > 0 {
+	if c.delay > 0 {
 		select {
-		case <-time.After(d):
+		case <-time.After(c.delay):
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
@@ -57,29 +64,48 @@ func (c *counting) GetPatientInformation(ctx context.Context, g string) (cloud9.
 	return c.Client.GetPatientInformation(ctx, g)
 }
 
-func seed(t *testing.T, e *familytest.Env, n int) {
+func seed(t *testing.T, e *familytest.Env, n int) []string {
 	t.Helper()
+	guids := make([]string, n)
 	for i := range n {
-		e.Patient(t, fmt.Sprintf("Kid%02d", i), "Smith", fmt.Sprintf("(412) 555-%04d", 100+i))
+		guids[i] = e.Patient(t, fmt.Sprintf("Kid%03d", i), "Smith", fmt.Sprintf("(412) 555-%04d", 100+i))
 	}
+	return guids
+}
+
+type setup struct {
+	e     *familytest.Env
+	db    *redistest.DB
+	src   *counting
+	clock *clocktest.Clock
+}
+
+func newSetup(t *testing.T, patients int) *setup {
+	t.Helper()
+	e := familytest.New(t, cloud9sim.Config{})
+	seed(t, e, patients)
+	return &setup{e: e, db: redistest.New(t), src: &counting{Client: e.Client}, clock: clocktest.New(time.Now())}
+}
+
+func (s *setup) index(t *testing.T, cfg phoneindex.Config) *phoneindex.Index {
+	t.Helper()
+	cfg.Now = s.clock.Now
+	x, err := phoneindex.New(s.db.Client, s.src, cfg)
+	require.NoError(t, err)
+	return x
 }
 
 func TestLookupMatchesDigitSubstrings(t *testing.T) {
 	t.Parallel()
-	e := familytest.New(t, cloud9sim.Config{})
-	seed(t, e, 5)
-	db := redistest.New(t)
-	src := &counting{Client: e.Client}
-	x, err := phoneindex.New(db.Client, src, phoneindex.Config{LocationGUID: e.Location()})
-	require.NoError(t, err)
-	defer x.Close()
+	s := newSetup(t, 5)
+	x := s.index(t, phoneindex.Config{})
 	ctx := context.Background()
 
-	// The first lookup builds the index; formatting does not matter.
-	res, err := x.Lookup(ctx, "412-555-0102")
+	// The first search reads every record; formatting does not matter.
+	res, err := x.Lookup(ctx, "412-555-0102", "")
 	require.NoError(t, err)
 	require.Len(t, res.Matches, 1)
-	require.Equal(t, "Kid02", res.Matches[0].Record["PatientFirstName"])
+	require.Equal(t, "Kid002", res.Matches[0].Record["PatientFirstName"])
 	require.Equal(t, []string{"(412) 555-0102"}, res.Matches[0].Phones)
 	// GetPatientInformation's record, with GetPatientList's PatientID and
 	// PatientStatus (the original's element kept them); the information
@@ -89,287 +115,237 @@ func TestLookupMatchesDigitSubstrings(t *testing.T) {
 	require.Equal(t, "10003", rec["PatientID"])
 	require.Equal(t, rec["PatID"], rec["PatientID"])
 	require.Equal(t, "Active", rec["PatientStatus"])
-	require.Equal(t, "Kid02 Smith", rec["PatientFullName"])
-	require.Equal(t, 5, res.Stats.Total)
-	require.Equal(t, 5, res.Stats.Indexed)
+	require.Equal(t, "Kid002 Smith", rec["PatientFullName"])
+	require.Equal(t, phoneindex.Stats{Total: 5, Searched: 5, Read: 5}, res.Stats)
 
 	// A country code is dropped; a substring matches several.
-	res, err = x.Lookup(ctx, "+1 412 555 0104")
+	res, err = x.Lookup(ctx, "+1 412 555 0104", "")
 	require.NoError(t, err)
 	require.Len(t, res.Matches, 1)
-	res, err = x.Lookup(ctx, "5550")
+	res, err = x.Lookup(ctx, "5550", "")
 	require.NoError(t, err)
 	require.Len(t, res.Matches, 5)
-	res, err = x.Lookup(ctx, "9999999")
+	res, err = x.Lookup(ctx, "9999999", "")
 	require.NoError(t, err)
 	require.Empty(t, res.Matches)
+	require.Equal(t, phoneindex.Stats{Total: 5, Searched: 5}, res.Stats)
 
-	// Later lookups read Redis: no Cloud9 call.
-	require.EqualValues(t, 1, src.lists.Load())
-	require.EqualValues(t, 5, src.infos.Load())
+	// Later searches list the patients (one read each) and read no record
+	// they hold.
+	require.EqualValues(t, 4, s.src.lists.Load())
+	require.EqualValues(t, 5, s.src.infos.Load())
 
-	_, err = x.Lookup(ctx, "12")
+	_, err = x.Lookup(ctx, "12", "")
 	require.ErrorIs(t, err, phoneindex.ErrTooShort)
+	require.EqualValues(t, 4, s.src.lists.Load(), "a refused query asks Cloud9 nothing")
 }
 
-func TestRefreshBoundedConcurrency(t *testing.T) {
+// Cloud9's reads follow the callers, counted at the simulator: a search
+// reads the list and at most ReadsPerSearch records; a second search reads
+// only the list; an idle hour reads nothing; records older than
+// RecordMaxAge are read again, by a search. These are docs/booking.md's
+// figures.
+func TestReadsFollowCallers(t *testing.T) {
 	t.Parallel()
-	e := familytest.New(t, cloud9sim.Config{})
-	seed(t, e, 12)
-	db := redistest.New(t)
-	src := &counting{Client: e.Client, delay: 30 * time.Millisecond}
-	x, err := phoneindex.New(db.Client, src, phoneindex.Config{LocationGUID: e.Location(), Concurrency: 3})
-	require.NoError(t, err)
-	defer x.Close()
-	st, err := x.Refresh(context.Background())
-	require.NoError(t, err)
-	require.Equal(t, 12, st.Indexed)
-	require.False(t, st.Partial)
-	require.LessOrEqual(t, src.peak.Load(), int32(3), "more calls in flight than Concurrency")
-	require.Equal(t, int32(3), src.peak.Load(), "the crawl should use its concurrency")
-}
-
-func TestRefreshStopsAtDeadlineAndMerges(t *testing.T) {
-	t.Parallel()
-	e := familytest.New(t, cloud9sim.Config{})
-	seed(t, e, 10)
-	db := redistest.New(t)
-	src := &counting{Client: e.Client, delay: 200 * time.Millisecond}
-	x, err := phoneindex.New(db.Client, src, phoneindex.Config{LocationGUID: e.Location(), Concurrency: 2,
-		Deadline: 300 * time.Millisecond})
-	require.NoError(t, err)
-	defer x.Close()
-	began := time.Now()
-	st, err := x.Refresh(context.Background())
-	require.NoError(t, err)
-	require.Less(t, time.Since(began), 2*time.Second, "the deadline bounds the refresh")
-	require.True(t, st.Partial)
-	require.Less(t, st.Indexed, 10)
-	first := st.Indexed
-
-	// A second cut crawl merges: the index never shrinks.
-	st, err = x.Refresh(context.Background())
-	require.NoError(t, err)
-	require.GreaterOrEqual(t, st.Indexed, first)
-}
-
-func TestStaleIndexTriggersOneBackgroundRefresh(t *testing.T) {
-	t.Parallel()
-	e := familytest.New(t, cloud9sim.Config{})
-	seed(t, e, 3)
-	db := redistest.New(t)
-	src := &counting{Client: e.Client, delay: 600 * time.Millisecond}
-	var mu sync.Mutex
-	now := time.Now()
-	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
-	x, err := phoneindex.New(db.Client, src, phoneindex.Config{LocationGUID: e.Location(), RefreshEvery: time.Hour,
-		MissRefreshAge: -1, Now: clock})
-	require.NoError(t, err)
-	defer x.Close()
-	ctx := context.Background()
-	_, err = x.Refresh(ctx)
-	require.NoError(t, err)
-	require.EqualValues(t, 1, src.lists.Load())
-
-	// A patient added later is found only after a refresh.
-	e.Patient(t, "Late", "Jones", "724-555-0199")
-	mu.Lock()
-	now = now.Add(2 * time.Hour) // the index is now stale
-	mu.Unlock()
-	var wg sync.WaitGroup
-	for range 10 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			began := time.Now()
-			res, err := x.Lookup(ctx, "7245550199")
-			require.NoError(t, err)
-			require.Empty(t, res.Matches, "a stale index answers at once, from what it has")
-			require.Less(t, time.Since(began), 400*time.Millisecond, "no lookup waits for the crawl")
-		}()
+	s := newSetup(t, 300)
+	sim := s.e.Sim
+	reads := func() (list, info int) {
+		return sim.Calls(cloud9.ProcGetPatientList), sim.Calls(cloud9.ProcGetPatientInformation)
 	}
-	wg.Wait()
-	require.Eventually(t, func() bool {
-		res, err := x.Lookup(ctx, "7245550199")
-		return err == nil && len(res.Matches) == 1
-	}, 5*time.Second, 20*time.Millisecond)
-	require.EqualValues(t, 2, src.lists.Load(), "ten stale lookups start one refresh, not ten")
+	x := s.index(t, phoneindex.Config{ReadsPerMinute: 10_000})
+	ctx := context.Background()
+	l0, i0 := reads()
+	require.Zero(t, i0, "New reads nothing")
+
+	res, err := x.Lookup(ctx, "4125550399", "")
+	require.NoError(t, err)
+	l1, i1 := reads()
+	require.Equal(t, [2]int{1, 200}, [2]int{l1 - l0, i1 - i0}, "first search on 300 patients: the list + the original's 200")
+	require.Equal(t, phoneindex.Stats{Total: 300, Searched: 200, Read: 200, Deferred: 100}, res.Stats)
+	require.Empty(t, res.Matches, "patient 300 is beyond the first 200, as in the original")
+
+	res, err = x.Lookup(ctx, "4125550399", "")
+	require.NoError(t, err)
+	l2, i2 := reads()
+	require.Equal(t, [2]int{1, 100}, [2]int{l2 - l1, i2 - i1}, "the second search reads the 100 it lacked")
+	require.Len(t, res.Matches, 1)
+
+	_, err = x.Lookup(ctx, "4125550100", "")
+	require.NoError(t, err)
+	l3, i3 := reads()
+	require.Equal(t, [2]int{1, 0}, [2]int{l3 - l2, i3 - i2}, "then a search costs one GetPatientList")
+
+	// An idle hour: nothing runs in the background.
+	s.clock.Advance(time.Hour)
+	time.Sleep(200 * time.Millisecond)
+	l4, i4 := reads()
+	require.Equal(t, [2]int{l3, i3}, [2]int{l4, i4}, "an idle hour reads nothing")
+
+	// Past RecordMaxAge (1 h) the next search reads records again, within
+	// its bound: a changed phone is seen.
+	s.clock.Advance(time.Minute)
+	_, err = x.Lookup(ctx, "4125550100", "")
+	require.NoError(t, err)
+	l5, i5 := reads()
+	require.Equal(t, [2]int{1, 200}, [2]int{l5 - l4, i5 - i4})
 }
 
-// A miss in an index older than MissRefreshAge refreshes it in the
-// request, once: a patient created since is found at once.
-func TestMissRefreshesOldIndex(t *testing.T) {
+func TestReadsBoundedPerSearchAndConcurrency(t *testing.T) {
 	t.Parallel()
-	e := familytest.New(t, cloud9sim.Config{})
-	seed(t, e, 2)
-	db := redistest.New(t)
-	src := &counting{Client: e.Client}
-	var mu sync.Mutex
-	now := time.Now()
-	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
-	x, err := phoneindex.New(db.Client, src, phoneindex.Config{LocationGUID: e.Location(), MissRefreshAge: time.Minute, Now: clock})
-	require.NoError(t, err)
-	defer x.Close()
+	s := newSetup(t, 30)
+	s.src.delay = 20 * time.Millisecond
+	x := s.index(t, phoneindex.Config{ReadsPerSearch: 12, Concurrency: 3})
 	ctx := context.Background()
-	_, err = x.Refresh(ctx)
+	res, err := x.Lookup(ctx, "5550", "")
 	require.NoError(t, err)
-	e.Patient(t, "New", "Caller", "814-555-0142")
-
-	res, err := x.Lookup(ctx, "8145550142")
+	require.Equal(t, phoneindex.Stats{Total: 30, Searched: 12, Read: 12, Deferred: 18}, res.Stats)
+	require.Len(t, res.Matches, 12)
+	require.EqualValues(t, 3, s.src.peak.Load(), "at most Concurrency in flight")
+	for range 2 {
+		_, err = x.Lookup(ctx, "5550", "")
+		require.NoError(t, err)
+	}
+	res, err = x.Lookup(ctx, "5550", "")
 	require.NoError(t, err)
-	require.Empty(t, res.Matches, "an index younger than MissRefreshAge answers as it is")
-	require.EqualValues(t, 1, src.lists.Load())
+	require.Equal(t, phoneindex.Stats{Total: 30, Searched: 30}, res.Stats, "three searches read everyone once")
+	require.EqualValues(t, 30, s.src.infos.Load())
+}
 
-	mu.Lock()
-	now = now.Add(2 * time.Minute)
-	mu.Unlock()
-	res, err = x.Lookup(ctx, "8145550142")
+// ReadsPerMinute is shared by every instance on the Redis and renews each
+// minute.
+func TestReadsPerMinuteAcrossInstances(t *testing.T) {
+	t.Parallel()
+	s := newSetup(t, 30)
+	cfg := phoneindex.Config{ReadsPerSearch: 10, ReadsPerMinute: 15}
+	a, b := s.index(t, cfg), s.index(t, cfg)
+	ctx := context.Background()
+	s.clock.Set(s.clock.Now().Truncate(time.Minute))
+	ra, err := a.Lookup(ctx, "5550", "")
+	require.NoError(t, err)
+	rb, err := b.Lookup(ctx, "5550", "")
+	require.NoError(t, err)
+	rc, err := a.Lookup(ctx, "5550", "")
+	require.NoError(t, err)
+	require.Equal(t, []int{10, 5, 0}, []int{ra.Stats.Read, rb.Stats.Read, rc.Stats.Read})
+	require.Equal(t, 15, rc.Stats.Searched, "the budget spent, a search answers from what is kept")
+	s.clock.Advance(time.Minute)
+	rd, err := b.Lookup(ctx, "5550", "")
+	require.NoError(t, err)
+	require.Equal(t, 10, rd.Stats.Read)
+	require.EqualValues(t, 25, s.src.infos.Load())
+}
+
+// A patient created since the last search is read first by the next one.
+func TestNewPatientReadFirst(t *testing.T) {
+	t.Parallel()
+	s := newSetup(t, 5)
+	x := s.index(t, phoneindex.Config{ReadsPerSearch: 1})
+	ctx := context.Background()
+	for range 5 {
+		_, err := x.Lookup(ctx, "5550", "")
+		require.NoError(t, err)
+	}
+	s.clock.Advance(2 * time.Hour) // every record is stale too
+	s.e.Patient(t, "New", "Caller", "814-555-0142")
+	res, err := x.Lookup(ctx, "8145550142", "")
+	require.NoError(t, err)
+	require.Len(t, res.Matches, 1, "the missing record goes before the stale ones")
+}
+
+// Every location of the client unless the caller names one, as the
+// original: a patient registered at another location is found.
+func TestEveryLocationUnlessNamed(t *testing.T) {
+	t.Parallel()
+	src := twoLocations{}
+	db := redistest.New(t)
+	x, err := phoneindex.New(db.Client, src, phoneindex.Config{})
+	require.NoError(t, err)
+	ctx := context.Background()
+	res, err := x.Lookup(ctx, "724-555-0199", "")
 	require.NoError(t, err)
 	require.Len(t, res.Matches, 1)
-	require.EqualValues(t, 2, src.lists.Load())
-	_, err = x.Lookup(ctx, "9999999")
+	require.Equal(t, "B", res.Matches[0].Record["LocationGUID"])
+	res, err = x.Lookup(ctx, "724-555-0199", "A")
 	require.NoError(t, err)
-	require.EqualValues(t, 2, src.lists.Load(), "a second miss right after does not crawl again")
+	require.Empty(t, res.Matches, "the caller named location A")
+	require.Equal(t, 1, res.Stats.Total)
+
+	// Against the simulator: LocGUIDs only when the caller names one.
+	s := newSetup(t, 1)
+	y := s.index(t, phoneindex.Config{})
+	_, err = y.Lookup(ctx, "5550", "")
+	require.NoError(t, err)
+	_, err = y.Lookup(ctx, "5550", s.e.Location())
+	require.NoError(t, err)
+	require.Equal(t, [][]string{nil, {s.e.Location()}}, s.src.locs)
 }
 
-func TestOneRefreshAcrossInstances(t *testing.T) {
-	t.Parallel()
-	e := familytest.New(t, cloud9sim.Config{})
-	seed(t, e, 4)
-	db := redistest.New(t)
-	src := &counting{Client: e.Client, delay: 100 * time.Millisecond}
-	a, err := phoneindex.New(db.Client, src, phoneindex.Config{LocationGUID: e.Location()})
-	require.NoError(t, err)
-	defer a.Close()
-	b, err := phoneindex.New(db.Client, src, phoneindex.Config{LocationGUID: e.Location()})
-	require.NoError(t, err)
-	defer b.Close()
-	errs := make(chan error, 2)
-	for _, x := range []*phoneindex.Index{a, b} {
-		go func() { _, err := x.Refresh(context.Background()); errs <- err }()
+// twoLocations is a client with one patient at each of locations A and B.
+type twoLocations struct{}
+
+var twoPatients = []cloud9.Record{
+	{{Name: "PatientGUID", Value: "P-A"}, {Name: "LocationGUID", Value: "A"}},
+	{{Name: "PatientGUID", Value: "P-B"}, {Name: "LocationGUID", Value: "B"}},
+}
+
+func (twoLocations) GetPatientList(_ context.Context, locs []string) ([]cloud9.Record, error) {
+	var out []cloud9.Record
+	for _, r := range twoPatients {
+		if len(locs) == 0 || slices.Contains(locs, r.Get("LocationGUID")) {
+			out = append(out, r)
+		}
 	}
-	e1, e2 := <-errs, <-errs
-	require.True(t, errors.Is(e1, phoneindex.ErrRefreshing) != errors.Is(e2, phoneindex.ErrRefreshing),
-		"exactly one of two concurrent refreshes runs: %v, %v", e1, e2)
-	require.EqualValues(t, 1, src.lists.Load())
-	// The lock was released (compare-and-delete): the next refresh runs.
-	_, err = b.Refresh(context.Background())
-	require.NoError(t, err)
-	require.Empty(t, db.Client.Keys(context.Background(), "flowgate:phoneidx:*:lock").Val())
+	return out, nil
 }
 
-func TestStartRefreshesInBackground(t *testing.T) {
+func (twoLocations) GetPatientInformation(_ context.Context, g string) (cloud9.Record, error) {
+	phone := "412-555-0100"
+	if strings.HasSuffix(g, "B") {
+		phone = "724-555-0199"
+	}
+	return cloud9.Record{{Name: "PatientPhone", Value: phone}}, nil
+}
+
+// A record Cloud9 did not give is read again by the next search; the
+// request's deadline cuts the reads, and what came back is kept.
+func TestFailedAndCutReadsRetriedLater(t *testing.T) {
 	t.Parallel()
-	e := familytest.New(t, cloud9sim.Config{})
-	seed(t, e, 2)
-	db := redistest.New(t)
-	src := &counting{Client: e.Client}
-	x, err := phoneindex.New(db.Client, src, phoneindex.Config{LocationGUID: e.Location(), RefreshEvery: 100 * time.Millisecond})
+	s := newSetup(t, 8)
+	guids := []string{}
+	x := s.index(t, phoneindex.Config{Concurrency: 1})
+	ctx := context.Background()
+	list, err := s.e.Client.GetPatientList(ctx, nil)
 	require.NoError(t, err)
-	x.Start()
-	e.Patient(t, "Bg", "Added", "878-555-0123")
-	require.Eventually(t, func() bool {
-		res, err := x.Lookup(context.Background(), "8785550123")
-		return err == nil && len(res.Matches) == 1
-	}, 5*time.Second, 20*time.Millisecond)
-	x.Close()
-	n := src.lists.Load()
-	time.Sleep(300 * time.Millisecond)
-	require.Equal(t, n, src.lists.Load(), "Close stops the loop")
+	for _, r := range list {
+		guids = append(guids, r.Get("PatientGUID"))
+	}
+	s.src.failGUID.Store(&guids[3])
+	res, err := x.Lookup(ctx, "5550", "")
+	require.NoError(t, err)
+	require.Equal(t, phoneindex.Stats{Total: 8, Searched: 7, Read: 8, Failed: 1}, res.Stats)
+	s.src.failGUID.Store(nil)
+	res, err = x.Lookup(ctx, "5550", "")
+	require.NoError(t, err)
+	require.Equal(t, phoneindex.Stats{Total: 8, Searched: 8, Read: 1}, res.Stats)
+
+	s.clock.Advance(2 * time.Hour)
+	s.src.delay = 100 * time.Millisecond
+	cctx, cancel := context.WithTimeout(ctx, 250*time.Millisecond)
+	defer cancel()
+	res, err = x.Lookup(cctx, "5550", "")
+	require.NoError(t, err)
+	require.Less(t, res.Stats.Read, 8)
+	require.Positive(t, res.Stats.Deferred)
+	require.Equal(t, 8, res.Stats.Searched, "stale records are still matched")
 }
 
 func TestConfigValidated(t *testing.T) {
 	t.Parallel()
 	db := redistest.New(t)
-	_, err := phoneindex.New(db.Client, &counting{}, phoneindex.Config{})
+	_, err := phoneindex.New(db.Client, &counting{}, phoneindex.Config{Concurrency: -1})
 	require.Error(t, err)
-	_, err = phoneindex.New(db.Client, &counting{}, phoneindex.Config{LocationGUID: "x", Concurrency: -1})
+	_, err = phoneindex.New(db.Client, &counting{}, phoneindex.Config{RecordMaxAge: -time.Second})
 	require.Error(t, err)
-}
-
-// A crawl with failed records merges (the failed patient keeps its entry)
-// and, like a cut crawl, does not count as complete: an index whose last
-// complete crawl is older than RefreshEvery is refreshed although partial
-// crawls ran since. Fails with failed crawls replacing the index, or with
-// staleness measured from the last crawl of any kind.
-func TestFailedCrawlMergesAndStaysDue(t *testing.T) {
-	t.Parallel()
-	e := familytest.New(t, cloud9sim.Config{})
-	seed(t, e, 3)
-	db := redistest.New(t)
-	src := &counting{Client: e.Client}
-	var mu sync.Mutex
-	now := time.Now()
-	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
-	x, err := phoneindex.New(db.Client, src, phoneindex.Config{LocationGUID: e.Location(), RefreshEvery: time.Hour,
-		MissRefreshAge: -1, Now: clock})
-	require.NoError(t, err)
-	defer x.Close()
-	ctx := context.Background()
-	first, err := x.Refresh(ctx)
-	require.NoError(t, err)
-	require.False(t, first.Partial)
-	res, err := x.Lookup(ctx, "4125550101")
-	require.NoError(t, err)
-	require.Len(t, res.Matches, 1)
-	g := res.Matches[0].GUID
-	src.failGUID.Store(&g)
-
-	mu.Lock()
-	now = now.Add(50 * time.Minute)
-	mu.Unlock()
-	st, err := x.Refresh(ctx)
-	require.NoError(t, err)
-	require.Equal(t, 1, st.Failed)
-	require.True(t, st.Partial)
-	require.Equal(t, 3, st.Indexed, "the patient whose record failed keeps its entry")
-	require.True(t, st.LastComplete.IsZero())
-
-	// 70 min after the complete crawl, 20 after the failed one: stale.
-	mu.Lock()
-	now = now.Add(20 * time.Minute)
-	mu.Unlock()
-	res, err = x.Lookup(ctx, "4125550101")
-	require.NoError(t, err)
-	require.Len(t, res.Matches, 1)
-	require.Equal(t, first.RefreshedAt.UnixMilli(), res.Stats.LastComplete.UnixMilli())
-	require.Eventually(t, func() bool { return src.lists.Load() == 3 }, 5*time.Second, 10*time.Millisecond,
-		"a lookup of an index whose last complete crawl is stale starts a refresh")
-}
-
-// A miss on an old index does not hold the request for the whole crawl:
-// the refresh runs in the background, the lookup waits MissRefreshWait at
-// most, and the patient is found once the crawl is done. Fails with the
-// crawl run in the request.
-func TestMissRefreshDoesNotBlock(t *testing.T) {
-	t.Parallel()
-	e := familytest.New(t, cloud9sim.Config{})
-	seed(t, e, 2)
-	db := redistest.New(t)
-	src := &counting{Client: e.Client}
-	var mu sync.Mutex
-	now := time.Now()
-	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
-	x, err := phoneindex.New(db.Client, src, phoneindex.Config{LocationGUID: e.Location(), MissRefreshAge: time.Minute,
-		MissRefreshWait: 100 * time.Millisecond, Now: clock})
-	require.NoError(t, err)
-	defer x.Close()
-	ctx := context.Background()
-	_, err = x.Refresh(ctx)
-	require.NoError(t, err)
-	e.Patient(t, "New", "Caller", "814-555-0142")
-	src.slow.Store(int64(time.Second))
-	mu.Lock()
-	now = now.Add(2 * time.Minute)
-	mu.Unlock()
-
-	began := time.Now()
-	res, err := x.Lookup(ctx, "8145550142")
-	require.NoError(t, err)
-	require.Less(t, time.Since(began), 700*time.Millisecond, "the lookup does not wait for the crawl")
-	require.Empty(t, res.Matches)
-	require.Eventually(t, func() bool {
-		res, err := x.Lookup(ctx, "8145550142")
-		return err == nil && len(res.Matches) == 1
-	}, 5*time.Second, 20*time.Millisecond)
+	_, err = phoneindex.New(nil, &counting{}, phoneindex.Config{})
+	require.Error(t, err)
 }

@@ -1,27 +1,20 @@
 package phoneindex
 
-// Redis keys of one location's index. The {…} hash tag keeps them in one
-// Cluster slot, so the MULTI of a refresh and the lock script are
-// Cluster-safe.
+import "strconv"
+
+// Redis keys. GUIDs are unique inside one Cloud9 client database, so one
+// hash holds every location's patients. The {phones} hash tag keeps the
+// keys in one Cluster slot.
 //
-//	<prefix>{<location>}:entries  hash: patient GUID → JSON entry (record, digits)
-//	<prefix>{<location>}:meta     hash: refreshedAt, lastComplete (unix ms), total, indexed, failed, partial
-//	<prefix>{<location>}:lock     string: the refreshing instance's token (PX LockTTL)
+//	<prefix>{phones}:entries       hash: patient GUID → JSON entry (record, digits, fetchedAt); PX Keep
+//	<prefix>{phones}:reads:<min>   string: GetPatientInformation sent in that minute (unix minutes); PX 2 min
 type keys struct {
-	entries, meta, lock string
+	entries, prefix string
 }
 
-func newKeys(prefix, location string) keys {
-	tag := prefix + "{" + location + "}"
-	return keys{entries: tag + ":entries", meta: tag + ":meta", lock: tag + ":lock"}
+func newKeys(prefix string) keys {
+	tag := prefix + "{phones}"
+	return keys{entries: tag + ":entries", prefix: tag}
 }
 
-// Meta hash fields.
-const (
-	fieldRefreshedAt  = "refreshedAt"
-	fieldLastComplete = "lastComplete"
-	fieldTotal        = "total"
-	fieldIndexed      = "indexed"
-	fieldFailed       = "failed"
-	fieldPartial      = "partial"
-)
+func (k keys) reads(minute int64) string { return k.prefix + ":reads:" + strconv.FormatInt(minute, 10) }

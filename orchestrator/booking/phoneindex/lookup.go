@@ -3,33 +3,31 @@ package phoneindex
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"sort"
-	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/flowgate/flowgate/orchestrator/timeutil"
+	"github.com/flowgate/flowgate/orchestrator/cloud9"
 )
 
-// Result is a Lookup's answer: the matching entries (by full name) and the
-// index they were read from.
+// Result is a Lookup's answer: the matching entries (by patient GUID) and
+// what the search read.
 type Result struct {
 	Matches []Entry
 	Stats   Stats
 }
 
 // Lookup finds the patients one of whose phones contains phone's digits
-// (a leading US country code 1 of an 11-digit query is dropped). It reads
-// the index; an index whose last complete crawl is older than
-// RefreshEvery triggers one background refresh, and a missing one is built
-// first, bounded by ctx. A lookup that finds nothing in an index crawled
-// longer than MissRefreshAge ago triggers a background refresh and waits
-// for it at most MissRefreshWait (and ctx).
-func (x *Index) Lookup(ctx context.Context, phone string) (Result, error) {
+// (a leading US country code 1 of an 11-digit query is dropped) among the
+// patients of locationGUID, or of every location of the client when it
+// is "" (the original's GetPatientList without LocGUIDs). It lists them,
+// reads the records it lacks or holds too old (within ReadsPerSearch,
+// ReadsPerMinute and ctx), keeps them, and matches.
+func (x *Index) Lookup(ctx context.Context, phone, locationGUID string) (Result, error) {
 	q := Digits(phone)
 	if len(q) == 11 && q[0] == '1' {
 		q = q[1:]
@@ -37,61 +35,174 @@ func (x *Index) Lookup(ctx context.Context, phone string) (Result, error) {
 	if len(q) < x.cfg.MinDigits {
 		return Result{}, fmt.Errorf("%w: %d digits, at least %d", ErrTooShort, len(q), x.cfg.MinDigits)
 	}
-	st, found, err := x.stats(ctx)
+	// Redis first: a search with nowhere to keep what it reads asks Cloud9
+	// nothing.
+	known, err := x.load(ctx)
 	if err != nil {
 		return Result{}, err
 	}
-	var done <-chan struct{} // a background refresh this lookup started
-	if !found {
-		if st, err = x.build(ctx); err != nil {
+	var locs []string
+	if loc := strings.TrimSpace(locationGUID); loc != "" {
+		locs = []string{loc}
+	}
+	list, err := x.src.GetPatientList(ctx, locs)
+	if err != nil {
+		return Result{}, fmt.Errorf("phoneindex: GetPatientList: %w", err)
+	}
+	due := x.due(list, known)
+	st := Stats{Total: len(list)}
+	want := min(len(due), x.cfg.ReadsPerSearch)
+	granted := 0
+	if want > 0 {
+		if granted, err = x.take(ctx, want); err != nil {
 			return Result{}, err
 		}
-	} else if x.cfg.Now().Sub(st.LastComplete) > x.cfg.RefreshEvery {
-		done = x.triggerBackground()
 	}
-	res, err := x.match(ctx, q, st)
-	if err != nil || len(res.Matches) > 0 || x.cfg.MissRefreshAge < 0 || x.cfg.Now().Sub(st.RefreshedAt) < x.cfg.MissRefreshAge {
-		return res, err
+	fresh, read, failed := x.fetch(ctx, due[:granted])
+	st.Read, st.Failed, st.Deferred = read, failed, len(due)-read
+	if st.Deferred > 0 {
+		x.cfg.Logger.Info("phone search deferred records to later searches", "listed", len(list), "due", len(due),
+			"read", read, "perSearch", x.cfg.ReadsPerSearch, "perMinute", x.cfg.ReadsPerMinute)
 	}
-	// A miss on an index older than MissRefreshAge (a patient created
-	// since?) starts a background refresh (the age check and the lock keep
-	// that to one crawl per MissRefreshAge) and waits for it a little: the
-	// crawl itself is bounded by Deadline, not by this request.
-	if done == nil {
-		done = x.triggerBackground()
+	x.store(ctx, fresh)
+	for _, e := range fresh {
+		known[e.GUID] = e
 	}
-	if done == nil {
-		return res, nil
-	}
-	wait := time.NewTimer(x.cfg.MissRefreshWait)
-	defer wait.Stop()
-	select {
-	case <-done:
-	case <-wait.C:
-		return res, nil
-	case <-ctx.Done():
-		return res, nil
-	}
-	if fresh, found, serr := x.stats(ctx); serr == nil && found {
-		return x.match(ctx, q, fresh)
-	}
-	return res, nil
+	return x.match(q, list, known, st), nil
 }
 
-// match reads the index and keeps the entries one of whose phones contains
-// the digits q.
-func (x *Index) match(ctx context.Context, q string, st Stats) (Result, error) {
-	all, err := x.rdb.HVals(ctx, x.k.entries).Result()
+// load reads every kept record.
+func (x *Index) load(ctx context.Context) (map[string]Entry, error) {
+	all, err := x.rdb.HGetAll(ctx, x.k.entries).Result()
 	if err != nil {
-		return Result{}, fmt.Errorf("phoneindex: read the index: %w", err)
+		return nil, fmt.Errorf("phoneindex: read the records: %w", err)
 	}
-	st.Indexed = len(all)
-	res := Result{Matches: []Entry{}, Stats: st}
-	for _, raw := range all {
+	out := make(map[string]Entry, len(all))
+	for guid, raw := range all {
 		var e Entry
-		if json.Unmarshal([]byte(raw), &e) != nil {
+		if json.Unmarshal([]byte(raw), &e) == nil {
+			out[guid] = e
+		}
+	}
+	return out, nil
+}
+
+// listed is one patient GetPatientList named, with the age of its kept
+// record (-1: none).
+type listed struct {
+	guid    string
+	rec     cloud9.Record
+	fetched int64
+}
+
+// due are the listed patients to read, in order: those without a record
+// (in list order, as the original read them), then those whose record is
+// older than RecordMaxAge, oldest first.
+func (x *Index) due(list []cloud9.Record, known map[string]Entry) []listed {
+	var missing, stale []listed
+	oldest := x.cfg.Now().Add(-x.cfg.RecordMaxAge).UnixMilli()
+	for _, rec := range list {
+		guid := rec.Get("PatientGUID")
+		if guid == "" {
 			continue
 		}
+		e, ok := known[guid]
+		switch {
+		case !ok:
+			missing = append(missing, listed{guid: guid, rec: rec, fetched: -1})
+		case e.FetchedAt < oldest:
+			stale = append(stale, listed{guid: guid, rec: rec, fetched: e.FetchedAt})
+		}
+	}
+	sort.SliceStable(stale, func(i, j int) bool { return stale[i].fetched < stale[j].fetched })
+	return append(missing, stale...)
+}
+
+// take grants up to want reads from this minute's budget.
+func (x *Index) take(ctx context.Context, want int) (int, error) {
+	minute := x.cfg.Now().Unix() / 60
+	n, err := takeReads.Run(ctx, x.rdb, []string{x.k.reads(minute)}, want, x.cfg.ReadsPerMinute,
+		(2 * time.Minute).Milliseconds()).Int()
+	if err != nil {
+		return 0, fmt.Errorf("phoneindex: take the read budget: %w", err)
+	}
+	return n, nil
+}
+
+// fetch reads the records of due with at most Concurrency calls in
+// flight until ctx ends; read counts the calls sent.
+func (x *Index) fetch(ctx context.Context, due []listed) (entries []Entry, read, failed int) {
+	var (
+		mu  sync.Mutex
+		wg  sync.WaitGroup
+		sem = make(chan struct{}, x.cfg.Concurrency)
+	)
+	for _, p := range due {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		read++
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			info, err := x.src.GetPatientInformation(ctx, p.guid)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				failed++
+				return
+			}
+			entries = append(entries, newEntry(p.guid, p.rec, info, x.cfg.Now()))
+		}()
+	}
+	wg.Wait()
+	return entries, read, failed
+}
+
+// store keeps what a search read, with a context of its own (the
+// request's may be spent). A failure costs only re-reading them later.
+func (x *Index) store(ctx context.Context, entries []Entry) {
+	if len(entries) == 0 {
+		return
+	}
+	fields := make([]any, 0, 2*len(entries))
+	for _, e := range entries {
+		b, err := json.Marshal(e)
+		if err != nil {
+			continue
+		}
+		fields = append(fields, e.GUID, string(b))
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	_, err := x.rdb.TxPipelined(sctx, func(p redis.Pipeliner) error {
+		p.HSet(sctx, x.k.entries, fields...)
+		p.PExpire(sctx, x.k.entries, x.cfg.Keep)
+		return nil
+	})
+	if err != nil {
+		x.cfg.Logger.Warn("phone search records not kept; the next search reads them again", "err", err)
+	}
+}
+
+// match keeps the listed patients one of whose phones contains the
+// digits q.
+func (x *Index) match(q string, list []cloud9.Record, known map[string]Entry, st Stats) Result {
+	res := Result{Matches: []Entry{}}
+	seen := make(map[string]bool, len(list))
+	for _, rec := range list {
+		guid := rec.Get("PatientGUID")
+		e, ok := known[guid]
+		if !ok || seen[guid] {
+			continue
+		}
+		seen[guid] = true
+		st.Searched++
 		for _, d := range e.Digits {
 			if strings.Contains(d, q) {
 				res.Matches = append(res.Matches, e)
@@ -100,42 +211,6 @@ func (x *Index) match(ctx context.Context, q string, st Stats) (Result, error) {
 		}
 	}
 	sort.Slice(res.Matches, func(i, j int) bool { return res.Matches[i].GUID < res.Matches[j].GUID })
-	return res, nil
-}
-
-// build makes the first index in the request; if another refresh holds
-// the lock it waits for that one's meta, as long as ctx allows.
-func (x *Index) build(ctx context.Context) (Stats, error) {
-	for {
-		st, err := x.Refresh(ctx)
-		if !errors.Is(err, ErrRefreshing) {
-			return st, err
-		}
-		if err := timeutil.Sleep(ctx, 50*time.Millisecond); err != nil {
-			return Stats{}, fmt.Errorf("phoneindex: waiting for the first index: %w", err)
-		}
-		st, found, err := x.stats(ctx)
-		if err != nil || found {
-			return st, err
-		}
-	}
-}
-
-// stats reads the meta hash; found is false when no index was ever built.
-func (x *Index) stats(ctx context.Context) (Stats, bool, error) {
-	m, err := x.rdb.HGetAll(ctx, x.k.meta).Result()
-	if errors.Is(err, redis.Nil) || err == nil && len(m) == 0 {
-		return Stats{}, false, nil
-	}
-	if err != nil {
-		return Stats{}, false, fmt.Errorf("phoneindex: read the index meta: %w", err)
-	}
-	ms, _ := strconv.ParseInt(m[fieldRefreshedAt], 10, 64)
-	total, _ := strconv.Atoi(m[fieldTotal])
-	failed, _ := strconv.Atoi(m[fieldFailed])
-	st := Stats{RefreshedAt: time.UnixMilli(ms).UTC(), Total: total, Failed: failed, Partial: m[fieldPartial] == "true"}
-	if lc, err := strconv.ParseInt(m[fieldLastComplete], 10, 64); err == nil {
-		st.LastComplete = time.UnixMilli(lc).UTC()
-	}
-	return st, true, nil
+	res.Stats = st
+	return res
 }

@@ -2,17 +2,22 @@ package phoneindex
 
 import "github.com/redis/go-redis/v9"
 
-// releaseLock deletes the refresh lock only if this refresh still holds it
-// (compare-and-delete): a refresh that outlived its lock must not delete
-// the next holder's.
+// takeReads grants up to ARGV[1] GetPatientInformation reads from the
+// minute's budget of ARGV[2], shared by every instance.
 //
-//	KEYS[1] lock key
-//	ARGV[1] this refresh's token
+//	KEYS[1] the minute's counter
+//	ARGV[1] reads wanted
+//	ARGV[2] the per-minute bound
+//	ARGV[3] the counter's TTL (ms)
 //
-// Returns 1 when deleted, 0 otherwise.
-var releaseLock = redis.NewScript(`
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  return redis.call('DEL', KEYS[1])
+// Returns the reads granted (0 when the minute's budget is spent).
+var takeReads = redis.NewScript(`
+local used = tonumber(redis.call('GET', KEYS[1]) or '0')
+local grant = math.min(tonumber(ARGV[1]), tonumber(ARGV[2]) - used)
+if grant <= 0 then
+  return 0
 end
-return 0
+redis.call('INCRBY', KEYS[1], grant)
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+return grant
 `)

@@ -59,6 +59,11 @@ type Config struct {
 	// Window is how the limits count (default WindowSliding): Cloud9 does
 	// not publish its algorithm, and a client must stay under both.
 	Window Window
+	// RecordRequests keeps every well-formed request (Requests,
+	// TakeRequests): the test that holds flowgate's XML against the
+	// original's reads them. Off by default: the embedded simulator of a
+	// long run must not grow.
+	RecordRequests bool
 
 	// Location, ScheduleView, Chairs (schedule columns), Orthodontist and
 	// AppointmentTypes describe the one practice simulated; defaults are

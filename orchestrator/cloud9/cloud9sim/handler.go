@@ -81,6 +81,9 @@ func (s *Sim) call(req *request) outcome {
 	defer s.mu.Unlock()
 	name := req.procedure
 	s.calls[name]++
+	if s.cfg.RecordRequests {
+		s.requests = append(s.requests, Request{Procedure: name, Params: req.order, At: s.Now()})
+	}
 	fs := &s.faults
 	var out outcome
 	if fs.applies(name) {

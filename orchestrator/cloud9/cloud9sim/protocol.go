@@ -63,6 +63,7 @@ func errValidation(detail string) *apiError {
 type request struct {
 	clientID, username, password, procedure string
 	params                                  params
+	order                                   []Param // every parameter as sent, in document order
 }
 
 // wireRequest is the XML shape; child element names match in any namespace.
@@ -103,6 +104,7 @@ func decodeRequest(body []byte) (*request, *apiError) {
 	if w.Parameters != nil {
 		for _, p := range w.Parameters.Items {
 			name := p.XMLName.Local
+			r.order = append(r.order, Param{Name: name, Value: p.Value, Nil: isNil(p.Attrs)})
 			if _, dup := r.params[name]; dup {
 				continue // the first one counts
 			}

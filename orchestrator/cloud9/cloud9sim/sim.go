@@ -84,6 +84,7 @@ type Sim struct {
 	calls        map[string]int
 	limited      map[string]int
 	faults       faultState
+	requests     []Request // Config.RecordRequests
 }
 
 // columnDay indexes appointments by schedule column and local date.
@@ -153,6 +154,7 @@ func (s *Sim) reset() {
 	s.limiter = newLimiter(s.cfg.Window)
 	s.calls = map[string]int{}
 	s.limited = map[string]int{}
+	s.requests = nil
 	s.faults = newFaultState(s.cfg.Seed)
 }
 
