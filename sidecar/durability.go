@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/flowgate/flowgate/orchestrator/durable"
+	"github.com/flowgate/flowgate/orchestrator/web"
 )
 
 // durability returns the middleware that holds every successful write's
@@ -35,7 +36,7 @@ func (m *Main) durability() (fiber.Handler, error) {
 	}
 	m.Logger.Info("durability barrier on: successful writes wait for replicas",
 		"replicas", m.Config.RedisMinReplicasAck, "timeout", m.Config.RedisReplicaAckTimeout)
-	return durable.Middleware(b, func(took time.Duration, err error) {
+	return web.Replicated(b, func(took time.Duration, err error) {
 		result := "ok"
 		switch {
 		case errors.Is(err, durable.ErrNotReplicated):

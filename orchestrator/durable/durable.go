@@ -43,8 +43,15 @@ import (
 )
 
 // ErrNotReplicated is returned (wrapped) when fewer replicas than required
-// acknowledged within the timeout.
-var ErrNotReplicated = errors.New("durable: write not acknowledged by enough replicas")
+// acknowledged within the timeout. It says so through NotReplicated, so the
+// HTTP shell (orchestrator/web.Replicated, a leaf that imports no domain)
+// can tell it from a failed check.
+var ErrNotReplicated error = notReplicated{}
+
+type notReplicated struct{}
+
+func (notReplicated) Error() string       { return "durable: write not acknowledged by enough replicas" }
+func (notReplicated) NotReplicated() bool { return true }
 
 // DefaultTimeout is Config.Timeout's default.
 const DefaultTimeout = time.Second

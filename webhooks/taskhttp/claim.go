@@ -10,7 +10,6 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/flowgate/flowgate/contracts"
-	"github.com/flowgate/flowgate/orchestrator/durable"
 	"github.com/flowgate/flowgate/orchestrator/tasks"
 	"github.com/flowgate/flowgate/orchestrator/timeutil"
 	"github.com/flowgate/flowgate/orchestrator/web"
@@ -61,7 +60,7 @@ func (h *Handlers) claim(c *fiber.Ctx) error {
 	// With REDIS_MIN_REPLICAS_ACK, an answer the replicas did not
 	// acknowledge becomes 503: a retried claim gets other tasks, so these
 	// go back to PENDING.
-	durable.OnNotReplicated(c, func() { h.release(c, req.WorkerID, claimed, "answered 503: not on enough replicas") })
+	web.OnNotReplicated(c, func() { h.release(c, req.WorkerID, claimed, "answered 503: not on enough replicas") })
 	return c.JSON(contracts.ClaimResponse{Success: true, Tasks: claimed})
 }
 

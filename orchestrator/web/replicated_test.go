@@ -1,8 +1,9 @@
-package durable_test
+package web_test
 
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -14,9 +15,15 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/stretchr/testify/require"
 
-	"github.com/flowgate/flowgate/orchestrator/durable"
 	"github.com/flowgate/flowgate/orchestrator/web"
 )
+
+// notReplicated says what durable.ErrNotReplicated says (the shell
+// imports no domain package, its tests neither).
+type notReplicated struct{}
+
+func (notReplicated) Error() string       { return "not replicated" }
+func (notReplicated) NotReplicated() bool { return true }
 
 type fakeSyncer struct {
 	calls atomic.Int32
@@ -25,11 +32,11 @@ type fakeSyncer struct {
 
 func (f *fakeSyncer) Sync(context.Context) error { f.calls.Add(1); return f.err }
 
-func appWith(t *testing.T, s durable.Syncer, observed *atomic.Int32) *fiber.App {
+func appWith(t *testing.T, s web.Syncer, observed *atomic.Int32) *fiber.App {
 	t.Helper()
 	app, err := web.New(web.Options{})
 	require.NoError(t, err)
-	app.Use(durable.Middleware(s, func(time.Duration, error) { observed.Add(1) }))
+	app.Use(web.Replicated(s, func(time.Duration, error) { observed.Add(1) }))
 	app.Post("/ok", func(c *fiber.Ctx) error {
 		c.Set(fiber.HeaderLocation, "/things/1")
 		return c.Status(http.StatusCreated).JSON(fiber.Map{"id": "1"})
@@ -39,7 +46,7 @@ func appWith(t *testing.T, s durable.Syncer, observed *atomic.Int32) *fiber.App 
 	return app
 }
 
-func do(t *testing.T, app *fiber.App, method, path string) (int, string, http.Header) {
+func doReq(t *testing.T, app *fiber.App, method, path string) (int, string, http.Header) {
 	t.Helper()
 	resp, err := app.Test(httptest.NewRequest(method, path, nil), -1)
 	require.NoError(t, err)
@@ -54,14 +61,14 @@ func TestMiddlewareWaitsOnlyForSuccessfulWrites(t *testing.T) {
 	var observed atomic.Int32
 	app := appWith(t, s, &observed)
 
-	st, body, _ := do(t, app, http.MethodPost, "/ok")
+	st, body, _ := doReq(t, app, http.MethodPost, "/ok")
 	require.Equal(t, http.StatusCreated, st)
 	require.JSONEq(t, `{"id":"1"}`, body)
 	require.Equal(t, int32(1), s.calls.Load())
 
-	st, _, _ = do(t, app, http.MethodPost, "/refused")
+	st, _, _ = doReq(t, app, http.MethodPost, "/refused")
 	require.Equal(t, http.StatusConflict, st)
-	st, _, _ = do(t, app, http.MethodGet, "/read")
+	st, _, _ = doReq(t, app, http.MethodGet, "/read")
 	require.Equal(t, http.StatusOK, st)
 	require.Equal(t, int32(1), s.calls.Load(), "a refusal or a read waited for replicas")
 	require.Equal(t, int32(1), observed.Load())
@@ -74,13 +81,13 @@ func TestMiddlewareAnswers503WhenNotReplicated(t *testing.T) {
 		err    error
 		reason string
 	}{
-		{durable.ErrNotReplicated, "not_replicated"},
+		{fmt.Errorf("wrapped: %w", notReplicated{}), "not_replicated"},
 		{errors.New("connection refused"), "replication_check_failed"},
 	} {
 		s := &fakeSyncer{err: tc.err}
 		var observed atomic.Int32
 		app := appWith(t, s, &observed)
-		st, body, h := do(t, app, http.MethodPost, "/ok")
+		st, body, h := doReq(t, app, http.MethodPost, "/ok")
 		require.Equal(t, http.StatusServiceUnavailable, st, body)
 		require.Contains(t, body, `"code":"unavailable"`)
 		require.Contains(t, body, `"reason":"`+tc.reason+`"`)

@@ -1,4 +1,4 @@
-package durable
+package web
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 	"github.com/flowgate/flowgate/contracts"
 )
 
-// Syncer is what the middleware needs of a Barrier.
+// Syncer is what Replicated needs of a durable.Barrier.
 type Syncer interface {
 	Sync(ctx context.Context) error
 }
@@ -18,7 +18,7 @@ type Syncer interface {
 // Observer is told how each wait went (metrics); nil observes nothing.
 type Observer func(took time.Duration, err error)
 
-// Middleware holds back every successful answer to a write (a method other
+// Replicated (REDIS_MIN_REPLICAS_ACK, orchestrator/durable) holds back every successful answer to a write (a method other
 // than GET, HEAD or OPTIONS answered 2xx) until s.Sync returns: the answer
 // goes out only once what the request wrote is on the replicas. When Sync
 // fails the answer becomes 503 unavailable (reason "not_replicated"): the
@@ -26,7 +26,7 @@ type Observer func(took time.Duration, err error)
 // retry (idempotency keys, ACK/FAIL of a task already in that state,
 // queue_id), so the retry answers what the first would have. Refusals and
 // reads pass untouched.
-func Middleware(s Syncer, observe Observer) fiber.Handler {
+func Replicated(s Syncer, observe Observer) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		if err := c.Next(); err != nil {
 			return err
@@ -51,9 +51,10 @@ func Middleware(s Syncer, observe Observer) fiber.Handler {
 		if undo, ok := c.Locals(undoKey{}).(func()); ok {
 			undo()
 		}
-		reason := "not_replicated"
-		if !errors.Is(err, ErrNotReplicated) {
-			reason = "replication_check_failed"
+		reason := "replication_check_failed"
+		var nr interface{ NotReplicated() bool } // durable.ErrNotReplicated
+		if errors.As(err, &nr) && nr.NotReplicated() {
+			reason = "not_replicated"
 		}
 		c.Response().ResetBody()
 		c.Response().Header.Del(fiber.HeaderLocation)
@@ -69,7 +70,7 @@ func Middleware(s Syncer, observe Observer) fiber.Handler {
 
 type undoKey struct{}
 
-// OnNotReplicated registers undo, run when the middleware turns this
+// OnNotReplicated registers undo, run when Replicated turns this
 // request's success into 503: for a write that is not idempotent on
 // retry (a claim hands out other tasks the second time), undo takes back
 // what the caller will never learn it got. One per request; the last wins.
