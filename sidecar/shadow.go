@@ -124,7 +124,7 @@ func (m *Main) newShadow(b *backend, bk *booking) (*shadowPart, error) {
 	}
 	rec := shadow.NewRecorder(b.Client, shadow.Config{ReadyMinCalls: cfg.Shadow.ReadyMinCalls, ReadyWindow: cfg.Shadow.ReadyWindow,
 		Retention: cfg.Shadow.Retention, Now: m.Now})
-	sh, err := shadowhttp.New(shadowhttp.Config{Dry: app.Handler(), Recorder: rec, Metrics: shadow.NewMetrics(m.registry),
+	sh, err := shadowhttp.New(shadowhttp.Config{Dry: app.Handler(), Recorder: rec, Metrics: shadow.NewMetrics(m.registry, rec),
 		Auth: m.opsAuth(), Timeout: bc.SyncBudget + bc.WriteTimeout, Logger: log})
 	if err != nil {
 		return nil, err

@@ -177,7 +177,6 @@ func TestShadowWritesChangeNothingReal(t *testing.T) {
 	require.Greater(t, len(before), 10, "the snapshot holds the real booking's keys")
 	require.GreaterOrEqual(t, p.m.shadow.dry.Writes(), int64(5), "the writes were answered dry")
 
-
 	// The report, behind the same credentials.
 	root := strings.TrimSuffix(p.base, parityBase)
 	for _, path := range []string{contracts.ShadowReportPath, "/switch-over"} {

@@ -25,9 +25,7 @@ import (
 // Recorder is what the handlers need of *shadow.Recorder.
 type Recorder interface {
 	Record(ctx context.Context, r shadow.Result, dropped int) error
-	Load(ctx context.Context, endpoints []string) ([]shadow.Records, error)
 	Report(ctx context.Context) (contracts.ShadowReport, error)
-	Config() shadow.Config
 	Now() time.Time
 }
 
@@ -104,9 +102,6 @@ func (h *Handlers) Mirror(c *fiber.Ctx) error {
 	}
 	if h.cfg.Metrics != nil {
 		h.cfg.Metrics.Observe(res, env.Dropped)
-		if recs, err := h.cfg.Recorder.Load(c.UserContext(), []string{ep.Name}); err == nil {
-			h.cfg.Metrics.SetVerdict(ep.Name, shadow.Verdict(recs[0], h.cfg.Recorder.Config().ReadyMinCalls))
-		}
 	}
 	return c.JSON(contracts.ShadowMirrorAnswer{Endpoint: ep.Name, Compared: true, Identical: res.Identical,
 		Superset: res.Superset, Status: status})
@@ -163,13 +158,6 @@ func (h *Handlers) report(ctx context.Context) (contracts.ShadowReport, error) {
 	rep, err := h.cfg.Recorder.Report(ctx)
 	if err != nil {
 		return rep, fmt.Errorf("shadow report: %w", err)
-	}
-	if h.cfg.Metrics != nil {
-		for _, e := range rep.Endpoints {
-			if e.Verdict != contracts.ShadowNever {
-				h.cfg.Metrics.SetVerdict(e.Endpoint, e.Verdict)
-			}
-		}
 	}
 	return rep, nil
 }
