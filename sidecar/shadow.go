@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/gofiber/fiber/v2"
@@ -16,6 +17,7 @@ import (
 	"github.com/flowgate/flowgate/orchestrator/booking/phoneindex"
 	"github.com/flowgate/flowgate/orchestrator/booking/reservation"
 	"github.com/flowgate/flowgate/orchestrator/booking/session"
+	"github.com/flowgate/flowgate/orchestrator/cloud9"
 	"github.com/flowgate/flowgate/orchestrator/holds"
 	"github.com/flowgate/flowgate/orchestrator/shadow"
 	"github.com/flowgate/flowgate/orchestrator/shadow/shadowhttp"
@@ -41,9 +43,9 @@ type shadowPart struct {
 	handlers *shadowhttp.Handlers
 }
 
-// newShadow builds the dry instance beside bk.
+// newShadow builds the dry instance beside bk and the shadow routes.
 func (m *Main) newShadow(b *backend, bk *booking) (*shadowPart, error) {
-	cfg, bc := m.Config, m.Config.Booking
+	cfg := m.Config
 	mini := miniredis.NewMiniRedis()
 	if err := mini.StartAddr("127.0.0.1:0"); err != nil {
 		return nil, fmt.Errorf("shadow: start its in-memory redis: %w", err)
@@ -54,6 +56,26 @@ func (m *Main) newShadow(b *backend, bk *booking) (*shadowPart, error) {
 
 	reads := bk.client.WithoutLimiter() // reads only: the real client never sees a write from here
 	dry := shadow.NewDryCloud9(reads)
+	log := m.Logger.With("shadow", true)
+	app, err := m.shadowApp(rdb, dry, reads, log)
+	if err != nil {
+		return nil, err
+	}
+	rec := shadow.NewRecorder(b.Client, shadow.Config{ReadyMinCalls: cfg.Shadow.ReadyMinCalls, ReadyWindow: cfg.Shadow.ReadyWindow,
+		Retention: cfg.Shadow.Retention, Now: m.Now})
+	sh, err := shadowhttp.New(shadowhttp.Config{Dry: app.Handler(), Recorder: rec, Metrics: shadow.NewMetrics(m.registry, rec),
+		Auth: m.opsAuth(), Timeout: cfg.Booking.SyncBudget + cfg.Booking.WriteTimeout, Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	return &shadowPart{dry: dry, handlers: sh}, nil
+}
+
+// shadowApp is the dry instance: the booking service and its family on
+// rdb (the shadow's own store) and dry, served by a Fiber app of its own
+// that no listener serves (the mirror calls its handler in process).
+func (m *Main) shadowApp(rdb redis.UniversalClient, dry *shadow.DryCloud9, reads *cloud9.Client, log *slog.Logger) (*fiber.App, error) {
+	cfg, bc := m.Config, m.Config.Booking
 	signer, err := authtoken.New(authtoken.Config{Secret: []byte(cfg.BookingAuthSecret), TTL: bc.SessionTTL, Now: m.Now})
 	if err != nil {
 		return nil, err
@@ -76,7 +98,6 @@ func (m *Main) newShadow(b *backend, bk *booking) (*shadowPart, error) {
 	if err != nil {
 		return nil, err
 	}
-	log := m.Logger.With("shadow", true)
 	deps := bookingsvc.Deps{
 		Cloud9: dry, Limiter: shadow.OpenLimiter{}, Tokens: bookingdeps.Tokens{S: signer}, Sessions: bookingdeps.Sessions{C: sessions},
 		Reservations: bookingdeps.Reservations{R: res}, BookingTokens: bookingdeps.BookingTokens{Cache: cache, Logger: log},
@@ -103,7 +124,12 @@ func (m *Main) newShadow(b *backend, bk *booking) (*shadowPart, error) {
 	if err != nil {
 		return nil, err
 	}
-	app, err := web.New(web.Options{BodyLimit: cfg.BodyLimit, Logger: log})
+	return m.shadowRoutes(svc, fam, log)
+}
+
+// shadowRoutes serves the dry service and family on an app of their own.
+func (m *Main) shadowRoutes(svc *bookingsvc.Service, fam *bookingsvc.Family, log *slog.Logger) (*fiber.App, error) {
+	app, err := web.New(web.Options{BodyLimit: m.Config.BodyLimit, Logger: log})
 	if err != nil {
 		return nil, err
 	}
@@ -116,20 +142,13 @@ func (m *Main) newShadow(b *backend, bk *booking) (*shadowPart, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := bookinghttp.Register(app, h, cfg.NodeRedBasePath); err != nil {
+	if err := bookinghttp.Register(app, h, m.Config.NodeRedBasePath); err != nil {
 		return nil, err
 	}
-	if err := registerFamily(app, fh, cfg.NodeRedBasePath); err != nil {
+	if err := registerFamily(app, fh, m.Config.NodeRedBasePath); err != nil {
 		return nil, err
 	}
-	rec := shadow.NewRecorder(b.Client, shadow.Config{ReadyMinCalls: cfg.Shadow.ReadyMinCalls, ReadyWindow: cfg.Shadow.ReadyWindow,
-		Retention: cfg.Shadow.Retention, Now: m.Now})
-	sh, err := shadowhttp.New(shadowhttp.Config{Dry: app.Handler(), Recorder: rec, Metrics: shadow.NewMetrics(m.registry, rec),
-		Auth: m.opsAuth(), Timeout: bc.SyncBudget + bc.WriteTimeout, Logger: log})
-	if err != nil {
-		return nil, err
-	}
-	return &shadowPart{dry: dry, handlers: sh}, nil
+	return app, nil
 }
 
 func (s *shadowPart) routes(app *fiber.App) {

@@ -3,6 +3,7 @@ package shadow
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -123,7 +124,7 @@ func (r *Recorder) Load(ctx context.Context, endpoints []string) ([]Records, err
 		}
 		return nil
 	})
-	if err != nil && err != redis.Nil {
+	if err != nil && !errors.Is(err, redis.Nil) {
 		return nil, fmt.Errorf("shadow: load the records: %w", err)
 	}
 	out := make([]Records, len(endpoints))
