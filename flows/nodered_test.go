@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flowgate/flowgate/orchestrator/shadow"
 	"github.com/flowgate/flowgate/webhooks/signature"
 )
 
@@ -43,6 +44,7 @@ type nrEndpoint struct {
 	Method         string         `json:"method"`
 	Path           string         `json:"path"`
 	Group          string         `json:"group"`
+	SwitchGroup    string         `json:"switchGroup"`
 	Served         bool           `json:"served"`
 	Fallback       map[string]any `json:"fallback"`
 	FallbackStatus int            `json:"fallbackStatus"`
@@ -114,6 +116,8 @@ func fn(t *testing.T, id, z, name, src string, outputs int, libs []map[string]st
 
 var cryptoLib = []map[string]string{{"var": "crypto", "module": "crypto"}}
 
+var httpLibs = []map[string]string{{"var": "http", "module": "http"}, {"var": "https", "module": "https"}}
+
 // routeSubflow is the proxy logic, once: route → http request → answer, or
 // → link call to the original node; every failure → fallback.
 func routeSubflow(t *testing.T) []node {
@@ -121,7 +125,7 @@ func routeSubflow(t *testing.T) []node {
 	id := func(s string) string { return nrID("subflow/route/" + s) }
 	out := []node{{
 		"id": sf, "type": "subflow", "name": "flowgate route", "category": "", "color": "#A6BBCF",
-		"info": "Routes one endpoint to flowgate or to the operator's original node. Instance env: ENDPOINT " +
+		"info": "Routes one endpoint to flowgate or to the operator's original node (\"shadow\": the original answers, then flowgate gets a mirror to compare). Instance env: ENDPOINT " +
 			"(the switch key), ENDPOINT_PATH, FALLBACK (extra keys of the fallback answer), FALLBACK_STATUS, CALLER_AUTH_ONLY (\"true\": never send FLOWGATE_TOKEN). " +
 			"See flows/README.md (Node-RED).",
 		"in":  []node{{"x": 60, "y": 120, "wires": []node{{"id": id("route")}}}},
@@ -145,7 +149,8 @@ func routeSubflow(t *testing.T) []node {
 			"linkType": "dynamic", "timeout": "120", "x": 410, "y": 160, "wires": wires([]string{id("to-fallback")})},
 		node{"id": id("to-fallback"), "type": "switch", "z": sf, "name": "answered?", "property": "flowgate.fallback",
 			"propertyType": "msg", "rules": []node{{"t": "true"}, {"t": "else"}}, "checkall": "false", "repair": false,
-			"outputs": 2, "x": 600, "y": 160, "wires": wires([]string{id("fallback")}, nil)},
+			"outputs": 2, "x": 600, "y": 160, "wires": wires([]string{id("fallback")}, []string{id("shadow")})},
+		fn(t, id("shadow"), sf, "shadow mirror", "shadow.js", 1, httpLibs, 850, 260, wires(nil)),
 		node{"id": id("catch"), "type": "catch", "z": sf, "name": "original failed", "scope": []string{id("call")},
 			"uncaught": false, "x": 410, "y": 220, "wires": wires([]string{id("fallback")})},
 		fn(t, id("fallback"), sf, "fallback", "fallback.js", 1, nil, 850, 200, wires(nil)),
@@ -164,12 +169,25 @@ func proxyFlow(t *testing.T, l nrEndpoints) []node {
 		}
 	}
 	namesJSON, _ := json.Marshal(names)
+	groups, noShadow := map[string][]string{}, []string{}
+	for _, e := range l.Endpoints {
+		if e.SwitchGroup != "" && !slices.Contains(groups[e.SwitchGroup], e.Name) {
+			groups[e.SwitchGroup] = append(groups[e.SwitchGroup], e.Name)
+		}
+		if e.Group == "ops" && !slices.Contains(noShadow, e.Name) {
+			noShadow = append(noShadow, e.Name)
+		}
+	}
+	groupsJSON, _ := json.Marshal(groups)
+	noShadowJSON, _ := json.Marshal(noShadow)
 	flow := []node{{
 		"id": tab, "type": "tab", "label": "flowgate proxy", "disabled": false,
 		"info": "Generated from flows/node-red/endpoints.json. Each endpoint: http in → flowgate route → http response. " +
-			"Switch one endpoint: PUT /flowgate-admin/routes {\"endpoint\":…,\"target\":\"local\"|\"flowgate\"|null}. " +
+			"Switch one endpoint (or its group): PUT /flowgate-admin/routes {\"endpoint\":…,\"target\":\"local\"|\"flowgate\"|\"shadow\"|null}. " +
 			"See flows/README.md (Node-RED).",
-		"env": []node{{"name": "FLOWGATE_ENDPOINTS", "type": "json", "value": string(namesJSON)}},
+		"env": []node{{"name": "FLOWGATE_ENDPOINTS", "type": "json", "value": string(namesJSON)},
+			{"name": "FLOWGATE_GROUPS", "type": "json", "value": string(groupsJSON)},
+			{"name": "FLOWGATE_NO_SHADOW", "type": "json", "value": string(noShadowJSON)}},
 	}}
 	flow = append(flow, routeSubflow(t)...)
 	for i, e := range l.Endpoints {
@@ -628,5 +646,24 @@ func TestNodeRedRouteOpsCallerAuthOnly(t *testing.T) {
 		return o
 	}()); v != "Basic bW9uOnB3" {
 		t.Errorf("read endpoint: flowgate got %q, want FLOWGATE_TOKEN", v)
+	}
+}
+
+// TestNodeRedShadowTableMatchesEndpoints: flowgate's shadow table
+// (orchestrator/shadow.Endpoints: the report's rows, the metrics' endpoint
+// label, the groups the verdict joins) is the kit's list — the same names
+// in the same order, the same switch groups, and shadowed exactly where
+// the admin route allows "shadow" (every group but ops).
+func TestNodeRedShadowTableMatchesEndpoints(t *testing.T) {
+	l := loadEndpoints(t)
+	var want []shadow.Endpoint
+	for _, e := range l.Endpoints {
+		if slices.ContainsFunc(want, func(w shadow.Endpoint) bool { return w.Name == e.Name }) {
+			continue
+		}
+		want = append(want, shadow.Endpoint{Name: e.Name, Group: e.SwitchGroup, Shadowed: e.Group != "ops"})
+	}
+	if !slices.Equal(want, shadow.Endpoints) {
+		t.Errorf("orchestrator/shadow.Endpoints is not endpoints.json's list:\nwant %+v\ngot  %+v", want, shadow.Endpoints)
 	}
 }

@@ -38,6 +38,7 @@ type Main struct {
 	orch     *orchestration
 	booking  *booking
 	tiers    *slotCacheParts // slotcache.go
+	shadow   *shadowPart     // shadow.go
 	buffer   *workBuffer
 	avail    *availabilityPart  // the /v1 catalogue (availability.go)
 	holds    *holdsPart         // the hold engine and its faces (holds.go)
@@ -139,6 +140,9 @@ func (m *Main) startAsynq(ctx context.Context) (*probe, error) {
 		return nil, err
 	}
 	if m.booking, err = m.newBooking(rt, b, shutdown); err != nil {
+		return nil, err
+	}
+	if m.shadow, err = m.newShadow(b, m.booking); err != nil { // shadow.go
 		return nil, err
 	}
 	if m.buffer, err = m.newBuffer(b, shutdown); err != nil {

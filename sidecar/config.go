@@ -96,6 +96,7 @@ type Config struct {
 	SlotCache  SlotCacheConfig  // the tiered slot cache and operation endpoints (settings_slotcache.go)
 	Holds      HoldsConfig      // the hold engine (settings_holds.go)
 	HoldStream HoldStreamConfig // the live holds stream (settings_holdstream.go)
+	Shadow     ShadowConfig     // the shadow mode (settings_shadow.go)
 }
 
 // retryOverdueMargin is how much later than the longest backoff the repair

@@ -109,6 +109,7 @@ func (m *Main) routes(app *fiber.App) error {
 		return err
 	}
 	m.tiers.routes(app, m.Config.NodeRedBasePath) // slotcache.go
+	m.shadow.routes(app)                          // shadow.go
 	if err := m.holdStreamRoutes(app); err != nil {
 		return err
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/flowgate/flowgate/orchestrator/booking/authtoken"
 	"github.com/flowgate/flowgate/orchestrator/cloud9/cloud9sim"
+	"github.com/flowgate/flowgate/test/redistest"
 )
 
 // Contract parity with the original Node-RED flow: every answer
@@ -46,6 +47,8 @@ type parityEnv struct {
 	sim    *cloud9sim.Sim
 	base   string
 	signer *authtoken.Signer
+	m      *Main
+	db     *redistest.DB
 }
 
 func newParityEnv(t *testing.T, simCfg cloud9sim.Config, env map[string]string) *parityEnv {
@@ -65,7 +68,8 @@ func newParityEnvAt(t *testing.T, simCfg cloud9sim.Config, env map[string]string
 	url, stop, err := sim.Start("127.0.0.1:0")
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = stop(context.Background()) })
-	e := realRedisEnv(t)
+	db := redistest.New(t)
+	e := redisEnv(db)
 	delete(e, "CLOUD9_SIMULATOR") // the simulator over HTTP, as a real Cloud9
 	for k, v := range map[string]string{
 		"CLOUD9_ENDPOINT": url, "CLOUD9_CLIENT_ID": "sandbox", "CLOUD9_USERNAME": "sandbox", "CLOUD9_PASSWORD": "sandbox",
@@ -79,10 +83,10 @@ func newParityEnvAt(t *testing.T, simCfg cloud9sim.Config, env map[string]string
 	for k, v := range env {
 		e[k] = v
 	}
-	_, base := startMainAt(t, e, slog.New(slog.NewTextHandler(io.Discard, nil)), now)
+	m, base := startMainAt(t, e, slog.New(slog.NewTextHandler(io.Discard, nil)), now)
 	signer, err := authtoken.New(authtoken.Config{Secret: []byte(e["BOOKING_AUTH_SECRET"])})
 	require.NoError(t, err)
-	return &parityEnv{sim: sim, base: base + parityBase, signer: signer}
+	return &parityEnv{sim: sim, base: base + parityBase, signer: signer, m: m, db: db}
 }
 
 // call sends body (a value marshalled to JSON, or raw []byte) and answers

@@ -155,6 +155,7 @@ var settingGroups = []struct {
 	{"Patient family and phone search", familySettings},
 	{"Live holds stream (SSE)", holdStreamSettings},
 	{"Holds", holdsSettings},
+	{"Shadow mode (/switch-over)", shadowSettings},
 }
 
 // settings is every variable, in the groups' order.

@@ -146,9 +146,10 @@ func TestArchitectureHTTPAdaptersLiveWithTheirDomain(t *testing.T) {
 		"orchestrator/buffer/bufferhttp",
 		"orchestrator/holds/holdshttp",
 		"orchestrator/holds/availability/availhttp",
-		"orchestrator/holds/holdstream", // the holds' SSE stream and board
-		"orchestrator/ops",              // /ops: operator reads and writes of keys
-		"webhooks",                      // the VM task queue: /queue, /ack, /fail
+		"orchestrator/holds/holdstream",  // the holds' SSE stream and board
+		"orchestrator/ops",               // /ops: operator reads and writes of keys
+		"orchestrator/shadow/shadowhttp", // the shadow mirror, report and /switch-over
+		"webhooks",                       // the VM task queue: /queue, /ack, /fail
 		"test", "flows",
 	}
 	found := 0

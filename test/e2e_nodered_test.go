@@ -399,6 +399,8 @@ func TestNodeRedSwitchOverKit(t *testing.T) {
 		status, v := c.admin(http.MethodPut, map[string]any{"endpoint": "createAppt", "target": "local"})
 		require.Equal(t, http.StatusOK, status, v)
 		require.Equal(t, "local", v["endpoints"].(map[string]any)["createAppt"])
+		require.Equal(t, "booking", v["group"], "createAppt switches with its group")
+		require.Equal(t, "local", v["endpoints"].(map[string]any)["queue-status"])
 		before := rec.count()
 		sent := `{"patientGUID":"` + pat.PatientGUID + `","childName":"Rolled Back"}`
 		status, _, out := nr.Do(t, http.MethodPost, B+"/createAppt", map[string]string{"Content-Type": "application/json"}, []byte(sent))
@@ -411,7 +413,7 @@ func TestNodeRedSwitchOverKit(t *testing.T) {
 		require.Equal(t, "answered by the original createAppt", local.Message, "the original node answered")
 		require.JSONEq(t, sent, string(local.Received), "the original node gets the body parsed, as its own http in gave it")
 		require.Equal(t, before, rec.count(), "a rolled-back createAppt reached flowgate")
-		c.call(http.MethodGet, B+"/queue-status", nil) // the other endpoints still go to flowgate
+		c.call(http.MethodPost, B+"/getLocation", map[string]any{"locationGUID": "x"}) // the other endpoints still go to flowgate
 
 		// Behind "local": malformed JSON, an original that throws, one not
 		// wired in — each answers the fallback at once, nothing reaches flowgate.

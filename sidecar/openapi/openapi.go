@@ -104,7 +104,7 @@ type Config struct {
 func Operations(c Config) []Op {
 	var all []Op
 	for _, family := range [][]Op{opsService(), opsNodeRed(), opsQueue(), opsWebhooks(), opsBuffer(),
-		opsCacheOps(), opsFamily(), opsHolds()} {
+		opsCacheOps(), opsFamily(), opsHolds(), opsShadow()} {
 		all = append(all, family...)
 	}
 	r := strings.NewReplacer(BasePath, c.NodeRedBasePath, AckPath, c.AckPath, FailPath, c.FailPath)
