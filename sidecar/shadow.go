@@ -103,7 +103,8 @@ func (m *Main) shadowApp(rdb redis.UniversalClient, dry *shadow.DryCloud9, reads
 		Reservations: bookingdeps.Reservations{R: res}, BookingTokens: bookingdeps.BookingTokens{Cache: cache, Logger: log},
 		Marks: &bookingsvc.RedisMarks{Client: rdb}, Events: shadow.NoEvents{}, Queue: shadow.DryQueue{},
 		Slots: bookingdeps.SlotSource{Cloud9: reads, Cache: cache, LocationGUID: bc.LocationGUID, Columns: bc.offeredColumns(),
-			FreshFor: bc.SlotFresh, CacheTimeout: bc.RedisTimeout, Logger: log},
+			FreshFor: bc.SlotFresh, MaxStale: cfg.SlotCache.MaxStale, Search: cfg.SlotCache.Search,
+			Outage: &bookingdeps.Outage{Hold: cfg.SlotCache.OutageHold}, CacheTimeout: bc.RedisTimeout, Logger: log},
 	}
 	svcCfg := m.bookingServiceConfig(bc)
 	svcCfg.Logger, svcCfg.Registerer = log, prometheus.NewRegistry()
@@ -111,9 +112,9 @@ func (m *Main) shadowApp(rdb redis.UniversalClient, dry *shadow.DryCloud9, reads
 	if err != nil {
 		return nil, fmt.Errorf("shadow booking service: %w", err)
 	}
-	idx, err := phoneindex.New(rdb, reads, phoneindex.Config{LocationGUID: bc.LocationGUID, RefreshEvery: cfg.Family.PhoneRefresh,
-		MissRefreshAge: cfg.Family.PhoneMissRefresh, Concurrency: cfg.Family.PhoneConcurrency, Deadline: cfg.Family.PhoneDeadline,
-		MaxPatients: cfg.Family.PhoneMaxPatients, Now: m.Now, Logger: log}) // not started: built on a lookup
+	idx, err := phoneindex.New(rdb, reads, phoneindex.Config{ReadsPerSearch: cfg.Family.PhoneReadsPerSearch,
+		ReadsPerMinute: cfg.Family.PhoneReadsPerMinute, Concurrency: cfg.Family.PhoneConcurrency,
+		RecordMaxAge: cfg.Family.PhoneRecordMaxAge, Now: m.Now, Logger: log}) // its records in the shadow's own Redis
 	if err != nil {
 		return nil, err
 	}
