@@ -175,6 +175,10 @@ func (b *backend) ping(ctx context.Context) error { return b.Client.Ping(ctx).Er
 // replica is promoted and the client has followed). On a Cluster it pings
 // every master the client knows of: err only when none answers, and the
 // addresses of those that do not (for the log) in down.
+// clusterLayoutBudget is the part of /readyz's budget the Cluster's layout
+// reload may take before the layout the client holds is used.
+const clusterLayoutBudget = 300 * time.Millisecond
+
 func (b *backend) pingMasters(ctx context.Context) (up int, down []string, err error) {
 	cc, ok := b.Client.(*redis.ClusterClient)
 	if !ok {
@@ -185,8 +189,14 @@ func (b *backend) pingMasters(ctx context.Context) (up int, down []string, err e
 	}
 	var mu sync.Mutex
 	var errs []error
-	ferr := cc.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error {
-		perr := node.Ping(ctx).Err()
+	// ForEachMaster first reloads the layout from a random node and falls
+	// back to the one it holds when that fails; a stopped node would hold
+	// the reload until the deadline and leave the pings no time. So the
+	// reload gets part of the budget and the pings the outer one.
+	layoutCtx, cancel := context.WithTimeout(ctx, clusterLayoutBudget)
+	defer cancel()
+	ferr := cc.ForEachMaster(layoutCtx, func(_ context.Context, node *redis.Client) error {
+		perr := node.Ping(ctx).Err() // the outer budget, not what the reload left
 		mu.Lock()
 		defer mu.Unlock()
 		if perr != nil {
