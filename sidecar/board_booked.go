@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -64,11 +65,33 @@ func (m *Main) recordIVABooking(ctx context.Context, h bookingsvc.SlotHold) {
 	}
 	day := time.Date(wall.Year(), wall.Month(), wall.Day(), 0, 0, 0, 0, time.UTC)
 	start := slots.WallInstant(loc, day, wall.Hour()*60+wall.Minute()).UTC()
-	sum := sha256.Sum256([]byte(strings.ToLower(h.LocationGUID + "|" + start.Format(time.RFC3339) + "|" + h.ScheduleColumnGUID)))
-	a := availability.Appointment{AppointmentID: "iva-" + hex.EncodeToString(sum[:12]), AppointmentTypeID: m.Config.Booking.AppointmentType,
+	a := availability.Appointment{AppointmentID: ivaAppointmentID(h.LocationGUID, start, h.ScheduleColumnGUID), AppointmentTypeID: m.Config.Booking.AppointmentType,
 		SpecialistID: h.ScheduleColumnGUID, ClientID: "iva", SlotStartDate: start,
 		SlotEndDate: start.Add(bookingsvc.DefaultMinutes * time.Minute), BookedAt: m.Now().UTC()}
 	if err := part.store.Record(ctx, a, 0); err != nil {
 		m.Logger.Warn("board: booked slot not recorded", "appointmentId", a.AppointmentID, "err", err)
+	}
+}
+
+// ivaAppointmentID is the catalogue id of a createAppt booking recorded
+// by recordIVABooking: a pure function of where and when, so a cancel
+// finds it.
+func ivaAppointmentID(location string, start time.Time, column string) string {
+	sum := sha256.Sum256([]byte(strings.ToLower(location + "|" + start.UTC().Format(time.RFC3339) + "|" + column)))
+	return "iva-" + hex.EncodeToString(sum[:12])
+}
+
+// unrecordIVABooking removes the record of a createAppt booking that
+// cancelAppt gave back (its slot is free again on the board and for web
+// holds). A booking never recorded (the schedule-file catalogue, or a
+// record that failed) is nothing to remove.
+func (m *Main) unrecordIVABooking(ctx context.Context, start time.Time, column string) {
+	part := m.avail
+	if part == nil || part.cloud9 == nil || part.store == nil {
+		return
+	}
+	id := ivaAppointmentID(m.Config.Booking.LocationGUID, start, column)
+	if _, err := part.store.Cancel(ctx, id); err != nil && !errors.Is(err, availability.ErrNotFound) {
+		m.Logger.Warn("board: cancelled booking's record not removed", "appointmentId", id, "err", err)
 	}
 }

@@ -44,7 +44,7 @@ func (m *Main) newFamily(b *backend, p familyParts, shutdown context.Context) (*
 		return nil, err
 	}
 	fam, err := bookingsvc.NewFamily(bookingsvc.FamilyDeps{Cloud9: raw, Limiter: p.limiter, Phones: idx,
-		Holds: slotHolds{p.holds}, Slots: p.slots,
+		Holds: slotHolds{e: p.holds, m: m}, Slots: p.slots,
 		Changes: bookingsvc.RedisSlotChanges{Client: b.Client}, Operations: p.worker},
 		bookingsvc.FamilyConfig{LocationGUID: bc.LocationGUID, ScheduleColumnGUID: bc.ScheduleColumn, PracticeZone: fc.PracticeZone,
 			Now: m.Now, Logger: m.Logger})
@@ -65,12 +65,18 @@ func registerFamily(app *fiber.App, h *bookinghttp.FamilyHandlers, basePath stri
 // ReleaseSlot checks the type only when given one; Cloud9's spelling of
 // the type GUID need not match the hold's) — and only the engine clears a
 // cooldown by appointment id.
-type slotHolds struct{ e *holds.Engine }
+type slotHolds struct {
+	e *holds.Engine
+	m *Main // nil: no catalogue record to remove (the shadow instance)
+}
 
 func (h slotHolds) ReleaseSlot(ctx context.Context, _, specialistID string, start time.Time) (bool, error) {
 	ok, err := h.e.ReleaseSlot(ctx, "", specialistID, start)
 	if err != nil {
 		return false, fmt.Errorf("release the hold: %w", err)
+	}
+	if h.m != nil { // board_booked.go: the board and web holds see the slot free again
+		h.m.unrecordIVABooking(ctx, start, specialistID)
 	}
 	return ok, nil
 }

@@ -20,7 +20,7 @@ func TestSlotHoldsReleaseAndCooldown(t *testing.T) {
 	db := redistest.New(t)
 	eng, err := holds.New(db.Client, holds.Config{})
 	require.NoError(t, err)
-	h := slotHolds{eng}
+	h := slotHolds{e: eng}
 	const col = "07687884-7e37-49aa-8028-d43b751c9034"
 	at := time.Date(2026, 1, 20, 15, 0, 0, 0, time.UTC)
 	claim := func(client string, start time.Time) holds.Hold {

@@ -119,7 +119,7 @@ func (m *Main) shadowApp(rdb redis.UniversalClient, dry *shadow.DryCloud9, reads
 		return nil, err
 	}
 	fam, err := bookingsvc.NewFamily(bookingsvc.FamilyDeps{Cloud9: dry, Limiter: shadow.OpenLimiter{}, Phones: idx,
-		Holds: slotHolds{eng}, Changes: shadow.NoSlotChanges{}, Operations: shadow.DryQueue{}},
+		Holds: slotHolds{e: eng}, Changes: shadow.NoSlotChanges{}, Operations: shadow.DryQueue{}},
 		bookingsvc.FamilyConfig{LocationGUID: bc.LocationGUID, ScheduleColumnGUID: bc.ScheduleColumn, PracticeZone: cfg.Family.PracticeZone,
 			Now: m.Now, Logger: log})
 	if err != nil {
