@@ -1,10 +1,10 @@
 package main
 
 import (
-	"errors"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"strings"
 	"time"
 
