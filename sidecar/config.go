@@ -229,8 +229,10 @@ func (c *Config) validateRedis(p *problems) {
 	if c.RedisMinReplicasAck > 0 && c.Embedded() {
 		p.addf("REDIS_MIN_REPLICAS_ACK", "needs a Redis with replicas (REDIS_URL, REDIS_SENTINEL_ADDRS or REDIS_CLUSTER_ADDRS); the embedded one has none")
 	}
-	if c.RedisMinReplicasAck > 0 && (c.RedisReplicaAckTimeout < 10*time.Millisecond || c.RedisReplicaAckTimeout > time.Minute) {
-		p.addf("REDIS_REPLICA_ACK_TIMEOUT", "must be between 10ms and 1m, got %s", c.RedisReplicaAckTimeout)
+	// WAIT is answered within its timeout; the Redis client gives up
+	// reading after 3 s, so a longer wait would end as a read error.
+	if c.RedisMinReplicasAck > 0 && (c.RedisReplicaAckTimeout < 10*time.Millisecond || c.RedisReplicaAckTimeout > 2*time.Second) {
+		p.addf("REDIS_REPLICA_ACK_TIMEOUT", "must be between 10ms and 2s (the Redis client's read timeout is 3s), got %s", c.RedisReplicaAckTimeout)
 	}
 	if (c.MonitoringUser == "") != (c.MonitoringPass == "") {
 		p.addf("MONITORING_PASSWORD", "set both MONITORING_USER and MONITORING_PASSWORD, or neither")

@@ -42,6 +42,9 @@ func TestConfigRejectsBadValues(t *testing.T) {
 		{map[string]string{"REDIS_SENTINEL_ADDRS": "127.0.0.1:26379"}, "REDIS_SENTINEL_MASTER"},
 		{map[string]string{"REDIS_SENTINEL_MASTER": "mymaster"}, "REDIS_SENTINEL_ADDRS"},
 		{map[string]string{"REDIS_URL": "redis://x:1/0", "REDIS_CLUSTER_ADDRS": "a:1"}, "REDIS_URL"},
+		{map[string]string{"REDIS_MIN_REPLICAS_ACK": "1"}, "REDIS_MIN_REPLICAS_ACK"}, // the embedded Redis has no replica
+		{map[string]string{"REDIS_MIN_REPLICAS_ACK": "17"}, "REDIS_MIN_REPLICAS_ACK"},
+		{map[string]string{"REDIS_URL": "redis://x:1/0", "REDIS_MIN_REPLICAS_ACK": "1", "REDIS_REPLICA_ACK_TIMEOUT": "5s"}, "REDIS_REPLICA_ACK_TIMEOUT"},
 		{map[string]string{"CLOUD9_WRITE_LIMIT": "fast"}, "CLOUD9_WRITE_LIMIT"},
 		{map[string]string{"CLOUD9_WRITE_LIMIT": "0/min"}, "CLOUD9_WRITE_LIMIT"},
 		{map[string]string{"CLOUD9_WRITE_LIMIT": "5/-1s"}, "CLOUD9_WRITE_LIMIT"},
