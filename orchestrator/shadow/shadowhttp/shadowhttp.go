@@ -81,8 +81,8 @@ var passHeaders = map[string]bool{"content-type": true, "accept": true, "authori
 // endpoint the kit does not have; 422 for one never shadowed.
 func (h *Handlers) Mirror(c *fiber.Ctx) error {
 	var env contracts.ShadowMirror
-	if err := json.Unmarshal(c.Body(), &env); err != nil {
-		return contracts.Errorf(contracts.CodeInvalid, "malformed mirror envelope: %v", err)
+	if err := json.Unmarshal(c.Body(), &env); err != nil { // the parser's text stays out of the answer
+		return contracts.Wrap(contracts.CodeInvalid, "shadow.Mirror", err, "malformed mirror envelope: not the kit's JSON")
 	}
 	ep, ok := shadow.Lookup(env.Endpoint)
 	switch {
