@@ -48,13 +48,19 @@ func TestRawFanoutHelper(t *testing.T) {
 			if err != nil {
 				return
 			}
-			if _, err := c.Write(sse.AppendChunk([]byte(head), sse.Event{Data: []byte(`{"type":"connected","connectionId":"raw"}`)})); err != nil {
-				c.Close()
-				continue
-			}
+			// The connection joins the fan-out before its client can read
+			// "connected" (under the lock the fan-out snapshots conns with):
+			// the clients publish once every stream said connected, and a
+			// connection appended after its write could miss the first event.
 			mu.Lock()
-			conns = append(conns, c)
+			_, err = c.Write(sse.AppendChunk([]byte(head), sse.Event{Data: []byte(`{"type":"connected","connectionId":"raw"}`)}))
+			if err == nil {
+				conns = append(conns, c)
+			}
 			mu.Unlock()
+			if err != nil {
+				c.Close()
+			}
 		}
 	}()
 	in := bufio.NewScanner(os.Stdin)

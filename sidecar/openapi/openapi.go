@@ -84,6 +84,7 @@ var Tags = []struct{ Name, Description string }{
 	{"operations", "the operation endpoints: redisGet/Set/Delete, cache health and cache control"},
 	{"holds", "the /v1 catalogue, exclusive holds, booking and the live hold stream"},
 	{"availability-admin", "changes to the schedule-file catalogue (monitoring credentials; 409 on the Cloud9 source)"},
+	{"shadow", "shadow mode: mirrored Node-RED calls, the comparison report and the switch-over page"},
 }
 
 // Path placeholders of Op.Path.
