@@ -391,13 +391,14 @@ const (
 //
 // Returns 1 expired and announced, 2 expired silently (a confirmed IVA hold,
 // a record already gone, or the slot key now a newer hold's: the slot is
-// not free), 0 still live (its index scores are moved to its real end).
+// not free), 0 still live (its index scores are moved to its real end;
+// a key in its last millisecond, PTTL 0, is live until it is gone).
 var sweepScript = redis.NewScript(decodeHold + `
 local cur = redis.call('GET', KEYS[1])
 local h = dec(cur)
 if h and h.holdId == ARGV[1] then
   local p = redis.call('PTTL', KEYS[1])
-  if p > 0 then
+  if p >= 0 then -- 0: its last millisecond, the key still there
     local exp = tonumber(ARGV[2]) + p
     redis.call('ZADD', KEYS[4], exp, ARGV[1])
     redis.call('ZADD', KEYS[5], exp, ARGV[1])
