@@ -50,6 +50,9 @@ func runCheck(ctx context.Context, getenv func(string) string, stdout, stderr io
 		return 1
 	}
 	add("configuration", checkOK, "%d variables read, none invalid", len(settings))
+	for _, r := range retiredInEnv(getenv) {
+		add("retired setting", checkWarn, "%s is no longer read (it changes nothing); instead: %s", r.name, r.instead)
+	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 
 	if cfg.Embedded() {

@@ -57,6 +57,7 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	log := newLogger(cfg, stderr)
 	routeLibraryLogs(log)
 	logConfig(log, cfg, getenv)
+	warnRetired(log, getenv)
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
