@@ -33,8 +33,8 @@ type fakeBooker struct {
 	mu      sync.Mutex
 	books   []holds.ExternalBooking
 	resumes []holds.ExternalBooking
-	ctxErrs []error     // each Book's ctx.Err() when called
-	ends    []time.Time // each Book's ctx deadline
+	ctxErrs []error                 // each Book's ctx.Err() when called
+	ends    []time.Time             // each Book's ctx deadline
 	made    map[string]holds.Booked // by hold id
 }
 
