@@ -25,6 +25,12 @@
 // slot in between: the web face's /book of a slot booked in Cloud9 makes
 // its hold the booking core's reservation that way (see holdshttp).
 //
+// Booking (book.go) holds the rules of booking a web hold, which the web
+// face's /book calls: the hold heartbeated first (live, the client's, of
+// the type booked), an External type booked through a Booker (the
+// booking core, package booking/webbook) with a retry resuming the earlier
+// attempt, and the type's cooldown set under the id a cancel finds.
+//
 // Errors are *contracts.Error or carry a Code: ErrSlotTaken / ErrNoCandidates
 // / ErrNotOwner → 409, *QuotaError / *CooldownError → 429, ErrHoldNotFound →
 // 404, ErrInvalid → 400, ErrUnavailable (Redis failed) → 503.

@@ -63,18 +63,11 @@ func (h *Handlers) book(c *fiber.Ctx) error {
 	if t.External {
 		return h.bookExternal(c, t, req, strings.TrimSpace(body.PatientGUID))
 	}
-	// (1) the hold must be live and the client's; the heartbeat also gives
-	// it a full TTL for the steps below.
-	hd, ok, err := h.cfg.Engine.Heartbeat(ctx, req.ClientID, req.HoldID)
+	// (1) the hold must be live, the client's and of this type; the
+	// heartbeat also gives it a full TTL for the steps below.
+	hd, err := h.booking.LiveHold(ctx, req.ClientID, req.HoldID, t.ID)
 	if err != nil {
 		return err
-	}
-	if !ok {
-		return &contracts.Error{Code: contracts.CodeConflict, Message: "the hold has expired or is not this client's; hold the slot again",
-			Details: map[string]any{"field": "holdId"}}
-	}
-	if hd.AppointmentTypeID != t.ID {
-		return invalidField("holdId", "hold %s is for another appointment type", hd.HoldID)
 	}
 	a := Appointment{AppointmentID: h.cfg.AppointmentID(hd.HoldID), AppointmentTypeID: t.ID, SpecialistID: hd.SpecialistID,
 		ClientID: req.ClientID, SlotStartDate: hd.SlotStartDate, SlotEndDate: hd.SlotEndDate, BookedAt: h.cfg.Now().UTC()}

@@ -1,11 +1,8 @@
 package holdshttp
 
 import (
-	"context"
-
 	"github.com/gofiber/fiber/v2"
 
-	"github.com/flowgate/flowgate/contracts"
 	"github.com/flowgate/flowgate/orchestrator/holds"
 )
 
@@ -17,70 +14,26 @@ const (
 
 // bookExternal is /book of an External type: the booking is made in the
 // system of record by Config.Booker (see the package doc), not recorded in
-// the Catalog.
+// the Catalog. The rules — patient required, heartbeat, type check, resume
+// of an earlier attempt, cooldown — are holds.Booking's; this decodes,
+// calls and encodes.
 func (h *Handlers) bookExternal(c *fiber.Ctx, t AppointmentType, req holdRef, patientGUID string) error {
-	if patientGUID == "" {
-		return &contracts.Error{Code: contracts.CodePatientRequired, Details: map[string]any{"field": "patientGUID"},
-			Message: "appointment type " + t.ID + " is booked in Cloud9: name the patient (patientGUID); the hold is kept"}
+	if patientGUID != "" {
+		if err := checkID("patientGUID", patientGUID); err != nil {
+			return err
+		}
 	}
-	if err := checkID("patientGUID", patientGUID); err != nil {
-		return err
-	}
-	if h.cfg.Booker == nil {
-		return contracts.Errorf(contracts.CodeUnavailable, "booking appointment type %s in Cloud9 is not configured", t.ID)
-	}
-	// Not cut when the client goes away: a booking under way at Cloud9
-	// finishes (or is queued) rather than being left uncertain.
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.UserContext()), h.cfg.BookingTimeout)
-	defer cancel()
-	b := ExternalBooking{Type: t, PatientGUID: patientGUID, AppointmentID: h.cfg.AppointmentID(req.HoldID),
-		Hold: holds.Hold{HoldID: req.HoldID, ClientID: req.ClientID}}
-	hd, live, err := h.cfg.Engine.Heartbeat(ctx, req.ClientID, req.HoldID)
+	id := h.cfg.AppointmentID(req.HoldID)
+	out, err := h.booking.BookExternal(c.UserContext(), holds.BookRequest{AppointmentTypeID: t.ID, Cooldown: minutes(t.CooldownMinutes),
+		ClientID: req.ClientID, HoldID: req.HoldID, PatientGUID: patientGUID, AppointmentID: id})
 	if err != nil {
 		return err
 	}
-	var out Booked
-	if live {
-		if hd.AppointmentTypeID != t.ID {
-			return invalidField("holdId", "hold %s is for another appointment type", hd.HoldID)
-		}
-		b.Hold = hd
-		if out, err = h.cfg.Booker.Book(ctx, b); err != nil {
-			return err
-		}
-	} else {
-		found := false
-		if out, found, err = h.cfg.Booker.Resume(ctx, b); err != nil {
-			return err
-		}
-		if !found {
-			return &contracts.Error{Code: contracts.CodeConflict, Message: "the hold has expired or is not this client's; hold the slot again",
-				Details: map[string]any{"field": "holdId"}}
-		}
-		if out.Hold.AppointmentTypeID != "" && out.Hold.AppointmentTypeID != t.ID {
-			return invalidField("holdId", "hold %s is for another appointment type", req.HoldID)
-		}
-	}
-	a := Appointment{AppointmentID: b.AppointmentID, AppointmentTypeID: t.ID, SpecialistID: out.Hold.SpecialistID,
+	a := Appointment{AppointmentID: id, AppointmentTypeID: t.ID, SpecialistID: out.Hold.SpecialistID,
 		ClientID: req.ClientID, SlotStartDate: out.Hold.SlotStartDate, SlotEndDate: out.Hold.SlotEndDate,
-		BookedAt: h.cfg.Now().UTC(), PatientGUID: patientGUID, Cloud9AppointmentGUID: out.Cloud9AppointmentGUID, Status: StatusBooked}
-	if out.Operation != nil && out.Cloud9AppointmentGUID == "" {
+		BookedAt: out.BookedAt, PatientGUID: patientGUID, Cloud9AppointmentGUID: out.Cloud9AppointmentGUID, Status: StatusBooked}
+	if out.Queued() {
 		a.Status = StatusQueued
-	}
-	if live {
-		// The cooldown a booking sets, under the id a cancel finds it by:
-		// the Cloud9 appointment (cancelAppt), or the queued operation.
-		id := a.Cloud9AppointmentGUID
-		if id == "" && out.Operation != nil {
-			id = out.Operation.ID
-		}
-		if id != "" {
-			if err := h.cfg.Engine.StartCooldown(ctx, req.ClientID, t.ID, id, minutes(t.CooldownMinutes)); err != nil {
-				h.cfg.Logger.Warn("holds: booked in Cloud9 but the cooldown could not be set", "appointmentId", a.AppointmentID, "err", err)
-			}
-		}
-	}
-	if a.Status == StatusQueued {
 		return c.Status(fiber.StatusAccepted).JSON(BookQueuedResponse{Appointment: a, Operation: *out.Operation,
 			StatusEndpoint: out.StatusEndpoint})
 	}

@@ -41,8 +41,10 @@
 //
 // An appointment type whose catalogue says External (the Cloud9 source:
 // Cloud9 is the practice's system of record) is booked there, through the
-// booking core of the IVA's createAppt (Config.Booker; bookingsvc.BookHeld
-// in the sidecar), not recorded in the Catalog:
+// booking core of the IVA's createAppt (Config.Booker; package webbook's
+// booker over bookingsvc.BookHeld in the sidecar), not recorded in the
+// Catalog. The rules are holds.Booking's (BookExternal); /book decodes,
+// calls it and encodes its answer:
 //
 //   - Without patientGUID: 422 PATIENT_REQUIRED, details.field patientGUID,
 //     before anything else — the hold is kept (retry with the patient).
@@ -79,8 +81,9 @@
 //
 // # Booking order (locally scheduled types)
 //
-// book (1) heartbeats the hold: it must be live and the client's, and is
-// then good for another hold TTL; (2) records the appointment in the
+// book (1) heartbeats the hold (holds.Booking.LiveHold): it must be live,
+// the client's and of the type booked, and is then good for another hold
+// TTL; (2) records the appointment in the
 // Catalog (which invalidates the type's timeslot cache); (3) Confirm: one
 // script deletes the hold, publishes "confirm" and sets the cooldown. If
 // (2) fails the hold is kept (the client may retry) and nothing is booked;

@@ -71,44 +71,21 @@ type Engine interface {
 }
 
 // Booker books an External type's held slot in the system of record
-// through the booking core (limiter, durable queue, no duplicates, slot
-// reservation). Errors should be *contracts.Error; they are answered as
-// they are.
-type Booker interface {
-	// Book books the slot of b.Hold — the client's live hold, which the
-	// booker takes over as the booking's reservation, so the slot is
-	// never free in between — for b.PatientGUID.
-	Book(ctx context.Context, b ExternalBooking) (Booked, error)
-	// Resume answers a /book retried after its hold was taken over (only
-	// b.Hold.HoldID and ClientID are known): the same booking, found
-	// already made or made now, never a second one. found is false when
-	// the hold was never taken over (or too long ago).
-	Resume(ctx context.Context, b ExternalBooking) (out Booked, found bool, err error)
-}
+// (holds.Booker: the booking rules live in package holds).
+type Booker = holds.Booker
 
 // ExternalBooking is what Booker books.
-type ExternalBooking struct {
-	Type          AppointmentType
-	Hold          holds.Hold
-	PatientGUID   string
-	AppointmentID string // flowgate's id of the booking (Config.AppointmentID)
-}
+type ExternalBooking = holds.ExternalBooking
 
-// Booked is an External booking made (Cloud9AppointmentGUID) or queued
-// (Operation, in queue-status' shape, and where to follow it).
-type Booked struct {
-	Hold                  holds.Hold // the slot (Resume: as the hold was taken over)
-	Cloud9AppointmentGUID string
-	Operation             *contracts.QueueOperation
-	StatusEndpoint        string
-}
+// Booked is an External booking made or queued.
+type Booked = holds.Booked
 
 // DefaultRequestTimeout bounds each request's Redis and catalogue work.
 const DefaultRequestTimeout = 2 * time.Second
 
 // DefaultBookingTimeout bounds an External type's /book (the booking
 // core waits within its own sync budget, then queues).
-const DefaultBookingTimeout = 30 * time.Second
+const DefaultBookingTimeout = holds.DefaultBookingTimeout
 
 // Config configures the handlers. Engine and Catalog are required.
 type Config struct {
@@ -131,7 +108,10 @@ type Config struct {
 }
 
 // Handlers serves the web face.
-type Handlers struct{ cfg Config }
+type Handlers struct {
+	cfg     Config
+	booking *holds.Booking // the rules of /book
+}
 
 // New checks cfg.
 func New(cfg Config) (*Handlers, error) {
@@ -143,7 +123,12 @@ func New(cfg Config) (*Handlers, error) {
 	cfg.Now = valutil.FuncOrDefault(cfg.Now, time.Now)
 	cfg.AppointmentID = valutil.FuncOrDefault(cfg.AppointmentID, func(holdID string) string { return holdID })
 	cfg.Logger = valutil.ValOrDefault(cfg.Logger, slog.Default())
-	return &Handlers{cfg: cfg}, nil
+	booking, err := holds.NewBooking(holds.BookingConfig{Engine: cfg.Engine, Booker: cfg.Booker, Timeout: cfg.BookingTimeout,
+		Now: cfg.Now, Logger: cfg.Logger})
+	if err != nil {
+		return nil, fmt.Errorf("holdshttp: %w", err)
+	}
+	return &Handlers{cfg: cfg, booking: booking}, nil
 }
 
 // Register mounts the routes on app.
