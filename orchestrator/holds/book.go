@@ -224,7 +224,7 @@ func (b *Booking) startCooldown(ctx context.Context, r BookRequest, out Booked) 
 		return
 	}
 	if err := b.cfg.Engine.StartCooldown(ctx, r.ClientID, r.AppointmentTypeID, id, r.Cooldown); err != nil {
-		b.cfg.Logger.Warn("holds: booked in Cloud9 but the cooldown could not be set", "appointmentId", r.AppointmentID, "err", err)
+		b.cfg.Logger.Warn("holds: booked in Cloud9 but the cooldown could not be set", "appointment", Ref(r.AppointmentID), "err", err)
 	}
 }
 
@@ -236,5 +236,5 @@ func holdGone() error {
 
 // otherType is a booking's hold of another appointment type: 400.
 func otherType(holdID string) error {
-	return contracts.FieldErrorf(contracts.CodeInvalid, "holdId", "hold %s is for another appointment type", holdID)
+	return contracts.FieldErrorf(contracts.CodeInvalid, "holdId", "hold %s is for another appointment type", Ref(holdID))
 }
