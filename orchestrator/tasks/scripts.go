@@ -87,11 +87,11 @@ func loadLua(fsys fs.FS) (ledgerLua, error) {
 	if err != nil {
 		return ledgerLua{}, fmt.Errorf("tasks: reading the ledger's Lua: %w", err)
 	}
-	var missing []string
+	var bad []string
 	read := func(name string) string {
 		body, ok := files[name]
 		if !ok {
-			missing = append(missing, "lua/"+name+".lua")
+			bad = append(bad, "lua/"+name+".lua is missing")
 		}
 		delete(files, name)
 		return body
@@ -111,11 +111,11 @@ func loadLua(fsys fs.FS) (ledgerLua, error) {
 	l.claimLocator, l.dropLocator = redis.NewScript(read("locator/claim")), redis.NewScript(read("locator/drop"))
 	sort.Slice(l.lib, func(i, j int) bool { return l.lib[i].name < l.lib[j].name })
 	for name := range files {
-		missing = append(missing, "lua/"+name+".lua is no script of ledgerLua")
+		bad = append(bad, "lua/"+name+".lua is no script of ledgerLua")
 	}
-	if len(missing) > 0 {
-		slices.Sort(missing)
-		return ledgerLua{}, errors.New("tasks: the ledger's Lua: missing or unknown: " + strings.Join(missing, ", "))
+	if len(bad) > 0 {
+		slices.Sort(bad)
+		return ledgerLua{}, errors.New("tasks: the ledger's Lua: " + strings.Join(bad, "; "))
 	}
 	return l, nil
 }
