@@ -111,7 +111,7 @@ func (l *Ledger) LoadScripts(ctx context.Context) (ScriptMode, error) {
 }
 
 // clipRefusal keeps the part of Redis' refusal that says why: an older
-// Redis (or miniredis) echoes the command's arguments — the whole 26 KB
+// Redis (or miniredis) echoes the command's arguments — the whole 40 KB
 // library — after "with args beginning with", and that reason is logged.
 func clipRefusal(msg string) string {
 	const most = 200

@@ -15,7 +15,7 @@ local cur = redis.call('GET', KEYS[17])
 if cur == 'complete' then return {0, 0, 1} end
 local from = '-inf'
 if cur then from = '(' .. cur end
-local rows = redis.call('ZRANGEBYSCORE', c.STATUS.DONE, from, '+inf', 'WITHSCORES', 'LIMIT', 0, batch)
+local rows = redis.call('ZRANGEBYSCORE', KEYS[STATUS.DONE], from, '+inf', 'WITHSCORES', 'LIMIT', 0, batch)
 local at = {}
 for i = 1, #rows, 2 do
   at[i] = redis.call('HGET', tkey(c, rows[i]), 'updated_at')
@@ -23,7 +23,7 @@ for i = 1, #rows, 2 do
 end
 local added = 0
 for i = 1, #rows, 2 do
-  added = added + redis.call('ZADD', c.DONE, 'NX', at[i], rows[i])
+  added = added + redis.call('ZADD', KEYS[DONE], 'NX', at[i], rows[i])
 end
 local n = #rows / 2
 if n < batch then

@@ -24,7 +24,7 @@ local ids, from = {}, {}
 for _, p in ipairs({'HIGH', 'NORMAL', 'LOW'}) do
   local want = limit - #ids
   if want <= 0 then break end
-  for _, id in ipairs(redis.call('ZRANGE', c.PENDQ[p], 0, want - 1)) do
+  for _, id in ipairs(redis.call('ZRANGE', KEYS[PENDQ[p]], 0, want - 1)) do
     ids[#ids + 1] = id
     from[#from + 1] = p
   end
@@ -40,7 +40,7 @@ for i, id in ipairs(ids) do
     taken[#taken + 1] = id
     out[#out + 1] = record(t, CLAIMOUT)
   else
-    redis.call('ZREM', c.PENDQ[from[i]], id)
+    redis.call('ZREM', KEYS[PENDQ[from[i]]], id)
   end
 end
 if #taken > 0 then redis.call('SET', ck, table.concat(taken, ','), 'PX', ttl) end

@@ -41,7 +41,7 @@ for i = 0, n - 1 do
   elseif other then
     out[#out + 1] = {2, other}
   else
-    local seq = redis.call('INCR', c.SEQ)
+    local seq = redis.call('INCR', KEYS[SEQ])
     local t = {}
     local f = {queue_id = id, encounter_id = enc, status = 'PENDING', priority = ARGV[o + 2],
       attempts = 0, max_attempts = ARGV[o + 3], recoveries = 0, fp = ARGV[o + 5], dlq = '0',
@@ -49,10 +49,10 @@ for i = 0, n - 1 do
     if ARGV[o + 4] ~= '' then f.payload = ARGV[o + 4] end
     put(tk, t, f)
     index(c, id, t)
-    redis.call('ZADD', c.ALL, seq, id)
+    redis.call('ZADD', KEYS[ALL], seq, id)
     if enc ~= '' then
       redis.call('ZADD', ek, seq, id)
-      redis.call('HSET', c.OPEN, enc, id)
+      redis.call('HSET', KEYS[OPEN], enc, id)
     end
     event(c, hk, '', 'PENDING', 'create', 'created')
     out[#out + 1] = {0, id}

@@ -24,8 +24,8 @@ if t.status ~= 'PROCESSING' then return reply(3, t.status, 'not_processing', t) 
 if t.worker_id ~= worker then return reply(3, t.status, 'wrong_worker', t) end
 if tonumber(t.claimed_at or '0') < tonumber(ARGV[6] or '0') then return reply(3, t.status, 'max_processing', t) end
 put(tk, t, {heartbeat_at = c.now, updated_at = c.now})
-redis.call('ZADD', c.ACTIVE, c.now, id)
+redis.call('ZADD', KEYS[ACTIVE], c.now, id)
 -- The claimed index of a version before this one, while it still runs
 -- beside this one (a rolling upgrade): its sweep must see the heartbeat.
-redis.call('ZADD', c.CLAIMED, 'XX', c.now, id)
+redis.call('ZADD', KEYS[CLAIMED], 'XX', c.now, id)
 return reply(0, '', '', t)

@@ -57,7 +57,7 @@ for i = 5, #ARGV do
     elseif dry then
       out[#out + 1] = {0, id, x.status, 'imported', ''}
     else
-      local seq = redis.call('INCR', c.SEQ)
+      local seq = redis.call('INCR', KEYS[SEQ])
       local t = {}
       local f = {queue_id = id, encounter_id = enc, status = x.status, priority = x.priority,
         attempts = x.attempts, max_attempts = x.max_attempts, recoveries = 0, fp = x.fp, dlq = x.dlq,
@@ -68,10 +68,10 @@ for i = 5, #ARGV do
       if x.error_message ~= '' then f.error_message = x.error_message end
       put(tk, t, f)
       index(c, id, t)
-      redis.call('ZADD', c.ALL, seq, id)
+      redis.call('ZADD', KEYS[ALL], seq, id)
       if enc ~= '' then
         redis.call('ZADD', ek, seq, id)
-        if open then redis.call('HSET', c.OPEN, enc, id) end
+        if open then redis.call('HSET', KEYS[OPEN], enc, id) end
       end
       for _, e in ipairs(x.history) do redis.call('RPUSH', hk, e) end
       event(c, hk, '', x.status, 'import', x.reason)

@@ -1,7 +1,7 @@
 -- The prelude of the ledger's scripts: every script of this directory runs
 -- after it (scripts.go), so that each transition of the ledger is one Lua
--- script, atomic across any number of flowgate instances. A script's first
--- line, local c = begin(KEYS, ARGV), reads the KEYS and ARGV common to all:
+-- script, atomic across any number of flowgate instances. The KEYS and
+-- ARGV common to all:
 --
 --   KEYS[1..16] the shard's ledger keys, in keys.newKeys' order:
 --               seq, all, open, active, claimed, sla, retry, dlq, done,
@@ -38,17 +38,24 @@
 -- A script runs as EVAL (this prelude, then the script) or, where Redis has
 -- FUNCTION, as a function of the ledger's library (functions.go), whose
 -- helpers are built once, when the library loads. So nothing here is
--- assigned at run time: the helpers take what they need of the call (the c
--- that begin returns) and the field lists as parameters.
+-- assigned at run time: a script that needs the call's base, now or
+-- history cap, or a helper that does, starts with
+--
+--   local c = begin(KEYS, ARGV)
+--
+-- and hands c on; the field lists, too, are parameters. A script names the
+-- shard's keys by their place in KEYS: KEYS[SEQ], KEYS[PENDQ.HIGH].
 
--- begin answers the call's context c from its KEYS k and ARGV a: the
--- shard's keys under their upper-case names (c.STATUS and c.PENDQ by status
--- and by priority), and c.base, c.now and c.hcap from ARGV.
+-- Where the shard's ledger keys are in KEYS, in keys.newKeys' order:
+-- KEYS[SEQ], KEYS[STATUS[status]], KEYS[PENDQ[priority]].
+local SEQ, ALL, OPEN, ACTIVE, CLAIMED, SLA, RETRY, DLQ, DONE = 1, 2, 3, 4, 5, 6, 7, 8, 9
+local STATUS = {PENDING = 10, PROCESSING = 11, ERROR = 12, DONE = 13}
+local PENDQ = {HIGH = 14, NORMAL = 15, LOW = 16}
+
+-- begin answers the call's context c: c.k its KEYS k, and from its ARGV a
+-- c.base, c.now and c.hcap.
 local function begin(k, a)
-  return {base = a[1], now = a[2], hcap = tonumber(a[3]),
-    SEQ = k[1], ALL = k[2], OPEN = k[3], ACTIVE = k[4], CLAIMED = k[5], SLA = k[6], RETRY = k[7], DLQ = k[8],
-    DONE = k[9], STATUS = {PENDING = k[10], PROCESSING = k[11], ERROR = k[12], DONE = k[13]},
-    PENDQ = {HIGH = k[14], NORMAL = k[15], LOW = k[16]}}
+  return {k = k, base = a[1], now = a[2], hcap = tonumber(a[3])}
 end
 
 local function tkey(c, id) return c.base .. 't:' .. id end
@@ -150,33 +157,33 @@ local function isopen(status, dlq)
 end
 
 local function unindex(c, id, t)
-  redis.call('ZREM', c.STATUS[t.status], id)
+  redis.call('ZREM', c.k[STATUS[t.status]], id)
   if t.status == 'PENDING' then
-    redis.call('ZREM', c.PENDQ[t.priority], id)
-    if t.priority ~= 'HIGH' then redis.call('ZREM', c.SLA, id) end
+    redis.call('ZREM', c.k[PENDQ[t.priority]], id)
+    if t.priority ~= 'HIGH' then redis.call('ZREM', c.k[SLA], id) end
   elseif t.status == 'PROCESSING' then
-    redis.call('ZREM', c.ACTIVE, id)
+    redis.call('ZREM', c.k[ACTIVE], id)
   elseif t.status == 'ERROR' and t.dlq ~= '1' then
-    redis.call('ZREM', c.RETRY, id)
+    redis.call('ZREM', c.k[RETRY], id)
   elseif t.status == 'DONE' then
-    redis.call('ZREM', c.DONE, id)
+    redis.call('ZREM', c.k[DONE], id)
   end
-  if t.dlq == '1' then redis.call('ZREM', c.DLQ, id) end
+  if t.dlq == '1' then redis.call('ZREM', c.k[DLQ], id) end
 end
 
 local function index(c, id, t)
-  redis.call('ZADD', c.STATUS[t.status], t.seq, id)
+  redis.call('ZADD', c.k[STATUS[t.status]], t.seq, id)
   if t.status == 'PENDING' then
-    redis.call('ZADD', c.PENDQ[t.priority], t.pseq, id)
-    if t.priority ~= 'HIGH' then redis.call('ZADD', c.SLA, t.created_at, id) end
+    redis.call('ZADD', c.k[PENDQ[t.priority]], t.pseq, id)
+    if t.priority ~= 'HIGH' then redis.call('ZADD', c.k[SLA], t.created_at, id) end
   elseif t.status == 'PROCESSING' then
-    redis.call('ZADD', c.ACTIVE, t.updated_at, id)
+    redis.call('ZADD', c.k[ACTIVE], t.updated_at, id)
   elseif t.status == 'ERROR' and t.dlq ~= '1' then
-    redis.call('ZADD', c.RETRY, t.updated_at, id)
+    redis.call('ZADD', c.k[RETRY], t.updated_at, id)
   elseif t.status == 'DONE' then
-    redis.call('ZADD', c.DONE, t.updated_at, id)
+    redis.call('ZADD', c.k[DONE], t.updated_at, id)
   end
-  if t.dlq == '1' then redis.call('ZADD', c.DLQ, t.seq, id) end
+  if t.dlq == '1' then redis.call('ZADD', c.k[DLQ], t.seq, id) end
 end
 
 -- openTask returns the id of the open task of encounter enc, if any. Every
@@ -185,7 +192,7 @@ end
 -- it answers with it, and clears an entry found stale (repair_open.lua).
 local function openTask(c, enc)
   if enc == nil or enc == '' then return nil end
-  return redis.call('HGET', c.OPEN, enc) or nil
+  return redis.call('HGET', c.k[OPEN], enc) or nil
 end
 
 -- apply moves task t (hash tk, history hk) by the fields f (status and
@@ -211,9 +218,9 @@ local function apply(c, id, tk, hk, t, f, by, reason)
   index(c, id, t)
   if enc ~= '' then
     if will and not was then
-      redis.call('HSET', c.OPEN, enc, id)
-    elseif was and not will and redis.call('HGET', c.OPEN, enc) == id then
-      redis.call('HDEL', c.OPEN, enc)
+      redis.call('HSET', c.k[OPEN], enc, id)
+    elseif was and not will and redis.call('HGET', c.k[OPEN], enc) == id then
+      redis.call('HDEL', c.k[OPEN], enc)
     end
   end
   event(c, hk, from, t.status, by, reason)

@@ -7,14 +7,14 @@
 --
 -- Returns {scanned, {promoted ids}}.
 local c = begin(KEYS, ARGV)
-local ids = redis.call('ZRANGEBYSCORE', c.SLA, '-inf', '(' .. ARGV[4], 'LIMIT', 0, tonumber(ARGV[5]))
+local ids = redis.call('ZRANGEBYSCORE', KEYS[SLA], '-inf', '(' .. ARGV[4], 'LIMIT', 0, tonumber(ARGV[5]))
 local ts = loadAll(c, ids)
 if not ts then return redis.error_reply(errMoving) end
 local out = {}
 for i, id in ipairs(ids) do
   local t = ts[i]
   if t.status ~= 'PENDING' or t.priority == 'HIGH' then
-    redis.call('ZREM', c.SLA, id)
+    redis.call('ZREM', KEYS[SLA], id)
   else
     local from = t.priority
     apply(c, id, tkey(c, id), hkey(c, id), t, {priority = 'HIGH'}, 'sla',

@@ -10,7 +10,7 @@
 -- Returns {scanned, {purged ids}}. Entries of tasks that are not DONE are
 -- dropped from the index (counted in scanned).
 local c = begin(KEYS, ARGV)
-local ids = redis.call('ZRANGEBYSCORE', c.DONE, '-inf', '(' .. ARGV[4], 'LIMIT', 0, tonumber(ARGV[5]))
+local ids = redis.call('ZRANGEBYSCORE', KEYS[DONE], '-inf', '(' .. ARGV[4], 'LIMIT', 0, tonumber(ARGV[5]))
 local ts = loadAll(c, ids)
 if not ts then return redis.error_reply(errMoving) end
 for i, id in ipairs(ids) do
@@ -23,14 +23,14 @@ local out = {}
 for i, id in ipairs(ids) do
   local t = ts[i]
   if t.status ~= 'DONE' then
-    redis.call('ZREM', c.DONE, id)
+    redis.call('ZREM', KEYS[DONE], id)
   else
     unindex(c, id, t)
-    redis.call('ZREM', c.ALL, id)
+    redis.call('ZREM', KEYS[ALL], id)
     local enc = t.encounter_id or ''
     if enc ~= '' then
       redis.call('ZREM', c.base .. 'enc:' .. enc, id)
-      if redis.call('HGET', c.OPEN, enc) == id then redis.call('HDEL', c.OPEN, enc) end
+      if redis.call('HGET', KEYS[OPEN], enc) == id then redis.call('HDEL', KEYS[OPEN], enc) end
     end
     redis.call('DEL', tkey(c, id), hkey(c, id))
     out[#out + 1] = id

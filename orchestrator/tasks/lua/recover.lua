@@ -43,7 +43,7 @@ for i, id in ipairs(ids) do
         by, why .. '; moved to the dead letter queue)')
       dead[#dead + 1] = id
     else
-      local seq = redis.call('INCR', c.SEQ)
+      local seq = redis.call('INCR', KEYS[SEQ])
       apply(c, id, tkey(c, id), hkey(c, id), t, {status = 'PENDING', priority = 'HIGH', pseq = seq, recoveries = n,
         error_message = reason, worker_id = false, claimed_at = false, heartbeat_at = false}, by,
         why .. '; no attempt counted)')

@@ -6,9 +6,8 @@
 -- ARGV[4] encounter_id, ARGV[5] other's id
 --
 -- Returns 1 when the entry was cleared, else 0.
-local c = begin(KEYS, ARGV)
-if redis.call('HGET', c.OPEN, ARGV[4]) ~= ARGV[5] then return 0 end
+if redis.call('HGET', KEYS[OPEN], ARGV[4]) ~= ARGV[5] then return 0 end
 local st = redis.call('HMGET', KEYS[17], 'status', 'dlq')
 if st[1] and isopen(st[1], st[2]) then return 0 end
-redis.call('HDEL', c.OPEN, ARGV[4])
+redis.call('HDEL', KEYS[OPEN], ARGV[4])
 return 1

@@ -12,7 +12,7 @@ local tk, hk = KEYS[17], KEYS[18]
 local t = load(tk)
 if not t then return reply(2) end
 if t.status ~= 'ERROR' or t.dlq ~= '1' then return reply(3, t.status, 'not_dlq', t) end
-local seq = redis.call('INCR', c.SEQ)
+local seq = redis.call('INCR', KEYS[SEQ])
 local other = apply(c, id, tk, hk, t, {status = 'PENDING', priority = prio, pseq = seq, attempts = 0, recoveries = 0,
   dlq = '0', worker_id = false, claimed_at = false, heartbeat_at = false}, 'replay',
   'replayed from the dead letter queue with priority ' .. prio)

@@ -20,7 +20,7 @@ end
 if t.status == 'DONE' then return reply(3, t.status, 'done', t) end
 if t.dlq == '1' then return reply(3, t.status, 'dlq', t) end
 if want ~= '' and tonumber(t.attempts) ~= tonumber(want) then return reply(1, 'attempts_changed', t.attempts, t) end
-local seq = redis.call('INCR', c.SEQ)
+local seq = redis.call('INCR', KEYS[SEQ])
 local other = apply(c, id, tk, hk, t, {status = 'PENDING', priority = prio, pseq = seq,
   worker_id = false, claimed_at = false, heartbeat_at = false}, 'requeue', 'requeued with priority ' .. prio)
 if other then return reply(3, t.status, 'encounter_open', t, other) end

@@ -47,7 +47,7 @@ if ARGV[9] == '1' then
 end
 if to ~= 'ERROR' then f.dlq = '0' end
 if to == 'PENDING' then
-  f.pseq = redis.call('INCR', c.SEQ)
+  f.pseq = redis.call('INCR', KEYS[SEQ])
   f.worker_id, f.claimed_at, f.heartbeat_at = false, false, false
 elseif to == 'PROCESSING' then
   f.worker_id = false
