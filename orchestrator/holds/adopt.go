@@ -99,7 +99,7 @@ func (e *Engine) Adopt(ctx context.Context, r AdoptRequest) (Claimed, error) {
 			return Claimed{}, unavailable(op, err)
 		}
 	}
-	reply, err := adoptScript.Run(ctx, e.hot, keys, value, faceValue, h.HoldID, c.ClientID, c.Face, ms(c.TTL), now.UnixMilli(),
+	reply, err := lua.adopt.Run(ctx, e.hot, keys, value, faceValue, h.HoldID, c.ClientID, c.Face, ms(c.TTL), now.UnixMilli(),
 		e.channel(c.AppointmentTypeID), event(EventHold, h), mustJSON(rec), boolArg(c.Refresh), c.AppointmentTypeID,
 		r.FromHoldID, r.FromClientID, FaceWeb, adoption, ms(r.Keep), oldChannel).Slice()
 	if err != nil {

@@ -18,7 +18,7 @@ import (
 // tries r.Candidates in Order: claim, and when one is taken exclude it and
 // try the next, until one succeeds (ErrNoCandidates when there were none,
 // the last *TakenError when all were taken). Each attempt is one script
-// (claimScript): the cooldown, the canonical slot key shared by both faces,
+// (lua/claim.lua): the cooldown, the canonical slot key shared by both faces,
 // the client's exact quota, the face key, the indexes and the "hold" event
 // together. A client claiming a slot it already holds on the same face and
 // type gets that hold back (idempotent).
@@ -128,7 +128,7 @@ func (e *Engine) claimOne(ctx context.Context, op string, r ClaimRequest) (Claim
 	} else {
 		keys = append(keys, e.kCli(r.ClientID).cooldown(r.ClientID, r.AppointmentTypeID))
 	}
-	reply, err := claimScript.Run(ctx, e.hot, keys, value, faceValue, h.HoldID, r.ClientID, r.Face,
+	reply, err := lua.claim.Run(ctx, e.hot, keys, value, faceValue, h.HoldID, r.ClientID, r.Face,
 		ms(r.TTL), now.UnixMilli(), maxHolds, boolArg(cooldown), e.channel(r.AppointmentTypeID),
 		event(EventHold, h), mustJSON(rec), boolArg(r.Refresh), r.AppointmentTypeID).Slice()
 	if err != nil { // the claim may have run: a reserved entry stays until it expires

@@ -14,8 +14,8 @@
 // first. Each face also keeps its own readable key (hold:… or
 // SlotReservation:…). Every state change — Claim, Heartbeat, Release,
 // Confirm, Keep, Adopt, the expiry sweep, ClearCooldown — is one Lua script
-// (scripts.go) over the keys in keys.go, all carrying one hash tag on Redis
-// Cluster — or, with Config.Shards > 1, spread over that many tags, the
+// (a file of lua/, listed in scripts.go) over the keys in keys.go, all
+// carrying one hash tag on Redis Cluster — or, with Config.Shards > 1, spread over that many tags, the
 // slot claim still one script and the quota and cooldown kept exact across
 // two shards by the order of split.go. Each change PUBLISHes an Event on EventChannel(appointmentTypeId)
 // ("hold", "heartbeat", "release", "confirm"); expired holds are announced

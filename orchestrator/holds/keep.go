@@ -70,7 +70,7 @@ func (e *Engine) keepOnce(ctx context.Context, op string, c ClaimRequest, cur Ho
 			return Hold{}, 0, 0, false, unavailable(op, err)
 		}
 	}
-	reply, err := keepScript.Run(ctx, e.hot, keys, expected, c.ClientID, c.Face, now.UnixMilli(), ms(c.TTL),
+	reply, err := lua.keep.Run(ctx, e.hot, keys, expected, c.ClientID, c.Face, now.UnixMilli(), ms(c.TTL),
 		e.channel(h.AppointmentTypeID), value, faceValue, mustJSON(rec), event(EventConfirm, h), newID).Slice()
 	if err != nil {
 		return Hold{}, 0, 0, false, unavailable(op, err)

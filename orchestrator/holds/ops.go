@@ -44,7 +44,7 @@ func (e *Engine) Heartbeat(ctx context.Context, clientID, holdID string) (Hold, 
 			return Hold{}, false, unavailable(op, err)
 		}
 	}
-	n, err := heartbeatScript.Run(ctx, e.hot, keys, holdID, clientID, ms(ttl), now.UnixMilli(),
+	n, err := lua.heartbeat.Run(ctx, e.hot, keys, holdID, clientID, ms(ttl), now.UnixMilli(),
 		mustJSON(h), faceValue, mustJSON(r), e.channel(h.AppointmentTypeID), event(EventHeartbeat, h)).Int()
 	if err != nil {
 		return Hold{}, false, unavailable(op, err)
@@ -74,7 +74,7 @@ func (e *Engine) ReleaseAs(ctx context.Context, face, clientID, holdID string) (
 	return e.release(ctx, op, face, clientID, holdID)
 }
 
-// release runs releaseScript for holdID's owner (face, clientID); both ""
+// release runs lua/release.lua for holdID's owner (face, clientID); both ""
 // release whoever holds it (ReleaseSlot).
 func (e *Engine) release(ctx context.Context, op, face, clientID, holdID string) (bool, error) {
 	r, found, err := e.loadRecord(ctx, op, holdID)
@@ -85,7 +85,7 @@ func (e *Engine) release(ctx context.Context, op, face, clientID, holdID string)
 		return false, coded(contracts.CodeConflict, op, ErrNotOwner)
 	}
 	keys, split := e.keysOf(r)
-	n, err := releaseScript.Run(ctx, e.hot, keys, holdID, clientID,
+	n, err := lua.release.Run(ctx, e.hot, keys, holdID, clientID,
 		e.channel(r.Hold.AppointmentTypeID), event(EventRelease, r.Hold)).Int()
 	switch {
 	case err != nil:
@@ -226,7 +226,7 @@ func (e *Engine) confirm(ctx context.Context, op string, r record, appointmentID
 		cd = 0
 	}
 	booked := mustJSON(bookedClaim{Hold: h, AppointmentID: appointmentID})
-	n, err := confirmScript.Run(ctx, e.hot, keys, holdID, h.ClientID, e.channel(h.AppointmentTypeID),
+	n, err := lua.confirm.Run(ctx, e.hot, keys, holdID, h.ClientID, e.channel(h.AppointmentTypeID),
 		event(EventConfirm, h), cd, value, booked, h.SlotEndDate.Sub(now).Milliseconds()).Int()
 	if err != nil {
 		return Hold{}, unavailable(op, err)
@@ -274,7 +274,7 @@ func (e *Engine) ReleaseBooking(ctx context.Context, appointmentID string, slot 
 	if !validID(appointmentID) || !validID(slot.SpecialistID) || !validID(slot.AppointmentTypeID) || slot.SlotStartDate.IsZero() {
 		return false, invalid(op, "appointmentId, appointmentTypeId, specialistId and slot start are required")
 	}
-	n, err := releaseBookedScript.Run(ctx, e.hot, []string{e.kRes(slot.SpecialistID).slot(slot.SpecialistID, slot.SlotStartDate)}, appointmentID,
+	n, err := lua.releaseBooked.Run(ctx, e.hot, []string{e.kRes(slot.SpecialistID).slot(slot.SpecialistID, slot.SlotStartDate)}, appointmentID,
 		e.channel(slot.AppointmentTypeID)).Int()
 	if err != nil {
 		return false, unavailable(op, err)

@@ -17,13 +17,13 @@ import (
 // crash (or a lost reply) between the two steps never lets a client past
 // its quota or its cooldown:
 //
-//   - Claim: (1) reserveScript in the client's shard — cooldown, prune,
+//   - Claim: (1) lua/reserve.lua in the client's shard — cooldown, prune,
 //     exact quota, and the new hold id added with its expiry; (2)
-//     claimScript in the resource shard. A definite refusal of (2) (taken,
+//     lua/claim.lua in the resource shard. A definite refusal of (2) (taken,
 //     or held already) removes the entry again; a crash or an error between
 //     leaves it to be pruned at its expiry, at most the hold's TTL later:
 //     the quota counts a hold that never was, never misses one.
-//   - Heartbeat: the quota entry's expiry is raised first (extendScript),
+//   - Heartbeat: the quota entry's expiry is raised first (lua/extend.lua),
 //     then the hold; a hold that turns out gone has its entry removed. A
 //     crash between leaves the entry at most one TTL too long.
 //   - Release, Confirm, the expiry sweep: the resource shard first, then
@@ -43,7 +43,7 @@ import (
 // place in the client's index.
 func (e *Engine) reserve(ctx context.Context, op string, r ClaimRequest, holdID string, now time.Time) error {
 	k := e.kCli(r.ClientID)
-	reply, err := reserveScript.Run(ctx, e.hot, []string{k.client(r.ClientID), k.cooldown(r.ClientID, r.AppointmentTypeID)},
+	reply, err := lua.reserve.Run(ctx, e.hot, []string{k.client(r.ClientID), k.cooldown(r.ClientID, r.AppointmentTypeID)},
 		holdID, ms(r.TTL), now.UnixMilli(), r.MaxHolds, boolArg(r.Cooldown > 0)).Slice()
 	if err != nil {
 		return unavailable(op, err)
@@ -72,7 +72,7 @@ func (e *Engine) unindex(ctx context.Context, clientID, holdID string) {
 // extend raises holdID's entry in clientID's index to exp (add: also when
 // it is missing).
 func (e *Engine) extend(ctx context.Context, clientID, holdID string, exp time.Time, ttl time.Duration, add bool) error {
-	return extendScript.Run(ctx, e.hot, []string{e.kCli(clientID).client(clientID)}, holdID, exp.UnixMilli(),
+	return lua.extend.Run(ctx, e.hot, []string{e.kCli(clientID).client(clientID)}, holdID, exp.UnixMilli(),
 		ms(ttl), boolArg(add)).Err()
 }
 
@@ -82,7 +82,7 @@ func (e *Engine) setCooldown(ctx context.Context, clientID, appointmentTypeID, a
 	kc, ka := e.kCli(clientID), e.r.ks[e.r.appt(appointmentID)]
 	key, idx := kc.cooldown(clientID, appointmentTypeID), ka.cooldownIndex(appointmentID)
 	if kc.p == ka.p {
-		err := startCooldownScript.Run(ctx, e.hot, []string{key, idx}, value, ms(cooldown)).Err()
+		err := lua.startCooldown.Run(ctx, e.hot, []string{key, idx}, value, ms(cooldown)).Err()
 		if errors.Is(err, redis.Nil) {
 			return nil
 		}
@@ -99,14 +99,14 @@ func (e *Engine) setCooldown(ctx context.Context, clientID, appointmentTypeID, a
 // cooldown first, then the index.
 func (e *Engine) clearCooldown(ctx context.Context, appointmentID, idx, key string) (bool, error) {
 	if e.r.set.N() == 1 || e.r.keyShard(key) == e.r.appt(appointmentID) {
-		n, err := clearCooldownScript.Run(ctx, e.hot, []string{idx, key}, appointmentID).Int()
+		n, err := lua.clearCooldown.Run(ctx, e.hot, []string{idx, key}, appointmentID).Int()
 		return n == cooldownCleared, err
 	}
-	n, err := clearCooldownValueScript.Run(ctx, e.hot, []string{key}, appointmentID).Int()
+	n, err := lua.clearCooldownValue.Run(ctx, e.hot, []string{key}, appointmentID).Int()
 	if err != nil {
 		return false, err
 	}
-	if err := delIfScript.Run(ctx, e.hot, []string{idx}, key).Err(); err != nil {
+	if err := lua.delIf.Run(ctx, e.hot, []string{idx}, key).Err(); err != nil {
 		return false, err
 	}
 	return n == cooldownCleared, nil

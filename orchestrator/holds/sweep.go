@@ -78,7 +78,7 @@ func (e *Engine) sweepOne(ctx context.Context, k keys, id string, raw any, now t
 	}
 	client, split := e.clientKey(k, r.Hold.ClientID)
 	keys := []string{r.SlotKey, client, k.records(), k.expiry(), k.active(r.Hold.AppointmentTypeID)}
-	n, err := sweepScript.Run(ctx, e.hot, keys, id, now.UnixMilli(), e.channel(r.Hold.AppointmentTypeID),
+	n, err := lua.sweep.Run(ctx, e.hot, keys, id, now.UnixMilli(), e.channel(r.Hold.AppointmentTypeID),
 		event(EventRelease, r.Hold)).Int()
 	if err == nil && split && n != sweepLive { // split.go: the hold first, then its quota entry
 		e.unindex(ctx, r.Hold.ClientID, id)

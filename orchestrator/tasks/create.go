@@ -125,7 +125,7 @@ func (l *Ledger) prepareOne(op string, r contracts.CreateTaskRequest) (newTask, 
 func (l *Ledger) createChunks(ctx context.Context, op string, now time.Time, sh int, chunks [][]newTask) ([][]contracts.CreateResult, error) {
 	out := make([][]contracts.CreateResult, len(chunks))
 	if len(chunks) == 1 {
-		v, err := l.sc.run(ctx, createScript, l.createKeys(sh, chunks[0]), l.createArgs(sh, now, chunks[0])...).Result()
+		v, err := l.sc.run(ctx, lua.create, l.createKeys(sh, chunks[0]), l.createArgs(sh, now, chunks[0])...).Result()
 		if err != nil {
 			return nil, storeError(op, err)
 		}
@@ -136,13 +136,13 @@ func (l *Ledger) createChunks(ctx context.Context, op string, now time.Time, sh 
 	}
 	// EVALSHA in a pipeline cannot fall back to EVAL: load the script first.
 	// (A batch of several chunks is rare: it runs as EVAL in every mode.)
-	if err := createScript.eval.Load(ctx, l.rdb).Err(); err != nil {
+	if err := lua.create.eval.Load(ctx, l.rdb).Err(); err != nil {
 		return nil, storeError(op, err)
 	}
 	pipe := l.rdb.Pipeline()
 	cmds := make([]*redis.Cmd, len(chunks))
 	for i, chunk := range chunks {
-		cmds[i] = createScript.eval.EvalSha(ctx, pipe, l.createKeys(sh, chunk), l.createArgs(sh, now, chunk)...)
+		cmds[i] = lua.create.eval.EvalSha(ctx, pipe, l.createKeys(sh, chunk), l.createArgs(sh, now, chunk)...)
 	}
 	if _, err := pipe.Exec(ctx); err != nil {
 		return nil, storeError(op, err)

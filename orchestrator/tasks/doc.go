@@ -23,8 +23,9 @@
 //	              ↓
 //	            ERROR + parsed_payload.dlq (dead letter) → Replay → PENDING
 //
-// Every transition is one Lua script (scripts.go), atomic across instances,
-// and every illegal one is a conflict that changes nothing.
+// Every transition is one Lua script (a file of lua/, listed in
+// scripts.go), atomic across instances, and every illegal one is a conflict
+// that changes nothing.
 //
 // # Decisions
 //

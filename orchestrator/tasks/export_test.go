@@ -258,7 +258,7 @@ var pipelinedIDs atomic.Int64
 // len(items) tasks and returns their ids.
 func (l *Ledger) ScriptsPipelined(ctx context.Context, script string, items []string) ([]string, error) {
 	const op = "tasks.ScriptsPipelined"
-	s := map[string]*proc{"create": createScript, "claim": claimScript, "ack": ackScript, "ack-full": ackScript}[script]
+	s := map[string]*proc{"create": lua.create, "claim": lua.claim, "ack": lua.ack, "ack-full": lua.ack}[script]
 	if err := s.eval.Load(ctx, l.rdb).Err(); err != nil {
 		return nil, err
 	}

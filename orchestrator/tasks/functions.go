@@ -14,8 +14,10 @@ package tasks
 // two versions sharing one Redis (a rolling upgrade) each call their own.
 // Where Redis has no FUNCTION (Redis 6, the miniredis of `go run` without
 // REDIS_URL) or refuses it (an ACL), the ledger calls the same scripts with
-// EVALSHA, as it always did. Both ways run the same Lua: the prelude's
-// helpers read the call's keys and arguments from the locals begin sets.
+// EVALSHA, as it always did. Both ways run the same Lua (lua/): each script
+// begins with local c = begin(KEYS, ARGV), and the prelude's helpers take
+// the call's keys and arguments from that c, so nothing of one call
+// outlives it in the loaded library.
 //
 // A server loses its functions with its data (a restart without
 // persistence, FLUSHALL, a new master added empty). An FCALL answered
@@ -29,7 +31,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -37,29 +38,18 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// proc is one ledger script: its body runs after the prelude.
-type proc struct {
-	name string
-	body string
-	eval *redis.Script // the prelude, begin(KEYS, ARGV), the body
-}
-
-// procs are every script declared with script().
-var procs []*proc
-
-// library is the Redis function library of procs.
+// library is the Redis function library of the ledger's scripts (lua.lib).
 type library struct {
 	name string           // flowgate_tasks_<hash>
 	code string           // FUNCTION LOAD's argument
 	fn   map[*proc]string // each script's function name, fgt_<hash>_<name>
 }
 
-// ledgerLibrary builds the library once, after every script is declared.
+// ledgerLibrary builds the library once.
 var ledgerLibrary = sync.OnceValue(func() library {
-	ps := append([]*proc(nil), procs...)
-	sort.Slice(ps, func(i, j int) bool { return ps[i].name < ps[j].name })
+	ps := lua.lib // sorted by name
 	h := sha1.New()
-	h.Write([]byte(prelude))
+	h.Write([]byte(lua.prelude))
 	for _, p := range ps {
 		fmt.Fprintf(h, "\x00%s\x00%s", p.name, p.body)
 	}
@@ -67,12 +57,10 @@ var ledgerLibrary = sync.OnceValue(func() library {
 	lib := library{name: "flowgate_tasks_" + sum, fn: make(map[*proc]string, len(ps))}
 	var b strings.Builder
 	b.WriteString("#!lua name=" + lib.name + "\n")
-	b.WriteString(prelude)
+	b.WriteString(lua.prelude)
 	for _, p := range ps {
 		lib.fn[p] = "fgt_" + sum + "_" + p.name
-		// RF is reset: the ACK's brief reply sets it for its own call.
-		fmt.Fprintf(&b, "\nredis.register_function('%s', function(KEYS, ARGV)\nbegin(KEYS, ARGV)\nRF = FIELDS\n%s\nend)\n",
-			lib.fn[p], p.body)
+		fmt.Fprintf(&b, "\nredis.register_function('%s', function(KEYS, ARGV)\n%s\nend)\n", lib.fn[p], p.body)
 	}
 	lib.code = b.String()
 	return lib
@@ -123,7 +111,7 @@ func (l *Ledger) LoadScripts(ctx context.Context) (ScriptMode, error) {
 }
 
 // clipRefusal keeps the part of Redis' refusal that says why: an older
-// Redis (or miniredis) echoes the command's arguments — the whole 26 KB
+// Redis (or miniredis) echoes the command's arguments — the whole 40 KB
 // library — after "with args beginning with", and that reason is logged.
 func clipRefusal(msg string) string {
 	const most = 200

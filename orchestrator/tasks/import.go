@@ -379,7 +379,7 @@ func (im *Importer) runIn(ctx context.Context, op string, sh int, now time.Time,
 		}
 		args = append(args, string(b))
 	}
-	v, err := im.l.run(ctx, op, importScript, sh, now, im.l.ks[sh].scriptKeys(own...), args...)
+	v, err := im.l.run(ctx, op, lua.importTasks, sh, now, im.l.ks[sh].scriptKeys(own...), args...)
 	if err != nil {
 		return nil, err
 	}

@@ -57,7 +57,7 @@ import "github.com/flowgate/flowgate/contracts"
 // it from; absent on tasks no import wrote).
 //
 // Every script declares the keys above that it may touch (scriptKeys,
-// taskKeys; scripts.go says why), except the tasks a claim, a sweep or a
+// taskKeys; lua/prelude.lua says why), except the tasks a claim, a sweep or a
 // claim's cancel finds in an index, whose keys it builds from the base
 // (ARGV[1]) and reads before it writes.
 

@@ -190,13 +190,13 @@ func (l *Ledger) singleOnce(ctx context.Context, op string, s *proc, sh int, id 
 }
 
 // repairOpen clears encounter enc's open entry in shard sh if it names
-// other and other is closed or gone (repairOpenScript), and reports
+// other and other is closed or gone (lua/repair_open.lua), and reports
 // whether it did.
 func (l *Ledger) repairOpen(ctx context.Context, op string, sh int, enc, other string) (bool, error) {
 	if enc == "" || other == "" {
 		return false, nil
 	}
-	v, err := l.run(ctx, op, repairOpenScript, sh, l.cfg.Now(), l.ks[sh].scriptKeys(l.ks[sh].task(other)), enc, other)
+	v, err := l.run(ctx, op, lua.repairOpen, sh, l.cfg.Now(), l.ks[sh].scriptKeys(l.ks[sh].task(other)), enc, other)
 	if err != nil {
 		return false, err
 	}
@@ -249,7 +249,7 @@ func storeErrorCode(err error) contracts.Code {
 	return contracts.CodeInternal
 }
 
-// Reply codes of the single-task scripts (see scripts.go).
+// Reply codes of the single-task scripts (see lua/prelude.lua).
 const (
 	codeOK       = 0
 	codeNoop     = 1

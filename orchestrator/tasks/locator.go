@@ -15,7 +15,7 @@ import (
 // A locator finds a task whose queue_id the client chose and whose home
 // shard (its encounter's) is not the shard of that id: loc:<id> in the
 // shard of the id holds "<home>:<written ms>". It is written before the
-// task (claimLocatorScript, then the create script in the home shard), so
+// task (lua/locator/claim.lua, then the create script in the home shard), so
 // a crash between the two leaves at worst a locator to a shard without the
 // task: a lookup reads it as not found, a create of the same id and home
 // reuses it, and one with another home may replace it once it is older than
@@ -25,7 +25,7 @@ import (
 // then its locator; a crash between leaves a locator as above.
 //
 // The create script in a shard refuses ("located") a queue_id that has a
-// locator there, i.e. whose task lives in another shard; claimLocatorScript
+// locator there, i.e. whose task lives in another shard; lua/locator/claim.lua
 // refuses an id whose task lives in the locator's own shard. Both run in the
 // shard of the id, so one of the two always sees the other.
 
@@ -96,7 +96,7 @@ func (l *Ledger) claimLocator(ctx context.Context, op, id string, home int, now 
 	sh := l.set.Of(id)
 	expect := ""
 	for range 3 {
-		v, err := claimLocatorScript.Run(ctx, l.rdb, []string{l.ks[sh].locator(id), l.ks[sh].task(id)},
+		v, err := lua.claimLocator.Run(ctx, l.rdb, []string{l.ks[sh].locator(id), l.ks[sh].task(id)},
 			l.ks[sh].base, id, home, now.UnixMilli(), expect).Result()
 		if err != nil {
 			return storeError(op, err)
@@ -157,7 +157,7 @@ func (l *Ledger) clearLocated(ctx context.Context, op, id string, now time.Time)
 		return err
 	}
 	key := l.ks[l.set.Of(id)].locator(id)
-	if err := dropLocatorScript.Run(ctx, l.rdb, []string{key}, raw, "", 0).Err(); err != nil {
+	if err := lua.dropLocator.Run(ctx, l.rdb, []string{key}, raw, "", 0).Err(); err != nil {
 		return storeError(op, err)
 	}
 	return nil
@@ -172,7 +172,7 @@ func (l *Ledger) dropLocators(ctx context.Context, op string, sh int, ids []stri
 			continue
 		}
 		key := l.ks[l.set.Of(id)].locator(id)
-		if err := dropLocatorScript.Run(ctx, l.rdb, []string{key}, "", sh, cutoff).Err(); err != nil {
+		if err := lua.dropLocator.Run(ctx, l.rdb, []string{key}, "", sh, cutoff).Err(); err != nil {
 			return storeError(op, err)
 		}
 	}

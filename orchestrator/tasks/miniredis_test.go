@@ -25,7 +25,7 @@ func TestLifecycleOnMiniredis(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "eval", mode.Mode, "miniredis has no FUNCTION: the scripts run as EVALSHA")
 	require.Equal(t, "FUNCTION LOAD refused: ERR unknown command `function`", mode.Reason,
-		"the reason is logged at start: without the 26 KB library Redis echoes back")
+		"the reason is logged at start: without the 40 KB library Redis echoes back")
 
 	res, err := b.l.CreateBatch(b.ctx, []contracts.CreateTaskRequest{
 		{EncounterID: "enc-1", Payload: json.RawMessage(`{"p":[]}`)},

@@ -10,16 +10,16 @@ import (
 // order: a reply is read by position.
 func TestScriptFieldsMatch(t *testing.T) {
 	for name, want := range map[string][]string{"FIELDS": taskFields, "BRIEF": briefFields, "CLAIMOUT": claimFields} {
-		m := regexp.MustCompile(`(?s)local ` + name + ` = \{(.*?)\}`).FindStringSubmatch(prelude)
+		m := regexp.MustCompile(`(?s)local ` + name + ` = \{(.*?)\}`).FindStringSubmatch(lua.prelude)
 		if m == nil {
 			t.Fatalf("no %s in the prelude", name)
 		}
-		var lua []string
+		var got []string
 		for _, f := range strings.Split(m[1], ",") {
-			lua = append(lua, strings.Trim(strings.TrimSpace(f), "'"))
+			got = append(got, strings.Trim(strings.TrimSpace(f), "'"))
 		}
-		if strings.Join(lua, ",") != strings.Join(want, ",") {
-			t.Fatalf("prelude %s %v\n      Go %v", name, lua, want)
+		if strings.Join(got, ",") != strings.Join(want, ",") {
+			t.Fatalf("prelude %s %v\n      Go %v", name, got, want)
 		}
 	}
 	if len(briefFields) == len(taskFields) {

@@ -70,9 +70,9 @@ func TestBrokenScriptIsInternal(t *testing.T) {
 	for _, body := range []string{
 		`return redis.call('NOSUCHCMD')`,
 		`local x = nil; return x.y`,
-		`redis.call('SET', B .. 'str', 'x'); return redis.call('HGET', B .. 'str', 'f')`,
+		`local c = begin(KEYS, ARGV); redis.call('SET', c.base .. 'str', 'x'); return redis.call('HGET', c.base .. 'str', 'f')`,
 	} {
-		_, err := l.run(context.Background(), "tasks.Test", newProc("test", body), 0, time.Now(), l.ks[0].scriptKeys())
+		_, err := l.run(context.Background(), "tasks.Test", newProc(lua.prelude, "test", body), 0, time.Now(), l.ks[0].scriptKeys())
 		var e *contracts.Error
 		require.ErrorAs(t, err, &e, body)
 		require.Equal(t, contracts.CodeInternal, e.Code, "%s: %v", body, err)

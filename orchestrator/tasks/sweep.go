@@ -84,7 +84,7 @@ func (l *Ledger) RecoverExpired(ctx context.Context, now time.Time, olderThan ti
 
 func (l *Ledger) recover(ctx context.Context, op string, index func(keys) string, by string, now time.Time, olderThan time.Duration, reason string) (SweepResult, error) {
 	reason = message(reason)
-	return l.sweep(ctx, op, recoverScript, index, now, olderThan, 3, func(res *SweepResult, arr []any) {
+	return l.sweep(ctx, op, lua.recover, index, now, olderThan, 3, func(res *SweepResult, arr []any) {
 		res.Recovered = append(res.Recovered, stringList(arr[1])...)
 		res.DeadLettered = append(res.DeadLettered, stringList(arr[2])...)
 	}, reason, contracts.DLQRecoveriesErrorMessage, by, l.cfg.MaxRecoveries)
@@ -95,7 +95,7 @@ func (l *Ledger) recover(ctx context.Context, op string, index func(keys) string
 // becoming pending, so it is served ahead of HIGH tasks queued after it.
 // O(affected): it reads only the overdue part of the SLA index, in batches.
 func (l *Ledger) PromoteOverdue(ctx context.Context, now time.Time, olderThan time.Duration) (SweepResult, error) {
-	return l.sweep(ctx, "tasks.PromoteOverdue", promoteScript, keys.sla, now, olderThan, 2, func(res *SweepResult, arr []any) {
+	return l.sweep(ctx, "tasks.PromoteOverdue", lua.promote, keys.sla, now, olderThan, 2, func(res *SweepResult, arr []any) {
 		res.Promoted = append(res.Promoted, stringList(arr[1])...)
 	})
 }
@@ -108,7 +108,7 @@ func (l *Ledger) PromoteOverdue(ctx context.Context, now time.Time, olderThan ti
 // backoff. Dead letters are never touched. O(affected), in batches.
 func (l *Ledger) RetryOverdue(ctx context.Context, now time.Time, olderThan time.Duration) (SweepResult, error) {
 	reason := "retry overdue: ERROR for more than " + olderThan.String() + " without a requeue"
-	return l.sweep(ctx, "tasks.RetryOverdue", retryScript, keys.retry, now, olderThan, 2, func(res *SweepResult, arr []any) {
+	return l.sweep(ctx, "tasks.RetryOverdue", lua.retry, keys.retry, now, olderThan, 2, func(res *SweepResult, arr []any) {
 		res.Requeued = append(res.Requeued, stringList(arr[1])...)
 	}, reason)
 }
@@ -137,7 +137,7 @@ func (l *Ledger) PurgeDone(ctx context.Context, now time.Time, olderThan time.Du
 		if err := l.backfillDone(ctx, op, sh, now); err != nil {
 			return SweepResult{}, err
 		}
-		res, err := l.sweepShard(ctx, op, purgeScript, sh, l.ks[sh].done(), now, olderThan, 2, func(res *SweepResult, arr []any) {
+		res, err := l.sweepShard(ctx, op, lua.purge, sh, l.ks[sh].done(), now, olderThan, 2, func(res *SweepResult, arr []any) {
 			res.Purged = append(res.Purged, stringList(arr[1])...)
 		})
 		if err != nil {
@@ -147,11 +147,11 @@ func (l *Ledger) PurgeDone(ctx context.Context, now time.Time, olderThan time.Du
 	})
 }
 
-// backfillDone runs backfillDoneScript in shard sh until it reports the
+// backfillDone runs lua/backfill_done.lua in shard sh until it reports the
 // walk complete (one GET once it is).
 func (l *Ledger) backfillDone(ctx context.Context, op string, sh int, now time.Time) error {
 	for {
-		v, err := l.run(ctx, op, backfillDoneScript, sh, now, l.ks[sh].scriptKeys(l.ks[sh].doneBackfill()), l.cfg.SweepBatch)
+		v, err := l.run(ctx, op, lua.backfillDone, sh, now, l.ks[sh].scriptKeys(l.ks[sh].doneBackfill()), l.cfg.SweepBatch)
 		if err != nil {
 			return err
 		}

@@ -71,7 +71,7 @@ func (l *Ledger) UpdateStatus(ctx context.Context, id string, req contracts.Stat
 			return contracts.Task{}, invalid(op, "parsed_payload.dlq", "parsed_payload.dlq may be true only with status ERROR")
 		}
 	}
-	r, err := l.single(ctx, op, statusScript, id, "", string(to), setMsg, msg, flag(req.IncrementAttempts),
+	r, err := l.single(ctx, op, lua.status, id, "", string(to), setMsg, msg, flag(req.IncrementAttempts),
 		flag(setPP), pp.base, flag(pp.hasActions), pp.actions, pp.actionsFP, flag(pp.dlq), req.WorkerID)
 	if err != nil {
 		return contracts.Task{}, err
@@ -113,7 +113,7 @@ func (l *Ledger) requeue(ctx context.Context, op, id string, req contracts.Reque
 	if err != nil {
 		return Outcome{}, err
 	}
-	r, err := l.single(ctx, op, requeueScript, id, "", string(prio), attempts)
+	r, err := l.single(ctx, op, lua.requeue, id, "", string(prio), attempts)
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -140,7 +140,7 @@ func (l *Ledger) Replay(ctx context.Context, id string, req contracts.RequeueReq
 	if err != nil {
 		return contracts.Task{}, err
 	}
-	r, err := l.single(ctx, op, replayScript, id, "", string(prio))
+	r, err := l.single(ctx, op, lua.replay, id, "", string(prio))
 	if err != nil {
 		return contracts.Task{}, err
 	}
@@ -161,7 +161,7 @@ func (l *Ledger) MoveToDLQ(ctx context.Context, id, errorMessage string) (Outcom
 	if msg == "" {
 		msg = contracts.DLQErrorMessage
 	}
-	r, err := l.single(ctx, op, dlqScript, id, "", msg, "moved to the dead letter queue: "+msg)
+	r, err := l.single(ctx, op, lua.dlq, id, "", msg, "moved to the dead letter queue: "+msg)
 	if err != nil {
 		return Outcome{}, err
 	}

@@ -67,7 +67,7 @@ func (l *Ledger) claimToken(ctx context.Context, op, worker string, limit int, t
 func (l *Ledger) claimWith(ctx context.Context, op string, sh int, worker string, limit int, token string) ([]contracts.Task, error) {
 	now := l.cfg.Now().UnixMilli()
 	argv := []any{l.ks[sh].base, now, l.cfg.HistoryLimit, worker, limit, token, ClaimTokenTTL.Milliseconds()}
-	v, err := l.sc.run(ctx, claimScript, l.ks[sh].scriptKeys(l.ks[sh].claim(token)), argv...).Result()
+	v, err := l.sc.run(ctx, lua.claim, l.ks[sh].scriptKeys(l.ks[sh].claim(token)), argv...).Result()
 	if err != nil {
 		serr := storeError(op, err)
 		if uncertain(err) {
@@ -142,7 +142,7 @@ func (l *Ledger) CancelClaim(ctx context.Context, token string) (ClaimCancel, er
 	}
 	var out ClaimCancel
 	for sh := range l.ks {
-		v, err := l.run(ctx, op, cancelClaimScript, sh, l.cfg.Now(), l.ks[sh].scriptKeys(l.ks[sh].claim(token)), token,
+		v, err := l.run(ctx, op, lua.cancelClaim, sh, l.cfg.Now(), l.ks[sh].scriptKeys(l.ks[sh].claim(token)), token,
 			ClaimTokenTTL.Milliseconds())
 		if err != nil {
 			return out, err
@@ -176,7 +176,7 @@ func (l *Ledger) Unclaim(ctx context.Context, id, workerID string, claimedAt tim
 	if err := label(op, "worker_id", workerID, true); err != nil {
 		return Outcome{}, err
 	}
-	r, err := l.single(ctx, op, unclaimScript, id, "", workerID, claimedAt.UnixMilli())
+	r, err := l.single(ctx, op, lua.unclaim, id, "", workerID, claimedAt.UnixMilli())
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -203,7 +203,7 @@ func (l *Ledger) Heartbeat(ctx context.Context, id string, req contracts.Heartbe
 	if err := label(op, "worker_id", req.WorkerID, true); err != nil {
 		return contracts.Task{}, err
 	}
-	r, err := l.single(ctx, op, heartbeatScript, id, "", req.WorkerID, l.cfg.Now().Add(-l.cfg.MaxProcessing).UnixMilli())
+	r, err := l.single(ctx, op, lua.heartbeat, id, "", req.WorkerID, l.cfg.Now().Add(-l.cfg.MaxProcessing).UnixMilli())
 	if err != nil {
 		return contracts.Task{}, err
 	}
@@ -252,7 +252,7 @@ func (l *Ledger) ack(ctx context.Context, req contracts.AckRequest, brief bool) 
 	if actions == "" {
 		actions = "null"
 	}
-	r, err := l.single(ctx, op, ackScript, id, req.EncounterID, req.EncounterID, req.WorkerID, actions, fp, flag(brief))
+	r, err := l.single(ctx, op, lua.ack, id, req.EncounterID, req.EncounterID, req.WorkerID, actions, fp, flag(brief))
 	if err != nil {
 		return AckResult{}, err
 	}
@@ -297,7 +297,7 @@ func (l *Ledger) Fail(ctx context.Context, req contracts.FailRequest) (FailResul
 	if msg == "" {
 		msg = "worker reported a failure without an error_message"
 	}
-	r, err := l.single(ctx, op, failScript, id, req.EncounterID, req.EncounterID, req.WorkerID, msg, contracts.DLQErrorMessage)
+	r, err := l.single(ctx, op, lua.fail, id, req.EncounterID, req.EncounterID, req.WorkerID, msg, contracts.DLQErrorMessage)
 	if err != nil {
 		return FailResult{}, err
 	}
