@@ -37,7 +37,7 @@ func BenchmarkDequeuers(b *testing.B) {
 				b.StartTimer()
 				start := time.Now()
 				for done.Load() < tasks {
-					time.Sleep(time.Millisecond)
+					time.Sleep(time.Millisecond) // measured: the benchmark times the real drain
 				}
 				total += time.Since(start)
 			}

@@ -49,15 +49,11 @@ func setup(t *testing.T, mutate func(*orchestrator.Config)) bundle {
 	return bundle{rt: rt, db: db, reg: reg}
 }
 
+// waitFor fails t unless cond holds within timeout. cond runs off the test
+// goroutine (require.Eventually): it must not fail t itself.
 func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	require.Eventually(t, cond, timeout, 20*time.Millisecond, "timed out after %s waiting for %s", timeout, what)
 }
 
 // All 10,050 final failures reach the durable record although asynq's
@@ -78,11 +74,16 @@ func TestDeadLettersOutliveArchiveTrim(t *testing.T) {
 		require.NoError(t, err)
 	}
 	require.NoError(t, b.rt.Start())
+	var sizeErr error
 	waitFor(t, 3*time.Minute, "10,050 dead letters", func() bool {
 		size, err := b.rt.DLQ.Size(ctx)
-		require.NoError(t, err)
+		if err != nil {
+			sizeErr = err
+			return true
+		}
 		return size[orchestrator.QueueLow] == n
 	})
+	require.NoError(t, sizeErr)
 	info, err := b.rt.Inspector.GetQueueInfo(orchestrator.QueueLow)
 	require.NoError(t, err)
 	require.LessOrEqual(t, info.Archived, dlq.ArchiveMax, "asynq trims its archive")

@@ -90,7 +90,7 @@ func TestRedisDownSkipsTheTick(t *testing.T) {
 	require.Equal(t, 1, in.runs("sweep", resultSkippedUnavailable))
 
 	require.NoError(t, in.s.Start())
-	time.Sleep(2200 * time.Millisecond)
+	time.Sleep(2200 * time.Millisecond) // under test: two real ticks with Redis down
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	require.NoError(t, in.s.Stop(ctx))

@@ -27,7 +27,7 @@ func TestOncePerTickAcrossThreeInstances(t *testing.T) {
 	for _, in := range instances {
 		require.NoError(t, in.s.Start())
 	}
-	time.Sleep(time.Until(windowEnd.Add(500 * time.Millisecond)))
+	time.Sleep(time.Until(windowEnd.Add(500 * time.Millisecond))) // under test: real cron ticks over a real window
 	for _, in := range instances {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		require.NoError(t, in.s.Stop(ctx))
@@ -86,7 +86,7 @@ func TestOverrunIsSkippedOnTheRealTimer(t *testing.T) {
 		require.NoError(t, in.s.Register("slow", "* * * * * *", slow))
 		require.NoError(t, in.s.Start())
 	}
-	time.Sleep(5500 * time.Millisecond)
+	time.Sleep(5500 * time.Millisecond) // under test: real cron ticks while the slow jobs run
 	for _, in := range []*instance{a, b} {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		require.NoError(t, in.s.Stop(ctx))
@@ -257,7 +257,7 @@ func TestMaxRunTimeEndsContextAndLock(t *testing.T) {
 				secondDone <- err
 				return
 			}
-			time.Sleep(10 * time.Millisecond)
+			time.Sleep(10 * time.Millisecond) // retries until the lock's TTL in Redis lapses; signals by channel
 		}
 	}()
 	select {

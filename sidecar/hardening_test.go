@@ -165,7 +165,15 @@ func TestClaimAnswered503KeepsNoTask(t *testing.T) {
 		status, body := call("GET", "/queue/"+created.Task.QueueID, "")
 		return status == 200 && json.Unmarshal([]byte(body), &task) == nil && task.Task.Status == "PENDING"
 	}, 10*time.Second, 100*time.Millisecond, "the task of the failed claim is PENDING again (last: %+v)", task)
-	time.Sleep(500 * time.Millisecond) // and stays so
+	require.Never(t, func() bool { // and stays so
+		status, body := call("GET", "/queue/"+created.Task.QueueID, "")
+		var again struct {
+			Task struct {
+				Status string `json:"status"`
+			} `json:"task"`
+		}
+		return status != 200 || json.Unmarshal([]byte(body), &again) != nil || again.Task.Status != "PENDING"
+	}, 500*time.Millisecond, 50*time.Millisecond, "the task of the failed claim left PENDING")
 	status, body = call("GET", "/queue/"+created.Task.QueueID, "")
 	require.Equal(t, 200, status)
 	require.NoError(t, json.Unmarshal([]byte(body), &task))

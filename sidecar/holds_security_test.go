@@ -30,40 +30,86 @@ import (
 // nothing is accepted, no victim's hold, stream, booking or reservation
 // changes, and no event on the spy's stream, nor any public answer,
 // carries a hold id, a stream token, an appointment id, a clientId or the
-// session id. The victims' own credentials still work afterwards.
+// session id. The victims' own credentials still work afterwards. The
+// steps run in order on one fixture.
 func TestHoldsSecurityReplayAcceptsNothing(t *testing.T) {
+	r := startHoldsAttack(t)
+	r.victimsHoldAndBook(t)
+	r.ivaReservation(t)
+	r.spySeesNoCredential(t)
+	r.replayChangesNothing(t)
+	r.ownersStillWork(t)
+}
+
+// holdsVictim is a web client with its stream and its live holds.
+type holdsVictim struct {
+	client string
+	stream *holdattack.Stream
+	holds  []holdshttpHold
+}
+
+// holdsAttack is TestHoldsSecurityReplayAcceptsNothing's fixture: the
+// sidecar on a real Redis with one appointment type, a spy and a watcher on
+// its stream, and what the steps add (victims, secrets, what was shown).
+type holdsAttack struct {
+	m      *Main
+	k      *holdattack.Kit
+	ctx    context.Context
+	typeID string
+	day    string
+	free   []freeSlot
+	spy    *holdattack.Stream
+	// watch is a watcher nobody harvests: it sees what the replay changes
+	// (the spies may end their own streams: their tokens are values they saw).
+	watch *holdattack.Stream
+
+	victims       []*holdsVictim
+	appointmentID string            // victims[0]'s booking
+	secrets       map[string]string // secret → what it is
+	eng           *holds.Engine
+	iva           holds.Hold // the IVA reservation on free[3]
+	ivaStart      time.Time
+	secretClients map[string]string // clientId or session → what it is
+	spy2          *holdattack.Stream
+	shown         []string // every stream line and public answer the spies saw
+}
+
+func startHoldsAttack(t *testing.T) *holdsAttack {
+	t.Helper()
 	env := realRedisEnv(t)
-	typeID := "sec-" + randHex(t, 6) // event channels are per server, not per database
-	env["HOLDS_SCHEDULE_FILE"] = securitySchedule(t, typeID)
-	m, base := startMain(t, env)
-	k := holdattack.New(base)
+	r := &holdsAttack{typeID: "sec-" + randHex(t, 6)} // event channels are per server, not per database
+	env["HOLDS_SCHEDULE_FILE"] = securitySchedule(t, r.typeID)
+	var base string
+	r.m, base = startMain(t, env)
+	r.k = holdattack.New(base)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
+	r.ctx = ctx
 
-	day, free := freeSlots(t, k, typeID, 4)
-	spy, err := k.Open(ctx, typeID, "spy-"+randHex(t, 4))
+	r.day, r.free = freeSlots(t, r.k, r.typeID, 4)
+	var err error
+	r.spy, err = r.k.Open(ctx, r.typeID, "spy-"+randHex(t, 4))
 	require.NoError(t, err)
-	t.Cleanup(spy.Close)
-	// A watcher nobody harvests sees what the replay changes (the spies
-	// may end their own streams: their tokens are values they saw).
-	watch, err := k.Open(ctx, typeID, "watch-"+randHex(t, 8))
+	t.Cleanup(r.spy.Close)
+	r.watch, err = r.k.Open(ctx, r.typeID, "watch-"+randHex(t, 8))
 	require.NoError(t, err)
-	t.Cleanup(watch.Close)
+	t.Cleanup(r.watch.Close)
+	return r
+}
 
-	// The victims: two web clients with their streams, holds and a booking.
-	type victim struct {
-		client string
-		stream *holdattack.Stream
-		holds  []holdshttpHold
-	}
-	victims := []*victim{{client: "victim-" + randHex(t, 8)}, {client: "victim-" + randHex(t, 8)}}
+// victimsHoldAndBook: two web clients with their streams, holds and a
+// booking.
+func (r *holdsAttack) victimsHoldAndBook(t *testing.T) {
+	k, typeID := r.k, r.typeID
+	var err error
+	victims := []*holdsVictim{{client: "victim-" + randHex(t, 8)}, {client: "victim-" + randHex(t, 8)}}
 	for _, v := range victims {
-		v.stream, err = k.Open(ctx, typeID, v.client)
+		v.stream, err = k.Open(r.ctx, typeID, v.client)
 		require.NoError(t, err)
 		t.Cleanup(v.stream.Close)
 	}
-	secrets := map[string]string{} // secret → what it is
-	for i, s := range free[:3] {
+	secrets := map[string]string{}
+	for i, s := range r.free[:3] {
 		v := victims[i/2]
 		h := holdSlot(t, k, typeID, v.client, s)
 		v.holds = append(v.holds, h)
@@ -78,65 +124,119 @@ func TestHoldsSecurityReplayAcceptsNothing(t *testing.T) {
 	require.NoError(t, json.Unmarshal(a.Body, &bk))
 	secrets[bk.Appointment.AppointmentID] = "appointmentId"
 	victims[0].holds = victims[0].holds[:1]
+	r.victims, r.secrets, r.appointmentID = victims, secrets, bk.Appointment.AppointmentID
 
-	// An IVA reservation (createAppt's face) on the same type's channel.
-	eng, err := m.holdsEngine()
-	require.NoError(t, err)
-	ivaStart, err := time.Parse(time.RFC3339, free[3].start)
-	require.NoError(t, err)
-	session := "call-" + randHex(t, 8)
-	iva, err := eng.Claim(ctx, holds.ClaimRequest{AppointmentTypeID: typeID, ClientID: session, SpecialistID: free[3].specialist,
-		SlotStart: ivaStart, SlotEnd: ivaStart.Add(30 * time.Minute), Face: holds.FaceIVA, TTL: 10 * time.Minute, MaxHolds: -1, Cooldown: -1,
-		FaceKey: "SlotReservation:loc:" + ivaStart.Format("20060102:1504") + ":" + free[3].specialist, FaceValue: `{"sessionId":"` + session + `"}`})
-	require.NoError(t, err)
-	secrets[iva.HoldID] = "IVA holdId"
-	for _, v := range append(victims, &victim{stream: watch}) {
-		secrets[v.stream.Token()] = "streamToken"
-	}
-	secretClients := map[string]string{session: "IVA session", victims[0].client: "clientId", victims[1].client: "clientId"}
-
-	// The spy saw every hold, the confirm, the reservation; a second spy
-	// reads them as a snapshot.
-	for _, ref := range []string{victims[0].holds[0].HoldRef, booked.HoldRef, victims[1].holds[0].HoldRef, holds.Ref(iva.HoldID)} {
-		_, err := spy.WaitFor(func(m map[string]any) bool { return m["type"] == "hold" && m["holdId"] == ref }, 10*time.Second)
+	// The spy saw every hold and the confirm.
+	for _, ref := range []string{victims[0].holds[0].HoldRef, booked.HoldRef, victims[1].holds[0].HoldRef} {
+		_, err := r.spy.WaitFor(func(m map[string]any) bool { return m["type"] == "hold" && m["holdId"] == ref }, 10*time.Second)
 		require.NoError(t, err)
 	}
-	_, err = spy.WaitFor(func(m map[string]any) bool { return m["type"] == "confirm" && m["holdId"] == booked.HoldRef }, 10*time.Second)
+	_, err = r.spy.WaitFor(func(m map[string]any) bool { return m["type"] == "confirm" && m["holdId"] == booked.HoldRef }, 10*time.Second)
 	require.NoError(t, err)
-	spy2, err := k.Open(ctx, typeID, "spy2-"+randHex(t, 4))
+}
+
+// ivaReservation: an IVA reservation (createAppt's face) on the same type's
+// channel; the spy sees it.
+func (r *holdsAttack) ivaReservation(t *testing.T) {
+	var err error
+	r.eng, err = r.m.holdsEngine()
 	require.NoError(t, err)
-	t.Cleanup(spy2.Close)
-	views, err := k.PublicViews([]string{typeID}, day, 1)
+	r.ivaStart, err = time.Parse(time.RFC3339, r.free[3].start)
+	require.NoError(t, err)
+	ivaStart, specialist := r.ivaStart, r.free[3].specialist
+	session := "call-" + randHex(t, 8)
+	r.iva, err = r.eng.Claim(r.ctx, holds.ClaimRequest{AppointmentTypeID: r.typeID, ClientID: session, SpecialistID: specialist,
+		SlotStart: ivaStart, SlotEnd: ivaStart.Add(30 * time.Minute), Face: holds.FaceIVA, TTL: 10 * time.Minute, MaxHolds: -1, Cooldown: -1,
+		FaceKey: "SlotReservation:loc:" + ivaStart.Format("20060102:1504") + ":" + specialist, FaceValue: `{"sessionId":"` + session + `"}`})
+	require.NoError(t, err)
+	r.secrets[r.iva.HoldID] = "IVA holdId"
+	for _, v := range append(r.victims, &holdsVictim{stream: r.watch}) {
+		r.secrets[v.stream.Token()] = "streamToken"
+	}
+	r.secretClients = map[string]string{session: "IVA session", r.victims[0].client: "clientId", r.victims[1].client: "clientId"}
+	ref := holds.Ref(r.iva.HoldID)
+	_, err = r.spy.WaitFor(func(m map[string]any) bool { return m["type"] == "hold" && m["holdId"] == ref }, 10*time.Second)
+	require.NoError(t, err)
+}
+
+// spySeesNoCredential: a second spy reads every hold as a snapshot; nothing
+// the spies were shown, nor any public answer, carries a credential.
+func (r *holdsAttack) spySeesNoCredential(t *testing.T) {
+	var err error
+	r.spy2, err = r.k.Open(r.ctx, r.typeID, "spy2-"+randHex(t, 4))
+	require.NoError(t, err)
+	t.Cleanup(r.spy2.Close)
+	views, err := r.k.PublicViews([]string{r.typeID}, r.day, 1)
 	require.NoError(t, err)
 
-	// Nothing shown carries a credential.
-	shown := append(spy.Raw(), spy2.Raw()...)
+	shown := append(r.spy.Raw(), r.spy2.Raw()...)
 	for _, v := range views {
 		shown = append(shown, string(v))
 	}
 	for _, line := range shown {
-		for s, what := range secrets {
+		for s, what := range r.secrets {
 			require.NotContains(t, line, s, "a %s is shown", what)
 		}
 		if strings.Contains(line, `"type":"init"`) {
 			continue // a stream's own init names its own clientId and token
 		}
-		for s, what := range secretClients {
+		for s, what := range r.secretClients {
 			require.NotContains(t, line, s, "a %s is shown", what)
 		}
 	}
+	r.shown = shown
+}
 
-	// Victims keep their holds alive during the replay.
-	hbCtx, stopHB := context.WithCancel(ctx)
+// replayChangesNothing: every value the spies saw, and the leaked clientIds
+// and session, replayed against every route while the victims keep their
+// holds alive: nothing is accepted and nothing changes for the victims.
+func (r *holdsAttack) replayChangesNothing(t *testing.T) {
+	k, spy := r.k, r.spy
+	stopHB := r.heartbeatVictims()
+	seen := map[string]bool{}
+	for _, line := range r.shown {
+		holdattack.Harvest(seen, line)
+	}
+	values := holdattack.Values(seen)
+	clientIDs := []string{spy.ClientID}
+	for _, v := range values {
+		if holdattack.IDLike(v) && v != spy.ClientID {
+			clientIDs = append(clientIDs, v)
+		}
+	}
+	for c := range r.secretClients {
+		clientIDs = append(clientIDs, c)
+		values = append(values, c)
+	}
+	before := len(r.watch.Events())
+	res := k.Replay(holdattack.Targets{TypeIDs: []string{r.typeID}, Values: values, ClientIDs: clientIDs,
+		Held: holdattack.HeldSlots(r.spy2.Events())}, 8)
+	for _, f := range stopHB() {
+		t.Errorf("a victim's heartbeat failed during the replay: %s", f)
+	}
+
+	effects := r.effectsSince(t, before)
+	accepted := len(res.Accepted) + len(effects)
+	t.Logf("SECURITY holds replay: values=%d clientIds=%d attempts=%d accepted=%d by route %v", len(values), len(clientIDs), res.Attempts, accepted, res.ByRoute)
+	require.Empty(t, res.Unexpected, "answers no refusal gives")
+	require.Empty(t, res.Accepted, "accepted requests")
+	require.Empty(t, effects, "effects on the victims")
+	require.Positive(t, res.Attempts)
+}
+
+// heartbeatVictims keeps the victims' holds alive every 5 s until the
+// returned stop is called; stop returns the heartbeats that failed.
+func (r *holdsAttack) heartbeatVictims() (stop func() []string) {
+	hbCtx, stopHB := context.WithCancel(r.ctx)
 	var hb sync.WaitGroup
 	hbFail := make(chan string, 16)
-	for _, v := range victims {
+	for _, v := range r.victims {
 		hb.Add(1)
 		go func() {
 			defer hb.Done()
 			for {
 				for _, h := range v.holds {
-					if a := k.Do(http.MethodPatch, "/v1/holds", map[string]string{"holdId": h.HoldID, "clientId": v.client}); !holdattack.Kept(a) {
+					if a := r.k.Do(http.MethodPatch, "/v1/holds", map[string]string{"holdId": h.HoldID, "clientId": v.client}); !holdattack.Kept(a) {
 						hbFail <- a.String()
 					}
 				}
@@ -148,57 +248,44 @@ func TestHoldsSecurityReplayAcceptsNothing(t *testing.T) {
 			}
 		}()
 	}
-
-	seen := map[string]bool{}
-	for _, line := range shown {
-		holdattack.Harvest(seen, line)
-	}
-	values := holdattack.Values(seen)
-	clientIDs := []string{spy.ClientID}
-	for _, v := range values {
-		if holdattack.IDLike(v) && v != spy.ClientID {
-			clientIDs = append(clientIDs, v)
+	return func() []string {
+		stopHB()
+		hb.Wait()
+		close(hbFail)
+		var failed []string
+		for f := range hbFail {
+			failed = append(failed, f)
 		}
+		return failed
 	}
-	for c := range secretClients {
-		clientIDs = append(clientIDs, c)
-		values = append(values, c)
-	}
-	before := len(watch.Events())
-	res := k.Replay(holdattack.Targets{TypeIDs: []string{typeID}, Values: values, ClientIDs: clientIDs,
-		Held: holdattack.HeldSlots(spy2.Events())}, 8)
-	stopHB()
-	hb.Wait()
-	close(hbFail)
-	for f := range hbFail {
-		t.Errorf("a victim's heartbeat failed during the replay: %s", f)
-	}
+}
 
-	// Effects: nothing changed for the victims.
+// effectsSince lists what changed for the victims since the watcher's
+// event number before: events, ended streams, a lost IVA reservation.
+func (r *holdsAttack) effectsSince(t *testing.T, before int) []string {
+	t.Helper()
 	var effects []string
-	for _, e := range watch.Events()[before:] {
+	for _, e := range r.watch.Events()[before:] {
 		if typ := e["type"]; typ != "ping" {
 			effects = append(effects, fmt.Sprintf("the watcher saw %v %v", typ, e["holdId"]))
 		}
 	}
-	for _, v := range victims {
-		if r := v.stream.Ended(); r != "" {
-			effects = append(effects, v.client+"'s stream ended: "+r)
+	for _, v := range r.victims {
+		if why := v.stream.Ended(); why != "" {
+			effects = append(effects, v.client+"'s stream ended: "+why)
 		}
 	}
-	h, _, found, err := eng.HolderOf(ctx, free[3].specialist, ivaStart)
+	h, _, found, err := r.eng.HolderOf(r.ctx, r.free[3].specialist, r.ivaStart)
 	require.NoError(t, err)
-	if !found || h.HoldID != iva.HoldID {
+	if !found || h.HoldID != r.iva.HoldID {
 		effects = append(effects, "the IVA reservation is gone")
 	}
-	accepted := len(res.Accepted) + len(effects)
-	t.Logf("SECURITY holds replay: values=%d clientIds=%d attempts=%d accepted=%d by route %v", len(values), len(clientIDs), res.Attempts, accepted, res.ByRoute)
-	require.Empty(t, res.Unexpected, "answers no refusal gives")
-	require.Empty(t, res.Accepted, "accepted requests")
-	require.Empty(t, effects, "effects on the victims")
-	require.Positive(t, res.Attempts)
+	return effects
+}
 
-	// The owners' credentials still work.
+// ownersStillWork: the owners' credentials still release, cancel and end.
+func (r *holdsAttack) ownersStillWork(t *testing.T) {
+	k, victims := r.k, r.victims
 	for _, v := range victims {
 		for _, h := range v.holds {
 			a := k.Do(http.MethodDelete, "/v1/holds/"+h.HoldID+"?clientId="+v.client, nil)
@@ -206,11 +293,11 @@ func TestHoldsSecurityReplayAcceptsNothing(t *testing.T) {
 			require.JSONEq(t, `{"released":true}`, string(a.Body))
 		}
 	}
-	a = k.Do(http.MethodDelete, "/v1/appointments/"+bk.Appointment.AppointmentID, nil)
+	a := k.Do(http.MethodDelete, "/v1/appointments/"+r.appointmentID, nil)
 	require.Equal(t, http.StatusOK, a.Status, a.String())
 	a = k.Do(http.MethodDelete, "/v1/holds/stream?clientId="+victims[1].client+"&streamToken="+victims[1].stream.Token(), nil)
 	require.Equal(t, http.StatusNoContent, a.Status, a.String())
-	_, err = victims[1].stream.WaitFor(func(m map[string]any) bool { return m["type"] == "end" && m["reason"] == "client-cancel" }, 10*time.Second)
+	_, err := victims[1].stream.WaitFor(func(m map[string]any) bool { return m["type"] == "end" && m["reason"] == "client-cancel" }, 10*time.Second)
 	require.NoError(t, err)
 }
 

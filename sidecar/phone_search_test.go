@@ -21,10 +21,10 @@ func TestPhoneSearchReadsOnlyForCallers(t *testing.T) {
 	st, body := p.call(t, http.MethodPost, "/createPatient", map[string]any{"patientFirstName": "Mary", "patientLastName": "Smith",
 		"phoneNumber": "412-555-0100", "uui": "call-phone-1"})
 	require.Equal(t, http.StatusOK, st, "%s", body)
-	time.Sleep(300 * time.Millisecond)
 	reads := func() [2]int {
 		return [2]int{p.sim.Calls(cloud9.ProcGetPatientList), p.sim.Calls(cloud9.ProcGetPatientInformation)}
 	}
+	require.Never(t, func() bool { return reads() != [2]int{0, 0} }, 300*time.Millisecond, 10*time.Millisecond, "a read while idle")
 	require.Equal(t, [2]int{0, 0}, reads(), "no read at start or while idle")
 
 	st, body = p.call(t, http.MethodPost, "/getPatientByFilter", map[string]any{"phoneNumber": "(412) 555-0100"})
@@ -34,6 +34,6 @@ func TestPhoneSearchReadsOnlyForCallers(t *testing.T) {
 	st, _ = p.call(t, http.MethodPost, "/getPatientByFilter", map[string]any{"phoneNumber": "4125550100"})
 	require.Equal(t, http.StatusOK, st)
 	require.Equal(t, [2]int{2, 1}, reads(), "the record is kept: the next search lists only")
-	time.Sleep(300 * time.Millisecond)
+	require.Never(t, func() bool { return reads() != [2]int{2, 1} }, 300*time.Millisecond, 10*time.Millisecond, "a read after the callers")
 	require.Equal(t, [2]int{2, 1}, reads(), "nothing after the callers")
 }

@@ -28,14 +28,8 @@ func TestDriveClockExpiresKeys(t *testing.T) {
 
 	waitTTL := func(key string, cond func(time.Duration) bool) {
 		t.Helper()
-		deadline := time.Now().Add(5 * time.Second)
-		for time.Now().Before(deadline) {
-			if cond(mini.TTL(key)) {
-				return
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
-		t.Fatalf("%s: TTL %v never met the condition", key, mini.TTL(key))
+		require.Eventually(t, func() bool { return cond(mini.TTL(key)) }, 5*time.Second, 5*time.Millisecond,
+			"%s: the TTL never met the condition", key)
 	}
 
 	offset.Store(int64(4 * time.Second))
@@ -54,7 +48,8 @@ func TestDriveClockExpiresKeys(t *testing.T) {
 
 	// A clock that goes back moves nothing.
 	offset.Store(int64(time.Second))
-	time.Sleep(30 * time.Millisecond)
+	require.Never(t, func() bool { return mini.TTL("long") < 54*time.Second }, 30*time.Millisecond, 5*time.Millisecond,
+		"long: the TTL moved after the clock went back")
 	if d := mini.TTL("long"); d < 54*time.Second {
 		t.Fatalf("long: TTL %v after the clock went back", d)
 	}

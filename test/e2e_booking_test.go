@@ -35,225 +35,230 @@ import (
 // queue-status, one branch per subtest.
 func TestBookingFlowOverHTTP(t *testing.T) {
 	t.Parallel()
+	t.Run("auth rejected, then success with note", bookingAuthThenNote)
+	t.Run("rate limited, sync retry, success", bookingSyncRetry)
+	t.Run("rate limited, queued, completed by the worker", bookingQueuedCompleted)
+	t.Run("10 attempts exhausted, failed and dead-lettered", bookingAttemptsExhausted)
+}
 
-	// Invalid token → rejected, nothing sent to Cloud9; then a booking by
-	// bookingToken with a note (SetPatientComment), and one by raw GUIDs.
-	t.Run("auth rejected, then success with note", func(t *testing.T) {
-		t.Parallel()
-		db := newTestRedis(t)
-		sim := startSim(t, 60, "5/min")
-		p := startFlowgate(t, bookingEnv(db.URL(), sim, "100/min", nil))
-		c := newBookingClient(t, p)
-		pat := c.createPatient("Pat", "Parent", "call-auth")
-		other := c.createPatient("Olga", "Other", "call-other")
-		list := distinctSlots(t, c.slots("call-auth", 3), 3)
+// bookingAuthThenNote: invalid token → rejected, nothing sent to Cloud9; then
+// a booking by bookingToken with a note (SetPatientComment), and one by raw
+// GUIDs.
+func bookingAuthThenNote(t *testing.T) {
+	t.Parallel()
+	db := newTestRedis(t)
+	sim := startSim(t, 60, "5/min")
+	p := startFlowgate(t, bookingEnv(db.URL(), sim, "100/min", nil))
+	c := newBookingClient(t, p)
+	pat := c.createPatient("Pat", "Parent", "call-auth")
+	other := c.createPatient("Olga", "Other", "call-other")
+	list := distinctSlots(t, c.slots("call-auth", 3), 3)
 
-		// No token, and no cached session for the patientGUID or the uui
-		// (a patient of another system): nothing to auto-inject (§4.4).
-		stranger := strings.ToUpper(uuid.NewString())
-		raw, et := c.appt(apptReq(stranger, "", list[0], "Tommy Smith", "call-unknown"))
-		require.Equal(t, contracts.BookingAuthMissing, et, truncate(raw))
-		rej := strictDecode[contracts.ApptAuthRejectedResponse](t, raw)
-		require.Equal(t, contracts.AuthMessage(contracts.BookingAuthMissing), rej.Message)
-		require.Equal(t, "booking_auth_failed", rej.LLMGuidance.ErrorType)
-		// Another patient's token: GUID_MISMATCH names the token's patient.
-		raw, et = c.appt(apptReq(pat.PatientGUID, other.BookingAuthToken, list[0], "Tommy Smith", "call-auth"))
-		require.Equal(t, contracts.BookingAuthGUIDMismatch, et, truncate(raw))
-		rej = strictDecode[contracts.ApptAuthRejectedResponse](t, raw)
-		require.Equal(t, other.PatientGUID, string(rej.Debug.CorrectPatientGUID))
-		require.Equal(t, 0, sim.state().Calls["SetAppointment"], "a rejected booking reached Cloud9")
+	// No token, and no cached session for the patientGUID or the uui
+	// (a patient of another system): nothing to auto-inject (§4.4).
+	stranger := strings.ToUpper(uuid.NewString())
+	raw, et := c.appt(apptReq(stranger, "", list[0], "Tommy Smith", "call-unknown"))
+	require.Equal(t, contracts.BookingAuthMissing, et, truncate(raw))
+	rej := strictDecode[contracts.ApptAuthRejectedResponse](t, raw)
+	require.Equal(t, contracts.AuthMessage(contracts.BookingAuthMissing), rej.Message)
+	require.Equal(t, "booking_auth_failed", rej.LLMGuidance.ErrorType)
+	// Another patient's token: GUID_MISMATCH names the token's patient.
+	raw, et = c.appt(apptReq(pat.PatientGUID, other.BookingAuthToken, list[0], "Tommy Smith", "call-auth"))
+	require.Equal(t, contracts.BookingAuthGUIDMismatch, et, truncate(raw))
+	rej = strictDecode[contracts.ApptAuthRejectedResponse](t, raw)
+	require.Equal(t, other.PatientGUID, string(rej.Debug.CorrectPatientGUID))
+	require.Equal(t, 0, sim.state().Calls["SetAppointment"], "a rejected booking reached Cloud9")
 
-		note := "Child: Tommy Smith | DOB: 01/15/2015 | Insurance: Aetna"
-		req := tokenReq(pat.PatientGUID, pat.BookingAuthToken, list[0], "Tommy Smith", "call-auth")
-		req.Note = note
-		ok := c.booked(req)
-		require.True(t, ok.NoteAdded, "note not added: %+v", ok.Debug.NoteResult)
-		require.True(t, ok.Debug.NoteResult.Success)
-		require.Equal(t, 1, ok.Debug.Attempts)
-		require.False(t, ok.Debug.Retried)
-		require.Equal(t, contracts.AuthMethodToken, ok.Debug.AuthMethod)
-		require.Equal(t, list[0].StartTime, ok.Debug.RequestParams.StartTime, "bookingToken not decoded into the slot")
-		require.True(t, strings.EqualFold(list[0].ScheduleColumnGUID, ok.Debug.RequestParams.ScheduleColumnGUID))
+	note := "Child: Tommy Smith | DOB: 01/15/2015 | Insurance: Aetna"
+	req := tokenReq(pat.PatientGUID, pat.BookingAuthToken, list[0], "Tommy Smith", "call-auth")
+	req.Note = note
+	ok := c.booked(req)
+	require.True(t, ok.NoteAdded, "note not added: %+v", ok.Debug.NoteResult)
+	require.True(t, ok.Debug.NoteResult.Success)
+	require.Equal(t, 1, ok.Debug.Attempts)
+	require.False(t, ok.Debug.Retried)
+	require.Equal(t, contracts.AuthMethodToken, ok.Debug.AuthMethod)
+	require.Equal(t, list[0].StartTime, ok.Debug.RequestParams.StartTime, "bookingToken not decoded into the slot")
+	require.True(t, strings.EqualFold(list[0].ScheduleColumnGUID, ok.Debug.RequestParams.ScheduleColumnGUID))
 
-		// Raw GUIDs and no token: the session cache auto-injects the
-		// patient's bookingAuthToken (§4.4), which then passes the checks.
-		ok2 := c.booked(apptReq(pat.PatientGUID, "", list[1], "Jane Smith", "call-auth"))
-		require.Equal(t, contracts.AuthMethodToken, ok2.Debug.AuthMethod)
-		require.NotEmpty(t, p.LogLines("auto-injected bookingAuthToken from session cache"))
+	// Raw GUIDs and no token: the session cache auto-injects the
+	// patient's bookingAuthToken (§4.4), which then passes the checks.
+	ok2 := c.booked(apptReq(pat.PatientGUID, "", list[1], "Jane Smith", "call-auth"))
+	require.Equal(t, contracts.AuthMethodToken, ok2.Debug.AuthMethod)
+	require.NotEmpty(t, p.LogLines("auto-injected bookingAuthToken from session cache"))
 
-		st := sim.state()
-		require.Len(t, st.Appointments, 2)
-		require.Len(t, apptsAt(st, pat.PatientGUID, list[0].StartTime, list[0].ScheduleColumnGUID), 1)
-		require.Len(t, apptsAt(st, pat.PatientGUID, list[1].StartTime, list[1].ScheduleColumnGUID), 1)
-		require.Equal(t, ok.AppointmentGUID, apptsAt(st, pat.PatientGUID, list[0].StartTime, list[0].ScheduleColumnGUID)[0].GUID)
-		require.Equal(t, 1, st.Comments, "the note is one SetPatientComment")
-		require.Equal(t, 2, st.Calls["SetAppointment"])
-		require.Zero(t, st.RateLimited["SetAppointment"])
-		require.Zero(t, c.queueStatus().Total, "nothing was queued")
+	st := sim.state()
+	require.Len(t, st.Appointments, 2)
+	require.Len(t, apptsAt(st, pat.PatientGUID, list[0].StartTime, list[0].ScheduleColumnGUID), 1)
+	require.Len(t, apptsAt(st, pat.PatientGUID, list[1].StartTime, list[1].ScheduleColumnGUID), 1)
+	require.Equal(t, ok.AppointmentGUID, apptsAt(st, pat.PatientGUID, list[0].StartTime, list[0].ScheduleColumnGUID)[0].GUID)
+	require.Equal(t, 1, st.Comments, "the note is one SetPatientComment")
+	require.Equal(t, 2, st.Calls["SetAppointment"])
+	require.Zero(t, st.RateLimited["SetAppointment"])
+	require.Zero(t, c.queueStatus().Total, "nothing was queued")
+}
+
+// bookingSyncRetry: code 8 on the first try; the sync retry after
+// BOOKING_SYNC_RETRY_DELAY lands after the simulator's window and books. The
+// simulator's minute is 3 s (scale 20, 1/min); booking B is sent 2.5 s after
+// A, so its first try is refused and its retry 1 s later is admitted (0.5 s of
+// slack either way).
+func bookingSyncRetry(t *testing.T) {
+	t.Parallel()
+	db := newTestRedis(t)
+	sim := startSim(t, 20, "1/min")
+	p := startFlowgate(t, bookingEnv(db.URL(), sim, "600/min", map[string]string{
+		"CLOUD9_LIMIT_MARGIN": "0s", "BOOKING_SYNC_RETRY_DELAY": "1s", "BOOKING_SYNC_BUDGET": "2s",
+	}))
+	c := newBookingClient(t, p)
+	pat := c.createPatient("Rita", "Retry", "call-retry")
+	list := distinctSlots(t, c.slots("call-retry", 2), 2)
+
+	c.booked(tokenReq(pat.PatientGUID, pat.BookingAuthToken, list[0], "Ann Retry", "call-retry"))
+	admittedBy := time.Now() // A was admitted before its answer
+	time.Sleep(time.Until(admittedBy.Add(2500 * time.Millisecond)))
+	ok := c.booked(apptReq(pat.PatientGUID, pat.BookingAuthToken, list[1], "Ben Retry", "call-retry"))
+	require.Equal(t, 2, ok.Debug.Attempts, "%+v", ok.Debug)
+	require.True(t, ok.Debug.Retried)
+
+	st := sim.state()
+	require.Equal(t, 1, st.RateLimited["SetAppointment"], "exactly the first try of B answered code 8")
+	require.Equal(t, 3, st.Calls["SetAppointment"])
+	require.Len(t, apptsAt(st, pat.PatientGUID, list[1].StartTime, list[1].ScheduleColumnGUID), 1)
+	require.Len(t, st.Appointments, 2)
+	require.Zero(t, c.queueStatus().Total, "nothing was queued")
+}
+
+// bookingQueuedCompleted: code 8 on both sync tries (BOOKING_SYNC_RETRY_DELAY
+// 300 ms within a 3 s simulator minute) → queued (§5.4) → the worker retries
+// with the backoff until the window passes → completed in queue-status, with
+// the appointment the simulator holds.
+func bookingQueuedCompleted(t *testing.T) {
+	t.Parallel()
+	db := newTestRedis(t)
+	sim := startSim(t, 20, "1/min")
+	p := startFlowgate(t, bookingEnv(db.URL(), sim, "600/min", map[string]string{
+		"CLOUD9_LIMIT_MARGIN": "0s", "BOOKING_SYNC_RETRY_DELAY": "300ms", "BOOKING_SYNC_BUDGET": "2s",
+		"BOOKING_BACKOFF_BASE": "200ms", "BOOKING_BACKOFF_MAX": "400ms",
+	}))
+	c := newBookingClient(t, p)
+	pat := c.createPatient("Quinn", "Queue", "call-queue")
+	list := distinctSlots(t, c.slots("call-queue", 2), 2)
+
+	c.booked(tokenReq(pat.PatientGUID, pat.BookingAuthToken, list[0], "Ann Queue", "call-queue"))
+	q := c.queued(apptReq(pat.PatientGUID, pat.BookingAuthToken, list[1], "Ben Queue", "call-queue"),
+		contracts.BookingErrRateLimitedQueued)
+	require.Equal(t, contracts.QueueReasonRateLimited, q.Debug.QueueReason)
+	require.Equal(t, 2, q.Debug.SyncAttempts)
+	require.Contains(t, q.Debug.LastError, "Too many requests")
+	require.Equal(t, 2, sim.state().RateLimited["SetAppointment"])
+
+	op, all := c.waitOp(q.OperationID, contracts.OpCompleted, 20*time.Second)
+	require.Equal(t, 1, all.Total)
+	require.Equal(t, 1, all.Completed)
+	require.Equal(t, contracts.OpSetAppointment, op.OperationType)
+	require.Equal(t, "Ben Queue", op.ChildName)
+	require.Equal(t, list[1].StartTime, op.StartTime)
+	require.Equal(t, 10, op.MaxAttempts)
+	require.GreaterOrEqual(t, op.Attempts, 1)
+	require.NotNil(t, op.Result)
+	require.NotEmpty(t, op.CompletedAt)
+
+	st := sim.state()
+	got := apptsAt(st, pat.PatientGUID, list[1].StartTime, list[1].ScheduleColumnGUID)
+	require.Len(t, got, 1, "the queued booking exists exactly once")
+	require.Equal(t, got[0].GUID, op.Result.AppointmentGUID)
+	require.True(t, strings.EqualFold(pat.PatientGUID, op.Result.PatientGUID))
+	require.Len(t, st.Appointments, 2)
+	requireMetrics(t, p, map[string]float64{`flowgate_booking_completed_total{operation="SetAppointment"}`: 1})
+}
+
+// bookingAttemptsExhausted: every SetAppointment of the worker fails retryably
+// (error rate 1 on SetAppointment: Cloud9's error 0, "An unknown error
+// occurred."): BOOKING_MAX_ATTEMPTS=10 attempts, then failed in queue-status,
+// archived in Asynq (Asynqmon's archived_tasks), counted in flowgate_dlq_size;
+// the slot is held while queued (another session gets SLOT_RESERVED) and
+// released after the final failure (the other session books it).
+//
+// Here the booking is queued by flowgate's own spacing (the diagram's "Check
+// Spacing" branch: the limiter's wait does not fit the sync budget,
+// queue_reason limiter_wait) and the simulator has no rate limit, so every
+// attempt meets the injected error and never code 8 (asynq keeps retry times
+// in whole seconds, so sub-second backoffs cannot keep attempts out of a
+// simulator window reliably).
+func bookingAttemptsExhausted(t *testing.T) {
+	t.Parallel()
+	db := newTestRedis(t)
+	sim := startSim(t, 1, "off")
+	p := startFlowgate(t, bookingEnv(db.URL(), sim, "1/1s", map[string]string{
+		"CLOUD9_LIMIT_MARGIN": "0s", "BOOKING_SYNC_BUDGET": "300ms",
+		// The injected error is Cloud9's code 0, an uncertain outcome: keep
+		// the wait for a late commit short so ten attempts fit the test.
+		"BOOKING_UNCERTAIN_GRACE": "100ms",
+		"BOOKING_BACKOFF_BASE":    "200ms", "BOOKING_BACKOFF_MAX": "400ms", "BOOKING_MAX_ATTEMPTS": "10",
+		"DLQ_RECONCILE_SCHEDULE": "@every 1s",
+	}))
+	c := newBookingClient(t, p)
+	pat := c.createPatient("Fay", "Fail", "call-fail")
+	time.Sleep(1100 * time.Millisecond) // flowgate's SetPatient spacing
+	rival := c.createPatient("Rex", "Rival", "call-rival")
+	list := distinctSlots(t, c.slots("call-fail", 2), 2)
+
+	c.booked(tokenReq(pat.PatientGUID, pat.BookingAuthToken, list[0], "Ann Fail", "call-fail"))
+	q := c.queued(apptReq(pat.PatientGUID, pat.BookingAuthToken, list[1], "Ben Fail", "call-fail"),
+		contracts.BookingErrRateLimitedQueued)
+	require.Equal(t, contracts.QueueReasonLimiterWait, q.Debug.QueueReason)
+	require.Zero(t, q.Debug.SyncAttempts)
+	// From now on every SetAppointment answers error 0 (retryable); the
+	// worker's first call comes a limiter interval (1 s) after A's.
+	sim.setFaults(cloud9sim.FaultsJSON{ErrorRate: 1, Procedures: []string{"SetAppointment"}})
+	callsBefore := sim.state().Calls["SetAppointment"]
+	require.Equal(t, 1, callsBefore, "only A reached Cloud9 on the sync path")
+
+	// While queued the slot is held for the caller who asked for it.
+	for _, s := range c.slots("call-rival", 1) {
+		require.False(t, sameStart(s.StartTime, list[1].StartTime) && strings.EqualFold(s.ScheduleColumnGUID, list[1].ScheduleColumnGUID),
+			"a held slot is offered to another session")
+	}
+	raw, et := c.appt(apptReq(rival.PatientGUID, rival.BookingAuthToken, list[1], "Rita Rival", "call-rival"))
+	require.Equal(t, contracts.BookingErrSlotReserved, et, truncate(raw))
+	strictDecode[contracts.ApptSlotReservedResponse](t, raw)
+	require.Equal(t, callsBefore, sim.state().Calls["SetAppointment"], "SLOT_RESERVED reached Cloud9")
+
+	op, all := c.waitOp(q.OperationID, contracts.OpFailed, 35*time.Second)
+	require.Equal(t, 1, all.Failed)
+	require.Equal(t, 10, op.Attempts)
+	require.Equal(t, 10, op.MaxAttempts)
+	require.NotNil(t, op.LastError)
+	require.Equal(t, "CLOUD9_ERROR: An unknown error occurred.", *op.LastError)
+	require.Equal(t, callsBefore+10, sim.state().Calls["SetAppointment"], "10 attempts, each one SetAppointment")
+
+	archived := asynqTasks(t, p, "critical", "archived")
+	at, found := findAsynqTask(archived, q.OperationID)
+	require.True(t, found, "no archived task %s in Asynqmon: %+v", q.OperationID, archived)
+	require.Equal(t, "booking:set_appointment", at.Type)
+	waitMetricAtLeast(t, p, `flowgate_dlq_size{queue="critical"}`, 1, 10*time.Second)
+	time.Sleep(1500 * time.Millisecond) // a reconciler run (@every 1s) must not add a second record
+	requireMetrics(t, p, map[string]float64{
+		`flowgate_dlq_size{queue="critical"}`:                                            1,
+		`flowgate_booking_failed_total{class="CLOUD9_ERROR",operation="SetAppointment"}`: 1,
 	})
+	require.NotEmpty(t, p.LogLines("queued booking failed for good"))
 
-	// Code 8 on the first try; the sync retry after
-	// BOOKING_SYNC_RETRY_DELAY lands after the simulator's window and books.
-	// The simulator's minute is 3 s (scale 20, 1/min); booking B is sent
-	// 2.5 s after A, so its first try is refused and its retry 1 s later is
-	// admitted (0.5 s of slack either way).
-	t.Run("rate limited, sync retry, success", func(t *testing.T) {
-		t.Parallel()
-		db := newTestRedis(t)
-		sim := startSim(t, 20, "1/min")
-		p := startFlowgate(t, bookingEnv(db.URL(), sim, "600/min", map[string]string{
-			"CLOUD9_LIMIT_MARGIN": "0s", "BOOKING_SYNC_RETRY_DELAY": "1s", "BOOKING_SYNC_BUDGET": "2s",
-		}))
-		c := newBookingClient(t, p)
-		pat := c.createPatient("Rita", "Retry", "call-retry")
-		list := distinctSlots(t, c.slots("call-retry", 2), 2)
-
-		c.booked(tokenReq(pat.PatientGUID, pat.BookingAuthToken, list[0], "Ann Retry", "call-retry"))
-		admittedBy := time.Now() // A was admitted before its answer
-		time.Sleep(time.Until(admittedBy.Add(2500 * time.Millisecond)))
-		ok := c.booked(apptReq(pat.PatientGUID, pat.BookingAuthToken, list[1], "Ben Retry", "call-retry"))
-		require.Equal(t, 2, ok.Debug.Attempts, "%+v", ok.Debug)
-		require.True(t, ok.Debug.Retried)
-
-		st := sim.state()
-		require.Equal(t, 1, st.RateLimited["SetAppointment"], "exactly the first try of B answered code 8")
-		require.Equal(t, 3, st.Calls["SetAppointment"])
-		require.Len(t, apptsAt(st, pat.PatientGUID, list[1].StartTime, list[1].ScheduleColumnGUID), 1)
-		require.Len(t, st.Appointments, 2)
-		require.Zero(t, c.queueStatus().Total, "nothing was queued")
-	})
-
-	// Code 8 on both sync tries (BOOKING_SYNC_RETRY_DELAY 300 ms within a
-	// 3 s simulator minute) → queued (§5.4) → the worker retries with the
-	// backoff until the window passes → completed in queue-status, with the
-	// appointment the simulator holds.
-	t.Run("rate limited, queued, completed by the worker", func(t *testing.T) {
-		t.Parallel()
-		db := newTestRedis(t)
-		sim := startSim(t, 20, "1/min")
-		p := startFlowgate(t, bookingEnv(db.URL(), sim, "600/min", map[string]string{
-			"CLOUD9_LIMIT_MARGIN": "0s", "BOOKING_SYNC_RETRY_DELAY": "300ms", "BOOKING_SYNC_BUDGET": "2s",
-			"BOOKING_BACKOFF_BASE": "200ms", "BOOKING_BACKOFF_MAX": "400ms",
-		}))
-		c := newBookingClient(t, p)
-		pat := c.createPatient("Quinn", "Queue", "call-queue")
-		list := distinctSlots(t, c.slots("call-queue", 2), 2)
-
-		c.booked(tokenReq(pat.PatientGUID, pat.BookingAuthToken, list[0], "Ann Queue", "call-queue"))
-		q := c.queued(apptReq(pat.PatientGUID, pat.BookingAuthToken, list[1], "Ben Queue", "call-queue"),
-			contracts.BookingErrRateLimitedQueued)
-		require.Equal(t, contracts.QueueReasonRateLimited, q.Debug.QueueReason)
-		require.Equal(t, 2, q.Debug.SyncAttempts)
-		require.Contains(t, q.Debug.LastError, "Too many requests")
-		require.Equal(t, 2, sim.state().RateLimited["SetAppointment"])
-
-		op, all := c.waitOp(q.OperationID, contracts.OpCompleted, 20*time.Second)
-		require.Equal(t, 1, all.Total)
-		require.Equal(t, 1, all.Completed)
-		require.Equal(t, contracts.OpSetAppointment, op.OperationType)
-		require.Equal(t, "Ben Queue", op.ChildName)
-		require.Equal(t, list[1].StartTime, op.StartTime)
-		require.Equal(t, 10, op.MaxAttempts)
-		require.GreaterOrEqual(t, op.Attempts, 1)
-		require.NotNil(t, op.Result)
-		require.NotEmpty(t, op.CompletedAt)
-
-		st := sim.state()
-		got := apptsAt(st, pat.PatientGUID, list[1].StartTime, list[1].ScheduleColumnGUID)
-		require.Len(t, got, 1, "the queued booking exists exactly once")
-		require.Equal(t, got[0].GUID, op.Result.AppointmentGUID)
-		require.True(t, strings.EqualFold(pat.PatientGUID, op.Result.PatientGUID))
-		require.Len(t, st.Appointments, 2)
-		requireMetrics(t, p, map[string]float64{`flowgate_booking_completed_total{operation="SetAppointment"}`: 1})
-	})
-
-	// Every SetAppointment of the worker fails retryably (error rate 1 on
-	// SetAppointment: Cloud9's error 0, "An unknown error occurred."):
-	// BOOKING_MAX_ATTEMPTS=10 attempts, then failed in queue-status, archived
-	// in Asynq (Asynqmon's archived_tasks), counted in flowgate_dlq_size;
-	// the slot is held while queued (another session gets SLOT_RESERVED)
-	// and released after the final failure (the other session books it).
-	//
-	// Here the booking is queued by flowgate's own spacing (the diagram's
-	// "Check Spacing" branch: the limiter's wait does not fit the sync
-	// budget, queue_reason limiter_wait) and the simulator has no rate limit,
-	// so every attempt meets the injected error and never code 8 (asynq
-	// keeps retry times in whole seconds, so sub-second backoffs cannot keep
-	// attempts out of a simulator window reliably).
-	t.Run("10 attempts exhausted, failed and dead-lettered", func(t *testing.T) {
-		t.Parallel()
-		db := newTestRedis(t)
-		sim := startSim(t, 1, "off")
-		p := startFlowgate(t, bookingEnv(db.URL(), sim, "1/1s", map[string]string{
-			"CLOUD9_LIMIT_MARGIN": "0s", "BOOKING_SYNC_BUDGET": "300ms",
-			// The injected error is Cloud9's code 0, an uncertain outcome: keep
-			// the wait for a late commit short so ten attempts fit the test.
-			"BOOKING_UNCERTAIN_GRACE": "100ms",
-			"BOOKING_BACKOFF_BASE":    "200ms", "BOOKING_BACKOFF_MAX": "400ms", "BOOKING_MAX_ATTEMPTS": "10",
-			"DLQ_RECONCILE_SCHEDULE": "@every 1s",
-		}))
-		c := newBookingClient(t, p)
-		pat := c.createPatient("Fay", "Fail", "call-fail")
-		time.Sleep(1100 * time.Millisecond) // flowgate's SetPatient spacing
-		rival := c.createPatient("Rex", "Rival", "call-rival")
-		list := distinctSlots(t, c.slots("call-fail", 2), 2)
-
-		c.booked(tokenReq(pat.PatientGUID, pat.BookingAuthToken, list[0], "Ann Fail", "call-fail"))
-		q := c.queued(apptReq(pat.PatientGUID, pat.BookingAuthToken, list[1], "Ben Fail", "call-fail"),
-			contracts.BookingErrRateLimitedQueued)
-		require.Equal(t, contracts.QueueReasonLimiterWait, q.Debug.QueueReason)
-		require.Zero(t, q.Debug.SyncAttempts)
-		// From now on every SetAppointment answers error 0 (retryable); the
-		// worker's first call comes a limiter interval (1 s) after A's.
-		sim.setFaults(cloud9sim.FaultsJSON{ErrorRate: 1, Procedures: []string{"SetAppointment"}})
-		callsBefore := sim.state().Calls["SetAppointment"]
-		require.Equal(t, 1, callsBefore, "only A reached Cloud9 on the sync path")
-
-		// While queued the slot is held for the caller who asked for it.
-		for _, s := range c.slots("call-rival", 1) {
-			require.False(t, sameStart(s.StartTime, list[1].StartTime) && strings.EqualFold(s.ScheduleColumnGUID, list[1].ScheduleColumnGUID),
-				"a held slot is offered to another session")
-		}
-		raw, et := c.appt(apptReq(rival.PatientGUID, rival.BookingAuthToken, list[1], "Rita Rival", "call-rival"))
-		require.Equal(t, contracts.BookingErrSlotReserved, et, truncate(raw))
-		strictDecode[contracts.ApptSlotReservedResponse](t, raw)
-		require.Equal(t, callsBefore, sim.state().Calls["SetAppointment"], "SLOT_RESERVED reached Cloud9")
-
-		op, all := c.waitOp(q.OperationID, contracts.OpFailed, 35*time.Second)
-		require.Equal(t, 1, all.Failed)
-		require.Equal(t, 10, op.Attempts)
-		require.Equal(t, 10, op.MaxAttempts)
-		require.NotNil(t, op.LastError)
-		require.Equal(t, "CLOUD9_ERROR: An unknown error occurred.", *op.LastError)
-		require.Equal(t, callsBefore+10, sim.state().Calls["SetAppointment"], "10 attempts, each one SetAppointment")
-
-		archived := asynqTasks(t, p, "critical", "archived")
-		at, found := findAsynqTask(archived, q.OperationID)
-		require.True(t, found, "no archived task %s in Asynqmon: %+v", q.OperationID, archived)
-		require.Equal(t, "booking:set_appointment", at.Type)
-		waitMetricAtLeast(t, p, `flowgate_dlq_size{queue="critical"}`, 1, 10*time.Second)
-		time.Sleep(1500 * time.Millisecond) // a reconciler run (@every 1s) must not add a second record
-		requireMetrics(t, p, map[string]float64{
-			`flowgate_dlq_size{queue="critical"}`:                                            1,
-			`flowgate_booking_failed_total{class="CLOUD9_ERROR",operation="SetAppointment"}`: 1,
-		})
-		require.NotEmpty(t, p.LogLines("queued booking failed for good"))
-
-		// Released: another session now sees and books the slot (after a
-		// limiter interval, so that it is booked on the sync path).
-		sim.setFaults(cloud9sim.FaultsJSON{})
-		time.Sleep(1100 * time.Millisecond)
-		offered := false
-		for _, s := range c.slots("call-rival", 1) {
-			offered = offered || sameStart(s.StartTime, list[1].StartTime) && strings.EqualFold(s.ScheduleColumnGUID, list[1].ScheduleColumnGUID)
-		}
-		require.True(t, offered, "the released slot is not offered again")
-		ok := c.booked(apptReq(rival.PatientGUID, rival.BookingAuthToken, list[1], "Rita Rival", "call-rival"))
-		st := sim.state()
-		require.Len(t, apptsAt(st, rival.PatientGUID, list[1].StartTime, list[1].ScheduleColumnGUID), 1)
-		require.Empty(t, apptsAt(st, pat.PatientGUID, list[1].StartTime, list[1].ScheduleColumnGUID), "the failed booking exists")
-		require.Equal(t, ok.AppointmentGUID, apptsAt(st, rival.PatientGUID, list[1].StartTime, list[1].ScheduleColumnGUID)[0].GUID)
-	})
+	// Released: another session now sees and books the slot (after a
+	// limiter interval, so that it is booked on the sync path).
+	sim.setFaults(cloud9sim.FaultsJSON{})
+	time.Sleep(1100 * time.Millisecond)
+	offered := false
+	for _, s := range c.slots("call-rival", 1) {
+		offered = offered || sameStart(s.StartTime, list[1].StartTime) && strings.EqualFold(s.ScheduleColumnGUID, list[1].ScheduleColumnGUID)
+	}
+	require.True(t, offered, "the released slot is not offered again")
+	ok := c.booked(apptReq(rival.PatientGUID, rival.BookingAuthToken, list[1], "Rita Rival", "call-rival"))
+	st := sim.state()
+	require.Len(t, apptsAt(st, rival.PatientGUID, list[1].StartTime, list[1].ScheduleColumnGUID), 1)
+	require.Empty(t, apptsAt(st, pat.PatientGUID, list[1].StartTime, list[1].ScheduleColumnGUID), "the failed booking exists")
+	require.Equal(t, ok.AppointmentGUID, apptsAt(st, rival.PatientGUID, list[1].StartTime, list[1].ScheduleColumnGUID)[0].GUID)
 }
 
 // TestBookingTwoInstancesSiblings: two flowgates on one Redis, the
@@ -355,58 +360,100 @@ func TestBookingTwoInstancesSiblings(t *testing.T) {
 // HTTP_BODY_LIMIT and is refused before any route with the 413 envelope)
 // and nothing reaches Cloud9's SetAppointment. BOOKING_AUTH_MODE=token;
 // BOOKING_SESSION_TTL=3s so that a real token expires within the test.
+// The steps run in order on one fixture: those before expiredTokens take
+// less than the token's TTL.
 func TestBookingBadInput(t *testing.T) {
 	t.Parallel()
+	r := startBadInput(t)
+	r.unreadableBodies(t)
+	r.bodySizes(t)
+	r.missingAndInvalidFields(t)
+	r.badBookingTokens(t)
+	r.authChecks(t)
+	r.expiredTokens(t)
+	r.createPatientBadInput(t)
+
+	r.nothingBooked(t, "bad input")
+	require.Equal(t, 2, r.sim.state().Patients, "only the two patients of the test")
+	require.Zero(t, r.c.queueStatus().Total, "bad input was queued")
+}
+
+// badInputRig is TestBookingBadInput's fixture: flowgate and the simulator
+// on one Redis database, two patients, and a valid createAppt request.
+type badInputRig struct {
+	sim        *simProc
+	p          *proc
+	c          *bookingClient
+	pat, other contracts.PatientCreatedResponse
+	issued     time.Time // when pat's token was issued
+	slot       contracts.ApptSlot
+	valid      contracts.CreateApptRequest
+	validJSON  []byte
+}
+
+func startBadInput(t *testing.T) *badInputRig {
+	t.Helper()
 	db := redistest.New(t)
 	sim := startSim(t, 1, "off")
 	p := startFlowgate(t, bookingEnv(db.URL(), sim, "600/min", map[string]string{
 		"CLOUD9_LIMIT_MARGIN": "0s", "BOOKING_AUTH_MODE": "token", "BOOKING_SESSION_TTL": "3s",
 	}))
-	c := newBookingClient(t, p)
-	pat := c.createPatient("Bea", "Bad", "call-bad")
-	issued := time.Now()
-	other := c.createPatient("Otto", "Other", "call-bad-other")
-	slot := c.slots("call-bad", 1)[0]
-	valid := apptReq(pat.PatientGUID, pat.BookingAuthToken, slot, "Bad Input", "call-bad-x")
-	validJSON, err := json.Marshal(valid)
+	r := &badInputRig{sim: sim, p: p, c: newBookingClient(t, p)}
+	r.pat = r.c.createPatient("Bea", "Bad", "call-bad")
+	r.issued = time.Now()
+	r.other = r.c.createPatient("Otto", "Other", "call-bad-other")
+	r.slot = r.c.slots("call-bad", 1)[0]
+	r.valid = apptReq(r.pat.PatientGUID, r.pat.BookingAuthToken, r.slot, "Bad Input", "call-bad-x")
+	var err error
+	r.validJSON, err = json.Marshal(r.valid)
 	require.NoError(t, err)
+	return r
+}
 
-	nothingBooked := func(what string) {
-		t.Helper()
-		st := sim.state()
-		require.Zero(t, st.Calls["SetAppointment"], "%s reached SetAppointment", what)
-		require.Empty(t, st.Appointments, "%s booked", what)
-	}
-	validation := func(what string, body any) contracts.ApptValidationResponse {
-		t.Helper()
-		raw, et := c.appt(body)
-		require.Equal(t, contracts.BookingErrValidation, et, "%s: %s", what, truncate(raw))
-		r := strictDecode[contracts.ApptValidationResponse](t, raw)
-		require.False(t, r.Success)
-		require.NotNil(t, r.Debug.MissingFields, "missing_fields is always a list")
-		require.Equal(t, contracts.StateTransfer, r.LLMGuidance.CurrentState)
-		require.Equal(t, contracts.ActionTransferToAgent, r.LLMGuidance.ActionRequired)
-		require.Equal(t, "Do NOT tell the caller the appointment is booked.", r.LLMGuidance.Critical)
-		nothingBooked(what)
-		return r
-	}
-	authRejected := func(what, code string, req contracts.CreateApptRequest) contracts.ApptAuthRejectedResponse {
-		t.Helper()
-		raw, et := c.appt(req)
-		require.Equal(t, code, et, "%s: %s", what, truncate(raw))
-		r := strictDecode[contracts.ApptAuthRejectedResponse](t, raw)
-		require.False(t, r.Success)
-		require.Equal(t, contracts.AuthMessage(code), r.Message)
-		require.Equal(t, "token", r.Debug.AuthMode)
-		require.Equal(t, req.PatientGUID, r.Debug.ReceivedPatientGUID)
-		require.Equal(t, "booking_auth_failed", r.LLMGuidance.ErrorType)
-		require.Equal(t, "Call chord_ortho_patient action=create FIRST", r.LLMGuidance.Critical)
-		require.Len(t, r.LLMGuidance.RecoverySteps, 3)
-		nothingBooked(what)
-		return r
-	}
+// nothingBooked: no SetAppointment reached the simulator, nothing is booked.
+func (r *badInputRig) nothingBooked(t *testing.T, what string) {
+	t.Helper()
+	st := r.sim.state()
+	require.Zero(t, st.Calls["SetAppointment"], "%s reached SetAppointment", what)
+	require.Empty(t, st.Appointments, "%s booked", what)
+}
 
-	// Bodies flowgate cannot read: VALIDATION_ERROR, reason invalid_request.
+// validation sends body and expects the VALIDATION_ERROR shape.
+func (r *badInputRig) validation(t *testing.T, what string, body any) contracts.ApptValidationResponse {
+	t.Helper()
+	raw, et := r.c.appt(body)
+	require.Equal(t, contracts.BookingErrValidation, et, "%s: %s", what, truncate(raw))
+	v := strictDecode[contracts.ApptValidationResponse](t, raw)
+	require.False(t, v.Success)
+	require.NotNil(t, v.Debug.MissingFields, "missing_fields is always a list")
+	require.Equal(t, contracts.StateTransfer, v.LLMGuidance.CurrentState)
+	require.Equal(t, contracts.ActionTransferToAgent, v.LLMGuidance.ActionRequired)
+	require.Equal(t, "Do NOT tell the caller the appointment is booked.", v.LLMGuidance.Critical)
+	r.nothingBooked(t, what)
+	return v
+}
+
+// authRejected sends req and expects the booking-auth refusal code.
+func (r *badInputRig) authRejected(t *testing.T, what, code string, req contracts.CreateApptRequest) contracts.ApptAuthRejectedResponse {
+	t.Helper()
+	raw, et := r.c.appt(req)
+	require.Equal(t, code, et, "%s: %s", what, truncate(raw))
+	a := strictDecode[contracts.ApptAuthRejectedResponse](t, raw)
+	require.False(t, a.Success)
+	require.Equal(t, contracts.AuthMessage(code), a.Message)
+	require.Equal(t, "token", a.Debug.AuthMode)
+	require.Equal(t, req.PatientGUID, a.Debug.ReceivedPatientGUID)
+	require.Equal(t, "booking_auth_failed", a.LLMGuidance.ErrorType)
+	require.Equal(t, "Call chord_ortho_patient action=create FIRST", a.LLMGuidance.Critical)
+	require.Len(t, a.LLMGuidance.RecoverySteps, 3)
+	r.nothingBooked(t, what)
+	return a
+}
+
+// unreadableBodies: bodies flowgate cannot read get VALIDATION_ERROR,
+// reason invalid_request.
+func (r *badInputRig) unreadableBodies(t *testing.T) {
+	pat, validJSON := r.pat, r.validJSON
 	for name, body := range map[string]string{
 		"malformed JSON":          `{"patientGUID":"` + pat.PatientGUID + `","startTime":`,
 		"not an object":           `["createAppt"]`,
@@ -416,47 +463,55 @@ func TestBookingBadInput(t *testing.T) {
 		"wrong type: children":    strings.Replace(string(validJSON), `{`, `{"children":"Tommy",`, 1),
 		"empty body":              ``,
 	} {
-		r := validation(name, body)
-		require.Equal(t, "invalid_request", r.LLMGuidance.TransferReason, name)
-		require.NotEmpty(t, r.Debug.ErrorMessage, name)
-		require.True(t, strings.HasPrefix(r.Message, "Invalid request: "), "%s: %s", name, r.Message)
+		v := r.validation(t, name, body)
+		require.Equal(t, "invalid_request", v.LLMGuidance.TransferReason, name)
+		require.NotEmpty(t, v.Debug.ErrorMessage, name)
+		require.True(t, strings.HasPrefix(v.Message, "Invalid request: "), "%s: %s", name, v.Message)
 	}
-	r := validation("wrong type", strings.Replace(string(validJSON), `"minutes":45`, `"minutes":"forty-five"`, 1))
-	require.Contains(t, r.Debug.ErrorMessage, "minutes", "the field is named")
+	v := r.validation(t, "wrong type", strings.Replace(string(validJSON), `"minutes":45`, `"minutes":"forty-five"`, 1))
+	require.Contains(t, v.Debug.ErrorMessage, "minutes", "the field is named")
+}
 
-	// Over the booking endpoints' 64 KiB (bookinghttp.DefaultMaxBody) but
-	// under the server's 1 MiB: the VALIDATION_ERROR shape, 200.
-	big := valid
+// bodySizes: over the booking endpoints' 64 KiB (bookinghttp.DefaultMaxBody)
+// but under the server's 1 MiB, the VALIDATION_ERROR shape, 200; 10 MB is
+// over HTTP_BODY_LIMIT (1 MiB), refused by the HTTP server before the route
+// runs — the flowgate error envelope with 413 (HTTP_BODY_LIMIT: "larger
+// bodies get 413 too_large"), not a booking shape.
+func (r *badInputRig) bodySizes(t *testing.T) {
+	big := r.valid
 	big.Note = strings.Repeat("n", 100<<10)
-	r = validation("100 KiB body", big)
-	require.Contains(t, r.Debug.ErrorMessage, "at most 65536")
+	v := r.validation(t, "100 KiB body", big)
+	require.Contains(t, v.Debug.ErrorMessage, "at most 65536")
 
-	// 10 MB: over HTTP_BODY_LIMIT (1 MiB), refused by the HTTP server before
-	// the route runs — the flowgate error envelope with 413 (HTTP_BODY_LIMIT: "larger
-	// bodies get 413 too_large"), not a booking shape.
 	huge := append([]byte(`{"note":"`), append([]byte(strings.Repeat("x", 10<<20)), `"}`...)...)
-	status, raw := rawPost(t, p, bookingBase+"/createAppt", huge)
+	status, raw := rawPost(t, r.p, bookingBase+"/createAppt", huge)
 	require.Equal(t, http.StatusRequestEntityTooLarge, status, truncate(raw))
 	env := strictDecode[errorEnvelope](t, raw)
 	require.False(t, env.Success)
 	require.Equal(t, contracts.CodeTooLarge, env.Error.Code)
-	nothingBooked("10 MB body")
+	r.nothingBooked(t, "10 MB body")
+}
 
-	// Missing and invalid fields.
-	r = validation("missing startTime", contracts.CreateApptRequest{PatientGUID: pat.PatientGUID, BookingAuthToken: pat.BookingAuthToken})
-	// Every field not sent is named, as the original, even those
-	// a configured default fills; defaulted_fields says which.
-	require.Equal(t, []string{"startTime", "scheduleViewGUID", "scheduleColumnGUID"}, r.Debug.MissingFields)
-	require.Equal(t, []string{"scheduleViewGUID", "scheduleColumnGUID"}, r.Debug.DefaultedFields)
-	bad := valid
+// missingAndInvalidFields: every field not sent is named, as the original,
+// even those a configured default fills; defaulted_fields says which. An
+// invalid GUID is named, and the token is never echoed.
+func (r *badInputRig) missingAndInvalidFields(t *testing.T) {
+	pat := r.pat
+	v := r.validation(t, "missing startTime", contracts.CreateApptRequest{PatientGUID: pat.PatientGUID, BookingAuthToken: pat.BookingAuthToken})
+	require.Equal(t, []string{"startTime", "scheduleViewGUID", "scheduleColumnGUID"}, v.Debug.MissingFields)
+	require.Equal(t, []string{"scheduleViewGUID", "scheduleColumnGUID"}, v.Debug.DefaultedFields)
+	bad := r.valid
 	bad.ScheduleColumnGUID = "not-a-guid"
-	r = validation("invalid column", bad)
-	require.Equal(t, []string{"scheduleColumnGUID"}, r.Debug.InvalidFields)
-	require.Equal(t, false, r.Debug.ReceivedParams["hasBookingToken"])
-	require.NotContains(t, string(mustJSON(t, r)), pat.BookingAuthToken, "the token is echoed")
+	v = r.validation(t, "invalid column", bad)
+	require.Equal(t, []string{"scheduleColumnGUID"}, v.Debug.InvalidFields)
+	require.Equal(t, false, v.Debug.ReceivedParams["hasBookingToken"])
+	require.NotContains(t, string(mustJSON(t, v)), pat.BookingAuthToken, "the token is echoed")
+}
 
-	// bookingTokens: garbage, and a well-formed one naming a slot that was
-	// never offered (the slot cache does not hold it).
+// badBookingTokens: garbage, a well-formed one naming a slot that was never
+// offered (the slot cache does not hold it), and a tampered one.
+func (r *badInputRig) badBookingTokens(t *testing.T) {
+	pat, slot := r.pat, r.slot
 	for name, tok := range map[string]string{
 		"garbage bookingToken": "!!not-a-booking-token!!",
 		"unknown bookingToken": base64JSON(t, map[string]any{"startTime": "1/5/2099 9:00:00 AM",
@@ -466,16 +521,21 @@ func TestBookingBadInput(t *testing.T) {
 	} {
 		req := tokenReq(pat.PatientGUID, pat.BookingAuthToken, slot, "Bad Token", "call-bad-x")
 		req.BookingToken = tok
-		r := validation(name, req)
-		require.Equal(t, []string{"bookingToken"}, r.Debug.InvalidFields, name)
-		require.Equal(t, "invalid_scheduling_data", r.LLMGuidance.TransferReason, name)
+		v := r.validation(t, name, req)
+		require.Equal(t, []string{"bookingToken"}, v.Debug.InvalidFields, name)
+		require.Equal(t, "invalid_scheduling_data", v.LLMGuidance.TransferReason, name)
 	}
+}
 
-	// The five booking-auth checks (§4.2), in the seed's order.
+// authChecks: the booking-auth checks (§4.2) before EXPIRED, in the seed's
+// order: missing, malformed, signature invalid, GUID mismatch (the answer
+// names the token's patient).
+func (r *badInputRig) authChecks(t *testing.T) {
+	pat, other, valid := r.pat, r.other, r.valid
 	noToken := valid
 	noToken.BookingAuthToken = ""
 	noToken.PatientGUID = strings.ToUpper(uuid.NewString()) // no cached session to inject from
-	authRejected("no token", contracts.BookingAuthMissing, noToken)
+	r.authRejected(t, "no token", contracts.BookingAuthMissing, noToken)
 
 	for name, tok := range map[string]string{
 		"no dot":            "eyJwYXRpZW50R1VJRCI6IngifQ",
@@ -486,7 +546,7 @@ func TestBookingBadInput(t *testing.T) {
 	} {
 		req := valid
 		req.BookingAuthToken = tok
-		authRejected(name, contracts.BookingAuthMalformed, req)
+		r.authRejected(t, name, contracts.BookingAuthMalformed, req)
 	}
 
 	payload, sig, _ := strings.Cut(pat.BookingAuthToken, ".")
@@ -502,44 +562,45 @@ func TestBookingBadInput(t *testing.T) {
 	} {
 		req := valid
 		req.BookingAuthToken = tok
-		authRejected(name, contracts.BookingAuthSignatureInvalid, req)
+		r.authRejected(t, name, contracts.BookingAuthSignatureInvalid, req)
 	}
 
-	// GUID_MISMATCH: another patient's valid token; the answer names it.
 	mismatch := valid
 	mismatch.BookingAuthToken = other.BookingAuthToken
-	rej := authRejected("another patient's token", contracts.BookingAuthGUIDMismatch, mismatch)
+	rej := r.authRejected(t, "another patient's token", contracts.BookingAuthGUIDMismatch, mismatch)
 	require.Equal(t, other.PatientGUID, string(rej.Debug.CorrectPatientGUID))
 	require.Equal(t, other.PatientGUID, rej.LLMGuidance.CorrectPatientGUID)
-	require.Less(t, time.Since(issued), 3*time.Second, "the checks before EXPIRED took longer than the token TTL")
+	require.Less(t, time.Since(r.issued), 3*time.Second, "the checks before EXPIRED took longer than the token TTL")
+}
 
-	// EXPIRED: a forged token that expired long ago, and the real one once
-	// BOOKING_SESSION_TTL has passed.
+// expiredTokens: EXPIRED for a forged token that expired long ago, and for
+// the real one once BOOKING_SESSION_TTL has passed; the session cache
+// expired with it, so there is no token to inject any more.
+func (r *badInputRig) expiredTokens(t *testing.T) {
+	pat, valid := r.pat, r.valid
 	expired := valid
 	expired.BookingAuthToken = signToken([]byte(fmt.Sprintf(`{"sessionId":"call-bad","patientGUID":%q,"createdAt":%d,"expiresAt":%d,"nonce":"0123456789ab"}`,
 		pat.PatientGUID, time.Now().Add(-time.Hour).UnixMilli(), time.Now().Add(-time.Minute).UnixMilli())))
-	authRejected("forged expired token", contracts.BookingAuthExpired, expired)
-	time.Sleep(time.Until(issued.Add(3500 * time.Millisecond)))
-	authRejected("token past BOOKING_SESSION_TTL", contracts.BookingAuthExpired, valid)
-	// The session cache expired with it: no token to inject any more.
+	r.authRejected(t, "forged expired token", contracts.BookingAuthExpired, expired)
+	time.Sleep(time.Until(r.issued.Add(3500 * time.Millisecond))) // the real BOOKING_SESSION_TTL passes
+	r.authRejected(t, "token past BOOKING_SESSION_TTL", contracts.BookingAuthExpired, valid)
 	afterTTL := valid
 	afterTTL.BookingAuthToken = ""
 	afterTTL.UUI = "call-bad"
-	authRejected("no token after the session expired", contracts.BookingAuthMissing, afterTTL)
+	r.authRejected(t, "no token after the session expired", contracts.BookingAuthMissing, afterTTL)
+}
 
-	// createPatient's bad input has its own failure shape (200).
-	status, raw = c.post("createPatient", `{"patientFirstName":`)
+// createPatientBadInput: createPatient's bad input has its own failure
+// shape (200).
+func (r *badInputRig) createPatientBadInput(t *testing.T) {
+	status, raw := r.c.post("createPatient", `{"patientFirstName":`)
 	require.Equal(t, http.StatusOK, status, string(raw))
 	pf := strictDecode[contracts.PatientFailedResponse](t, raw)
 	require.Equal(t, contracts.BookingErrValidation, pf.ErrorType)
-	status, raw = c.post("createPatient", `{"patientLastName":"NoFirst"}`)
+	status, raw = r.c.post("createPatient", `{"patientLastName":"NoFirst"}`)
 	require.Equal(t, http.StatusOK, status, string(raw))
 	pf = strictDecode[contracts.PatientFailedResponse](t, raw)
 	require.Equal(t, []string{"patientFirstName"}, pf.MissingFields)
-
-	nothingBooked("bad input")
-	require.Equal(t, 2, sim.state().Patients, "only the two patients of the test")
-	require.Zero(t, c.queueStatus().Total, "bad input was queued")
 }
 
 func mustJSON(t *testing.T, v any) []byte {

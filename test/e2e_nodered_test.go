@@ -302,8 +302,37 @@ func signedTaskFailed(t *testing.T, base string) {
 	send("/fail", map[string]any{"queue_id": created.Task.QueueID, "encounter_id": "nr-e2e-1", "error_message": "nr e2e"}, false)
 }
 
+// switchOverKit is TestNodeRedSwitchOverKit's fixture: flowgate and the
+// simulator on one Redis database, Node-RED with the proxy flow (two
+// rollback targets filled in) and the queue dashboard in front of it
+// through a recorder; the steps run on it in order.
+type switchOverKit struct {
+	fg     *proc
+	sim    *simProc
+	rec    *recorder
+	nr     *noderedtest.Proc
+	c      *nrClient
+	pat    contracts.PatientCreatedResponse // the caller, set by bookTwoChildren
+	plan   []contracts.BookingPlanStep      // the two children's slots
+	queued contracts.ApptQueuedResponse     // the second booking
+}
+
 func TestNodeRedSwitchOverKit(t *testing.T) {
 	t.Parallel()
+	rig := startSwitchOverKit(t)
+	rig.bookTwoChildren(t)
+	rig.queueStatus(t)
+	t.Run("dashboard", rig.dashboard)
+	t.Run("rollback of createAppt without a redeploy", rig.rollback)
+	t.Run("admin route refuses strangers and unknown endpoints", rig.adminRefuses)
+	t.Run("malformed JSON reaches flowgate as it came", rig.malformedPassesOn)
+	t.Run("an endpoint flowgate does not serve yet passes its 404 on", rig.unservedPassesOn)
+	t.Run("flowgate not answering: the fallback within the timeout", rig.flowgateHangs)
+	t.Run("flowgate down: the fallback at once", rig.flowgateDown)
+}
+
+func startSwitchOverKit(t *testing.T) *switchOverKit {
+	t.Helper()
 	noderedtest.Dir(t) // skips here, before anything starts, when npm is unreachable
 	db := redistest.New(t).URL()
 	// The simulator's minute is 3 s (scale 20, 1/min): a second booking
@@ -321,22 +350,26 @@ func TestNodeRedSwitchOverKit(t *testing.T) {
 		"FLOWGATE_ADMIN_TOKEN": nrAdminToken, "FLOWGATE_TIMEOUT_MS": "6000",
 		"FLOWGATE_MONITORING_USER": e2eMonitorUser, "FLOWGATE_MONITORING_PASSWORD": e2eMonitorPass,
 	}, withOriginals(t), "flows/node-red/flowgate-queue-dashboard.json")
-	c := &nrClient{t: t, nr: nr, rec: rec}
-	B := bookingBase
+	return &switchOverKit{fg: fg, sim: sim, rec: rec, nr: nr, c: &nrClient{t: t, nr: nr, rec: rec}}
+}
 
-	// The seed's scenario, every answer flowgate's own.
+// bookTwoChildren: the seed's scenario, every answer flowgate's own: a
+// patient, a booking plan for two children; the first booked, the second
+// refused with code 8 on both sync tries and queued.
+func (rig *switchOverKit) bookTwoChildren(t *testing.T) {
+	c := rig.c
 	var pat contracts.PatientCreatedResponse
-	require.NoError(t, json.Unmarshal(c.call(http.MethodPost, B+"/createPatient", contracts.CreatePatientRequest{
+	require.NoError(t, json.Unmarshal(c.call(http.MethodPost, bookingBase+"/createPatient", contracts.CreatePatientRequest{
 		PatientFirstName: "Ann", PatientLastName: "Lee", PhoneNumber: "4125550100", BirthDate: "01/02/1985", UUI: "call-nr",
 	}), &pat))
 	require.True(t, pat.Success)
 	var grouped contracts.GroupedSlotsResponse
-	require.NoError(t, json.Unmarshal(c.call(http.MethodPost, B+"/getGroupedApptSlots", contracts.GetGroupedApptSlotsRequest{
+	require.NoError(t, json.Unmarshal(c.call(http.MethodPost, bookingBase+"/getGroupedApptSlots", contracts.GetGroupedApptSlotsRequest{
 		NumberOfPatients: 2, TimeWindowMinutes: 40, SessionID: "call-nr"}), &grouped))
 	plan := grouped.LLMGuidance.BookingPlan
 	require.Len(t, plan, 2, "a booking plan for two children")
 	book := func(step contracts.BookingPlanStep, child string) []byte {
-		return c.call(http.MethodPost, B+"/createAppt", contracts.CreateApptRequest{PatientGUID: pat.PatientGUID,
+		return c.call(http.MethodPost, bookingBase+"/createAppt", contracts.CreateApptRequest{PatientGUID: pat.PatientGUID,
 			BookingAuthToken: pat.BookingAuthToken, BookingToken: step.BookingToken, ChildName: child,
 			Note: "Child: " + child, UUI: "call-nr", SessionID: "call-nr"})
 	}
@@ -346,14 +379,18 @@ func TestNodeRedSwitchOverKit(t *testing.T) {
 	require.Equal(t, contracts.BookingErrRateLimitedQueued, errorType(t, second), truncate(second))
 	queued := strictDecode[contracts.ApptQueuedResponse](t, second)
 	require.True(t, queued.Queued)
+	rig.pat, rig.plan, rig.queued = pat, plan, queued
+}
 
-	// queue-status through Node-RED (its query string passed on), asked by
-	// the call's sessionId without credentials, shows the caller its
-	// operation (without names), then its completion.
+// queueStatus: queue-status through Node-RED (its query string passed on),
+// asked by the call's sessionId without credentials, shows the caller its
+// operation (without names), then its completion.
+func (rig *switchOverKit) queueStatus(t *testing.T) {
+	c, nr, sim, pat, plan, queued := rig.c, rig.nr, rig.sim, rig.pat, rig.plan, rig.queued
 	seen := false
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		qs := strictDecode[contracts.QueueStatusResponse](t, c.call(http.MethodGet, B+"/queue-status?page=1&pageSize=20&sessionId=call-nr", nil))
+		qs := strictDecode[contracts.QueueStatusResponse](t, c.call(http.MethodGet, bookingBase+"/queue-status?page=1&pageSize=20&sessionId=call-nr", nil))
 		var op *contracts.QueueOperation
 		for i := range qs.Operations {
 			if qs.Operations[i].ID == queued.OperationID {
@@ -374,9 +411,9 @@ func TestNodeRedSwitchOverKit(t *testing.T) {
 	// Without a key, nothing; with the monitoring credentials (Node-RED
 	// passes the caller's Authorization on, never adds its own token), the
 	// whole queue with the child's name.
-	qs := strictDecode[contracts.QueueStatusResponse](t, c.call(http.MethodGet, B+"/queue-status", nil))
+	qs := strictDecode[contracts.QueueStatusResponse](t, c.call(http.MethodGet, bookingBase+"/queue-status", nil))
 	require.Empty(t, qs.Operations, "an anonymous caller naming nothing sees nothing")
-	status, _, out := nr.Do(t, http.MethodGet, B+"/queue-status?pageSize=20", map[string]string{"Authorization": e2eMonitorAuth()}, nil)
+	status, _, out := nr.Do(t, http.MethodGet, bookingBase+"/queue-status?pageSize=20", map[string]string{"Authorization": e2eMonitorAuth()}, nil)
 	require.Equal(t, http.StatusOK, status, string(out))
 	qs = strictDecode[contracts.QueueStatusResponse](t, out)
 	require.Equal(t, contracts.QueueScopeAll, qs.Scope)
@@ -384,118 +421,136 @@ func TestNodeRedSwitchOverKit(t *testing.T) {
 	st := sim.state()
 	require.Len(t, apptsAt(st, pat.PatientGUID, plan[1].StartTime, plan[1].ScheduleColumnGUID), 1, "the queued booking exists once")
 	require.Len(t, st.Appointments, 2)
+}
 
-	t.Run("dashboard", func(t *testing.T) {
-		signedTaskFailed(t, fg.Base)
-		booking := kitNodeID(t, "flows/node-red/flowgate-queue-dashboard.json", "function", "booking queue")
-		tasks := kitNodeID(t, "flows/node-red/flowgate-queue-dashboard.json", "function", "task queue")
-		s := nr.WaitStatus(t, booking, 25*time.Second, func(s Status) bool { return s.Text == "Idle - P:0 C:1 F:0" })
-		require.Equal(t, Status{Fill: "grey", Shape: "ring", Text: "Idle - P:0 C:1 F:0"}, s)
-		s = nr.WaitStatus(t, tasks, 25*time.Second, func(s Status) bool { return s.Fill == "yellow" })
-		require.Equal(t, Status{Fill: "yellow", Shape: "ring", Text: "Retry waiting - 1 tasks"}, s)
-	})
+// dashboard: the queue dashboard shows the completed booking and a task
+// waiting for its retry.
+func (rig *switchOverKit) dashboard(t *testing.T) {
+	fg, nr := rig.fg, rig.nr
+	signedTaskFailed(t, fg.Base)
+	booking := kitNodeID(t, "flows/node-red/flowgate-queue-dashboard.json", "function", "booking queue")
+	tasks := kitNodeID(t, "flows/node-red/flowgate-queue-dashboard.json", "function", "task queue")
+	s := nr.WaitStatus(t, booking, 25*time.Second, func(s Status) bool { return s.Text == "Idle - P:0 C:1 F:0" })
+	require.Equal(t, Status{Fill: "grey", Shape: "ring", Text: "Idle - P:0 C:1 F:0"}, s)
+	s = nr.WaitStatus(t, tasks, 25*time.Second, func(s Status) bool { return s.Fill == "yellow" })
+	require.Equal(t, Status{Fill: "yellow", Shape: "ring", Text: "Retry waiting - 1 tasks"}, s)
+}
 
-	t.Run("rollback of createAppt without a redeploy", func(t *testing.T) {
-		status, v := c.admin(http.MethodPut, map[string]any{"endpoint": "createAppt", "target": "local"})
-		require.Equal(t, http.StatusOK, status, v)
-		require.Equal(t, "local", v["endpoints"].(map[string]any)["createAppt"])
-		require.Equal(t, "booking", v["group"], "createAppt switches with its group")
-		require.Equal(t, "local", v["endpoints"].(map[string]any)["queue-status"])
-		before := rec.count()
-		sent := `{"patientGUID":"` + pat.PatientGUID + `","childName":"Rolled Back"}`
-		status, _, out := nr.Do(t, http.MethodPost, B+"/createAppt", map[string]string{"Content-Type": "application/json"}, []byte(sent))
-		require.Equal(t, http.StatusOK, status, string(out))
-		var local struct {
-			Message  string          `json:"message"`
-			Received json.RawMessage `json:"received"`
-		}
-		require.NoError(t, json.Unmarshal(out, &local), string(out))
-		require.Equal(t, "answered by the original createAppt", local.Message, "the original node answered")
-		require.JSONEq(t, sent, string(local.Received), "the original node gets the body parsed, as its own http in gave it")
-		require.Equal(t, before, rec.count(), "a rolled-back createAppt reached flowgate")
-		c.call(http.MethodPost, B+"/getLocation", map[string]any{"locationGUID": "x"}) // the other endpoints still go to flowgate
+// rollback: createAppt switched to the original and back without a
+// redeploy; behind "local" malformed JSON, an original that throws and one
+// not wired in each answer the fallback at once.
+func (rig *switchOverKit) rollback(t *testing.T) {
+	rec, nr, c, pat := rig.rec, rig.nr, rig.c, rig.pat
+	status, v := c.admin(http.MethodPut, map[string]any{"endpoint": "createAppt", "target": "local"})
+	require.Equal(t, http.StatusOK, status, v)
+	require.Equal(t, "local", v["endpoints"].(map[string]any)["createAppt"])
+	require.Equal(t, "booking", v["group"], "createAppt switches with its group")
+	require.Equal(t, "local", v["endpoints"].(map[string]any)["queue-status"])
+	before := rec.count()
+	sent := `{"patientGUID":"` + pat.PatientGUID + `","childName":"Rolled Back"}`
+	status, _, out := nr.Do(t, http.MethodPost, bookingBase+"/createAppt", map[string]string{"Content-Type": "application/json"}, []byte(sent))
+	require.Equal(t, http.StatusOK, status, string(out))
+	var local struct {
+		Message  string          `json:"message"`
+		Received json.RawMessage `json:"received"`
+	}
+	require.NoError(t, json.Unmarshal(out, &local), string(out))
+	require.Equal(t, "answered by the original createAppt", local.Message, "the original node answered")
+	require.JSONEq(t, sent, string(local.Received), "the original node gets the body parsed, as its own http in gave it")
+	require.Equal(t, before, rec.count(), "a rolled-back createAppt reached flowgate")
+	c.call(http.MethodPost, bookingBase+"/getLocation", map[string]any{"locationGUID": "x"}) // the other endpoints still go to flowgate
 
-		// Behind "local": malformed JSON, an original that throws, one not
-		// wired in — each answers the fallback at once, nothing reaches flowgate.
-		before = rec.count()
-		status, ct, out := nr.Do(t, http.MethodPost, B+"/createAppt", map[string]string{"Content-Type": "application/json"}, []byte(`{"a":`))
-		f := requireFallback(t, status, ct, out, contracts.BookingErrException, "createAppt", "local")
-		require.Contains(t, f.Debug.ErrorMessage, "malformed JSON body")
-		for _, ep := range []string{"getPatient", "getApptSlots"} {
-			_, _ = c.admin(http.MethodPut, map[string]any{"endpoint": ep, "target": "local"})
-			start := time.Now()
-			status, ct, out = nr.Do(t, http.MethodPost, B+"/"+ep, map[string]string{"Content-Type": "application/json"}, []byte(`{}`))
-			f = requireFallback(t, status, ct, out, contracts.BookingErrException, ep, "local")
-			require.Less(t, time.Since(start), 3*time.Second)
-			_, _ = c.admin(http.MethodPut, map[string]any{"endpoint": ep, "target": nil})
-		}
-		require.Contains(t, f.Debug.ErrorMessage, "not wired in")
-		require.Contains(t, string(out), `"slots":[]`, "getApptSlots' fallback keeps its empty result keys")
-		require.Equal(t, before, rec.count())
-
-		status, v = c.admin(http.MethodPut, map[string]any{"endpoint": "createAppt", "target": nil})
-		require.Equal(t, http.StatusOK, status, v)
-		require.Equal(t, "flowgate", v["endpoints"].(map[string]any)["createAppt"])
-		out = c.call(http.MethodPost, B+"/createAppt", map[string]any{"patientGUID": pat.PatientGUID, "childName": "Back Again"})
-		require.NotEqual(t, "", errorType(t, out), "flowgate answered the incomplete booking: %s", out)
-	})
-
-	t.Run("admin route refuses strangers and unknown endpoints", func(t *testing.T) {
-		status, _, out := nr.Do(t, http.MethodPut, "/flowgate-admin/routes", map[string]string{"Content-Type": "application/json"},
-			[]byte(`{"endpoint":"createAppt","target":"local"}`))
-		require.Equal(t, http.StatusUnauthorized, status, string(out))
-		status, v := c.admin(http.MethodPut, map[string]any{"endpoint": "nope", "target": "local"})
-		require.Equal(t, http.StatusBadRequest, status, v)
-		status, v = c.admin(http.MethodPut, map[string]any{"endpoint": "createAppt", "target": "elsewhere"})
-		require.Equal(t, http.StatusBadRequest, status, v)
-		_, v = c.admin(http.MethodGet, nil)
-		require.Equal(t, "flowgate", v["endpoints"].(map[string]any)["createAppt"])
-	})
-
-	t.Run("malformed JSON reaches flowgate as it came", func(t *testing.T) {
-		out := c.call(http.MethodPost, B+"/createAppt", []byte(`{"patientGUID": "x",`))
-		require.Equal(t, contracts.BookingErrValidation, errorType(t, out), "flowgate's own answer to malformed JSON: %s", out)
-	})
-
-	t.Run("an endpoint flowgate does not serve yet passes its 404 on", func(t *testing.T) {
-		out := c.call(http.MethodPost, B+"/getLocation", map[string]any{"locationGUID": "x"})
-		require.NotEmpty(t, out)
-	})
-
-	t.Run("flowgate not answering: the fallback within the timeout", func(t *testing.T) {
-		rec.setHang(true)
+	// Behind "local": malformed JSON, an original that throws, one not
+	// wired in — each answers the fallback at once, nothing reaches flowgate.
+	before = rec.count()
+	status, ct, out := nr.Do(t, http.MethodPost, bookingBase+"/createAppt", map[string]string{"Content-Type": "application/json"}, []byte(`{"a":`))
+	f := requireFallback(t, status, ct, out, contracts.BookingErrException, "createAppt", "local")
+	require.Contains(t, f.Debug.ErrorMessage, "malformed JSON body")
+	for _, ep := range []string{"getPatient", "getApptSlots"} {
+		_, _ = c.admin(http.MethodPut, map[string]any{"endpoint": ep, "target": "local"})
 		start := time.Now()
-		status, ct, out := nr.Do(t, http.MethodGet, B+"/queue-status", nil, nil)
-		took := time.Since(start)
-		rec.setHang(false)
-		requireFallback(t, status, ct, out, contracts.BookingErrTimeout, "queue-status", "flowgate")
-		require.GreaterOrEqual(t, took, nrTimeout-500*time.Millisecond)
-		require.Less(t, took, nrTimeout+3*time.Second, "fallback after %s", took)
-		var extra struct {
-			Total      *int  `json:"total"`
-			Operations []any `json:"operations"`
-		}
-		require.NoError(t, json.Unmarshal(out, &extra))
-		require.NotNil(t, extra.Total, "queue-status's fallback keeps its count keys: %s", out)
-	})
-
-	t.Run("flowgate down: the fallback at once", func(t *testing.T) {
-		rec.close()
-		_, err := net.DialTimeout("tcp", strings.TrimPrefix(rec.srv.URL, "http://"), time.Second)
-		require.Error(t, err, "FLOWGATE_URL still accepts connections")
-		start := time.Now()
-		status, ct, out := nr.Do(t, http.MethodPost, B+"/createAppt", map[string]string{"Content-Type": "application/json"},
-			[]byte(`{"patientGUID":"`+pat.PatientGUID+`"}`))
-		f := requireFallback(t, status, ct, out, contracts.BookingErrException, "createAppt", "flowgate")
+		status, ct, out = nr.Do(t, http.MethodPost, bookingBase+"/"+ep, map[string]string{"Content-Type": "application/json"}, []byte(`{}`))
+		f = requireFallback(t, status, ct, out, contracts.BookingErrException, ep, "local")
 		require.Less(t, time.Since(start), 3*time.Second)
-		require.Contains(t, f.Debug.ErrorMessage, "ECONNREFUSED")
-		require.NotContains(t, string(out), "    at ", "no stack trace")
+		_, _ = c.admin(http.MethodPut, map[string]any{"endpoint": ep, "target": nil})
+	}
+	require.Contains(t, f.Debug.ErrorMessage, "not wired in")
+	require.Contains(t, string(out), `"slots":[]`, "getApptSlots' fallback keeps its empty result keys")
+	require.Equal(t, before, rec.count())
 
-		booking := kitNodeID(t, "flows/node-red/flowgate-queue-dashboard.json", "function", "booking queue")
-		s := nr.WaitStatus(t, booking, 25*time.Second, func(s Status) bool { return s.Fill == "red" })
-		require.Equal(t, "ring", s.Shape)
-		require.True(t, strings.HasPrefix(s.Text, "Error: "), s.Text)
-	})
+	status, v = c.admin(http.MethodPut, map[string]any{"endpoint": "createAppt", "target": nil})
+	require.Equal(t, http.StatusOK, status, v)
+	require.Equal(t, "flowgate", v["endpoints"].(map[string]any)["createAppt"])
+	out = c.call(http.MethodPost, bookingBase+"/createAppt", map[string]any{"patientGUID": pat.PatientGUID, "childName": "Back Again"})
+	require.NotEqual(t, "", errorType(t, out), "flowgate answered the incomplete booking: %s", out)
+}
+
+// adminRefuses: the admin route refuses strangers and unknown endpoints.
+func (rig *switchOverKit) adminRefuses(t *testing.T) {
+	nr, c := rig.nr, rig.c
+	status, _, out := nr.Do(t, http.MethodPut, "/flowgate-admin/routes", map[string]string{"Content-Type": "application/json"},
+		[]byte(`{"endpoint":"createAppt","target":"local"}`))
+	require.Equal(t, http.StatusUnauthorized, status, string(out))
+	status, v := c.admin(http.MethodPut, map[string]any{"endpoint": "nope", "target": "local"})
+	require.Equal(t, http.StatusBadRequest, status, v)
+	status, v = c.admin(http.MethodPut, map[string]any{"endpoint": "createAppt", "target": "elsewhere"})
+	require.Equal(t, http.StatusBadRequest, status, v)
+	_, v = c.admin(http.MethodGet, nil)
+	require.Equal(t, "flowgate", v["endpoints"].(map[string]any)["createAppt"])
+}
+
+// malformedPassesOn: malformed JSON reaches flowgate as it came.
+func (rig *switchOverKit) malformedPassesOn(t *testing.T) {
+	c := rig.c
+	out := c.call(http.MethodPost, bookingBase+"/createAppt", []byte(`{"patientGUID": "x",`))
+	require.Equal(t, contracts.BookingErrValidation, errorType(t, out), "flowgate's own answer to malformed JSON: %s", out)
+}
+
+// unservedPassesOn: an endpoint flowgate does not serve yet passes its 404 on.
+func (rig *switchOverKit) unservedPassesOn(t *testing.T) {
+	c := rig.c
+	out := c.call(http.MethodPost, bookingBase+"/getLocation", map[string]any{"locationGUID": "x"})
+	require.NotEmpty(t, out)
+}
+
+// flowgateHangs: flowgate not answering gets the fallback within the timeout.
+func (rig *switchOverKit) flowgateHangs(t *testing.T) {
+	rec, nr := rig.rec, rig.nr
+	rec.setHang(true)
+	start := time.Now()
+	status, ct, out := nr.Do(t, http.MethodGet, bookingBase+"/queue-status", nil, nil)
+	took := time.Since(start)
+	rec.setHang(false)
+	requireFallback(t, status, ct, out, contracts.BookingErrTimeout, "queue-status", "flowgate")
+	require.GreaterOrEqual(t, took, nrTimeout-500*time.Millisecond)
+	require.Less(t, took, nrTimeout+3*time.Second, "fallback after %s", took)
+	var extra struct {
+		Total      *int  `json:"total"`
+		Operations []any `json:"operations"`
+	}
+	require.NoError(t, json.Unmarshal(out, &extra))
+	require.NotNil(t, extra.Total, "queue-status's fallback keeps its count keys: %s", out)
+}
+
+// flowgateDown: flowgate down gets the fallback at once; the dashboard
+// turns red.
+func (rig *switchOverKit) flowgateDown(t *testing.T) {
+	rec, nr, pat := rig.rec, rig.nr, rig.pat
+	rec.close()
+	_, err := net.DialTimeout("tcp", strings.TrimPrefix(rec.srv.URL, "http://"), time.Second)
+	require.Error(t, err, "FLOWGATE_URL still accepts connections")
+	start := time.Now()
+	status, ct, out := nr.Do(t, http.MethodPost, bookingBase+"/createAppt", map[string]string{"Content-Type": "application/json"},
+		[]byte(`{"patientGUID":"`+pat.PatientGUID+`"}`))
+	f := requireFallback(t, status, ct, out, contracts.BookingErrException, "createAppt", "flowgate")
+	require.Less(t, time.Since(start), 3*time.Second)
+	require.Contains(t, f.Debug.ErrorMessage, "ECONNREFUSED")
+	require.NotContains(t, string(out), "    at ", "no stack trace")
+
+	booking := kitNodeID(t, "flows/node-red/flowgate-queue-dashboard.json", "function", "booking queue")
+	s := nr.WaitStatus(t, booking, 25*time.Second, func(s Status) bool { return s.Fill == "red" })
+	require.Equal(t, "ring", s.Shape)
+	require.True(t, strings.HasPrefix(s.Text, "Error: "), s.Text)
 }
 
 // withOriginals writes the proxy flow with two rollback targets filled in

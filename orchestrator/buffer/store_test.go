@@ -61,7 +61,15 @@ func storeCase2(t *testing.T) {
 		require.NoError(t, e)
 	}
 	require.Eventually(t, func() bool { m, _ := rec.snapshot(); return len(m) == 300 }, 10*time.Second, 10*time.Millisecond)
-	time.Sleep(100 * time.Millisecond)
+	require.Never(t, func() bool { // a second claim would come by now
+		m, _ := rec.snapshot()
+		for _, n := range m {
+			if n > 1 {
+				return true
+			}
+		}
+		return false
+	}, 100*time.Millisecond, 10*time.Millisecond, "a message claimed twice")
 	calls, _ := rec.snapshot()
 	for _, e := range out {
 		require.Equal(t, 1, calls[e.MessageID], "message %s claimed once", e.MessageID)
@@ -277,7 +285,7 @@ func e2eCase6(t *testing.T) {
 		n := cur.Add(1)
 		for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
 		}
-		time.Sleep(150 * time.Millisecond)
+		time.Sleep(150 * time.Millisecond) // measured: the jobs' overlap is the pool's size
 		cur.Add(-1)
 		rec.add(m.MessageID)
 		return nil, nil
@@ -297,7 +305,7 @@ func e2eCase7(t *testing.T) {
 	started.Add(3)
 	x.start(t, fn("slow", func(context.Context, *buffer.Message) (any, error) {
 		started.Done()
-		time.Sleep(400 * time.Millisecond)
+		time.Sleep(400 * time.Millisecond) // jobs running when the test acts
 		return nil, nil
 	}))
 	var ids []string

@@ -99,7 +99,7 @@ func workBufferCase5(t *testing.T) {
 	started := make(chan struct{})
 	x.start(t, fn("slow", func(context.Context, *buffer.Message) (any, error) {
 		close(started)
-		time.Sleep(300 * time.Millisecond)
+		time.Sleep(300 * time.Millisecond) // a job still running when Stop comes
 		return "done", nil
 	}))
 	require.Equal(t, buffer.StateRunning, x.buf.State())

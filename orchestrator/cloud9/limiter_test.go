@@ -65,7 +65,7 @@ func TestRedisLimiterAllow(t *testing.T) {
 	require.NoError(t, err)
 	require.Zero(t, n, "an unlimited procedure costs no Redis call")
 
-	time.Sleep(after)
+	time.Sleep(after) // redis_rate runs on Redis's own clock: RetryAfter is real time
 	ok, _, err = l.Allow(ctx, "SetAppointment")
 	require.NoError(t, err)
 	require.True(t, ok, "after RetryAfter the call may go")

@@ -41,7 +41,9 @@ func TestOnRedisCluster(t *testing.T) {
 	h2, err := b.eng.Claim(b.ctx, claimReq("b", specX, slot9))
 	require.NoError(t, err)
 	require.Equal(t, "hold", next(t, events).Type)
-	time.Sleep(300 * time.Millisecond)
+	require.Eventually(t, func() bool { // the TTL runs out: Redis drops the key, the clock passes the expiry
+		return time.Now().After(h2.HoldExpiresAt) && b.rdb.Exists(b.ctx, b.eng.SlotKey(specX, slot9)).Val() == 0
+	}, 5*time.Second, 10*time.Millisecond)
 	n, err := b.eng.Sweep(b.ctx)
 	require.NoError(t, err)
 	require.Equal(t, 1, n)

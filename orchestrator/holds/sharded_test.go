@@ -320,11 +320,25 @@ func (b *bundle) snapshotKeys(t *testing.T, part string) []string {
 func shardedSweep(t *testing.T, rdb redis.UniversalClient) {
 	b := setupOn(t, rdb, sharded, realClock, func(c *holds.Config) { c.HoldTTL = 150 * time.Millisecond; c.MaxHolds = 100 })
 	client := clientIn(3, "sw")
+	var expires time.Time
 	for i := range nShards {
-		_, err := b.eng.Claim(b.ctx, claimReq(client, specIn(i), slot9))
+		h, err := b.eng.Claim(b.ctx, claimReq(client, specIn(i), slot9))
 		require.NoError(t, err)
+		if h.HoldExpiresAt.After(expires) {
+			expires = h.HoldExpiresAt
+		}
 	}
-	time.Sleep(300 * time.Millisecond)
+	require.Eventually(t, func() bool { // the TTLs run out: Redis drops the keys, the clock passes the expiries
+		if !time.Now().After(expires) {
+			return false
+		}
+		for i := range nShards {
+			if b.rdb.Exists(b.ctx, b.eng.SlotKey(specIn(i), slot9)).Val() != 0 {
+				return false
+			}
+		}
+		return true
+	}, 5*time.Second, 10*time.Millisecond)
 	n, err := b.eng.Sweep(b.ctx)
 	require.NoError(t, err)
 	require.Equal(t, nShards, n, "every shard swept in one call")

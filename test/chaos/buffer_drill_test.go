@@ -77,20 +77,60 @@ type bufferResult struct {
 // the fix a resend after an uncertain enqueue got a 409 naming a message
 // that did not exist (3 of 8,377 keys lost in the operator's drill).
 func TestDrillBufferKeyedEnqueues(t *testing.T) {
-	srv := rediscluster.StartServer(t, rediscluster.WithPersistence())
-	recv := &deliveries{byID: map[string]int{}, byKey: map[string]map[string]bool{}}
-	target := httptest.NewServer(recv)
+	d := startBufferDrill(t)
+	d.sendThroughFaults(t)
+	d.waitCompleted()
+	d.checkDeliveries()
+	d.countRedisTasks(t)
+	d.report(t)
+}
+
+// bufferDrill is TestDrillBufferKeyedEnqueues' fixture: Redis with
+// persistence, the webhook.forward target, the flowgates started on it (the
+// last one live) and what each step found.
+type bufferDrill struct {
+	srv   *rediscluster.Server
+	recv  *deliveries
+	env   map[string]string
+	procs []*flowgatetest.Proc
+	tl    *tally
+	c     *client
+
+	// sendThroughFaults
+	results            []bufferResult
+	killedAt, pausedAt int64 // keys answered when each fault began
+	sent               time.Duration
+	// waitCompleted
+	lost, notCompleted []string
+	// checkDeliveries
+	doubled, undelivered []string
+	redelivered          int
+	// countRedisTasks
+	tasks int
+}
+
+func startBufferDrill(t *testing.T) *bufferDrill {
+	t.Helper()
+	d := &bufferDrill{srv: rediscluster.StartServer(t, rediscluster.WithPersistence()),
+		recv: &deliveries{byID: map[string]int{}, byKey: map[string]map[string]bool{}}}
+	target := httptest.NewServer(d.recv)
 	t.Cleanup(target.Close)
-	env := flowgateEnv(srv.URL(), map[string]string{
+	d.env = flowgateEnv(d.srv.URL(), map[string]string{
 		"BUFFER_WEBHOOK_URL":    target.URL,
 		"BUFFER_MAX_QUEUE_SIZE": "100000",
 		"BUFFER_API_TOKEN":      bearerToken,
 		"LOG_LEVEL":             "info",
 	})
-	procs := []*flowgatetest.Proc{startFlowgate(t, env)}
-	tl := newTally(3 * time.Second)
-	c := newClient(procs[0].Base, 10*time.Second, tl)
+	d.procs = []*flowgatetest.Proc{startFlowgate(t, d.env)}
+	d.tl = newTally(3 * time.Second)
+	d.c = newClient(d.procs[0].Base, 10*time.Second, d.tl)
+	return d
+}
 
+// sendThroughFaults: the clients enqueue every key while flowgate is
+// SIGKILLed and restarted (at a third) and Redis SIGSTOPped (at two thirds).
+func (d *bufferDrill) sendThroughFaults(t *testing.T) {
+	c, tl := d.c, d.tl
 	results := make([]bufferResult, bufferDrillKeys)
 	var answered atomic.Int64
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
@@ -120,16 +160,16 @@ func TestDrillBufferKeyedEnqueues(t *testing.T) {
 	}
 	waitAnswered(bufferDrillKeys / 3)
 	end := tl.outage("flowgate SIGKILL")
-	killedAt := answered.Load()
-	procs[len(procs)-1].Kill()
-	procs = append(procs, startFlowgate(t, env))
-	c.setBase(procs[len(procs)-1].Base)
+	d.killedAt = answered.Load()
+	d.procs[len(d.procs)-1].Kill()
+	d.procs = append(d.procs, startFlowgate(t, d.env))
+	c.setBase(d.procs[len(d.procs)-1].Base)
 	end()
 
 	waitAnswered(2 * bufferDrillKeys / 3)
 	end = tl.outage("redis SIGSTOP")
-	pausedAt := answered.Load()
-	resume := srv.Pause()
+	d.pausedAt = answered.Load()
+	resume := d.srv.Pause()
 	time.Sleep(bufferDrillPause)
 	resume()
 	end()
@@ -137,67 +177,78 @@ func TestDrillBufferKeyedEnqueues(t *testing.T) {
 	if ctx.Err() != nil {
 		t.Fatalf("the clients did not finish in time: %d of %d keys answered", answered.Load(), bufferDrillKeys)
 	}
-	sent := time.Since(began)
+	d.sent = time.Since(began)
+	d.results = results
+}
 
-	// Every key answered: its message exists and completes.
-	p := procs[len(procs)-1]
-	var lost, notCompleted []string
+// waitCompleted: every key answered; its message exists and completes.
+func (d *bufferDrill) waitCompleted() {
 	states := map[string]int{}
 	deadline := time.Now().Add(2 * time.Minute)
-	for i, r := range results {
+	for i, r := range d.results {
 		key := drillKey(i)
 		if r.id == "" {
-			lost = append(lost, key+": no messageId in the answer")
+			d.lost = append(d.lost, key+": no messageId in the answer")
 			continue
 		}
-		st := waitCompleted(c, r.id, deadline)
+		st := waitCompleted(d.c, r.id, deadline)
 		states[st]++
 		if st != string(contracts.BufferCompleted) {
-			notCompleted = append(notCompleted, fmt.Sprintf("%s: message %s %s", key, r.id, st))
+			d.notCompleted = append(d.notCompleted, fmt.Sprintf("%s: message %s %s", key, r.id, st))
 		}
 	}
+}
 
-	// The target: each key delivered under exactly its answered id.
+// checkDeliveries: the target got each key delivered under exactly its
+// answered id.
+func (d *bufferDrill) checkDeliveries() {
+	recv := d.recv
 	recv.mu.Lock()
-	var doubled, undelivered []string
-	redelivered := 0
-	for i, r := range results {
+	defer recv.mu.Unlock()
+	for i, r := range d.results {
 		key := drillKey(i)
 		ids := recv.byKey[key]
 		switch {
 		case len(ids) > 1:
-			doubled = append(doubled, fmt.Sprintf("%s delivered as %d messages", key, len(ids)))
+			d.doubled = append(d.doubled, fmt.Sprintf("%s delivered as %d messages", key, len(ids)))
 		case len(ids) == 0 || !ids[r.id]:
-			undelivered = append(undelivered, fmt.Sprintf("%s (answered %s)", key, r.id))
+			d.undelivered = append(d.undelivered, fmt.Sprintf("%s (answered %s)", key, r.id))
 		}
 		if recv.byID[r.id] > 1 {
-			redelivered++
+			d.redelivered++
 		}
 	}
-	recv.mu.Unlock()
+}
 
-	// Redis: one buffer task per key.
-	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+// countRedisTasks counts the buffer tasks in Redis: one per key.
+func (d *bufferDrill) countRedisTasks(t *testing.T) {
+	rdb := redis.NewClient(&redis.Options{Addr: d.srv.Addr()})
 	defer rdb.Close()
-	tasks := 0
 	for _, q := range []string{"buffer.critical", "buffer.high", "buffer.default", "buffer.low"} {
 		iter := rdb.Scan(context.Background(), 0, "asynq:{"+q+"}:t:*", 1000).Iterator()
 		for iter.Next(context.Background()) {
-			tasks++
+			d.tasks++
 		}
 		if err := iter.Err(); err != nil {
 			t.Fatalf("scan %s: %v", q, err)
 		}
 	}
+}
 
+// report logs the drill's summary and fails on any lost, doubled, not
+// completed or undelivered key, a redelivery beyond the messages in flight
+// at the kill, a task count other than the keys', and a 5xx outside the
+// faults.
+func (d *bufferDrill) report(t *testing.T) {
+	tl, p := d.tl, d.procs[len(d.procs)-1]
 	byStatus := map[int]int{}
 	resends := 0
-	for _, r := range results {
+	for _, r := range d.results {
 		byStatus[r.status]++
 		resends += r.sends - 1
 	}
 	resumed := 0
-	for _, pr := range procs {
+	for _, pr := range d.procs {
 		resumed += len(pr.LogLines("buffer: resuming an unfinished enqueue"))
 	}
 	in503, wrong := tl.fiveXX()
@@ -207,15 +258,15 @@ func TestDrillBufferKeyedEnqueues(t *testing.T) {
 			"%d keys: final answers %s, %d resends (%d × 503 inside the faults), %d claims resumed | "+
 			"lost %d, doubled %d, not completed %d, undelivered %d, redelivered after the kill %d | "+
 			"buffer tasks in Redis %d | all answers %s; p50 %s p99 %s max %s; sent in %s",
-		killedAt, p.ReadyIn.Round(time.Millisecond), bufferDrillPause, pausedAt,
+		d.killedAt, p.ReadyIn.Round(time.Millisecond), bufferDrillPause, d.pausedAt,
 		bufferDrillKeys, statusLine(byStatus), resends, in503, resumed,
-		len(lost), len(doubled), len(notCompleted), len(undelivered), redelivered,
-		tasks, tl.statuses(), ms(p50), ms(p99), ms(worst), sent.Round(time.Millisecond))
+		len(d.lost), len(d.doubled), len(d.notCompleted), len(d.undelivered), d.redelivered,
+		d.tasks, tl.statuses(), ms(p50), ms(p99), ms(worst), d.sent.Round(time.Millisecond))
 
 	for _, list := range []struct {
 		what  string
 		items []string
-	}{{"lost", lost}, {"doubled", doubled}, {"not completed", notCompleted}, {"undelivered", undelivered}} {
+	}{{"lost", d.lost}, {"doubled", d.doubled}, {"not completed", d.notCompleted}, {"undelivered", d.undelivered}} {
 		if len(list.items) > 0 {
 			t.Errorf("%s: %d, e.g. %s", list.what, len(list.items), strings.Join(list.items[:min(5, len(list.items))], "; "))
 		}
@@ -224,11 +275,11 @@ func TestDrillBufferKeyedEnqueues(t *testing.T) {
 	// the SIGKILL, unacknowledged to Asynq, is delivered again after its
 	// lease (same X-Buffer-Message-Id, so the target can tell). Only the
 	// messages in flight at the kill can be: BUFFER_SERVERS × BUFFER_CONCURRENCY.
-	if inFlight := buffer.DefaultServers * buffer.DefaultConcurrency; redelivered > inFlight {
-		t.Errorf("%d messages delivered more than once; at most the %d in flight at the kill may be", redelivered, inFlight)
+	if inFlight := buffer.DefaultServers * buffer.DefaultConcurrency; d.redelivered > inFlight {
+		t.Errorf("%d messages delivered more than once; at most the %d in flight at the kill may be", d.redelivered, inFlight)
 	}
-	if tasks != bufferDrillKeys {
-		t.Errorf("Redis holds %d buffer tasks for %d keys", tasks, bufferDrillKeys)
+	if d.tasks != bufferDrillKeys {
+		t.Errorf("Redis holds %d buffer tasks for %d keys", d.tasks, bufferDrillKeys)
 	}
 	for _, a := range wrong {
 		t.Errorf("5xx outside the faults: %s", a)

@@ -74,116 +74,159 @@ type qsProbe struct {
 // victim's id, name, session, uui, phone or GUID. The operator's
 // credentials, and the attacker's own keys, must still work.
 func TestDrillSecurityQueueStatus(t *testing.T) {
+	d := startQueueStatusDrill(t)
+	d.attackerCall(t)
+	d.victimCalls(t)
+	d.operatorSeesAll(t)
+	d.ownKeysWork(t)
+	d.leakCheckNotVacuous(t)
+	d.probeEveryWay(t)
+}
+
+// qsDrillVictims is how many calls TestDrillSecurityQueueStatus queues
+// besides the attacker's.
+const qsDrillVictims = 4
+
+// queueStatusDrill is TestDrillSecurityQueueStatus' fixture: flowgate on
+// its own Redis, one client, and the calls the steps queue.
+type queueStatusDrill struct {
+	c     *client
+	att   *drillCall // the attacker's own call
+	token string     // the attacker's bookingAuthToken
+	slots []contracts.ApptSlot
+	vs    []*drillCall // the victims' calls
+
+	// What the attacker must never see: every victim's operation ids, names,
+	// call identifiers, phone and patient GUID.
+	secrets   []string
+	victimOps map[string]bool
+	own       map[string]bool // the attacker's own operations
+	operator  answer          // the operator's listing of every operation
+}
+
+func startQueueStatusDrill(t *testing.T) *queueStatusDrill {
+	t.Helper()
 	srv := rediscluster.StartServer(t)
 	// One Cloud9 write per procedure an hour: after the attacker's first
 	// writes every booking is queued at once, and stays queued.
 	p := startFlowgate(t, flowgateEnv(srv.URL(), map[string]string{"CLOUD9_WRITE_LIMIT": "1/1h", "BOOKING_AUTH_MODE": "legacy"}))
-	c := newClient(p.Base, 30*time.Second, nil)
-	post := func(endpoint string, body any) answer {
-		raw, _ := json.Marshal(body)
-		return c.send("POST", bookingBase+"/"+endpoint, raw, nil, false)
-	}
+	return &queueStatusDrill{c: newClient(p.Base, 30*time.Second, nil)}
+}
 
-	// The attacker's own call: a patient and a booking made (the hour's
-	// writes), then a booking queued — its own operation.
+func (d *queueStatusDrill) post(endpoint string, body any) answer {
+	raw, _ := json.Marshal(body)
+	return d.c.send("POST", bookingBase+"/"+endpoint, raw, nil, false)
+}
+
+// appt is call's createAppt of child in slot s for patient guid.
+func (d *queueStatusDrill) appt(call *drillCall, guid, token, child string, s contracts.ApptSlot) answer {
+	body := map[string]any{"patientGUID": guid, "bookingToken": s.BookingToken, "childName": child,
+		"uui": call.uui, "sessionId": call.session}
+	if token != "" {
+		body["bookingAuthToken"] = token
+	}
+	return d.post("createAppt", body)
+}
+
+// queuedID is the operation id of a queued answer; anything else fails t.
+func queuedID(t *testing.T, what string, a answer) string {
+	t.Helper()
+	var v struct {
+		Queued      bool   `json:"queued"`
+		OperationID string `json:"operationId"`
+		Parent      struct {
+			Queued      bool   `json:"queued"`
+			OperationID string `json:"operationId"`
+		} `json:"parent"`
+	}
+	if a.Err != nil || json.Unmarshal(a.Body, &v) != nil {
+		t.Fatalf("setup: %s: %s", what, a)
+	}
+	switch {
+	case v.Queued && v.OperationID != "":
+		return v.OperationID
+	case v.Parent.Queued && v.Parent.OperationID != "":
+		return v.Parent.OperationID
+	}
+	t.Fatalf("setup: %s was not queued: %s", what, a)
+	return ""
+}
+
+// attackerCall: the attacker's own call, a patient and a booking made (the
+// hour's writes), then a booking queued — its own operation.
+func (d *queueStatusDrill) attackerCall(t *testing.T) {
 	att := &drillCall{session: "att-" + randHex(8), uui: "att-uui-" + randHex(8), parentFirst: "Mallory", last: "Attacker",
 		child: "Eve Attacker", phone: "4125559000"}
 	var slots contracts.GetApptSlotsResponse
-	mustBooking(t, c, "getApptSlots", map[string]any{"sessionId": att.session, "uui": att.uui}, &slots)
-	const victims = 4
-	if len(slots.Slots) < 2*victims+2 {
-		t.Fatalf("setup: %d slots, want %d", len(slots.Slots), 2*victims+2)
+	mustBooking(t, d.c, "getApptSlots", map[string]any{"sessionId": att.session, "uui": att.uui}, &slots)
+	if len(slots.Slots) < 2*qsDrillVictims+2 {
+		t.Fatalf("setup: %d slots, want %d", len(slots.Slots), 2*qsDrillVictims+2)
 	}
 	var pat contracts.PatientCreatedResponse
-	mustBooking(t, c, "createPatient", map[string]any{"patientFirstName": att.parentFirst, "patientLastName": att.last,
+	mustBooking(t, d.c, "createPatient", map[string]any{"patientFirstName": att.parentFirst, "patientLastName": att.last,
 		"phoneNumber": att.phone, "birthDate": "01/02/1985", "uui": att.uui, "sessionId": att.session}, &pat)
 	if !pat.Success || pat.PatientGUID == "" {
 		t.Fatalf("setup: the attacker's patient: %+v", pat)
 	}
 	att.patientGUID = pat.PatientGUID
-	appt := func(call *drillCall, guid, token, child string, s contracts.ApptSlot) answer {
-		body := map[string]any{"patientGUID": guid, "bookingToken": s.BookingToken, "childName": child,
-			"uui": call.uui, "sessionId": call.session}
-		if token != "" {
-			body["bookingAuthToken"] = token
-		}
-		return post("createAppt", body)
-	}
-	if a := appt(att, att.patientGUID, pat.BookingAuthToken, att.child, slots.Slots[0]); a.Status != http.StatusOK {
+	if a := d.appt(att, att.patientGUID, pat.BookingAuthToken, att.child, slots.Slots[0]); a.Status != http.StatusOK {
 		t.Fatalf("setup: the attacker's first booking: %s", a)
 	}
-	queuedID := func(what string, a answer) string {
-		t.Helper()
-		var v struct {
-			Queued      bool   `json:"queued"`
-			OperationID string `json:"operationId"`
-			Parent      struct {
-				Queued      bool   `json:"queued"`
-				OperationID string `json:"operationId"`
-			} `json:"parent"`
-		}
-		if a.Err != nil || json.Unmarshal(a.Body, &v) != nil {
-			t.Fatalf("setup: %s: %s", what, a)
-		}
-		switch {
-		case v.Queued && v.OperationID != "":
-			return v.OperationID
-		case v.Parent.Queued && v.Parent.OperationID != "":
-			return v.Parent.OperationID
-		}
-		t.Fatalf("setup: %s was not queued: %s", what, a)
-		return ""
+	att.ops = append(att.ops, queuedID(t, "the attacker's queued booking",
+		d.appt(att, att.patientGUID, pat.BookingAuthToken, att.child, slots.Slots[1])))
+	d.att, d.token, d.slots = att, pat.BookingAuthToken, slots.Slots
+	d.own = map[string]bool{}
+	for _, id := range att.ops {
+		d.own[id] = true
 	}
-	att.ops = append(att.ops, queuedID("the attacker's queued booking",
-		appt(att, att.patientGUID, pat.BookingAuthToken, att.child, slots.Slots[1])))
+}
 
-	// The victims: each call queues a patient, a booking and a consultation.
-	var vs []*drillCall
-	for i := 0; i < victims; i++ {
+// victimCalls: each victim's call queues a patient, a booking and a
+// consultation.
+func (d *queueStatusDrill) victimCalls(t *testing.T) {
+	slots := d.slots
+	for i := 0; i < qsDrillVictims; i++ {
 		v := &drillCall{session: uuid.NewString(), uui: "uui-" + randHex(12), parentFirst: fmt.Sprintf("Vera%c", 'A'+i),
 			last: fmt.Sprintf("Victim%c", 'A'+i), child: fmt.Sprintf("Tommy%c Victim", 'A'+i),
 			consultKid: fmt.Sprintf("Lucy%c", 'A'+i), phone: fmt.Sprintf("41255501%02d", i), patientGUID: uuid.NewString()}
-		v.ops = append(v.ops, queuedID("a victim's createPatient", post("createPatient", map[string]any{
+		v.ops = append(v.ops, queuedID(t, "a victim's createPatient", d.post("createPatient", map[string]any{
 			"patientFirstName": v.parentFirst, "patientLastName": v.last, "phoneNumber": v.phone, "birthDate": "03/04/1986",
 			"uui": v.uui, "sessionId": v.session})))
-		v.ops = append(v.ops, queuedID("a victim's createAppt", appt(v, v.patientGUID, "", v.child, slots.Slots[2+2*i])))
-		s := slots.Slots[3+2*i]
-		v.ops = append(v.ops, queuedID("a victim's bookConsultation", post("bookConsultation", map[string]any{
+		v.ops = append(v.ops, queuedID(t, "a victim's createAppt", d.appt(v, v.patientGUID, "", v.child, slots[2+2*i])))
+		s := slots[3+2*i]
+		v.ops = append(v.ops, queuedID(t, "a victim's bookConsultation", d.post("bookConsultation", map[string]any{
 			"parentFirstName": v.parentFirst, "parentLastName": v.last, "parentPhone": v.phone, "sessionId": v.session, "uui": v.uui,
 			"children": []any{map[string]any{"firstName": v.consultKid, "lastName": v.last, "dob": "05/06/2015",
 				"startTime": s.StartTime, "scheduleViewGUID": s.ScheduleViewGUID, "scheduleColumnGUID": s.ScheduleColumnGUID,
 				"appointmentTypeGUID": s.AppointmentTypeGUID}}})))
-		vs = append(vs, v)
+		d.vs = append(d.vs, v)
 	}
-
-	// What the attacker must never see: every victim's operation ids, names,
-	// call identifiers, phone and patient GUID.
-	var secrets []string
-	victimOps := map[string]bool{}
-	for _, v := range vs {
+	d.victimOps = map[string]bool{}
+	for _, v := range d.vs {
 		for _, id := range v.ops {
-			victimOps[id] = true
-			secrets = append(secrets, id)
+			d.victimOps[id] = true
+			d.secrets = append(d.secrets, id)
 		}
-		secrets = append(secrets, v.session, v.uui, v.parentFirst, v.last, v.child, v.consultKid, v.phone, v.patientGUID)
+		d.secrets = append(d.secrets, v.session, v.uui, v.parentFirst, v.last, v.child, v.consultKid, v.phone, v.patientGUID)
 	}
-	own := map[string]bool{}
-	for _, id := range att.ops {
-		own[id] = true
-	}
+}
 
-	// The data is there: the operator sees every victim's operation, names
-	// included.
-	qs := func(query string, h http.Header) (answer, contracts.QueueStatusResponse) {
-		t.Helper()
-		a := c.send("GET", bookingBase+"/queue-status"+query, nil, h, false)
-		var st contracts.QueueStatusResponse
-		if a.Status != http.StatusOK || json.Unmarshal(a.Body, &st) != nil {
-			t.Fatalf("queue-status%s: %s", query, a)
-		}
-		return a, st
+// qs is GET queue-status with query and header h; anything but a 200 with
+// a queue-status body fails t.
+func (d *queueStatusDrill) qs(t *testing.T, query string, h http.Header) (answer, contracts.QueueStatusResponse) {
+	t.Helper()
+	a := d.c.send("GET", bookingBase+"/queue-status"+query, nil, h, false)
+	var st contracts.QueueStatusResponse
+	if a.Status != http.StatusOK || json.Unmarshal(a.Body, &st) != nil {
+		t.Fatalf("queue-status%s: %s", query, a)
 	}
-	a, all := qs("?pageSize=500", monitorAuth(drillMonitorUser, drillMonitorPass))
+	return a, st
+}
+
+// operatorSeesAll: the data is there: the operator sees every victim's
+// operation, names included.
+func (d *queueStatusDrill) operatorSeesAll(t *testing.T) {
+	a, all := d.qs(t, "?pageSize=500", monitorAuth(drillMonitorUser, drillMonitorPass))
 	if all.Scope != contracts.QueueScopeAll {
 		t.Fatalf("the operator's view: %s", a)
 	}
@@ -191,37 +234,47 @@ func TestDrillSecurityQueueStatus(t *testing.T) {
 	for _, op := range all.Operations {
 		listed[op.ID] = true
 	}
-	for id := range victimOps {
+	for id := range d.victimOps {
 		if !listed[id] {
 			t.Fatalf("the operator does not see victim operation %s: %s", id, clip(a.Body, 2000))
 		}
 	}
-	for _, v := range vs {
+	for _, v := range d.vs {
 		if !strings.Contains(string(a.Body), v.child) || !strings.Contains(string(a.Body), v.parentFirst) {
 			t.Fatalf("the operator does not see %s's names: %s", v.session, clip(a.Body, 2000))
 		}
 	}
+	d.operator = a
+}
 
-	// The attacker's own keys work: its operation, without names.
+// ownKeysWork: the attacker's own keys work: its operation, without names.
+func (d *queueStatusDrill) ownKeysWork(t *testing.T) {
+	att := d.att
 	for _, q := range []string{"?operationId=" + att.ops[0], "?sessionId=" + att.session, "?uui=" + att.uui,
 		"?sessionId=" + att.session + "&uui=" + att.uui} {
-		a, st := qs(q, nil)
+		a, st := d.qs(t, q, nil)
 		if len(st.Operations) != 1 || st.Operations[0].ID != att.ops[0] || st.Total != 1 || st.Operations[0].ChildName != "" {
 			t.Fatalf("the caller's own lookup %s: %s", q, a)
 		}
 	}
+}
 
-	// The leak check is not vacuous: it rejects the operator's own answer.
-	if leaked(a, qsProbe{path: bookingBase + "/queue-status?pageSize=500"}, secrets, victimOps, own) == "" {
-		t.Fatalf("the leak check accepts the operator's listing: %s", clip(a.Body, 500))
+// leakCheckNotVacuous: the leak check rejects the operator's own answer.
+func (d *queueStatusDrill) leakCheckNotVacuous(t *testing.T) {
+	if leaked(d.operator, qsProbe{path: bookingBase + "/queue-status?pageSize=500"}, d.secrets, d.victimOps, d.own) == "" {
+		t.Fatalf("the leak check accepts the operator's listing: %s", clip(d.operator.Body, 500))
 	}
+}
 
-	probes := securityProbes(att, vs)
+// probeEveryWay sends every probe of securityProbes anonymously; none may
+// show anything of another call, nor answer 5xx.
+func (d *queueStatusDrill) probeEveryWay(t *testing.T) {
+	probes := securityProbes(d.att, d.vs)
 	accepted, byKind, statuses := 0, map[string][2]int{}, map[int]int{}
 	for _, pr := range probes {
-		a := c.send(pr.method, pr.path, nil, pr.header, false)
+		a := d.c.send(pr.method, pr.path, nil, pr.header, false)
 		statuses[a.Status]++
-		why := leaked(a, pr, secrets, victimOps, own)
+		why := leaked(a, pr, d.secrets, d.victimOps, d.own)
 		k := byKind[pr.what]
 		k[0]++
 		if why != "" {
@@ -243,7 +296,7 @@ func TestDrillSecurityQueueStatus(t *testing.T) {
 		t.Logf("%-44s attempts %4d accepted %d", k, byKind[k][0], byKind[k][1])
 	}
 	t.Logf("victims: %d calls, %d operations (createPatient, createAppt, bookConsultation each); answers %s",
-		len(vs), len(victimOps), statusLine(statuses))
+		len(d.vs), len(d.victimOps), statusLine(statuses))
 	summary(t, "security queue-status", "attempts=%d accepted=%d", len(probes), accepted)
 }
 

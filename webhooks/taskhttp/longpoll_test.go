@@ -25,7 +25,7 @@ func TestLongPollReturnsTaskCreatedMeanwhile(t *testing.T) {
 	b := setup(t)
 	created := make(chan contracts.Task, 1)
 	go func() {
-		time.Sleep(300 * time.Millisecond)
+		time.Sleep(300 * time.Millisecond) // under test: the task is created while the poll waits
 		res, err := b.ledger.Create(b.ctx, contracts.CreateTaskRequest{EncounterID: "late"})
 		if err != nil {
 			t.Error(err)
@@ -68,7 +68,10 @@ func TestLongPollStopsWhenClientHangsUp(t *testing.T) {
 	require.Less(t, line.LatencyMS, 1500.0, "poll ended %.0f ms after it began", line.LatencyMS)
 
 	task := b.create(t, "after-hangup", "")
-	time.Sleep(200 * time.Millisecond)
+	require.Never(t, func() bool { // an abandoned poll would claim it by now
+		got, err := b.ledger.Get(b.ctx, task.QueueID)
+		return err != nil || got.Status != contracts.StatusPending
+	}, 200*time.Millisecond, 10*time.Millisecond, "the abandoned poll claimed the task")
 	got, err := b.ledger.Get(b.ctx, task.QueueID)
 	require.NoError(t, err)
 	require.Equal(t, contracts.StatusPending, got.Status)

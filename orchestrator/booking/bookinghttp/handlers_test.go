@@ -121,25 +121,38 @@ func slot(startTime, endTime string) contracts.ApptSlot {
 // contracts/testdata/booking_http_<name>.golden.
 func TestGoldens(t *testing.T) {
 	t.Parallel()
-	type tc struct {
-		name   string
-		setup  func(e *bt.Env)
-		method string
-		path   string
-		body   func(e *bt.Env) []byte
-		status int
-		model  string // BOOKING_PATIENT_MODEL; default parent
-		// operator: the request carries the operator's credentials
-		// (Config.Operator says yes).
-		operator bool
+	for _, c := range goldenCases() {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			c.run(t)
+		})
 	}
+}
+
+// goldenCase is one request of TestGoldens and the answer pinned by
+// contracts/testdata/booking_http_<name>.golden.
+type goldenCase struct {
+	name   string
+	setup  func(e *bt.Env)
+	method string // default POST
+	path   string
+	body   func(e *bt.Env) []byte
+	status int    // default 200
+	model  string // BOOKING_PATIENT_MODEL; default parent
+	// operator: the request carries the operator's credentials
+	// (Config.Operator says yes).
+	operator bool
+}
+
+// goldenCases is TestGoldens' table: every answer of every endpoint.
+func goldenCases() []goldenCase {
 	post := func(v func(e *bt.Env) any) func(e *bt.Env) []byte {
 		return func(e *bt.Env) []byte { b, _ := json.Marshal(v(e)); return b }
 	}
 	apptWith := func(f func(*contracts.CreateApptRequest, *bt.Env)) func(e *bt.Env) []byte {
 		return post(func(e *bt.Env) any { r := appt(e); f(&r, e); return r })
 	}
-	cases := []tc{
+	cases := []goldenCase{
 		{name: "create_patient_parent", path: "/createPatient", body: post(func(*bt.Env) any { return parent() })},
 		{name: "create_patient_cached", path: "/createPatient", body: post(func(*bt.Env) any { return parent() }),
 			setup: func(e *bt.Env) {
@@ -272,31 +285,32 @@ func TestGoldens(t *testing.T) {
 		{name: "queue_status_unavailable", method: http.MethodGet, path: "/queue-status", operator: true,
 			setup: func(e *bt.Env) { e.Queue.StatusErr = errors.New("redis down") }},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
-			e := bt.NewEnv()
-			if c.setup != nil {
-				c.setup(e)
-			}
-			srv := newServerWith(t, e.Service(t, func(cfg *bookingsvc.Config) { cfg.PatientModel = c.model }), "",
-				bookinghttp.Config{Logger: bt.Discard(), Operator: func(*fiber.Ctx) bool { return c.operator }})
-			method, status := c.method, c.status
-			if method == "" {
-				method = http.MethodPost
-			}
-			if status == 0 {
-				status = 200
-			}
-			var b []byte
-			if c.body != nil {
-				b = c.body(e)
-			}
-			r := srv.do(t, method, base+c.path, b)
-			require.Equal(t, status, r.status, "%s", r.body)
-			bt.Golden(t, c.name, r.body)
-		})
+	return cases
+}
+
+// run serves c's request on a fresh environment and compares the answer
+// with its golden file.
+func (c goldenCase) run(t *testing.T) {
+	e := bt.NewEnv()
+	if c.setup != nil {
+		c.setup(e)
 	}
+	srv := newServerWith(t, e.Service(t, func(cfg *bookingsvc.Config) { cfg.PatientModel = c.model }), "",
+		bookinghttp.Config{Logger: bt.Discard(), Operator: func(*fiber.Ctx) bool { return c.operator }})
+	method, status := c.method, c.status
+	if method == "" {
+		method = http.MethodPost
+	}
+	if status == 0 {
+		status = 200
+	}
+	var b []byte
+	if c.body != nil {
+		b = c.body(e)
+	}
+	r := srv.do(t, method, base+c.path, b)
+	require.Equal(t, status, r.status, "%s", r.body)
+	bt.Golden(t, c.name, r.body)
 }
 
 // Below the app shell's own limit (web.Options.BodyLimit, whose 413 envelope

@@ -9,6 +9,7 @@ import (
 
 	"github.com/hibiken/asynq"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/flowgate/flowgate/contracts"
@@ -67,20 +68,21 @@ func (a *async) start(t *testing.T) { require.NoError(t, a.rt.Start()) }
 // waitOp waits until queue-status shows operation id in status.
 func (a *async) waitOp(t *testing.T, id, status string) contracts.QueueOperation {
 	t.Helper()
-	deadline := time.Now().Add(90 * time.Second)
-	for {
+	var found contracts.QueueOperation
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		st, err := a.s.QueueStatus(ctx, contracts.QueueStatusQuery{PageSize: contracts.MaxQueuePageSize, Operator: true})
-		require.NoError(t, err)
+		if !assert.NoError(c, err) {
+			return
+		}
 		for _, op := range st.Operations {
 			if op.ID == id && op.Status == status {
-				return op
+				found = op
+				return
 			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("operation %s never became %s: %+v", id, status, st)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		c.Errorf("operation %s never became %s: %+v", id, status, st)
+	}, 90*time.Second, 20*time.Millisecond)
+	return found
 }
 
 // The seed's main flow: rate limited twice → queued at once → the worker

@@ -177,7 +177,8 @@ func TestReadsFollowCallers(t *testing.T) {
 
 	// An idle hour: nothing runs in the background.
 	s.clock.Advance(time.Hour)
-	time.Sleep(200 * time.Millisecond)
+	require.Never(t, func() bool { l, i := reads(); return l != l3 || i != i3 }, 200*time.Millisecond, 10*time.Millisecond,
+		"a read in the background")
 	l4, i4 := reads()
 	require.Equal(t, [2]int{l3, i3}, [2]int{l4, i4}, "an idle hour reads nothing")
 

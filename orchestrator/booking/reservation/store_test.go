@@ -204,7 +204,10 @@ func TestReservationExpires(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, out)
 
-	time.Sleep(250 * time.Millisecond)
+	require.Eventually(t, func() bool {
+		out, err := b.st.Filter(b.ctx, []slots.Slot{s910}, sessB)
+		return err == nil && len(out) == 1
+	}, 5*time.Second, 10*time.Millisecond, "the reservation's TTL runs out")
 	out, err = b.st.Filter(b.ctx, []slots.Slot{s910}, sessB)
 	require.NoError(t, err)
 	require.Len(t, out, 1, "expired: offered again")

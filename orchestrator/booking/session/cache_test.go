@@ -185,9 +185,11 @@ func TestSessionsExpire(t *testing.T) {
 	_, found, err := b.cache.Lookup(b.ctx, guid, "")
 	require.NoError(t, err)
 	require.True(t, found)
-	time.Sleep(300 * time.Millisecond) // Redis drops the keys
-	n, err := b.rdb.Exists(b.ctx, "test:{bookingSessions}:guid:"+guid, "test:{bookingSessions}:uui:call-session-123",
-		"test:{bookingSessions}:phone:4125550100").Result()
+	keys := []string{"test:{bookingSessions}:guid:" + guid, "test:{bookingSessions}:uui:call-session-123",
+		"test:{bookingSessions}:phone:4125550100"}
+	require.Eventually(t, func() bool { return b.rdb.Exists(b.ctx, keys...).Val() == 0 }, 5*time.Second, 10*time.Millisecond,
+		"Redis drops the keys")
+	n, err := b.rdb.Exists(b.ctx, keys...).Result()
 	require.NoError(t, err)
 	require.Zero(t, n)
 }

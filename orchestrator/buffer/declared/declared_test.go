@@ -137,7 +137,8 @@ func TestClientErrorGoesToDLQWithoutRetry(t *testing.T) {
 	b, _ := run(t, "handlers:\n  - type: email.send\n    url: "+tg.URL+"\n    maxRetries: 3\n", nil)
 	id := enqueue(t, b, "email.send", `{}`)
 	m := settle(t, b, id, contracts.BufferDLQ)
-	time.Sleep(300 * time.Millisecond) // a retry would have come by now
+	require.Never(t, func() bool { return len(tg.seen()) > 1 }, 300*time.Millisecond, 10*time.Millisecond,
+		"a retry (one would have come by now)")
 	require.Len(t, tg.seen(), 1)
 	require.Len(t, m.Errors, 1)
 	require.Contains(t, m.Errors[0].Message, "422")
@@ -336,7 +337,14 @@ func TestRedirectDeadLettersAtOnce(t *testing.T) {
 		require.Contains(t, m.Errors[0].Message, "not followed")
 		require.Nil(t, m.Result)
 	}
-	time.Sleep(300 * time.Millisecond) // a retry would have come by now
+	require.Never(t, func() bool { // a retry or a followed redirect would have come by now
+		for _, tg := range targets {
+			if len(tg.seen()) > 1 {
+				return true
+			}
+		}
+		return len(elsewhere.seen()) > 0
+	}, 300*time.Millisecond, 10*time.Millisecond, "a retry, or a request that followed a redirect")
 	for typ, tg := range targets {
 		require.Len(t, tg.seen(), 1, typ)
 	}

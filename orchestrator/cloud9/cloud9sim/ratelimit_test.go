@@ -73,7 +73,7 @@ func TestRateLimitScaleRunsInRealTime(t *testing.T) {
 	}
 	b.call(t, "SetPatientComment", "patGUID", "00000000-0000-0000-0000-000000000001", "patComment", "x").
 		requireError(t, 8, "Too many requests within the timeframe for procedure SetPatientComment")
-	time.Sleep(1100 * time.Millisecond)
+	time.Sleep(1100 * time.Millisecond) // under test: the scaled window passes in real time
 	require.Equal(t, "Success", b.call(t, "SetPatientComment", "patGUID", "00000000-0000-0000-0000-000000000001", "patComment", "x").Status)
 	require.Equal(t, 1, b.sim.RateLimited("SetPatientComment"))
 

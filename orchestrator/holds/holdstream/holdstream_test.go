@@ -223,7 +223,8 @@ func TestConcurrentOpensOfOneClientLeaveOne(t *testing.T) {
 	}
 	wg.Wait()
 	require.Eventually(t, func() bool { return ins[0].hub.Streams()+ins[1].hub.Streams() == 1 }, 5*time.Second, 20*time.Millisecond)
-	time.Sleep(300 * time.Millisecond) // nothing ends the survivor
+	require.Never(t, func() bool { return ins[0].hub.Streams()+ins[1].hub.Streams() != 1 }, 300*time.Millisecond, 20*time.Millisecond,
+		"something ended the survivor")
 	require.Equal(t, 1, ins[0].hub.Streams()+ins[1].hub.Streams())
 }
 

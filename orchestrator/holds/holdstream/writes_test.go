@@ -141,7 +141,7 @@ func TestSlowClientEndsWithSendFailedWhileOthersReceive(t *testing.T) {
 	for metric(t, in.reg, "holdstream_streams_ended_total", map[string]string{"reason": holdstream.ReasonSendFailed}) == 0 {
 		require.True(t, time.Now().Before(deadline), "the slow client was never given up on")
 		publishBig(t, e)
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond) // paces the publishing; publishBig fails t, so no require.Eventually
 	}
 	e.engine.publish(t, holdstream.TypeHold, hold("last", "bob", "type1", "spec1", t0, time.Now().Add(time.Minute)))
 	select {
@@ -182,7 +182,8 @@ func TestClientGoneDetectedOnNextEventWrite(t *testing.T) {
 	require.Equal(t, 2, in.hub.Streams())
 	require.NoError(t, ghost.conn.(*net.TCPConn).SetLinger(0))
 	require.NoError(t, ghost.conn.Close())
-	time.Sleep(50 * time.Millisecond) // the RST reaches the server's socket
+	require.Never(t, func() bool { return in.hub.Streams() != 2 }, 50*time.Millisecond, 5*time.Millisecond,
+		"nothing notices before a write (while the RST reaches the server's socket)")
 	require.Equal(t, 2, in.hub.Streams(), "nothing notices before a write")
 
 	e.engine.publish(t, holdstream.TypeHold, hold("h1", "carol", "type1", "spec1", t0, time.Now().Add(time.Minute)))
@@ -222,7 +223,7 @@ func TestStreamOutlivesWriteTimeout(t *testing.T) {
 	in := e.instance(t, func(c *holdstream.Config) { c.WriteTimeout = 100 * time.Millisecond; c.Ping = 30 * time.Millisecond })
 	c := dialStream(t, in, "appointmentTypeId=type1&clientId=alice")
 	c.until(t, "connected")
-	time.Sleep(300 * time.Millisecond)
+	time.Sleep(300 * time.Millisecond) // under test: the stream outlives WriteTimeout in real time
 	e.engine.publish(t, holdstream.TypeHold, hold("h1", "bob", "type1", "spec1", t0, time.Now().Add(time.Minute)))
 	require.Equal(t, ref("h1"), c.until(t, "hold")["holdId"])
 	require.Equal(t, 1, in.hub.Streams())
@@ -286,7 +287,7 @@ func TestWritesNeverInterleave(t *testing.T) {
 			}
 			b, _ := json.Marshal(holdstream.Event{Type: holdstream.TypeHold, Hold: hold(fmt.Sprint("h", i), fmt.Sprint("c", i%n), fmt.Sprint("type", i%3), "spec1", t0, time.Now().Add(time.Minute))})
 			_ = e.db.Client.Publish(context.Background(), e.prefix+"holds:events:"+fmt.Sprint("type", i%3), b).Err()
-			time.Sleep(200 * time.Microsecond)
+			time.Sleep(200 * time.Microsecond) // paces the load
 		}
 	}()
 	var read sync.WaitGroup

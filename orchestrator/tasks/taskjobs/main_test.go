@@ -121,6 +121,10 @@ func (b *bundle) get(t *testing.T, id string) contracts.Task {
 	return task
 }
 
+// waitFor polls cond every 20 ms until it holds, failing t after timeout.
+// It is require.Eventually run on the test goroutine: the conditions read
+// through b.get, which fails t on an error, and FailNow must not be called
+// from another goroutine.
 func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
