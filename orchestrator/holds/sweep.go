@@ -17,8 +17,9 @@ import (
 // and returns how many it announced.
 //
 // It is meant to run once per tick across all instances: the sidecar
-// registers it as the scheduler job "holds_expiry" ("@every 1s" by
-// default), so an expired hold reaches streams within about a second.
+// registers it as the scheduler job "holds_expiry" (HOLDS_EXPIRY_SCHEDULE,
+// docs/configuration.md), so an expired hold reaches streams within about a
+// tick.
 // Keyspace notifications were not used: they need a server setting
 // (notify-keyspace-events) and are fire-and-forget, so an instance down at
 // the moment of expiry would lose the event; the index is also what Active
