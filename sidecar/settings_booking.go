@@ -15,8 +15,8 @@ import (
 	"github.com/flowgate/flowgate/orchestrator/slots"
 )
 
-// BookingConfig holds the booking path's settings (seed 000, seed 003);
-// defaults are the seeds' values.
+// BookingConfig holds the booking path's settings (docs/booking.md);
+// defaults are the original flow's (docs/reference/nodered-endpoints.md §5).
 type BookingConfig struct {
 	SpacingMS      int
 	UncertainGrace time.Duration

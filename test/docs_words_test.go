@@ -10,7 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// seedWord is a seed named by number ("seed 002", "seeds 002 and 003").
+// seedWord is a seed named by number ("seed" and three digits, one or
+// several).
 var seedWord = regexp.MustCompile(`(?i)\bseeds? \d{3}\b`)
 
 // seedsDefinition is where the seeds are defined, once.

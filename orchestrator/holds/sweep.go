@@ -11,8 +11,8 @@ import (
 
 // Sweep announces expired holds: every hold in the expiry index whose time
 // is up and whose slot key is really gone gets its indexes cleaned and a
-// "release" event, so no board keeps a ghost hold (seed 002 publishes
-// nothing on expiry). A confirmed IVA hold (a booked slot kept from being
+// "release" event, so no board keeps a ghost hold (the original web holds
+// published nothing on expiry; docs/differences.md). A confirmed IVA hold (a booked slot kept from being
 // re-offered) expires silently. It handles at most Config.SweepMax holds
 // and returns how many it announced.
 //
