@@ -339,8 +339,8 @@ func status(codes ...int) func(Answer) bool {
 }
 
 // Kept reports whether a answers a heartbeat (PATCH /v1/holds) that
-// extended a hold: 200 {ok:true}. Seed 002 answers a hold it did not find
-// 200 {ok:false}, so the status alone says nothing.
+// extended a hold: 200 {ok:true}. The web face (docs/holds.md) answers a
+// hold it did not find 200 {ok:false}, so the status alone says nothing.
 func Kept(a Answer) bool {
 	var r struct{ OK bool }
 	return a.Status == http.StatusOK && json.Unmarshal(a.Body, &r) == nil && r.OK

@@ -33,7 +33,7 @@
 // sweep, a confirmed one expires silently (the slot is booked). IVA holds
 // have no client quota and no cooldown.
 //
-// # Failing open (docs/reliability.md)
+// # Failing open (principle 5 of docs/reference/README.md)
 //
 // When Redis is down, reservations must not stop bookings. Filter logs a
 // warning and returns its input unchanged, together with an error matching

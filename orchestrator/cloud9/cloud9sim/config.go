@@ -14,7 +14,7 @@ import (
 )
 
 // The defaults: the location, schedule view, chair and appointment type are
-// the ones the Node-RED flows hard-code (seeds 000 and 003); the rest are
+// the ones the Node-RED flows hard-code (docs/reference/nodered-endpoints.md); the rest are
 // fixed GUIDs made up for the simulator.
 const (
 	DefaultLocationGUID        = cloud9.SeedLocationGUID // CDH Allegheny 202

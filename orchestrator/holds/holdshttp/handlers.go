@@ -278,7 +278,7 @@ func (h *Handlers) heartbeat(c *fiber.Ctx) error {
 		return err
 	}
 	if !ok {
-		// Seed 002: a heartbeat that finds the hold gone answers false (200),
+		// docs/holds.md: a heartbeat that finds the hold gone answers false (200),
 		// and the client holds the slot again.
 		return c.JSON(HeartbeatResponse{OK: false})
 	}

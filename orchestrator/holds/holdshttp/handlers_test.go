@@ -157,7 +157,7 @@ func TestHeartbeatAndReleaseOverHTTP(t *testing.T) {
 	require.Empty(t, b.snapshot(t))
 }
 
-// Seed 002: a heartbeat that finds no live hold answers false — 200
+// docs/holds.md: a heartbeat that finds no live hold answers false — 200
 // {"ok":false}, not an error — and changes nothing: the hold expired (its
 // TTL ran out in Redis, before any sweep), was released or booked, or the
 // id is unknown. One answer for every case, so it tells no one whether an
