@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// Booking endpoints (seed 000, docs/reference/nodered-endpoints.md §1): the
+// Booking endpoints (docs/booking.md, docs/reference/nodered-endpoints.md §1): the
 // Node-RED family flowgate answers under NODERED_BASE_PATH. Unlike the
 // flowgate-native APIs they never answer the ErrorResponse envelope: every
 // outcome of createAppt is a 200 with one of the shapes below, and the
@@ -268,7 +268,7 @@ const (
 )
 
 // Patient models of createPatient's guidance (BOOKING_PATIENT_MODEL):
-// parent (seed 000 §4.3, the default) — the parent is the Cloud9 patient
+// parent (docs/booking.md#the-booking-calls, the default) — the parent is the Cloud9 patient
 // and each child an appointment plus a note; individual (the original's
 // current guidance, docs/reference/nodered-endpoints.md §1.1) — each child is created as its own
 // patient and booked with its own patientGUID; its answers carry exactly
@@ -314,7 +314,7 @@ func NewPatientCreated(model, patientGUID, familyID, token, message, parentGUID 
 		g.PatientGUIDForBooking, g.FamilyID, g.BookingAuthTokenForBooking = patientGUID, familyID, token
 		g.MustIncludeInChildCreate = &MustIncludeInChildCreate{ParentPatientGUID: patientGUID, FamilyID: familyID}
 		if model != PatientModelIndividual {
-			// The parent books the children (seed 000). The original's
+			// The parent books the children (docs/booking.md). The original's
 			// individual guidance has no such key: each child is booked
 			// with its own GUID, never the parent's.
 			g.MustIncludeInBookChild = book
@@ -373,7 +373,7 @@ func NewPatientFailed(isChild bool, errText, message, errorType string, missing 
 }
 
 // ---------------------------------------------------------------------------
-// createAppt requests (seed 000 §5.1, docs/reference/nodered-endpoints.md §1.2)
+// createAppt requests (docs/reference/nodered-endpoints.md §1.2)
 
 // CreateApptRequest is POST createAppt: one booking, or a batch when
 // Children is not empty. bookingToken (from the slot lists) may replace

@@ -4,7 +4,7 @@ import (
 	"time"
 )
 
-// createAppt answers (seed 000 §5.2–5.4, docs/reference/nodered-endpoints.md §1.2). Every one is a
+// createAppt answers (docs/reference/nodered-endpoints.md §1.2). Every one is a
 // 200; each variant is its own type so that its fields, including zero
 // values the seed shows (retried:false, spacing_wait_ms:0), are pinned.
 

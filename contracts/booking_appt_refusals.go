@@ -150,7 +150,7 @@ func NewApptValidation(missing, invalid []string, errMsg string, received map[st
 	}
 }
 
-// ---- slot reserved by another session (seed 003) -------------------------
+// ---- slot reserved by another session (docs/holds.md) ---------------------
 
 // ApptSlotReservedResponse: another call is booking this slot right now.
 type ApptSlotReservedResponse struct {

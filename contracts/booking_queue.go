@@ -1,6 +1,6 @@
 package contracts
 
-// GET queue-status (seed 000 §4.6): the queued booking operations. The
+// GET queue-status (docs/booking.md#queue-status-who-sees-what): the queued booking operations. The
 // seed's fields come first and keep their meaning; pagination, the lookup
 // keys, scope and a few fields the production flow added are new.
 //

@@ -7,7 +7,7 @@ import (
 )
 
 // getApptSlots and getGroupedApptSlots (docs/reference/nodered-endpoints.md §1.4, §1.5). Every slot
-// carries an opaque bookingToken (seed 000 §7) that createAppt accepts in
+// carries an opaque bookingToken (docs/booking.md#the-booking-calls) that createAppt accepts in
 // place of startTime and the GUIDs.
 
 // GetApptSlotsRequest is POST getApptSlots. A missing or past startDate

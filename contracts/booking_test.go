@@ -11,7 +11,7 @@ import (
 	"github.com/flowgate/flowgate/contracts/contractstest"
 )
 
-// Booking shapes (seed 000 §5, docs/reference/nodered-endpoints.md §1). Each variant has its golden,
+// Booking shapes (docs/reference/nodered-endpoints.md §1). Each variant has its golden,
 // contracts/testdata/booking_<variant>.golden; the HTTP tests of
 // bookinghttp pin the same shapes as served (booking_http_*).
 

@@ -6,8 +6,8 @@ import (
 	"time"
 )
 
-// The work buffer's error codes (seed 001 ERROR_CODES), spelled as the seed
-// spells them. Their HTTP statuses are in bufferStatus, which
+// The work buffer's error codes (docs/buffer.md), spelled as the
+// original buffer spells them. Their HTTP statuses are in bufferStatus, which
 // Code.HTTPStatus consults: still one code → status map.
 const (
 	CodeBufferQueueFull    Code = "QUEUE_FULL"           // 429 with Retry-After: backpressure
@@ -34,7 +34,7 @@ var bufferStatus = map[Code]int{
 	CodeDuplicateMessage:   http.StatusConflict,
 }
 
-// BufferPriority is a message's priority: 0 = CRITICAL … 3 = LOW (seed 001).
+// BufferPriority is a message's priority: 0 = CRITICAL … 3 = LOW (docs/buffer.md).
 type BufferPriority int
 
 // The four priorities.
@@ -51,7 +51,7 @@ func (p BufferPriority) Valid() bool { return p >= BufferPriorityCritical && p <
 // BufferState is a message's lifecycle state.
 type BufferState string
 
-// The states of seed 001's BufferMessage.
+// The states of a BufferMessage (docs/buffer.md).
 const (
 	BufferPending    BufferState = "pending"
 	BufferProcessing BufferState = "processing"
@@ -86,7 +86,8 @@ type BufferLastError struct {
 	Timestamp time.Time `json:"timestamp"`
 }
 
-// BufferMessage is seed 001's BufferMessage, field for field. Times not yet
+// BufferMessage is the original buffer's message (docs/buffer.md), field
+// for field. Times not yet
 // reached are null.
 type BufferMessage struct {
 	MessageID           string           `json:"messageId"`

@@ -7,7 +7,7 @@ import (
 )
 
 // This file holds the wire shapes of the VM task queue that the n8n
-// "Phase 2: Orchestration & Management" workflow managed (seed 004):
+// "Phase 2: Orchestration & Management" workflow managed (docs/tasks.md):
 // POST/GET /queue, PATCH /queue/{id}/status, PATCH /queue/{id}/requeue,
 // worker claim + heartbeat, and the /ack and /fail webhooks.
 

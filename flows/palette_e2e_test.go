@@ -431,7 +431,7 @@ func (r *paletteRig) holds(t *testing.T) {
 	}
 	var lost struct{ OK *bool }
 	if s := c.call("/t/hold/heartbeat", map[string]string{"holdId": hold.HoldID, "clientId": "nr-e2e-client"}, &lost); s != http.StatusOK || lost.OK == nil || *lost.OK {
-		t.Fatalf("heartbeat of the released hold through Node-RED: %d %+v, want seed 002's {ok:false}", s, lost)
+		t.Fatalf("heartbeat of the released hold through Node-RED: %d %+v, want the web face's {ok:false}", s, lost)
 	}
 	if st := nr.Statuses(t)["h_hb"]; st.Fill != "red" || st.Text != "lost "+hold.HoldID[:8] {
 		t.Errorf("the hold node shows %+v after a lost heartbeat", st)
@@ -479,7 +479,7 @@ func (r *paletteRig) refusal(t *testing.T) {
 		}
 	}
 	// A malformed hold id (a heartbeat of a hold that is gone answers
-	// seed 002's 200 {ok:false}, not an error).
+	// the 200 {ok:false} of docs/holds.md, not an error).
 	if s := c.call("/t/hold/heartbeat", map[string]string{"holdId": "no:such:hold", "clientId": "nr-e2e-client"}, &out); s != http.StatusBadRequest ||
 		out.Error.Code != "invalid" || out.FlowgateError.Status != http.StatusBadRequest || out.FlowgateError.Details["field"] != "holdId" {
 		t.Fatalf("%d %+v", s, out)

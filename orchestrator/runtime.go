@@ -18,6 +18,9 @@ import (
 	"github.com/flowgate/flowgate/orchestrator/valutil"
 )
 
+// Defaults of Config.Servers, Concurrency and ShutdownTimeout (ASYNQ_SERVERS, ASYNQ_CONCURRENCY, ASYNQ_SHUTDOWN_TIMEOUT).
+const DefaultServers, DefaultConcurrency, DefaultShutdownTimeout = 2, 10, 8 * time.Second
+
 // Config configures the Asynq runtime. Zero values take the defaults.
 type Config struct {
 	// ConnOpt is how asynq servers and Asynqmon reach Redis; Redis is the
@@ -48,9 +51,9 @@ type Config struct {
 
 func (c *Config) withDefaults() {
 	c.Queues = valutil.MapOrDefault(c.Queues, DefaultQueues())
-	c.Servers = valutil.ValOrDefault(c.Servers, 2)
-	c.Concurrency = valutil.ValOrDefault(c.Concurrency, 10)
-	c.ShutdownTimeout = valutil.ValOrDefault(c.ShutdownTimeout, 8*time.Second)
+	c.Servers = valutil.ValOrDefault(c.Servers, DefaultServers)
+	c.Concurrency = valutil.ValOrDefault(c.Concurrency, DefaultConcurrency)
+	c.ShutdownTimeout = valutil.ValOrDefault(c.ShutdownTimeout, DefaultShutdownTimeout)
 	c.DelayedCheck = valutil.ValOrDefault(c.DelayedCheck, time.Second)
 	c.DefaultRetry = valutil.ValOrDefault[RetryPolicy](c.DefaultRetry, Exponential{Base: 10 * time.Second, Max: 5 * time.Minute})
 	c.KeyPrefix = valutil.ValOrDefault(c.KeyPrefix, "flowgate")

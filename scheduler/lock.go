@@ -9,17 +9,11 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// This file holds every Redis key and Lua script of the package.
-//
-// Keys, for a job named <job> and the default prefix:
-//
-//	flowgate:cron:{<job>}:lock  string: the token of the run holding the lock; PX = the job's MaxRunTime
-//	flowgate:cron:{<job>}:last  string: the last tick claimed, unix milliseconds; PX = a few intervals
-//
-// Both keys of a job share the hash tag {<job>}, so the scripts, which
-// touch both, work on Redis Cluster.
-
-// DefaultKeyPrefix is the prefix of every key the scheduler writes.
+// DefaultKeyPrefix is the prefix of every key the scheduler writes: a
+// job's lock (lockKey) and its last tick (lastKey), described in
+// docs/keyspace.md (orchestrator/keyspace lists them: this package imports
+// only contracts). Both keys of a job share the hash tag {<job>}, so the
+// scripts, which touch both, work on Redis Cluster.
 const DefaultKeyPrefix = "flowgate:cron:"
 
 func lockKey(prefix, job string) string { return prefix + "{" + job + "}:lock" }

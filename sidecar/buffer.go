@@ -16,7 +16,7 @@ import (
 	"github.com/flowgate/flowgate/webhooks/hmacsig"
 )
 
-// workBuffer is the work buffer (seed 001): its own Asynq runtime on the
+// workBuffer is the work buffer (docs/buffer.md): its own Asynq runtime on the
 // buffer.* queues, the built-in handlers, and /api/buffer.
 type workBuffer struct {
 	buf      *buffer.Buffer

@@ -66,11 +66,11 @@ type Config struct {
 	PprofAddr       string
 	EphemeralSecret bool // set when secrets were generated (embedded mode)
 
-	Buffer BufferConfig // the work buffer (seed 001): settings_buffer.go
+	Buffer BufferConfig // the work buffer (docs/buffer.md): settings_buffer.go
 
 	Availability AvailabilityConfig // the /v1 catalogue: settings_availability.go
 
-	// VM task orchestration (seed 004).
+	// VM task orchestration (docs/tasks.md).
 	WebhookAuth         string
 	WebhookToken        string
 	WebhookTolerance    time.Duration

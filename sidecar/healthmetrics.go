@@ -12,14 +12,14 @@ import (
 	"github.com/flowgate/flowgate/orchestrator/booking/slotcache"
 )
 
-// Series read at scrape time, for the alerts of flows/monitoring:
+// healthScrapeTimeout bounds each collector's Redis reads in one scrape.
+// The collectors of this file export the series read at scrape time, for
+// the alerts of flows/monitoring:
 //
 //	flowgate_redis_up                                   1 when Redis answers PING within healthScrapeTimeout
 //	flowgate_slot_cache_tier_status{tier,status}        1 for the tier's cache-health status, 0 for the others
 //	flowgate_slot_cache_tier_age_seconds{tier}          age of the tier's list (absent while empty)
 //	flowgate_slot_cache_tier_consecutive_failures{tier} refreshes failed in a row
-
-// healthScrapeTimeout bounds each collector's Redis reads in one scrape.
 const healthScrapeTimeout = time.Second
 
 // tierStatuses are the values of the status label, every one exported per

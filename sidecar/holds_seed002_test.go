@@ -15,8 +15,8 @@ import (
 // TestHoldsAnswerAsSeed002 is issue 35's point 7 over the real wiring
 // (schedule file, engine, /v1 routes, stream hub on one Redis):
 //
-//  1. a heartbeat of a hold whose TTL ran out answers seed 002's 200
-//     {"ok":false} (it was 404);
+//  1. a heartbeat of a hold whose TTL ran out answers 200
+//     {"ok":false} (docs/holds.md#the-web-face-v1holds), not 404;
 //  2. a stream asking for a lease above HOLDS_STREAM_LEASE_MAX (1 h) opens
 //     with the maximum — the init event's leaseMs says so — where it was 400;
 //  3. cancelling a /v1 booking announces "release" with the hold's public
@@ -54,7 +54,7 @@ func TestHoldsAnswerAsSeed002(t *testing.T) {
 	require.Equal(t, true, body["ok"], "a live hold is kept")
 	time.Sleep(1500 * time.Millisecond) // HOLD_TTL 1s
 	status, body = beat()
-	require.Equal(t, http.StatusOK, status, "seed 002 answers a lost hold's heartbeat, it does not refuse it")
+	require.Equal(t, http.StatusOK, status, "a lost hold's heartbeat is answered (docs/holds.md), not refused")
 	require.Equal(t, map[string]any{"ok": false}, body)
 	_, err = board.WaitFor(func(m map[string]any) bool { return m["type"] == "release" && m["holdId"] == h.HoldRef }, 10*time.Second)
 	require.NoError(t, err, "the expiry is announced")

@@ -12,7 +12,7 @@ import (
 	"github.com/flowgate/flowgate/orchestrator/holds/holdstream/board"
 )
 
-// holdStreamRoutes builds the live holds hub (seed 002 SSE stream),
+// holdStreamRoutes builds the live holds hub (docs/holds.md#the-live-stream-sse),
 // subscribes its control channel and mounts /v1/holds/stream and /board.
 func (m *Main) holdStreamRoutes(app *fiber.App) error {
 	c := m.Config.HoldStream

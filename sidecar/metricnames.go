@@ -12,10 +12,10 @@ import (
 // the flowgate_ name /metrics exposes, so that every flowgate series sits
 // under one prefix (the libraries' own keep theirs: go_, process_,
 // promhttp_, asynq_). The old name is exposed too, unchanged but for its
-// help, as a deprecated alias for one release: dashboards and alert rules
-// written against it keep working while they move (docs/operations.md,
-// "Metrics"). When the aliases go, the parts register the new names
-// themselves and this table goes with them.
+// help, as a deprecated alias (CHANGELOG.md, 2026-11-29): dashboards and
+// alert rules written against it keep working while they move
+// (docs/operations.md, "Metrics"). When the aliases go, the parts register
+// the new names themselves and this table goes with them.
 var metricRenames = map[string]string{
 	"http_requests_total":                    "flowgate_http_requests_total",
 	"http_request_duration_seconds":          "flowgate_http_request_duration_seconds",

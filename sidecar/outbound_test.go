@@ -22,9 +22,9 @@ import (
 )
 
 // Every outbound sender needs OUTBOUND_HMAC_SECRET, which may not be a
-// secret flowgate verifies with; HMAC_SECRET is no longer what they need;
-// a declared handler never falls back to HMAC_SECRET, and an empty ${VAR}
-// is a start error.
+// secret flowgate verifies with; HMAC_SECRET does not stand in for it; a
+// declared handler never falls back to HMAC_SECRET, and an empty ${VAR} is
+// a start error.
 func TestOutboundSecretRules(t *testing.T) {
 	hmacS, bookingS, outS := strings.Repeat("h", 32), strings.Repeat("b", 32), strings.Repeat("o", 32)
 	handlers := func(entry string) string {

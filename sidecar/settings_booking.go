@@ -15,8 +15,8 @@ import (
 	"github.com/flowgate/flowgate/orchestrator/slots"
 )
 
-// BookingConfig holds the booking path's settings (seed 000, seed 003);
-// defaults are the seeds' values.
+// BookingConfig holds the booking path's settings (docs/booking.md);
+// defaults are the original flow's (docs/reference/nodered-endpoints.md §5).
 type BookingConfig struct {
 	SpacingMS      int
 	UncertainGrace time.Duration
@@ -109,7 +109,7 @@ var bookingSettings = []setting{
 	{name: "CLOUD9_SCHEDULE_COLUMN_GUID", def: bookingsvc.DefaultScheduleColumnGUID, help: "default chair: when a request names none, and createAppt's fallback when it names a chair that is not one of CLOUD9_SLOT_COLUMNS' (the original booked Chair 8 whatever was sent)", apply: bookingGUID(func(b *BookingConfig) *string { return &b.ScheduleColumn })},
 	{name: "CLOUD9_SLOT_COLUMNS", help: "chairs whose open slots getApptSlots / getGroupedApptSlots offer: unset = CLOUD9_SCHEDULE_COLUMN_GUID only (as the original), all, or comma-separated column GUIDs; they are also the chairs createAppt books (another column is booked on CLOUD9_SCHEDULE_COLUMN_GUID; bookConsultation honours the column as the original)", apply: slotColumns},
 	{name: "CLOUD9_APPOINTMENT_TYPE_GUID", def: bookingsvc.DefaultAppointmentTypeGUID, help: "default appointment type", apply: bookingGUID(func(b *BookingConfig) *string { return &b.AppointmentType })},
-	{name: "BOOKING_AUTH_MODE", def: "session", help: "createAppt authorization: token, session (token or matching session cache) or legacy (any well-formed GUID; warned at start)", apply: oneOf(func(c *Config) *string { return &c.Booking.AuthMode }, "token", "session", "legacy")},
+	{name: "BOOKING_AUTH_MODE", def: bookingsvc.AuthModeSession, help: "createAppt authorization: token, session (token or matching session cache) or legacy (any well-formed GUID; warned at start)", apply: oneOf(func(c *Config) *string { return &c.Booking.AuthMode }, "token", "session", "legacy")},
 	{name: "BOOKING_PATIENT_MODEL", def: bookingsvc.DefaultPatientModel, help: "createPatient's guidance: parent (the original Node-RED flow: the parent is the patient, children are booked with its GUID and a note) or individual (the original's current guidance: each child is created as its own patient)", apply: oneOf(func(c *Config) *string { return &c.Booking.PatientModel }, bookingsvc.PatientModelParent, bookingsvc.PatientModelIndividual)},
 	{name: "BOOKING_SYNC_BUDGET", def: durStr(bookingsvc.DefaultSyncBudget), help: "how long createAppt may wait (limiter + one retry) before answering queued; also bounds the Redis work of createAppt, createPatient and queue-status (answered within it + 0.2 s when Redis hangs)", apply: bookingDuration(func(b *BookingConfig) *time.Duration { return &b.SyncBudget })},
 	{name: "BOOKING_INCALL_WAIT", def: durStr(bookingsvc.DefaultInCallWait), help: "how long a booking call (createAppt, its children[], bookConsultation) waits in the call for the shared Cloud9 write window to admit it before it is queued (the original confirmed about 15 s after one code 8); the call's budget is the larger of this and BOOKING_SYNC_BUDGET", apply: bookingDuration(func(b *BookingConfig) *time.Duration { return &b.InCallWait })},
@@ -134,7 +134,7 @@ var bookingSettings = []setting{
 		c.Booking.EventsWebhook = v
 		return nil
 	}},
-	{name: "CLOUD9_SIM_SCALE", def: "1", help: "embedded simulator only: simulated seconds per real second (60 makes 5/min five per second)", apply: func(c *Config, v string) error {
+	{name: "CLOUD9_SIM_SCALE", def: strconv.FormatFloat(cloud9sim.DefaultScale, 'g', -1, 64), help: "embedded simulator only: simulated seconds per real second (60 makes 5/min five per second)", apply: func(c *Config, v string) error {
 		f, err := strconv.ParseFloat(v, 64)
 		if err != nil || f <= 0 || f > 100000 {
 			return fmt.Errorf("want a positive number up to 100000, got %q", v)
@@ -142,7 +142,7 @@ var bookingSettings = []setting{
 		c.Booking.SimScale = f
 		return nil
 	}},
-	{name: "CLOUD9_SIM_WRITE_LIMIT", def: "5/min", help: "embedded simulator only: writes per procedure it accepts before answering code 8, in simulated time", apply: func(c *Config, v string) error {
+	{name: "CLOUD9_SIM_WRITE_LIMIT", def: cloud9sim.DefaultWriteLimit().String(), help: "embedded simulator only: writes per procedure it accepts before answering code 8, in simulated time", apply: func(c *Config, v string) error {
 		r, err := ParseRate(v)
 		c.Booking.SimWriteLimit = r
 		return err

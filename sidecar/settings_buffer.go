@@ -11,7 +11,7 @@ import (
 	"github.com/flowgate/flowgate/orchestrator/buffer/declared"
 )
 
-// BufferConfig holds the work buffer's settings (seed 001); defaults are
+// BufferConfig holds the work buffer's settings (docs/buffer.md); defaults are
 // the package buffer constants.
 type BufferConfig struct {
 	APIToken           string

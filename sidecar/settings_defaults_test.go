@@ -14,13 +14,12 @@ import (
 
 // binaryOwned are the settings whose default belongs to the binary itself:
 // no package below sidecar/ has a default for them (the listen address,
-// logging, Asynq's process layout, the monitoring and webhook auth modes,
-// the simulator's knobs). Their literal in the table is the one place.
+// logging, the reconcile schedule, the monitoring and webhook auth modes).
+// Their literal in the table is the one place.
 var binaryOwned = []string{
 	"FLOWGATE_ADDR", "REDIS_POOL_SIZE", "CLOUD9_WRITE_LIMIT", "LOG_FORMAT", "LOG_LEVEL",
-	"READINESS_DRAIN_DELAY", "HTTP_SHUTDOWN_TIMEOUT", "ASYNQ_SERVERS", "ASYNQ_CONCURRENCY",
-	"ASYNQ_SHUTDOWN_TIMEOUT", "DLQ_RECONCILE_SCHEDULE", "MONITORING_AUTH", "MONITORING_READONLY",
-	"WEBHOOK_AUTH", "BOOKING_AUTH_MODE", "CLOUD9_SIM_SCALE", "CLOUD9_SIM_WRITE_LIMIT",
+	"READINESS_DRAIN_DELAY", "HTTP_SHUTDOWN_TIMEOUT", "DLQ_RECONCILE_SCHEDULE", "MONITORING_AUTH",
+	"MONITORING_READONLY", "WEBHOOK_AUTH",
 	"BUFFER_WEBHOOK_TIMEOUT", "BUFFER_BENCH_HANDLERS", "HOLDS_EXPIRY_SCHEDULE",
 	"HOLDS_STREAM_SHARDS", "SLOT_CACHE_READ_LIMIT",
 	"REDIS_MIN_REPLICAS_ACK", // 0 = no barrier: the binary's choice, durable.Config has no "off"

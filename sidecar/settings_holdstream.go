@@ -6,8 +6,8 @@ import (
 	"github.com/flowgate/flowgate/orchestrator/holds/holdstream"
 )
 
-// HoldStreamConfig holds the live holds stream's settings (seed 002 "SSE
-// Stream Protocol"); defaults are the seed's values.
+// HoldStreamConfig holds the live holds stream's settings
+// (docs/holds.md#the-live-stream-sse).
 type HoldStreamConfig struct {
 	Ping         time.Duration
 	Retry        time.Duration

@@ -25,7 +25,8 @@ import (
 	"github.com/flowgate/flowgate/orchestrator/web"
 )
 
-// The shadow mode (docs/switch-over.md, "Shadow first"): the kit mirrors
+// shadowPart is the dry instance and the shadow routes of the shadow mode
+// (docs/switch-over.md, "Shadow first"): the kit mirrors
 // the requests it answered from the original node; flowgate replays each
 // through a second, dry instance of the booking path and its family and
 // compares. The dry instance shares nothing that writes with the real one:
@@ -36,8 +37,6 @@ import (
 // queue forgets, its events go nowhere, its metrics register with a
 // registry of their own. Only the comparison records reach the real Redis
 // (flowgate:shadow:…).
-
-// shadowPart is the dry instance and the shadow routes.
 type shadowPart struct {
 	dry      *shadow.DryCloud9
 	handlers *shadowhttp.Handlers

@@ -1,6 +1,9 @@
 package test
 
 import (
+	"go/parser"
+	"go/token"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -10,7 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// seedWord is a seed named by number ("seed 002", "seeds 002 and 003").
+// seedWord is a seed named by number ("seed" and three digits, one or
+// several).
 var seedWord = regexp.MustCompile(`(?i)\bseeds? \d{3}\b`)
 
 // seedsDefinition is where the seeds are defined, once.
@@ -43,4 +47,32 @@ func TestSeedsAreDefinedWhereUsed(t *testing.T) {
 		require.True(t, strings.Contains(text, "]("+want+")"),
 			"%s says %q but never links the seeds' definition (%s)", p, seedWord.FindString(text), want)
 	}
+}
+
+// Go comments cite the repo doc that states a contract (docs/*.md,
+// docs/reference/*), never a seed by number: the seeds are not in the
+// repository, and a reader of the code cannot follow a number.
+func TestGoCommentsCiteRepoDocs(t *testing.T) {
+	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == ".git" || d.Name() == "testdata" || d.Name() == "node_modules") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") {
+			return nil
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ParseComments)
+		if err != nil {
+			return err
+		}
+		for _, cg := range f.Comments {
+			if w := seedWord.FindString(cg.Text()); w != "" {
+				t.Errorf("%s: a comment cites %q: cite the repo doc that states the contract", path, w)
+			}
+		}
+		return nil
+	})
+	require.NoError(t, err)
 }

@@ -18,7 +18,7 @@ import (
 	"github.com/flowgate/flowgate/test/redistest"
 )
 
-// End-to-end tests of the Node-RED booking path (seed 000) against the
+// End-to-end tests of the Node-RED booking path (docs/booking.md) against the
 // built binary, a real Redis and the Cloud9 simulator running as its own
 // process (`flowgate cloud9-sim`). Every test has its own Redis database and
 // its own simulator. Crash drills are in booking_drill_test.go, helpers in

@@ -19,8 +19,8 @@ import (
 // behaves as on a real Redis, within a second. The embedded store is
 // miniredis, whose TTLs move only when it is told; the binary drives it
 // from the wall clock. Through the binary: a 2 s web hold expires and is
-// announced as release, a late heartbeat answers seed 002's 200
-// {ok:false} and does not renew it; a replay-guard key and a booked
+// announced as release, a late heartbeat answers 200 {ok:false}
+// (docs/holds.md) and does not renew it; a replay-guard key and a booked
 // slot's SlotReservation lapse; every longer-lived key (a cooldown, the
 // session and slot caches, idempotency records) counts down at the wall
 // clock's pace.

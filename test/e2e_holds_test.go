@@ -23,7 +23,7 @@ import (
 	"github.com/flowgate/flowgate/orchestrator/slots"
 )
 
-// The seed 003 test plan and the cross-face cases end to end: a
+// The IVA face's reservations (docs/holds.md#the-hold-engine) and the cross-face cases end to end: a
 // flowgate binary serves createAppt / getApptSlots against the Cloud9
 // simulator; a web face in this process (/v1/holds over an in-memory
 // catalogue that opens any slot) runs on the same Redis DB with the

@@ -26,13 +26,13 @@ import (
 // and by flowgate (flowgate_cloud9_rate_limited_total).
 //
 // TestInCallSpacingBaseline runs the same calls with
-// CLOUD9_WRITE_LIMITER=spacing (the earlier default) for the
-// comparison, asserting what that limiter does.
+// CLOUD9_WRITE_LIMITER=spacing (the default before 2026-11-26,
+// CHANGELOG.md) for the comparison, asserting what that limiter does.
 //
 // Wall time: the ten-siblings case waits a real minute for the window; the
 // other cases run beside it (t.Parallel), about 75 s in all.
 
-// LimiterSpacingName is CLOUD9_WRITE_LIMITER's earlier default.
+// LimiterSpacingName is CLOUD9_WRITE_LIMITER's other limiter.
 const LimiterSpacingName = "spacing"
 
 // simWindows are CLOUD9_SIM_WINDOW's values.

@@ -18,7 +18,7 @@ import (
 	"github.com/flowgate/flowgate/test/redistest"
 )
 
-// End-to-end tests of the VM task orchestration (seed 004, the n8n
+// End-to-end tests of the VM task orchestration (docs/tasks.md, the n8n
 // "Phase 2" workflow) against the built binary on a real Redis, every
 // request signed over real HTTP. Crash and restart cases are in
 // crash_tasks_test.go; the signed client in signed_test.go.

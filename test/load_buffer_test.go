@@ -26,8 +26,8 @@ import (
 	"github.com/flowgate/flowgate/test/redistest"
 )
 
-// The work buffer's load tests (seed 001 "Load Tests"). The seed's
-// expectations are asserted as floors; flowgate's goals are logged (and
+// The work buffer's load tests (docs/performance.md). The original
+// buffer's expectations are asserted as floors; flowgate's goals are logged (and
 // recorded in docs/performance.md).
 
 func bufferEnv(db *redistest.DB, extra map[string]string) map[string]string {

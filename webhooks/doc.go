@@ -1,4 +1,4 @@
-// Package webhooks serves the ACK and FAIL webhooks of seed 004 (the n8n
+// Package webhooks serves the ACK and FAIL webhooks of docs/tasks.md (the n8n
 // "Phase 2: Orchestration & Management" workflow): VM workers report a
 // finished task to POST /ack and a failed one to POST /fail; both are also
 // served under /webhook/… (the URLs n8n gives production webhooks, so

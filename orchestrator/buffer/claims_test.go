@@ -101,9 +101,9 @@ func TestMessageIDUniqueAcrossPriorities(t *testing.T) {
 }
 
 // An enqueue that failed without writing its task leaves a claim the
-// retry resumes: before the fix the client's retry within the grace got a
-// 409 naming a message that does not exist. A retry without the messageId
-// gets the claim's.
+// retry resumes, never a 409 naming a message that does not exist
+// (CHANGELOG.md, 2026-11-26). A retry without the messageId gets the
+// claim's.
 func TestFailedEnqueueIsResumedByTheRetry(t *testing.T) {
 	x := setup(t, nil)
 	x.db.Client.AddHook(&failWrite{taskID: "first"})
@@ -124,8 +124,8 @@ func TestFailedEnqueueIsResumedByTheRetry(t *testing.T) {
 	}, 3*time.Second, 20*time.Millisecond, "the failed enqueue gave its place back, the retry's left with the message")
 }
 
-// Claims carry a TTL from their admission: before the fix a claim lived
-// forever when no finish path expired it.
+// Claims carry a TTL from their admission, so a claim no finish path
+// expires still goes.
 func TestClaimsExpire(t *testing.T) {
 	x := setup(t, nil)
 	block := make(chan struct{})

@@ -1,4 +1,4 @@
-// Package buffer is flowgate's work buffer (seed 001 "Work Buffer System")
+// Package buffer is flowgate's work buffer (docs/buffer.md)
 // on Asynq and Redis: typed handlers behind one small interface, four
 // priorities, per-type exponential backoff, a retry classifier, idempotency
 // keys, backpressure, per-type circuit breakers, and the dead-letter queue

@@ -61,8 +61,8 @@ func keyed(key, id string) contracts.BufferEnqueueRequest {
 }
 
 // Defect 1: an enqueue whose answer was lost (it timed out after the task
-// landed) must not give its idempotency key back — before the fix it did,
-// and the client's retry enqueued the message twice.
+// landed) must not give its idempotency key back, or the client's retry
+// enqueues the message twice.
 func TestEnqueueTimeoutKeepsTheIdempotencyClaim(t *testing.T) {
 	x := setup(t, nil)
 	x.db.Client.AddHook(&loseAnswer{taskID: "first"})
@@ -218,8 +218,8 @@ func TestDLQAlertOnceAcrossInstances(t *testing.T) {
 }
 
 // Defect 6: of concurrent replays of one dead letter, one wins and the
-// others get CONFLICT (409, already replayed) — before the fix the loser's
-// RunTask error was a 503.
+// others get CONFLICT (409, already replayed), not the 503 of their
+// RunTask error.
 func TestConcurrentReplayLosersGetConflict(t *testing.T) {
 	x := setup(t, nil)
 	var fail atomic.Bool

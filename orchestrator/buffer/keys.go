@@ -2,6 +2,7 @@ package buffer
 
 import (
 	"github.com/flowgate/flowgate/contracts"
+	"github.com/flowgate/flowgate/orchestrator/keyspace"
 )
 
 // Queue names, one per priority (index = priority).
@@ -28,56 +29,50 @@ func queueWeights() map[string]int {
 	return map[string]int{queueNames[0]: 4, queueNames[1]: 3, queueNames[2]: 2, queueNames[3]: 1}
 }
 
-// Keys (prefix defaults to "flowgate"). The buffer's own state sits under
-// one hash tag per shard (Config.Shards, REDIS_SHARDS; package shard):
-// <tag> is "{buffer}" with one shard (these keys exactly), shard i's tag
+// RedisKeys are the buffer's keys with the default prefix "flowgate": its
+// part of docs/keyspace.md, which is made from them. The buffer's own state
+// sits under one hash tag per shard (Config.Shards, REDIS_SHARDS; package
+// shard): <tag> is "{buffer}" with one shard, shard i's tag
 // "{buffer:<i>.<salt>}" with several. Every key one admission, give-back,
 // flush or reconcile script touches is of one shard, so on Redis Cluster
 // each runs on the master owning that shard's slot; a message's errors
-// have their own tag.
-//
-//	<prefix>:buffer:<tag>:depth       STRING messages admitted to this shard
-//	                                  and not yet finished (the backpressure
-//	                                  counter, at most the shard's share of
-//	                                  MaxQueueSize; reconciled with Asynq's
-//	                                  queues)
-//	<prefix>:buffer:<tag>:credit      HASH   place credit in this shard
-//	                                  (depth.go): field = an instance's id,
-//	                                  value "<places>:<touched at, unix ms of
-//	                                  Redis TIME>"; summed by the reconcile,
-//	                                  which drops fields untouched for
-//	                                  creditStale
-//	<prefix>:buffer:<tag>:idem:<key>  STRING claim "<messageId> <queue>
-//	                                  <claimed at, unix ms>", in the key's
-//	                                  shard (shard.Set.Of); TTL claimTTL while
-//	                                  the message is queued, then its
-//	                                  retention. A claim whose task does not
-//	                                  exist is resumed by the next enqueue of
-//	                                  the key (same messageId and queue):
-//	                                  never a false DUPLICATE_MESSAGE
-//	<prefix>:buffer:<tag>:id:<id>     STRING claim of a client-chosen
-//	                                  messageId, in the id's shard (same
-//	                                  value, TTL claimTTL, resumed the same
-//	                                  way): unique across queues and shards
-//	<prefix>:buffer:<tag0>:dlqcount   STRING dead letters (the alert counter;
-//	                                  reconciled with the DLQ records): shard
-//	                                  0 only, it is not hot
-//	<prefix>:buffer:<tag0>:dlqalert   STRING set while the DLQ is over its
-//	                                  alert threshold (one alert per crossing)
-//	<prefix>:buffer:err:{<id>}        LIST   JSON BufferError per failed
-//	                                  attempt (TTL: failed retention)
-//	<prefix>:buffer:events            PUBSUB channel of BufferEvent JSON
+// have their own tag. A claim whose task does not exist is resumed by the
+// next enqueue of its key (same messageId and queue): never a false
+// DUPLICATE_MESSAGE.
 //
 // Asynq's own keys read for the depth reconcile, the claim check and the
 // listing (list.go: listScript over the lists, ZRANGEBYSCORE over the
-// sets, the type from each task's "msg"; asynq internal/base, stable since
-// v0.18): asynq:{<queue>}:pending|active LIST,
-// :scheduled|:retry|:archived|:completed ZSET, asynq:{<queue>}:t:<id> HASH (a task),
-// whose "result" field the buffer writes as Asynq's ResultWriter does
-// (HSET), on the auto-pipelined client (writeResult), and whose "msg"
-// (the protobuf TaskMessage) a replay rewrites with retried = 0
-// (replayScript). The four queues are Asynq's and
-// are not sharded (docs/scale-out.md).
+// sets, the type from each task's "msg"; asynq internal/base):
+// asynq:{<queue>}:pending|active LIST, :scheduled|:retry|:archived|:completed
+// ZSET, asynq:{<queue>}:t:<id> HASH (a task), whose "result" field the
+// buffer writes as Asynq's ResultWriter does (HSET), on the auto-pipelined
+// client (writeResult), and whose "msg" (the protobuf TaskMessage) a
+// replay rewrites with retried = 0 (replayScript). The four queues are
+// Asynq's and are not sharded (docs/scale-out.md).
+func RedisKeys() []keyspace.Key {
+	const o = "orchestrator/buffer"
+	return []keyspace.Key{
+		{Pattern: "flowgate:buffer:<tag>:depth", Type: keyspace.String, Owner: o,
+			What: "messages admitted to the shard and not finished: the backpressure counter, at most the shard's " +
+				"share of `BUFFER_MAX_QUEUE_SIZE`, reconciled with Asynq's queues every 10 s"},
+		{Pattern: "flowgate:buffer:<tag>:credit", Type: keyspace.Hash, Owner: o,
+			TTL:  "fields dropped after 5 s untouched (`creditStale`)",
+			What: "place credit in the shard (`depth.go`): instance id → `<places>:<touched at, Redis TIME ms>`, summed by the reconcile"},
+		{Pattern: "flowgate:buffer:<tag>:idem:<key>", Type: keyspace.String, Owner: o,
+			TTL:  "the longer retention + 101 × the backoff cap + 1 min (≈ 7 days; `claimTTL`)",
+			What: "idempotency claim `<messageId> <queue> <claimed at>`, in the key's shard"},
+		{Pattern: "flowgate:buffer:<tag>:id:<messageId>", Type: keyspace.String, Owner: o, TTL: "same",
+			What: "claim of a client-chosen messageId (unique across the four queues and the shards), in the id's shard"},
+		{Pattern: "flowgate:buffer:<tag_0>:dlqcount", Type: keyspace.String, Owner: o,
+			What: "dead letters, for the alert, reconciled with the DLQ records (shard 0 only: it is not hot)"},
+		{Pattern: "flowgate:buffer:<tag_0>:dlqalert", Type: keyspace.String, Owner: o,
+			What: "set while over `BUFFER_DLQ_ALERT_THRESHOLD` (one alert per crossing; shard 0 only)"},
+		{Pattern: "flowgate:buffer:err:{<messageId>}", Type: keyspace.List, Owner: o,
+			TTL: "`BUFFER_FAILED_RETENTION` (7 days)", What: "one BufferError per failed attempt"},
+		{Pattern: "flowgate:buffer:events", Type: keyspace.Channel, Owner: o,
+			What: "BufferEvent JSON (published only while subscribed)"},
+	}
+}
 
 // stateKeys are one shard's state keys.
 type stateKeys struct{ prefix, tag string }

@@ -1,6 +1,6 @@
 package cloud9
 
-// The seed practice's Cloud9 records (seeds 000 and 003): the location,
+// The seed practice's Cloud9 records (docs/reference/nodered-endpoints.md): the location,
 // schedule view, chair and appointment type the Node-RED flows hard-code.
 // They are defined here once; the booking path's defaults
 // (bookingsvc.Default*GUID, the sidecar's CLOUD9_*_GUID settings) and the

@@ -1,12 +1,26 @@
 package dlq
 
-import "github.com/redis/go-redis/v9"
+import (
+	"github.com/redis/go-redis/v9"
 
-// Keys. Both keys of one queue share the hash tag {<queue>} so the record
-// script runs on Redis Cluster.
-//
-//	<prefix>:dlq:{<queue>}:rec  HASH  task id → JSON Record
-//	<prefix>:dlq:{<queue>}:idx  ZSET  task id scored by failed_at (unix ms)
+	"github.com/flowgate/flowgate/orchestrator/keyspace"
+)
+
+// RedisKeys are the records' keys with the production prefix "flowgate":
+// its part of docs/keyspace.md, which is made from them. Both keys of one
+// queue share the hash tag {<queue>} so the record script runs on Redis
+// Cluster.
+func RedisKeys() []keyspace.Key {
+	const o = "orchestrator/dlq"
+	return []keyspace.Key{
+		{Pattern: recKey("flowgate", "<queue>"), Type: keyspace.Hash, Owner: o,
+			TTL:  "— (buffer queues: purged after `BUFFER_FAILED_RETENTION`)",
+			What: "task id → durable dead-letter record, JSON Record (every Asynq queue, `buffer.*` included)"},
+		{Pattern: idxKey("flowgate", "<queue>"), Type: keyspace.ZSet, Owner: o, TTL: "same",
+			What: "task id → failed_at ms"},
+	}
+}
+
 func recKey(prefix, queue string) string { return prefix + ":dlq:{" + queue + "}:rec" }
 func idxKey(prefix, queue string) string { return prefix + ":dlq:{" + queue + "}:idx" }
 

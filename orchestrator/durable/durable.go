@@ -22,11 +22,7 @@
 // A caller never joins a round already sent: its marker might precede the
 // caller's write.
 //
-// Keys (one per master, never read):
-//
-//	flowgate:durable:{<n>}   INCR marker; n is chosen so the key's slot is
-//	                         on the master it is written to (on one server
-//	                         or behind Sentinel, n = 0)
+// Its keys, one marker per master, never read, are in RedisKeys.
 package durable
 
 import (

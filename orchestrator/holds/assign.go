@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// Order is seed 002's assignment order of the candidates for a slot:
+// Order is the assignment order (docs/holds.md#availability-appointment-types-and-timeslots) of the candidates for a slot:
 // highest Priority first; within a priority, ascending FNV-1a 32 of
 // appointmentTypeID + ":" + FormatStart(start) + ":" + specialistID — the
 // hash seeded by appointmentTypeId + ":" + slotStartDate, continued over the

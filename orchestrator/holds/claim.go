@@ -11,7 +11,7 @@ import (
 	"github.com/flowgate/flowgate/orchestrator/valutil"
 )
 
-// Claim takes a hold for r.ClientID (seed 002 POST /v1/holds; the IVA face
+// Claim takes a hold for r.ClientID (POST /v1/holds, docs/holds.md#the-web-face-v1holds; the IVA face
 // with its own Face, TTL and FaceKey).
 //
 // With r.SpecialistID set it claims exactly that specialist; otherwise it

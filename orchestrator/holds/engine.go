@@ -21,8 +21,8 @@ import (
 
 // The seeds' timings (every one a setting).
 const (
-	DefaultHoldTTL  = 30 * time.Second   // seed 002: a web hold, extended by heartbeat
-	DefaultCooldown = 1440 * time.Minute // seed 002: per appointment type after a booking
+	DefaultHoldTTL  = 30 * time.Second   // docs/holds.md: a web hold, extended by heartbeat
+	DefaultCooldown = 1440 * time.Minute // docs/holds.md: per appointment type after a booking
 	DefaultMaxHolds = 3                  // holds one client may have at once
 	DefaultSweepMax = 1000               // expired holds announced per sweep
 	FaceWeb         = "web"              // Hold.Face of /v1/holds

@@ -20,7 +20,7 @@ const (
 	Retaken KeepOutcome = 2 // nobody held it any more: taken again
 )
 
-// Keep is the IVA face's Confirm (seed 003: after a successful booking the
+// Keep is the IVA face's Confirm (docs/holds.md#the-hold-engine: after a successful booking the
 // slot stays held for 300 s so it is not re-offered). If the client (same
 // face) holds the slot, its hold is extended to r.TTL; if nobody does, it is
 // taken again; either way it is marked confirmed (it then expires without a

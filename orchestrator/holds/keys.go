@@ -5,12 +5,18 @@ import (
 	"strings"
 	"time"
 
+	"github.com/flowgate/flowgate/orchestrator/keyspace"
 	"github.com/flowgate/flowgate/orchestrator/shard"
 )
 
-// Keys. P below is Config.Prefix followed by the hash tag: with one shard
+// RedisKeys are the hold engine's keys, each after its P, and its
+// channel: its part of docs/keyspace.md, which is made from them. The IVA
+// face's SlotReservation key, written with the canonical claim, is
+// reservation.RedisKeys'; the web face's is here.
+//
+// P is Config.Prefix followed by the hash tag: with one shard
 // (Config.Shards 1, the default) an empty tag on a single Redis or Sentinel
-// (the seeds' keys exactly), "{holds}:" on Redis Cluster (Config.HashTag;
+// (the originals' keys exactly), "{holds}:" on Redis Cluster (Config.HashTag;
 // New picks it for a *redis.ClusterClient), so that every key a script
 // touches lies in one hash slot and the claim — exclusivity across both
 // faces, the client's exact quota, the cooldown and the indexes — is one
@@ -34,31 +40,44 @@ import (
 // resource shard); how the quota and the cooldown stay exact across two
 // shards is in split.go.
 //
-//	P holds:slot:<specialistId>:<slotStart>        STRING  canonical claim on (resource, start): the Hold JSON, PX.
-//	                                                       Both faces claim it, so whichever asks first wins.
-//	P hold:<appointmentTypeId>:<slotStart>:<specialistId>
-//	                                               STRING  web face's readable key (seed 002): the Hold JSON, PX
-//	P SlotReservation:<location>:<YYYYMMDD>:<HHmm>:<column>
-//	                                               STRING  IVA face's readable key (seed 003): its JSON value, PX
-//	P client:<clientId>:holds                      ZSET    holdId → expiresAt (unix ms); PX = its longest hold.
-//	                                                       The seed's SET, made a ZSET so the claim script can
-//	                                                       drop expired members and count the quota exactly.
-//	P holds:records                                HASH    holdId → record JSON {hold, slotKey, faceKey, confirmed};
-//	                                                       outlives the keys so an expired hold can be announced
-//	P holds:expiry                                 ZSET    holdId → expiresAt (unix ms), swept once per tick
-//	P holds:active:<appointmentTypeId>             ZSET    holdId → expiresAt (unix ms), the Active snapshot
-//	P client_limit:<clientId>:<appointmentTypeId>  STRING  cooldown (seed 002): {bookedAt, appointmentTypeId,
-//	                                                       cooldownMinutes, appointmentId}, PX = the cooldown
-//	P client_limit:appointment:<appointmentId>     STRING  the cooldown key's name, same PX: ClearCooldown
-//	                                                       without SCAN
-//	P holds:adopted:<holdId>                       STRING  Adopt's record of a web hold handed over to a
-//	                                                       booking: {from, hold, memo, adoptedAt}, PX its Keep
-//	Prefix + holds:events:<appointmentTypeId>       channel the events (no tag: PUBLISH is not bound to a slot)
-//
 // <slotStart> is RFC 3339 UTC with seconds ("2025-03-15T09:00:00Z"); ids
 // are used as given (the HTTP face rejects ids with ':', '{' or '}'),
 // except that the canonical slot key lower-cases the specialist id, so
 // "0768…" and "0768…" in upper case are one resource.
+func RedisKeys() []keyspace.Key {
+	const o = "orchestrator/holds"
+	return []keyspace.Key{
+		{Pattern: "holds:slot:<specialistId>:<slotStart>", Type: keyspace.String, Owner: o,
+			TTL: "the hold's (`HOLD_TTL` 30 s, renewed by heartbeats); a booking's claim until the slot ends",
+			What: "canonical claim on (resource, start) both faces take, so whichever asks first wins (specialist id " +
+				"lower-cased; slotStart RFC 3339 UTC): the Hold JSON. Resource shard"},
+		{Pattern: "hold:<appointmentTypeId>:<slotStart>:<specialistId>", Type: keyspace.String, Owner: o, TTL: "the hold's",
+			What: "the web face's readable key ([seed 002](reference/README.md#the-specifications-seeds)), the Hold JSON. " +
+				"Resource shard"},
+		{Pattern: "holds:adopted:<holdId>", Type: keyspace.String, Owner: o, TTL: "`Keep` (default 1 h)",
+			What: "Adopt's record of a web hold handed to a booking: {from, hold, memo, adoptedAt}. Resource shard"},
+		{Pattern: "client:<clientId>:holds", Type: keyspace.ZSet, Owner: o, TTL: "its longest hold",
+			What: "holdId → expiry ms: the client's live holds (the quota; exact, with several shards an exact upper " +
+				"bound; the original's SET, made a ZSET so the claim script can drop expired members and count the " +
+				"quota exactly). Client shard"},
+		{Pattern: "holds:records", Type: keyspace.Hash, Owner: o, TTL: "— (fields removed by release/sweep)",
+			What: "holdId → {hold, slotKey, faceKey, confirmed}; outlives the keys so an expiry can be announced. " +
+				"Resource shard (one per shard)"},
+		{Pattern: "holds:expiry", Type: keyspace.ZSet, Owner: o,
+			What: "holdId → expiry ms: the `holds_expiry` sweep's index, swept once per tick. Resource shard (one per shard)"},
+		{Pattern: "holds:active:<appointmentTypeId>", Type: keyspace.ZSet, Owner: o,
+			What: "holdId → expiry ms: the stream's snapshot (Active). Resource shard (one per shard, merged)"},
+		{Pattern: "client_limit:<clientId>:<appointmentTypeId>", Type: keyspace.String, Owner: o,
+			TTL:    "the cooldown (`cooldownMinutes`, default 1440 min)",
+			What:   "the cooldown of [seed 002](reference/README.md#the-specifications-seeds), in the client shard; its JSON",
+			Fields: keyspace.JSONFields[cooldownValue]()},
+		{Pattern: "client_limit:appointment:<appointmentId>", Type: keyspace.String, Owner: o, TTL: "same",
+			What: "the cooldown key's name: cancel (ClearCooldown) clears it without SCAN. Appointment shard"},
+		{Pattern: "holds:events:<appointmentTypeId>", Type: keyspace.Channel, Owner: o,
+			What: "`{\"type\":\"hold\"|\"heartbeat\"|\"release\"|\"confirm\", …Hold}` (internal: hold id and client " +
+				"included; streams send clients the public fields only; no tag: PUBLISH is not bound to a slot)"},
+	}
+}
 
 // ClusterTag is the hash tag every key carries on Redis Cluster.
 const ClusterTag = "{holds}"

@@ -300,7 +300,7 @@ func (e *Engine) BookedAppointment(ctx context.Context, specialistID string, sta
 	return b.AppointmentID, nil
 }
 
-// cooldownValue is seed 002's client_limit value.
+// cooldownValue is the client_limit value (docs/keyspace.md#holds).
 type cooldownValue struct {
 	BookedAt          string `json:"bookedAt"`
 	AppointmentTypeID string `json:"appointmentTypeId"`

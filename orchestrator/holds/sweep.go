@@ -11,14 +11,15 @@ import (
 
 // Sweep announces expired holds: every hold in the expiry index whose time
 // is up and whose slot key is really gone gets its indexes cleaned and a
-// "release" event, so no board keeps a ghost hold (seed 002 publishes
-// nothing on expiry). A confirmed IVA hold (a booked slot kept from being
+// "release" event, so no board keeps a ghost hold (the original web holds
+// published nothing on expiry; docs/differences.md). A confirmed IVA hold (a booked slot kept from being
 // re-offered) expires silently. It handles at most Config.SweepMax holds
 // and returns how many it announced.
 //
 // It is meant to run once per tick across all instances: the sidecar
-// registers it as the scheduler job "holds_expiry" ("@every 1s" by
-// default), so an expired hold reaches streams within about a second.
+// registers it as the scheduler job "holds_expiry" (HOLDS_EXPIRY_SCHEDULE,
+// docs/configuration.md), so an expired hold reaches streams within about a
+// tick.
 // Keyspace notifications were not used: they need a server setting
 // (notify-keyspace-events) and are fire-and-forget, so an instance down at
 // the moment of expiry would lose the event; the index is also what Active

@@ -1,10 +1,11 @@
 // Package keyspace is the one list of flowgate's Redis key families, by
 // what losing or changing them does, and the rule the operation endpoints
 // (orchestrator/ops: redisGet / redisSet / redisDelete) apply to each. Every
-// package keeps its own keys in its keys.go (docs/keyspace.md collects
-// them); this list names them by family, and its test fails when a key of a
-// keys.go table or of docs/keyspace.md falls in no named family, so a new
-// family cannot reach Redis without a decision here.
+// package declares its own keys in its keys.go (RedisKeys, rows of type
+// Key; docs/keyspace.md's tables are generated from them); this list names
+// them by family, and its test fails when a declared key or a key of
+// docs/keyspace.md falls in no named family, so a new family cannot reach
+// Redis without a decision here.
 //
 // The keys are the production ones: the prefix "flowgate" (no setting
 // changes it; the packages' Prefix options exist for tests), the hold
@@ -191,7 +192,7 @@ var families = []Family{
 		Docs: []string{"asynq:{<queue>}:pending", "asynq:queues"}},
 		prefix("asynq:")),
 	family(Family{Name: "slot-reservations", Owner: "orchestrator/holds (IVA face)", Class: State,
-		What: "the IVA's slot reservations (seed 003), readable for its debugging guide",
+		What: "the IVA's slot reservations (docs/holds.md), readable for its debugging guide",
 		Docs: []string{"SlotReservation:<location>:<YYYYMMDD>:<HHmm>:<column>"}},
 		tagged("slotreservation:")),
 	family(Family{Name: "holds", Owner: "orchestrator/holds", Class: State, Secret: true,

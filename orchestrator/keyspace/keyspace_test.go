@@ -2,7 +2,6 @@ package keyspace_test
 
 import (
 	"bufio"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -15,95 +14,20 @@ import (
 
 const root = "../.."
 
-// prefixes are the production values of the <prefix> / {prefix}
-// placeholders, by the directory of the keys.go that uses one. A keys.go
-// table with a placeholder and no entry here fails the test: decide what
-// its keys are in production.
-var prefixes = map[string]string{
-	"orchestrator/dlq":                "flowgate",
-	"orchestrator/buffer":             "flowgate",
-	"orchestrator/booking/phoneindex": "flowgate:phoneidx:",
-	"orchestrator/holds/availability": "",
-	"orchestrator/holds/holdstream":   "",
-}
-
-// typeWords are the Redis types a key table names after a key (channels
-// are not keys).
-var typeWords = map[string]bool{"string": true, "hash": true, "list": true, "zset": true, "set": true}
-
 type documented struct{ where, template, key string }
 
-// keysGoTables reads the key tables of every keys.go (and the scheduler's
-// lock.go, whose table is of the same kind): the indented comment lines
-// that start with a key and name its type.
-func keysGoTables(t *testing.T) []documented {
+// declared are the keys the packages declare (their RedisKeys), channels
+// and libraries left out.
+func declared(t *testing.T) []documented {
 	t.Helper()
-	var files []string
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && (d.Name() == ".git" || d.Name() == "node_modules" || d.Name() == "testdata") {
-			return filepath.SkipDir
-		}
-		if !d.IsDir() && d.Name() == "keys.go" {
-			files = append(files, path)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	files = append(files, filepath.Join(root, "scheduler", "lock.go"))
-	if len(files) < 10 {
-		t.Fatalf("found only %d keys.go files", len(files))
-	}
 	var out []documented
-	for _, f := range files {
-		dir, _ := filepath.Rel(root, filepath.Dir(f))
-		dir = filepath.ToSlash(dir)
-		lines := readLines(t, f)
-		n := 0
-		for i, l := range lines {
-			rest, ok := strings.CutPrefix(l, "//\t")
-			if !ok {
-				continue
-			}
-			tok := strings.Fields(rest)
-			if len(tok) > 0 && tok[0] == "P" {
-				tok = tok[1:]
-			} else if len(tok) > 1 && tok[0] == "Prefix" && tok[1] == "+" {
-				tok = tok[2:]
-			}
-			if len(tok) == 0 || !strings.Contains(tok[0], ":") || strings.ContainsAny(tok[0][:1], `("`) {
-				continue
-			}
-			typ := ""
-			if len(tok) > 1 {
-				typ = tok[1]
-			} else if i+1 < len(lines) { // the type on the next line (holds' long keys)
-				if next := strings.Fields(strings.TrimPrefix(lines[i+1], "//")); len(next) > 0 {
-					typ = next[0]
-				}
-			}
-			if !typeWords[strings.ToLower(strings.TrimSuffix(typ, ":"))] {
-				continue
-			}
-			tmpl := tok[0]
-			if strings.Contains(tmpl, "prefix") {
-				p, ok := prefixes[dir]
-				if !ok {
-					t.Errorf("%s: %q has a prefix placeholder: add the production prefix of %s to this test", f, tmpl, dir)
-					continue
-				}
-				tmpl = strings.NewReplacer("<prefix>", p, "{prefix}", p).Replace(tmpl)
-			}
-			out = append(out, documented{where: f + ":" + strconv.Itoa(i+1), template: tok[0], key: instantiate(tmpl)})
-			n++
+	for _, k := range allRows(t) {
+		if k.Type.IsKey() {
+			out = append(out, documented{where: k.Owner + ".RedisKeys", template: k.Pattern, key: instantiate(k.Pattern)})
 		}
-		if n == 0 {
-			t.Errorf("%s: no key table found (the parser or the table changed)", f)
-		}
+	}
+	if len(out) < 50 {
+		t.Fatalf("only %d keys declared", len(out))
 	}
 	return out
 }
@@ -156,7 +80,7 @@ func variants(key string) []string {
 	return out
 }
 
-// Every key a keys.go table or docs/keyspace.md documents belongs to a
+// Every key a package declares or docs/keyspace.md documents belongs to a
 // named family that guards it (state) or declares it a cache, under every
 // spelling: a new family fails here until keyspace.go decides about it.
 func TestEveryDocumentedKeyIsInANamedFamily(t *testing.T) {
@@ -182,8 +106,12 @@ func TestEveryDocumentedKeyIsInANamedFamily(t *testing.T) {
 		}
 		hit[f.Name] = true
 	}
-	for _, d := range keysGoTables(t) {
-		check(d, keyspace.State, keyspace.Cache)
+	for _, d := range declared(t) {
+		if strings.HasPrefix(d.template, "flowgate:ops:") {
+			check(d, keyspace.Operator)
+		} else {
+			check(d, keyspace.State, keyspace.Cache)
+		}
 	}
 	for _, d := range keyspaceMD(t) {
 		check(d, keyspace.State, keyspace.Cache, keyspace.Operator)

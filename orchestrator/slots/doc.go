@@ -1,6 +1,6 @@
 // Package slots is the open-appointment-slot model of the booking path:
 // the Slot record of Cloud9's GetOnlineReservations, the opaque bookingToken
-// that carries one slot through the LLM (seed 000 §7), the sibling grouping
+// that carries one slot through the LLM (docs/booking.md#the-booking-calls), the sibling grouping
 // and booking_plan of getGroupedApptSlots (docs/reference/nodered-endpoints.md §1.5), and a slot cache
 // in Redis shared by every instance.
 //

@@ -4,18 +4,14 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/flowgate/flowgate/orchestrator/keyspace"
 )
 
-// Every key of the slot cache shares the hash tag {slots}, so each script
-// touches one Redis Cluster slot (the cache is small: a few lists per
-// location). With the default prefix:
-//
-//	flowgate:{slots}:entries                          ZSET  entry key → expiry, Unix ms (registry)
-//	flowgate:{slots}:entries:ver                      STRING version counter of the lists' "_v"
-//	flowgate:{slots}:e:<LOC>:<VIEW|*>:<FROM>:<TO>     HASH  one cached list (TTL)
-//	flowgate:{slots}:t:<LOC>:<N>                      HASH  tier N of a location (TTL), same format
-//	flowgate:{slots}:b:<SlotID>                       STRING a slot booked lately (TTL), see Booked
-//	<entry or tier key>:pg                            STRING pre-grouped pairs/triples of a tier (TTL)
+// RedisKeys are the slot cache's keys with the default prefix: its part of
+// docs/keyspace.md, which is made from them. Every key shares the hash tag
+// {slots}, so each script touches one Redis Cluster slot (the cache is
+// small: a few lists per location).
 //
 // An entry hash has the field "_meta", JSON {locationGUID, scheduleViewGUID,
 // from, to, fetchedAt (Unix ms), count}, and one field per slot: SlotID
@@ -27,6 +23,26 @@ import (
 // members are pruned by expiry in every script that reads it. Those scripts
 // name the entry keys they read from the registry (not from KEYS), which is
 // safe on a cluster because they share the hash tag.
+func RedisKeys() []keyspace.Key {
+	const o = "orchestrator/slots"
+	return []keyspace.Key{
+		{Pattern: "flowgate:{slots}:entries", Type: keyspace.ZSet, Owner: o, TTL: "members pruned by expiry",
+			What: "registry: entry key → expiry ms"},
+		{Pattern: "flowgate:{slots}:entries:ver", Type: keyspace.String, Owner: o,
+			What: "version counter of the lists' `" + versionField + "`"},
+		{Pattern: "flowgate:{slots}:e:<LOC>:<VIEW|*>:<FROM>:<TO>", Type: keyspace.Hash, Owner: o,
+			TTL: "`SLOT_CACHE_TTL` (60 min)",
+			What: "one cached slot list: `" + metaField + "`, `" + versionField + "`, one field per slot " +
+				"(`<VIEW>|<COLUMN>|YYYYMMDDHHmm` → Slot JSON); `DELETE …/cache` without `tier` deletes every list " +
+				"of its location (`slots.Cache.DeleteLists`)"},
+		{Pattern: "flowgate:{slots}:t:<LOC>:<N>", Type: keyspace.Hash, Owner: o, TTL: "`SLOT_CACHE_TTL`",
+			What: "tier N of a location, same format"},
+		{Pattern: "<entry or tier key>" + pgSuffix, Type: keyspace.String, Owner: o, TTL: "as its list",
+			What: "pre-grouped pairs/triples"},
+		{Pattern: "flowgate:{slots}:b:<SlotID>", Type: keyspace.String, Owner: o, TTL: "1 h",
+			What: "a slot booked lately (its bookingToken still answers idempotently; see Booked)"},
+	}
+}
 
 // Bookkeeping fields of an entry hash, and the pre-grouped key's suffix.
 const (

@@ -11,8 +11,9 @@ import (
 	"github.com/flowgate/flowgate/contracts"
 )
 
-// A create on a sharded ledger (Config.Shards > 1) runs one create script
-// per home shard of its tasks. Each is atomic, as a create on one shard;
+// createSharded creates items, grouped by home shard: a create on a
+// sharded ledger (Config.Shards > 1) runs one create script per home shard
+// of its tasks. Each is atomic, as a create on one shard;
 // the batch as a whole is all or nothing only as far as a read-only
 // pre-check can make it: before anything is written, every involved shard
 // is read for a queue_id that would be refused (queue_id_reused). A
@@ -20,8 +21,6 @@ import (
 // create of the same queue_id for another encounter) fails the batch with
 // the tasks of the shards before it created; sending the batch again is
 // idempotent (those answer Duplicate).
-
-// createSharded creates items, grouped by home shard.
 func (l *Ledger) createSharded(ctx context.Context, op string, now time.Time, items []newTask) ([]contracts.CreateResult, error) {
 	groups := map[int][]newTask{}
 	at := map[int][]int{}

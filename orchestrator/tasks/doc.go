@@ -1,5 +1,5 @@
 // Package tasks is the ledger of the VM task queue that the n8n "Phase 2:
-// Orchestration & Management" workflow managed (seed 004): tasks created by
+// Orchestration & Management" workflow managed (docs/tasks.md): tasks created by
 // Phase 1, claimed and processed by VM workers (Phase 3), acknowledged or
 // failed through webhooks, retried with HIGH priority, dead-lettered after
 // max_attempts FAILs (or Config.MaxRecoveries sweep recoveries), and swept

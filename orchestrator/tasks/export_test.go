@@ -62,8 +62,8 @@ func (l *Ledger) Shards() int { return l.set.N() }
 // ShardOf is the shard of key (an encounter or a queue_id).
 func (l *Ledger) ShardOf(key string) int { return l.set.Of(key) }
 
-// ForgetDoneIndex makes the ledger look as an older flowgate left it: no
-// retention index, no backfill progress.
+// ForgetDoneIndex deletes the retention index and the backfill progress:
+// DONE tasks without the done index (CHANGELOG.md, 2026-11-21).
 func (l *Ledger) ForgetDoneIndex(ctx context.Context) error {
 	for _, k := range l.ks {
 		if err := l.rdb.Del(ctx, k.done(), k.doneBackfill()).Err(); err != nil {
@@ -183,7 +183,7 @@ func (l keys) check(ctx context.Context, rdb redis.UniversalClient) ([]string, e
 			}
 		}
 	}
-	// claimed: written by earlier versions only, so empty here.
+	// claimed: written by no instance here (CHANGELOG.md), so empty.
 	keys := []string{l.active(), l.claimed(), l.sla(), l.dlq(), l.retry(), l.done()}
 	for _, s := range contracts.AllStatuses() {
 		keys = append(keys, l.status(s))

@@ -1,65 +1,85 @@
 package tasks
 
-import "github.com/flowgate/flowgate/contracts"
+import (
+	"slices"
 
-// Every Redis key of the ledger. The ledger is spread over Config.Shards
-// shards (package shard, name "tasks"); every key of one shard carries that
-// shard's hash tag, so every script touches one Redis Cluster slot. With one
-// shard the tag is {tasks}; with several, shard i's is {tasks:<i>.<salt>}.
-// With the default prefix and one shard:
+	"github.com/flowgate/flowgate/contracts"
+	"github.com/flowgate/flowgate/orchestrator/keyspace"
+)
+
+// RedisKeys are the ledger's keys with the default prefix and one shard,
+// and its function library: its part of docs/keyspace.md, which is made
+// from them.
 //
-//	flowgate:{tasks}:t:<id>            HASH  one task (fields below)
-//	flowgate:{tasks}:h:<id>            LIST  its history, JSON events, oldest first, capped (LTRIM)
-//	flowgate:{tasks}:seq               STRING counter: creation and pending sequence numbers
-//	flowgate:{tasks}:all               ZSET  id → creation seq (every task; unfiltered listing)
-//	flowgate:{tasks}:status:<S>        ZSET  id → creation seq, one per status (listing, Stats)
-//	flowgate:{tasks}:pending:<P>       ZSET  id → pending seq, PENDING tasks of priority P (claim order)
-//	flowgate:{tasks}:active            ZSET  id → last activity ms of PROCESSING tasks: the claim, then each
-//	                                         heartbeat (nothing else updates a PROCESSING task; an import
-//	                                         makes PROCESSING tasks PENDING). Both recovery sweeps read it
-//	flowgate:{tasks}:claimed           ZSET  written by earlier versions only (id → last heartbeat): a heartbeat
-//	                                         moves an entry already there, RecoverExpired sweeps it, and it
-//	                                         empties itself as the tasks it names finish, once no such
-//	                                         version runs
-//	flowgate:{tasks}:sla               ZSET  id → created_at ms of PENDING tasks that are not HIGH
-//	flowgate:{tasks}:retry             ZSET  id → updated_at ms of ERROR tasks awaiting a retry (not dead letters)
-//	flowgate:{tasks}:dlq               ZSET  id → creation seq of dead letters (ERROR + dlq)
-//	flowgate:{tasks}:done              ZSET  id → updated_at ms of DONE tasks (retention: PurgeDone)
-//	flowgate:{tasks}:done:backfill     STRING PurgeDone's one-time indexing of DONE tasks older than the done index:
-//	                                         the last status:DONE score indexed, "complete" when finished
-//	flowgate:{tasks}:enc:<encounter>   ZSET  id → creation seq, every task of one encounter
-//	flowgate:{tasks}:open              HASH  encounter_id → id of its one open task
-//	flowgate:{tasks}:claim:<token>     STRING ids taken by one claim, joined by ',' (TTL ClaimTokenTTL);
-//	                                         after CancelClaim the tombstone "!" (the claim, if it runs
-//	                                         later, takes nothing). Earlier versions wrote a SET of ids
-//	                                         ("!" alone as the tombstone); CancelClaim reads both
-//	flowgate:{tasks}:loc:<id>          STRING the locator of a task whose queue_id was given by
-//	                                         the client and whose home shard (its encounter's) is
-//	                                         not the shard of its id: "<home shard>:<written ms>",
-//	                                         kept in the shard of the id while the task exists
+// The ledger is spread over Config.Shards shards (package shard, name
+// "tasks"); every key of one shard carries that shard's hash tag, so every
+// script touches one Redis Cluster slot. With one shard the tag is
+// {tasks}; with several, shard i's is {tasks:<i>.<salt>}. A task lives in
+// its home shard: the shard of its encounter_id, or of its queue_id when it
+// has none. Ids flowgate generates for a task with an encounter are drawn
+// until their own shard is the home, so only a client-given queue_id needs
+// a locator (see locator.go).
 //
-// A task lives in its home shard: the shard of its encounter_id, or of its
-// queue_id when it has none. Ids flowgate generates for a task with an
-// encounter are drawn until their own shard is the home, so only a
-// client-given queue_id needs a locator (see locator.go).
-//
-// Task hash fields: queue_id, encounter_id, status, priority, attempts
-// (FAILs), max_attempts, recoveries (sweep recoveries; absent = 0),
-// payload (JSON as given, absent when null), fp (fingerprint
-// of the canonical payload, for create idempotency), pp (parsed_payload
-// without experityActions and dlq, a JSON object), actions (ACK's
-// experityActions, JSON), actions_fp, dlq ("0"/"1"), error_message,
-// worker_id, created_at, updated_at, claimed_at, heartbeat_at (Unix ms;
-// absent when unset), claim (token of the claim that took it, while
-// PROCESSING; see CancelClaim; empty once the task left PROCESSING, or
-// absent: earlier versions deleted it), seq (creation seq), pseq (seq taken when the task
-// last became PENDING), ifp (fingerprint of the content an Importer brought
-// it from; absent on tasks no import wrote).
-//
-// Every script declares the keys above that it may touch (scriptKeys,
-// taskKeys; lua/prelude.lua says why), except the tasks a claim, a sweep or a
-// claim's cancel finds in an index, whose keys it builds from the base
-// (ARGV[1]) and reads before it writes.
+// Every script declares the keys that it may touch (scriptKeys, taskKeys;
+// lua/prelude.lua says why), except the tasks a claim, a sweep or a claim's
+// cancel finds in an index, whose keys it builds from the base (ARGV[1])
+// and reads before it writes.
+func RedisKeys() []keyspace.Key {
+	const o = "orchestrator/tasks"
+	return []keyspace.Key{
+		{Pattern: "flowgate:{tasks}:t:<id>", Type: keyspace.Hash, Owner: o,
+			TTL: "— (DONE: purged after `TASKS_DONE_RETENTION`)", Fields: slices.Clone(taskFields),
+			What: "one task (times Unix ms, absent when unset; `recoveries` absent = 0; `claim` the token of the claim " +
+				"that took it while PROCESSING; `ifp` the fingerprint of the content an import brought it from, absent " +
+				"on tasks no import wrote)"},
+		{Pattern: "flowgate:{tasks}:h:<id>", Type: keyspace.List, Owner: o, TTL: "with its task",
+			What: "history, JSON events, oldest first, capped"},
+		{Pattern: "flowgate:{tasks}:seq", Type: keyspace.String, Owner: o,
+			What: "counter: creation and pending sequence numbers"},
+		{Pattern: "flowgate:{tasks}:all", Type: keyspace.ZSet, Owner: o, What: "id → creation seq, every task"},
+		{Pattern: "flowgate:{tasks}:status:<status>", Type: keyspace.ZSet, Owner: o,
+			What: "id → creation seq, one per status"},
+		{Pattern: "flowgate:{tasks}:pending:<priority>", Type: keyspace.ZSet, Owner: o,
+			What: "id → pending seq: the claim order of PENDING tasks"},
+		{Pattern: "flowgate:{tasks}:active", Type: keyspace.ZSet, Owner: o,
+			What: "id → last activity ms of PROCESSING tasks: the claim, then each heartbeat (nothing else updates a " +
+				"PROCESSING task; an import makes PROCESSING tasks PENDING); both recovery sweeps (heartbeat monitor, " +
+				"visibility timeout) read it"},
+		{Pattern: "flowgate:{tasks}:claimed", Type: keyspace.ZSet, Owner: o,
+			What: "the second PROCESSING index, written by flowgate before 2026-11-26 (id → last heartbeat; " +
+				"[CHANGELOG.md](../CHANGELOG.md)): " +
+				"a heartbeat moves an entry already there and the visibility sweep reads it, so a rolling upgrade loses " +
+				"no timeout; it empties itself as the tasks it names finish (an entry goes when it is older than " +
+				"`VT_TIMEOUT` and its task is no longer PROCESSING)"},
+		{Pattern: "flowgate:{tasks}:sla", Type: keyspace.ZSet, Owner: o,
+			What: "id → created_at ms of PENDING tasks that are not HIGH"},
+		{Pattern: "flowgate:{tasks}:retry", Type: keyspace.ZSet, Owner: o,
+			What: "id → updated_at ms of ERROR tasks awaiting a retry (not dead letters)"},
+		{Pattern: "flowgate:{tasks}:dlq", Type: keyspace.ZSet, Owner: o,
+			What: "id → creation seq of dead letters (ERROR + dlq)"},
+		{Pattern: "flowgate:{tasks}:done", Type: keyspace.ZSet, Owner: o,
+			What: "id → updated_at ms of DONE tasks (the purge's index)"},
+		{Pattern: "flowgate:{tasks}:done:backfill", Type: keyspace.String, Owner: o,
+			What: "progress of the purge's one-time indexing of DONE tasks older than the done index: the last " +
+				"status:DONE score indexed, `complete` when finished"},
+		{Pattern: "flowgate:{tasks}:enc:<encounter_id>", Type: keyspace.ZSet, Owner: o,
+			What: "id → creation seq, every task of one encounter"},
+		{Pattern: "flowgate:{tasks}:open", Type: keyspace.Hash, Owner: o,
+			What: "encounter_id → id of its one open task"},
+		{Pattern: "flowgate:{tasks}:claim:<token>", Type: keyspace.String, Owner: o, TTL: "15 min",
+			What: "ids one claim took, joined by `,`; after a cancel the tombstone `!` (the claim, if it runs later, " +
+				"takes nothing; with several shards: in each shard the claim touched); a cancel also reads the SET of " +
+				"ids flowgate wrote before 2026-11-26 ([CHANGELOG.md](../CHANGELOG.md))"},
+		{Pattern: "flowgate:{tasks}:loc:<id>", Type: keyspace.String, Owner: o,
+			TTL: "— (deleted after its task is purged)",
+			What: "locator of a client-given queue_id whose task lives in another shard: `<home shard>:<written ms>`, " +
+				"kept in the shard of the id"},
+		{Pattern: "flowgate_tasks_<hash>", Type: keyspace.Library, Owner: o,
+			TTL: "— (kept in RDB/AOF; loaded again when missing)",
+			What: "the ledger's scripts, on Redis 7+ (every master of a cluster); one per flowgate version, older " +
+				"ones listed by `flowgate check` for `FUNCTION DELETE`"},
+	}
+}
 
 // keys builds the key names of one shard of the ledger.
 type keys struct {

@@ -103,7 +103,7 @@ func (c Config) validate() error {
 	return nil
 }
 
-// Ledger is the VM task queue of seed 004, kept in Redis. It is safe for
+// Ledger is the VM task queue of docs/tasks.md, kept in Redis. It is safe for
 // concurrent use, and any number of Ledgers (in any number of processes) may
 // share one Redis: every transition is one Lua script.
 type Ledger struct {

@@ -108,7 +108,7 @@ func TestLifecycleOnMiniredis(t *testing.T) {
 	require.NotEmpty(t, page.NextCursor)
 	require.NotEmpty(t, page.Tasks[0].History)
 
-	// Retention, with the backfill of an index an older flowgate did not keep.
+	// Retention, with the backfill of DONE tasks the done index lacks.
 	require.NoError(t, b.l.ForgetDoneIndex(b.ctx))
 	purged, err := b.l.PurgeDone(b.ctx, b.clock.Advance(8*24*time.Hour), 7*24*time.Hour)
 	require.NoError(t, err)

@@ -62,12 +62,11 @@ func (l *Ledger) RecoverStale(ctx context.Context, now time.Time, olderThan time
 // last-activity index, in batches: a PROCESSING task's last activity is its
 // last heartbeat or its claim (nothing else updates a PROCESSING task).
 //
-// It also sweeps the claimed index that versions before this one kept by
-// heartbeat (and that such an instance, running beside this one in a
-// rolling upgrade, still writes; heartbeats here keep its entries
-// current). An entry is dropped once it is past the cutoff and its task
-// is no longer PROCESSING, so the index empties itself as the tasks it
-// names finish, after the last such instance stops.
+// It also sweeps the claimed index (by last heartbeat), which an instance
+// of before 2026-11-26 may still write during a rolling upgrade
+// (CHANGELOG.md); heartbeats here keep its entries current. An entry is
+// dropped once it is past the cutoff and its task is not PROCESSING, so
+// the index empties itself as the tasks it names finish.
 func (l *Ledger) RecoverExpired(ctx context.Context, now time.Time, olderThan time.Duration, reason string) (SweepResult, error) {
 	const op = "tasks.RecoverExpired"
 	if reason == "" {

@@ -322,11 +322,11 @@ func TestRetryOverdue(t *testing.T) {
 	require.True(t, out.Noop)
 }
 
-// An earlier version kept a second index of PROCESSING tasks, claimed (by
-// last heartbeat), and an instance of it may run beside this one during a
-// rolling upgrade. Its entries are swept too: a heartbeat here keeps them
-// current, a task whose heartbeats stop is recovered once, and entries of
-// tasks no longer PROCESSING drop out, so the index ends empty.
+// The second index of PROCESSING tasks, claimed (by last heartbeat), which
+// an instance of before 2026-11-26 may write during a rolling upgrade
+// (CHANGELOG.md), is swept too: a heartbeat keeps its entries current, a
+// task whose heartbeats stop is recovered once, and entries of tasks not
+// PROCESSING drop out, so the index ends empty.
 func TestRecoverExpiredSweepsTheClaimedIndexOfAnEarlierVersion(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -336,7 +336,7 @@ func TestRecoverExpiredSweepsTheClaimedIndexOfAnEarlierVersion(t *testing.T) {
 	acked := b.create(t, "enc-acked", "")
 	for _, task := range []contracts.Task{alive, gone, acked} {
 		got := b.claimOne(t, "vm-"+task.EncounterID)
-		// As the earlier version's claim script wrote it.
+		// As that instance's claim script writes it.
 		require.NoError(t, b.rdb.ZAdd(b.ctx, claimed, redis.Z{Score: float64(got.ClaimedAt.UnixMilli()), Member: got.QueueID}).Err())
 	}
 	_, err := b.l.Ack(b.ctx, contracts.AckRequest{QueueID: acked.QueueID, WorkerID: "vm-enc-acked", ExperityActions: json.RawMessage(`{}`)})
@@ -406,8 +406,8 @@ func TestClaimAnswersTheTaskAsGetShowsIt(t *testing.T) {
 	require.Equal(t, b.clock.Now(), *got.HeartbeatAt)
 }
 
-// An earlier version's claimed entry can outlive its task's recovery here
-// (this version does not remove it) and meet the task claimed again: the
+// A claimed entry (CHANGELOG.md, 2026-11-26) can outlive its task's
+// recovery (a recovery does not remove it) and meet the task claimed again: the
 // visibility sweep then finds an old score on a task claimed a moment ago.
 // It moves the entry to the task's heartbeat and takes nothing.
 func TestRecoverExpiredTrustsTheTaskOverAStaleEntry(t *testing.T) {

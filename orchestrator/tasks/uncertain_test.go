@@ -49,8 +49,8 @@ func claimKey(args []any) bool {
 
 // TestClaimAnsweredFailedKeepsNoTask: a claim whose script ran but whose
 // reply was lost is reported as unavailable with its token; CancelClaim
-// puts its task back to PENDING with no attempt counted (such a task used to stay PROCESSING under a worker that never got it,
-// until the heartbeat monitor freed it and counted an attempt).
+// puts its task back to PENDING with no attempt counted, not PROCESSING
+// under a worker that never got it (CHANGELOG.md, 2026-11-23).
 func TestClaimAnsweredFailedKeepsNoTask(t *testing.T) {
 	db := redistest.New(t)
 	b := setupOn(t, db.Client)
@@ -129,10 +129,11 @@ func TestCancelClaimLeavesMovedOnTasks(t *testing.T) {
 	requireCode(t, err, contracts.CodeInvalid)
 }
 
-// TestCancelClaimReadsAnEarlierVersionsClaimKey: an earlier version kept a
-// claim's ids in a set (its tombstone: the set {"!"}); a cancel here reads
-// it, and a claim here with a token tombstoned that way takes nothing. On
-// miniredis too (its Lua answers TYPE its own way).
+// TestCancelClaimReadsAnEarlierVersionsClaimKey: a claim key that is a
+// set of ids (its tombstone: the set {"!"}; written before 2026-11-26,
+// CHANGELOG.md) is read by a cancel, and a claim with a token tombstoned
+// that way takes nothing. On miniredis too (its Lua answers TYPE its own
+// way).
 func TestCancelClaimReadsAnEarlierVersionsClaimKey(t *testing.T) {
 	mini := redis.NewClient(&redis.Options{Addr: miniredis.RunT(t).Addr()})
 	t.Cleanup(func() { _ = mini.Close() })
@@ -142,7 +143,7 @@ func TestCancelClaimReadsAnEarlierVersionsClaimKey(t *testing.T) {
 			got, token := claimTwo(t, b)
 			key := b.l.KeyBase() + "claim:" + token
 			require.Equal(t, got[0].QueueID+","+got[1].QueueID, b.rdb.Get(b.ctx, key).Val())
-			// Rewritten as the earlier version wrote it.
+			// Rewritten as a set.
 			require.NoError(t, b.rdb.Del(b.ctx, key).Err())
 			require.NoError(t, b.rdb.SAdd(b.ctx, key, got[0].QueueID, got[1].QueueID).Err())
 			out, err := b.l.CancelClaim(b.ctx, token)

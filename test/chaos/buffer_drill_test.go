@@ -73,9 +73,9 @@ type bufferResult struct {
 // completed, the target received that id and no other for the key, and
 // Redis holds exactly one buffer task per key — 0 lost, 0 doubled; a
 // message is delivered twice only when it was in flight at the SIGKILL
-// (at-least-once, under the same X-Buffer-Message-Id). Before
-// the fix a resend after an uncertain enqueue got a 409 naming a message
-// that did not exist (3 of 8,377 keys lost in the operator's drill).
+// (at-least-once, under the same X-Buffer-Message-Id). A resend after an
+// uncertain enqueue never gets a 409 naming a message that does not exist
+// (CHANGELOG.md, 2026-11-26).
 func TestDrillBufferKeyedEnqueues(t *testing.T) {
 	d := startBufferDrill(t)
 	d.sendThroughFaults(t)

@@ -326,7 +326,7 @@ type job struct {
 // refusals are each route's answers that refuse (or, for a release, find
 // nothing to release) — and its acceptances; anything else is unexpected.
 var refusals = map[string][]int{
-	"PATCH /v1/holds":                      {200, 400}, // 200 {ok:false}: no such live hold (seed 002)
+	"PATCH /v1/holds":                      {200, 400}, // 200 {ok:false}: no such live hold (docs/holds.md)
 	"DELETE /v1/holds/{holdId}":            {200, 400, 404, 409},
 	"POST /v1/appointment-types/{id}/book": {201, 202, 400, 404, 409, 422},
 	"DELETE /v1/holds/stream":              {204, 400},
@@ -339,8 +339,8 @@ func status(codes ...int) func(Answer) bool {
 }
 
 // Kept reports whether a answers a heartbeat (PATCH /v1/holds) that
-// extended a hold: 200 {ok:true}. Seed 002 answers a hold it did not find
-// 200 {ok:false}, so the status alone says nothing.
+// extended a hold: 200 {ok:true}. The web face (docs/holds.md) answers a
+// hold it did not find 200 {ok:false}, so the status alone says nothing.
 func Kept(a Answer) bool {
 	var r struct{ OK bool }
 	return a.Status == http.StatusOK && json.Unmarshal(a.Body, &r) == nil && r.OK

@@ -1,4 +1,4 @@
-// Package oldqueuetest is the old queue API of seed 004 for tests: an
+// Package oldqueuetest is the old queue API (docs/import-queue.md) for tests: an
 // httptest server answering GET /queue?status=&limit=[&cursor=|&offset=]
 // with the tasks it holds, in the order added, filtered by status. Every
 // request must carry a valid HMAC signature (X-Timestamp within 300 s of

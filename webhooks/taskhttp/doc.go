@@ -1,4 +1,4 @@
-// Package taskhttp serves the VM task queue of seed 004 (the n8n "Phase 2:
+// Package taskhttp serves the VM task queue of docs/tasks.md (the n8n "Phase 2:
 // Orchestration & Management" workflow) over HTTP: Phase 1 creates tasks,
 // VM workers claim them and send heartbeats, n8n-style admin calls move
 // them. It decodes the wire shapes of package contracts, calls the

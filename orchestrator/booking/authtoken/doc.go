@@ -1,4 +1,4 @@
-// Package authtoken issues and checks the bookingAuthToken of seed 000 §4.2:
+// Package authtoken issues and checks the bookingAuthToken of docs/reference/nodered-endpoints.md §1.1:
 // the HMAC-signed proof, handed out by createPatient, that a caller may book
 // for one patientGUID.
 //

@@ -19,7 +19,7 @@ import (
 
 // Defaults and limits.
 const (
-	// DefaultTTL is the token lifetime of seed 000 (§6 Security Constants).
+	// DefaultTTL is the token lifetime (docs/reference/nodered-endpoints.md §5).
 	DefaultTTL = 15 * time.Minute
 	// MinSecretLen is the shortest secret New accepts.
 	MinSecretLen = 16

@@ -20,8 +20,8 @@ import (
 // longer) in the slot cache: the caller must fetch slots again.
 var ErrUnknownSlot = errors.New("bookingToken names a slot that is not offered (fetch the slots again)")
 
-// BookingTokens is bookingsvc.BookingTokens: the opaque token of seed 000
-// §7, checked on decode against the slot cache (fail open when Redis
+// BookingTokens is bookingsvc.BookingTokens: the opaque token of
+// docs/booking.md#the-booking-calls, checked on decode against the slot cache (fail open when Redis
 // cannot answer: the booking itself still goes through Cloud9's checks).
 type BookingTokens struct {
 	Cache  *slots.Cache

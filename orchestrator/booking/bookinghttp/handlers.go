@@ -154,8 +154,8 @@ func deadline(cfg Config) fiber.Handler {
 }
 
 // send writes a's body with the status this layer chooses: 200 for every
-// answer, 500 when the endpoint could not do its work (seed 000's
-// createPatient and slot answers when Cloud9 or the queue is down).
+// answer, 500 when the endpoint could not do its work (the original's
+// createPatient and slot answers, docs/reference/nodered-endpoints.md §1 when Cloud9 or the queue is down).
 func send(c *fiber.Ctx, a bookingsvc.Answer) error {
 	status := fiber.StatusOK
 	if a.Failed {

@@ -45,7 +45,7 @@ type outcome struct {
 	failText string
 }
 
-// CreateAppt is POST createAppt (seed 000 §3–§5): session-cache
+// CreateAppt is POST createAppt (docs/booking.md#createappt-step-by-step, docs/reference/nodered-endpoints.md §1.2): session-cache
 // auto-injection → booking auth → input validation (a bookingToken may
 // replace startTime and the GUIDs) → slot reservation → SetAppointment
 // through the shared limiter within the sync budget, one retry after a
@@ -190,7 +190,7 @@ func (p *syncPolicy) bookkeeping(ctx context.Context) (context.Context, context.
 	return p.rb.ctx(ctx)
 }
 
-// completed adds the note of a booking made now (seed 000 §4.3); one
+// completed adds the note of a booking made now (docs/booking.md#createappt-step-by-step); one
 // answered from its Done mark had its note added then.
 func (p *syncPolicy) completed(ctx, _ context.Context, a *attempt, v verdict) verdict {
 	v.note = contracts.NoteResult{Success: true, Skipped: true}
@@ -200,7 +200,7 @@ func (p *syncPolicy) completed(ctx, _ context.Context, a *attempt, v verdict) ve
 	return v
 }
 
-// addNote adds the note with SetPatientComment (seed 000 §4.3). A note
+// addNote adds the note with SetPatientComment (docs/booking.md#createappt-step-by-step). A note
 // that cannot be added now (limiter wait beyond the budget, rate limit,
 // timeout) is queued as a booking:set_patient_comment task; a note failure
 // never fails the booking.

@@ -150,7 +150,7 @@ func TestAuthModes(t *testing.T) {
 	})
 }
 
-// seed 000 §4.4: the token and the patientGUID come from the session cache,
+// docs/booking.md#createappt-step-by-step, step 1: the token and the patientGUID come from the session cache,
 // by patientGUID first, then by uui.
 func TestSessionAutoInjection(t *testing.T) {
 	t.Parallel()
@@ -369,7 +369,7 @@ func TestRepeatAfterSuccessIsIdempotent(t *testing.T) {
 	require.Len(t, e.Cloud9.Calls(bookingsvc.ProcSetPatientComment), 1, "the note is not added twice")
 }
 
-// seed 003: a slot one session is booking is refused to another; the same
+// docs/holds.md#the-hold-engine: a slot one session is booking is refused to another; the same
 // session may ask again.
 func TestReservationConflictBetweenSessions(t *testing.T) {
 	t.Parallel()
@@ -518,7 +518,7 @@ func TestValidation(t *testing.T) {
 	require.Equal(t, "malformed JSON", r.Debug.ErrorMessage)
 }
 
-// seed 000 §7: the bookingToken replaces startTime and the GUIDs, and wins
+// docs/booking.md#the-booking-calls: the bookingToken replaces startTime and the GUIDs, and wins
 // over mistyped ones.
 func TestBookingToken(t *testing.T) {
 	t.Parallel()

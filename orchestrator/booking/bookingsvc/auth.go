@@ -9,7 +9,7 @@ import (
 	"github.com/flowgate/flowgate/contracts"
 )
 
-// injectSession is seed 000 §4.4: look the session cache up by patientGUID,
+// injectSession is step 1 of docs/booking.md#createappt-step-by-step: look the session cache up by patientGUID,
 // then uui (the caller passes sessionId when there is no uui, as
 // createPatient caches under it then); a missing bookingAuthToken and a missing patientGUID are taken
 // from the entry. (Like the seed, the token is injected even when the
@@ -40,7 +40,7 @@ func (s *Service) injectSession(ctx context.Context, patientGUID, token *string,
 	return &sess
 }
 
-// authorize is seed 000 §4.2 with the mode of Config.AuthMode: a present
+// authorize is step 2 of docs/booking.md#createappt-step-by-step with the mode of Config.AuthMode: a present
 // token must pass checks 2–5 (any mode); without one, token mode refuses,
 // session mode accepts a session-cache entry of the same patient, legacy
 // mode also any well-formed patientGUID. Auth fails closed: an unexpected

@@ -35,7 +35,7 @@ const (
 	AuthModeLegacy = "legacy"
 )
 
-// Seed defaults (seed 000 §6; docs/reference/nodered-endpoints.md §5).
+// The original's defaults (docs/reference/nodered-endpoints.md §5).
 const (
 	DefaultSyncBudget          = 10 * time.Second
 	DefaultInCallWait          = 15 * time.Second
@@ -126,7 +126,7 @@ type Config struct {
 	// AuthMode is token | session (default) | legacy.
 	AuthMode string
 	// PatientModel is createPatient's guidance model: PatientModelParent
-	// (default, seed 000) or PatientModelIndividual (the original's current
+	// (default, docs/booking.md#the-booking-calls) or PatientModelIndividual (the original's current
 	// guidance: each child its own patient). BOOKING_PATIENT_MODEL.
 	PatientModel string
 

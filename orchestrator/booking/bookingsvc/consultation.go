@@ -24,7 +24,7 @@ import (
 //     child named twice. → the validation shape, nothing changed.
 //  2. Parent: the call's session (createPatient earlier in the call) or
 //     the patient step (consultation_patient.go).
-//  3. Each child: its slot held (SlotReservation, seed 003), its patient
+//  3. Each child: its slot held (SlotReservation, docs/holds.md#the-hold-engine), its patient
 //     step, then its appointment through the one booking attempt
 //     (Service.book: marks, limiter, check first, queued when not now).
 //  4. Whatever cannot be done within the sync budget — the parent, a

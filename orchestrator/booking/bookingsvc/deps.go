@@ -50,7 +50,7 @@ type Spacer interface {
 	Spacing(procedure string) time.Duration
 }
 
-// AuthTokens issues and checks bookingAuthTokens (seed 000 §4.2).
+// AuthTokens issues and checks bookingAuthTokens (docs/reference/nodered-endpoints.md §1.1).
 // Validate runs checks 2–5 on a token that is present and returns nil or
 // an *AuthError with the code.
 type AuthTokens interface {
@@ -68,7 +68,7 @@ type AuthError struct {
 
 func (e *AuthError) Error() string { return "booking auth: " + e.Code }
 
-// Session is a bookingSessions entry (seed 000 §4.4).
+// Session is a bookingSessions entry (docs/reference/nodered-endpoints.md §3).
 type Session struct {
 	PatientGUID      string
 	FamilyID         string
@@ -89,7 +89,7 @@ type Sessions interface {
 	Lookup(ctx context.Context, patientGUID, uui string) (Session, bool, error)
 }
 
-// SlotHold names a slot reservation (seed 003): SlotReservation:<location>:
+// SlotHold names a slot reservation (docs/holds.md#the-hold-engine): SlotReservation:<location>:
 // <date>:<time>:<column>, held by SessionID.
 type SlotHold struct {
 	LocationGUID       string
@@ -103,7 +103,7 @@ type SlotHold struct {
 // when another session holds the slot.
 var ErrSlotReserved = errors.New("slot reserved by another session")
 
-// Reservations are the cross-session slot reservations (seed 003).
+// Reservations are the cross-session slot reservations (docs/holds.md#the-hold-engine).
 // Reserve holds the slot for 90 s (same session: idempotent, refreshed);
 // Confirm extends the hold to 300 s; Release deletes it if this session
 // holds it. Errors other than ErrSlotReserved mean Redis trouble: the
@@ -116,7 +116,7 @@ type Reservations interface {
 	HeldByOthers(ctx context.Context, sessionID string, slots []SlotHold) ([]bool, error)
 }
 
-// SlotRef is what a bookingToken carries (seed 000 §7).
+// SlotRef is what a bookingToken carries (docs/booking.md#the-booking-calls).
 type SlotRef struct {
 	StartTime           string
 	ScheduleViewGUID    string

@@ -1,4 +1,4 @@
-// Package bookingsvc is the Node-RED booking path (seed 000, seed 003,
+// Package bookingsvc is the Node-RED booking path (docs/booking.md,
 // docs/reference/nodered-endpoints.md): createPatient, createAppt (single and
 // children[]), getApptSlots, getGroupedApptSlots and queue-status, with the
 // Cloud9 writes spaced by a shared limiter, two sync tries, then a durable
@@ -21,7 +21,7 @@
 //     take the settings (the seed's Chair 8 etc. are defaults only, the
 //     request is honoured). → VALIDATION_ERROR with missing_fields /
 //     invalid_fields.
-//  4. Reservation (seed 003): Reserve (90 s; same session idempotent);
+//  4. Reservation (docs/holds.md#the-hold-engine): Reserve (90 s; same session idempotent);
 //     another session's hold → SLOT_RESERVED (offer_alternative_slot).
 //     Redis trouble fails open. Extended to 300 s (Confirm) on success
 //     and while queued; released on a definite failure.

@@ -38,7 +38,7 @@ const (
 	// Permanent for this booking (slot taken, patient unknown, bad GUIDs).
 	dispPermanent
 	// Other Cloud9 errors: the sync path reports them (transfer), the
-	// async path retries them (seed 000 §4.5: "Other error" is retried).
+	// async path retries them (docs/reference/nodered-endpoints.md §2: "Other error" is retried).
 	dispOther
 )
 

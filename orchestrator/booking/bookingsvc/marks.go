@@ -112,15 +112,8 @@ func slotKey(startTime, columnGUID string) string {
 	return start + "|" + strings.ToLower(strings.TrimSpace(columnGUID))
 }
 
-// RedisMarks keeps the marks in Redis:
-//
-//	<prefix>{<identity>}:lease     "<owner>|<childName>"   TTL the claim's
-//	<prefix>{<identity>}:inflight  "1"                     TTL InFlightTTL
-//	<prefix>{<identity>}:done      JSON DoneRecord         TTL DoneTTL
-//
-// (a done value that is not JSON is a bare appointment GUID, the earlier
-// format). The hash tag keeps the keys of one booking in one Cluster slot,
-// so the scripts touch them atomically.
+// RedisMarks keeps the marks in Redis, under the keys RedisKeys lists (a
+// lease, an in-flight mark and a done record per booking identity).
 type RedisMarks struct {
 	Client      redis.UniversalClient
 	Prefix      string        // default "flowgate:booking:"

@@ -13,7 +13,7 @@ import (
 )
 
 // CreatePatient is POST createPatient (docs/reference/nodered-endpoints.md §1.1, parent-as-patient
-// of seed 000 §4.3): a repeat for the same call (uui, else sessionId, else
+// of docs/reference/nodered-endpoints.md §1.1): a repeat for the same call (uui, else sessionId, else
 // msgid) with the same name answers the cached patient (`_cached:true`);
 // otherwise SetPatient through the limiter within the sync budget, up to
 // PatientSyncAttempts tries 5 s apart on rate-limit answers; then the

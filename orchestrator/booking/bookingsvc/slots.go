@@ -28,7 +28,7 @@ const ApptSlotsDays = 30
 
 // GetApptSlots is POST getApptSlots (docs/reference/nodered-endpoints.md §1.4): the SlotSource's
 // slots of ApptSlotsDays from startDate minus those another session holds
-// (seed 003), each with its bookingToken, the first five as voiceSlots,
+// (docs/holds.md#the-hold-engine), each with its bookingToken, the first five as voiceSlots,
 // and llm_guidance. Nothing found, or Cloud9 failing, is the 200 no-slots
 // answer (transfer_reason no_slots_after_retries — no_slots when no retry
 // was made —, timeout or api_error).

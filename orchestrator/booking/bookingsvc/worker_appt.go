@@ -82,7 +82,7 @@ type workerPolicy struct {
 
 // reserve keeps the slot held while the booking is still being tried: the
 // hold confirmed at queueing (300 s) would lapse before a late attempt,
-// and other sessions would be offered the slot again (seed 003's race).
+// and other sessions would be offered the slot again (the race docs/holds.md#the-hold-engine closes).
 // Fail open: Cloud9 decides whether the slot is still free.
 func (p *workerPolicy) reserve(ctx context.Context, h SlotHold) error {
 	if err := p.w.d.Reservations.Confirm(ctx, h); err != nil {

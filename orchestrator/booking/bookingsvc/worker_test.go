@@ -340,7 +340,7 @@ func TestRedisMarks(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, ok)
 	require.Equal(t, bookingsvc.DoneRecord{AppointmentGUID: "appt-1", ChildName: "Johnny Smith"}, g)
-	// A Done mark of the earlier format (a bare GUID) still reads.
+	// A Done mark that is a bare GUID still reads (CHANGELOG.md, 2026-11-21).
 	require.NoError(t, db.Client.Set(ctx, "flowgate:booking:{"+key+"}:done", "appt-0", time.Minute).Err())
 	g, _, _ = m.Completed(ctx, key)
 	require.Equal(t, "appt-0", g.AppointmentGUID)

@@ -1,5 +1,5 @@
 // Package reservation is the IVA face of the hold engine (package holds):
-// the cross-session slot reservation of seed 003. A session that starts
+// the cross-session slot reservation of docs/holds.md#the-hold-engine. A session that starts
 // booking a slot holds it for a short time, and the slot lists other
 // sessions receive leave it out.
 //
@@ -33,7 +33,7 @@
 // sweep, a confirmed one expires silently (the slot is booked). IVA holds
 // have no client quota and no cooldown.
 //
-// # Failing open (seed 003, Risk 1)
+// # Failing open (principle 5 of docs/reference/README.md)
 //
 // When Redis is down, reservations must not stop bookings. Filter logs a
 // warning and returns its input unchanged, together with an error matching

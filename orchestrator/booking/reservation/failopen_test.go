@@ -12,7 +12,7 @@ import (
 	"github.com/flowgate/flowgate/test/redistest"
 )
 
-// Seed 003, Risk 1: with Redis down, slot lists are not filtered and
+// Failing open (principle 5 of docs/reference/README.md): with Redis down, slot lists are not filtered and
 // Reserve says "unavailable" so the booking can proceed.
 func TestFailOpenWhenRedisIsDown(t *testing.T) {
 	t.Parallel()

@@ -6,18 +6,20 @@ import (
 	"strings"
 	"time"
 
+	"github.com/flowgate/flowgate/orchestrator/keyspace"
 	"github.com/flowgate/flowgate/orchestrator/slots"
 )
 
-// One key per slot, exactly seed 003's pattern (Prefix empty, the default):
+// RedisKeys are the reservation key (Prefix empty, the default): its part
+// of docs/keyspace.md, which is made from it. One key per slot, exactly
+// the pattern of the original's slot reservations (docs/holds.md), e.g.
 //
-//	SlotReservation:<locationGUID>:<YYYYMMDD>:<HHmm>:<scheduleColumnGUID>   STRING value JSON, PX TTL
 //	SlotReservation:1fef9297-7c8b-426b-b0d1-f2275136e48b:20260311:0910:07687884-7e37-49aa-8028-d43b751c9034
 //
 // Date and time are the slot's startTime (the location's wall clock) in
 // 24-hour form; GUIDs are lower-cased, so one slot has one key however a
 // request spells them. With Config.Prefix "p" the key is
-// "p:SlotReservation:…" (tests use that; production keeps the seed's key so
+// "p:SlotReservation:…" (tests use that; production keeps the original's key so
 // existing tooling such as `KEYS SlotReservation:*` keeps working).
 //
 // The value, keys in this order:
@@ -27,6 +29,16 @@ import (
 //
 // reservedAt is a JavaScript ISO time (UTC, milliseconds); slotStartTime the
 // slot's Cloud9 startTime verbatim.
+func RedisKeys() []keyspace.Key {
+	return []keyspace.Key{
+		{Pattern: keyName + ":<location>:<YYYYMMDD>:<HHmm>:<column>", Type: keyspace.String,
+			Owner: "orchestrator/booking/reservation",
+			TTL:   "`SLOT_RESERVATION_TTL` 90 s; `SLOT_RESERVATION_BOOKED_TTL` 300 s after booking",
+			What: "the IVA face's reservation ([seed 003](reference/README.md#the-specifications-seeds)), written " +
+				"by the hold engine (`orchestrator/holds`) with its canonical claim, GUIDs lower-cased; its JSON",
+			Fields: keyspace.JSONFields[wire]()},
+	}
+}
 
 const keyName = "SlotReservation"
 

@@ -184,7 +184,7 @@ func (st *Store) start(s slots.Slot) (time.Time, error) {
 // key case-folds it; events carry it as Cloud9 gave it to the caller).
 func column(s slots.Slot) string { return strings.TrimSpace(s.ScheduleColumnGUID) }
 
-// Reserve holds s for sessionID (seed 003 Phase 1) through the engine: the
+// Reserve holds s for sessionID (docs/booking.md#createappt-step-by-step, step 4) through the engine: the
 // slot's canonical key is shared with web holds, so a slot held on the web
 // is refused too. It fails with a *HeldError when another session or a web
 // client holds s, with an error matching ErrUnavailable when Redis is down
@@ -294,8 +294,8 @@ func (st *Store) claimError(ctx context.Context, op string, s slots.Slot, ref sl
 	return fmt.Errorf("%s: %w", op, err)
 }
 
-// Release deletes sessionID's hold on s (seed 003: after a failed
-// booking) and publishes "release". It reports whether a hold was deleted;
+// Release deletes sessionID's hold on s (docs/holds.md#the-hold-engine:
+// after a failed booking) and publishes "release". It reports whether a hold was deleted;
 // a hold of another session or of a web client is left alone (false, nil).
 func (st *Store) Release(ctx context.Context, s slots.Slot, sessionID string) (bool, error) {
 	const op = "reservation.Release"
@@ -397,7 +397,7 @@ func heldByOther(sessionID, slotVal string, slotFound bool, faceVal string, face
 	return false
 }
 
-// Filter returns list without the slots others hold (seed 003 Phase 2),
+// Filter returns list without the slots others hold (docs/holds.md#the-hold-engine),
 // keeping order; sessionID's own holds stay visible. When Redis fails it
 // logs a warning and returns list unchanged, with an error matching
 // ErrUnavailable the caller may count; the slots are usable.

@@ -209,7 +209,7 @@ func TestAdoptMakesTheWebHoldTheReservation(t *testing.T) {
 	require.Equal(t, 409, r.Status, string(r.Body))
 	r = b.do(t, "PATCH", "/v1/holds", map[string]string{"clientId": "c1", "holdId": h.HoldID})
 	require.Equal(t, 200, r.Status)
-	require.JSONEq(t, `{"ok":false}`, string(r.Body), "the web hold itself is gone (seed 002's false)")
+	require.JSONEq(t, `{"ok":false}`, string(r.Body), "the web hold itself is gone (the web face's false, docs/holds.md)")
 
 	res, err = iva.Adopt(b.ctx, s, "web-"+h.HoldID, "P", from)
 	require.NoError(t, err)

@@ -179,7 +179,7 @@ func (c *Cache) Put(ctx context.Context, s Session) (Session, error) {
 }
 
 // Lookup finds the session of a createAppt request: by patientGUID first,
-// then by uui (seed 000 §4.4, v58); either may be empty. Both keys are read
+// then by uui (docs/booking.md#createappt-step-by-step, step 1); either may be empty. Both keys are read
 // in one round trip. found is false when neither has a live session.
 func (c *Cache) Lookup(ctx context.Context, patientGUID, uui string) (s Session, found bool, err error) {
 	const op = "session.Cache.Lookup"

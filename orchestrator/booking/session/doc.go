@@ -1,4 +1,4 @@
-// Package session is the bookingSessions cache of seed 000 §4.4, moved from
+// Package session is the bookingSessions cache of docs/reference/nodered-endpoints.md §3, moved from
 // Node-RED flow memory into Redis so that every flowgate instance sees the
 // sessions every other instance created.
 //

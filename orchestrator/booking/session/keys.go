@@ -3,13 +3,12 @@ package session
 import (
 	"strings"
 	"unicode"
+
+	"github.com/flowgate/flowgate/orchestrator/keyspace"
 )
 
-// The keys of the cache. With the default prefix:
-//
-//	flowgate:{bookingSessions}:guid:<PATIENTGUID>   STRING session JSON, PX until ExpiresAt
-//	flowgate:{bookingSessions}:uui:<uui>            STRING the same JSON
-//	flowgate:{bookingSessions}:phone:<digits>       STRING the same JSON
+// RedisKeys are the cache's keys with the default prefix: its part of
+// docs/keyspace.md, which is made from them.
 //
 // All keys share the hash tag {bookingSessions}: a session's keys are found
 // by different values, so only a common tag puts them in one Redis Cluster
@@ -17,17 +16,26 @@ import (
 // trip to one node. The cache is small (a few hundred bytes per call, for
 // 15 minutes), so one slot carries it easily, like the task ledger's {tasks}.
 //
-// The seed keeps one flow map, bookingSessions, keyed by patientGUID, uui
-// and (in the production flow) phone alike; the kind segment keeps a uui
-// that happens to look like a GUID from colliding with a patient. GUIDs are
-// upper-cased (lookups are case-insensitive); phone numbers keep their
+// The Node-RED flow keeps one flow map, bookingSessions (docs/booking.md),
+// keyed by patientGUID, uui and (in the production flow) phone alike; the
+// kind segment keeps a uui that happens to look like a GUID from colliding
+// with a patient. GUIDs are upper-cased (lookups are case-insensitive); phone numbers keep their
 // digits only ("(412) 555-0100" and "412-555-0100" are one key); a uui is
 // used verbatim.
 //
-// Session JSON: {patientGUID, familyId, bookingAuthToken, phoneNumber,
-// patientName, uui, sessionId, createdAt, expiresAt}, the times as
-// JavaScript ISO strings ("2026-01-19T15:30:00.000Z"), empty strings
-// omitted.
+// Session JSON: the fields of wire, the times as JavaScript ISO
+// strings ("2026-01-19T15:30:00.000Z"), empty strings omitted.
+func RedisKeys() []keyspace.Key {
+	const o = "orchestrator/booking/session"
+	return []keyspace.Key{
+		{Pattern: "flowgate:{bookingSessions}:guid:<PATIENTGUID>", Type: keyspace.String, Owner: o,
+			TTL: "`BOOKING_SESSION_TTL` (15 min)", What: "the bookingSessions entry", Fields: keyspace.JSONFields[wire]()},
+		{Pattern: "flowgate:{bookingSessions}:uui:<uui>", Type: keyspace.String, Owner: o, TTL: "same",
+			What: "the same JSON, found by uui"},
+		{Pattern: "flowgate:{bookingSessions}:phone:<digits>", Type: keyspace.String, Owner: o, TTL: "same",
+			What: "the same JSON, found by phone"},
+	}
+}
 
 type keys struct {
 	base string // "<prefix>:{bookingSessions}:"

@@ -3,21 +3,28 @@ package slotcache
 import (
 	"strconv"
 	"strings"
+
+	"github.com/flowgate/flowgate/orchestrator/keyspace"
 )
 
-// The refresher's keys share the slot cache's hash tag {slots}. With the
-// default prefix:
-//
-//	flowgate:{slots}:refresh:lease        STRING owner token of the running refresh (PX LeaseTTL)
-//	flowgate:{slots}:refresh:trigger      STRING set when a background refresh was fired (PX Fresh)
-//	flowgate:{slots}:health:<LOC>:<N>     HASH   tier N's refresh record: consecutiveFailures,
-//	                                             lastError, lastSuccess, lastAttempt (no TTL)
-//	flowgate:{slots}:history:<LOC>        LIST   the last HistoryLen refresh outcomes, newest first,
-//	                                             JSON contracts.CacheRefreshEntry {tier, success,
-//	                                             slotCount, error, timestamp, dateRange, fetchDurationMs,
-//	                                             retries, isRetry, redisWriteSuccess}
-//
-// The tiers themselves are slots.Cache's (flowgate:{slots}:t:<LOC>:<N>).
+// RedisKeys are the refresher's keys with the default prefix: its part of
+// docs/keyspace.md, which is made from them. They share the slot cache's
+// hash tag {slots}; the tiers themselves are slots.Cache's
+// (slots.RedisKeys).
+func RedisKeys() []keyspace.Key {
+	const o = "orchestrator/booking/slotcache"
+	return []keyspace.Key{
+		{Pattern: "flowgate:{slots}:refresh:lease", Type: keyspace.String, Owner: o,
+			TTL: "4 min (`LeaseTTL`)", What: "owner token of the running tier refresh"},
+		{Pattern: "flowgate:{slots}:refresh:trigger", Type: keyspace.String, Owner: o,
+			TTL: "`SLOT_CACHE_FRESH` (5 min)", What: "a background refresh was fired"},
+		{Pattern: "flowgate:{slots}:health:<LOC>:<N>", Type: keyspace.Hash, Owner: o,
+			What: "tier N's refresh record", Fields: []string{"consecutiveFailures", "lastError", "lastSuccess", "lastAttempt"}},
+		{Pattern: "flowgate:{slots}:history:<LOC>", Type: keyspace.List, Owner: o, TTL: "— (last 100, `HistoryLen`)",
+			What: "refresh outcomes, newest first, JSON `contracts.CacheRefreshEntry`"},
+	}
+}
+
 type keys struct{ base string }
 
 func newKeys(prefix string) keys { return keys{base: prefix + ":{slots}:"} }

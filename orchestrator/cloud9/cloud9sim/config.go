@@ -14,7 +14,7 @@ import (
 )
 
 // The defaults: the location, schedule view, chair and appointment type are
-// the ones the Node-RED flows hard-code (seeds 000 and 003); the rest are
+// the ones the Node-RED flows hard-code (docs/reference/nodered-endpoints.md); the rest are
 // fixed GUIDs made up for the simulator.
 const (
 	DefaultLocationGUID        = cloud9.SeedLocationGUID // CDH Allegheny 202
@@ -277,11 +277,19 @@ func defaultTimeZone() *time.Location {
 	return time.FixedZone("EST", -5*3600)
 }
 
+// DefaultScale is Config.Scale's default: simulated time runs as fast as
+// real time.
+const DefaultScale = 1.0
+
+// DefaultWriteLimit is Config.WriteLimit's default: 5 per minute, Cloud9's
+// own limit (docs/reference/cloud9-api.md).
+func DefaultWriteLimit() Rate { return Rate{N: 5, Per: time.Minute} }
+
 func (c Config) withDefaults() Config {
 	c.Now = valutil.FuncOrDefault(c.Now, time.Now)
-	c.Scale = valutil.PositiveOrDefault(c.Scale, 1)
+	c.Scale = valutil.PositiveOrDefault(c.Scale, DefaultScale)
 	c.TimeZone = valutil.ValOrDefaultFunc(c.TimeZone, defaultTimeZone)
-	c.WriteLimit = valutil.ValOrDefault(c.WriteLimit, Rate{N: 5, Per: time.Minute})
+	c.WriteLimit = valutil.ValOrDefault(c.WriteLimit, DefaultWriteLimit())
 	c.ReadLimit = valutil.ValOrDefault(c.ReadLimit, Unlimited)
 	c.Window = valutil.ValOrDefault(c.Window, WindowSliding)
 	c.Location = valutil.ValOrDefault(c.Location, DefaultLocation())

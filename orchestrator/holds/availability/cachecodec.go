@@ -7,7 +7,8 @@ import (
 	"time"
 )
 
-// The timeslot cache keeps one hash field per date (YYYY-MM-DD) under
+// errCorruptCache is a cache field encodeDay did not write. The timeslot
+// cache keeps one hash field per date (YYYY-MM-DD) under
 // timeslots:{appointmentTypeId}:{specialistId|pooled}, so a request reads
 // only its dates. A field is a small text, cheap to write and to read:
 //
@@ -16,7 +17,6 @@ import (
 //	…
 //
 // An empty day is the first line alone.
-
 var errCorruptCache = errors.New("availability: corrupt timeslot cache field")
 
 // encodeDay writes one date's slots.

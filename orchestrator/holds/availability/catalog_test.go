@@ -159,7 +159,8 @@ func (b *bundle) cachedTypes(t *testing.T) map[string]int {
 	return out
 }
 
-// TestInvalidationTable walks seed 002's invalidation table row by row:
+// TestInvalidationTable walks the invalidation table of
+// docs/holds.md#availability-appointment-types-and-timeslots row by row:
 // the event deletes exactly the cache keys of the types the row names.
 func TestInvalidationTable(t *testing.T) {
 	rdb := newDB(t)

@@ -5,8 +5,8 @@ import (
 )
 
 // Change is one admin change of the schedule: it edits a copy and names
-// the appointment types whose cached timeslots it invalidates (seed 002's
-// invalidation table). It answers a *contracts.Error (404 / 400) when the
+// the appointment types whose cached timeslots it invalidates (the invalidation
+// table of docs/holds.md#availability-appointment-types-and-timeslots). It answers a *contracts.Error (404 / 400) when the
 // change does not apply; then nothing is stored.
 type Change func(s *Schedule) (affected []string, err error)
 

@@ -1,5 +1,5 @@
 // Package availability computes the bookable timeslots of the web face of
-// the hold engine (seed 002): per appointment type and
+// the hold engine (docs/holds.md#availability-appointment-types-and-timeslots): per appointment type and
 // specialist, from weekly hours, date overrides and existing appointments
 // (duration and buffer), in the location's time zone and DST-correct.
 //
@@ -19,7 +19,7 @@
 // Catalog is what the HTTP layer (availhttp) and the hold engine's web face
 // use: the appointment types, the timeslots of a type (cached under
 // timeslots:{appointmentTypeId}:{specialistId|pooled} with an index per
-// type, invalidated exactly as seed 002's table says), the candidates of a
+// type, invalidated exactly as the table of docs/holds.md says), the candidates of a
 // slot, and booking records.
 //
 // The slot arithmetic (grid.go) is pure and table-tested; every Redis

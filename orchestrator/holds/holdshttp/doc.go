@@ -4,7 +4,7 @@
 //	POST   /v1/holds                          {appointmentTypeId, slotStartDate, clientId, specialistId?}
 //	                                          → 201 {holdId, holdRef, specialistId, slotStartDate, slotEndDate, holdExpiresAt}
 //	PATCH  /v1/holds                          {holdId, clientId} → 200 {ok:true, holdId, holdExpiresAt}  (heartbeat)
-//	                                          no live web hold of this client: 200 {ok:false} (seed 002)
+//	                                          no live web hold of this client: 200 {ok:false} (docs/holds.md)
 //	DELETE /v1/holds/{holdId}?clientId=       → 200 {released}                                    (idempotent)
 //	POST   /v1/appointment-types/{id}/book    {holdId, clientId, patientGUID?} → 201 {appointment}
 //	                                          (a Cloud9-sourced type: 202 {appointment, operation, statusEndpoint} when queued)
@@ -31,7 +31,7 @@
 // details.retryAfterSeconds; bad input 400 invalid with details.field;
 // unknown appointment type, specialist or appointment 404 (a heartbeat of
 // a hold that is gone, or never was this client's, answers 200
-// {ok:false}, as seed 002 does); /book of
+// {ok:false}, docs/holds.md#the-web-face-v1holds); /book of
 // a Cloud9-sourced type without patientGUID 422 PATIENT_REQUIRED; Redis
 // down 503 unavailable. Every refusal is decided before anything is
 // written (the claim script refuses without writing), so a refused request

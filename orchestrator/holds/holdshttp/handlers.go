@@ -226,8 +226,8 @@ func checkCreate(req createRequest) (time.Time, error) {
 }
 
 // HeartbeatResponse is the answer of PATCH /v1/holds: {ok:true, holdId,
-// holdExpiresAt} when the hold was extended; {ok:false} — seed 002's
-// "client sees false" — when there is no live web hold of this client
+// holdExpiresAt} when the hold was extended; {ok:false} — "client sees false",
+// docs/holds.md#the-web-face-v1holds — when there is no live web hold of this client
 // with that id (expired, released, booked, unknown, another client's or
 // an IVA reservation: one answer for all, so it tells nobody whose a hold
 // id is).
@@ -263,7 +263,7 @@ func (h *Handlers) heartbeat(c *fiber.Ctx) error {
 		return err
 	}
 	if !ok {
-		// Seed 002: a heartbeat that finds the hold gone answers false (200),
+		// docs/holds.md: a heartbeat that finds the hold gone answers false (200),
 		// and the client holds the slot again.
 		return c.JSON(HeartbeatResponse{OK: false})
 	}

@@ -143,7 +143,7 @@ func TestHeartbeatAndReleaseOverHTTP(t *testing.T) {
 
 	before := b.snapshot(t)
 	r = b.do(t, "PATCH", "/v1/holds", map[string]string{"clientId": "c2", "holdId": h.HoldID})
-	require.Equal(t, 200, r.Status, "another client's hold: seed 002's false")
+	require.Equal(t, 200, r.Status, "another client's hold: the web face's false (docs/holds.md)")
 	require.JSONEq(t, `{"ok":false}`, string(r.Body))
 	require.Equal(t, before, b.snapshot(t), "nothing changed")
 	r = b.do(t, "DELETE", "/v1/holds/"+h.HoldID+"?clientId=c2", nil)
@@ -157,7 +157,7 @@ func TestHeartbeatAndReleaseOverHTTP(t *testing.T) {
 	require.Empty(t, b.snapshot(t))
 }
 
-// Seed 002: a heartbeat that finds no live hold answers false — 200
+// docs/holds.md: a heartbeat that finds no live hold answers false — 200
 // {"ok":false}, not an error — and changes nothing: the hold expired (its
 // TTL ran out in Redis, before any sweep), was released or booked, or the
 // id is unknown. One answer for every case, so it tells no one whether an

@@ -40,7 +40,7 @@ func TestWebRoutesRefuseIVAReservations(t *testing.T) {
 	ref := map[string]string{"clientId": "call-1", "holdId": iva.HoldID}
 	hb := b.do(t, "PATCH", "/v1/holds", ref)
 	require.Equal(t, 200, hb.Status)
-	require.JSONEq(t, `{"ok":false}`, string(hb.Body), "no web hold: seed 002's false")
+	require.JSONEq(t, `{"ok":false}`, string(hb.Body), "no web hold: the web face's false (docs/holds.md)")
 	require.Equal(t, 409, b.do(t, "DELETE", "/v1/holds/"+iva.HoldID+"?clientId=call-1", nil).Status)
 	require.Equal(t, 409, b.do(t, "POST", "/v1/appointment-types/"+typeA+"/book", ref).Status)
 	require.Equal(t, before, b.snapshot(t), "nothing changed")

@@ -19,7 +19,7 @@ import (
 // TestEventsCarryNoCredential: a hold id is its hold's secret and a
 // clientId (or an IVA session id) no public value, so no stream — the
 // owner's included — ever receives either: an event's holdId is holds.Ref
-// of the id, it has exactly seed 002's public fields plus face and
+// of the id, it has exactly the public fields of docs/holds.md#who-may-act-on-a-hold plus face and
 // isOwnHold, and whatever else the engine's message carries (a clientId,
 // an appointmentId) is dropped. isOwnHold is true for the clientId's own
 // web holds only (not an IVA reservation whose session id it shares).

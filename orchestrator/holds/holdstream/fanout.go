@@ -171,8 +171,8 @@ func (h *Hub) detach(s *stream) {
 	}
 }
 
-// wire is a hold event as a stream sends it (seed 002's event without its
-// credentials): the hold's public fields, holds.Ref of the hold id in
+// wire is a hold event as a stream sends it (docs/holds.md#the-live-stream-sse:
+// the event without its credentials): the hold's public fields, holds.Ref of the hold id in
 // place of the id (a hold id is its hold's bearer secret), no clientId
 // (neither the web client's nor an IVA session's), and isOwnHold. Built
 // field by field, so nothing else the engine's message carries (an

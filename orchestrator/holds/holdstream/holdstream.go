@@ -1,5 +1,5 @@
-// Package holdstream serves the live holds stream of seed 002 ("SSE Stream
-// Protocol"): GET /v1/holds/stream?appointmentTypeId=&clientId=&leaseMs=.
+// Package holdstream serves the live holds stream of
+// docs/holds.md#the-live-stream-sse: GET /v1/holds/stream?appointmentTypeId=&clientId=&leaseMs=.
 //
 // A Hub keeps ONE Redis subscription per appointment type per instance
 // (holds:events:{appointmentTypeId}, published by the holds engine) and fans
@@ -69,7 +69,7 @@ const (
 	ReasonUnknown        = "unknown"         // an unexpected error (a recovered panic)
 )
 
-// Defaults (seed 002).
+// Defaults (docs/holds.md#the-live-stream-sse).
 const (
 	DefaultPing         = 15 * time.Second
 	DefaultRetry        = 5 * time.Second
@@ -97,7 +97,7 @@ type Config struct {
 	Ping         time.Duration // ping event interval
 	Retry        time.Duration // "retry:" hint
 	DefaultLease time.Duration // lease without leaseMs
-	MaxLease     time.Duration // longest lease; a larger leaseMs is clamped to it (seed 002)
+	MaxLease     time.Duration // longest lease; a larger leaseMs is clamped to it (docs/holds.md#the-live-stream-sse)
 	MinLease     time.Duration // smallest leaseMs (below: 400)
 	WriteTimeout time.Duration // a write stalled this long ends the stream (send-failed)
 	Buffer       int           // events queued per stream before it counts as fallen behind

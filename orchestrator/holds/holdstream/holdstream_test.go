@@ -381,7 +381,7 @@ func TestBadInputAnswers4xxNamingTheField(t *testing.T) {
 	require.Zero(t, in.hub.Streams())
 }
 
-// TestLeaseAboveTheMaxIsClamped: seed 002's lease is "default 15 min, max
+// TestLeaseAboveTheMaxIsClamped: the lease is "default 15 min, max
 // 1 hour" — a larger leaseMs is clamped to HOLDS_STREAM_LEASE_MAX, not
 // refused; the init event's leaseMs says the lease in force, and the
 // stream ends with lease-expired when it runs out.

@@ -41,7 +41,7 @@ func id(c *fiber.Ctx, name string) (string, error) {
 }
 
 // lease reads leaseMs: the default when absent; a larger one than
-// MaxLease is clamped to it, as seed 002 does ("max 1 hour"; the init
+// MaxLease is clamped to it, as docs/holds.md#the-live-stream-sse says ("max 1 hour"; the init
 // event's leaseMs is the lease in force); not an integer, or below
 // MinLease, is refused.
 func (h *Hub) lease(c *fiber.Ctx) (time.Duration, error) {

@@ -1,5 +1,5 @@
 // Package taskimport is `flowgate import-queue`: it reads the tasks of the
-// old queue API that the n8n workflow managed (seed 004: GET /queue, signed
+// old queue API that the n8n workflow managed (docs/import-queue.md: GET /queue, signed
 // with X-Timestamp and X-Signature as package webhooks/hmacsig computes
 // them) and brings them into the task ledger through tasks.Importer.
 //

@@ -1,5 +1,5 @@
 // Package taskjobs is the Asynq and cron side of the VM task ledger
-// (package tasks, seed 004): it turns the outcome of a worker's FAIL into a
+// (package tasks, docs/tasks.md): it turns the outcome of a worker's FAIL into a
 // durable Asynq follow-up, replays dead letters from Asynqmon or the API,
 // runs the seed's sweeps as scheduler jobs, and exports the seed's
 // Monitoring Points.

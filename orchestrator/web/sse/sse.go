@@ -35,7 +35,7 @@ import (
 	"github.com/flowgate/flowgate/contracts"
 )
 
-// Header values of every stream (seed 002 "SSE Stream Protocol").
+// Header values of every stream (docs/holds.md#the-live-stream-sse).
 const (
 	ContentType  = "text/event-stream; charset=utf-8"
 	CacheControl = "no-cache, no-transform"
@@ -148,7 +148,7 @@ func AppendRetry(dst []byte, d time.Duration) []byte {
 	return appendChunkOf(dst, appendRetry(b[:0], d))
 }
 
-// SetHeaders sets the four stream headers of seed 002.
+// SetHeaders sets the four stream headers of docs/holds.md#the-live-stream-sse.
 func SetHeaders(c *fiber.Ctx) {
 	c.Set(fiber.HeaderContentType, ContentType)
 	c.Set(fiber.HeaderCacheControl, CacheControl)

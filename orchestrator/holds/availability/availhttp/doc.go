@@ -5,7 +5,7 @@
 //	GET    /v1/appointment-types/{id}/timeslots?from=YYYY-MM-DD&days=N&specialistId=&clientId=&includeHeld=true
 //
 // and the admin endpoints that change the schedule (schedule-file source
-// only; each change invalidates per seed 002's table), behind the admin
+// only; each change invalidates per the table of docs/holds.md#availability-appointment-types-and-timeslots), behind the admin
 // middleware the sidecar passes (the /monitoring credentials):
 //
 //	GET    /v1/admin/availability/schedule

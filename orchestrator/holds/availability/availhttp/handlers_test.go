@@ -301,8 +301,8 @@ func TestRedisDownIs503(t *testing.T) {
 	}
 }
 
-// TestAdminInvalidates walks the admin rows of seed 002's invalidation
-// table over HTTP: each change answers 200 and the next timeslot answer of
+// TestAdminInvalidates walks the admin rows of the invalidation table
+// (docs/holds.md#availability-appointment-types-and-timeslots) over HTTP: each change answers 200 and the next timeslot answer of
 // exactly the affected types is computed afresh (cached=false).
 func TestAdminInvalidates(t *testing.T) {
 	rdb := redistest.New(t).Client
