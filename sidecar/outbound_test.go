@@ -17,8 +17,8 @@ import (
 
 	"github.com/flowgate/flowgate/contracts"
 	"github.com/flowgate/flowgate/orchestrator/booking/bookingsvc"
+	"github.com/flowgate/flowgate/orchestrator/hmacsig"
 	"github.com/flowgate/flowgate/test/securitytest"
-	"github.com/flowgate/flowgate/webhooks/hmacsig"
 )
 
 // Every outbound sender needs OUTBOUND_HMAC_SECRET, which may not be a

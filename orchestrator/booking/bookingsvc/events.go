@@ -11,7 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/flowgate/flowgate/contracts"
-	"github.com/flowgate/flowgate/webhooks/hmacsig"
+	"github.com/flowgate/flowgate/orchestrator/hmacsig"
 )
 
 // RedisEvents publishes each event as JSON on a Redis channel (default
@@ -38,7 +38,7 @@ func (e RedisEvents) Publish(ctx context.Context, ev contracts.BookingCompletedE
 // WebhookEvents POSTs each event as JSON to URL (BOOKING_EVENTS_WEBHOOK),
 // signed like flowgate's webhooks: X-Timestamp (unix seconds) and
 // X-Signature (hex HMAC-SHA256 of timestamp + "." + body, see package
-// webhooks/hmacsig). A non-2xx answer is an error; a redirect is not
+// orchestrator/hmacsig). A non-2xx answer is an error; a redirect is not
 // followed (hmacsig.Sender).
 type WebhookEvents struct {
 	URL string

@@ -11,7 +11,7 @@ import (
 	"github.com/flowgate/flowgate/contracts"
 	"github.com/flowgate/flowgate/orchestrator/booking/bookingsvc"
 	bt "github.com/flowgate/flowgate/orchestrator/booking/bookingsvc/bookingsvctest"
-	"github.com/flowgate/flowgate/webhooks/signature"
+	"github.com/flowgate/flowgate/orchestrator/hmacsig"
 )
 
 // The completion webhook is signed like flowgate's webhooks: X-Timestamp
@@ -29,9 +29,9 @@ func TestWebhookEventsSigned(t *testing.T) {
 	ev := contracts.BookingCompletedEvent{Event: contracts.EventBookingCompleted, OperationID: "op-1", PatientGUID: bt.Patient, Attempts: 3}
 	require.NoError(t, bookingsvc.WebhookEvents{URL: srv.URL, Secret: secret, Now: bt.NewClock(bt.T0).Now}.Publish(ctx, ev))
 	r := <-got
-	ts, sig := signature.Sign(secret, bt.T0, body)
-	require.Equal(t, ts, r.Header.Get(signature.HeaderTimestamp))
-	require.Equal(t, sig, r.Header.Get(signature.HeaderSignature))
+	ts, sig := hmacsig.Sign(secret, bt.T0, body)
+	require.Equal(t, ts, r.Header.Get(hmacsig.HeaderTimestamp))
+	require.Equal(t, sig, r.Header.Get(hmacsig.HeaderSignature))
 	require.Equal(t, "application/json", r.Header.Get("Content-Type"))
 	require.JSONEq(t, `{"event":"booking_completed","operationId":"op-1","operationType":"","patientGUID":"`+bt.Patient+`","attempts":3,"completedAt":""}`, string(body))
 
