@@ -8,7 +8,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/flowgate/flowgate/orchestrator"
+	"github.com/flowgate/flowgate/orchestrator/asynqrt"
 	"github.com/flowgate/flowgate/orchestrator/booking/authtoken"
 	"github.com/flowgate/flowgate/orchestrator/booking/bookingdeps"
 	"github.com/flowgate/flowgate/orchestrator/booking/bookinghttp"
@@ -109,7 +109,7 @@ func (c Config) noteLimiter(l bookingsvc.Limiter) bookingsvc.Limiter {
 
 // newBooking builds the booking path and registers its Asynq handlers; it
 // runs before the Asynq servers start.
-func (m *Main) newBooking(rt *orchestrator.Runtime, b *backend, shutdown context.Context) (*booking, error) {
+func (m *Main) newBooking(rt *asynqrt.Runtime, b *backend, shutdown context.Context) (*booking, error) {
 	cfg := m.Config
 	c9cfg, err := m.cloud9Endpoint()
 	if err != nil {

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flowgate/flowgate/contracts"
-	"github.com/flowgate/flowgate/orchestrator"
+	"github.com/flowgate/flowgate/orchestrator/asynqrt"
 	"github.com/flowgate/flowgate/orchestrator/booking/authtoken"
 	"github.com/flowgate/flowgate/orchestrator/booking/bookingdeps"
 	"github.com/flowgate/flowgate/orchestrator/booking/bookingsvc"
@@ -42,7 +42,7 @@ func TestPausedRedisBookingAnswersWithinTheBudget(t *testing.T) {
 	require.NoError(t, err)
 	signer, err := authtoken.New(authtoken.Config{Secret: bt.Secret})
 	require.NoError(t, err)
-	rt, err := orchestrator.New(orchestrator.Config{ConnOpt: connOpt{c}, Redis: c, Servers: 1, Concurrency: 1,
+	rt, err := asynqrt.New(asynqrt.Config{ConnOpt: connOpt{c}, Redis: c, Servers: 1, Concurrency: 1,
 		ShutdownTimeout: time.Second, Logger: bt.Discard(), Registerer: prometheus.NewRegistry()})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = rt.Close() })

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flowgate/flowgate/contracts"
-	"github.com/flowgate/flowgate/orchestrator"
+	"github.com/flowgate/flowgate/orchestrator/asynqrt"
 	"github.com/flowgate/flowgate/orchestrator/booking/bookinghttp"
 	"github.com/flowgate/flowgate/orchestrator/booking/bookingsvc"
 	bt "github.com/flowgate/flowgate/orchestrator/booking/bookingsvc/bookingsvctest"
@@ -27,7 +27,7 @@ func TestQueuedBookingOverHTTP(t *testing.T) {
 	db := redistest.New(t)
 	e := bt.NewEnv()
 	reg := prometheus.NewRegistry()
-	rt, err := orchestrator.New(orchestrator.Config{ConnOpt: db.AsynqOpt(), Redis: db.Client, Servers: 1, Concurrency: 4,
+	rt, err := asynqrt.New(asynqrt.Config{ConnOpt: db.AsynqOpt(), Redis: db.Client, Servers: 1, Concurrency: 4,
 		ShutdownTimeout: time.Second, DelayedCheck: 20 * time.Millisecond, Logger: bt.Discard(), Registerer: reg})
 	require.NoError(t, err)
 	t.Cleanup(func() { rt.Shutdown(); _ = rt.Close() })

@@ -63,7 +63,7 @@ type verdict struct {
 	queueType  string // the sync answer's error_type
 	reason     string // contracts.QueueReason*
 	detail     string // lastError
-	err        error  // the policy's own error (worker: orchestrator.Defer, ctx)
+	err        error  // the policy's own error (worker: asynqrt.Defer, ctx)
 }
 
 // policy is what differs between the sync path and the worker.

@@ -12,7 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/flowgate/flowgate/contracts"
-	"github.com/flowgate/flowgate/orchestrator"
+	"github.com/flowgate/flowgate/orchestrator/asynqrt"
 	"github.com/flowgate/flowgate/orchestrator/cloud9"
 	"github.com/flowgate/flowgate/orchestrator/timeutil"
 	"github.com/flowgate/flowgate/orchestrator/valutil"
@@ -95,7 +95,7 @@ type Config struct {
 	// Backoff gives the delay after a queued operation's failed attempts.
 	// Default BackoffPolicy{10s, 300s}: 20 s after the first, 40 s, 80 s,
 	// 160 s, then 300 s (min(300 s, 10 s·2^n), n = attempts made).
-	Backoff orchestrator.RetryPolicy
+	Backoff asynqrt.RetryPolicy
 	// QueueDelay is when a newly queued operation first runs. Default
 	// 10 s (the backoff at n = 0).
 	QueueDelay time.Duration
@@ -172,9 +172,9 @@ type BackoffPolicy struct {
 	Max  time.Duration
 }
 
-// RetryDelay implements orchestrator.RetryPolicy.
+// RetryDelay implements asynqrt.RetryPolicy.
 func (b BackoffPolicy) RetryDelay(n int, err error, t *asynq.Task) time.Duration {
-	return orchestrator.Exponential{Base: b.Base, Max: b.Max}.RetryDelay(n+1, err, t)
+	return asynqrt.Exponential{Base: b.Base, Max: b.Max}.RetryDelay(n+1, err, t)
 }
 
 func (c Config) withDefaults() Config {
@@ -184,7 +184,7 @@ func (c Config) withDefaults() Config {
 	c.SyncAttempts = valutil.ValOrDefault(c.SyncAttempts, DefaultSyncAttempts)
 	c.PatientSyncAttempts = valutil.ValOrDefault(c.PatientSyncAttempts, DefaultPatientSyncAttempts)
 	c.AsyncMaxAttempts = valutil.ValOrDefault(c.AsyncMaxAttempts, DefaultAsyncMaxAttempts)
-	c.Backoff = valutil.ValOrDefault[orchestrator.RetryPolicy](c.Backoff, BackoffPolicy{Base: DefaultBackoffBase, Max: DefaultBackoffMax})
+	c.Backoff = valutil.ValOrDefault[asynqrt.RetryPolicy](c.Backoff, BackoffPolicy{Base: DefaultBackoffBase, Max: DefaultBackoffMax})
 	c.QueueDelay = valutil.ValOrDefault(c.QueueDelay, DefaultBackoffBase)
 	c.CompletedRetention = valutil.ValOrDefault(c.CompletedRetention, DefaultCompletedRetention)
 	c.TaskTimeout = valutil.ValOrDefault(c.TaskTimeout, DefaultTaskTimeout)
@@ -192,7 +192,7 @@ func (c Config) withDefaults() Config {
 	c.LeaseMargin = valutil.ValOrDefault(c.LeaseMargin, DefaultLeaseMargin)
 	c.RedisTimeout = valutil.ValOrDefault(c.RedisTimeout, DefaultRedisTimeout)
 	c.LeaseGrace = valutil.ValOrDefault(c.LeaseGrace, DefaultLeaseGrace)
-	c.Queue = valutil.ValOrDefault(c.Queue, orchestrator.QueueCritical)
+	c.Queue = valutil.ValOrDefault(c.Queue, asynqrt.QueueCritical)
 	c.AuthMode = valutil.ValOrDefault(c.AuthMode, AuthModeSession)
 	c.PatientModel = valutil.ValOrDefault(c.PatientModel, DefaultPatientModel)
 	c.DefaultScheduleColumnGUID = valutil.ValOrDefault(c.DefaultScheduleColumnGUID, DefaultScheduleColumnGUID)

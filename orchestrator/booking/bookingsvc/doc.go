@@ -116,7 +116,7 @@
 // QueueDelay, retries after Config.Backoff (BackoffPolicy: min(300 s,
 // 10 s·2^n), n = attempts made: 20 s, 40 s, 80 s, 160 s, 300 s…). A run:
 // Done mark → complete; CheckFirst or in-flight mark → list check; limiter
-// Allow — not now → orchestrator.Defer(retryAfter), which spends no attempt
+// Allow — not now → asynqrt.Defer(retryAfter), which spends no attempt
 // (on the last attempt, where asynq would archive any error, the handler
 // waits instead); in-flight mark; SetAppointment. Success → Done mark,
 // reservation Confirm (300 s), note, Asynq result {appointmentGUID,

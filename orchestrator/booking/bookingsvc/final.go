@@ -9,13 +9,13 @@ import (
 	"github.com/hibiken/asynq"
 
 	"github.com/flowgate/flowgate/contracts"
-	"github.com/flowgate/flowgate/orchestrator"
+	"github.com/flowgate/flowgate/orchestrator/asynqrt"
 )
 
 // A queued operation that fails for good is never silent. Its handler
 // (booking:set_appointment, booking:set_patient, booking:consultation)
 // runs inside failures: an
-// error that ends the task (orchestrator.Final: a refusal no retry
+// error that ends the task (asynqrt.Final: a refusal no retry
 // changes, or the last attempt used) is counted in
 // flowgate_booking_failed_total, written as the task's result (queue-status
 // shows errorType, failedAt and nextStep), and published as booking_failed
@@ -120,7 +120,7 @@ func subjectOf(typ string, payload []byte) (subject, bool) {
 func (w *Worker) failures(h asynq.HandlerFunc) asynq.HandlerFunc {
 	return func(ctx context.Context, t *asynq.Task) error {
 		err := h(ctx, t)
-		if err != nil && orchestrator.Final(ctx, err) {
+		if err != nil && asynqrt.Final(ctx, err) {
 			w.failedForGood(ctx, t, err)
 		}
 		return err

@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flowgate/flowgate/contracts"
-	"github.com/flowgate/flowgate/orchestrator"
+	"github.com/flowgate/flowgate/orchestrator/asynqrt"
 	"github.com/flowgate/flowgate/orchestrator/booking/bookingsvc"
 	bt "github.com/flowgate/flowgate/orchestrator/booking/bookingsvc/bookingsvctest"
 )
@@ -91,7 +91,7 @@ func TestFailedOperationWithoutResult(t *testing.T) {
 	id := bookingsvc.NewOperationID("op", time.Now())
 	require.NoError(t, a.w.EnqueueAppointment(ctx, bookingsvc.AppointmentTask{OperationID: id, CreatedAt: bt.T0,
 		Appointment: bookingsvc.Appointment{PatientGUID: bt.Patient, StartTime: start, ChildName: "Johnny Smith"}}))
-	require.NoError(t, a.rt.Inspector.ArchiveTask(orchestrator.QueueCritical, id))
+	require.NoError(t, a.rt.Inspector.ArchiveTask(asynqrt.QueueCritical, id))
 	st, err := a.s.QueueStatus(ctx, contracts.QueueStatusQuery{Operator: true})
 	require.NoError(t, err)
 	require.Equal(t, 1, st.Failed)

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flowgate/flowgate/contracts"
-	"github.com/flowgate/flowgate/orchestrator"
+	"github.com/flowgate/flowgate/orchestrator/asynqrt"
 	"github.com/flowgate/flowgate/orchestrator/booking/bookingsvc"
 	bt "github.com/flowgate/flowgate/orchestrator/booking/bookingsvc/bookingsvctest"
 	"github.com/flowgate/flowgate/orchestrator/cloud9"
@@ -132,7 +132,7 @@ func runSync(t *testing.T, e *bt.Env) string {
 // attempt, the hold taken as the sync path took it before queueing.
 func runWorker(t *testing.T, e *bt.Env, db *redistest.DB) string {
 	t.Helper()
-	rt, err := orchestrator.New(orchestrator.Config{ConnOpt: db.AsynqOpt(), Redis: db.Client, Servers: 1, Concurrency: 1,
+	rt, err := asynqrt.New(asynqrt.Config{ConnOpt: db.AsynqOpt(), Redis: db.Client, Servers: 1, Concurrency: 1,
 		ShutdownTimeout: time.Second, Logger: bt.Discard(), Registerer: prometheus.NewRegistry()})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = rt.Close() })

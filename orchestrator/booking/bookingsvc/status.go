@@ -15,7 +15,7 @@ import (
 	"github.com/hibiken/asynq"
 
 	"github.com/flowgate/flowgate/contracts"
-	"github.com/flowgate/flowgate/orchestrator"
+	"github.com/flowgate/flowgate/orchestrator/asynqrt"
 )
 
 // pageOf is the page and page size asked for (a cursor is a page number).
@@ -282,7 +282,7 @@ func operation(ti *asynq.TaskInfo, status string) (contracts.QueueOperation, sub
 	default:
 		op.Attempts = ti.Retried + 1
 	}
-	if ti.LastErr != "" && !orchestrator.IsDeferral(ti.LastErr) { // a limiter deferral is not an error
+	if ti.LastErr != "" && !asynqrt.IsDeferral(ti.LastErr) { // a limiter deferral is not an error
 		e := ti.LastErr
 		op.LastError = &e
 	}

@@ -13,7 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/flowgate/flowgate/contracts"
-	"github.com/flowgate/flowgate/orchestrator"
+	"github.com/flowgate/flowgate/orchestrator/asynqrt"
 	"github.com/flowgate/flowgate/orchestrator/cloud9"
 )
 
@@ -97,7 +97,7 @@ type opResult struct {
 // (implementing Queue), runs them, and reports them (Status). Create it
 // with NewWorker and call Register before the runtime starts.
 type Worker struct {
-	rt       *orchestrator.Runtime
+	rt       *asynqrt.Runtime
 	d        Deps
 	cfg      Config
 	log      *slog.Logger
@@ -107,7 +107,7 @@ type Worker struct {
 
 // NewWorker validates its dependencies (Cloud9, Tokens, Sessions, Marks
 // required) and registers the worker's metrics.
-func NewWorker(rt *orchestrator.Runtime, d Deps, cfg Config) (*Worker, error) {
+func NewWorker(rt *asynqrt.Runtime, d Deps, cfg Config) (*Worker, error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.validate(); err != nil {
 		return nil, err
@@ -202,7 +202,7 @@ func (w *Worker) turn(ctx context.Context, procedure string, a attemptInfo) erro
 		}
 		if !a.last {
 			w.m.deferred.WithLabelValues(procedure).Inc()
-			return orchestrator.Defer(after, "cloud9 limiter: "+procedure)
+			return asynqrt.Defer(after, "cloud9 limiter: "+procedure)
 		}
 		if err := w.cfg.Sleep(ctx, max(after, 10*time.Millisecond)); err != nil {
 			return err

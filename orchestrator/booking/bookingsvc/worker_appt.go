@@ -10,7 +10,7 @@ import (
 	"github.com/hibiken/asynq"
 
 	"github.com/flowgate/flowgate/contracts"
-	"github.com/flowgate/flowgate/orchestrator"
+	"github.com/flowgate/flowgate/orchestrator/asynqrt"
 )
 
 // handleAppointment runs booking:set_appointment: one attempt (attempt.run)
@@ -104,7 +104,7 @@ func (p *workerPolicy) again(context.Context, int, time.Time) bool { return fals
 func (p *workerPolicy) waitLease(ctx context.Context) (bool, error) {
 	if !p.a.last {
 		p.w.m.deferred.WithLabelValues("lease").Inc()
-		return false, orchestrator.Defer(p.w.cfg.LeaseGrace, "booking in progress elsewhere")
+		return false, asynqrt.Defer(p.w.cfg.LeaseGrace, "booking in progress elsewhere")
 	}
 	if err := p.w.cfg.Sleep(ctx, p.w.cfg.LeaseGrace); err != nil {
 		return false, err

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flowgate/flowgate/contracts"
-	"github.com/flowgate/flowgate/orchestrator"
+	"github.com/flowgate/flowgate/orchestrator/asynqrt"
 	"github.com/flowgate/flowgate/orchestrator/booking/bookingsvc"
 	bt "github.com/flowgate/flowgate/orchestrator/booking/bookingsvc/bookingsvctest"
 	"github.com/flowgate/flowgate/orchestrator/cloud9"
@@ -24,7 +24,7 @@ import (
 type async struct {
 	e   *bt.Env
 	db  *redistest.DB
-	rt  *orchestrator.Runtime
+	rt  *asynqrt.Runtime
 	w   *bookingsvc.Worker
 	s   *bookingsvc.Service
 	reg *prometheus.Registry
@@ -35,7 +35,7 @@ func setupAsync(t *testing.T, mod ...func(*bookingsvc.Config)) *async {
 	db := redistest.New(t)
 	e := bt.NewEnv()
 	reg := prometheus.NewRegistry()
-	rt, err := orchestrator.New(orchestrator.Config{ConnOpt: db.AsynqOpt(), Redis: db.Client, Servers: 1, Concurrency: 4,
+	rt, err := asynqrt.New(asynqrt.Config{ConnOpt: db.AsynqOpt(), Redis: db.Client, Servers: 1, Concurrency: 4,
 		ShutdownTimeout: time.Second, DelayedCheck: 20 * time.Millisecond, Logger: bt.Discard(), Registerer: reg})
 	require.NoError(t, err)
 	t.Cleanup(func() { rt.Shutdown(); _ = rt.Close() })
@@ -160,7 +160,7 @@ func TestQueuedBookingExhausted(t *testing.T) {
 	require.Equal(t, evs[0].FailedAt, op.FailedAt)
 	require.Equal(t, 1.0, metric(t, a.reg, "flowgate_booking_failed_total", "operation", "SetAppointment", "class", "RATE_LIMIT"))
 	require.Eventually(t, func() bool {
-		recs, err := a.rt.DLQ.List(ctx, orchestrator.QueueCritical, 0, 10)
+		recs, err := a.rt.DLQ.List(ctx, asynqrt.QueueCritical, 0, 10)
 		return err == nil && len(recs) == 1 && recs[0].TaskID == q.OperationID
 	}, 5*time.Second, 20*time.Millisecond, "the durable dead-letter record")
 }
@@ -277,7 +277,7 @@ func TestQueueStatusPages(t *testing.T) {
 			Appointment: bookingsvc.Appointment{PatientGUID: bt.Patient, StartTime: start, ChildName: "c"}}))
 	}
 	// An unrelated task in the same queue is not an operation.
-	_, err := a.rt.Client.Enqueue(asynq.NewTask("other:type", nil), asynq.Queue(orchestrator.QueueCritical))
+	_, err := a.rt.Client.Enqueue(asynq.NewTask("other:type", nil), asynq.Queue(asynqrt.QueueCritical))
 	require.NoError(t, err)
 	// Enqueueing the same operation again is a no-op.
 	require.NoError(t, a.w.EnqueueAppointment(ctx, bookingsvc.AppointmentTask{OperationID: ids[0], Appointment: bookingsvc.Appointment{PatientGUID: bt.Patient}}))

@@ -1,4 +1,4 @@
-package orchestrator
+package asynqrt
 
 import (
 	"context"
@@ -62,21 +62,21 @@ func (c *Config) withDefaults() {
 func (c *Config) validate() error {
 	switch {
 	case c.ConnOpt == nil:
-		return errors.New("orchestrator: ConnOpt is required")
+		return errors.New("asynqrt: ConnOpt is required")
 	case c.Redis == nil:
-		return errors.New("orchestrator: Redis is required")
+		return errors.New("asynqrt: Redis is required")
 	case c.Servers < 1 || c.Servers > 64:
-		return fmt.Errorf("orchestrator: Servers must be 1..64, got %d", c.Servers)
+		return fmt.Errorf("asynqrt: Servers must be 1..64, got %d", c.Servers)
 	case c.Concurrency < 1:
-		return fmt.Errorf("orchestrator: Concurrency must be ≥ 1, got %d", c.Concurrency)
+		return fmt.Errorf("asynqrt: Concurrency must be ≥ 1, got %d", c.Concurrency)
 	case c.ShutdownTimeout < 0:
-		return fmt.Errorf("orchestrator: ShutdownTimeout must not be negative")
+		return fmt.Errorf("asynqrt: ShutdownTimeout must not be negative")
 	case c.DelayedCheck < 0:
-		return fmt.Errorf("orchestrator: DelayedCheck must not be negative")
+		return fmt.Errorf("asynqrt: DelayedCheck must not be negative")
 	}
 	for q, w := range c.Queues {
 		if w < 1 {
-			return fmt.Errorf("orchestrator: queue %q weight must be ≥ 1", q)
+			return fmt.Errorf("asynqrt: queue %q weight must be ≥ 1", q)
 		}
 	}
 	return nil
@@ -111,7 +111,7 @@ func New(cfg Config) (*Runtime, error) {
 	store := dlq.NewStore(cfg.Redis, cfg.KeyPrefix, queues, cfg.Now)
 	m, err := dlq.NewMetrics(cfg.Registerer, store, cfg.Logger)
 	if err != nil {
-		return nil, fmt.Errorf("orchestrator: metrics: %w", err)
+		return nil, fmt.Errorf("asynqrt: metrics: %w", err)
 	}
 	return &Runtime{
 		cfg:        cfg,
@@ -145,7 +145,7 @@ func (r *Runtime) Start() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if len(r.servers) > 0 {
-		return errors.New("orchestrator: already started")
+		return errors.New("asynqrt: already started")
 	}
 	for i := 0; i < r.cfg.Servers; i++ {
 		srv := asynq.NewServer(r.cfg.ConnOpt, asynq.Config{
@@ -166,7 +166,7 @@ func (r *Runtime) Start() error {
 				s.Shutdown()
 			}
 			r.servers = nil
-			return fmt.Errorf("orchestrator: start asynq server %d: %w", i, err)
+			return fmt.Errorf("asynqrt: start asynq server %d: %w", i, err)
 		}
 		r.servers = append(r.servers, srv)
 	}

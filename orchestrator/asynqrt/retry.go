@@ -1,4 +1,4 @@
-package orchestrator
+package asynqrt
 
 import (
 	"context"

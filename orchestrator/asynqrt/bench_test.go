@@ -1,4 +1,4 @@
-package orchestrator_test
+package asynqrt_test
 
 import (
 	"context"
@@ -9,13 +9,13 @@ import (
 
 	"github.com/hibiken/asynq"
 
-	"github.com/flowgate/flowgate/orchestrator"
+	"github.com/flowgate/flowgate/orchestrator/asynqrt"
 )
 
 // BenchmarkDequeuers measures no-op task throughput by the number of
 // asynq.Server dequeuers in one process (ASYNQ_SERVERS). Each iteration
 // enqueues 10,000 tasks, then times how long the runtime takes to process
-// them all. Reproduce: go test -run '^$' -bench Dequeuers -benchtime 3x ./orchestrator/
+// them all. Reproduce: go test -run '^$' -bench Dequeuers -benchtime 3x ./orchestrator/asynqrt/
 func BenchmarkDequeuers(b *testing.B) {
 	const tasks = 10000
 	for _, servers := range []int{1, 2, 4} {
@@ -70,7 +70,7 @@ func enqueueMany(b *testing.B, c *asynq.Client, n int) {
 
 func setupB(b *testing.B, servers int) bundle {
 	db := redistestNew(b)
-	rt, err := orchestrator.New(orchestrator.Config{
+	rt, err := asynqrt.New(asynqrt.Config{
 		ConnOpt: db.AsynqOpt(), Redis: db.Client, Servers: servers, Concurrency: 20, ShutdownTimeout: time.Second,
 		Logger: discard(),
 	})

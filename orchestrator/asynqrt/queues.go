@@ -1,4 +1,4 @@
-package orchestrator
+package asynqrt
 
 // Queue names. Weights are documented in the package comment.
 const (
