@@ -36,7 +36,7 @@ type Main struct {
 	redis    *backend
 	rt       *asynqrt.Runtime
 	orch     *orchestration
-	booking  *booking
+	booking  *bookingPart
 	tiers    *slotCacheParts // slotcache.go
 	shadow   *shadowPart     // shadow.go
 	buffer   *workBuffer

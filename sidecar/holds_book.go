@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/flowgate/flowgate/contracts"
+	"github.com/flowgate/flowgate/orchestrator/booking"
 	"github.com/flowgate/flowgate/orchestrator/booking/bookinghttp"
-	"github.com/flowgate/flowgate/orchestrator/booking/bookingsvc"
 	"github.com/flowgate/flowgate/orchestrator/booking/reservation"
 	"github.com/flowgate/flowgate/orchestrator/holds"
 	"github.com/flowgate/flowgate/orchestrator/holds/availability"
@@ -27,14 +27,14 @@ const webBookingMargin = 5 * time.Second
 // webBooker books the web face's /book of a Cloud9-sourced appointment
 // type through the booking core (holdshttp.Booker): the web hold is
 // adopted as the IVA reservation of the session webSession(holdId) — the same
-// canonical slot key, never free in between — and bookingsvc.BookHeld
+// canonical slot key, never free in between — and booking.BookHeld
 // runs for that session: the Done mark and lease of the identity
 // (patient, start, column), the shared write limiter within the sync
 // budget, the durable queue after it, the reservation kept while queued
 // and released on a refusal.
 type webBooker struct {
-	svc            *bookingsvc.Service
-	ops            *bookingsvc.Worker // the operation of a queued booking, in queue-status' shape
+	svc            *booking.Service
+	ops            *booking.Worker // the operation of a queued booking, in queue-status' shape
 	res            *reservation.Store
 	src            *availability.Cloud9Source
 	locationGUID   string
@@ -63,8 +63,8 @@ func webSession(holdID string) string {
 // webMemo is what the adoption record keeps for a retried /book: the
 // patient and the Cloud9 slot as it was booked.
 type webMemo struct {
-	PatientGUID string                 `json:"patientGUID"`
-	Appointment bookingsvc.Appointment `json:"appointment"`
+	PatientGUID string              `json:"patientGUID"`
+	Appointment booking.Appointment `json:"appointment"`
 }
 
 // Book implements holdshttp.Booker.
@@ -77,7 +77,7 @@ func (w webBooker) Book(ctx context.Context, b holdshttp.ExternalBooking) (holds
 	if !found { // booked in Cloud9 behind flowgate's back since the hold
 		return holdshttp.Booked{}, webTaken("Cloud9 no longer offers this slot", contracts.BookingErrSlotNotAvailable)
 	}
-	appt := bookingsvc.Appointment{PatientGUID: b.PatientGUID, StartTime: sl.StartTime, ScheduleViewGUID: sl.ScheduleViewGUID,
+	appt := booking.Appointment{PatientGUID: b.PatientGUID, StartTime: sl.StartTime, ScheduleViewGUID: sl.ScheduleViewGUID,
 		ScheduleColumnGUID: sl.ScheduleColumnGUID, AppointmentTypeGUID: firstNonEmpty(sl.AppointmentTypeGUID, h.AppointmentTypeID),
 		Minutes: int(sl.Length() / time.Minute)}
 	memo, err := json.Marshal(webMemo{PatientGUID: b.PatientGUID, Appointment: appt})
@@ -121,8 +121,8 @@ func (w webBooker) Resume(ctx context.Context, b holdshttp.ExternalBooking) (hol
 
 // run is BookHeld for the web hold h, handed over to session, answered for
 // the web face.
-func (w webBooker) run(ctx context.Context, h holds.Hold, session string, appt bookingsvc.Appointment) (holdshttp.Booked, error) {
-	o, err := w.svc.BookHeld(ctx, bookingsvc.HeldBooking{Appointment: appt, SessionID: session})
+func (w webBooker) run(ctx context.Context, h holds.Hold, session string, appt booking.Appointment) (holdshttp.Booked, error) {
+	o, err := w.svc.BookHeld(ctx, booking.HeldBooking{Appointment: appt, SessionID: session})
 	if err != nil {
 		return holdshttp.Booked{}, err
 	}

@@ -134,7 +134,7 @@ var families = []Family{
 		What: "booking sessions: bookingAuthToken, phone, patient; auto-injected into bookings",
 		Docs: []string{"flowgate:{bookingSessions}:guid:<PATIENTGUID>", "flowgate:{bookingSessions}:phone:<digits>"}},
 		prefix("flowgate:{bookingsessions}:")),
-	family(Family{Name: "booking-marks", Owner: "orchestrator/booking/bookingsvc", Class: State, Secret: true,
+	family(Family{Name: "booking-marks", Owner: "orchestrator/booking", Class: State, Secret: true,
 		What: "a booking's lease, in-flight mark and done record: what keeps a retry from booking twice",
 		Docs: []string{"flowgate:booking:{<identity>}:inflight", "flowgate:booking:{<identity>}:done"}},
 		prefix("flowgate:booking:{")),

@@ -12,9 +12,10 @@ import (
 
 	"github.com/flowgate/flowgate/contracts"
 	"github.com/flowgate/flowgate/orchestrator/asynqrt"
+	"github.com/flowgate/flowgate/orchestrator/booking"
 	"github.com/flowgate/flowgate/orchestrator/booking/bookinghttp"
-	"github.com/flowgate/flowgate/orchestrator/booking/bookingsvc"
-	bt "github.com/flowgate/flowgate/orchestrator/booking/bookingsvc/bookingsvctest"
+	bt "github.com/flowgate/flowgate/orchestrator/booking/bookingtest"
+	"github.com/flowgate/flowgate/orchestrator/cloud9"
 	"github.com/flowgate/flowgate/test/redistest"
 )
 
@@ -32,14 +33,14 @@ func TestQueuedBookingOverHTTP(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { rt.Shutdown(); _ = rt.Close() })
 	deps := e.Deps(nil)
-	deps.Marks = &bookingsvc.RedisMarks{Client: db.Client}
-	deps.Events = bookingsvc.MultiEvents{e.Events, bookingsvc.RedisEvents{Client: db.Client}}
-	w, err := bookingsvc.NewWorker(rt, deps, bookingsvc.Config{Logger: bt.Discard(), Registerer: reg,
-		QueueDelay: time.Millisecond, Backoff: bookingsvc.BackoffPolicy{Base: time.Millisecond, Max: 5 * time.Millisecond}})
+	deps.Marks = &booking.RedisMarks{Client: db.Client}
+	deps.Events = booking.MultiEvents{e.Events, booking.RedisEvents{Client: db.Client}}
+	w, err := booking.NewWorker(rt, deps, booking.Config{Logger: bt.Discard(), Registerer: reg,
+		QueueDelay: time.Millisecond, Backoff: booking.BackoffPolicy{Base: time.Millisecond, Max: 5 * time.Millisecond}})
 	require.NoError(t, err)
 	w.Register()
 	deps.Queue = w
-	svc, err := bookingsvc.New(deps, e.Config())
+	svc, err := booking.New(deps, e.Config())
 	require.NoError(t, err)
 	srv := newServer(t, svc, "")
 
@@ -50,7 +51,7 @@ func TestQueuedBookingOverHTTP(t *testing.T) {
 	var pat contracts.PatientCreatedResponse
 	require.NoError(t, json.Unmarshal(r.body, &pat))
 
-	e.Cloud9.Script(bookingsvc.ProcSetAppointment, bt.RateLimited(), bt.RateLimited())
+	e.Cloud9.Script(cloud9.ProcSetAppointment, bt.RateLimited(), bt.RateLimited())
 	req := appt(e)
 	req.PatientGUID, req.BookingAuthToken = "", ""
 	r = srv.do(t, http.MethodPost, base+"/createAppt", mustJSON(t, req))

@@ -41,7 +41,7 @@
 //
 // An appointment type whose catalogue says External (the Cloud9 source:
 // Cloud9 is the practice's system of record) is booked there, through the
-// booking core of the IVA's createAppt (Config.Booker; bookingsvc.BookHeld
+// booking core of the IVA's createAppt (Config.Booker; booking.BookHeld
 // in the sidecar), not recorded in the Catalog:
 //
 //   - Without patientGUID: 422 PATIENT_REQUIRED, details.field patientGUID,
