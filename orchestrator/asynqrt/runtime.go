@@ -15,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/flowgate/flowgate/orchestrator/dlq"
+	"github.com/flowgate/flowgate/orchestrator/keyspace"
 	"github.com/flowgate/flowgate/orchestrator/valutil"
 )
 
@@ -53,7 +54,7 @@ func (c *Config) withDefaults() {
 	c.ShutdownTimeout = valutil.ValOrDefault(c.ShutdownTimeout, 8*time.Second)
 	c.DelayedCheck = valutil.ValOrDefault(c.DelayedCheck, time.Second)
 	c.DefaultRetry = valutil.ValOrDefault[RetryPolicy](c.DefaultRetry, Exponential{Base: 10 * time.Second, Max: 5 * time.Minute})
-	c.KeyPrefix = valutil.ValOrDefault(c.KeyPrefix, "flowgate")
+	c.KeyPrefix = valutil.ValOrDefault(c.KeyPrefix, keyspace.DefaultKeyPrefix)
 	c.Logger = valutil.ValOrDefault(c.Logger, slog.Default())
 	c.Registerer = valutil.ValOrDefault[prometheus.Registerer](c.Registerer, prometheus.NewRegistry())
 	c.Now = valutil.FuncOrDefault(c.Now, time.Now)

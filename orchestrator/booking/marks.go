@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/flowgate/flowgate/contracts"
+	"github.com/flowgate/flowgate/orchestrator/keyspace"
 	"github.com/flowgate/flowgate/orchestrator/valutil"
 )
 
@@ -123,7 +124,7 @@ func slotKey(startTime, columnGUID string) string {
 // so the scripts touch them atomically.
 type RedisMarks struct {
 	Client      redis.UniversalClient
-	Prefix      string        // default "flowgate:booking:"
+	KeyPrefix   string        // default "flowgate:booking:"
 	InFlightTTL time.Duration // default 24h: longer than any retry schedule
 	DoneTTL     time.Duration // default DefaultDoneTTL (1h, the retry horizon)
 }
@@ -135,7 +136,7 @@ type RedisMarks struct {
 const DefaultDoneTTL = time.Hour
 
 func (m *RedisMarks) key(id, kind string) string {
-	return valutil.ValOrDefault(m.Prefix, "flowgate:booking:") + "{" + id + "}:" + kind
+	return valutil.ValOrDefault(m.KeyPrefix, keyspace.DefaultKeyPrefix+":booking:") + "{" + id + "}:" + kind
 }
 
 func ms(d time.Duration) int64 { return max(d.Milliseconds(), 1) }

@@ -19,6 +19,7 @@ import (
 	"github.com/flowgate/flowgate/contracts"
 	"github.com/flowgate/flowgate/orchestrator/asynqrt"
 	"github.com/flowgate/flowgate/orchestrator/autopipe"
+	"github.com/flowgate/flowgate/orchestrator/keyspace"
 	"github.com/flowgate/flowgate/orchestrator/shard"
 	"github.com/flowgate/flowgate/orchestrator/valutil"
 )
@@ -115,7 +116,7 @@ func (c *Config) withDefaults() {
 	c.MaxPayload = valutil.ValOrDefault(c.MaxPayload, DefaultMaxPayload)
 	c.Shards = valutil.ValOrDefault(c.Shards, 1)
 	c.TypeConcurrency = valutil.ValOrDefault(c.TypeConcurrency, max(1, c.Servers*c.Concurrency/2))
-	c.KeyPrefix = valutil.ValOrDefault(c.KeyPrefix, "flowgate")
+	c.KeyPrefix = valutil.ValOrDefault(c.KeyPrefix, keyspace.DefaultKeyPrefix)
 	c.WorkerID = valutil.ValOrDefaultFunc(c.WorkerID, defaultWorkerID)
 	c.Logger = valutil.ValOrDefault(c.Logger, slog.Default())
 	c.Registerer = valutil.ValOrDefault[prometheus.Registerer](c.Registerer, prometheus.NewRegistry())

@@ -8,7 +8,7 @@ import (
 	"github.com/flowgate/flowgate/orchestrator/shard"
 )
 
-// Keys. P below is Config.Prefix followed by the hash tag: with one shard
+// Keys. P below is Config.KeyPrefix followed by the hash tag: with one shard
 // (Config.Shards 1, the default) an empty tag on a single Redis or Sentinel
 // (the seeds' keys exactly), "{holds}:" on Redis Cluster (Config.HashTag;
 // New picks it for a *redis.ClusterClient), so that every key a script
@@ -16,7 +16,7 @@ import (
 // faces, the client's exact quota, the cooldown and the indexes — is one
 // atomic script.
 //
-// With Config.Shards n > 1, shard i's P is Prefix + "{holds:<i>.<salt>}:"
+// With Config.Shards n > 1, shard i's P is KeyPrefix + "{holds:<i>.<salt>}:"
 // (package shard), on a single Redis too, and each key lives in one shard:
 //
 //   - the resource shard, Of(lower(specialistId)): the canonical slot key,
@@ -53,7 +53,7 @@ import (
 //	                                                       without SCAN
 //	P holds:adopted:<holdId>                       STRING  Adopt's record of a web hold handed over to a
 //	                                                       booking: {from, hold, memo, adoptedAt}, PX its Keep
-//	Prefix + holds:events:<appointmentTypeId>       channel the events (no tag: PUBLISH is not bound to a slot)
+//	KeyPrefix + holds:events:<appointmentTypeId>    channel the events (no tag: PUBLISH is not bound to a slot)
 //
 // <slotStart> is RFC 3339 UTC with seconds ("2025-03-15T09:00:00Z"); ids
 // are used as given (the HTTP face rejects ids with ':', '{' or '}'),

@@ -72,7 +72,7 @@ func keysGoTables(t *testing.T) []documented {
 			tok := strings.Fields(rest)
 			if len(tok) > 0 && tok[0] == "P" {
 				tok = tok[1:]
-			} else if len(tok) > 1 && tok[0] == "Prefix" && tok[1] == "+" {
+			} else if len(tok) > 1 && tok[0] == "KeyPrefix" && tok[1] == "+" {
 				tok = tok[2:]
 			}
 			if len(tok) == 0 || !strings.Contains(tok[0], ":") || strings.ContainsAny(tok[0][:1], `("`) {

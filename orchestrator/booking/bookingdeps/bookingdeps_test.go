@@ -37,7 +37,7 @@ func setup(t *testing.T) env {
 	require.NoError(t, err)
 	t.Cleanup(c.Close)
 	db := redistest.New(t)
-	cache, err := slots.NewCache(db.Client, slots.CacheConfig{Prefix: "test"})
+	cache, err := slots.NewCache(db.Client, slots.CacheConfig{KeyPrefix: "test"})
 	require.NoError(t, err)
 	return env{sim: sim, client: c, cache: cache, db: db}
 }
@@ -126,7 +126,7 @@ func TestBookingTokensCheckTheCache(t *testing.T) {
 	_, err = codec.Decode(ctx, tok)
 	require.ErrorIs(t, err, bookingdeps.ErrUnknownSlot)
 
-	down, err := slots.NewCache(deadClient(t), slots.CacheConfig{Prefix: "test"})
+	down, err := slots.NewCache(deadClient(t), slots.CacheConfig{KeyPrefix: "test"})
 	require.NoError(t, err)
 	_, err = bookingdeps.BookingTokens{Cache: down}.Decode(ctx, unknown)
 	require.NoError(t, err, "slot cache unavailable: the token passes, Cloud9 still checks the slot")
@@ -176,7 +176,7 @@ func TestCloud9ClientIsTheBookingPort(t *testing.T) {
 // the token adapter maps the signer's refusals to AuthError codes.
 func TestReservationsAndTokens(t *testing.T) {
 	db := redistest.New(t)
-	st, err := reservation.New(db.Client, reservation.Config{Prefix: "test"})
+	st, err := reservation.New(db.Client, reservation.Config{KeyPrefix: "test"})
 	require.NoError(t, err)
 	r := bookingdeps.Reservations{R: st}
 	ctx := context.Background()

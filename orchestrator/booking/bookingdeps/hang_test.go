@@ -37,9 +37,9 @@ func TestPausedRedisBookingAnswersWithinTheBudget(t *testing.T) {
 	c := redis.NewClient(&redis.Options{Addr: srv.Addr(), ContextTimeoutEnabled: true, MaxRetries: -1})
 	t.Cleanup(func() { _ = c.Close() })
 	e := bt.NewEnv()
-	holds, err := reservation.New(c, reservation.Config{Prefix: "hang"})
+	holds, err := reservation.New(c, reservation.Config{KeyPrefix: "hang"})
 	require.NoError(t, err)
-	sessions, err := session.New(c, session.Config{Prefix: "hang"})
+	sessions, err := session.New(c, session.Config{KeyPrefix: "hang"})
 	require.NoError(t, err)
 	signer, err := authtoken.New(authtoken.Config{Secret: bt.Secret})
 	require.NoError(t, err)
@@ -48,7 +48,7 @@ func TestPausedRedisBookingAnswersWithinTheBudget(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = rt.Close() })
 	d := e.Deps(nil)
-	d.Marks, d.Reservations = &booking.RedisMarks{Client: c, Prefix: "hang:"}, bookingdeps.Reservations{R: holds}
+	d.Marks, d.Reservations = &booking.RedisMarks{Client: c, KeyPrefix: "hang:"}, bookingdeps.Reservations{R: holds}
 	d.Sessions, d.Tokens = bookingdeps.Sessions{C: sessions}, bookingdeps.Tokens{S: signer}
 	cfg := e.Config()
 	cfg.SyncBudget, cfg.Registerer = time.Second, prometheus.NewRegistry()

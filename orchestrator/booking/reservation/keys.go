@@ -9,14 +9,14 @@ import (
 	"github.com/flowgate/flowgate/orchestrator/slots"
 )
 
-// One key per slot, exactly seed 003's pattern (Prefix empty, the default):
+// One key per slot, exactly seed 003's pattern (KeyPrefix empty, the default):
 //
 //	SlotReservation:<locationGUID>:<YYYYMMDD>:<HHmm>:<scheduleColumnGUID>   STRING value JSON, PX TTL
 //	SlotReservation:1fef9297-7c8b-426b-b0d1-f2275136e48b:20260311:0910:07687884-7e37-49aa-8028-d43b751c9034
 //
 // Date and time are the slot's startTime (the location's wall clock) in
 // 24-hour form; GUIDs are lower-cased, so one slot has one key however a
-// request spells them. With Config.Prefix "p" the key is
+// request spells them. With Config.KeyPrefix "p" the key is
 // "p:SlotReservation:…" (tests use that; production keeps the seed's key so
 // existing tooling such as `KEYS SlotReservation:*` keeps working).
 //

@@ -1,6 +1,6 @@
 package holdstream
 
-// Redis keys and channels of the hub (prefix is Config.Prefix, empty in
+// Redis keys and channels of the hub (prefix is Config.KeyPrefix, empty in
 // production):
 //
 //	{prefix}holds:events:{appointmentTypeId}      channel: the engine's hold events (the engine publishes)

@@ -54,7 +54,7 @@ func setup(t *testing.T, o options) *bundle {
 	t.Helper()
 	db := redistest.New(t)
 	clk := clocktest.New(t0)
-	l, err := tasks.New(db.Client, tasks.Config{Prefix: "test", Now: clk.Now, MaxRecoveries: o.maxRecoveries})
+	l, err := tasks.New(db.Client, tasks.Config{KeyPrefix: "test", Now: clk.Now, MaxRecoveries: o.maxRecoveries})
 	require.NoError(t, err)
 	b := &bundle{ctx: context.Background(), db: db, clock: clk, l: l}
 	b.rt, b.d, b.reg = newRuntime(t, db, l, clk, o)

@@ -176,7 +176,7 @@ func TestRequeueRaceWithALaterFail(t *testing.T) {
 	t.Cleanup(func() { _ = rdb.Close() })
 	hook := &afterFirstCall{then: interfere}
 	rdb.AddHook(hook)
-	l, err := tasks.New(rdb, tasks.Config{Prefix: "test", Now: b.clock.Now})
+	l, err := tasks.New(rdb, tasks.Config{KeyPrefix: "test", Now: b.clock.Now})
 	require.NoError(t, err)
 	reg := prometheus.NewRegistry()
 	d, err := taskjobs.New(taskjobs.Config{Ledger: l, Runtime: b.rt, Logger: discard(), Registerer: reg, Now: b.clock.Now})
