@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flowgate/flowgate/orchestrator/hmacsig"
 	"github.com/flowgate/flowgate/sidecar/openapi"
 	"github.com/flowgate/flowgate/test/flowgatetest"
 	"github.com/flowgate/flowgate/test/noderedtest"
-	"github.com/flowgate/flowgate/webhooks/hmacsig"
 	"github.com/flowgate/flowgate/webhooks/signature"
 )
 

@@ -19,7 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
-	"github.com/flowgate/flowgate/orchestrator"
+	"github.com/flowgate/flowgate/orchestrator/asynqrt"
 	"github.com/flowgate/flowgate/orchestrator/holds/holdstream"
 	"github.com/flowgate/flowgate/scheduler"
 )
@@ -34,9 +34,9 @@ type Main struct {
 	Now    func() time.Time
 
 	redis    *backend
-	rt       *orchestrator.Runtime
+	rt       *asynqrt.Runtime
 	orch     *orchestration
-	booking  *booking
+	booking  *bookingPart
 	tiers    *slotCacheParts // slotcache.go
 	shadow   *shadowPart     // shadow.go
 	buffer   *workBuffer
@@ -119,7 +119,7 @@ func (m *Main) Run(ctx context.Context) error {
 // returns the probe, which cron runs.
 func (m *Main) startAsynq(ctx context.Context) (*probe, error) {
 	b := m.redis
-	rt, err := orchestrator.New(orchestrator.Config{
+	rt, err := asynqrt.New(asynqrt.Config{
 		ConnOpt: b.ConnOpt, Redis: b.Client, Servers: m.Config.AsynqServers,
 		Concurrency: m.Config.AsynqConcurr, ShutdownTimeout: m.Config.AsynqShutdown,
 		Logger: m.Logger, Registerer: m.registry, Now: m.Now,
@@ -159,9 +159,9 @@ func (m *Main) startAsynq(ctx context.Context) (*probe, error) {
 }
 
 // newAsynqProbe is the probe of every default queue, in name order.
-func (m *Main) newAsynqProbe(rt *orchestrator.Runtime) (*probe, error) {
+func (m *Main) newAsynqProbe(rt *asynqrt.Runtime) (*probe, error) {
 	queues := make([]string, 0, 4)
-	for q := range orchestrator.DefaultQueues() {
+	for q := range asynqrt.DefaultQueues() {
 		queues = append(queues, q)
 	}
 	sort.Strings(queues)

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/flowgate/flowgate/orchestrator/booking/bookingsvc"
+	"github.com/flowgate/flowgate/orchestrator/booking"
 	"github.com/flowgate/flowgate/orchestrator/holds/availability"
 	"github.com/flowgate/flowgate/orchestrator/slots"
 )
@@ -19,17 +19,17 @@ import (
 // Cloud9 books a slot it stops offering it, and without the record the
 // board showed that chair's cell as not offered ("—") instead of booked.
 type recordingReservations struct {
-	bookingsvc.Reservations
+	booking.Reservations
 	m *Main
 }
 
 // recordTimeout bounds one record (a catalogue read and a Redis write).
 const recordTimeout = 5 * time.Second
 
-// Confirm implements bookingsvc.Reservations: the reservation, then the
+// Confirm implements booking.Reservations: the reservation, then the
 // record, best effort and off the booking's path (it costs the answer no
 // time; a failure is logged, the booking stands; Close waits for it).
-func (r recordingReservations) Confirm(ctx context.Context, h bookingsvc.SlotHold) error {
+func (r recordingReservations) Confirm(ctx context.Context, h booking.SlotHold) error {
 	if err := r.Reservations.Confirm(ctx, h); err != nil {
 		return err
 	}
@@ -49,7 +49,7 @@ func (r recordingReservations) Confirm(ctx context.Context, h bookingsvc.SlotHol
 // the catalogue's store directly: the catalogue's own RecordBooking looks
 // the type up, which may read Cloud9, and those reads are the bookings'
 // (a test of concurrent consultations saw them queued for it).
-func (m *Main) recordIVABooking(ctx context.Context, h bookingsvc.SlotHold) {
+func (m *Main) recordIVABooking(ctx context.Context, h booking.SlotHold) {
 	part := m.avail
 	if part == nil || part.cloud9 == nil || part.store == nil { // the schedule-file catalogue knows no Cloud9 chairs
 		return
@@ -67,7 +67,7 @@ func (m *Main) recordIVABooking(ctx context.Context, h bookingsvc.SlotHold) {
 	start := slots.WallInstant(loc, day, wall.Hour()*60+wall.Minute()).UTC()
 	a := availability.Appointment{AppointmentID: ivaAppointmentID(h.LocationGUID, start, h.ScheduleColumnGUID), AppointmentTypeID: m.Config.Booking.AppointmentType,
 		SpecialistID: h.ScheduleColumnGUID, ClientID: "iva", SlotStartDate: start,
-		SlotEndDate: start.Add(bookingsvc.DefaultMinutes * time.Minute), BookedAt: m.Now().UTC()}
+		SlotEndDate: start.Add(booking.DefaultMinutes * time.Minute), BookedAt: m.Now().UTC()}
 	if err := part.store.Record(ctx, a, 0); err != nil {
 		m.Logger.Warn("board: booked slot not recorded", "appointmentId", a.AppointmentID, "err", err)
 	}

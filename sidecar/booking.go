@@ -8,11 +8,11 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/flowgate/flowgate/orchestrator"
+	"github.com/flowgate/flowgate/orchestrator/asynqrt"
+	"github.com/flowgate/flowgate/orchestrator/booking"
 	"github.com/flowgate/flowgate/orchestrator/booking/authtoken"
 	"github.com/flowgate/flowgate/orchestrator/booking/bookingdeps"
 	"github.com/flowgate/flowgate/orchestrator/booking/bookinghttp"
-	"github.com/flowgate/flowgate/orchestrator/booking/bookingsvc"
 	"github.com/flowgate/flowgate/orchestrator/booking/reservation"
 	"github.com/flowgate/flowgate/orchestrator/booking/session"
 	"github.com/flowgate/flowgate/orchestrator/cloud9"
@@ -24,16 +24,16 @@ import (
 // failed for good).
 const bookingEventsChannel = "flowgate:booking:events"
 
-// booking is the Node-RED-compatible booking path: the Cloud9 client (on
+// bookingPart is the Node-RED-compatible booking path: the Cloud9 client (on
 // the real API or the embedded sandbox simulator), the shared limiter, the
 // service and its Asynq worker, and the HTTP endpoints.
-type booking struct {
+type bookingPart struct {
 	client *cloud9.Client
 	http   *bookinghttp.Handlers
 	family *bookinghttp.FamilyHandlers // booking_family.go
 	// The core, for the web face's bookings of Cloud9 slots (holds_book.go).
-	svc          *bookingsvc.Service
-	worker       *bookingsvc.Worker
+	svc          *booking.Service
+	worker       *booking.Worker
 	reservations *reservation.Store
 }
 
@@ -88,7 +88,7 @@ func (c Config) writeRate() cloud9.Rate {
 
 // writeLimiter is the Cloud9 write limiter CLOUD9_WRITE_LIMITER names, at
 // writeRate per write procedure.
-func (c Config) writeLimiter(rdb redis.UniversalClient) bookingsvc.Limiter {
+func (c Config) writeLimiter(rdb redis.UniversalClient) booking.Limiter {
 	rates, margin := cloud9.WriteRates(c.writeRate()), cloud9.WithMargin(c.Booking.LimitMargin)
 	if c.Booking.WriteLimiter == LimiterSpacing {
 		return cloud9.NewRedisLimiter(rdb, rates, cloud9.Rate{}, margin)
@@ -100,7 +100,7 @@ func (c Config) writeLimiter(rdb redis.UniversalClient) bookingsvc.Limiter {
 // window limiter less CLOUD9_COMMENT_RESERVE places of SetPatientComment's
 // window (editInsurance keeps the whole window); with the spacing limiter
 // the same limiter (one turn at a time leaves nothing to reserve).
-func (c Config) noteLimiter(l bookingsvc.Limiter) bookingsvc.Limiter {
+func (c Config) noteLimiter(l booking.Limiter) booking.Limiter {
 	if w, ok := l.(*cloud9.WindowLimiter); ok && c.Booking.CommentReserve > 0 {
 		return w.WithReserve(cloud9.ProcSetPatientComment, c.Booking.CommentReserve)
 	}
@@ -109,7 +109,7 @@ func (c Config) noteLimiter(l bookingsvc.Limiter) bookingsvc.Limiter {
 
 // newBooking builds the booking path and registers its Asynq handlers; it
 // runs before the Asynq servers start.
-func (m *Main) newBooking(rt *orchestrator.Runtime, b *backend, shutdown context.Context) (*booking, error) {
+func (m *Main) newBooking(rt *asynqrt.Runtime, b *backend, shutdown context.Context) (*bookingPart, error) {
 	cfg := m.Config
 	c9cfg, err := m.cloud9Endpoint()
 	if err != nil {
@@ -140,9 +140,9 @@ func (m *Main) newBooking(rt *orchestrator.Runtime, b *backend, shutdown context
 	if err != nil {
 		return nil, err
 	}
-	events := bookingsvc.MultiEvents{bookingsvc.RedisEvents{Client: b.Client, Channel: bookingEventsChannel}}
+	events := booking.MultiEvents{booking.RedisEvents{Client: b.Client, Channel: bookingEventsChannel}}
 	if bc.EventsWebhook != "" {
-		events = append(events, bookingsvc.WebhookEvents{URL: bc.EventsWebhook, Secret: []byte(cfg.OutboundSecret), Now: m.Now})
+		events = append(events, booking.WebhookEvents{URL: bc.EventsWebhook, Secret: []byte(cfg.OutboundSecret), Now: m.Now})
 	}
 	if bc.AuthMode == "legacy" {
 		m.Logger.Warn("BOOKING_AUTH_MODE=legacy: createAppt books for any well-formed patientGUID without a bookingAuthToken")
@@ -155,19 +155,19 @@ func (m *Main) newBooking(rt *orchestrator.Runtime, b *backend, shutdown context
 	if err != nil { // slotcache.go: the tiered cache over the flat one
 		return nil, err
 	}
-	deps := bookingsvc.Deps{
+	deps := booking.Deps{
 		Cloud9: raw, Limiter: limiter, NoteLimiter: cfg.noteLimiter(limiter), Tokens: bookingdeps.Tokens{S: signer}, Sessions: bookingdeps.Sessions{C: sessions},
 		Reservations: recordingReservations{bookingdeps.Reservations{R: holds}, m}, BookingTokens: bookingdeps.BookingTokens{Cache: cache, Logger: m.Logger},
-		Marks: &bookingsvc.RedisMarks{Client: b.Client}, Events: events, Slots: tiers.source,
+		Marks: &booking.RedisMarks{Client: b.Client}, Events: events, Slots: tiers.source,
 	}
 	svcCfg := m.bookingServiceConfig(bc)
-	worker, err := bookingsvc.NewWorker(rt, deps, svcCfg)
+	worker, err := booking.NewWorker(rt, deps, svcCfg)
 	if err != nil {
 		return nil, fmt.Errorf("booking worker: %w", err)
 	}
 	worker.Register()
 	deps.Queue = worker
-	svc, err := bookingsvc.New(deps, svcCfg)
+	svc, err := booking.New(deps, svcCfg)
 	if err != nil {
 		return nil, fmt.Errorf("booking service: %w", err)
 	}
@@ -184,14 +184,14 @@ func (m *Main) newBooking(rt *orchestrator.Runtime, b *backend, shutdown context
 	if err != nil {
 		return nil, fmt.Errorf("booking family: %w", err)
 	}
-	return &booking{client: client, http: h, family: fh, svc: svc, worker: worker, reservations: holds}, nil
+	return &bookingPart{client: client, http: h, family: fh, svc: svc, worker: worker, reservations: holds}, nil
 }
 
 // bookingServiceConfig is the booking service's (and worker's) settings.
-func (m *Main) bookingServiceConfig(bc BookingConfig) bookingsvc.Config {
-	return bookingsvc.Config{
+func (m *Main) bookingServiceConfig(bc BookingConfig) booking.Config {
+	return booking.Config{
 		SyncBudget: bc.SyncBudget, InCallWait: bc.InCallWait, SyncRetryDelay: bc.SyncRetryDelay, SyncAttempts: bc.SyncAttempts,
-		AsyncMaxAttempts: bc.MaxAttempts, Backoff: bookingsvc.BackoffPolicy{Base: bc.BackoffBase, Max: bc.BackoffMax},
+		AsyncMaxAttempts: bc.MaxAttempts, Backoff: booking.BackoffPolicy{Base: bc.BackoffBase, Max: bc.BackoffMax},
 		QueueDelay: bc.BackoffBase, CompletedRetention: bc.Retention, AuthMode: bc.AuthMode, PatientModel: bc.PatientModel,
 		DefaultScheduleColumnGUID: bc.ScheduleColumn, Chairs: bc.offeredColumns(), DefaultScheduleViewGUID: bc.ScheduleView,
 		DefaultAppointmentTypeGUID: bc.AppointmentType, LocationGUID: bc.LocationGUID, ProviderGUID: bc.ProviderGUID,
@@ -204,7 +204,7 @@ func (m *Main) bookingServiceConfig(bc BookingConfig) bookingsvc.Config {
 	}
 }
 
-func (bk *booking) routes(app *fiber.App, basePath string) error {
+func (bk *bookingPart) routes(app *fiber.App, basePath string) error {
 	if err := bookinghttp.Register(app, bk.http, basePath); err != nil {
 		return err
 	}

@@ -7,8 +7,8 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/flowgate/flowgate/orchestrator/booking"
 	"github.com/flowgate/flowgate/orchestrator/booking/bookinghttp"
-	"github.com/flowgate/flowgate/orchestrator/booking/bookingsvc"
 	"github.com/flowgate/flowgate/orchestrator/booking/phoneindex"
 	"github.com/flowgate/flowgate/orchestrator/cloud9"
 	"github.com/flowgate/flowgate/orchestrator/holds"
@@ -26,10 +26,10 @@ import (
 // familyParts is what newBooking hands over to the family.
 type familyParts struct {
 	client  *cloud9.Client
-	limiter bookingsvc.Limiter
-	worker  *bookingsvc.Worker
+	limiter booking.Limiter
+	worker  *booking.Worker
 	holds   *holds.Engine
-	slots   bookingsvc.SlotRestorer
+	slots   booking.SlotRestorer
 }
 
 // newFamily builds the family service and handlers. The phone search
@@ -43,10 +43,10 @@ func (m *Main) newFamily(b *backend, p familyParts, shutdown context.Context) (*
 	if err != nil {
 		return nil, err
 	}
-	fam, err := bookingsvc.NewFamily(bookingsvc.FamilyDeps{Cloud9: raw, Limiter: p.limiter, Phones: idx,
+	fam, err := booking.NewFamily(booking.FamilyDeps{Cloud9: raw, Limiter: p.limiter, Phones: idx,
 		Holds: slotHolds{e: p.holds, m: m}, Slots: p.slots,
-		Changes: bookingsvc.RedisSlotChanges{Client: b.Client}, Operations: p.worker},
-		bookingsvc.FamilyConfig{LocationGUID: bc.LocationGUID, ScheduleColumnGUID: bc.ScheduleColumn, PracticeZone: fc.PracticeZone,
+		Changes: booking.RedisSlotChanges{Client: b.Client}, Operations: p.worker},
+		booking.FamilyConfig{LocationGUID: bc.LocationGUID, ScheduleColumnGUID: bc.ScheduleColumn, PracticeZone: fc.PracticeZone,
 			Now: m.Now, Logger: m.Logger})
 	if err != nil {
 		return nil, err
@@ -58,7 +58,7 @@ func registerFamily(app *fiber.App, h *bookinghttp.FamilyHandlers, basePath stri
 	return bookinghttp.RegisterFamily(app, h, basePath)
 }
 
-// slotHolds is bookingsvc.SlotHolds over the hold engine. The engine
+// slotHolds is booking.SlotHolds over the hold engine. The engine
 // rather than the reservation face: a cancellation frees the chair, so
 // whatever holds (chair, start) goes — a createAppt reservation or a web
 // hold alike, whichever appointment type it was taken for (the engine's

@@ -11,9 +11,9 @@ import (
 	"github.com/flowgate/flowgate/orchestrator/buffer"
 	"github.com/flowgate/flowgate/orchestrator/buffer/bufferhttp"
 	"github.com/flowgate/flowgate/orchestrator/buffer/builtin"
+	"github.com/flowgate/flowgate/orchestrator/hmacsig"
 	"github.com/flowgate/flowgate/orchestrator/web/sse"
 	"github.com/flowgate/flowgate/scheduler"
-	"github.com/flowgate/flowgate/webhooks/hmacsig"
 )
 
 // workBuffer is the work buffer (docs/buffer.md): its own Asynq runtime on the

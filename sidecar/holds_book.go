@@ -14,7 +14,7 @@ const webBookingMargin = 5 * time.Second
 
 // webBooker is the Booker of the Cloud9 source: the booking core as
 // webbook wires it (the web hold adopted as the core's reservation, then
-// bookingsvc.BookHeld); nil with the schedule file (its types are not
+// booking.BookHeld); nil with the schedule file (its types are not
 // External).
 func (m *Main) webBooker() holds.Booker {
 	if m.avail == nil || m.avail.cloud9 == nil || m.booking == nil || m.booking.svc == nil || m.booking.reservations == nil {

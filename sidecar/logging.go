@@ -16,7 +16,7 @@ import (
 // that LOG_FORMAT=json gives one JSON object per line: go-redis' internal
 // logger (pool dial failures…), the standard log package (Asynqmon) and
 // Fiber's own logger. Asynq's servers already log through l
-// (orchestrator's slogAdapter). The loggers are process-wide: run calls it
+// (asynqrt's slogAdapter). The loggers are process-wide: run calls it
 // once, before anything starts.
 func routeLibraryLogs(l *slog.Logger) {
 	redis.SetLogger(redisLogger{l.With("component", "go-redis")})

@@ -8,7 +8,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/flowgate/flowgate/contracts"
-	"github.com/flowgate/flowgate/orchestrator"
+	"github.com/flowgate/flowgate/orchestrator/asynqrt"
 	"github.com/flowgate/flowgate/orchestrator/web"
 )
 
@@ -36,7 +36,7 @@ var asynqmonAnswers = []struct {
 
 // monitorErrors guards Asynqmon and turns its 5xx answers into flowgate's
 // error envelope. A queue name in the path that cannot be a queue
-// (orchestrator.ValidQueueName: "..", "{low}", blanks) is refused 400
+// (asynqrt.ValidQueueName: "..", "{low}", blanks) is refused 400
 // before Asynqmon sees it — asynq would create keys for it. Of the 5xx
 // answers, a client's mistake (unknown queue or task: 404; a queue already
 // paused or not paused, a task whose state forbids the action: 409) is
@@ -98,7 +98,7 @@ func checkMonitoredQueue(c *fiber.Ctx) error {
 	} else if n, ok := strings.CutSuffix(name, ":resume"); ok {
 		name = n
 	}
-	if !orchestrator.ValidQueueName(name) {
+	if !asynqrt.ValidQueueName(name) {
 		return contracts.Errorf(contracts.CodeInvalid,
 			"not a queue name: a queue name is 1-128 letters, digits, '.', '_' or '-', starting with a letter or digit")
 	}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	"github.com/flowgate/flowgate/orchestrator"
+	"github.com/flowgate/flowgate/orchestrator/asynqrt"
 	"github.com/flowgate/flowgate/orchestrator/tasks"
 	"github.com/flowgate/flowgate/orchestrator/tasks/taskjobs"
 	"github.com/flowgate/flowgate/scheduler"
@@ -30,7 +30,7 @@ type orchestration struct {
 
 // newOrchestration builds the parts and registers the Asynq handlers; it
 // runs before the Asynq servers start.
-func (m *Main) newOrchestration(rt *orchestrator.Runtime, b *backend, shutdown context.Context) (*orchestration, error) {
+func (m *Main) newOrchestration(rt *asynqrt.Runtime, b *backend, shutdown context.Context) (*orchestration, error) {
 	cfg := m.Config
 	ledger, err := tasks.New(b.Client, tasks.Config{Now: m.Now, MaxAttempts: cfg.MaxRetryAttempts, MaxRecoveries: cfg.MaxRecoveries, MaxProcessing: cfg.TaskMaxProcessing,
 		Shards: cfg.RedisShards})
@@ -46,7 +46,7 @@ func (m *Main) newOrchestration(rt *orchestrator.Runtime, b *backend, shutdown c
 	cancel()
 	dispatch, err := taskjobs.New(taskjobs.Config{
 		Ledger: ledger, Runtime: rt, Logger: m.Logger, Registerer: m.registry, Now: m.Now,
-		Backoff: orchestrator.Exponential{Base: cfg.RequeueBase, Max: cfg.RequeueMax},
+		Backoff: asynqrt.Exponential{Base: cfg.RequeueBase, Max: cfg.RequeueMax},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("task dispatcher: %w", err)

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/flowgate/flowgate/webhooks/hmacsig"
+	"github.com/flowgate/flowgate/orchestrator/hmacsig"
 )
 
 // flowgate signs what it sends with OUTBOUND_HMAC_SECRET, never with a

@@ -16,9 +16,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flowgate/flowgate/contracts"
-	"github.com/flowgate/flowgate/orchestrator/booking/bookingsvc"
+	"github.com/flowgate/flowgate/orchestrator/booking"
+	"github.com/flowgate/flowgate/orchestrator/hmacsig"
 	"github.com/flowgate/flowgate/test/securitytest"
-	"github.com/flowgate/flowgate/webhooks/hmacsig"
 )
 
 // Every outbound sender needs OUTBOUND_HMAC_SECRET, which may not be a
@@ -208,7 +208,7 @@ func TestOutboundPostsFollowNoRedirect(t *testing.T) {
 	err := a.DLQAlert(context.Background(), 101, 100)
 	require.ErrorContains(t, err, "answered 307, a redirect to")
 	require.ErrorContains(t, err, "not followed")
-	ev := bookingsvc.WebhookEvents{URL: rd.URL, Secret: []byte(m.Config.OutboundSecret), Client: follows}
+	ev := booking.WebhookEvents{URL: rd.URL, Secret: []byte(m.Config.OutboundSecret), Client: follows}
 	err = ev.Publish(context.Background(), contracts.BookingCompletedEvent{})
 	require.ErrorContains(t, err, "answered 307, a redirect to")
 	require.Equal(t, int64(2), rd.Hits.Load())

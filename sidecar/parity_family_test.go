@@ -152,7 +152,7 @@ func TestFamilyShapeParity(t *testing.T) {
 }
 
 // checkQueuedOperation: checkOperationStatus finds the queued patient
-// (the answer's golden is bookingsvc's TestOperationStatusOfAQueuedPatient,
+// (the answer's golden is booking's TestOperationStatusOfAQueuedPatient,
 // where the worker is not running yet).
 func checkQueuedOperation(t *testing.T, body []byte) {
 	t.Helper()

@@ -13,7 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
-	"github.com/flowgate/flowgate/webhooks/hmacsig"
+	"github.com/flowgate/flowgate/orchestrator/hmacsig"
 )
 
 // pauseRedis stops the redis-server at addr with SIGSTOP (it keeps its

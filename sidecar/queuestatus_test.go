@@ -10,17 +10,17 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flowgate/flowgate/contracts"
-	"github.com/flowgate/flowgate/orchestrator/booking/bookingsvc"
+	"github.com/flowgate/flowgate/orchestrator/booking"
 )
 
 // queueOne enqueues a booking of the call sessionID / uui for child on m's
 // worker (far in the future: it stays pending) and returns its id.
 func queueOne(t *testing.T, m *Main, sessionID, uui, child string) string {
 	t.Helper()
-	id := bookingsvc.NewOperationID("op", time.Now())
-	require.NoError(t, m.booking.worker.EnqueueAppointment(context.Background(), bookingsvc.AppointmentTask{
+	id := booking.NewOperationID("op", time.Now())
+	require.NoError(t, m.booking.worker.EnqueueAppointment(context.Background(), booking.AppointmentTask{
 		OperationID: id, CreatedAt: time.Now().UTC(), CallSessionID: sessionID, UUI: uui, PatientName: "Parent of " + child,
-		Appointment: bookingsvc.Appointment{PatientGUID: "877f0034-7e09-4e35-be0d-397e309df2e8", StartTime: "01/20/2099 10:00 AM",
+		Appointment: booking.Appointment{PatientGUID: "877f0034-7e09-4e35-be0d-397e309df2e8", StartTime: "01/20/2099 10:00 AM",
 			ChildName: child}}))
 	return id
 }

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/flowgate/flowgate/contracts"
-	"github.com/flowgate/flowgate/orchestrator"
+	"github.com/flowgate/flowgate/orchestrator/asynqrt"
 	"github.com/flowgate/flowgate/orchestrator/booking/bookinghttp"
 	"github.com/flowgate/flowgate/orchestrator/durable"
 	"github.com/flowgate/flowgate/orchestrator/shard"
@@ -237,9 +237,9 @@ var coreSettings = []setting{
 	{name: "HTTP_BODY_LIMIT", def: itoa(web.DefaultBodyLimit), help: "largest request body in bytes (413 above)", apply: integer(func(c *Config) *int { return &c.BodyLimit }, 1024, 64<<20)},
 	{name: "READINESS_DRAIN_DELAY", def: "0s", help: "on shutdown, how long /readyz says 503 before HTTP stops accepting", apply: duration(func(c *Config) *time.Duration { return &c.ReadinessDelay })},
 	{name: "HTTP_SHUTDOWN_TIMEOUT", def: "60s", help: "how long in-flight HTTP requests may finish on shutdown (covers BOOKING_SYNC_BUDGET plus a Cloud9 write: a booking under way completes; an idle shutdown takes about a second)", apply: duration(func(c *Config) *time.Duration { return &c.HTTPDrain })},
-	{name: "ASYNQ_SERVERS", def: itoa(orchestrator.DefaultServers), help: "asynq dequeuers in this process (throughput scales with it; see docs/performance.md)", apply: integer(func(c *Config) *int { return &c.AsynqServers }, 1, 64)},
-	{name: "ASYNQ_CONCURRENCY", def: itoa(orchestrator.DefaultConcurrency), help: "workers per asynq dequeuer", apply: integer(func(c *Config) *int { return &c.AsynqConcurr }, 1, 10000)},
-	{name: "ASYNQ_SHUTDOWN_TIMEOUT", def: durStr(orchestrator.DefaultShutdownTimeout), help: "how long in-flight tasks may finish on shutdown before asynq re-queues them", apply: duration(func(c *Config) *time.Duration { return &c.AsynqShutdown })},
+	{name: "ASYNQ_SERVERS", def: itoa(asynqrt.DefaultServers), help: "asynq dequeuers in this process (throughput scales with it; see docs/performance.md)", apply: integer(func(c *Config) *int { return &c.AsynqServers }, 1, 64)},
+	{name: "ASYNQ_CONCURRENCY", def: itoa(asynqrt.DefaultConcurrency), help: "workers per asynq dequeuer", apply: integer(func(c *Config) *int { return &c.AsynqConcurr }, 1, 10000)},
+	{name: "ASYNQ_SHUTDOWN_TIMEOUT", def: durStr(asynqrt.DefaultShutdownTimeout), help: "how long in-flight tasks may finish on shutdown before asynq re-queues them", apply: duration(func(c *Config) *time.Duration { return &c.AsynqShutdown })},
 	{name: "DLQ_RECONCILE_SCHEDULE", def: "@every 1m", help: "cron spec (with seconds) of the archive → dead-letter record reconciler", apply: str(func(c *Config) *string { return &c.DLQReconcile })},
 	{name: "MONITORING_AUTH", def: "basic", help: "basic (MONITORING_USER/MONITORING_PASSWORD required with a real Redis) or none (Asynqmon open to anyone who reaches it; warned at start)", apply: oneOf(func(c *Config) *string { return &c.MonitoringAuth }, "basic", "none")},
 	{name: "MONITORING_USER", help: "basic-auth user of /monitoring (Asynqmon)", apply: str(func(c *Config) *string { return &c.MonitoringUser })},

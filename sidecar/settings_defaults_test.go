@@ -26,7 +26,7 @@ var binaryOwned = []string{
 }
 
 // Every default the table gives for a package's setting is read from that
-// package's constant (bookingsvc.DefaultSyncBudget, taskjobs'
+// package's constant (booking.DefaultSyncBudget, taskjobs'
 // DefaultSweepSettings(), …), never restated as a literal: a literal here
 // and a different one in the package's withDefaults would let -help, the
 // docs and a library user's default drift apart. The test reads the table's

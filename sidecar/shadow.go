@@ -10,10 +10,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/flowgate/flowgate/orchestrator/booking"
 	"github.com/flowgate/flowgate/orchestrator/booking/authtoken"
 	"github.com/flowgate/flowgate/orchestrator/booking/bookingdeps"
 	"github.com/flowgate/flowgate/orchestrator/booking/bookinghttp"
-	"github.com/flowgate/flowgate/orchestrator/booking/bookingsvc"
 	"github.com/flowgate/flowgate/orchestrator/booking/phoneindex"
 	"github.com/flowgate/flowgate/orchestrator/booking/reservation"
 	"github.com/flowgate/flowgate/orchestrator/booking/session"
@@ -43,7 +43,7 @@ type shadowPart struct {
 }
 
 // newShadow builds the dry instance beside bk and the shadow routes.
-func (m *Main) newShadow(b *backend, bk *booking) (*shadowPart, error) {
+func (m *Main) newShadow(b *backend, bk *bookingPart) (*shadowPart, error) {
 	cfg := m.Config
 	mini := miniredis.NewMiniRedis()
 	if err := mini.StartAddr("127.0.0.1:0"); err != nil {
@@ -97,17 +97,17 @@ func (m *Main) shadowApp(rdb redis.UniversalClient, dry *shadow.DryCloud9, reads
 	if err != nil {
 		return nil, err
 	}
-	deps := bookingsvc.Deps{
+	deps := booking.Deps{
 		Cloud9: dry, Limiter: shadow.OpenLimiter{}, Tokens: bookingdeps.Tokens{S: signer}, Sessions: bookingdeps.Sessions{C: sessions},
 		Reservations: bookingdeps.Reservations{R: res}, BookingTokens: bookingdeps.BookingTokens{Cache: cache, Logger: log},
-		Marks: &bookingsvc.RedisMarks{Client: rdb}, Events: shadow.NoEvents{}, Queue: shadow.DryQueue{},
+		Marks: &booking.RedisMarks{Client: rdb}, Events: shadow.NoEvents{}, Queue: shadow.DryQueue{},
 		Slots: bookingdeps.SlotSource{Cloud9: reads, Cache: cache, LocationGUID: bc.LocationGUID, Columns: bc.offeredColumns(),
 			FreshFor: bc.SlotFresh, MaxStale: cfg.SlotCache.MaxStale, Search: cfg.SlotCache.Search,
 			Outage: &bookingdeps.Outage{Hold: cfg.SlotCache.OutageHold}, CacheTimeout: bc.RedisTimeout, Logger: log},
 	}
 	svcCfg := m.bookingServiceConfig(bc)
 	svcCfg.Logger, svcCfg.Registerer = log, prometheus.NewRegistry()
-	svc, err := bookingsvc.New(deps, svcCfg)
+	svc, err := booking.New(deps, svcCfg)
 	if err != nil {
 		return nil, fmt.Errorf("shadow booking service: %w", err)
 	}
@@ -117,9 +117,9 @@ func (m *Main) shadowApp(rdb redis.UniversalClient, dry *shadow.DryCloud9, reads
 	if err != nil {
 		return nil, err
 	}
-	fam, err := bookingsvc.NewFamily(bookingsvc.FamilyDeps{Cloud9: dry, Limiter: shadow.OpenLimiter{}, Phones: idx,
+	fam, err := booking.NewFamily(booking.FamilyDeps{Cloud9: dry, Limiter: shadow.OpenLimiter{}, Phones: idx,
 		Holds: slotHolds{e: eng}, Changes: shadow.NoSlotChanges{}, Operations: shadow.DryQueue{}},
-		bookingsvc.FamilyConfig{LocationGUID: bc.LocationGUID, ScheduleColumnGUID: bc.ScheduleColumn, PracticeZone: cfg.Family.PracticeZone,
+		booking.FamilyConfig{LocationGUID: bc.LocationGUID, ScheduleColumnGUID: bc.ScheduleColumn, PracticeZone: cfg.Family.PracticeZone,
 			Now: m.Now, Logger: log})
 	if err != nil {
 		return nil, err
@@ -128,7 +128,7 @@ func (m *Main) shadowApp(rdb redis.UniversalClient, dry *shadow.DryCloud9, reads
 }
 
 // shadowRoutes serves the dry service and family on an app of their own.
-func (m *Main) shadowRoutes(svc *bookingsvc.Service, fam *bookingsvc.Family, log *slog.Logger) (*fiber.App, error) {
+func (m *Main) shadowRoutes(svc *booking.Service, fam *booking.Family, log *slog.Logger) (*fiber.App, error) {
 	app, err := web.New(web.Options{BodyLimit: m.Config.BodyLimit, Logger: log})
 	if err != nil {
 		return nil, err

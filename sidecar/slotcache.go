@@ -7,7 +7,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/flowgate/flowgate/orchestrator/booking/bookingsvc"
+	"github.com/flowgate/flowgate/orchestrator/booking"
 	"github.com/flowgate/flowgate/orchestrator/booking/slotcache"
 	"github.com/flowgate/flowgate/orchestrator/cloud9"
 	"github.com/flowgate/flowgate/orchestrator/ops"
@@ -31,7 +31,7 @@ type slotCacheParts struct {
 // flat as the fallback of queries no tier answers, and the operation
 // endpoints. Its refresher reads through a GetOnlineReservations limiter
 // of its own in Redis (SLOT_CACHE_READ_LIMIT), shared by every instance.
-func (m *Main) newSlotCache(rdb redis.UniversalClient, client *cloud9.Client, cache *slots.Cache, flat bookingsvc.SlotSource) (*slotCacheParts, error) {
+func (m *Main) newSlotCache(rdb redis.UniversalClient, client *cloud9.Client, cache *slots.Cache, flat booking.SlotSource) (*slotCacheParts, error) {
 	cfg, bc := m.Config.SlotCache, m.Config.Booking
 	read := cloud9.Rate{N: cfg.ReadLimit.N, Per: cfg.ReadLimit.Per}
 	limiter := cloud9.NewRedisLimiter(rdb, map[string]cloud9.Rate{cloud9.ProcGetOnlineReservations: read}, cloud9.Rate{},

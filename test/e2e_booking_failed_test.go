@@ -15,8 +15,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flowgate/flowgate/contracts"
+	"github.com/flowgate/flowgate/orchestrator/hmacsig"
 	"github.com/flowgate/flowgate/test/redistest"
-	"github.com/flowgate/flowgate/webhooks/hmacsig"
 )
 
 // TestBookingCloud9RefusalsOverHTTP: the binary against the simulator.

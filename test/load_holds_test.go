@@ -64,10 +64,10 @@ func TestLoadHolds(t *testing.T) {
 	cat := holdshttptest.New(holdshttptest.Type{ID: loadType, Specialists: specs,
 		Open: func(start time.Time) bool { return start.Second() == 0 }})
 	rdb := redistest.New(t).Client
-	addr, eng := holdsServer(t, rdb, cat, holds.Config{Prefix: fmt.Sprintf("load%d:", time.Now().UnixNano())})
+	addr, eng := holdsServer(t, rdb, cat, holds.Config{KeyPrefix: fmt.Sprintf("load%d:", time.Now().UnixNano())})
 	// The same server with Config.PlainRedis (one round trip per script),
 	// in the same run: what the auto-pipelined scripts are worth.
-	plainAddr, plainEng := holdsServer(t, rdb, cat, holds.Config{Prefix: fmt.Sprintf("loadplain%d:", time.Now().UnixNano()), PlainRedis: true})
+	plainAddr, plainEng := holdsServer(t, rdb, cat, holds.Config{KeyPrefix: fmt.Sprintf("loadplain%d:", time.Now().UnixNano()), PlainRedis: true})
 	base := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 	bodies := make([][]byte, n)
 	for i := range n {

@@ -23,7 +23,7 @@ import (
 // 4xx status — never a 500 — and nothing panics.
 func FuzzAckBody(f *testing.F) {
 	db := redistest.New(f)
-	ledger, err := tasks.New(db.Client, tasks.Config{Prefix: "fuzz"})
+	ledger, err := tasks.New(db.Client, tasks.Config{KeyPrefix: "fuzz"})
 	require.NoError(f, err)
 	ctx := context.Background()
 	res, err := ledger.Create(ctx, contracts.CreateTaskRequest{QueueID: "3f0c1d2e-0000-4000-8000-000000000001", EncounterID: "e1"})

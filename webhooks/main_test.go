@@ -101,7 +101,7 @@ type bundle struct {
 func setup(t *testing.T, mod ...func(*webhooks.Config)) *bundle {
 	t.Helper()
 	db := redistest.New(t)
-	ledger, err := tasks.New(db.Client, tasks.Config{Prefix: "test", ClaimPollInterval: 20 * time.Millisecond})
+	ledger, err := tasks.New(db.Client, tasks.Config{KeyPrefix: "test", ClaimPollInterval: 20 * time.Millisecond})
 	require.NoError(t, err)
 	logs := &logtest.Buffer{}
 	log := slog.New(slog.NewJSONHandler(logs, nil))

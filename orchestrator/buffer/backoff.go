@@ -37,5 +37,5 @@ func (b Backoff) Delay(n int) time.Duration {
 	return time.Duration(d)
 }
 
-// RetryDelay implements orchestrator.RetryPolicy.
+// RetryDelay implements asynqrt.RetryPolicy.
 func (b Backoff) RetryDelay(n int, _ error, _ *asynq.Task) time.Duration { return b.Delay(n) }

@@ -17,8 +17,9 @@ import (
 	"github.com/sony/gobreaker/v2"
 
 	"github.com/flowgate/flowgate/contracts"
-	"github.com/flowgate/flowgate/orchestrator"
+	"github.com/flowgate/flowgate/orchestrator/asynqrt"
 	"github.com/flowgate/flowgate/orchestrator/autopipe"
+	"github.com/flowgate/flowgate/orchestrator/keyspace"
 	"github.com/flowgate/flowgate/orchestrator/shard"
 	"github.com/flowgate/flowgate/orchestrator/valutil"
 )
@@ -115,7 +116,7 @@ func (c *Config) withDefaults() {
 	c.MaxPayload = valutil.ValOrDefault(c.MaxPayload, DefaultMaxPayload)
 	c.Shards = valutil.ValOrDefault(c.Shards, 1)
 	c.TypeConcurrency = valutil.ValOrDefault(c.TypeConcurrency, max(1, c.Servers*c.Concurrency/2))
-	c.KeyPrefix = valutil.ValOrDefault(c.KeyPrefix, "flowgate")
+	c.KeyPrefix = valutil.ValOrDefault(c.KeyPrefix, keyspace.DefaultKeyPrefix)
 	c.WorkerID = valutil.ValOrDefaultFunc(c.WorkerID, defaultWorkerID)
 	c.Logger = valutil.ValOrDefault(c.Logger, slog.Default())
 	c.Registerer = valutil.ValOrDefault[prometheus.Registerer](c.Registerer, prometheus.NewRegistry())
@@ -162,7 +163,7 @@ const (
 // Buffer is the work buffer.
 type Buffer struct {
 	cfg       Config
-	rt        *orchestrator.Runtime
+	rt        *asynqrt.Runtime
 	handlers  *registry
 	circuits  *circuits
 	shards    shard.Set
@@ -193,7 +194,7 @@ func New(cfg Config) (*Buffer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("buffer: metrics: %w", err)
 	}
-	rt, err := orchestrator.New(orchestrator.Config{
+	rt, err := asynqrt.New(asynqrt.Config{
 		ConnOpt: cfg.ConnOpt, Redis: cfg.Redis, Queues: queueWeights(), StrictPriority: true,
 		Servers: cfg.Servers, Concurrency: cfg.Concurrency, ShutdownTimeout: cfg.ShutdownTimeout,
 		DelayedCheck: cfg.DelayedCheck, TaskCheckInterval: cfg.PollInterval, DefaultRetry: cfg.Backoff, KeyPrefix: cfg.KeyPrefix,
@@ -231,7 +232,7 @@ func New(cfg Config) (*Buffer, error) {
 // has no batch enqueue) share one write and one read on a connection
 // instead of a round trip each; else the runtime's. The pipelined client
 // (nil without one) also carries the result writes.
-func enqueueClient(cfg Config, rt *orchestrator.Runtime) (*asynq.Client, redis.Cmdable) {
+func enqueueClient(cfg Config, rt *asynqrt.Runtime) (*asynq.Client, redis.Cmdable) {
 	if cfg.PlainEnqueue {
 		return rt.Client, nil
 	}
@@ -346,7 +347,7 @@ func (b *Buffer) closeAdmitters() {
 }
 
 // Runtime exposes the buffer's Asynq runtime (its DLQ store and reconciler).
-func (b *Buffer) Runtime() *orchestrator.Runtime { return b.rt }
+func (b *Buffer) Runtime() *asynqrt.Runtime { return b.rt }
 
 // Handlers lists the registered types.
 func (b *Buffer) Handlers() []string { return b.handlers.types() }

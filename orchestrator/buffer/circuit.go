@@ -11,7 +11,7 @@ import (
 	"github.com/sony/gobreaker/v2"
 
 	"github.com/flowgate/flowgate/contracts"
-	"github.com/flowgate/flowgate/orchestrator"
+	"github.com/flowgate/flowgate/orchestrator/asynqrt"
 	"github.com/flowgate/flowgate/orchestrator/valutil"
 )
 
@@ -135,7 +135,7 @@ func stateName(s gobreaker.State) string {
 // request that could not be built (it never reached the downstream).
 func excludedFromBreaker(err error) bool {
 	var se *StatusError
-	var de *orchestrator.DeferError
+	var de *asynqrt.DeferError
 	return (errors.As(err, &se) && se.StatusCode == http.StatusTooManyRequests) || errors.As(err, &de) ||
 		errors.Is(err, ErrRequestInvalid)
 }

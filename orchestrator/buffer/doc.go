@@ -12,7 +12,7 @@
 //     the task result (its "result" field, written as ResultWriter does,
 //     through the auto-pipelined client) carries the completion record; Asynq's
 //     Retention keeps completed messages for BUFFER_COMPLETED_RETENTION (24 h).
-//   - The buffer runs its own orchestrator.Runtime with StrictPriority: the
+//   - The buffer runs its own asynqrt.Runtime with StrictPriority: the
 //     seed claims "priority ASC, createdAt ASC", so a CRITICAL message is
 //     always taken before a NORMAL one. Strict priority can starve LOW under
 //     a sustained CRITICAL load — that is the seed's semantics — and because
@@ -61,5 +61,5 @@
 //     judges the downstream from its own calls without a Redis round trip per
 //     message; with N instances a failing downstream sees at most
 //     N × threshold calls before every breaker is open. An open breaker
-//     defers the task (orchestrator.Defer) so no attempt is burnt.
+//     defers the task (asynqrt.Defer) so no attempt is burnt.
 package buffer

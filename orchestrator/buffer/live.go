@@ -3,7 +3,7 @@ package buffer
 import (
 	"fmt"
 
-	"github.com/flowgate/flowgate/orchestrator"
+	"github.com/flowgate/flowgate/orchestrator/asynqrt"
 )
 
 // CircuitSettings is implemented by a handler that brings its own breaker
@@ -12,7 +12,7 @@ type CircuitSettings interface {
 	Circuit() CircuitConfig
 }
 
-// A handler that also implements orchestrator.RetryPolicy computes its own
+// A handler that also implements asynqrt.RetryPolicy computes its own
 // retry delays (its backoff, a downstream's Retry-After); others use
 // Config.Backoff.
 
@@ -28,8 +28,8 @@ func (b *Buffer) wire(h Handler) {
 	for _, e := range []string{EventEnqueued, EventCompleted, EventFailed, EventDLQ} {
 		b.metrics.event(e, h.Type())
 	}
-	var policy orchestrator.RetryPolicy = b.cfg.Backoff
-	if p, ok := h.(orchestrator.RetryPolicy); ok {
+	var policy asynqrt.RetryPolicy = b.cfg.Backoff
+	if p, ok := h.(asynqrt.RetryPolicy); ok {
 		policy = p
 	}
 	b.rt.Handle(h.Type(), newProcessor(b, h), policy)

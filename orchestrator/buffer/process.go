@@ -13,7 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/flowgate/flowgate/contracts"
-	"github.com/flowgate/flowgate/orchestrator"
+	"github.com/flowgate/flowgate/orchestrator/asynqrt"
 )
 
 // completion is the task result of a completed message.
@@ -108,7 +108,7 @@ func (p *processor) ProcessTask(ctx context.Context, t *asynq.Task) error {
 		// No attempt is counted and nothing is written: the message
 		// comes back after bulkheadDelay, as a deferral.
 		p.overCapped.Inc()
-		return orchestrator.Defer(bulkheadDelay, "BULKHEAD_FULL")
+		return asynqrt.Defer(bulkheadDelay, "BULKHEAD_FULL")
 	}
 	cb := b.circuits.get(p.h.Type())
 	start := b.cfg.Now().UTC()
@@ -118,7 +118,7 @@ func (p *processor) ProcessTask(ctx context.Context, t *asynq.Task) error {
 	if isBreakerRefusal(err) {
 		return p.deferred(ctx, msg)
 	}
-	var de *orchestrator.DeferError
+	var de *asynqrt.DeferError
 	if errors.As(err, &de) {
 		// The handler deferred the message (a declared type removed
 		// from its file, within the grace): no attempt, nothing written.
@@ -293,7 +293,7 @@ func (p *processor) deferred(ctx context.Context, msg *Message) error {
 	if wait < 100*time.Millisecond {
 		wait = 100 * time.Millisecond
 	}
-	return orchestrator.Defer(wait, string(contracts.CodeCircuitOpen))
+	return asynqrt.Defer(wait, string(contracts.CodeCircuitOpen))
 }
 
 // recordError appends to the message's errors array (kept the failed

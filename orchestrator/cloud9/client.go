@@ -420,7 +420,7 @@ const minRetryAfter = 10 * time.Millisecond
 // the time spent sleeping (the seed's spacing_wait_ms).
 //
 // The synchronous booking path uses it with its budget; an Asynq handler
-// calls Call directly and turns a *LimitedError into orchestrator.Defer.
+// calls Call directly and turns a *LimitedError into asynqrt.Defer.
 func (c *Client) Wait(ctx context.Context, procedure string, budget time.Duration) (context.Context, time.Duration, error) {
 	if c.limiter == nil {
 		return ctx, 0, nil

@@ -21,7 +21,7 @@
 // The client never waits for the limiter by itself: when the limiter says
 // "not yet", Call returns a *LimitedError with the delay, and the caller
 // decides. The synchronous booking path waits through Client.Wait when the
-// delay fits its budget; an Asynq handler returns orchestrator.Defer. A
+// delay fits its budget; an Asynq handler returns asynqrt.Defer. A
 // caller that consults the limiter itself uses Client.WithoutLimiter, so a
 // call never spends two turns.
 //

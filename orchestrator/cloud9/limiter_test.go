@@ -272,7 +272,7 @@ func TestWait(t *testing.T) {
 		_, _, err := c.SetAppointment(ctx, validAppointment())
 		var le *cloud9.LimitedError
 		require.ErrorAs(t, err, &le)
-		require.Equal(t, 9*time.Second, le.RetryAfter, "the Asynq handler turns this into orchestrator.Defer")
+		require.Equal(t, 9*time.Second, le.RetryAfter, "the Asynq handler turns this into asynqrt.Defer")
 		require.Empty(t, srv.requests())
 		require.Empty(t, sl.d, "Call never waits")
 		require.Equal(t, 1.0, metricValue(t, reg, "flowgate_cloud9_requests_total", map[string]string{"procedure": "SetAppointment", "outcome": "limited"}))

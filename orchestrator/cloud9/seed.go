@@ -3,7 +3,7 @@ package cloud9
 // The seed practice's Cloud9 records (docs/reference/nodered-endpoints.md): the location,
 // schedule view, chair and appointment type the Node-RED flows hard-code.
 // They are defined here once; the booking path's defaults
-// (bookingsvc.Default*GUID, the sidecar's CLOUD9_*_GUID settings) and the
+// (booking.Default*GUID, the sidecar's CLOUD9_*_GUID settings) and the
 // simulator's records (cloud9sim) read them.
 const (
 	SeedLocationGUID        = "1fef9297-7c8b-426b-b0d1-f2275136e48b" // CDH Allegheny 202

@@ -4,7 +4,7 @@
 // and after 90 days without a word; this record is trimmed by nobody but an
 // operator deleting an entry on purpose.
 //
-// Writers: the orchestrator's asynq ErrorHandler (on the final
+// Writers: package asynqrt's asynq ErrorHandler (on the final
 // failure of a task, while the error is fresh) and the Reconciler, a cron job
 // that copies anything in asynq's archive not yet recorded (a task whose
 // worker crashed is archived by asynq's recoverer and never reaches the

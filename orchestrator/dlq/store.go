@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/flowgate/flowgate/orchestrator/keyspace"
 )
 
 // Source says which writer recorded a dead letter first.
@@ -49,7 +51,7 @@ type Store struct {
 // "flowgate"; now to time.Now.
 func NewStore(rdb redis.UniversalClient, prefix string, queues []string, now func() time.Time) *Store {
 	if prefix == "" {
-		prefix = "flowgate"
+		prefix = keyspace.DefaultKeyPrefix
 	}
 	if now == nil {
 		now = time.Now

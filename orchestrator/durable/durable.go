@@ -35,6 +35,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/flowgate/flowgate/orchestrator/keyspace"
 	"github.com/flowgate/flowgate/orchestrator/shard"
 )
 
@@ -59,8 +60,8 @@ type Config struct {
 	Replicas int
 	// Timeout bounds WAIT (REDIS_REPLICA_ACK_TIMEOUT). Default DefaultTimeout.
 	Timeout time.Duration
-	// Prefix of the marker keys. Default "flowgate:durable:".
-	Prefix string
+	// KeyPrefix of the marker keys. Default "flowgate:durable:".
+	KeyPrefix string
 	// SlotsTTL is how long a Cluster's slot map is reused before it is
 	// read again (it is also read again after any failed round). Default 1 s.
 	SlotsTTL time.Duration
@@ -78,8 +79,8 @@ func (c *Config) defaults() error {
 	if c.Timeout < time.Millisecond {
 		return fmt.Errorf("durable: Timeout %s: must be ≥ 1ms", c.Timeout)
 	}
-	if c.Prefix == "" {
-		c.Prefix = "flowgate:durable:"
+	if c.KeyPrefix == "" {
+		c.KeyPrefix = keyspace.DefaultKeyPrefix + ":durable:"
 	}
 	if c.SlotsTTL == 0 {
 		c.SlotsTTL = time.Second
@@ -178,7 +179,7 @@ func (b *Barrier) round(ctx context.Context) error {
 	case *redis.ClusterClient:
 		return b.clusterRound(ctx, c)
 	case *redis.Client:
-		return b.wait(ctx, c, b.cfg.Prefix+"{0}")
+		return b.wait(ctx, c, b.cfg.KeyPrefix+"{0}")
 	}
 	return fmt.Errorf("durable: unsupported client %T", b.client)
 }
@@ -262,7 +263,7 @@ func (b *Barrier) markers(ctx context.Context, cc *redis.ClusterClient) ([]maste
 // keyIn is the first marker key "<prefix>{n}" whose slot is in [lo, hi].
 func (b *Barrier) keyIn(lo, hi int) string {
 	for n := 0; ; n++ {
-		k := b.cfg.Prefix + "{" + strconv.Itoa(n) + "}"
+		k := b.cfg.KeyPrefix + "{" + strconv.Itoa(n) + "}"
 		if s := shard.Slot(k); s >= lo && s <= hi {
 			return k
 		}

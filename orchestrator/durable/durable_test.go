@@ -90,7 +90,7 @@ func TestSyncFailsWithoutEnoughReplicas(t *testing.T) {
 func TestSyncGroupsConcurrentCallers(t *testing.T) {
 	p := startPair(t)
 	ctx := context.Background()
-	b, err := durable.New(p.mc, durable.Config{Replicas: 1, Prefix: "g:"})
+	b, err := durable.New(p.mc, durable.Config{Replicas: 1, KeyPrefix: "g:"})
 	require.NoError(t, err)
 
 	const callers = 400

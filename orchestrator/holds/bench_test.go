@@ -15,7 +15,7 @@ import (
 // go test -run '^$' -bench ClaimRelease -benchtime 20000x ./orchestrator/holds/
 func BenchmarkClaimRelease(b *testing.B) {
 	db := redistest.New(b)
-	eng, err := holds.New(db.Client, holds.Config{Prefix: fmt.Sprintf("bench%d:", time.Now().UnixNano())})
+	eng, err := holds.New(db.Client, holds.Config{KeyPrefix: fmt.Sprintf("bench%d:", time.Now().UnixNano())})
 	if err != nil {
 		b.Fatal(err)
 	}

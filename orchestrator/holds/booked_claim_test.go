@@ -57,7 +57,7 @@ func TestHeartbeatRacingConfirmLeavesTheBooking(t *testing.T) {
 	b := setupOn(t, rdb, func(c *holds.Config) { c.PlainRedis = true })
 	h, err := b.eng.Claim(b.ctx, claimReq("a", specX, slot9))
 	require.NoError(t, err)
-	confirmer := setupOn(t, rdb, func(c *holds.Config) { c.Prefix, c.Now = b.p, b.clock.Now })
+	confirmer := setupOn(t, rdb, func(c *holds.Config) { c.KeyPrefix, c.Now = b.p, b.clock.Now })
 	hook := &beforeScript{marker: `"type":"heartbeat"`, run: func() {
 		_, err := confirmer.eng.Confirm(b.ctx, "a", h.HoldID, "appt1", time.Hour)
 		require.NoError(t, err)

@@ -40,7 +40,7 @@ func TestScriptCost(t *testing.T) {
 	ctx := context.Background()
 	for _, n := range sizes {
 		p := fmt.Sprintf("cost%d-%d:", n, time.Now().UnixNano())
-		eng, err := holds.New(rdb, holds.Config{Prefix: p, PlainRedis: true})
+		eng, err := holds.New(rdb, holds.Config{KeyPrefix: p, PlainRedis: true})
 		require.NoError(t, err)
 		fill(t, rdb, p, n)
 		create, release := costOf(t, rdb, eng, 2000)

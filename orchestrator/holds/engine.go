@@ -90,10 +90,10 @@ type ClaimRequest struct {
 
 // Config configures an Engine. Zero values take the defaults.
 type Config struct {
-	// Prefix goes before every key and channel, raw ("test:" gives
+	// KeyPrefix goes before every key and channel, raw ("test:" gives
 	// "test:hold:…"). Default "" (the seeds' keys).
-	Prefix string
-	// HashTag is put after Prefix in every key when Shards is 1. Default:
+	KeyPrefix string
+	// HashTag is put after KeyPrefix in every key when Shards is 1. Default:
 	// ClusterTag on a *redis.ClusterClient, none otherwise. Must be "" or
 	// "{…}"; must be "" with more shards (each has its own tag).
 	HashTag string
@@ -144,8 +144,8 @@ func (c Config) validate() error {
 	tagOK := c.HashTag == "" || (strings.HasPrefix(c.HashTag, "{") && strings.HasSuffix(c.HashTag, "}") &&
 		len(c.HashTag) > 2 && strings.Count(c.HashTag, "{") == 1 && strings.Count(c.HashTag, "}") == 1)
 	switch {
-	case strings.ContainsAny(c.Prefix, "{}"):
-		return fmt.Errorf("holds: Prefix %q must not contain '{' or '}'", c.Prefix)
+	case strings.ContainsAny(c.KeyPrefix, "{}"):
+		return fmt.Errorf("holds: KeyPrefix %q must not contain '{' or '}'", c.KeyPrefix)
 	case !tagOK:
 		return fmt.Errorf("holds: HashTag %q must be empty or one {tag}", c.HashTag)
 	case c.Shards < 1 || c.Shards > shard.MaxShards:
@@ -206,7 +206,7 @@ func New(rdb redis.UniversalClient, cfg Config) (*Engine, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	r, err := newRing(cfg.Prefix, cfg.HashTag, cfg.Shards)
+	r, err := newRing(cfg.KeyPrefix, cfg.HashTag, cfg.Shards)
 	if err != nil {
 		return nil, fmt.Errorf("holds: %w", err)
 	}
@@ -228,7 +228,7 @@ func hotClient(rdb redis.UniversalClient, cfg Config) redis.Cmdable {
 // Config returns the engine's configuration with defaults applied.
 func (e *Engine) Config() Config { return e.cfg }
 
-// EventChannel is Config.Prefix + "holds:events:" + appointmentTypeID.
+// EventChannel is Config.KeyPrefix + "holds:events:" + appointmentTypeID.
 func (e *Engine) EventChannel(appointmentTypeID string) string {
 	return e.r.ks[0].channel(appointmentTypeID)
 }

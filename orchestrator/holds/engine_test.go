@@ -432,7 +432,7 @@ func testRedisDownIsUnavailable(t *testing.T, mode func(*holds.Config)) {
 
 func TestConfigValidation(t *testing.T) {
 	t.Parallel()
-	for _, c := range []holds.Config{{Prefix: "{x}"}, {HashTag: "x"}, {HashTag: "{a}{b}"}, {HoldTTL: -1},
+	for _, c := range []holds.Config{{KeyPrefix: "{x}"}, {HashTag: "x"}, {HashTag: "{a}{b}"}, {HoldTTL: -1},
 		{MaxHolds: -1}, {Cooldown: -1}} {
 		_, err := holds.New(redistest.Dead(t), c)
 		require.Error(t, err, "%+v", c)

@@ -14,7 +14,7 @@ import (
 // face's SlotReservation key, written with the canonical claim, is
 // reservation.RedisKeys'; the web face's is here.
 //
-// P is Config.Prefix followed by the hash tag: with one shard
+// P is Config.KeyPrefix followed by the hash tag: with one shard
 // (Config.Shards 1, the default) an empty tag on a single Redis or Sentinel
 // (the originals' keys exactly), "{holds}:" on Redis Cluster (Config.HashTag;
 // New picks it for a *redis.ClusterClient), so that every key a script
@@ -22,7 +22,7 @@ import (
 // faces, the client's exact quota, the cooldown and the indexes — is one
 // atomic script.
 //
-// With Config.Shards n > 1, shard i's P is Prefix + "{holds:<i>.<salt>}:"
+// With Config.Shards n > 1, shard i's P is KeyPrefix + "{holds:<i>.<salt>}:"
 // (package shard), on a single Redis too, and each key lives in one shard:
 //
 //   - the resource shard, Of(lower(specialistId)): the canonical slot key,

@@ -53,7 +53,7 @@ func setupOn(t *testing.T, rdb redis.UniversalClient, mod ...func(*holds.Config)
 	t.Helper()
 	b := &bundle{ctx: context.Background(), rdb: rdb, clock: clocktest.New(t0), logs: &logtest.Buffer{},
 		p: "t" + strconv.FormatInt(prefixSeq.Add(1), 10) + "-" + strconv.Itoa(os.Getpid()) + ":"}
-	cfg := holds.Config{Prefix: b.p, Now: b.clock.Now, Logger: slog.New(slog.NewTextHandler(b.logs, nil))}
+	cfg := holds.Config{KeyPrefix: b.p, Now: b.clock.Now, Logger: slog.New(slog.NewTextHandler(b.logs, nil))}
 	for _, m := range mod {
 		m(&cfg)
 	}

@@ -7,8 +7,8 @@
 // docs/keyspace.md falls in no named family, so a new family cannot reach
 // Redis without a decision here.
 //
-// The keys are the production ones: the prefix "flowgate" (no setting
-// changes it; the packages' Prefix options exist for tests), the hold
+// The keys are the production ones: the prefix "flowgate" (DefaultKeyPrefix;
+// no setting changes it, the packages' KeyPrefix options exist for tests), the hold
 // engine and its faces without a prefix, with the hash tag "{holds}:" on
 // Redis Cluster or "{holds:<i>.<salt>}:" with REDIS_SHARDS; the task
 // ledger's and the buffer's tags likewise ("{tasks:<i>.<salt>}").
@@ -27,6 +27,11 @@ import (
 	"strings"
 	"unicode"
 )
+
+// DefaultKeyPrefix is the prefix of flowgate's own keys: the one default
+// of every package's KeyPrefix option ("flowgate", or "flowgate:<name>:"
+// where a package keeps a raw prefix), docs/keyspace.md.
+const DefaultKeyPrefix = "flowgate"
 
 // ShardMarker is the key recording the REDIS_SHARDS the data was written
 // with (sidecar/shardlayout.go).
@@ -135,7 +140,7 @@ var families = []Family{
 		What: "booking sessions: bookingAuthToken, phone, patient; auto-injected into bookings",
 		Docs: []string{"flowgate:{bookingSessions}:guid:<PATIENTGUID>", "flowgate:{bookingSessions}:phone:<digits>"}},
 		prefix("flowgate:{bookingsessions}:")),
-	family(Family{Name: "booking-marks", Owner: "orchestrator/booking/bookingsvc", Class: State, Secret: true,
+	family(Family{Name: "booking-marks", Owner: "orchestrator/booking", Class: State, Secret: true,
 		What: "a booking's lease, in-flight mark and done record: what keeps a retry from booking twice",
 		Docs: []string{"flowgate:booking:{<identity>}:inflight", "flowgate:booking:{<identity>}:done"}},
 		prefix("flowgate:booking:{")),

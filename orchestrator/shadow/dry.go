@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/flowgate/flowgate/contracts"
-	"github.com/flowgate/flowgate/orchestrator/booking/bookingsvc"
+	"github.com/flowgate/flowgate/orchestrator/booking"
 	"github.com/flowgate/flowgate/orchestrator/cloud9"
 )
 
@@ -30,15 +30,15 @@ type Reads interface {
 // DryCloud9 is the Cloud9 client of the shadow instance: reads go to the
 // real client, writes never leave the process — they are checked as the
 // client checks them and answered as Cloud9 would, with FakeGUIDPrefix
-// GUIDs. It implements bookingsvc.Cloud9 and bookingsvc.FamilyCloud9.
+// GUIDs. It implements booking.Cloud9 and booking.FamilyCloud9.
 type DryCloud9 struct {
 	Reads
 	writes atomic.Int64
 }
 
 var (
-	_ bookingsvc.Cloud9       = (*DryCloud9)(nil)
-	_ bookingsvc.FamilyCloud9 = (*DryCloud9)(nil)
+	_ booking.Cloud9       = (*DryCloud9)(nil)
+	_ booking.FamilyCloud9 = (*DryCloud9)(nil)
 )
 
 // NewDryCloud9 passes reads to r.
@@ -116,7 +116,7 @@ func (d *DryCloud9) SetAppointmentStatusConfirmed(_ context.Context, apptGUID st
 // none is taken from the real one.
 type OpenLimiter struct{}
 
-// Allow implements bookingsvc.Limiter.
+// Allow implements booking.Limiter.
 func (OpenLimiter) Allow(context.Context, string) (bool, time.Duration, error) { return true, 0, nil }
 
 // DryQueue is the shadow instance's queue: a booking that would be queued
@@ -124,25 +124,25 @@ func (OpenLimiter) Allow(context.Context, string) (bool, time.Duration, error) {
 type DryQueue struct{}
 
 var (
-	_ bookingsvc.Queue           = DryQueue{}
-	_ bookingsvc.OperationLookup = DryQueue{}
+	_ booking.Queue           = DryQueue{}
+	_ booking.OperationLookup = DryQueue{}
 )
 
-// EnqueueAppointment implements bookingsvc.Queue.
-func (DryQueue) EnqueueAppointment(context.Context, bookingsvc.AppointmentTask) error { return nil }
+// EnqueueAppointment implements booking.Queue.
+func (DryQueue) EnqueueAppointment(context.Context, booking.AppointmentTask) error { return nil }
 
-// EnqueuePatient implements bookingsvc.Queue.
-func (DryQueue) EnqueuePatient(context.Context, bookingsvc.PatientTask) error { return nil }
+// EnqueuePatient implements booking.Queue.
+func (DryQueue) EnqueuePatient(context.Context, booking.PatientTask) error { return nil }
 
-// EnqueueNote implements bookingsvc.Queue.
-func (DryQueue) EnqueueNote(context.Context, bookingsvc.NoteTask) error { return nil }
+// EnqueueNote implements booking.Queue.
+func (DryQueue) EnqueueNote(context.Context, booking.NoteTask) error { return nil }
 
-// Status implements bookingsvc.Queue: an empty queue.
+// Status implements booking.Queue: an empty queue.
 func (DryQueue) Status(context.Context, contracts.QueueStatusQuery) (contracts.QueueStatusResponse, error) {
 	return contracts.QueueStatusResponse{Operations: []contracts.QueueOperation{}}, nil
 }
 
-// Operation implements bookingsvc.OperationLookup: never found.
+// Operation implements booking.OperationLookup: never found.
 func (DryQueue) Operation(context.Context, string) (contracts.QueueOperation, bool, error) {
 	return contracts.QueueOperation{}, false, nil
 }
@@ -150,11 +150,11 @@ func (DryQueue) Operation(context.Context, string) (contracts.QueueOperation, bo
 // NoEvents drops the shadow instance's booking events.
 type NoEvents struct{}
 
-// Publish implements bookingsvc.Events.
+// Publish implements booking.Events.
 func (NoEvents) Publish(context.Context, contracts.BookingCompletedEvent) error { return nil }
 
 // NoSlotChanges drops the shadow instance's slot change events.
 type NoSlotChanges struct{}
 
-// PublishSlotChange implements bookingsvc.SlotChanges.
+// PublishSlotChange implements booking.SlotChanges.
 func (NoSlotChanges) PublishSlotChange(context.Context, contracts.SlotChangeEvent) error { return nil }

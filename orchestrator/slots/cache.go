@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/flowgate/flowgate/contracts"
+	"github.com/flowgate/flowgate/orchestrator/keyspace"
 	"github.com/flowgate/flowgate/orchestrator/valutil"
 )
 
@@ -25,8 +26,8 @@ const DefaultCacheTTL = 60 * time.Minute
 
 // CacheConfig configures a Cache. Zero values take the defaults.
 type CacheConfig struct {
-	// Prefix starts every key: "<Prefix>:{slots}:…". Default "flowgate".
-	Prefix string
+	// KeyPrefix starts every key: "<KeyPrefix>:{slots}:…". Default "flowgate".
+	KeyPrefix string
 	// TTL of each cached list. Default DefaultCacheTTL.
 	TTL time.Duration
 	// Now stamps FetchedAt and the registry. Default time.Now.
@@ -37,7 +38,7 @@ type CacheConfig struct {
 }
 
 func (c CacheConfig) withDefaults() CacheConfig {
-	c.Prefix = valutil.ValOrDefault(c.Prefix, "flowgate")
+	c.KeyPrefix = valutil.ValOrDefault(c.KeyPrefix, keyspace.DefaultKeyPrefix)
 	c.TTL = valutil.ValOrDefault(c.TTL, DefaultCacheTTL)
 	c.Now = valutil.FuncOrDefault(c.Now, time.Now)
 	c.Logger = valutil.ValOrDefault(c.Logger, slog.Default())
@@ -46,8 +47,8 @@ func (c CacheConfig) withDefaults() CacheConfig {
 
 func (c CacheConfig) validate() error {
 	switch {
-	case strings.ContainsAny(c.Prefix, "{}"):
-		return fmt.Errorf("slots: Prefix %q must not contain '{' or '}'", c.Prefix)
+	case strings.ContainsAny(c.KeyPrefix, "{}"):
+		return fmt.Errorf("slots: KeyPrefix %q must not contain '{' or '}'", c.KeyPrefix)
 	case c.TTL < time.Millisecond:
 		return fmt.Errorf("slots: cache TTL %s must be at least 1ms", c.TTL)
 	}
@@ -125,7 +126,7 @@ func NewCache(rdb redis.UniversalClient, cfg CacheConfig) (*Cache, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	return &Cache{rdb: rdb, cfg: cfg, keys: newKeys(cfg.Prefix)}, nil
+	return &Cache{rdb: rdb, cfg: cfg, keys: newKeys(cfg.KeyPrefix)}, nil
 }
 
 // Entry is one cached list.

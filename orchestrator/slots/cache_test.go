@@ -29,7 +29,7 @@ func setupCache(t *testing.T, mod ...func(*slots.CacheConfig)) *cacheBundle {
 	t.Helper()
 	db := redistest.New(t)
 	b := &cacheBundle{ctx: context.Background(), rdb: db.Client, now: time.Date(2026, 1, 19, 12, 0, 0, 0, time.UTC)}
-	cfg := slots.CacheConfig{Prefix: "test", Now: func() time.Time { return b.now }}
+	cfg := slots.CacheConfig{KeyPrefix: "test", Now: func() time.Time { return b.now }}
 	for _, m := range mod {
 		m(&cfg)
 	}
@@ -48,7 +48,7 @@ var (
 
 func TestNewCacheConfig(t *testing.T) {
 	t.Parallel()
-	_, err := slots.NewCache(nil, slots.CacheConfig{Prefix: "a{b}"})
+	_, err := slots.NewCache(nil, slots.CacheConfig{KeyPrefix: "a{b}"})
 	require.Error(t, err)
 	_, err = slots.NewCache(nil, slots.CacheConfig{TTL: -time.Second})
 	require.Error(t, err)

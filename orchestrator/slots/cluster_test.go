@@ -17,7 +17,7 @@ func TestCacheOnRedisCluster(t *testing.T) {
 	t.Parallel()
 	c := rediscluster.Start(t)
 	now := time.Date(2026, 1, 19, 12, 0, 0, 0, time.UTC)
-	cache, err := slots.NewCache(c.Client(), slots.CacheConfig{Prefix: "test", Now: func() time.Time { return now }})
+	cache, err := slots.NewCache(c.Client(), slots.CacheConfig{KeyPrefix: "test", Now: func() time.Time { return now }})
 	require.NoError(t, err)
 	ctx := context.Background()
 	require.NoError(t, cache.Put(ctx, tier1, janList))

@@ -21,7 +21,7 @@ import (
 func TestCacheGetDecodesAListOncePerChange(t *testing.T) {
 	t.Parallel()
 	b := setupCache(t)
-	other, err := slots.NewCache(b.rdb, slots.CacheConfig{Prefix: "test", Now: func() time.Time { return b.now }})
+	other, err := slots.NewCache(b.rdb, slots.CacheConfig{KeyPrefix: "test", Now: func() time.Time { return b.now }})
 	require.NoError(t, err)
 	get := func() slots.Entry {
 		t.Helper()

@@ -45,7 +45,7 @@ func TestConcurrentWorkersClaimEachTaskOnce(t *testing.T) {
 		wg.Add(1)
 		go func(worker string, limit int) {
 			defer wg.Done()
-			l, err := tasks.New(b.rdb, tasks.Config{Prefix: "test", Now: b.clock.Now})
+			l, err := tasks.New(b.rdb, tasks.Config{KeyPrefix: "test", Now: b.clock.Now})
 			if err != nil {
 				errs <- err
 				return

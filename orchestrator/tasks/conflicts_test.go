@@ -218,7 +218,7 @@ func TestNotFoundAndInvalid(t *testing.T) {
 func TestConfigValidation(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	for _, cfg := range []tasks.Config{{Prefix: "a{b}"}, {MaxAttempts: -1}, {MaxAttempts: 101},
+	for _, cfg := range []tasks.Config{{KeyPrefix: "a{b}"}, {MaxAttempts: -1}, {MaxAttempts: 101},
 		{MaxRecoveries: -1}, {MaxRecoveries: tasks.MaxMaxRecoveries + 1}, {HistoryLimit: -1}, {SweepBatch: 20_000}} {
 		_, err := tasks.New(b.rdb, cfg)
 		require.Error(t, err, "%+v", cfg)

@@ -114,7 +114,7 @@ func TestScriptsRunAsFunctions(t *testing.T) {
 	require.Zero(t, names.count("evalsha")+names.count("eval"))
 
 	// A second ledger (another instance, same version) finds it loaded.
-	other, err := tasks.New(rdb, tasks.Config{Prefix: "test"})
+	other, err := tasks.New(rdb, tasks.Config{KeyPrefix: "test"})
 	require.NoError(t, err)
 	mode, err = other.LoadScripts(b.ctx)
 	require.NoError(t, err)
@@ -154,7 +154,7 @@ func TestScriptModeIsDecidedOnFirstCall(t *testing.T) {
 
 	dead := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1})
 	t.Cleanup(func() { _ = dead.Close() })
-	l, err := tasks.New(dead, tasks.Config{Prefix: "test"})
+	l, err := tasks.New(dead, tasks.Config{KeyPrefix: "test"})
 	require.NoError(t, err)
 	_, err = l.LoadScripts(b.ctx)
 	requireCode(t, err, contracts.CodeUnavailable)

@@ -317,7 +317,7 @@ func TestImportManyBatches(t *testing.T) {
 func TestImportStoreDown(t *testing.T) {
 	dead := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
 	defer dead.Close()
-	l, err := tasks.New(dead, tasks.Config{Prefix: "test"})
+	l, err := tasks.New(dead, tasks.Config{KeyPrefix: "test"})
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()

@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/flowgate/flowgate/contracts"
+	"github.com/flowgate/flowgate/orchestrator/keyspace"
 	"github.com/flowgate/flowgate/orchestrator/shard"
 	"github.com/flowgate/flowgate/orchestrator/valutil"
 )
@@ -30,9 +31,9 @@ const (
 
 // Config configures a Ledger. Zero values take the defaults.
 type Config struct {
-	// Prefix starts every key: "<Prefix>:{tasks}:…". Default "flowgate".
+	// KeyPrefix starts every key: "<KeyPrefix>:{tasks}:…". Default "flowgate".
 	// It must not contain '{' or '}' (the hash tag is the ledger's).
-	Prefix string
+	KeyPrefix string
 	// Now is the clock of every transition; sweeps take their own now.
 	// Default time.Now.
 	Now func() time.Time
@@ -69,7 +70,7 @@ type Config struct {
 }
 
 func (c Config) withDefaults() Config {
-	c.Prefix = valutil.ValOrDefault(c.Prefix, "flowgate")
+	c.KeyPrefix = valutil.ValOrDefault(c.KeyPrefix, keyspace.DefaultKeyPrefix)
 	c.Now = valutil.FuncOrDefault(c.Now, time.Now)
 	c.MaxAttempts = valutil.ValOrDefault(c.MaxAttempts, contracts.DefaultMaxAttempts)
 	c.MaxRecoveries = valutil.ValOrDefault(c.MaxRecoveries, DefaultMaxRecoveries)
@@ -83,8 +84,8 @@ func (c Config) withDefaults() Config {
 
 func (c Config) validate() error {
 	switch {
-	case strings.ContainsAny(c.Prefix, "{}"):
-		return fmt.Errorf("tasks: Prefix %q must not contain '{' or '}'", c.Prefix)
+	case strings.ContainsAny(c.KeyPrefix, "{}"):
+		return fmt.Errorf("tasks: KeyPrefix %q must not contain '{' or '}'", c.KeyPrefix)
 	case c.MaxAttempts < 1 || c.MaxAttempts > contracts.MaxMaxAttempts:
 		return fmt.Errorf("tasks: MaxAttempts %d must be 1..%d", c.MaxAttempts, contracts.MaxMaxAttempts)
 	case c.MaxRecoveries < 1 || c.MaxRecoveries > MaxMaxRecoveries:
@@ -132,7 +133,7 @@ func New(rdb redis.UniversalClient, cfg Config) (*Ledger, error) {
 	}
 	l := &Ledger{rdb: rdb, cfg: cfg, set: set, ks: make([]keys, set.N()), sc: &scripts{rdb: rdb}}
 	for i := range l.ks {
-		l.ks[i] = newKeys(cfg.Prefix, set.Tag(i))
+		l.ks[i] = newKeys(cfg.KeyPrefix, set.Tag(i))
 	}
 	return l, nil
 }

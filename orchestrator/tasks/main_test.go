@@ -43,7 +43,7 @@ func setup(t testing.TB, mod ...func(*tasks.Config)) *bundle {
 func setupOn(t testing.TB, rdb redis.UniversalClient, mod ...func(*tasks.Config)) *bundle {
 	t.Helper()
 	clk := clocktest.New(t0)
-	cfg := tasks.Config{Prefix: "test", Now: clk.Now}
+	cfg := tasks.Config{KeyPrefix: "test", Now: clk.Now}
 	for _, m := range mod {
 		m(&cfg)
 	}

@@ -61,9 +61,9 @@ func TestMaxProcessingBounds(t *testing.T) {
 	t.Parallel()
 	db := setup(t).rdb
 	for _, d := range []time.Duration{time.Second, tasks.MaxMaxProcessing + time.Second} {
-		_, err := tasks.New(db, tasks.Config{Prefix: "bounds", MaxProcessing: d})
+		_, err := tasks.New(db, tasks.Config{KeyPrefix: "bounds", MaxProcessing: d})
 		require.Error(t, err, "%s", d)
 	}
-	_, err := tasks.New(db, tasks.Config{Prefix: "bounds", MaxProcessing: tasks.MaxMaxProcessing})
+	_, err := tasks.New(db, tasks.Config{KeyPrefix: "bounds", MaxProcessing: tasks.MaxMaxProcessing})
 	require.NoError(t, err)
 }

@@ -69,7 +69,7 @@ func TestScriptCostFlatInLedgerSize(t *testing.T) {
 		rdb := redis.NewClient(&redis.Options{Addr: srv.Addr()})
 		t.Cleanup(func() { _ = rdb.Close() })
 		clk := clocktest.New(t0)
-		l, err := tasks.New(rdb, tasks.Config{Prefix: "test", Now: clk.Now})
+		l, err := tasks.New(rdb, tasks.Config{KeyPrefix: "test", Now: clk.Now})
 		require.NoError(t, err)
 		bd := &bundle{ctx: context.Background(), l: l, rdb: rdb, clock: clk}
 		fillDone(t, bd, n)
@@ -84,9 +84,9 @@ func TestScriptCostFlatInLedgerSize(t *testing.T) {
 		// as EVALSHA (a Redis without FUNCTION), alternating every 100
 		// calls: commandstats counts the two apart, and both see the same
 		// moments of a noisy machine.
-		fn, err := tasks.New(rdb, tasks.Config{Prefix: "test", Now: clk.Now})
+		fn, err := tasks.New(rdb, tasks.Config{KeyPrefix: "test", Now: clk.Now})
 		require.NoError(t, err)
-		ev, err := tasks.New(rdb, tasks.Config{Prefix: "test", Now: clk.Now})
+		ev, err := tasks.New(rdb, tasks.Config{KeyPrefix: "test", Now: clk.Now})
 		require.NoError(t, err)
 		ev.UseEval()
 		for l, want := range map[*tasks.Ledger]string{fn: "functions", ev: "eval"} {

@@ -77,7 +77,7 @@ func TestShardedOnRedisCluster(t *testing.T) {
 }
 
 func sharded(prefix string) func(*tasks.Config) {
-	return func(c *tasks.Config) { c.Shards, c.Prefix = testShards, prefix }
+	return func(c *tasks.Config) { c.Shards, c.KeyPrefix = testShards, prefix }
 }
 
 // encIn is an encounter id whose home is shard sh.

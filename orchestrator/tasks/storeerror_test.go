@@ -65,7 +65,7 @@ func TestStoreErrorCode(t *testing.T) {
 func TestBrokenScriptIsInternal(t *testing.T) {
 	t.Parallel()
 	db := redistest.New(t)
-	l, err := New(db.Client, Config{Prefix: "test"})
+	l, err := New(db.Client, Config{KeyPrefix: "test"})
 	require.NoError(t, err)
 	for _, body := range []string{
 		`return redis.call('NOSUCHCMD')`,
@@ -98,7 +98,7 @@ func TestRefusedWritesAreUnavailable(t *testing.T) {
 		"READONLY": {"--replicaof", "127.0.0.1", "1"}, // a master that never answers
 	} {
 		rdb := privateRedis(t, bin, args...)
-		l, err := New(rdb, Config{Prefix: "test"})
+		l, err := New(rdb, Config{KeyPrefix: "test"})
 		require.NoError(t, err)
 		_, err = l.Create(context.Background(), contracts.CreateTaskRequest{EncounterID: "enc-1"})
 		var e *contracts.Error

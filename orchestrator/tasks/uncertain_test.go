@@ -59,7 +59,7 @@ func TestClaimAnsweredFailedKeepsNoTask(t *testing.T) {
 	faulty := redis.NewClient(db.Client.Options())
 	faulty.AddHook(lostReply{})
 	t.Cleanup(func() { _ = faulty.Close() })
-	lossy, err := tasks.New(faulty, tasks.Config{Prefix: "test", Now: b.clock.Now})
+	lossy, err := tasks.New(faulty, tasks.Config{KeyPrefix: "test", Now: b.clock.Now})
 	require.NoError(t, err)
 
 	got, err := lossy.Claim(b.ctx, contracts.ClaimRequest{WorkerID: "vm-1"})

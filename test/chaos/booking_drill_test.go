@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/flowgate/flowgate/contracts"
-	"github.com/flowgate/flowgate/orchestrator/booking/bookingsvc"
+	"github.com/flowgate/flowgate/orchestrator/booking"
 	"github.com/flowgate/flowgate/test/rediscluster"
 	"github.com/flowgate/flowgate/webhooks/taskhttp"
 )
@@ -25,7 +25,7 @@ import (
 // budget. The queue API answers within QUEUE_REQUEST_TIMEOUT and /readyz
 // within 1 s. Each is allowed budgetSlack more.
 const (
-	bookingSyncBudget   = bookingsvc.DefaultSyncBudget   // BOOKING_SYNC_BUDGET
+	bookingSyncBudget   = booking.DefaultSyncBudget      // BOOKING_SYNC_BUDGET
 	queueRequestTimeout = taskhttp.DefaultRequestTimeout // QUEUE_REQUEST_TIMEOUT
 	readyzBudget        = time.Second
 	budgetSlack         = 500 * time.Millisecond

@@ -18,7 +18,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/flowgate/flowgate/contracts"
-	"github.com/flowgate/flowgate/orchestrator/booking/bookingsvc"
+	"github.com/flowgate/flowgate/orchestrator/booking"
 	"github.com/flowgate/flowgate/test/rediscluster"
 )
 
@@ -404,13 +404,13 @@ func securityProbes(att *drillCall, vs []*drillCall) []qsProbe {
 			cut := strings.LastIndexByte(id, '-')
 			head := id[:cut+1] // op[-pat|-consult]-<ms>-
 			for range 25 {
-				guesses = append(guesses, head+tail(bookingsvc.OperationIDRandom))
+				guesses = append(guesses, head+tail(booking.OperationIDRandom))
 			}
 			for range 10 {
 				guesses = append(guesses, head+tail(6))
 			}
 			guesses = append(guesses, head, head+"*", head+"%", head+".*", head+"_", id[:len(id)-1], strings.ToUpper(id),
-				id[:cut], head+tail(bookingsvc.OperationIDRandom)+"-appt1", "note-"+head+tail(bookingsvc.OperationIDRandom))
+				id[:cut], head+tail(booking.OperationIDRandom)+"-appt1", "note-"+head+tail(booking.OperationIDRandom))
 		}
 	}
 	guesses = append(guesses, "*", "%", "op-*", "op-%", ".*", "op-.*", "op-", "op", "1", "0", "null", "undefined", "true",

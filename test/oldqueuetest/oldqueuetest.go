@@ -20,7 +20,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flowgate/flowgate/webhooks/hmacsig"
+	"github.com/flowgate/flowgate/orchestrator/hmacsig"
 )
 
 // Paging styles.

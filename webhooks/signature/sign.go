@@ -4,10 +4,10 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/flowgate/flowgate/webhooks/hmacsig"
+	"github.com/flowgate/flowgate/orchestrator/hmacsig"
 )
 
-// The signing itself lives in package webhooks/hmacsig (standard library
+// The signing itself lives in package orchestrator/hmacsig (standard library
 // only, so senders need not import this Fiber-side package); the names
 // below keep this package's API.
 

@@ -16,7 +16,7 @@ import (
 func TestNewValidates(t *testing.T) {
 	t.Parallel()
 	db := redistest.New(t)
-	ledger, err := tasks.New(db.Client, tasks.Config{Prefix: "test"})
+	ledger, err := tasks.New(db.Client, tasks.Config{KeyPrefix: "test"})
 	require.NoError(t, err)
 	replay := taskhttp.ReplayerFunc(func(context.Context, string, contracts.RequeueRequest) (contracts.Task, error) {
 		return contracts.Task{}, nil

@@ -165,7 +165,7 @@ func TestClaimForGoneClientIsPutBack(t *testing.T) {
 func TestReleaseLeavesATaskThatMovedOn(t *testing.T) {
 	t.Parallel()
 	db := redistest.New(t)
-	other, err := tasks.New(db.Client, tasks.Config{Prefix: "test"}) // the rest of the world, unhooked
+	other, err := tasks.New(db.Client, tasks.Config{KeyPrefix: "test"}) // the rest of the world, unhooked
 	require.NoError(t, err)
 	opt, err := redis.ParseURL(db.URL())
 	require.NoError(t, err)
@@ -182,7 +182,7 @@ func TestReleaseLeavesATaskThatMovedOn(t *testing.T) {
 		}
 	}}
 	rdb.AddHook(hook)
-	ledger, err := tasks.New(rdb, tasks.Config{Prefix: "test", ClaimPollInterval: 20 * time.Millisecond})
+	ledger, err := tasks.New(rdb, tasks.Config{KeyPrefix: "test", ClaimPollInterval: 20 * time.Millisecond})
 	require.NoError(t, err)
 	logs := &logtest.Buffer{}
 	srv := taskhttptest.New(t, db.Client, taskhttptest.Options{})

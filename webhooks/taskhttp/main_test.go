@@ -45,7 +45,7 @@ type bundle struct {
 func setup(t *testing.T, mod ...func(*taskhttp.Config)) *bundle {
 	t.Helper()
 	db := redistest.New(t)
-	ledger, err := tasks.New(db.Client, tasks.Config{Prefix: "test", ClaimPollInterval: 20 * time.Millisecond})
+	ledger, err := tasks.New(db.Client, tasks.Config{KeyPrefix: "test", ClaimPollInterval: 20 * time.Millisecond})
 	require.NoError(t, err)
 	logs := &logtest.Buffer{}
 	srv := taskhttptest.New(t, db.Client, taskhttptest.Options{Logger: slog.New(slog.NewJSONHandler(logs, nil))})

@@ -10,9 +10,9 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
+	"github.com/flowgate/flowgate/orchestrator/booking"
 	"github.com/flowgate/flowgate/orchestrator/booking/authtoken"
 	"github.com/flowgate/flowgate/orchestrator/booking/bookingdeps"
-	"github.com/flowgate/flowgate/orchestrator/booking/bookingsvc"
 	"github.com/flowgate/flowgate/orchestrator/booking/reservation"
 	"github.com/flowgate/flowgate/orchestrator/cloud9"
 	"github.com/flowgate/flowgate/orchestrator/cloud9/cloud9sim"
@@ -37,7 +37,7 @@ func setup(t *testing.T) env {
 	require.NoError(t, err)
 	t.Cleanup(c.Close)
 	db := redistest.New(t)
-	cache, err := slots.NewCache(db.Client, slots.CacheConfig{Prefix: "test"})
+	cache, err := slots.NewCache(db.Client, slots.CacheConfig{KeyPrefix: "test"})
 	require.NoError(t, err)
 	return env{sim: sim, client: c, cache: cache, db: db}
 }
@@ -56,7 +56,7 @@ func TestSlotSourceCachesAndFallsBack(t *testing.T) {
 		FreshFor: time.Hour, Search: bookingdeps.SearchPolicy{Attempts: 1, Windows: 1},
 		Now: func() time.Time { return time.Now().Add(ahead) }}
 	ctx := context.Background()
-	q := bookingsvc.SlotQuery{StartDate: tomorrow()}
+	q := booking.SlotQuery{StartDate: tomorrow()}
 	first, err := src.Slots(ctx, q)
 	require.NoError(t, err)
 	require.NotEmpty(t, first.Slots)
@@ -90,7 +90,7 @@ func TestSlotSourceCachesAndFallsBack(t *testing.T) {
 
 	src.LocationGUID = "00000000-0000-0000-0000-000000000000"
 	e.sim.SetFaults(cloud9sim.Faults{})
-	other, err := src.Slots(ctx, bookingsvc.SlotQuery{StartDate: tomorrow(), ScheduleViewGUIDs: []string{cloud9sim.DefaultScheduleViewGUID}})
+	other, err := src.Slots(ctx, booking.SlotQuery{StartDate: tomorrow(), ScheduleViewGUIDs: []string{cloud9sim.DefaultScheduleViewGUID}})
 	require.NoError(t, err)
 	require.Empty(t, other.Slots, "other locations' slots are left out")
 }
@@ -101,18 +101,18 @@ func TestBookingTokensCheckTheCache(t *testing.T) {
 	e := setup(t)
 	ctx := context.Background()
 	src := bookingdeps.SlotSource{Cloud9: e.client, Cache: e.cache, LocationGUID: cloud9sim.DefaultLocationGUID}
-	res, err := src.Slots(context.Background(), bookingsvc.SlotQuery{StartDate: tomorrow()})
+	res, err := src.Slots(context.Background(), booking.SlotQuery{StartDate: tomorrow()})
 	require.NoError(t, err)
 	s := res.Slots[0]
 	codec := bookingdeps.BookingTokens{Cache: e.cache}
-	tok, err := codec.Encode(bookingsvc.SlotRef{StartTime: s.StartTime, ScheduleViewGUID: s.ScheduleViewGUID,
+	tok, err := codec.Encode(booking.SlotRef{StartTime: s.StartTime, ScheduleViewGUID: s.ScheduleViewGUID,
 		ScheduleColumnGUID: s.ScheduleColumnGUID, AppointmentTypeGUID: s.AppointmentTypeGUID, Minutes: 45})
 	require.NoError(t, err)
 	ref, err := codec.Decode(ctx, tok)
 	require.NoError(t, err)
 	require.Equal(t, s.StartTime, ref.StartTime)
 
-	unknown, err := codec.Encode(bookingsvc.SlotRef{StartTime: "1/5/2099 9:00:00 AM", ScheduleViewGUID: s.ScheduleViewGUID,
+	unknown, err := codec.Encode(booking.SlotRef{StartTime: "1/5/2099 9:00:00 AM", ScheduleViewGUID: s.ScheduleViewGUID,
 		ScheduleColumnGUID: s.ScheduleColumnGUID, AppointmentTypeGUID: s.AppointmentTypeGUID, Minutes: 45})
 	require.NoError(t, err)
 	_, err = codec.Decode(ctx, unknown)
@@ -126,24 +126,24 @@ func TestBookingTokensCheckTheCache(t *testing.T) {
 	_, err = codec.Decode(ctx, tok)
 	require.ErrorIs(t, err, bookingdeps.ErrUnknownSlot)
 
-	down, err := slots.NewCache(deadClient(t), slots.CacheConfig{Prefix: "test"})
+	down, err := slots.NewCache(deadClient(t), slots.CacheConfig{KeyPrefix: "test"})
 	require.NoError(t, err)
 	_, err = bookingdeps.BookingTokens{Cache: down}.Decode(ctx, unknown)
 	require.NoError(t, err, "slot cache unavailable: the token passes, Cloud9 still checks the slot")
 }
 
-// The client is bookingsvc.Cloud9 as it is (no adapter): its typed errors
+// The client is booking.Cloud9 as it is (no adapter): its typed errors
 // carry what the booking path decides on — a dropped answer after commit
 // is uncertain, a business refusal has the seed's class, a refused
 // connection certainly never reached Cloud9.
 func TestCloud9ClientIsTheBookingPort(t *testing.T) {
 	e := setup(t)
 	ctx := context.Background()
-	var a bookingsvc.Cloud9 = e.client
+	var a booking.Cloud9 = e.client
 	guid, _, err := a.SetPatient(ctx, cloud9.PatientInput{FirstName: "A", LastName: "B",
 		ProviderGUID: cloud9sim.DefaultOrthodontistGUID, LocationGUID: cloud9sim.DefaultLocationGUID})
 	require.NoError(t, err)
-	res, err := bookingdeps.SlotSource{Cloud9: e.client, Cache: e.cache}.Slots(ctx, bookingsvc.SlotQuery{StartDate: tomorrow()})
+	res, err := bookingdeps.SlotSource{Cloud9: e.client, Cache: e.cache}.Slots(ctx, booking.SlotQuery{StartDate: tomorrow()})
 	require.NoError(t, err)
 	s := res.Slots[0]
 	in := cloud9.AppointmentInput{PatientGUID: guid, StartTime: s.StartTime, ScheduleViewGUID: s.ScheduleViewGUID,
@@ -166,27 +166,27 @@ func TestCloud9ClientIsTheBookingPort(t *testing.T) {
 	refused, err := cloud9.New(cloud9.Config{Endpoint: "http://" + closedAddr(t) + "/GetData.ashx", ClientID: "x",
 		Username: "x", Password: "x", VendorUsername: "test"})
 	require.NoError(t, err)
-	_, _, err = bookingsvc.Cloud9(refused).SetAppointment(ctx, in)
+	_, _, err = booking.Cloud9(refused).SetAppointment(ctx, in)
 	require.True(t, errors.As(err, &ce))
 	require.True(t, ce.Unreached(), "connection refused: %+v", ce)
 	require.False(t, ce.Uncertain)
 }
 
-// A reservation held by another session is bookingsvc.ErrSlotReserved;
+// A reservation held by another session is booking.ErrSlotReserved;
 // the token adapter maps the signer's refusals to AuthError codes.
 func TestReservationsAndTokens(t *testing.T) {
 	db := redistest.New(t)
-	st, err := reservation.New(db.Client, reservation.Config{Prefix: "test"})
+	st, err := reservation.New(db.Client, reservation.Config{KeyPrefix: "test"})
 	require.NoError(t, err)
 	r := bookingdeps.Reservations{R: st}
 	ctx := context.Background()
-	h := bookingsvc.SlotHold{LocationGUID: cloud9sim.DefaultLocationGUID, StartTime: "3/11/2026 9:10:00 AM",
+	h := booking.SlotHold{LocationGUID: cloud9sim.DefaultLocationGUID, StartTime: "3/11/2026 9:10:00 AM",
 		ScheduleColumnGUID: "07687884-7e37-49aa-8028-d43b751c9034", SessionID: "a"}
 	require.NoError(t, r.Reserve(ctx, h))
 	other := h
 	other.SessionID = "b"
-	require.ErrorIs(t, r.Reserve(ctx, other), bookingsvc.ErrSlotReserved)
-	held, err := r.HeldByOthers(ctx, "b", []bookingsvc.SlotHold{h})
+	require.ErrorIs(t, r.Reserve(ctx, other), booking.ErrSlotReserved)
+	held, err := r.HeldByOthers(ctx, "b", []booking.SlotHold{h})
 	require.NoError(t, err)
 	require.Equal(t, []bool{true}, held)
 	require.NoError(t, r.Release(ctx, h))
@@ -199,7 +199,7 @@ func TestReservationsAndTokens(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, tk.Validate(tok, "877F0034-7E09-4E35-BE0D-397E309DF2E8"))
 	err = tk.Validate(tok, "11111111-1111-1111-1111-111111111111")
-	var ae *bookingsvc.AuthError
+	var ae *booking.AuthError
 	require.True(t, errors.As(err, &ae))
 	require.Equal(t, "BOOKING_AUTH_GUID_MISMATCH", ae.Code)
 	require.Equal(t, "877F0034-7E09-4E35-BE0D-397E309DF2E8", ae.TokenPatientGUID)

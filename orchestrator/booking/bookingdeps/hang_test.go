@@ -10,13 +10,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flowgate/flowgate/contracts"
-	"github.com/flowgate/flowgate/orchestrator"
+	"github.com/flowgate/flowgate/orchestrator/asynqrt"
+	"github.com/flowgate/flowgate/orchestrator/booking"
 	"github.com/flowgate/flowgate/orchestrator/booking/authtoken"
 	"github.com/flowgate/flowgate/orchestrator/booking/bookingdeps"
-	"github.com/flowgate/flowgate/orchestrator/booking/bookingsvc"
-	bt "github.com/flowgate/flowgate/orchestrator/booking/bookingsvc/bookingsvctest"
+	bt "github.com/flowgate/flowgate/orchestrator/booking/bookingtest"
 	"github.com/flowgate/flowgate/orchestrator/booking/reservation"
 	"github.com/flowgate/flowgate/orchestrator/booking/session"
+	"github.com/flowgate/flowgate/orchestrator/cloud9"
 	"github.com/flowgate/flowgate/test/rediscluster"
 )
 
@@ -36,26 +37,26 @@ func TestPausedRedisBookingAnswersWithinTheBudget(t *testing.T) {
 	c := redis.NewClient(&redis.Options{Addr: srv.Addr(), ContextTimeoutEnabled: true, MaxRetries: -1})
 	t.Cleanup(func() { _ = c.Close() })
 	e := bt.NewEnv()
-	holds, err := reservation.New(c, reservation.Config{Prefix: "hang"})
+	holds, err := reservation.New(c, reservation.Config{KeyPrefix: "hang"})
 	require.NoError(t, err)
-	sessions, err := session.New(c, session.Config{Prefix: "hang"})
+	sessions, err := session.New(c, session.Config{KeyPrefix: "hang"})
 	require.NoError(t, err)
 	signer, err := authtoken.New(authtoken.Config{Secret: bt.Secret})
 	require.NoError(t, err)
-	rt, err := orchestrator.New(orchestrator.Config{ConnOpt: connOpt{c}, Redis: c, Servers: 1, Concurrency: 1,
+	rt, err := asynqrt.New(asynqrt.Config{ConnOpt: connOpt{c}, Redis: c, Servers: 1, Concurrency: 1,
 		ShutdownTimeout: time.Second, Logger: bt.Discard(), Registerer: prometheus.NewRegistry()})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = rt.Close() })
 	d := e.Deps(nil)
-	d.Marks, d.Reservations = &bookingsvc.RedisMarks{Client: c, Prefix: "hang:"}, bookingdeps.Reservations{R: holds}
+	d.Marks, d.Reservations = &booking.RedisMarks{Client: c, KeyPrefix: "hang:"}, bookingdeps.Reservations{R: holds}
 	d.Sessions, d.Tokens = bookingdeps.Sessions{C: sessions}, bookingdeps.Tokens{S: signer}
 	cfg := e.Config()
 	cfg.SyncBudget, cfg.Registerer = time.Second, prometheus.NewRegistry()
-	w, err := bookingsvc.NewWorker(rt, d, cfg)
+	w, err := booking.NewWorker(rt, d, cfg)
 	require.NoError(t, err)
 	d.Queue = w
 	cfg.Registerer = prometheus.NewRegistry()
-	svc, err := bookingsvc.New(d, cfg)
+	svc, err := booking.New(d, cfg)
 	require.NoError(t, err)
 
 	tok, err := d.Tokens.Issue("call-1", bt.Patient)
@@ -77,7 +78,7 @@ func TestPausedRedisBookingAnswersWithinTheBudget(t *testing.T) {
 	r, ok := a.Body.(contracts.ApptFailedResponse)
 	require.True(t, ok, "answer %T: never booked when it cannot be recorded", a.Body)
 	require.Equal(t, contracts.BookingErrTimeout, r.Debug.ErrorType)
-	require.Len(t, e.Cloud9.Calls(bookingsvc.ProcSetAppointment), 1, "the second booking was never sent")
+	require.Len(t, e.Cloud9.Calls(cloud9.ProcSetAppointment), 1, "the second booking was never sent")
 
 	req.BookingAuthToken = ""
 	began = time.Now()

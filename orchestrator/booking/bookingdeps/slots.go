@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/flowgate/flowgate/contracts"
-	"github.com/flowgate/flowgate/orchestrator/booking/bookingsvc"
+	"github.com/flowgate/flowgate/orchestrator/booking"
 	"github.com/flowgate/flowgate/orchestrator/cloud9"
 	"github.com/flowgate/flowgate/orchestrator/slots"
 	"github.com/flowgate/flowgate/orchestrator/timeutil"
@@ -20,7 +20,7 @@ import (
 // longer) in the slot cache: the caller must fetch slots again.
 var ErrUnknownSlot = errors.New("bookingToken names a slot that is not offered (fetch the slots again)")
 
-// BookingTokens is bookingsvc.BookingTokens: the opaque token of
+// BookingTokens is booking.BookingTokens: the opaque token of
 // docs/booking.md#the-booking-calls, checked on decode against the slot cache (fail open when Redis
 // cannot answer: the booking itself still goes through Cloud9's checks).
 type BookingTokens struct {
@@ -28,21 +28,21 @@ type BookingTokens struct {
 	Logger *slog.Logger
 }
 
-var _ bookingsvc.BookingTokens = BookingTokens{}
+var _ booking.BookingTokens = BookingTokens{}
 
-// Encode implements bookingsvc.BookingTokens.
-func (b BookingTokens) Encode(r bookingsvc.SlotRef) (string, error) {
+// Encode implements booking.BookingTokens.
+func (b BookingTokens) Encode(r booking.SlotRef) (string, error) {
 	return slots.EncodeToken(slots.Slot{StartTime: r.StartTime, ScheduleViewGUID: r.ScheduleViewGUID,
 		ScheduleColumnGUID: r.ScheduleColumnGUID, AppointmentTypeGUID: r.AppointmentTypeGUID, Minutes: r.Minutes}), nil
 }
 
-// Decode implements bookingsvc.BookingTokens.
-func (b BookingTokens) Decode(ctx context.Context, token string) (bookingsvc.SlotRef, error) {
+// Decode implements booking.BookingTokens.
+func (b BookingTokens) Decode(ctx context.Context, token string) (booking.SlotRef, error) {
 	ts, err := slots.DecodeToken(token)
 	if err != nil {
-		return bookingsvc.SlotRef{}, err
+		return booking.SlotRef{}, err
 	}
-	ref := bookingsvc.SlotRef{StartTime: ts.StartTime, ScheduleViewGUID: ts.ScheduleViewGUID,
+	ref := booking.SlotRef{StartTime: ts.StartTime, ScheduleViewGUID: ts.ScheduleViewGUID,
 		ScheduleColumnGUID: ts.ScheduleColumnGUID, AppointmentTypeGUID: ts.AppointmentTypeGUID, Minutes: ts.Minutes}
 	if b.Cache == nil {
 		return ref, nil
@@ -57,7 +57,7 @@ func (b BookingTokens) Decode(ctx context.Context, token string) (bookingsvc.Slo
 		}
 		return ref, nil
 	case !found:
-		return bookingsvc.SlotRef{}, ErrUnknownSlot
+		return booking.SlotRef{}, ErrUnknownSlot
 	}
 	return ref, nil
 }
@@ -66,7 +66,7 @@ func (b BookingTokens) Decode(ctx context.Context, token string) (bookingsvc.Slo
 // caller's own deadline); past it the token is accepted unchecked.
 const decodeCheckTimeout = 2 * time.Second
 
-// SlotSource is bookingsvc.SlotSource: GetOnlineReservations through the
+// SlotSource is booking.SlotSource: GetOnlineReservations through the
 // Redis slot cache shared by every instance.
 type SlotSource struct {
 	Cloud9       *cloud9.Client
@@ -93,7 +93,7 @@ type SlotSource struct {
 	Outage *Outage
 	// CacheTimeout bounds each slot-cache call (Redis); past it the cache
 	// is skipped (fail open: Cloud9 answers). Default
-	// bookingsvc.DefaultRedisTimeout (BOOKING_REDIS_TIMEOUT).
+	// booking.DefaultRedisTimeout (BOOKING_REDIS_TIMEOUT).
 	CacheTimeout time.Duration
 	// Now and Sleep are the clock (default time.Now, timeutil.Sleep).
 	Now    func() time.Time
@@ -101,14 +101,14 @@ type SlotSource struct {
 	Logger *slog.Logger
 }
 
-var _ bookingsvc.SlotSource = SlotSource{}
+var _ booking.SlotSource = SlotSource{}
 
-// Slots implements bookingsvc.SlotSource.
-func (s SlotSource) Slots(ctx context.Context, q bookingsvc.SlotQuery) (bookingsvc.SlotSearch, error) {
+// Slots implements booking.SlotSource.
+func (s SlotSource) Slots(ctx context.Context, q booking.SlotQuery) (booking.SlotSearch, error) {
 	s = s.withDefaults()
 	from, err := time.Parse("01/02/2006", q.StartDate)
 	if err != nil {
-		return bookingsvc.SlotSearch{}, fmt.Errorf("slot search: startDate %q: %w", q.StartDate, err)
+		return booking.SlotSearch{}, fmt.Errorf("slot search: startDate %q: %w", q.StartDate, err)
 	}
 	to := from.AddDate(0, 0, s.Days)
 	if q.EndDate != "" {
@@ -116,13 +116,13 @@ func (s SlotSource) Slots(ctx context.Context, q bookingsvc.SlotQuery) (bookings
 			to = end
 		}
 	}
-	res := bookingsvc.SlotSearch{SearchRange: contracts.SearchRange{StartDate: from.Format("01/02/2006"), EndDate: to.Format("01/02/2006")}}
+	res := booking.SlotSearch{SearchRange: contracts.SearchRange{StartDate: from.Format("01/02/2006"), EndDate: to.Format("01/02/2006")}}
 	r := slots.Range{LocationGUID: s.LocationGUID, ScheduleViewGUID: strings.Join(q.ScheduleViewGUIDs, ","), From: from, To: to}
 	cctx, cancel := context.WithTimeout(ctx, s.CacheTimeout)
 	cached, found, cerr := s.Cache.Get(cctx, r)
 	cancel()
 	found = cerr == nil && found
-	res.Cache = bookingsvc.SlotCacheCheck{Checked: cerr == nil, Found: found}
+	res.Cache = booking.SlotCacheCheck{Checked: cerr == nil, Found: found}
 	if found {
 		res.Cache.Slots, res.Cache.Age = len(cached.Slots), s.Now().Sub(cached.FetchedAt)
 		res.Cache.Stale = res.Cache.Age >= s.FreshFor
@@ -178,23 +178,23 @@ func (s SlotSource) offered(list []slots.Slot) []contracts.ApptSlot {
 	return slots.ApptSlots(keep)
 }
 
-// Invalidate implements bookingsvc.SlotInvalidator: the slot leaves every
+// Invalidate implements booking.SlotInvalidator: the slot leaves every
 // cached list (one Lua script), so it is neither offered nor accepted as a
 // bookingToken any more.
-func (s SlotSource) Invalidate(ctx context.Context, r bookingsvc.SlotRef) error {
+func (s SlotSource) Invalidate(ctx context.Context, r booking.SlotRef) error {
 	_, err := s.Cache.Invalidate(ctx, slots.Slot{StartTime: r.StartTime, ScheduleViewGUID: r.ScheduleViewGUID,
 		ScheduleColumnGUID: r.ScheduleColumnGUID, AppointmentTypeGUID: r.AppointmentTypeGUID, Minutes: r.Minutes})
 	return err
 }
 
-var _ bookingsvc.SlotInvalidator = SlotSource{}
+var _ booking.SlotInvalidator = SlotSource{}
 
-// GroupedSlots implements bookingsvc.SlotSource; the service groups. The
+// GroupedSlots implements booking.SlotSource; the service groups. The
 // cache metadata (_cacheSource, _cacheInfo, _cacheDecision) describe the
 // one tier flowgate has, its Redis slot cache.
-func (s SlotSource) GroupedSlots(ctx context.Context, q bookingsvc.GroupQuery) (bookingsvc.GroupSearch, error) {
+func (s SlotSource) GroupedSlots(ctx context.Context, q booking.GroupQuery) (booking.GroupSearch, error) {
 	flat, err := s.Slots(ctx, q.SlotQuery)
-	g := bookingsvc.GroupSearch{Slots: flat.Slots, SearchRange: flat.SearchRange, Tier: 1, TiersSearched: []int{1},
+	g := booking.GroupSearch{Slots: flat.Slots, SearchRange: flat.SearchRange, Tier: 1, TiersSearched: []int{1},
 		FromCache: flat.Cache.Used, CacheSource: SourceCloud9, Retries: flat.Retries}
 	c := flat.Cache
 	tier := contracts.TierCheck{Checked: c.Checked, Found: c.Found, Slots: c.Slots}
@@ -254,7 +254,7 @@ func (s SlotSource) withDefaults() SlotSource {
 	s.FreshFor = valutil.PositiveOrDefault(s.FreshFor, 5*time.Minute)
 	s.MaxStale = valutil.PositiveOrDefault(s.MaxStale, DefaultMaxStale)
 	s.Search = s.Search.WithDefaults()
-	s.CacheTimeout = valutil.PositiveOrDefault(s.CacheTimeout, bookingsvc.DefaultRedisTimeout)
+	s.CacheTimeout = valutil.PositiveOrDefault(s.CacheTimeout, booking.DefaultRedisTimeout)
 	s.Now = valutil.FuncOrDefault(s.Now, time.Now)
 	s.Sleep = valutil.FuncOrDefault(s.Sleep, timeutil.Sleep)
 	s.Logger = valutil.ValOrDefault(s.Logger, slog.Default())

@@ -8,8 +8,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/flowgate/flowgate/orchestrator/booking"
 	"github.com/flowgate/flowgate/orchestrator/booking/bookingdeps"
-	"github.com/flowgate/flowgate/orchestrator/booking/bookingsvc"
 	"github.com/flowgate/flowgate/orchestrator/cloud9"
 	"github.com/flowgate/flowgate/orchestrator/cloud9/cloud9sim"
 	"github.com/flowgate/flowgate/test/clocktest"
@@ -54,7 +54,7 @@ func onlyReads(f cloud9sim.Faults) cloud9sim.Faults {
 func TestRangeSearchRetriesEmptyPagesAsOriginal(t *testing.T) {
 	se := newSearchEnv(t, bookingdeps.SearchPolicy{})
 	se.sim.SetFaults(onlyReads(cloud9sim.Faults{EmptyRecordsRate: 1}))
-	res, err := se.src.Slots(context.Background(), bookingsvc.SlotQuery{StartDate: tomorrow()})
+	res, err := se.src.Slots(context.Background(), booking.SlotQuery{StartDate: tomorrow()})
 	require.NoError(t, err, "empty pages are no slots, not a failure")
 	require.Empty(t, res.Slots)
 	require.Equal(t, 8, se.reads(), "4 tries × 2 windows")
@@ -74,7 +74,7 @@ func TestRangeSearchRetriesCode0(t *testing.T) {
 	se := newSearchEnv(t, bookingdeps.SearchPolicy{})
 	se.sim.SetFaults(onlyReads(cloud9sim.Faults{ErrorRate: 1}))
 	se.onSleep = func() { se.sim.SetFaults(cloud9sim.Faults{}) }
-	res, err := se.src.Slots(context.Background(), bookingsvc.SlotQuery{StartDate: tomorrow()})
+	res, err := se.src.Slots(context.Background(), booking.SlotQuery{StartDate: tomorrow()})
 	require.NoError(t, err)
 	require.NotEmpty(t, res.Slots)
 	require.Equal(t, 2, se.reads())
@@ -91,7 +91,7 @@ func TestRangeSearchBudgetAndOutageMemory(t *testing.T) {
 	se := newSearchEnv(t, bookingdeps.SearchPolicy{Budget: 12 * time.Second})
 	se.sim.SetFaults(onlyReads(cloud9sim.Faults{ErrorRate: 1}))
 	ctx := context.Background()
-	q := bookingsvc.SlotQuery{StartDate: tomorrow()}
+	q := booking.SlotQuery{StartDate: tomorrow()}
 	res, err := se.src.Slots(ctx, q)
 	var ce *cloud9.Error
 	require.ErrorAs(t, err, &ce, "Cloud9's code 0 after every try")
@@ -119,7 +119,7 @@ func TestRangeSearchBudgetAndOutageMemory(t *testing.T) {
 	before := se.reads()
 	dctx, cancel := context.WithTimeout(ctx, 7*time.Second)
 	defer cancel()
-	_, err = se.src.Slots(dctx, bookingsvc.SlotQuery{StartDate: time.Now().AddDate(0, 0, 40).Format("01/02/2006")})
+	_, err = se.src.Slots(dctx, booking.SlotQuery{StartDate: time.Now().AddDate(0, 0, 40).Format("01/02/2006")})
 	require.Error(t, err)
 	require.Equal(t, before+2, se.reads(), "tries at 0 and 5 s within the caller's 7 s")
 }
@@ -136,7 +136,7 @@ func TestRangeSearchCloud9DownAnswersAtOnce(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(c.Close)
 	se.src.Cloud9 = c
-	res, err := se.src.Slots(context.Background(), bookingsvc.SlotQuery{StartDate: tomorrow()})
+	res, err := se.src.Slots(context.Background(), booking.SlotQuery{StartDate: tomorrow()})
 	require.Error(t, err)
 	require.Equal(t, 1, res.Attempts)
 	require.Zero(t, se.slept)

@@ -11,10 +11,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flowgate/flowgate/contracts"
-	"github.com/flowgate/flowgate/orchestrator"
+	"github.com/flowgate/flowgate/orchestrator/asynqrt"
+	"github.com/flowgate/flowgate/orchestrator/booking"
 	"github.com/flowgate/flowgate/orchestrator/booking/bookinghttp"
-	"github.com/flowgate/flowgate/orchestrator/booking/bookingsvc"
-	bt "github.com/flowgate/flowgate/orchestrator/booking/bookingsvc/bookingsvctest"
+	bt "github.com/flowgate/flowgate/orchestrator/booking/bookingtest"
+	"github.com/flowgate/flowgate/orchestrator/cloud9"
 	"github.com/flowgate/flowgate/test/redistest"
 )
 
@@ -27,19 +28,19 @@ func TestQueuedBookingOverHTTP(t *testing.T) {
 	db := redistest.New(t)
 	e := bt.NewEnv()
 	reg := prometheus.NewRegistry()
-	rt, err := orchestrator.New(orchestrator.Config{ConnOpt: db.AsynqOpt(), Redis: db.Client, Servers: 1, Concurrency: 4,
+	rt, err := asynqrt.New(asynqrt.Config{ConnOpt: db.AsynqOpt(), Redis: db.Client, Servers: 1, Concurrency: 4,
 		ShutdownTimeout: time.Second, DelayedCheck: 20 * time.Millisecond, Logger: bt.Discard(), Registerer: reg})
 	require.NoError(t, err)
 	t.Cleanup(func() { rt.Shutdown(); _ = rt.Close() })
 	deps := e.Deps(nil)
-	deps.Marks = &bookingsvc.RedisMarks{Client: db.Client}
-	deps.Events = bookingsvc.MultiEvents{e.Events, bookingsvc.RedisEvents{Client: db.Client}}
-	w, err := bookingsvc.NewWorker(rt, deps, bookingsvc.Config{Logger: bt.Discard(), Registerer: reg,
-		QueueDelay: time.Millisecond, Backoff: bookingsvc.BackoffPolicy{Base: time.Millisecond, Max: 5 * time.Millisecond}})
+	deps.Marks = &booking.RedisMarks{Client: db.Client}
+	deps.Events = booking.MultiEvents{e.Events, booking.RedisEvents{Client: db.Client}}
+	w, err := booking.NewWorker(rt, deps, booking.Config{Logger: bt.Discard(), Registerer: reg,
+		QueueDelay: time.Millisecond, Backoff: booking.BackoffPolicy{Base: time.Millisecond, Max: 5 * time.Millisecond}})
 	require.NoError(t, err)
 	w.Register()
 	deps.Queue = w
-	svc, err := bookingsvc.New(deps, e.Config())
+	svc, err := booking.New(deps, e.Config())
 	require.NoError(t, err)
 	srv := newServer(t, svc, "")
 
@@ -50,7 +51,7 @@ func TestQueuedBookingOverHTTP(t *testing.T) {
 	var pat contracts.PatientCreatedResponse
 	require.NoError(t, json.Unmarshal(r.body, &pat))
 
-	e.Cloud9.Script(bookingsvc.ProcSetAppointment, bt.RateLimited(), bt.RateLimited())
+	e.Cloud9.Script(cloud9.ProcSetAppointment, bt.RateLimited(), bt.RateLimited())
 	req := appt(e)
 	req.PatientGUID, req.BookingAuthToken = "", ""
 	r = srv.do(t, http.MethodPost, base+"/createAppt", mustJSON(t, req))

@@ -6,14 +6,14 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/flowgate/flowgate/contracts"
-	"github.com/flowgate/flowgate/orchestrator/booking/bookingsvc"
+	"github.com/flowgate/flowgate/orchestrator/booking"
 )
 
 // ConsultationService is what POST {base}/bookConsultation needs;
-// *bookingsvc.Service implements it. A Service without it answers 404.
+// *booking.Service implements it. A Service without it answers 404.
 type ConsultationService interface {
-	BookConsultation(ctx context.Context, req contracts.BookConsultationRequest) bookingsvc.ConsultAnswer
-	MalformedConsultation(err error) bookingsvc.ConsultAnswer
+	BookConsultation(ctx context.Context, req contracts.BookConsultationRequest) booking.ConsultAnswer
+	MalformedConsultation(err error) booking.ConsultAnswer
 }
 
 // bookConsultation is POST {base}/bookConsultation (docs/reference/nodered-endpoints.md §1.3): the
@@ -33,7 +33,7 @@ func (h *Handlers) bookConsultation(c *fiber.Ctx) error {
 	return sendConsult(c, svc.BookConsultation(ctx, req))
 }
 
-func sendConsult(c *fiber.Ctx, a bookingsvc.ConsultAnswer) error {
+func sendConsult(c *fiber.Ctx, a booking.ConsultAnswer) error {
 	st := int(a.Status)
 	if st == 0 {
 		st = fiber.StatusOK

@@ -8,7 +8,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/flowgate/flowgate/contracts"
-	"github.com/flowgate/flowgate/orchestrator/booking/bookingsvc"
+	"github.com/flowgate/flowgate/orchestrator/booking"
 	"github.com/flowgate/flowgate/orchestrator/web"
 )
 
@@ -34,23 +34,23 @@ import (
 // path: queued answers' check_status_endpoint names it.
 const OperationStatusPath = "/checkOperationStatus"
 
-// FamilyService is what the family handlers need; *bookingsvc.Family
+// FamilyService is what the family handlers need; *booking.Family
 // implements it.
 type FamilyService interface {
-	GetPatient(ctx context.Context, req contracts.GetPatientRequest) bookingsvc.Answer
-	MalformedPatientRead(err error) bookingsvc.Answer
-	GetPatientByFilter(ctx context.Context, req contracts.GetPatientByFilterRequest) bookingsvc.Answer
-	MalformedSearch(err error) bookingsvc.Answer
-	GetPatientAppts(ctx context.Context, req contracts.GetPatientApptsRequest) bookingsvc.Answer
-	MalformedAppts(err error) bookingsvc.Answer
-	EditInsurance(ctx context.Context, req contracts.EditInsuranceRequest) bookingsvc.Answer
-	ConfirmAppt(ctx context.Context, req contracts.ConfirmApptRequest) bookingsvc.Answer
-	MalformedResult(err error) bookingsvc.Answer
-	CancelAppt(ctx context.Context, req contracts.CancelApptRequest) bookingsvc.Answer
-	MalformedCancel(err error) bookingsvc.Answer
-	GetLocation(ctx context.Context, req contracts.GetLocationRequest) bookingsvc.Answer
-	MalformedLocation(err error) bookingsvc.Answer
-	OperationStatus(ctx context.Context, operationID string) bookingsvc.Answer
+	GetPatient(ctx context.Context, req contracts.GetPatientRequest) booking.Answer
+	MalformedPatientRead(err error) booking.Answer
+	GetPatientByFilter(ctx context.Context, req contracts.GetPatientByFilterRequest) booking.Answer
+	MalformedSearch(err error) booking.Answer
+	GetPatientAppts(ctx context.Context, req contracts.GetPatientApptsRequest) booking.Answer
+	MalformedAppts(err error) booking.Answer
+	EditInsurance(ctx context.Context, req contracts.EditInsuranceRequest) booking.Answer
+	ConfirmAppt(ctx context.Context, req contracts.ConfirmApptRequest) booking.Answer
+	MalformedResult(err error) booking.Answer
+	CancelAppt(ctx context.Context, req contracts.CancelApptRequest) booking.Answer
+	MalformedCancel(err error) booking.Answer
+	GetLocation(ctx context.Context, req contracts.GetLocationRequest) booking.Answer
+	MalformedLocation(err error) booking.Answer
+	OperationStatus(ctx context.Context, operationID string) booking.Answer
 }
 
 // FamilyHandlers serve the family endpoints.
@@ -96,8 +96,8 @@ func RegisterFamily(r fiber.Router, f *FamilyHandlers, basePath string) error {
 
 // family is one POST endpoint: decode Req (a body that is not Req's JSON
 // gets malformed's answer), then run.
-func family[Req any](f *FamilyHandlers, malformed func(error) bookingsvc.Answer, optional bool,
-	run func(context.Context, Req) bookingsvc.Answer) fiber.Handler {
+func family[Req any](f *FamilyHandlers, malformed func(error) booking.Answer, optional bool,
+	run func(context.Context, Req) booking.Answer) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		var req Req
 		if err := f.decode(c, &req, optional); err != nil {
@@ -109,9 +109,9 @@ func family[Req any](f *FamilyHandlers, malformed func(error) bookingsvc.Answer,
 }
 
 // sendFamily is send, with 503 for a failure of flowgate's own store
-// (bookingsvc.Unavailable) rather than Cloud9's 500.
-func sendFamily(c *fiber.Ctx, a bookingsvc.Answer) error {
-	if _, ok := a.Body.(bookingsvc.Unavailable); ok {
+// (booking.Unavailable) rather than Cloud9's 500.
+func sendFamily(c *fiber.Ctx, a booking.Answer) error {
+	if _, ok := a.Body.(booking.Unavailable); ok {
 		return c.Status(fiber.StatusServiceUnavailable).JSON(a.Body)
 	}
 	return send(c, a)

@@ -15,9 +15,9 @@ import (
 
 	"github.com/flowgate/flowgate/contracts"
 	"github.com/flowgate/flowgate/contracts/contractstest"
+	"github.com/flowgate/flowgate/orchestrator/booking"
 	"github.com/flowgate/flowgate/orchestrator/booking/bookinghttp"
-	"github.com/flowgate/flowgate/orchestrator/booking/bookingsvc"
-	bt "github.com/flowgate/flowgate/orchestrator/booking/bookingsvc/bookingsvctest"
+	bt "github.com/flowgate/flowgate/orchestrator/booking/bookingtest"
 	"github.com/flowgate/flowgate/orchestrator/booking/familytest"
 	"github.com/flowgate/flowgate/orchestrator/booking/phoneindex"
 	"github.com/flowgate/flowgate/orchestrator/cloud9"
@@ -81,16 +81,16 @@ type famEnv struct {
 	cache *cacheFake
 }
 
-func newFamEnv(t *testing.T, simCfg cloud9sim.Config, limiter bookingsvc.Limiter) *famEnv {
+func newFamEnv(t *testing.T, simCfg cloud9sim.Config, limiter booking.Limiter) *famEnv {
 	t.Helper()
 	c9 := familytest.New(t, simCfg)
 	db := redistest.New(t)
 	idx, err := phoneindex.New(db.Client, c9.Client, phoneindex.Config{Logger: bt.Discard()})
 	require.NoError(t, err)
 	e := &famEnv{c9: c9, db: db, holds: &holdsFake{holds: map[string]bool{}, cooldowns: map[string]bool{}}, cache: &cacheFake{}}
-	fam, err := bookingsvc.NewFamily(bookingsvc.FamilyDeps{Cloud9: c9.Client, Limiter: limiter, Phones: idx, Holds: e.holds,
-		Slots: e.cache, Changes: bookingsvc.RedisSlotChanges{Client: db.Client}},
-		bookingsvc.FamilyConfig{LocationGUID: c9.Location(), PracticeZone: c9.Sim.Config().TimeZone,
+	fam, err := booking.NewFamily(booking.FamilyDeps{Cloud9: c9.Client, Limiter: limiter, Phones: idx, Holds: e.holds,
+		Slots: e.cache, Changes: booking.RedisSlotChanges{Client: db.Client}},
+		booking.FamilyConfig{LocationGUID: c9.Location(), PracticeZone: c9.Sim.Config().TimeZone,
 			WriteWait: 100 * time.Millisecond, Logger: bt.Discard()})
 	require.NoError(t, err)
 	app, err := web.New(web.Options{Logger: bt.Discard()})
@@ -289,8 +289,8 @@ func TestPhoneSearchRedisDown(t *testing.T) {
 	defer dead.Close()
 	idx, err := phoneindex.New(dead, c9.Client, phoneindex.Config{Logger: bt.Discard()})
 	require.NoError(t, err)
-	fam, err := bookingsvc.NewFamily(bookingsvc.FamilyDeps{Cloud9: c9.Client, Phones: idx},
-		bookingsvc.FamilyConfig{LocationGUID: c9.Location(), Logger: bt.Discard()})
+	fam, err := booking.NewFamily(booking.FamilyDeps{Cloud9: c9.Client, Phones: idx},
+		booking.FamilyConfig{LocationGUID: c9.Location(), Logger: bt.Discard()})
 	require.NoError(t, err)
 	app, err := web.New(web.Options{Logger: bt.Discard()})
 	require.NoError(t, err)

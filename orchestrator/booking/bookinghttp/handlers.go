@@ -1,13 +1,13 @@
 // Package bookinghttp serves the Node-RED booking endpoints over Fiber,
 // under a base path (NODERED_BASE_PATH, default /chord/ortho-prd):
 //
-//	POST {base}/createPatient         → bookingsvc.Service.CreatePatient
-//	POST {base}/createAppt            → bookingsvc.Service.CreateAppt (single or children[])
-//	POST {base}/getApptSlots          → bookingsvc.Service.GetApptSlots
-//	POST {base}/getGroupedApptSlots   → bookingsvc.Service.GetGroupedApptSlots
-//	GET  {base}/queue-status          → bookingsvc.Service.QueueStatus (?page, ?pageSize, ?cursor,
+//	POST {base}/createPatient         → booking.Service.CreatePatient
+//	POST {base}/createAppt            → booking.Service.CreateAppt (single or children[])
+//	POST {base}/getApptSlots          → booking.Service.GetApptSlots
+//	POST {base}/getGroupedApptSlots   → booking.Service.GetGroupedApptSlots
+//	GET  {base}/queue-status          → booking.Service.QueueStatus (?page, ?pageSize, ?cursor,
 //	                                    ?operationId, ?sessionId, ?uui)
-//	POST {base}/bookConsultation      → bookingsvc.Service.BookConsultation (200/202/207/500: consultation.go)
+//	POST {base}/bookConsultation      → booking.Service.BookConsultation (200/202/207/500: consultation.go)
 //
 // Node-RED semantics are kept: createAppt answers 200 for every outcome —
 // also for a body that is not JSON, has a field of the wrong type, is
@@ -39,26 +39,26 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/flowgate/flowgate/contracts"
-	"github.com/flowgate/flowgate/orchestrator/booking/bookingsvc"
+	"github.com/flowgate/flowgate/orchestrator/booking"
 	"github.com/flowgate/flowgate/orchestrator/valutil"
 	"github.com/flowgate/flowgate/orchestrator/web"
 )
 
 // DefaultBasePath is NODERED_BASE_PATH's default.
-const DefaultBasePath = bookingsvc.DefaultBasePath
+const DefaultBasePath = booking.DefaultBasePath
 
 // DefaultMaxBody bounds a booking request body: far above any real one
 // (a batch of children with notes is a few KB).
 const DefaultMaxBody = 64 << 10
 
-// Service is what the handlers need; *bookingsvc.Service implements it.
+// Service is what the handlers need; *booking.Service implements it.
 type Service interface {
-	CreatePatient(ctx context.Context, req contracts.CreatePatientRequest) bookingsvc.Answer
-	MalformedPatient(err error) bookingsvc.Answer
-	CreateAppt(ctx context.Context, req contracts.CreateApptRequest) bookingsvc.Answer
-	MalformedAppt(err error) bookingsvc.Answer
-	GetApptSlots(ctx context.Context, req contracts.GetApptSlotsRequest) bookingsvc.Answer
-	GetGroupedApptSlots(ctx context.Context, req contracts.GetGroupedApptSlotsRequest) bookingsvc.Answer
+	CreatePatient(ctx context.Context, req contracts.CreatePatientRequest) booking.Answer
+	MalformedPatient(err error) booking.Answer
+	CreateAppt(ctx context.Context, req contracts.CreateApptRequest) booking.Answer
+	MalformedAppt(err error) booking.Answer
+	GetApptSlots(ctx context.Context, req contracts.GetApptSlotsRequest) booking.Answer
+	GetGroupedApptSlots(ctx context.Context, req contracts.GetGroupedApptSlotsRequest) booking.Answer
 	QueueStatus(ctx context.Context, q contracts.QueueStatusQuery) (contracts.QueueStatusResponse, error)
 }
 
@@ -156,7 +156,7 @@ func deadline(cfg Config) fiber.Handler {
 // send writes a's body with the status this layer chooses: 200 for every
 // answer, 500 when the endpoint could not do its work (the original's
 // createPatient and slot answers, docs/reference/nodered-endpoints.md §1 when Cloud9 or the queue is down).
-func send(c *fiber.Ctx, a bookingsvc.Answer) error {
+func send(c *fiber.Ctx, a booking.Answer) error {
 	status := fiber.StatusOK
 	if a.Failed {
 		status = fiber.StatusInternalServerError
@@ -241,7 +241,7 @@ func (h *Handlers) queueStatus(c *fiber.Ctx) error {
 		*dst = n
 	}
 	// Copies: fasthttp reuses the request's memory once the handler
-	// returns, and the queue read may outlive it (bookingsvc's budget).
+	// returns, and the queue read may outlive it (booking's budget).
 	q.Cursor = strings.Clone(strings.TrimSpace(c.Query("cursor")))
 	args := c.Context().QueryArgs()
 	for i, dst := range []*string{&q.OperationID, &q.SessionID, &q.UUI} {

@@ -16,9 +16,9 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/flowgate/flowgate/contracts"
+	"github.com/flowgate/flowgate/orchestrator/booking"
 	"github.com/flowgate/flowgate/orchestrator/booking/bookinghttp"
-	"github.com/flowgate/flowgate/orchestrator/booking/bookingsvc"
-	bt "github.com/flowgate/flowgate/orchestrator/booking/bookingsvc/bookingsvctest"
+	bt "github.com/flowgate/flowgate/orchestrator/booking/bookingtest"
 	"github.com/flowgate/flowgate/orchestrator/cloud9"
 	"github.com/flowgate/flowgate/orchestrator/web"
 )
@@ -114,7 +114,7 @@ func queueWithNames(e *bt.Env) {
 func slot(startTime, endTime string) contracts.ApptSlot {
 	return contracts.ApptSlot{StartTime: startTime, EndTime: endTime, ScheduleViewGUID: bt.View, ScheduleViewDescription: "Main",
 		ScheduleColumnGUID: bt.Column, ScheduleColumnDescription: "Chair 3", AppointmentTypeGUID: bt.Type,
-		AppointmentTypeDescription: "New patient consult", Minutes: "40", LocationGUID: bookingsvc.DefaultLocationGUID}
+		AppointmentTypeDescription: "New patient consult", Minutes: "40", LocationGUID: booking.DefaultLocationGUID}
 }
 
 // Every answer of every endpoint, served over HTTP and pinned by
@@ -157,7 +157,7 @@ func goldenCases() []goldenCase {
 		{name: "create_patient_cached", path: "/createPatient", body: post(func(*bt.Env) any { return parent() }),
 			setup: func(e *bt.Env) {
 				tok, _ := e.Tokens.Issue("call-session-123", bt.Patient)
-				_ = e.Sessions.Put(ctx, bookingsvc.Session{PatientGUID: bt.Patient, FamilyID: "fam-1", BookingAuthToken: tok,
+				_ = e.Sessions.Put(ctx, booking.Session{PatientGUID: bt.Patient, FamilyID: "fam-1", BookingAuthToken: tok,
 					PatientName: "Mary Smith", UUI: "call-session-123", ExpiresAt: bt.T0.Add(15 * 60e9)})
 			}},
 		{name: "create_patient_child", path: "/createPatient", body: post(func(*bt.Env) any {
@@ -165,18 +165,18 @@ func goldenCases() []goldenCase {
 				ParentPatientGUID: bt.Patient, FamilyID: "fam-1", BirthDate: "01/15/2015"}
 		})},
 		{name: "create_patient_parent_individual", path: "/createPatient", body: post(func(*bt.Env) any { return parent() }),
-			model: bookingsvc.PatientModelIndividual},
+			model: booking.PatientModelIndividual},
 		{name: "create_patient_child_individual", path: "/createPatient", body: post(func(*bt.Env) any {
 			return contracts.CreatePatientRequest{PatientFirstName: "Johnny", PatientLastName: "Smith", IsChild: true,
 				ParentPatientGUID: bt.Patient, FamilyID: "fam-1", BirthDate: "01/15/2015"}
-		}), model: bookingsvc.PatientModelIndividual},
+		}), model: booking.PatientModelIndividual},
 		{name: "create_patient_queued", path: "/createPatient", body: post(func(*bt.Env) any { return parent() }),
 			setup: func(e *bt.Env) {
-				e.Cloud9.Script(bookingsvc.ProcSetPatient, bt.RateLimited(), bt.RateLimited(), bt.RateLimited())
+				e.Cloud9.Script(cloud9.ProcSetPatient, bt.RateLimited(), bt.RateLimited(), bt.RateLimited())
 			}},
 		{name: "create_patient_failed", path: "/createPatient", body: post(func(*bt.Env) any { return parent() }), status: 500,
 			setup: func(e *bt.Env) {
-				e.Cloud9.Script(bookingsvc.ProcSetPatient, bt.StatusError(cloud9.ProcSetPatient, 16, "Procedure validation failure"))
+				e.Cloud9.Script(cloud9.ProcSetPatient, bt.StatusError(cloud9.ProcSetPatient, 16, "Procedure validation failure"))
 			}},
 		{name: "create_patient_validation", path: "/createPatient", body: post(func(*bt.Env) any {
 			return contracts.CreatePatientRequest{PatientLastName: "Smith"}
@@ -185,9 +185,9 @@ func goldenCases() []goldenCase {
 
 		{name: "create_appt_booked", path: "/createAppt", body: apptWith(func(*contracts.CreateApptRequest, *bt.Env) {})},
 		{name: "create_appt_booked_note_failed", path: "/createAppt", body: apptWith(func(*contracts.CreateApptRequest, *bt.Env) {}),
-			setup: func(e *bt.Env) { e.Cloud9.Script(bookingsvc.ProcSetPatientComment, bt.PatientMissing()) }},
+			setup: func(e *bt.Env) { e.Cloud9.Script(cloud9.ProcSetPatientComment, bt.PatientMissing()) }},
 		{name: "create_appt_booked_after_retry", path: "/createAppt", body: apptWith(func(*contracts.CreateApptRequest, *bt.Env) {}),
-			setup: func(e *bt.Env) { e.Cloud9.Script(bookingsvc.ProcSetAppointment, bt.RateLimited()) }},
+			setup: func(e *bt.Env) { e.Cloud9.Script(cloud9.ProcSetAppointment, bt.RateLimited()) }},
 		{name: "create_appt_auth_missing", path: "/createAppt", body: apptWith(func(r *contracts.CreateApptRequest, e *bt.Env) {
 			r.BookingAuthToken, r.UUI = "", ""
 		})},
@@ -204,9 +204,9 @@ func goldenCases() []goldenCase {
 			r.BookingAuthToken = e.Token(bt.Other)
 		})},
 		{name: "create_appt_queued", path: "/createAppt", body: apptWith(func(*contracts.CreateApptRequest, *bt.Env) {}),
-			setup: func(e *bt.Env) { e.Cloud9.Script(bookingsvc.ProcSetAppointment, bt.RateLimited(), bt.RateLimited()) }},
+			setup: func(e *bt.Env) { e.Cloud9.Script(cloud9.ProcSetAppointment, bt.RateLimited(), bt.RateLimited()) }},
 		{name: "create_appt_queued_uncertain", path: "/createAppt", body: apptWith(func(*contracts.CreateApptRequest, *bt.Env) {}),
-			setup: func(e *bt.Env) { e.Cloud9.Script(bookingsvc.ProcSetAppointment, bt.Timeout()) }},
+			setup: func(e *bt.Env) { e.Cloud9.Script(cloud9.ProcSetAppointment, bt.Timeout()) }},
 		{name: "create_appt_validation_missing", path: "/createAppt", body: apptWith(func(r *contracts.CreateApptRequest, e *bt.Env) {
 			r.StartTime = ""
 		})},
@@ -223,23 +223,23 @@ func goldenCases() []goldenCase {
 		}},
 		{name: "create_appt_slot_reserved", path: "/createAppt", body: apptWith(func(*contracts.CreateApptRequest, *bt.Env) {}),
 			setup: func(e *bt.Env) {
-				_ = e.Reservations.Reserve(ctx, bookingsvc.SlotHold{LocationGUID: bookingsvc.DefaultLocationGUID, StartTime: start,
+				_ = e.Reservations.Reserve(ctx, booking.SlotHold{LocationGUID: booking.DefaultLocationGUID, StartTime: start,
 					ScheduleColumnGUID: bt.Column, SessionID: "another-call"})
 			}},
 		{name: "create_appt_slot_not_available", path: "/createAppt", body: apptWith(func(*contracts.CreateApptRequest, *bt.Env) {}),
-			setup: func(e *bt.Env) { e.Cloud9.Script(bookingsvc.ProcSetAppointment, bt.SlotTaken()) }},
+			setup: func(e *bt.Env) { e.Cloud9.Script(cloud9.ProcSetAppointment, bt.SlotTaken()) }},
 		// Cloud9 does not know the view: flowgate's class is
 		// INVALID_SCHEDULE_VIEW, the original's CLOUD9_ERROR (error_type).
 		{name: "create_appt_cloud9_error", path: "/createAppt", body: apptWith(func(*contracts.CreateApptRequest, *bt.Env) {}),
 			setup: func(e *bt.Env) {
-				e.Cloud9.Script(bookingsvc.ProcSetAppointment,
+				e.Cloud9.Script(cloud9.ProcSetAppointment,
 					bt.ResultError(cloud9.ProcSetAppointment, "Error: Schedule View/Column GUID specified does not exist."))
 			}},
 		{name: "create_appt_patient_not_found", path: "/createAppt", body: apptWith(func(*contracts.CreateApptRequest, *bt.Env) {}),
-			setup: func(e *bt.Env) { e.Cloud9.Script(bookingsvc.ProcSetAppointment, bt.PatientMissing()) }},
+			setup: func(e *bt.Env) { e.Cloud9.Script(cloud9.ProcSetAppointment, bt.PatientMissing()) }},
 		{name: "create_appt_timeout_not_queued", path: "/createAppt", body: apptWith(func(*contracts.CreateApptRequest, *bt.Env) {}),
 			setup: func(e *bt.Env) {
-				e.Cloud9.Script(bookingsvc.ProcSetAppointment, bt.Timeout())
+				e.Cloud9.Script(cloud9.ProcSetAppointment, bt.Timeout())
 				e.Queue.Err = errors.New("redis down")
 			}},
 		{name: "create_appt_batch", path: "/createAppt", body: post(func(e *bt.Env) any {
@@ -250,7 +250,7 @@ func goldenCases() []goldenCase {
 					{ChildName: "Jim Smith"},
 				}}
 		}), setup: func(e *bt.Env) {
-			e.Cloud9.Script(bookingsvc.ProcSetAppointment, nil, bt.RateLimited(), bt.RateLimited())
+			e.Cloud9.Script(cloud9.ProcSetAppointment, nil, bt.RateLimited(), bt.RateLimited())
 		}},
 
 		{name: "get_appt_slots", path: "/getApptSlots", body: post(func(*bt.Env) any {
@@ -295,7 +295,7 @@ func (c goldenCase) run(t *testing.T) {
 	if c.setup != nil {
 		c.setup(e)
 	}
-	srv := newServerWith(t, e.Service(t, func(cfg *bookingsvc.Config) { cfg.PatientModel = c.model }), "",
+	srv := newServerWith(t, e.Service(t, func(cfg *booking.Config) { cfg.PatientModel = c.model }), "",
 		bookinghttp.Config{Logger: bt.Discard(), Operator: func(*fiber.Ctx) bool { return c.operator }})
 	method, status := c.method, c.status
 	if method == "" {

@@ -1,5 +1,5 @@
 // Package familytest starts the Cloud9 simulator with a real Cloud9 client
-// for the tests of the Node-RED family endpoints (phone index, bookingsvc's
+// for the tests of the Node-RED family endpoints (phone index, booking's
 // family, bookinghttp), and seeds it with patients and appointments
 // through the client, as production would create them.
 package familytest

@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/flowgate/flowgate/orchestrator/cloud9"
+	"github.com/flowgate/flowgate/orchestrator/keyspace"
 	"github.com/flowgate/flowgate/orchestrator/valutil"
 )
 
@@ -38,8 +39,8 @@ type Config struct {
 	// Keep: the records are forgotten this long after the last search
 	// wrote one. Default 24 h.
 	Keep time.Duration
-	// Prefix starts every key. Default "flowgate:phoneidx:".
-	Prefix string
+	// KeyPrefix starts every key. Default "flowgate:phoneidx:".
+	KeyPrefix string
 	// MinDigits is the shortest phone query accepted. Default 4.
 	MinDigits int
 	Now       func() time.Time
@@ -52,7 +53,7 @@ func (c Config) withDefaults() Config {
 	c.Concurrency = valutil.ValOrDefault(c.Concurrency, DefaultConcurrency)
 	c.RecordMaxAge = valutil.ValOrDefault(c.RecordMaxAge, DefaultRecordMaxAge)
 	c.Keep = valutil.ValOrDefault(c.Keep, DefaultKeep)
-	c.Prefix = valutil.ValOrDefault(c.Prefix, "flowgate:phoneidx:")
+	c.KeyPrefix = valutil.ValOrDefault(c.KeyPrefix, keyspace.DefaultKeyPrefix+":phoneidx:")
 	c.MinDigits = valutil.ValOrDefault(c.MinDigits, 4)
 	c.Now = valutil.FuncOrDefault(c.Now, time.Now)
 	c.Logger = valutil.ValOrDefault(c.Logger, slog.Default())
@@ -114,7 +115,7 @@ func New(rdb redis.UniversalClient, src Source, cfg Config) (*Index, error) {
 	if rdb == nil || src == nil {
 		return nil, errors.New("phoneindex: Redis client and Source are required")
 	}
-	return &Index{rdb: rdb, src: src, cfg: cfg, k: newKeys(cfg.Prefix)}, nil
+	return &Index{rdb: rdb, src: src, cfg: cfg, k: newKeys(cfg.KeyPrefix)}, nil
 }
 
 // newEntry is one patient's entry: its GetPatientInformation record, plus

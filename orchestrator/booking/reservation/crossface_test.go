@@ -35,7 +35,7 @@ type crossFace struct {
 func newCrossFace(t *testing.T) *crossFace {
 	t.Helper()
 	rdb := redistest.New(t).Client
-	eng, err := holds.New(rdb, holds.Config{Prefix: fmt.Sprintf("xf%d-%d:", xfSeq.Add(1), time.Now().UnixNano())})
+	eng, err := holds.New(rdb, holds.Config{KeyPrefix: fmt.Sprintf("xf%d-%d:", xfSeq.Add(1), time.Now().UnixNano())})
 	require.NoError(t, err)
 	st, err := reservation.New(nil, reservation.Config{Engine: eng})
 	require.NoError(t, err)

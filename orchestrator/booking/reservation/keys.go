@@ -18,7 +18,7 @@ import (
 //
 // Date and time are the slot's startTime (the location's wall clock) in
 // 24-hour form; GUIDs are lower-cased, so one slot has one key however a
-// request spells them. With Config.Prefix "p" the key is
+// request spells them. With Config.KeyPrefix "p" the key is
 // "p:SlotReservation:…" (tests use that; production keeps the original's key so
 // existing tooling such as `KEYS SlotReservation:*` keeps working).
 //

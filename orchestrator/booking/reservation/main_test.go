@@ -61,7 +61,7 @@ func setup(t *testing.T, mod ...func(*reservation.Config)) *bundle {
 func setupOn(t *testing.T, rdb redis.UniversalClient, mod ...func(*reservation.Config)) *bundle {
 	t.Helper()
 	b := &bundle{ctx: context.Background(), rdb: rdb, clock: clocktest.New(t0), logs: &logtest.Buffer{}}
-	cfg := reservation.Config{Prefix: "test", Now: b.clock.Now, Logger: slog.New(slog.NewTextHandler(b.logs, nil))}
+	cfg := reservation.Config{KeyPrefix: "test", Now: b.clock.Now, Logger: slog.New(slog.NewTextHandler(b.logs, nil))}
 	for _, m := range mod {
 		m(&cfg)
 	}

@@ -29,12 +29,12 @@ const DefaultTimeZone = "America/Chicago"
 // Config configures a Store. Zero values take the defaults.
 type Config struct {
 	// Engine is the hold engine this face claims through (shared with the
-	// web face). Default: one built on the Store's Redis with Prefix, used
+	// web face). Default: one built on the Store's Redis with KeyPrefix, used
 	// only by this Store.
 	Engine *holds.Engine
-	// Prefix, when set, goes before the seed's key: "<Prefix>:SlotReservation:…".
-	// Only without Engine (an Engine has its own Config.Prefix). Default "".
-	Prefix string
+	// KeyPrefix, when set, goes before the seed's key: "<KeyPrefix>:SlotReservation:…".
+	// Only without Engine (an Engine has its own Config.KeyPrefix). Default "".
+	KeyPrefix string
 	// ReserveTTL is how long Reserve holds a slot. Default 90 s.
 	ReserveTTL time.Duration
 	// ConfirmTTL is how long Confirm holds a booked slot. Default 300 s.
@@ -73,10 +73,10 @@ func defaultLocation() *time.Location {
 
 func (c Config) validate() error {
 	switch {
-	case strings.ContainsAny(c.Prefix, "{}"):
-		return fmt.Errorf("reservation: Prefix %q must not contain '{' or '}'", c.Prefix)
-	case c.Engine != nil && c.Prefix != "":
-		return errors.New("reservation: Prefix is the Engine's when an Engine is given")
+	case strings.ContainsAny(c.KeyPrefix, "{}"):
+		return fmt.Errorf("reservation: KeyPrefix %q must not contain '{' or '}'", c.KeyPrefix)
+	case c.Engine != nil && c.KeyPrefix != "":
+		return errors.New("reservation: KeyPrefix is the Engine's when an Engine is given")
 	case c.ReserveTTL < time.Millisecond:
 		return fmt.Errorf("reservation: ReserveTTL %s must be at least 1ms", c.ReserveTTL)
 	case c.ConfirmTTL < time.Millisecond:
@@ -100,12 +100,12 @@ func New(rdb redis.UniversalClient, cfg Config) (*Store, error) {
 	}
 	eng := cfg.Engine
 	if eng == nil {
-		prefix := cfg.Prefix
+		prefix := cfg.KeyPrefix
 		if prefix != "" {
 			prefix += ":"
 		}
 		var err error
-		if eng, err = holds.New(rdb, holds.Config{Prefix: prefix, Now: cfg.Now, Logger: cfg.Logger}); err != nil {
+		if eng, err = holds.New(rdb, holds.Config{KeyPrefix: prefix, Now: cfg.Now, Logger: cfg.Logger}); err != nil {
 			return nil, fmt.Errorf("reservation: %w", err)
 		}
 	}

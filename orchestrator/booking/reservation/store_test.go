@@ -46,7 +46,7 @@ func TestKeyIsTheSeeds(t *testing.T) {
 
 func TestNewConfig(t *testing.T) {
 	t.Parallel()
-	for _, cfg := range []reservation.Config{{Prefix: "{x}"}, {ReserveTTL: -1}, {ConfirmTTL: -time.Second}} {
+	for _, cfg := range []reservation.Config{{KeyPrefix: "{x}"}, {ReserveTTL: -1}, {ConfirmTTL: -time.Second}} {
 		_, err := reservation.New(nil, cfg)
 		require.Error(t, err)
 	}

@@ -22,7 +22,7 @@ func TestSpringForwardSlotMatchesTheAvailabilityFace(t *testing.T) {
 	chicago, err := time.LoadLocation("America/Chicago")
 	require.NoError(t, err)
 	ctx := context.Background()
-	eng, err := holds.New(redistest.New(t).Client, holds.Config{Prefix: fmt.Sprintf("wall%d:", time.Now().UnixNano())})
+	eng, err := holds.New(redistest.New(t).Client, holds.Config{KeyPrefix: fmt.Sprintf("wall%d:", time.Now().UnixNano())})
 	require.NoError(t, err)
 	st, err := reservation.New(nil, reservation.Config{Engine: eng, Location: chicago, AppointmentTypeID: "type-a"})
 	require.NoError(t, err)

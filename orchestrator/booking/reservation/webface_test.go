@@ -56,7 +56,7 @@ func setupWeb(t *testing.T) *webBundle {
 	clock := clocktest.New(webT0)
 	logger := slog.New(slog.NewTextHandler(&logtest.Buffer{}, nil))
 	var holdSeq atomic.Int64
-	eng, err := holds.New(rdb, holds.Config{Prefix: fmt.Sprintf("w%d-%d:", webSeq.Add(1), time.Now().UnixNano()), Now: clock.Now, Logger: logger,
+	eng, err := holds.New(rdb, holds.Config{KeyPrefix: fmt.Sprintf("w%d-%d:", webSeq.Add(1), time.Now().UnixNano()), Now: clock.Now, Logger: logger,
 		NewID: func() string { return fmt.Sprintf("hold-%d", holdSeq.Add(1)) }})
 	require.NoError(t, err)
 	app, err := web.New(web.Options{Logger: logger})

@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/flowgate/flowgate/contracts"
+	"github.com/flowgate/flowgate/orchestrator/keyspace"
 	"github.com/flowgate/flowgate/orchestrator/valutil"
 )
 
@@ -22,9 +23,9 @@ const maxKeyValue = 512
 
 // Config configures a Cache. Zero values take the defaults.
 type Config struct {
-	// Prefix starts every key: "<Prefix>:{bookingSessions}:…". Default
+	// KeyPrefix starts every key: "<KeyPrefix>:{bookingSessions}:…". Default
 	// "flowgate". It must not contain '{' or '}'.
-	Prefix string
+	KeyPrefix string
 	// TTL of a session put without ExpiresAt. Default DefaultTTL.
 	TTL time.Duration
 	// Now is the clock of CreatedAt and of the expiry check on Lookup.
@@ -33,7 +34,7 @@ type Config struct {
 }
 
 func (c Config) withDefaults() Config {
-	c.Prefix = valutil.ValOrDefault(c.Prefix, "flowgate")
+	c.KeyPrefix = valutil.ValOrDefault(c.KeyPrefix, keyspace.DefaultKeyPrefix)
 	c.TTL = valutil.ValOrDefault(c.TTL, DefaultTTL)
 	c.Now = valutil.FuncOrDefault(c.Now, time.Now)
 	return c
@@ -41,8 +42,8 @@ func (c Config) withDefaults() Config {
 
 func (c Config) validate() error {
 	switch {
-	case strings.ContainsAny(c.Prefix, "{}"):
-		return fmt.Errorf("session: Prefix %q must not contain '{' or '}'", c.Prefix)
+	case strings.ContainsAny(c.KeyPrefix, "{}"):
+		return fmt.Errorf("session: KeyPrefix %q must not contain '{' or '}'", c.KeyPrefix)
 	case c.TTL < time.Millisecond:
 		return fmt.Errorf("session: TTL %s must be at least 1ms", c.TTL)
 	}
@@ -122,7 +123,7 @@ func New(rdb redis.UniversalClient, cfg Config) (*Cache, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	return &Cache{rdb: rdb, cfg: cfg, keys: newKeys(cfg.Prefix)}, nil
+	return &Cache{rdb: rdb, cfg: cfg, keys: newKeys(cfg.KeyPrefix)}, nil
 }
 
 // Put stores s under its patientGUID (required), its uui and its phone

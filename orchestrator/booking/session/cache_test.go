@@ -39,7 +39,7 @@ func setup(t *testing.T, mod ...func(*session.Config)) *bundle {
 	t.Helper()
 	db := redistest.New(t)
 	clk := clocktest.New(t0)
-	cfg := session.Config{Prefix: "test", Now: clk.Now}
+	cfg := session.Config{KeyPrefix: "test", Now: clk.Now}
 	for _, m := range mod {
 		m(&cfg)
 	}
@@ -59,7 +59,7 @@ func TestNewConfig(t *testing.T) {
 	t.Parallel()
 	_, err := session.New(nil, session.Config{TTL: -time.Second})
 	require.Error(t, err)
-	_, err = session.New(nil, session.Config{Prefix: "{x}"})
+	_, err = session.New(nil, session.Config{KeyPrefix: "{x}"})
 	require.Error(t, err)
 }
 

@@ -17,7 +17,7 @@ func TestOnRedisCluster(t *testing.T) {
 	t.Parallel()
 	c := rediscluster.Start(t)
 	clk := clocktest.New(t0)
-	cache, err := session.New(c.Client(), session.Config{Prefix: "test", Now: clk.Now})
+	cache, err := session.New(c.Client(), session.Config{KeyPrefix: "test", Now: clk.Now})
 	require.NoError(t, err)
 	ctx := context.Background()
 	stored, err := cache.Put(ctx, parent())

@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/flowgate/flowgate/orchestrator/cloud9"
+	"github.com/flowgate/flowgate/orchestrator/keyspace"
 	"github.com/flowgate/flowgate/orchestrator/slots"
 	"github.com/flowgate/flowgate/orchestrator/valutil"
 )
@@ -74,10 +75,10 @@ type Config struct {
 	// shown by cache-health (default 5 min).
 	Schedule string
 	Interval time.Duration
-	// Prefix of the keys (default "flowgate", as slots.Cache's).
-	Prefix string
-	Now    func() time.Time
-	Logger *slog.Logger
+	// KeyPrefix of the keys (default "flowgate", as slots.Cache's).
+	KeyPrefix string
+	Now       func() time.Time
+	Logger    *slog.Logger
 }
 
 func (c Config) withDefaults() Config {
@@ -92,7 +93,7 @@ func (c Config) withDefaults() Config {
 	c.RetryDelay = valutil.ValOrDefault(c.RetryDelay, DefaultRetryDelay)
 	c.HealthFailures = valutil.ValOrDefault(c.HealthFailures, DefaultHealthFailures)
 	c.HistoryLen = valutil.ValOrDefault(c.HistoryLen, DefaultHistoryLen)
-	c.Prefix = valutil.ValOrDefault(c.Prefix, "flowgate")
+	c.KeyPrefix = valutil.ValOrDefault(c.KeyPrefix, keyspace.DefaultKeyPrefix)
 	c.Zone = valutil.ValOrDefault(c.Zone, time.UTC)
 	c.Now = valutil.FuncOrDefault(c.Now, time.Now)
 	c.Logger = valutil.ValOrDefault(c.Logger, slog.Default())

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/flowgate/flowgate/contracts"
-	"github.com/flowgate/flowgate/orchestrator/booking/bookingsvc"
+	"github.com/flowgate/flowgate/orchestrator/booking"
 	"github.com/flowgate/flowgate/orchestrator/slots"
 )
 
@@ -26,17 +26,17 @@ type grouping struct {
 	preGrouped bool
 }
 
-// GroupedSlots implements bookingsvc.SlotSource (docs/reference/nodered-endpoints.md §1.5's lookup
+// GroupedSlots implements booking.SlotSource (docs/reference/nodered-endpoints.md §1.5's lookup
 // order): tiers 1→N, each answered from its pre-grouped pairs / triples
 // when the query is for 2 or 3 siblings in the default window, else
 // grouped from its list; the first tier that yields groups answers. A
 // usable tier without groups still answers its slots (individual booking
 // mode) when no tier has groups. Without a usable tier: Fallback's flat
 // slots, grouped by the service. _cacheDecision lists every tier looked at.
-func (s *Source) GroupedSlots(ctx context.Context, q bookingsvc.GroupQuery) (bookingsvc.GroupSearch, error) {
+func (s *Source) GroupedSlots(ctx context.Context, q booking.GroupQuery) (booking.GroupSearch, error) {
 	qq, err := s.query(q.SlotQuery)
 	if err != nil {
-		return bookingsvc.GroupSearch{}, err
+		return booking.GroupSearch{}, err
 	}
 	window := time.Duration(q.TimeWindowMinutes) * time.Minute
 	got := map[int]grouping{}
@@ -72,7 +72,7 @@ func (s *Source) GroupedSlots(ctx context.Context, q bookingsvc.GroupQuery) (boo
 		src = SourcePreGrouped
 	}
 	d.UsedTier, d.PreGroupedHit = &n, g.preGrouped
-	out := bookingsvc.GroupSearch{Slots: ApptSlots(g.slots), Groups: [][]contracts.ApptSlot{}, Tier: n, TiersSearched: searched,
+	out := booking.GroupSearch{Slots: ApptSlots(g.slots), Groups: [][]contracts.ApptSlot{}, Tier: n, TiersSearched: searched,
 		FromCache: true, CacheSource: src, CacheDecision: d,
 		CacheInfo:   &contracts.CacheInfo{PreGroupedHit: g.preGrouped, Source: src, Tier: n},
 		SearchRange: contracts.SearchRange{StartDate: qq.from.Format("01/02/2006"), EndDate: qq.to.Format("01/02/2006")}}
@@ -119,8 +119,8 @@ func allKept(g slots.Group, keep map[string]bool) bool {
 
 // groupedFallback answers from Fallback's flat slots (the service groups
 // them), with the tiers' decision.
-func (s *Source) groupedFallback(ctx context.Context, q bookingsvc.GroupQuery, d *contracts.CacheDecision, looks []look,
-	searched []int) (bookingsvc.GroupSearch, error) {
+func (s *Source) groupedFallback(ctx context.Context, q booking.GroupQuery, d *contracts.CacheDecision, looks []look,
+	searched []int) (booking.GroupSearch, error) {
 	d.FallbackReason = "cache_miss"
 	for _, l := range looks {
 		switch l.check.Skipped {
@@ -133,7 +133,7 @@ func (s *Source) groupedFallback(ctx context.Context, q bookingsvc.GroupQuery, d
 		}
 	}
 	flat, err := s.Fallback.Slots(ctx, q.SlotQuery)
-	g := bookingsvc.GroupSearch{Slots: flat.Slots, SearchRange: flat.SearchRange, Tier: 1, TiersSearched: searched,
+	g := booking.GroupSearch{Slots: flat.Slots, SearchRange: flat.SearchRange, Tier: 1, TiersSearched: searched,
 		FromCache: flat.Cache.Used, CacheSource: SourceCloud9, CacheDecision: d, Retries: flat.Retries}
 	if flat.Cache.Used {
 		g.CacheSource = SourceSlotCache
@@ -146,17 +146,17 @@ func (s *Source) groupedFallback(ctx context.Context, q bookingsvc.GroupQuery, d
 	return g, nil
 }
 
-// Invalidate implements bookingsvc.SlotInvalidator: a slot Cloud9 refused
+// Invalidate implements booking.SlotInvalidator: a slot Cloud9 refused
 // leaves every list (tiers included).
-func (s *Source) Invalidate(ctx context.Context, r bookingsvc.SlotRef) error {
+func (s *Source) Invalidate(ctx context.Context, r booking.SlotRef) error {
 	_, err := s.R.cfg.Cache.Invalidate(ctx, slotOf(r, ""))
 	return err
 }
 
-// Booked implements bookingsvc.SlotBooker: a confirmed booking's slot
+// Booked implements booking.SlotBooker: a confirmed booking's slot
 // leaves every list; its bookingToken is still accepted for BookedMemory
 // (the same createAppt asked again is answered from its Done mark).
-func (s *Source) Booked(ctx context.Context, r bookingsvc.SlotRef) error {
+func (s *Source) Booked(ctx context.Context, r booking.SlotRef) error {
 	mem := s.BookedMemory
 	if mem <= 0 {
 		mem = s.R.cfg.HardStale
@@ -177,7 +177,7 @@ func (s *Source) RestoreSlot(ctx context.Context, sl slots.Slot) error {
 	return err
 }
 
-func slotOf(r bookingsvc.SlotRef, loc string) slots.Slot {
+func slotOf(r booking.SlotRef, loc string) slots.Slot {
 	return slots.Slot{StartTime: r.StartTime, ScheduleViewGUID: r.ScheduleViewGUID, ScheduleColumnGUID: r.ScheduleColumnGUID,
 		AppointmentTypeGUID: r.AppointmentTypeGUID, Minutes: r.Minutes, LocationGUID: loc}
 }

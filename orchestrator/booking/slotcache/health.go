@@ -172,7 +172,7 @@ func stats(hist []contracts.CacheRefreshEntry) contracts.CacheRefreshStats {
 
 // TierKey names tier n's Redis key, for the operation answers.
 func (r *Refresher) TierKey(n int) string {
-	return r.cfg.Prefix + ":{slots}:t:" + upper(r.cfg.LocationGUID) + ":" + strconv.Itoa(n)
+	return r.cfg.KeyPrefix + ":{slots}:t:" + upper(r.cfg.LocationGUID) + ":" + strconv.Itoa(n)
 }
 
 // Clear deletes the tiers named (all when none) and their refresh

@@ -42,7 +42,7 @@ func New(cfg Config) (*Refresher, error) {
 		return nil, err
 	}
 	stop, cancel := context.WithCancel(context.Background())
-	return &Refresher{cfg: cfg, keys: newKeys(cfg.Prefix), bgStop: stop, bgClose: cancel}, nil
+	return &Refresher{cfg: cfg, keys: newKeys(cfg.KeyPrefix), bgStop: stop, bgClose: cancel}, nil
 }
 
 // Close cancels a background refresh under way and waits for it.

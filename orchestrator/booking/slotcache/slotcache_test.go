@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flowgate/flowgate/contracts"
-	"github.com/flowgate/flowgate/orchestrator/booking/bookingsvc"
+	"github.com/flowgate/flowgate/orchestrator/booking"
 	"github.com/flowgate/flowgate/orchestrator/booking/slotcache"
 	"github.com/flowgate/flowgate/orchestrator/cloud9"
 	"github.com/flowgate/flowgate/orchestrator/cloud9/cloud9sim"
@@ -89,7 +89,7 @@ func TestHealthDegradesWithFailuresAndAge(t *testing.T) {
 	require.Equal(t, 1, h.Summary.MaxConsecutiveFailures)
 	require.NotNil(t, h.Tiers[0].LastError)
 	require.Positive(t, h.Tiers[0].SlotCount, "a failed refresh keeps the last list")
-	got, err := a.src.Slots(ctx, bookingsvc.SlotQuery{StartDate: e.day(1)})
+	got, err := a.src.Slots(ctx, booking.SlotQuery{StartDate: e.day(1)})
 	require.NoError(t, err)
 	require.True(t, got.Cache.Used, "the kept list is still answered")
 
@@ -144,7 +144,7 @@ func TestStaleTierAnswersAndRefreshesOnce(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			got, err := src.Slots(ctx, bookingsvc.SlotQuery{StartDate: e.day(1)})
+			got, err := src.Slots(ctx, booking.SlotQuery{StartDate: e.day(1)})
 			if err != nil || !got.Cache.Used || !got.Cache.Stale || len(got.Slots) == 0 {
 				t.Errorf("a stale tier must be answered: err %v, cache %+v, %d slots", err, got.Cache, len(got.Slots))
 			}
@@ -240,8 +240,8 @@ func TestGroupedDecision(t *testing.T) {
 	e := newEnv(t, cloud9sim.Config{})
 	a := e.instance(t, nil)
 	ctx := context.Background()
-	q := func(start, end string) bookingsvc.GroupQuery {
-		return bookingsvc.GroupQuery{SlotQuery: bookingsvc.SlotQuery{StartDate: start, EndDate: end}, NumberOfPatients: 2, TimeWindowMinutes: 40}
+	q := func(start, end string) booking.GroupQuery {
+		return booking.GroupQuery{SlotQuery: booking.SlotQuery{StartDate: start, EndDate: end}, NumberOfPatients: 2, TimeWindowMinutes: 40}
 	}
 	g, err := a.src.GroupedSlots(ctx, q(e.day(1), ""))
 	require.NoError(t, err)
@@ -265,7 +265,7 @@ func TestGroupedDecision(t *testing.T) {
 	}
 	require.Equal(t, contracts.NullString(slotcache.StatusFresh), g.CacheDecision.Tiers["1"].Status)
 
-	g, err = a.src.GroupedSlots(ctx, bookingsvc.GroupQuery{SlotQuery: bookingsvc.SlotQuery{StartDate: e.day(40), EndDate: e.day(45)},
+	g, err = a.src.GroupedSlots(ctx, booking.GroupQuery{SlotQuery: booking.SlotQuery{StartDate: e.day(40), EndDate: e.day(45)},
 		NumberOfPatients: 3, TimeWindowMinutes: 90})
 	require.NoError(t, err)
 	require.Equal(t, 2, *g.CacheDecision.UsedTier)
@@ -287,7 +287,7 @@ func TestBookedAndRestored(t *testing.T) {
 	t1, _, err := a.r.Tier(ctx, 1)
 	require.NoError(t, err)
 	s := t1.Slots[0]
-	ref := bookingsvc.SlotRef{StartTime: s.StartTime, ScheduleViewGUID: s.ScheduleViewGUID, ScheduleColumnGUID: s.ScheduleColumnGUID,
+	ref := booking.SlotRef{StartTime: s.StartTime, ScheduleViewGUID: s.ScheduleViewGUID, ScheduleColumnGUID: s.ScheduleColumnGUID,
 		AppointmentTypeGUID: s.AppointmentTypeGUID, Minutes: s.Minutes}
 	require.NoError(t, a.src.Booked(ctx, ref))
 	for n := 1; n <= 3; n++ {
@@ -382,7 +382,7 @@ func TestOldTierNotOfferedInOutage(t *testing.T) {
 	_, err := a.r.Refresh(ctx, nil)
 	require.NoError(t, err)
 	e.clock.Advance(6 * time.Minute)
-	q := bookingsvc.SlotQuery{StartDate: e.day(1)}
+	q := booking.SlotQuery{StartDate: e.day(1)}
 
 	e.sim.SetFaults(cloud9sim.Faults{ErrorRate: 1, Procedures: []string{cloud9.ProcGetOnlineReservations}})
 	before := e.reads()
@@ -391,7 +391,7 @@ func TestOldTierNotOfferedInOutage(t *testing.T) {
 	require.Empty(t, got.Slots)
 	require.False(t, got.Cache.Used)
 	require.Greater(t, e.reads(), before, "Cloud9 was asked")
-	g, err := a.src.GroupedSlots(ctx, bookingsvc.GroupQuery{SlotQuery: q, NumberOfPatients: 2, TimeWindowMinutes: 40})
+	g, err := a.src.GroupedSlots(ctx, booking.GroupQuery{SlotQuery: q, NumberOfPatients: 2, TimeWindowMinutes: 40})
 	require.Error(t, err)
 	require.EqualValues(t, slotcache.SkippedMaxStale, g.CacheDecision.Tiers["1"].Skipped)
 	require.EqualValues(t, "api_error", g.CacheDecision.FallbackReason)

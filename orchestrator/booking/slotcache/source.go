@@ -6,17 +6,17 @@ import (
 	"time"
 
 	"github.com/flowgate/flowgate/contracts"
+	"github.com/flowgate/flowgate/orchestrator/booking"
 	"github.com/flowgate/flowgate/orchestrator/booking/bookingdeps"
-	"github.com/flowgate/flowgate/orchestrator/booking/bookingsvc"
 	"github.com/flowgate/flowgate/orchestrator/slots"
 )
 
-// Source is bookingsvc.SlotSource on the tiers: a query a usable tier
+// Source is booking.SlotSource on the tiers: a query a usable tier
 // covers is answered from it; anything else from Fallback (Cloud9 through
 // the flat slot cache), firing a background refresh.
 type Source struct {
 	R        *Refresher
-	Fallback bookingsvc.SlotSource
+	Fallback booking.SlotSource
 	// Columns are the chairs offered (CLOUD9_SLOT_COLUMNS); empty: all.
 	Columns []string
 	// Days is a query's span without endDate (default 30, docs/reference/nodered-endpoints.md §1.4).
@@ -38,8 +38,8 @@ type Source struct {
 const SkippedMaxStale = "max_stale"
 
 var (
-	_ bookingsvc.SlotSource      = (*Source)(nil)
-	_ bookingsvc.SlotInvalidator = (*Source)(nil)
+	_ booking.SlotSource      = (*Source)(nil)
+	_ booking.SlotInvalidator = (*Source)(nil)
 )
 
 // Tier statuses (cache-health and _cacheDecision).
@@ -71,7 +71,7 @@ type query struct {
 	views    []string
 }
 
-func (s *Source) query(q bookingsvc.SlotQuery) (query, error) {
+func (s *Source) query(q booking.SlotQuery) (query, error) {
 	from, err := time.Parse("01/02/2006", q.StartDate)
 	if err != nil {
 		return query{}, contracts.Errorf(contracts.CodeInvalid, "startDate %q is not MM/DD/YYYY", q.StartDate)
@@ -136,7 +136,7 @@ func (s *Source) timeout() time.Duration {
 	if s.CacheTimeout > 0 {
 		return s.CacheTimeout
 	}
-	return bookingsvc.DefaultRedisTimeout
+	return booking.DefaultRedisTimeout
 }
 
 // pick looks at the tiers in order and returns the first usable one (its
@@ -196,11 +196,11 @@ func anyFold(list []string, v string) bool {
 	return false
 }
 
-// Slots implements bookingsvc.SlotSource.
-func (s *Source) Slots(ctx context.Context, q bookingsvc.SlotQuery) (bookingsvc.SlotSearch, error) {
+// Slots implements booking.SlotSource.
+func (s *Source) Slots(ctx context.Context, q booking.SlotQuery) (booking.SlotSearch, error) {
 	qq, err := s.query(q)
 	if err != nil {
-		return bookingsvc.SlotSearch{}, err
+		return booking.SlotSearch{}, err
 	}
 	looks, used := s.pick(ctx, qq, func(*look) bool { return true })
 	if used < 0 {
@@ -208,9 +208,9 @@ func (s *Source) Slots(ctx context.Context, q bookingsvc.SlotQuery) (bookingsvc.
 	}
 	l := looks[used]
 	list := s.offered(l.tier.Slots, qq)
-	return bookingsvc.SlotSearch{Slots: ApptSlots(list), Attempts: 0,
+	return booking.SlotSearch{Slots: ApptSlots(list), Attempts: 0,
 		SearchRange: contracts.SearchRange{StartDate: qq.from.Format("01/02/2006"), EndDate: qq.to.Format("01/02/2006")},
-		Cache: bookingsvc.SlotCacheCheck{Checked: true, Found: true, Used: true, Stale: l.check.Status != StatusFresh,
+		Cache: booking.SlotCacheCheck{Checked: true, Found: true, Used: true, Stale: l.check.Status != StatusFresh,
 			Slots: len(l.tier.Slots), Age: l.age}}, nil
 }
 

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flowgate/flowgate/contracts"
-	"github.com/flowgate/flowgate/orchestrator/booking/bookingsvc"
+	"github.com/flowgate/flowgate/orchestrator/booking"
 	"github.com/flowgate/flowgate/orchestrator/booking/slotcache"
 	"github.com/flowgate/flowgate/orchestrator/cloud9/cloud9sim"
 	"github.com/flowgate/flowgate/test/clocktest"
@@ -45,7 +45,7 @@ func TestTiersStartTomorrowInPracticeZone(t *testing.T) {
 
 	// getApptSlots for New York's tomorrow (its 30 days) is tier 1's.
 	reads := e.reads()
-	got, err := a.src.Slots(ctx, bookingsvc.SlotQuery{StartDate: "01/13/2026", EndDate: "02/12/2026"})
+	got, err := a.src.Slots(ctx, booking.SlotQuery{StartDate: "01/13/2026", EndDate: "02/12/2026"})
 	require.NoError(t, err)
 	require.True(t, got.Cache.Used)
 	require.Equal(t, reads, e.reads(), "answered from tier 1, not Cloud9")

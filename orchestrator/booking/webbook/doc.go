@@ -4,7 +4,7 @@
 //
 // Book adopts the web hold as the IVA reservation of the session
 // Session(holdId) — the same canonical slot key, never free in between
-// (reservation.Store.Adopt) — and runs bookingsvc.BookHeld for that
+// (reservation.Store.Adopt) — and runs booking.BookHeld for that
 // session: the Done mark and lease of the identity (patient, start,
 // column), the shared write limiter within the sync budget, the durable
 // queue after it, the reservation kept while queued and released on a

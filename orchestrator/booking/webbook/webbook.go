@@ -11,19 +11,19 @@ import (
 	"time"
 
 	"github.com/flowgate/flowgate/contracts"
-	"github.com/flowgate/flowgate/orchestrator/booking/bookingsvc"
+	"github.com/flowgate/flowgate/orchestrator/booking"
 	"github.com/flowgate/flowgate/orchestrator/booking/reservation"
 	"github.com/flowgate/flowgate/orchestrator/holds"
 	"github.com/flowgate/flowgate/orchestrator/slots"
 )
 
-// Core is the booking core's path for a held slot (*bookingsvc.Service).
+// Core is the booking core's path for a held slot (*booking.Service).
 type Core interface {
-	BookHeld(ctx context.Context, hb bookingsvc.HeldBooking) (bookingsvc.HeldOutcome, error)
+	BookHeld(ctx context.Context, hb booking.HeldBooking) (booking.HeldOutcome, error)
 }
 
 // Operations reads a queued booking's operation in queue-status' shape
-// (*bookingsvc.Worker).
+// (*booking.Worker).
 type Operations interface {
 	Operation(ctx context.Context, operationID string) (contracts.QueueOperation, bool, error)
 }
@@ -87,8 +87,8 @@ func Session(holdID string) string {
 // memo is what the adoption record keeps for a retried /book: the
 // patient and the Cloud9 slot as it was booked.
 type memo struct {
-	PatientGUID string                 `json:"patientGUID"`
-	Appointment bookingsvc.Appointment `json:"appointment"`
+	PatientGUID string              `json:"patientGUID"`
+	Appointment booking.Appointment `json:"appointment"`
 }
 
 // Book implements holds.Booker.
@@ -101,7 +101,7 @@ func (w *Booker) Book(ctx context.Context, b holds.ExternalBooking) (holds.Booke
 	if !found { // booked in Cloud9 behind flowgate's back since the hold
 		return holds.Booked{}, taken("Cloud9 no longer offers this slot", contracts.BookingErrSlotNotAvailable)
 	}
-	appt := bookingsvc.Appointment{PatientGUID: b.PatientGUID, StartTime: sl.StartTime, ScheduleViewGUID: sl.ScheduleViewGUID,
+	appt := booking.Appointment{PatientGUID: b.PatientGUID, StartTime: sl.StartTime, ScheduleViewGUID: sl.ScheduleViewGUID,
 		ScheduleColumnGUID: sl.ScheduleColumnGUID, AppointmentTypeGUID: firstNonEmpty(sl.AppointmentTypeGUID, h.AppointmentTypeID),
 		Minutes: int(sl.Length() / time.Minute)}
 	m, err := json.Marshal(memo{PatientGUID: b.PatientGUID, Appointment: appt})
@@ -146,8 +146,8 @@ func (w *Booker) Resume(ctx context.Context, b holds.ExternalBooking) (holds.Boo
 
 // run is BookHeld for the web hold h, handed over to session, answered for
 // the web face.
-func (w *Booker) run(ctx context.Context, h holds.Hold, session string, appt bookingsvc.Appointment) (holds.Booked, error) {
-	o, err := w.cfg.Core.BookHeld(ctx, bookingsvc.HeldBooking{Appointment: appt, SessionID: session})
+func (w *Booker) run(ctx context.Context, h holds.Hold, session string, appt booking.Appointment) (holds.Booked, error) {
+	o, err := w.cfg.Core.BookHeld(ctx, booking.HeldBooking{Appointment: appt, SessionID: session})
 	if err != nil {
 		return holds.Booked{}, err
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flowgate/flowgate/contracts"
-	"github.com/flowgate/flowgate/orchestrator/booking/bookingsvc"
+	"github.com/flowgate/flowgate/orchestrator/booking"
 	"github.com/flowgate/flowgate/orchestrator/booking/reservation"
 	"github.com/flowgate/flowgate/orchestrator/booking/webbook"
 	"github.com/flowgate/flowgate/orchestrator/holds"
@@ -32,13 +32,13 @@ var slot9 = time.Date(2026, 3, 16, 14, 0, 0, 0, time.UTC)
 type fakes struct {
 	open     bool
 	adoptErr error
-	outcome  bookingsvc.HeldOutcome
+	outcome  booking.HeldOutcome
 	op       *contracts.QueueOperation
 	adopted  *holds.Adoption
 
 	adopts []reservation.WebHold
 	slots  []slots.Slot
-	held   []bookingsvc.HeldBooking
+	held   []booking.HeldBooking
 }
 
 func (f *fakes) OpenSlot(_ context.Context, typeID, column string, start time.Time) (slots.Slot, bool, error) {
@@ -64,7 +64,7 @@ func (f *fakes) Adopted(_ context.Context, clientID, holdID string) (holds.Adopt
 	return *f.adopted, true, nil
 }
 
-func (f *fakes) BookHeld(_ context.Context, hb bookingsvc.HeldBooking) (bookingsvc.HeldOutcome, error) {
+func (f *fakes) BookHeld(_ context.Context, hb booking.HeldBooking) (booking.HeldOutcome, error) {
 	f.held = append(f.held, hb)
 	return f.outcome, nil
 }
@@ -113,7 +113,7 @@ func TestSessionIsOneWay(t *testing.T) {
 // the patient and the slot for a retry, and runs BookHeld: made, the
 // Cloud9 appointment; queued, the operation and where to follow it.
 func TestBookAdoptsThenRunsTheCore(t *testing.T) {
-	f := &fakes{open: true, outcome: bookingsvc.HeldOutcome{AppointmentGUID: "c9-appt"}}
+	f := &fakes{open: true, outcome: booking.HeldOutcome{AppointmentGUID: "c9-appt"}}
 	h := webHold()
 	out, err := f.booker(t, true).Book(context.Background(), external(h, patient))
 	require.NoError(t, err)
@@ -122,18 +122,18 @@ func TestBookAdoptsThenRunsTheCore(t *testing.T) {
 	require.Len(t, f.adopts, 1)
 	require.Equal(t, h.ClientID, f.adopts[0].ClientID)
 	require.Equal(t, holds.DefaultAdoptionKeep, f.adopts[0].Keep)
-	appt := bookingsvc.Appointment{PatientGUID: patient, StartTime: "03/16/2026 9:00:00 AM", ScheduleViewGUID: viewGUID,
+	appt := booking.Appointment{PatientGUID: patient, StartTime: "03/16/2026 9:00:00 AM", ScheduleViewGUID: viewGUID,
 		ScheduleColumnGUID: columnGUID, AppointmentTypeGUID: typeGUID, Minutes: 45}
-	require.Equal(t, []bookingsvc.HeldBooking{{Appointment: appt, SessionID: webbook.Session(h.HoldID)}}, f.held)
+	require.Equal(t, []booking.HeldBooking{{Appointment: appt, SessionID: webbook.Session(h.HoldID)}}, f.held)
 	var m struct {
-		PatientGUID string                 `json:"patientGUID"`
-		Appointment bookingsvc.Appointment `json:"appointment"`
+		PatientGUID string              `json:"patientGUID"`
+		Appointment booking.Appointment `json:"appointment"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(f.adopts[0].Memo), &m))
 	require.Equal(t, patient, m.PatientGUID)
 	require.Equal(t, appt, m.Appointment)
 
-	f.outcome = bookingsvc.HeldOutcome{OperationID: "op 1"}
+	f.outcome = booking.HeldOutcome{OperationID: "op 1"}
 	out, err = f.booker(t, false).Book(context.Background(), external(h, patient))
 	require.NoError(t, err)
 	require.True(t, out.Queued())
@@ -171,11 +171,11 @@ func TestBookRefusesATakenSlot(t *testing.T) {
 // booker's memo) is not found; another patient is 409 without running it.
 func TestResumeRunsTheSameBooking(t *testing.T) {
 	h := webHold()
-	appt := bookingsvc.Appointment{PatientGUID: patient, StartTime: "03/16/2026 9:00:00 AM", ScheduleViewGUID: viewGUID,
+	appt := booking.Appointment{PatientGUID: patient, StartTime: "03/16/2026 9:00:00 AM", ScheduleViewGUID: viewGUID,
 		ScheduleColumnGUID: columnGUID, AppointmentTypeGUID: typeGUID, Minutes: 45}
 	memo, err := json.Marshal(map[string]any{"patientGUID": patient, "appointment": appt})
 	require.NoError(t, err)
-	f := &fakes{outcome: bookingsvc.HeldOutcome{AppointmentGUID: "c9-appt"}}
+	f := &fakes{outcome: booking.HeldOutcome{AppointmentGUID: "c9-appt"}}
 	retry := external(holds.Hold{HoldID: h.HoldID, ClientID: h.ClientID}, patient)
 	_, found, err := f.booker(t, true).Resume(context.Background(), retry)
 	require.NoError(t, err)
@@ -207,7 +207,7 @@ func TestResumeRunsTheSameBooking(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, found)
 	require.Equal(t, holds.Booked{Hold: h, Cloud9AppointmentGUID: "c9-appt"}, out, "the slot as the hold was taken over")
-	require.Equal(t, []bookingsvc.HeldBooking{{Appointment: appt, SessionID: "web-session-1"}}, f.held)
+	require.Equal(t, []booking.HeldBooking{{Appointment: appt, SessionID: "web-session-1"}}, f.held)
 
 	f.adopted.Hold.ClientID, f.held = "", nil
 	_, _, err = f.booker(t, true).Resume(context.Background(), retry)

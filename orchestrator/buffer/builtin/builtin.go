@@ -18,7 +18,7 @@ import (
 
 	"github.com/flowgate/flowgate/contracts"
 	"github.com/flowgate/flowgate/orchestrator/buffer"
-	"github.com/flowgate/flowgate/webhooks/hmacsig"
+	"github.com/flowgate/flowgate/orchestrator/hmacsig"
 )
 
 // Handler types.

@@ -22,9 +22,9 @@ import (
 	"github.com/flowgate/flowgate/orchestrator/buffer"
 	"github.com/flowgate/flowgate/orchestrator/buffer/bufferhttp"
 	"github.com/flowgate/flowgate/orchestrator/buffer/builtin"
+	"github.com/flowgate/flowgate/orchestrator/hmacsig"
 	"github.com/flowgate/flowgate/orchestrator/web/sse"
 	"github.com/flowgate/flowgate/test/redistest"
-	"github.com/flowgate/flowgate/webhooks/hmacsig"
 )
 
 var secret = []byte("0123456789abcdef0123456789abcdef")

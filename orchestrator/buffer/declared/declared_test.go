@@ -22,8 +22,8 @@ import (
 	"github.com/flowgate/flowgate/contracts"
 	"github.com/flowgate/flowgate/orchestrator/buffer"
 	"github.com/flowgate/flowgate/orchestrator/buffer/declared"
+	"github.com/flowgate/flowgate/orchestrator/hmacsig"
 	"github.com/flowgate/flowgate/test/redistest"
-	"github.com/flowgate/flowgate/webhooks/hmacsig"
 )
 
 // hit is one request the target saw.

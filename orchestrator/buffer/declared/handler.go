@@ -18,9 +18,9 @@ import (
 	"github.com/hibiken/asynq"
 
 	"github.com/flowgate/flowgate/contracts"
-	"github.com/flowgate/flowgate/orchestrator"
+	"github.com/flowgate/flowgate/orchestrator/asynqrt"
 	"github.com/flowgate/flowgate/orchestrator/buffer"
-	"github.com/flowgate/flowgate/webhooks/hmacsig"
+	"github.com/flowgate/flowgate/orchestrator/hmacsig"
 )
 
 // Bounds of what a target's answer may be.
@@ -131,7 +131,7 @@ func (s *Set) absent(typ string) error {
 	if gone := s.now().Sub(at); gone < grace {
 		// Checked again every tenth of the grace (50 ms..5 s): a type
 		// declared again resumes within that.
-		return orchestrator.Defer(min(max(grace/10, 50*time.Millisecond), 5*time.Second), CodeHandlerRemoved)
+		return asynqrt.Defer(min(max(grace/10, 50*time.Millisecond), 5*time.Second), CodeHandlerRemoved)
 	}
 	return &buffer.CodedError{Code: string(contracts.CodeHandlerNotFound),
 		Err: fmt.Errorf("%w: removed %s ago, past the grace of %s (BUFFER_REMOVED_TYPE_GRACE)", ErrRemoved, s.now().Sub(at).Round(time.Millisecond), grace)}
@@ -198,7 +198,7 @@ func (h *Handler) Circuit() buffer.CircuitConfig {
 	return buffer.CircuitConfig{}
 }
 
-// RetryDelay implements orchestrator.RetryPolicy: a 429's Retry-After, else
+// RetryDelay implements asynqrt.RetryPolicy: a 429's Retry-After, else
 // the type's backoff. Asynq keeps a retry's time in whole seconds (the
 // fraction is dropped), so Retry-After gets one more second: the retry
 // never comes before the receiver asked.

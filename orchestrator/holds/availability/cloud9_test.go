@@ -31,11 +31,11 @@ func TestCloud9Source(t *testing.T) {
 	}
 	t.Cleanup(client.Close)
 	rdb := newDB(t)
-	cache, err := slots.NewCache(rdb, slots.CacheConfig{Prefix: "c9test"})
+	cache, err := slots.NewCache(rdb, slots.CacheConfig{KeyPrefix: "c9test"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	store, err := NewStore(rdb, StoreConfig{Prefix: "c9test:"})
+	store, err := NewStore(rdb, StoreConfig{KeyPrefix: "c9test:"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +121,7 @@ func TestCloud9BookedSlotIsTaken(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(client.Close)
-	store, err := NewStore(newDB(t), StoreConfig{Prefix: "c9taken:"})
+	store, err := NewStore(newDB(t), StoreConfig{KeyPrefix: "c9taken:"})
 	if err != nil {
 		t.Fatal(err)
 	}

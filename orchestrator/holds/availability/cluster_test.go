@@ -16,7 +16,7 @@ import (
 func TestOnRedisCluster(t *testing.T) {
 	c := rediscluster.Start(t)
 	clock := clocktest.New(monday0800)
-	store, err := NewStore(c.Client(), StoreConfig{Prefix: "cl:", Now: clock.Now})
+	store, err := NewStore(c.Client(), StoreConfig{KeyPrefix: "cl:", Now: clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,7 +37,7 @@ func setup(t testing.TB, rdb *redis.Client) *bundle {
 	b := &bundle{rdb: rdb, clock: clocktest.New(monday0800)}
 	b.prefix = "t" + strings.ReplaceAll(t.Name(), "/", "_") + itoa64(prefixSeq.Add(1)) + ":"
 	var err error
-	b.store, err = NewStore(rdb, StoreConfig{Prefix: b.prefix, Now: b.clock.Now})
+	b.store, err = NewStore(rdb, StoreConfig{KeyPrefix: b.prefix, Now: b.clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,7 +37,7 @@ func TestScheduleRestoredOnceAfterRedisLostIt(t *testing.T) {
 
 	logs := &logtest.Buffer{}
 	instance := func() *Catalog {
-		store, err := NewStore(b.rdb, StoreConfig{Prefix: b.prefix, Now: b.clock.Now})
+		store, err := NewStore(b.rdb, StoreConfig{KeyPrefix: b.prefix, Now: b.clock.Now})
 		if err != nil {
 			t.Fatal(err)
 		}

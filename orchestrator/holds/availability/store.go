@@ -29,7 +29,7 @@ const (
 
 // StoreConfig configures a Store. Zero values take the defaults.
 type StoreConfig struct {
-	Prefix    string        // before every key (tests); no braces. Default "".
+	KeyPrefix string        // before every key (tests); no braces. Default "".
 	CacheTTL  time.Duration // of cached timeslots. Default DefaultCacheTTL.
 	Retention time.Duration // of ended appointments. Default DefaultRetention.
 	Now       func() time.Time
@@ -44,8 +44,8 @@ func (c StoreConfig) withDefaults() StoreConfig {
 
 func (c StoreConfig) validate() error {
 	switch {
-	case strings.ContainsAny(c.Prefix, "{}"):
-		return fmt.Errorf("availability: Prefix %q must not contain braces", c.Prefix)
+	case strings.ContainsAny(c.KeyPrefix, "{}"):
+		return fmt.Errorf("availability: KeyPrefix %q must not contain braces", c.KeyPrefix)
 	case c.CacheTTL < time.Millisecond:
 		return fmt.Errorf("availability: CacheTTL %s must be at least 1ms", c.CacheTTL)
 	case c.Retention < time.Hour:
@@ -95,7 +95,7 @@ func NewStore(rdb redis.UniversalClient, cfg StoreConfig) (*Store, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	return &Store{rdb: rdb, cfg: cfg, keys: newKeys(cfg.Prefix)}, nil
+	return &Store{rdb: rdb, cfg: cfg, keys: newKeys(cfg.KeyPrefix)}, nil
 }
 
 // CacheTTL is the configured timeslot cache TTL.

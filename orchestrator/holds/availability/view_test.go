@@ -45,7 +45,7 @@ func TestSnapshotsShareTheDecodedScheduleUntilItChanges(t *testing.T) {
 	}
 
 	// Another instance (its own Store and Catalog on the same keys) changes it.
-	other, err := NewStore(b.rdb, StoreConfig{Prefix: b.prefix, Now: b.clock.Now})
+	other, err := NewStore(b.rdb, StoreConfig{KeyPrefix: b.prefix, Now: b.clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,7 +208,7 @@ func (s *slowCloud9) GetOnlineReservations(ctx context.Context, _ cloud9.Reserva
 // cached.
 func TestCloud9SlotsReadCloud9OnceForCallersThatMissTogether(t *testing.T) {
 	rdb := newDB(t)
-	cache, err := slots.NewCache(rdb, slots.CacheConfig{Prefix: "herd" + itoa64(prefixSeq.Add(1))})
+	cache, err := slots.NewCache(rdb, slots.CacheConfig{KeyPrefix: "herd" + itoa64(prefixSeq.Add(1))})
 	if err != nil {
 		t.Fatal(err)
 	}

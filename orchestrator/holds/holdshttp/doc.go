@@ -42,7 +42,7 @@
 // An appointment type whose catalogue says External (the Cloud9 source:
 // Cloud9 is the practice's system of record) is booked there, through the
 // booking core of the IVA's createAppt (Config.Booker; package webbook's
-// booker over bookingsvc.BookHeld in the sidecar), not recorded in the
+// booker over booking.BookHeld in the sidecar), not recorded in the
 // Catalog. The rules are holds.Booking's (BookExternal); /book decodes,
 // calls it and encodes its answer:
 //

@@ -72,7 +72,7 @@ func setupOn(t *testing.T, rdb redis.UniversalClient, mod ...func(*holds.Config)
 	b.logs = &logtest.Buffer{}
 	logger := slog.New(slog.NewTextHandler(b.logs, nil))
 	holdSeq := atomic.Int64{}
-	cfg := holds.Config{Prefix: b.p, Now: b.clock.Now, Logger: logger,
+	cfg := holds.Config{KeyPrefix: b.p, Now: b.clock.Now, Logger: logger,
 		NewID: func() string { return fmt.Sprintf("hold-%d", holdSeq.Add(1)) }}
 	for _, m := range mod {
 		m(&cfg)

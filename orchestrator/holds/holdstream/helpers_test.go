@@ -89,7 +89,7 @@ func (e *env) instance(t *testing.T, tweak func(*holdstream.Config)) *instance {
 	t.Helper()
 	reg := prometheus.NewRegistry()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	cfg := holdstream.Config{Redis: e.db.Client, Source: e.engine, Prefix: e.prefix, Ping: 100 * time.Millisecond,
+	cfg := holdstream.Config{Redis: e.db.Client, Source: e.engine, KeyPrefix: e.prefix, Ping: 100 * time.Millisecond,
 		Logger: log, Registerer: reg}
 	if tweak != nil {
 		tweak(&cfg)

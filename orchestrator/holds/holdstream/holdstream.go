@@ -90,9 +90,9 @@ type Config struct {
 	Redis  redis.UniversalClient // required
 	Source Source                // required: the snapshot
 	// Channel names an appointment type's event channel; default
-	// Prefix + "holds:events:" + id (the engine's EventChannel).
-	Channel func(appointmentTypeID string) string
-	Prefix  string // in front of the hub's own keys and channels (tests)
+	// KeyPrefix + "holds:events:" + id (the engine's EventChannel).
+	Channel   func(appointmentTypeID string) string
+	KeyPrefix string // in front of the hub's own keys and channels (tests)
 
 	Ping         time.Duration // ping event interval
 	Retry        time.Duration // "retry:" hint
@@ -127,7 +127,7 @@ func (c *Config) defaults() error {
 	if c.Redis == nil || c.Source == nil {
 		return errors.New("holdstream: Redis and Source are required")
 	}
-	prefix := c.Prefix
+	prefix := c.KeyPrefix
 	c.Channel = valutil.FuncOrDefault(c.Channel, func(id string) string { return eventChannel(prefix, id) })
 	c.Ping = valutil.ValOrDefault(c.Ping, DefaultPing)
 	c.Retry = valutil.ValOrDefault(c.Retry, DefaultRetry)
@@ -229,7 +229,7 @@ func New(cfg Config) (*Hub, error) {
 // Start subscribes to the control channel (stream replacement and
 // cancellation across instances) and starts the memory monitor.
 func (h *Hub) Start(ctx context.Context) error {
-	ps := h.cfg.Redis.Subscribe(ctx, controlChannel(h.cfg.Prefix))
+	ps := h.cfg.Redis.Subscribe(ctx, controlChannel(h.cfg.KeyPrefix))
 	if _, err := ps.Receive(ctx); err != nil {
 		_ = ps.Close()
 		return fmt.Errorf("holdstream: subscribe control channel: %w", err)

@@ -3,7 +3,7 @@ package holdstream
 import "github.com/flowgate/flowgate/orchestrator/keyspace"
 
 // RedisKeys are the hub's key and channel with the production prefix
-// (Config.Prefix, empty): its part of docs/keyspace.md, which is made from
+// (Config.KeyPrefix, empty): its part of docs/keyspace.md, which is made from
 // them. It reads the engine's hold events too (holds.RedisKeys). The
 // counter key carries the clientId as its hash tag, so the open script
 // touches one slot (Cluster-safe).

@@ -61,8 +61,8 @@ func (h *Hub) open(ctx context.Context, clientID, typeID string, lease time.Dura
 		return nil, errClosed
 	}
 	ttl := (h.cfg.MaxLease + time.Minute).Milliseconds()
-	seq, err := openScript.Run(ctx, h.cfg.Redis, []string{seqKey(h.cfg.Prefix, clientID)},
-		ttl, controlChannel(h.cfg.Prefix), clientID, s.id).Int64()
+	seq, err := openScript.Run(ctx, h.cfg.Redis, []string{seqKey(h.cfg.KeyPrefix, clientID)},
+		ttl, controlChannel(h.cfg.KeyPrefix), clientID, s.id).Int64()
 	if err != nil {
 		return nil, fmt.Errorf("holdstream open: %w", err)
 	}
@@ -74,7 +74,7 @@ func (h *Hub) open(ctx context.Context, clientID, typeID string, lease time.Dura
 	// A newer stream whose control message arrived before s was registered
 	// has already counted past s: s is the older one. (One opened after
 	// this read announces itself after s was registered and ends it then.)
-	if cur, err := h.cfg.Redis.Get(ctx, seqKey(h.cfg.Prefix, clientID)).Int64(); err == nil && cur > seq {
+	if cur, err := h.cfg.Redis.Get(ctx, seqKey(h.cfg.KeyPrefix, clientID)).Int64(); err == nil && cur > seq {
 		h.end(s, ReasonReplaced)
 	}
 	return s, nil
@@ -159,7 +159,7 @@ func (h *Hub) controlLoop(ch <-chan *redis.Message) {
 // "client-cancel"; any other stream is left alone.
 func (h *Hub) Cancel(ctx context.Context, clientID, token string) error {
 	b, _ := json.Marshal(controlMsg{Op: "cancel", ClientID: clientID, Token: token})
-	if err := h.cfg.Redis.Publish(ctx, controlChannel(h.cfg.Prefix), b).Err(); err != nil {
+	if err := h.cfg.Redis.Publish(ctx, controlChannel(h.cfg.KeyPrefix), b).Err(); err != nil {
 		return fmt.Errorf("holdstream cancel: %w", err)
 	}
 	return nil

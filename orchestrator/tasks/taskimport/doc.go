@@ -1,6 +1,6 @@
 // Package taskimport is `flowgate import-queue`: it reads the tasks of the
 // old queue API that the n8n workflow managed (docs/import-queue.md: GET /queue, signed
-// with X-Timestamp and X-Signature as package webhooks/hmacsig computes
+// with X-Timestamp and X-Signature as package orchestrator/hmacsig computes
 // them) and brings them into the task ledger through tasks.Importer.
 //
 // Statuses are read one after the other (PENDING, PROCESSING, ERROR, and

@@ -125,7 +125,7 @@ func TestImportUncertainBatchSaysUpTo(t *testing.T) {
 	hook := &loseAnswer{}
 	hook.n.Store(2)
 	db.Client.AddHook(hook)
-	l, err := tasks.New(db.Client, tasks.Config{Prefix: "test"})
+	l, err := tasks.New(db.Client, tasks.Config{KeyPrefix: "test"})
 	require.NoError(t, err)
 	e.l = l
 	var nums []int

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/flowgate/flowgate/contracts"
+	"github.com/flowgate/flowgate/orchestrator/hmacsig"
 	"github.com/flowgate/flowgate/orchestrator/tasks"
-	"github.com/flowgate/flowgate/webhooks/hmacsig"
 )
 
 // Options configure one import run.

@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/flowgate/flowgate/contracts"
+	"github.com/flowgate/flowgate/orchestrator/hmacsig"
 	"github.com/flowgate/flowgate/orchestrator/tasks"
-	"github.com/flowgate/flowgate/webhooks/hmacsig"
 )
 
 // maxPageBytes bounds one page's body: a page whose Content-Length says

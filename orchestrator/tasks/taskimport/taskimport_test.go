@@ -74,7 +74,7 @@ type env struct {
 func setup(t *testing.T) *env {
 	t.Helper()
 	db := redistest.New(t)
-	l, err := tasks.New(db.Client, tasks.Config{Prefix: "test"})
+	l, err := tasks.New(db.Client, tasks.Config{KeyPrefix: "test"})
 	require.NoError(t, err)
 	srv := oldqueuetest.New(t, secret)
 	fill(t, srv)

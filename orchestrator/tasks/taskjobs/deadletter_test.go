@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flowgate/flowgate/contracts"
-	"github.com/flowgate/flowgate/orchestrator"
+	"github.com/flowgate/flowgate/orchestrator/asynqrt"
 	"github.com/flowgate/flowgate/orchestrator/dlq"
 	"github.com/flowgate/flowgate/orchestrator/tasks"
 	"github.com/flowgate/flowgate/orchestrator/tasks/taskjobs"
@@ -27,7 +27,7 @@ func (b *bundle) deadLetter(t *testing.T) contracts.Task {
 
 func (b *bundle) requireArchived(t *testing.T, id string) *asynq.TaskInfo {
 	t.Helper()
-	info, err := b.rt.Inspector.GetTaskInfo(orchestrator.QueueLow, id)
+	info, err := b.rt.Inspector.GetTaskInfo(asynqrt.QueueLow, id)
 	require.NoError(t, err)
 	require.Equal(t, asynq.TaskStateArchived, info.State)
 	require.Equal(t, taskjobs.TypeReplay, info.Type)
@@ -36,9 +36,9 @@ func (b *bundle) requireArchived(t *testing.T, id string) *asynq.TaskInfo {
 
 func (b *bundle) requireGone(t *testing.T, id string) {
 	t.Helper()
-	_, err := b.rt.Inspector.GetTaskInfo(orchestrator.QueueLow, id)
+	_, err := b.rt.Inspector.GetTaskInfo(asynqrt.QueueLow, id)
 	require.ErrorIs(t, err, asynq.ErrTaskNotFound)
-	has, err := b.rt.DLQ.Has(b.ctx, orchestrator.QueueLow, id)
+	has, err := b.rt.DLQ.Has(b.ctx, asynqrt.QueueLow, id)
 	require.NoError(t, err)
 	require.False(t, has, "durable record of %s", id)
 }
@@ -64,7 +64,7 @@ func TestDeadLetterIsArchivedAndRunFromAsynqmon(t *testing.T) {
 	require.Equal(t, dead.EncounterID, p["encounter_id"])
 	require.Equal(t, contracts.DLQErrorMessage, p["error_message"])
 
-	rec, ok, err := b.rt.DLQ.Get(b.ctx, orchestrator.QueueLow, fu.TaskID)
+	rec, ok, err := b.rt.DLQ.Get(b.ctx, asynqrt.QueueLow, fu.TaskID)
 	require.NoError(t, err)
 	require.True(t, ok, "durable record")
 	require.Equal(t, dlq.SourceTasks, rec.Source)
@@ -75,21 +75,21 @@ func TestDeadLetterIsArchivedAndRunFromAsynqmon(t *testing.T) {
 	again, err := b.d.AfterFail(b.ctx, taskFail(dead))
 	require.NoError(t, err)
 	require.Equal(t, fu, again)
-	archived, err := b.rt.Inspector.ListArchivedTasks(orchestrator.QueueLow)
+	archived, err := b.rt.Inspector.ListArchivedTasks(asynqrt.QueueLow)
 	require.NoError(t, err)
 	require.Len(t, archived, 1)
 	require.Equal(t, 1.0, metric(t, b.reg, "flowgate_tasks_dead_lettered_total", "via", "fail"))
 	require.Equal(t, 1.0, metric(t, b.reg, "flowgate_dlq_recorded_total", "queue", "low", "source", "tasks"))
 
 	require.NoError(t, b.rt.Start())
-	require.NoError(t, b.rt.Inspector.RunTask(orchestrator.QueueLow, fu.TaskID)) // Asynqmon's "Run"
+	require.NoError(t, b.rt.Inspector.RunTask(asynqrt.QueueLow, fu.TaskID)) // Asynqmon's "Run"
 	waitFor(t, asynqWait, "the replay", func() bool { return b.get(t, dead.QueueID).Status == contracts.StatusPending })
 	got := b.get(t, dead.QueueID)
 	require.Equal(t, 0, got.Attempts)
 	require.Equal(t, contracts.PriorityHigh, got.Priority)
 	require.False(t, got.InDLQ())
 	waitFor(t, 5*time.Second, "the replay task to finish", func() bool {
-		_, err := b.rt.Inspector.GetTaskInfo(orchestrator.QueueLow, fu.TaskID)
+		_, err := b.rt.Inspector.GetTaskInfo(asynqrt.QueueLow, fu.TaskID)
 		return errors.Is(err, asynq.ErrTaskNotFound)
 	})
 	b.requireGone(t, fu.TaskID)
@@ -147,15 +147,15 @@ func TestRefusedReplayGoesBackToTheArchive(t *testing.T) {
 	_, err = b.l.Create(b.ctx, contracts.CreateTaskRequest{EncounterID: dead.EncounterID, Payload: json.RawMessage(`{"visit":2}`)})
 	require.NoError(t, err)
 
-	require.NoError(t, b.rt.Inspector.RunTask(orchestrator.QueueLow, fu.TaskID))
+	require.NoError(t, b.rt.Inspector.RunTask(asynqrt.QueueLow, fu.TaskID))
 	waitFor(t, asynqWait, "the refused replay to be archived again", func() bool {
-		info, err := b.rt.Inspector.GetTaskInfo(orchestrator.QueueLow, fu.TaskID)
+		info, err := b.rt.Inspector.GetTaskInfo(asynqrt.QueueLow, fu.TaskID)
 		return err == nil && info.State == asynq.TaskStateArchived && info.LastErr != ""
 	})
 	info := b.requireArchived(t, fu.TaskID)
 	require.Contains(t, info.LastErr, "another task of the same encounter is open")
 	require.True(t, b.get(t, dead.QueueID).InDLQ())
-	has, err := b.rt.DLQ.Has(b.ctx, orchestrator.QueueLow, fu.TaskID)
+	has, err := b.rt.DLQ.Has(b.ctx, asynqrt.QueueLow, fu.TaskID)
 	require.NoError(t, err)
 	require.True(t, has)
 }
@@ -177,11 +177,11 @@ func TestDLQRepairArchivesWhatWasMissed(t *testing.T) {
 	half := b.deadLetter(t)
 	// A crash between enqueue and archive leaves the replay task scheduled.
 	_, err = b.rt.Client.Enqueue(asynq.NewTask(taskjobs.TypeReplay, []byte(`{"queue_id":"`+half.QueueID+`"}`)),
-		asynq.TaskID(taskjobs.DeadLetterTaskID(half)), asynq.Queue(orchestrator.QueueLow), asynq.ProcessIn(time.Hour))
+		asynq.TaskID(taskjobs.DeadLetterTaskID(half)), asynq.Queue(asynqrt.QueueLow), asynq.ProcessIn(time.Hour))
 	require.NoError(t, err)
 
 	require.NoError(t, job.Job.Run(b.ctx))
-	archived, err := b.rt.Inspector.ListArchivedTasks(orchestrator.QueueLow)
+	archived, err := b.rt.Inspector.ListArchivedTasks(asynqrt.QueueLow)
 	require.NoError(t, err)
 	require.Empty(t, archived, "dead letters younger than the grace are left to AfterFail")
 
@@ -191,14 +191,14 @@ func TestDLQRepairArchivesWhatWasMissed(t *testing.T) {
 	}
 	for _, d := range []contracts.Task{missed, byHand, half} {
 		b.requireArchived(t, taskjobs.DeadLetterTaskID(d))
-		has, err := b.rt.DLQ.Has(b.ctx, orchestrator.QueueLow, taskjobs.DeadLetterTaskID(d))
+		has, err := b.rt.DLQ.Has(b.ctx, asynqrt.QueueLow, taskjobs.DeadLetterTaskID(d))
 		require.NoError(t, err)
 		require.True(t, has, "record of %s", d.QueueID)
 	}
 	require.Equal(t, taskjobs.DeadLetterTaskID(byHand), "dlq:"+byHand.QueueID+":0", "never claimed")
-	_, err = b.rt.Inspector.GetTaskInfo(orchestrator.QueueLow, taskjobs.DeadLetterTaskID(old))
+	_, err = b.rt.Inspector.GetTaskInfo(asynqrt.QueueLow, taskjobs.DeadLetterTaskID(old))
 	require.ErrorIs(t, err, asynq.ErrTaskNotFound, "older than the window")
-	archived, err = b.rt.Inspector.ListArchivedTasks(orchestrator.QueueLow)
+	archived, err = b.rt.Inspector.ListArchivedTasks(asynqrt.QueueLow)
 	require.NoError(t, err)
 	require.Len(t, archived, 3, "the second run adds nothing")
 	require.Equal(t, 2.0, metric(t, b.reg, "flowgate_tasks_dead_lettered_total", "via", "repair"),

@@ -13,7 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/flowgate/flowgate/contracts"
-	"github.com/flowgate/flowgate/orchestrator"
+	"github.com/flowgate/flowgate/orchestrator/asynqrt"
 	"github.com/flowgate/flowgate/orchestrator/tasks"
 	"github.com/flowgate/flowgate/orchestrator/valutil"
 )
@@ -22,16 +22,16 @@ import (
 // values of the rest take the defaults.
 type Config struct {
 	Ledger  *tasks.Ledger
-	Runtime *orchestrator.Runtime
+	Runtime *asynqrt.Runtime
 	// Backoff gives the delay of the requeue after the nth failed attempt as
 	// Backoff.RetryDelay(n−1, …), and the delay of the follow-up tasks' own
-	// retries when Redis fails them. Default orchestrator.Exponential{10s,
+	// retries when Redis fails them. Default asynqrt.Exponential{10s,
 	// 5m}: 10 s·2^(attempts−1), at most 5 min.
-	Backoff orchestrator.RetryPolicy
-	// Queue is the Asynq queue of requeue tasks. Default orchestrator.QueueHigh.
+	Backoff asynqrt.RetryPolicy
+	// Queue is the Asynq queue of requeue tasks. Default asynqrt.QueueHigh.
 	Queue string
 	// ReplayQueue is the Asynq queue whose archive holds the dead letters'
-	// replay tasks (and where a replay runs). Default orchestrator.QueueLow,
+	// replay tasks (and where a replay runs). Default asynqrt.QueueLow,
 	// the queue of replays.
 	ReplayQueue string
 	// Retention keeps a completed requeue task visible in Asynqmon. Default
@@ -47,9 +47,9 @@ type Config struct {
 }
 
 func (c Config) withDefaults() Config {
-	c.Backoff = valutil.ValOrDefault[orchestrator.RetryPolicy](c.Backoff, orchestrator.Exponential{Base: DefaultRequeueBackoffBase, Max: DefaultRequeueBackoffMax})
-	c.Queue = valutil.ValOrDefault(c.Queue, orchestrator.QueueHigh)
-	c.ReplayQueue = valutil.ValOrDefault(c.ReplayQueue, orchestrator.QueueLow)
+	c.Backoff = valutil.ValOrDefault[asynqrt.RetryPolicy](c.Backoff, asynqrt.Exponential{Base: DefaultRequeueBackoffBase, Max: DefaultRequeueBackoffMax})
+	c.Queue = valutil.ValOrDefault(c.Queue, asynqrt.QueueHigh)
+	c.ReplayQueue = valutil.ValOrDefault(c.ReplayQueue, asynqrt.QueueLow)
 	// 0 is the default; a negative Retention keeps nothing.
 	c.Retention = max(valutil.ValOrDefault(c.Retention, 24*time.Hour), 0)
 	c.Logger = valutil.ValOrDefault(c.Logger, slog.Default())

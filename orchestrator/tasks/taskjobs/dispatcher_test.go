@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flowgate/flowgate/contracts"
-	"github.com/flowgate/flowgate/orchestrator"
+	"github.com/flowgate/flowgate/orchestrator/asynqrt"
 	"github.com/flowgate/flowgate/orchestrator/tasks"
 	"github.com/flowgate/flowgate/orchestrator/tasks/taskjobs"
 )
@@ -27,7 +27,7 @@ func offline(t *testing.T, mod ...func(*taskjobs.Config)) (*taskjobs.Dispatcher,
 	t.Cleanup(func() { _ = rdb.Close() })
 	l, err := tasks.New(rdb, tasks.Config{})
 	require.NoError(t, err)
-	rt, err := orchestrator.New(orchestrator.Config{ConnOpt: asynq.RedisClientOpt{Addr: "127.0.0.1:1"}, Redis: rdb,
+	rt, err := asynqrt.New(asynqrt.Config{ConnOpt: asynq.RedisClientOpt{Addr: "127.0.0.1:1"}, Redis: rdb,
 		Logger: discard(), Registerer: prometheus.NewRegistry()})
 	require.NoError(t, err)
 	cfg := taskjobs.Config{Ledger: l, Runtime: rt, Logger: discard()}

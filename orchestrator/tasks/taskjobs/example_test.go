@@ -13,7 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/flowgate/flowgate/contracts"
-	"github.com/flowgate/flowgate/orchestrator"
+	"github.com/flowgate/flowgate/orchestrator/asynqrt"
 	"github.com/flowgate/flowgate/orchestrator/tasks"
 	"github.com/flowgate/flowgate/orchestrator/tasks/taskjobs"
 )
@@ -31,7 +31,7 @@ func Example() {
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 
 	ledger, _ := tasks.New(rdb, tasks.Config{Now: clock, MaxAttempts: 2})
-	rt, _ := orchestrator.New(orchestrator.Config{ConnOpt: asynq.RedisClientOpt{Addr: m.Addr()}, Redis: rdb, Logger: quiet})
+	rt, _ := asynqrt.New(asynqrt.Config{ConnOpt: asynq.RedisClientOpt{Addr: m.Addr()}, Redis: rdb, Logger: quiet})
 	d, _ := taskjobs.New(taskjobs.Config{Ledger: ledger, Runtime: rt, Logger: quiet, Now: clock})
 	d.Register() // before rt.Start, in the process that runs the dequeuers
 	ctx := context.Background()

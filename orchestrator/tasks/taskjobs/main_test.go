@@ -18,7 +18,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/flowgate/flowgate/contracts"
-	"github.com/flowgate/flowgate/orchestrator"
+	"github.com/flowgate/flowgate/orchestrator/asynqrt"
 	"github.com/flowgate/flowgate/orchestrator/tasks"
 	"github.com/flowgate/flowgate/orchestrator/tasks/taskjobs"
 	"github.com/flowgate/flowgate/test/redistest"
@@ -35,13 +35,13 @@ type bundle struct {
 	db    *redistest.DB
 	clock *clocktest.Clock
 	l     *tasks.Ledger
-	rt    *orchestrator.Runtime
+	rt    *asynqrt.Runtime
 	d     *taskjobs.Dispatcher
 	reg   *prometheus.Registry
 }
 
 type options struct {
-	backoff       orchestrator.RetryPolicy
+	backoff       asynqrt.RetryPolicy
 	start         bool // start the runtime's dequeuers
 	maxRecoveries int  // the ledger's MaxRecoveries (0: its default)
 }
@@ -54,7 +54,7 @@ func setup(t *testing.T, o options) *bundle {
 	t.Helper()
 	db := redistest.New(t)
 	clk := clocktest.New(t0)
-	l, err := tasks.New(db.Client, tasks.Config{Prefix: "test", Now: clk.Now, MaxRecoveries: o.maxRecoveries})
+	l, err := tasks.New(db.Client, tasks.Config{KeyPrefix: "test", Now: clk.Now, MaxRecoveries: o.maxRecoveries})
 	require.NoError(t, err)
 	b := &bundle{ctx: context.Background(), db: db, clock: clk, l: l}
 	b.rt, b.d, b.reg = newRuntime(t, db, l, clk, o)
@@ -63,10 +63,10 @@ func setup(t *testing.T, o options) *bundle {
 
 // newRuntime starts a runtime and Dispatcher (its own registry) on db, as a
 // flowgate process would; several may share one database.
-func newRuntime(t *testing.T, db *redistest.DB, l *tasks.Ledger, clk *clocktest.Clock, o options) (*orchestrator.Runtime, *taskjobs.Dispatcher, *prometheus.Registry) {
+func newRuntime(t *testing.T, db *redistest.DB, l *tasks.Ledger, clk *clocktest.Clock, o options) (*asynqrt.Runtime, *taskjobs.Dispatcher, *prometheus.Registry) {
 	t.Helper()
 	reg := prometheus.NewRegistry()
-	rt, err := orchestrator.New(orchestrator.Config{
+	rt, err := asynqrt.New(asynqrt.Config{
 		ConnOpt: db.AsynqOpt(), Redis: db.Client, Servers: 1, Concurrency: 4,
 		ShutdownTimeout: time.Second, Logger: discard(), Registerer: reg,
 	})
@@ -138,7 +138,7 @@ func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool)
 
 // asynqWait bounds waits for a task Asynq must run: a scheduled task is
 // moved to pending by a forwarder that looks every second
-// (orchestrator.Config.DelayedCheck), slower under load.
+// (asynqrt.Config.DelayedCheck), slower under load.
 const asynqWait = 15 * time.Second
 
 // metric returns the value of one series of reg (0 when absent); labels are

@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flowgate/flowgate/contracts"
-	"github.com/flowgate/flowgate/orchestrator"
+	"github.com/flowgate/flowgate/orchestrator/asynqrt"
 	"github.com/flowgate/flowgate/orchestrator/tasks"
 	"github.com/flowgate/flowgate/orchestrator/tasks/taskjobs"
 )
@@ -41,7 +41,7 @@ func TestAfterFailSchedulesRequeueWithBackoff(t *testing.T) {
 		require.Equal(t, taskjobs.FollowUp{Requeued: true, RetryAt: b.clock.Now().Add(tc.delay),
 			TaskID: taskjobs.RequeueTaskID(res.Task)}, fu)
 
-		info, err := b.rt.Inspector.GetTaskInfo(orchestrator.QueueHigh, fu.TaskID)
+		info, err := b.rt.Inspector.GetTaskInfo(asynqrt.QueueHigh, fu.TaskID)
 		require.NoError(t, err)
 		require.Equal(t, asynq.TaskStateScheduled, info.State)
 		require.Equal(t, taskjobs.TypeRequeue, info.Type)
@@ -55,7 +55,7 @@ func TestAfterFailSchedulesRequeueWithBackoff(t *testing.T) {
 		require.NoError(t, err, "a second call for the same FAIL is not an error")
 		require.Equal(t, fu.TaskID, again.TaskID)
 		require.True(t, again.Requeued)
-		scheduled, err := b.rt.Inspector.ListScheduledTasks(orchestrator.QueueHigh)
+		scheduled, err := b.rt.Inspector.ListScheduledTasks(asynqrt.QueueHigh)
 		require.NoError(t, err)
 		require.Len(t, scheduled, tc.attempts, "one requeue task per FAIL")
 
@@ -85,7 +85,7 @@ func TestRequeueAfterReplayIsANewTask(t *testing.T) {
 	second, err := b.d.AfterFail(b.ctx, res)
 	require.NoError(t, err)
 	require.NotEqual(t, first.TaskID, second.TaskID)
-	scheduled, err := b.rt.Inspector.ListScheduledTasks(orchestrator.QueueHigh)
+	scheduled, err := b.rt.Inspector.ListScheduledTasks(asynqrt.QueueHigh)
 	require.NoError(t, err)
 	require.Len(t, scheduled, 2, "one requeue per FAIL")
 }
@@ -96,7 +96,7 @@ func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
 // with HIGH priority after its backoff.
 func TestRequeueRunsThroughAsynq(t *testing.T) {
 	t.Parallel()
-	b := setup(t, options{backoff: orchestrator.Exponential{Base: 10 * time.Millisecond, Max: 50 * time.Millisecond}, start: true})
+	b := setup(t, options{backoff: asynqrt.Exponential{Base: 10 * time.Millisecond, Max: 50 * time.Millisecond}, start: true})
 	task := b.create(t, 3, contracts.PriorityLow)
 	res := b.failOnce(t, task.QueueID)
 	fu, err := b.d.AfterFail(b.ctx, res)
@@ -110,7 +110,7 @@ func TestRequeueRunsThroughAsynq(t *testing.T) {
 	require.Equal(t, 1.0, metric(t, b.reg, "flowgate_tasks_requeued_total", "via", "asynq"))
 
 	waitFor(t, 5*time.Second, "the requeue task to complete", func() bool {
-		info, err := b.rt.Inspector.GetTaskInfo(orchestrator.QueueHigh, fu.TaskID)
+		info, err := b.rt.Inspector.GetTaskInfo(asynqrt.QueueHigh, fu.TaskID)
 		return err == nil && info.State == asynq.TaskStateCompleted
 	})
 }
@@ -120,7 +120,7 @@ func TestRequeueRunsThroughAsynq(t *testing.T) {
 // (its attempts moved on).
 func TestStaleRequeueChangesNothing(t *testing.T) {
 	t.Parallel()
-	b := setup(t, options{backoff: orchestrator.Exponential{Base: 10 * time.Millisecond, Max: 50 * time.Millisecond}})
+	b := setup(t, options{backoff: asynqrt.Exponential{Base: 10 * time.Millisecond, Max: 50 * time.Millisecond}})
 	task := b.create(t, 5, contracts.PriorityNormal)
 	first := b.failOnce(t, task.QueueID)
 	_, err := b.l.Requeue(b.ctx, task.QueueID, contracts.RequeueRequest{}) // PATCH /queue/{id}/requeue
@@ -135,13 +135,13 @@ func TestStaleRequeueChangesNothing(t *testing.T) {
 	_, err = b.l.Fail(b.ctx, contracts.FailRequest{QueueID: task.QueueID, ErrorMessage: "again"})
 	require.NoError(t, err)
 	stale, err := b.rt.Client.Enqueue(asynq.NewTask(taskjobs.TypeRequeue,
-		[]byte(`{"queue_id":"`+task.QueueID+`","attempts":1}`)), asynq.Queue(orchestrator.QueueHigh), asynq.Retention(time.Hour))
+		[]byte(`{"queue_id":"`+task.QueueID+`","attempts":1}`)), asynq.Queue(asynqrt.QueueHigh), asynq.Retention(time.Hour))
 	require.NoError(t, err)
 
 	require.NoError(t, b.rt.Start())
 	for _, id := range []string{fu.TaskID, stale.ID} {
 		waitFor(t, asynqWait, "requeue task "+id+" to complete", func() bool {
-			info, err := b.rt.Inspector.GetTaskInfo(orchestrator.QueueHigh, id)
+			info, err := b.rt.Inspector.GetTaskInfo(asynqrt.QueueHigh, id)
 			return err == nil && info.State == asynq.TaskStateCompleted
 		})
 	}
@@ -176,7 +176,7 @@ func TestRequeueRaceWithALaterFail(t *testing.T) {
 	t.Cleanup(func() { _ = rdb.Close() })
 	hook := &afterFirstCall{then: interfere}
 	rdb.AddHook(hook)
-	l, err := tasks.New(rdb, tasks.Config{Prefix: "test", Now: b.clock.Now})
+	l, err := tasks.New(rdb, tasks.Config{KeyPrefix: "test", Now: b.clock.Now})
 	require.NoError(t, err)
 	reg := prometheus.NewRegistry()
 	d, err := taskjobs.New(taskjobs.Config{Ledger: l, Runtime: b.rt, Logger: discard(), Registerer: reg, Now: b.clock.Now})
@@ -279,14 +279,14 @@ func TestLostRequeueIsCaughtByRetryOverdue(t *testing.T) {
 // the task is not lost.
 func TestRequeueSurvivesProcessStop(t *testing.T) {
 	t.Parallel()
-	b := setup(t, options{backoff: orchestrator.Exponential{Base: 2 * time.Second, Max: 2 * time.Second}, start: true})
+	b := setup(t, options{backoff: asynqrt.Exponential{Base: 2 * time.Second, Max: 2 * time.Second}, start: true})
 	task := b.create(t, 3, contracts.PriorityNormal)
 	res := b.failOnce(t, task.QueueID)
 	fu, err := b.d.AfterFail(b.ctx, res)
 	require.NoError(t, err)
 	b.rt.Shutdown() // the process goes away before the backoff ends
 
-	info, err := b.rt.Inspector.GetTaskInfo(orchestrator.QueueHigh, fu.TaskID)
+	info, err := b.rt.Inspector.GetTaskInfo(asynqrt.QueueHigh, fu.TaskID)
 	require.NoError(t, err)
 	require.Equal(t, asynq.TaskStateScheduled, info.State, "still waiting in Redis")
 	require.Equal(t, contracts.StatusError, b.get(t, task.QueueID).Status)

@@ -77,7 +77,7 @@ func setup(t *testing.T, rdb *redis.Client) *env {
 	e := &env{rdb: rdb, holds: &fakeHolds{}}
 	e.prefix = strings.ReplaceAll(t.Name(), "/", "_") + time.Duration(seq.Add(1)).String() + ":"
 	clock := clocktest.New(monday0800)
-	store, err := availability.NewStore(rdb, availability.StoreConfig{Prefix: e.prefix, Now: clock.Now})
+	store, err := availability.NewStore(rdb, availability.StoreConfig{KeyPrefix: e.prefix, Now: clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}

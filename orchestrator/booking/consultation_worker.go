@@ -1,0 +1,185 @@
+package booking
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/hibiken/asynq"
+
+	"github.com/flowgate/flowgate/contracts"
+)
+
+// TypeConsultation is the task that finishes a bookConsultation in the
+// background: the parent and the children's patients the sync path could
+// not create within its budget, then each child's appointment as a
+// booking:set_appointment task (its OperationID fixed in advance, so the
+// answer names it and a re-run enqueues it once).
+const TypeConsultation = "booking:consultation"
+
+// ConsultationTask is the payload of booking:consultation (no secrets).
+type ConsultationTask struct {
+	OperationID  string         `json:"operationId"`
+	CreatedAt    time.Time      `json:"createdAt"`
+	SessionID    string         `json:"sessionId"` // the call: reservation holder, patients' identity
+	LocationGUID string         `json:"locationGUID"`
+	Parent       ConsultPatient `json:"parent"`
+	// ParentGUID is set when the sync path had the parent.
+	ParentGUID string             `json:"parentGUID,omitempty"`
+	FamilyID   string             `json:"familyId"`
+	Children   []ConsultChildTask `json:"children"`
+}
+
+// ConsultChildTask is one child left to the task.
+type ConsultChildTask struct {
+	Index           int            `json:"index"`
+	Patient         ConsultPatient `json:"patient"`
+	Appointment     Appointment    `json:"appointment"` // PatientGUID filled once the patient exists
+	AppointmentOpID string         `json:"appointmentOperationId"`
+}
+
+// consultResult is the task's Asynq result.
+type consultResult struct {
+	ParentGUID string               `json:"parentGUID"`
+	Children   []consultChildResult `json:"children"`
+}
+
+type consultChildResult struct {
+	Index                  int    `json:"index"`
+	PatientGUID            string `json:"patientGUID,omitempty"`
+	AppointmentOperationID string `json:"appointmentOperationId,omitempty"`
+	Error                  string `json:"error,omitempty"`
+}
+
+// EnqueueConsultation implements ConsultationQueue.
+func (w *Worker) EnqueueConsultation(ctx context.Context, t ConsultationTask) error {
+	return w.enqueue(ctx, TypeConsultation, t.OperationID, t)
+}
+
+// handleConsultation runs booking:consultation: the parent's patient step,
+// then each child's patient step and its appointment task. A step another
+// attempt holds, or for which the limiter has no turn, defers the task
+// (no attempt spent); a step that failed for now retries it with the
+// backoff; done steps are answered from their marks on every re-run. A
+// child Cloud9 refuses for good is left out (its slot released); a parent
+// refused for good ends the task (SkipRetry).
+func (w *Worker) handleConsultation(ctx context.Context, t *asynq.Task) error {
+	var p ConsultationTask
+	if err := json.Unmarshal(t.Payload(), &p); err != nil || p.OperationID == "" || p.Parent.Key == "" {
+		return fmt.Errorf("booking: bad %s payload: %w", TypeConsultation, errors.Join(err, asynq.SkipRetry))
+	}
+	a := currentAttempt(ctx)
+	pol := &workerPolicy{w: w, t: t, p: AppointmentTask{OperationID: p.OperationID}, a: a}
+	log := w.log.With("operation_id", p.OperationID, "attempt", a.attempt)
+	e := w.engine()
+	if p.ParentGUID == "" {
+		o := e.ensurePatient(ctx, pol, p.Parent, p.OperationID)
+		switch o.kind {
+		case vLater:
+			return laterErr(o)
+		case vFailed:
+			log.Warn("consultation: parent refused for good", "err", o.f.text())
+			w.releaseChildren(ctx, p.Children, p)
+			// failures reports it (metric, booking_failed) as the task's end.
+			return &opError{class: o.f.errType(), text: "parent: " + o.f.text(), skip: true, uncertain: o.f.uncertain}
+		case vBooked:
+			w.patientCreated(ctx, pol, p, p.Parent, o.guid)
+		}
+		p.ParentGUID, p.FamilyID = o.guid, firstNonEmpty(o.familyID, p.Parent.FamilyID)
+	}
+	res := consultResult{ParentGUID: p.ParentGUID}
+	var pending error
+	for _, c := range p.Children {
+		r, err := w.consultChild(ctx, pol, p, c)
+		res.Children = append(res.Children, r)
+		if err != nil && pending == nil {
+			pending = err
+		}
+	}
+	if pending != nil {
+		return pending
+	}
+	if rw := t.ResultWriter(); rw != nil {
+		b, _ := json.Marshal(res)
+		_, _ = rw.Write(b)
+	}
+	log.Info("consultation completed in the background", "parent_guid", p.ParentGUID, "children", len(res.Children))
+	return nil
+}
+
+// consultChild is one child of the task: its patient, then its
+// appointment task. err: try again later.
+func (w *Worker) consultChild(ctx context.Context, pol *workerPolicy, p ConsultationTask, c ConsultChildTask) (consultChildResult, error) {
+	r := consultChildResult{Index: c.Index}
+	cp := c.Patient
+	cp.ParentPatientGUID, cp.FamilyID = p.ParentGUID, p.FamilyID
+	o := w.engine().ensurePatient(ctx, pol, cp, p.OperationID)
+	switch o.kind {
+	case vLater:
+		return r, laterErr(o)
+	case vFailed:
+		w.log.Warn("consultation: child patient refused for good", "operation_id", p.OperationID, "child", c.Index, "err", o.f.text())
+		w.releaseChildren(ctx, []ConsultChildTask{c}, p)
+		w.reportFailed(ctx, subject{opID: p.OperationID, opType: contracts.OpSetPatient, patientGUID: p.ParentGUID,
+			patientName: cp.FirstName + " " + cp.LastName, childName: cp.FirstName + " " + cp.LastName, phone: p.Parent.Phone,
+			startTime: c.Appointment.StartTime, created: p.CreatedAt},
+			opError{class: o.f.errType(), text: o.f.text(), uncertain: o.f.uncertain},
+			contracts.FailedNextStep(contracts.OpSetPatient, o.f.errType(), o.f.uncertain), w.cfg.Now())
+		r.Error = o.f.text()
+		return r, nil
+	case vBooked:
+		w.patientCreated(ctx, pol, p, cp, o.guid)
+	}
+	r.PatientGUID, r.AppointmentOperationID = o.guid, c.AppointmentOpID
+	ap := c.Appointment
+	ap.PatientGUID = o.guid
+	bctx, cancel := bookkeeping(ctx)
+	defer cancel()
+	err := w.EnqueueAppointment(bctx, AppointmentTask{OperationID: c.AppointmentOpID, CreatedAt: w.cfg.Now().UTC(),
+		Appointment: ap, LocationGUID: firstNonEmpty(p.LocationGUID, w.cfg.LocationGUID), SessionID: p.SessionID,
+		CallSessionID: strings.TrimSpace(p.Parent.SessionID), UUI: strings.TrimSpace(p.Parent.UUI),
+		PatientName: p.Parent.FirstName + " " + p.Parent.LastName, PhoneNumber: p.Parent.Phone})
+	if err != nil {
+		return r, fmt.Errorf("queueing the appointment of child %d: %w", c.Index+1, err)
+	}
+	return r, nil
+}
+
+// patientCreated adds the new patient's comment and publishes
+// patient_created.
+func (w *Worker) patientCreated(ctx context.Context, pol *workerPolicy, p ConsultationTask, cp ConsultPatient, guid string) {
+	bctx, cancel := bookkeeping(ctx)
+	defer cancel()
+	note := p.Parent.Comment
+	if cp.IsChild {
+		note = childComment(p.Parent.FirstName+" "+p.Parent.LastName, p.ParentGUID, p.FamilyID, p.Parent.Comment)
+	}
+	w.addNote(ctx, bctx, p.OperationID+"-"+guid, guid, note)
+	w.m.completed.WithLabelValues(contracts.OpSetPatient).Inc()
+	w.publish(bctx, contracts.BookingCompletedEvent{Event: contracts.EventPatientCreated, OperationID: p.OperationID,
+		OperationType: contracts.OpSetPatient, PatientGUID: guid, PatientName: cp.FirstName + " " + cp.LastName,
+		Attempts: pol.a.attempt, CompletedAt: contracts.JSTime(w.cfg.Now())})
+}
+
+// releaseChildren releases the slots of children that will not be booked.
+func (w *Worker) releaseChildren(ctx context.Context, cs []ConsultChildTask, p ConsultationTask) {
+	bctx, cancel := bookkeeping(ctx)
+	defer cancel()
+	for _, c := range cs {
+		w.engine().release(bctx, SlotHold{LocationGUID: firstNonEmpty(p.LocationGUID, w.cfg.LocationGUID),
+			StartTime: c.Appointment.StartTime, ScheduleColumnGUID: c.Appointment.ScheduleColumnGUID, SessionID: p.SessionID,
+			PatientName: c.Appointment.ChildName})
+	}
+}
+
+// laterErr is the task's error for a step to try again: the policy's own
+// (a Defer: no attempt spent) or a retry with the backoff.
+func laterErr(o patientOutcome) error {
+	if o.err != nil {
+		return o.err
+	}
+	return errors.New(o.detail)
+}

@@ -1,0 +1,13 @@
+package booking
+
+import (
+	"context"
+
+	"github.com/hibiken/asynq"
+)
+
+// RunAppointment runs attempt n of task p as the worker does (last: no
+// retry follows), without Asynq around it.
+func (w *Worker) RunAppointment(ctx context.Context, p AppointmentTask, n int, last bool) error {
+	return w.runAppointment(ctx, asynq.NewTask(TypeSetAppointment, nil), p, attemptInfo{attempt: n, last: last})
+}
