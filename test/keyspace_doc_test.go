@@ -250,3 +250,12 @@ func TestRedisKeysAreComplete(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// The scheduler may import only contracts (docs/architecture.md), so its
+// lock prefix spells flowgate's default key prefix itself; this holds the
+// two together, as the ops routes' default prefix.
+func TestKeyPrefixDefaultsAgree(t *testing.T) {
+	if scheduler.DefaultKeyPrefix != keyspace.DefaultKeyPrefix+":cron:" {
+		t.Fatalf("scheduler.DefaultKeyPrefix %q is not keyspace.DefaultKeyPrefix (%q) + \":cron:\"", scheduler.DefaultKeyPrefix, keyspace.DefaultKeyPrefix)
+	}
+}

@@ -12,6 +12,8 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/flowgate/flowgate/orchestrator/keyspace"
+
 	"github.com/flowgate/flowgate/contracts"
 	"github.com/flowgate/flowgate/orchestrator/booking/slotcache"
 	"github.com/flowgate/flowgate/orchestrator/slots"
@@ -71,7 +73,7 @@ const DefaultRequestTimeout = 2 * time.Second
 // DefaultPrefixes: flowgate's prefix. Of its keys, redisSet may write the
 // operators' own flowgate:ops:… and redisDelete may also clear the caches
 // (orchestrator/keyspace).
-var DefaultPrefixes = []string{"flowgate:"}
+var DefaultPrefixes = []string{keyspace.DefaultKeyPrefix + ":"}
 
 // DefaultReadPrefixes: the keys the booking flow's debugging guide reads
 // with redisGet (its slot reservations, SlotReservation:<location>:…).
