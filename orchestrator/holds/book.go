@@ -83,6 +83,10 @@ func (b Booked) cooldownID() string {
 type BookingEngine interface {
 	Heartbeat(ctx context.Context, clientID, holdID string) (Hold, bool, error)
 	StartCooldown(ctx context.Context, clientID, appointmentTypeID, appointmentID string, cooldown time.Duration) error
+	Confirm(ctx context.Context, clientID, holdID, appointmentID string, cooldown time.Duration) (Hold, error)
+	BookedAppointment(ctx context.Context, specialistID string, start time.Time) (string, error)
+	ClearCooldown(ctx context.Context, appointmentID string) (bool, error)
+	ReleaseBooking(ctx context.Context, appointmentID string, slot Hold) (bool, error)
 }
 
 // BookingConfig configures a Booking. Engine is required.

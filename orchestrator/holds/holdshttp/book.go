@@ -2,8 +2,8 @@ package holdshttp
 
 import (
 	"context"
-	"errors"
 	"strings"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -63,48 +63,33 @@ func (h *Handlers) book(c *fiber.Ctx) error {
 	if t.External {
 		return h.bookExternal(c, t, req, strings.TrimSpace(body.PatientGUID))
 	}
-	// (1) the hold must be live, the client's and of this type; the
-	// heartbeat also gives it a full TTL for the steps below.
-	hd, err := h.booking.LiveHold(ctx, req.ClientID, req.HoldID, t.ID)
+	rec := &catalogRecord{cat: h.cfg.Catalog, typeID: t.ID, clientID: req.ClientID, now: h.cfg.Now}
+	_, err = h.booking.BookLocal(ctx, holds.LocalBooking{ClientID: req.ClientID, HoldID: req.HoldID, AppointmentTypeID: t.ID,
+		AppointmentID: h.cfg.AppointmentID(req.HoldID), Cooldown: minutes(t.CooldownMinutes)}, rec)
 	if err != nil {
 		return err
 	}
-	a := Appointment{AppointmentID: h.cfg.AppointmentID(hd.HoldID), AppointmentTypeID: t.ID, SpecialistID: hd.SpecialistID,
-		ClientID: req.ClientID, SlotStartDate: hd.SlotStartDate, SlotEndDate: hd.SlotEndDate, BookedAt: h.cfg.Now().UTC()}
-	// (2) book; on failure the hold stays for a retry.
-	if err := h.cfg.Catalog.RecordBooking(ctx, a); err != nil {
-		return err
-	}
-	// (3) confirm; if that fails the booking is undone — and, in case the
-	// confirm ran but its reply was lost, its cooldown and booked claim too.
-	if _, err := h.cfg.Engine.Confirm(ctx, req.ClientID, req.HoldID, a.AppointmentID, minutes(t.CooldownMinutes)); err != nil {
-		// a concurrent retry of this /book confirmed it first: the same booking.
-		if id, berr := h.cfg.Engine.BookedAppointment(ctx, hd.SpecialistID, hd.SlotStartDate); berr == nil && id == a.AppointmentID {
-			return c.Status(fiber.StatusCreated).JSON(BookResponse{Appointment: a})
-		}
-		h.undo(context.WithoutCancel(ctx), a, hd, err)
-		if errors.Is(err, holds.ErrHoldNotFound) || errors.Is(err, holds.ErrNotOwner) {
-			return &contracts.Error{Code: contracts.CodeConflict, Message: "the hold ended while booking; hold the slot again", Err: err}
-		}
-		return err
-	}
-	return c.Status(fiber.StatusCreated).JSON(BookResponse{Appointment: a})
+	return c.Status(fiber.StatusCreated).JSON(BookResponse{Appointment: rec.a})
 }
 
-// undo cancels a recorded booking whose confirm failed, then clears what a
-// confirm that ran (reply lost) left: the cooldown and the booked slot claim.
-func (h *Handlers) undo(ctx context.Context, a Appointment, hd holds.Hold, confirmErr error) {
-	if _, err := h.cfg.Catalog.CancelBooking(ctx, a.AppointmentID); err != nil {
-		h.cfg.Logger.Error("holds: booking recorded but the hold could not be confirmed nor the booking undone",
-			"appointmentId", a.AppointmentID, "confirmErr", confirmErr, "cancelErr", err)
-		return
-	}
-	if _, err := h.cfg.Engine.ClearCooldown(ctx, a.AppointmentID); err != nil {
-		h.cfg.Logger.Error("holds: booking undone but its cooldown could not be cleared", "appointmentId", a.AppointmentID, "err", err)
-	}
-	if _, err := h.cfg.Engine.ReleaseBooking(ctx, a.AppointmentID, hd); err != nil {
-		h.cfg.Logger.Error("holds: booking undone but its slot could not be freed", "appointmentId", a.AppointmentID, "err", err)
-	}
+// catalogRecord is holds.Recorder over the Catalog: the appointment it
+// recorded is the answer.
+type catalogRecord struct {
+	cat              Catalog
+	typeID, clientID string
+	now              func() time.Time
+	a                Appointment
+}
+
+func (r *catalogRecord) Record(ctx context.Context, hd holds.Hold, appointmentID string) error {
+	r.a = Appointment{AppointmentID: appointmentID, AppointmentTypeID: r.typeID, SpecialistID: hd.SpecialistID,
+		ClientID: r.clientID, SlotStartDate: hd.SlotStartDate, SlotEndDate: hd.SlotEndDate, BookedAt: r.now().UTC()}
+	return r.cat.RecordBooking(ctx, r.a)
+}
+
+func (r *catalogRecord) Cancel(ctx context.Context, appointmentID string) error {
+	_, err := r.cat.CancelBooking(ctx, appointmentID)
+	return err
 }
 
 func (h *Handlers) cancel(c *fiber.Ctx) error {
