@@ -10,15 +10,6 @@ import (
 	"time"
 )
 
-// Booking endpoints (docs/booking.md, docs/reference/nodered-endpoints.md §1): the
-// Node-RED family flowgate answers under NODERED_BASE_PATH. Unlike the
-// flowgate-native APIs they never answer the ErrorResponse envelope: every
-// outcome of createAppt is a 200 with one of the shapes below, and the
-// llm_guidance texts are part of the contract (the Flowise IVA reads them).
-//
-// Field names, nesting and texts are pinned by the goldens
-// contracts/testdata/booking_*.golden and http_booking_*.golden.
-
 // Booking error types: the `_debug.error_type` values of createAppt.
 const (
 	BookingErrValidation        = "VALIDATION_ERROR"

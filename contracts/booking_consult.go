@@ -5,14 +5,6 @@ import (
 	"time"
 )
 
-// ---------------------------------------------------------------------------
-// bookConsultation (docs/reference/nodered-endpoints.md §1.3): parent + children + appointments in one
-// call. The HTTP status tells the outcome (ConsultStatus): 200 every child
-// booked, 202 something queued (it completes in the background), 207 some
-// children booked and some failed, 500 nothing booked. Bad input is a 200
-// with the validation shape (DESIGN principle: a voice assistant always
-// gets guidance; the original answered 500 "fatal_error").
-
 // Consultation error types (`_debug.error_type` and the guidance's
 // error_type, docs/reference/nodered-endpoints.md §4).
 const (

@@ -1,14 +1,5 @@
 package contracts
 
-// The rest of the Node-RED booking family (docs/reference/nodered-endpoints.md §1.6):
-// getPatient, getPatientByFilter, getPatientAppts, editInsurance,
-// confirmAppt, cancelAppt, getLocation, and the operation status the
-// original's check_status_endpoint names but never built. The success
-// shapes are the original's (nodered-shapes.json); Cloud9 records pass
-// through as string maps, with the original's added keys. Bad input keeps
-// the endpoint's shape and adds `error` and an `llm_guidance`
-// (FamilyGuidance) telling the assistant what to do.
-
 // Family error_type values (llm_guidance.error_type).
 const (
 	FamilyValidationError = "validation_error"

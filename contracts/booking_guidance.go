@@ -5,13 +5,6 @@ import (
 	"strings"
 )
 
-// What the original flow tells the voice assistant, value for value
-// (docs/reference/nodered-guidance.md): the lists every llm_guidance of
-// createAppt, getApptSlots and bookConsultation carries, its transfer
-// sentences, and its classifier of Cloud9 messages. Each builder copies a
-// list (the functions below return a fresh slice), so an answer can never
-// change another's.
-
 // BaseProhibited is the base of every guidance the original's createAppt
 // guidance builder writes, and of getApptSlots' offer: {timestamp,
 // prohibited_responses} with these seven, in this order.

@@ -15,14 +15,6 @@ import (
 	"github.com/flowgate/flowgate/contracts/contractstest"
 )
 
-// What the caller hears, held to the original (issue 36,
-// docs/reference/nodered-guidance.md): every answer variant flowgate can
-// produce of createAppt, getApptSlots and bookConsultation — each golden in
-// contracts/testdata — carries the base {timestamp, prohibited_responses}
-// with exactly the original's list for that variant, never says a phrase it
-// prohibits, and has every key path of the original's variant
-// (nodered-shapes.json) where the original was seen to give one.
-
 // guidanceSpec is what one golden must carry.
 type guidanceSpec struct {
 	// variant is the original's answer shape ("createAppt#0", an index into
@@ -221,6 +213,13 @@ type shapeVariant struct {
 	Paths map[string]string `json:"paths"`
 }
 
+// What the caller hears, held to the original (issue 36,
+// docs/reference/nodered-guidance.md): every answer variant flowgate can
+// produce of createAppt, getApptSlots and bookConsultation — each golden in
+// contracts/testdata — carries the base {timestamp, prohibited_responses}
+// with exactly the original's list for that variant, never says a phrase it
+// prohibits, and has every key path of the original's variant
+// (nodered-shapes.json) where the original was seen to give one.
 func TestEveryAnswerHasTheOriginalsGuidance(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join(contractstest.Dir(), "nodered-shapes.json"))
 	if err != nil {

@@ -1,15 +1,5 @@
 package contracts
 
-// GET queue-status (docs/booking.md#queue-status-who-sees-what): the queued booking operations. The
-// seed's fields come first and keep their meaning; pagination, the lookup
-// keys, scope and a few fields the production flow added are new.
-//
-// Who sees what: the whole queue, with the patients' and children's
-// names, only for a request with the operator's (monitoring) credentials.
-// Any other caller gets only the operations it names — by operationId, or
-// by the sessionId / uui of the call that queued them — in the same shape,
-// without names (scope "lookup"); naming none, it gets none.
-
 // Operation statuses.
 const (
 	OpPending    = "pending"

@@ -1,11 +1,5 @@
 package contracts
 
-// Shadow mode (docs/switch-over.md, "Shadow first"): the Node-RED kit
-// mirrors a request it answered from the original node to flowgate
-// (POST /api/shadow/mirror, ShadowMirror); flowgate answers it dry and
-// compares; GET /api/shadow/report (ShadowReport) and the /switch-over
-// page show the comparison per endpoint and group.
-
 // ShadowMirrorPath is the route the kit mirrors to.
 const ShadowMirrorPath = "/api/shadow/mirror"
 

@@ -23,14 +23,12 @@ import (
 	"github.com/flowgate/flowgate/webhooks/signature"
 )
 
-// ---- the n8n community nodes: n8n/nodes (n8n-nodes-flowgate) -------------------
-//
-// TestN8nNodesUnit runs the package's node --test tests; TestN8nNodesSignsLikeGo
-// checks its signatures and the requests it sends against flowgate's
-// verifier; TestN8nNodesEndToEnd packs it, installs the tarball as an n8n
-// user installs a community package, and runs its workflows in the pinned
-// n8n against the flowgate binary.
-
+// n8nNodesDir is the n8n community nodes' package (n8n-nodes-flowgate).
+// TestN8nNodesUnit runs the package's node --test tests;
+// TestN8nNodesSignsLikeGo checks its signatures and the requests it sends
+// against flowgate's verifier; TestN8nNodesEndToEnd packs it, installs the
+// tarball as an n8n user installs a community package, and runs its
+// workflows in the pinned n8n against the flowgate binary.
 const n8nNodesDir = "n8n/nodes"
 
 var n8nNodesBuilt struct {

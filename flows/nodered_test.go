@@ -20,15 +20,14 @@ import (
 	"github.com/flowgate/flowgate/webhooks/signature"
 )
 
-// ---- Node-RED flows: generated from node-red/endpoints.json ------------------
-//
-// flowgate-proxy.json and flowgate-queue-dashboard.json are built here from
-// the endpoint list and the function sources in node-red/src, and compared
-// with the committed files: a change to the list or a source that was not
-// regenerated fails TestNodeRedFlowsGenerated. Regenerate with
+// updateFlows rewrites the Node-RED flows generated from
+// node-red/endpoints.json. flowgate-proxy.json and
+// flowgate-queue-dashboard.json are built here from the endpoint list and
+// the function sources in node-red/src, and compared with the committed
+// files: a change to the list or a source that was not regenerated fails
+// TestNodeRedFlowsGenerated. Regenerate with
 //
 //	go test ./flows/ -run TestNodeRedFlowsGenerated -update
-
 var updateFlows = flag.Bool("update", false, "rewrite flows/node-red/*.json from endpoints.json and src/")
 
 const (

@@ -24,17 +24,6 @@ import (
 	"github.com/flowgate/flowgate/test/redistest"
 )
 
-// The palette end to end: `npm pack`, the tarball installed into a fresh
-// Node-RED user directory the way the palette manager installs a package,
-// the pinned Node-RED started there with two flows (the package's example,
-// examples/flowgate-demo.json, and test/e2e-flow.json, whose HTTP endpoints
-// drive each node) against the flowgate binary on a real Redis. Each node's
-// effect is checked through flowgate's own API; headless Chromium then
-// loads the editor (every node type known, none "unknown") and takes the
-// README's screenshot:
-//
-//	go test ./flows/ -run TestPaletteEndToEnd -update-palette-screenshot
-
 var updatePaletteShot = flag.Bool("update-palette-screenshot", false,
 	"rewrite flows/node-red/palette/editor.png from TestPaletteEndToEnd's editor screenshot")
 
@@ -223,6 +212,16 @@ type paletteRig struct {
 	started time.Time
 }
 
+// TestPaletteEndToEnd: the palette end to end. `npm pack`, the tarball
+// installed into a fresh Node-RED user directory the way the palette
+// manager installs a package, the pinned Node-RED started there with two
+// flows (the package's example, examples/flowgate-demo.json, and
+// test/e2e-flow.json, whose HTTP endpoints drive each node) against the
+// flowgate binary on a real Redis. Each node's effect is checked through
+// flowgate's own API; headless Chromium then loads the editor (every node
+// type known, none "unknown") and takes the README's screenshot:
+//
+//	go test ./flows/ -run TestPaletteEndToEnd -update-palette-screenshot
 func TestPaletteEndToEnd(t *testing.T) {
 	r := startPalette(t)
 	t.Run("Node-RED loaded the installed package", r.installedPackage)

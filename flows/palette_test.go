@@ -18,15 +18,13 @@ import (
 	"github.com/flowgate/flowgate/webhooks/signature"
 )
 
-// ---- the Node-RED palette: node-red/palette (node-red-contrib-flowgate) ------
-//
+// paletteDir is the Node-RED palette's package (node-red-contrib-flowgate).
 // TestPaletteMocha runs the package's own tests (mocha with
 // node-red-node-test-helper, every node against a fake flowgate) on the
 // pinned Node-RED of test/nodered-install; TestPaletteSignsLikeGo checks its
 // signatures against flowgate's verifier; TestPaletteEndToEnd
 // (palette_e2e_test.go) installs the packed package into a fresh Node-RED
 // and runs a flow of every node against the flowgate binary.
-
 const paletteDir = "node-red/palette"
 
 // paletteDeps installs the palette's dev dependencies (once per lock file:

@@ -14,15 +14,6 @@ import (
 	"github.com/flowgate/flowgate/orchestrator/holds"
 )
 
-// The rest of the Node-RED family: getPatient,
-// getPatientByFilter, getPatientAppts, editInsurance, confirmAppt,
-// cancelAppt, getLocation and checkOperationStatus, on the booking path's
-// Cloud9 client, its shared limiter and its Asynq worker. cancelAppt's
-// side effects go to the process's hold engine (FamilyDeps.Holds: release
-// whatever holds the freed chair, either face, and clear the cooldown by
-// appointment id) and to the tiered slot cache (FamilyDeps.Slots:
-// RestoreSlot puts the slot back in every list covering it).
-
 // familyParts is what newBooking hands over to the family.
 type familyParts struct {
 	client  *cloud9.Client
@@ -32,8 +23,16 @@ type familyParts struct {
 	slots   booking.SlotRestorer
 }
 
-// newFamily builds the family service and handlers. The phone search
-// starts nothing: it reads Cloud9 only for a caller's search.
+// newFamily builds the family service and handlers: the rest of the
+// Node-RED family, getPatient, getPatientByFilter, getPatientAppts,
+// editInsurance, confirmAppt, cancelAppt, getLocation and
+// checkOperationStatus, on the booking path's Cloud9 client, its shared
+// limiter and its Asynq worker. cancelAppt's side effects go to the
+// process's hold engine (FamilyDeps.Holds: release whatever holds the freed
+// chair, either face, and clear the cooldown by appointment id) and to the
+// tiered slot cache (FamilyDeps.Slots: RestoreSlot puts the slot back in
+// every list covering it). The phone search starts nothing: it reads Cloud9
+// only for a caller's search.
 func (m *Main) newFamily(b *backend, p familyParts, shutdown context.Context) (*bookinghttp.FamilyHandlers, error) {
 	bc, fc := m.Config.Booking, m.Config.Family
 	raw := p.client.WithoutLimiter() // Family takes the limiter's turn itself

@@ -9,12 +9,6 @@ import (
 	"github.com/flowgate/flowgate/orchestrator/hmacsig"
 )
 
-// flowgate signs what it sends with OUTBOUND_HMAC_SECRET, never with a
-// secret it verifies what it receives with: a receiver sees every POST
-// (body and headers), and the buffer's enqueuer chooses the body, so a
-// delivery signed with HMAC_SECRET could be replayed at flowgate's own
-// signed routes (a captured handler delivery marked a task DONE at /ack).
-
 // outboundSenders are the settings set whose POSTs OUTBOUND_HMAC_SECRET
 // signs.
 func (c *Config) outboundSenders() []string {
@@ -36,10 +30,16 @@ func (c *Config) inboundSecrets() map[string]string {
 	return map[string]string{"HMAC_SECRET": c.HMACSecret, "BOOKING_AUTH_SECRET": c.BookingAuthSecret}
 }
 
-// validateOutbound requires OUTBOUND_HMAC_SECRET where something is
-// signed with it and refuses one equal to an inbound secret. (A declared
-// handler with sign: true and no secret of its own is reported by
+// validateOutbound requires OUTBOUND_HMAC_SECRET where something is signed
+// with it and refuses one equal to an inbound secret. (A declared handler
+// with sign: true and no secret of its own is reported by
 // BUFFER_HANDLERS_FILE, which names OUTBOUND_HMAC_SECRET.)
+//
+// The rule: flowgate signs what it sends with OUTBOUND_HMAC_SECRET, never
+// with a secret it verifies what it receives with: a receiver sees every
+// POST (body and headers), and the buffer's enqueuer chooses the body, so a
+// delivery signed with HMAC_SECRET could be replayed at flowgate's own
+// signed routes (a captured handler delivery marked a task DONE at /ack).
 func (c *Config) validateOutbound(p *problems) {
 	if users := c.outboundSenders(); len(users) > 0 && c.OutboundSecret == "" {
 		p.addf("OUTBOUND_HMAC_SECRET", "required with %s: flowgate signs what it sends with it, never with HMAC_SECRET (a receiver could replay a POST at flowgate); flowgate env prints a fresh one",

@@ -13,13 +13,6 @@ import (
 	"github.com/flowgate/flowgate/orchestrator/cloud9/cloud9sim"
 )
 
-// The operation endpoints' contract parity: every answer
-// variant of redisGet / redisSet, cache-health, cache/refresh, DELETE
-// cache, cache/trigger and the /test/slot-cache/* and
-// /test/redis-slot-cache/* aliases, produced through the real wiring
-// (monitoring credentials on) against the simulator, carries every key
-// path of the original's variant with the same JSON type.
-
 // opsDeliberate are the original's operation variants flowgate answers
 // otherwise on purpose, with the docs/differences.md row that says why.
 var opsDeliberate = map[string]string{
@@ -86,6 +79,12 @@ func warmTiers(t *testing.T, p *parityEnv, cred ...string) {
 	}, 30*time.Second, 100*time.Millisecond, "the tiers are refreshed")
 }
 
+// TestOpsShapeParity: the operation endpoints' contract parity. Every
+// answer variant of redisGet / redisSet, cache-health, cache/refresh,
+// DELETE cache, cache/trigger and the /test/slot-cache/* and
+// /test/redis-slot-cache/* aliases, produced through the real wiring
+// (monitoring credentials on) against the simulator, carries every key path
+// of the original's variant with the same JSON type.
 func TestOpsShapeParity(t *testing.T) {
 	p := newParityEnv(t, cloud9sim.Config{}, map[string]string{"MONITORING_USER": opsUser, "MONITORING_PASSWORD": opsPass})
 	var answers []produced

@@ -15,13 +15,6 @@ import (
 	"github.com/flowgate/flowgate/orchestrator/cloud9/cloud9sim"
 )
 
-// bookConsultation's answers: every variant — 200 all booked
-// (the original's one observed shape, compared key path by key path), the
-// repeat answered from the marks, 202 with the parent queued and with
-// children queued, 207 partial, 500 nothing booked, and bad input — driven
-// through the real wiring against the simulator, each pinned by a golden
-// (contracts/testdata/booking_http_consult_*.golden; -update rewrites).
-
 const consultEndpoint = "POST " + parityBase + "/bookConsultation"
 
 var consultNorm = contractstest.Normalizer{Rules: []contractstest.Rule{
@@ -69,6 +62,13 @@ func offeredSlots(t *testing.T, p *parityEnv, session string) []any {
 	return offered
 }
 
+// TestBookConsultationShapes: bookConsultation's answers. Every variant —
+// 200 all booked (the original's one observed shape, compared key path by
+// key path), the repeat answered from the marks, 202 with the parent queued
+// and with children queued, 207 partial, 500 nothing booked, and bad input
+// — driven through the real wiring against the simulator, each pinned by a
+// golden (contracts/testdata/booking_http_consult_*.golden; -update
+// rewrites).
 func TestBookConsultationShapes(t *testing.T) {
 	p := newParityEnv(t, cloud9sim.Config{}, nil)
 	offered := offeredSlots(t, p, "consult-1")

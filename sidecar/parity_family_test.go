@@ -11,13 +11,6 @@ import (
 	"github.com/flowgate/flowgate/orchestrator/cloud9/cloud9sim"
 )
 
-// Contract parity of the rest of the family: getPatient,
-// getPatientByFilter (phone and name), getPatientAppts, getLocation,
-// editInsurance, confirmAppt and cancelAppt, driven through the real
-// binary's wiring against the simulator and compared with the original's
-// shapes (every key path, same JSON type, same status) as
-// TestNodeRedShapeParity does for the first five endpoints.
-
 var familyParityEndpoints = []string{
 	"POST " + parityBase + "/getPatient", "POST " + parityBase + "/getPatientByFilter",
 	"POST " + parityBase + "/getPatientAppts", "POST " + parityBase + "/getLocation",
@@ -53,8 +46,15 @@ func checkFamilyParity(t *testing.T, answers []produced) {
 	}
 }
 
-// TestFamilyShapeParity books a parent through createPatient and createAppt
-// and then drives every variant of the family endpoints.
+// TestFamilyShapeParity: contract parity of the rest of the family:
+// getPatient, getPatientByFilter (phone and name), getPatientAppts,
+// getLocation, editInsurance, confirmAppt and cancelAppt, driven through
+// the real binary's wiring against the simulator and compared with the
+// original's shapes (every key path, same JSON type, same status) as
+// TestNodeRedShapeParity does for the first five endpoints.
+//
+// It books a parent through createPatient and createAppt and then drives
+// every variant of the family endpoints.
 func TestFamilyShapeParity(t *testing.T) {
 	p := newParityEnv(t, cloud9sim.Config{}, nil)
 	var answers []produced

@@ -12,16 +12,6 @@ import (
 	"github.com/flowgate/flowgate/test/clocktest"
 )
 
-// getApptSlots' dates as the original's (docs/reference/nodered-endpoints.md §1.4), through the real
-// wiring with PRACTICE_TIME_ZONE at its default (America/New_York):
-//
-//   - the search spans startDate and the 30 days after it whatever endDate
-//     says (endDate never reached Cloud9 in the original);
-//   - "tomorrow" — where a missing or past startDate and the slot cache's
-//     tiers begin — is New York's: between 19:00 and midnight in New York
-//     UTC is already on the next day, and computed in UTC the next day's
-//     slots were skipped.
-
 // eveningInNewYork is an instant at 01:00 UTC, today or later, that is a
 // Monday–Thursday evening (20:00 EST / 21:00 EDT) in New York, so New
 // York's tomorrow — the instant's UTC date — is a weekday with open slots
@@ -43,6 +33,16 @@ func eveningInNewYork(t *testing.T) time.Time {
 	}
 }
 
+// TestApptSlotsDatesAsOriginal: getApptSlots' dates as the original's
+// (docs/reference/nodered-endpoints.md §1.4), through the real wiring with
+// PRACTICE_TIME_ZONE at its default (America/New_York):
+//
+//   - the search spans startDate and the 30 days after it whatever endDate
+//     says (endDate never reached Cloud9 in the original);
+//   - "tomorrow" — where a missing or past startDate and the slot cache's
+//     tiers begin — is New York's: between 19:00 and midnight in New York
+//     UTC is already on the next day, and computed in UTC the next day's
+//     slots were skipped.
 func TestApptSlotsDatesAsOriginal(t *testing.T) {
 	at := eveningInNewYork(t)
 	clk := clocktest.New(at)

@@ -21,17 +21,6 @@ import (
 	"github.com/flowgate/flowgate/test/redistest"
 )
 
-// Contract parity with the original Node-RED flow: every answer
-// variant of the five endpoints flowgate serves (createPatient, createAppt,
-// getApptSlots, getGroupedApptSlots, queue-status) is produced through the
-// real binary's wiring against the Cloud9 simulator (its faults and limits)
-// and must carry every key path of the original's variant with the same
-// JSON type. Extra keys are allowed (principle 1 of docs/reference/README.md). A variant of
-// the original flowgate deliberately answers otherwise is in `deliberate`,
-// naming the row of docs/differences.md ("Differences from the Node-RED flow") that says
-// why; the test fails if flowgate starts producing one of them unnoticed or
-// if a variant of the original is neither driven nor listed.
-
 const parityBase = "/chord/ortho-prd"
 
 // deliberate are the original's variants flowgate does not produce, with
@@ -194,9 +183,21 @@ func splitVariant(t *testing.T, key string) (string, int) {
 	return key[:at], idx
 }
 
-// TestNodeRedShapeParity drives every variant through one flowgate on the
-// simulator (plus one whose simulator refuses every write, for the queued
-// answers) and compares the answers with the original's shapes.
+// TestNodeRedShapeParity: contract parity with the original Node-RED flow.
+// Every answer variant of the five endpoints flowgate serves
+// (createPatient, createAppt, getApptSlots, getGroupedApptSlots,
+// queue-status) is produced through the real binary's wiring against the
+// Cloud9 simulator (its faults and limits) and must carry every key path of
+// the original's variant with the same JSON type. Extra keys are allowed
+// (principle 1 of docs/reference/README.md). A variant of the original
+// flowgate deliberately answers otherwise is in `deliberate`, naming the
+// row of docs/differences.md ("Differences from the Node-RED flow") that
+// says why; the test fails if flowgate starts producing one of them
+// unnoticed or if a variant of the original is neither driven nor listed.
+//
+// It drives every variant through one flowgate on the simulator (plus one
+// whose simulator refuses every write, for the queued answers) and compares
+// the answers with the original's shapes.
 func TestNodeRedShapeParity(t *testing.T) {
 	p := newParityEnv(t, cloud9sim.Config{}, nil)
 	var answers []produced

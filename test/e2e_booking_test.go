@@ -18,21 +18,21 @@ import (
 	"github.com/flowgate/flowgate/test/redistest"
 )
 
-// End-to-end tests of the Node-RED booking path (docs/booking.md) against the
-// built binary, a real Redis and the Cloud9 simulator running as its own
-// process (`flowgate cloud9-sim`). Every test has its own Redis database and
-// its own simulator. Crash drills are in booking_drill_test.go, helpers in
-// booking_helpers_test.go.
-//
-// Provoking Cloud9's code 8: flowgate's own limiter (CLOUD9_WRITE_LIMIT)
-// spaces writes so that Cloud9 never says "too many requests"; to see the
-// seed's handling of that answer the tests give flowgate a looser limit than
-// the simulator's (-write-limit 1/min), and use -scale to make the
-// simulator's minute last 1–3 real seconds.
-
 // TestBookingFlowOverHTTP walks the seed's flow diagram (§3) over HTTP:
 // createPatient → getApptSlots → createAppt (bookingToken and raw GUIDs) →
 // queue-status, one branch per subtest.
+//
+// It and the other end-to-end tests of the Node-RED booking path
+// (docs/booking.md) run against the built binary, a real Redis and the
+// Cloud9 simulator running as its own process (`flowgate cloud9-sim`).
+// Every test has its own Redis database and its own simulator. Crash drills
+// are in booking_drill_test.go, helpers in booking_helpers_test.go.
+//
+// Provoking Cloud9's code 8: flowgate's own limiter (CLOUD9_WRITE_LIMIT)
+// spaces writes so that Cloud9 never says "too many requests"; to see the
+// seed's handling of that answer the tests give flowgate a looser limit
+// than the simulator's (-write-limit 1/min), and use -scale to make the
+// simulator's minute last 1–3 real seconds.
 func TestBookingFlowOverHTTP(t *testing.T) {
 	t.Parallel()
 	t.Run("auth rejected, then success with note", bookingAuthThenNote)

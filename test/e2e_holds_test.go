@@ -23,14 +23,6 @@ import (
 	"github.com/flowgate/flowgate/orchestrator/slots"
 )
 
-// The IVA face's reservations (docs/holds.md#the-hold-engine) and the cross-face cases end to end: a
-// flowgate binary serves createAppt / getApptSlots against the Cloud9
-// simulator; a web face in this process (/v1/holds over an in-memory
-// catalogue that opens any slot) runs on the same Redis DB with the
-// binary's key prefix, so both faces share one engine. The binary's own
-// /v1/holds, stream and cancelAppt: TestHoldsBinaryCrossFaceAndCancel.
-// Reproduce: go test -run TestHoldsBothFaces -v ./test/
-
 const simZone = "America/New_York" // cloud9-sim's default -tz
 
 type holdsE2E struct {
@@ -157,6 +149,14 @@ func slotOf(s contracts.ApptSlot) slots.Slot {
 		ScheduleViewGUID: s.ScheduleViewGUID, Minutes: s.MinutesInt()}
 }
 
+// TestHoldsBothFaces: the IVA face's reservations
+// (docs/holds.md#the-hold-engine) and the cross-face cases end to end: a
+// flowgate binary serves createAppt / getApptSlots against the Cloud9
+// simulator; a web face in this process (/v1/holds over an in-memory
+// catalogue that opens any slot) runs on the same Redis DB with the
+// binary's key prefix, so both faces share one engine. The binary's own
+// /v1/holds, stream and cancelAppt: TestHoldsBinaryCrossFaceAndCancel.
+// Reproduce: go test -run TestHoldsBothFaces -v ./test/
 func TestHoldsBothFaces(t *testing.T) {
 	t.Parallel()
 	x := startHoldsE2E(t)

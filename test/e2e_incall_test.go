@@ -13,25 +13,6 @@ import (
 	"github.com/flowgate/flowgate/test/redistest"
 )
 
-// In-call figures: what a caller hears
-// while still on the line, with the Cloud9 simulator at its default limit
-// (5 writes/min per procedure, real minutes: scale 1) and flowgate at its
-// defaults (CLOUD9_WRITE_LIMIT 5/min, CLOUD9_WRITE_LIMITER window,
-// BOOKING_SYNC_BUDGET 10 s, BOOKING_SYNC_RETRY_DELAY 5 s, first run of a
-// queued booking after 10 s), the limiter idle at the start of each case
-// (a Redis database of its own). Every case runs once per way the simulator
-// counts its code-8 limit — CLOUD9_SIM_WINDOW sliding and fixed (the
-// standalone simulator's -window, the same cloud9sim.Config.Window) — and
-// requires 0 code 8, counted by the simulator (GET /_sim/state rate_limited)
-// and by flowgate (flowgate_cloud9_rate_limited_total).
-//
-// TestInCallSpacingBaseline runs the same calls with
-// CLOUD9_WRITE_LIMITER=spacing (the default before 2026-11-26,
-// CHANGELOG.md) for the comparison, asserting what that limiter does.
-//
-// Wall time: the ten-siblings case waits a real minute for the window; the
-// other cases run beside it (t.Parallel), about 75 s in all.
-
 // LimiterSpacingName is CLOUD9_WRITE_LIMITER's other limiter.
 const LimiterSpacingName = "spacing"
 
@@ -117,6 +98,24 @@ func requireAppt(t *testing.T, f *incall, patientGUID string, s contracts.ApptSl
 	require.Equal(t, guid, got[0].GUID)
 }
 
+// TestInCallFigures: what a caller hears while still on the line, with the
+// Cloud9 simulator at its default limit (5 writes/min per procedure, real
+// minutes: scale 1) and flowgate at its defaults (CLOUD9_WRITE_LIMIT 5/min,
+// CLOUD9_WRITE_LIMITER window, BOOKING_SYNC_BUDGET 10 s,
+// BOOKING_SYNC_RETRY_DELAY 5 s, first run of a queued booking after 10 s),
+// the limiter idle at the start of each case (a Redis database of its own).
+// Every case runs once per way the simulator counts its code-8 limit —
+// CLOUD9_SIM_WINDOW sliding and fixed (the standalone simulator's -window,
+// the same cloud9sim.Config.Window) — and requires 0 code 8, counted by the
+// simulator (GET /_sim/state rate_limited) and by flowgate
+// (flowgate_cloud9_rate_limited_total).
+//
+// TestInCallSpacingBaseline runs the same calls with
+// CLOUD9_WRITE_LIMITER=spacing (the default before 2026-11-26,
+// CHANGELOG.md) for the comparison, asserting what that limiter does.
+//
+// Wall time: the ten-siblings case waits a real minute for the window; the
+// other cases run beside it (t.Parallel), about 75 s in all.
 func TestInCallFigures(t *testing.T) {
 	t.Parallel()
 	for _, w := range simWindows {

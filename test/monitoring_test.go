@@ -18,12 +18,11 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// The monitoring kit of flows/monitoring: Prometheus's configuration and
-// alert rules, their unit tests, Grafana's provisioning and the flowgate
-// dashboard. promtool checks the configuration and runs the rules' unit
-// tests; every metric the dashboard and the rules name must exist in the
-// /metrics of a running flowgate.
-
+// The files of the monitoring kit of flows/monitoring: Prometheus's
+// configuration and alert rules, their unit tests, Grafana's provisioning
+// and the flowgate dashboard. promtool checks the configuration and runs
+// the rules' unit tests; every metric the dashboard and the rules name must
+// exist in the /metrics of a running flowgate.
 const (
 	monitoringDir    = "../flows/monitoring"
 	promConfigFile   = monitoringDir + "/prometheus/prometheus.yml"

@@ -16,8 +16,7 @@ import (
 	"github.com/flowgate/flowgate/test/flowgatetest"
 )
 
-// The README's quickstart, run as written against the built binary, so its
-// commands stay true.
+// quickstartBlock is one marked block of the README.
 //
 // The Quickstart section marks each fenced bash block it means to be run
 // with an HTML comment right above it:
@@ -33,12 +32,6 @@ import (
 //	<!-- quickstart
 //	expect: TEXT                   …whose output must also contain TEXT
 //	-->
-//
-// The blocks run with `set -euo pipefail`, FLOWGATE set to the binary's
-// base URL; a block fails on a non-zero status (curl -f, jq -e) or a
-// missing expected text, and the test prints its text and output.
-
-// quickstartBlock is one marked block of the README.
 type quickstartBlock struct {
 	start  bool     // the start block
 	stop   bool     // the stop block
@@ -144,6 +137,12 @@ func quickstartEnv(t *testing.T, start string) map[string]string {
 	return env
 }
 
+// TestReadmeQuickstart: the README's quickstart, run as written against the
+// built binary, so its commands stay true.
+//
+// The blocks run with `set -euo pipefail`, FLOWGATE set to the binary's
+// base URL; a block fails on a non-zero status (curl -f, jq -e) or a
+// missing expected text, and the test prints its text and output.
 func TestReadmeQuickstart(t *testing.T) {
 	for _, tool := range []string{"bash", "curl", "jq", "openssl"} {
 		if _, err := exec.LookPath(tool); err != nil {

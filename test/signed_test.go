@@ -21,13 +21,6 @@ import (
 	"github.com/flowgate/flowgate/webhooks/signature"
 )
 
-// This file is the signed-request client of the task tests: every request
-// to the queue API and the ACK/FAIL webhooks of the binary carries
-// X-Timestamp and X-Signature: the seed's scheme (version 1,
-// hex HMAC-SHA256(HMAC_SECRET, ts + "." + body)) on the seed's routes
-// (POST /queue, ACK, FAIL), version 2 (method and target signed too) on
-// the others, which refuse version 1.
-
 // maxSkewBack is how far behind the clock the signer may date a request
 // (the server accepts 300 s, WEBHOOK_TOLERANCE's default).
 const maxSkewBack = 200 * time.Second
@@ -137,7 +130,12 @@ type errorEnvelope struct {
 	} `json:"error"`
 }
 
-// api is a signed client of one flowgate process.
+// api is a signed client of one flowgate process, the task tests' client:
+// every request to the queue API and the ACK/FAIL webhooks of the binary
+// carries X-Timestamp and X-Signature: the seed's scheme (version 1, hex
+// HMAC-SHA256(HMAC_SECRET, ts + "." + body)) on the seed's routes (POST
+// /queue, ACK, FAIL), version 2 (method and target signed too) on the
+// others, which refuse version 1.
 type api struct {
 	t    *testing.T
 	base string

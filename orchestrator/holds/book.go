@@ -10,20 +10,6 @@ import (
 	"github.com/flowgate/flowgate/orchestrator/valutil"
 )
 
-// The rules of booking a web hold (docs/holds.md, "Booking a slot" and
-// "Booking in Cloud9"); the web face (holdshttp) decodes the request, asks
-// a Booking and encodes its answer.
-//
-//   - The hold is heartbeated before anything is booked: it must be live
-//     and the client's, and is then good for another HoldTTL.
-//   - It must be a hold of the appointment type being booked.
-//   - An External type (booked in the system of record through a Booker)
-//     names the patient; a retry of its /book after the hold was taken
-//     over resumes the earlier attempt (Booker.Resume), never a second
-//     booking.
-//   - A booking made or queued in the system of record sets the type's
-//     cooldown, under the id its cancel finds it by.
-
 // DefaultBookingTimeout bounds a booking in the system of record
 // (BookingConfig.Timeout): the booking core waits within its own sync
 // budget, then queues.
@@ -104,7 +90,20 @@ type BookingConfig struct {
 	Logger *slog.Logger
 }
 
-// Booking applies the rules of booking a web hold (see BookingConfig).
+// Booking applies the rules of booking a web hold (docs/holds.md, "Booking
+// a slot" and "Booking in Cloud9"; its settings are BookingConfig); the web
+// face (holdshttp) decodes the request, asks a Booking and encodes its
+// answer.
+//
+//   - The hold is heartbeated before anything is booked: it must be live
+//     and the client's, and is then good for another HoldTTL.
+//   - It must be a hold of the appointment type being booked.
+//   - An External type (booked in the system of record through a Booker)
+//     names the patient; a retry of its /book after the hold was taken
+//     over resumes the earlier attempt (Booker.Resume), never a second
+//     booking.
+//   - A booking made or queued in the system of record sets the type's
+//     cooldown, under the id its cancel finds it by.
 type Booking struct{ cfg BookingConfig }
 
 // NewBooking checks cfg.

@@ -38,7 +38,7 @@ import (
 //
 // No double booking stays one script (the slot key and both faces share the
 // resource shard); how the quota and the cooldown stay exact across two
-// shards is in split.go.
+// shards is in the package doc (doc.go, "Several shards").
 //
 // <slotStart> is RFC 3339 UTC with seconds ("2025-03-15T09:00:00Z"); ids
 // are used as given (the HTTP face rejects ids with ':', '{' or '}'),

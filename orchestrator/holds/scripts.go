@@ -11,12 +11,12 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// The hold scripts' Lua lives in lua/: lua/prelude.lua (what every script
-// shares: the helpers, and how the keys lie in one slot and in shards),
-// then one file per script, each opening with its KEYS, ARGV and reply.
-// Every script runs as EVAL(SHA) of the prelude and its file. test/lint
-// checks every file with luacheck (.luacheckrc).
-
+// luaFiles is the hold scripts' Lua, in lua/: lua/prelude.lua (what every
+// script shares: the helpers, and how the keys lie in one slot and in
+// shards), then one file per script, each opening with its KEYS, ARGV and
+// reply. Every script runs as EVAL(SHA) of the prelude and its file.
+// test/lint checks every file with luacheck (.luacheckrc).
+//
 //go:embed lua/*.lua
 var luaFiles embed.FS
 

@@ -8,38 +8,9 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// With several shards (Config.Shards > 1, keys.go) a hold's resource shard
-// — slot key, face keys, record, indexes — may differ from its client's
-// shard — the quota index client:<clientId>:holds and the cooldown — and
-// from its appointment's — the cooldown's index. The slot claim stays one
-// script in the resource shard, so no slot is ever held twice. Where two
-// shards change, the order below keeps every count an upper bound, so a
-// crash (or a lost reply) between the two steps never lets a client past
-// its quota or its cooldown:
-//
-//   - Claim: (1) lua/reserve.lua in the client's shard — cooldown, prune,
-//     exact quota, and the new hold id added with its expiry; (2)
-//     lua/claim.lua in the resource shard. A definite refusal of (2) (taken,
-//     or held already) removes the entry again; a crash or an error between
-//     leaves it to be pruned at its expiry, at most the hold's TTL later:
-//     the quota counts a hold that never was, never misses one.
-//   - Heartbeat: the quota entry's expiry is raised first (lua/extend.lua),
-//     then the hold; a hold that turns out gone has its entry removed. A
-//     crash between leaves the entry at most one TTL too long.
-//   - Release, Confirm, the expiry sweep: the resource shard first, then
-//     the entry goes (ZREM); a crash between leaves it until its expiry.
-//   - Cooldown (Confirm, StartCooldown): the index by appointment id first,
-//     then the cooldown, both before the hold is confirmed: a crash leaves a
-//     cooldown of a booking that was recorded (the web face confirms after
-//     recording it, and undoes both through ClearCooldown when the confirm
-//     fails), never a booking without its cooldown. ClearCooldown deletes
-//     the cooldown first, then the index: a crash leaves an index whose
-//     cooldown is gone, which it then ignores.
-//   - Adopt, Keep (no quota is checked): the new entry is added before the
-//     resource script and removed on its refusal; the web hold's entry goes
-//     after it.
-
-// reserve is a split claim's step (1). A nil error means the id holds a
+// reserve is a split claim's step (1). The order of the split steps, and
+// why it keeps every count an upper bound, is in the package doc (doc.go,
+// "Several shards"). A nil error means the id holds a
 // place in the client's index.
 func (e *Engine) reserve(ctx context.Context, op string, r ClaimRequest, holdID string, now time.Time) error {
 	k := e.kCli(r.ClientID)

@@ -10,20 +10,6 @@ import (
 	"github.com/flowgate/flowgate/contracts"
 )
 
-// A claim on a sharded ledger keeps priority strict across shards as far as
-// one look allows: it first counts, in one pipeline, the pending tasks of
-// each priority in every shard (a cluster client sends each master its part
-// at once), then runs the claim script in the shards in order of their best
-// pending priority — shards whose best is equal in round-robin order — each
-// asked for as many as its counts say it holds of the priorities the claim
-// still needs. FIFO is strict within a shard; across shards of equal
-// priority it is round robin. Each shard is claimed at most once per
-// token (its claim key then exists there, and a second run would take
-// nothing); a shard that answered short (another worker was faster) is
-// followed by a new look at the shards not yet asked. The token's claim
-// key exists in each shard the claim touched; CancelClaim visits every
-// shard.
-
 // claimPriorities are the priorities in claim order.
 var claimPriorities = [...]contracts.Priority{contracts.PriorityHigh, contracts.PriorityNormal, contracts.PriorityLow}
 
@@ -38,6 +24,20 @@ type claimStep struct{ shard, limit int }
 // left out of this claim and the others serve it; the claim fails only
 // when no shard answered, or when a shard's outcome is unknown (the caller
 // then cancels the whole claim).
+//
+// A claim on a sharded ledger keeps priority strict across shards as far as
+// one look allows: it first counts, in one pipeline, the pending tasks of
+// each priority in every shard (a cluster client sends each master its part
+// at once), then runs the claim script in the shards in order of their best
+// pending priority — shards whose best is equal in round-robin order — each
+// asked for as many as its counts say it holds of the priorities the claim
+// still needs. FIFO is strict within a shard; across shards of equal
+// priority it is round robin. Each shard is claimed at most once per
+// token (its claim key then exists there, and a second run would take
+// nothing); a shard that answered short (another worker was faster) is
+// followed by a new look at the shards not yet asked. The token's claim
+// key exists in each shard the claim touched; CancelClaim visits every
+// shard.
 func (l *Ledger) claimSharded(ctx context.Context, op, worker string, limit int, token string) ([]contracts.Task, error) {
 	out := []contracts.Task{}
 	asked := make([]bool, l.set.N())

@@ -1,30 +1,5 @@
 package tasks
 
-// The ledger's scripts as Redis functions.
-//
-// EVAL runs a script's whole text on every call. With the prelude that is a
-// dozen closures and two tables built, and later collected, on every call:
-// about 3.5 µs of Redis time per call (docs/performance.md), a seventh of
-// an ACK. Redis 7's functions keep a library loaded: its helpers are built
-// once, when it loads, and a call runs its body alone.
-//
-// So where Redis has FUNCTION the ledger loads one library holding every
-// script of the prelude and calls them with FCALL. Its name and its
-// functions' names carry a hash of its code, so that flowgate instances of
-// two versions sharing one Redis (a rolling upgrade) each call their own.
-// Where Redis has no FUNCTION (Redis 6, the miniredis of `go run` without
-// REDIS_URL) or refuses it (an ACL), the ledger calls the same scripts with
-// EVALSHA, as it always did. Both ways run the same Lua (lua/): each script
-// begins with local c = begin(KEYS, ARGV), and the prelude's helpers take
-// the call's keys and arguments from that c, so nothing of one call
-// outlives it in the loaded library.
-//
-// A server loses its functions with its data (a restart without
-// persistence, FLUSHALL, a new master added empty). An FCALL answered
-// "Function not found" never ran: the ledger loads the library again (on
-// every master of a cluster) and calls once more, and if the function is
-// still missing it runs the call as EVAL.
-
 import (
 	"context"
 	"crypto/sha1"
@@ -88,7 +63,31 @@ type ScriptMode struct {
 	Reason string
 }
 
-// scripts calls the ledger's scripts on one Redis client.
+// scripts calls the ledger's scripts on one Redis client, as Redis
+// functions where it can.
+//
+// EVAL runs a script's whole text on every call. With the prelude that is a
+// dozen closures and two tables built, and later collected, on every call:
+// about 3.5 µs of Redis time per call (docs/performance.md), a seventh of
+// an ACK. Redis 7's functions keep a library loaded: its helpers are built
+// once, when it loads, and a call runs its body alone.
+//
+// So where Redis has FUNCTION the ledger loads one library holding every
+// script of the prelude and calls them with FCALL. Its name and its
+// functions' names carry a hash of its code, so that flowgate instances of
+// two versions sharing one Redis (a rolling upgrade) each call their own.
+// Where Redis has no FUNCTION (Redis 6, the miniredis of `go run` without
+// REDIS_URL) or refuses it (an ACL), the ledger calls the same scripts with
+// EVALSHA, as it always did. Both ways run the same Lua (lua/): each script
+// begins with local c = begin(KEYS, ARGV), and the prelude's helpers take
+// the call's keys and arguments from that c, so nothing of one call
+// outlives it in the loaded library.
+//
+// A server loses its functions with its data (a restart without
+// persistence, FLUSHALL, a new master added empty). An FCALL answered
+// "Function not found" never ran: the ledger loads the library again (on
+// every master of a cluster) and calls once more, and if the function is
+// still missing it runs the call as EVAL.
 type scripts struct {
 	rdb    redis.UniversalClient
 	mode   atomic.Int32

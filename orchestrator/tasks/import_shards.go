@@ -11,16 +11,16 @@ import (
 	"github.com/flowgate/flowgate/contracts"
 )
 
+// locatedText is the reason of an import refused by a locator.
+const locatedText = "queue_id is held by a task of another encounter (or a create of one under way); import again later if that create failed"
+
+// runSharded imports batch, grouped by home shard.
+//
 // On a sharded ledger an import writes each task to its home shard, one
 // script call per shard of a batch. A queue_id whose task already lives in
 // another shard (another encounter) is a conflict, as it is on one shard;
 // a task whose home is not the shard of its id gets its locator first
 // (claimLocator), as a create's does.
-
-// locatedText is the reason of an import refused by a locator.
-const locatedText = "queue_id is held by a task of another encounter (or a create of one under way); import again later if that create failed"
-
-// runSharded imports batch, grouped by home shard.
 func (im *Importer) runSharded(ctx context.Context, op string, now time.Time, batch []importItem) ([]ImportResult, error) {
 	out := make([]ImportResult, len(batch))
 	groups := map[int][]importItem{}

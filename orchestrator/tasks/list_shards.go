@@ -6,16 +6,16 @@ import (
 	"github.com/flowgate/flowgate/contracts"
 )
 
+// shardDone marks, in a sharded cursor, a shard walked to the end.
+const shardDone = -2
+
+// listSharded is List over every shard.
+//
 // A List on a sharded ledger walks the same index in every shard and
 // merges the pages by index score (creation order within a shard; across
 // shards the shards' own sequences interleave, which is creation order only
 // roughly). Its cursor holds one position per shard. A listing by
 // encounter_id reads the encounter's one shard, as an unsharded List.
-
-// shardDone marks, in a sharded cursor, a shard walked to the end.
-const shardDone = -2
-
-// listSharded is List over every shard.
 func (l *Ledger) listSharded(ctx context.Context, op string, q contracts.ListQuery, index string, residual bool, f listFilter) (Page, error) {
 	afters, err := l.shardCursor(op, q.Cursor, index)
 	if err != nil {

@@ -12,6 +12,13 @@ import (
 	"github.com/flowgate/flowgate/contracts"
 )
 
+// locatorGrace is how long a locator that locates no task still counts as
+// a create under way: longer than a create script can sit unread in a hung
+// Redis's socket.
+const locatorGrace = ClaimTokenTTL
+
+// locator is a parsed locator value.
+//
 // A locator finds a task whose queue_id the client chose and whose home
 // shard (its encounter's) is not the shard of that id: loc:<id> in the
 // shard of the id holds "<home>:<written ms>". It is written before the
@@ -28,13 +35,6 @@ import (
 // locator there, i.e. whose task lives in another shard; lua/locator/claim.lua
 // refuses an id whose task lives in the locator's own shard. Both run in the
 // shard of the id, so one of the two always sees the other.
-
-// locatorGrace is how long a locator that locates no task still counts as
-// a create under way: longer than a create script can sit unread in a hung
-// Redis's socket.
-const locatorGrace = ClaimTokenTTL
-
-// locator is a parsed locator value.
 type locator struct {
 	home int
 	at   int64 // written, Unix ms

@@ -12,7 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// The ledger's Lua lives in lua/: lua/prelude.lua, then one file per
+// luaFiles is the ledger's Lua, in lua/: lua/prelude.lua, then one file per
 // script, each opening with its KEYS, ARGV and reply. Every transition of
 // the ledger is one script, atomic across any number of flowgate instances;
 // the prelude says what every script shares (the shard's KEYS[1..16],
@@ -20,7 +20,7 @@ import (
 // declared). A script runs after the prelude, as EVAL or as a function of
 // the ledger's library (functions.go); the locator's two (lua/locator/)
 // run alone. test/lint checks every file with luacheck (.luacheckrc).
-
+//
 //go:embed lua/*.lua lua/locator/*.lua
 var luaFiles embed.FS
 

@@ -26,12 +26,12 @@ import (
 	"github.com/flowgate/flowgate/webhooks/signature"
 )
 
-// The security drills of issue 34 against the binary: what flowgate sends
-// (declared handlers, webhook.forward, the DLQ alert) can never be
-// replayed at what it accepts, and no request of flowgate's follows a
-// redirect. Each attack prints "DRILL security <name>: attempts=N
-// accepted=M" with its real counts; the drill fails on any acceptance.
-
+// The outbound security drills' task and worker. The drills (issue 34) run
+// against the binary: what flowgate sends (declared handlers,
+// webhook.forward, the DLQ alert) can never be replayed at what it
+// accepts, and no request of flowgate's follows a redirect. Each attack
+// prints "DRILL security <name>: attempts=N accepted=M" with its real
+// counts; the drill fails on any acceptance.
 const (
 	secDrillTask   = "00000000-0000-4000-8000-00000000d34d"
 	secDrillWorker = "vm-drill"

@@ -12,10 +12,14 @@ import (
 	"github.com/flowgate/flowgate/orchestrator/valutil"
 )
 
-// The range search: how a slot query the cache does not answer is asked
-// of Cloud9, as the original's getApptSlots (docs/reference/nodered-endpoints.md
-// §1.4: 2 windows of 30 days, up to 4 tries each, 5 s apart, retrying an
-// answer with no records or an error; ≈ 35 s in all).
+// SearchPolicy is the range search's settings (SLOT_SEARCH_*); zero values
+// take the defaults.
+//
+// The range search is how a slot query the cache does not answer is asked
+// of Cloud9, as the original's getApptSlots
+// (docs/reference/nodered-endpoints.md §1.4: 2 windows of 30 days, up to 4
+// tries each, 5 s apart, retrying an answer with no records or an error;
+// ≈ 35 s in all).
 //
 //   - A try is retried when Cloud9 answers no records (an empty <Records/>,
 //     which it gives under load: docs/reference/cloud9-api.md), its code 0
@@ -33,9 +37,6 @@ import (
 //     searches in that time make one try and answer at once, so one caller,
 //     not every caller, waits out the retries of an outage. A successful
 //     call ends it.
-
-// SearchPolicy is the range search's settings (SLOT_SEARCH_*); zero values
-// take the defaults.
 type SearchPolicy struct {
 	Attempts   int           // tries per window (SLOT_SEARCH_ATTEMPTS, 4)
 	Windows    int           // windows (SLOT_SEARCH_WINDOWS, 2)
@@ -79,7 +80,7 @@ func (p SearchPolicy) Validate() error {
 	return nil
 }
 
-// Outage is the memory of a failed search (see above). Per process: an
+// Outage is the memory of a failed search (see SearchPolicy). Per process: an
 // instance that has not seen the outage pays one search's retries to learn
 // it. The zero value has Hold DefaultSearchOutageHold.
 type Outage struct {
@@ -128,7 +129,7 @@ type searched struct {
 // ErrSearchBudget is wrapped when the budget left no room for a try.
 var ErrSearchBudget = errors.New("slot search: the budget left no room for a Cloud9 call")
 
-// search runs the range search for r (see above).
+// search runs the range search for r (see SearchPolicy).
 func (s SlotSource) search(ctx context.Context, views []string, r slots.Range) (searched, error) {
 	p := s.Search
 	start := s.Now()

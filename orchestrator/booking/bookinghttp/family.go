@@ -12,24 +12,6 @@ import (
 	"github.com/flowgate/flowgate/orchestrator/web"
 )
 
-// The rest of the Node-RED family, under the same base path:
-//
-//	POST {base}/getPatient            → Family.GetPatient
-//	POST {base}/getPatientByFilter    → Family.GetPatientByFilter (phoneNumber or filter)
-//	POST {base}/getPatientAppts       → Family.GetPatientAppts
-//	POST {base}/editInsurance         → Family.EditInsurance
-//	POST {base}/confirmAppt           → Family.ConfirmAppt
-//	POST {base}/cancelAppt            → Family.CancelAppt
-//	POST {base}/getLocation           → Family.GetLocation (empty body: all locations)
-//	GET  {base}/checkOperationStatus  → Family.OperationStatus (?operationId=)
-//	GET  {base}/operations/:id        → the same, by path
-//
-// Like createAppt, every answer is 200 in the endpoint's own shape —
-// malformed JSON, wrong types, missing fields and malformed GUIDs included
-// (with `error` and an llm_guidance) — except when Cloud9 or the limiter
-// could not do the work: 500, as the original; and 503 when flowgate's own
-// Redis (phone index, operation queue) failed.
-
 // OperationStatusPath is the operation status endpoint under the base
 // path: queued answers' check_status_endpoint names it.
 const OperationStatusPath = "/checkOperationStatus"
@@ -75,7 +57,24 @@ func NewFamily(svc FamilyService, cfg Config) (*FamilyHandlers, error) {
 // methods are never called.
 type placeholder struct{ Service }
 
-// RegisterFamily mounts the family endpoints on r under basePath.
+// RegisterFamily mounts the family endpoints on r under basePath: the
+// rest of the Node-RED family, under the same base path as Register's:
+//
+//	POST {base}/getPatient            → Family.GetPatient
+//	POST {base}/getPatientByFilter    → Family.GetPatientByFilter (phoneNumber or filter)
+//	POST {base}/getPatientAppts       → Family.GetPatientAppts
+//	POST {base}/editInsurance         → Family.EditInsurance
+//	POST {base}/confirmAppt           → Family.ConfirmAppt
+//	POST {base}/cancelAppt            → Family.CancelAppt
+//	POST {base}/getLocation           → Family.GetLocation (empty body: all locations)
+//	GET  {base}/checkOperationStatus  → Family.OperationStatus (?operationId=)
+//	GET  {base}/operations/:id        → the same, by path
+//
+// Like createAppt, every answer is 200 in the endpoint's own shape —
+// malformed JSON, wrong types, missing fields and malformed GUIDs included
+// (with `error` and an llm_guidance) — except when Cloud9 or the limiter
+// could not do the work: 500, as the original; and 503 when flowgate's own
+// Redis (phone index, operation queue) failed.
 func RegisterFamily(r fiber.Router, f *FamilyHandlers, basePath string) error {
 	base, err := NormalizeBasePath(basePath)
 	if err != nil {
