@@ -20,7 +20,6 @@ import (
 // the build's tests instead of a review, and the doc's import graph,
 // generated here from the same `go list -json ./...`, so that it draws
 // every import that exists and none that does not.
-
 const module = "github.com/flowgate/flowgate"
 
 type goPackage struct {

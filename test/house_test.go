@@ -75,11 +75,8 @@ func TestHouseTestFunctionsStayShort(t *testing.T) {
 const maxFloatingLines = 4
 
 // floatingSkipDirs are directories the essay check leaves out, relative to
-// the repository root.
-//
-// TODO(orchestrator/booking/bookingsvc): drop once the package's move is
-// merged and its essays are attached.
-var floatingSkipDirs = []string{"orchestrator/booking/bookingsvc"}
+// the repository root (none).
+var floatingSkipDirs []string
 
 // Every Go file of the module (tests and build-tagged files included,
 // generated files left out) holds no comment of more than

@@ -11,28 +11,6 @@ import (
 	"github.com/flowgate/flowgate/orchestrator/cloud9"
 )
 
-// One booking attempt, written once: the sync path (Service.book) and the
-// worker (Worker.handleAppointment) both run attempt.run, and differ only
-// by their policy. Every side effect of an attempt — the identity's lease,
-// the in-flight and Done marks, the reservation (taken or kept, extended,
-// released), the slot-cache drop, and through policy.completed the note,
-// the completion event and the task result — is reached from here.
-//
-//	Done mark? ── same child, still booked ─────────────→ vDone
-//	   │           another child ────────────────────────→ vDuplicate
-//	policy.reserve ── another session holds it ──────────→ vReserved
-//	lease (Claim) ── Redis down ─────────────────────────→ vLater (marks unavailable)
-//	   │              another child ──────────────────────→ vDuplicate
-//	   │              same booking elsewhere ─────────────→ vLater (policy.waitLease)
-//	checkFirst or in-flight mark → limiter turn → GetAppointmentListByPatient
-//	   │              found ──────────────────────────────→ vBooked (recovered)
-//	limiter turn ── not now ─────────────────────────────→ vLater
-//	in-flight mark → SetAppointment
-//	   success ───────────────────────────────────────────→ vBooked
-//	   rate limited ── policy.again ─→ (next turn) else ──→ vLater
-//	   uncertain / unavailable / other (not final) ───────→ vLater
-//	   refused, or final for the policy ──────────────────→ vFailed
-
 // verdictKind is how an attempt ended.
 type verdictKind int
 
@@ -92,6 +70,28 @@ type policy interface {
 	completed(ctx, bctx context.Context, a *attempt, v verdict) verdict
 }
 
+// One booking attempt, written once: the sync path (Service.book) and the
+// worker (Worker.handleAppointment) both run attempt.run, and differ only
+// by their policy. Every side effect of an attempt — the identity's lease,
+// the in-flight and Done marks, the reservation (taken or kept, extended,
+// released), the slot-cache drop, and through policy.completed the note,
+// the completion event and the task result — is reached from here.
+//
+//	Done mark? ── same child, still booked ─────────────→ vDone
+//	   │           another child ────────────────────────→ vDuplicate
+//	policy.reserve ── another session holds it ──────────→ vReserved
+//	lease (Claim) ── Redis down ─────────────────────────→ vLater (marks unavailable)
+//	   │              another child ──────────────────────→ vDuplicate
+//	   │              same booking elsewhere ─────────────→ vLater (policy.waitLease)
+//	checkFirst or in-flight mark → limiter turn → GetAppointmentListByPatient
+//	   │              found ──────────────────────────────→ vBooked (recovered)
+//	limiter turn ── not now ─────────────────────────────→ vLater
+//	in-flight mark → SetAppointment
+//	   success ───────────────────────────────────────────→ vBooked
+//	   rate limited ── policy.again ─→ (next turn) else ──→ vLater
+//	   uncertain / unavailable / other (not final) ───────→ vLater
+//	   refused, or final for the policy ──────────────────→ vFailed
+//
 // attempt is one booking attempt of one identity.
 type attempt struct {
 	b          booking

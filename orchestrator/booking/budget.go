@@ -5,6 +5,11 @@ import (
 	"time"
 )
 
+// bookkeepingGrace is how long a request's Redis work may still take once
+// its budget has passed on the wall clock (the marks, the reservation and
+// the enqueue after a Cloud9 call that ended late).
+const bookkeepingGrace = 200 * time.Millisecond
+
 // How long the synchronous endpoints may wait on Redis (docs/reference/README.md, principles: a
 // hung Redis must not hang the caller). Every Redis call of a request runs
 // on a context from its redisBudget:
@@ -21,12 +26,7 @@ import (
 //     Config.RedisTimeout (BOOKING_REDIS_TIMEOUT; the slot source bounds
 //     its slot-cache calls the same way), failing open.
 //   - queue-status: at most the sync budget, then 503 UNAVAILABLE.
-
-// bookkeepingGrace is how long a request's Redis work may still take once
-// its budget has passed on the wall clock (the marks, the reservation and
-// the enqueue after a Cloud9 call that ended late).
-const bookkeepingGrace = 200 * time.Millisecond
-
+//
 // redisBudget bounds one request's Redis work by a wall-clock instant.
 type redisBudget struct {
 	by     time.Time // the budget's end

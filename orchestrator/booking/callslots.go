@@ -8,6 +8,25 @@ import (
 	"github.com/flowgate/flowgate/contracts"
 )
 
+// callSlotTTL is how long a call remembers its slots: longer than any call.
+const callSlotTTL = DefaultDoneTTL
+
+// CallSlotKey is the Marks key of a slot (start to the minute, column) in
+// one call (sessionId ‖ uui).
+func CallSlotKey(call, startTime, columnGUID string) string {
+	return "call:" + strings.ToLower(strings.TrimSpace(call)) + "|" + slotKey(startTime, columnGUID)
+}
+
+// callChild is the record of b's child: the patient as the lease's owner.
+func callChild(b booking) Lease {
+	return Lease{Owner: strings.ToLower(strings.TrimSpace(b.PatientGUID)), ChildName: b.ChildName}
+}
+
+// sameCallChild reports whether a call's record names b's child.
+func sameCallChild(rec, me Lease) bool {
+	return rec.Owner == me.Owner && sameChild(rec.ChildName, me.ChildName)
+}
+
 // A call's slots: which child each slot was booked for in one call — the
 // original's sessionSlotBookings (docs/reference/nodered-endpoints.md §1.2 step 1), keyed by the
 // call's sessionId ‖ uui. It is what DUPLICATE_SLOT_BLOCKED ("already
@@ -32,27 +51,8 @@ import (
 // the patient, its childName the child, held callSlotTTL. Redis trouble
 // fails open: the booking goes on under its marks alone (a sibling of the
 // same patient is still refused DUPLICATE_SLOT_BLOCKED there).
-
-// callSlotTTL is how long a call remembers its slots: longer than any call.
-const callSlotTTL = DefaultDoneTTL
-
-// CallSlotKey is the Marks key of a slot (start to the minute, column) in
-// one call (sessionId ‖ uui).
-func CallSlotKey(call, startTime, columnGUID string) string {
-	return "call:" + strings.ToLower(strings.TrimSpace(call)) + "|" + slotKey(startTime, columnGUID)
-}
-
-// callChild is the record of b's child: the patient as the lease's owner.
-func callChild(b booking) Lease {
-	return Lease{Owner: strings.ToLower(strings.TrimSpace(b.PatientGUID)), ChildName: b.ChildName}
-}
-
-// sameCallChild reports whether a call's record names b's child.
-func sameCallChild(rec, me Lease) bool {
-	return rec.Owner == me.Owner && sameChild(rec.ChildName, me.ChildName)
-}
-
-// bookInCall is book guarded by the call's slot record (see above). A
+//
+// bookInCall is book guarded by the call's slot record. A
 // request naming no call (no sessionId, no uui) is booked under its marks
 // alone.
 func (s *Service) bookInCall(ctx context.Context, b booking, deadline time.Time, rb *redisBudget) outcome {

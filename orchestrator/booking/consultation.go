@@ -14,30 +14,6 @@ import (
 	"github.com/flowgate/flowgate/contracts"
 )
 
-// bookConsultation (docs/reference/nodered-endpoints.md §1.3): parent, children and their
-// appointments in one call, on the booking core:
-//
-//  1. Validation before anything is written: fields, types, dates of
-//     birth, each child's slot resolved (bookingToken or raw fields,
-//     defaults) and offered by the slot source (so unknown GUIDs and slots
-//     are refused here, not after patients were created), no slot or
-//     child named twice. → the validation shape, nothing changed.
-//  2. Parent: the call's session (createPatient earlier in the call) or
-//     the patient step (consultation_patient.go).
-//  3. Each child: its slot held (SlotReservation, docs/holds.md#the-hold-engine), its patient
-//     step, then its appointment through the one booking attempt
-//     (Service.book: marks, limiter, check first, queued when not now).
-//  4. Whatever cannot be done within the sync budget — the parent, a
-//     child's patient — goes to one booking:consultation task
-//     (consultation_worker.go) that runs the same steps in the background;
-//     an appointment that cannot be made now is a booking:set_appointment
-//     task as for createAppt. Every step is idempotent through the marks,
-//     so a retried call, the task and a restart after a crash never create
-//     a second patient or appointment.
-//
-// Status: 200 every child booked, 202 something queued, 207 some booked
-// and some failed, 500 nothing booked (the parent failed, or every child).
-
 // ConsultAnswer is bookConsultation's body and HTTP status.
 type ConsultAnswer struct {
 	Body   any
@@ -100,6 +76,30 @@ type consultRun struct {
 	task   ConsultationTask // the background part, when not empty
 }
 
+// bookConsultation (docs/reference/nodered-endpoints.md §1.3): parent, children and their
+// appointments in one call, on the booking core:
+//
+//  1. Validation before anything is written: fields, types, dates of
+//     birth, each child's slot resolved (bookingToken or raw fields,
+//     defaults) and offered by the slot source (so unknown GUIDs and slots
+//     are refused here, not after patients were created), no slot or
+//     child named twice. → the validation shape, nothing changed.
+//  2. Parent: the call's session (createPatient earlier in the call) or
+//     the patient step (consultation_patient.go).
+//  3. Each child: its slot held (SlotReservation, docs/holds.md#the-hold-engine), its patient
+//     step, then its appointment through the one booking attempt
+//     (Service.book: marks, limiter, check first, queued when not now).
+//  4. Whatever cannot be done within the sync budget — the parent, a
+//     child's patient — goes to one booking:consultation task
+//     (consultation_worker.go) that runs the same steps in the background;
+//     an appointment that cannot be made now is a booking:set_appointment
+//     task as for createAppt. Every step is idempotent through the marks,
+//     so a retried call, the task and a restart after a crash never create
+//     a second patient or appointment.
+//
+// Status: 200 every child booked, 202 something queued, 207 some booked
+// and some failed, 500 nothing booked (the parent failed, or every child).
+//
 // BookConsultation is POST bookConsultation (see the package's
 // consultation overview above).
 func (s *Service) BookConsultation(ctx context.Context, req contracts.BookConsultationRequest) ConsultAnswer {

@@ -32,7 +32,7 @@ import (
 // So a retried call, the queued task, a second instance or a process
 // restarted after a crash never sends SetPatient for a patient that may
 // exist: a second patient is never created.
-
+//
 // ConsultPatient is one patient of a consultation (the task payload keeps
 // it): what SetPatient gets, its identity within the call, and the comment
 // added once it exists.

@@ -17,12 +17,6 @@ import (
 	"github.com/flowgate/flowgate/orchestrator/valutil"
 )
 
-// The rest of the Node-RED family: getPatient,
-// getPatientByFilter, getPatientAppts, editInsurance, confirmAppt,
-// cancelAppt, getLocation and the operation status. Family is a service
-// of its own (its own deps and config) so that it grows without touching
-// the booking Service's.
-
 // FamilyCloud9 is the part of the Cloud9 client the family uses; the
 // client without its own limiter (Family takes the write turns itself)
 // implements it.
@@ -136,6 +130,12 @@ func (c FamilyConfig) validate() error {
 	return nil
 }
 
+// The rest of the Node-RED family: getPatient,
+// getPatientByFilter, getPatientAppts, editInsurance, confirmAppt,
+// cancelAppt, getLocation and the operation status. Family is a service
+// of its own (its own deps and config) so that it grows without touching
+// the booking Service's.
+//
 // Family answers the family endpoints.
 type Family struct {
 	d   FamilyDeps

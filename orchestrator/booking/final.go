@@ -12,19 +12,6 @@ import (
 	"github.com/flowgate/flowgate/orchestrator/asynqrt"
 )
 
-// A queued operation that fails for good is never silent. Its handler
-// (booking:set_appointment, booking:set_patient, booking:consultation)
-// runs inside failures: an
-// error that ends the task (asynqrt.Final: a refusal no retry
-// changes, or the last attempt used) is counted in
-// flowgate_booking_failed_total, written as the task's result (queue-status
-// shows errorType, failedAt and nextStep), and published as booking_failed
-// on the booking events channel and BOOKING_EVENTS_WEBHOOK, naming the
-// caller (patient, child, phone when known, start time) and what the
-// practice should do (contracts.FailedNextStep). The error itself goes on
-// unchanged: asynq archives the task, the runtime writes the dead-letter
-// record.
-
 // opError is a queued operation's failed attempt as its handler returns
 // it: the class (the answers' error_type), the text asynq keeps as
 // lastError, and whether a retry could change it.
@@ -116,6 +103,19 @@ func subjectOf(typ string, payload []byte) (subject, bool) {
 	return subject{}, false
 }
 
+// A queued operation that fails for good is never silent. Its handler
+// (booking:set_appointment, booking:set_patient, booking:consultation)
+// runs inside failures: an
+// error that ends the task (asynqrt.Final: a refusal no retry
+// changes, or the last attempt used) is counted in
+// flowgate_booking_failed_total, written as the task's result (queue-status
+// shows errorType, failedAt and nextStep), and published as booking_failed
+// on the booking events channel and BOOKING_EVENTS_WEBHOOK, naming the
+// caller (patient, child, phone when known, start time) and what the
+// practice should do (contracts.FailedNextStep). The error itself goes on
+// unchanged: asynq archives the task, the runtime writes the dead-letter
+// record.
+//
 // failures wraps the handler of a queued operation (see above).
 func (w *Worker) failures(h asynq.HandlerFunc) asynq.HandlerFunc {
 	return func(ctx context.Context, t *asynq.Task) error {
