@@ -48,6 +48,9 @@ type Options struct {
 type Server struct {
 	App      *fiber.App
 	Auth     fiber.Handler // signature.Verifier.Middleware() in ModeHMAC
+	// HookAuth is the ACK/FAIL webhooks' Auth: the same verifier leaving
+	// the replay check to the ledger's script (signature.DeferReplay).
+	HookAuth fiber.Handler
 	Registry *prometheus.Registry
 	URL      string // "http://127.0.0.1:port" once started
 
@@ -77,7 +80,8 @@ func New(t testing.TB, rdb redis.UniversalClient, o Options) *Server {
 	if err != nil {
 		t.Fatalf("taskhttptest: signature.New: %v", err)
 	}
-	return &Server{App: app, Auth: v.Middleware(), Registry: reg, t: t, epoch: time.Now()}
+	return &Server{App: app, Auth: v.Middleware(), HookAuth: v.Middleware(signature.DeferReplay()), Registry: reg, t: t,
+		epoch: time.Now()}
 }
 
 // Start serves the app on a random local port until the test ends.
