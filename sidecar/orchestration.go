@@ -82,7 +82,9 @@ func (m *Main) newOrchestration(rt *asynqrt.Runtime, b *backend, shutdown contex
 		return webhooks.FollowUp{Requeued: f.Requeued, DLQ: f.DLQ, RetryAt: f.RetryAt}, err
 	})
 	hooks, err := webhooks.New(ledger, follow, webhooks.Config{
-		AckPath: cfg.AckPath, FailPath: cfg.FailPath, Auth: verifier.Middleware(),
+		// The ACK's and FAIL's replay check rides in their ledger script:
+		// one round trip (docs/tasks.md, "Authentication").
+		AckPath: cfg.AckPath, FailPath: cfg.FailPath, Auth: verifier.Middleware(signature.DeferReplay()),
 		Registerer: m.registry, Logger: m.Logger, Context: shutdown, RequestTimeout: cfg.QueueRequestTimeout,
 	})
 	if err != nil {

@@ -2,19 +2,25 @@ package test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
+	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/valyala/fasthttp"
 
 	"github.com/flowgate/flowgate/contracts"
 	"github.com/flowgate/flowgate/test/loadgen"
+	"github.com/flowgate/flowgate/test/noderedtest"
 	"github.com/flowgate/flowgate/test/redistest"
 	"github.com/flowgate/flowgate/webhooks/signature"
 )
@@ -147,7 +153,10 @@ func claimAll(t testing.TB, c *signedClient, n int) []contracts.Task {
 }
 
 func loadFlowgate(t *testing.T) (*proc, *signedClient) {
-	db := redistest.New(t)
+	return loadFlowgateOn(t, redistest.New(t))
+}
+
+func loadFlowgateOn(t *testing.T, db *redistest.DB) (*proc, *signedClient) {
 	env := withSecrets(map[string]string{
 		"REDIS_URL": db.URL(), "LOG_LEVEL": "warn", // no access-log line per request: it is measured apart
 	})
@@ -159,15 +168,28 @@ func loadFlowgate(t *testing.T) (*proc, *signedClient) {
 }
 
 // Signed ACK throughput over HTTP at 64 connections, against /healthz over
-// the same harness in the same run as the baseline. Reproduce:
-// go test -run TestLoadAck -v ./test/  (FLOWGATE_LOAD_N to scale).
+// the same harness in the same run as the baseline, and against Node-RED 4
+// (test/nodered-install) running an ACK-like flow (test/bench/nodered-ack:
+// http in → function keeping the ACK in flow memory → http response) in
+// alternating rounds with the same load generator: flowgate, Node-RED,
+// flowgate, …. It logs both rates and their ratio, the Redis commands per
+// ACK (INFO commandstats: one FCALL, no SET — the replay check rides in the
+// ACK's script, docs/tasks.md "Authentication") and the CPU per ACK.
+// Without node, or under -race, flowgate runs alone. Reproduce:
+// go test -run TestLoadAck -v ./test/  (FLOWGATE_LOAD_N to scale,
+// FLOWGATE_LOAD_PPROF=127.0.0.1:6061 to profile flowgate meanwhile).
 func TestLoadAck(t *testing.T) {
 	n := loadSize()
-	p, c := loadFlowgate(t)
+	db := redistest.New(t)
+	p, c := loadFlowgateOn(t, db)
 	createTasks(t, c, n, "ack")
 	claimed := claimAll(t, c, n)
 	addr := c.addr
 
+	var peer *noderedtest.Proc
+	if _, err := exec.LookPath("node"); err == nil && !raceEnabled {
+		peer = noderedtest.Start(t, nil, "test/bench/nodered-ack/flows.json")
+	}
 	base := loadgen.Run(loadgen.Config{Addr: addr, Conns: 64, Requests: n,
 		Build: func(_ int, req *fasthttp.Request) { req.SetRequestURI("http://" + addr + "/healthz") },
 		Check: status(200)})
@@ -176,26 +198,144 @@ func TestLoadAck(t *testing.T) {
 		bodies[i], _ = json.Marshal(contracts.AckRequest{QueueID: task.QueueID, EncounterID: task.EncounterID,
 			ExperityActions: json.RawMessage(`{"actions":[{"type":"note","text":"done"}]}`)})
 	}
-	ack := loadgen.Run(loadgen.Config{Addr: addr, Conns: 64, Requests: n,
-		Build: func(i int, req *fasthttp.Request) { sign(req, addr, "POST", "/ack", bodies[i]) },
-		Check: func(i int, resp *fasthttp.Response) error {
-			if resp.StatusCode() != 200 || !bytes.Contains(resp.Body(), []byte(`"status":"DONE"`)) {
-				return fmt.Errorf("ack %d: %d %s", i, resp.StatusCode(), resp.Body())
-			}
-			return nil
-		}})
+	isDone := func(i int, resp *fasthttp.Response) error {
+		if resp.StatusCode() != 200 || !bytes.Contains(resp.Body(), []byte(`"status":"DONE"`)) {
+			return fmt.Errorf("ack %d: %d %s", i, resp.StatusCode(), resp.Body())
+		}
+		return nil
+	}
+
+	rounds := 4
+	if peer == nil || n < 4*rounds {
+		rounds = 1
+	}
+	per := n / rounds
+	split := cpuSplitter(t, db.Client, p.PID())
+	before, stats0 := split(), commandStats(t, db.Client)
+	var ours, theirs loadgen.Result
+	for r := range rounds {
+		lo, hi := r*per, (r+1)*per
+		if r == rounds-1 {
+			hi = n
+		}
+		c0 := split()
+		ack := loadgen.Run(loadgen.Config{Addr: addr, Conns: 64, Requests: hi - lo,
+			Build: func(i int, req *fasthttp.Request) { sign(req, addr, "POST", "/ack", bodies[lo+i]) },
+			Check: func(i int, resp *fasthttp.Response) error { return isDone(lo+i, resp) }})
+		used := split().minus(c0)
+		t.Logf("round %d flowgate signed ACK, 64 conns: %s; CPU per ACK: %s", r+1, ack, used.per(hi-lo))
+		ours = addRounds(ours, ack)
+		if ack.Failures > 0 {
+			t.Fatalf("failures: ack %v", ack.FirstError)
+		}
+		if peer == nil {
+			continue
+		}
+		paddr := peer.Base[len("http://"):]
+		c0 = split()
+		red := loadgen.Run(loadgen.Config{Addr: paddr, Conns: 64, Requests: hi - lo,
+			Build: func(i int, req *fasthttp.Request) {
+				req.Header.SetMethod("POST")
+				req.SetRequestURI("http://" + paddr + "/ack")
+				req.Header.SetContentType("application/json")
+				req.SetBodyRaw(bodies[lo+i])
+			},
+			Check: func(i int, resp *fasthttp.Response) error { return isDone(lo+i, resp) }})
+		t.Logf("round %d Node-RED ACK flow, 64 conns:  %s; CPU (load generator) %.0f µs per ACK", r+1, red,
+			1e6*(split().minus(c0).client)/float64(hi-lo))
+		theirs = addRounds(theirs, red)
+		if red.Failures > 0 {
+			t.Fatalf("failures: Node-RED %v", red.FirstError)
+		}
+	}
+	used, cmds := split().minus(before), commandStats(t, db.Client).minus(stats0)
 	t.Logf("baseline GET /healthz, 64 conns: %s", base)
-	t.Logf("signed ACK, 64 conns:          %s", ack)
-	t.Logf("ACK throughput = %.2f × the /healthz baseline", ack.PerSecond()/base.PerSecond())
-	if ack.Failures > 0 || base.Failures > 0 {
-		t.Fatalf("failures: ack %v, baseline %v", ack.FirstError, base.FirstError)
+	t.Logf("signed ACK, 64 conns:          %s (%.2f × the /healthz baseline)", ours, ours.PerSecond()/base.PerSecond())
+	if peer != nil {
+		t.Logf("Node-RED ACK flow, 64 conns:   %s", theirs)
+		t.Logf("flowgate / Node-RED = %.2f×", ours.PerSecond()/theirs.PerSecond())
+	}
+	t.Logf("Redis per flowgate ACK: %s; %s", cmds.per(n), used.per(n))
+	if base.Failures > 0 {
+		t.Fatalf("failures: baseline %v", base.FirstError)
+	}
+	// Commands a script runs count in commandstats too: the SET per ACK is
+	// the replay key's, inside the FCALL (the client's one command per ACK
+	// is webhooks' TestHookReplayCheckedInScript). A second round trip
+	// would show as a SET beyond it.
+	if fc, set := float64(cmds["fcall"])/float64(n), float64(cmds["set"])/float64(n); fc < 0.99 || set > fc+0.01 {
+		t.Errorf("%.2f FCALL and %.2f SET per ACK: want one FCALL carrying the replay check", fc, set)
 	}
 	var stats contracts.StatsResponse
 	c.do(t, "GET", "/queue/stats", nil, &stats)
 	if stats.ByStatus[contracts.StatusDone] != n {
 		t.Fatalf("DONE %d of %d", stats.ByStatus[contracts.StatusDone], n)
 	}
-	_ = p
+}
+
+// addRounds sums two rounds' requests, failures and time; its percentiles
+// are the worse round's.
+func addRounds(a, b loadgen.Result) loadgen.Result {
+	a.Requests += b.Requests
+	a.Failures += b.Failures
+	a.Elapsed += b.Elapsed
+	if a.FirstError == nil {
+		a.FirstError = b.FirstError
+	}
+	a.P50, a.P99, a.Max = max(a.P50, b.P50), max(a.P99, b.P99), max(a.Max, b.Max)
+	return a
+}
+
+// cmdStats is INFO commandstats: calls by command.
+type cmdStats map[string]int
+
+func commandStats(t *testing.T, rdb *redis.Client) cmdStats {
+	raw, err := rdb.Info(context.Background(), "commandstats").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := cmdStats{}
+	for _, l := range strings.Split(raw, "\n") {
+		name, rest, ok := strings.Cut(strings.TrimSpace(l), ":")
+		if !ok || !strings.HasPrefix(name, "cmdstat_") {
+			continue
+		}
+		for _, kv := range strings.Split(rest, ",") {
+			if v, ok := strings.CutPrefix(kv, "calls="); ok {
+				out[strings.TrimPrefix(name, "cmdstat_")], _ = strconv.Atoi(v)
+			}
+		}
+	}
+	return out
+}
+
+func (a cmdStats) minus(b cmdStats) cmdStats {
+	out := cmdStats{}
+	for k, v := range a {
+		if d := v - b[k]; d > 0 && k != "info" {
+			out[k] = d
+		}
+	}
+	return out
+}
+
+// per renders the calls per ACK of the commands above 0.01 each.
+func (a cmdStats) per(n int) string {
+	keys := make([]string, 0, len(a))
+	total := 0
+	for k, v := range a {
+		keys = append(keys, k)
+		total += v
+	}
+	sort.Slice(keys, func(i, j int) bool { return a[keys[i]] > a[keys[j]] })
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "%.2f commands per ACK:", float64(total)/float64(n))
+	for _, k := range keys {
+		if float64(a[k])/float64(n) >= 0.01 {
+			fmt.Fprintf(&sb, " %s %.2f", k, float64(a[k])/float64(n))
+		}
+	}
+	return sb.String()
 }
 
 // 50 workers over HTTP run claim → ACK cycles until 10,000 tasks (or

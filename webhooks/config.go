@@ -44,7 +44,9 @@ type Config struct {
 	DisableAliases bool
 	// Auth, when set, runs first on each webhook route, so that refusals
 	// are counted as outcome "unauthorized" per hook. Normally
-	// signature.Verifier.Middleware().
+	// signature.Verifier.Middleware(signature.DeferReplay()): the hooks
+	// make the replay check it defers in the ledger's script (one round
+	// trip); a Middleware that checks itself works too (two).
 	Auth fiber.Handler
 	// Registerer receives the webhook metrics; nil means none.
 	Registerer prometheus.Registerer

@@ -15,11 +15,11 @@ import (
 
 type nopLedger struct{}
 
-func (nopLedger) AckBrief(context.Context, contracts.AckRequest) (tasks.AckResult, error) {
+func (nopLedger) AckBriefChecked(context.Context, contracts.AckRequest, *tasks.ReplayCheck) (tasks.AckResult, error) {
 	return tasks.AckResult{}, nil
 }
 
-func (nopLedger) Fail(context.Context, contracts.FailRequest) (tasks.FailResult, error) {
+func (nopLedger) FailChecked(context.Context, contracts.FailRequest, *tasks.ReplayCheck) (tasks.FailResult, error) {
 	return tasks.FailResult{}, nil
 }
 

@@ -113,7 +113,7 @@ func setup(t *testing.T, mod ...func(*webhooks.Config)) *bundle {
 	taskhttp.Register(srv.App, api)
 
 	f := &follower{ledger: ledger}
-	cfg := webhooks.Config{Auth: srv.Auth, Registerer: srv.Registry, Logger: log}
+	cfg := webhooks.Config{Auth: srv.HookAuth, Registerer: srv.Registry, Logger: log}
 	for _, m := range mod {
 		m(&cfg)
 	}

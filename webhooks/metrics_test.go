@@ -70,11 +70,11 @@ func TestMetricsCountEveryOutcome(t *testing.T) {
 // downLedger fails like a ledger whose Redis is unreachable.
 type downLedger struct{}
 
-func (downLedger) AckBrief(context.Context, contracts.AckRequest) (tasks.AckResult, error) {
+func (downLedger) AckBriefChecked(context.Context, contracts.AckRequest, *tasks.ReplayCheck) (tasks.AckResult, error) {
 	return tasks.AckResult{}, &contracts.Error{Code: contracts.CodeUnavailable, Message: "task store unavailable", Err: errors.New("dial tcp: refused")}
 }
 
-func (downLedger) Fail(context.Context, contracts.FailRequest) (tasks.FailResult, error) {
+func (downLedger) FailChecked(context.Context, contracts.FailRequest, *tasks.ReplayCheck) (tasks.FailResult, error) {
 	return tasks.FailResult{}, &contracts.Error{Code: contracts.CodeUnavailable, Message: "task store unavailable", Err: errors.New("dial tcp: refused")}
 }
 

@@ -13,14 +13,17 @@ import (
 	"github.com/flowgate/flowgate/contracts"
 	"github.com/flowgate/flowgate/orchestrator/tasks"
 	"github.com/flowgate/flowgate/orchestrator/web"
+	"github.com/flowgate/flowgate/webhooks/signature"
 )
 
 // Ledger is what the webhooks need of the task ledger; *tasks.Ledger has it.
+// Each call makes the request's replay check (nil: none) in the
+// transition's script (tasks.ReplayCheck).
 type Ledger interface {
-	// AckBrief is Ack answering the task's status and attempts without its
-	// payload (all the ACK answer reports).
-	AckBrief(ctx context.Context, req contracts.AckRequest) (tasks.AckResult, error)
-	Fail(ctx context.Context, req contracts.FailRequest) (tasks.FailResult, error)
+	// AckBriefChecked is Ack answering the task's status and attempts
+	// without its payload (all the ACK answer reports).
+	AckBriefChecked(ctx context.Context, req contracts.AckRequest, rc *tasks.ReplayCheck) (tasks.AckResult, error)
+	FailChecked(ctx context.Context, req contracts.FailRequest, rc *tasks.ReplayCheck) (tasks.FailResult, error)
 }
 
 // FollowUp is what a FailFollower did after a FAIL.
@@ -138,19 +141,23 @@ type ackBody struct {
 // a FAIL sent to the wrong hook): it is refused with 400 before the ledger
 // sees it, so it can never mark the task DONE.
 func (h *Handlers) ack(c *fiber.Ctx) error {
-	var body ackBody
-	if err := decode(c, &body); err != nil {
-		return err
-	}
-	if body.ErrorMessage != nil {
-		return &contracts.Error{Code: contracts.CodeInvalid, Op: "webhooks.ack",
-			Message: "an ACK carries no error_message; report a failure to the FAIL webhook",
-			Details: map[string]any{"field": "error_message"}}
-	}
-	req := body.AckRequest
-	res, err := h.ledger.AckBrief(c.UserContext(), req)
+	ctx := c.UserContext()
+	d, rc, err := replayCheck(ctx)
 	if err != nil {
 		return err
+	}
+	var body ackBody
+	if err = decode(c, &body); err != nil {
+		return settle(ctx, d, rc, err)
+	}
+	if body.ErrorMessage != nil {
+		return settle(ctx, d, rc, &contracts.Error{Code: contracts.CodeInvalid, Op: "webhooks.ack",
+			Message: "an ACK carries no error_message; report a failure to the FAIL webhook",
+			Details: map[string]any{"field": "error_message"}})
+	}
+	res, err := h.ledger.AckBriefChecked(ctx, body.AckRequest, rc)
+	if err != nil {
+		return settle(ctx, d, rc, err)
 	}
 	resp := contracts.WebhookResponse{Success: true, QueueID: res.Task.QueueID, Status: res.Task.Status,
 		Attempts: res.Task.Attempts, Duplicate: res.Duplicate, Message: msgAcked}
@@ -167,13 +174,18 @@ func (h *Handlers) ack(c *fiber.Ctx) error {
 // failure after the ledger's transition is answered 200 (see the package
 // documentation).
 func (h *Handlers) fail(c *fiber.Ctx) error {
-	var req contracts.FailRequest
-	if err := decode(c, &req); err != nil {
-		return err
-	}
-	res, err := h.ledger.Fail(c.UserContext(), req)
+	ctx := c.UserContext()
+	d, rc, err := replayCheck(ctx)
 	if err != nil {
 		return err
+	}
+	var req contracts.FailRequest
+	if err = decode(c, &req); err != nil {
+		return settle(ctx, d, rc, err)
+	}
+	res, err := h.ledger.FailChecked(ctx, req, rc)
+	if err != nil {
+		return settle(ctx, d, rc, err)
 	}
 	t := res.Task
 	resp := contracts.WebhookResponse{Success: true, QueueID: t.QueueID, Status: t.Status, Attempts: t.Attempts, DLQ: res.DLQ,
@@ -204,6 +216,47 @@ func (h *Handlers) fail(c *fiber.Ctx) error {
 	}
 	resp.Message = failMessage(t, res.DLQ, resp.Requeued, fu.RetryAt)
 	return c.JSON(resp)
+}
+
+// replayCheck is the ledger's form of the replay check the Verifier left in
+// ctx (signature.DeferReplay), or nils when it left none (it checked
+// already, or the mode has no replay guard). A version-2 signature binds
+// the route: its key may live in the task's shard. A version-1 one keeps the
+// key every route checks; when the guard keeps it in no Redis key, the
+// check is made here, now (its refusal is err).
+func replayCheck(ctx context.Context) (*signature.Deferred, *tasks.ReplayCheck, error) {
+	d := signature.DeferredFrom(ctx)
+	if d == nil {
+		return nil, nil, nil
+	}
+	if d.Version < 2 && d.GlobalKey == "" {
+		return nil, nil, d.Check(ctx)
+	}
+	rc := &tasks.ReplayCheck{Sig: d.Sig, TTL: d.TTL, Immediate: d.Check}
+	if d.Version < 2 {
+		rc.Global = d.GlobalKey
+	}
+	return d, rc, nil
+}
+
+// settle is the answer to a request with a deferred replay check d that
+// failed with err: a replay the ledger's script found is refused as the
+// Verifier refuses it (401 replayed). A request refused before the check
+// was made (a bad body, an invalid field) makes it now, so that its replay
+// is refused as one, as when the Verifier checked first.
+func settle(ctx context.Context, d *signature.Deferred, rc *tasks.ReplayCheck, err error) error {
+	if d == nil {
+		return err
+	}
+	if errors.Is(err, tasks.ErrReplayed) {
+		return d.Replayed()
+	}
+	if !rc.Made() {
+		if cerr := d.Check(ctx); cerr != nil {
+			return cerr
+		}
+	}
+	return err
 }
 
 func failMessage(t contracts.Task, dlq, requeued bool, retryAt time.Time) string {

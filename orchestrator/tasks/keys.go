@@ -74,6 +74,10 @@ func RedisKeys() []keyspace.Key {
 			TTL: "— (deleted after its task is purged)",
 			What: "locator of a client-given queue_id whose task lives in another shard: `<home shard>:<written ms>`, " +
 				"kept in the shard of the id"},
+		{Pattern: "flowgate:{tasks}:replay:<signature>", Type: keyspace.String, Owner: o,
+			TTL: "2 × `WEBHOOK_TOLERANCE` (10 min)",
+			What: "a version-2 signature of an ACK or FAIL seen, set (`SET NX PX`) by the transition's script in the " +
+				"shard of the task it names: the replay guard in the same round trip ([tasks.md](tasks.md#authentication))"},
 		{Pattern: "flowgate_tasks_<hash>", Type: keyspace.Library, Owner: o,
 			TTL: "— (kept in RDB/AOF; loaded again when missing)",
 			What: "the ledger's scripts, on Redis 7+ (every master of a cluster); one per flowgate version, older " +
@@ -101,7 +105,7 @@ func newKeys(prefix, tag string) keys {
 
 // scriptKeys are a script's KEYS: the shard's ledger keys, then own.
 func (k keys) scriptKeys(own ...string) []string {
-	out := make([]string, 0, nLedgerKeys+len(own))
+	out := make([]string, 0, nLedgerKeys+len(own)+1) // +1: room for a replay key (singleChecked)
 	return append(append(out, k.ledger...), own...)
 }
 
@@ -124,6 +128,7 @@ func (k keys) open() string              { return k.base + "open" }
 func (k keys) encounter(e string) string { return k.base + "enc:" + e }
 func (k keys) claim(token string) string { return k.base + "claim:" + token }
 func (k keys) locator(id string) string  { return k.base + "loc:" + id }
+func (k keys) replay(sig string) string  { return k.base + "replay:" + sig }
 
 func (k keys) status(s contracts.Status) string    { return k.base + "status:" + string(s) }
 func (k keys) pending(p contracts.Priority) string { return k.base + "pending:" + string(p) }

@@ -158,12 +158,35 @@ func (l *Ledger) run(ctx context.Context, op string, s *proc, sh int, now time.T
 // shard of enc (when the request names an encounter), then in the shard
 // of its id, then where its locator points (see lookup).
 func (l *Ledger) single(ctx context.Context, op string, s *proc, id, enc string, args ...any) (reply, error) {
+	return l.singleChecked(ctx, op, s, id, enc, nil, args...)
+}
+
+// singleChecked is single making rc's check (when not nil) in the first
+// script it runs, as KEYS[19] and its TTL as the ARGV after args: a replay
+// answers codeReplayed and stops the lookup. A check that cannot ride in
+// the script is made before it (ReplayCheck.Immediate).
+func (l *Ledger) singleChecked(ctx context.Context, op string, s *proc, id, enc string, rc *ReplayCheck, args ...any) (reply, error) {
+	if rc != nil && l.replayKey(rc, 0) == "" {
+		rc.made = true
+		if rc.Immediate == nil {
+			return reply{}, &contracts.Error{Code: contracts.CodeInternal, Op: op, Message: "replay check cannot be made"}
+		}
+		if err := rc.Immediate(ctx); err != nil {
+			return reply{}, err
+		}
+		rc = nil
+	}
 	var r reply
 	var home int
 	err := l.lookup(ctx, op, id, enc, func(sh int) (bool, error) {
 		var err error
 		home = sh
-		if r, err = l.singleOnce(ctx, op, s, sh, id, args...); err != nil {
+		keys, argv := l.ks[sh].taskKeys(id), append([]any{id}, args...)
+		if rc != nil && !rc.made {
+			rc.made = true
+			keys, argv = append(keys, l.replayKey(rc, sh)), append(argv, rc.TTL.Milliseconds())
+		}
+		if r, err = l.singleOnceKeys(ctx, op, s, sh, keys, argv); err != nil {
 			return false, err
 		}
 		return r.code != codeNotFound, nil
@@ -183,7 +206,11 @@ func (l *Ledger) single(ctx context.Context, op string, s *proc, id, enc string,
 }
 
 func (l *Ledger) singleOnce(ctx context.Context, op string, s *proc, sh int, id string, args ...any) (reply, error) {
-	v, err := l.run(ctx, op, s, sh, l.cfg.Now(), l.ks[sh].taskKeys(id), append([]any{id}, args...)...)
+	return l.singleOnceKeys(ctx, op, s, sh, l.ks[sh].taskKeys(id), append([]any{id}, args...))
+}
+
+func (l *Ledger) singleOnceKeys(ctx context.Context, op string, s *proc, sh int, keys []string, argv []any) (reply, error) {
+	v, err := l.run(ctx, op, s, sh, l.cfg.Now(), keys, argv...)
 	if err != nil {
 		return reply{}, err
 	}
@@ -257,6 +284,7 @@ const (
 	codeNotFound = 2
 	codeConflict = 3
 	codeInvalid  = 4
+	codeReplayed = 5 // the call's replay key was set already (ReplayCheck)
 )
 
 // reply is a parsed standard script reply.
@@ -313,6 +341,8 @@ func (l *Ledger) check(op, id string, r reply) error {
 		return conflict(op, id, r)
 	case codeInvalid:
 		return invalidReply(op, id, r)
+	case codeReplayed:
+		return replayed(op)
 	}
 	return badReply(op, r)
 }

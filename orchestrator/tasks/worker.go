@@ -225,7 +225,7 @@ type AckResult struct {
 // different ones it is a conflict, as is an ACK of an ERROR task. A given
 // encounter_id must match the task's (else CodeInvalid).
 func (l *Ledger) Ack(ctx context.Context, req contracts.AckRequest) (AckResult, error) {
-	return l.ack(ctx, req, false)
+	return l.ack(ctx, req, false, nil)
 }
 
 // AckBrief is Ack answering only what the ACK webhook reports: the result's
@@ -233,10 +233,17 @@ func (l *Ledger) Ack(ctx context.Context, req contracts.AckRequest) (AckResult, 
 // worker_id, not its payload, parsed_payload or times. Redis then reads
 // and sends 9 fields instead of 23: the webhook's hot path.
 func (l *Ledger) AckBrief(ctx context.Context, req contracts.AckRequest) (AckResult, error) {
-	return l.ack(ctx, req, true)
+	return l.ack(ctx, req, true, nil)
 }
 
-func (l *Ledger) ack(ctx context.Context, req contracts.AckRequest, brief bool) (AckResult, error) {
+// AckBriefChecked is AckBrief making rc's replay check in the ACK's script
+// (ReplayCheck): a replay fails with ErrReplayed and changes nothing. A
+// nil rc checks nothing.
+func (l *Ledger) AckBriefChecked(ctx context.Context, req contracts.AckRequest, rc *ReplayCheck) (AckResult, error) {
+	return l.ack(ctx, req, true, rc)
+}
+
+func (l *Ledger) ack(ctx context.Context, req contracts.AckRequest, brief bool, rc *ReplayCheck) (AckResult, error) {
 	const op = "tasks.Ack"
 	id, err := queueID(op, req.QueueID)
 	if err != nil {
@@ -252,7 +259,7 @@ func (l *Ledger) ack(ctx context.Context, req contracts.AckRequest, brief bool) 
 	if actions == "" {
 		actions = "null"
 	}
-	r, err := l.single(ctx, op, lua.ack, id, req.EncounterID, req.EncounterID, req.WorkerID, actions, fp, flag(brief))
+	r, err := l.singleChecked(ctx, op, lua.ack, id, req.EncounterID, rc, req.EncounterID, req.WorkerID, actions, fp, flag(brief))
 	if err != nil {
 		return AckResult{}, err
 	}
@@ -285,6 +292,13 @@ type FailResult struct {
 // conflict; a given worker_id must hold the task; a given encounter_id must
 // match.
 func (l *Ledger) Fail(ctx context.Context, req contracts.FailRequest) (FailResult, error) {
+	return l.FailChecked(ctx, req, nil)
+}
+
+// FailChecked is Fail making rc's replay check in the FAIL's script
+// (ReplayCheck): a replay fails with ErrReplayed and changes nothing. A
+// nil rc checks nothing.
+func (l *Ledger) FailChecked(ctx context.Context, req contracts.FailRequest, rc *ReplayCheck) (FailResult, error) {
 	const op = "tasks.Fail"
 	id, err := queueID(op, req.QueueID)
 	if err != nil {
@@ -297,7 +311,7 @@ func (l *Ledger) Fail(ctx context.Context, req contracts.FailRequest) (FailResul
 	if msg == "" {
 		msg = "worker reported a failure without an error_message"
 	}
-	r, err := l.single(ctx, op, lua.fail, id, req.EncounterID, req.EncounterID, req.WorkerID, msg, contracts.DLQErrorMessage)
+	r, err := l.singleChecked(ctx, op, lua.fail, id, req.EncounterID, rc, req.EncounterID, req.WorkerID, msg, contracts.DLQErrorMessage)
 	if err != nil {
 		return FailResult{}, err
 	}

@@ -28,7 +28,22 @@
 // (CodeUnavailable): the check fails closed.
 //
 // The signature is checked before the replay store is touched, so forged
-// requests cannot fill Redis. The body signed is the one on the wire, before
+// requests cannot fill Redis.
+//
+// # Deferred replay check
+//
+// A Middleware built with DeferReplay verifies the signature but leaves
+// the replay check to the handler: it stores a Deferred (signature, version,
+// the global key, TTL) in the request's context and marks nothing seen. The
+// ACK and FAIL webhooks use it to make the check inside the ledger's script
+// (tasks.ReplayCheck), one round trip instead of two. A version-2 signature
+// binds the route and the body names the task, so its key may live in the
+// task's shard; a version-1 signature binds neither, so its key stays the
+// global one every route checks (passed to the script where the ledger is
+// one shard on one server, checked first elsewhere). A handler that defers
+// must make the check before it changes anything, and make it also when it
+// refuses the request before its script (Deferred.Check), so that a replay
+// is always answered 401 replayed (docs/tasks.md, "Authentication"). The body signed is the one on the wire, before
 // any Content-Encoding is undone.
 //
 // Signing from a shell (note --data-binary, which sends the bytes unchanged;

@@ -96,11 +96,16 @@ func (v *Verifier) Verify(ctx context.Context, header func(string) string, body 
 // VerifyRequest authenticates one request. It returns nil or a
 // *contracts.Error.
 func (v *Verifier) VerifyRequest(ctx context.Context, r Request) error {
-	return v.verifyRequest(ctx, r, v.minVersion)
+	_, err := v.verifyRequest(ctx, r, v.minVersion, false)
+	return err
 }
 
-// MiddlewareOption tightens a Middleware for the routes it guards.
-type MiddlewareOption struct{ minVersion int }
+// MiddlewareOption tightens a Middleware for the routes it guards, or
+// defers its replay check (DeferReplay).
+type MiddlewareOption struct {
+	minVersion  int
+	deferReplay bool
+}
 
 // RequireVersion makes a Middleware refuse signatures older than version
 // (reason old_version). A version-1 signature covers only the timestamp and
@@ -108,14 +113,16 @@ type MiddlewareOption struct{ minVersion int }
 // takes no body: routes other than the seed's webhooks require version 2.
 func RequireVersion(version int) MiddlewareOption { return MiddlewareOption{minVersion: version} }
 
-func (v *Verifier) verifyRequest(ctx context.Context, r Request, minVersion int) error {
+// verifyRequest authenticates r. With deferReplay an accepted HMAC
+// request is not checked for a replay: the check is answered instead.
+func (v *Verifier) verifyRequest(ctx context.Context, r Request, minVersion int, deferReplay bool) (*Deferred, error) {
 	switch v.mode {
 	case ModeHMAC:
-		return v.verifyHMAC(ctx, r, minVersion)
+		return v.verifyHMAC(ctx, r, minVersion, deferReplay)
 	case ModeToken:
-		return v.verifyToken(r.Header)
+		return nil, v.verifyToken(r.Header)
 	default:
-		return nil
+		return nil, nil
 	}
 }
 
@@ -125,44 +132,50 @@ func (v *Verifier) verifyRequest(ctx context.Context, r Request, minVersion int)
 // the sender is authenticated.
 //
 // Options tighten it for the routes it guards: RequireVersion(2) refuses
-// version-1 signatures there whatever Config.MinVersion says.
+// version-1 signatures there whatever Config.MinVersion says;
+// DeferReplay leaves the replay check to the handler (Deferred).
 func (v *Verifier) Middleware(opts ...MiddlewareOption) fiber.Handler {
-	min := v.minVersion
+	min, deferReplay := v.minVersion, false
 	for _, o := range opts {
 		min = max(min, o.minVersion)
+		deferReplay = deferReplay || o.deferReplay
 	}
 	return func(c *fiber.Ctx) error {
 		r := Request{Method: c.Method(), Target: c.OriginalURL(), Header: func(k string) string { return c.Get(k) }, Body: c.BodyRaw()}
-		if err := v.verifyRequest(c.UserContext(), r, min); err != nil {
+		d, err := v.verifyRequest(c.UserContext(), r, min, deferReplay)
+		if err != nil {
 			return err
+		}
+		if d != nil {
+			c.SetUserContext(WithDeferred(c.UserContext(), d))
 		}
 		return c.Next()
 	}
 }
 
-func (v *Verifier) verifyHMAC(ctx context.Context, r Request, minVersion int) error {
+func (v *Verifier) verifyHMAC(ctx context.Context, r Request, minVersion int, deferReplay bool) (*Deferred, error) {
 	header := r.Header
 	ts := strings.TrimSpace(header(HeaderTimestamp))
 	sig := strings.TrimSpace(header(HeaderSignature))
 	switch {
 	case ts == "" && sig == "":
-		return refuse(ReasonMissingHeaders, "missing X-Timestamp and X-Signature headers")
+		return nil, refuse(ReasonMissingHeaders, "missing X-Timestamp and X-Signature headers")
 	case ts == "":
-		return refuse(ReasonMissingHeaders, "missing X-Timestamp header")
+		return nil, refuse(ReasonMissingHeaders, "missing X-Timestamp header")
 	case sig == "":
-		return refuse(ReasonMissingHeaders, "missing X-Signature header")
+		return nil, refuse(ReasonMissingHeaders, "missing X-Signature header")
 	}
 
 	sec, ok := parseUnix(ts)
 	if !ok {
-		return refuse(ReasonBadTimestamp, "X-Timestamp must be unix time in seconds")
+		return nil, refuse(ReasonBadTimestamp, "X-Timestamp must be unix time in seconds")
 	}
 	skew := v.now().Sub(time.Unix(sec, 0))
 	if skew > v.tolerance {
-		return refuse(ReasonExpired, "request timestamp is too old")
+		return nil, refuse(ReasonExpired, "request timestamp is too old")
 	}
 	if skew < -v.tolerance {
-		return refuse(ReasonExpired, "request timestamp is too far in the future")
+		return nil, refuse(ReasonExpired, "request timestamp is too far in the future")
 	}
 
 	version := strings.TrimSpace(header(HeaderSignatureVersion))
@@ -170,16 +183,16 @@ func (v *Verifier) verifyHMAC(ctx context.Context, r Request, minVersion int) er
 	case "", "1":
 		version = "1"
 		if minVersion > 1 {
-			return refuse(ReasonOldVersion, "this route requires X-Signature-Version: 2 (method and path signed)")
+			return nil, refuse(ReasonOldVersion, "this route requires X-Signature-Version: 2 (method and path signed)")
 		}
 	case "2":
 	default:
-		return refuse(ReasonBadVersion, "X-Signature-Version must be 1 or 2")
+		return nil, refuse(ReasonBadVersion, "X-Signature-Version must be 1 or 2")
 	}
 
 	got, ok := parseSignature(sig)
 	if !ok {
-		return refuse(ReasonMalformedSignature, "X-Signature must be the hex HMAC-SHA256 of the signed string")
+		return nil, refuse(ReasonMalformedSignature, "X-Signature must be the hex HMAC-SHA256 of the signed string")
 	}
 	var want []byte
 	if version == "2" {
@@ -188,7 +201,7 @@ func (v *Verifier) verifyHMAC(ctx context.Context, r Request, minVersion int) er
 		want = mac(v.secret, ts, r.Body)
 	}
 	if !hmac.Equal(got, want) {
-		return refuse(ReasonBadSignature, "signature does not match")
+		return nil, refuse(ReasonBadSignature, "signature does not match")
 	}
 
 	// Keyed on the decoded bytes alone, so "sha256=" and upper-case
@@ -198,20 +211,17 @@ func (v *Verifier) verifyHMAC(ctx context.Context, r Request, minVersion int) er
 	// is the same request, refused as a replay. Version 2 covers the route
 	// already.
 	key := hex.EncodeToString(got)
-	seen, err := v.replay.Seen(ctx, key, 2*v.tolerance)
-	if err != nil {
-		return &contracts.Error{
-			Code:    contracts.CodeUnavailable,
-			Op:      op,
-			Message: "cannot check for replayed requests; try again later",
-			Details: map[string]any{"reason": ReasonReplayUnavailable},
-			Err:     err,
+	if deferReplay {
+		d := &Deferred{Sig: key, Version: 1, TTL: 2 * v.tolerance, v: v}
+		if version == "2" {
+			d.Version = 2
 		}
+		if g, ok := v.replay.(*RedisReplayGuard); ok {
+			d.GlobalKey = g.Key(key)
+		}
+		return d, nil
 	}
-	if seen {
-		return refuse(ReasonReplayed, "request was already received")
-	}
-	return nil
+	return nil, v.checkReplay(ctx, key)
 }
 
 func (v *Verifier) verifyToken(header func(string) string) error {

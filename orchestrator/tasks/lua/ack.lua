@@ -1,15 +1,19 @@
 -- ack: marks a task DONE and stores the ACK's experityActions.
 --
--- KEYS[17] task key, KEYS[18] its history
+-- KEYS[17] task key, KEYS[18] its history, KEYS[19] (optional) the
+-- request's replay key
 -- ARGV[4] queue_id, ARGV[5] encounter_id (empty = unchecked), ARGV[6]
 -- worker_id (empty = unchecked), ARGV[7] experityActions JSON, ARGV[8] its
--- fingerprint, ARGV[9] '1' for a brief reply (BRIEF's fields alone)
+-- fingerprint, ARGV[9] '1' for a brief reply (BRIEF's fields alone),
+-- ARGV[10] the replay key's TTL in ms (with KEYS[19])
 --
 -- Returns the standard reply: 0 done (from PROCESSING, or from PENDING: a
 -- late ACK of a task a sweep had recovered) | 1 'duplicate' (DONE with the
 -- same fingerprint) | 2 | 3 with reason 'different_payload' (DONE, other
 -- actions), 'wrong_worker' or 'not_processing' (ERROR) | 4
--- 'encounter_mismatch'.
+-- 'encounter_mismatch' | 5 'replayed' (KEYS[19] was set already; nothing
+-- changed).
+if seen(KEYS[19], ARGV[10]) then return reply(5, 'replayed') end
 local c = begin(KEYS, ARGV)
 local id, enc, worker, actions, afp = ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8]
 local tk, hk = KEYS[17], KEYS[18]

@@ -1,15 +1,19 @@
 -- fail: records a failed attempt: ERROR, attempts+1, error_message; at
 -- max_attempts the task becomes a dead letter instead.
 --
--- KEYS[17] task key, KEYS[18] its history
+-- KEYS[17] task key, KEYS[18] its history, KEYS[19] (optional) the
+-- request's replay key
 -- ARGV[4] queue_id, ARGV[5] encounter_id (empty = unchecked), ARGV[6]
--- worker_id (empty = unchecked), ARGV[7] error_message, ARGV[8] DLQ message
+-- worker_id (empty = unchecked), ARGV[7] error_message, ARGV[8] DLQ message,
+-- ARGV[9] the replay key's TTL in ms (with KEYS[19])
 --
 -- Returns the standard reply: 0 with a = 'retry' (attempts < max) or 'dlq'
 -- (status ERROR, dlq = 1, error_message = DLQ message; the worker's message
 -- is kept in history) | 1 'duplicate' with b = 'retry' or 'dlq' (the same
 -- FAIL again: the task's last event is it) | 2 | 3 'not_processing' or
--- 'wrong_worker' | 4 'encounter_mismatch'.
+-- 'wrong_worker' | 4 'encounter_mismatch' | 5 'replayed' (KEYS[19] was set
+-- already; nothing changed).
+if seen(KEYS[19], ARGV[9]) then return reply(5, 'replayed') end
 local c = begin(KEYS, ARGV)
 local id, enc, worker, msg = ARGV[4], ARGV[5], ARGV[6], ARGV[7]
 local tk, hk = KEYS[17], KEYS[18]

@@ -29,7 +29,8 @@
 --   {code, a, b, fields, extra}
 --
 -- code: 0 done, 1 no-op (nothing changed; a says why), 2 not found,
--- 3 conflict (a = current status, b = reason), 4 invalid (a = reason);
+-- 3 conflict (a = current status, b = reason), 4 invalid (a = reason),
+-- 5 replayed (the call's replay key was set already: see seen);
 -- fields are the task's fields after the script, in taskFields' order
 -- ({} when not found), extra the id of the encounter's other open task for
 -- reason "encounter_open". parseReply and (*Ledger).check turn it into a
@@ -107,6 +108,15 @@ local function reply(code, a, b, t, extra, names)
   local f = {}
   if t then f = record(t, names) end
   return {code, a or '', b or '', f, extra or ''}
+end
+
+-- seen is the replay guard of a signed ACK or FAIL (ReplayCheck,
+-- docs/tasks.md "Authentication"): when the call declares a replay key
+-- (KEYS[19] of ack and fail) it is set for ttl ms, NX, before the script
+-- acts, and seen answers whether it was there already — the script then
+-- answers code 5 and changes nothing. No key: nothing checked.
+local function seen(key, ttl)
+  return key ~= nil and not redis.call('SET', key, '1', 'NX', 'PX', ttl)
 end
 
 local errMoving = 'TRYAGAIN flowgate: a task named by an index is not on this node (slot migration in progress?);' ..

@@ -46,8 +46,11 @@ type Options struct {
 // Server is an app shell with a verifier. Register routes on App (using
 // Auth where they need it), then Start.
 type Server struct {
-	App      *fiber.App
-	Auth     fiber.Handler // signature.Verifier.Middleware() in ModeHMAC
+	App  *fiber.App
+	Auth fiber.Handler // signature.Verifier.Middleware() in ModeHMAC
+	// HookAuth is the ACK/FAIL webhooks' Auth: the same verifier leaving
+	// the replay check to the ledger's script (signature.DeferReplay).
+	HookAuth fiber.Handler
 	Registry *prometheus.Registry
 	URL      string // "http://127.0.0.1:port" once started
 
@@ -77,7 +80,8 @@ func New(t testing.TB, rdb redis.UniversalClient, o Options) *Server {
 	if err != nil {
 		t.Fatalf("taskhttptest: signature.New: %v", err)
 	}
-	return &Server{App: app, Auth: v.Middleware(), Registry: reg, t: t, epoch: time.Now()}
+	return &Server{App: app, Auth: v.Middleware(), HookAuth: v.Middleware(signature.DeferReplay()), Registry: reg, t: t,
+		epoch: time.Now()}
 }
 
 // Start serves the app on a random local port until the test ends.
@@ -140,6 +144,7 @@ type request struct {
 	at       time.Time
 	header   http.Header
 	signBody []byte // when set, the body signed instead of the one sent
+	v2       bool   // sign version 2 (method and target too)
 }
 
 // Option changes one request.
@@ -157,6 +162,9 @@ func SignedWith(secret []byte) Option { return func(r *request) { r.secret = sec
 
 // SigningBody signs other bytes than those sent (a forged signature).
 func SigningBody(b []byte) Option { return func(r *request) { r.signBody = b } }
+
+// V2 signs version 2: method and target too.
+func V2() Option { return func(r *request) { r.v2 = true } }
 
 // Header sets a request header (after signing, so it can overwrite one).
 func Header(k, v string) Option { return func(r *request) { r.header.Set(k, v) } }
@@ -245,7 +253,11 @@ func (s *Server) build(method, path string, body []byte, opts []Option) (*http.R
 		if r.signBody != nil {
 			signed = r.signBody
 		}
-		signature.SignRequest(req, r.secret, r.at, signed)
+		if r.v2 {
+			signature.SignRequestV2(req, r.secret, r.at, signed)
+		} else {
+			signature.SignRequest(req, r.secret, r.at, signed)
+		}
 	}
 	for k, vs := range r.header {
 		req.Header[k] = vs
