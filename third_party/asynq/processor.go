@@ -29,6 +29,10 @@ type processor struct {
 	broker base.Broker
 	clock  timeutil.Clock
 
+	// chain is broker when it can complete a task and dequeue the next in
+	// one call (flowgate patch, PATCH.md); else nil.
+	chain completeDequeuer
+
 	handler   Handler
 	baseCtxFn func() context.Context
 
@@ -90,6 +94,13 @@ type processorParams struct {
 	finished          chan<- *base.TaskMessage
 }
 
+// completeDequeuer is a broker that completes a task and dequeues the
+// next in one call (rdb.RDB on a non-cluster client).
+type completeDequeuer interface {
+	MultiQueueScripts() bool
+	CompleteAndDequeue(ctx context.Context, msg *base.TaskMessage, qnames ...string) (*base.TaskMessage, time.Time, bool, error)
+}
+
 // newProcessor constructs a new processor.
 func newProcessor(params processorParams) *processor {
 	queues := normalizeQueues(params.queues)
@@ -97,9 +108,11 @@ func newProcessor(params processorParams) *processor {
 	if params.strictPriority {
 		orderedQueues = sortByPriority(queues)
 	}
+	chain, _ := params.broker.(completeDequeuer)
 	return &processor{
 		logger:            params.logger,
 		broker:            params.broker,
+		chain:             chain,
 		baseCtxFn:         params.baseCtxFn,
 		clock:             timeutil.NewRealClock(),
 		queueConfig:       queues,
@@ -193,68 +206,80 @@ func (p *processor) exec() {
 			return
 		}
 
-		lease := base.NewLease(leaseExpirationTime)
-		deadline := p.computeDeadline(msg)
-		p.starting <- &workerInfo{msg, time.Now(), deadline, lease}
-		go func() {
-			defer func() {
-				p.finished <- msg
-				<-p.sema // release token
-			}()
+		go p.work(msg, leaseExpirationTime)
+	}
+}
 
-			ctx, cancel := asynqcontext.New(p.baseCtxFn(), msg, deadline)
-			p.cancelations.Add(msg.ID, cancel)
-			defer func() {
-				cancel()
-				p.cancelations.Delete(msg.ID)
-			}()
+// work processes msg, then the tasks that follow it while each succeeds
+// and the broker completes it and dequeues the next in one call
+// (flowgate patch, PATCH.md), holding the worker token throughout.
+func (p *processor) work(msg *base.TaskMessage, leaseExpirationTime time.Time) {
+	defer func() { <-p.sema }() // release token
+	for msg != nil {
+		msg, leaseExpirationTime = p.process(msg, leaseExpirationTime)
+	}
+}
 
-			// check context before starting a worker goroutine.
-			select {
-			case <-ctx.Done():
-				// already canceled (e.g. deadline exceeded).
-				p.handleFailedMessage(ctx, lease, msg, ctx.Err())
-				return
-			default:
-			}
+// process runs one task and returns the next one to run (nil: none).
+func (p *processor) process(msg *base.TaskMessage, leaseExpirationTime time.Time) (next *base.TaskMessage, nextLease time.Time) {
+	lease := base.NewLease(leaseExpirationTime)
+	deadline := p.computeDeadline(msg)
+	p.starting <- &workerInfo{msg, time.Now(), deadline, lease}
+	defer func() {
+		p.finished <- msg
+	}()
 
-			resCh := make(chan error, 1)
-			go func() {
-				task := newTask(
-					msg.Type,
-					msg.Payload,
-					&ResultWriter{
-						id:     msg.ID,
-						qname:  msg.Queue,
-						broker: p.broker,
-						ctx:    ctx,
-					},
-				)
-				task.headers = msg.Headers
-				resCh <- p.perform(ctx, task)
-			}()
+	ctx, cancel := asynqcontext.New(p.baseCtxFn(), msg, deadline)
+	p.cancelations.Add(msg.ID, cancel)
+	defer func() {
+		cancel()
+		p.cancelations.Delete(msg.ID)
+	}()
 
-			select {
-			case <-p.abort:
-				// time is up, push the message back to queue and quit this worker goroutine.
-				p.logger.Warnf("Quitting worker. task id=%s", msg.ID)
-				p.requeue(lease, msg)
-				return
-			case <-lease.Done():
-				cancel()
-				p.handleFailedMessage(ctx, lease, msg, ErrLeaseExpired)
-				return
-			case <-ctx.Done():
-				p.handleFailedMessage(ctx, lease, msg, ctx.Err())
-				return
-			case resErr := <-resCh:
-				if resErr != nil {
-					p.handleFailedMessage(ctx, lease, msg, resErr)
-					return
-				}
-				p.handleSucceededMessage(lease, msg)
-			}
-		}()
+	// check context before starting a worker goroutine.
+	select {
+	case <-ctx.Done():
+		// already canceled (e.g. deadline exceeded).
+		p.handleFailedMessage(ctx, lease, msg, ctx.Err())
+		return nil, time.Time{}
+	default:
+	}
+
+	resCh := make(chan error, 1)
+	go func() {
+		task := newTask(
+			msg.Type,
+			msg.Payload,
+			&ResultWriter{
+				id:     msg.ID,
+				qname:  msg.Queue,
+				broker: p.broker,
+				ctx:    ctx,
+			},
+		)
+		task.headers = msg.Headers
+		resCh <- p.perform(ctx, task)
+	}()
+
+	select {
+	case <-p.abort:
+		// time is up, push the message back to queue and quit this worker goroutine.
+		p.logger.Warnf("Quitting worker. task id=%s", msg.ID)
+		p.requeue(lease, msg)
+		return nil, time.Time{}
+	case <-lease.Done():
+		cancel()
+		p.handleFailedMessage(ctx, lease, msg, ErrLeaseExpired)
+		return nil, time.Time{}
+	case <-ctx.Done():
+		p.handleFailedMessage(ctx, lease, msg, ctx.Err())
+		return nil, time.Time{}
+	case resErr := <-resCh:
+		if resErr != nil {
+			p.handleFailedMessage(ctx, lease, msg, resErr)
+			return nil, time.Time{}
+		}
+		return p.handleSucceededMessage(lease, msg)
 	}
 }
 
@@ -273,11 +298,37 @@ func (p *processor) requeue(l *base.Lease, msg *base.TaskMessage) {
 	}
 }
 
-func (p *processor) handleSucceededMessage(l *base.Lease, msg *base.TaskMessage) {
+// handleSucceededMessage completes msg. With a broker that can complete a
+// task and dequeue the next in one call, and unless the processor is
+// stopping, it returns the task so dequeued (nil: none).
+func (p *processor) handleSucceededMessage(l *base.Lease, msg *base.TaskMessage) (*base.TaskMessage, time.Time) {
+	if p.chain != nil && p.chain.MultiQueueScripts() && l.IsValid() && !p.stopping() {
+		ctx, cancel := context.WithDeadline(context.Background(), l.Deadline())
+		next, leaseExpirationTime, completed, err := p.chain.CompleteAndDequeue(ctx, msg, p.queues()...)
+		cancel()
+		if completed {
+			if err != nil && p.errLogLimiter.Allow() {
+				p.logger.Errorf("Dequeue error: %v", err)
+			}
+			return next, leaseExpirationTime
+		}
+		// Not completed: as below, where a failure is retried by the syncer.
+	}
 	if msg.Retention > 0 {
 		p.markAsComplete(l, msg)
 	} else {
 		p.markAsDone(l, msg)
+	}
+	return nil, time.Time{}
+}
+
+// stopping reports whether the processor stopped taking new tasks.
+func (p *processor) stopping() bool {
+	select {
+	case <-p.quit:
+		return true
+	default:
+		return false
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"math"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -30,6 +31,7 @@ type RDB struct {
 	client          redis.UniversalClient
 	clock           timeutil.Clock
 	queuesPublished sync.Map
+	crossSlot       atomic.Bool // the server refused a multi-queue script (fastpath.go)
 }
 
 // NewRDB returns a new instance of RDB.
@@ -243,6 +245,12 @@ return nil`)
 // If all queues are empty, ErrNoProcessableTask error is returned.
 func (r *RDB) Dequeue(qnames ...string) (msg *base.TaskMessage, leaseExpirationTime time.Time, err error) {
 	var op errors.Op = "rdb.Dequeue"
+	if len(qnames) > 1 && r.MultiQueueScripts() {
+		// flowgate patch: every queue in one script call (fastpath.go).
+		if msg, leaseExpirationTime, ok, err := r.dequeueMulti(qnames); ok {
+			return msg, leaseExpirationTime, err
+		}
+	}
 	for _, qname := range qnames {
 		keys := []string{
 			base.PendingKey(qname),
