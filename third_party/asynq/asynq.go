@@ -559,6 +559,9 @@ type ResultWriter struct {
 	qname  string // queue name the task belongs to
 	broker base.Broker
 	ctx    context.Context // context associated with the task
+	// held is the result WriteOnComplete holds for the task's
+	// completion (flowgate patch, PATCH.md); nil: none.
+	held []byte
 }
 
 // Write writes the given data as a result of the task the ResultWriter is associated with.
@@ -569,6 +572,21 @@ func (w *ResultWriter) Write(data []byte) (n int, err error) {
 	default:
 	}
 	return w.broker.WriteResult(w.qname, w.id, data)
+}
+
+// WriteOnComplete holds a copy of data as the task's result, written
+// with the task's completion once the handler returns nil (in the same
+// script call where the broker completes and dequeues in one, PATCH.md):
+// no Redis call of its own, and nothing is written if the task fails. A
+// later call replaces the held result. Added by flowgate's patch.
+func (w *ResultWriter) WriteOnComplete(data []byte) (n int, err error) {
+	select {
+	case <-w.ctx.Done():
+		return 0, fmt.Errorf("failed to write task result: %w", w.ctx.Err())
+	default:
+	}
+	w.held = append(make([]byte, 0, len(data)), data...)
+	return len(data), nil
 }
 
 // TaskID returns the ID of the task the ResultWriter is associated with.

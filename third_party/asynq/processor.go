@@ -32,6 +32,8 @@ type processor struct {
 	// chain is broker when it can complete a task and dequeue the next in
 	// one call (flowgate patch, PATCH.md); else nil.
 	chain completeDequeuer
+	// pool runs the workers and the handler calls (flowgate patch).
+	pool *goPool
 
 	handler   Handler
 	baseCtxFn func() context.Context
@@ -98,7 +100,7 @@ type processorParams struct {
 // next in one call (rdb.RDB on a non-cluster client).
 type completeDequeuer interface {
 	MultiQueueScripts() bool
-	CompleteAndDequeue(ctx context.Context, msg *base.TaskMessage, qnames ...string) (*base.TaskMessage, time.Time, bool, error)
+	CompleteAndDequeue(ctx context.Context, msg *base.TaskMessage, result []byte, qnames ...string) (*base.TaskMessage, time.Time, bool, error)
 }
 
 // newProcessor constructs a new processor.
@@ -113,6 +115,7 @@ func newProcessor(params processorParams) *processor {
 		logger:            params.logger,
 		broker:            params.broker,
 		chain:             chain,
+		pool:              newGoPool(),
 		baseCtxFn:         params.baseCtxFn,
 		clock:             timeutil.NewRealClock(),
 		queueConfig:       queues,
@@ -159,6 +162,7 @@ func (p *processor) shutdown() {
 	for i := 0; i < cap(p.sema); i++ {
 		p.sema <- struct{}{}
 	}
+	p.pool.close()
 	p.logger.Info("All workers have finished")
 }
 
@@ -206,7 +210,7 @@ func (p *processor) exec() {
 			return
 		}
 
-		go p.work(msg, leaseExpirationTime)
+		p.pool.Go(func() { p.work(msg, leaseExpirationTime) })
 	}
 }
 
@@ -246,20 +250,21 @@ func (p *processor) process(msg *base.TaskMessage, leaseExpirationTime time.Time
 	}
 
 	resCh := make(chan error, 1)
-	go func() {
+	rw := &ResultWriter{
+		id:     msg.ID,
+		qname:  msg.Queue,
+		broker: p.broker,
+		ctx:    ctx,
+	}
+	p.pool.Go(func() {
 		task := newTask(
 			msg.Type,
 			msg.Payload,
-			&ResultWriter{
-				id:     msg.ID,
-				qname:  msg.Queue,
-				broker: p.broker,
-				ctx:    ctx,
-			},
+			rw,
 		)
 		task.headers = msg.Headers
 		resCh <- p.perform(ctx, task)
-	}()
+	})
 
 	select {
 	case <-p.abort:
@@ -279,7 +284,9 @@ func (p *processor) process(msg *base.TaskMessage, leaseExpirationTime time.Time
 			p.handleFailedMessage(ctx, lease, msg, resErr)
 			return nil, time.Time{}
 		}
-		return p.handleSucceededMessage(lease, msg)
+		// rw.held was written before resErr was sent, and the handler
+		// returned: read without a race.
+		return p.handleSucceededMessage(lease, msg, rw.held)
 	}
 }
 
@@ -298,13 +305,14 @@ func (p *processor) requeue(l *base.Lease, msg *base.TaskMessage) {
 	}
 }
 
-// handleSucceededMessage completes msg. With a broker that can complete a
-// task and dequeue the next in one call, and unless the processor is
-// stopping, it returns the task so dequeued (nil: none).
-func (p *processor) handleSucceededMessage(l *base.Lease, msg *base.TaskMessage) (*base.TaskMessage, time.Time) {
+// handleSucceededMessage completes msg, with the result its handler held
+// (ResultWriter.WriteOnComplete; nil: none). With a broker that can
+// complete a task and dequeue the next in one call, and unless the
+// processor is stopping, it returns the task so dequeued (nil: none).
+func (p *processor) handleSucceededMessage(l *base.Lease, msg *base.TaskMessage, result []byte) (*base.TaskMessage, time.Time) {
 	if p.chain != nil && p.chain.MultiQueueScripts() && l.IsValid() && !p.stopping() {
 		ctx, cancel := context.WithDeadline(context.Background(), l.Deadline())
-		next, leaseExpirationTime, completed, err := p.chain.CompleteAndDequeue(ctx, msg, p.queues()...)
+		next, leaseExpirationTime, completed, err := p.chain.CompleteAndDequeue(ctx, msg, result, p.queues()...)
 		cancel()
 		if completed {
 			if err != nil && p.errLogLimiter.Allow() {
@@ -313,6 +321,11 @@ func (p *processor) handleSucceededMessage(l *base.Lease, msg *base.TaskMessage)
 			return next, leaseExpirationTime
 		}
 		// Not completed: as below, where a failure is retried by the syncer.
+	}
+	if result != nil && l.IsValid() {
+		if _, err := p.broker.WriteResult(msg.Queue, msg.ID, result); err != nil {
+			p.logger.Warnf("Could not write the result of task id=%s: %v", msg.ID, err)
+		}
 	}
 	if msg.Retention > 0 {
 		p.markAsComplete(l, msg)

@@ -59,7 +59,8 @@ return nil`
 var dequeueMultiCmd = redis.NewScript("local K, A = 0, 0\n" + dequeueLua)
 
 // completeAndDequeueCmd is doneCmd, doneUniqueCmd, markAsCompleteCmd or
-// markAsCompleteUniqueCmd (ARGV[4], ARGV[7]), then dequeueLua.
+// markAsCompleteUniqueCmd (ARGV[4], ARGV[7]), with WriteResult's HSET
+// folded into the completion's (ARGV[8]), then dequeueLua.
 //
 // KEYS[1] -> asynq:{<qname>}:active
 // KEYS[2] -> asynq:{<qname>}:lease
@@ -77,7 +78,9 @@ var dequeueMultiCmd = redis.NewScript("local K, A = 0, 0\n" + dequeueLua)
 // ARGV[5] -> task expiration time in unix time (retention)
 // ARGV[6] -> task message data (retention)
 // ARGV[7] -> "1": the task has a unique key
-// ARGV[8...] -> dequeueLua's arguments
+// ARGV[8] -> "1": ARGV[9] is the task's result (retention)
+// ARGV[9] -> the task's result
+// ARGV[10...] -> dequeueLua's arguments
 var completeAndDequeueCmd = redis.NewScript(`
 if redis.call("LREM", KEYS[1], 0, ARGV[1]) == 0 then
   return redis.error_reply("NOT FOUND")
@@ -89,7 +92,11 @@ if ARGV[4] == "1" then
   if redis.call("ZADD", KEYS[6], ARGV[5], ARGV[1]) ~= 1 then
     return redis.error_reply("INTERNAL")
   end
-  redis.call("HSET", KEYS[3], "msg", ARGV[6], "state", "completed")
+  if ARGV[8] == "1" then
+    redis.call("HSET", KEYS[3], "msg", ARGV[6], "state", "completed", "result", ARGV[9])
+  else
+    redis.call("HSET", KEYS[3], "msg", ARGV[6], "state", "completed")
+  end
 elseif redis.call("DEL", KEYS[3]) == 0 then
   return redis.error_reply("NOT FOUND")
 end
@@ -106,7 +113,7 @@ end
 if ARGV[7] == "1" and redis.call("GET", KEYS[7]) == ARGV[1] then
   redis.call("DEL", KEYS[7])
 end
-local K, A = 7, 7
+local K, A = 7, 9
 ` + dequeueLua)
 
 // MultiQueueScripts reports whether scripts over the keys of several
@@ -173,19 +180,20 @@ func (r *RDB) dequeueMulti(qnames []string) (msg *base.TaskMessage, leaseExpirat
 	return msg, leaseExpirationTime, true, nil
 }
 
-// CompleteAndDequeue does what Done (or MarkAsComplete, for a task with a
-// retention) does to msg and then what Dequeue(qnames...) does, in one
-// script call. completed reports whether msg was completed; when it was
+// CompleteAndDequeue does what WriteResult(result) (unless result is nil),
+// then Done (or MarkAsComplete, for a task with a retention) do to msg,
+// and then what Dequeue(qnames...) does, in one script call. (Without a
+// retention Done deletes the task, result and all.) completed reports whether msg was completed; when it was
 // not, err is the completion's error (as Done's and MarkAsComplete's) and
 // nothing was dequeued. next is the task dequeued with its lease
 // expiration, nil when every queue is paused or empty (or when it could
 // not be decoded: then err says so, and the task is left to the
 // recoverer, as Dequeue leaves one). Callers check MultiQueueScripts
 // first.
-func (r *RDB) CompleteAndDequeue(ctx context.Context, msg *base.TaskMessage, qnames ...string) (next *base.TaskMessage, leaseExpirationTime time.Time, completed bool, err error) {
+func (r *RDB) CompleteAndDequeue(ctx context.Context, msg *base.TaskMessage, result []byte, qnames ...string) (next *base.TaskMessage, leaseExpirationTime time.Time, completed bool, err error) {
 	var op errors.Op = "rdb.CompleteAndDequeue"
 	now := r.clock.Now()
-	retain, unique, encoded := "0", "0", ""
+	retain, unique, encoded, hasResult := "0", "0", "", "0"
 	uniqueKey := base.TaskKey(msg.Queue, msg.ID)
 	if msg.Retention > 0 {
 		retain = "1"
@@ -199,6 +207,11 @@ func (r *RDB) CompleteAndDequeue(ctx context.Context, msg *base.TaskMessage, qna
 	if len(msg.UniqueKey) > 0 {
 		unique, uniqueKey = "1", msg.UniqueKey
 	}
+	if result != nil {
+		hasResult = "1"
+	} else {
+		result = []byte{}
+	}
 	keys := make([]string, 0, 7+4*len(qnames))
 	keys = append(keys,
 		base.ActiveKey(msg.Queue),
@@ -209,7 +222,7 @@ func (r *RDB) CompleteAndDequeue(ctx context.Context, msg *base.TaskMessage, qna
 		base.CompletedKey(msg.Queue),
 		uniqueKey,
 	)
-	argv := make([]interface{}, 0, 8+len(qnames))
+	argv := make([]interface{}, 0, 10+len(qnames))
 	argv = append(argv,
 		msg.ID,
 		now.Add(statsTTL).Unix(),
@@ -218,6 +231,8 @@ func (r *RDB) CompleteAndDequeue(ctx context.Context, msg *base.TaskMessage, qna
 		now.Unix()+msg.Retention,
 		encoded,
 		unique,
+		hasResult,
+		result,
 	)
 	leaseExpirationTime = now.Add(LeaseDuration)
 	keys, argv = appendDequeueArgs(keys, argv, leaseExpirationTime, qnames)
