@@ -137,7 +137,7 @@ func (p *processor) ProcessTask(ctx context.Context, t *asynq.Task) error {
 // place.
 func (p *processor) message(ctx context.Context, t *asynq.Task) (*Message, int, error) {
 	var env envelope
-	if err := json.Unmarshal(t.Payload(), &env); err != nil {
+	if err := decodeEnvelope(t.Payload(), &env); err != nil {
 		return nil, 0, fmt.Errorf("undecodable task payload: %w", err)
 	}
 	retried, _ := asynq.GetRetryCount(ctx)
