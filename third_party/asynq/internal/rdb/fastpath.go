@@ -134,6 +134,12 @@ func (r *RDB) refused(err error) bool {
 	return false
 }
 
+// completeBatch is the batch of completeAndDequeueCmd calls (batch.go).
+func (r *RDB) completeBatch() *scriptBatch {
+	r.batchOnce.Do(func() { r.batch = &scriptBatch{client: r.client, script: completeAndDequeueCmd} })
+	return r.batch
+}
+
 // appendDequeueArgs appends dequeueLua's keys and arguments for qnames.
 func appendDequeueArgs(keys []string, argv []interface{}, lease time.Time, qnames []string) ([]string, []interface{}) {
 	argv = append(argv, lease.Unix())
@@ -189,7 +195,7 @@ func (r *RDB) dequeueMulti(qnames []string) (msg *base.TaskMessage, leaseExpirat
 // expiration, nil when every queue is paused or empty (or when it could
 // not be decoded: then err says so, and the task is left to the
 // recoverer, as Dequeue leaves one). Callers check MultiQueueScripts
-// first.
+// first. The calls of concurrent workers share round trips (batch.go).
 func (r *RDB) CompleteAndDequeue(ctx context.Context, msg *base.TaskMessage, result []byte, qnames ...string) (next *base.TaskMessage, leaseExpirationTime time.Time, completed bool, err error) {
 	var op errors.Op = "rdb.CompleteAndDequeue"
 	now := r.clock.Now()
@@ -236,7 +242,7 @@ func (r *RDB) CompleteAndDequeue(ctx context.Context, msg *base.TaskMessage, res
 	)
 	leaseExpirationTime = now.Add(LeaseDuration)
 	keys, argv = appendDequeueArgs(keys, argv, leaseExpirationTime, qnames)
-	res, err := completeAndDequeueCmd.Run(ctx, r.client, keys, argv...).Result()
+	res, err := r.completeBatch().run(ctx, keys, argv)
 	switch {
 	case err == redis.Nil:
 		return nil, time.Time{}, true, nil

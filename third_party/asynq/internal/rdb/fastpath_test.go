@@ -117,3 +117,62 @@ func TestCompleteAndDequeue(t *testing.T) {
 		t.Errorf("pending of default = %v, want untouched", p)
 	}
 }
+
+func TestCompleteAndDequeueConcurrentCallsShareRoundTrips(t *testing.T) {
+	r := setup(t)
+	defer r.Close()
+	if !r.MultiQueueScripts() {
+		t.Skip("a cluster client keeps the per-queue path")
+	}
+	ctx := context.Background()
+	const n = 50
+	var active, pending []*base.TaskMessage
+	var leases []base.Z
+	for i := 0; i < n; i++ {
+		m := &base.TaskMessage{ID: uuid.NewString(), Type: "a", Queue: "default", Timeout: 1800}
+		active = append(active, m)
+		leases = append(leases, base.Z{Message: m, Score: time.Now().Add(time.Minute).Unix()})
+		pending = append(pending, h.NewTaskMessage("b", nil))
+	}
+	h.SeedAllActiveQueues(t, r.client, map[string][]*base.TaskMessage{"default": active})
+	h.SeedAllLease(t, r.client, map[string][]base.Z{"default": leases})
+	h.SeedAllPendingQueues(t, r.client, map[string][]*base.TaskMessage{"default": pending})
+	// Not loaded: the first pipeline's EVALSHAs are refused and sent again.
+	if err := r.client.ScriptFlush(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	type answer struct {
+		next      *base.TaskMessage
+		completed bool
+		err       error
+	}
+	answers := make(chan answer, n)
+	for _, m := range active {
+		go func(m *base.TaskMessage) {
+			next, _, completed, err := r.CompleteAndDequeue(ctx, m, nil, "critical", "default")
+			answers <- answer{next, completed, err}
+		}(m)
+	}
+	seen := map[string]bool{}
+	for i := 0; i < n; i++ {
+		a := <-answers
+		if a.err != nil || !a.completed || a.next == nil {
+			t.Fatalf("CompleteAndDequeue = %v, %v, %v", a.next, a.completed, a.err)
+		}
+		if seen[a.next.ID] {
+			t.Fatalf("task %s dequeued twice", a.next.ID)
+		}
+		seen[a.next.ID] = true
+	}
+	if got := h.GetActiveMessages(t, r.client, "default"); len(got) != n {
+		t.Errorf("%d active, want the %d dequeued", len(got), n)
+	}
+	for _, z := range h.GetLeaseEntries(t, r.client, "default") {
+		if !seen[z.Message.ID] {
+			t.Errorf("lease of %s, not a dequeued task", z.Message.ID)
+		}
+	}
+	if p, _ := r.client.Get(ctx, base.ProcessedTotalKey("default")).Int(); p != n {
+		t.Errorf("processed = %d, want %d", p, n)
+	}
+}

@@ -32,6 +32,8 @@ type RDB struct {
 	clock           timeutil.Clock
 	queuesPublished sync.Map
 	crossSlot       atomic.Bool // the server refused a multi-queue script (fastpath.go)
+	batchOnce       sync.Once
+	batch           *scriptBatch // CompleteAndDequeue's calls (batch.go)
 }
 
 // NewRDB returns a new instance of RDB.
