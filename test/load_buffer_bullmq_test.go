@@ -119,14 +119,21 @@ func pureProcessing(t *testing.T, n int) {
 					if conc%servers != 0 {
 						continue
 					}
-					rate, el, goCPU, redisCPU := flowgatePrefilled(t, n, servers, conc/servers)
+					var rate, goCPU, redisCPU float64
+					var el time.Duration
+					// A subtest per run: its database goes back when it ends
+					// (redistest leases 15).
+					t.Run(fmt.Sprintf("flowgate-%d-%dx%d", round, servers, conc/servers), func(t *testing.T) {
+						rate, el, goCPU, redisCPU = flowgatePrefilled(t, n, servers, conc/servers)
+					})
 					t.Logf("round %d flowgate concurrency %2d = %d × %d: %d pre-filled jobs processed in %s = %.0f jobs/s; CPU per job: Go %.0f µs, redis-server %.0f µs",
 						round, conc, servers, conc/servers, n, el.Round(time.Millisecond), rate, 1e6*goCPU/float64(n), 1e6*redisCPU/float64(n))
 					bestOf("flowgate", rate)
 				}
 			}
 			if runs("bullmq") {
-				r := bullmqRun(t, n, conc, "prefilled")
+				var r bullmqResult
+				t.Run(fmt.Sprintf("bullmq-%d-%d", round, conc), func(t *testing.T) { r = bullmqRun(t, n, conc, "prefilled") })
 				t.Logf("round %d BullMQ   concurrency %2d, 1 worker: %d pre-filled jobs processed in %.0f ms = %.0f jobs/s; CPU per job: node %.0f µs, redis-server %.0f µs",
 					round, conc, n, r.ProcessMs, r.Rate, r.NodeCPUUsPerJob, r.RedisCPUUsPerJob)
 				bestOf("bullmq", r.Rate)
