@@ -65,3 +65,5 @@ require (
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/time v0.14.0 // indirect
 )
+
+replace github.com/hibiken/asynq => ./third_party/asynq

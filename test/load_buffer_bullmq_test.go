@@ -1,27 +1,47 @@
 package test
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/hibiken/asynq"
 	"github.com/stretchr/testify/require"
 
+	"github.com/flowgate/flowgate/contracts"
 	"github.com/flowgate/flowgate/orchestrator/buffer"
 	"github.com/flowgate/flowgate/orchestrator/buffer/builtin"
 	"github.com/flowgate/flowgate/test/redistest"
 )
 
-// TestLoadBufferVsBullMQ adds and processes N no-op jobs (default 100,000,
-// FLOWGATE_BULLMQ_N) at concurrency 10 and 50 with flowgate's buffer and
-// with BullMQ on the same Redis in the same run. BullMQ is installed by
-// test/bench/bullmq/run.sh (npm, into a cache dir); without node/npm, or
-// under -race, the test skips. Both sides add in bulks of 1000 while one
-// consumer processes.
+// TestLoadBufferVsBullMQ compares flowgate's buffer with BullMQ on the
+// same Redis in the same run, on N no-op jobs (default 100,000,
+// FLOWGATE_BULLMQ_N). BullMQ is installed by test/bench/bullmq/run.sh
+// (npm, into a cache dir); without node/npm, or under -race, the test
+// skips. Two modes (FLOWGATE_BULLMQ_MODE):
+//
+//   - mixed (the default): both sides add in bulks of 1000 while one
+//     consumer processes, at concurrency 10 and 50; flowgate with 1, 2, 4
+//     dequeuers (FLOWGATE_BULLMQ_DEQUEUERS) of that many workers each.
+//   - prefilled: pure processing. N jobs are added first, then the
+//     consumers start and only the processing is timed. Concurrency is
+//     equal on both sides: FLOWGATE_BULLMQ_CONCURRENCY (default "10,50")
+//     is the total, flowgate's split over each dequeuer count of
+//     FLOWGATE_BULLMQ_DEQUEUERS that divides it (default 1, 2, 5).
+//     FLOWGATE_BULLMQ_ROUNDS (default 3) alternates the sides; the best of
+//     each and their ratio are logged per concurrency.
+//
+// FLOWGATE_BULLMQ_SIDES=flowgate (or bullmq) runs one side only (a
+// before/after comparison of two test binaries in alternation), and
+// FLOWGATE_BULLMQ_CPUPROFILE=<file> writes a CPU profile of flowgate's
+// processing (of its last run).
 func TestLoadBufferVsBullMQ(t *testing.T) {
 	if raceEnabled {
 		t.Skip("a benchmark; run without -race")
@@ -33,29 +53,132 @@ func TestLoadBufferVsBullMQ(t *testing.T) {
 	if s := os.Getenv("FLOWGATE_BULLMQ_N"); s != "" {
 		n, _ = strconv.Atoi(s)
 	}
-	dequeuers := []int{1, 2, 4}
-	if s := os.Getenv("FLOWGATE_BULLMQ_DEQUEUERS"); s != "" { // e.g. "2,4,8"
-		dequeuers = dequeuers[:0]
-		for _, f := range strings.Split(s, ",") {
-			d, err := strconv.Atoi(strings.TrimSpace(f))
-			require.NoError(t, err, "FLOWGATE_BULLMQ_DEQUEUERS")
-			dequeuers = append(dequeuers, d)
-		}
+	if os.Getenv("FLOWGATE_BULLMQ_MODE") == "prefilled" {
+		pureProcessing(t, n)
+		return
 	}
+	dequeuers := envInts(t, "FLOWGATE_BULLMQ_DEQUEUERS", []int{1, 2, 4})
 	for _, conc := range []int{10, 50} {
 		for _, servers := range dequeuers {
 			rate, el := flowgateRun(t, n, conc, servers)
 			t.Logf("flowgate  concurrency %2d, %d dequeuer(s): %d jobs added+processed in %s = %.0f jobs/s", conc, servers, n, el.Round(time.Millisecond), rate)
 		}
-		db := redistest.New(t)
-		out, err := exec.Command("bash", "bench/bullmq/run.sh", db.URL(), strconv.Itoa(n), strconv.Itoa(conc)).Output()
-		require.NoError(t, err, "bullmq benchmark: %s", out)
-		var r struct {
-			TotalMs, AddMs, Rate float64
-		}
-		require.NoError(t, json.Unmarshal(out, &r), "%s", out)
+		r := bullmqRun(t, n, conc, "mixed")
 		t.Logf("BullMQ    concurrency %2d, 1 worker:        %d jobs added+processed in %.0f ms = %.0f jobs/s (adds took %.0f ms)", conc, n, r.TotalMs, r.Rate, r.AddMs)
 	}
+}
+
+// envInts is a comma-separated list of ints from the environment, or def.
+func envInts(t *testing.T, name string, def []int) []int {
+	t.Helper()
+	s := os.Getenv(name)
+	if s == "" {
+		return def
+	}
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		d, err := strconv.Atoi(strings.TrimSpace(f))
+		require.NoError(t, err, name)
+		out = append(out, d)
+	}
+	return out
+}
+
+// bullmqResult is bench.mjs's JSON line.
+type bullmqResult struct {
+	TotalMs, AddMs, ProcessMs, Rate   float64
+	NodeCPUUsPerJob, RedisCPUUsPerJob float64 // prefilled: while processing
+}
+
+// bullmqRun runs BullMQ's side on a database of its own.
+func bullmqRun(t *testing.T, n, conc int, mode string) bullmqResult {
+	t.Helper()
+	db := redistest.New(t)
+	out, err := exec.Command("bash", "bench/bullmq/run.sh", db.URL(), strconv.Itoa(n), strconv.Itoa(conc), mode).Output()
+	require.NoError(t, err, "bullmq benchmark: %s", out)
+	var r bullmqResult
+	require.NoError(t, json.Unmarshal(out, &r), "%s", out)
+	return r
+}
+
+// pureProcessing is TestLoadBufferVsBullMQ's prefilled mode.
+func pureProcessing(t *testing.T, n int) {
+	rounds := 3
+	if s := os.Getenv("FLOWGATE_BULLMQ_ROUNDS"); s != "" {
+		rounds, _ = strconv.Atoi(s)
+	}
+	sides := os.Getenv("FLOWGATE_BULLMQ_SIDES")
+	runs := func(side string) bool { return sides == "" || strings.Contains(sides, side) }
+	dequeuers := envInts(t, "FLOWGATE_BULLMQ_DEQUEUERS", []int{1, 2, 5})
+	for _, conc := range envInts(t, "FLOWGATE_BULLMQ_CONCURRENCY", []int{10, 50}) {
+		best := map[string]float64{}
+		bestOf := func(k string, r float64) { best[k] = max(best[k], r) }
+		for round := 1; round <= rounds; round++ {
+			if runs("flowgate") {
+				for _, servers := range dequeuers {
+					if conc%servers != 0 {
+						continue
+					}
+					var rate, goCPU, redisCPU float64
+					var el time.Duration
+					// A subtest per run: its database goes back when it ends
+					// (redistest leases 15).
+					t.Run(fmt.Sprintf("flowgate-%d-%dx%d", round, servers, conc/servers), func(t *testing.T) {
+						rate, el, goCPU, redisCPU = flowgatePrefilled(t, n, servers, conc/servers)
+					})
+					t.Logf("round %d flowgate concurrency %2d = %d × %d: %d pre-filled jobs processed in %s = %.0f jobs/s; CPU per job: Go %.0f µs, redis-server %.0f µs",
+						round, conc, servers, conc/servers, n, el.Round(time.Millisecond), rate, 1e6*goCPU/float64(n), 1e6*redisCPU/float64(n))
+					bestOf("flowgate", rate)
+				}
+			}
+			if runs("bullmq") {
+				var r bullmqResult
+				t.Run(fmt.Sprintf("bullmq-%d-%d", round, conc), func(t *testing.T) { r = bullmqRun(t, n, conc, "prefilled") })
+				t.Logf("round %d BullMQ   concurrency %2d, 1 worker: %d pre-filled jobs processed in %.0f ms = %.0f jobs/s; CPU per job: node %.0f µs, redis-server %.0f µs",
+					round, conc, n, r.ProcessMs, r.Rate, r.NodeCPUUsPerJob, r.RedisCPUUsPerJob)
+				bestOf("bullmq", r.Rate)
+			}
+		}
+		msg := fmt.Sprintf("pure processing, concurrency %d, best of %d rounds: flowgate %.0f jobs/s, BullMQ %.0f jobs/s", conc, rounds, best["flowgate"], best["bullmq"])
+		if best["flowgate"] > 0 && best["bullmq"] > 0 {
+			msg += fmt.Sprintf(", flowgate ÷ BullMQ = %.2f", best["flowgate"]/best["bullmq"])
+		}
+		t.Log(msg)
+	}
+}
+
+// flowgatePrefilled enqueues n no-op messages into the paused NORMAL
+// queue of a started buffer (servers × conc workers), then resumes the
+// queue and times until all are completed. It returns the rate, the
+// time, and the CPU seconds of this process and of redis-server while
+// processing (steadier than the rate on a busy machine).
+func flowgatePrefilled(t *testing.T, n, servers, conc int) (rate float64, el time.Duration, goCPU, redisCPU float64) {
+	t.Helper()
+	db := redistest.New(t)
+	q := buffer.QueueFor(contracts.BufferPriorityNormal)
+	insp := asynq.NewInspectorFromRedisClient(db.Client)
+	b := inProcess(t, db, conc, builtin.NewNoop(), func(c *buffer.Config) { c.Servers = servers })
+	defer b.Stop()
+	// Asynq's PauseQueue needs the queue to exist: one message first.
+	enqueueAll(t, b, builtin.TypeNoop, 1)
+	waitCompleted(t, db.Client, q, 1, time.Minute)
+	require.NoError(t, insp.PauseQueue(q))
+	enqueueAll(t, b, builtin.TypeNoop, n)
+	require.NoError(t, db.Client.Del(context.Background(), "asynq:{"+q+"}:completed").Err())
+	if path := os.Getenv("FLOWGATE_BULLMQ_CPUPROFILE"); path != "" {
+		f, err := os.Create(path)
+		require.NoError(t, err)
+		defer f.Close()
+		require.NoError(t, pprof.StartCPUProfile(f))
+		defer pprof.StopCPUProfile()
+	}
+	goCPU, redisCPU = selfCPU(t), serverCPU(t, db.Client)
+	start := time.Now()
+	require.NoError(t, insp.UnpauseQueue(q))
+	waitCompleted(t, db.Client, q, n, 10*time.Minute)
+	el = time.Since(start)
+	goCPU, redisCPU = selfCPU(t)-goCPU, serverCPU(t, db.Client)-redisCPU
+	return float64(n) / el.Seconds(), el, goCPU, redisCPU
 }
 
 // flowgateRun is flowgate's side: batches of 1000 enqueued in order while

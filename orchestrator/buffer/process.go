@@ -137,7 +137,7 @@ func (p *processor) ProcessTask(ctx context.Context, t *asynq.Task) error {
 // place.
 func (p *processor) message(ctx context.Context, t *asynq.Task) (*Message, int, error) {
 	var env envelope
-	if err := json.Unmarshal(t.Payload(), &env); err != nil {
+	if err := decodeEnvelope(t.Payload(), &env); err != nil {
 		return nil, 0, fmt.Errorf("undecodable task payload: %w", err)
 	}
 	retried, _ := asynq.GetRetryCount(ctx)
@@ -226,12 +226,25 @@ func (p *processor) completed(ctx context.Context, t *asynq.Task, msg *Message, 
 	return nil
 }
 
-// writeResult stores a completed task's result: what Asynq's
-// ResultWriter.Write does (HSET of the task hash's "result" field, refused
-// once the task's context is done), through the auto-pipelined client, so
-// the concurrent workers' writes share round trips instead of taking a
-// pooled connection each.
+// resultHolder is the ResultWriter of the Asynq patched in third_party/asynq
+// (PATCH.md): the result is written by the completion's own script.
+type resultHolder interface {
+	WriteOnComplete(data []byte) (int, error)
+}
+
+// writeResult stores a completed task's result: with the patched Asynq,
+// held for the completion script that also dequeues the next task (no
+// Redis call of its own); else what Asynq's ResultWriter.Write does (HSET
+// of the task hash's "result" field, refused once the task's context is
+// done), through the auto-pipelined client, so the concurrent workers'
+// writes share round trips instead of taking a pooled connection each.
 func (b *Buffer) writeResult(ctx context.Context, t *asynq.Task, body []byte) error {
+	if rw := t.ResultWriter(); rw != nil {
+		if h, ok := any(rw).(resultHolder); ok {
+			_, err := h.WriteOnComplete(body)
+			return err
+		}
+	}
 	q, okQ := asynq.GetQueueName(ctx)
 	id, okID := asynq.GetTaskID(ctx)
 	if b.ap == nil || !okQ || !okID {

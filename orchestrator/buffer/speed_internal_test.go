@@ -1,6 +1,7 @@
 package buffer
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -56,6 +57,9 @@ func TestEnvelopeEncodingMatchesJSONMarshal(t *testing.T) {
 		require.NoError(t, json.Unmarshal(got, &a), "%s", got)
 		require.NoError(t, json.Unmarshal(want, &b))
 		require.Equal(t, b, a, "%s\nvs %s", got, want)
+		var c envelope
+		require.NoError(t, decodeEnvelope(got, &c), "%s", got)
+		require.Equal(t, b, c, "decodeEnvelope: %s", got)
 		var ga, gb any
 		require.NoError(t, json.Unmarshal(got, &ga))
 		require.NoError(t, json.Unmarshal(want, &gb))
@@ -65,6 +69,47 @@ func TestEnvelopeEncodingMatchesJSONMarshal(t *testing.T) {
 	require.ErrorIs(t, err, errPayloadNotJSON)
 	_, err = (&envelope{MessageID: "m", Payload: json.RawMessage(`{"a": }`)}).appendJSON(nil)
 	require.ErrorIs(t, err, errPayloadNotJSON)
+}
+
+// decodeEnvelope reads what json.Unmarshal reads, without reflection for
+// the usual message, and refuses what it refuses, whatever the bytes.
+func TestEnvelopeDecodingMatchesJSONUnmarshal(t *testing.T) {
+	at := time.Date(2026, 11, 24, 1, 2, 3, 456789000, time.UTC)
+	plain := []envelope{
+		{MessageID: "m-1", Priority: 2, Payload: json.RawMessage(`{"a":[1,{"b":"x,}]\"y"}],"c":null}`), MaxRetries: 3, CreatedAt: at},
+		{MessageID: "m5", Payload: json.RawMessage(`"s,t"`), IdempotencyKey: "k", CreatedAt: at, Shard: 5},
+		{MessageID: "m6", Priority: 3, Payload: json.RawMessage(`-1.5e3`), MaxRetries: -1, CreatedAt: at.Truncate(time.Second)},
+		{MessageID: "m7", Payload: nil, CreatedAt: at},
+	}
+	for _, env := range plain {
+		raw, err := env.appendJSON(nil)
+		require.NoError(t, err)
+		var fast envelope
+		require.True(t, decodeEnvelopeFast(raw, &fast), "the usual message takes the fast path: %s", raw)
+		var want envelope
+		require.NoError(t, json.Unmarshal(raw, &want))
+		require.Equal(t, want, fast, "%s", raw)
+		// Every prefix, and every byte changed, decodes as json.Unmarshal
+		// decodes it (or fails as it fails).
+		for i := 0; i <= len(raw); i++ {
+			variants := [][]byte{raw[:i]}
+			for _, c := range []byte{'"', '\\', ',', '}', ']', '0', '-', ' ', 0x01, 0xff} {
+				if i < len(raw) {
+					v := bytes.Clone(raw)
+					v[i] = c
+					variants = append(variants, v)
+				}
+			}
+			for _, v := range variants {
+				var a, b envelope
+				errA, errB := decodeEnvelope(v, &a), json.Unmarshal(v, &b)
+				require.Equal(t, errB == nil, errA == nil, "%q: %v vs %v", v, errA, errB)
+				if errB == nil {
+					require.Equal(t, b, a, "%q", v)
+				}
+			}
+		}
+	}
 }
 
 // A resync keeps the places this instance holds in credit counted (its
