@@ -2,13 +2,11 @@ package holds
 
 import (
 	"embed"
-	"errors"
-	"fmt"
 	"io/fs"
-	"slices"
-	"strings"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/flowgate/flowgate/orchestrator/luafiles"
 )
 
 // luaFiles is the hold scripts' Lua, in lua/: lua/prelude.lua (what every
@@ -59,41 +57,20 @@ func mustLoadLua(fsys fs.FS) holdLua {
 // loadLua reads the hold scripts from fsys: every file of lua/ must be one
 // of them, and each of them there.
 func loadLua(fsys fs.FS) (holdLua, error) {
-	paths, err := fs.Glob(fsys, "lua/*.lua")
+	files, err := luafiles.Read(fsys, "lua", "holds: the hold scripts' Lua")
 	if err != nil {
-		return holdLua{}, fmt.Errorf("holds: listing the hold scripts' Lua: %w", err)
+		return holdLua{}, err
 	}
-	files := make(map[string]string, len(paths))
-	for _, p := range paths {
-		b, err := fs.ReadFile(fsys, p)
-		if err != nil {
-			return holdLua{}, fmt.Errorf("holds: reading the hold scripts' Lua: %w", err)
-		}
-		files[strings.TrimSuffix(strings.TrimPrefix(p, "lua/"), ".lua")] = string(b)
-	}
-	var bad []string
-	read := func(name string) string {
-		body, ok := files[name]
-		if !ok {
-			bad = append(bad, "lua/"+name+".lua is missing")
-		}
-		delete(files, name)
-		return body
-	}
-	prelude := read("prelude")
-	s := func(name string) *redis.Script { return redis.NewScript(prelude + "\n" + read(name)) }
+	prelude := files.Take("prelude")
+	s := func(name string) *redis.Script { return redis.NewScript(prelude + "\n" + files.Take(name)) }
 	l := holdLua{
 		claim: s("claim"), heartbeat: s("heartbeat"), release: s("release"), confirm: s("confirm"), keep: s("keep"),
 		adopt: s("adopt"), releaseBooked: s("release_booked"), sweep: s("sweep"), clearCooldown: s("clear_cooldown"),
 		reserve: s("reserve"), extend: s("extend"), startCooldown: s("start_cooldown"), delIf: s("del_if"),
 		clearCooldownValue: s("clear_cooldown_value"),
 	}
-	for name := range files {
-		bad = append(bad, "lua/"+name+".lua is no script of holdLua")
-	}
-	if len(bad) > 0 {
-		slices.Sort(bad)
-		return holdLua{}, errors.New("holds: the hold scripts' Lua: " + strings.Join(bad, "; "))
+	if err := files.Check(); err != nil {
+		return holdLua{}, err
 	}
 	return l, nil
 }

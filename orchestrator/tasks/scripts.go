@@ -2,14 +2,12 @@ package tasks
 
 import (
 	"embed"
-	"errors"
-	"fmt"
 	"io/fs"
-	"slices"
 	"sort"
-	"strings"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/flowgate/flowgate/orchestrator/luafiles"
 )
 
 // luaFiles is the ledger's Lua, in lua/: lua/prelude.lua, then one file per
@@ -75,30 +73,13 @@ func mustLoadLua(fsys fs.FS) ledgerLua {
 // loadLua reads the ledger's scripts from fsys: every file under lua/ must
 // be one of them, and each of them there.
 func loadLua(fsys fs.FS) (ledgerLua, error) {
-	files := map[string]string{}
-	err := fs.WalkDir(fsys, "lua", func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := fs.ReadFile(fsys, path)
-		files[strings.TrimSuffix(strings.TrimPrefix(path, "lua/"), ".lua")] = string(b)
-		return err
-	})
+	files, err := luafiles.Read(fsys, "lua", "tasks: the ledger's Lua")
 	if err != nil {
-		return ledgerLua{}, fmt.Errorf("tasks: reading the ledger's Lua: %w", err)
+		return ledgerLua{}, err
 	}
-	var bad []string
-	read := func(name string) string {
-		body, ok := files[name]
-		if !ok {
-			bad = append(bad, "lua/"+name+".lua is missing")
-		}
-		delete(files, name)
-		return body
-	}
-	l := ledgerLua{prelude: read("prelude")}
+	l := ledgerLua{prelude: files.Take("prelude")}
 	p := func(name string) *proc {
-		x := newProc(l.prelude, name, read(name))
+		x := newProc(l.prelude, name, files.Take(name))
 		l.lib = append(l.lib, x)
 		return x
 	}
@@ -108,14 +89,10 @@ func loadLua(fsys fs.FS) (ledgerLua, error) {
 		p("create"), p("import"), p("repair_open"), p("claim"), p("cancel_claim")
 	l.recover, l.promote, l.retry, l.purge, l.backfillDone =
 		p("recover"), p("promote"), p("retry"), p("purge"), p("backfill_done")
-	l.claimLocator, l.dropLocator = redis.NewScript(read("locator/claim")), redis.NewScript(read("locator/drop"))
+	l.claimLocator, l.dropLocator = redis.NewScript(files.Take("locator/claim")), redis.NewScript(files.Take("locator/drop"))
 	sort.Slice(l.lib, func(i, j int) bool { return l.lib[i].name < l.lib[j].name })
-	for name := range files {
-		bad = append(bad, "lua/"+name+".lua is no script of ledgerLua")
-	}
-	if len(bad) > 0 {
-		slices.Sort(bad)
-		return ledgerLua{}, errors.New("tasks: the ledger's Lua: " + strings.Join(bad, "; "))
+	if err := files.Check(); err != nil {
+		return ledgerLua{}, err
 	}
 	return l, nil
 }
