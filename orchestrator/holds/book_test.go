@@ -94,6 +94,14 @@ func (b *bundle) booking(t *testing.T, booker holds.Booker, mod ...func(*holds.B
 	return bk
 }
 
+// held is client's live hold on specX at slot9.
+func (b *bundle) held(t *testing.T, client string) holds.Hold {
+	t.Helper()
+	hd, err := b.eng.Claim(b.ctx, claimReq(client, specX, slot9))
+	require.NoError(t, err)
+	return hd
+}
+
 func bookReq(client, holdID string) holds.BookRequest {
 	return holds.BookRequest{AppointmentTypeID: typeA, Cooldown: time.Hour, ClientID: client, HoldID: holdID,
 		PatientGUID: patient1, AppointmentID: "appt-" + holdID}
@@ -115,8 +123,7 @@ func TestBookingHeartbeatsTheHoldFirst(t *testing.T) {
 	b := setup(t)
 	fb := newFakeBooker(b.eng)
 	bk := b.booking(t, fb)
-	hd, err := b.eng.Claim(b.ctx, claimReq("c1", specX, slot9))
-	require.NoError(t, err)
+	hd := b.held(t, "c1")
 	now := b.clock.Advance(20 * time.Second)
 
 	for _, r := range []holds.BookRequest{bookReq("c2", hd.HoldID), bookReq("c1", "never-held")} {
@@ -155,12 +162,11 @@ func TestBookingChecksTheType(t *testing.T) {
 	b := setup(t)
 	fb := newFakeBooker(b.eng)
 	bk := b.booking(t, fb)
-	hd, err := b.eng.Claim(b.ctx, claimReq("c1", specX, slot9))
-	require.NoError(t, err)
+	hd := b.held(t, "c1")
 	other := bookReq("c1", hd.HoldID)
 	other.AppointmentTypeID = typeB
 
-	_, err = bk.BookExternal(b.ctx, other)
+	_, err := bk.BookExternal(b.ctx, other)
 	ce := codeOf(t, err)
 	require.Equal(t, contracts.CodeInvalid, ce.Code)
 	require.Equal(t, "holdId", ce.Details["field"])
@@ -187,8 +193,7 @@ func TestBookingResumesAnEarlierAttempt(t *testing.T) {
 	b := setup(t)
 	fb := newFakeBooker(b.eng)
 	bk := b.booking(t, fb)
-	hd, err := b.eng.Claim(b.ctx, claimReq("c1", specX, slot9))
-	require.NoError(t, err)
+	hd := b.held(t, "c1")
 	first, err := bk.BookExternal(b.ctx, bookReq("c1", hd.HoldID))
 	require.NoError(t, err)
 	cleared, err := b.eng.ClearCooldown(b.ctx, first.Cloud9AppointmentGUID)
@@ -225,9 +230,8 @@ func TestBookingSetsTheCooldown(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
 		bk := b.booking(t, newFakeBooker(b.eng))
-		hd, err := b.eng.Claim(b.ctx, claimReq("c1", specX, slot9))
-		require.NoError(t, err)
-		_, err = bk.BookExternal(b.ctx, bookReq("c1", hd.HoldID))
+		hd := b.held(t, "c1")
+		_, err := bk.BookExternal(b.ctx, bookReq("c1", hd.HoldID))
 		require.NoError(t, err)
 		left, err := b.eng.CooldownRemaining(b.ctx, "c1", typeA)
 		require.NoError(t, err)
@@ -242,8 +246,7 @@ func TestBookingSetsTheCooldown(t *testing.T) {
 		fb := newFakeBooker(b.eng)
 		fb.queued = true
 		bk := b.booking(t, fb)
-		hd, err := b.eng.Claim(b.ctx, claimReq("c1", specX, slot9))
-		require.NoError(t, err)
+		hd := b.held(t, "c1")
 		out, err := bk.BookExternal(b.ctx, bookReq("c1", hd.HoldID))
 		require.NoError(t, err)
 		require.True(t, out.Queued())
@@ -257,8 +260,7 @@ func TestBookingSetsTheCooldown(t *testing.T) {
 		bk := b.booking(t, newFakeBooker(b.eng), func(c *holds.BookingConfig) {
 			c.Engine = failingCooldown{b.eng}
 		})
-		hd, err := b.eng.Claim(b.ctx, claimReq("c1", specX, slot9))
-		require.NoError(t, err)
+		hd := b.held(t, "c1")
 		out, err := bk.BookExternal(b.ctx, bookReq("c1", hd.HoldID))
 		require.NoError(t, err, "the booking stands")
 		require.Equal(t, "c9-"+hd.HoldID, out.Cloud9AppointmentGUID)
@@ -270,9 +272,8 @@ func TestBookingSetsTheCooldown(t *testing.T) {
 		fb := newFakeBooker(b.eng)
 		fb.err = contracts.Errorf(contracts.CodeNotFound, "Cloud9 does not know this patient")
 		bk := b.booking(t, fb)
-		hd, err := b.eng.Claim(b.ctx, claimReq("c1", specX, slot9))
-		require.NoError(t, err)
-		_, err = bk.BookExternal(b.ctx, bookReq("c1", hd.HoldID))
+		hd := b.held(t, "c1")
+		_, err := bk.BookExternal(b.ctx, bookReq("c1", hd.HoldID))
 		require.ErrorIs(t, err, fb.err, "the booker's refusal is answered as it is")
 		left, err := b.eng.CooldownRemaining(b.ctx, "c1", typeA)
 		require.NoError(t, err)
@@ -295,12 +296,11 @@ func TestBookingNeedsPatientAndBookerAndOutlivesTheCaller(t *testing.T) {
 	b := setup(t)
 	fb := newFakeBooker(b.eng)
 	bk := b.booking(t, fb, func(c *holds.BookingConfig) { c.Timeout = time.Minute })
-	hd, err := b.eng.Claim(b.ctx, claimReq("c1", specX, slot9))
-	require.NoError(t, err)
+	hd := b.held(t, "c1")
 	before := b.snapshot(t)
 	r := bookReq("c1", hd.HoldID)
 	r.PatientGUID = ""
-	_, err = bk.BookExternal(b.ctx, r)
+	_, err := bk.BookExternal(b.ctx, r)
 	ce := codeOf(t, err)
 	require.Equal(t, contracts.CodePatientRequired, ce.Code)
 	require.Equal(t, "patientGUID", ce.Details["field"])
