@@ -36,7 +36,7 @@ func runImportQueue(args []string, getenv func(string) string, stdout, stderr io
 			return nil, nil, err
 		}
 		l, err := tasks.New(b.Client, tasks.Config{MaxAttempts: cfg.MaxRetryAttempts, MaxRecoveries: cfg.MaxRecoveries, MaxProcessing: cfg.TaskMaxProcessing,
-			Shards: cfg.RedisShards})
+			Shards: cfg.RedisShards, PlainRedis: cfg.RedisClientMode == RedisClientPlain})
 		if err != nil {
 			_ = b.close()
 			return nil, nil, fmt.Errorf("task ledger: %w", err)

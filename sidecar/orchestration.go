@@ -33,7 +33,7 @@ type orchestration struct {
 func (m *Main) newOrchestration(rt *asynqrt.Runtime, b *backend, shutdown context.Context) (*orchestration, error) {
 	cfg := m.Config
 	ledger, err := tasks.New(b.Client, tasks.Config{Now: m.Now, MaxAttempts: cfg.MaxRetryAttempts, MaxRecoveries: cfg.MaxRecoveries, MaxProcessing: cfg.TaskMaxProcessing,
-		Shards: cfg.RedisShards})
+		Shards: cfg.RedisShards, PlainRedis: cfg.RedisClientMode == RedisClientPlain})
 	if err != nil {
 		return nil, fmt.Errorf("task ledger: %w", err)
 	}

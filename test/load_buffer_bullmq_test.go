@@ -25,7 +25,7 @@ import (
 // same Redis in the same run, on N no-op jobs (default 100,000,
 // FLOWGATE_BULLMQ_N). BullMQ is installed by test/bench/bullmq/run.sh
 // (npm, into a cache dir); without node/npm, or under -race, the test
-// skips. Two modes (FLOWGATE_BULLMQ_MODE):
+// skips. Three modes (FLOWGATE_BULLMQ_MODE):
 //
 //   - mixed (the default): both sides add in bulks of 1000 while one
 //     consumer processes, at concurrency 10 and 50; flowgate with 1, 2, 4
@@ -37,6 +37,9 @@ import (
 //     FLOWGATE_BULLMQ_DEQUEUERS that divides it (default 1, 2, 5).
 //     FLOWGATE_BULLMQ_ROUNDS (default 3) alternates the sides; the best of
 //     each and their ratio are logged per concurrency.
+//   - http: the shipped binary over HTTP, add + process, in settings of
+//     BUFFER_SERVERS × BUFFER_CONCURRENCY and REDIS_CLIENT_MODE, beside
+//     BullMQ's mixed bench (httpAddProcess).
 //
 // FLOWGATE_BULLMQ_SIDES=flowgate (or bullmq) runs one side only (a
 // before/after comparison of two test binaries in alternation), and
@@ -53,8 +56,12 @@ func TestLoadBufferVsBullMQ(t *testing.T) {
 	if s := os.Getenv("FLOWGATE_BULLMQ_N"); s != "" {
 		n, _ = strconv.Atoi(s)
 	}
-	if os.Getenv("FLOWGATE_BULLMQ_MODE") == "prefilled" {
+	switch os.Getenv("FLOWGATE_BULLMQ_MODE") {
+	case "prefilled":
 		pureProcessing(t, n)
+		return
+	case "http":
+		httpAddProcess(t, n)
 		return
 	}
 	dequeuers := envInts(t, "FLOWGATE_BULLMQ_DEQUEUERS", []int{1, 2, 4})

@@ -27,7 +27,7 @@ import (
 var ErrUnsupported = errors.New("autopipe: the Redis client has no AutoPipeliner")
 
 // Client is a client's blocking AutoPipeliner whose Eval, EvalSha, EvalRO,
-// EvalShaRO (so redis.Script.Run), Get, HGet, HSet and PTTL are submitted
+// EvalShaRO (so redis.Script.Run), FCall, FCallRO, Get, HGet, HSet and PTTL are submitted
 // to the client's deferred (async) AutoPipeliner and waited for with
 // AutoFuture.WaitContext: they return when the caller's context ends, with
 // no goroutine per call. Other commands wait for their batch.
@@ -79,7 +79,8 @@ func wait[C redis.Cmder](c *Client, ctx context.Context, cmd C, failed func(erro
 	return cmd
 }
 
-// evalCmd builds name (EVAL, EVALSHA, …) as go-redis's cmdable does.
+// evalCmd builds name (EVAL, EVALSHA, FCALL, …) as go-redis's cmdable
+// does: name, script or function, the number of keys, keys, args.
 func evalCmd(ctx context.Context, name, payload string, keys []string, args []any) *redis.Cmd {
 	a := make([]any, 0, 3+len(keys)+len(args))
 	a = append(a, name, payload, len(keys))
@@ -120,6 +121,16 @@ func (c *Client) EvalRO(ctx context.Context, script string, keys []string, args 
 // EvalShaRO is EVALSHA_RO, bounded by ctx.
 func (c *Client) EvalShaRO(ctx context.Context, sha1 string, keys []string, args ...any) *redis.Cmd {
 	return wait(c, ctx, evalCmd(ctx, "evalsha_ro", sha1, keys, args), cmdErr(ctx))
+}
+
+// FCall is FCALL, bounded by ctx.
+func (c *Client) FCall(ctx context.Context, function string, keys []string, args ...any) *redis.Cmd {
+	return wait(c, ctx, evalCmd(ctx, "fcall", function, keys, args), cmdErr(ctx))
+}
+
+// FCallRO is FCALL_RO, bounded by ctx.
+func (c *Client) FCallRO(ctx context.Context, function string, keys []string, args ...any) *redis.Cmd {
+	return wait(c, ctx, evalCmd(ctx, "fcall_ro", function, keys, args), cmdErr(ctx))
 }
 
 // Get is GET, bounded by ctx.

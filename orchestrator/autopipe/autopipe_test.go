@@ -59,6 +59,8 @@ func TestCallsReturnWhenTheContextEnds(t *testing.T) {
 		"EvalSha": func(ctx context.Context) error { return c.EvalSha(ctx, "0123", []string{"k"}).Err() },
 		"Eval":    func(ctx context.Context) error { return c.Eval(ctx, "return 1", []string{"k"}).Err() },
 		"Script":  func(ctx context.Context) error { return redis.NewScript("return 1").Run(ctx, c, []string{"k"}).Err() },
+		"FCall":   func(ctx context.Context) error { return c.FCall(ctx, "fn", []string{"k"}).Err() },
+		"FCallRO": func(ctx context.Context) error { return c.FCallRO(ctx, "fn", []string{"k"}).Err() },
 		"Get":     func(ctx context.Context) error { return c.Get(ctx, "k").Err() },
 		"HGet":    func(ctx context.Context) error { return c.HGet(ctx, "k", "f").Err() },
 		"HSet":    func(ctx context.Context) error { return c.HSet(ctx, "k", "f", "v").Err() },
@@ -84,6 +86,9 @@ func TestAnswersPassThrough(t *testing.T) {
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
+	require.NoError(t, db.Client.FunctionLoadReplace(ctx, "#!lua name=autopipetest\n"+
+		"redis.register_function{function_name='autopipetest_get', callback=function(keys) return redis.call('GET', keys[1]) end, flags={'no-writes'}}\n"+
+		"redis.register_function('autopipetest_incr', function(keys) return redis.call('INCR', keys[1]) end)").Err())
 	for _, ctx := range []context.Context{ctx, context.Background()} { // bounded, and the no-deadline path
 		require.NoError(t, db.Client.Set(ctx, "ap:k", "v", time.Minute).Err())
 		require.NoError(t, c.HSet(ctx, "ap:h", "f", "w").Err())
@@ -98,6 +103,12 @@ func TestAnswersPassThrough(t *testing.T) {
 		v, err := c.EvalRO(ctx, `return redis.call('GET', KEYS[1])`, []string{"ap:k"}).Text()
 		require.NoError(t, err)
 		require.Equal(t, "v", v)
+		v, err = c.FCallRO(ctx, "autopipetest_get", []string{"ap:k"}).Text()
+		require.NoError(t, err)
+		require.Equal(t, "v", v)
+		m, err := c.FCall(ctx, "autopipetest_incr", []string{"ap:n"}).Int()
+		require.NoError(t, err)
+		require.Equal(t, n+1, m)
 	}
 }
 

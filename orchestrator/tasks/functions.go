@@ -89,7 +89,8 @@ type ScriptMode struct {
 // every master of a cluster) and calls once more, and if the function is
 // still missing it runs the call as EVAL.
 type scripts struct {
-	rdb    redis.UniversalClient
+	rdb    redis.UniversalClient // loads the library, decides the mode
+	hot    redis.Cmdable         // runs the scripts: rdb, or its AutoPipeliner (Config.PlainRedis)
 	mode   atomic.Int32
 	reason atomic.Value // string: why the mode is eval
 }
@@ -169,18 +170,18 @@ func (s *scripts) run(ctx context.Context, p *proc, keys []string, args ...any) 
 	}
 	fn, ok := ledgerLibrary().fn[p]
 	if s.mode.Load() != modeFunction || !ok {
-		return p.eval.Run(ctx, s.rdb, keys, args...)
+		return p.eval.Run(ctx, s.hot, keys, args...)
 	}
-	cmd := s.rdb.FCall(ctx, fn, keys, args...)
+	cmd := s.hot.FCall(ctx, fn, keys, args...)
 	if !functionMissing(cmd.Err()) {
 		return cmd
 	}
 	if s.load(ctx) == nil {
-		if cmd = s.rdb.FCall(ctx, fn, keys, args...); !functionMissing(cmd.Err()) {
+		if cmd = s.hot.FCall(ctx, fn, keys, args...); !functionMissing(cmd.Err()) {
 			return cmd
 		}
 	}
-	return p.eval.Run(ctx, s.rdb, keys, args...)
+	return p.eval.Run(ctx, s.hot, keys, args...)
 }
 
 // functionMissing reports an FCALL refused because the server has no such

@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/flowgate/flowgate/contracts"
+	"github.com/flowgate/flowgate/orchestrator/autopipe"
 	"github.com/flowgate/flowgate/orchestrator/keyspace"
 	"github.com/flowgate/flowgate/orchestrator/shard"
 	"github.com/flowgate/flowgate/orchestrator/valutil"
@@ -67,6 +68,12 @@ type Config struct {
 	// docs/scale-out.md). Default 1: the one tag {tasks}, the keys as they
 	// always were. 1..shard.MaxShards.
 	Shards int
+	// PlainRedis sends each script on its own round trip
+	// (REDIS_CLIENT_MODE=plain). By default the scripts go through the
+	// client's AutoPipeliner (package autopipe), bounded by each caller's
+	// context: the ACKs, claims and creates of concurrent requests share
+	// one write and one read (docs/performance.md, issue 42's ACK rows).
+	PlainRedis bool
 }
 
 func (c Config) withDefaults() Config {
@@ -131,7 +138,15 @@ func New(rdb redis.UniversalClient, cfg Config) (*Ledger, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tasks: %w", err)
 	}
-	l := &Ledger{rdb: rdb, cfg: cfg, set: set, ks: make([]keys, set.N()), sc: &scripts{rdb: rdb}}
+	l := &Ledger{rdb: rdb, cfg: cfg, set: set, ks: make([]keys, set.N()), sc: &scripts{rdb: rdb, hot: rdb}}
+	if !cfg.PlainRedis {
+		switch p, err := autopipe.New(rdb); {
+		case err == nil:
+			l.sc.hot = p
+		case !errors.Is(err, autopipe.ErrUnsupported): // a client without one keeps a round trip per script
+			return nil, fmt.Errorf("tasks: %w", err)
+		}
+	}
 	for i := range l.ks {
 		l.ks[i] = newKeys(cfg.KeyPrefix, set.Tag(i))
 	}
