@@ -76,13 +76,7 @@ func jsonValue(op, field string, raw json.RawMessage) (compact, fp string, err e
 	if err := json.Compact(&buf, raw); err != nil {
 		return "", "", invalid(op, field, "%s is not valid JSON", field)
 	}
-	dec := json.NewDecoder(bytes.NewReader(buf.Bytes()))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return "", "", invalid(op, field, "%s is not valid JSON", field)
-	}
-	canon, err := json.Marshal(v)
+	canon, err := canonical(buf.Bytes())
 	if err != nil {
 		return "", "", invalid(op, field, "%s is not valid JSON", field)
 	}
