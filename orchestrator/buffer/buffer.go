@@ -26,8 +26,12 @@ import (
 
 // Defaults of Config (the settings table reads these).
 const (
-	DefaultServers     = 2 // one dequeuer takes one task per round trip; 2 measured 1.4× on 2 cores
-	DefaultConcurrency = 5 // seed worker pool
+	// DefaultServers × DefaultConcurrency is the setting measured best on
+	// the 2-core box, pure processing and add + process over HTTP alike
+	// (docs/performance.md, 2026-11-29): 20 workers, where the seed's
+	// pool of 5 per dequeuer read 11–37 % under it.
+	DefaultServers     = 2
+	DefaultConcurrency = 10
 	// DefaultTypeConcurrency is Config.TypeConcurrency's "auto": half
 	// the workers, at least 1.
 	DefaultTypeConcurrency    = 0
