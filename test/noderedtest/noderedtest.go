@@ -127,6 +127,10 @@ func StartWith(t testing.TB, o Options) *Proc {
 	return p
 }
 
+// PID is the Node-RED process's id (node itself: red.js is started
+// without a shell), for its CPU time.
+func (p *Proc) PID() int { return p.cmd.Process.Pid }
+
 func (p *Proc) waitStarted(t testing.TB) {
 	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
