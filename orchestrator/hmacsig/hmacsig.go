@@ -13,11 +13,14 @@
 package hmacsig
 
 import (
+	"bytes"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
+	"hash"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 )
 
@@ -64,6 +67,24 @@ func SignRequestV2(req *http.Request, secret []byte, now time.Time, body []byte)
 // MACV2 is HMAC-SHA256(secret, timestamp + "." + METHOD + " " + target + "." + body).
 func MACV2(secret []byte, timestamp, method, target string, body []byte) []byte {
 	h := hmac.New(sha256.New, secret)
+	writeV2(h, timestamp, method, target, body)
+	return h.Sum(nil)
+}
+
+// MAC is HMAC-SHA256(secret, timestamp + "." + body).
+func MAC(secret []byte, timestamp string, body []byte) []byte {
+	h := hmac.New(sha256.New, secret)
+	writeV1(h, timestamp, body)
+	return h.Sum(nil)
+}
+
+func writeV1(h hash.Hash, timestamp string, body []byte) {
+	h.Write([]byte(timestamp))
+	h.Write([]byte{'.'})
+	h.Write(body)
+}
+
+func writeV2(h hash.Hash, timestamp, method, target string, body []byte) {
 	h.Write([]byte(timestamp))
 	h.Write([]byte{'.'})
 	h.Write([]byte(method))
@@ -71,14 +92,36 @@ func MACV2(secret []byte, timestamp, method, target string, body []byte) []byte 
 	h.Write([]byte(target))
 	h.Write([]byte{'.'})
 	h.Write(body)
+}
+
+// Keyed is MAC and MACV2 under one secret for a verifier that checks
+// every request: hmac.New hashes the key and allocates on every call,
+// while Keyed reuses HMAC states keyed once (a sync.Pool; Reset puts one
+// back to its keyed start). Safe for concurrent use.
+type Keyed struct{ pool sync.Pool }
+
+// NewKeyed returns a Keyed for a copy of secret.
+func NewKeyed(secret []byte) *Keyed {
+	key := bytes.Clone(secret)
+	k := &Keyed{}
+	k.pool.New = func() any { return hmac.New(sha256.New, key) }
+	return k
+}
+
+// MAC is MAC(secret, timestamp, body).
+func (k *Keyed) MAC(timestamp string, body []byte) []byte {
+	h := k.pool.Get().(hash.Hash)
+	defer k.pool.Put(h)
+	h.Reset()
+	writeV1(h, timestamp, body)
 	return h.Sum(nil)
 }
 
-// MAC is HMAC-SHA256(secret, timestamp + "." + body).
-func MAC(secret []byte, timestamp string, body []byte) []byte {
-	h := hmac.New(sha256.New, secret)
-	h.Write([]byte(timestamp))
-	h.Write([]byte{'.'})
-	h.Write(body)
+// MACV2 is MACV2(secret, timestamp, method, target, body).
+func (k *Keyed) MACV2(timestamp, method, target string, body []byte) []byte {
+	h := k.pool.Get().(hash.Hash)
+	defer k.pool.Put(h)
+	h.Reset()
+	writeV2(h, timestamp, method, target, body)
 	return h.Sum(nil)
 }

@@ -1,10 +1,14 @@
 package hmacsig_test
 
 import (
+	"bytes"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"net/http"
+	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -44,4 +48,50 @@ func TestSignRequestSetsHeaders(t *testing.T) {
 	hmacsig.SignRequestV2(req, []byte("k"), ts, []byte("body"))
 	require.Equal(t, "2", req.Header.Get(hmacsig.HeaderSignatureVersion))
 	require.Equal(t, hexMAC("k", "1700000000.POST /path?q=1.body"), req.Header.Get(hmacsig.HeaderSignature))
+}
+
+// Keyed signs what MAC and MACV2 sign, whatever state its pool hands
+// out (a reused one is Reset to the keyed start), from many goroutines
+// at once; the secret is copied.
+func TestKeyedMatchesMAC(t *testing.T) {
+	t.Parallel()
+	secret := []byte("s3cret-0123456789")
+	k := hmacsig.NewKeyed(secret)
+	secret[0] = 'X' // the caller's later change does not reach k
+	want := []byte("s3cret-0123456789")
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 200 {
+				ts, body := strconv.Itoa(1_700_000_000+i), []byte(fmt.Sprintf(`{"g":%d,"i":%d}`, g, i))
+				if got := k.MAC(ts, body); !bytes.Equal(got, hmacsig.MAC(want, ts, body)) {
+					t.Errorf("MAC %s %s", ts, body)
+					return
+				}
+				if got := k.MACV2(ts, "POST", "/ack", body); !bytes.Equal(got, hmacsig.MACV2(want, ts, "POST", "/ack", body)) {
+					t.Errorf("MACV2 %s %s", ts, body)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	require.Equal(t, hexMAC("s3cret-0123456789", `1700000123.{"a":1}`), hex.EncodeToString(k.MAC("1700000123", []byte(`{"a":1}`))))
+}
+
+func BenchmarkMAC(b *testing.B) {
+	secret, body := []byte("s3cret-0123456789abcdef0123456789"), []byte(`{"queue_id":"7b1c2f0e-8a7d-4f4b-9c55-1e2d3c4b5a69","experityActions":{}}`)
+	k := hmacsig.NewKeyed(secret)
+	b.Run("new", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			hmacsig.MACV2(secret, "1700000123", "POST", "/ack", body)
+		}
+	})
+	b.Run("keyed", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			k.MACV2("1700000123", "POST", "/ack", body)
+		}
+	})
 }

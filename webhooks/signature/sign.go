@@ -50,13 +50,3 @@ func SignV2(secret []byte, ts time.Time, method, target string, body []byte) (ti
 func SignRequestV2(req *http.Request, secret []byte, now time.Time, body []byte) {
 	hmacsig.SignRequestV2(req, secret, now, body)
 }
-
-// macV2 is HMAC-SHA256(secret, timestamp + "." + METHOD + " " + target + "." + body).
-func macV2(secret []byte, timestamp, method, target string, body []byte) []byte {
-	return hmacsig.MACV2(secret, timestamp, method, target, body)
-}
-
-// mac is HMAC-SHA256(secret, timestamp + "." + body).
-func mac(secret []byte, timestamp string, body []byte) []byte {
-	return hmacsig.MAC(secret, timestamp, body)
-}

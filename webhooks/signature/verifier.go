@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/flowgate/flowgate/contracts"
+	"github.com/flowgate/flowgate/orchestrator/hmacsig"
 	"github.com/gofiber/fiber/v2"
 )
 
@@ -36,6 +37,7 @@ const op = "signature.Verify"
 type Verifier struct {
 	mode       Mode
 	secret     []byte
+	keyed      *hmacsig.Keyed // the MACs under secret, reusing HMAC states
 	tokenSum   [sha256.Size]byte
 	tolerance  time.Duration
 	replay     ReplayGuard
@@ -58,6 +60,7 @@ func New(cfg Config) (*Verifier, error) {
 		now:        cfg.Now,
 		minVersion: cfg.MinVersion,
 	}
+	v.keyed = hmacsig.NewKeyed(v.secret)
 	if cfg.Mode == ModeToken {
 		v.tokenSum = sha256.Sum256([]byte(cfg.Token))
 	}
@@ -196,9 +199,9 @@ func (v *Verifier) verifyHMAC(ctx context.Context, r Request, minVersion int, de
 	}
 	var want []byte
 	if version == "2" {
-		want = macV2(v.secret, ts, r.Method, r.Target, r.Body)
+		want = v.keyed.MACV2(ts, r.Method, r.Target, r.Body)
 	} else {
-		want = mac(v.secret, ts, r.Body)
+		want = v.keyed.MAC(ts, r.Body)
 	}
 	if !hmac.Equal(got, want) {
 		return nil, refuse(ReasonBadSignature, "signature does not match")
