@@ -27,10 +27,11 @@ import (
 var ErrUnsupported = errors.New("autopipe: the Redis client has no AutoPipeliner")
 
 // Client is a client's blocking AutoPipeliner whose Eval, EvalSha, EvalRO,
-// EvalShaRO (so redis.Script.Run), FCall, FCallRO, Get, HGet, HSet and PTTL are submitted
-// to the client's deferred (async) AutoPipeliner and waited for with
-// AutoFuture.WaitContext: they return when the caller's context ends, with
-// no goroutine per call. Other commands wait for their batch.
+// EvalShaRO (so redis.Script.Run), FCall, FCallRO, Get, HGet, HSet and
+// PTTL are submitted to the client's deferred (async) AutoPipeliner and
+// waited for with AutoFuture.WaitContext: they return when the caller's
+// context ends, with no goroutine per call. Other commands wait for their
+// batch.
 type Client struct {
 	redis.UniversalClient                      // the blocking *redis.AutoPipeliner
 	async                 *redis.AutoPipeliner // where the bounded commands go

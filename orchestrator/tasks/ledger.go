@@ -72,7 +72,7 @@ type Config struct {
 	// (REDIS_CLIENT_MODE=plain). By default the scripts go through the
 	// client's AutoPipeliner (package autopipe), bounded by each caller's
 	// context: the ACKs, claims and creates of concurrent requests share
-	// one write and one read (docs/performance.md, issue 42's ACK rows).
+	// one write and one read (docs/performance.md, "Against the peers").
 	PlainRedis bool
 }
 
