@@ -2,6 +2,7 @@ package buffer
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -178,6 +179,7 @@ type Buffer struct {
 	stopOnce  sync.Once
 	released  atomic.Bool
 	metrics   *metrics
+	workerID  []byte // cfg.WorkerID as a JSON string, for every completion record
 	pub       *publisher
 	log       *slog.Logger
 
@@ -211,6 +213,7 @@ func New(cfg Config) (*Buffer, error) {
 		return nil, fmt.Errorf("buffer: runtime: %w", err)
 	}
 	b := &Buffer{cfg: cfg, rt: rt, handlers: newRegistry(), metrics: m, log: cfg.Logger}
+	b.workerID, _ = json.Marshal(cfg.WorkerID) // a string always marshals
 	if b.shards, err = shard.New("buffer", cfg.Shards); err != nil {
 		return nil, fmt.Errorf("buffer: %w", err)
 	}

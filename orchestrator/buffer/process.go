@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -24,6 +25,36 @@ type completion struct {
 	CompletedAt         time.Time       `json:"completedAt"`
 	WorkerID            string          `json:"workerId"`
 	AttemptCount        int             `json:"attemptCount"`
+}
+
+// appendJSON appends what json.Marshal writes for r, without its
+// reflection (worker is r.WorkerID already encoded): every completed message writes one (a fifth of the
+// completion's CPU in a profile of the buffer's processing).
+// TestCompletionAppendJSONMatchesMarshal holds the two byte-identical.
+func (r completion) appendJSON(dst, worker []byte) []byte {
+	dst = append(dst, '{')
+	if len(r.Result) > 0 {
+		dst = append(append(dst, `"result":`...), r.Result...)
+		dst = append(dst, ',')
+	}
+	if r.ResultTruncated {
+		dst = append(dst, `"resultTruncated":true,`...)
+	}
+	dst = appendTimeJSON(append(dst, `"processingStartedAt":`...), r.ProcessingStartedAt)
+	dst = appendTimeJSON(append(dst, `,"completedAt":`...), r.CompletedAt)
+	dst = append(append(dst, `,"workerId":`...), worker...)
+	dst = strconv.AppendInt(append(dst, `,"attemptCount":`...), int64(r.AttemptCount), 10)
+	return append(dst, '}')
+}
+
+// appendTimeJSON is time.Time's MarshalJSON appended to dst (a time whose
+// year is out of JSON's range writes null, where Marshal would fail).
+func appendTimeJSON(dst []byte, t time.Time) []byte {
+	if y := t.Year(); y < 0 || y > 9999 {
+		return append(dst, "null"...)
+	}
+	dst = append(dst, '"')
+	return append(t.AppendFormat(dst, time.RFC3339Nano), '"')
 }
 
 // TruncatedResult is what Process returns when the work is done but its
@@ -213,7 +244,7 @@ func (p *processor) completed(ctx context.Context, t *asynq.Task, msg *Message, 
 		}
 		rec.Result = raw
 	}
-	body, _ := json.Marshal(rec) // completion always marshals
+	body := rec.appendJSON(make([]byte, 0, 160+len(rec.Result)), b.workerID)
 	if err := b.writeResult(ctx, t, body); err != nil {
 		// The work is done; asynq would run it again if we failed here.
 		b.log.Warn("buffer: could not write a message result", "message_id", msg.MessageID, "err", err)
