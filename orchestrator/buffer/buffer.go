@@ -28,11 +28,12 @@ import (
 // Defaults of Config (the settings table reads these).
 const (
 	// DefaultServers × DefaultConcurrency is the setting measured best on
-	// the 2-core box, pure processing and add + process over HTTP alike
-	// (docs/performance.md, 2026-11-29): 20 workers, where the seed's
-	// pool of 5 per dequeuer read 11–37 % under it.
+	// the 2-core box, add + process over HTTP and pure processing alike
+	// (docs/performance.md, "Against the peers"): 30 workers, where the
+	// seed's pool of 5 per dequeuer read 25–35 % under it and 2 × 10
+	// 10–15 %.
 	DefaultServers     = 2
-	DefaultConcurrency = 10
+	DefaultConcurrency = 15
 	// DefaultTypeConcurrency is Config.TypeConcurrency's "auto": half
 	// the workers, at least 1.
 	DefaultTypeConcurrency    = 0
