@@ -113,16 +113,7 @@ func flowgateHTTPRun(t *testing.T, n int, s bufferSetting) (float64, string) {
 	c0, start := split(), time.Now()
 	res := loadgen.Run(loadgen.Config{Addr: p.Addr(), Conns: 4, Requests: (n + 999) / 1000, Check: wantStatus(200),
 		Build: enqueueReq(p.Addr(), testSecrets["BUFFER_API_TOKEN"], func(i int) string {
-			var b strings.Builder
-			b.WriteString(`{"messages":[`)
-			for j := i * 1000; j < min(n, (i+1)*1000); j++ {
-				if j > i*1000 {
-					b.WriteByte(',')
-				}
-				fmt.Fprintf(&b, `{"type":"noop","payload":{"i":%d}}`, j)
-			}
-			b.WriteString("]}")
-			return b.String()
+			return noopBatch(i*1000, min(n, (i+1)*1000), "")
 		})})
 	require.Zero(t, res.Failures, "%v", res.FirstError)
 	added := time.Since(start)

@@ -71,6 +71,21 @@ func enqueueReq(addr, token string, body func(i int) string) func(i int, req *fa
 	}
 }
 
+// noopBatch is an enqueue body of the no-op messages lo..hi-1, payload
+// {"i": n}, each with the fields extra (`"priority":1,` or "") before it.
+func noopBatch(lo, hi int, extra string) string {
+	var b strings.Builder
+	b.WriteString(`{"messages":[`)
+	for j := lo; j < hi; j++ {
+		if j > lo {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"type":"noop",%s"payload":{"i":%d}}`, extra, j)
+	}
+	b.WriteString("]}")
+	return b.String()
+}
+
 // noopSingles sends k single no-op enqueues to addr over conns
 // connections, payload {"i": off..off+k-1}, each answered 202.
 func noopSingles(t *testing.T, addr, token string, conns, off, k int) loadgen.Result {
@@ -241,18 +256,7 @@ func TestLoadBufferThroughput(t *testing.T) {
 	// Batches of 100 messages per request.
 	bstart := time.Now()
 	bres := loadgen.Run(loadgen.Config{Addr: p.Addr(), Conns: 8, Requests: n / 100, Check: wantStatus(200),
-		Build: enqueueReq(p.Addr(), tok, func(i int) string {
-			var b strings.Builder
-			b.WriteString(`{"messages":[`)
-			for j := 0; j < 100; j++ {
-				if j > 0 {
-					b.WriteByte(',')
-				}
-				fmt.Fprintf(&b, `{"type":"noop","priority":1,"payload":{"i":%d}}`, i*100+j)
-			}
-			b.WriteString("]}")
-			return b.String()
-		})})
+		Build: enqueueReq(p.Addr(), tok, func(i int) string { return noopBatch(i*100, (i+1)*100, `"priority":1,`) })})
 	require.Zero(t, bres.Failures, "%v", bres.FirstError)
 	batchEnq := time.Since(bstart)
 	waitCompleted(t, insp, "buffer.high", n, 60*time.Second+time.Duration(n)*time.Millisecond)
@@ -474,16 +478,7 @@ func TestLoadBufferStress100k(t *testing.T) {
 	cpu0, start := procCPU(pid), time.Now()
 	res := loadgen.Run(loadgen.Config{Addr: p.Addr(), Conns: 4, Requests: n / 1000, Check: wantStatus(200),
 		Build: enqueueReq(p.Addr(), testSecrets["BUFFER_API_TOKEN"], func(i int) string {
-			var b strings.Builder
-			b.WriteString(`{"messages":[`)
-			for j := 0; j < 1000; j++ {
-				if j > 0 {
-					b.WriteByte(',')
-				}
-				fmt.Fprintf(&b, `{"type":"noop","priority":3,"payload":{"i":%d}}`, i*1000+j)
-			}
-			b.WriteString("]}")
-			return b.String()
+			return noopBatch(i*1000, (i+1)*1000, `"priority":3,`)
 		})})
 	require.Zero(t, res.Failures, "%v", res.FirstError)
 	enq := time.Since(start)

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strconv"
-	"strings"
 	"sync"
 	"testing"
 
@@ -15,23 +13,15 @@ import (
 	"github.com/flowgate/flowgate/contracts"
 	"github.com/flowgate/flowgate/orchestrator/tasks"
 	"github.com/flowgate/flowgate/test/rediscluster"
+	"github.com/flowgate/flowgate/test/redistest"
 )
 
-// readsProcessed is the server's total_reads_processed (INFO stats): one
-// per read of a client's socket, however many commands the read brought.
+// readsProcessed is the server's socket reads so far (redistest.ReadsProcessed).
 func readsProcessed(t *testing.T, rdb *redis.Client) int {
 	t.Helper()
-	info, err := rdb.Info(context.Background(), "stats").Result()
+	n, err := redistest.ReadsProcessed(context.Background(), rdb)
 	require.NoError(t, err)
-	for _, l := range strings.Split(info, "\r\n") {
-		if v, ok := strings.CutPrefix(l, "total_reads_processed:"); ok {
-			n, err := strconv.Atoi(v)
-			require.NoError(t, err)
-			return n
-		}
-	}
-	t.Fatal("no total_reads_processed in INFO stats")
-	return 0
+	return int(n)
 }
 
 // The ledger's scripts go through the client's AutoPipeliner (autopipe):

@@ -87,3 +87,19 @@ func parseCPU(info string, mainThread bool) float64 {
 	}
 	return total
 }
+
+// ReadsProcessed is INFO stats' total_reads_processed: one per read of a
+// client's socket, however many commands it brought (pipelined commands
+// share one). It counts every client of the server.
+func ReadsProcessed(ctx context.Context, rdb redis.UniversalClient) (int64, error) {
+	info, err := rdb.Info(ctx, "stats").Result()
+	if err != nil {
+		return 0, fmt.Errorf("redistest: INFO stats: %w", err)
+	}
+	for _, line := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "total_reads_processed:"); ok {
+			return strconv.ParseInt(v, 10, 64)
+		}
+	}
+	return 0, fmt.Errorf("redistest: INFO stats has no total_reads_processed")
+}
