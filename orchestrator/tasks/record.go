@@ -88,12 +88,22 @@ func decodeHistory(entries []string) []contracts.TaskEvent {
 	return out
 }
 
+// atoi is s as an int, 0 for an absent field ("": a brief reply has no
+// max_attempts or recoveries) or one that is not a number. The empty
+// string is answered before Atoi, whose error for it is an allocation on
+// every ACK.
 func atoi(s string) int {
+	if s == "" {
+		return 0
+	}
 	n, _ := strconv.Atoi(s)
 	return n
 }
 
 func msTime(s string) time.Time {
+	if s == "" {
+		return time.Time{}
+	}
 	n, err := strconv.ParseInt(s, 10, 64)
 	if err != nil {
 		return time.Time{}
