@@ -269,7 +269,7 @@ func TestLoadAck(t *testing.T) {
 	// the replay key's, inside the FCALL (the client's one command per ACK
 	// is webhooks' TestHookReplayCheckedInScript). A second round trip
 	// would show as a SET beyond it.
-	if fc, set := float64(cmds["fcall"])/float64(n), float64(cmds["set"])/float64(n); fc < 0.99 || set > fc+0.01 {
+	if fc, set := float64(cmds["fcall"].calls)/float64(n), float64(cmds["set"].calls)/float64(n); fc < 0.99 || set > fc+0.01 {
 		t.Errorf("%.2f FCALL and %.2f SET per ACK: want one FCALL carrying the replay check", fc, set)
 	}
 	var stats contracts.StatsResponse
@@ -292,8 +292,10 @@ func addRounds(a, b loadgen.Result) loadgen.Result {
 	return a
 }
 
-// cmdStats is INFO commandstats: calls by command.
-type cmdStats map[string]int
+// cmdStats is INFO commandstats: calls and microseconds by command.
+type cmdStats map[string]cmdStat
+
+type cmdStat struct{ calls, usec int }
 
 func commandStats(t *testing.T, rdb *redis.Client) cmdStats {
 	raw, err := rdb.Info(context.Background(), "commandstats").Result()
@@ -306,11 +308,15 @@ func commandStats(t *testing.T, rdb *redis.Client) cmdStats {
 		if !ok || !strings.HasPrefix(name, "cmdstat_") {
 			continue
 		}
+		var st cmdStat
 		for _, kv := range strings.Split(rest, ",") {
 			if v, ok := strings.CutPrefix(kv, "calls="); ok {
-				out[strings.TrimPrefix(name, "cmdstat_")], _ = strconv.Atoi(v)
+				st.calls, _ = strconv.Atoi(v)
+			} else if v, ok := strings.CutPrefix(kv, "usec="); ok {
+				st.usec, _ = strconv.Atoi(v)
 			}
 		}
+		out[strings.TrimPrefix(name, "cmdstat_")] = st
 	}
 	return out
 }
@@ -318,29 +324,37 @@ func commandStats(t *testing.T, rdb *redis.Client) cmdStats {
 func (a cmdStats) minus(b cmdStats) cmdStats {
 	out := cmdStats{}
 	for k, v := range a {
-		if d := v - b[k]; d > 0 && k != "info" {
-			out[k] = d
+		if d := v.calls - b[k].calls; d > 0 && k != "info" {
+			out[k] = cmdStat{calls: d, usec: v.usec - b[k].usec}
 		}
 	}
 	return out
 }
 
-// per renders the calls per ACK of the commands above 0.01 each.
+// per renders the calls per ACK of the commands above 0.01 each, and the
+// time Redis spent in the FCALLs (which includes the commands their
+// scripts ran) and in those commands themselves: the rest of the FCALL's
+// time is the script's own (Lua, argument handling).
 func (a cmdStats) per(n int) string {
 	keys := make([]string, 0, len(a))
-	total := 0
+	total, inner := 0, 0
 	for k, v := range a {
 		keys = append(keys, k)
-		total += v
+		total += v.calls
+		if k != "fcall" && k != "fcall_ro" && k != "evalsha" && k != "eval" {
+			inner += v.usec
+		}
 	}
-	sort.Slice(keys, func(i, j int) bool { return a[keys[i]] > a[keys[j]] })
+	sort.Slice(keys, func(i, j int) bool { return a[keys[i]].calls > a[keys[j]].calls })
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "%.2f commands per ACK:", float64(total)/float64(n))
 	for _, k := range keys {
-		if float64(a[k])/float64(n) >= 0.01 {
-			fmt.Fprintf(&sb, " %s %.2f", k, float64(a[k])/float64(n))
+		if float64(a[k].calls)/float64(n) >= 0.01 {
+			fmt.Fprintf(&sb, " %s %.2f", k, float64(a[k].calls)/float64(n))
 		}
 	}
+	fmt.Fprintf(&sb, "; Redis time per ACK (commandstats): FCALL %.1f µs, the commands its scripts ran %.1f µs",
+		float64(a["fcall"].usec)/float64(n), float64(inner)/float64(n))
 	return sb.String()
 }
 
