@@ -91,6 +91,27 @@ func envInts(t *testing.T, name string, def []int) []int {
 	return out
 }
 
+// rotated is xs starting at its k-th element (wrapping), so that over the
+// rounds of a comparison no setting is always measured first, on the
+// coldest machine.
+func rotated[T any](xs []T, k int) []T {
+	if len(xs) == 0 {
+		return xs
+	}
+	k %= len(xs)
+	return append(append(make([]T, 0, len(xs)), xs[k:]...), xs[:k]...)
+}
+
+// inTurn runs the two sides of a comparison's round, ours first in odd
+// rounds and theirs first in even ones.
+func inTurn(round int, ours, theirs func()) {
+	if round%2 == 0 {
+		ours, theirs = theirs, ours
+	}
+	ours()
+	theirs()
+}
+
 // bullmqResult is bench.mjs's JSON line.
 type bullmqResult struct {
 	TotalMs, AddMs, ProcessMs, Rate   float64
@@ -121,8 +142,11 @@ func pureProcessing(t *testing.T, n int) {
 		best := map[string]float64{}
 		bestOf := func(k string, r float64) { best[k] = max(best[k], r) }
 		for round := 1; round <= rounds; round++ {
-			if runs("flowgate") {
-				for _, servers := range dequeuers {
+			ours := func() {
+				if !runs("flowgate") {
+					return
+				}
+				for _, servers := range rotated(dequeuers, round-1) {
 					if conc%servers != 0 {
 						continue
 					}
@@ -138,13 +162,17 @@ func pureProcessing(t *testing.T, n int) {
 					bestOf("flowgate", rate)
 				}
 			}
-			if runs("bullmq") {
+			theirs := func() {
+				if !runs("bullmq") {
+					return
+				}
 				var r bullmqResult
 				t.Run(fmt.Sprintf("bullmq-%d-%d", round, conc), func(t *testing.T) { r = bullmqRun(t, n, conc, "prefilled") })
 				t.Logf("round %d BullMQ   concurrency %2d, 1 worker: %d pre-filled jobs processed in %.0f ms = %.0f jobs/s; CPU per job: node %.0f µs, redis-server %.0f µs",
 					round, conc, n, r.ProcessMs, r.Rate, r.NodeCPUUsPerJob, r.RedisCPUUsPerJob)
 				bestOf("bullmq", r.Rate)
 			}
+			inTurn(round, ours, theirs)
 		}
 		msg := fmt.Sprintf("pure processing, concurrency %d, best of %d rounds: flowgate %.0f jobs/s, BullMQ %.0f jobs/s", conc, rounds, best["flowgate"], best["bullmq"])
 		if best["flowgate"] > 0 && best["bullmq"] > 0 {
@@ -200,4 +228,19 @@ func flowgateRun(t *testing.T, n, conc, servers int) (float64, time.Duration) {
 	waitCompleted(t, db.Client, "buffer.default", n, 10*time.Minute)
 	el := time.Since(start)
 	return float64(n) / el.Seconds(), el
+}
+
+// TestRotatedAndInTurn: the comparisons' order helpers.
+func TestRotatedAndInTurn(t *testing.T) {
+	xs := []string{"a", "b", "c"}
+	require.Equal(t, []string{"a", "b", "c"}, rotated(xs, 0))
+	require.Equal(t, []string{"b", "c", "a"}, rotated(xs, 1))
+	require.Equal(t, []string{"a", "b", "c"}, rotated(xs, 3))
+	require.Equal(t, []string{"a", "b", "c"}, xs, "the input stays as it was")
+	require.Empty(t, rotated([]int(nil), 2))
+	var got []string
+	for round := 1; round <= 2; round++ {
+		inTurn(round, func() { got = append(got, "ours") }, func() { got = append(got, "theirs") })
+	}
+	require.Equal(t, []string{"ours", "theirs", "theirs", "ours"}, got)
 }
