@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os/exec"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -76,42 +75,7 @@ func serverCPU(t *testing.T, rdb *redis.Client) float64 {
 
 // perMessage renders INFO commandstats as calls per message, largest first.
 func perMessage(t *testing.T, rdb *redis.Client, n int) string {
-	raw, err := rdb.Info(context.Background(), "commandstats").Result()
-	require.NoError(t, err)
-	type row struct {
-		cmd   string
-		calls int
-	}
-	var rows []row
-	total := 0
-	for _, l := range strings.Split(raw, "\n") {
-		l = strings.TrimSpace(l)
-		name, rest, ok := strings.Cut(l, ":")
-		if !ok || !strings.HasPrefix(name, "cmdstat_") {
-			continue
-		}
-		calls := 0
-		for _, kv := range strings.Split(rest, ",") {
-			if v, ok := strings.CutPrefix(kv, "calls="); ok {
-				calls, _ = strconv.Atoi(v)
-			}
-		}
-		cmd := strings.TrimPrefix(name, "cmdstat_")
-		if cmd == "info" || cmd == "config|resetstat" {
-			continue
-		}
-		rows = append(rows, row{cmd, calls})
-		total += calls
-	}
-	sort.Slice(rows, func(i, j int) bool { return rows[i].calls > rows[j].calls })
-	var sb strings.Builder
-	fmt.Fprintf(&sb, "%.2f commands per message:", float64(total)/float64(n))
-	for _, r := range rows {
-		if float64(r.calls)/float64(n) >= 0.01 {
-			fmt.Fprintf(&sb, " %s %.2f", r.cmd, float64(r.calls)/float64(n))
-		}
-	}
-	return sb.String()
+	return commandStats(t, rdb).minus(nil).callsPer(n, "message")
 }
 
 // roundTrips counts a client's round trips (a command or a pipeline each).

@@ -269,7 +269,7 @@ func TestLoadAck(t *testing.T) {
 	// the replay key's, inside the FCALL (the client's one command per ACK
 	// is webhooks' TestHookReplayCheckedInScript). A second round trip
 	// would show as a SET beyond it.
-	if fc, set := float64(cmds["fcall"].calls)/float64(n), float64(cmds["set"].calls)/float64(n); fc < 0.99 || set > fc+0.01 {
+	if fc, set := float64(cmds["fcall"].Calls)/float64(n), float64(cmds["set"].Calls)/float64(n); fc < 0.99 || set > fc+0.01 {
 		t.Errorf("%.2f FCALL and %.2f SET per ACK: want one FCALL carrying the replay check", fc, set)
 	}
 	var stats contracts.StatsResponse
@@ -292,70 +292,60 @@ func addRounds(a, b loadgen.Result) loadgen.Result {
 	return a
 }
 
-// cmdStats is INFO commandstats: calls and microseconds by command.
-type cmdStats map[string]cmdStat
+// cmdStats is INFO commandstats by command (redistest.CommandStats).
+type cmdStats map[string]redistest.CommandStat
 
-type cmdStat struct{ calls, usec int }
-
-func commandStats(t *testing.T, rdb *redis.Client) cmdStats {
-	raw, err := rdb.Info(context.Background(), "commandstats").Result()
+func commandStats(t *testing.T, rdb redis.UniversalClient) cmdStats {
+	st, err := redistest.CommandStats(context.Background(), rdb)
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := cmdStats{}
-	for _, l := range strings.Split(raw, "\n") {
-		name, rest, ok := strings.Cut(strings.TrimSpace(l), ":")
-		if !ok || !strings.HasPrefix(name, "cmdstat_") {
-			continue
-		}
-		var st cmdStat
-		for _, kv := range strings.Split(rest, ",") {
-			if v, ok := strings.CutPrefix(kv, "calls="); ok {
-				st.calls, _ = strconv.Atoi(v)
-			} else if v, ok := strings.CutPrefix(kv, "usec="); ok {
-				st.usec, _ = strconv.Atoi(v)
-			}
-		}
-		out[strings.TrimPrefix(name, "cmdstat_")] = st
-	}
-	return out
+	return st
 }
 
+// minus is what a counted since b (nil: since the server started or its
+// CONFIG RESETSTAT), without the measurement's own INFO and RESETSTAT.
 func (a cmdStats) minus(b cmdStats) cmdStats {
 	out := cmdStats{}
 	for k, v := range a {
-		if d := v.calls - b[k].calls; d > 0 && k != "info" {
-			out[k] = cmdStat{calls: d, usec: v.usec - b[k].usec}
+		if d := v.Calls - b[k].Calls; d > 0 && k != "info" && k != "config|resetstat" {
+			out[k] = redistest.CommandStat{Calls: d, Usec: v.Usec - b[k].Usec}
 		}
 	}
 	return out
 }
 
-// per renders the calls per ACK of the commands above 0.01 each, and the
-// time Redis spent in the FCALLs (which includes the commands their
-// scripts ran) and in those commands themselves: the rest of the FCALL's
-// time is the script's own (Lua, argument handling).
-func (a cmdStats) per(n int) string {
+// callsPer renders the calls per unit (n of them) of the commands above
+// 0.01 each, largest first.
+func (a cmdStats) callsPer(n int, unit string) string {
 	keys := make([]string, 0, len(a))
-	total, inner := 0, 0
+	var total int64
 	for k, v := range a {
 		keys = append(keys, k)
-		total += v.calls
-		if k != "fcall" && k != "fcall_ro" && k != "evalsha" && k != "eval" {
-			inner += v.usec
-		}
+		total += v.Calls
 	}
-	sort.Slice(keys, func(i, j int) bool { return a[keys[i]].calls > a[keys[j]].calls })
+	sort.Slice(keys, func(i, j int) bool { return a[keys[i]].Calls > a[keys[j]].Calls })
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "%.2f commands per ACK:", float64(total)/float64(n))
+	fmt.Fprintf(&sb, "%.2f commands per %s:", float64(total)/float64(n), unit)
 	for _, k := range keys {
-		if float64(a[k].calls)/float64(n) >= 0.01 {
-			fmt.Fprintf(&sb, " %s %.2f", k, float64(a[k].calls)/float64(n))
+		if float64(a[k].Calls)/float64(n) >= 0.01 {
+			fmt.Fprintf(&sb, " %s %.2f", k, float64(a[k].Calls)/float64(n))
 		}
 	}
-	fmt.Fprintf(&sb, "; Redis time per ACK (commandstats): FCALL %.1f µs, the commands its scripts ran %.1f µs",
-		float64(a["fcall"].usec)/float64(n), float64(inner)/float64(n))
 	return sb.String()
+}
+
+// per renders the calls per ACK, and the time Redis spent in the FCALLs
+// (which includes the commands their scripts ran) and in those commands
+// themselves: the rest of the FCALL's time is the script's own (Lua,
+// argument handling).
+func (a cmdStats) per(n int) string {
+	var all float64
+	for _, v := range a {
+		all += v.Usec
+	}
+	return fmt.Sprintf("%s; Redis time per ACK (commandstats): FCALL %.1f µs, the commands its scripts ran %.1f µs",
+		a.callsPer(n, "ACK"), a["fcall"].Usec/float64(n), (all-redistest.ScriptUsec(a))/float64(n))
 }
 
 // 50 workers over HTTP run claim → ACK cycles until 10,000 tasks (or
