@@ -28,8 +28,9 @@ type completion struct {
 }
 
 // appendJSON appends what json.Marshal writes for r, without its
-// reflection (worker is r.WorkerID already encoded): every completed message writes one (a fifth of the
-// completion's CPU in a profile of the buffer's processing).
+// reflection (worker is r.WorkerID already encoded): every completed
+// message writes one (a fifth of the completion's CPU in a profile of the
+// buffer's processing).
 // TestCompletionAppendJSONMatchesMarshal holds the two byte-identical.
 func (r completion) appendJSON(dst, worker []byte) []byte {
 	dst = append(dst, '{')
