@@ -52,9 +52,9 @@ func (s bufferSetting) env(t *testing.T, db *redistest.DB) map[string]string {
 // runs in the same rounds on the same Redis. Each round starts at the next
 // setting and the two sides take turns going first (rotated, inTurn), so
 // that nothing is always measured first, on the coldest machine. It logs
-// each run, the best of
-// each setting over FLOWGATE_BULLMQ_ROUNDS (default 2), the default's
-// share of the best setting (issue 42: within 10 %) and flowgate ÷ BullMQ.
+// each run, the best of each setting over FLOWGATE_BULLMQ_ROUNDS (default
+// 2), the default's share of the best setting (issue 42: within 10 %) and
+// flowgate ÷ BullMQ.
 func httpAddProcess(t *testing.T, n int) {
 	rounds := 2
 	if s := os.Getenv("FLOWGATE_BULLMQ_ROUNDS"); s != "" {
