@@ -56,6 +56,24 @@ type Handler interface {
 	OnAfterProcess(ctx context.Context, msg *Message, result any) error
 }
 
+// ContextHonourer is implemented by a handler whose Process returns
+// promptly once its context is done (all its waiting takes the context:
+// an HTTP request, a Redis command). The buffer calls such a handler on
+// the worker's own goroutine. Any other handler is called on a goroutine
+// of its own, so that one that ignores its context still fails at
+// Timeout() and frees its worker; that goroutine costs each message a
+// wake-up, which on busy cores is time the message holds its type's
+// place (docs/buffer.md "Handlers").
+type ContextHonourer interface {
+	HonoursContext() bool
+}
+
+// honoursContext says whether h is called inline.
+func honoursContext(h Handler) bool {
+	c, ok := h.(ContextHonourer)
+	return ok && c.HonoursContext()
+}
+
 // ConcurrencyCapper is implemented by a handler whose type has a
 // concurrency cap of its own (a declared type's `concurrency:`), read
 // per message so that a reloaded file applies at once; 0 or less: the

@@ -3,7 +3,10 @@ package buffer_test
 import (
 	"context"
 	"errors"
+	"runtime/debug"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -81,4 +84,74 @@ func TestNonIdempotentTimeoutIsNotRetried(t *testing.T) {
 	m := waitState(t, x.buf, e.MessageID, contracts.BufferDLQ)
 	require.Equal(t, 1, m.AttemptCount)
 	require.Equal(t, "MESSAGE_TIMEOUT", m.LastError.Code)
+}
+
+// honouring is a handler that says it honours its context: the buffer
+// calls it on the worker's goroutine. It records whether it did.
+type honouring struct {
+	buffer.Func
+	inline atomic.Int32 // calls made on the worker's goroutine
+	calls  atomic.Int32
+}
+
+func (*honouring) HonoursContext() bool { return true }
+
+func (h *honouring) Process(ctx context.Context, m *buffer.Message) (any, error) {
+	h.calls.Add(1)
+	// A detached call's goroutine starts in processor.detached: the
+	// worker's frame (processor.run) is not on its stack.
+	if strings.Contains(string(debug.Stack()), "buffer.(*processor).run(") {
+		h.inline.Add(1)
+	}
+	return h.Func.Process(ctx, m)
+}
+
+// A handler that honours its context is called inline, and its timeout,
+// its panic and its answer are what they are on a goroutine of its own:
+// MESSAGE_TIMEOUT, HANDLER_PANIC, the result kept.
+func TestContextHonouringHandlerRunsInline(t *testing.T) {
+	x := setup(t, nil)
+	ok := &honouring{Func: fn("ok", func(context.Context, *buffer.Message) (any, error) { return "done", nil })}
+	slow := &honouring{Func: fn("slow", func(ctx context.Context, _ *buffer.Message) (any, error) {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	})}
+	slow.TimeoutAfter, slow.NotIdempotent = 100*time.Millisecond, true
+	boom := &honouring{Func: fn("boom", func(context.Context, *buffer.Message) (any, error) { panic("oops") })}
+	x.start(t, ok, slow, boom)
+
+	e := enq(t, x.buf, "ok", `{}`)
+	m := waitState(t, x.buf, e.MessageID, contracts.BufferCompleted)
+	require.JSONEq(t, `"done"`, string(m.Result))
+	e = enq(t, x.buf, "slow", `{}`)
+	t0 := time.Now()
+	m = waitState(t, x.buf, e.MessageID, contracts.BufferDLQ)
+	require.Equal(t, "MESSAGE_TIMEOUT", m.LastError.Code)
+	require.Less(t, time.Since(t0), 5*time.Second)
+	e = enq(t, x.buf, "boom", `{}`)
+	m = waitState(t, x.buf, e.MessageID, contracts.BufferDLQ)
+	require.Equal(t, "HANDLER_PANIC", m.LastError.Code)
+
+	for _, h := range []*honouring{ok, slow, boom} {
+		require.Equal(t, h.calls.Load(), h.inline.Load(), "%s: every call on the worker's goroutine", h.Type())
+		require.Positive(t, h.calls.Load())
+	}
+}
+
+// A handler that does not say it honours its context gets a goroutine of
+// its own (so that one ignoring it still times out: storeCase6).
+func TestOtherHandlersRunDetached(t *testing.T) {
+	x := setup(t, nil)
+	var inline, calls atomic.Int32
+	x.start(t, fn("plain", func(context.Context, *buffer.Message) (any, error) {
+		calls.Add(1)
+		if strings.Contains(string(debug.Stack()), "buffer.(*processor).run(") {
+			inline.Add(1)
+		}
+		return nil, nil
+	}))
+	e := enq(t, x.buf, "plain", `{}`)
+	waitState(t, x.buf, e.MessageID, contracts.BufferCompleted)
+	require.Equal(t, int32(1), calls.Load())
+	require.Zero(t, inline.Load())
 }

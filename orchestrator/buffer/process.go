@@ -94,6 +94,7 @@ type processor struct {
 	overCapped prometheus.Counter
 	capper     ConcurrencyCapper // nil: Config.TypeConcurrency
 	defaultCap int32
+	inline     bool // the handler honours its context: called on the worker's goroutine
 }
 
 // bulkheadDelay is how long a message deferred by its type's bulkhead
@@ -102,10 +103,11 @@ const bulkheadDelay = 500 * time.Millisecond
 
 // bulkheadWait is how long a message dequeued while its type has its cap
 // in flight may wait for a place before it is deferred. A fast type's
-// places free within microseconds, but each handler call runs on a
-// goroutine of its own, and on busy cores a few of them waiting to be
-// scheduled held a place: a no-op type at the default cap deferred 13 of
-// 10,000 messages, each then 0.5–1.5 s late. The wait is only taken while
+// places free within microseconds, but on busy cores a few workers (or
+// the goroutines of handlers that may ignore their context) waiting to be
+// scheduled held a place: a no-op type at the default cap, its calls then
+// each on a goroutine of their own, deferred 13 of 10,000 messages, each
+// then 0.5–1.5 s late. The wait is only taken while
 // the type has left a place within the last bulkheadWait: a hanging
 // type's extra messages, whose places are not coming back, are deferred
 // at once as before.
@@ -172,7 +174,7 @@ func newProcessor(b *Buffer, h Handler) *processor {
 		completedIn: b.metrics.duration.WithLabelValues(h.Type(), "completed"),
 		failedIn:    b.metrics.duration.WithLabelValues(h.Type(), "failed"),
 		overCapped:  b.metrics.bulkhead.WithLabelValues(h.Type()),
-		defaultCap:  int32(b.cfg.TypeConcurrency), bh: newBulkhead(b.cfg.Now)}
+		defaultCap:  int32(b.cfg.TypeConcurrency), bh: newBulkhead(b.cfg.Now), inline: honoursContext(h)}
 	p.capper, _ = h.(ConcurrencyCapper)
 	return p
 }
@@ -259,39 +261,58 @@ func (p *processor) run(ctx context.Context, msg *Message) (result any, err erro
 	limit := p.h.Timeout()
 	tctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
-	type answer struct {
-		v   any
-		err error
+	var a outcome
+	if p.inline {
+		a = p.call(tctx, msg)
+	} else {
+		a = p.detached(ctx, tctx, msg)
 	}
-	done := make(chan answer, 1)
-	go func() {
-		defer func() {
-			if r := recover(); r != nil {
-				done <- answer{err: newPanicError(r, debug.Stack())}
-			}
-		}()
-		v, err := p.h.Process(tctx, msg)
-		done <- answer{v, err}
-	}()
-	select {
-	case a := <-done:
-		if a.err != nil && tctx.Err() != nil && ctx.Err() == nil {
+	if a.err != nil {
+		if tctx.Err() != nil && ctx.Err() == nil {
 			return nil, &timeoutError{after: limit.String()}
 		}
-		if a.err != nil {
-			return nil, a.err
-		}
-		result = a.v
-	case <-tctx.Done():
-		if ctx.Err() != nil {
-			return nil, ctx.Err() // shutdown or asynq's deadline
-		}
-		return nil, &timeoutError{after: limit.String()}
+		return nil, a.err
 	}
-	if err := p.h.OnAfterProcess(ctx, msg, result); err != nil {
+	if err := p.h.OnAfterProcess(ctx, msg, a.v); err != nil {
 		return nil, fmt.Errorf("onAfterProcess: %w", err)
 	}
-	return result, nil
+	return a.v, nil
+}
+
+// outcome is what one Process call gave.
+type outcome struct {
+	v   any
+	err error
+}
+
+// call is one Process call on this goroutine, a panic recovered as its
+// error.
+func (p *processor) call(ctx context.Context, msg *Message) (a outcome) {
+	defer func() {
+		if r := recover(); r != nil {
+			a = outcome{err: newPanicError(r, debug.Stack())}
+		}
+	}()
+	v, err := p.h.Process(ctx, msg)
+	return outcome{v, err}
+}
+
+// detached is call on a goroutine of its own, for a handler that may
+// ignore its context: past tctx's deadline the attempt is over (the
+// goroutine is left to finish) and the worker is free. ctx done first
+// (shutdown, asynq's deadline) answers ctx's error.
+func (p *processor) detached(ctx, tctx context.Context, msg *Message) outcome {
+	done := make(chan outcome, 1)
+	go func() { done <- p.call(tctx, msg) }()
+	select {
+	case a := <-done:
+		return a
+	case <-tctx.Done():
+		if ctx.Err() != nil {
+			return outcome{err: ctx.Err()}
+		}
+		return outcome{err: tctx.Err()}
+	}
 }
 
 // completed writes the result (seed 4a).

@@ -49,6 +49,10 @@ func NewWebhook(url string, timeout time.Duration, sender hmacsig.Sender) (*Webh
 	return &Webhook{Base: buffer.Base{Name: TypeWebhookForward, TimeoutAfter: timeout}, URL: url, Sender: sender}, nil
 }
 
+// HonoursContext implements buffer.ContextHonourer: the POST takes the
+// attempt's context.
+func (*Webhook) HonoursContext() bool { return true }
+
 // Process posts the payload; 2xx completes, anything else is a
 // *buffer.StatusError the retry classifier judges (a 3xx is not followed,
 // and not retried: the message is dead-lettered).
@@ -112,6 +116,10 @@ func (e *Emit) Validate(p json.RawMessage) error {
 	return nil
 }
 
+// HonoursContext implements buffer.ContextHonourer: the publish takes the
+// attempt's context.
+func (*Emit) HonoursContext() bool { return true }
+
 // Process publishes the event and reports how many subscribers got it.
 func (e *Emit) Process(ctx context.Context, m *buffer.Message) (any, error) {
 	var v emitPayload
@@ -136,6 +144,9 @@ func NewNoop() Noop { return Noop{Base: buffer.Base{Name: TypeNoop, TimeoutAfter
 
 // Validate accepts any payload.
 func (Noop) Validate(json.RawMessage) error { return nil }
+
+// HonoursContext implements buffer.ContextHonourer: nothing to wait for.
+func (Noop) HonoursContext() bool { return true }
 
 // Process does nothing.
 func (Noop) Process(context.Context, *buffer.Message) (any, error) { return nil, nil }

@@ -189,3 +189,34 @@ func TestWebhookForwardRedirectDeadLetters(t *testing.T) {
 	}
 	require.Zero(t, elsewhere.Load(), "a POST followed a redirect")
 }
+
+// stallingTarget answers nothing until the client goes away (or 10 s).
+func stallingTarget(t *testing.T) *httptest.Server {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body) // read to its end: the server then sees the client leave
+		select {
+		case <-r.Context().Done():
+		case <-time.After(10 * time.Second):
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// The built-in handlers say they honour their context, so the buffer
+// calls them on the worker's goroutine (buffer.ContextHonourer); a target
+// that never answers ends a webhook.forward at the attempt's deadline.
+func TestBuiltinsHonourTheirContext(t *testing.T) {
+	for _, h := range []buffer.Handler{&builtin.Webhook{}, &builtin.Emit{}, builtin.NewNoop()} {
+		c, ok := h.(buffer.ContextHonourer)
+		require.True(t, ok && c.HonoursContext(), "%T", h)
+	}
+	wh, err := builtin.NewWebhook(stallingTarget(t).URL, time.Second, hmacsig.Sender{Secret: secret})
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Millisecond)
+	defer cancel()
+	t0 := time.Now()
+	_, err = wh.Process(ctx, &buffer.Message{MessageID: "m", Payload: json.RawMessage(`{}`)})
+	require.Error(t, err)
+	require.Less(t, time.Since(t0), 2*time.Second, "given up at the deadline, not the target's 10 s")
+}

@@ -185,6 +185,34 @@ func TestTimeoutAndConnectionErrorsRetried(t *testing.T) {
 	require.Equal(t, "ECONNREFUSED", m.Errors[0].Code)
 }
 
+// A target that answers its status and then stalls mid-body is given up
+// at the type's timeout (the handler honours its context, so the buffer
+// calls it on the worker's goroutine: a read that ignored the deadline
+// would hold the worker).
+func TestTimeoutWhileReadingTheAnswer(t *testing.T) {
+	tg := newTarget(t, func(n int, w http.ResponseWriter, r *http.Request) {
+		if n == 0 {
+			w.WriteHeader(200)
+			_, _ = io.WriteString(w, `{"part`)
+			w.(http.Flusher).Flush()
+			select {
+			case <-r.Context().Done():
+			case <-time.After(10 * time.Second):
+			}
+			return
+		}
+		_, _ = io.WriteString(w, `{"late":false}`)
+	})
+	b, set := run(t, "handlers:\n  - type: stall\n    url: "+tg.URL+"\n    timeout: 200ms\n    maxRetries: 1\n    backoff: {base: 10ms}\n", nil)
+	h := set.Handler("stall")
+	require.True(t, h.HonoursContext())
+	t0 := time.Now()
+	m := settle(t, b, enqueue(t, b, "stall", `{}`), contracts.BufferCompleted)
+	require.Less(t, time.Since(t0), 5*time.Second, "the stalled attempt ended at its timeout, not the target's 10 s")
+	require.Equal(t, "MESSAGE_TIMEOUT", m.Errors[0].Code)
+	require.Equal(t, 2, m.AttemptCount)
+}
+
 func TestTooManyRequestsHonoursRetryAfter(t *testing.T) {
 	tg := newTarget(t, func(n int, w http.ResponseWriter, r *http.Request) {
 		if n == 0 {

@@ -213,6 +213,10 @@ func (h *Handler) RetryDelay(n int, err error, _ *asynq.Task) time.Duration {
 	return h.set.fallback.Delay(n)
 }
 
+// HonoursContext implements buffer.ContextHonourer: the request, and the
+// reading of its answer, take the attempt's context.
+func (*Handler) HonoursContext() bool { return true }
+
 // Process sends the message to the type's target.
 func (h *Handler) Process(ctx context.Context, m *buffer.Message) (any, error) {
 	sp := h.set.Spec(h.Name)
