@@ -59,11 +59,13 @@ type Handler interface {
 // ContextHonourer is implemented by a handler whose Process returns
 // promptly once its context is done (all its waiting takes the context:
 // an HTTP request, a Redis command). The buffer calls such a handler on
-// the worker's own goroutine. Any other handler is called on a goroutine
-// of its own, so that one that ignores its context still fails at
-// Timeout() and frees its worker; that goroutine costs each message a
-// wake-up, which on busy cores is time the message holds its type's
-// place (docs/buffer.md "Handlers").
+// the worker's own goroutine and takes its answer as it comes: an error
+// once Timeout() has passed is MESSAGE_TIMEOUT, a result is kept. Any
+// other handler is called on a goroutine of its own, so that one that
+// ignores its context still fails at Timeout() and frees its worker; that
+// goroutine costs each message a hand-off and a wake-up, which on busy
+// cores is time the message holds its type's place (docs/buffer.md
+// "Handlers and their context").
 type ContextHonourer interface {
 	HonoursContext() bool
 }
