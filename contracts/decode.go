@@ -83,9 +83,7 @@ func reaches(t reflect.Type, seen map[reflect.Type]bool) bool {
 	switch t.Kind() {
 	case reflect.Interface:
 		return true
-	case reflect.Pointer, reflect.Slice, reflect.Array:
-		return reaches(t.Elem(), seen)
-	case reflect.Map:
+	case reflect.Pointer, reflect.Slice, reflect.Array, reflect.Map:
 		return reaches(t.Elem(), seen)
 	case reflect.Struct:
 		for i := range t.NumField() {

@@ -107,10 +107,9 @@ const bulkheadDelay = 500 * time.Millisecond
 // the goroutines of handlers that may ignore their context) waiting to be
 // scheduled held a place: a no-op type at the default cap, its calls then
 // each on a goroutine of their own, deferred 13 of 10,000 messages, each
-// then 0.5–1.5 s late. The wait is only taken while
-// the type has left a place within the last bulkheadWait: a hanging
-// type's extra messages, whose places are not coming back, are deferred
-// at once as before.
+// then 0.5–1.5 s late. The wait is only taken while the type has left a
+// place within the last bulkheadWait: a hanging type's extra messages,
+// whose places are not coming back, are deferred at once as before.
 const bulkheadWait = 5 * time.Millisecond
 
 // bulkhead caps the messages of one type in flight on this instance.
