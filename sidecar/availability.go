@@ -47,7 +47,8 @@ func (m *Main) newAvailability(ctx context.Context) (*availabilityPart, error) {
 		src = availability.ScheduleSource{Store: store, // a read that finds the schedule lost stores the file's again
 			Seed: &availability.ScheduleSeed{Schedule: ac.Schedule, Hash: ac.ScheduleHash, Logger: m.Logger}}
 	} else {
-		cache, err := slots.NewCache(m.redis.Client, slots.CacheConfig{TTL: m.Config.Booking.SlotCacheTTL, Now: m.Now, Logger: m.Logger})
+		cache, err := slots.NewCache(m.redis.Client, slots.CacheConfig{TTL: m.Config.Booking.SlotCacheTTL, Now: m.Now, Logger: m.Logger,
+			FetchTimeout: m.Config.Booking.ReadTimeout}) // a refresh's Cloud9 read, whoever still waits for it
 		if err != nil {
 			return nil, err
 		}

@@ -95,8 +95,12 @@ func (m *Main) holdsRoutes(app *fiber.App) error {
 		return err
 	}
 	bc := m.Config.Booking
+	var catalogTimeout time.Duration // a schedule file's catalogue: Redis only, HOLDS_REQUEST_TIMEOUT
+	if m.avail.cloud9 != nil {
+		catalogTimeout = bc.SyncBudget // a Cloud9 read when the list is missing or stale, as the timeslots
+	}
 	h, err := holdshttp.New(holdshttp.Config{Engine: eng, Catalog: cat, RequestTimeout: m.Config.Holds.RequestTimeout,
-		Booker: m.webBooker(), BookingTimeout: bc.SyncBudget + bc.WriteTimeout + webBookingMargin, Now: m.Now, Logger: m.Logger})
+		CatalogTimeout: catalogTimeout, Booker: m.webBooker(), BookingTimeout: bc.SyncBudget + bc.WriteTimeout + webBookingMargin, Now: m.Now, Logger: m.Logger})
 	if err != nil {
 		return err
 	}

@@ -57,5 +57,5 @@ var holdsSettings = []setting{
 		c.Holds.TimeZone, c.Availability.TimeZone, c.Family.PracticeZone = loc, loc, loc
 		return nil
 	}},
-	{name: "HOLDS_REQUEST_TIMEOUT", def: durStr(holdshttp.DefaultRequestTimeout), help: "bound on each /v1/holds request's Redis work (then 503)", apply: holdsDuration(func(h *HoldsConfig) *time.Duration { return &h.RequestTimeout })},
+	{name: "HOLDS_REQUEST_TIMEOUT", def: durStr(holdshttp.DefaultRequestTimeout), help: "bound on each /v1/holds request's Redis work (then 503); a Cloud9 catalogue's read in a create or book has BOOKING_SYNC_BUDGET", apply: holdsDuration(func(h *HoldsConfig) *time.Duration { return &h.RequestTimeout })},
 }

@@ -19,6 +19,10 @@ import (
 	"github.com/flowgate/flowgate/orchestrator/valutil"
 )
 
+// DefaultFetchTimeout bounds a Refresh's shared fetch: Cloud9's read
+// timeout (cloud9.DefaultReadTimeout).
+const DefaultFetchTimeout = 60 * time.Second
+
 // DefaultCacheTTL is how long a cached list lives: docs/reference/nodered-endpoints.md's hard
 // limit for using flat-cache data (60 min). Whether a list is fresh enough
 // (5 min in docs/reference/nodered-endpoints.md) is the caller's call, from Entry.FetchedAt.
@@ -35,6 +39,9 @@ type CacheConfig struct {
 	// Logger receives a warning for each slot Put cannot cache. Default
 	// slog.Default().
 	Logger *slog.Logger
+	// FetchTimeout bounds the fetch a Refresh shares, which its callers'
+	// deadlines do not end. Default DefaultFetchTimeout.
+	FetchTimeout time.Duration
 }
 
 func (c CacheConfig) withDefaults() CacheConfig {
@@ -42,6 +49,7 @@ func (c CacheConfig) withDefaults() CacheConfig {
 	c.TTL = valutil.ValOrDefault(c.TTL, DefaultCacheTTL)
 	c.Now = valutil.FuncOrDefault(c.Now, time.Now)
 	c.Logger = valutil.ValOrDefault(c.Logger, slog.Default())
+	c.FetchTimeout = valutil.PositiveOrDefault(c.FetchTimeout, DefaultFetchTimeout)
 	return c
 }
 
@@ -258,10 +266,13 @@ func (c *Cache) Get(ctx context.Context, r Range) (e Entry, found bool, err erro
 // one's answer. The callers that find a list missing or stale at the same
 // moment — every time it ages past fresh under load — make one Cloud9
 // read between them, not one each. The shared fetch runs without the
-// cancellation of the caller that started it, bounded by that caller's
-// deadline, so its end does not fail the others; a caller whose context
-// ends stops waiting with its context's error. A fetch that panics is
-// an error for every caller. The answer is shared: read-only.
+// cancellation and the deadline of the caller that started it (with its
+// values), bounded by CacheConfig.FetchTimeout instead: its end does not
+// fail the others, and a Cloud9 slower than its callers' budgets still
+// answers, so the list it caches serves the next caller where each caller
+// would otherwise start a read of its own only to abandon it. A caller
+// whose context ends stops waiting with its context's error. A fetch that
+// panics is an error for every caller. The answer is shared: read-only.
 func (c *Cache) Refresh(ctx context.Context, r Range, fetch func(context.Context) ([]Slot, error)) ([]Slot, error) {
 	if err := checkRange("slots.Cache.Refresh", r); err != nil {
 		return nil, err
@@ -275,15 +286,8 @@ func (c *Cache) Refresh(ctx context.Context, r Range, fetch func(context.Context
 			}
 		}()
 		// Only the call that starts the fetch gets here: its context, less
-		// its cancellation.
-		base := context.WithoutCancel(ctx)
-		var fctx context.Context
-		var cancel context.CancelFunc
-		if d, ok := ctx.Deadline(); ok {
-			fctx, cancel = context.WithDeadline(base, d)
-		} else {
-			fctx, cancel = context.WithCancel(base)
-		}
+		// its cancellation and deadline.
+		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.cfg.FetchTimeout)
 		defer cancel()
 		return fetch(fctx)
 	})

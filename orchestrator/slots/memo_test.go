@@ -160,3 +160,43 @@ func TestCacheRefreshRunsOneFetchPerList(t *testing.T) {
 	_, err = b.cache.Refresh(b.ctx, slots.Range{}, fetch)
 	require.Error(t, err, "a range without a location is refused")
 }
+
+// A fetch slower than the deadline of every caller goes on after they
+// stop waiting and caches its list for the next caller (a Cloud9 slower
+// than a web hold's budget); it is bounded by FetchTimeout instead.
+func TestCacheRefreshOutlivesItsCallersDeadlines(t *testing.T) {
+	t.Parallel()
+	b := setupCache(t, func(c *slots.CacheConfig) { c.FetchTimeout = 300 * time.Millisecond })
+	release := make(chan struct{})
+	cached := make(chan error, 1)
+	fetch := func(ctx context.Context) ([]slots.Slot, error) {
+		select {
+		case <-release:
+		case <-ctx.Done():
+			cached <- ctx.Err()
+			return nil, ctx.Err()
+		}
+		err := b.cache.Put(ctx, tier1, janList)
+		cached <- err
+		return janList, err
+	}
+	short, cancel := context.WithTimeout(b.ctx, 20*time.Millisecond)
+	defer cancel()
+	_, err := b.cache.Refresh(short, tier1, fetch)
+	require.ErrorIs(t, err, context.DeadlineExceeded, "the caller stops waiting at its deadline")
+	close(release) // Cloud9 answers after the caller left
+	require.NoError(t, <-cached, "the fetch ended with its starter's deadline")
+	e, found, err := b.cache.Get(b.ctx, tier1)
+	require.NoError(t, err)
+	require.True(t, found, "the late answer was not cached")
+	require.ElementsMatch(t, starts(janList), starts(e.Slots))
+
+	// A fetch that never answers ends at FetchTimeout.
+	t0 := time.Now()
+	_, err = b.cache.Refresh(b.ctx, tier2, func(ctx context.Context) ([]slots.Slot, error) {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	})
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	require.Less(t, time.Since(t0), 5*time.Second)
+}

@@ -64,6 +64,8 @@ func (h *Handlers) book(c *fiber.Ctx) error {
 		return h.bookExternal(c, t, req, strings.TrimSpace(body.PatientGUID))
 	}
 	rec := &catalogRecord{cat: h.cfg.Catalog, typeID: t.ID, clientID: req.ClientID, now: h.cfg.Now}
+	ctx, cancel := h.holdWork(ctx)
+	defer cancel()
 	_, err = h.booking.BookLocal(ctx, holds.LocalBooking{ClientID: req.ClientID, HoldID: req.HoldID, AppointmentTypeID: t.ID,
 		AppointmentID: h.cfg.AppointmentID(req.HoldID), Cooldown: minutes(t.CooldownMinutes)}, rec)
 	if err != nil {

@@ -24,7 +24,9 @@ func (h *Handlers) bookExternal(c *fiber.Ctx, t AppointmentType, req holdRef, pa
 		}
 	}
 	id := h.cfg.AppointmentID(req.HoldID)
-	out, err := h.booking.BookExternal(c.UserContext(), holds.BookRequest{AppointmentTypeID: t.ID, Cooldown: minutes(t.CooldownMinutes),
+	ctx, cancel := h.holdWork(c.UserContext())
+	defer cancel()
+	out, err := h.booking.BookExternal(ctx, holds.BookRequest{AppointmentTypeID: t.ID, Cooldown: minutes(t.CooldownMinutes),
 		ClientID: req.ClientID, HoldID: req.HoldID, PatientGUID: patientGUID, AppointmentID: id})
 	if err != nil {
 		return err

@@ -93,6 +93,11 @@ type Config struct {
 	Catalog Catalog
 	// RequestTimeout: a hung Redis answers 503 after this long. Default 2 s.
 	RequestTimeout time.Duration
+	// CatalogTimeout bounds the catalogue's work of a create and a book
+	// (their hold or booking work keeps RequestTimeout): a Cloud9
+	// catalogue reads Cloud9 when its list is missing or stale. Default
+	// (or when shorter) RequestTimeout.
+	CatalogTimeout time.Duration
 	// Booker books External types; without it their /book answers 503.
 	Booker Booker
 	// BookingTimeout bounds an External type's /book, which is not cut
@@ -119,6 +124,7 @@ func New(cfg Config) (*Handlers, error) {
 		return nil, errors.New("holdshttp: Engine and Catalog are required")
 	}
 	cfg.RequestTimeout = valutil.PositiveOrDefault(cfg.RequestTimeout, DefaultRequestTimeout)
+	cfg.CatalogTimeout = max(cfg.CatalogTimeout, cfg.RequestTimeout)
 	cfg.BookingTimeout = valutil.PositiveOrDefault(cfg.BookingTimeout, DefaultBookingTimeout)
 	cfg.Now = valutil.FuncOrDefault(cfg.Now, time.Now)
 	cfg.AppointmentID = valutil.FuncOrDefault(cfg.AppointmentID, func(holdID string) string { return holdID })
@@ -134,10 +140,11 @@ func New(cfg Config) (*Handlers, error) {
 // Register mounts the routes on app.
 func Register(app fiber.Router, h *Handlers) {
 	d := web.Deadline(h.cfg.RequestTimeout)
-	app.Post("/v1/holds", d, h.create)
+	withCatalog := web.Deadline(h.cfg.CatalogTimeout) // then holdWork for the rest
+	app.Post("/v1/holds", withCatalog, h.create)
 	app.Patch("/v1/holds", d, h.heartbeat)
 	app.Delete("/v1/holds/:holdId", d, h.release)
-	app.Post("/v1/appointment-types/:id/book", d, h.book)
+	app.Post("/v1/appointment-types/:id/book", withCatalog, h.book)
 	app.Delete("/v1/appointments/:appointmentId", d, h.cancel)
 }
 
@@ -196,6 +203,8 @@ func (h *Handlers) create(c *fiber.Ctx) error {
 		}
 		r.SpecialistID = req.SpecialistID
 	}
+	ctx, cancel := h.holdWork(ctx)
+	defer cancel()
 	cl, err := h.cfg.Engine.ClaimDetailed(ctx, r)
 	if err != nil {
 		return h.refusal(c, err)
@@ -208,6 +217,12 @@ func (h *Handlers) create(c *fiber.Ctx) error {
 		return conflict(holds.ErrSlotTaken)
 	}
 	return c.Status(fiber.StatusCreated).JSON(holdResponse(cl.Hold))
+}
+
+// holdWork bounds the hold work that follows a create's or a book's
+// catalogue work by RequestTimeout.
+func (h *Handlers) holdWork(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, h.cfg.RequestTimeout)
 }
 
 func checkCreate(req createRequest) (time.Time, error) {

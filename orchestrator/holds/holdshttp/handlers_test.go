@@ -1,8 +1,13 @@
 package holdshttp_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
+	"net/http/httptest"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -14,6 +19,7 @@ import (
 	"github.com/flowgate/flowgate/contracts/contractstest"
 	"github.com/flowgate/flowgate/orchestrator/holds"
 	"github.com/flowgate/flowgate/orchestrator/holds/holdshttp"
+	"github.com/flowgate/flowgate/orchestrator/web"
 
 	"github.com/flowgate/flowgate/test/redistest"
 )
@@ -254,4 +260,72 @@ func TestRedisDownIs503(t *testing.T) {
 	require.Equal(t, 503, r.Status)
 	r = b.do(t, "DELETE", "/v1/holds/h?clientId=c", nil)
 	require.Equal(t, 503, r.Status)
+}
+
+// slowCatalog answers AppointmentType after wait (a Cloud9 catalogue
+// reading Cloud9), or the context's error first.
+type slowCatalog struct {
+	holdshttp.Catalog
+	wait time.Duration
+}
+
+func (s slowCatalog) AppointmentType(ctx context.Context, id string) (holdshttp.AppointmentType, error) {
+	select {
+	case <-time.After(s.wait):
+		return s.Catalog.AppointmentType(ctx, id)
+	case <-ctx.Done():
+		return holdshttp.AppointmentType{}, contracts.Wrap(contracts.CodeUnavailable, "slowCatalog", ctx.Err(), "catalogue did not answer")
+	}
+}
+
+// hungClaims is an engine whose claims wait for their context (a hung
+// Redis).
+type hungClaims struct{ holdshttp.Engine }
+
+func (hungClaims) ClaimDetailed(ctx context.Context, _ holds.ClaimRequest) (holds.Claimed, error) {
+	<-ctx.Done()
+	return holds.Claimed{}, contracts.Wrap(contracts.CodeUnavailable, "hungClaims", ctx.Err(), "holds unavailable")
+}
+
+// CatalogTimeout, not RequestTimeout, bounds a create's catalogue work:
+// a catalogue slower than RequestTimeout answers within CatalogTimeout
+// (201), and without one the create answers 503 at RequestTimeout. The
+// claim after it keeps RequestTimeout: a hung one answers 503 then, not
+// at CatalogTimeout.
+func TestCatalogTimeoutBoundsTheCatalogue(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	for _, tc := range []struct {
+		name, spec  string
+		catalog     time.Duration
+		catalogWait time.Duration
+		engine      holdshttp.Engine
+		status      int
+		within      time.Duration
+	}{
+		{"catalogue within CatalogTimeout", specX, 2 * time.Second, 300 * time.Millisecond, b.eng, 201, time.Second},
+		{"no CatalogTimeout", specY, 0, 300 * time.Millisecond, b.eng, 503, 250 * time.Millisecond},
+		{"hung claim", specY, 2 * time.Second, 0, hungClaims{b.eng}, 503, time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			logger := slog.New(slog.DiscardHandler)
+			app, err := web.New(web.Options{Logger: logger})
+			require.NoError(t, err)
+			h, err := holdshttp.New(holdshttp.Config{Engine: tc.engine, Catalog: slowCatalog{b.cat, tc.catalogWait},
+				RequestTimeout: 100 * time.Millisecond, CatalogTimeout: tc.catalog, Now: b.clock.Now, Logger: logger})
+			require.NoError(t, err)
+			holdshttp.Register(app, h)
+			req := httptest.NewRequest("POST", "/v1/holds", strings.NewReader(
+				fmt.Sprintf(`{"appointmentTypeId":%q,"clientId":"c1","specialistId":%q,"slotStartDate":%q}`, typeA, tc.spec, holds.FormatStart(slot9))))
+			req.Header.Set("Content-Type", "application/json")
+			t0 := time.Now()
+			resp, err := app.Test(req, 5000)
+			require.NoError(t, err)
+			took := time.Since(t0)
+			body, _ := io.ReadAll(resp.Body)
+			_ = resp.Body.Close()
+			require.Equal(t, tc.status, resp.StatusCode, string(body))
+			require.Less(t, took, tc.within)
+		})
+	}
 }
