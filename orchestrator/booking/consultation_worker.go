@@ -151,15 +151,13 @@ func (w *Worker) consultChild(ctx context.Context, pol *workerPolicy, p Consulta
 // patientCreated adds the new patient's comment and publishes
 // patient_created.
 func (w *Worker) patientCreated(ctx context.Context, pol *workerPolicy, p ConsultationTask, cp ConsultPatient, guid string) {
-	bctx, cancel := bookkeeping(ctx)
-	defer cancel()
 	note := p.Parent.Comment
 	if cp.IsChild {
 		note = childComment(p.Parent.FirstName+" "+p.Parent.LastName, p.ParentGUID, p.FamilyID, p.Parent.Comment)
 	}
-	w.addNote(ctx, bctx, p.OperationID+"-"+guid, guid, note)
+	w.addNote(ctx, p.OperationID+"-"+guid, guid, note)
 	w.m.completed.WithLabelValues(contracts.OpSetPatient).Inc()
-	w.publish(bctx, contracts.BookingCompletedEvent{Event: contracts.EventPatientCreated, OperationID: p.OperationID,
+	w.publish(ctx, contracts.BookingCompletedEvent{Event: contracts.EventPatientCreated, OperationID: p.OperationID,
 		OperationType: contracts.OpSetPatient, PatientGUID: guid, PatientName: cp.FirstName + " " + cp.LastName,
 		Attempts: pol.a.attempt, CompletedAt: contracts.JSTime(w.cfg.Now())})
 }

@@ -154,9 +154,7 @@ func (w *Worker) reportFailed(ctx context.Context, sub subject, f opError, next 
 		PatientGUID: sub.patientGUID, PatientName: sub.patientName, ChildName: sub.childName, StartTime: sub.startTime,
 		PhoneNumber: sub.phone, Attempts: currentAttempt(ctx).attempt, CompletedAt: contracts.JSTime(now),
 		FailedAt: contracts.JSTime(now), ErrorType: f.class, Reason: f.text, NextStep: next}
-	bctx, cancel := bookkeeping(ctx) // also when the run ended by its deadline
-	defer cancel()
-	w.publish(bctx, ev)
+	w.publish(ctx, ev) // also when the run ended by its deadline
 	w.log.Warn("queued operation failed for good; booking_failed published", "operation_id", sub.opID,
 		"operation_type", sub.opType, "class", f.class, "err", f.text, "next_step", next)
 }

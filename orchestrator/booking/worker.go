@@ -211,12 +211,17 @@ func (w *Worker) turn(ctx context.Context, procedure string, a attemptInfo) erro
 }
 
 // addNote adds the note at once when the limiter allows, else queues it.
-func (w *Worker) addNote(ctx, bctx context.Context, opID, patientGUID, note string) bool {
+// The queueing has a bookkeeping budget of its own from the moment it
+// starts: a Cloud9 slow to refuse the note (up to CLOUD9_NOTE_TIMEOUT,
+// 15 s) must not leave it no time to be queued.
+func (w *Worker) addNote(ctx context.Context, opID, patientGUID, note string) bool {
 	if note == "" {
 		return false
 	}
 	queue := func() bool {
 		t := NoteTask{OperationID: "note-" + opID, CreatedAt: w.cfg.Now().UTC(), PatientGUID: patientGUID, Note: note}
+		bctx, cancel := bookkeeping(ctx)
+		defer cancel()
 		if err := w.EnqueueNote(bctx, t); err != nil {
 			w.log.Error("patient note of a queued booking could not be queued", "operation_id", opID, "err", err)
 		}
@@ -302,10 +307,19 @@ func (w *Worker) handlePatient(ctx context.Context, t *asynq.Task) error {
 	return nil
 }
 
+// eventTimeout bounds a completion event's delivery: a webhook receiver
+// (BOOKING_EVENTS_WEBHOOK, 10 s per POST) after the Redis publish.
+const eventTimeout = 15 * time.Second
+
+// publish delivers ev within eventTimeout from now, whatever is left of
+// ctx's deadline (the run's, or its bookkeeping after a Cloud9 call): an
+// event is not retried, so it is not sent with a budget already spent.
 func (w *Worker) publish(ctx context.Context, ev contracts.BookingCompletedEvent) {
 	if w.d.Events == nil {
 		return
 	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), eventTimeout)
+	defer cancel()
 	if err := w.d.Events.Publish(ctx, ev); err != nil {
 		w.log.Warn("booking event not delivered", "operation_id", ev.OperationID, "event", ev.Event, "err", err)
 	}

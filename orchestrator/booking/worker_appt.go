@@ -120,18 +120,20 @@ func (p *workerPolicy) bookkeeping(ctx context.Context) (context.Context, contex
 
 // completed adds the note (not when answered from the Done mark: whoever
 // set it added the note), writes the result, counts and publishes
-// booking_completed.
-func (p *workerPolicy) completed(ctx, bctx context.Context, _ *attempt, v verdict) verdict {
+// booking_completed. The note's queueing and the event each take a budget
+// of their own (addNote, publish), not what the note's Cloud9 call left
+// of the bookkeeping's.
+func (p *workerPolicy) completed(ctx, _ context.Context, _ *attempt, v verdict) verdict {
 	w, t := p.w, p.p
 	noteAdded := false
 	if v.kind == vBooked {
-		noteAdded = w.addNote(ctx, bctx, t.OperationID, t.PatientGUID, t.Note)
+		noteAdded = w.addNote(ctx, t.OperationID, t.PatientGUID, t.Note)
 	}
 	w.writeResult(p.t, opResult{AppointmentGUID: v.guid, PatientGUID: t.PatientGUID, NoteAdded: noteAdded, Recovered: v.recovered})
 	w.m.completed.WithLabelValues(contracts.OpSetAppointment).Inc()
 	w.log.Info("queued booking completed", "operation_id", t.OperationID, "appointment_guid", v.guid, "attempt", p.a.attempt,
 		"recovered", v.recovered)
-	w.publish(bctx, contracts.BookingCompletedEvent{Event: contracts.EventBookingCompleted, OperationID: t.OperationID,
+	w.publish(ctx, contracts.BookingCompletedEvent{Event: contracts.EventBookingCompleted, OperationID: t.OperationID,
 		OperationType: contracts.OpSetAppointment, AppointmentGUID: v.guid, PatientGUID: t.PatientGUID,
 		ChildName: t.ChildName, StartTime: t.StartTime, Attempts: p.a.attempt, CompletedAt: contracts.JSTime(w.cfg.Now())})
 	v.noteAdded = noteAdded

@@ -556,3 +556,29 @@ func TestQueuedSlotRefusalLeavesTheSlotCache(t *testing.T) {
 	require.Equal(t, []string{"bookingToken"}, again.Debug.InvalidFields, "its bookingToken is refused afterwards")
 	require.Len(t, a.e.Cloud9.Calls(cloud9.ProcSetAppointment), 3, "never sent again")
 }
+
+// Cloud9 takes longer than the worker's bookkeeping budget (5 s) to
+// refuse the note of a queued booking: the note is still queued — and
+// added by its own task — and booking_completed is still published. Both
+// used what the note's call had left of that budget: nothing.
+func TestSlowNoteRefusalOfAQueuedBookingIsQueued(t *testing.T) {
+	t.Parallel()
+	a := setupAsync(t)
+	a.e.Cloud9.Script(cloud9.ProcSetAppointment, bt.RateLimited(), bt.RateLimited())
+	a.e.Cloud9.Script(cloud9.ProcSetPatientComment, bt.Timeout())
+	var slowed atomic.Bool
+	a.e.Cloud9.Hook = func(procedure string) {
+		if procedure == cloud9.ProcSetPatientComment && slowed.CompareAndSwap(false, true) {
+			time.Sleep(5500 * time.Millisecond)
+		}
+	}
+	q := body[contracts.ApptQueuedResponse](t, a.s.CreateAppt(ctx, request(a.e)))
+	a.start(t)
+	op := a.waitOp(t, q.OperationID, contracts.OpCompleted)
+	require.NotNil(t, op.Result)
+	require.Eventually(t, func() bool { return len(a.e.Cloud9.Calls(cloud9.ProcSetPatientComment)) == 2 },
+		30*time.Second, 20*time.Millisecond, "the refused note was not queued")
+	evs := a.e.Events.All()
+	require.Len(t, evs, 1, "booking_completed was not published")
+	require.Equal(t, contracts.EventBookingCompleted, evs[0].Event)
+}

@@ -424,8 +424,12 @@ type Events struct {
 	evs []contracts.BookingCompletedEvent
 }
 
-// Publish implements booking.Events.
-func (e *Events) Publish(_ context.Context, ev contracts.BookingCompletedEvent) error {
+// Publish implements booking.Events. A context that has ended fails it,
+// as it fails go-redis' PUBLISH and the webhook's POST.
+func (e *Events) Publish(ctx context.Context, ev contracts.BookingCompletedEvent) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.evs = append(e.evs, ev)
