@@ -196,7 +196,8 @@ func (m *Main) bookingServiceConfig(bc BookingConfig) booking.Config {
 		DefaultScheduleColumnGUID: bc.ScheduleColumn, Chairs: bc.offeredColumns(), DefaultScheduleViewGUID: bc.ScheduleView,
 		DefaultAppointmentTypeGUID: bc.AppointmentType, LocationGUID: bc.LocationGUID, ProviderGUID: bc.ProviderGUID,
 		SessionTTL: bc.SessionTTL, StatusEndpoint: m.Config.NodeRedBasePath + bookinghttp.OperationStatusPath,
-		WriteTimeout: bc.WriteTimeout, // the in-flight lease outlives one Cloud9 write
+		WriteTimeout: bc.WriteTimeout,                             // the in-flight lease outlives one Cloud9 write
+		NoteTimeout:  bc.NoteTimeout, ReadTimeout: bc.ReadTimeout, // with it, size a queued operation's run
 		LeaseGrace:   bc.UncertainGrace,
 		RedisTimeout: bc.RedisTimeout,
 		PracticeZone: m.Config.Family.PracticeZone, // PRACTICE_TIME_ZONE: getApptSlots' "tomorrow"

@@ -46,7 +46,8 @@ const (
 	DefaultBackoffBase         = 10 * time.Second
 	DefaultBackoffMax          = 300 * time.Second
 	DefaultCompletedRetention  = 24 * time.Hour
-	DefaultTaskTimeout         = 2 * time.Minute
+	DefaultTaskTimeout         = 2 * time.Minute // the least: see Config.TaskTimeout
+	DefaultEventTimeout        = 15 * time.Second
 	DefaultWriteTimeout        = 45 * time.Second
 	DefaultLeaseMargin         = 15 * time.Second
 	DefaultLeaseGrace          = 10 * time.Second
@@ -102,7 +103,13 @@ type Config struct {
 	// CompletedRetention keeps completed operations visible (queue-status,
 	// Asynqmon). Default 24h.
 	CompletedRetention time.Duration
-	// TaskTimeout bounds one run of a queued operation. Default 2 min.
+	// TaskTimeout bounds one run of a queued operation. Default: the
+	// longest run of an appointment task at the Cloud9 timeouts below —
+	// two appointment-list reads, the write, the note, its event, a write
+	// window's wait (1 min) and LeaseGrace — and at least 2 min: 4 min 25 s
+	// with every default. It must hold one patient step of a consultation
+	// (WriteTimeout + NoteTimeout + EventTimeout), the most a run of one
+	// starts with time short (handleConsultation).
 	TaskTimeout time.Duration
 	// WriteTimeout is the Cloud9 client's timeout of a write
 	// (SetAppointment); LeaseMargin is added to it for the lease an attempt
@@ -110,6 +117,16 @@ type Config struct {
 	// Defaults 45 s and 15 s.
 	WriteTimeout time.Duration
 	LeaseMargin  time.Duration
+	// NoteTimeout and ReadTimeout are the Cloud9 client's timeouts of
+	// SetPatientComment and of a read (CLOUD9_NOTE_TIMEOUT,
+	// CLOUD9_READ_TIMEOUT), which size TaskTimeout. Defaults
+	// cloud9.DefaultNoteTimeout and cloud9.DefaultReadTimeout.
+	NoteTimeout time.Duration
+	ReadTimeout time.Duration
+	// EventTimeout bounds the delivery of each event a queued operation
+	// publishes (booking_completed, patient_created, booking_failed): the
+	// Redis publish and BOOKING_EVENTS_WEBHOOK's POST (10 s). Default 15 s.
+	EventTimeout time.Duration
 	// LeaseGrace is how long the lease is kept after an uncertain outcome
 	// (timeout, dropped connection), so a late commit at Cloud9 lands
 	// before anyone checks for it. Default 10 s.
@@ -187,11 +204,15 @@ func (c Config) withDefaults() Config {
 	c.Backoff = valutil.ValOrDefault[asynqrt.RetryPolicy](c.Backoff, BackoffPolicy{Base: DefaultBackoffBase, Max: DefaultBackoffMax})
 	c.QueueDelay = valutil.ValOrDefault(c.QueueDelay, DefaultBackoffBase)
 	c.CompletedRetention = valutil.ValOrDefault(c.CompletedRetention, DefaultCompletedRetention)
-	c.TaskTimeout = valutil.ValOrDefault(c.TaskTimeout, DefaultTaskTimeout)
 	c.WriteTimeout = valutil.ValOrDefault(c.WriteTimeout, DefaultWriteTimeout)
+	c.NoteTimeout = valutil.ValOrDefault(c.NoteTimeout, cloud9.DefaultNoteTimeout)
+	c.ReadTimeout = valutil.ValOrDefault(c.ReadTimeout, cloud9.DefaultReadTimeout)
+	c.EventTimeout = valutil.ValOrDefault(c.EventTimeout, DefaultEventTimeout)
 	c.LeaseMargin = valutil.ValOrDefault(c.LeaseMargin, DefaultLeaseMargin)
 	c.RedisTimeout = valutil.ValOrDefault(c.RedisTimeout, DefaultRedisTimeout)
 	c.LeaseGrace = valutil.ValOrDefault(c.LeaseGrace, DefaultLeaseGrace)
+	c.TaskTimeout = valutil.ValOrDefault(c.TaskTimeout, max(DefaultTaskTimeout,
+		2*c.ReadTimeout+c.WriteTimeout+c.NoteTimeout+c.EventTimeout+time.Minute+c.LeaseGrace))
 	c.Queue = valutil.ValOrDefault(c.Queue, asynqrt.QueueCritical)
 	c.AuthMode = valutil.ValOrDefault(c.AuthMode, AuthModeSession)
 	c.PatientModel = valutil.ValOrDefault(c.PatientModel, DefaultPatientModel)
@@ -219,14 +240,21 @@ func (c Config) guidanceModel() string {
 	return contracts.PatientModel
 }
 
+// patientStep is the longest a consultation's patient step may take:
+// SetPatient, its note and its patient_created event.
+func (c Config) patientStep() time.Duration { return c.WriteTimeout + c.NoteTimeout + c.EventTimeout }
+
 // leaseTTL is the lease an attempt takes on a booking identity.
 func (c Config) leaseTTL() time.Duration { return c.WriteTimeout + c.LeaseMargin }
 
 func (c Config) validate() error {
 	switch {
 	case c.SyncBudget < 0 || c.InCallWait < 0 || c.SyncRetryDelay < 0 || c.QueueDelay < 0 || c.TaskTimeout < 0 || c.WriteTimeout < 0 ||
-		c.LeaseMargin < 0 || c.LeaseGrace < 0:
+		c.LeaseMargin < 0 || c.LeaseGrace < 0 || c.NoteTimeout < 0 || c.ReadTimeout < 0 || c.EventTimeout < 0:
 		return errors.New("booking: durations must not be negative")
+	case c.TaskTimeout < c.patientStep():
+		return fmt.Errorf("booking: TaskTimeout %s must hold one patient step, WriteTimeout + NoteTimeout + EventTimeout = %s",
+			c.TaskTimeout, c.patientStep())
 	case c.SyncAttempts < 1 || c.PatientSyncAttempts < 1:
 		return fmt.Errorf("booking: SyncAttempts and PatientSyncAttempts must be ≥ 1")
 	case c.AsyncMaxAttempts < 1 || c.AsyncMaxAttempts > 100:

@@ -11,6 +11,7 @@ import (
 	"github.com/hibiken/asynq"
 
 	"github.com/flowgate/flowgate/contracts"
+	"github.com/flowgate/flowgate/orchestrator/asynqrt"
 )
 
 // TypeConsultation is the task that finishes a bookConsultation in the
@@ -65,7 +66,12 @@ func (w *Worker) EnqueueConsultation(ctx context.Context, t ConsultationTask) er
 // (no attempt spent); a step that failed for now retries it with the
 // backoff; done steps are answered from their marks on every re-run. A
 // child Cloud9 refuses for good is left out (its slot released); a parent
-// refused for good ends the task (SkipRetry).
+// refused for good ends the task (SkipRetry). A run left with less time
+// than a patient step may take (Config.patientStep: SetPatient, its note,
+// its event) defers the task before starting the next child, so a large
+// family against a slow Cloud9 goes on in the next run instead of being
+// cut by the run's deadline mid-call, which would spend an attempt and,
+// on the last one, fail the children not reached.
 func (w *Worker) handleConsultation(ctx context.Context, t *asynq.Task) error {
 	var p ConsultationTask
 	if err := json.Unmarshal(t.Payload(), &p); err != nil || p.OperationID == "" || p.Parent.Key == "" {
@@ -75,6 +81,7 @@ func (w *Worker) handleConsultation(ctx context.Context, t *asynq.Task) error {
 	pol := &workerPolicy{w: w, t: t, p: AppointmentTask{OperationID: p.OperationID}, a: a}
 	log := w.log.With("operation_id", p.OperationID, "attempt", a.attempt)
 	e := w.engine()
+	ranParent := p.ParentGUID == "" // the run's first step: it always starts
 	if p.ParentGUID == "" {
 		o := e.ensurePatient(ctx, pol, p.Parent, p.OperationID)
 		switch o.kind {
@@ -92,7 +99,11 @@ func (w *Worker) handleConsultation(ctx context.Context, t *asynq.Task) error {
 	}
 	res := consultResult{ParentGUID: p.ParentGUID}
 	var pending error
-	for _, c := range p.Children {
+	for i, c := range p.Children {
+		if short := w.timeShort(ctx); short != nil && (i > 0 || ranParent) {
+			log.Info("consultation: too little time left in this run for the next child; deferred", "child", c.Index)
+			return short
+		}
 		r, err := w.consultChild(ctx, pol, p, c)
 		res.Children = append(res.Children, r)
 		if err != nil && pending == nil {
@@ -107,6 +118,15 @@ func (w *Worker) handleConsultation(ctx context.Context, t *asynq.Task) error {
 		_, _ = rw.Write(b)
 	}
 	log.Info("consultation completed in the background", "parent_guid", p.ParentGUID, "children", len(res.Children))
+	return nil
+}
+
+// timeShort is a deferral when ctx's deadline leaves less than a patient
+// step, else nil.
+func (w *Worker) timeShort(ctx context.Context) error {
+	if d, ok := ctx.Deadline(); ok && time.Until(d) < w.cfg.patientStep() {
+		return asynqrt.Defer(time.Second, "consultation: less than a patient step left in this run")
+	}
 	return nil
 }
 

@@ -11,3 +11,9 @@ import (
 func (w *Worker) RunAppointment(ctx context.Context, p AppointmentTask, n int, last bool) error {
 	return w.runAppointment(ctx, asynq.NewTask(TypeSetAppointment, nil), p, attemptInfo{attempt: n, last: last})
 }
+
+// Defaulted is cfg with its defaults, and whether it is valid.
+func Defaulted(cfg Config) (Config, error) {
+	cfg = cfg.withDefaults()
+	return cfg, cfg.validate()
+}

@@ -307,18 +307,14 @@ func (w *Worker) handlePatient(ctx context.Context, t *asynq.Task) error {
 	return nil
 }
 
-// eventTimeout bounds a completion event's delivery: a webhook receiver
-// (BOOKING_EVENTS_WEBHOOK, 10 s per POST) after the Redis publish.
-const eventTimeout = 15 * time.Second
-
-// publish delivers ev within eventTimeout from now, whatever is left of
+// publish delivers ev within Config.EventTimeout from now, whatever is left of
 // ctx's deadline (the run's, or its bookkeeping after a Cloud9 call): an
 // event is not retried, so it is not sent with a budget already spent.
 func (w *Worker) publish(ctx context.Context, ev contracts.BookingCompletedEvent) {
 	if w.d.Events == nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), eventTimeout)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), w.cfg.EventTimeout)
 	defer cancel()
 	if err := w.d.Events.Publish(ctx, ev); err != nil {
 		w.log.Warn("booking event not delivered", "operation_id", ev.OperationID, "event", ev.Event, "err", err)

@@ -3,6 +3,7 @@ package booking_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -581,4 +582,64 @@ func TestSlowNoteRefusalOfAQueuedBookingIsQueued(t *testing.T) {
 	evs := a.e.Events.All()
 	require.Len(t, evs, 1, "booking_completed was not published")
 	require.Equal(t, contracts.EventBookingCompleted, evs[0].Event)
+}
+
+// A consultation whose patient steps do not fit one run (Cloud9 takes
+// 300 ms per SetPatient; a run is 1 s and a patient step may take 500 ms):
+// each run defers before a child it may not finish, the next goes on from
+// the marks, and the parent and four children are each created once, with
+// no attempt spent. Before, the run's deadline cut a SetPatient mid-call
+// and spent an attempt (on the last one, the children not reached failed).
+func TestConsultationDefersWhenItsRunIsShort(t *testing.T) {
+	t.Parallel()
+	a := setupAsync(t, func(c *booking.Config) {
+		c.WriteTimeout, c.NoteTimeout, c.EventTimeout = 300*time.Millisecond, 100*time.Millisecond, 100*time.Millisecond
+		c.TaskTimeout = time.Second
+	})
+	a.e.Cloud9.Hook = func(procedure string) {
+		if procedure == cloud9.ProcSetPatient {
+			time.Sleep(300 * time.Millisecond)
+		}
+	}
+	patient := func(key, first string, child bool) booking.ConsultPatient {
+		return booking.ConsultPatient{Key: key, PatientTask: booking.PatientTask{OperationID: "op-consult-short",
+			FirstName: first, LastName: "Parker", BirthDate: "04/01/2016", Phone: "4125550142", IsChild: child,
+			LocationGUID: booking.DefaultLocationGUID}}
+	}
+	task := booking.ConsultationTask{OperationID: "op-consult-short", CreatedAt: time.Now().UTC(), SessionID: "call-short",
+		LocationGUID: booking.DefaultLocationGUID, Parent: patient("parent-pat", "Pat", false), FamilyID: "fam-short"}
+	for i := range 4 {
+		task.Children = append(task.Children, booking.ConsultChildTask{Index: i,
+			Patient: patient(fmt.Sprintf("child-%d", i), fmt.Sprintf("Kid%d", i), true), AppointmentOpID: fmt.Sprintf("op-appt-short-%d", i),
+			Appointment: booking.Appointment{StartTime: fmt.Sprintf("01/21/2026 %d:00 AM", 8+i), ScheduleViewGUID: bt.View,
+				ScheduleColumnGUID: bt.Column, AppointmentTypeGUID: bt.Type, Minutes: 45}})
+	}
+	require.NoError(t, a.w.EnqueueConsultation(ctx, task))
+	a.start(t)
+	op := a.waitOp(t, task.OperationID, contracts.OpCompleted)
+	require.Equal(t, 1, op.Attempts, "an attempt was spent")
+	require.Len(t, a.e.Cloud9.Calls(cloud9.ProcSetPatient), 5, "each patient once")
+	for i := range 4 {
+		a.waitOp(t, fmt.Sprintf("op-appt-short-%d", i), contracts.OpCompleted)
+	}
+	require.Len(t, a.e.Cloud9.Calls(cloud9.ProcSetAppointment), 4)
+}
+
+// A queued operation's run is sized from the Cloud9 timeouts (two list
+// reads, the write, the note, its event, a write window and the lease
+// grace), and a run shorter than one consultation patient step is refused.
+func TestTaskTimeoutFollowsTheCloud9Timeouts(t *testing.T) {
+	t.Parallel()
+	c, err := booking.Defaulted(booking.Config{})
+	require.NoError(t, err)
+	require.Equal(t, 4*time.Minute+25*time.Second, c.TaskTimeout)
+	c, err = booking.Defaulted(booking.Config{ReadTimeout: 2 * time.Minute, WriteTimeout: 90 * time.Second})
+	require.NoError(t, err)
+	require.Equal(t, 7*time.Minute+10*time.Second, c.TaskTimeout)
+	c, err = booking.Defaulted(booking.Config{ReadTimeout: time.Second, WriteTimeout: time.Second, NoteTimeout: time.Second,
+		EventTimeout: time.Second})
+	require.NoError(t, err)
+	require.Equal(t, booking.DefaultTaskTimeout, c.TaskTimeout, "never under 2 min")
+	_, err = booking.Defaulted(booking.Config{TaskTimeout: time.Minute})
+	require.ErrorContains(t, err, "must hold one patient step", "1 min < 45 s + 15 s + 15 s")
 }
