@@ -45,6 +45,7 @@ type composeService struct {
 	Volumes     []string       `yaml:"volumes"`
 	DependsOn   any            `yaml:"depends_on"`
 	Healthcheck map[string]any `yaml:"healthcheck"`
+	StopGrace   string         `yaml:"stop_grace_period"`
 }
 
 type composeProject struct {
