@@ -15,8 +15,12 @@ var parser = cron.NewParser(cron.Second | cron.Minute | cron.Hour | cron.Dom | c
 // ValidateSpec reports whether spec is a schedule Register would accept,
 // so configuration can be checked before anything starts.
 func ValidateSpec(spec string) error {
-	if _, err := parseSpec(spec, time.UTC); err != nil {
+	sched, err := parseSpec(spec, time.UTC)
+	if err != nil {
 		return fmt.Errorf("invalid cron spec %q: %w", spec, err)
+	}
+	if _, err := minInterval(sched, time.Now().UTC()); err != nil {
+		return fmt.Errorf("cron spec %q never fires: %w", spec, err)
 	}
 	return nil
 }

@@ -109,3 +109,13 @@ func TestMinInterval(t *testing.T) {
 		require.Equal(t, want, got, spec)
 	}
 }
+
+// ValidateSpec refuses what Register would: a spec that does not parse,
+// and one that parses but never fires (30 February).
+func TestValidateSpec(t *testing.T) {
+	t.Parallel()
+	require.NoError(t, ValidateSpec("@every 30s"))
+	require.NoError(t, ValidateSpec("0 */5 7-18 * * 1-6"))
+	require.ErrorContains(t, ValidateSpec("every minute"), "invalid cron spec")
+	require.ErrorContains(t, ValidateSpec("0 0 0 30 2 *"), "never fires")
+}

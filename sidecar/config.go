@@ -9,6 +9,7 @@ import (
 
 	"github.com/flowgate/flowgate/orchestrator/tasks"
 	"github.com/flowgate/flowgate/scheduler"
+	"github.com/flowgate/flowgate/webhooks/signature"
 )
 
 // Config is every setting of flowgate, read from the environment by
@@ -207,6 +208,17 @@ func (c *Config) validate(p *problems) {
 	c.validateSlotCache(p)
 	c.validateBuffer(p)
 	c.validateOutbound(p)
+	c.validateHolds(p)
+	c.validateRest(p)
+}
+
+// validateRest refuses a zero or negative value of the durations whose
+// zero the packages would silently replace with their default (a 0 that
+// meant "off" or "at once" would not do what it says).
+func (c *Config) validateRest(p *problems) {
+	p.positive(namedDuration{"ASYNQ_SHUTDOWN_TIMEOUT", c.AsynqShutdown}, namedDuration{"BUFFER_SHUTDOWN_TIMEOUT", c.Buffer.ShutdownTimeout},
+		namedDuration{"BOOKING_SYNC_RETRY_DELAY", c.Booking.SyncRetryDelay}, namedDuration{"BOOKING_COMPLETED_RETENTION", c.Booking.Retention},
+		namedDuration{"PHONE_SEARCH_RECORD_MAX_AGE", c.Family.PhoneRecordMaxAge}, namedDuration{"SHADOW_RETENTION", c.Shadow.Retention})
 }
 
 // validateRedis checks the Redis mode and the monitoring credentials.
@@ -254,6 +266,9 @@ func (c *Config) validateOrchestration(p *problems) {
 		namedDuration{"SLA_THRESHOLD", c.SLAThreshold}, namedDuration{"WEBHOOK_TOLERANCE", c.WebhookTolerance},
 		namedDuration{"QUEUE_REQUEST_TIMEOUT", c.QueueRequestTimeout}, namedDuration{"REQUEUE_BACKOFF_BASE", c.RequeueBase},
 		namedDuration{"REQUEUE_BACKOFF_MAX", c.RequeueMax})
+	if c.WebhookTolerance > 0 && c.WebhookTolerance < signature.MinTolerance {
+		p.addf("WEBHOOK_TOLERANCE", "must be at least %s, got %s", signature.MinTolerance, c.WebhookTolerance)
+	}
 	if c.TaskMaxProcessing < time.Minute || c.TaskMaxProcessing > tasks.MaxMaxProcessing {
 		p.addf("TASK_MAX_PROCESSING", "must be 1m..%s (SQS's cap on a message's visibility), got %s", tasks.MaxMaxProcessing, c.TaskMaxProcessing)
 	} else if c.TaskMaxProcessing <= c.HeartbeatStale {

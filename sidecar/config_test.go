@@ -64,6 +64,22 @@ func TestConfigRejectsBadValues(t *testing.T) {
 		{map[string]string{"REDIS_URL": "redis://127.0.0.1:6379/0", "BOOKING_AUTH_SECRET": strings.Repeat("h", 16)}, "HMAC_SECRET"},
 		{map[string]string{"REDIS_URL": "redis://127.0.0.1:6379/0", "BOOKING_AUTH_SECRET": strings.Repeat("h", 16), "HMAC_SECRET": strings.Repeat("h", 16)}, "MONITORING_USER"},
 		{map[string]string{"MONITORING_AUTH": "open"}, "MONITORING_AUTH"},
+		// What the server would refuse at start, or silently replace with a
+		// default, is refused by LoadConfig too (so `flowgate check` says so).
+		{map[string]string{"CLOUD9_WRITE_LIMIT": "5/1ms"}, "CLOUD9_WRITE_LIMIT"}, // a typo of 5/1m
+		{map[string]string{"WEBHOOK_TOLERANCE": "500ms"}, "WEBHOOK_TOLERANCE"},
+		{map[string]string{"HOLD_TTL": "48h"}, "HOLD_TTL"},
+		{map[string]string{"HOLD_TTL": "0s"}, "HOLD_TTL"},
+		{map[string]string{"HOLDS_REQUEST_TIMEOUT": "0s"}, "HOLDS_REQUEST_TIMEOUT"},
+		{map[string]string{"HOLDS_STREAM_LEASE_DEFAULT": "2h"}, "HOLDS_STREAM_LEASE_DEFAULT"},
+		{map[string]string{"HOLDS_STREAM_PING": "0s"}, "HOLDS_STREAM_PING"},
+		{map[string]string{"HOLDS_STREAM_RELEASE_BURST": "0"}, "HOLDS_STREAM_RELEASE_BURST"},
+		{map[string]string{"ASYNQ_SHUTDOWN_TIMEOUT": "0s"}, "ASYNQ_SHUTDOWN_TIMEOUT"},
+		{map[string]string{"BUFFER_SHUTDOWN_TIMEOUT": "0s"}, "BUFFER_SHUTDOWN_TIMEOUT"},
+		{map[string]string{"BOOKING_COMPLETED_RETENTION": "0s"}, "BOOKING_COMPLETED_RETENTION"},
+		{map[string]string{"SHADOW_RETENTION": "0s"}, "SHADOW_RETENTION"},
+		{map[string]string{"PHONE_SEARCH_RECORD_MAX_AGE": "0s"}, "PHONE_SEARCH_RECORD_MAX_AGE"},
+		{map[string]string{"DLQ_RECONCILE_SCHEDULE": "0 0 0 30 2 *"}, "DLQ_RECONCILE_SCHEDULE"}, // 30 February
 	}
 	for _, tc := range cases {
 		_, err := LoadConfig(envOf(tc.env))

@@ -55,8 +55,8 @@ func ParseRate(s string) (Rate, error) {
 	case "h", "hour":
 		per = time.Hour
 	default:
-		if per, err = time.ParseDuration(m[2]); err != nil || per <= 0 {
-			return Rate{}, fmt.Errorf("period must be s, min, h or a positive duration, got %q", m[2])
+		if per, err = time.ParseDuration(m[2]); err != nil || per < time.Second {
+			return Rate{}, fmt.Errorf("period must be s, min, h or a duration of at least 1s, got %q", m[2])
 		}
 	}
 	return Rate{N: n, Per: per}, nil

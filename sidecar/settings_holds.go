@@ -22,6 +22,28 @@ type HoldsConfig struct {
 	RequestTimeout time.Duration
 }
 
+// validateHolds checks the hold engine's and the holds stream's settings
+// as their packages will (holds.New, holdstream.New), so `flowgate check`
+// refuses what the server would refuse at start, and refuses a zero the
+// packages would replace with their default.
+func (c *Config) validateHolds(p *problems) {
+	h, s := c.Holds, c.HoldStream
+	p.positive(namedDuration{"HOLD_TTL", h.HoldTTL}, namedDuration{"HOLDS_REQUEST_TIMEOUT", h.RequestTimeout},
+		namedDuration{"HOLDS_STREAM_PING", s.Ping}, namedDuration{"HOLDS_STREAM_RETRY", s.Retry},
+		namedDuration{"HOLDS_STREAM_LEASE_DEFAULT", s.LeaseDefault}, namedDuration{"HOLDS_STREAM_LEASE_MAX", s.LeaseMax},
+		namedDuration{"HOLDS_STREAM_WRITE_TIMEOUT", s.WriteTimeout}, namedDuration{"HOLDS_STREAM_MEMORY_CHECK", s.MemoryCheck},
+		namedDuration{"HOLDS_STREAM_RELEASE_QUIET", s.ReleaseQuiet})
+	if h.HoldTTL > holds.MaxTTL {
+		p.addf("HOLD_TTL", "must be at most %s, got %s", holds.MaxTTL, h.HoldTTL)
+	}
+	if s.LeaseDefault > 0 && s.LeaseMax > 0 && s.LeaseDefault > s.LeaseMax {
+		p.addf("HOLDS_STREAM_LEASE_DEFAULT", "must not exceed HOLDS_STREAM_LEASE_MAX (%s), got %s", s.LeaseMax, s.LeaseDefault)
+	}
+	if s.ReleaseBurst == 0 {
+		p.addf("HOLDS_STREAM_RELEASE_BURST", "must be at least 1, or -1 for never")
+	}
+}
+
 func holdsDuration(dst func(*HoldsConfig) *time.Duration) func(*Config, string) error {
 	return duration(func(c *Config) *time.Duration { return dst(&c.Holds) })
 }

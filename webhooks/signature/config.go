@@ -14,6 +14,9 @@ const DefaultTolerance = 300 * time.Second
 // MinSecretLen is the shortest HMAC secret New accepts, in bytes.
 const MinSecretLen = 16
 
+// MinTolerance is the least clock skew an hmac-mode signature may allow.
+const MinTolerance = time.Second
+
 // Config configures a Verifier. The zero Mode means ModeHMAC.
 type Config struct {
 	Mode Mode
@@ -51,8 +54,8 @@ func (c Config) validate() error {
 		if len(c.Secret) < MinSecretLen {
 			return fmt.Errorf("signature: hmac mode needs a secret of at least %d bytes", MinSecretLen)
 		}
-		if c.Tolerance < time.Second {
-			return fmt.Errorf("signature: tolerance %s must be at least 1s", c.Tolerance)
+		if c.Tolerance < MinTolerance {
+			return fmt.Errorf("signature: tolerance %s must be at least %s", c.Tolerance, MinTolerance)
 		}
 		if c.Replay == nil {
 			return errors.New("signature: hmac mode needs a ReplayGuard")
