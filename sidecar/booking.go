@@ -175,7 +175,7 @@ func (m *Main) newBooking(rt *asynqrt.Runtime, b *backend, shutdown context.Cont
 	// (HTTP_SHUTDOWN_TIMEOUT covers the sync budget) rather than being cut
 	// between reservation and SetAppointment.
 	h, err := bookinghttp.New(svc, bookinghttp.Config{Context: context.WithoutCancel(shutdown), Logger: m.Logger,
-		Operator: m.operator()}) // queue-status: the whole queue for the monitoring credentials (opsauth.go)
+		RequestTimeout: bc.bookingRequestTimeout(), Operator: m.operator()}) // queue-status: the whole queue for the monitoring credentials (opsauth.go)
 	if err != nil {
 		return nil, err
 	}

@@ -80,6 +80,13 @@ func TestConfigRejectsBadValues(t *testing.T) {
 		{map[string]string{"SHADOW_RETENTION": "0s"}, "SHADOW_RETENTION"},
 		{map[string]string{"PHONE_SEARCH_RECORD_MAX_AGE": "0s"}, "PHONE_SEARCH_RECORD_MAX_AGE"},
 		{map[string]string{"DLQ_RECONCILE_SCHEDULE": "0 0 0 30 2 *"}, "DLQ_RECONCILE_SCHEDULE"}, // 30 February
+		// Settings that must outlast another's: a booking call (30 s for
+		// its write turn + a 45 s write) outlasts the 60 s HTTP drain; a
+		// 30 s SlotReservation lapses under a 45 s write; seven tiers at
+		// one read a minute wait 6 min for turns, past the 4 min lease.
+		{map[string]string{"BOOKING_INCALL_WAIT": "30s"}, "HTTP_SHUTDOWN_TIMEOUT"},
+		{map[string]string{"SLOT_RESERVATION_TTL": "30s"}, "SLOT_RESERVATION_TTL"},
+		{map[string]string{"SLOT_CACHE_TIERS": "14,30,60,90,120,150,196", "SLOT_CACHE_READ_LIMIT": "1/min"}, "SLOT_CACHE_READ_LIMIT"},
 	}
 	for _, tc := range cases {
 		_, err := LoadConfig(envOf(tc.env))
@@ -189,6 +196,12 @@ func TestConfigBookingSettings(t *testing.T) {
 	require.Equal(t, 15*time.Minute, b.SessionTTL)
 	require.Equal(t, 90*time.Second, b.ReserveTTL)
 	require.Equal(t, 300*time.Second, b.BookedTTL)
+	// The booking endpoints' deadline outlasts the longest call: 15 s for
+	// the write turn + the 45 s write + 5 s; longer with a longer wait.
+	require.Equal(t, 65*time.Second, b.bookingRequestTimeout())
+	longer, err := LoadConfig(envOf(map[string]string{"BOOKING_INCALL_WAIT": "30s", "HTTP_SHUTDOWN_TIMEOUT": "80s"}))
+	require.NoError(t, err)
+	require.Equal(t, 80*time.Second, longer.Booking.bookingRequestTimeout())
 	require.Equal(t, 45*time.Second, b.WriteTimeout)
 	require.Equal(t, 15*time.Second, b.NoteTimeout)
 	require.Equal(t, "session", b.AuthMode)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/flowgate/flowgate/orchestrator/booking"
+	"github.com/flowgate/flowgate/orchestrator/booking/bookinghttp"
 	"github.com/flowgate/flowgate/orchestrator/booking/reservation"
 	"github.com/flowgate/flowgate/orchestrator/booking/slotcache"
 	"github.com/flowgate/flowgate/orchestrator/cloud9"
@@ -122,7 +123,7 @@ var bookingSettings = []setting{
 	{name: "BOOKING_BACKOFF_MAX", def: durStr(booking.DefaultBackoffMax), help: "queued-booking backoff cap", apply: bookingDuration(func(b *BookingConfig) *time.Duration { return &b.BackoffMax })},
 	{name: "BOOKING_COMPLETED_RETENTION", def: durStr(booking.DefaultCompletedRetention), help: "how long completed operations stay in queue-status and Asynqmon", apply: bookingDuration(func(b *BookingConfig) *time.Duration { return &b.Retention })},
 	{name: "BOOKING_SESSION_TTL", def: durStr(booking.DefaultSessionTTL), help: "bookingSessions cache and bookingAuthToken lifetime", apply: bookingDuration(func(b *BookingConfig) *time.Duration { return &b.SessionTTL })},
-	{name: "SLOT_RESERVATION_TTL", def: durStr(reservation.DefaultReserveTTL), help: "SlotReservation hold while a booking is made", apply: bookingDuration(func(b *BookingConfig) *time.Duration { return &b.ReserveTTL })},
+	{name: "SLOT_RESERVATION_TTL", def: durStr(reservation.DefaultReserveTTL), help: "SlotReservation hold while a booking is made; at least the longest booking call, max(BOOKING_SYNC_BUDGET, BOOKING_INCALL_WAIT) + CLOUD9_WRITE_TIMEOUT, + 5 s", apply: bookingDuration(func(b *BookingConfig) *time.Duration { return &b.ReserveTTL })},
 	{name: "SLOT_RESERVATION_BOOKED_TTL", def: durStr(reservation.DefaultConfirmTTL), help: "SlotReservation hold after a successful booking", apply: bookingDuration(func(b *BookingConfig) *time.Duration { return &b.BookedTTL })},
 	{name: "SLOT_CACHE_FRESH", def: durStr(slotcache.DefaultFresh), help: "a cached slot list younger than this is answered without asking Cloud9", apply: bookingDuration(func(b *BookingConfig) *time.Duration { return &b.SlotFresh })},
 	{name: "SLOT_CACHE_TTL", def: durStr(slots.DefaultCacheTTL), help: "how long a slot list (and the bookingTokens of its slots) stays usable", apply: bookingDuration(func(b *BookingConfig) *time.Duration { return &b.SlotCacheTTL })},
@@ -183,6 +184,22 @@ func (b BookingConfig) offeredColumns() []string {
 	return []string{b.ScheduleColumn}
 }
 
+// reserveMargin is what a SlotReservation must outlast a booking call by:
+// the call's Redis steps around the write.
+const reserveMargin = 5 * time.Second
+
+// callBound is the longest a booking call may run: its write turn's wait
+// (the call's budget) and the write.
+func (b BookingConfig) callBound() time.Duration {
+	return max(b.SyncBudget, b.InCallWait) + b.WriteTimeout
+}
+
+// bookingRequestTimeout is the booking endpoints' deadline: the longest
+// call and its Redis steps, and at least bookinghttp's default.
+func (b BookingConfig) bookingRequestTimeout() time.Duration {
+	return max(bookinghttp.DefaultRequestTimeout, b.callBound()+reserveMargin)
+}
+
 // validateBooking checks what one variable cannot tell alone.
 func (c *Config) validateBooking(p *problems) {
 	b := c.Booking
@@ -198,6 +215,17 @@ func (c *Config) validateBooking(p *problems) {
 	}
 	if b.SlotCacheTTL < b.SlotFresh {
 		p.addf("SLOT_CACHE_TTL", "must not be below SLOT_CACHE_FRESH")
+	}
+	// A booking call waits for its write turn up to the call's budget,
+	// then writes for up to CLOUD9_WRITE_TIMEOUT (b.callBound): what must
+	// outlast it does.
+	if call := b.callBound(); b.WriteTimeout > 0 && c.HTTPDrain < call {
+		p.addf("HTTP_SHUTDOWN_TIMEOUT", "must cover a booking call under way, max(BOOKING_SYNC_BUDGET, BOOKING_INCALL_WAIT) + CLOUD9_WRITE_TIMEOUT = %s, got %s",
+			call, c.HTTPDrain)
+	}
+	if call := b.callBound(); b.WriteTimeout > 0 && b.ReserveTTL > 0 && b.ReserveTTL < call+reserveMargin {
+		p.addf("SLOT_RESERVATION_TTL", "must outlast a booking call, max(BOOKING_SYNC_BUDGET, BOOKING_INCALL_WAIT) + CLOUD9_WRITE_TIMEOUT + %s = %s, got %s (the slot would be free while its write is in flight)",
+			reserveMargin, call+reserveMargin, b.ReserveTTL)
 	}
 	if c.Cloud9Endpoint != "" && b.ProviderGUID == "" {
 		p.addf("CLOUD9_PROVIDER_GUID", "required with a real Cloud9 (CLOUD9_ENDPOINT)")

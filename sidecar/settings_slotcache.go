@@ -54,7 +54,7 @@ var slotCacheSettings = []setting{
 		c.SlotCache.Schedule = v
 		return nil
 	}},
-	{name: "SLOT_CACHE_READ_LIMIT", def: "5/min", help: "GetOnlineReservations calls per period the refresh may make across every instance (shared limiter)", apply: func(c *Config, v string) error {
+	{name: "SLOT_CACHE_READ_LIMIT", def: "5/min", help: "GetOnlineReservations calls per period the refresh may make across every instance (shared limiter); every tier's turn, and its read, must fit the refresh's 4 min lease", apply: func(c *Config, v string) error {
 		r, err := ParseRate(v)
 		c.SlotCache.ReadLimit = r
 		return err
@@ -93,6 +93,16 @@ func (c *Config) validateSlotCache(p *problems) {
 	}
 	if s.MaxStale < b.SlotFresh || s.MaxStale > s.HardStale {
 		p.addf("SLOT_CACHE_MAX_STALE", "must be within SLOT_CACHE_FRESH..SLOT_CACHE_HARD_STALE")
+	}
+	// The refresh's tiers take their read turns in one run under the
+	// refresh lease: past the read limit's N per period, each N more wait a
+	// period; the last tier's read must still fit.
+	if n := len(s.TierDays); n > 0 && s.ReadLimit.N > 0 {
+		waits := time.Duration((n-1)/s.ReadLimit.N) * s.ReadLimit.Per
+		if waits+b.ReadTimeout > slotcache.DefaultLeaseTTL {
+			p.addf("SLOT_CACHE_READ_LIMIT", "too low for %d tiers: a refresh would wait %s for read turns, and with CLOUD9_READ_TIMEOUT (%s) pass its %s lease",
+				n, waits, b.ReadTimeout, slotcache.DefaultLeaseTTL)
+		}
 	}
 	if err := s.Search.Validate(); err != nil {
 		p.addf("SLOT_SEARCH_BUDGET", "%v", err)

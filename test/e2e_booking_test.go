@@ -275,7 +275,7 @@ func TestBookingTwoInstancesSiblings(t *testing.T) {
 	db := redistest.New(t)
 	sim := startSim(t, scale, "5/min")
 	env := bookingEnv(db.URL(), sim, "5/6s", map[string]string{
-		"CLOUD9_LIMIT_MARGIN": "25ms", "BOOKING_SYNC_BUDGET": "30s",
+		"CLOUD9_LIMIT_MARGIN": "25ms", "BOOKING_SYNC_BUDGET": "30s", "HTTP_SHUTDOWN_TIMEOUT": "75s",
 	})
 	p1, p2 := startFlowgate(t, env), startFlowgate(t, env)
 	c1, c2 := newBookingClient(t, p1), newBookingClient(t, p2)
