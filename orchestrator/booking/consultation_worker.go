@@ -81,6 +81,7 @@ func (w *Worker) handleConsultation(ctx context.Context, t *asynq.Task) error {
 	pol := &workerPolicy{w: w, t: t, p: AppointmentTask{OperationID: p.OperationID}, a: a}
 	log := w.log.With("operation_id", p.OperationID, "attempt", a.attempt)
 	e := w.engine()
+	w.keepHolds(ctx, p)
 	ranParent := p.ParentGUID == "" // the run's first step: it always starts
 	if p.ParentGUID == "" {
 		o := e.ensurePatient(ctx, pol, p.Parent, p.OperationID)
@@ -187,10 +188,34 @@ func (w *Worker) releaseChildren(ctx context.Context, cs []ConsultChildTask, p C
 	bctx, cancel := bookkeeping(ctx)
 	defer cancel()
 	for _, c := range cs {
-		w.engine().release(bctx, SlotHold{LocationGUID: firstNonEmpty(p.LocationGUID, w.cfg.LocationGUID),
-			StartTime: c.Appointment.StartTime, ScheduleColumnGUID: c.Appointment.ScheduleColumnGUID, SessionID: p.SessionID,
-			PatientName: c.Appointment.ChildName})
+		w.engine().release(bctx, w.childHold(p, c))
 	}
+}
+
+// keepHolds extends the children's slot holds at the start of every run
+// (Reservations.Confirm: the 300 s the call gave them at queue time again,
+// or taken again if they lapsed and nobody took them): a family spread
+// over runs — the write window, deferrals, retries with their backoff —
+// keeps its slots until each child's appointment task holds its own (the
+// same session: extending it is harmless).
+func (w *Worker) keepHolds(ctx context.Context, p ConsultationTask) {
+	if w.d.Reservations == nil || len(p.Children) == 0 {
+		return
+	}
+	bctx, cancel := bookkeeping(ctx)
+	defer cancel()
+	for _, c := range p.Children {
+		if err := w.d.Reservations.Confirm(bctx, w.childHold(p, c)); err != nil {
+			w.log.Warn("consultation: a child's slot hold could not be extended", "operation_id", p.OperationID,
+				"child", c.Index, "err", err)
+		}
+	}
+}
+
+// childHold is child c's slot hold: the call's session holds it.
+func (w *Worker) childHold(p ConsultationTask, c ConsultChildTask) SlotHold {
+	return SlotHold{LocationGUID: firstNonEmpty(p.LocationGUID, w.cfg.LocationGUID), StartTime: c.Appointment.StartTime,
+		ScheduleColumnGUID: c.Appointment.ScheduleColumnGUID, SessionID: p.SessionID, PatientName: c.Appointment.ChildName}
 }
 
 // laterErr is the task's error for a step to try again: the policy's own

@@ -588,7 +588,8 @@ func TestSlowNoteRefusalOfAQueuedBookingIsQueued(t *testing.T) {
 // 300 ms per SetPatient; a run is 1 s and a patient step may take 500 ms):
 // each run defers before a child it may not finish, the next goes on from
 // the marks, and the parent and four children are each created once, with
-// no attempt spent. Before, the run's deadline cut a SetPatient mid-call
+// no attempt spent; every run starts by extending the children's slot
+// holds, so the last child's is held while the first ones are created. Before, the run's deadline cut a SetPatient mid-call
 // and spent an attempt (on the last one, the children not reached failed).
 func TestConsultationDefersWhenItsRunIsShort(t *testing.T) {
 	t.Parallel()
@@ -596,8 +597,14 @@ func TestConsultationDefersWhenItsRunIsShort(t *testing.T) {
 		c.WriteTimeout, c.NoteTimeout, c.EventTimeout = 300*time.Millisecond, 100*time.Millisecond, 100*time.Millisecond
 		c.TaskTimeout = time.Second
 	})
+	lastSlot := booking.SlotHold{LocationGUID: booking.DefaultLocationGUID, StartTime: "01/21/2026 11:00 AM", ScheduleColumnGUID: bt.Column}
+	var lastHeld atomic.Value
 	a.e.Cloud9.Hook = func(procedure string) {
 		if procedure == cloud9.ProcSetPatient {
+			if lastHeld.Load() == nil {
+				state, session := a.e.Reservations.State(lastSlot)
+				lastHeld.Store(state + " by " + session)
+			}
 			time.Sleep(300 * time.Millisecond)
 		}
 	}
@@ -623,6 +630,7 @@ func TestConsultationDefersWhenItsRunIsShort(t *testing.T) {
 		a.waitOp(t, fmt.Sprintf("op-appt-short-%d", i), contracts.OpCompleted)
 	}
 	require.Len(t, a.e.Cloud9.Calls(cloud9.ProcSetAppointment), 4)
+	require.Equal(t, "confirmed by call-short", lastHeld.Load(), "the last child's slot was not held from the run's start")
 }
 
 // A queued operation's run is sized from the Cloud9 timeouts (two list
