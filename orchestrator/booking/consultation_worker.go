@@ -192,12 +192,14 @@ func (w *Worker) releaseChildren(ctx context.Context, cs []ConsultChildTask, p C
 	}
 }
 
-// keepHolds extends the children's slot holds at the start of every run
-// (Reservations.Confirm: the 300 s the call gave them at queue time again,
-// or taken again if they lapsed and nobody took them): a family spread
-// over runs — the write window, deferrals, retries with their backoff —
-// keeps its slots until each child's appointment task holds its own (the
-// same session: extending it is harmless).
+// keepHolds extends the slot holds of the children whose patient does not
+// exist yet at the start of every run (Reservations.Confirm: the 300 s the
+// call gave them at queue time again, or taken again if they lapsed and
+// nobody took them): a family spread over runs — the write window,
+// deferrals, retries with their backoff — keeps its slots until each
+// child's appointment task, queued once its patient exists, holds its own.
+// A child whose patient exists is left to that task (which may have
+// released its slot for good).
 func (w *Worker) keepHolds(ctx context.Context, p ConsultationTask) {
 	if w.d.Reservations == nil || len(p.Children) == 0 {
 		return
@@ -205,6 +207,9 @@ func (w *Worker) keepHolds(ctx context.Context, p ConsultationTask) {
 	bctx, cancel := bookkeeping(ctx)
 	defer cancel()
 	for _, c := range p.Children {
+		if rec, done, err := w.d.Marks.Completed(bctx, c.Patient.Key); err == nil && done && rec.PatientGUID != "" {
+			continue
+		}
 		if err := w.d.Reservations.Confirm(bctx, w.childHold(p, c)); err != nil {
 			w.log.Warn("consultation: a child's slot hold could not be extended", "operation_id", p.OperationID,
 				"child", c.Index, "err", err)

@@ -631,6 +631,13 @@ func TestConsultationDefersWhenItsRunIsShort(t *testing.T) {
 	}
 	require.Len(t, a.e.Cloud9.Calls(cloud9.ProcSetAppointment), 4)
 	require.Equal(t, "confirmed by call-short", lastHeld.Load(), "the last child's slot was not held from the run's start")
+	// Every run kept the last child's slot (its patient was created in the
+	// last run), then its booking confirmed it; the first child's patient
+	// existed before the last run, whose keep left its slot alone.
+	firstSlot := lastSlot
+	firstSlot.StartTime = "01/21/2026 8:00 AM"
+	require.Less(t, a.e.Reservations.Confirms(firstSlot), a.e.Reservations.Confirms(lastSlot),
+		"a run kept the slot of a child whose patient existed")
 }
 
 // A queued operation's run is sized from the Cloud9 timeouts (two list

@@ -140,9 +140,10 @@ func (s *Sessions) Lookup(_ context.Context, patientGUID, uui string) (booking.S
 
 // Reservations are in-memory slot holds; State tells what a slot is in.
 type Reservations struct {
-	mu    sync.Mutex
-	holds map[string]hold
-	Err   error
+	mu       sync.Mutex
+	holds    map[string]hold
+	confirms map[string]int
+	Err      error
 }
 
 type hold struct {
@@ -195,7 +196,18 @@ func (r *Reservations) Confirm(_ context.Context, h booking.SlotHold) error {
 		return r.Err
 	}
 	r.holds[holdKey(h)] = hold{session: h.SessionID, state: "confirmed"}
+	if r.confirms == nil {
+		r.confirms = map[string]int{}
+	}
+	r.confirms[holdKey(h)]++
 	return nil
+}
+
+// Confirms counts the Confirm calls of h's slot.
+func (r *Reservations) Confirms(h booking.SlotHold) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.confirms[holdKey(h)]
 }
 
 // Release implements booking.Reservations.
