@@ -25,6 +25,16 @@ func ValidateSpec(spec string) error {
 	return nil
 }
 
+// Interval is the shortest gap between two ticks of spec (in UTC) from
+// now on: a job's period, as cache-health reports it.
+func Interval(spec string) (time.Duration, error) {
+	sched, err := parseSpec(spec, time.UTC)
+	if err != nil {
+		return 0, fmt.Errorf("invalid cron spec %q: %w", spec, err)
+	}
+	return minInterval(sched, time.Now().UTC())
+}
+
 // parseSpec parses spec in loc. "@every d" becomes an everySchedule
 // aligned on the Unix epoch instead of cron's ConstantDelaySchedule, which
 // counts from whenever each process started: instances started at different

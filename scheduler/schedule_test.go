@@ -119,3 +119,15 @@ func TestValidateSpec(t *testing.T) {
 	require.ErrorContains(t, ValidateSpec("every minute"), "invalid cron spec")
 	require.ErrorContains(t, ValidateSpec("0 0 0 30 2 *"), "never fires")
 }
+
+func TestInterval(t *testing.T) {
+	t.Parallel()
+	d, err := Interval("@every 2m")
+	require.NoError(t, err)
+	require.Equal(t, 2*time.Minute, d)
+	d, err = Interval("0 */5 7-18 * * 1-6")
+	require.NoError(t, err)
+	require.Equal(t, 5*time.Minute, d)
+	_, err = Interval("0 0 0 30 2 *")
+	require.Error(t, err)
+}

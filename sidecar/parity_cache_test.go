@@ -204,3 +204,14 @@ func TestOpsRequireMonitoringCredentials(t *testing.T) {
 	st, _ = opsCall(t, p, http.MethodGet, B+"/cache-health", "", opsUser, opsPass)
 	require.Contains(t, []int{http.StatusOK, http.StatusServiceUnavailable}, st)
 }
+
+// cache-health's config.refreshIntervalMs is SLOT_CACHE_REFRESH_SCHEDULE's
+// period, not a fixed 5 min.
+func TestCacheHealthReportsTheRefreshSchedule(t *testing.T) {
+	t.Parallel()
+	p := newParityEnv(t, cloud9sim.Config{}, map[string]string{"SLOT_CACHE_REFRESH_SCHEDULE": "@every 2m"})
+	_, body := opsCall(t, p, http.MethodGet, parityBase+"/cache-health", "", "", "")
+	cfg, ok := obj(t, body)["config"].(map[string]any)
+	require.True(t, ok, string(body))
+	require.EqualValues(t, 120000, cfg["refreshIntervalMs"], string(body))
+}

@@ -36,7 +36,8 @@ func (m *Main) newSlotCache(rdb redis.UniversalClient, client *cloud9.Client, ca
 	read := cloud9.Rate{N: cfg.ReadLimit.N, Per: cfg.ReadLimit.Per}
 	limiter := cloud9.NewRedisLimiter(rdb, map[string]cloud9.Rate{cloud9.ProcGetOnlineReservations: read}, cloud9.Rate{},
 		cloud9.WithMargin(bc.LimitMargin))
-	r, err := slotcache.New(slotcache.Config{Cache: cache, Redis: rdb, Cloud9: client.WithoutLimiter(), Limiter: limiter,
+	interval, _ := scheduler.Interval(cfg.Schedule) // validated at start; 0 (the default 5 min) otherwise
+	r, err := slotcache.New(slotcache.Config{Cache: cache, Redis: rdb, Cloud9: client.WithoutLimiter(), Limiter: limiter, Interval: interval,
 		LocationGUID: bc.LocationGUID, TierDays: cfg.TierDays, Zone: m.Config.Family.PracticeZone, Fresh: bc.SlotFresh, Stale: cfg.Stale, HardStale: cfg.HardStale,
 		HealthFailures: cfg.HealthFailures, Schedule: cfg.Schedule, Columns: bc.offeredColumns(), Now: m.Now, Logger: m.Logger})
 	if err != nil {
