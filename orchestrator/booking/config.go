@@ -108,8 +108,8 @@ type Config struct {
 	// two appointment-list reads, the write, the note, its event, a write
 	// window's wait (1 min) and LeaseGrace — and at least 2 min: 4 min 25 s
 	// with every default. It must hold one patient step of a consultation
-	// (WriteTimeout + NoteTimeout + EventTimeout), the most a run of one
-	// starts with time short (handleConsultation).
+	// (ReadTimeout + WriteTimeout + NoteTimeout + EventTimeout), the most a
+	// run of one starts with time short (handleConsultation).
 	TaskTimeout time.Duration
 	// WriteTimeout is the Cloud9 client's timeout of a write
 	// (SetAppointment); LeaseMargin is added to it for the lease an attempt
@@ -240,9 +240,12 @@ func (c Config) guidanceModel() string {
 	return contracts.PatientModel
 }
 
-// patientStep is the longest a consultation's patient step may take:
-// SetPatient, its note and its patient_created event.
-func (c Config) patientStep() time.Duration { return c.WriteTimeout + c.NoteTimeout + c.EventTimeout }
+// patientStep is the longest a consultation's patient step may take: the
+// lookup after an uncertain SetPatient (a read), SetPatient, its note and
+// its patient_created event.
+func (c Config) patientStep() time.Duration {
+	return c.ReadTimeout + c.WriteTimeout + c.NoteTimeout + c.EventTimeout
+}
 
 // leaseTTL is the lease an attempt takes on a booking identity.
 func (c Config) leaseTTL() time.Duration { return c.WriteTimeout + c.LeaseMargin }
@@ -253,7 +256,7 @@ func (c Config) validate() error {
 		c.LeaseMargin < 0 || c.LeaseGrace < 0 || c.NoteTimeout < 0 || c.ReadTimeout < 0 || c.EventTimeout < 0:
 		return errors.New("booking: durations must not be negative")
 	case c.TaskTimeout < c.patientStep():
-		return fmt.Errorf("booking: TaskTimeout %s must hold one patient step, WriteTimeout + NoteTimeout + EventTimeout = %s",
+		return fmt.Errorf("booking: TaskTimeout %s must hold one patient step, ReadTimeout + WriteTimeout + NoteTimeout + EventTimeout = %s",
 			c.TaskTimeout, c.patientStep())
 	case c.SyncAttempts < 1 || c.PatientSyncAttempts < 1:
 		return fmt.Errorf("booking: SyncAttempts and PatientSyncAttempts must be ≥ 1")

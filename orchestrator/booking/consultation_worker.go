@@ -66,12 +66,16 @@ func (w *Worker) EnqueueConsultation(ctx context.Context, t ConsultationTask) er
 // (no attempt spent); a step that failed for now retries it with the
 // backoff; done steps are answered from their marks on every re-run. A
 // child Cloud9 refuses for good is left out (its slot released); a parent
-// refused for good ends the task (SkipRetry). A run left with less time
-// than a patient step may take (Config.patientStep: SetPatient, its note,
-// its event) defers the task before starting the next child, so a large
-// family against a slow Cloud9 goes on in the next run instead of being
-// cut by the run's deadline mid-call, which would spend an attempt and,
-// on the last one, fail the children not reached.
+// refused for good ends the task (SkipRetry). A run that has sent a
+// patient step to Cloud9 and is left with less time than another may take
+// (Config.patientStep) defers the task before its next child — unless an
+// earlier child is to be retried (that error is returned: the backoff and
+// the attempt count apply) or this is the last attempt (a deferral would
+// archive it unreported: the run goes on, and its end is reported) — so a
+// large family against a slow Cloud9 goes on in the next run instead of
+// being cut mid-call by the run's deadline, which spends an attempt.
+// Every run extends the children's slot holds first and again when it
+// ends unfinished (keepHolds).
 func (w *Worker) handleConsultation(ctx context.Context, t *asynq.Task) error {
 	var p ConsultationTask
 	if err := json.Unmarshal(t.Payload(), &p); err != nil || p.OperationID == "" || p.Parent.Key == "" {
@@ -82,9 +86,10 @@ func (w *Worker) handleConsultation(ctx context.Context, t *asynq.Task) error {
 	log := w.log.With("operation_id", p.OperationID, "attempt", a.attempt)
 	e := w.engine()
 	w.keepHolds(ctx, p)
-	ranParent := p.ParentGUID == "" // the run's first step: it always starts
+	worked := false // this run sent a patient step to Cloud9: it may defer the next one
 	if p.ParentGUID == "" {
 		o := e.ensurePatient(ctx, pol, p.Parent, p.OperationID)
+		worked = o.kind != vDone
 		switch o.kind {
 		case vLater:
 			return laterErr(o)
@@ -100,18 +105,24 @@ func (w *Worker) handleConsultation(ctx context.Context, t *asynq.Task) error {
 	}
 	res := consultResult{ParentGUID: p.ParentGUID}
 	var pending error
-	for i, c := range p.Children {
-		if short := w.timeShort(ctx); short != nil && (i > 0 || ranParent) {
+	for _, c := range p.Children {
+		if short := w.timeShort(ctx, a); short != nil && worked {
+			w.keepHolds(ctx, p)
+			if pending != nil {
+				return pending
+			}
 			log.Info("consultation: too little time left in this run for the next child; deferred", "child", c.Index)
 			return short
 		}
-		r, err := w.consultChild(ctx, pol, p, c)
+		r, sent, err := w.consultChild(ctx, pol, p, c)
+		worked = worked || sent
 		res.Children = append(res.Children, r)
 		if err != nil && pending == nil {
 			pending = err
 		}
 	}
 	if pending != nil {
+		w.keepHolds(ctx, p) // until the retry
 		return pending
 	}
 	if rw := t.ResultWriter(); rw != nil {
@@ -123,8 +134,12 @@ func (w *Worker) handleConsultation(ctx context.Context, t *asynq.Task) error {
 }
 
 // timeShort is a deferral when ctx's deadline leaves less than a patient
-// step, else nil.
-func (w *Worker) timeShort(ctx context.Context) error {
+// step, else nil; nil on the last attempt, where Asynq would archive a
+// deferral without the task's failure being reported.
+func (w *Worker) timeShort(ctx context.Context, a attemptInfo) error {
+	if a.last {
+		return nil
+	}
 	if d, ok := ctx.Deadline(); ok && time.Until(d) < w.cfg.patientStep() {
 		return asynqrt.Defer(time.Second, "consultation: less than a patient step left in this run")
 	}
@@ -132,15 +147,17 @@ func (w *Worker) timeShort(ctx context.Context) error {
 }
 
 // consultChild is one child of the task: its patient, then its
-// appointment task. err: try again later.
-func (w *Worker) consultChild(ctx context.Context, pol *workerPolicy, p ConsultationTask, c ConsultChildTask) (consultChildResult, error) {
+// appointment task. sent: the patient step was not answered from its Done
+// mark (it may have called Cloud9). err: try again later.
+func (w *Worker) consultChild(ctx context.Context, pol *workerPolicy, p ConsultationTask, c ConsultChildTask) (_ consultChildResult, sent bool, _ error) {
 	r := consultChildResult{Index: c.Index}
 	cp := c.Patient
 	cp.ParentPatientGUID, cp.FamilyID = p.ParentGUID, p.FamilyID
 	o := w.engine().ensurePatient(ctx, pol, cp, p.OperationID)
+	sent = o.kind != vDone
 	switch o.kind {
 	case vLater:
-		return r, laterErr(o)
+		return r, sent, laterErr(o)
 	case vFailed:
 		w.log.Warn("consultation: child patient refused for good", "operation_id", p.OperationID, "child", c.Index, "err", o.f.text())
 		w.releaseChildren(ctx, []ConsultChildTask{c}, p)
@@ -150,7 +167,7 @@ func (w *Worker) consultChild(ctx context.Context, pol *workerPolicy, p Consulta
 			opError{class: o.f.errType(), text: o.f.text(), uncertain: o.f.uncertain},
 			contracts.FailedNextStep(contracts.OpSetPatient, o.f.errType(), o.f.uncertain), w.cfg.Now())
 		r.Error = o.f.text()
-		return r, nil
+		return r, sent, nil
 	case vBooked:
 		w.patientCreated(ctx, pol, p, cp, o.guid)
 	}
@@ -164,9 +181,9 @@ func (w *Worker) consultChild(ctx context.Context, pol *workerPolicy, p Consulta
 		CallSessionID: strings.TrimSpace(p.Parent.SessionID), UUI: strings.TrimSpace(p.Parent.UUI),
 		PatientName: p.Parent.FirstName + " " + p.Parent.LastName, PhoneNumber: p.Parent.Phone})
 	if err != nil {
-		return r, fmt.Errorf("queueing the appointment of child %d: %w", c.Index+1, err)
+		return r, sent, fmt.Errorf("queueing the appointment of child %d: %w", c.Index+1, err)
 	}
-	return r, nil
+	return r, sent, nil
 }
 
 // patientCreated adds the new patient's comment and publishes

@@ -17,3 +17,8 @@ func Defaulted(cfg Config) (Config, error) {
 	cfg = cfg.withDefaults()
 	return cfg, cfg.validate()
 }
+
+// TimeShort is the consultation's deferral check on attempt last.
+func (w *Worker) TimeShort(ctx context.Context, last bool) error {
+	return w.timeShort(ctx, attemptInfo{attempt: 1, last: last})
+}

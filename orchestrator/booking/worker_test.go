@@ -584,30 +584,17 @@ func TestSlowNoteRefusalOfAQueuedBookingIsQueued(t *testing.T) {
 	require.Equal(t, contracts.EventBookingCompleted, evs[0].Event)
 }
 
-// A consultation whose patient steps do not fit one run (Cloud9 takes
-// 300 ms per SetPatient; a run is 1 s and a patient step may take 500 ms):
-// each run defers before a child it may not finish, the next goes on from
-// the marks, and the parent and four children are each created once, with
-// no attempt spent; every run starts by extending the children's slot
-// holds, so the last child's is held while the first ones are created. Before, the run's deadline cut a SetPatient mid-call
-// and spent an attempt (on the last one, the children not reached failed).
-func TestConsultationDefersWhenItsRunIsShort(t *testing.T) {
-	t.Parallel()
+// shortRuns is an async setup whose consultation runs are too short for
+// a family: a run is 2 s, a patient step may take 1.1 s (a 100 ms lookup,
+// an 800 ms write, 100 ms note and event) and Cloud9 takes 300 ms per
+// SetPatient. task is a parent and four children (slots at 8–11 AM).
+func shortRuns(t *testing.T) (*async, booking.ConsultationTask) {
+	t.Helper()
 	a := setupAsync(t, func(c *booking.Config) {
-		c.WriteTimeout, c.NoteTimeout, c.EventTimeout = 300*time.Millisecond, 100*time.Millisecond, 100*time.Millisecond
-		c.TaskTimeout = time.Second
+		c.ReadTimeout, c.WriteTimeout, c.NoteTimeout, c.EventTimeout = 100*time.Millisecond, 800*time.Millisecond,
+			100*time.Millisecond, 100*time.Millisecond
+		c.TaskTimeout = 2 * time.Second
 	})
-	lastSlot := booking.SlotHold{LocationGUID: booking.DefaultLocationGUID, StartTime: "01/21/2026 11:00 AM", ScheduleColumnGUID: bt.Column}
-	var lastHeld atomic.Value
-	a.e.Cloud9.Hook = func(procedure string) {
-		if procedure == cloud9.ProcSetPatient {
-			if lastHeld.Load() == nil {
-				state, session := a.e.Reservations.State(lastSlot)
-				lastHeld.Store(state + " by " + session)
-			}
-			time.Sleep(300 * time.Millisecond)
-		}
-	}
 	patient := func(key, first string, child bool) booking.ConsultPatient {
 		return booking.ConsultPatient{Key: key, PatientTask: booking.PatientTask{OperationID: "op-consult-short",
 			FirstName: first, LastName: "Parker", BirthDate: "04/01/2016", Phone: "4125550142", IsChild: child,
@@ -620,6 +607,30 @@ func TestConsultationDefersWhenItsRunIsShort(t *testing.T) {
 			Patient: patient(fmt.Sprintf("child-%d", i), fmt.Sprintf("Kid%d", i), true), AppointmentOpID: fmt.Sprintf("op-appt-short-%d", i),
 			Appointment: booking.Appointment{StartTime: fmt.Sprintf("01/21/2026 %d:00 AM", 8+i), ScheduleViewGUID: bt.View,
 				ScheduleColumnGUID: bt.Column, AppointmentTypeGUID: bt.Type, Minutes: 45}})
+	}
+	return a, task
+}
+
+// A consultation whose patient steps do not fit one run (shortRuns): each
+// run defers before a child it may not finish, the next goes on from the
+// marks, and the parent and four children are each created once, with no
+// attempt spent; every run starts by extending the children's slot holds,
+// so the last child's is held while the first ones are created. Before,
+// the run's deadline cut a SetPatient mid-call and spent an attempt (on
+// the last one, the children not reached failed).
+func TestConsultationDefersWhenItsRunIsShort(t *testing.T) {
+	t.Parallel()
+	a, task := shortRuns(t)
+	lastSlot := booking.SlotHold{LocationGUID: booking.DefaultLocationGUID, StartTime: "01/21/2026 11:00 AM", ScheduleColumnGUID: bt.Column}
+	var lastHeld atomic.Value
+	a.e.Cloud9.Hook = func(procedure string) {
+		if procedure == cloud9.ProcSetPatient {
+			if lastHeld.Load() == nil {
+				state, session := a.e.Reservations.State(lastSlot)
+				lastHeld.Store(state + " by " + session)
+			}
+			time.Sleep(300 * time.Millisecond)
+		}
 	}
 	require.NoError(t, a.w.EnqueueConsultation(ctx, task))
 	a.start(t)
@@ -640,6 +651,38 @@ func TestConsultationDefersWhenItsRunIsShort(t *testing.T) {
 		"a run kept the slot of a child whose patient existed")
 }
 
+// A run that defers while an earlier child is to be retried returns that
+// retry instead (shortRuns; the first child's SetPatient is refused once,
+// connection refused): the attempt is counted and the backoff applies, so
+// a failing Cloud9 cannot keep a family deferring without spending
+// attempts.
+func TestConsultationDeferralKeepsAnEarlierRetry(t *testing.T) {
+	t.Parallel()
+	a, task := shortRuns(t)
+	a.e.Cloud9.Hook = func(procedure string) {
+		if procedure == cloud9.ProcSetPatient {
+			time.Sleep(300 * time.Millisecond)
+		}
+	}
+	a.e.Cloud9.Script(cloud9.ProcSetPatient, nil, bt.Unreachable()) // the parent, then the first child
+	require.NoError(t, a.w.EnqueueConsultation(ctx, task))
+	a.start(t)
+	op := a.waitOp(t, task.OperationID, contracts.OpCompleted)
+	require.Equal(t, 2, op.Attempts, "the first child's retry was dropped for the deferral")
+	require.Len(t, a.e.Cloud9.Calls(cloud9.ProcSetPatient), 6, "each patient once, the first child twice")
+}
+
+// On the last attempt a run short of time does not defer: Asynq would
+// archive the task without its failure being reported.
+func TestConsultationLastAttemptDoesNotDefer(t *testing.T) {
+	t.Parallel()
+	a, _ := shortRuns(t)
+	short, cancel := context.WithTimeout(ctx, 10*time.Millisecond)
+	defer cancel()
+	require.Error(t, a.w.TimeShort(short, false))
+	require.NoError(t, a.w.TimeShort(short, true))
+}
+
 // A queued operation's run is sized from the Cloud9 timeouts (two list
 // reads, the write, the note, its event, a write window and the lease
 // grace), and a run shorter than one consultation patient step is refused.
@@ -655,6 +698,6 @@ func TestTaskTimeoutFollowsTheCloud9Timeouts(t *testing.T) {
 		EventTimeout: time.Second})
 	require.NoError(t, err)
 	require.Equal(t, booking.DefaultTaskTimeout, c.TaskTimeout, "never under 2 min")
-	_, err = booking.Defaulted(booking.Config{TaskTimeout: time.Minute})
-	require.ErrorContains(t, err, "must hold one patient step", "1 min < 45 s + 15 s + 15 s")
+	_, err = booking.Defaulted(booking.Config{TaskTimeout: 2 * time.Minute})
+	require.ErrorContains(t, err, "must hold one patient step", "2 min < 60 s + 45 s + 15 s + 15 s")
 }

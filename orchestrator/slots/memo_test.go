@@ -166,7 +166,7 @@ func TestCacheRefreshRunsOneFetchPerList(t *testing.T) {
 // than a web hold's budget); it is bounded by FetchTimeout instead.
 func TestCacheRefreshOutlivesItsCallersDeadlines(t *testing.T) {
 	t.Parallel()
-	b := setupCache(t, func(c *slots.CacheConfig) { c.FetchTimeout = 300 * time.Millisecond })
+	b := setupCache(t, func(c *slots.CacheConfig) { c.FetchTimeout = 2 * time.Second })
 	release := make(chan struct{})
 	cached := make(chan error, 1)
 	fetch := func(ctx context.Context) ([]slots.Slot, error) {
@@ -198,5 +198,5 @@ func TestCacheRefreshOutlivesItsCallersDeadlines(t *testing.T) {
 		return nil, ctx.Err()
 	})
 	require.ErrorIs(t, err, context.DeadlineExceeded)
-	require.Less(t, time.Since(t0), 5*time.Second)
+	require.Less(t, time.Since(t0), 10*time.Second)
 }

@@ -303,23 +303,23 @@ func TestCatalogTimeoutBoundsTheCatalogue(t *testing.T) {
 		status      int
 		within      time.Duration
 	}{
-		{"catalogue within CatalogTimeout", specX, 2 * time.Second, 300 * time.Millisecond, b.eng, 201, time.Second},
-		{"no CatalogTimeout", specY, 0, 300 * time.Millisecond, b.eng, 503, 250 * time.Millisecond},
-		{"hung claim", specY, 2 * time.Second, 0, hungClaims{b.eng}, 503, time.Second},
+		{"catalogue within CatalogTimeout", specX, 5 * time.Second, 1500 * time.Millisecond, b.eng, 201, 4 * time.Second},
+		{"no CatalogTimeout", specY, 0, 1500 * time.Millisecond, b.eng, 503, 1400 * time.Millisecond},
+		{"hung claim", specY, 5 * time.Second, 0, hungClaims{b.eng}, 503, 4 * time.Second},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			logger := slog.New(slog.DiscardHandler)
 			app, err := web.New(web.Options{Logger: logger})
 			require.NoError(t, err)
 			h, err := holdshttp.New(holdshttp.Config{Engine: tc.engine, Catalog: slowCatalog{b.cat, tc.catalogWait},
-				RequestTimeout: 100 * time.Millisecond, CatalogTimeout: tc.catalog, Now: b.clock.Now, Logger: logger})
+				RequestTimeout: 500 * time.Millisecond, CatalogTimeout: tc.catalog, Now: b.clock.Now, Logger: logger})
 			require.NoError(t, err)
 			holdshttp.Register(app, h)
 			req := httptest.NewRequest("POST", "/v1/holds", strings.NewReader(
 				fmt.Sprintf(`{"appointmentTypeId":%q,"clientId":"c1","specialistId":%q,"slotStartDate":%q}`, typeA, tc.spec, holds.FormatStart(slot9))))
 			req.Header.Set("Content-Type", "application/json")
 			t0 := time.Now()
-			resp, err := app.Test(req, 5000)
+			resp, err := app.Test(req, 10000)
 			require.NoError(t, err)
 			took := time.Since(t0)
 			body, _ := io.ReadAll(resp.Body)
