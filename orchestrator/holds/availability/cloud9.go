@@ -27,6 +27,18 @@ type OpenSlotsReader interface {
 // to learn the appointment types and chairs it offers.
 const DefaultCloud9Horizon = 28
 
+// DefaultCloud9Reach is how far ahead Cloud9Source offers slots: 28 weeks,
+// the longest span GetOnlineReservations answers in one call.
+const DefaultCloud9Reach = 196
+
+// Cloud9Source reads Cloud9 in blocks of Horizon days aligned on today
+// (block 0 is the horizon list), one slot-cache entry each, and nothing
+// before today or past Reach: whatever dates an anonymous /v1 caller asks
+// for, the reads it can cause are at most Reach/Horizon lists per
+// SLOT_CACHE_FRESH (7 with the defaults), not one per date or window — a
+// per-window read let one visitor spend the practice's Cloud9 read quota
+// (code 8), which the IVA's slot refreshes share.
+
 // Cloud9Source offers Cloud9's open slots: each schedule column (chair) is
 // a specialist, each Cloud9 appointment type GUID an appointment type
 // whose duration is its slots' Minutes; the types and chairs are those of
@@ -36,6 +48,7 @@ type Cloud9Source struct {
 	Slots   OpenSlotsReader
 	Loc     *time.Location
 	Horizon int // days; default DefaultCloud9Horizon
+	Reach   int // days from today with slots offered; default DefaultCloud9Reach
 	Now     func() time.Time
 
 	views *cloud9Views // NewCloud9Source's; nil: every call derives anew
@@ -126,6 +139,7 @@ func deriveView(list []slots.Slot, loc *time.Location) *cloud9View {
 
 func (s Cloud9Source) withDefaults() Cloud9Source {
 	s.Horizon = valutil.PositiveOrDefault(s.Horizon, DefaultCloud9Horizon)
+	s.Reach = max(valutil.PositiveOrDefault(s.Reach, DefaultCloud9Reach), s.Horizon)
 	s.Now = valutil.FuncOrDefault(s.Now, time.Now)
 	s.Loc = valutil.ValOrDefault(s.Loc, time.UTC)
 	return s
@@ -150,7 +164,7 @@ func (s Cloud9Source) Openings(ctx context.Context, snap Snapshot, t Appointment
 	list := snap.open // the horizon list Snapshot read, when the window lies inside it
 	if snap.open == nil || fromDate.Before(snap.openFrom) || fromDate.AddDate(0, 0, days).After(snap.openFrom.AddDate(0, 0, s.Horizon)) {
 		var err error
-		if list, err = s.Slots.OpenSlots(ctx, from, to); err != nil {
+		if list, err = s.blocks(ctx, fromDate, fromDate.AddDate(0, 0, days)); err != nil {
 			return nil, unavailableErr("availability.Cloud9Source.Openings", err)
 		}
 	}
@@ -179,7 +193,7 @@ func (s Cloud9Source) Openings(ctx context.Context, snap Snapshot, t Appointment
 func (s Cloud9Source) OpenSlot(ctx context.Context, typeID, column string, start time.Time) (slots.Slot, bool, error) {
 	s = s.withDefaults()
 	date := DateIn(start, s.Loc)
-	list, err := s.Slots.OpenSlots(ctx, slots.WallInstant(s.Loc, date, 0), slots.WallInstant(s.Loc, date.AddDate(0, 0, 1), 0))
+	list, err := s.blocks(ctx, date, date.AddDate(0, 0, 1))
 	if err != nil {
 		return slots.Slot{}, false, unavailableErr("availability.Cloud9Source.OpenSlot", err)
 	}
@@ -244,3 +258,44 @@ func (s Cloud9Source) taken(snap Snapshot, t AppointmentType, start time.Time) b
 	}
 	return false
 }
+
+// blocks reads the open slots of the dates from (inclusive) to (exclusive)
+// as the whole blocks of Horizon days, aligned on today, that hold them:
+// none before today or from Reach days on. The list of several blocks is
+// theirs concatenated (a new slice; each block's list is shared, read-only).
+func (s Cloud9Source) blocks(ctx context.Context, from, to time.Time) ([]slots.Slot, error) {
+	today := DateIn(s.Now(), s.Loc)
+	end := today.AddDate(0, 0, s.Reach)
+	if from.Before(today) {
+		from = today
+	}
+	if to.After(end) {
+		to = end
+	}
+	if !from.Before(to) {
+		return nil, nil
+	}
+	first := daysBetween(today, from) / s.Horizon
+	last := (daysBetween(today, to) - 1) / s.Horizon
+	var out []slots.Slot
+	for b := first; b <= last; b++ {
+		lo := today.AddDate(0, 0, b*s.Horizon)
+		hi := lo.AddDate(0, 0, s.Horizon)
+		if hi.After(end) {
+			hi = end // the last block ends at Reach
+		}
+		list, err := s.Slots.OpenSlots(ctx, slots.WallInstant(s.Loc, lo, 0), slots.WallInstant(s.Loc, hi, 0))
+		if err != nil {
+			return nil, err
+		}
+		if first == last {
+			return list, nil
+		}
+		out = append(out, list...)
+	}
+	return out, nil
+}
+
+// daysBetween counts the calendar days from a to b (dates at midnight UTC,
+// as DateIn gives them).
+func daysBetween(a, b time.Time) int { return int(b.Sub(a).Hours()+12) / 24 }
