@@ -261,8 +261,12 @@ func (s Cloud9Source) taken(snap Snapshot, t AppointmentType, start time.Time) b
 
 // blocks reads the open slots of the dates from (inclusive) to (exclusive)
 // as the whole blocks of Horizon days, aligned on today, that hold them:
-// none before today or from Reach days on. The list of several blocks is
-// theirs concatenated (a new slice; each block's list is shared, read-only).
+// none before today or from Reach days on. A block is read as Snapshot
+// reads the horizon (OpenSlots takes whole days, its last date included),
+// so block 0 is the horizon list's cache entry and each block's last date
+// is the next one's first: the list of several blocks is theirs
+// concatenated without that date's second copy (a new slice; each block's
+// list is shared, read-only).
 func (s Cloud9Source) blocks(ctx context.Context, from, to time.Time) ([]slots.Slot, error) {
 	today := DateIn(s.Now(), s.Loc)
 	end := today.AddDate(0, 0, s.Reach)
@@ -291,7 +295,14 @@ func (s Cloud9Source) blocks(ctx context.Context, from, to time.Time) ([]slots.S
 		if first == last {
 			return list, nil
 		}
-		out = append(out, list...)
+		for _, sl := range list {
+			if b > first {
+				if wall, err := sl.Start(); err == nil && civil(wall.Year(), wall.Month(), wall.Day()).Equal(lo) {
+					continue // the previous block's last date
+				}
+			}
+			out = append(out, sl)
+		}
 	}
 	return out, nil
 }

@@ -11,7 +11,8 @@ import (
 )
 
 // rangeReader records the date ranges (in its zone) it is asked for and
-// answers one open slot of type-a in chair-1 at 9:00 on every date.
+// answers one open slot of type-a in chair-1 at 9:00 on every date of it,
+// the last included (as Cloud9Slots: whole days from from's to to's).
 type rangeReader struct {
 	loc    *time.Location
 	mu     sync.Mutex
@@ -24,7 +25,7 @@ func (r *rangeReader) OpenSlots(_ context.Context, from, to time.Time) ([]slots.
 	r.ranges = append(r.ranges, lo.Format(DateLayout)+".."+hi.Format(DateLayout))
 	r.mu.Unlock()
 	var out []slots.Slot
-	for d := lo; d.Before(hi); d = d.AddDate(0, 0, 1) {
+	for d := lo; !d.After(hi); d = d.AddDate(0, 0, 1) {
 		out = append(out, slots.Slot{StartTime: d.Format("1/2/2006") + " 9:00:00 AM", ScheduleViewGUID: "view",
 			ScheduleColumnGUID: "chair-1", AppointmentTypeGUID: "type-a", Minutes: 30, LocationGUID: "loc"})
 	}
