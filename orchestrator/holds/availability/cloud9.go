@@ -31,19 +31,19 @@ const DefaultCloud9Horizon = 28
 // the longest span GetOnlineReservations answers in one call.
 const DefaultCloud9Reach = 196
 
-// Cloud9Source reads Cloud9 in blocks of Horizon days aligned on today
-// (block 0 is the horizon list), one slot-cache entry each, and nothing
-// before today or past Reach: whatever dates an anonymous /v1 caller asks
-// for, the reads it can cause are at most Reach/Horizon lists per
-// SLOT_CACHE_FRESH (7 with the defaults), not one per date or window — a
-// per-window read let one visitor spend the practice's Cloud9 read quota
-// (code 8), which the IVA's slot refreshes share.
-
 // Cloud9Source offers Cloud9's open slots: each schedule column (chair) is
 // a specialist, each Cloud9 appointment type GUID an appointment type
 // whose duration is its slots' Minutes; the types and chairs are those of
 // the open slots of the next Horizon days. Cloud9's wall-clock times are
 // read in Loc.
+//
+// It reads Cloud9 in blocks of Horizon days aligned on today (block 0 is
+// the horizon list), one slot-cache entry each, and nothing before today
+// or past Reach: whatever dates an anonymous /v1 caller asks for, the
+// reads it can cause are at most Reach/Horizon lists per SLOT_CACHE_FRESH
+// (7 with the defaults), not one per date or window — a per-window read
+// let one visitor spend the practice's Cloud9 read quota (code 8), which
+// the IVA's slot refreshes share.
 type Cloud9Source struct {
 	Slots   OpenSlotsReader
 	Loc     *time.Location
