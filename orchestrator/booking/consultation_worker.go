@@ -66,16 +66,16 @@ func (w *Worker) EnqueueConsultation(ctx context.Context, t ConsultationTask) er
 // (no attempt spent); a step that failed for now retries it with the
 // backoff; done steps are answered from their marks on every re-run. A
 // child Cloud9 refuses for good is left out (its slot released); a parent
-// refused for good ends the task (SkipRetry). A run that has sent a
-// patient step to Cloud9 and is left with less time than another may take
+// refused for good ends the task (SkipRetry). A run that has created a
+// patient and is left with less time than another patient step may take
 // (Config.patientStep) defers the task before its next child — unless an
 // earlier child is to be retried (that error is returned: the backoff and
 // the attempt count apply) or this is the last attempt (a deferral would
 // archive it unreported: the run goes on, and its end is reported) — so a
 // large family against a slow Cloud9 goes on in the next run instead of
 // being cut mid-call by the run's deadline, which spends an attempt.
-// Every run extends the children's slot holds first and again when it
-// ends unfinished (keepHolds).
+// Every run extends the children's slot holds first, and again when it
+// ends unfinished with another attempt to come (keepHolds).
 func (w *Worker) handleConsultation(ctx context.Context, t *asynq.Task) error {
 	var p ConsultationTask
 	if err := json.Unmarshal(t.Payload(), &p); err != nil || p.OperationID == "" || p.Parent.Key == "" {
@@ -85,11 +85,11 @@ func (w *Worker) handleConsultation(ctx context.Context, t *asynq.Task) error {
 	pol := &workerPolicy{w: w, t: t, p: AppointmentTask{OperationID: p.OperationID}, a: a}
 	log := w.log.With("operation_id", p.OperationID, "attempt", a.attempt)
 	e := w.engine()
-	w.keepHolds(ctx, p)
-	worked := false // this run sent a patient step to Cloud9: it may defer the next one
+	w.keepHolds(ctx, p, nil)
+	worked := false // this run created a patient: it may defer the next one
 	if p.ParentGUID == "" {
 		o := e.ensurePatient(ctx, pol, p.Parent, p.OperationID)
-		worked = o.kind != vDone
+		worked = o.kind == vBooked
 		switch o.kind {
 		case vLater:
 			return laterErr(o)
@@ -105,24 +105,28 @@ func (w *Worker) handleConsultation(ctx context.Context, t *asynq.Task) error {
 	}
 	res := consultResult{ParentGUID: p.ParentGUID}
 	var pending error
+	refused := map[int]bool{} // children refused for good in this run: their slots were released
 	for _, c := range p.Children {
 		if short := w.timeShort(ctx, a); short != nil && worked {
-			w.keepHolds(ctx, p)
+			w.keepHolds(ctx, p, refused)
 			if pending != nil {
 				return pending
 			}
 			log.Info("consultation: too little time left in this run for the next child; deferred", "child", c.Index)
 			return short
 		}
-		r, sent, err := w.consultChild(ctx, pol, p, c)
-		worked = worked || sent
+		r, created, err := w.consultChild(ctx, pol, p, c)
+		worked = worked || created
+		refused[c.Index] = r.Error != ""
 		res.Children = append(res.Children, r)
 		if err != nil && pending == nil {
 			pending = err
 		}
 	}
 	if pending != nil {
-		w.keepHolds(ctx, p) // until the retry
+		if !a.last { // the last attempt's end: nothing follows to book them
+			w.keepHolds(ctx, p, refused) // until the retry
+		}
 		return pending
 	}
 	if rw := t.ResultWriter(); rw != nil {
@@ -147,17 +151,17 @@ func (w *Worker) timeShort(ctx context.Context, a attemptInfo) error {
 }
 
 // consultChild is one child of the task: its patient, then its
-// appointment task. sent: the patient step was not answered from its Done
-// mark (it may have called Cloud9). err: try again later.
-func (w *Worker) consultChild(ctx context.Context, pol *workerPolicy, p ConsultationTask, c ConsultChildTask) (_ consultChildResult, sent bool, _ error) {
+// appointment task. created: the patient was created (or found after an
+// uncertain SetPatient) in this call. err: try again later.
+func (w *Worker) consultChild(ctx context.Context, pol *workerPolicy, p ConsultationTask, c ConsultChildTask) (_ consultChildResult, created bool, _ error) {
 	r := consultChildResult{Index: c.Index}
 	cp := c.Patient
 	cp.ParentPatientGUID, cp.FamilyID = p.ParentGUID, p.FamilyID
 	o := w.engine().ensurePatient(ctx, pol, cp, p.OperationID)
-	sent = o.kind != vDone
+	created = o.kind == vBooked
 	switch o.kind {
 	case vLater:
-		return r, sent, laterErr(o)
+		return r, created, laterErr(o)
 	case vFailed:
 		w.log.Warn("consultation: child patient refused for good", "operation_id", p.OperationID, "child", c.Index, "err", o.f.text())
 		w.releaseChildren(ctx, []ConsultChildTask{c}, p)
@@ -167,7 +171,7 @@ func (w *Worker) consultChild(ctx context.Context, pol *workerPolicy, p Consulta
 			opError{class: o.f.errType(), text: o.f.text(), uncertain: o.f.uncertain},
 			contracts.FailedNextStep(contracts.OpSetPatient, o.f.errType(), o.f.uncertain), w.cfg.Now())
 		r.Error = o.f.text()
-		return r, sent, nil
+		return r, created, nil
 	case vBooked:
 		w.patientCreated(ctx, pol, p, cp, o.guid)
 	}
@@ -181,9 +185,9 @@ func (w *Worker) consultChild(ctx context.Context, pol *workerPolicy, p Consulta
 		CallSessionID: strings.TrimSpace(p.Parent.SessionID), UUI: strings.TrimSpace(p.Parent.UUI),
 		PatientName: p.Parent.FirstName + " " + p.Parent.LastName, PhoneNumber: p.Parent.Phone})
 	if err != nil {
-		return r, sent, fmt.Errorf("queueing the appointment of child %d: %w", c.Index+1, err)
+		return r, created, fmt.Errorf("queueing the appointment of child %d: %w", c.Index+1, err)
 	}
-	return r, sent, nil
+	return r, created, nil
 }
 
 // patientCreated adds the new patient's comment and publishes
@@ -216,14 +220,18 @@ func (w *Worker) releaseChildren(ctx context.Context, cs []ConsultChildTask, p C
 // deferrals, retries with their backoff — keeps its slots until each
 // child's appointment task, queued once its patient exists, holds its own.
 // A child whose patient exists is left to that task (which may have
-// released its slot for good).
-func (w *Worker) keepHolds(ctx context.Context, p ConsultationTask) {
+// released its slot for good), and so is a child in skip (refused for good
+// in this run: its slot was released).
+func (w *Worker) keepHolds(ctx context.Context, p ConsultationTask, skip map[int]bool) {
 	if w.d.Reservations == nil || len(p.Children) == 0 {
 		return
 	}
 	bctx, cancel := bookkeeping(ctx)
 	defer cancel()
 	for _, c := range p.Children {
+		if skip[c.Index] {
+			continue
+		}
 		if rec, done, err := w.d.Marks.Completed(bctx, c.Patient.Key); err == nil && done && rec.PatientGUID != "" {
 			continue
 		}

@@ -292,13 +292,14 @@ func (s Cloud9Source) blocks(ctx context.Context, from, to time.Time) ([]slots.S
 		if err != nil {
 			return nil, err
 		}
-		if first == last {
+		if first == last && hi.Before(end) {
 			return list, nil
 		}
 		for _, sl := range list {
-			if b > first {
-				if wall, err := sl.Start(); err == nil && civil(wall.Year(), wall.Month(), wall.Day()).Equal(lo) {
-					continue // the previous block's last date
+			if wall, err := sl.Start(); err == nil && (b > first || hi.Equal(end)) {
+				date := civil(wall.Year(), wall.Month(), wall.Day())
+				if (b > first && date.Equal(lo)) || !date.Before(end) {
+					continue // the previous block's last date, or Reach's
 				}
 			}
 			out = append(out, sl)

@@ -73,6 +73,7 @@ func TestCloud9SourceReadsAlignedBlocks(t *testing.T) {
 		{"another day of block 1", 41, 1, []string{block(1, 1)}, 1},
 		{"a window across blocks 1 and 2", 50, 10, []string{block(1, 1), block(2, 1)}, 10},
 		{"the last day within reach", 195, 1, []string{block(6, 1)}, 1},
+		{"across reach: its last block, nothing from reach on", 190, 14, []string{block(6, 1)}, 6},
 		{"past reach: no read, nothing offered", 196, 5, nil, 0},
 		{"years ahead", 3650, 1, nil, 0},
 		{"before today: no read", -40, 10, nil, 0},
