@@ -13,11 +13,11 @@ import (
 // An anonymous visitor walking the public timeslots of a Cloud9 type
 // across the calendar — 40 one-day windows 9 days apart from a month ago
 // to 10 months ahead, then ten years ahead — costs Cloud9 at most the six
-// 28-day blocks beyond
-// the horizon list (Cloud9Source reads aligned blocks within 28 weeks),
-// not a GetOnlineReservations call per window: those calls are the
-// practice's rate-limited read quota, which the IVA's slot refreshes
-// share. Reproduce: go test -run TestTimeslotsCannotSpendCloud9Reads -v ./test/
+// 28-day blocks beyond the horizon list (Cloud9Source reads aligned blocks
+// within 28 weeks), not a GetOnlineReservations call per window: those
+// calls are the practice's rate-limited read quota, which the IVA's slot
+// refreshes share.
+// Reproduce: go test -run TestTimeslotsCannotSpendCloud9Reads -v ./test/
 func TestTimeslotsCannotSpendCloud9Reads(t *testing.T) {
 	t.Parallel()
 	db := newTestRedis(t)
