@@ -72,6 +72,7 @@ func TestConfigRejectsBadValues(t *testing.T) {
 		{map[string]string{"HOLD_TTL": "0s"}, "HOLD_TTL"},
 		{map[string]string{"HOLDS_REQUEST_TIMEOUT": "0s"}, "HOLDS_REQUEST_TIMEOUT"},
 		{map[string]string{"HOLDS_STREAM_LEASE_DEFAULT": "2h"}, "HOLDS_STREAM_LEASE_DEFAULT"},
+		{map[string]string{"HOLDS_STREAM_LEASE_DEFAULT": "500ms"}, "HOLDS_STREAM_LEASE_DEFAULT"}, // under the stream's 1 s least lease
 		{map[string]string{"HOLDS_STREAM_PING": "0s"}, "HOLDS_STREAM_PING"},
 		{map[string]string{"HOLDS_STREAM_RELEASE_BURST": "0"}, "HOLDS_STREAM_RELEASE_BURST"},
 		{map[string]string{"ASYNQ_SHUTDOWN_TIMEOUT": "0s"}, "ASYNQ_SHUTDOWN_TIMEOUT"},

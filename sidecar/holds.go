@@ -27,10 +27,9 @@ func (m *Main) holdsEngine() (*holds.Engine, error) {
 	if m.holds != nil {
 		return m.holds.engine, nil
 	}
-	hc := m.Config.Holds
-	eng, err := holds.New(m.redis.Client, holds.Config{HoldTTL: hc.HoldTTL, MaxHolds: hc.MaxPerClient,
-		Cooldown: hc.Cooldown, Shards: m.Config.RedisShards, Now: m.Now, Logger: m.Logger,
-		PlainRedis: m.Config.RedisClientMode == RedisClientPlain})
+	cfg := m.Config.holdsConfig()
+	cfg.Now, cfg.Logger = m.Now, m.Logger
+	eng, err := holds.New(m.redis.Client, cfg)
 	if err != nil {
 		return nil, &ConfigError{Var: "HOLD_TTL", Err: err}
 	}

@@ -20,14 +20,10 @@ func (m *Main) holdStreamRoutes(app *fiber.App) error {
 	if err != nil {
 		return err
 	}
-	hub, err := holdstream.New(holdstream.Config{
-		Redis: m.redis.Client, Source: eng, Channel: eng.EventChannel, Validate: m.holdStreamValidator(),
-		Ping: c.Ping, Retry: c.Retry, DefaultLease: c.LeaseDefault, MaxLease: c.LeaseMax,
-		WriteTimeout: c.WriteTimeout, Buffer: c.Buffer, Shards: c.Shards,
-		ReleaseQuiet: c.ReleaseQuiet, ReleaseBurst: c.ReleaseBurst,
-		HeapWarn: uint64(c.HeapWarnMB) << 20, RSSWarn: uint64(c.RSSWarnMB) << 20, MemoryCheck: c.MemoryCheck,
-		Logger: m.Logger, Registerer: m.registry, Now: m.Now,
-	})
+	cfg := c.stream()
+	cfg.Redis, cfg.Source, cfg.Channel, cfg.Validate = m.redis.Client, eng, eng.EventChannel, m.holdStreamValidator()
+	cfg.Logger, cfg.Registerer, cfg.Now = m.Logger, m.registry, m.Now
+	hub, err := holdstream.New(cfg)
 	if err != nil {
 		return &ConfigError{Var: "HOLDS_STREAM_LEASE_DEFAULT", Err: err}
 	}

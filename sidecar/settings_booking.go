@@ -219,11 +219,12 @@ func (c *Config) validateBooking(p *problems) {
 	// A booking call waits for its write turn up to the call's budget,
 	// then writes for up to CLOUD9_WRITE_TIMEOUT (b.callBound): what must
 	// outlast it does.
-	if call := b.callBound(); b.WriteTimeout > 0 && c.HTTPDrain < call {
+	call := b.callBound()
+	if b.WriteTimeout > 0 && c.HTTPDrain < call {
 		p.addf("HTTP_SHUTDOWN_TIMEOUT", "must cover a booking call under way, max(BOOKING_SYNC_BUDGET, BOOKING_INCALL_WAIT) + CLOUD9_WRITE_TIMEOUT = %s, got %s",
 			call, c.HTTPDrain)
 	}
-	if call := b.callBound(); b.WriteTimeout > 0 && b.ReserveTTL > 0 && b.ReserveTTL < call+reserveMargin {
+	if b.WriteTimeout > 0 && b.ReserveTTL > 0 && b.ReserveTTL < call+reserveMargin {
 		p.addf("SLOT_RESERVATION_TTL", "must outlast a booking call, max(BOOKING_SYNC_BUDGET, BOOKING_INCALL_WAIT) + CLOUD9_WRITE_TIMEOUT + %s = %s, got %s (the slot would be free while its write is in flight)",
 			reserveMargin, call+reserveMargin, b.ReserveTTL)
 	}

@@ -23,7 +23,8 @@ type HoldsConfig struct {
 }
 
 // validateHolds checks the hold engine's and the holds stream's settings
-// as their packages will (holds.New, holdstream.New), so `flowgate check`
+// with their packages' own checks (holds.Config.Check,
+// holdstream.Config.Check: what New refuses), so `flowgate check`
 // refuses what the server would refuse at start, and refuses a zero the
 // packages would replace with their default.
 func (c *Config) validateHolds(p *problems) {
@@ -33,15 +34,23 @@ func (c *Config) validateHolds(p *problems) {
 		namedDuration{"HOLDS_STREAM_LEASE_DEFAULT", s.LeaseDefault}, namedDuration{"HOLDS_STREAM_LEASE_MAX", s.LeaseMax},
 		namedDuration{"HOLDS_STREAM_WRITE_TIMEOUT", s.WriteTimeout}, namedDuration{"HOLDS_STREAM_MEMORY_CHECK", s.MemoryCheck},
 		namedDuration{"HOLDS_STREAM_RELEASE_QUIET", s.ReleaseQuiet})
-	if h.HoldTTL > holds.MaxTTL {
-		p.addf("HOLD_TTL", "must be at most %s, got %s", holds.MaxTTL, h.HoldTTL)
-	}
-	if s.LeaseDefault > 0 && s.LeaseMax > 0 && s.LeaseDefault > s.LeaseMax {
-		p.addf("HOLDS_STREAM_LEASE_DEFAULT", "must not exceed HOLDS_STREAM_LEASE_MAX (%s), got %s", s.LeaseMax, s.LeaseDefault)
-	}
 	if s.ReleaseBurst == 0 {
 		p.addf("HOLDS_STREAM_RELEASE_BURST", "must be at least 1, or -1 for never")
 	}
+	if err := c.holdsConfig().Check(); err != nil {
+		p.add("HOLD_TTL", err) // the variable holdsEngine's refusal names
+	}
+	if err := s.stream().Check(); err != nil {
+		p.add("HOLDS_STREAM_LEASE_DEFAULT", err) // the variable holdStreamRoutes' refusal names
+	}
+}
+
+// holdsConfig is the hold engine's configuration from the settings (the
+// sidecar adds its clock and logger).
+func (c *Config) holdsConfig() holds.Config {
+	h := c.Holds
+	return holds.Config{HoldTTL: h.HoldTTL, MaxHolds: h.MaxPerClient, Cooldown: h.Cooldown, Shards: c.RedisShards,
+		PlainRedis: c.RedisClientMode == RedisClientPlain}
 }
 
 func holdsDuration(dst func(*HoldsConfig) *time.Duration) func(*Config, string) error {

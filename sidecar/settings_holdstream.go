@@ -23,6 +23,15 @@ type HoldStreamConfig struct {
 	ReleaseBurst int
 }
 
+// stream is the holds stream's configuration from the settings (the
+// sidecar adds Redis, the hold engine, the validator, its clock, logger
+// and registry).
+func (h HoldStreamConfig) stream() holdstream.Config {
+	return holdstream.Config{Ping: h.Ping, Retry: h.Retry, DefaultLease: h.LeaseDefault, MaxLease: h.LeaseMax,
+		WriteTimeout: h.WriteTimeout, Buffer: h.Buffer, Shards: h.Shards, ReleaseQuiet: h.ReleaseQuiet, ReleaseBurst: h.ReleaseBurst,
+		HeapWarn: uint64(h.HeapWarnMB) << 20, RSSWarn: uint64(h.RSSWarnMB) << 20, MemoryCheck: h.MemoryCheck}
+}
+
 func holdStreamDuration(dst func(*HoldStreamConfig) *time.Duration) func(*Config, string) error {
 	return duration(func(c *Config) *time.Duration { return dst(&c.HoldStream) })
 }

@@ -81,7 +81,7 @@ func (e *Engine) checkClaim(op string, r *ClaimRequest) error {
 		return invalid(op, "slotStartDate is missing")
 	case !r.SlotEnd.After(r.SlotStart):
 		return invalid(op, "slotEndDate must be after slotStartDate")
-	case r.TTL < 0 || r.TTL > MaxTTL:
+	case r.TTL < 0 || r.TTL > maxTTL:
 		return invalid(op, "TTL %s is out of range", r.TTL)
 	}
 	if r.Face == "" {

@@ -27,7 +27,7 @@ const (
 	DefaultSweepMax = 1000               // expired holds announced per sweep
 	FaceWeb         = "web"              // Hold.Face of /v1/holds
 	FaceIVA         = "iva"              // Hold.Face of createAppt reservations
-	MaxTTL          = 24 * time.Hour     // sanity bound on any TTL (HoldTTL, a claim's TTL)
+	maxTTL          = 24 * time.Hour     // sanity bound on any TTL
 	idBytes         = 16                 // holdId entropy: 128 random bits (a bearer secret, see Ref)
 	rfc3339Milli    = "2006-01-02T15:04:05.000Z07:00"
 )
@@ -152,8 +152,8 @@ func (c Config) validate() error {
 		return fmt.Errorf("holds: Shards %d must be 1..%d", c.Shards, shard.MaxShards)
 	case c.Shards > 1 && c.HashTag != "":
 		return fmt.Errorf("holds: HashTag %q must be empty with %d shards (each has its own tag)", c.HashTag, c.Shards)
-	case c.HoldTTL < time.Millisecond || c.HoldTTL > MaxTTL:
-		return fmt.Errorf("holds: HoldTTL %s must be between 1ms and %s", c.HoldTTL, MaxTTL)
+	case c.HoldTTL < time.Millisecond || c.HoldTTL > maxTTL:
+		return fmt.Errorf("holds: HoldTTL %s must be between 1ms and %s", c.HoldTTL, maxTTL)
 	case c.MaxHolds < 0:
 		return fmt.Errorf("holds: MaxHolds %d must not be negative", c.MaxHolds)
 	case c.Cooldown < 0:
@@ -199,6 +199,10 @@ type Engine struct {
 	r   ring           // every shard's keys (one with Shards 1)
 	rot shard.Rotation // Sweep's starting shard
 }
+
+// Check reports whether New would accept c, without a Redis: the
+// configuration checked before anything starts.
+func (c Config) Check() error { return c.withDefaults(nil).validate() }
 
 // New checks cfg and returns an Engine on rdb.
 func New(rdb redis.UniversalClient, cfg Config) (*Engine, error) {

@@ -127,6 +127,15 @@ func (c *Config) defaults() error {
 	if c.Redis == nil || c.Source == nil {
 		return errors.New("holdstream: Redis and Source are required")
 	}
+	return c.fill()
+}
+
+// Check reports whether New would accept c's settings (Redis and Source
+// aside): the configuration checked before anything starts.
+func (c Config) Check() error { return c.fill() }
+
+// fill applies the defaults to c and checks the result.
+func (c *Config) fill() error {
 	prefix := c.KeyPrefix
 	c.Channel = valutil.FuncOrDefault(c.Channel, func(id string) string { return eventChannel(prefix, id) })
 	c.Ping = valutil.ValOrDefault(c.Ping, DefaultPing)
