@@ -15,14 +15,8 @@ var parser = cron.NewParser(cron.Second | cron.Minute | cron.Hour | cron.Dom | c
 // ValidateSpec reports whether spec is a schedule Register would accept,
 // so configuration can be checked before anything starts.
 func ValidateSpec(spec string) error {
-	sched, err := parseSpec(spec, time.UTC)
-	if err != nil {
-		return fmt.Errorf("invalid cron spec %q: %w", spec, err)
-	}
-	if _, err := minInterval(sched, time.Now().UTC()); err != nil {
-		return fmt.Errorf("cron spec %q never fires: %w", spec, err)
-	}
-	return nil
+	_, err := Interval(spec)
+	return err
 }
 
 // Interval is the shortest gap between two ticks of spec (in UTC) from
@@ -32,7 +26,11 @@ func Interval(spec string) (time.Duration, error) {
 	if err != nil {
 		return 0, fmt.Errorf("invalid cron spec %q: %w", spec, err)
 	}
-	return minInterval(sched, time.Now().UTC())
+	d, err := minInterval(sched, time.Now().UTC())
+	if err != nil {
+		return 0, fmt.Errorf("cron spec %q never fires: %w", spec, err)
+	}
+	return d, nil
 }
 
 // parseSpec parses spec in loc. "@every d" becomes an everySchedule
