@@ -20,6 +20,15 @@ import (
 // Config.ClaimPollInterval until a task appears, the wait ends or ctx is
 // done. No pending task is not an error: the slice is empty.
 func (l *Ledger) Claim(ctx context.Context, req contracts.ClaimRequest) ([]contracts.Task, error) {
+	return l.ClaimPolling(ctx, ctx, req)
+}
+
+// ClaimPolling is Claim whose wait between tries ends early when poll is
+// done (a shutdown, a client hanging up), while each try's script call runs
+// under ctx alone: ending the wait never interrupts a claim under way, whose
+// outcome would otherwise be unknown (an UncertainClaimError, answered 503).
+// poll should be derived from ctx.
+func (l *Ledger) ClaimPolling(ctx, poll context.Context, req contracts.ClaimRequest) ([]contracts.Task, error) {
 	const op = "tasks.Claim"
 	if err := label(op, "worker_id", req.WorkerID, true); err != nil {
 		return nil, err
@@ -44,7 +53,7 @@ func (l *Ledger) Claim(ctx context.Context, req contracts.ClaimRequest) ([]contr
 		if left <= 0 {
 			return tasks, nil
 		}
-		if timeutil.Sleep(ctx, min(left, l.cfg.ClaimPollInterval)) != nil {
+		if timeutil.Sleep(poll, min(left, l.cfg.ClaimPollInterval)) != nil {
 			return tasks, nil
 		}
 	}

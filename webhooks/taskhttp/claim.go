@@ -41,7 +41,7 @@ func (h *Handlers) claim(c *fiber.Ctx) error {
 	budget, cancel := web.LongPollContext(c, h.claimBudget(req.WaitMS))
 	defer cancel()
 	ctx, conn, stop := h.pollContext(c, budget, req.WaitMS > 0)
-	claimed, err := h.ledger.Claim(ctx, req)
+	claimed, err := h.ledger.ClaimPolling(budget, ctx, req) // ctx ends the wait, not a try under way
 	stop()
 	var uncertain *tasks.UncertainClaimError
 	if errors.As(err, &uncertain) {

@@ -58,7 +58,9 @@
 // wait ends early, answering 204, when Config.Shutdown is done, when the
 // HTTP server shuts down, or when the client hangs up; the last is seen by
 // peeking at the connection's socket every Config.DisconnectCheck (on
-// Unix; elsewhere only the first two apply). Tasks claimed at the very
+// Unix; elsewhere only the first two apply). Ending the wait never cuts a
+// try under way (tasks.Ledger.ClaimPolling): its tasks are answered, or
+// put back if the client is gone. Tasks claimed at the very
 // moment the client hung up are put back to PENDING in their old place
 // (tasks.Ledger.Unclaim, only while they are still held by that claim)
 // rather than left PROCESSING until a sweep recovers them at the cost of

@@ -244,3 +244,65 @@ func (h *afterClaim) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 func (h *afterClaim) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return next
 }
+
+// A shutdown that lands while a claim's script call is under way ends the
+// wait, not the call: the claim's outcome stays known and its task is
+// answered (CI once saw 503 "task store unavailable" here, the call cut).
+// A hook on the server's Redis client starts the shutdown before the script
+// call and lets the watcher see it first.
+func TestShutdownDoesNotCutAClaimUnderWay(t *testing.T) {
+	t.Parallel()
+	db := redistest.New(t)
+	other, err := tasks.New(db.Client, tasks.Config{KeyPrefix: "test"})
+	require.NoError(t, err)
+	opt, err := redis.ParseURL(db.URL())
+	require.NoError(t, err)
+	rdb := redis.NewClient(opt)
+	t.Cleanup(func() { _ = rdb.Close() })
+	shutdown, begin := context.WithCancel(context.Background())
+	defer begin()
+	var polls atomic.Int32
+	rdb.AddHook(beforeScript{before: func() {
+		if polls.Add(1) == 3 { // a later try of the wait: create a task, then shut down
+			if _, err := other.Create(context.Background(), contracts.CreateTaskRequest{EncounterID: "last"}); err != nil {
+				t.Error(err)
+			}
+			begin()
+			time.Sleep(150 * time.Millisecond) // the watcher (20 ms) ends the poll's context
+		}
+	}})
+	ledger, err := tasks.New(rdb, tasks.Config{KeyPrefix: "test", ClaimPollInterval: 20 * time.Millisecond})
+	require.NoError(t, err)
+	srv := taskhttptest.New(t, db.Client, taskhttptest.Options{})
+	h, err := taskhttp.New(ledger, taskhttp.Config{Replayer: &taskhttptest.Replayer{Ledger: ledger}, Auth: srv.Auth,
+		Logger: slog.New(slog.NewJSONHandler(&logtest.Buffer{}, nil)), DisconnectCheck: 20 * time.Millisecond, Shutdown: shutdown})
+	require.NoError(t, err)
+	taskhttp.Register(srv.App, h)
+	srv.Start()
+
+	r := srv.Do("POST", "/queue/claim", []byte(`{"worker_id":"vm-1","wait_ms":5000}`))
+	require.Equal(t, 200, r.Status, string(r.Body))
+	var resp contracts.ClaimResponse
+	r.Decode(t, &resp)
+	require.Len(t, resp.Tasks, 1)
+	require.Equal(t, "last", resp.Tasks[0].EncounterID)
+	require.Less(t, r.Elapsed, 1500*time.Millisecond)
+}
+
+// beforeScript runs before on every script call (the claim tries).
+type beforeScript struct{ before func() }
+
+func (h beforeScript) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h beforeScript) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if n := cmd.Name(); n == "evalsha" || n == "eval" || n == "fcall" {
+			h.before()
+		}
+		return next(ctx, cmd)
+	}
+}
+
+func (h beforeScript) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
