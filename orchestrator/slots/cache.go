@@ -23,6 +23,10 @@ import (
 // timeout (cloud9.DefaultReadTimeout).
 const DefaultFetchTimeout = 60 * time.Second
 
+// DefaultFailureHold is how long a Refresh whose fetch failed answers its
+// error without fetching again (CacheConfig.FailureHold).
+const DefaultFailureHold = 30 * time.Second
+
 // DefaultCacheTTL is how long a cached list lives: docs/reference/nodered-endpoints.md's hard
 // limit for using flat-cache data (60 min). Whether a list is fresh enough
 // (5 min in docs/reference/nodered-endpoints.md) is the caller's call, from Entry.FetchedAt.
@@ -42,6 +46,12 @@ type CacheConfig struct {
 	// FetchTimeout bounds the fetch a Refresh shares, which its callers'
 	// deadlines do not end. Default DefaultFetchTimeout.
 	FetchTimeout time.Duration
+	// FailureHold is how long after a Refresh's fetch failed the Refreshes
+	// of the same range answer that error without fetching: while Cloud9
+	// refuses (code 8) or times out, the callers of an uncached range —
+	// anonymous /v1 visitors among them — cause one read per range per
+	// FailureHold, not one per request. Default DefaultFailureHold.
+	FailureHold time.Duration
 }
 
 func (c CacheConfig) withDefaults() CacheConfig {
@@ -50,6 +60,7 @@ func (c CacheConfig) withDefaults() CacheConfig {
 	c.Now = valutil.FuncOrDefault(c.Now, time.Now)
 	c.Logger = valutil.ValOrDefault(c.Logger, slog.Default())
 	c.FetchTimeout = valutil.PositiveOrDefault(c.FetchTimeout, DefaultFetchTimeout)
+	c.FailureHold = valutil.PositiveOrDefault(c.FailureHold, DefaultFailureHold)
 	return c
 }
 
@@ -75,6 +86,48 @@ type Cache struct {
 	tick   uint64              // memo's clock: the last use of each list
 
 	refreshes singleflight.Group // entry key → the Refresh running for it
+
+	failMu sync.Mutex
+	failed map[string]failure // entry key → its last fetch's failure, for FailureHold
+}
+
+// failure is a failed fetch's error and when Refresh fetches again.
+type failure struct {
+	err   error
+	until time.Time
+}
+
+// recentFailure answers the error of key's last fetch while it is held.
+func (c *Cache) recentFailure(key string) error {
+	c.failMu.Lock()
+	defer c.failMu.Unlock()
+	f, ok := c.failed[key]
+	if !ok || !c.cfg.Now().Before(f.until) {
+		return nil
+	}
+	return f.err
+}
+
+// remember records the outcome of key's fetch: a failure is held for
+// FailureHold, a success forgets it. Failures past their hold are dropped
+// on the way, so the map holds only the ranges failing now.
+func (c *Cache) remember(key string, err error) {
+	c.failMu.Lock()
+	defer c.failMu.Unlock()
+	now := c.cfg.Now()
+	for k, f := range c.failed {
+		if !now.Before(f.until) {
+			delete(c.failed, k)
+		}
+	}
+	if err == nil {
+		delete(c.failed, key)
+		return
+	}
+	if c.failed == nil {
+		c.failed = make(map[string]failure)
+	}
+	c.failed[key] = failure{err: err, until: now.Add(c.cfg.FailureHold)}
 }
 
 // maxDecoded bounds the lists kept decoded: a range's key carries its
@@ -273,11 +326,18 @@ func (c *Cache) Get(ctx context.Context, r Range) (e Entry, found bool, err erro
 // would otherwise start a read of its own only to abandon it. A caller
 // whose context ends stops waiting with its context's error. A fetch that
 // panics is an error for every caller. The answer is shared: read-only.
+// A fetch that failed is not run again for CacheConfig.FailureHold: the
+// Refreshes of r meanwhile answer its error (wrapped) at once.
 func (c *Cache) Refresh(ctx context.Context, r Range, fetch func(context.Context) ([]Slot, error)) ([]Slot, error) {
 	if err := checkRange("slots.Cache.Refresh", r); err != nil {
 		return nil, err
 	}
-	ch := c.refreshes.DoChan(c.keys.entry(r), func() (list any, err error) {
+	key := c.keys.entry(r)
+	if err := c.recentFailure(key); err != nil {
+		return nil, fmt.Errorf("slots.Cache.Refresh %s: not fetched again within %s of a failure: %w", r, c.cfg.FailureHold, err)
+	}
+	ch := c.refreshes.DoChan(key, func() (list any, err error) {
+		defer func() { c.remember(key, err) }()
 		// The fetch runs on a goroutine of its own, where a panic would end
 		// the process: it is every caller's error instead.
 		defer func() {

@@ -155,6 +155,7 @@ func TestCacheRefreshRunsOneFetchPerList(t *testing.T) {
 	other, err := b.cache.Refresh(b.ctx, tier2, func(context.Context) ([]slots.Slot, error) { return janList[:1], nil })
 	require.NoError(t, err)
 	require.Len(t, other, 1)
+	b.now = b.now.Add(slots.DefaultFailureHold) // the failure's hold is over
 	_, err = b.cache.Refresh(b.ctx, tier1, func(context.Context) ([]slots.Slot, error) { panic("a bug in the fetch") })
 	require.ErrorContains(t, err, "panicked: a bug in the fetch", "a panic is an error, not the end of the process")
 	_, err = b.cache.Refresh(b.ctx, slots.Range{}, fetch)
@@ -199,4 +200,44 @@ func TestCacheRefreshOutlivesItsCallersDeadlines(t *testing.T) {
 	})
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	require.Less(t, time.Since(t0), 10*time.Second)
+}
+
+// A failed fetch is not run again for FailureHold: while Cloud9 refuses,
+// the callers of the range get its error at once, one read per hold
+// between them — an anonymous visitor's requests cannot each spend a
+// Cloud9 read. Another range fetches meanwhile, a success ends the hold.
+func TestCacheRefreshHoldsAFailure(t *testing.T) {
+	t.Parallel()
+	b := setupCache(t, func(c *slots.CacheConfig) { c.FailureHold = 10 * time.Second })
+	var fetches atomic.Int32
+	boom := errors.New("cloud9 code 8")
+	failing := func(context.Context) ([]slots.Slot, error) { fetches.Add(1); return nil, boom }
+	for range 20 {
+		_, err := b.cache.Refresh(b.ctx, tier1, failing)
+		require.ErrorIs(t, err, boom)
+	}
+	require.EqualValues(t, 1, fetches.Load(), "one fetch for 20 refreshes within the hold")
+
+	list, err := b.cache.Refresh(b.ctx, tier2, func(context.Context) ([]slots.Slot, error) { return janList, nil })
+	require.NoError(t, err, "another range is not held")
+	require.Len(t, list, len(janList))
+
+	b.now = b.now.Add(9 * time.Second)
+	_, err = b.cache.Refresh(b.ctx, tier1, failing)
+	require.ErrorIs(t, err, boom)
+	require.ErrorContains(t, err, "not fetched again within 10s")
+	require.EqualValues(t, 1, fetches.Load())
+
+	b.now = b.now.Add(time.Second) // the hold is over: one more read, failing again
+	_, err = b.cache.Refresh(b.ctx, tier1, failing)
+	require.ErrorIs(t, err, boom)
+	require.EqualValues(t, 2, fetches.Load())
+
+	b.now = b.now.Add(10 * time.Second)
+	ok := func(context.Context) ([]slots.Slot, error) { fetches.Add(1); return janList, nil }
+	_, err = b.cache.Refresh(b.ctx, tier1, ok)
+	require.NoError(t, err)
+	_, err = b.cache.Refresh(b.ctx, tier1, ok)
+	require.NoError(t, err, "a success ends the hold")
+	require.EqualValues(t, 4, fetches.Load())
 }

@@ -243,3 +243,62 @@ func TestCloud9SlotsReadCloud9OnceForCallersThatMissTogether(t *testing.T) {
 		t.Fatalf("the next read: %v, %d Cloud9 reads", err, c9.calls.Load())
 	}
 }
+
+// refusingCloud9 refuses every GetOnlineReservations, counting calls.
+type refusingCloud9 struct {
+	calls atomic.Int32
+	err   error
+}
+
+func (s *refusingCloud9) GetOnlineReservations(context.Context, cloud9.ReservationQuery) ([]cloud9.Slot, error) {
+	s.calls.Add(1)
+	return nil, s.err
+}
+
+// While Cloud9 refuses (code 8), requests one after another on a range
+// the cache does not hold fresh make one read between them per
+// FailureHold, not one each: /v1 visitors cannot spend the practice's
+// read quota by retrying. A list cached within MaxStale still answers.
+func TestCloud9SlotsDoNotRereadAFailingRange(t *testing.T) {
+	rdb := newDB(t)
+	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	cache, err := slots.NewCache(rdb, slots.CacheConfig{KeyPrefix: "fail" + itoa64(prefixSeq.Add(1)), Now: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c9 := &refusingCloud9{err: &cloud9.Error{Code: cloud9.CodeRateLimited, Message: "Too many requests"}}
+	reader := Cloud9Slots{Cloud9: c9, Cache: cache, LocationGUID: "loc", Loc: chicago(t), Now: clock}
+	from := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	for i := range 20 {
+		if _, err := reader.OpenSlots(bg, from, from.AddDate(0, 0, 28)); err == nil {
+			t.Fatalf("request %d answered while Cloud9 refuses and nothing is cached", i)
+		}
+	}
+	if n := c9.calls.Load(); n != 1 {
+		t.Fatalf("%d Cloud9 reads for 20 requests within the failure hold", n)
+	}
+	now = now.Add(slots.DefaultFailureHold)
+	if _, err := reader.OpenSlots(bg, from, from.AddDate(0, 0, 28)); err == nil || c9.calls.Load() != 2 {
+		t.Fatalf("after the hold: %v, %d reads", err, c9.calls.Load())
+	}
+
+	// A list cached a minute ago answers, stale, while the hold lasts.
+	r := slots.Range{LocationGUID: "loc", From: DateIn(from.AddDate(0, 0, 28), chicago(t)), To: DateIn(from.AddDate(0, 0, 56), chicago(t))}
+	if err := cache.Put(bg, r, slots.FromCloud9([]cloud9.Slot{{StartTime: "12/22/2026 9:00:00 AM", ScheduleViewGUID: "view",
+		ScheduleColumnGUID: "chair-1", AppointmentTypeGUID: "type-a", Minutes: 30, LocationGUID: "loc"}}, "loc")); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(time.Minute) // older than FreshFor (30 s), younger than MaxStale (5 min)
+	stale := reader
+	stale.FreshFor = 30 * time.Second
+	for range 5 {
+		list, err := stale.OpenSlots(bg, from.AddDate(0, 0, 28), from.AddDate(0, 0, 56))
+		if err != nil || len(list) != 1 {
+			t.Fatalf("stale list within MaxStale: %v, %d slots", err, len(list))
+		}
+	}
+	if n := c9.calls.Load(); n != 3 {
+		t.Fatalf("%d Cloud9 reads: want one more for the stale range", n)
+	}
+}
