@@ -65,7 +65,8 @@ func (w *Worker) EnqueueConsultation(ctx context.Context, t ConsultationTask) er
 // attempt holds, or for which the limiter has no turn, defers the task
 // (no attempt spent); a step that failed for now retries it with the
 // backoff; done steps are answered from their marks on every re-run. A
-// child Cloud9 refuses for good is left out (its slot released); a parent
+// child Cloud9 refuses for good is left out (its slot released, reported
+// once: later runs skip it, recordRefused); a parent
 // refused for good ends the task (SkipRetry). A run that has created a
 // patient and is left with less time than another patient step may take
 // (Config.patientStep) defers the task before its next child — unless an
@@ -155,6 +156,10 @@ func (w *Worker) timeShort(ctx context.Context, a attemptInfo) error {
 // uncertain SetPatient) in this call. err: try again later.
 func (w *Worker) consultChild(ctx context.Context, pol *workerPolicy, p ConsultationTask, c ConsultChildTask) (_ consultChildResult, created bool, _ error) {
 	r := consultChildResult{Index: c.Index}
+	if why, ok := w.refusedChild(ctx, p, c); ok { // an earlier run reported it
+		r.Error = why
+		return r, false, nil
+	}
 	cp := c.Patient
 	cp.ParentPatientGUID, cp.FamilyID = p.ParentGUID, p.FamilyID
 	o := w.engine().ensurePatient(ctx, pol, cp, p.OperationID)
@@ -171,6 +176,7 @@ func (w *Worker) consultChild(ctx context.Context, pol *workerPolicy, p Consulta
 			opError{class: o.f.errType(), text: o.f.text(), uncertain: o.f.uncertain},
 			contracts.FailedNextStep(contracts.OpSetPatient, o.f.errType(), o.f.uncertain), w.cfg.Now())
 		r.Error = o.f.text()
+		w.recordRefused(ctx, p, c, r.Error)
 		return r, created, nil
 	case vBooked:
 		w.patientCreated(ctx, pol, p, cp, o.guid)
@@ -220,8 +226,8 @@ func (w *Worker) releaseChildren(ctx context.Context, cs []ConsultChildTask, p C
 // deferrals, retries with their backoff — keeps its slots until each
 // child's appointment task, queued once its patient exists, holds its own.
 // A child whose patient exists is left to that task (which may have
-// released its slot for good), and so is a child in skip (refused for good
-// in this run: its slot was released).
+// released its slot for good), and so is a child refused for good (in skip,
+// refused in this run, or marked by an earlier one: its slot was released).
 func (w *Worker) keepHolds(ctx context.Context, p ConsultationTask, skip map[int]bool) {
 	if w.d.Reservations == nil || len(p.Children) == 0 {
 		return
@@ -232,6 +238,9 @@ func (w *Worker) keepHolds(ctx context.Context, p ConsultationTask, skip map[int
 		if skip[c.Index] {
 			continue
 		}
+		if _, refused := w.refusedChild(ctx, p, c); refused {
+			continue // its slot was released for good
+		}
 		if rec, done, err := w.d.Marks.Completed(bctx, c.Patient.Key); err == nil && done && rec.PatientGUID != "" {
 			continue
 		}
@@ -240,6 +249,38 @@ func (w *Worker) keepHolds(ctx context.Context, p ConsultationTask, skip map[int
 				"child", c.Index, "err", err)
 		}
 	}
+}
+
+// refusedChildKey is the marks' key recording that the task refused child
+// c for good: the task's own (a new call may try the same child again).
+func refusedChildKey(p ConsultationTask, c ConsultChildTask) string {
+	return strings.NewReplacer("{", "", "}", "").Replace(fmt.Sprintf("consult-refused|%s|%d", p.OperationID, c.Index))
+}
+
+// recordRefused marks child c refused for good, so that a later run of the
+// task (another child's retry, a deferral) neither sends its SetPatient
+// again — a write of Cloud9's scarce quota, refused again — nor reports
+// booking_failed twice, nor holds its released slot again. Lost (Redis
+// down, the mark's hour past), the child is tried again, as before.
+func (w *Worker) recordRefused(ctx context.Context, p ConsultationTask, c ConsultChildTask, why string) {
+	bctx, cancel := markCtx(ctx)
+	defer cancel()
+	if err := w.d.Marks.Done(bctx, refusedChildKey(p, c), "", DoneRecord{Refused: why}); err != nil {
+		w.log.Warn("consultation: could not record a refused child; a later run tries it again",
+			"operation_id", p.OperationID, "child", c.Index, "err", err)
+	}
+}
+
+// refusedChild answers whether an earlier run refused child c for good,
+// and why.
+func (w *Worker) refusedChild(ctx context.Context, p ConsultationTask, c ConsultChildTask) (string, bool) {
+	bctx, cancel := bookkeeping(ctx)
+	defer cancel()
+	rec, done, err := w.d.Marks.Completed(bctx, refusedChildKey(p, c))
+	if err != nil || !done || rec.Refused == "" {
+		return "", false
+	}
+	return rec.Refused, true
 }
 
 // childHold is child c's slot hold: the call's session holds it.

@@ -135,3 +135,34 @@ func TestTaskTimeoutFollowsTheCloud9Timeouts(t *testing.T) {
 	_, err = booking.Defaulted(booking.Config{TaskTimeout: 2 * time.Minute})
 	require.ErrorContains(t, err, "must hold one patient step", "2 min < 60 s + 45 s + 15 s + 15 s")
 }
+
+// A child Cloud9 refuses for good is reported once and left alone by the
+// task's later runs: here the first child's SetPatient is refused
+// (invalid birth date) and the second's fails for now (connection
+// refused), so the task runs again. The second run sends no SetPatient for
+// the refused child (a write of Cloud9's scarce quota), publishes no
+// second booking_failed and does not hold its released slot again.
+func TestConsultationRefusedChildIsNotRetried(t *testing.T) {
+	t.Parallel()
+	a, task := shortRuns(t)
+	task.Children = task.Children[:2]
+	a.e.Cloud9.Script(cloud9.ProcSetPatient, nil, // the parent
+		bt.StatusError(cloud9.ProcSetPatient, 3, "Error: invalid parameter birthdayDateTime"), bt.Unreachable())
+	require.NoError(t, a.w.EnqueueConsultation(ctx, task))
+	a.start(t)
+	op := a.waitOp(t, task.OperationID, contracts.OpCompleted)
+	require.Equal(t, 2, op.Attempts, "the second child's failure retried the task")
+	require.Len(t, a.e.Cloud9.Calls(cloud9.ProcSetPatient), 4, "the parent, the refused child once, the second child twice")
+	a.waitOp(t, "op-appt-short-1", contracts.OpCompleted)
+	failed := 0
+	for _, ev := range a.e.Events.All() {
+		if ev.Event == contracts.EventBookingFailed {
+			failed++
+		}
+	}
+	require.Equal(t, 1, failed, "booking_failed for the refused child, once")
+	refusedSlot := booking.SlotHold{LocationGUID: booking.DefaultLocationGUID, StartTime: "01/21/2026 8:00 AM", ScheduleColumnGUID: bt.Column}
+	state, _ := a.e.Reservations.State(refusedSlot)
+	require.Equal(t, 1, a.e.Reservations.Confirms(refusedSlot), "only the first run's start kept the refused child's slot")
+	require.NotEqual(t, "confirmed", state, "the refused child's slot was taken back")
+}

@@ -20,7 +20,8 @@ func RedisKeys() []keyspace.Key {
 			What: "a write was sent and its outcome is unknown: check Cloud9 before sending again"},
 		{Pattern: "flowgate:booking:{<identity>}:done", Type: keyspace.String, Owner: o, TTL: "1 h",
 			What: "the completed booking (or patient): JSON DoneRecord (a value that is not JSON is a bare " +
-				"appointment GUID, still read: [CHANGELOG.md](../CHANGELOG.md))"},
+				"appointment GUID, still read: [CHANGELOG.md](../CHANGELOG.md)); identity `consult-refused|<operationId>|<child>`: " +
+				"a consultation task's child Cloud9 refused for good (`refused`), which its later runs skip"},
 		{Pattern: contracts.BookingEventsChannel, Type: keyspace.Channel, Owner: o,
 			What: "`booking_completed`, `patient_created`, `booking_failed`"},
 		{Pattern: contracts.SlotChangesChannel, Type: keyspace.Channel, Owner: o,

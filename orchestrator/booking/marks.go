@@ -78,6 +78,9 @@ type DoneRecord struct {
 	// patient it created instead of an appointment.
 	PatientGUID string `json:"patientGUID,omitempty"`
 	FamilyID    string `json:"familyId,omitempty"`
+	// Refused records a consultation child Cloud9 refused for good (the
+	// failure's text), under the task's own key (refusedChildKey).
+	Refused string `json:"refused,omitempty"`
 }
 
 // sameChild reports whether two child names name the same child: the first
