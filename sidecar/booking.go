@@ -155,12 +155,12 @@ func (m *Main) newBooking(rt *asynqrt.Runtime, b *backend, shutdown context.Cont
 	if err != nil { // slotcache.go: the tiered cache over the flat one
 		return nil, err
 	}
+	svcCfg := m.bookingServiceConfig(bc)
 	deps := booking.Deps{
 		Cloud9: raw, Limiter: limiter, NoteLimiter: cfg.noteLimiter(limiter), Tokens: bookingdeps.Tokens{S: signer}, Sessions: bookingdeps.Sessions{C: sessions},
 		Reservations: recordingReservations{bookingdeps.Reservations{R: holds}, m}, BookingTokens: bookingdeps.BookingTokens{Cache: cache, Logger: m.Logger},
-		Marks: &booking.RedisMarks{Client: b.Client}, Events: events, Slots: tiers.source,
+		Marks: &booking.RedisMarks{Client: b.Client, DoneTTL: svcCfg.MarksDoneTTL()}, Events: events, Slots: tiers.source,
 	}
-	svcCfg := m.bookingServiceConfig(bc)
 	worker, err := booking.NewWorker(rt, deps, svcCfg)
 	if err != nil {
 		return nil, fmt.Errorf("booking worker: %w", err)

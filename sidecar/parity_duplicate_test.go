@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"net/http"
 	"testing"
 	"time"
@@ -43,6 +44,14 @@ func TestDuplicateSlotOnlyInTheCall(t *testing.T) {
 	errType := func(m map[string]any) any { return m["_debug"].(map[string]any)["error_type"] }
 
 	require.Equal(t, true, book(johnny, "Johnny Smith", "call-a", 0)["success"])
+	done, err := p.db.Client.Keys(context.Background(), "*booking:{*}:done").Result()
+	require.NoError(t, err)
+	require.NotEmpty(t, done)
+	for _, k := range done { // booking.Config.MarksDoneTTL: longer than a queued booking's retries
+		ttl, err := p.db.Client.PTTL(context.Background(), k).Result()
+		require.NoError(t, err)
+		require.Greater(t, ttl, 74*time.Minute, k)
+	}
 	dup := book(jane, "Jane Smith", "call-a", 0)
 	require.Equal(t, "DUPLICATE_SLOT_BLOCKED", errType(dup), "%v", dup)
 	require.Len(t, p.sim.Appointments(), 1, "the sibling was never sent")

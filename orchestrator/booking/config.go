@@ -247,6 +247,26 @@ func (c Config) patientStep() time.Duration {
 	return c.ReadTimeout + c.WriteTimeout + c.NoteTimeout + c.EventTimeout
 }
 
+// RetryHorizon is how long a queued operation may go on with c (its
+// defaults applied) when every attempt fails and runs its whole
+// TaskTimeout: the first run's QueueDelay, the backoff before each retry,
+// and AsyncMaxAttempts runs — 74 min 20 s with the defaults. A Done mark
+// must outlive it (MarksDoneTTL); deferrals (no attempt spent) are not
+// counted.
+func (c Config) RetryHorizon() time.Duration {
+	c = c.withDefaults()
+	h := c.QueueDelay + time.Duration(c.AsyncMaxAttempts)*c.TaskTimeout
+	for n := range c.AsyncMaxAttempts - 1 { // Asynq's n: the retries made before this one
+		h += c.Backoff.RetryDelay(n, nil, nil)
+	}
+	return h
+}
+
+// MarksDoneTTL is the Done mark's TTL for c: DefaultDoneTTL, or the retry
+// horizon when that is longer, so a retry of a booking made in an earlier
+// attempt answers from its mark rather than from Cloud9's list.
+func (c Config) MarksDoneTTL() time.Duration { return max(DefaultDoneTTL, c.RetryHorizon()) }
+
 // leaseTTL is the lease an attempt takes on a booking identity.
 func (c Config) leaseTTL() time.Duration { return c.WriteTimeout + c.LeaseMargin }
 

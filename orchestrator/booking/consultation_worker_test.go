@@ -166,3 +166,14 @@ func TestConsultationRefusedChildIsNotRetried(t *testing.T) {
 	require.Equal(t, 1, a.e.Reservations.Confirms(refusedSlot), "only the first run's start kept the refused child's slot")
 	require.NotEqual(t, "confirmed", state, "the refused child's slot was taken back")
 }
+
+// The Done mark outlives a queued operation's retries: with the defaults
+// 10 runs of 4 min 25 s, the 10 s queue delay and 30 min of backoff.
+func TestDoneMarkOutlivesTheRetries(t *testing.T) {
+	t.Parallel()
+	c := booking.Config{}
+	require.Equal(t, 74*time.Minute+20*time.Second, c.RetryHorizon())
+	require.Equal(t, c.RetryHorizon(), c.MarksDoneTTL())
+	short := booking.Config{AsyncMaxAttempts: 2}
+	require.Equal(t, booking.DefaultDoneTTL, short.MarksDoneTTL(), "never under an hour")
+}

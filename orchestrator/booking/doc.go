@@ -80,7 +80,7 @@
 // defers (no attempt spent). After an uncertain outcome the lease is kept
 // LeaseGrace longer, so a late commit lands before anyone checks. The
 // in-flight mark is cleared after an answer that certainly created
-// nothing; a Done mark (DoneTTL, 1 h: the retry horizon) records the
+// nothing; a Done mark (DoneTTL: Config.MarksDoneTTL, the retry horizon) records the
 // appointment GUID after a success.
 // The lease holder who finds an in-flight mark (an earlier timeout,
 // dropped connection or crash mid-call) or runs a task queued with

@@ -18,7 +18,7 @@ func RedisKeys() []keyspace.Key {
 				"patient (`consult-patient|…`)"},
 		{Pattern: "flowgate:booking:{<identity>}:inflight", Type: keyspace.String, Owner: o, TTL: "24 h",
 			What: "a write was sent and its outcome is unknown: check Cloud9 before sending again"},
-		{Pattern: "flowgate:booking:{<identity>}:done", Type: keyspace.String, Owner: o, TTL: "1 h",
+		{Pattern: "flowgate:booking:{<identity>}:done", Type: keyspace.String, Owner: o, TTL: "74 min (the retry horizon, ≥ 1 h)",
 			What: "the completed booking (or patient): JSON DoneRecord (a value that is not JSON is a bare " +
 				"appointment GUID, still read: [CHANGELOG.md](../CHANGELOG.md)); identity `consult-refused|<operationId>|<child>`: " +
 				"a consultation task's child Cloud9 refused for good (`refused`), which its later runs skip"},

@@ -122,13 +122,13 @@ type RedisMarks struct {
 	Client      redis.UniversalClient
 	KeyPrefix   string        // default "flowgate:booking:"
 	InFlightTTL time.Duration // default 24h: longer than any retry schedule
-	DoneTTL     time.Duration // default DefaultDoneTTL (1h, the retry horizon)
+	DoneTTL     time.Duration // default DefaultDoneTTL; the service sets Config.MarksDoneTTL
 }
 
-// DefaultDoneTTL is how long a Done mark lives: the retry horizon of a
-// queued booking (10 attempts with the default backoff end within about
-// 30 min), not a day — an appointment cancelled and booked again later
-// must not be answered from it.
+// DefaultDoneTTL is the least a Done mark lives: about the retry horizon
+// of a queued booking (Config.RetryHorizon: 74 min with the defaults,
+// whose runs may each take TaskTimeout), not a day — an appointment
+// cancelled and booked again later must not be answered from it.
 const DefaultDoneTTL = time.Hour
 
 func (m *RedisMarks) key(id, kind string) string {
