@@ -106,7 +106,7 @@ var commands = []command{
 			defer stop()
 			return runCheck(ctx, getenv, stdout, stderr)
 		}},
-	{name: "import-queue", usage: "import-queue -help", help: "the old queue API's tasks into the ledger", run: runImportQueue},
+	{name: "import-queue", usage: "import-queue -help", help: "the old queue API's tasks into the ledger (secret: IMPORT_HMAC_SECRET, else HMAC_SECRET; docs/import-queue.md)", run: runImportQueue},
 	{name: "cloud9-sim", usage: "cloud9-sim -help", help: "the Cloud9 sandbox simulator on its own, for other tools to point at",
 		run: func(args []string, _ func(string) string, stdout, stderr io.Writer) int {
 			return cloud9sim.Main(args, stdout, stderr)
