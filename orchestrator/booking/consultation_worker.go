@@ -261,7 +261,7 @@ func refusedChildKey(p ConsultationTask, c ConsultChildTask) string {
 // task (another child's retry, a deferral) neither sends its SetPatient
 // again — a write of Cloud9's scarce quota, refused again — nor reports
 // booking_failed twice, nor holds its released slot again. Lost (Redis
-// down, the mark's hour past), the child is tried again, as before.
+// down, its Done TTL past), the child is tried again, as before.
 func (w *Worker) recordRefused(ctx context.Context, p ConsultationTask, c ConsultChildTask, why string) {
 	bctx, cancel := markCtx(ctx)
 	defer cancel()

@@ -23,6 +23,10 @@ import (
 // timeout (cloud9.DefaultReadTimeout).
 const DefaultFetchTimeout = 60 * time.Second
 
+// ErrFailureHeld marks a Refresh answered with the error of a fetch that
+// failed within CacheConfig.FailureHold, without fetching.
+var ErrFailureHeld = errors.New("not fetched again")
+
 // DefaultFailureHold is how long a Refresh whose fetch failed answers its
 // error without fetching again (CacheConfig.FailureHold).
 const DefaultFailureHold = 30 * time.Second
@@ -334,7 +338,7 @@ func (c *Cache) Refresh(ctx context.Context, r Range, fetch func(context.Context
 	}
 	key := c.keys.entry(r)
 	if err := c.recentFailure(key); err != nil {
-		return nil, fmt.Errorf("slots.Cache.Refresh %s: not fetched again within %s of a failure: %w", r, c.cfg.FailureHold, err)
+		return nil, fmt.Errorf("slots.Cache.Refresh %s: %w within %s of a failure: %w", r, ErrFailureHeld, c.cfg.FailureHold, err)
 	}
 	ch := c.refreshes.DoChan(key, func() (list any, err error) {
 		defer func() { c.remember(key, err) }()

@@ -205,7 +205,8 @@ func TestCacheRefreshOutlivesItsCallersDeadlines(t *testing.T) {
 // A failed fetch is not run again for FailureHold: while Cloud9 refuses,
 // the callers of the range get its error at once, one read per hold
 // between them — an anonymous visitor's requests cannot each spend a
-// Cloud9 read. Another range fetches meanwhile, a success ends the hold.
+// Cloud9 read. Another range fetches meanwhile; past the hold the range
+// is read again.
 func TestCacheRefreshHoldsAFailure(t *testing.T) {
 	t.Parallel()
 	b := setupCache(t, func(c *slots.CacheConfig) { c.FailureHold = 10 * time.Second })
@@ -225,6 +226,7 @@ func TestCacheRefreshHoldsAFailure(t *testing.T) {
 	b.now = b.now.Add(9 * time.Second)
 	_, err = b.cache.Refresh(b.ctx, tier1, failing)
 	require.ErrorIs(t, err, boom)
+	require.ErrorIs(t, err, slots.ErrFailureHeld)
 	require.ErrorContains(t, err, "not fetched again within 10s")
 	require.EqualValues(t, 1, fetches.Load())
 
@@ -238,6 +240,6 @@ func TestCacheRefreshHoldsAFailure(t *testing.T) {
 	_, err = b.cache.Refresh(b.ctx, tier1, ok)
 	require.NoError(t, err)
 	_, err = b.cache.Refresh(b.ctx, tier1, ok)
-	require.NoError(t, err, "a success ends the hold")
+	require.NoError(t, err, "after a success the range is answered")
 	require.EqualValues(t, 4, fetches.Load())
 }

@@ -2,6 +2,7 @@ package availability
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -93,7 +94,11 @@ func (c Cloud9Slots) OpenSlots(ctx context.Context, from, to time.Time) ([]slots
 		out, err = fetch(ctx)
 	}
 	if err != nil && found && c.Now().Sub(cached.FetchedAt) < c.MaxStale {
-		c.Logger.Warn("availability: Cloud9 failed; answering from a recent cached list", "err", err)
+		level := slog.LevelWarn
+		if errors.Is(err, slots.ErrFailureHeld) {
+			level = slog.LevelDebug // Cloud9 was not asked: its failure was logged when it happened
+		}
+		c.Logger.Log(ctx, level, "availability: Cloud9 failed; answering from a recent cached list", "err", err)
 		return cached.Slots, nil
 	}
 	return out, err
