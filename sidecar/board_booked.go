@@ -73,12 +73,16 @@ func (m *Main) recordIVABooking(ctx context.Context, h booking.SlotHold) {
 	}
 }
 
+// ivaAppointmentPrefix starts the catalogue id of every createAppt
+// booking's record; no web appointment id starts with it.
+const ivaAppointmentPrefix = "iva-"
+
 // ivaAppointmentID is the catalogue id of a createAppt booking recorded
 // by recordIVABooking: a pure function of where and when, so a cancel
 // finds it.
 func ivaAppointmentID(location string, start time.Time, column string) string {
 	sum := sha256.Sum256([]byte(strings.ToLower(location + "|" + start.UTC().Format(time.RFC3339) + "|" + column)))
-	return "iva-" + hex.EncodeToString(sum[:12])
+	return ivaAppointmentPrefix + hex.EncodeToString(sum[:12])
 }
 
 // unrecordIVABooking removes the record of a createAppt booking that

@@ -3,10 +3,12 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/flowgate/flowgate/contracts"
 	"github.com/flowgate/flowgate/orchestrator/booking/reservation"
 	"github.com/flowgate/flowgate/orchestrator/holds"
 	"github.com/flowgate/flowgate/orchestrator/holds/availability"
@@ -77,7 +79,16 @@ func (a availCatalog) RecordBooking(ctx context.Context, ap holdshttp.Appointmen
 		SpecialistID: ap.SpecialistID, ClientID: ap.ClientID, SlotStartDate: ap.SlotStartDate, SlotEndDate: ap.SlotEndDate, BookedAt: ap.BookedAt})
 }
 
+// CancelBooking implements holdshttp.Catalog. The records of createAppt
+// bookings (ivaAppointmentID: a digest of where and when, which anyone
+// can compute from the public timeslots) are not the web's to cancel:
+// cancelAppt removes them. They answer as no appointment does.
 func (a availCatalog) CancelBooking(ctx context.Context, id string) (holdshttp.Appointment, error) {
+	if strings.HasPrefix(id, ivaAppointmentPrefix) {
+		e := contracts.Errorf(contracts.CodeNotFound, "no appointment %q", id)
+		e.Op, e.Err = "sidecar.CancelBooking", availability.ErrNotFound
+		return holdshttp.Appointment{}, e
+	}
 	ap, err := a.c.CancelBooking(ctx, id)
 	return holdshttp.Appointment{AppointmentID: ap.AppointmentID, AppointmentTypeID: ap.AppointmentTypeID, SpecialistID: ap.SpecialistID,
 		ClientID: ap.ClientID, SlotStartDate: ap.SlotStartDate, SlotEndDate: ap.SlotEndDate, BookedAt: ap.BookedAt}, err
