@@ -126,6 +126,46 @@ func TestWebBookReachesCloud9(t *testing.T) {
 	require.Len(t, st.Appointments, 2)
 }
 
+// With BOOKING_AUTH_MODE=token, a web booking of a Cloud9 type needs the
+// patient's bookingAuthToken as createAppt does: without one (or with
+// another patient's) /book is 401, nothing is sent to Cloud9 and the hold
+// is kept; with it, 201. Before, /v1 booked any patientGUID in token mode.
+func TestWebBookHonoursTokenMode(t *testing.T) {
+	t.Parallel()
+	db := redistest.New(t)
+	sim := startSim(t, 60, "100/min")
+	p := startFlowgate(t, bookingEnv(db.URL(), sim, "600/min", map[string]string{"PRACTICE_TIME_ZONE": simZone,
+		"BOOKING_AUTH_MODE": "token"}))
+	c := newBookingClient(t, p)
+	pat := c.createPatient("Tina", "Token", "call-tok")
+	other := c.createPatient("Otto", "Other", "call-other")
+	s := c.slots("call-tok", 1)[0]
+	typ := s.AppointmentTypeGUID
+	status, h := binaryHold(t, p.Base, typ, "web-tok", s)
+	require.Equal(t, http.StatusCreated, status)
+
+	book := func(token string) (int, contracts.ErrorBody) {
+		status, raw := webPost(t, http.MethodPost, p.Base+"/v1/appointment-types/"+typ+"/book",
+			holdshttp.BookRequest{HoldID: h.HoldID, ClientID: "web-tok", PatientGUID: pat.PatientGUID, BookingAuthToken: token})
+		if status >= 400 {
+			return status, strictDecode[contracts.ErrorResponse](t, raw).Error
+		}
+		return status, contracts.ErrorBody{}
+	}
+	status, e := book("")
+	require.Equal(t, http.StatusUnauthorized, status)
+	require.Equal(t, contracts.CodeUnauthorized, e.Code)
+	require.Equal(t, contracts.BookingAuthMissing, e.Details["errorType"])
+	status, e = book(other.BookingAuthToken)
+	require.Equal(t, http.StatusUnauthorized, status)
+	require.Equal(t, contracts.BookingAuthGUIDMismatch, e.Details["errorType"])
+	require.Zero(t, sim.state().Calls["SetAppointment"], "nothing reached Cloud9")
+
+	status, _ = book(pat.BookingAuthToken)
+	require.Equal(t, http.StatusCreated, status, "the hold was kept and booked with the patient's token")
+	require.Len(t, apptsAt(sim.state(), pat.PatientGUID, s.StartTime, s.ScheduleColumnGUID), 1)
+}
+
 // webPost sends body as JSON with method and returns the status and body.
 func webPost(t *testing.T, method, url string, body any) (int, []byte) {
 	t.Helper()

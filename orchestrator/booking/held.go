@@ -2,6 +2,7 @@ package booking
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -12,8 +13,8 @@ import (
 // HeldBooking is a booking of a slot its caller already holds as
 // SessionID's reservation: the web face's /book of a Cloud9-sourced
 // appointment type, whose web hold was adopted as that reservation
-// (reservation.Store.Adopt). The web face authorizes its own clients, so
-// there is no bookingAuthToken and no session cache; there is no note.
+// (reservation.Store.Adopt). The web face checks the patient first
+// (AuthorizeHeld); there is no session cache and no note.
 type HeldBooking struct {
 	Appointment        // the patient and the slot as Cloud9 lists it
 	SessionID   string // the reservation's holder
@@ -96,6 +97,41 @@ func (s *Service) BookHeld(ctx context.Context, hb HeldBooking) (HeldOutcome, er
 	}
 	return HeldOutcome{}, heldRefusal(op, contracts.CodeUnavailable, o.errType,
 		fmt.Sprintf("the booking could not be made in Cloud9 now (%s)", o.errType), "")
+}
+
+// AuthorizeHeld is the web face's patient check before a HeldBooking,
+// with Config.AuthMode: a bookingAuthToken, when given, must be valid for
+// patientGUID (createAppt's checks 2–5, any mode); without one, token mode
+// refuses — an operator who requires a token for createAppt gets no
+// tokenless bookings through /v1 either — and the other modes accept the
+// patient the hold's client names (the web face has no session cache). A
+// refusal is 401 unauthorized with details.errorType createAppt's
+// BOOKING_AUTH_* code and details.field "bookingAuthToken".
+func (s *Service) AuthorizeHeld(token, patientGUID string) error {
+	const op = "booking.AuthorizeHeld"
+	refuse := func(code, msg string) error {
+		s.count("bookHeld", "auth_rejected")
+		e := contracts.Errorf(contracts.CodeUnauthorized, "%s", msg)
+		e.Op, e.Details = op, map[string]any{"field": "bookingAuthToken", "errorType": code}
+		return e
+	}
+	token = strings.TrimSpace(token)
+	if token == "" {
+		if s.cfg.AuthMode == AuthModeToken {
+			return refuse(contracts.BookingAuthMissing, "BOOKING_AUTH_MODE is token: name the patient's bookingAuthToken (createPatient's)")
+		}
+		return nil
+	}
+	err := s.d.Tokens.Validate(token, strings.TrimSpace(patientGUID))
+	if err == nil {
+		return nil
+	}
+	var ae *AuthError
+	if errors.As(err, &ae) && ae.Code != "" {
+		return refuse(ae.Code, "the bookingAuthToken does not authorize this patient ("+ae.Code+")")
+	}
+	s.log.Warn("booking auth token check failed unexpectedly; refusing", "err", err)
+	return refuse(contracts.BookingAuthMalformed, "the bookingAuthToken could not be checked")
 }
 
 func heldRefusal(op string, code contracts.Code, errType, msg, reason string) *contracts.Error {

@@ -126,3 +126,28 @@ func TestBookHeldRefusals(t *testing.T) {
 		require.Empty(t, e.Cloud9.Calls(cloud9.ProcSetAppointment))
 	})
 }
+
+// The web face's patient check follows BOOKING_AUTH_MODE: a token, when
+// given, must be the patient's in every mode; without one, token mode
+// refuses (401, createAppt's BOOKING_AUTH_MISSING) and the other modes
+// accept the patient the hold's client names.
+func TestAuthorizeHeldFollowsTheAuthMode(t *testing.T) {
+	t.Parallel()
+	e := bt.NewEnv()
+	for _, mode := range []string{booking.AuthModeSession, booking.AuthModeLegacy, booking.AuthModeToken} {
+		s := e.Service(t, func(c *booking.Config) { c.AuthMode = mode })
+		require.NoError(t, s.AuthorizeHeld(e.Token(bt.Patient), bt.Patient), mode)
+		code, details := heldCode(t, s.AuthorizeHeld(e.Token("0F0F0F0F-0000-4000-8000-000000000001"), bt.Patient))
+		require.Equal(t, contracts.CodeUnauthorized, code, mode)
+		require.Equal(t, contracts.BookingAuthGUIDMismatch, details["errorType"], mode)
+		_, details = heldCode(t, s.AuthorizeHeld("not-a-token", bt.Patient))
+		require.Equal(t, "bookingAuthToken", details["field"], mode)
+		if mode != booking.AuthModeToken {
+			require.NoError(t, s.AuthorizeHeld("", bt.Patient), mode)
+			continue
+		}
+		code, details = heldCode(t, s.AuthorizeHeld("", bt.Patient))
+		require.Equal(t, contracts.CodeUnauthorized, code)
+		require.Equal(t, contracts.BookingAuthMissing, details["errorType"])
+	}
+}

@@ -36,6 +36,7 @@ type ExternalBooking struct {
 	AppointmentTypeID string // the type being booked
 	Hold              Hold
 	PatientGUID       string
+	PatientToken      string // the patient's bookingAuthToken, when the client gave one
 	AppointmentID     string // flowgate's id of the booking (BookRequest.AppointmentID)
 }
 
@@ -143,6 +144,7 @@ type BookRequest struct {
 	ClientID          string
 	HoldID            string
 	PatientGUID       string // required (422 PATIENT_REQUIRED without it)
+	PatientToken      string // the patient's bookingAuthToken (the Booker checks it)
 	AppointmentID     string // flowgate's id of the booking
 }
 
@@ -174,8 +176,8 @@ func (b *Booking) BookExternal(ctx context.Context, r BookRequest) (BookResult, 
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), b.cfg.Timeout)
 	defer cancel()
-	eb := ExternalBooking{AppointmentTypeID: r.AppointmentTypeID, PatientGUID: r.PatientGUID, AppointmentID: r.AppointmentID,
-		Hold: Hold{HoldID: r.HoldID, ClientID: r.ClientID}}
+	eb := ExternalBooking{AppointmentTypeID: r.AppointmentTypeID, PatientGUID: r.PatientGUID, PatientToken: r.PatientToken,
+		AppointmentID: r.AppointmentID, Hold: Hold{HoldID: r.HoldID, ClientID: r.ClientID}}
 	hd, live, err := b.cfg.Engine.Heartbeat(ctx, r.ClientID, r.HoldID)
 	if err != nil {
 		return BookResult{}, err

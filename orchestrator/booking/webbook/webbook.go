@@ -19,6 +19,9 @@ import (
 
 // Core is the booking core's path for a held slot (*booking.Service).
 type Core interface {
+	// AuthorizeHeld checks the patient before anything is done for the
+	// booking (*booking.Service: the bookingAuthToken, BOOKING_AUTH_MODE).
+	AuthorizeHeld(token, patientGUID string) error
 	BookHeld(ctx context.Context, hb booking.HeldBooking) (booking.HeldOutcome, error)
 }
 
@@ -93,6 +96,9 @@ type memo struct {
 
 // Book implements holds.Booker.
 func (w *Booker) Book(ctx context.Context, b holds.ExternalBooking) (holds.Booked, error) {
+	if err := w.cfg.Core.AuthorizeHeld(b.PatientToken, b.PatientGUID); err != nil {
+		return holds.Booked{}, err // before the hold is handed over: it stays the client's
+	}
 	h := b.Hold
 	sl, found, err := w.cfg.Slots.OpenSlot(ctx, h.AppointmentTypeID, h.SpecialistID, h.SlotStartDate)
 	if err != nil {
@@ -126,6 +132,9 @@ func (w *Booker) Book(ctx context.Context, b holds.ExternalBooking) (holds.Booke
 // which the core runs again (answered from its Done mark when made, booked
 // now when it was queued).
 func (w *Booker) Resume(ctx context.Context, b holds.ExternalBooking) (holds.Booked, bool, error) {
+	if err := w.cfg.Core.AuthorizeHeld(b.PatientToken, b.PatientGUID); err != nil {
+		return holds.Booked{}, true, err
+	}
 	a, found, err := w.cfg.Adoptions.Adopted(ctx, b.Hold.ClientID, b.Hold.HoldID)
 	if err != nil || !found {
 		return holds.Booked{}, false, err

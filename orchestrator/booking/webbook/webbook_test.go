@@ -36,9 +36,16 @@ type fakes struct {
 	op       *contracts.QueueOperation
 	adopted  *holds.Adoption
 
-	adopts []reservation.WebHold
-	slots  []slots.Slot
-	held   []booking.HeldBooking
+	adopts  []reservation.WebHold
+	slots   []slots.Slot
+	held    []booking.HeldBooking
+	authErr error    // AuthorizeHeld's answer
+	auths   []string // the tokens AuthorizeHeld saw
+}
+
+func (f *fakes) AuthorizeHeld(token, _ string) error {
+	f.auths = append(f.auths, token)
+	return f.authErr
 }
 
 func (f *fakes) OpenSlot(_ context.Context, typeID, column string, start time.Time) (slots.Slot, bool, error) {
@@ -163,6 +170,25 @@ func TestBookRefusesATakenSlot(t *testing.T) {
 	require.ErrorAs(t, err, &ce)
 	require.Equal(t, contracts.BookingErrSlotReserved, ce.Details["errorType"])
 	require.Empty(t, f.held)
+}
+
+// A patient the core does not authorize (BOOKING_AUTH_MODE token without
+// a bookingAuthToken, a token for another patient) is refused before
+// anything else: the hold is not handed over, nothing is booked; a retry
+// (Resume) is refused the same way.
+func TestBookChecksThePatientFirst(t *testing.T) {
+	refused := contracts.Errorf(contracts.CodeUnauthorized, "no token")
+	f := &fakes{open: true, authErr: refused, outcome: booking.HeldOutcome{AppointmentGUID: "c9-appt"}}
+	b := external(webHold(), patient)
+	b.PatientToken = "tok"
+	_, err := f.booker(t, true).Book(context.Background(), b)
+	require.ErrorIs(t, err, refused)
+	require.Empty(t, f.adopts, "the hold was handed over")
+	require.Empty(t, f.held, "the core booked")
+	_, found, err := f.booker(t, true).Resume(context.Background(), b)
+	require.ErrorIs(t, err, refused)
+	require.True(t, found)
+	require.Equal(t, []string{"tok", "tok"}, f.auths)
 }
 
 // Resume finds the adoption record of the client's hold and runs the core

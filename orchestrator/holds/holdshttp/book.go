@@ -14,11 +14,14 @@ import (
 
 // BookRequest is the body of POST /v1/appointment-types/{id}/book.
 // PatientGUID is the Cloud9 patient; required for an External type (422
-// PATIENT_REQUIRED without it), ignored otherwise.
+// PATIENT_REQUIRED without it), ignored otherwise. BookingAuthToken is the
+// patient's token (createPatient's): checked when given, required when
+// BOOKING_AUTH_MODE is token (401 unauthorized).
 type BookRequest struct {
-	HoldID      string `json:"holdId"`
-	ClientID    string `json:"clientId"`
-	PatientGUID string `json:"patientGUID,omitempty"`
+	HoldID           string `json:"holdId"`
+	ClientID         string `json:"clientId"`
+	PatientGUID      string `json:"patientGUID,omitempty"`
+	BookingAuthToken string `json:"bookingAuthToken,omitempty"`
 }
 
 // BookResponse is the 201 answer of POST /v1/appointment-types/{id}/book.
@@ -61,7 +64,7 @@ func (h *Handlers) book(c *fiber.Ctx) error {
 		return err
 	}
 	if t.External {
-		return h.bookExternal(c, t, req, strings.TrimSpace(body.PatientGUID))
+		return h.bookExternal(c, t, req, strings.TrimSpace(body.PatientGUID), body.BookingAuthToken)
 	}
 	rec := &catalogRecord{cat: h.cfg.Catalog, typeID: t.ID, clientID: req.ClientID, now: h.cfg.Now}
 	ctx, cancel := h.holdWork(ctx)

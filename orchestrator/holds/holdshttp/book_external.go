@@ -17,7 +17,7 @@ const (
 // the Catalog. The rules — patient required, heartbeat, type check, resume
 // of an earlier attempt, cooldown — are holds.Booking's; this decodes,
 // calls and encodes.
-func (h *Handlers) bookExternal(c *fiber.Ctx, t AppointmentType, req holdRef, patientGUID string) error {
+func (h *Handlers) bookExternal(c *fiber.Ctx, t AppointmentType, req holdRef, patientGUID, token string) error {
 	if patientGUID != "" {
 		if err := checkID("patientGUID", patientGUID); err != nil {
 			return err
@@ -27,7 +27,7 @@ func (h *Handlers) bookExternal(c *fiber.Ctx, t AppointmentType, req holdRef, pa
 	ctx, cancel := h.holdWork(c.UserContext())
 	defer cancel()
 	out, err := h.booking.BookExternal(ctx, holds.BookRequest{AppointmentTypeID: t.ID, Cooldown: minutes(t.CooldownMinutes),
-		ClientID: req.ClientID, HoldID: req.HoldID, PatientGUID: patientGUID, AppointmentID: id})
+		ClientID: req.ClientID, HoldID: req.HoldID, PatientGUID: patientGUID, PatientToken: token, AppointmentID: id})
 	if err != nil {
 		return err
 	}
