@@ -39,6 +39,27 @@ func TestHelpListsCommandsAndStartsNothing(t *testing.T) {
 	require.NoError(t, ln.Close())
 }
 
+// A mistyped command ("chek") is refused (exit 2) and starts nothing:
+// it used to start the server against the configured Redis.
+func TestUnknownCommandStartsNothing(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	require.NoError(t, ln.Close())
+	for _, args := range [][]string{{"chek"}, {"bogus", "x"}, {"-addr-is-not-a-flag=1", "check"}} {
+		var out, errb bytes.Buffer
+		code := run(args, envOf(map[string]string{"FLOWGATE_ADDR": addr}), &out, &errb)
+		require.Equal(t, 2, code, args)
+		if args[0] != "-addr-is-not-a-flag=1" {
+			require.Contains(t, errb.String(), `unknown command "`+args[0]+`"`)
+			require.Contains(t, errb.String(), "nothing started")
+		}
+	}
+	ln, err = net.Listen("tcp", addr)
+	require.NoError(t, err, "nothing listens on FLOWGATE_ADDR")
+	require.NoError(t, ln.Close())
+}
+
 // version prints what the Go toolchain recorded of the build.
 func TestVersionPrintsBuildInfo(t *testing.T) {
 	var out, errb bytes.Buffer

@@ -49,6 +49,10 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 		}
 		return 2
 	}
+	if fs.NArg() > 0 { // a mistyped command must not start the server against the configured Redis
+		fmt.Fprintf(stderr, "flowgate: unknown command %q; `flowgate help` lists the commands (nothing started)\n", fs.Arg(0))
+		return 2
+	}
 	cfg, err := LoadConfig(getenv)
 	if err != nil {
 		reportConfig(stderr, err)
