@@ -205,7 +205,8 @@ func (m *Main) startCron(pr *probe) error {
 }
 
 // secrets fills missing secrets with random per-process ones in embedded
-// mode (LoadConfig already refused a real Redis without them) and prints
+// mode (LoadConfig already refused a real Redis without the ones it uses;
+// one its mode does not use is filled and never printed) and prints
 // them once, in one log line, so every API can be called (signed VM task
 // calls, booking tokens, the buffer's bearer token) without a restart.
 func (m *Main) secrets() error {
@@ -223,6 +224,12 @@ func (m *Main) secrets() error {
 			return fmt.Errorf("generate %s: %w", s.name, err)
 		}
 		*s.dst = v
+		if !m.Config.Embedded() {
+			// A real Redis reaches here only with a secret its mode does not
+			// use (HMAC_SECRET with WEBHOOK_AUTH=none): filled, never printed.
+			m.Logger.Info("secret unset and unused in this mode; a random one fills it (not logged)", "name", s.name)
+			continue
+		}
 		m.Config.EphemeralSecret = true
 		generated = append(generated, s.name, v)
 	}

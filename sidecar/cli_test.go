@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"log/slog"
 	"net"
 	"strings"
 	"testing"
@@ -68,4 +69,23 @@ func TestVersionPrintsBuildInfo(t *testing.T) {
 	require.Contains(t, out.String(), "github.com/flowgate/flowgate")
 	require.Contains(t, out.String(), "revision")
 	require.Empty(t, errb.String())
+}
+
+// A secret generated on a real Redis (HMAC_SECRET with WEBHOOK_AUTH=none,
+// which does not use it) is never printed: only embedded mode prints the
+// secrets it generates, for an operator to call the APIs with.
+func TestRealRedisPrintsNoGeneratedSecret(t *testing.T) {
+	env := realRedisEnv(t)
+	delete(env, "HMAC_SECRET")
+	env["WEBHOOK_AUTH"], env["MONITORING_AUTH"] = "none", "none"
+	cfg, err := LoadConfig(envOf(env))
+	require.NoError(t, err)
+	var logs bytes.Buffer
+	m := NewMain(cfg, slog.New(slog.NewTextHandler(&logs, nil)))
+	require.NoError(t, m.secrets())
+	require.Len(t, m.Config.HMACSecret, 64, "filled")
+	require.NotContains(t, logs.String(), m.Config.HMACSecret)
+	require.NotContains(t, logs.String(), "embedded mode: generated secrets")
+	require.Contains(t, logs.String(), "secret unset and unused in this mode")
+	require.False(t, m.Config.EphemeralSecret)
 }
