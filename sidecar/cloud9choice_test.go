@@ -102,7 +102,7 @@ func TestRealRedisWithoutCloud9ExitsTwoWithOneLine(t *testing.T) {
 	line := strings.TrimSpace(errOut.String())
 	require.NotContains(t, line, "\n", "one line")
 	require.Regexp(t, `^flowgate: invalid configuration: CLOUD9_ENDPOINT: a real Redis needs a real Cloud9: set CLOUD9_ENDPOINT, `+
-		`CLOUD9_CLIENT_ID, CLOUD9_USERNAME and CLOUD9_PASSWORD, or CLOUD9_SIMULATOR=true`, line)
+		`CLOUD9_CLIENT_ID, CLOUD9_USERNAME and CLOUD9_PASSWORD \(with CLOUD9_PROVIDER_GUID and CLOUD9_VENDOR_USERNAME\), or CLOUD9_SIMULATOR=true`, line)
 	require.Empty(t, out.String())
 }
 

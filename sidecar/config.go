@@ -311,6 +311,10 @@ func (c *Config) validateSecrets(p *problems) {
 // cloud9Credentials are the variables of a real Cloud9, set all or none.
 const cloud9Credentials = "CLOUD9_ENDPOINT, CLOUD9_CLIENT_ID, CLOUD9_USERNAME and CLOUD9_PASSWORD"
 
+// cloud9Practice names what a real Cloud9 needs besides its credentials
+// (validateBooking refuses a real Cloud9 without them).
+const cloud9Practice = " (with CLOUD9_PROVIDER_GUID and CLOUD9_VENDOR_USERNAME)"
+
 // validateCloud9 checks that the Cloud9 credentials come together and that
 // the sandbox simulator is used only where it is meant: with the embedded
 // Redis by default, with a real one only when CLOUD9_SIMULATOR=true says so
@@ -328,9 +332,9 @@ func (c *Config) validateCloud9(p *problems) {
 	case set != 0 && set != 4:
 		p.addf("CLOUD9_ENDPOINT", "set %s together (the real Cloud9), or none (the sandbox simulator)", cloud9Credentials)
 	case set == 0 && c.cloud9SimulatorSet && !c.Cloud9Simulator:
-		p.addf("CLOUD9_ENDPOINT", "required with CLOUD9_SIMULATOR=false: set %s", cloud9Credentials)
+		p.addf("CLOUD9_ENDPOINT", "required with CLOUD9_SIMULATOR=false: set %s%s", cloud9Credentials, cloud9Practice)
 	case set == 0 && !c.Embedded() && !c.Cloud9Simulator:
-		p.addf("CLOUD9_ENDPOINT", "a real Redis needs a real Cloud9: set %s, or CLOUD9_SIMULATOR=true to book into the built-in sandbox simulator on purpose (its appointments are not real)", cloud9Credentials)
+		p.addf("CLOUD9_ENDPOINT", "a real Redis needs a real Cloud9: set %s%s, or CLOUD9_SIMULATOR=true to book into the built-in sandbox simulator on purpose (its appointments are not real)", cloud9Credentials, cloud9Practice)
 	}
 }
 

@@ -212,7 +212,7 @@ var coreSettings = []setting{
 	{name: "CLOUD9_CLIENT_ID", help: "Cloud9 client id", apply: str(func(c *Config) *string { return &c.Cloud9ClientID })},
 	{name: "CLOUD9_USERNAME", help: "Cloud9 user name", apply: str(func(c *Config) *string { return &c.Cloud9Username })},
 	{name: "CLOUD9_PASSWORD", help: "Cloud9 password", secret: true, apply: str(func(c *Config) *string { return &c.Cloud9Password })},
-	{name: "CLOUD9_VENDOR_USERNAME", help: "Cloud9 vendor user name", apply: str(func(c *Config) *string { return &c.Cloud9VendorUsername })},
+	{name: "CLOUD9_VENDOR_USERNAME", help: "Cloud9 vendor user name (SetAppointment and SetPatient send it); required with a real Cloud9", apply: str(func(c *Config) *string { return &c.Cloud9VendorUsername })},
 	{name: "CLOUD9_SIMULATOR", help: "true: book into the built-in Cloud9 sandbox simulator (made-up patients and slots, lost at exit; nothing reaches Cloud9) although Redis is real; a real Redis without CLOUD9_* credentials refuses to start unless it is true; false: never the simulator (the embedded Redis then needs the credentials too); contradicts CLOUD9_ENDPOINT and the credentials", apply: func(c *Config, v string) error {
 		b, err := strconv.ParseBool(strings.TrimSpace(v))
 		if err != nil {

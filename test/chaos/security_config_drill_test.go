@@ -20,7 +20,7 @@ import (
 
 // The one line a real Redis without a Cloud9 choice is refused with.
 var noCloud9Line = regexp.MustCompile(`^flowgate: invalid configuration: CLOUD9_ENDPOINT: a real Redis needs a real Cloud9: ` +
-	`set CLOUD9_ENDPOINT, CLOUD9_CLIENT_ID, CLOUD9_USERNAME and CLOUD9_PASSWORD, or CLOUD9_SIMULATOR=true\b`)
+	`set CLOUD9_ENDPOINT, CLOUD9_CLIENT_ID, CLOUD9_USERNAME and CLOUD9_PASSWORD \(with CLOUD9_PROVIDER_GUID and CLOUD9_VENDOR_USERNAME\), or CLOUD9_SIMULATOR=true\b`)
 
 // securityAttempt is one configuration the binary must refuse: env over
 // the drill's base, the command (none: start the server), the exit code
