@@ -33,7 +33,8 @@ const checkTimeout = 10 * time.Second
 // runCheck is `flowgate check`: it validates the configuration (a real
 // Redis without CLOUD9_* credentials or CLOUD9_SIMULATOR=true FAILs it, as
 // it stops a start), reaches
-// Redis (mode, version, persistence), calls Cloud9 once with a read to
+// Redis (mode, version, persistence, eviction, replicas for
+// REDIS_MIN_REPLICAS_ACK), calls Cloud9 once with a read to
 // prove the credentials, and checks the ops key prefixes; it prints one
 // table and exits 1 when any check failed (warnings do not fail it).
 func runCheck(ctx context.Context, getenv func(string) string, stdout, stderr io.Writer) int {
@@ -78,7 +79,7 @@ func checkRedis(ctx context.Context, cfg Config, log *slog.Logger, add func(name
 	defer b.close()
 	rctx, cancel := context.WithTimeout(ctx, checkTimeout)
 	defer cancel()
-	info, err := b.Client.Info(rctx, "server", "persistence").Result()
+	info, err := b.Client.Info(rctx, "server", "persistence", "memory", "replication").Result()
 	if err != nil {
 		add("redis", checkFail, "INFO: %v", err)
 		return
@@ -104,6 +105,10 @@ func checkRedis(ctx context.Context, cfg Config, log *slog.Logger, add func(name
 	default:
 		add("redis persistence", checkWarn, "OFF (no AOF, no RDB): a Redis restart loses every queued booking, task and hold; turn on appendonly yes")
 	}
+	checkEviction(field("maxmemory"), field("maxmemory_policy"), add)
+	if cfg.RedisMinReplicasAck > 0 && field("redis_mode") != "cluster" {
+		checkReplicas(cfg.RedisMinReplicasAck, field("role"), field("connected_slaves"), add)
+	}
 	checkPrefixes(rctx, b.Client, cfg.SlotCache.OpsKeyPrefixes, add)
 	checkFunctions(rctx, b.Client, add)
 	switch was, evidence, err := writtenShards(rctx, b.Client, cfg.RedisShards); {
@@ -113,6 +118,36 @@ func checkRedis(ctx context.Context, cfg Config, log *slog.Logger, add func(name
 		add("redis shards", checkFail, "%v", shardsMismatch(cfg.RedisShards, was, evidence))
 	default:
 		add("redis shards", checkOK, "REDIS_SHARDS=%d matches the data in Redis", cfg.RedisShards)
+	}
+}
+
+// checkEviction fails a Redis that may evict keys (a maxmemory with a
+// policy other than noeviction): it would drop queued bookings, tasks,
+// leases and holds silently instead of refusing writes.
+func checkEviction(maxmemory, policy string, add func(name, status, format string, args ...any)) {
+	switch {
+	case policy == "?" || maxmemory == "?":
+		add("redis eviction", checkWarn, "INFO memory names no maxmemory policy: make sure Redis never evicts keys (maxmemory-policy noeviction)")
+	case policy == "noeviction":
+		add("redis eviction", checkOK, "maxmemory-policy noeviction: a full Redis refuses writes, it never drops keys")
+	case maxmemory == "0":
+		add("redis eviction", checkOK, "no maxmemory: nothing is evicted (maxmemory-policy %s would apply once one is set: prefer noeviction)", policy)
+	default:
+		add("redis eviction", checkFail, "maxmemory %s with maxmemory-policy %s: Redis may evict queued bookings, tasks, leases and holds silently; set maxmemory-policy noeviction", maxmemory, policy)
+	}
+}
+
+// checkReplicas fails REDIS_MIN_REPLICAS_ACK above the replicas the master
+// has: every write would then answer 503 not_replicated.
+func checkReplicas(want int, role, connected string, add func(name, status, format string, args ...any)) {
+	n, err := strconv.Atoi(connected)
+	switch {
+	case role != "master" || err != nil:
+		add("redis replicas", checkWarn, "role %s, connected replicas %s: cannot tell whether REDIS_MIN_REPLICAS_ACK=%d can be met", role, connected, want)
+	case n < want:
+		add("redis replicas", checkFail, "REDIS_MIN_REPLICAS_ACK=%d but the master has %d connected replica(s): every write would answer 503 not_replicated", want, n)
+	default:
+		add("redis replicas", checkOK, "%d connected replica(s) for REDIS_MIN_REPLICAS_ACK=%d", n, want)
 	}
 }
 

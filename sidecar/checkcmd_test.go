@@ -5,9 +5,11 @@ import (
 	"bytes"
 	"context"
 	"net"
+	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
@@ -234,4 +236,39 @@ func refuseEveryCommand(ln net.Listener, reply string) {
 			}
 		}()
 	}
+}
+
+// check fails REDIS_MIN_REPLICAS_ACK above the replicas the master has
+// (the server would answer every write 503 not_replicated), and a Redis
+// that may evict keys (maxmemory with a policy other than noeviction: it
+// would drop queued bookings and tasks silently). The test's Redis has no
+// replica and no maxmemory; the eviction case runs a redis-server of its
+// own.
+func TestCheckFailsReplicasAndEviction(t *testing.T) {
+	env := checkEnv(t)
+	code, out, _ := check(t, env)
+	require.Equal(t, 0, code, out)
+	require.Regexp(t, `OK\s+(maxmemory-policy noeviction|no maxmemory)`, row(t, out, "redis eviction"))
+	require.NotContains(t, out, "redis replicas", "no replica check without REDIS_MIN_REPLICAS_ACK")
+
+	env["REDIS_MIN_REPLICAS_ACK"] = "1"
+	code, out, _ = check(t, env)
+	require.Equal(t, 1, code, out)
+	require.Regexp(t, `FAIL\s+REDIS_MIN_REPLICAS_ACK=1 but the master has 0 connected replica`, row(t, out, "redis replicas"))
+	delete(env, "REDIS_MIN_REPLICAS_ACK")
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	port := ln.Addr().(*net.TCPAddr).Port
+	require.NoError(t, ln.Close())
+	srv := exec.Command("redis-server", "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+		"--maxmemory", "50mb", "--maxmemory-policy", "allkeys-lru")
+	require.NoError(t, srv.Start())
+	t.Cleanup(func() { _ = srv.Process.Kill(); _ = srv.Wait() })
+	rdb := redisClientFor(t, "redis://127.0.0.1:"+strconv.Itoa(port))
+	require.Eventually(t, func() bool { return rdb.Ping(context.Background()).Err() == nil }, 10*time.Second, 20*time.Millisecond)
+	env["REDIS_URL"] = "redis://127.0.0.1:" + strconv.Itoa(port)
+	code, out, _ = check(t, env)
+	require.Equal(t, 1, code, out)
+	require.Regexp(t, `FAIL\s+maxmemory 52428800 with maxmemory-policy allkeys-lru: .*noeviction`, row(t, out, "redis eviction"))
 }
