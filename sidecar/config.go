@@ -209,6 +209,7 @@ func (c *Config) validate(p *problems) {
 	c.validateBuffer(p)
 	c.validateOutbound(p)
 	c.validateHolds(p)
+	c.validateRoutes(p)
 	c.validateRest(p)
 }
 

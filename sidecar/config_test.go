@@ -168,13 +168,16 @@ func TestConfigOrchestrationSettings(t *testing.T) {
 	require.Equal(t, 5*time.Minute, cfg.RequeueMax)
 	for env, name := range map[string]string{
 		"HEARTBEAT_MONITOR_SCHEDULE=every thirty": "HEARTBEAT_MONITOR_SCHEDULE",
-		"VT_TIMEOUT=0s":          "VT_TIMEOUT",
-		"WEBHOOK_AUTH=token":     "WEBHOOK_TOKEN",
-		"WEBHOOK_AUTH=basic":     "WEBHOOK_AUTH",
-		"WEBHOOK_ACK_PATH=ack":   "WEBHOOK_ACK_PATH",
-		"WEBHOOK_FAIL_PATH=/ack": "WEBHOOK_FAIL_PATH",
-		"REQUEUE_BACKOFF_MAX=1s": "REQUEUE_BACKOFF_MAX",
-		"RETRY_OVERDUE_AFTER=5m": "RETRY_OVERDUE_AFTER",
+		"VT_TIMEOUT=0s":                                   "VT_TIMEOUT",
+		"WEBHOOK_AUTH=token":                              "WEBHOOK_TOKEN",
+		"WEBHOOK_AUTH=basic":                              "WEBHOOK_AUTH",
+		"WEBHOOK_ACK_PATH=ack":                            "WEBHOOK_ACK_PATH",
+		"WEBHOOK_FAIL_PATH=/ack":                          "WEBHOOK_FAIL_PATH",
+		"WEBHOOK_ACK_PATH=/queue":                         "WEBHOOK_ACK_PATH", // another route: the start failed on it
+		"WEBHOOK_ACK_PATH=/chord/ortho-prd/createAppt":    "WEBHOOK_ACK_PATH",
+		"WEBHOOK_FAIL_PATH=/chord/ortho-prd/getApptSlots": "WEBHOOK_FAIL_PATH",
+		"REQUEUE_BACKOFF_MAX=1s":                          "REQUEUE_BACKOFF_MAX",
+		"RETRY_OVERDUE_AFTER=5m":                          "RETRY_OVERDUE_AFTER",
 	} {
 		k, v, _ := strings.Cut(env, "=")
 		_, err := LoadConfig(envOf(map[string]string{k: v}))

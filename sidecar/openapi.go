@@ -17,6 +17,34 @@ func (c Config) openapiConfig() (openapi.Config, error) {
 	return openapi.Config{NodeRedBasePath: base, AckPath: c.AckPath, FailPath: c.FailPath}, nil
 }
 
+// validateRoutes refuses configured paths (WEBHOOK_ACK_PATH,
+// WEBHOOK_FAIL_PATH, NODERED_BASE_PATH) that land on another route: the
+// start would fail on the duplicate (or one route would shadow the
+// other), and `flowgate check` passed it.
+func (c *Config) validateRoutes(p *problems) {
+	oc, err := c.openapiConfig()
+	if err != nil {
+		return // NODERED_BASE_PATH's own check reports it
+	}
+	seen := map[string]bool{}
+	for _, op := range openapi.Operations(oc) {
+		k := op.Method + " " + op.Path
+		if !seen[k] {
+			seen[k] = true
+			continue
+		}
+		name := "NODERED_BASE_PATH"
+		switch op.Path {
+		case c.AckPath, "/webhook" + c.AckPath:
+			name = "WEBHOOK_ACK_PATH"
+		case c.FailPath, "/webhook" + c.FailPath:
+			name = "WEBHOOK_FAIL_PATH"
+		}
+		p.addf(name, "%s lands on a route flowgate already serves (%s): choose another path", op.Path, k)
+		return
+	}
+}
+
 // openapiRoute serves GET /openapi.json: the OpenAPI 3.1 document of every
 // route (sidecar/openapi), built once at start.
 func (m *Main) openapiRoute(app *fiber.App) error {
