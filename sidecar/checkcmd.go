@@ -51,6 +51,9 @@ func runCheck(ctx context.Context, getenv func(string) string, stdout, stderr io
 		return 1
 	}
 	add("configuration", checkOK, "%d variables read, none invalid", len(settings))
+	for _, u := range unknownInEnv(environNames()) {
+		add("unknown setting", checkWarn, "%s is %s", u.name, u.hint())
+	}
 	for _, r := range retiredInEnv(getenv) {
 		add("retired setting", checkWarn, "%s is no longer read (it changes nothing); instead: %s", r.name, r.instead)
 	}

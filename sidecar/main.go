@@ -62,6 +62,7 @@ func run(args []string, getenv func(string) string, stdout, stderr io.Writer) in
 	routeLibraryLogs(log)
 	logConfig(log, cfg, getenv)
 	warnRetired(log, getenv)
+	warnUnknown(log, environNames())
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
