@@ -12,6 +12,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/flowgate/flowgate/orchestrator/booking"
 	"github.com/flowgate/flowgate/orchestrator/cloud9"
 	"github.com/flowgate/flowgate/orchestrator/cloud9/cloud9sim"
 	"github.com/flowgate/flowgate/orchestrator/keyspace"
@@ -252,6 +253,30 @@ func checkCloud9(ctx context.Context, cfg Config, add func(name, status, format 
 			cfg.Booking.LocationGUID, len(locs), locationNames(locs))
 	}
 	checkProvider(cfg, add)
+	checkPracticeIDs(cfg, add)
+}
+
+// checkPracticeIDs warns when the ids createAppt fills a request with
+// are flowgate's defaults (the sandbox's): against a real Cloud9 they
+// name nothing of the practice's, and Cloud9 has no read that proves a
+// view, chair or type. (The location is proven above.)
+func checkPracticeIDs(cfg Config, add func(name, status, format string, args ...any)) {
+	var sandbox []string
+	for _, id := range []struct{ name, value, def string }{
+		{"CLOUD9_SCHEDULE_VIEW_GUID", cfg.Booking.ScheduleView, booking.DefaultScheduleViewGUID},
+		{"CLOUD9_SCHEDULE_COLUMN_GUID", cfg.Booking.ScheduleColumn, booking.DefaultScheduleColumnGUID},
+		{"CLOUD9_APPOINTMENT_TYPE_GUID", cfg.Booking.AppointmentType, booking.DefaultAppointmentTypeGUID},
+	} {
+		if strings.EqualFold(id.value, id.def) {
+			sandbox = append(sandbox, id.name)
+		}
+	}
+	if len(sandbox) > 0 {
+		add("cloud9 practice ids", checkWarn, "%s left at flowgate's defaults (the sandbox's ids): set the practice's, or bookings that name none go to a view, chair or type the practice does not have",
+			strings.Join(sandbox, ", "))
+		return
+	}
+	add("cloud9 practice ids", checkOK, "schedule view, chair and appointment type set (Cloud9 has no read that proves them: the first booking does)")
 }
 
 // checkProvider checks CLOUD9_PROVIDER_GUID, the providerGUID every new

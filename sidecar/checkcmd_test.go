@@ -82,6 +82,15 @@ func TestCheckPassesAGoodConfiguration(t *testing.T) {
 	require.Contains(t, row(t, out, "ops prefix flowgate:"), "OK")
 	require.Contains(t, row(t, out, "redis shards"), "OK")
 	require.Regexp(t, `OK\s+task ledger library `+tasks.LibraryName(), row(t, out, "redis functions"))
+	require.Regexp(t, `WARN\s+CLOUD9_SCHEDULE_VIEW_GUID, CLOUD9_SCHEDULE_COLUMN_GUID, CLOUD9_APPOINTMENT_TYPE_GUID left at flowgate's defaults`,
+		row(t, out, "cloud9 practice ids"), "a real Cloud9 with the sandbox's ids")
+
+	env := checkEnv(t)
+	env["CLOUD9_SCHEDULE_VIEW_GUID"], env["CLOUD9_SCHEDULE_COLUMN_GUID"] = "0f0f0f0f-0000-4000-8000-0000000000b1", "0f0f0f0f-0000-4000-8000-0000000000b2"
+	env["CLOUD9_APPOINTMENT_TYPE_GUID"] = "0f0f0f0f-0000-4000-8000-0000000000b3"
+	code, out, errs = check(t, env)
+	require.Equal(t, 0, code, "%s\n%s", out, errs)
+	require.Regexp(t, `OK\s+schedule view, chair and appointment type set`, row(t, out, "cloud9 practice ids"))
 }
 
 // check names the function libraries an upgrade left behind, so that the

@@ -175,7 +175,7 @@ func writeEnv(w io.Writer, getenv func(string) string, now time.Time) error {
 	fmt.Fprintf(w, "# flowgate configuration for a real deployment, written by `flowgate env` on %s.\n", now.UTC().Format(time.RFC3339))
 	fmt.Fprintln(w, "# Keep it secret (it holds the secrets): mode 0600, never in git or an image (.gitignore and")
 	fmt.Fprintln(w, "# .dockerignore list .env). Load it into a shell with  set -a; . ./.env; set +a")
-	fmt.Fprintln(w, "# or give it to docker compose as env_file. Then run  flowgate check  before sending traffic.")
+	fmt.Fprintln(w, "# or keep it beside docker-compose.yml (compose passes the variables that file lists). Then run  flowgate check.")
 	fmt.Fprintln(w, "# Active lines are what a real deployment needs; commented lines show each default.")
 	if active["CLOUD9_ENDPOINT"] == "" && active["CLOUD9_SIMULATOR"] == "" {
 		fmt.Fprintln(w, "#")
