@@ -109,8 +109,8 @@ func (m *Main) Run(ctx context.Context) error {
 		return err
 	}
 	m.ready.Store(true)
-	m.Logger.Info("flowgate ready", "addr", m.Addr(), "redis", b.Mode,
-		"startup_ms", time.Since(m.started).Milliseconds(), "asynq_servers", m.Config.AsynqServers)
+	m.Logger.Info("flowgate ready", "addr", m.Addr(), "redis", b.Mode, "redis_at", m.Config.redisWhere(),
+		"cloud9", m.Config.cloud9Where(), "startup_ms", time.Since(m.started).Milliseconds(), "asynq_servers", m.Config.AsynqServers)
 	return nil
 }
 

@@ -89,3 +89,14 @@ func TestRealRedisPrintsNoGeneratedSecret(t *testing.T) {
 	require.Contains(t, logs.String(), "secret unset and unused in this mode")
 	require.False(t, m.Config.EphemeralSecret)
 }
+
+// The ready line names the Redis (without its password) and the Cloud9
+// (without credentials) flowgate runs against.
+func TestReadyLineNamesRedisAndCloud9(t *testing.T) {
+	c := Config{RedisURL: "redis://:s3cret@redis.internal:6380/4?dial_timeout=3s", Cloud9Endpoint: "https://user:pw@us-ea1-partner.cloud9ortho.com/GetData.ashx"}
+	require.Equal(t, "redis://redis.internal:6380/4", c.redisWhere())
+	require.Equal(t, "https://us-ea1-partner.cloud9ortho.com/GetData.ashx", c.cloud9Where())
+	require.Equal(t, "embedded", (&Config{}).redisWhere())
+	require.Contains(t, (&Config{}).cloud9Where(), "sandbox simulator")
+	require.Equal(t, "sentinel mymaster@a:26379,b:26379", (&Config{RedisSentinelAddrs: []string{"a:26379", "b:26379"}, RedisSentinelMaster: "mymaster"}).redisWhere())
+}

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"net/url"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -337,6 +338,37 @@ func (c *Config) validateCloud9(p *problems) {
 	case set == 0 && !c.Embedded() && !c.Cloud9Simulator:
 		p.addf("CLOUD9_ENDPOINT", "a real Redis needs a real Cloud9: set %s%s, or CLOUD9_SIMULATOR=true to book into the built-in sandbox simulator on purpose (its appointments are not real)", cloud9Credentials, cloud9Practice)
 	}
+}
+
+// redisWhere names the Redis flowgate uses, for the ready line, without
+// credentials: host:port/db of REDIS_URL, the cluster's or the sentinels'
+// addresses, or "embedded".
+func (c *Config) redisWhere() string {
+	switch {
+	case c.RedisURL != "":
+		u, err := url.Parse(c.RedisURL)
+		if err != nil {
+			return "(unparsable REDIS_URL)"
+		}
+		return u.Scheme + "://" + u.Host + u.Path // no user, password or query
+	case len(c.RedisClusterAddrs) > 0:
+		return "cluster " + strings.Join(c.RedisClusterAddrs, ",")
+	case len(c.RedisSentinelAddrs) > 0:
+		return "sentinel " + c.RedisSentinelMaster + "@" + strings.Join(c.RedisSentinelAddrs, ",")
+	}
+	return "embedded"
+}
+
+// cloud9Where names the Cloud9 flowgate books into, for the ready line:
+// the endpoint's host, or the sandbox simulator.
+func (c *Config) cloud9Where() string {
+	if c.Cloud9Endpoint == "" {
+		return "sandbox simulator (appointments are not real)"
+	}
+	if u, err := url.Parse(c.Cloud9Endpoint); err == nil && u.Host != "" {
+		return u.Scheme + "://" + u.Host + u.Path
+	}
+	return "(CLOUD9_ENDPOINT set)"
 }
 
 // Embedded reports whether flowgate runs on its in-process Redis.
