@@ -83,7 +83,7 @@ func checkRedis(ctx context.Context, cfg Config, log *slog.Logger, add func(name
 	defer b.close()
 	rctx, cancel := context.WithTimeout(ctx, checkTimeout)
 	defer cancel()
-	info, err := b.Client.Info(rctx, "server", "persistence", "memory", "replication").Result()
+	info, err := b.Client.Info(rctx).Result() // the default sections: one section per call before Redis 7
 	if err != nil {
 		add("redis", checkFail, "INFO: %v", err)
 		return
@@ -110,7 +110,7 @@ func checkRedis(ctx context.Context, cfg Config, log *slog.Logger, add func(name
 		add("redis persistence", checkWarn, "OFF (no AOF, no RDB): a Redis restart loses every queued booking, task and hold; turn on appendonly yes")
 	}
 	checkEviction(field("maxmemory"), field("maxmemory_policy"), add)
-	if cfg.RedisMinReplicasAck > 0 && field("redis_mode") != "cluster" {
+	if cfg.RedisMinReplicasAck > 0 && len(cfg.RedisClusterAddrs) == 0 { // a cluster's INFO is one node's
 		checkReplicas(cfg.RedisMinReplicasAck, field("role"), field("connected_slaves"), add)
 	}
 	checkPrefixes(rctx, b.Client, cfg.SlotCache.OpsKeyPrefixes, add)

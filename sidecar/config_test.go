@@ -285,3 +285,19 @@ func TestConfigReportsEveryProblemInOneStart(t *testing.T) {
 		require.Equal(t, 1, strings.Count(out, "\n  "+n+": "), "%s on a line of its own in:\n%s", n, out)
 	}
 }
+
+// A webhook path on another route is named by the variable that set it,
+// case-folded as Fiber routes.
+func TestWebhookPathCollisionsNameTheirVariable(t *testing.T) {
+	for env, name := range map[string]string{
+		"WEBHOOK_FAIL_PATH=/webhook/ack": "WEBHOOK_FAIL_PATH", // the ACK's /webhook variant
+		"WEBHOOK_ACK_PATH=/webhook/fail": "WEBHOOK_ACK_PATH",
+		"WEBHOOK_ACK_PATH=/Queue":        "WEBHOOK_ACK_PATH",
+	} {
+		k, v, _ := strings.Cut(env, "=")
+		_, err := LoadConfig(envOf(map[string]string{k: v}))
+		var ce *ConfigError
+		require.True(t, errors.As(err, &ce), env)
+		require.Equal(t, name, ce.Var, "%s: %v", env, err)
+	}
+}

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"strings"
+
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/flowgate/flowgate/orchestrator/booking/bookinghttp"
@@ -18,9 +20,10 @@ func (c Config) openapiConfig() (openapi.Config, error) {
 }
 
 // validateRoutes refuses configured paths (WEBHOOK_ACK_PATH,
-// WEBHOOK_FAIL_PATH, NODERED_BASE_PATH) that land on another route: the
-// start would fail on the duplicate (or one route would shadow the
-// other), and `flowgate check` passed it.
+// WEBHOOK_FAIL_PATH, NODERED_BASE_PATH) that land on another route's
+// method and path (case-folded, as Fiber routes): the start would fail on
+// the duplicate, and `flowgate check` passed it. (A path under another
+// route's parameter is not detected.)
 func (c *Config) validateRoutes(p *problems) {
 	oc, err := c.openapiConfig()
 	if err != nil {
@@ -28,17 +31,21 @@ func (c *Config) validateRoutes(p *problems) {
 	}
 	seen := map[string]bool{}
 	for _, op := range openapi.Operations(oc) {
-		k := op.Method + " " + op.Path
+		k := op.Method + " " + strings.ToLower(op.Path) // Fiber routes ignore case
 		if !seen[k] {
 			seen[k] = true
 			continue
 		}
 		name := "NODERED_BASE_PATH"
-		switch op.Path {
-		case c.AckPath, "/webhook" + c.AckPath:
-			name = "WEBHOOK_ACK_PATH"
-		case c.FailPath, "/webhook" + c.FailPath:
+		switch p := strings.ToLower(op.Path); p { // a path set exactly before a /webhook variant
+		case strings.ToLower(c.FailPath):
 			name = "WEBHOOK_FAIL_PATH"
+		case strings.ToLower(c.AckPath):
+			name = "WEBHOOK_ACK_PATH"
+		case strings.ToLower("/webhook" + c.FailPath):
+			name = "WEBHOOK_FAIL_PATH"
+		case strings.ToLower("/webhook" + c.AckPath):
+			name = "WEBHOOK_ACK_PATH"
 		}
 		p.addf(name, "%s lands on a route flowgate already serves (%s): choose another path", op.Path, k)
 		return

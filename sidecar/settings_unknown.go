@@ -3,6 +3,7 @@ package main
 import (
 	"log/slog"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 )
@@ -23,6 +24,10 @@ type unknownSetting struct {
 // to FLOWGATE_ADDR.)
 var notSettings = []string{"HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "IMPORT_HMAC_SECRET"}
 
+// serviceLink matches the variables Kubernetes (and Docker links) put in
+// every container for a service: REDIS_SERVICE_HOST, REDIS_PORT_6379_TCP…
+var serviceLink = regexp.MustCompile(`^[A-Z0-9_]+_(SERVICE_HOST|SERVICE_PORT(_[A-Z0-9_]+)?|PORT(_[0-9]+_(TCP|UDP|SCTP)(_ADDR|_PORT|_PROTO)?)?)$`)
+
 // unknownInEnv are the names that share a first word with a setting and
 // are neither a setting nor a retired one (retiredInEnv reports those).
 func unknownInEnv(names []string) []unknownSetting {
@@ -39,7 +44,8 @@ func unknownInEnv(names []string) []unknownSetting {
 	var out []unknownSetting
 	for _, n := range names {
 		w, _, found := strings.Cut(n, "_")
-		if !found || known[n] || !words[w] || slices.Contains(notSettings, n) || (w == "FLOWGATE" && closestSetting(n) == "") {
+		if !found || known[n] || !words[w] || slices.Contains(notSettings, n) || serviceLink.MatchString(n) ||
+			(w == "FLOWGATE" && closestSetting(n) == "") {
 			continue
 		}
 		out = append(out, unknownSetting{name: n, meant: closestSetting(n)})

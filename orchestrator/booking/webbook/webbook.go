@@ -131,10 +131,9 @@ func (w *Booker) Book(ctx context.Context, b holds.ExternalBooking) (holds.Booke
 // Resume implements holds.Booker: the adoption record names the booking,
 // which the core runs again (answered from its Done mark when made, booked
 // now when it was queued).
+// The patient is not checked again: Book authorized the one the record
+// names (a retry must match it), and a token may have expired since.
 func (w *Booker) Resume(ctx context.Context, b holds.ExternalBooking) (holds.Booked, bool, error) {
-	if err := w.cfg.Core.AuthorizeHeld(b.PatientToken, b.PatientGUID); err != nil {
-		return holds.Booked{}, true, err
-	}
 	a, found, err := w.cfg.Adoptions.Adopted(ctx, b.Hold.ClientID, b.Hold.HoldID)
 	if err != nil || !found {
 		return holds.Booked{}, false, err
