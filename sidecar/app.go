@@ -226,7 +226,7 @@ func (m *Main) secrets() error {
 		*s.dst = v
 		if !m.Config.Embedded() {
 			// A real Redis reaches here only with a secret its mode does not
-			// use (HMAC_SECRET with WEBHOOK_AUTH=none): filled, never printed.
+			// use (HMAC_SECRET with WEBHOOK_AUTH none or token): filled, never printed.
 			m.Logger.Info("secret unset and unused in this mode; a random one fills it (not logged)", "name", s.name)
 			continue
 		}
