@@ -40,6 +40,26 @@ func (s *Service) injectSession(ctx context.Context, patientGUID, token *string,
 	return &sess
 }
 
+// checkToken runs checks 2–5 of docs/booking.md#createappt-step-by-step
+// on a present token: code is "" when it authorizes patientGUID, else the
+// BOOKING_AUTH_* refusal (correct: the token's patient on a GUID
+// mismatch). An unexpected validator error refuses as MALFORMED.
+func (s *Service) checkToken(token, patientGUID string) (code, correct string) {
+	err := s.d.Tokens.Validate(token, patientGUID)
+	if err == nil {
+		return "", ""
+	}
+	var ae *AuthError
+	if errors.As(err, &ae) && ae.Code != "" {
+		if ae.Code == contracts.BookingAuthGUIDMismatch {
+			correct = ae.TokenPatientGUID
+		}
+		return ae.Code, correct
+	}
+	s.log.Warn("booking auth token check failed unexpectedly; refusing", "err", err)
+	return contracts.BookingAuthMalformed, ""
+}
+
 // authorize is step 2 of docs/booking.md#createappt-step-by-step with the mode of Config.AuthMode: a present
 // token must pass checks 2–5 (any mode); without one, token mode refuses,
 // session mode accepts a session-cache entry of the same patient, legacy
@@ -51,20 +71,10 @@ func (s *Service) authorize(token, patientGUID string, sess *Session, now time.T
 		return "", &r
 	}
 	if token != "" {
-		err := s.d.Tokens.Validate(token, patientGUID)
-		if err == nil {
-			return contracts.AuthMethodToken, nil
+		if code, correct := s.checkToken(token, patientGUID); code != "" {
+			return refuse(code, correct)
 		}
-		var ae *AuthError
-		if errors.As(err, &ae) && ae.Code != "" {
-			correct := ""
-			if ae.Code == contracts.BookingAuthGUIDMismatch {
-				correct = ae.TokenPatientGUID
-			}
-			return refuse(ae.Code, correct)
-		}
-		s.log.Warn("booking auth token check failed unexpectedly; refusing", "err", err)
-		return refuse(contracts.BookingAuthMalformed, "")
+		return contracts.AuthMethodToken, nil
 	}
 	if s.cfg.AuthMode != AuthModeToken {
 		if sess != nil && sess.PatientGUID != "" && strings.EqualFold(sess.PatientGUID, patientGUID) {
