@@ -44,11 +44,14 @@ func unknownInEnv(names []string) []unknownSetting {
 	var out []unknownSetting
 	for _, n := range names {
 		w, _, found := strings.Cut(n, "_")
-		if !found || known[n] || !words[w] || slices.Contains(notSettings, n) || serviceLink.MatchString(n) ||
-			(w == "FLOWGATE" && closestSetting(n) == "") {
+		if !found || known[n] || !words[w] || slices.Contains(notSettings, n) || serviceLink.MatchString(n) {
 			continue
 		}
-		out = append(out, unknownSetting{name: n, meant: closestSetting(n)})
+		meant := closestSetting(n)
+		if w == "FLOWGATE" && meant == "" {
+			continue
+		}
+		out = append(out, unknownSetting{name: n, meant: meant})
 	}
 	return out
 }
