@@ -18,17 +18,8 @@ import (
 // could otherwise unmark every IVA booking on the board. It answers as no
 // appointment does; the record stays until cancelAppt gives the slot back.
 func TestIVABookingRecordIsNotCancelledByTheWeb(t *testing.T) {
-	p := newParityEnv(t, cloud9sim.Config{}, nil)
-	st, body := p.post(t, "/createPatient", map[string]any{"patientFirstName": "Ann", "patientLastName": "Board",
-		"phoneNumber": "412-555-0199", "uui": "call-rec"})
-	require.Equal(t, http.StatusOK, st, "%s", body)
-	pt := obj(t, body)
-	_, body = p.post(t, "/getApptSlots", map[string]any{"startDate": simDay(p.sim, 2), "endDate": simDay(p.sim, 4), "sessionId": "call-rec"})
-	req := rawSlot(obj(t, body)["slots"].([]any)[0].(map[string]any))
-	req["patientGUID"], req["bookingAuthToken"], req["uui"] = pt["patientGUID"], pt["bookingAuthToken"], "call-rec"
-	st, body = p.post(t, "/createAppt", req)
-	require.Equal(t, http.StatusOK, st)
-	require.Equal(t, true, obj(t, body)["success"], "%s", body)
+	p := newParityEnv(t, cloud9sim.Config{}, map[string]string{"MONITORING_USER": opsUser, "MONITORING_PASSWORD": opsPass})
+	bookOneSlot(t, p) // createPatient → getApptSlots → createAppt
 
 	ctx := context.Background()
 	var id string
