@@ -88,6 +88,9 @@ func (m *Main) Run(ctx context.Context) error {
 	if err := checkShardLayout(ctx, b.Client, m.Config.RedisShards); err != nil {
 		return err
 	}
+	if !m.Config.Embedded() {
+		m.warnDurability(ctx)
+	}
 
 	// 2. Asynq.
 	pr, err := m.startAsynq(ctx)

@@ -83,22 +83,49 @@ func checkRedis(ctx context.Context, cfg Config, log *slog.Logger, add func(name
 	defer b.close()
 	rctx, cancel := context.WithTimeout(ctx, checkTimeout)
 	defer cancel()
-	info, err := b.Client.Info(rctx).Result() // the default sections: one section per call before Redis 7
+	field, err := redisInfo(rctx, b.Client)
 	if err != nil {
-		add("redis", checkFail, "INFO: %v", err)
+		add("redis", checkFail, "%v", err)
 		return
 	}
-	field := func(name string) string {
+	add("redis", checkOK, "reachable (%s), redis %s, mode %s", b.Mode, field("redis_version"), field("redis_mode"))
+	checkDurability(rctx, b.Client, cfg, field, add)
+	checkPrefixes(rctx, b.Client, cfg.SlotCache.OpsKeyPrefixes, add)
+	checkFunctions(rctx, b.Client, add)
+	switch was, evidence, err := writtenShards(rctx, b.Client, cfg.RedisShards); {
+	case err != nil:
+		add("redis shards", checkFail, "%v", err)
+	case was != "" && was != strconv.Itoa(cfg.RedisShards):
+		add("redis shards", checkFail, "%v", shardsMismatch(cfg.RedisShards, was, evidence))
+	default:
+		add("redis shards", checkOK, "REDIS_SHARDS=%d matches the data in Redis", cfg.RedisShards)
+	}
+}
+
+// redisInfo reads INFO's default sections (one section per call before
+// Redis 7) and answers a field's value, "?" for one it does not name.
+func redisInfo(ctx context.Context, rdb redis.UniversalClient) (func(name string) string, error) {
+	info, err := rdb.Info(ctx).Result()
+	if err != nil {
+		return nil, fmt.Errorf("INFO: %w", err)
+	}
+	return func(name string) string {
 		for _, line := range strings.Split(info, "\n") {
 			if v, ok := strings.CutPrefix(strings.TrimSpace(line), name+":"); ok {
 				return v
 			}
 		}
 		return "?"
-	}
-	add("redis", checkOK, "reachable (%s), redis %s, mode %s", b.Mode, field("redis_version"), field("redis_mode"))
+	}, nil
+}
+
+// checkDurability adds the rows of what the Redis keeps: its persistence,
+// its eviction policy and, for REDIS_MIN_REPLICAS_ACK, its replicas.
+// `flowgate check` prints them; the start logs those that are not OK
+// (warnDurability).
+func checkDurability(ctx context.Context, rdb redis.UniversalClient, cfg Config, field func(string) string, add func(name, status, format string, args ...any)) {
 	aof := field("aof_enabled") == "1"
-	save, err := b.Client.ConfigGet(rctx, "save").Result()
+	save, err := rdb.ConfigGet(ctx, "save").Result()
 	switch {
 	case aof:
 		add("redis persistence", checkOK, "AOF on (appendfsync as configured)")
@@ -113,16 +140,31 @@ func checkRedis(ctx context.Context, cfg Config, log *slog.Logger, add func(name
 	if cfg.RedisMinReplicasAck > 0 && len(cfg.RedisClusterAddrs) == 0 { // a cluster's INFO is one node's
 		checkReplicas(cfg.RedisMinReplicasAck, field("role"), field("connected_slaves"), add)
 	}
-	checkPrefixes(rctx, b.Client, cfg.SlotCache.OpsKeyPrefixes, add)
-	checkFunctions(rctx, b.Client, add)
-	switch was, evidence, err := writtenShards(rctx, b.Client, cfg.RedisShards); {
-	case err != nil:
-		add("redis shards", checkFail, "%v", err)
-	case was != "" && was != strconv.Itoa(cfg.RedisShards):
-		add("redis shards", checkFail, "%v", shardsMismatch(cfg.RedisShards, was, evidence))
-	default:
-		add("redis shards", checkOK, "REDIS_SHARDS=%d matches the data in Redis", cfg.RedisShards)
+}
+
+// durabilityCheckTimeout bounds the start's reading of the Redis's
+// persistence and eviction.
+const durabilityCheckTimeout = 2 * time.Second
+
+// warnDurability logs at the start what `flowgate check` would warn or
+// fail about the Redis's persistence, eviction and replicas, one warning
+// each, so that an operator who never ran check still reads that a
+// restart or a full Redis would lose queued bookings and tasks. Best
+// effort: a Redis refusing INFO or CONFIG (an ACL) is logged, not a
+// reason to stop.
+func (m *Main) warnDurability(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, durabilityCheckTimeout)
+	defer cancel()
+	field, err := redisInfo(ctx, m.redis.Client)
+	if err != nil {
+		m.Logger.Warn("redis persistence and eviction not checked", "err", err, "see", "flowgate check")
+		return
 	}
+	checkDurability(ctx, m.redis.Client, m.Config, field, func(name, status, format string, args ...any) {
+		if status != checkOK {
+			m.Logger.Warn(name+": "+fmt.Sprintf(format, args...), "check", status, "see", "flowgate check")
+		}
+	})
 }
 
 // checkEviction fails a Redis that may evict keys (a maxmemory with a

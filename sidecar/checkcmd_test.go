@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"log/slog"
 	"net"
 	"os/exec"
 	"strconv"
@@ -266,18 +267,49 @@ func TestCheckFailsReplicasAndEviction(t *testing.T) {
 	require.Regexp(t, `FAIL\s+REDIS_MIN_REPLICAS_ACK=1 but the master has 0 connected replica`, row(t, out, "redis replicas"))
 	delete(env, "REDIS_MIN_REPLICAS_ACK")
 
+	env["REDIS_URL"] = startRedisServer(t, "--maxmemory", "50mb", "--maxmemory-policy", "allkeys-lru")
+	code, out, _ = check(t, env)
+	require.Equal(t, 1, code, out)
+	require.Regexp(t, `FAIL\s+maxmemory 52428800 with maxmemory-policy allkeys-lru: .*noeviction`, row(t, out, "redis eviction"))
+}
+
+// startRedisServer starts a redis-server of the test's own, without
+// persistence unless args say otherwise, and answers its URL.
+func startRedisServer(t *testing.T, args ...string) string {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	port := ln.Addr().(*net.TCPAddr).Port
 	require.NoError(t, ln.Close())
-	srv := exec.Command("redis-server", "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-		"--maxmemory", "50mb", "--maxmemory-policy", "allkeys-lru")
+	args = append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+		"--dir", t.TempDir()}, args...)
+	srv := exec.Command("redis-server", args...)
 	require.NoError(t, srv.Start())
 	t.Cleanup(func() { _ = srv.Process.Kill(); _ = srv.Wait() })
-	rdb := redisClientFor(t, "redis://127.0.0.1:"+strconv.Itoa(port))
+	url := "redis://127.0.0.1:" + strconv.Itoa(port)
+	rdb := redisClientFor(t, url)
 	require.Eventually(t, func() bool { return rdb.Ping(context.Background()).Err() == nil }, 10*time.Second, 20*time.Millisecond)
-	env["REDIS_URL"] = "redis://127.0.0.1:" + strconv.Itoa(port)
-	code, out, _ = check(t, env)
-	require.Equal(t, 1, code, out)
-	require.Regexp(t, `FAIL\s+maxmemory 52428800 with maxmemory-policy allkeys-lru: .*noeviction`, row(t, out, "redis eviction"))
+	return url
+}
+
+// A start on a Redis that would lose or drop data logs what check would
+// say of it, one warning each; on a Redis that keeps everything it logs
+// none of them.
+func TestStartWarnsOfARedisThatLosesData(t *testing.T) {
+	warnings := func(env map[string]string) string {
+		var logs bytes.Buffer
+		startMainLogging(t, env, slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn})))
+		return logs.String()
+	}
+	env := realRedisEnv(t)
+	env["REDIS_URL"] = startRedisServer(t, "--maxmemory", "50mb", "--maxmemory-policy", "allkeys-lru")
+	logs := warnings(env)
+	require.Regexp(t, `level=WARN msg="redis persistence: OFF \(no AOF, no RDB\): a Redis restart loses every queued booking.*check=WARN see="flowgate check"`, logs)
+	require.Regexp(t, `level=WARN msg="redis eviction: maxmemory 52428800 with maxmemory-policy allkeys-lru: .*noeviction" check=FAIL`, logs)
+	require.NotContains(t, logs, "redis replicas")
+
+	env["REDIS_URL"] = startRedisServer(t, "--appendonly", "yes")
+	logs = warnings(env)
+	require.NotContains(t, logs, "redis persistence")
+	require.NotContains(t, logs, "redis eviction")
 }
