@@ -35,6 +35,16 @@ func runImportQueue(args []string, getenv func(string) string, stdout, stderr io
 		if err != nil {
 			return nil, nil, err
 		}
+		// The tasks go under the keys of REDIS_SHARDS: refused, as a start
+		// is, where the Redis holds data of another count (the servers
+		// would never see them), and recorded where nothing is recorded.
+		if err := checkShardLayout(ctx, b.Client, cfg.RedisShards); err != nil {
+			_ = b.close()
+			if ce := (*ConfigError)(nil); errors.As(err, &ce) {
+				return nil, nil, &taskimport.ConfigError{Err: fmt.Errorf("invalid configuration: %w", err)}
+			}
+			return nil, nil, err
+		}
 		l, err := tasks.New(b.Client, tasks.Config{MaxAttempts: cfg.MaxRetryAttempts, MaxRecoveries: cfg.MaxRecoveries, MaxProcessing: cfg.TaskMaxProcessing,
 			Shards: cfg.RedisShards, PlainRedis: cfg.RedisClientMode == RedisClientPlain})
 		if err != nil {

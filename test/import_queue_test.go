@@ -114,6 +114,14 @@ func TestImportQueueThroughTheBinary(t *testing.T) {
 	require.Contains(t, out, "conflict     "+oldID(2)+" PENDING    queue_id was imported before from different content")
 	require.Contains(t, errs, "1 conflicts and 0 invalid tasks were not imported")
 
+	// Another REDIS_SHARDS than the data's is refused before anything is
+	// written, as a start refuses it: its tasks would be where no server
+	// looks.
+	_, errs, code = importQueue(t, db.URL(), append(secretEnv, "REDIS_SHARDS=2"), "--from", src.URL)
+	require.Equal(t, 2, code, errs)
+	require.Contains(t, errs, "REDIS_SHARDS: is 2, but this Redis holds data written with REDIS_SHARDS=1")
+	require.Equal(t, 6, total())
+
 	_, errs, code = importQueue(t, db.URL(), []string{"IMPORT_HMAC_SECRET=wrong"}, "--from", src.URL)
 	require.Equal(t, 1, code)
 	require.Contains(t, errs, "HTTP 401")
