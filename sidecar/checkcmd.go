@@ -89,6 +89,10 @@ func checkRedis(ctx context.Context, cfg Config, log *slog.Logger, add func(name
 		return
 	}
 	add("redis", checkOK, "reachable (%s), redis %s, mode %s", b.Mode, field("redis_version"), field("redis_mode"))
+	if role := field("role"); role == "slave" && len(cfg.RedisClusterAddrs) == 0 { // a cluster client writes to the masters itself
+		add("redis role", checkFail, "a read-only replica (role %s, its master %s:%s): flowgate writes from its start on; point REDIS_URL at the master, or use REDIS_SENTINEL_ADDRS to follow failovers",
+			role, field("master_host"), field("master_port"))
+	}
 	checkDurability(rctx, b.Client, cfg, field, add)
 	checkPrefixes(rctx, b.Client, cfg.SlotCache.OpsKeyPrefixes, add)
 	checkFunctions(rctx, b.Client, add)

@@ -248,7 +248,7 @@ func refuseEveryCommand(ln net.Listener, reply string) {
 	}
 }
 
-// check fails REDIS_MIN_REPLICAS_ACK above the replicas the master has
+// check fails a replica for REDIS_URL, REDIS_MIN_REPLICAS_ACK above the replicas the master has
 // (the server would answer every write 503 not_replicated), and a Redis
 // that may evict keys (maxmemory with a policy other than noeviction: it
 // would drop queued bookings and tasks silently). The test's Redis has no
@@ -271,6 +271,25 @@ func TestCheckFailsReplicasAndEviction(t *testing.T) {
 	code, out, _ = check(t, env)
 	require.Equal(t, 1, code, out)
 	require.Regexp(t, `FAIL\s+maxmemory 52428800 with maxmemory-policy allkeys-lru: .*noeviction`, row(t, out, "redis eviction"))
+
+	// A replica refuses the writes a start makes at once: check fails it;
+	// its master, with the replica connected, meets REDIS_MIN_REPLICAS_ACK=1.
+	master := startRedisServer(t)
+	host, port, _ := strings.Cut(strings.TrimPrefix(master, "redis://"), ":")
+	env["REDIS_URL"] = startRedisServer(t, "--replicaof", host, port)
+	code, out, _ = check(t, env)
+	require.Equal(t, 1, code, out)
+	require.Regexp(t, `FAIL\s+a read-only replica \(role slave, its master 127.0.0.1:`+port+`\): .*master`, row(t, out, "redis role"))
+	env["REDIS_URL"], env["REDIS_MIN_REPLICAS_ACK"] = master, "1"
+	rdb := redisClientFor(t, master)
+	require.Eventually(t, func() bool {
+		info, err := rdb.Info(context.Background(), "replication").Result()
+		return err == nil && strings.Contains(info, "connected_slaves:1")
+	}, 10*time.Second, 50*time.Millisecond)
+	code, out, _ = check(t, env)
+	require.Equal(t, 0, code, out)
+	require.NotContains(t, out, "redis role")
+	require.Regexp(t, `OK\s+1 connected replica\(s\) for REDIS_MIN_REPLICAS_ACK=1`, row(t, out, "redis replicas"))
 }
 
 // startRedisServer starts a redis-server of the test's own, without
