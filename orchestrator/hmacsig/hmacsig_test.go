@@ -35,6 +35,25 @@ func TestSignFormulas(t *testing.T) {
 	require.Equal(t, hexMAC("s3cret-0123456789", "1700000123.POST /q/x?y=1.b"), sig2)
 }
 
+// The delivery signature signs the timestamp, message id, attempt and
+// body, newline-separated; the fixed vector is the one the Node-RED
+// palette's and the n8n node's tests check their own against.
+func TestDeliveryMACFormula(t *testing.T) {
+	t.Parallel()
+	got := hex.EncodeToString(hmacsig.DeliveryMAC([]byte("s3cret"), "1700000000", "m-1", "2", []byte(`{"a":1}`)))
+	require.Equal(t, hexMAC("s3cret", "1700000000\nm-1\n2\n{\"a\":1}"), got)
+	require.Equal(t, "219787482cb65054b9ded803de564fff181c7db29079c8418232455475f2996b", got)
+	require.NotEqual(t, got, hex.EncodeToString(hmacsig.DeliveryMAC([]byte("s3cret"), "1700000000", "m-1", "3", []byte(`{"a":1}`))),
+		"another attempt of the same message signs otherwise")
+
+	h := http.Header{}
+	h.Set(hmacsig.HeaderTimestamp, "1700000000")
+	h.Set(hmacsig.HeaderMessageID, "m-1")
+	h.Set(hmacsig.HeaderAttempt, "2")
+	hmacsig.SignDelivery(h, []byte("s3cret"), []byte(`{"a":1}`))
+	require.Equal(t, got, h.Get(hmacsig.HeaderDeliverySignature))
+}
+
 func TestSignRequestSetsHeaders(t *testing.T) {
 	t.Parallel()
 	ts := time.Unix(1_700_000_000, 0)

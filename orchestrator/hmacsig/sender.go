@@ -73,6 +73,9 @@ func (s Sender) Post(ctx context.Context, url string, body []byte, header http.H
 		now = s.Now
 	}
 	SignRequest(req, s.Secret, now(), body)
+	if req.Header.Get(HeaderMessageID) != "" { // a delivery of the work buffer
+		SignDelivery(req.Header, s.Secret, body)
+	}
 	c := s.Client
 	if c == nil {
 		c = &http.Client{Timeout: DefaultSendTimeout}

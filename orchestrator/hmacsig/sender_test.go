@@ -22,13 +22,13 @@ func TestSenderPostsSigned(t *testing.T) {
 	secret := []byte("s3cret-0123456789")
 	at := time.Unix(1_700_000_123, 0)
 	type seen struct {
-		ts, sig, ct, extra string
-		body               []byte
+		ts, sig, ct, extra, delivery string
+		body                         []byte
 	}
 	got := make(chan seen, 1)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
-		got <- seen{r.Header.Get(hmacsig.HeaderTimestamp), r.Header.Get(hmacsig.HeaderSignature), r.Header.Get("Content-Type"), r.Header.Get("X-Extra"), b}
+		got <- seen{r.Header.Get(hmacsig.HeaderTimestamp), r.Header.Get(hmacsig.HeaderSignature), r.Header.Get("Content-Type"), r.Header.Get("X-Extra"), r.Header.Get(hmacsig.HeaderDeliverySignature), b}
 		w.WriteHeader(http.StatusTeapot)
 		_, _ = w.Write([]byte(strings.Repeat("x", 2000)))
 	}))
@@ -46,6 +46,14 @@ func TestSenderPostsSigned(t *testing.T) {
 	require.Equal(t, "application/json", r.ct)
 	require.Equal(t, "v", r.extra)
 	require.JSONEq(t, `{"a":1}`, string(r.body))
+	require.Empty(t, r.delivery, "no delivery signature without a message id")
+
+	// A delivery of the work buffer (a message id) is signed as one too.
+	_, err = s.Post(context.Background(), srv.URL, []byte(`{"a":1}`),
+		http.Header{hmacsig.HeaderMessageID: {"m-1"}, hmacsig.HeaderAttempt: {"2"}})
+	require.NoError(t, err)
+	r = <-got
+	require.Equal(t, hexMAC(string(secret), "1700000123\nm-1\n2\n{\"a\":1}"), r.delivery)
 }
 
 // A transport failure is an error that still says what failed (a refused

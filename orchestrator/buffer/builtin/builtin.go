@@ -57,7 +57,7 @@ func (*Webhook) HonoursContext() bool { return true }
 // *buffer.StatusError the retry classifier judges (a 3xx is not followed,
 // and not retried: the message is dead-lettered).
 func (w *Webhook) Process(ctx context.Context, m *buffer.Message) (any, error) {
-	h := http.Header{"X-Buffer-Message-Id": {m.MessageID}, "X-Buffer-Attempt": {strconv.Itoa(m.AttemptCount)}}
+	h := http.Header{hmacsig.HeaderMessageID: {m.MessageID}, hmacsig.HeaderAttempt: {strconv.Itoa(m.AttemptCount)}}
 	if m.Metadata.CorrelationID != "" {
 		h.Set("X-Correlation-Id", m.Metadata.CorrelationID)
 	}

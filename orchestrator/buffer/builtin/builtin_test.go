@@ -3,6 +3,7 @@ package builtin_test
 import (
 	"bufio"
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -60,6 +61,13 @@ func TestWebhookForwardSignsAndClassifies(t *testing.T) {
 		body, _ := io.ReadAll(r.Body)
 		ts, sig := sign(mustParse(r.Header.Get("X-Timestamp")), body)
 		if r.Header.Get("X-Signature") != sig || r.Header.Get("X-Timestamp") != ts {
+			w.WriteHeader(401)
+			return
+		}
+		// Each attempt signs which delivery it is (the flaky message's two
+		// attempts carry the same X-Signature within a second).
+		if r.Header.Get("X-Buffer-Signature") != hex.EncodeToString(hmacsig.DeliveryMAC(secret, ts,
+			r.Header.Get("X-Buffer-Message-Id"), r.Header.Get("X-Buffer-Attempt"), body)) || r.Header.Get("X-Buffer-Message-Id") == "" {
 			w.WriteHeader(401)
 			return
 		}

@@ -267,6 +267,13 @@ func TestSignedRequestsVerify(t *testing.T) {
 	require.NoError(t, json.Unmarshal(two.body, &whole))
 	require.Equal(t, id2, whole["messageId"])
 	require.Equal(t, "v2", whole["type"])
+
+	// Each also signs which delivery it is, in both versions.
+	for _, h := range hs {
+		require.Equal(t, hex.EncodeToString(hmacsig.DeliveryMAC(secret, h.header.Get("X-Timestamp"), h.header.Get("X-Buffer-Message-Id"),
+			"1", h.body)), h.header.Get("X-Buffer-Signature"))
+	}
+	require.Equal(t, id2, two.header.Get("X-Buffer-Message-Id"))
 }
 
 func TestValidationReportsEveryProblem(t *testing.T) {

@@ -295,8 +295,8 @@ func (h *Handler) request(ctx context.Context, sp *Spec, m *buffer.Message) (*ht
 		req.Header.Set(k, v)
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("X-Buffer-Message-Id", m.MessageID)
-	req.Header.Set("X-Buffer-Attempt", strconv.Itoa(m.AttemptCount))
+	req.Header.Set(hmacsig.HeaderMessageID, m.MessageID)
+	req.Header.Set(hmacsig.HeaderAttempt, strconv.Itoa(m.AttemptCount))
 	req.Header.Set("X-Buffer-Type", m.Type)
 	if m.Metadata.CorrelationID != "" {
 		req.Header.Set("X-Correlation-Id", m.Metadata.CorrelationID)
@@ -316,6 +316,7 @@ func (h *Handler) request(ctx context.Context, sp *Spec, m *buffer.Message) (*ht
 		} else {
 			hmacsig.SignRequest(req, sp.Secret, h.set.now(), body)
 		}
+		hmacsig.SignDelivery(req.Header, sp.Secret, body)
 	}
 	return req, nil
 }
