@@ -36,7 +36,7 @@ func TestShadowCompare(t *testing.T) {
 		r := shadow.Compare("getApptSlots", at, shadow.Answer{Status: 200, Body: []byte(orig), Latency: 12 * time.Millisecond},
 			shadow.Answer{Status: 500, Body: []byte(fg), Latency: 3 * time.Millisecond})
 		require.False(t, r.Superset)
-		require.Equal(t, []string{"$.patientGUID", "$.slots[]", "$.slots[].scheduleColumnGUID", "$.slots[].startTime"}, r.Missing)
+		require.Equal(t, []string{"$.patientGUID"}, r.Missing, "an empty slot list is a value difference (the slots field), not missing paths")
 		require.Equal(t, []string{"$.count: number → string", "$.success: boolean → string"}, r.TypeMismatches)
 		require.Equal(t, []shadow.FieldDiff{
 			{Field: "status", Original: "200", Flowgate: "500"},
@@ -51,6 +51,24 @@ func TestShadowCompare(t *testing.T) {
 		for _, f := range r.Fields {
 			require.NotContains(t, f.Original+f.Flowgate, "Jane", "no patient data kept")
 		}
+	})
+	t.Run("an array empty on flowgate's side", func(t *testing.T) {
+		t.Parallel()
+		// The dry queue of shadow mode is always empty: the original's
+		// operations are a value difference, not a contract gap. An
+		// element path missing from a non-empty array still is one, at
+		// any depth.
+		o := `{"success":true,"operations":[{"operationId":"op-1","attempts":2,"steps":[{"name":"a"}]}],"count":1}`
+		r := shadow.Compare("queue-status", at, shadow.Answer{Status: 200, Body: []byte(o)},
+			shadow.Answer{Status: 200, Body: []byte(`{"success":true,"operations":[],"count":0}`)})
+		require.True(t, r.Superset, "%v", r.Missing)
+		r = shadow.Compare("queue-status", at, shadow.Answer{Status: 200, Body: []byte(o)},
+			shadow.Answer{Status: 200, Body: []byte(`{"success":true,"operations":[{"operationId":"op-2","steps":[]}],"count":1}`)})
+		require.Equal(t, []string{"$.operations[].attempts"}, r.Missing)
+		r = shadow.Compare("queue-status", at, shadow.Answer{Status: 200, Body: []byte(o)},
+			shadow.Answer{Status: 200, Body: []byte(`{"success":true,"operations":{},"count":1}`)})
+		require.Equal(t, []string{"$.operations: array → object"}, r.TypeMismatches, "an object where the array was is still a type mismatch")
+		require.Equal(t, 6, r.MissingCount, "an object has no elements: every element path is missing")
 	})
 	t.Run("not JSON", func(t *testing.T) {
 		t.Parallel()
