@@ -150,19 +150,28 @@ func finishEnvFile(f *os.File, getenv func(string) string, now time.Time) error 
 	return err
 }
 
-// writeEnv writes a complete, commented .env for a real deployment. A
-// required variable already set in the environment (getenv) keeps its
+// writeEnv writes a complete, commented .env for a real deployment. Every
+// setting set in the environment (getenv) is written active with its
 // value, so `REDIS_URL=redis://redis:6379/0 flowgate env` fits a compose
-// file; the rest are generated. The Cloud9 choice (envChoice) is written
-// active only when set in the environment.
+// file and a Sentinel or Cluster deployment keeps its addresses, master
+// and password; the required ones not set are generated (REDIS_URL's
+// local default only where no Sentinel or Cluster is set: one Redis mode
+// at a time). The Cloud9 choice (envChoice) is written active only when
+// set in the environment.
 func writeEnv(w io.Writer, getenv func(string) string, now time.Time) error {
 	active := map[string]string{}
-	for _, name := range envChoice {
-		if v := getenv(name); v != "" {
-			active[name] = v
+	for _, g := range settingGroups {
+		for _, s := range g.list {
+			if v := getenv(s.name); v != "" {
+				active[s.name] = v
+			}
 		}
 	}
+	otherRedis := active["REDIS_SENTINEL_ADDRS"] != "" || active["REDIS_CLUSTER_ADDRS"] != ""
 	for _, r := range envRequired {
+		if r.name == "REDIS_URL" && otherRedis {
+			continue
+		}
 		v := getenv(r.name)
 		if v == "" {
 			var err error

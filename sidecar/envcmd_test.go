@@ -104,6 +104,33 @@ func TestEnvKeepsTheCloud9ChoiceOfTheEnvironment(t *testing.T) {
 	}
 }
 
+// A Sentinel or Cluster deployment keeps its Redis settings (no REDIS_URL
+// beside them, which the start would refuse), and every other setting set
+// in the environment is kept too.
+func TestEnvKeepsTheRedisModeAndSettingsOfTheEnvironment(t *testing.T) {
+	for _, redisEnv := range []map[string]string{
+		{"REDIS_SENTINEL_ADDRS": "s1:26379,s2:26379", "REDIS_SENTINEL_MASTER": "mymaster", "REDIS_PASSWORD": "pw"},
+		{"REDIS_CLUSTER_ADDRS": "c1:6379,c2:6379", "REDIS_PASSWORD": "pw"},
+	} {
+		env := map[string]string{"CLOUD9_SIMULATOR": "true", "REDIS_SHARDS": "4", "HOLD_TTL": "45s"}
+		for k, v := range redisEnv {
+			env[k] = v
+		}
+		var out bytes.Buffer
+		require.NoError(t, writeEnv(&out, envOf(env), time.Now()))
+		require.NotRegexp(t, `(?m)^REDIS_URL=`, out.String())
+		file := filepath.Join(t.TempDir(), ".env")
+		require.NoError(t, os.WriteFile(file, out.Bytes(), 0o600))
+		loaded := sourced(t, file)
+		for k, v := range env {
+			require.Equal(t, v, loaded[k], k)
+		}
+		require.Empty(t, loaded["REDIS_URL"])
+		_, err := LoadConfig(envOf(loaded))
+		require.NoError(t, err, "one Redis mode: the file loads as is")
+	}
+}
+
 // `flowgate env PATH` creates PATH with mode 0600 whatever the umask,
 // refuses to overwrite it (exit 2, the file untouched) and replaces it
 // with -force, mode 0600 again; the secrets never reach stdout.
