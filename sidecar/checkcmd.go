@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
+	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -141,8 +142,48 @@ func checkDurability(ctx context.Context, rdb redis.UniversalClient, cfg Config,
 		add("redis persistence", checkWarn, "OFF (no AOF, no RDB): a Redis restart loses every queued booking, task and hold; turn on appendonly yes")
 	}
 	checkEviction(field("maxmemory"), field("maxmemory_policy"), add)
-	if cfg.RedisMinReplicasAck > 0 && len(cfg.RedisClusterAddrs) == 0 { // a cluster's INFO is one node's
-		checkReplicas(cfg.RedisMinReplicasAck, field("role"), field("connected_slaves"), add)
+	if cfg.RedisMinReplicasAck == 0 {
+		return
+	}
+	if cc, ok := rdb.(*redis.ClusterClient); ok { // a cluster's INFO is one node's: ask each master
+		checkClusterReplicas(ctx, cc, cfg.RedisMinReplicasAck, add)
+		return
+	}
+	checkReplicas(cfg.RedisMinReplicasAck, field("role"), field("connected_slaves"), add)
+}
+
+// checkClusterReplicas is checkReplicas on every master of a Redis
+// Cluster: a write waits for the replicas of the master its slot is on,
+// so the fewest any master has is what REDIS_MIN_REPLICAS_ACK must not
+// exceed.
+func checkClusterReplicas(ctx context.Context, cc *redis.ClusterClient, want int, add func(name, status, format string, args ...any)) {
+	var mu sync.Mutex
+	fewest, where := -1, ""
+	err := cc.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error {
+		info, err := c.Info(ctx, "replication").Result()
+		if err != nil {
+			return fmt.Errorf("%s: %w", c.Options().Addr, err)
+		}
+		n := -1
+		for _, line := range strings.Split(info, "\n") {
+			if v, ok := strings.CutPrefix(strings.TrimSpace(line), "connected_slaves:"); ok {
+				n, _ = strconv.Atoi(v)
+			}
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if fewest < 0 || n < fewest {
+			fewest, where = n, c.Options().Addr
+		}
+		return nil
+	})
+	switch {
+	case err != nil || fewest < 0:
+		add("redis replicas", checkWarn, "could not read every master's replicas (%v): cannot tell whether REDIS_MIN_REPLICAS_ACK=%d can be met", err, want)
+	case fewest < want:
+		add("redis replicas", checkFail, "REDIS_MIN_REPLICAS_ACK=%d but master %s has %d connected replica(s): every write to its slots would answer 503 not_replicated", want, where, fewest)
+	default:
+		add("redis replicas", checkOK, "every master has at least %d connected replica(s) for REDIS_MIN_REPLICAS_ACK=%d", fewest, want)
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 
 	"github.com/flowgate/flowgate/orchestrator/cloud9/cloud9sim"
 	"github.com/flowgate/flowgate/orchestrator/tasks"
+	"github.com/flowgate/flowgate/test/rediscluster"
 )
 
 // checkEnv is a real-Redis configuration pointing at a Cloud9 simulator
@@ -290,6 +291,26 @@ func TestCheckFailsReplicasAndEviction(t *testing.T) {
 	require.Equal(t, 0, code, out)
 	require.NotContains(t, out, "redis role")
 	require.Regexp(t, `OK\s+1 connected replica\(s\) for REDIS_MIN_REPLICAS_ACK=1`, row(t, out, "redis replicas"))
+}
+
+// On a Redis Cluster check asks every master for its replicas: one
+// master short of REDIS_MIN_REPLICAS_ACK fails it.
+func TestCheckCountsEveryClusterMastersReplicas(t *testing.T) {
+	rediscluster.SkipUnlessAvailable(t)
+	for _, replicas := range []int{0, 1} {
+		cl := rediscluster.StartWithReplicas(t, replicas)
+		env := checkEnv(t)
+		delete(env, "REDIS_URL")
+		env["REDIS_CLUSTER_ADDRS"], env["REDIS_MIN_REPLICAS_ACK"] = strings.Join(cl.Addrs(), ","), "1"
+		code, out, _ := check(t, env)
+		if replicas == 0 {
+			require.Equal(t, 1, code, out)
+			require.Regexp(t, `FAIL\s+REDIS_MIN_REPLICAS_ACK=1 but master 127.0.0.1:\d+ has 0 connected replica`, row(t, out, "redis replicas"))
+			continue
+		}
+		require.Equal(t, 0, code, out)
+		require.Regexp(t, `OK\s+every master has at least 1 connected replica\(s\) for REDIS_MIN_REPLICAS_ACK=1`, row(t, out, "redis replicas"))
+	}
 }
 
 // startRedisServer starts a redis-server of the test's own, without
