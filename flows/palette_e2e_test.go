@@ -14,9 +14,11 @@ import (
 	"time"
 
 	"github.com/flowgate/flowgate/contracts"
+	"github.com/flowgate/flowgate/orchestrator/hmacsig"
 	"github.com/flowgate/flowgate/test/flowgatetest"
 	"github.com/flowgate/flowgate/test/noderedtest"
 	"github.com/flowgate/flowgate/test/redistest"
+	"github.com/flowgate/flowgate/webhooks/signature"
 )
 
 var updatePaletteShot = flag.Bool("update-palette-screenshot", false,
@@ -275,6 +277,17 @@ func (r *paletteRig) holds(t *testing.T) {
 	if _ = json.Unmarshal(raw, &h2); status != http.StatusCreated {
 		t.Fatalf("the released slot: %d %s, want 201", status, raw)
 	}
+	// Released by the wrong client through Node-RED: flowgate's 409 reaches
+	// the Catch node, and its message names neither the hold id nor the
+	// client id (the hold's credentials; the message is logged).
+	var refused struct {
+		Error struct{ Code, Message string }
+	}
+	if s := c.call("/t/hold/release", map[string]string{"holdId": h2.HoldID, "clientId": "nr-e2e-client"}, &refused); s != http.StatusConflict ||
+		refused.Error.Code != "conflict" || !strings.Contains(refused.Error.Message, "/v1/holds/{holdId}?clientId={clientId}") ||
+		strings.Contains(refused.Error.Message, h2.HoldID) || strings.Contains(refused.Error.Message, "nr-e2e-client") {
+		t.Errorf("a release of another client's hold: %d %+v", s, refused)
+	}
 	fg.do(http.MethodDelete, "/v1/holds/"+h2.HoldID+"?clientId=someone-else", nil, open)
 
 	// An event names the hold by its public holdRef; neither the hold's
@@ -351,6 +364,8 @@ func (r *paletteRig) workBuffer(t *testing.T) {
 			MessageID string
 			Attempt   int
 		}
+		Headers map[string]string // what flowgate signed the delivery with
+		Raw     *string           // its body's bytes
 	}
 	c.call("/t/handled", nil, &handled)
 	if len(handled) != 1 || handled[0].Buffer.MessageID != enq.MessageID || handled[0].Buffer.Attempt != 1 ||
@@ -377,6 +392,38 @@ func (r *paletteRig) workBuffer(t *testing.T) {
 	status, _, raw := nr.Do(t, http.MethodPost, "/flowgate/handler", map[string]string{"Content-Type": "application/json"}, []byte(`{"to":"x"}`))
 	if status != http.StatusUnauthorized || !strings.Contains(string(raw), "missing_headers") {
 		t.Errorf("an unsigned POST to the handler: %d %s", status, raw)
+	}
+	// A delivery flowgate signed (X-Buffer-Signature included), captured
+	// and resent: as it was, as another attempt, or under another message
+	// id, it is refused and the flow does not run again.
+	first := handled[0]
+	if first.Headers[strings.ToLower(hmacsig.HeaderDeliverySignature)] == "" || first.Raw == nil {
+		t.Fatalf("the flow did not see flowgate's X-Buffer-Signature or the raw body: %+v", first)
+	}
+	for _, tc := range []struct{ header, value, reason string }{
+		{"", "", signature.ReasonReplayed},
+		{hmacsig.HeaderAttempt, "2", signature.ReasonBadSignature},
+		{hmacsig.HeaderMessageID, "forged-" + first.Buffer.MessageID, signature.ReasonBadSignature},
+		{hmacsig.HeaderDeliverySignature, "", signature.ReasonMissingHeaders},
+	} {
+		h := map[string]string{"Content-Type": "application/json"}
+		for k, v := range first.Headers {
+			h[k] = v
+		}
+		if tc.header != "" {
+			delete(h, strings.ToLower(tc.header))
+			if tc.value != "" {
+				h[tc.header] = tc.value
+			}
+		}
+		status, _, raw := nr.Do(t, http.MethodPost, "/flowgate/handler", h, []byte(*first.Raw))
+		if status != http.StatusUnauthorized || !strings.Contains(string(raw), `"reason":"`+tc.reason+`"`) {
+			t.Errorf("flowgate's delivery resent with %s %q: %d %s, want 401 %s", tc.header, tc.value, status, raw, tc.reason)
+		}
+	}
+	var again []json.RawMessage
+	if c.call("/t/handled", nil, &again); len(again) != 2 {
+		t.Errorf("the flow ran %d times, want 2 (the resent deliveries ran it again)", len(again))
 	}
 
 	// A type declared in BUFFER_HANDLERS_FILE, handled by a Node-RED flow:

@@ -2,8 +2,11 @@ package flows_test
 
 import (
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"maps"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -67,17 +70,36 @@ func TestPaletteMocha(t *testing.T) {
 }
 
 // paletteSignScript signs the cases on stdin with the palette's
-// lib/flowgate.js and verifies the posts Go signed, printing both.
+// lib/flowgate.js and verifies the posts Go signed, printing both; where
+// the module has deliveryMac or deliveryMAC (X-Buffer-Signature), it also
+// computes the delivery vectors and verifies the delivery cases in order
+// against one replay cache (with verifyDelivery where the module has one).
 const paletteSignScript = `const fg = require(process.argv[1]);
 const input = JSON.parse(require("fs").readFileSync(0, "utf8"));
 const out = { signed: [], verified: [] };
 for (const c of input.sign) {
     out.signed.push(fg.sign(input.secret, c));
 }
-for (const v of input.verify) {
+const check = (v, cache) => {
     const bad = fg.verify(input.secret, { method: v.method, target: v.target, body: Buffer.from(v.body, "utf8"),
-        headers: Object.fromEntries(Object.entries(v.headers).map(([k, x]) => [k.toLowerCase(), x])) }, new fg.ReplayCache(600000), "", v.now * 1000);
-    out.verified.push(bad ? bad.reason : "ok");
+        headers: Object.fromEntries(Object.entries(v.headers).map(([k, x]) => [k.toLowerCase(), x])) }, cache, "", v.now * 1000);
+    return bad ? bad.reason : "ok";
+};
+for (const v of input.verify) {
+    out.verified.push(check(v, new fg.ReplayCache(600000)));
+}
+// the palette: deliveryMac, and verify checks X-Buffer-Signature; the n8n
+// nodes: deliveryMAC, and verifyDelivery(secret, req, replayCache, nowMs)
+const dmac = fg.deliveryMac || fg.deliveryMAC;
+if (typeof dmac === "function") {
+    out.deliveryMacs = input.deliveryVectors.map((d) => dmac(d.secret, d.timestamp, d.messageId, d.attempt, Buffer.from(d.body, "utf8")));
+    const cache = new fg.ReplayCache(600000);
+    const dverify = fg.verifyDelivery ? (s, r, c, k, now) => fg.verifyDelivery(s, r, c, now) : fg.verify;
+    out.deliveryVerified = input.deliveryVerify.map((v) => {
+        const bad = dverify(input.secret, { method: v.method, target: v.target, body: Buffer.from(v.body, "utf8"),
+            headers: Object.fromEntries(Object.entries(v.headers).map(([k, x]) => [k.toLowerCase(), x])) }, cache, "", v.now * 1000);
+        return bad ? bad.reason : "ok";
+    });
 }
 process.stdout.write(JSON.stringify(out));
 `
@@ -85,21 +107,35 @@ process.stdout.write(JSON.stringify(out));
 // TestPaletteSignsLikeGo: the palette's signatures (version 1 and 2, a
 // URL with a path part, non-ASCII bodies) are accepted by flowgate's own
 // verifier, and the palette's verifier accepts what flowgate's sender
-// (webhook.forward) signs and refuses what it must.
+// (webhook.forward) signs and refuses what it must; its X-Buffer-Signature
+// is hmacsig.DeliveryMAC (the fixed vector of docs/buffer.md included) and
+// its verifier requires it and keys its replay guard on it.
 func TestPaletteSignsLikeGo(t *testing.T) {
 	lib, err := filepath.Abs(filepath.Join(paletteDir, "lib", "flowgate.js"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	signsLikeGo(t, lib, "the palette")
+	if !signsLikeGo(t, lib, "the palette") {
+		t.Error("the palette's lib/flowgate.js exports no deliveryMac: its handler in cannot check X-Buffer-Signature")
+	}
 }
+
+// deliveryVector is the fixed X-Buffer-Signature test vector: secret
+// "s3cret", timestamp "1700000000", message id "m-1", attempt "2", body
+// {"a":1}.
+const deliveryVector = "219787482cb65054b9ded803de564fff181c7db29079c8418232455475f2996b"
 
 // signsLikeGo checks a JavaScript module's sign(secret, {timestamp,
 // method, target, body, version}) against flowgate's signer and verifier,
 // and its verify(secret, req, replayCache, key, nowMs) against what
 // flowgate's sender signs (the palette's lib/flowgate.js; the n8n nodes'
-// dist/nodes/Flowgate/signature.js).
-func signsLikeGo(t *testing.T, lib, who string) {
+// dist/nodes/Flowgate/signature.js). Where the module exports
+// deliveryMac (or deliveryMAC)(secret, timestamp, messageId, attempt, body)
+// it checks that against hmacsig.DeliveryMAC, and how its verifier (verify,
+// or verifyDelivery where there is one) uses X-Buffer-Signature (required;
+// a delivery resent with another attempt or message id refused; the replay
+// guard keyed on it), and reports true.
+func signsLikeGo(t *testing.T, lib, who string) bool {
 	node := nodeJS(t)
 	body := `{"queue_id":"0b7e7d1e-3f7c-4c61-9a53-3b0f1b1f6d11","experityActions":{"note":"Zoë 🚑"},"nonce":"n-1"}`
 	type signCase struct {
@@ -125,18 +161,75 @@ func signsLikeGo(t *testing.T, lib, who string) {
 	fwd := []byte(`{"to":"Zoë@example.com"}`)
 	ts, sig := hmacsig.Sign([]byte(testSecret), fixedNow, fwd)
 	ts2, sig2 := hmacsig.SignV2([]byte(testSecret), fixedNow, "POST", "/flowgate/handler?x=1", fwd)
-	v1 := map[string]string{"X-Timestamp": ts, "X-Signature": sig}
+	// Every delivery flowgate signs names itself (X-Buffer-Message-Id,
+	// X-Buffer-Attempt) and signs that (X-Buffer-Signature): what a
+	// verifier that requires it accepts, and one that does not ignores.
+	deliver := func(h map[string]string, body []byte, id, attempt string) map[string]string {
+		hh := http.Header{}
+		for k, v := range h {
+			hh.Set(k, v)
+		}
+		hh.Set(hmacsig.HeaderMessageID, id)
+		hh.Set(hmacsig.HeaderAttempt, attempt)
+		hmacsig.SignDelivery(hh, []byte(testSecret), body)
+		out := map[string]string{}
+		for k := range hh {
+			out[k] = hh.Get(k)
+		}
+		return out
+	}
+	v1 := deliver(map[string]string{"X-Timestamp": ts, "X-Signature": sig}, fwd, "m-1", "1")
+	v2 := deliver(map[string]string{"X-Timestamp": ts2, "X-Signature": sig2, "X-Signature-Version": "2"}, fwd, "m-1", "1")
+	with := func(h map[string]string, k, v string) map[string]string {
+		out := maps.Clone(h)
+		if v == "" {
+			delete(out, http.CanonicalHeaderKey(k))
+		} else {
+			out[http.CanonicalHeaderKey(k)] = v
+		}
+		return out
+	}
 	verifies := []verifyCase{
 		{"POST", "/flowgate/handler", string(fwd), v1, fixedNow.Unix()},
-		{"POST", "/flowgate/handler?x=1", string(fwd), map[string]string{"X-Timestamp": ts2, "X-Signature": "sha256=" + strings.ToUpper(sig2), "X-Signature-Version": "2"}, fixedNow.Unix()},
+		{"POST", "/flowgate/handler?x=1", string(fwd), with(v2, "X-Signature", "sha256="+strings.ToUpper(sig2)), fixedNow.Unix()},
 		{"POST", "/flowgate/handler", string(fwd) + " ", v1, fixedNow.Unix()},
 		{"POST", "/flowgate/handler", string(fwd), v1, fixedNow.Unix() + 301},
-		{"POST", "/elsewhere", string(fwd), map[string]string{"X-Timestamp": ts2, "X-Signature": sig2, "X-Signature-Version": "2"}, fixedNow.Unix()},
+		{"POST", "/elsewhere", string(fwd), v2, fixedNow.Unix()},
 		{"POST", "/flowgate/handler", string(fwd), map[string]string{"X-Timestamp": ts}, fixedNow.Unix()},
 	}
 	want := []string{"ok", "ok", signature.ReasonBadSignature, signature.ReasonExpired, signature.ReasonBadSignature, signature.ReasonMissingHeaders}
 
-	in, _ := json.Marshal(map[string]any{"secret": testSecret, "sign": cases, "verify": verifies})
+	// X-Buffer-Signature: the fixed vector and Go's DeliveryMAC of other
+	// inputs (an empty body and attempt, UTF-8), then deliveries verified
+	// in this order against one replay cache.
+	type deliveryCase struct {
+		Secret    string `json:"secret"`
+		Timestamp string `json:"timestamp"`
+		MessageID string `json:"messageId"`
+		Attempt   string `json:"attempt"`
+		Body      string `json:"body"`
+	}
+	vectors := []deliveryCase{
+		{"s3cret", "1700000000", "m-1", "2", `{"a":1}`},
+		{testSecret, ts, "0b7e7d1e-3f7c-4c61-9a53-3b0f1b1f6d11", "10", string(fwd)},
+		{testSecret, ts, "m", "", ""},
+	}
+	deliveries := []verifyCase{
+		{"POST", "/flowgate/handler", string(fwd), v1, fixedNow.Unix()},                                              // ok
+		{"POST", "/flowgate/handler", string(fwd), v1, fixedNow.Unix()},                                              // the same again
+		{"POST", "/flowgate/handler", string(fwd), with(v1, hmacsig.HeaderAttempt, "2"), fixedNow.Unix()},            // resent as attempt 2
+		{"POST", "/flowgate/handler", string(fwd), with(v1, hmacsig.HeaderMessageID, "m-forged"), fixedNow.Unix()},   // another message id
+		{"POST", "/flowgate/handler", string(fwd), with(v1, hmacsig.HeaderDeliverySignature, ""), fixedNow.Unix()},   // none
+		{"POST", "/flowgate/handler", string(fwd), with(v1, hmacsig.HeaderDeliverySignature, "0f"), fixedNow.Unix()}, // malformed
+		{"POST", "/flowgate/handler", string(fwd), deliver(v1, fwd, "m-1", "2"), fixedNow.Unix()},                    // flowgate's retry
+		{"POST", "/flowgate/handler", string(fwd), deliver(v1, fwd, "m-2", "1"), fixedNow.Unix()},                    // same payload and second, another message
+		{"POST", "/flowgate/handler?x=1", string(fwd), v2, fixedNow.Unix()},                                          // version 2: its own X-Signature, the same delivery
+	}
+	wantDeliveries := []string{"ok", signature.ReasonReplayed, signature.ReasonBadSignature, signature.ReasonBadSignature,
+		signature.ReasonMissingHeaders, signature.ReasonBadSignature, "ok", "ok", signature.ReasonReplayed}
+
+	in, _ := json.Marshal(map[string]any{"secret": testSecret, "sign": cases, "verify": verifies,
+		"deliveryVectors": vectors, "deliveryVerify": deliveries})
 	cmd := exec.Command(node, "-e", paletteSignScript, lib)
 	cmd.Stdin = strings.NewReader(string(in))
 	out, err := cmd.Output()
@@ -144,8 +237,10 @@ func signsLikeGo(t *testing.T, lib, who string) {
 		t.Fatalf("node: %v", err)
 	}
 	var got struct {
-		Signed   []map[string]string `json:"signed"`
-		Verified []string            `json:"verified"`
+		Signed           []map[string]string `json:"signed"`
+		Verified         []string            `json:"verified"`
+		DeliveryMACs     []string            `json:"deliveryMacs"`
+		DeliveryVerified []string            `json:"deliveryVerified"`
 	}
 	if err := json.Unmarshal(out, &got); err != nil {
 		t.Fatalf("%v: %s", err, out)
@@ -173,6 +268,23 @@ func signsLikeGo(t *testing.T, lib, who string) {
 			t.Errorf("verify case %d: %s's verifier says %q, want %q", i, who, got.Verified[i], w)
 		}
 	}
+	if got.DeliveryMACs == nil {
+		return false
+	}
+	if d := vectors[0]; hex.EncodeToString(hmacsig.DeliveryMAC([]byte(d.Secret), d.Timestamp, d.MessageID, d.Attempt, []byte(d.Body))) != deliveryVector {
+		t.Fatalf("hmacsig.DeliveryMAC no longer gives the fixed vector %s", deliveryVector)
+	}
+	for i, d := range vectors {
+		if w := hex.EncodeToString(hmacsig.DeliveryMAC([]byte(d.Secret), d.Timestamp, d.MessageID, d.Attempt, []byte(d.Body))); got.DeliveryMACs[i] != w {
+			t.Errorf("delivery vector %d %+v: %s's deliveryMac is %s, Go's DeliveryMAC %s", i, d, who, got.DeliveryMACs[i], w)
+		}
+	}
+	for i, w := range wantDeliveries {
+		if got.DeliveryVerified[i] != w {
+			t.Errorf("delivery case %d: %s's verifier says %q, want %q", i, who, got.DeliveryVerified[i], w)
+		}
+	}
+	return true
 }
 
 // paletteRoutes are the flowgate routes the palette's nodes call, the

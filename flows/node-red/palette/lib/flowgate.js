@@ -88,6 +88,36 @@ class FlowgateError extends Error {
     }
 }
 
+// Bearer secrets of flowgate's open /v1 routes (docs/holds.md, "Who may act
+// on a hold"): a hold id (DELETE /v1/holds/{holdId}), an appointment id
+// (derived from it), a stream's token, and the clientId that goes with
+// them. An error's message goes to Node-RED's log and to Catch nodes, so
+// the path it names shows none of them.
+const SECRET_PARAMS = ["holdId", "clientId", "streamToken", "appointmentId"];
+
+/**
+ * redactPath is path (as requested, with its query) fit for an error
+ * message: /v1/holds/<id> and /v1/appointments/<id> read {holdId} and
+ * {appointmentId}, and the values of the query's clientId, holdId,
+ * streamToken and appointmentId read as their names in braces.
+ */
+function redactPath(path) {
+    path = String(path);
+    const i = path.indexOf("?");
+    let p = i < 0 ? path : path.slice(0, i);
+    p = p.replace(/^(\/v1\/holds\/)(?!stream(?:\/|$))[^/]+/, "$1{holdId}")
+        .replace(/^(\/v1\/appointments\/)[^/]+/, "$1{appointmentId}");
+    if (i < 0) { return p; }
+    const q = path.slice(i + 1).split("&").map((kv) => {
+        const eq = kv.indexOf("=");
+        const k = eq < 0 ? kv : kv.slice(0, eq);
+        let name = k;
+        try { name = decodeURIComponent(k.replace(/\+/g, " ")); } catch (e) { /* keep it */ }
+        return eq >= 0 && SECRET_PARAMS.includes(name) ? k + "={" + name + "}" : kv;
+    });
+    return p + "?" + q.join("&");
+}
+
 /** The FlowgateError of a non-2xx answer, from flowgate's envelope {"success":false,"error":{code,message,request_id,details}}. */
 function answerError(method, path, status, headers, body) {
     let code, message, details, requestId;
@@ -106,7 +136,7 @@ function answerError(method, path, status, headers, body) {
     let retryAfter;
     const ra = headers && headers["retry-after"];
     if (ra !== undefined && /^\d+$/.test(String(ra).trim())) { retryAfter = Number(ra); }
-    return new FlowgateError(method + " " + path + ": " + status + " " + code + ": " + message,
+    return new FlowgateError(method + " " + redactPath(path) + ": " + status + " " + code + ": " + message,
         { status, code, details, requestId: requestId || (headers && headers["x-request-id"]), retryAfter });
 }
 
@@ -254,7 +284,7 @@ class Client {
                 });
             });
             timer = setTimeout(() => {
-                fail(new FlowgateError(method + " " + path + ": no answer within " + timeout + " ms", { code: "client_timeout" }));
+                fail(new FlowgateError(method + " " + redactPath(path) + ": no answer within " + timeout + " ms", { code: "client_timeout" }));
                 req.destroy();
             }, timeout);
             req.on("error", (e) => fail(transportError(method, path, e)));
@@ -331,7 +361,7 @@ class Client {
 }
 
 function transportError(method, path, e) {
-    return new FlowgateError(method + " " + path + ": " + (e && e.message ? e.message : String(e)),
+    return new FlowgateError(method + " " + redactPath(path) + ": " + (e && e.message ? e.message : String(e)),
         { code: "unreachable", details: { cause: e && e.code ? e.code : undefined } });
 }
 
@@ -419,17 +449,39 @@ class ReplayCache {
 const TOLERANCE_S = 300;
 
 /**
- * verify checks a signed request the way flowgate's verifier does:
- * X-Timestamp within ±300 s, X-Signature (optionally "sha256=") the HMAC of
- * version 1 or 2 (X-Signature-Version), each signature once. req: {method,
- * target (path and query as received), headers (lower-case keys), body
- * (Buffer)}. It returns null or {status: 401, code: "unauthorized",
- * reason, message} with flowgate's reasons.
+ * deliveryMac is X-Buffer-Signature's value (lowercase hex): HMAC-SHA256
+ * (secret, timestamp + "\n" + messageId + "\n" + attempt + "\n" + body),
+ * timestamp, messageId and attempt being the X-Timestamp,
+ * X-Buffer-Message-Id and X-Buffer-Attempt values exactly as sent, body
+ * the raw bytes ("" when none): flowgate's hmacsig.DeliveryMAC.
+ * X-Signature covers the timestamp and the body only, so it cannot tell
+ * two deliveries of one payload in one second apart, nor a captured one
+ * resent with another message id or attempt; this signature does.
+ */
+function deliveryMac(secret, timestamp, messageId, attempt, body) {
+    const head = String(timestamp) + "\n" + String(messageId) + "\n" + String(attempt) + "\n";
+    return mac(secret, Buffer.concat([Buffer.from(head, "utf8"), toBuffer(body === undefined || body === null ? "" : body)]));
+}
+
+/**
+ * verify checks a signed delivery of flowgate's work buffer the way
+ * flowgate's verifier does, then which delivery it is:
+ * X-Timestamp within ±300 s; X-Signature (optionally "sha256=") the HMAC
+ * of version 1 or 2 (X-Signature-Version); X-Buffer-Signature the
+ * deliveryMac of X-Timestamp, X-Buffer-Message-Id, X-Buffer-Attempt and
+ * the body (required: flowgate sends it on every signed delivery); each
+ * delivery once. req: {method, target (path and query as received),
+ * headers (lower-case keys), body (Buffer)}. It returns null or {status:
+ * 401, code: "unauthorized", reason, message} with flowgate's reasons
+ * (missing_headers, bad_timestamp, expired, bad_version,
+ * malformed_signature, bad_signature, replayed).
  *
- * replayKey is added to the signature for the replay check: flowgate's
- * version-1 sender signs only timestamp and body, so two attempts of one
- * message in the same second carry the same signature; their
- * X-Buffer-Attempt tells them apart.
+ * The replay guard keys on X-Buffer-Signature alone: it is one value per
+ * delivery (a retry is a new delivery, with its own attempt), and neither
+ * the message id nor the attempt can be changed without breaking it. A
+ * key built from X-Signature and those headers let a captured request be
+ * resent with another X-Buffer-Attempt or a forged X-Buffer-Message-Id.
+ * replayKey is no longer used (kept so that callers passing it work).
  */
 function verify(secret, req, replay, replayKey, nowMs) {
     const now = nowMs === undefined ? Date.now() : nowMs;
@@ -451,14 +503,30 @@ function verify(secret, req, replay, replayKey, nowMs) {
         return refuse("malformed_signature", "X-Signature must be the hex HMAC-SHA256 of the signed string");
     }
     const want = sign(secret, { timestamp: ts, method: req.method, target: req.target, body: req.body || "", version })["X-Signature"];
-    const got = Buffer.from(sig.toLowerCase(), "hex");
-    if (!crypto.timingSafeEqual(got, Buffer.from(want, "hex"))) {
+    if (!crypto.timingSafeEqual(Buffer.from(sig, "hex"), Buffer.from(want, "hex"))) {
         return refuse("bad_signature", "signature does not match");
     }
-    if (replay && replay.check(sig.toLowerCase() + "|" + (replayKey || ""), now)) {
+    // Which delivery it is: the message id and attempt as sent (the
+    // values msg.buffer carries), bound to this timestamp and body.
+    const dsig = String(h["x-buffer-signature"] || "").trim();
+    if (!dsig) { return refuse("missing_headers", "missing X-Buffer-Signature header (which delivery it is, signed)"); }
+    const dwant = deliveryMac(secret, ts, headerValue(h["x-buffer-message-id"]), headerValue(h["x-buffer-attempt"]), req.body || "");
+    if (!/^[0-9a-fA-F]{64}$/.test(dsig) ||
+        !crypto.timingSafeEqual(Buffer.from(dsig, "hex"), Buffer.from(dwant, "hex"))) {
+        return refuse("bad_signature", "X-Buffer-Signature does not match the delivery (X-Buffer-Message-Id, X-Buffer-Attempt)");
+    }
+    if (replay && replay.check(dwant, now)) {
         return refuse("replayed", "request was already received");
     }
     return null;
+}
+
+// headerValue is a header's value as Go's Header.Get reads it: "" when
+// absent, the first of repeated ones (Node joins most with ", ", which
+// then matches nothing flowgate signed).
+function headerValue(v) {
+    if (v === undefined || v === null) { return ""; }
+    return Array.isArray(v) ? String(v[0]) : String(v);
 }
 
 // ---- node helpers ------------------------------------------------------------------
@@ -520,6 +588,6 @@ function clientOf(node, config) {
 }
 
 module.exports = {
-    sign, nonce, verify, ReplayCache, SSEParser, Client, FlowgateError, answerError, codeForStatus,
+    sign, nonce, verify, deliveryMac, redactPath, ReplayCache, SSEParser, Client, FlowgateError, answerError, codeForStatus,
     pick, first, inputError, setStatus, fail, clientOf, TOLERANCE_S
 };

@@ -148,17 +148,26 @@ module.exports = function (RED) {
             return;
         }
         const secret = node.server ? node.server.handlerSecret() : "";
-        // Verify on, an HMAC secret but no handler secret: flowgate signs
-        // with OUTBOUND_HMAC_SECRET, so nothing would verify; every POST is
-        // refused (503, retried by flowgate) until the handler secret is set.
-        const noSecret = node.verify && !secret && Boolean(node.server && node.server.hmacOnly());
+        // Verify on (the default) and no handler secret: nothing can be
+        // verified, so every POST is refused (503, retried by flowgate)
+        // until the secret is set; signatures fail closed. Unsigned posts
+        // are accepted only with verify turned off in the node.
+        const noSecret = node.verify && !secret;
         if (noSecret) {
             fg.setStatus(node, "red", "no handler secret");
-            node.warn("flowgate-handler-in " + url + ": verify is on but the flowgate configuration has no handler secret " +
-                "(flowgate's OUTBOUND_HMAC_SECRET, or the handler's own secret); the HMAC secret signs nothing flowgate sends. " +
-                "Every POST is refused until it is set.");
-        } else if (node.verify && !secret) {
-            fg.setStatus(node, "yellow", "POST " + url + " (unsigned)");
+            let why;
+            if (!node.server) {
+                why = "no flowgate configuration is selected, so there is no handler secret";
+            } else if (node.server.hmacOnly()) {
+                why = "the flowgate configuration has an HMAC secret but no handler secret (flowgate's OUTBOUND_HMAC_SECRET, " +
+                    "or the handler's own secret); the HMAC secret signs nothing flowgate sends";
+            } else {
+                why = "the flowgate configuration has no handler secret (flowgate's OUTBOUND_HMAC_SECRET, or the handler's own secret)";
+            }
+            node.warn("flowgate-handler-in " + url + ": verify is on but " + why + ". Every POST is refused (503 no_handler_secret) " +
+                "until the handler secret is set; turn verify off only to accept unsigned posts.");
+        } else if (!node.verify) {
+            fg.setStatus(node, "yellow", "POST " + url + " (unverified)");
         } else {
             fg.setStatus(node, "grey", "POST " + url);
         }
@@ -188,13 +197,14 @@ module.exports = function (RED) {
         function receive(req, res, raw) {
             const headers = req.headers;
             if (noSecret) {
-                refusal(res, 503, "unavailable", "this flowgate handler in node has no handler secret to verify flowgate's signature with",
-                    { reason: "no_handler_secret" });
+                refusal(res, 503, "unavailable", "this flowgate handler in node verifies flowgate's signature but has no handler secret " +
+                    "to verify it with", { reason: "no_handler_secret" });
                 return;
             }
-            if (node.verify && secret) {
-                const bad = fg.verify(secret, { method: req.method, target: req.originalUrl, headers, body: raw }, replay,
-                    (headers[H_ID] || "") + "|" + (headers[H_ATTEMPT] || ""));
+            if (node.verify) {
+                // X-Signature, then X-Buffer-Signature (the message id and
+                // attempt msg.buffer carries), each delivery once.
+                const bad = fg.verify(secret, { method: req.method, target: req.originalUrl, headers, body: raw }, replay);
                 if (bad) {
                     fg.setStatus(node, "red", "401 " + bad.reason);
                     node.warn("flowgate-handler-in " + url + ": refused an unsigned or badly signed POST (" + bad.reason + ")");

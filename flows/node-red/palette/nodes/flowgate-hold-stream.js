@@ -5,11 +5,26 @@
 // the event. It reconnects after the stream ends (lease over, flowgate
 // restarting) and fetches a fresh snapshot, unless the stream was replaced
 // by a newer one of the same clientId or cancelled.
+//
+// flowgate keeps one stream per clientId, and a clientId proves nothing
+// (docs/holds.md): anyone who opens a stream with this node's id ends
+// this node's stream ("replaced"). So the default id is 128 random bits,
+// new each time the node starts, never in the flow: a fixed or derived
+// one (the node's id is in every exported flow) lets anyone stop it.
+const crypto = require("crypto");
 const fg = require("../lib/flowgate");
 
 const HOLD_EVENTS = ["hold", "release", "confirm", "heartbeat"];
-const FINAL_REASONS = ["replaced", "client-cancel"]; // reconnecting would fight the newer stream
+// Reconnecting after these would fight the newer stream (replaced) or undo
+// a deliberate cancel. With the random default id a replacement can only
+// be deliberate (someone who knows the id), so it stays final, and says so.
+const FINAL_REASONS = ["replaced", "client-cancel"];
 const MAX_BACKOFF_MS = 60000;
+
+/** randomClientId is an unguessable client id: 128 bits from crypto.randomBytes. */
+function randomClientId() {
+    return "node-red-" + crypto.randomBytes(16).toString("hex");
+}
 
 module.exports = function (RED) {
     function FlowgateHoldStream(n) {
@@ -17,7 +32,8 @@ module.exports = function (RED) {
         const node = this;
         node.server = RED.nodes.getNode(n.flowgate);
         node.appointmentTypeId = (n.appointmentTypeId || "").trim();
-        node.clientId = (n.clientId || "").trim() || "node-red-" + node.id;
+        node.clientIdSet = (n.clientId || "").trim() !== "";
+        node.clientId = node.clientIdSet ? n.clientId.trim() : randomClientId();
         node.leaseMs = Number(n.leaseMs) > 0 ? Math.floor(Number(n.leaseMs)) : 0;
         node.system = n.system === true || n.system === "true";
         node.autoStart = n.autoStart !== false && n.autoStart !== "false";
@@ -105,7 +121,9 @@ module.exports = function (RED) {
             if (err) {
                 const permanent = err.status === 400 || err.status === 404;
                 fg.setStatus(node, "red", err.short());
-                node.error(err, { topic: "error", flowgateError: err.toJSON(), statusCode: err.status || undefined, appointmentTypeId: typeId, clientId });
+                // err names the path without the clientId (lib redactPath), and
+                // the message for Catch nodes does not carry it either.
+                node.error(err, { topic: "error", flowgateError: err.toJSON(), statusCode: err.status || undefined, appointmentTypeId: typeId });
                 if (permanent) {
                     stopped = true;
                     return;
@@ -116,7 +134,17 @@ module.exports = function (RED) {
             }
             if (FINAL_REASONS.includes(lastEnd)) {
                 stopped = true;
-                fg.setStatus(node, "yellow", "stopped: " + lastEnd);
+                if (lastEnd === "replaced") {
+                    fg.setStatus(node, "red", "stopped: replaced (client id reused)");
+                    node.warn("flowgate holds stream of " + typeId + " stopped for good: flowgate ended it (\"replaced\") because another " +
+                        "stream was opened with the same client id (one stream per client id). " +
+                        (clientId === node.clientId && !node.clientIdSet
+                            ? "The id is this node's random one, so whoever did it knows the id. "
+                            : "Leave the node's client id empty (a random one is then made at each start) or make it unguessable. ") +
+                        "Send msg.action \"start\" or redeploy to connect again.");
+                } else {
+                    fg.setStatus(node, "yellow", "stopped: " + lastEnd);
+                }
                 return;
             }
             fg.setStatus(node, "yellow", "reconnecting" + (lastEnd ? " (" + lastEnd + ")" : ""));

@@ -185,6 +185,42 @@ describe("flowgate-hold", function () {
         assert.deepStrictEqual(lastStatus(h), { fill: "red", shape: "dot", text: "429 rate_limited" });
     });
 
+    it("a refused or failed release names no hold id nor client id in its error (they are the hold's credentials)", async function () {
+        const holdId = "0123456789abcdef0123456789abcdef";
+        fake.routes["DELETE /v1/holds/*"] = { status: 409, body: envelope("conflict", "the hold is another client's") };
+        const { h } = await load({ action: "release" });
+        let err = nextCall(h, "error");
+        h.receive({ hold: { holdId, clientId: "web-secret-client" } });
+        let call = await err;
+        assert.strictEqual(fake.last().url, "/v1/holds/" + holdId + "?clientId=web-secret-client", "the request itself carries them");
+        assert.strictEqual(call.args[0].message, "DELETE /v1/holds/{holdId}?clientId={clientId}: 409 conflict: the hold is another client's");
+        assert.deepStrictEqual(call.args[1].flowgateError, { message: call.args[0].message, code: "conflict", status: 409, requestId: "req-1" });
+        fake.routes["DELETE /v1/holds/*"] = { status: 500, body: "internal trouble" };
+        err = nextCall(h, "error");
+        h.receive({ hold: { holdId, clientId: "web-secret-client" } });
+        call = await err;
+        assert.strictEqual(call.args[0].message, "DELETE /v1/holds/{holdId}?clientId={clientId}: 500 internal: internal trouble");
+        await fake.stop();
+        err = nextCall(h, "error");
+        h.receive({ hold: { holdId, clientId: "web-secret-client" } });
+        call = await err;
+        assert.strictEqual(call.args[1].flowgateError.code, "unreachable");
+        for (const m of [call.args[0].message, JSON.stringify(call.args[1].flowgateError)]) {
+            assert.ok(!m.includes(holdId) && !m.includes("web-secret-client"), m);
+        }
+        fake = await new FakeFlowgate().start(); // for afterEach
+    });
+
+    it("redactPath hides the holds routes' credentials and keeps the rest", function () {
+        const { redactPath } = require("../lib/flowgate.js");
+        assert.strictEqual(redactPath("/v1/holds/abc%2Fdef?clientId=c&x=1"), "/v1/holds/{holdId}?clientId={clientId}&x=1");
+        assert.strictEqual(redactPath("/v1/holds/stream?clientId=c&streamToken=t"), "/v1/holds/stream?clientId={clientId}&streamToken={streamToken}");
+        assert.strictEqual(redactPath("/v1/appointments/a-1"), "/v1/appointments/{appointmentId}");
+        assert.strictEqual(redactPath("/v1/appointment-types/consultation/timeslots?specialistId=dr-a"), "/v1/appointment-types/consultation/timeslots?specialistId=dr-a");
+        assert.strictEqual(redactPath("/queue?status=PENDING"), "/queue?status=PENDING");
+        assert.strictEqual(redactPath("/v1/holds"), "/v1/holds");
+    });
+
     it("an expired hold's heartbeat is seed 002's {ok:false}, sent on; missing fields are named", async function () {
         fake.routes["PATCH /v1/holds"] = { body: { ok: false } };
         const { h, out } = await load({ action: "heartbeat" });

@@ -1,7 +1,7 @@
 "use strict";
 const assert = require("assert");
 const request = require("supertest");
-const { helper, signV1, signV2, nextCall, config } = require("./helper");
+const { helper, signV1, signV2, delivery, nextCall, config } = require("./helper");
 const { lastStatus, statuses } = require("./helper");
 const configNode = require("../nodes/flowgate-config.js");
 const handlerNodes = require("../nodes/flowgate-handler.js");
@@ -42,8 +42,8 @@ describe("flowgate-handler-in / flowgate-handler-out", function () {
     it("webhook.forward's signed POST of a payload: done answers 200 with the result", async function () {
         const { seen, hin, hout } = await load({}, {}, undefined, (m) => Object.assign(m, { payload: { sent: m.payload.to } }));
         const body = JSON.stringify({ to: "a@b.c" });
-        const res = await post(body, Object.assign(signV1(SECRET, body), { "X-Buffer-Message-Id": "msg-1234567890", "X-Buffer-Attempt": "1",
-            "X-Correlation-Id": "corr-9" }));
+        const res = await post(body, Object.assign(delivery(SECRET, signV1(SECRET, body), body, "msg-1234567890", 1),
+            { "X-Correlation-Id": "corr-9" }));
         assert.strictEqual(res.status, 200);
         assert.match(res.headers["content-type"], /^application\/json/);
         assert.deepStrictEqual(res.body, { sent: "a@b.c" });
@@ -55,8 +55,8 @@ describe("flowgate-handler-in / flowgate-handler-out", function () {
     it("the whole message as an envelope: the payload is taken out; a version-2 signature works", async function () {
         const { seen } = await load({ messageType: "email.send" });
         const body = JSON.stringify({ messageId: "m-2", type: "email.send", priority: 1, payload: { to: "x" }, metadata: { correlationId: "c" }, attemptCount: 2 });
-        const res = await post(body, signV2(SECRET, "POST", "/flowgate/email", body));
-        assert.strictEqual(res.status, 200);
+        const res = await post(body, delivery(SECRET, signV2(SECRET, "POST", "/flowgate/email", body), body));
+        assert.strictEqual(res.status, 200, JSON.stringify(res.body));
         assert.deepStrictEqual(seen[0].payload, { to: "x" });
         assert.strictEqual(seen[0].topic, "email.send");
         assert.deepStrictEqual(seen[0].buffer, { messageId: "m-2", type: "email.send", attempt: 2, correlationId: "c", envelope: true,
@@ -70,43 +70,97 @@ describe("flowgate-handler-in / flowgate-handler-out", function () {
         let res = await post(body, {});
         assert.strictEqual(res.status, 401);
         assert.deepStrictEqual(res.body, { success: false, error: { code: "unauthorized", message: "missing X-Timestamp and X-Signature headers", details: { reason: "missing_headers" } } });
-        res = await post(body, signV1("another-secret-0123456789", body));
+        res = await post(body, delivery("another-secret-0123456789", signV1("another-secret-0123456789", body), body, "m", 1));
         assert.strictEqual(res.body.error.details.reason, "bad_signature");
-        res = await post(body, signV1(SECRET, body, Math.floor(Date.now() / 1000) - 400));
+        res = await post(body, delivery(SECRET, signV1(SECRET, body, Math.floor(Date.now() / 1000) - 400), body, "m", 1));
         assert.strictEqual(res.body.error.details.reason, "expired");
-        res = await post(body, signV2(SECRET, "POST", "/elsewhere", body));
+        res = await post(body, delivery(SECRET, signV2(SECRET, "POST", "/elsewhere", body), body, "m", 1));
         assert.strictEqual(res.body.error.details.reason, "bad_signature", "version 2 binds the path");
-        const h = Object.assign(signV1(SECRET, body), { "X-Buffer-Message-Id": "m", "X-Buffer-Attempt": "1" });
+        const h = delivery(SECRET, signV1(SECRET, body), body, "m", 1);
         res = await post(body, h);
         assert.strictEqual(res.status, 200);
         res = await post(body, h);
+        assert.strictEqual(res.status, 401);
         assert.strictEqual(res.body.error.details.reason, "replayed");
-        res = await post(body, Object.assign({}, h, { "X-Buffer-Attempt": "2" }));
-        assert.strictEqual(res.status, 200, "the next attempt in the same second is another delivery");
-        assert.strictEqual(seen.length, 2);
-        assert.deepStrictEqual(statuses(hin).map((c) => c.text).filter((t) => t.startsWith("401")).length, 5);
-    });
-
-    it("without a secret it accepts unsigned POSTs and says so", async function () {
-        const { seen, hin } = await load({}, {}, {});
-        assert.deepStrictEqual(lastStatus(hin), { fill: "yellow", shape: "ring", text: "POST /flowgate/email (unsigned)" });
-        const res = await post("{\"a\":1}", {});
-        assert.strictEqual(res.status, 200);
         assert.strictEqual(seen.length, 1);
+        assert.strictEqual(statuses(hin).map((c) => c.text).filter((t) => t.startsWith("401")).length, 5);
     });
 
-    it("with an HMAC secret but no handler secret it refuses every POST, even one signed with the HMAC secret", async function () {
-        const { seen, hin } = await load({}, {}, { hmacSecret: SECRET });
-        assert.deepStrictEqual(lastStatus(hin), { fill: "red", shape: "dot", text: "no handler secret" });
-        for (const headers of [{}, signV1(SECRET, "{\"a\":1}")]) {
-            const res = await post("{\"a\":1}", headers);
-            assert.strictEqual(res.status, 503);
-            assert.strictEqual(res.body.error.details.reason, "no_handler_secret");
+    it("keys the replay guard on X-Buffer-Signature: a resent delivery with another attempt or message id is refused", async function () {
+        const { seen } = await load({});
+        const body = "{\"a\":1}";
+        const sig = signV1(SECRET, body); // one timestamp for every request below
+        const h = delivery(SECRET, sig, body, "m-1", 1);
+        let res = await post(body, h);
+        assert.strictEqual(res.status, 200);
+        // A captured delivery resent with headers X-Signature does not cover:
+        // it used to be a new replay key, and the flow ran again.
+        for (const [k, v] of [["X-Buffer-Attempt", "2"], ["X-Buffer-Message-Id", "m-forged"], ["X-Buffer-Message-Id", ""]]) {
+            res = await post(body, Object.assign({}, h, { [k]: v }));
+            assert.strictEqual(res.status, 401, k + ": " + v);
+            assert.deepStrictEqual(res.body, { success: false, error: { code: "unauthorized",
+                message: "X-Buffer-Signature does not match the delivery (X-Buffer-Message-Id, X-Buffer-Attempt)", details: { reason: "bad_signature" } } });
         }
-        assert.strictEqual(seen.length, 0);
+        const noAttempt = Object.assign({}, h);
+        delete noAttempt["X-Buffer-Attempt"];
+        assert.strictEqual((await post(body, noAttempt)).body.error.details.reason, "bad_signature", "attempt left out");
+        // Without X-Buffer-Signature, or a malformed one, nothing runs.
+        const bare = Object.assign({}, h);
+        delete bare["X-Buffer-Signature"];
+        res = await post(body, bare);
+        assert.strictEqual(res.status, 401);
+        assert.strictEqual(res.body.error.details.reason, "missing_headers");
+        assert.match(res.body.error.message, /X-Buffer-Signature/);
+        for (const bad of ["zz", h["X-Buffer-Signature"].slice(1), sig["X-Signature"]]) {
+            res = await post(body, Object.assign({}, h, { "X-Buffer-Signature": bad }));
+            assert.strictEqual(res.body.error.details.reason, "bad_signature", bad);
+        }
+        assert.strictEqual(seen.length, 1, "none of the resent or forged ones ran the flow");
+        // flowgate's retry of the message (attempt 2, signed by flowgate) and
+        // another message with the same payload in the same second (same
+        // X-Signature) are deliveries of their own.
+        res = await post(body, delivery(SECRET, sig, body, "m-1", 2));
+        assert.strictEqual(res.status, 200, JSON.stringify(res.body));
+        res = await post(body, delivery(SECRET, sig, body, "m-2", 1));
+        assert.strictEqual(res.status, 200, JSON.stringify(res.body));
+        assert.deepStrictEqual(seen.map((m) => m.buffer.messageId + "#" + m.buffer.attempt), ["m-1#1", "m-1#2", "m-2#1"]);
+        // ... each once.
+        assert.strictEqual((await post(body, delivery(SECRET, sig, body, "m-2", 1))).body.error.details.reason, "replayed");
+        // A refusal before the delivery is checked does not use it up.
+        const v2 = signV2(SECRET, "POST", "/flowgate/email", body);
+        const d3 = delivery(SECRET, v2, body, "m-3", 1);
+        assert.strictEqual((await post(body, Object.assign({}, d3, { "X-Signature": sig["X-Signature"] }))).status, 401);
+        assert.strictEqual((await post(body, d3)).status, 200);
+        assert.strictEqual(seen.length, 4);
+    });
+
+    it("verify on without a handler secret refuses every POST, signed or not; verify off accepts unsigned ones", async function () {
+        const body = "{\"a\":1}";
+        for (const creds of [{}, { hmacSecret: SECRET }]) {
+            const { seen, hin } = await load({}, {}, creds);
+            assert.deepStrictEqual(lastStatus(hin), { fill: "red", shape: "dot", text: "no handler secret" });
+            const warned = hin.warn.getCalls().filter((c) => c.thisValue === hin).map((c) => String(c.args[0]));
+            assert.ok(warned.some((w) => /verify is on but .*no handler secret.*Every POST is refused/.test(w)), warned.join("\n"));
+            for (const headers of [{}, signV1(SECRET, body), delivery(SECRET, signV1(SECRET, body), body, "m", 1)]) {
+                const res = await post(body, headers);
+                assert.strictEqual(res.status, 503, JSON.stringify(creds));
+                assert.strictEqual(res.body.success, false);
+                assert.strictEqual(res.body.error.code, "unavailable");
+                assert.strictEqual(res.body.error.details.reason, "no_handler_secret");
+            }
+            assert.strictEqual(seen.length, 0);
+            await helper.unload();
+        }
+        // No configuration node at all: the same.
+        await helper.load([capture, configNode, handlerNodes], [
+            { id: "in", type: "flowgate-handler-in", url: "/flowgate/email", wires: [["out"]] },
+            { id: "out", type: "flowgate-handler-out", outcome: "done" }]);
+        assert.deepStrictEqual(lastStatus(helper.getNode("in")), { fill: "red", shape: "dot", text: "no handler secret" });
+        assert.strictEqual((await post(body, {})).status, 503, "verify defaults to on");
         await helper.unload();
-        const { seen: open } = await load({ verify: false }, {}, { hmacSecret: SECRET });
-        assert.strictEqual((await post("{\"a\":1}", {})).status, 200, "verify off: no secret needed");
+        const { seen: open, hin } = await load({ verify: false }, {}, {});
+        assert.deepStrictEqual(lastStatus(hin), { fill: "yellow", shape: "ring", text: "POST /flowgate/email (unverified)" });
+        assert.strictEqual((await post(body, {})).status, 200, "verify off: no secret needed");
         assert.strictEqual(open.length, 1);
     });
 
@@ -191,7 +245,7 @@ describe("flowgate-handler-in / flowgate-handler-out", function () {
             { id: "in", type: "flowgate-handler-in", flowgate: "cfg", url: "/flowgate/email", verify: true, wires: [["out"]] },
             { id: "out", type: "flowgate-handler-out", outcome: "done" }], c.creds);
         const body = "{ \"to\" : \"Zoë\" }"; // spacing and UTF-8 a re-encoding would change
-        const res = await request(root).post("/flowgate/email").set("Content-Type", "application/json").set(signV1(SECRET, body)).send(body);
+        const res = await request(root).post("/flowgate/email").set("Content-Type", "application/json").set(delivery(SECRET, signV1(SECRET, body), body, "m", 1)).send(body);
         assert.strictEqual(res.status, 200, JSON.stringify(res.body));
         assert.deepStrictEqual(res.body, { to: "Zoë" });
         const other = await request(root).post("/elsewhere").set("Content-Type", "application/json").send("{\"a\":1}");

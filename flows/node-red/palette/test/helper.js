@@ -108,6 +108,22 @@ function signV2(secret, method, target, body, ts) {
     return { "X-Timestamp": ts, "X-Signature-Version": "2", "X-Signature": hex(secret, ts + "." + method + " " + target + "." + body) };
 }
 
+/**
+ * delivery adds what names a delivery of flowgate's work buffer to signed
+ * headers h: X-Buffer-Message-Id, X-Buffer-Attempt (left out when
+ * undefined) and X-Buffer-Signature = hex HMAC-SHA256(secret, timestamp +
+ * "\n" + messageId + "\n" + attempt + "\n" + body), as flowgate's
+ * hmacsig.SignDelivery sets it.
+ */
+function delivery(secret, h, body, messageId, attempt) {
+    const out = Object.assign({}, h);
+    if (messageId !== undefined) { out["X-Buffer-Message-Id"] = String(messageId); }
+    if (attempt !== undefined) { out["X-Buffer-Attempt"] = String(attempt); }
+    out["X-Buffer-Signature"] = hex(secret, h["X-Timestamp"] + "\n" + (messageId === undefined ? "" : messageId) + "\n" +
+        (attempt === undefined ? "" : attempt) + "\n" + body);
+    return out;
+}
+
 /** nextCall resolves the next call of method (send, status, error) on node n. */
 function nextCall(n, method) {
     return new Promise((resolve) => {
@@ -162,4 +178,4 @@ function config(url, creds, extra) {
     };
 }
 
-module.exports = { settle, statuses, lastStatus, helper, FakeFlowgate, envelope, expectSignedV1, expectSignedV2, signV1, signV2, nextCall, until, config, hex };
+module.exports = { settle, statuses, lastStatus, helper, FakeFlowgate, envelope, expectSignedV1, expectSignedV2, signV1, signV2, delivery, nextCall, until, config, hex };

@@ -86,10 +86,38 @@ describe("flowgate-hold-stream", function () {
         out.on("input", (m) => msgs.push(m));
         await until(() => msgs.length >= 3, 3000, "system events");
         assert.deepStrictEqual(msgs.map((m) => m.topic), ["init", "connected", "end"]);
-        assert.strictEqual(fake.requests[0].url, "/v1/holds/stream?appointmentTypeId=consultation&clientId=node-red-s");
-        await until(() => lastStatus(s).text === "stopped: replaced", 2000, "stopped");
+        assert.match(fake.requests[0].url, /^\/v1\/holds\/stream\?appointmentTypeId=consultation&clientId=node-red-[0-9a-f]{32}$/);
+        await until(() => lastStatus(s).text === "stopped: replaced (client id reused)", 2000, "stopped");
+        assert.strictEqual(lastStatus(s).fill, "red");
+        const warned = s.warn.getCalls().filter((c) => c.thisValue === s).map((c) => String(c.args[0]));
+        assert.ok(warned.some((w) => /stopped for good: .*"replaced".*same client id.*random one/.test(w)), warned.join("\n"));
         await new Promise((r) => setTimeout(r, 200));
         assert.strictEqual(fake.requests.length, 1, "no reconnect after replaced");
+    });
+
+    it("without a client id it makes an unguessable one at each start, kept across reconnects, never the node's id", async function () {
+        serve(() => ({ events: [{ type: "connected", connectionId: "c" }, { type: "end", connectionId: "c", reason: "lease-expired" }], end: true }));
+        const ids = [];
+        for (let i = 0; i < 2; i++) {
+            const { s } = await load({ appointmentTypeId: "consultation", clientId: "", retryMs: 20 });
+            await until(() => fake.requests.length >= 2 * (i + 1), 3000, "a reconnect");
+            const mine = fake.requests.slice(2 * i).map((r) => new URL(r.url, "http://x").searchParams.get("clientId"));
+            assert.strictEqual(mine[0], mine[1], "the same id after a reconnect");
+            assert.match(mine[0], /^node-red-[0-9a-f]{32}$/, "128 random bits");
+            assert.ok(!mine[0].includes(s.id), "not derived from the node id, which every exported flow shows");
+            ids.push(mine[0]);
+            await helper.unload();
+            await new Promise((r) => setTimeout(r, 30));
+            fake.requests.length = 2 * (i + 1);
+        }
+        assert.notStrictEqual(ids[0], ids[1], "a new id at each start");
+    });
+
+    it("the example flow's stream leaves the client id to the node (no fixed id)", function () {
+        const demo = require("../examples/flowgate-demo.json");
+        const streams = demo.filter((n) => n.type === "flowgate-hold-stream");
+        assert.ok(streams.length > 0);
+        for (const n of streams) { assert.strictEqual(n.clientId, "", n.id); }
     });
 
     it("an unknown appointment type: red 404, reported, no retry", async function () {
@@ -97,6 +125,10 @@ describe("flowgate-hold-stream", function () {
         const { s } = await load({ appointmentTypeId: "nope" });
         const err = await nextCall(s, "error");
         assert.strictEqual(err.args[1].flowgateError.code, "not_found");
+        assert.strictEqual(err.args[0].message,
+            "GET /v1/holds/stream?appointmentTypeId=nope&clientId={clientId}: 404 not_found: unknown appointment type nope",
+            "the log line and Catch nodes do not see the client id");
+        assert.ok(!JSON.stringify(err.args[1]).includes(fake.requests[0].url.split("clientId=")[1]));
         assert.strictEqual(err.args[1].flowgateError.status, 404);
         assert.deepStrictEqual(lastStatus(s), { fill: "red", shape: "dot", text: "404 not_found" });
         await new Promise((r) => setTimeout(r, 200));
