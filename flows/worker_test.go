@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flowgate/flowgate/contracts"
 	"github.com/flowgate/flowgate/webhooks/signature"
 )
 
@@ -252,5 +253,226 @@ func TestWorkerPausesOnEmptyQueue(t *testing.T) {
 	// made hundreds).
 	if n := claims.Load(); n < 2 || n > 5 {
 		t.Errorf("%d claims in 3 s with WAIT_MS=0 and IDLE_PAUSE=1, want 3 or 4\n%s", n, out.String())
+	}
+}
+
+// ---- worker.sh against the flowgate binary: stopping jobs, refused ACKs -------
+
+// pidsAlive returns those of the pids listed in file (one a line) that still
+// run: present in /proc and not a zombie (an init that does not reap leaves
+// those behind). Each pid still running is KILLed when the test ends.
+func pidsAlive(t *testing.T, file string) (listed, alive []int) {
+	t.Helper()
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatalf("the job's pid file: %v", err)
+	}
+	for _, f := range strings.Fields(string(raw)) {
+		pid, err := strconv.Atoi(f)
+		if err != nil {
+			t.Fatalf("pid file %q: %v", raw, err)
+		}
+		listed = append(listed, pid)
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			continue
+		}
+		// "pid (comm) S …": the state follows the last ')'.
+		if i := bytes.LastIndexByte(stat, ')'); i >= 0 && i+2 < len(stat) && stat[i+2] == 'Z' {
+			continue
+		}
+		alive = append(alive, pid)
+		t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+	}
+	return listed, alive
+}
+
+// spawnJob is a WORK_CMD that records its pid and its children's in $PIDS:
+// a child in the background, one that ignores TERM (only KILL ends it), and
+// a grandchild behind a subshell; then it sleeps 300 s or, with LEAVE set,
+// exits 0 at once printing its actions and leaving the children running.
+const spawnJob = `cat >/dev/null
+echo $$ >>"$PIDS"
+sleep 300 & echo $! >>"$PIDS"
+bash -c 'trap "" TERM; echo $$ >>"$PIDS"; exec sleep 300' &
+( sleep 300 & echo $! >>"$PIDS"; wait ) &
+while [ "$(wc -l <"$PIDS")" -lt 4 ]; do sleep 0.05; done
+echo 'working hard' >&2
+if [ -n "$LEAVE" ]; then echo '{"left":"children"}'; exit 0; fi
+sleep 300`
+
+// TestWorkerStopsWholeJob: the job runs in a process group of its own, and
+// the worker stops all of it — children, a child that ignores TERM, a
+// grandchild — when JOB_TIMEOUT passes, when a heartbeat is refused (the
+// task is no longer ours), and when the job exits leaving children behind.
+// Before, only the `bash -c` was killed and the rest ran on, reparented to
+// init, while the task was retried elsewhere: the same work twice at once.
+func TestWorkerStopsWholeJob(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: skips building and running flowgate")
+	}
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("no /proc to see the job's processes in")
+	}
+	fg := startFlowgate(t)
+	run := strconv.FormatInt(time.Now().UnixNano(), 36)
+
+	t.Run("JOB_TIMEOUT", func(t *testing.T) {
+		id := fg.create("enc-group-timeout-" + run)
+		pids := filepath.Join(t.TempDir(), "pids")
+		start := time.Now()
+		log := runWorker(t, fg, "WORKER_ID=group-timeout", "MAX_TASKS=1", "WAIT_MS=2000", "JSON_TOOL=jq",
+			"HEARTBEAT_INTERVAL=1", "JOB_TIMEOUT=2", "KILL_GRACE=1", "PIDS="+pids, "WORK_CMD="+spawnJob)
+		took := time.Since(start)
+		t.Logf("worker log (%s):\n%s", took.Round(time.Millisecond), log)
+		listed, alive := pidsAlive(t, pids)
+		if len(listed) != 4 || len(alive) != 0 {
+			t.Errorf("job pids %v, still running after the worker ended: %v; want 4 listed, none running", listed, alive)
+		}
+		if !strings.Contains(log, "sending KILL") {
+			t.Errorf("the child ignoring TERM was not KILLed after KILL_GRACE")
+		}
+		task := fg.task(id)
+		if task.Status != contracts.StatusError || task.Attempts != 1 ||
+			!strings.Contains(task.ErrorMessage, "timed out after 2 s") || !strings.Contains(task.ErrorMessage, "working hard") {
+			t.Errorf("after JOB_TIMEOUT: status %s attempts %d error_message %q; want ERROR, 1 attempt, timed out with stderr",
+				task.Status, task.Attempts, task.ErrorMessage)
+		}
+		if took > 30*time.Second {
+			t.Errorf("the worker took %s for a 2 s JOB_TIMEOUT and a 1 s KILL_GRACE", took)
+		}
+	})
+
+	t.Run("heartbeat refused", func(t *testing.T) {
+		id := fg.create("enc-group-taken-" + run)
+		pids := filepath.Join(t.TempDir(), "pids")
+		// Once the job has started, the task is taken from the worker (an
+		// operator marks it ERROR): the next heartbeat is refused 409.
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+				if raw, _ := os.ReadFile(pids); strings.Count(string(raw), "\n") >= 4 {
+					body := []byte(`{"status":"ERROR","error_message":"taken back by the test"}`)
+					if status, out := fg.do(http.MethodPatch, "/queue/"+id+"/status", body, nil); status != http.StatusOK {
+						t.Errorf("PATCH status: %d %s", status, out)
+					}
+					return
+				}
+			}
+			t.Errorf("the job did not start within 30 s")
+		}()
+		log := runWorker(t, fg, "WORKER_ID=group-taken", "MAX_TASKS=1", "WAIT_MS=2000", "JSON_TOOL=jq",
+			"HEARTBEAT_INTERVAL=1", "JOB_TIMEOUT=60", "KILL_GRACE=1", "PIDS="+pids, "WORK_CMD="+spawnJob)
+		<-done
+		t.Logf("worker log:\n%s", log)
+		if !strings.Contains(log, "heartbeat refused") {
+			t.Errorf("no heartbeat was refused")
+		}
+		if listed, alive := pidsAlive(t, pids); len(listed) != 4 || len(alive) != 0 {
+			t.Errorf("job pids %v, still running after the worker ended: %v; want 4 listed, none running", listed, alive)
+		}
+	})
+
+	t.Run("worker hung up", func(t *testing.T) {
+		fg.create("enc-group-hup-" + run)
+		pids := filepath.Join(t.TempDir(), "pids")
+		cmd := exec.Command("bash", workerScript)
+		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "FLOWGATE_URL=" + fg.base,
+			"HMAC_SECRET=" + testSecret, "WORKER_ID=group-hup", "MAX_TASKS=1", "WAIT_MS=2000", "JSON_TOOL=jq",
+			"HEARTBEAT_INTERVAL=1", "JOB_TIMEOUT=60", "KILL_GRACE=1", "PIDS=" + pids, "WORK_CMD=" + spawnJob}
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+			if raw, _ := os.ReadFile(pids); strings.Count(string(raw), "\n") >= 4 {
+				break
+			}
+			if time.Now().After(deadline) {
+				_ = cmd.Process.Kill()
+				t.Fatalf("the job did not start within 30 s:\n%s", out.String())
+			}
+		}
+		_ = cmd.Process.Signal(syscall.SIGHUP)
+		select {
+		case err := <-done:
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != 129 {
+				t.Errorf("worker.sh after SIGHUP: %v, want exit 129", err)
+			}
+		case <-time.After(20 * time.Second):
+			_ = cmd.Process.Kill()
+			t.Fatalf("worker.sh did not exit after SIGHUP:\n%s", out.String())
+		}
+		t.Logf("worker log:\n%s", out.String())
+		if listed, alive := pidsAlive(t, pids); len(listed) != 4 || len(alive) != 0 {
+			t.Errorf("job pids %v, still running after the worker exited: %v; want 4 listed, none running", listed, alive)
+		}
+	})
+
+	t.Run("children left behind", func(t *testing.T) {
+		id := fg.create("enc-group-left-" + run)
+		pids := filepath.Join(t.TempDir(), "pids")
+		log := runWorker(t, fg, "WORKER_ID=group-left", "MAX_TASKS=1", "WAIT_MS=2000", "JSON_TOOL=python3",
+			"KILL_GRACE=1", "LEAVE=1", "PIDS="+pids, "WORK_CMD="+spawnJob)
+		t.Logf("worker log:\n%s", log)
+		if listed, alive := pidsAlive(t, pids); len(listed) != 4 || len(alive) != 0 {
+			t.Errorf("job pids %v, still running after the worker ended: %v; want 4 listed, none running", listed, alive)
+		}
+		if task := fg.task(id); task.Status != contracts.StatusDone {
+			t.Errorf("status %s, want DONE: the job exited 0 with its actions", task.Status)
+		}
+	})
+}
+
+// TestWorkerFailsRefusedAck: an ACK flowgate refuses for good — here 413
+// too_large, the work command's output being over HTTP_BODY_LIMIT (1 MiB by
+// default) — is sent once and followed by a FAIL saying why, so the task
+// leaves PROCESSING (ERROR, requeued) at once. Before, the ACK was retried
+// six times over about a minute and the task left PROCESSING until the
+// heartbeat monitor recovered it and the work ran again.
+func TestWorkerFailsRefusedAck(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: skips building and running flowgate")
+	}
+	fg := startFlowgate(t)
+	run := strconv.FormatInt(time.Now().UnixNano(), 36)
+	for _, tool := range []string{"jq", "python3"} {
+		t.Run(tool, func(t *testing.T) {
+			if _, err := exec.LookPath(tool); err != nil {
+				t.Skipf("%s is not installed", tool)
+			}
+			id := fg.create("enc-too-large-" + tool + "-" + run)
+			start := time.Now()
+			log := runWorker(t, fg, "WORKER_ID=too-large", "MAX_TASKS=1", "WAIT_MS=2000", "JSON_TOOL="+tool,
+				`WORK_CMD=cat >/dev/null; printf '{"blob":"'; head -c 1200000 /dev/zero | tr '\0' a; printf '"}'`)
+			took := time.Since(start)
+			t.Logf("worker log (%s):\n%s", took.Round(time.Millisecond), log)
+			if n := strings.Count(log, "/ack"); n != 1 {
+				t.Errorf("%d log lines about /ack, want 1: one ACK, not retried", n)
+			}
+			if strings.Contains(log, "(try ") || strings.Contains(log, "giving up") {
+				t.Errorf("the refused ACK was retried")
+			}
+			task := fg.task(id)
+			if task.Status != contracts.StatusError || task.Attempts != 1 || task.InDLQ() ||
+				!strings.Contains(task.ErrorMessage, "ACK refused: 413 too_large") {
+				t.Errorf("after a refused ACK: status %s attempts %d dlq %v error_message %q; want ERROR, 1 attempt, requeued, saying the ACK was refused 413",
+					task.Status, task.Attempts, task.InDLQ(), task.ErrorMessage)
+			}
+			if len(task.ErrorMessage) > 2000 {
+				t.Errorf("error_message of %d bytes; the FAIL should say why in a few hundred", len(task.ErrorMessage))
+			}
+			if !strings.Contains(log, "requeued true") {
+				t.Errorf("the worker did not log the FAIL's requeued answer")
+			}
+			if took > 20*time.Second {
+				t.Errorf("the worker took %s for one task whose ACK was refused", took)
+			}
+		})
 	}
 }

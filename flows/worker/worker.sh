@@ -23,6 +23,15 @@
 #                       TASK_ATTEMPTS. Exit 0 and print one JSON value (or
 #                       nothing, sent as {}) → ACK with it as experityActions.
 #                       Exit non-zero, or print something that is not JSON → FAIL.
+#                       An ACK flowgate refuses for good (a 4xx other than 404
+#                       and 409, e.g. 413 too_large: output over flowgate's
+#                       HTTP_BODY_LIMIT, 1 MiB by default) → FAIL "ACK refused:
+#                       …". The job runs in a process group of its own, and
+#                       the group is the job: when it is stopped (JOB_TIMEOUT,
+#                       heartbeat refused, worker exiting) or has exited, each
+#                       process left in the group gets TERM, then KILL after
+#                       KILL_GRACE. A process that leaves the group (setsid,
+#                       job control of its own) is out of reach.
 #   MAX_TASKS           stop after this many tasks (default 0 = never)
 #   WAIT_MS             long-poll wait of a claim, 0..20000 (default 20000)
 #   IDLE_PAUSE          seconds to pause after a claim that found nothing when
@@ -36,6 +45,8 @@
 #                       Keep it under flowgate's TASK_MAX_PROCESSING (4 h by
 #                       default), past which flowgate refuses heartbeats and
 #                       takes the task back anyway
+#   KILL_GRACE          seconds between the TERM and the KILL that stop a job's
+#                       process group (default 5; 0..300)
 #   ACK_PATH, FAIL_PATH webhook paths (default /ack and /fail; /webhook/ack and
 #                       /webhook/fail work too)
 #   SIGNATURE_VERSION   signature of ACK/FAIL: 1 (default, the seed's scheme) or
@@ -47,8 +58,12 @@
 #
 # Needs bash ≥ 4, curl, openssl (python3 signs when openssl is missing) and jq
 # or python3. SIGTERM/SIGINT: the current task is finished and reported, then
-# the worker exits 0. Exit 1: flowgate refused our credentials (401) or our
-# requests (400); exit 2: bad configuration.
+# the worker exits 0. SIGHUP: the running job is stopped (its task is left to
+# flowgate's heartbeat monitor) and the worker exits 129; whenever the worker
+# exits, a job still running is stopped first. SIGKILL cannot be caught: the
+# job then runs on, and flowgate takes its task back once heartbeats stop.
+# Exit 1: flowgate refused our credentials (401) or our requests (400); exit 2:
+# bad configuration.
 #
 # With FLOWGATE_WORKER_SOURCE_ONLY=1, sourcing this file only defines the
 # functions (sign, sign_v2, json_get, …) and changes nothing else; the tests
@@ -122,12 +137,16 @@ elif v is not None:
 	fi
 }
 
-# json_str STRING: STRING as a JSON string literal.
+# json_str STRING: STRING as a JSON string literal. Bytes that are not UTF-8
+# (a multi-byte character cut by head -c or tail -c) become U+FFFD, with jq
+# and with python3 alike.
 json_str() {
 	if [[ "$(json_tool)" == jq ]]; then
 		printf '%s' "$(jq -cn --arg s "$1" '$s')"
 	else
-		python3 -c 'import json, sys; sys.stdout.write(json.dumps(sys.argv[1], ensure_ascii=False))' "$1"
+		python3 -c '
+import json, os, sys
+sys.stdout.write(json.dumps(os.fsencode(sys.argv[1]).decode("utf-8", "replace"), ensure_ascii=False))' "$1"
 	fi
 }
 
@@ -190,7 +209,7 @@ error_text() {
 	code=$(printf '%s' "$HTTP_BODY" | json_get error code 2>/dev/null) || true
 	msg=$(printf '%s' "$HTTP_BODY" | json_get error message 2>/dev/null) || true
 	details=$(printf '%s' "$HTTP_BODY" | json_get error details 2>/dev/null) || true
-	printf '%s %s: %s %s' "$HTTP_STATUS" "${code:-?}" "${msg:-$HTTP_BODY}" "$details"
+	printf '%s %s: %s%s' "$HTTP_STATUS" "${code:-?}" "${msg:-$HTTP_BODY}" "${details:+ $details}"
 }
 
 # fatal_status: 400 and 401 will not get better by retrying.
@@ -203,10 +222,17 @@ fatal_status() {
 
 # ---- the worker --------------------------------------------------------------
 
-# report PATH BODY: sends an ACK or FAIL, retrying transport errors, 429 and
-# 5xx (each try re-signed at least a second later, so it is a new request).
+# report PATH BODY: sends an ACK or FAIL. Only what may get better is
+# retried: no answer (000), 408, 429 and 5xx, six tries over about 30 s, each
+# re-signed at least a second later, so it is a new request. Returns 0 when
+# flowgate took it (200, duplicate included) or the task is no longer ours
+# (404, 409: nothing to retry); 1 when flowgate refused it for good (any
+# other answer: 400, 413, …; REFUSED holds "status code: message"); 2 when
+# the tries ran out (the heartbeat monitor will put the task back to PENDING).
+# 401 exits (fatal_status).
 report() {
 	local path=$1 body=$2 try delay=1
+	REFUSED=""
 	for try in 1 2 3 4 5 6; do
 		api POST "$path" "$body"
 		case "$HTTP_STATUS" in
@@ -220,13 +246,99 @@ report() {
 			log "$path refused, nothing to retry: $(error_text)"
 			return 0
 			;;
-		400 | 401) fatal_status ;;
+		401) fatal_status ;;
+		000 | 408 | 429 | 5??) ;;
+		*)
+			REFUSED=$(error_text | head -c 1000)
+			log "$path refused: $REFUSED"
+			return 1
+			;;
 		esac
 		log "$path: $(error_text) (try $try)"
+		((try < 6)) || break
 		sleep "$delay"
 		delay=$((delay * 2))
 	done
 	log "$path: giving up; the heartbeat monitor will put the task back to PENDING"
+	return 2
+}
+
+# fail_task IDS MESSAGE: FAILs the task with MESSAGE (flowgate keeps
+# MaxErrorMessageBytes, 4 KiB, of it). A FAIL refused 400 exits 1: our
+# requests are wrong, and every FAIL would be.
+fail_task() {
+	local rc=0
+	report "$FAIL_PATH" "{$1,\"error_message\":$(json_str "$(printf '%s' "$2" | head -c 4096)")}" || rc=$?
+	if ((rc == 1)); then
+		fatal_status
+		log "$FAIL_PATH: not retried; the heartbeat monitor will put the task back to PENDING"
+	fi
+	return 0
+}
+
+# ack_task IDS ACTIONS: ACKs the task with ACTIONS as experityActions. An ACK
+# refused for good (413: ACTIONS over flowgate's body limit; 400: flowgate
+# refuses what the job printed) cannot succeed however often it is sent, so
+# the task is FAILed, saying why, instead of being left PROCESSING until the
+# heartbeat monitor recovers it and the work runs again as if nothing was
+# learned.
+ack_task() {
+	local rc=0
+	report "$ACK_PATH" "{$1,\"experityActions\":$2}" || rc=$?
+	if ((rc == 1)); then
+		fail_task "$1" "ACK refused: $REFUSED (experityActions of $(printf '%s' "$2" | wc -c | tr -d ' ') bytes)"
+	fi
+	return 0
+}
+
+# ---- the job's process group ---------------------------------------------------
+
+JOB_PID="" # the running job's pid, which is its process group's id; "" when none
+
+# start_job DIR QID ENC ATTEMPTS: starts WORK_CMD in the background, in a
+# process group of its own (set -m, only for that fork: job control would
+# otherwise give each foreground command its own group and keep SIGINT from
+# the worker), reading DIR/task.json, writing DIR/out and DIR/err.
+start_job() {
+	set -m
+	TASK_QUEUE_ID=$2 TASK_ENCOUNTER_ID=$3 TASK_ATTEMPTS=$4 \
+		bash -c "$WORK_CMD" <"$1/task.json" >"$1/out" 2>"$1/err" &
+	JOB_PID=$!
+	set +m
+}
+
+# group_alive PGID: succeeds while a process of group PGID runs. kill -0
+# counts zombies too, which an init that does not reap (some containers)
+# leaves behind, so ps, where it works, has the last word.
+group_alive() {
+	local procs
+	kill -0 -- "-$1" 2>/dev/null || return 1
+	procs=$(ps -A -o pgid= -o stat= 2>/dev/null) || return 0
+	[[ -n "$procs" ]] || return 0
+	awk -v g="$1" '$1 == g && $2 !~ /^Z/ { found = 1 } END { exit !found }' <<<"$procs"
+}
+
+# stop_job: ends the job's whole process group: TERM (and CONT, so that a
+# stopped process gets it), KILL what is left after KILL_GRACE seconds; then
+# waits for the job's own process. Sets JOB_RC to its exit status.
+stop_job() {
+	local pgid=$JOB_PID i
+	JOB_RC=0
+	[[ -n "$pgid" ]] || return 0
+	if group_alive "$pgid"; then
+		kill -TERM -- "-$pgid" 2>/dev/null || true
+		kill -CONT -- "-$pgid" 2>/dev/null || true
+		for ((i = 0; i < KILL_GRACE * 10; i++)); do
+			group_alive "$pgid" || break
+			sleep 0.1
+		done
+		if group_alive "$pgid"; then
+			log "work still running ${KILL_GRACE} s after TERM; sending KILL to its process group $pgid"
+			kill -KILL -- "-$pgid" 2>/dev/null || true
+		fi
+	fi
+	wait "$pgid" 2>/dev/null || JOB_RC=$?
+	JOB_PID=""
 }
 
 # work TASK_JSON: runs WORK_CMD with heartbeats, then ACKs or FAILs.
@@ -238,9 +350,8 @@ work() {
 	log "claimed $qid (encounter $enc, attempts ${attempts:-0})"
 	dir=$(mktemp -d)
 	printf '%s' "$task" >"$dir/task.json"
-	TASK_QUEUE_ID=$qid TASK_ENCOUNTER_ID=$enc TASK_ATTEMPTS=${attempts:-0} \
-		bash -c "$WORK_CMD" <"$dir/task.json" >"$dir/out" 2>"$dir/err" &
-	pid=$!
+	start_job "$dir" "$qid" "$enc" "${attempts:-0}"
+	pid=$JOB_PID
 	last=$SECONDS
 	started=$SECONDS
 	while kill -0 "$pid" 2>/dev/null; do
@@ -248,7 +359,6 @@ work() {
 		if ((JOB_TIMEOUT > 0 && SECONDS - started >= JOB_TIMEOUT)); then
 			log "$qid: work ran past JOB_TIMEOUT (${JOB_TIMEOUT} s); killing it"
 			timed_out=1
-			kill "$pid" 2>/dev/null || true
 			break
 		fi
 		if ((SECONDS - last >= HEARTBEAT_INTERVAL)) && kill -0 "$pid" 2>/dev/null; then
@@ -258,36 +368,50 @@ work() {
 			200) ;;
 			409 | 404)
 				log "heartbeat refused, the task is no longer ours: $(error_text); stopping the work"
-				kill "$pid" 2>/dev/null || true
-				wait "$pid" 2>/dev/null || true
+				stop_job
 				rm -rf "$dir"
 				return 0
 				;;
-			400 | 401) kill "$pid" 2>/dev/null || true; fatal_status ;;
+			400 | 401)
+				stop_job
+				fatal_status
+				;;
 			*) log "heartbeat: $(error_text); still working" ;;
 			esac
 		fi
 	done
-	rc=0
-	wait "$pid" || rc=$?
+	if ((timed_out)); then
+		stop_job
+		rc=$JOB_RC
+	else
+		rc=0
+		wait "$pid" || rc=$?
+		# What the job left behind in its group is part of the job: it must
+		# not run on once the task is reported.
+		if group_alive "$pid"; then
+			log "$qid: work exited but left processes running in its process group; stopping them"
+			stop_job
+		fi
+		JOB_PID=""
+	fi
 	output=$(cat "$dir/out")
 	errtail=$(tail -n 20 "$dir/err" | tail -c 2000)
 	rm -rf "$dir"
 	local ids
 	ids="\"queue_id\":$(json_str "$qid"),\"encounter_id\":$(json_str "$enc"),\"worker_id\":$(json_str "$WORKER_ID")"
 	if ((timed_out)); then
-		report "$FAIL_PATH" "{$ids,\"error_message\":$(json_str "work command timed out after ${JOB_TIMEOUT} s (JOB_TIMEOUT): $errtail")}"
+		fail_task "$ids" "work command timed out after ${JOB_TIMEOUT} s (JOB_TIMEOUT): $errtail"
 		return 0
 	fi
 	if ((rc == 0)) && [[ -z "${output//[[:space:]]/}" ]]; then
 		output='{}'
 	fi
 	if ((rc == 0)) && printf '%s' "$output" | json_one; then
-		report "$ACK_PATH" "{$ids,\"experityActions\":$output}"
+		ack_task "$ids" "$output"
 	elif ((rc == 0)); then
-		report "$FAIL_PATH" "{$ids,\"error_message\":$(json_str "work command printed output that is not one JSON value: $(printf '%s' "$output" | head -c 500)")}"
+		fail_task "$ids" "work command printed output that is not one JSON value: $(printf '%s' "$output" | head -c 500)"
 	else
-		report "$FAIL_PATH" "{$ids,\"error_message\":$(json_str "work command exited with status $rc: $errtail")}"
+		fail_task "$ids" "work command exited with status $rc: $errtail"
 	fi
 }
 
@@ -302,6 +426,7 @@ main() {
 	IDLE_PAUSE=${IDLE_PAUSE:-1}
 	HEARTBEAT_INTERVAL=${HEARTBEAT_INTERVAL:-30}
 	JOB_TIMEOUT=${JOB_TIMEOUT:-10800}
+	KILL_GRACE=${KILL_GRACE:-5}
 	ACK_PATH=${ACK_PATH:-/ack}
 	FAIL_PATH=${FAIL_PATH:-/fail}
 	local bad=""
@@ -313,6 +438,7 @@ main() {
 	[[ "$IDLE_PAUSE" =~ ^[0-9]+$ ]] && ((IDLE_PAUSE <= 60)) || bad="IDLE_PAUSE must be 0..60 seconds"
 	[[ "$HEARTBEAT_INTERVAL" =~ ^[0-9]+$ ]] && ((HEARTBEAT_INTERVAL > 0)) || bad="HEARTBEAT_INTERVAL must be a positive number of seconds"
 	[[ "$JOB_TIMEOUT" =~ ^[0-9]+$ ]] || bad="JOB_TIMEOUT must be a number of seconds (0 = none)"
+	[[ "$KILL_GRACE" =~ ^[0-9]+$ ]] && ((KILL_GRACE <= 300)) || bad="KILL_GRACE must be 0..300 seconds"
 	[[ "${SIGNATURE_VERSION:-1}" =~ ^[12]$ ]] || bad="SIGNATURE_VERSION must be 1 or 2"
 	command -v curl >/dev/null 2>&1 || bad="curl is required"
 	[[ "$(json_tool)" == jq || "$(json_tool)" == python3 ]] || bad="JSON_TOOL must be jq or python3"
@@ -333,6 +459,10 @@ main() {
 
 	local stop=0 done_tasks=0 backoff=1 claim task
 	trap 'stop=1; log "signal received; stopping after the current task"' TERM INT
+	trap 'log "SIGHUP: stopping the work and exiting"; exit 129' HUP
+	# Whatever ends the worker (exit 1, an error under set -e, SIGHUP), the
+	# job does not outlive it.
+	trap 'if [[ -n "$JOB_PID" ]]; then log "exiting; stopping the running work"; stop_job; fi' EXIT
 	if ((MAX_TASKS == 0)); then
 		log "started against $FLOWGATE_URL"
 	else
