@@ -100,6 +100,41 @@ func TestMessageIDUniqueAcrossPriorities(t *testing.T) {
 	require.Equal(t, 2, n, "one task per messageId across the queues")
 }
 
+// A client-chosen messageId may not be a message's generated one (which
+// takes no claim): before the fix a client naming another's dead letter's
+// id at CRITICAL got 202, and GET /messages/{id} answered its message,
+// completed, for the dead letter.
+func TestClientChosenIDCannotTakeAGeneratedOne(t *testing.T) {
+	x := setup(t, nil)
+	block := make(chan struct{})
+	defer close(block)
+	x.start(t, fn("email", func(context.Context, *buffer.Message) (any, error) { <-block; return nil, nil }))
+	ctx := context.Background()
+	high, crit := contracts.BufferPriorityHigh, contracts.BufferPriorityCritical
+	gen, err := x.buf.Enqueue(ctx, contracts.BufferEnqueueRequest{Type: "email", Payload: json.RawMessage(`{"n":1}`), Priority: &high})
+	require.NoError(t, err)
+	for _, p := range []*contracts.BufferPriority{&crit, &high, nil} {
+		_, err = x.buf.Enqueue(ctx, contracts.BufferEnqueueRequest{Type: "email", Payload: json.RawMessage(`{"n":2}`),
+			MessageID: gen.MessageID, Priority: p})
+		require.Equal(t, contracts.CodeDuplicateMessage, code(err), "priority %v", p)
+		require.Equal(t, gen.MessageID, details(t, err)["messageId"])
+	}
+	_, errs, err := x.buf.EnqueueBatch(ctx, []contracts.BufferEnqueueRequest{
+		{Type: "email", Payload: json.RawMessage(`{"n":3}`), MessageID: gen.MessageID, Priority: &crit}})
+	require.NoError(t, err)
+	require.Equal(t, contracts.CodeDuplicateMessage, code(errs[0]), "in a batch too")
+	m, err := x.buf.Get(ctx, gen.MessageID)
+	require.NoError(t, err)
+	require.JSONEq(t, `{"n":1}`, string(m.Payload), "the generated message is the one its id names")
+	n := 0
+	for _, q := range buffer.Queues() {
+		if _, err := x.buf.Runtime().Inspector.GetTaskInfo(q, gen.MessageID); err == nil {
+			n++
+		}
+	}
+	require.Equal(t, 1, n, "one task under the id")
+}
+
 // An enqueue that failed without writing its task leaves a claim the
 // retry resumes, never a 409 naming a message that does not exist
 // (CHANGELOG.md, 2026-11-26). A retry without the messageId gets the

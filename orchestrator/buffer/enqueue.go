@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/flowgate/flowgate/contracts"
 )
@@ -314,11 +315,44 @@ func (b *Buffer) put(ctx context.Context, p prepared) (Enqueued, error) {
 			return b.enqueueAdmitted(ctx, p, claim{id: p.env.MessageID, queue: p.queue, at: b.cfg.Now()})
 		}
 	}
+	if p.ownID {
+		if err := b.idFreeElsewhere(ctx, p); err != nil {
+			return Enqueued{}, err
+		}
+	}
 	p, c, err := b.admitOne(ctx, p)
 	if err != nil {
 		return Enqueued{}, err
 	}
 	return b.enqueueAdmitted(ctx, p, c)
+}
+
+// idFreeElsewhere refuses a client-chosen messageId that a message of
+// another queue already has without a claim: a generated id (the claim
+// :id: covers client-chosen ones only; its own queue's task id is
+// Asynq's, checked when the task is written). Without it, a client naming
+// another's generated id got a second message under it, and GET
+// /messages/{id} answered the first queue's (a dead letter read as the
+// other's completion). A read before the admission's script, and safe
+// across instances: a generated id exists before anyone can name it, and
+// no enqueue generates an id already taken.
+func (b *Buffer) idFreeElsewhere(ctx context.Context, p prepared) error {
+	cmds := make([]*redis.IntCmd, 0, len(queueNames))
+	pipe := b.cfg.Redis.Pipeline()
+	for _, q := range queueNames {
+		if q != p.queue {
+			cmds = append(cmds, pipe.Exists(ctx, taskKey(q, p.env.MessageID)))
+		}
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return persistence("buffer.Enqueue", err)
+	}
+	for _, c := range cmds {
+		if c.Val() > 0 {
+			return duplicate(p.env.MessageID, "messageId")
+		}
+	}
+	return nil
 }
 
 // enqueueAdmitted hands an admitted message to Asynq. Its claims stay
