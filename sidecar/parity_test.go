@@ -26,8 +26,8 @@ const parityBase = "/chord/ortho-prd"
 // deliberate are the original's variants flowgate does not produce, with
 // the docs/differences.md row that explains each ("endpoint#index" as in the shapes file).
 var deliberate = map[string]string{
-	"POST /chord/ortho-prd/createPatient#5": "README: malformed JSON answers 200 with the validation shape, not a 500 without JSON",
-	"POST /chord/ortho-prd/createAppt#9":    "README: malformed JSON answers 200 with the validation shape, not a 500 without JSON",
+	"POST /chord/ortho-prd/createPatient#5": "README: malformed JSON answers 200 in the endpoint's shape, not a 500 without JSON",
+	"POST /chord/ortho-prd/createAppt#9":    "README: malformed JSON answers 200 in the endpoint's shape, not a 500 without JSON",
 }
 
 // parityEnv is one flowgate process (Main) on a real Redis, its Cloud9 the
