@@ -14,11 +14,19 @@ import (
 const (
 	BookingErrValidation        = "VALIDATION_ERROR"
 	BookingErrRateLimitedQueued = "RATE_LIMITED_QUEUED"
-	// BookingErrTimeoutQueued: the Cloud9 call had an uncertain outcome
-	// (timeout, dropped connection); the booking was queued and its first
-	// attempt looks for the appointment before sending it again.
+	// BookingErrTimeoutQueued: no answer came from Cloud9 (a timeout, a
+	// connection dropped after the request was sent); the booking was
+	// queued and its first attempt looks for the appointment before sending
+	// it again.
 	BookingErrTimeoutQueued = "TIMEOUT_QUEUED"
-	BookingErrSlotReserved  = "SLOT_RESERVED"
+	// BookingErrUncertainQueued: Cloud9 answered without saying whether it
+	// booked (code 0 "An unknown error occurred", an answer flowgate could
+	// not read); queued, and looked for before it is sent again.
+	BookingErrUncertainQueued = "UNCERTAIN_QUEUED"
+	// BookingErrUnreachableQueued: Cloud9 could not be reached (connection
+	// refused, no route): nothing was sent; queued for retry.
+	BookingErrUnreachableQueued = "UNREACHABLE_QUEUED"
+	BookingErrSlotReserved      = "SLOT_RESERVED"
 	// BookingErrDuplicateSlot: this slot is already booked (or being
 	// booked) for another child of the same patient (parent-as-patient), or
 	// named twice in one children[] batch.

@@ -390,11 +390,17 @@ func TestDefiniteCloud9ErrorsAnswerInCall(t *testing.T) {
 		name, queueType string
 		err             error
 	}{
-		// Code 0 may have acted (the client marks it uncertain).
-		{"unknown error (code 0)", contracts.BookingErrTimeoutQueued, &cloud9.Error{Procedure: cloud9.ProcSetAppointment,
+		// Code 0 may have acted (the client marks it uncertain). Each queued
+		// answer is labelled by its cause: only a timeout is TIMEOUT_QUEUED.
+		{"unknown error (code 0)", contracts.BookingErrUncertainQueued, &cloud9.Error{Procedure: cloud9.ProcSetAppointment,
 			Kind: cloud9.KindStatus, Class: cloud9.ClassCloud9, Code: 0, Message: "An unknown error occurred.", Uncertain: true}},
+		{"unreadable answer (HTTP 502 page)", contracts.BookingErrUncertainQueued, &cloud9.Error{Procedure: cloud9.ProcSetAppointment,
+			Kind: cloud9.KindTransport, Class: cloud9.ClassCloud9, Code: -1, Message: "HTTP 502 without a GetDataResponse",
+			Uncertain: true, Err: cloud9.ErrMalformed}},
 		{"timeout", contracts.BookingErrTimeoutQueued, bt.Timeout()},
-		{"connection refused", contracts.BookingErrTimeoutQueued, bt.Unreachable()},
+		{"connection dropped after sending", contracts.BookingErrTimeoutQueued, &cloud9.Error{Procedure: cloud9.ProcSetAppointment,
+			Kind: cloud9.KindTransport, Class: cloud9.ClassUnknown, Code: -1, Message: "connection reset by peer", Uncertain: true}},
+		{"connection refused", contracts.BookingErrUnreachableQueued, bt.Unreachable()},
 		{"rate limited twice", contracts.BookingErrRateLimitedQueued, bt.RateLimited()},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -362,11 +362,11 @@ func (e engine) failed(ctx context.Context, a *attempt, f failure) verdict {
 			e.log.Warn("booking marks: could not keep the lease", "err", err)
 		}
 		cancel()
-		return e.retryLater(ctx, a, f, contracts.BookingErrTimeoutQueued, contracts.QueueReasonUncertain, true)
+		return e.retryLater(ctx, a, f, f.queuedType(), contracts.QueueReasonUncertain, true)
 	case dispUnavailable:
 		e.clearMark(ctx, a)
 		e.dropLease(ctx, a)
-		return e.retryLater(ctx, a, f, contracts.BookingErrTimeoutQueued, contracts.QueueReasonUnavailable, false)
+		return e.retryLater(ctx, a, f, f.queuedType(), contracts.QueueReasonUnavailable, false)
 	}
 	e.clearMark(ctx, a)
 	held := e.dropLease(ctx, a)

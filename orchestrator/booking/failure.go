@@ -20,6 +20,7 @@ type failure struct {
 	uncertain bool // the call may have been executed
 	unreached bool // certainly never reached Cloud9
 	answered  bool // msg is Cloud9's own text (a ResponseStatus error or a Result)
+	replied   bool // Cloud9 answered something (answered, or an answer flowgate could not read)
 }
 
 // What the booking path does with a failure.
@@ -51,6 +52,7 @@ func classify(err error) failure {
 	if errors.As(err, &ce) {
 		f := failure{class: ce.Class, code: ce.Code, msg: ce.Message, uncertain: ce.Uncertain, unreached: ce.Unreached(),
 			answered: ce.Kind == cloud9.KindStatus || ce.Kind == cloud9.KindResult}
+		f.replied = f.answered || errors.Is(ce.Err, cloud9.ErrMalformed)
 		if f.class == cloud9.ClassRateLimit {
 			f.uncertain = false // an answer, so certainly not executed
 		}
@@ -87,6 +89,25 @@ func (f failure) disposition() disposition {
 func (f failure) final() bool {
 	d := f.disposition()
 	return d == dispPermanent || (d == dispOther && cloud9.PermanentCode(f.code))
+}
+
+// queuedType is the `_debug.error_type` of a booking queued after f, named
+// by its cause: TIMEOUT_QUEUED when no answer came (a timeout, a
+// connection dropped after the request was sent), UNREACHABLE_QUEUED when
+// Cloud9 was never reached (nothing sent), UNCERTAIN_QUEUED when Cloud9
+// answered without saying whether it booked (code 0 "An unknown error
+// occurred", an answer flowgate could not read). The original transferred
+// on the last two (CLOUD9_ERROR); flowgate queues them (docs/differences.md).
+func (f failure) queuedType() string {
+	switch {
+	case f.class == cloud9.ClassTimeout:
+		return contracts.BookingErrTimeoutQueued
+	case f.unreached:
+		return contracts.BookingErrUnreachableQueued
+	case f.replied:
+		return contracts.BookingErrUncertainQueued
+	}
+	return contracts.BookingErrTimeoutQueued
 }
 
 // errType is the class: flowgate's error type (queue-status, events,
