@@ -2,11 +2,9 @@ package main
 
 import (
 	"context"
-	"crypto/subtle"
 	"fmt"
 
 	"github.com/gofiber/fiber/v2"
-	"github.com/gofiber/fiber/v2/middleware/basicauth"
 
 	"github.com/flowgate/flowgate/orchestrator/holds/availability"
 	"github.com/flowgate/flowgate/orchestrator/holds/availability/availhttp"
@@ -85,25 +83,15 @@ func (m *Main) holdsActive() (availhttp.ActiveHolds, error) {
 	return m.holdsEngine()
 }
 
-// availabilityAdmin guards the admin endpoints like /monitoring: basic
-// auth with MONITORING_USER / MONITORING_PASSWORD; open only where
+// availabilityAdmin guards the admin endpoints like /monitoring (opsAuth:
+// basic auth with MONITORING_USER / MONITORING_PASSWORD, the flowgate
+// error envelope, cross-origin writes refused); open only where
 // /monitoring is (MONITORING_AUTH=none, or the embedded trial).
 func (m *Main) availabilityAdmin() fiber.Handler {
-	if m.Config.MonitoringAuth == "none" || m.Config.MonitoringUser == "" {
-		if !m.Config.Embedded() {
-			m.Logger.Warn("availability admin endpoints are open (MONITORING_AUTH=none)")
-		}
-		return nil
+	if m.monitoringCheck() == nil && !m.Config.Embedded() {
+		m.Logger.Warn("availability admin endpoints are open (MONITORING_AUTH=none)")
 	}
-	user, pass := []byte(m.Config.MonitoringUser), []byte(m.Config.MonitoringPass)
-	return basicauth.New(basicauth.Config{
-		Realm: "flowgate availability admin",
-		Authorizer: func(u, p string) bool {
-			okU := subtle.ConstantTimeCompare([]byte(u), user)
-			okP := subtle.ConstantTimeCompare([]byte(p), pass)
-			return okU&okP == 1
-		},
-	})
+	return m.opsAuth()
 }
 
 // availabilityRoutes builds the catalogue and registers its routes.

@@ -117,18 +117,27 @@ func (m *Main) routes(app *fiber.App) error {
 }
 
 // monitoringAudit logs every request to /monitoring that can change
-// something (anything but GET and HEAD), after it ran, with its outcome
-// and the basic-auth user if any.
+// something (anything but GET and HEAD), after it ran, with the status it
+// was answered and the basic-auth user if any. An error of the routes
+// after it (a refused credential, an Asynqmon failure) is answered here,
+// by the app's error handler, so that the status logged is the one sent:
+// a refused write reads 401, not 200.
 func (m *Main) monitoringAudit(c *fiber.Ctx) error {
+	c.Set(fiber.HeaderXFrameOptions, "DENY") // Asynqmon's writes are buttons: no framing (clickjacking)
+	c.Set(fiber.HeaderContentSecurityPolicy, "frame-ancestors 'none'")
 	method := c.Method()
 	if method == fiber.MethodGet || method == fiber.MethodHead {
 		return c.Next()
 	}
-	err := c.Next()
+	if err := c.Next(); err != nil {
+		if herr := c.App().ErrorHandler(c, err); herr != nil {
+			return herr
+		}
+	}
 	user, _ := c.Locals("username").(string)
 	m.Logger.Warn("monitoring write", "method", strings.Clone(method), "path", strings.Clone(c.Path()),
 		"status", c.Response().StatusCode(), "user", strings.Clone(user), "request_id", web.RequestID(c))
-	return err
+	return nil
 }
 
 type readiness struct {

@@ -3,6 +3,8 @@ package main
 import (
 	"crypto/subtle"
 	"encoding/base64"
+	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
@@ -33,12 +35,18 @@ func (m *Main) monitoringCheck() func(user, pass string) bool {
 // with the flowgate error envelope. Without credentials (the embedded
 // trial, or MONITORING_AUTH=none on purpose, warned at start) it lets
 // every request through, exactly as /monitoring always did.
+//
+// Before the credentials, a browser's cross-origin write is refused
+// (sameOriginWrites): a browser resends cached basic credentials with any
+// request, so without it a page an operator visits could pause queues or
+// delete keys through their browser.
 func (m *Main) opsAuth() fiber.Handler {
+	guard := sameOriginWrites()
 	check := m.monitoringCheck()
 	if check == nil {
-		return func(c *fiber.Ctx) error { return c.Next() }
+		return guard
 	}
-	return basicauth.New(basicauth.Config{
+	auth := basicauth.New(basicauth.Config{
 		Realm:      "flowgate monitoring",
 		Authorizer: check,
 		Unauthorized: func(c *fiber.Ctx) error {
@@ -46,6 +54,47 @@ func (m *Main) opsAuth() fiber.Handler {
 			return contracts.Errorf(contracts.CodeUnauthorized, "monitoring credentials required")
 		},
 	})
+	return func(c *fiber.Ctx) error {
+		if err := crossOrigin(c); err != nil {
+			return err
+		}
+		return auth(c)
+	}
+}
+
+// sameOriginWrites is crossOrigin as a middleware.
+func sameOriginWrites() fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		if err := crossOrigin(c); err != nil {
+			return err
+		}
+		return c.Next()
+	}
+}
+
+// crossOriginCheck is net/http's CSRF protection (Go 1.25): a request of
+// an unsafe method whose Sec-Fetch-Site is neither same-origin nor none,
+// or, without it, whose Origin's host is not the request's Host, is a
+// browser's cross-origin request. Requests with neither header (curl,
+// Node-RED calling the ops routes, Prometheus) pass.
+var crossOriginCheck = http.NewCrossOriginProtection()
+
+// crossOrigin refuses a browser's cross-origin write 403 forbidden
+// (crossOriginCheck), with details.reason cross_origin.
+func crossOrigin(c *fiber.Ctx) error {
+	r := &http.Request{Method: c.Method(), Host: string(c.Request().Host()), Header: http.Header{},
+		URL: &url.URL{Path: c.Path()}}
+	for _, name := range []string{"Sec-Fetch-Site", fiber.HeaderOrigin} {
+		if v := c.Get(name); v != "" {
+			r.Header.Set(name, v)
+		}
+	}
+	if err := crossOriginCheck.Check(r); err != nil {
+		e := contracts.Errorf(contracts.CodeForbidden, "a browser's cross-origin request to an operator route is refused (%v)", err)
+		e.Details = map[string]any{"reason": "cross_origin"}
+		return e
+	}
+	return nil
 }
 
 // operator reports whether a request carries the monitoring credentials
