@@ -153,7 +153,11 @@ func parseListCursor(s, state string) (listCursor, error) {
 		return listCursor{}, bad
 	}
 	if c.Score != "" {
-		if _, err := strconv.ParseFloat(c.Score, 64); err != nil {
+		// Exactly as List wrote it (FormatFloat 'g'): ParseFloat alone takes
+		// "NaN", "Inf" or "0x1p-2", which Redis then refuses as a range
+		// bound — a forged cursor read as a store failure (503).
+		f, err := strconv.ParseFloat(c.Score, 64)
+		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || strconv.FormatFloat(f, 'g', -1, 64) != c.Score {
 			return listCursor{}, bad
 		}
 	}

@@ -140,6 +140,12 @@ func TestListRefusesBadParameters(t *testing.T) {
 		{"state=dead&priority=urgent", "priority"},
 		{"state=dead&cursor=%21%21", "cursor"},
 		{"state=dead&cursor=" + url.QueryEscape(pagesCursor("completed")), "cursor"}, // another state's cursor
+		// Forged scores ParseFloat takes and Redis refuses (they read 503
+		// PERSISTENCE_FAILURE before), or that List never writes.
+		{"state=completed&cursor=" + base64URL(`{"s":"completed","q":0,"sc":"NaN","id":"x"}`), "cursor"},
+		{"state=completed&cursor=" + base64URL(`{"s":"completed","q":0,"sc":"Inf","id":"x"}`), "cursor"},
+		{"state=completed&cursor=" + base64URL(`{"s":"completed","q":0,"sc":"0x1p-2","id":"x"}`), "cursor"},
+		{"state=completed&cursor=" + base64URL(`{"s":"completed","q":0,"sc":"1.50","id":"x"}`), "cursor"},
 	} {
 		st, _, raw := e.do(t, "GET", "/api/buffer/messages?"+c.query, "")
 		require.Equal(t, 400, st, "%s: %s", c.query, raw)
