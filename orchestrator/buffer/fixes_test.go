@@ -218,8 +218,8 @@ func TestDLQAlertOnceAcrossInstances(t *testing.T) {
 }
 
 // Defect 6: of concurrent replays of one dead letter, one wins and the
-// others get CONFLICT (409, already replayed), not the 503 of their
-// RunTask error.
+// others get CONFLICT (409, not_dead_letter: replayed meanwhile), not the
+// 503 of their RunTask error.
 func TestConcurrentReplayLosersGetConflict(t *testing.T) {
 	x := setup(t, nil)
 	var fail atomic.Bool
@@ -255,8 +255,22 @@ func TestConcurrentReplayLosersGetConflict(t *testing.T) {
 	}
 	require.Equal(t, 1, won)
 	err := x.buf.Replay(context.Background(), e.MessageID)
-	require.Equal(t, contracts.CodeConflict, code(err), "a later replay is told it was replayed")
+	require.Equal(t, contracts.CodeConflict, code(err), "a later replay is told it is no dead letter now")
+	require.Equal(t, "not_dead_letter", details(t, err)["reason"])
 	require.Equal(t, contracts.CodeNotFound, code(x.buf.Replay(context.Background(), "never-was")))
+
+	// A message that never was a dead letter is told so, with its state,
+	// by a replay and by a DLQ delete alike (the delete answered 404 "no
+	// message", while GET /messages/{id} found it).
+	ok := enq(t, x.buf, "bad", `{}`)
+	for _, err := range []error{x.buf.Replay(context.Background(), ok.MessageID), x.buf.DeleteDLQ(context.Background(), ok.MessageID)} {
+		require.Equal(t, contracts.CodeConflict, code(err), "%v", err)
+		require.Equal(t, "not_dead_letter", details(t, err)["reason"])
+		require.NotEmpty(t, details(t, err)["state"])
+	}
+	require.Equal(t, contracts.CodeNotFound, code(x.buf.DeleteDLQ(context.Background(), "never-was")))
+	_, err = x.buf.Get(context.Background(), ok.MessageID)
+	require.NoError(t, err, "the DLQ delete left the live message alone")
 }
 
 // Defect 5: a panic is HANDLER_PANIC with a bounded message and the stack

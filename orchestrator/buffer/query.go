@@ -263,7 +263,7 @@ func (b *Buffer) Replay(ctx context.Context, id string) error {
 	q, err := b.dlqFind(ctx, id)
 	if err != nil {
 		if contracts.ErrorCode(err) == contracts.CodeNotFound {
-			return b.notDead(id, err)
+			return b.notDead("buffer.Replay", id, err)
 		}
 		return err
 	}
@@ -315,7 +315,7 @@ func (b *Buffer) rerun(ctx context.Context, q, id string) error {
 		case replayNoTask:
 			return gone(asynq.ErrTaskNotFound)
 		case replayNotArchived:
-			return b.notDead(id, persistence("buffer.Replay", errors.New("the task is no longer archived")))
+			return b.notDead("buffer.Replay", id, persistence("buffer.Replay", errors.New("the task is no longer archived")))
 		}
 	}
 	return persistence("buffer.Replay", errors.New("the task's message kept changing"))
@@ -391,17 +391,18 @@ func (b *Buffer) shardOfTask(q, id string) int {
 	return env.Shard
 }
 
-// notDead answers a replay of a message that is not (or no longer) a dead
-// letter: CONFLICT when its task exists in another state (already
-// replayed), else otherwise.
-func (b *Buffer) notDead(id string, otherwise error) error {
+// notDead answers a replay or a DLQ delete (op) of a message that is not,
+// or no longer, a dead letter: CONFLICT naming its state when its task
+// exists in another one (replayed meanwhile, or never dead), else
+// otherwise (not found).
+func (b *Buffer) notDead(op, id string, otherwise error) error {
 	info, err := b.find(id)
 	if err != nil || info.State == asynq.TaskStateArchived {
 		return otherwise
 	}
-	return &contracts.Error{Code: contracts.CodeConflict, Op: "buffer.Replay",
-		Message: "message " + id + " is not a dead letter (already replayed; state " + info.State.String() + ")",
-		Details: map[string]any{"messageId": id, "reason": "already_replayed"}}
+	return &contracts.Error{Code: contracts.CodeConflict, Op: op,
+		Message: "message " + id + " is not a dead letter (state " + info.State.String() + "): the dead-letter queue does not hold it",
+		Details: map[string]any{"messageId": id, "reason": "not_dead_letter", "state": info.State.String()}}
 }
 
 // DeleteDLQ removes a dead letter for good (record, archived task, errors,
@@ -409,6 +410,9 @@ func (b *Buffer) notDead(id string, otherwise error) error {
 func (b *Buffer) DeleteDLQ(ctx context.Context, id string) error {
 	q, err := b.dlqFind(ctx, id)
 	if err != nil {
+		if contracts.ErrorCode(err) == contracts.CodeNotFound {
+			return b.notDead("buffer.DeleteDLQ", id, err)
+		}
 		return err
 	}
 	if info, err := b.rt.Inspector.GetTaskInfo(q, id); err == nil {

@@ -11,6 +11,7 @@ func opsBuffer() []Op {
 	const tag, base = "buffer", "/api/buffer"
 	unauth := Resp{Status: s401, Desc: "missing or wrong token", Body: errBody}
 	missing := Resp{Status: s404, Desc: "unknown id", Body: errBody}
+	notDead := Resp{Status: s409, Desc: "CONFLICT: the message is not, or no longer, a dead letter (details.reason not_dead_letter, details.state)", Body: errBody}
 	down := Resp{Status: s503, Desc: "PERSISTENCE_FAILURE, SHUTDOWN_IN_PROGRESS", Body: errBody}
 	ok := func(desc string, body any) Resp { return Resp{Status: s200, Desc: desc, Body: []any{body}} }
 	return []Op{
@@ -34,9 +35,9 @@ func opsBuffer() []Op {
 		{Method: http.MethodGet, Path: base + "/dlq/stats", Tag: tag, Summary: "Dead letters by queue and type", Auth: AuthBuffer,
 			Responses: []Resp{ok("stats", contracts.BufferDLQStats{}), unauth, down}},
 		{Method: http.MethodPost, Path: base + "/dlq/:id/replay", Tag: tag, Summary: "Run a dead letter again", Auth: AuthBuffer,
-			Responses: []Resp{ok("replayed", contracts.BufferActionResponse{}), unauth, missing, down}},
+			Responses: []Resp{ok("replayed", contracts.BufferActionResponse{}), unauth, missing, notDead, down}},
 		{Method: http.MethodDelete, Path: base + "/dlq/:id", Tag: tag, Summary: "Remove a dead letter", Auth: AuthBuffer,
-			Responses: []Resp{ok("deleted", contracts.BufferActionResponse{}), unauth, missing, down}},
+			Responses: []Resp{ok("deleted", contracts.BufferActionResponse{}), unauth, missing, notDead, down}},
 		{Method: http.MethodGet, Path: base + "/circuits", Tag: tag, Summary: "Circuit breakers", Auth: AuthBuffer,
 			Responses: []Resp{ok("breakers", contracts.BufferCircuitsResponse{}), unauth}},
 		{Method: http.MethodPost, Path: base + "/circuits/:type/reset", Tag: tag, Summary: "Close one breaker", Auth: AuthBuffer,
