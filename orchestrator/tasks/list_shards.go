@@ -56,12 +56,13 @@ func (l *Ledger) listSharded(ctx context.Context, op string, q contracts.ListQue
 	return page, nil
 }
 
-// mergePages takes up to limit tasks from the shards' pages, lowest score
-// first (ties: lower shard), and says how many it took of each.
+// mergePages takes up to limit tasks, and up to ListMaxBytes, from the
+// shards' pages, lowest score first (ties: lower shard), and says how many
+// it took of each.
 func mergePages(pages []Page, limit int) (Page, []int) {
 	page := Page{Tasks: []contracts.Task{}}
 	taken := make([]int, len(pages))
-	for len(page.Tasks) < limit {
+	for len(page.Tasks) < limit && page.bytes < ListMaxBytes {
 		best := -1
 		for sh, p := range pages {
 			if taken[sh] < len(p.Tasks) && (best < 0 || p.scores[taken[sh]] < pages[best].scores[taken[best]]) {
@@ -72,6 +73,7 @@ func mergePages(pages []Page, limit int) (Page, []int) {
 			break
 		}
 		page.Tasks = append(page.Tasks, pages[best].Tasks[taken[best]])
+		page.bytes += taskBytes(&pages[best].Tasks[taken[best]])
 		taken[best]++
 	}
 	return page, taken

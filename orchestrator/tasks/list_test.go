@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/flowgate/flowgate/contracts"
+	"github.com/flowgate/flowgate/orchestrator/tasks"
 )
 
 // listAll pages through q and returns every queue_id.
@@ -117,4 +119,39 @@ func TestListBoundedScan(t *testing.T) {
 	ids, pages := listAll(t, b, contracts.ListQuery{Priority: contracts.PriorityLow, Limit: 10})
 	require.Equal(t, []string{last.QueueID}, ids)
 	require.Equal(t, 3, pages)
+}
+
+// A page is bounded by its tasks' size too (tasks.ListMaxBytes): a
+// limit of 1,000 over tasks of ~0.9 MB payloads held and wrote every one
+// of them for one request (54 MB for 60 tasks, 2.5 GB resident for ten
+// such requests at once). The page closes with a next cursor, and paging
+// yields every task once, in order; on two shards too.
+func TestListPageBoundedBySize(t *testing.T) {
+	t.Parallel()
+	big := json.RawMessage(`{"blob":"` + strings.Repeat("x", 900_000) + `"}`)
+	for _, shards := range []int{1, 2} {
+		b := setup(t, func(c *tasks.Config) { c.Shards = shards })
+		var want []string
+		for i := range 24 {
+			res, err := b.l.Create(b.ctx, contracts.CreateTaskRequest{EncounterID: fmt.Sprintf("big-%d", i), Payload: big})
+			require.NoError(t, err)
+			want = append(want, res.Task.QueueID)
+		}
+		page, err := b.l.List(b.ctx, contracts.ListQuery{Limit: contracts.MaxListLimit})
+		require.NoError(t, err)
+		require.NotEmpty(t, page.NextCursor, "shards %d", shards)
+		size := 0
+		for _, task := range page.Tasks {
+			size += len(task.Payload) + len(task.ParsedPayload)
+		}
+		require.Less(t, size, tasks.ListMaxBytes+2*len(big)+1024, "shards %d: the page stops at its budget", shards)
+		require.Greater(t, len(page.Tasks), 1)
+		ids, pages := listAll(t, b, contracts.ListQuery{Limit: contracts.MaxListLimit})
+		require.ElementsMatch(t, want, ids, "shards %d: every task once", shards)
+		require.Len(t, ids, len(want))
+		require.GreaterOrEqual(t, pages, 3, "shards %d", shards)
+		if shards == 1 {
+			require.Equal(t, want, ids, "in creation order")
+		}
+	}
 }

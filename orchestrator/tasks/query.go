@@ -79,6 +79,32 @@ type Page struct {
 	NextCursor string // "" on the last page
 
 	scores []int64 // each task's index score (a sharded List merges by it)
+	bytes  int     // the tasks' size (taskBytes), against ListMaxBytes
+}
+
+// ListMaxBytes bounds a List page by its tasks' size as well as their
+// number: a page closes, with a next cursor, once its tasks' payloads,
+// actions, error messages and history reach it (one task at least). A
+// limit of 1,000 tasks of 1 MiB payloads each was a gigabyte held and
+// written for one request.
+const ListMaxBytes = 8 << 20
+
+// List reads tasks in batches of at most listBatchFirst (100 entries
+// with a residual filter), then of about as many as the page's room in
+// bytes holds at the average size so far, at most listBatchMax: a batch of
+// large tasks stays near the page's budget.
+const (
+	listBatchFirst = 32
+	listBatchMax   = 256
+)
+
+// taskBytes is about how many bytes t takes in a page's answer.
+func taskBytes(t *contracts.Task) int {
+	n := 256 + len(t.Payload) + len(t.ParsedPayload) + len(t.ErrorMessage)
+	for _, e := range t.History {
+		n += 96 + len(e.Reason) + len(e.By)
+	}
+	return n
 }
 
 // List answers GET /queue. All given filters apply. It walks the most
@@ -175,6 +201,16 @@ func (l *Ledger) scan(ctx context.Context, s listScan, after int64, page *Page) 
 		if s.residual {
 			batch = max(batch, 100)
 		}
+		if n := len(page.Tasks); n == 0 {
+			first := listBatchFirst
+			if s.residual {
+				first = 100
+			}
+			batch = min(batch, first)
+		} else {
+			room := (ListMaxBytes - page.bytes) / max(page.bytes/n, 1)
+			batch = min(batch, listBatchMax, max(room+1, 1))
+		}
 		batch = min(batch, budget)
 		entries, tasks, err := l.scanBatch(ctx, s, after, batch)
 		if err != nil {
@@ -186,7 +222,7 @@ func (l *Ledger) scan(ctx context.Context, s listScan, after int64, page *Page) 
 		if len(entries) < batch && consumed == len(entries) { // index exhausted
 			return after, false, nil
 		}
-		if len(page.Tasks) == limit {
+		if len(page.Tasks) == limit || page.bytes >= ListMaxBytes {
 			break
 		}
 	}
@@ -282,7 +318,8 @@ func (f listFilter) collect(page *Page, entries []redis.Z, tasks []*contracts.Ta
 		if t != nil && f.match(*t) {
 			page.Tasks = append(page.Tasks, *t)
 			page.scores = append(page.scores, after)
-			if len(page.Tasks) == f.limit {
+			page.bytes += taskBytes(t)
+			if len(page.Tasks) == f.limit || page.bytes >= ListMaxBytes {
 				break
 			}
 		}
