@@ -116,6 +116,29 @@ test('hold: create, heartbeat, release, unsigned', async () => {
 	assert.strictEqual(r.out[0].json.released, true);
 });
 
+test('hold: an error names the hold by its public ref, never its id (a bearer secret)', async () => {
+	const holdId = '0123456789abcdef0123456789abcdef';
+	// holds.Ref: "ref-" + SHA-256("flowgate holds: public ref\x00" + id), 128 bits
+	const ref = 'ref-' + require('crypto').createHash('sha256').update('flowgate holds: public ref\x00' + holdId).digest('hex').slice(0, 32);
+	const answers = [
+		() => ({ status: 409, body: { success: false, error: { code: 'conflict', message: 'hold is not live' } } }),
+		() => ({ status: 500, body: 'internal error for /v1/holds/' + holdId }),
+		() => { throw Object.assign(new Error('connect ECONNREFUSED, DELETE http://flowgate.test:8080/v1/holds/' + holdId + '?clientId=c1'), { code: 'ECONNREFUSED' }); },
+	];
+	for (const answer of answers) {
+		for (const op of ['release', 'heartbeat']) {
+			const { out } = await run({ resource: 'hold', operation: op, holdId, clientId: 'client-42' }, answer, { continueOnFail: true });
+			const e = out[0].json.error;
+			assert.ok(!JSON.stringify(e).includes(holdId), `${op}: ${JSON.stringify(e)}`);
+			if (op === 'release') assert.match(e.message, new RegExp('^DELETE /v1/holds/' + ref + ': '));
+			await assert.rejects(run({ resource: 'hold', operation: op, holdId, clientId: 'client-42' }, answer),
+				(err) => !String(err.message).includes(holdId) && !JSON.stringify(err).includes(holdId));
+		}
+	}
+	const { holdRef } = require(dist('nodes/Flowgate/GenericFunctions.js'));
+	assert.strictEqual(holdRef(holdId), ref);
+});
+
 test("flowgate's error envelope: a NodeApiError, or an error item with Continue On Fail", async () => {
 	const refuse = () => ({ status: 409, body: { success: false, error: { code: 'conflict', message: 'task is DONE', details: { current_status: 'DONE' } } } });
 	const params = { resource: 'task', operation: 'heartbeat', queueId: 'q1', workerId: 'w' };

@@ -47,3 +47,34 @@ test('verify: accepts once, refuses with flowgate\'s reasons', () => {
 	assert.strictEqual(sig.verify(secret, { ...req, headers: { ...headers, 'x-signature': 'zz' } }, undefined, '', now).reason, 'malformed_signature');
 	assert.strictEqual(sig.verify('another-secret', req, undefined, '', now).reason, 'bad_signature');
 });
+
+test("deliveryMAC: flowgate's hmacsig.DeliveryMAC (its fixed vector)", () => {
+	assert.strictEqual(sig.deliveryMAC('s3cret', '1700000000', 'm-1', '2', '{"a":1}'), '219787482cb65054b9ded803de564fff181c7db29079c8418232455475f2996b');
+	assert.strictEqual(sig.deliveryMAC('s3cret', '1700000000', 'm-1', '2', Buffer.from('{"a":1}')), '219787482cb65054b9ded803de564fff181c7db29079c8418232455475f2996b');
+	assert.notStrictEqual(sig.deliveryMAC('s3cret', '1700000000', 'm-1', '3', '{"a":1}'), sig.deliveryMAC('s3cret', '1700000000', 'm-1', '2', '{"a":1}'));
+	assert.throws(() => sig.deliveryMAC('', '1700000000', 'm-1', '2', ''), /no secret/);
+});
+
+test('verifyDelivery: X-Signature, then X-Buffer-Signature, each delivery once', () => {
+	const now = 1764000000 * 1000;
+	const body = Buffer.from('{"to":"a@example.com"}');
+	const signed = (id, attempt) => {
+		const h = sig.sign(secret, { timestamp: 1764000000, method: 'POST', target: '/webhook/h', body });
+		return { 'x-timestamp': h['X-Timestamp'], 'x-signature': h['X-Signature'], 'x-signature-version': '2', 'x-buffer-message-id': id, 'x-buffer-attempt': attempt,
+			'x-buffer-signature': sig.deliveryMAC(secret, h['X-Timestamp'], id, attempt, body) };
+	};
+	const req = (headers) => ({ method: 'POST', target: '/webhook/h', headers, body });
+	const replay = new sig.ReplayCache(600000);
+	const a1 = signed('a', '1');
+	assert.strictEqual(sig.verifyDelivery(secret, req(a1), replay, now), null);
+	assert.strictEqual(sig.verifyDelivery(secret, req(a1), replay, now).reason, 'replayed');
+	assert.strictEqual(sig.verifyDelivery(secret, req(signed('b', '1')), replay, now), null, 'another message, same X-Signature');
+	assert.strictEqual(sig.verifyDelivery(secret, req(signed('a', '2')), replay, now), null, 'a retry');
+	assert.strictEqual(sig.verifyDelivery(secret, req({ ...a1, 'x-buffer-attempt': '3' }), replay, now).reason, 'bad_signature');
+	assert.strictEqual(sig.verifyDelivery(secret, req({ ...a1, 'x-buffer-message-id': 'z' }), replay, now).reason, 'bad_signature');
+	assert.strictEqual(sig.verifyDelivery(secret, req({ ...a1, 'x-buffer-signature': 'sha256=' + a1['x-buffer-signature'] }), replay, now).reason, 'bad_signature');
+	const { 'x-buffer-signature': _, ...bare } = a1;
+	assert.strictEqual(sig.verifyDelivery(secret, req(bare), replay, now).reason, 'missing_headers');
+	assert.strictEqual(sig.verifyDelivery(secret, req({ ...a1, 'x-signature': 'f'.repeat(64) }), replay, now).reason, 'bad_signature', 'X-Signature first');
+	assert.strictEqual(sig.verifyDelivery(secret, req(a1), undefined, now + 301000).reason, 'expired');
+});

@@ -4,6 +4,7 @@
 // FlowgateError. The same steps as node-red-contrib-flowgate's
 // lib/flowgate.js Client, through n8n's own HTTP helper (proxies, n8n's
 // request logging).
+import { createHash } from 'crypto';
 import type { IDataObject, IHttpRequestOptions } from 'n8n-workflow';
 
 import { nonce, sign } from './signature';
@@ -36,6 +37,29 @@ export interface CallOptions {
 	/** ms; default 30 s */
 	timeout?: number;
 	abortSignal?: AbortSignal;
+	/** the path as errors name it, when path carries a secret (a hold id: /v1/holds/ref-…) */
+	label?: string;
+	/** secrets never to appear in an error's message (a hold id), replaced there by [redacted] */
+	redact?: string[];
+}
+
+/**
+ * holdRef is a hold's public reference, as flowgate's holds.Ref computes it
+ * and logs paths with: "ref-" + the first 128 bits of SHA-256 of a fixed
+ * domain string and the hold id. A hold id is a bearer secret (flowgate's
+ * docs/holds.md): errors name the hold by this instead.
+ */
+export function holdRef(holdId: string): string {
+	if (!holdId) return '';
+	return 'ref-' + createHash('sha256').update('flowgate holds: public ref\u0000' + holdId, 'utf8').digest('hex').slice(0, 32);
+}
+
+/** err with every secret in its message replaced by [redacted] (secrets under 4 characters are left: they would mangle the text). */
+function redacted<E extends Error>(err: E, secrets: string[] | undefined): E {
+	for (const x of secrets || []) {
+		if (x && x.length >= 4) err.message = err.message.split(x).join('[redacted]');
+	}
+	return err;
 }
 
 export interface Answer {
@@ -173,6 +197,7 @@ export function prepare(creds: FlowgateCredentials, method: string, path: string
  * else rejects with a FlowgateError.
  */
 export async function call(ctx: HttpContext, creds: FlowgateCredentials, method: string, path: string, opts: CallOptions): Promise<Answer> {
+	const shown = opts.label || path;
 	const base = baseUrl(creds);
 	const { target, body } = prepare(creds, method, path, opts);
 	const headers: IDataObject = {
@@ -197,13 +222,13 @@ export async function call(ctx: HttpContext, creds: FlowgateCredentials, method:
 		});
 	} catch (e) {
 		if (e && (e.name === 'AbortError' || e.code === 'ERR_CANCELED')) {
-			throw new FlowgateError(`${method} ${path}: aborted`, { code: 'aborted' });
+			throw new FlowgateError(`${method} ${shown}: aborted`, { code: 'aborted' });
 		}
 		const cause = e && (e.code || (e.cause && e.cause.code));
-		throw new FlowgateError(`${method} ${path}: ${e && e.message ? e.message : String(e)}`, {
+		throw redacted(new FlowgateError(`${method} ${shown}: ${e && e.message ? e.message : String(e)}`, {
 			code: cause === 'ECONNABORTED' || /timeout/i.test(String(e && e.message)) ? 'client_timeout' : 'unreachable',
 			details: cause ? { cause } : undefined,
-		});
+		}), opts.redact);
 	}
 	const status: number = res.statusCode;
 	const resHeaders: IDataObject = res.headers || {};
@@ -220,6 +245,6 @@ export async function call(ctx: HttpContext, creds: FlowgateCredentials, method:
 	} else {
 		parsed = raw;
 	}
-	if (status < 200 || status > 299) throw answerError(method, path, status, resHeaders, parsed);
+	if (status < 200 || status > 299) throw redacted(answerError(method, shown, status, resHeaders, parsed), opts.redact);
 	return { status, headers: resHeaders, body: parsed };
 }

@@ -3,7 +3,7 @@
 // sent is a FlowgateError with code invalid and status 0 (nothing sent).
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
-import { Answer, call, FlowgateCredentials, FlowgateError } from './GenericFunctions';
+import { Answer, call, FlowgateCredentials, FlowgateError, holdRef } from './GenericFunctions';
 
 /** JSON from a json parameter (a string, or an object from an expression). */
 function jsonParam(ctx: IExecuteFunctions, name: string, i: number): unknown {
@@ -125,12 +125,16 @@ export async function runHold(ctx: IExecuteFunctions, creds: FlowgateCredentials
 	}
 	case 'heartbeat': {
 		const holdId = required(ctx, 'holdId', i, 'hold ID');
-		const ans = await call(ctx, creds, 'PATCH', '/v1/holds', { auth: 'none', body: { holdId, clientId } });
+		const ans = await call(ctx, creds, 'PATCH', '/v1/holds', { auth: 'none', body: { holdId, clientId }, redact: [holdId] });
 		return [{ clientId, ...ans.body }];
 	}
 	case 'release': {
 		const holdId = required(ctx, 'holdId', i, 'hold ID');
-		const ans = await call(ctx, creds, 'DELETE', `/v1/holds/${id(holdId)}`, { auth: 'none', query: [['clientId', clientId]] });
+		// The hold id is a bearer secret: errors name the path with its
+		// public reference, as flowgate's logs do, and never carry the id.
+		const ans = await call(ctx, creds, 'DELETE', `/v1/holds/${id(holdId)}`, {
+			auth: 'none', query: [['clientId', clientId]], label: `/v1/holds/${holdRef(holdId)}`, redact: [holdId, id(holdId)],
+		});
 		return [{ holdId, clientId, ...ans.body }];
 	}
 	}

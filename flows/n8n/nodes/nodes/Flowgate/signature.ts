@@ -11,6 +11,11 @@
 // body), where target is the path with its query exactly as sent.
 // X-Timestamp is unix seconds. flowgate accepts a timestamp within ±300 s of
 // its clock and each signature once.
+//
+// A work-buffer delivery also carries X-Buffer-Signature = hex
+// HMAC-SHA256(secret, timestamp + "\n" + X-Buffer-Message-Id + "\n" +
+// X-Buffer-Attempt + "\n" + body) (flowgate's hmacsig.DeliveryMAC): which
+// delivery it is, signed, since X-Signature does not cover those headers.
 import { createHmac, randomUUID, timingSafeEqual } from 'crypto';
 
 /** flowgate's tolerance for X-Timestamp, in seconds. */
@@ -99,16 +104,35 @@ function header(h: SignedRequest['headers'], name: string): string {
 	return String((Array.isArray(v) ? v[0] : v) || '').trim();
 }
 
+/** Whether a secret can sign or verify anything: an empty one cannot (an HMAC with an empty key is no secret). */
+function usable(secret: string): boolean {
+	return typeof secret === 'string' && secret.length > 0;
+}
+
+/**
+ * deliveryMAC is X-Buffer-Signature's value (lowercase hex): HMAC-SHA256
+ * with secret of timestamp + "\n" + messageId + "\n" + attempt + "\n" +
+ * body, the header values exactly as sent (flowgate's hmacsig.DeliveryMAC).
+ */
+export function deliveryMAC(secret: string, timestamp: string, messageId: string, attempt: string, body: string | Buffer): string {
+	if (!usable(secret)) throw new Error('no secret to sign the delivery with');
+	return mac(secret, String(timestamp) + '\n' + String(messageId) + '\n' + String(attempt) + '\n', toBuffer(body));
+}
+
 /**
  * verify checks a signed request the way flowgate's verifier does:
  * X-Timestamp within ±300 s, X-Signature (optionally "sha256=") the HMAC of
  * version 1 or 2 (X-Signature-Version), each signature once. It returns
  * null or a Refusal with flowgate's reason.
  *
- * replayKey is added to the signature for the replay check: flowgate's
- * version-1 sender signs only timestamp and body, so two attempts of one
- * message in the same second carry the same signature; their
- * X-Buffer-Attempt tells them apart.
+ * replayKey is added to the signature for the replay check. A work-buffer
+ * delivery is not told apart by it: X-Signature does not cover
+ * X-Buffer-Message-Id or X-Buffer-Attempt, so two messages with one payload
+ * in a second share it and a resent one can name any delivery; verify those
+ * with verifyDelivery, which keys the replay guard on X-Buffer-Signature.
+ *
+ * An empty secret verifies nothing: verify throws rather than accept a
+ * signature made with an empty key.
  */
 export function verify(
 	secret: string,
@@ -117,6 +141,7 @@ export function verify(
 	replayKey = '',
 	nowMs: number = Date.now(),
 ): Refusal | null {
+	if (!usable(secret)) throw new Error('no secret to verify the signature with: refusing every request');
 	const ts = header(req.headers, 'x-timestamp');
 	let sig = header(req.headers, 'x-signature');
 	const refuse = (reason: string, message: string): Refusal => ({ status: 401, code: 'unauthorized', reason, message });
@@ -138,6 +163,43 @@ export function verify(
 		return refuse('bad_signature', 'signature does not match');
 	}
 	if (replay && replay.check(sig.toLowerCase() + '|' + replayKey, nowMs)) {
+		return refuse('replayed', 'request was already received');
+	}
+	return null;
+}
+
+/** The first value of a header exactly as received (no trimming): what flowgate's DeliveryMAC covered. */
+function rawHeader(h: SignedRequest['headers'], name: string): string | undefined {
+	const v = h[name];
+	const first = Array.isArray(v) ? v[0] : v;
+	return first === undefined || first === null ? undefined : String(first);
+}
+
+/**
+ * verifyDelivery checks a work-buffer delivery: X-Signature as verify does
+ * (no replay check there), then X-Buffer-Signature, required, the
+ * deliveryMAC of X-Timestamp, X-Buffer-Message-Id, X-Buffer-Attempt and the
+ * body (compared in constant time). The replay guard is keyed on
+ * X-Buffer-Signature alone: one entry per delivery, so two messages with
+ * one payload sent in the same second (one X-Signature) are two
+ * deliveries, a retry is a new one, and a captured delivery resent (with
+ * another attempt or message id, which then fails to verify) is refused.
+ */
+export function verifyDelivery(secret: string, req: SignedRequest, replay?: ReplayCache, nowMs: number = Date.now()): Refusal | null {
+	const refused = verify(secret, req, undefined, '', nowMs);
+	if (refused) return refused;
+	const refuse = (reason: string, message: string): Refusal => ({ status: 401, code: 'unauthorized', reason, message });
+	const got = header(req.headers, 'x-buffer-signature');
+	if (!got) return refuse('missing_headers', 'missing X-Buffer-Signature header');
+	if (!/^[0-9a-fA-F]{64}$/.test(got)) {
+		return refuse('bad_signature', 'X-Buffer-Signature must be the hex HMAC-SHA256 of the delivery');
+	}
+	const want = deliveryMAC(secret, rawHeader(req.headers, 'x-timestamp') || '', rawHeader(req.headers, 'x-buffer-message-id') || '',
+		rawHeader(req.headers, 'x-buffer-attempt') || '', toBuffer(req.body));
+	if (!timingSafeEqual(Buffer.from(got.toLowerCase(), 'hex'), Buffer.from(want, 'hex'))) {
+		return refuse('bad_signature', 'X-Buffer-Signature does not match the delivery (X-Timestamp, X-Buffer-Message-Id, X-Buffer-Attempt, body)');
+	}
+	if (replay && replay.check('delivery|' + got.toLowerCase(), nowMs)) {
 		return refuse('replayed', 'request was already received');
 	}
 	return null;

@@ -6,15 +6,18 @@ import type {
 	IWebhookResponseData,
 } from 'n8n-workflow';
 
-import { ReplayCache, TOLERANCE_S, verify } from '../Flowgate/signature';
+import { ReplayCache, TOLERANCE_S, verifyDelivery } from '../Flowgate/signature';
 
 // Flowgate Handler Trigger: a work-buffer handler as a workflow. flowgate
 // POSTs each message of a type declared in its handlers file
 // (BUFFER_HANDLERS_FILE, `url:` this node's production URL) and reads the
 // answer: 2xx completes the message (the answer's JSON is its result), 408,
 // 429 and 5xx are retried with backoff, any other 4xx dead-letters it.
-// The node verifies flowgate's signature (version 1 or 2, ±300 s, each
-// signature once) with the handler secret and answers 401 otherwise.
+// The node verifies flowgate's signature (version 1 or 2, ±300 s) and the
+// delivery's own, X-Buffer-Signature (which message and attempt it is), with
+// the handler secret, each delivery once, and answers 401 otherwise. With no
+// secret in the credential it refuses every delivery (500, so flowgate
+// retries it once the secret is set) rather than verify with an empty key.
 
 // The headers flowgate's buffer sends with a handler POST.
 const H_ID = 'x-buffer-message-id';
@@ -90,11 +93,20 @@ export class FlowgateHandlerTrigger implements INodeType {
 			return String((Array.isArray(v) ? v[0] : v) || '');
 		};
 		const creds = await this.getCredentials('flowgateHandlerApi');
+		const secret = creds && typeof creds.secret === 'string' ? creds.secret : '';
+		if (!secret) {
+			// Fail closed: an HMAC with an empty key proves nothing. 500, not
+			// 401: flowgate retries it (a 401 would dead-letter the message).
+			const message = 'the Flowgate Handler API credential has no Handler Secret: set it to flowgate\'s OUTBOUND_HMAC_SECRET (or the handler\'s secret:); every delivery is refused until then';
+			this.logger.error(`Flowgate Handler Trigger: ${message}`);
+			res.status(500).json({ success: false, error: { code: 'internal', message, details: { reason: 'no_secret' } } });
+			return { noWebhookResponse: true };
+		}
 		// The signature covers the bytes flowgate sent: n8n keeps them as
 		// req.rawBody beside the parsed body.
 		const raw = (req as unknown as { rawBody?: Buffer }).rawBody;
 		const body = Buffer.isBuffer(raw) ? raw : Buffer.from(typeof req.body === 'string' ? req.body : JSON.stringify(req.body ?? ''), 'utf8');
-		const refused = verify(String(creds.secret || ''), { method: req.method, target: req.originalUrl || req.url, headers, body }, replay, h(H_ATTEMPT));
+		const refused = verifyDelivery(secret, { method: req.method, target: req.originalUrl || req.url, headers, body }, replay);
 		if (refused) {
 			res.status(refused.status).json({
 				success: false,
