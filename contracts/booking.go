@@ -169,6 +169,8 @@ type CreatePatientRequest struct {
 	UUI               string   `json:"uui,omitempty"`
 	SessionID         string   `json:"sessionId,omitempty"`
 	MsgID             string   `json:"msgid,omitempty"`
+	// Ignored: as GetApptSlotsRequest's.
+	Ignored []string `json:"-"`
 }
 
 // PatientCreatedResponse is the Created variant (and, with Cached set, the
@@ -392,6 +394,8 @@ type CreateApptRequest struct {
 	UUI                 string         `json:"uui,omitempty"`
 	SessionID           string         `json:"sessionId,omitempty"`
 	Children            []BookingChild `json:"children,omitempty"`
+	// Ignored: as GetApptSlotsRequest's.
+	Ignored []string `json:"-"`
 }
 
 // BookingChild is one child of a batch createAppt. patientGUID falls back

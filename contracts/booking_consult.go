@@ -40,6 +40,8 @@ type BookConsultationRequest struct {
 	SessionID         string              `json:"sessionId,omitempty" validate:"max=200"`
 	UUI               string              `json:"uui,omitempty" validate:"max=200"`
 	Children          []ConsultationChild `json:"children" validate:"required,min=1,max=10,dive"`
+	// Ignored: as GetApptSlotsRequest's.
+	Ignored []string `json:"-"`
 }
 
 // ConsultationChild is one child of a bookConsultation: the patient and

@@ -27,6 +27,8 @@ type GetPatientByFilterRequest struct {
 	PhoneNumber  string `json:"phoneNumber"`
 	Filter       string `json:"filter"`
 	LocationGUID string `json:"locationGUID"`
+	// Ignored: as GetApptSlotsRequest's.
+	Ignored []string `json:"-"`
 }
 
 // GetPatientApptsRequest is getPatientAppts' body.
@@ -40,6 +42,8 @@ type EditInsuranceRequest struct {
 	InsuranceProvider string `json:"insuranceProvider"`
 	InsuranceGroupID  string `json:"insuranceGroupId"`
 	InsuranceMemberID string `json:"insuranceMemberId"`
+	// Ignored: as GetApptSlotsRequest's.
+	Ignored []string `json:"-"`
 }
 
 // ConfirmApptRequest is confirmAppt's body; appointmentGUID is accepted

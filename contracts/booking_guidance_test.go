@@ -81,6 +81,7 @@ var guidanceSpecs = map[string]guidanceSpec{
 	"booking_appt_slot_reserved":                       {prohibited: base},
 	// createAppt, served
 	"booking_http_create_appt_booked":                    booked(ca + "0"),
+	"booking_http_create_appt_numeric_uui":               booked(ca + "0"),
 	"booking_http_create_appt_booked_after_retry":        booked(ca + "0"),
 	"booking_http_create_appt_booked_note_failed":        booked(ca + "0"),
 	"booking_http_create_appt_auth_signature_invalid":    {variant: ca + "3", prohibited: base},
@@ -103,11 +104,12 @@ var guidanceSpecs = map[string]guidanceSpec{
 	"booking_http_create_appt_queued_uncertain":          queued(),
 	"booking_http_create_appt_slot_reserved":             {prohibited: base},
 	// getApptSlots
-	"booking_slots_ok":                     {variant: gs + "0", prohibited: base},
-	"booking_slots_none":                   {variant: gs + "1", prohibited: slotsXfer},
-	"booking_http_get_appt_slots":          {variant: gs + "0", prohibited: base},
-	"booking_http_get_appt_slots_none":     {variant: gs + "1", prohibited: slotsXfer},
-	"booking_http_get_appt_slots_bad_json": {},
+	"booking_slots_ok":                        {variant: gs + "0", prohibited: base},
+	"booking_slots_none":                      {variant: gs + "1", prohibited: slotsXfer},
+	"booking_http_get_appt_slots":             {variant: gs + "0", prohibited: base},
+	"booking_http_get_appt_slots_none":        {variant: gs + "1", prohibited: slotsXfer},
+	"booking_http_get_appt_slots_wrong_types": {variant: gs + "0", prohibited: base},
+	"booking_http_get_appt_slots_bad_json":    {},
 	// bookConsultation
 	"booking_http_consult_booked":                      {variant: bc + "0", prohibited: base},
 	"booking_http_consult_repeat":                      {variant: bc + "0", prohibited: base},

@@ -20,6 +20,9 @@ type GetApptSlotsRequest struct {
 	ScheduleViewGUIDs StringList `json:"scheduleViewGUIDs,omitempty"`
 	UUI               string     `json:"uui,omitempty"`
 	SessionID         string     `json:"sessionId,omitempty"`
+	// Ignored names the optional fields of a wrong type that were dropped
+	// for their default (booking_lenient.go).
+	Ignored []string `json:"-"`
 }
 
 // GetGroupedApptSlotsRequest is POST getGroupedApptSlots.
@@ -32,6 +35,8 @@ type GetGroupedApptSlotsRequest struct {
 	ScheduleViewGUIDs StringList `json:"scheduleViewGUIDs,omitempty"`
 	UUI               string     `json:"uui,omitempty"`
 	SessionID         string     `json:"sessionId,omitempty"`
+	// Ignored: as GetApptSlotsRequest's.
+	Ignored []string `json:"-"`
 }
 
 // ApptSlot is one open slot: Cloud9's GetOnlineReservations fields

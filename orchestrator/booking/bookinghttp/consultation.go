@@ -29,6 +29,7 @@ func (h *Handlers) bookConsultation(c *fiber.Ctx) error {
 	if err := h.decode(c, &req, false); err != nil {
 		return sendConsult(c, svc.MalformedConsultation(err))
 	}
+	h.ignored(c, req.Ignored)
 	ctx := c.UserContext()
 	return sendConsult(c, svc.BookConsultation(ctx, req))
 }

@@ -102,6 +102,10 @@ func family[Req any](f *FamilyHandlers, malformed func(error) booking.Answer, op
 		if err := f.decode(c, &req, optional); err != nil {
 			return send(c, malformed(err))
 		}
+		if ig, ok := any(&req).(interface{ IgnoredFields() []string }); ok && len(ig.IgnoredFields()) > 0 {
+			f.cfg.Logger.Debug("request fields of a wrong type ignored; their defaults apply",
+				"path", strings.Clone(c.Path()), "fields", ig.IgnoredFields())
+		}
 		ctx := c.UserContext()
 		return sendFamily(c, run(ctx, req))
 	}

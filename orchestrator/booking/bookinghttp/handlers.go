@@ -14,9 +14,13 @@
 // compressed or is larger than Config.MaxBody: those get the
 // VALIDATION_ERROR shape (error_message says what was wrong). createPatient
 // does the same with its failure shape (error_type VALIDATION_ERROR, 200).
-// The slot endpoints have no documented error shape for bad input: a body
-// they cannot read is a 400 flowgate error envelope (an empty body means
-// all defaults). queue-status answers {"error": …} with 200 when the queue
+// The IVA's text fields may come as JSON numbers (sessionId, uui,
+// phoneNumber: their text), and an optional field of a wrong type falls
+// back to its default, logged at debug, as the original read them
+// (contracts/booking_lenient.go). The slot endpoints have no documented
+// error shape for bad input: a body that is not JSON is a 400 flowgate
+// error envelope (an empty body, or a JSON value that is not an object,
+// means all defaults). queue-status answers {"error": …} with 200 when the queue
 // cannot be read, as the production flow does; a bad page or cursor, or a
 // malformed or empty lookup key, is a 400 envelope (code invalid,
 // details.field). Who sees what of the queue is Config.Operator's call:
@@ -185,6 +189,7 @@ func (h *Handlers) createPatient(c *fiber.Ctx) error {
 	if err := h.decode(c, &req, false); err != nil {
 		return send(c, h.svc.MalformedPatient(err))
 	}
+	h.ignored(c, req.Ignored)
 	ctx := c.UserContext()
 	return send(c, h.svc.CreatePatient(ctx, req))
 }
@@ -194,6 +199,7 @@ func (h *Handlers) createAppt(c *fiber.Ctx) error {
 	if err := h.decode(c, &req, false); err != nil {
 		return send(c, h.svc.MalformedAppt(err))
 	}
+	h.ignored(c, req.Ignored)
 	ctx := c.UserContext()
 	return send(c, h.svc.CreateAppt(ctx, req))
 }
@@ -203,6 +209,7 @@ func (h *Handlers) getApptSlots(c *fiber.Ctx) error {
 	if err := h.decode(c, &req, true); err != nil {
 		return err
 	}
+	h.ignored(c, req.Ignored)
 	ctx := c.UserContext()
 	return send(c, h.svc.GetApptSlots(ctx, req))
 }
@@ -212,8 +219,19 @@ func (h *Handlers) getGroupedApptSlots(c *fiber.Ctx) error {
 	if err := h.decode(c, &req, true); err != nil {
 		return err
 	}
+	h.ignored(c, req.Ignored)
 	ctx := c.UserContext()
 	return send(c, h.svc.GetGroupedApptSlots(ctx, req))
+}
+
+// ignored logs, at debug, the optional fields of a wrong type a request
+// decoded without (contracts' lenient decoding): their defaults apply, as
+// in the original.
+func (h *Handlers) ignored(c *fiber.Ctx, fields []string) {
+	if len(fields) > 0 {
+		h.cfg.Logger.Debug("request fields of a wrong type ignored; their defaults apply",
+			"path", strings.Clone(c.Path()), "fields", fields)
+	}
 }
 
 // queueError is queue-status' answer when the queue cannot be read.

@@ -152,7 +152,25 @@ func goldenCases() []goldenCase {
 	apptWith := func(f func(*contracts.CreateApptRequest, *bt.Env)) func(e *bt.Env) []byte {
 		return post(func(e *bt.Env) any { r := appt(e); f(&r, e); return r })
 	}
+	// withJSON is v with fields set as raw JSON values (a number where the
+	// contract has text: what the IVA may send).
+	withJSON := func(v func(*bt.Env) any, set map[string]any) func(e *bt.Env) []byte {
+		return func(e *bt.Env) []byte {
+			b, _ := json.Marshal(v(e))
+			var m map[string]any
+			_ = json.Unmarshal(b, &m)
+			for k, x := range set {
+				m[k] = x
+			}
+			b, _ = json.Marshal(m)
+			return b
+		}
+	}
 	cases := []goldenCase{
+		// The original took numbers for the IVA's text fields (issue: dead
+		// air on wrong types): created, phoneNumber and uui as their text.
+		{name: "create_patient_numeric_phone", path: "/createPatient", body: withJSON(func(*bt.Env) any { return parent() },
+			map[string]any{"phoneNumber": 4125550100, "uui": 98765, "gender": 1})},
 		{name: "create_patient_parent", path: "/createPatient", body: post(func(*bt.Env) any { return parent() })},
 		{name: "create_patient_cached", path: "/createPatient", body: post(func(*bt.Env) any { return parent() }),
 			setup: func(e *bt.Env) {
@@ -184,6 +202,8 @@ func goldenCases() []goldenCase {
 		{name: "create_patient_malformed", path: "/createPatient", body: func(*bt.Env) []byte { return []byte(`{"patientFirstName":`) }},
 
 		{name: "create_appt_booked", path: "/createAppt", body: apptWith(func(*contracts.CreateApptRequest, *bt.Env) {})},
+		{name: "create_appt_numeric_uui", path: "/createAppt", body: withJSON(func(e *bt.Env) any { return appt(e) },
+			map[string]any{"uui": 98765, "sessionId": 12345})},
 		{name: "create_appt_booked_note_failed", path: "/createAppt", body: apptWith(func(*contracts.CreateApptRequest, *bt.Env) {}),
 			setup: func(e *bt.Env) { e.Cloud9.Script(cloud9.ProcSetPatientComment, bt.PatientMissing()) }},
 		{name: "create_appt_booked_after_retry", path: "/createAppt", body: apptWith(func(*contracts.CreateApptRequest, *bt.Env) {}),
@@ -260,6 +280,11 @@ func goldenCases() []goldenCase {
 		}},
 		{name: "get_appt_slots_none", path: "/getApptSlots", body: func(*bt.Env) []byte { return nil },
 			setup: func(e *bt.Env) { e.Slots.Retries = 7 }}, // the original's 4 × 2 tries found nothing
+		{name: "get_appt_slots_wrong_types", path: "/getApptSlots", body: func(*bt.Env) []byte {
+			return []byte(`{"sessionId":12345,"uui":98765,"startDate":20270101,"scheduleViewGUIDs":false}`)
+		}, setup: func(e *bt.Env) {
+			e.Slots.List = []contracts.ApptSlot{slot("1/22/2026 9:00:00 AM", "1/22/2026 9:40:00 AM"), slot("1/22/2026 9:40:00 AM", "1/22/2026 10:20:00 AM")}
+		}},
 		{name: "get_appt_slots_bad_json", path: "/getApptSlots", body: func(*bt.Env) []byte { return []byte(`[`) }, status: 400},
 		{name: "grouped_slots", path: "/getGroupedApptSlots", body: post(func(*bt.Env) any {
 			return contracts.GetGroupedApptSlotsRequest{NumberOfPatients: 2, StartDate: "01/22/2026"}
@@ -268,9 +293,14 @@ func goldenCases() []goldenCase {
 		}},
 		{name: "grouped_slots_error", path: "/getGroupedApptSlots", body: func(*bt.Env) []byte { return []byte(`{}`) },
 			setup: func(e *bt.Env) { e.Slots.Err = errors.New("cloud9 down") }},
+		// Optional fields of a wrong type fall back to their defaults (two
+		// children, tomorrow), numbers in text fields are their text: slots
+		// are offered, as the original offered them.
 		{name: "grouped_slots_wrong_type", path: "/getGroupedApptSlots", body: func(*bt.Env) []byte {
-			return []byte(`{"numberOfPatients":"two"}`)
-		}, status: 400},
+			return []byte(`{"numberOfPatients":"two","uui":98765,"startDate":20270101,"timeWindowMinutes":true}`)
+		}, setup: func(e *bt.Env) {
+			e.Slots.List = []contracts.ApptSlot{slot("1/22/2026 9:40:00 AM", "1/22/2026 10:20:00 AM"), slot("1/22/2026 9:00:00 AM", "1/22/2026 9:40:00 AM")}
+		}},
 
 		{name: "queue_status", method: http.MethodGet, path: "/queue-status?page=1&pageSize=2", setup: queueWithNames, operator: true},
 		{name: "queue_status_anonymous", method: http.MethodGet, path: "/queue-status?page=1&pageSize=2", setup: queueWithNames},
