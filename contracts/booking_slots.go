@@ -189,6 +189,16 @@ type SearchRange struct {
 	End       string `json:"end,omitempty"`
 }
 
+// GroupedSearchRange is getGroupedApptSlots' searchRange: the window
+// searched (startDate, start, end) and endDate as the request gave it —
+// null when it gave none, as the original's.
+type GroupedSearchRange struct {
+	StartDate string     `json:"startDate"`
+	EndDate   NullString `json:"endDate"`
+	Start     string     `json:"start,omitempty"`
+	End       string     `json:"end,omitempty"`
+}
+
 // GetApptSlotsResponse is getApptSlots' answer (OK and no-slots).
 type GetApptSlotsResponse struct {
 	Slots       []ApptSlot    `json:"slots"`
@@ -367,23 +377,23 @@ const (
 
 // GroupedSlotsResponse is getGroupedApptSlots' answer.
 type GroupedSlotsResponse struct {
-	Groups            []SlotGroup     `json:"groups"`
-	TotalGroups       int             `json:"totalGroups"`
-	Slots             []ApptSlot      `json:"slots"`
-	TotalSlots        int             `json:"totalSlots"`
-	NumberOfPatients  int             `json:"numberOfPatients"`
-	TimeWindowMinutes int             `json:"timeWindowMinutes"`
-	SearchRange       SearchRange     `json:"searchRange"`
-	Tier              int             `json:"tier"`
-	TiersSearched     []int           `json:"tiersSearched"`
-	TierBased         bool            `json:"_tierBased"`
-	BookingMode       string          `json:"_bookingMode"`
-	FromCache         bool            `json:"_fromCache"`
-	CacheSource       NullString      `json:"_cacheSource"`
-	CacheDecision     CacheDecision   `json:"_cacheDecision"`
-	CacheInfo         *CacheInfo      `json:"_cacheInfo"`
-	Error             bool            `json:"error,omitempty"`
-	LLMGuidance       GroupedGuidance `json:"llm_guidance"`
+	Groups            []SlotGroup        `json:"groups"`
+	TotalGroups       int                `json:"totalGroups"`
+	Slots             []ApptSlot         `json:"slots"`
+	TotalSlots        int                `json:"totalSlots"`
+	NumberOfPatients  int                `json:"numberOfPatients"`
+	TimeWindowMinutes int                `json:"timeWindowMinutes"`
+	SearchRange       GroupedSearchRange `json:"searchRange"`
+	Tier              int                `json:"tier"`
+	TiersSearched     []int              `json:"tiersSearched"`
+	TierBased         bool               `json:"_tierBased"`
+	BookingMode       string             `json:"_bookingMode"`
+	FromCache         bool               `json:"_fromCache"`
+	CacheSource       NullString         `json:"_cacheSource"`
+	CacheDecision     CacheDecision      `json:"_cacheDecision"`
+	CacheInfo         *CacheInfo         `json:"_cacheInfo"`
+	Error             bool               `json:"error,omitempty"`
+	LLMGuidance       GroupedGuidance    `json:"llm_guidance"`
 }
 
 // GroupedGuidance is getGroupedApptSlots' llm_guidance.
@@ -406,8 +416,9 @@ type GroupedGuidance struct {
 	ProhibitedResponses []string          `json:"prohibited_responses,omitempty"`
 }
 
-// GroupedModel names the grouped-slots model.
-const GroupedModel = "PARENT_AS_PATIENT"
+// GroupedModel names the grouped-slots model: the original's value (its
+// getGroupedApptSlots v21 writes the model's version into the name).
+const GroupedModel = "PARENT_AS_PATIENT_V63"
 
 // NewGroupedGuidance writes the guidance for mode (consecutive: groups[0]
 // planned; individual: the first n single slots; none: transfer).
@@ -436,11 +447,15 @@ func NewGroupedGuidance(mode string, n int, plan []BookingPlanStep) GroupedGuida
 		}
 		g.VoiceResponse = "I don't have back-to-back times, but I can book " + strings.Join(parts, " and ") + ". Would that work?"
 	default:
+		// The original's grouped no-slots transfer: its sentence and its
+		// prohibited list (nodered-guidance.md, "getApptSlots and
+		// getGroupedApptSlots transfer").
 		g.ActionRequired = ActionExpandOrTransfer
 		g.NextState = StateTransfer
-		g.VoiceResponse = "Let me connect you with someone who can find times that work for all of your children."
+		g.VoiceResponse = TransferNowVoice
 		g.TransferReason = TransferNoSlots
 		g.Critical = "Do NOT invent times."
+		g.ProhibitedResponses = SlotsTransferProhibited()
 	}
 	return g
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/flowgate/flowgate/contracts"
 	"github.com/flowgate/flowgate/orchestrator/booking/authtoken"
 	"github.com/flowgate/flowgate/orchestrator/cloud9/cloud9sim"
 	"github.com/flowgate/flowgate/test/redistest"
@@ -443,14 +444,14 @@ func apptVariants(t *testing.T, p *parityEnv, patient, token string, offered []a
 }
 
 // With Cloud9 failing every call (the simulator's error rate 100 %) and
-// nothing cached, getGroupedApptSlots answers 200 with the transfer
-// guidance, as the original — a voice assistant gets guidance, never a
-// bare 500.
-func TestGroupedSlotsCloud9FailingAnswers200(t *testing.T) {
+// nothing cached, getGroupedApptSlots answers 500 with the transfer
+// guidance in the body, as the original (nodered-endpoints §1.5 "500":
+// groups [], error true, the transfer llm_guidance) — never a bare 500.
+func TestGroupedSlotsCloud9FailingAnswers500WithGuidance(t *testing.T) {
 	p := newParityEnv(t, cloud9sim.Config{}, nil)
 	p.sim.SetFaults(cloud9sim.Faults{ErrorRate: 1})
 	st, body := p.post(t, "/getGroupedApptSlots", map[string]any{"numberOfPatients": 2, "startDate": simDay(p.sim, 3)})
-	require.Equal(t, http.StatusOK, st, "%s", body)
+	require.Equal(t, http.StatusInternalServerError, st, "%s", body)
 	var r struct {
 		Groups        []any `json:"groups"`
 		TotalGroups   *int  `json:"totalGroups"`
@@ -460,11 +461,12 @@ func TestGroupedSlotsCloud9FailingAnswers200(t *testing.T) {
 			FallbackReason string `json:"fallbackReason"`
 		} `json:"_cacheDecision"`
 		LLMGuidance struct {
-			ActionRequired string `json:"action_required"`
-			NextState      string `json:"next_state"`
-			TransferReason string `json:"transfer_reason"`
-			VoiceResponse  string `json:"voice_response"`
-			Timestamp      string `json:"timestamp"`
+			ActionRequired      string   `json:"action_required"`
+			NextState           string   `json:"next_state"`
+			TransferReason      string   `json:"transfer_reason"`
+			VoiceResponse       string   `json:"voice_response"`
+			Timestamp           string   `json:"timestamp"`
+			ProhibitedResponses []string `json:"prohibited_responses"`
 		} `json:"llm_guidance"`
 	}
 	require.NoError(t, json.Unmarshal(body, &r))
@@ -478,7 +480,8 @@ func TestGroupedSlotsCloud9FailingAnswers200(t *testing.T) {
 	require.Equal(t, "transfer_to_agent", r.LLMGuidance.ActionRequired)
 	require.Equal(t, "TRANSFER", r.LLMGuidance.NextState)
 	require.Equal(t, "api_error", r.LLMGuidance.TransferReason)
-	require.NotEmpty(t, r.LLMGuidance.VoiceResponse)
+	require.Equal(t, contracts.TransferNowVoice, r.LLMGuidance.VoiceResponse)
+	require.Equal(t, contracts.SlotsTransferProhibited(), r.LLMGuidance.ProhibitedResponses)
 	require.NotEmpty(t, r.LLMGuidance.Timestamp)
 	require.Positive(t, p.sim.Calls("GetOnlineReservations"), "Cloud9 was asked")
 }

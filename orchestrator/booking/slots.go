@@ -69,8 +69,9 @@ func (s *Service) GetApptSlots(ctx context.Context, req contracts.GetApptSlotsRe
 // numberOfPatients consecutive slots within timeWindowMinutes of each
 // other, the top 10 groups, and a booking_plan from the first group (or
 // the first N single slots). Groups containing a slot another session holds
-// are dropped. Cloud9 failing is the 200 error answer with the transfer
-// guidance (groups [], error true), as the original.
+// are dropped. Cloud9 failing is the error answer with the transfer
+// guidance (groups [], error true) and HTTP 500, as the original
+// (docs/reference/nodered-endpoints.md §1.5 "500").
 func (s *Service) GetGroupedApptSlots(ctx context.Context, req contracts.GetGroupedApptSlotsRequest) Answer {
 	n, window := int(req.NumberOfPatients), int(req.TimeWindowMinutes)
 	if n <= 0 {
@@ -85,7 +86,7 @@ func (s *Service) GetGroupedApptSlots(ctx context.Context, req contracts.GetGrou
 	resp := contracts.GroupedSlotsResponse{Groups: []contracts.SlotGroup{}, Slots: []contracts.ApptSlot{},
 		NumberOfPatients: n, TimeWindowMinutes: window, TierBased: true, TiersSearched: []int{},
 		CacheDecision: contracts.CacheDecision{Tiers: map[string]contracts.TierCheck{}},
-		SearchRange:   groupedRange(contracts.SearchRange{StartDate: q.StartDate, EndDate: q.EndDate})}
+		SearchRange:   groupedRange(contracts.SearchRange{StartDate: q.StartDate, EndDate: q.EndDate}, q.EndDate)}
 	var res GroupSearch
 	err := errors.New("no slot source configured")
 	if s.d.Slots != nil {
@@ -100,9 +101,9 @@ func (s *Service) GetGroupedApptSlots(ctx context.Context, req contracts.GetGrou
 		resp.LLMGuidance = contracts.NewGroupedErrorGuidance(transferReason(err))
 		resp.LLMGuidance.Timestamp = contracts.JSTime(s.cfg.Now())
 		s.count("getGroupedApptSlots", "error")
-		return ok(resp)
+		return failed(resp)
 	}
-	s.groupedSource(&resp, res)
+	s.groupedSource(&resp, res, q.EndDate)
 
 	held := s.heldSet(ctx, q.SessionID, res.Slots)
 	slots := s.withTokens(dropHeld(sortSlots(res.Slots), held))
@@ -138,9 +139,9 @@ func (s *Service) GetGroupedApptSlots(ctx context.Context, req contracts.GetGrou
 }
 
 // groupedSource copies the search's range, tiers and cache metadata.
-func (s *Service) groupedSource(resp *contracts.GroupedSlotsResponse, res GroupSearch) {
+func (s *Service) groupedSource(resp *contracts.GroupedSlotsResponse, res GroupSearch, endDate string) {
 	if res.SearchRange != (contracts.SearchRange{}) {
-		resp.SearchRange = groupedRange(res.SearchRange)
+		resp.SearchRange = groupedRange(res.SearchRange, endDate)
 	}
 	resp.Tier, resp.FromCache, resp.CacheSource = res.Tier, res.FromCache, contracts.NullString(res.CacheSource)
 	if res.TiersSearched != nil {
@@ -152,11 +153,12 @@ func (s *Service) groupedSource(resp *contracts.GroupedSlotsResponse, res GroupS
 	resp.CacheInfo = res.CacheInfo
 }
 
-// groupedRange also names the range start / end, the grouped answer's
-// spelling in the original.
-func groupedRange(r contracts.SearchRange) contracts.SearchRange {
-	r.Start, r.End = r.StartDate, r.EndDate
-	return r
+// groupedRange is the grouped answer's searchRange: the window r
+// searched, also as start / end (the original's spelling), and endDate as
+// the request gave it (endDate: its normalized endDate, "" → null).
+func groupedRange(r contracts.SearchRange, endDate string) contracts.GroupedSearchRange {
+	return contracts.GroupedSearchRange{StartDate: r.StartDate, EndDate: contracts.NullString(endDate),
+		Start: r.StartDate, End: r.EndDate}
 }
 
 // slotQuery normalises the dates: a missing, unreadable or past startDate

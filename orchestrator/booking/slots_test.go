@@ -101,13 +101,19 @@ func TestGetGroupedApptSlots(t *testing.T) {
 	r = body[contracts.GroupedSlotsResponse](t, s.GetGroupedApptSlots(ctx, contracts.GetGroupedApptSlotsRequest{NumberOfPatients: 5}))
 	require.Equal(t, contracts.BookingModeNone, r.BookingMode)
 	require.Equal(t, contracts.ActionExpandOrTransfer, r.LLMGuidance.ActionRequired)
+	// No slots: the original's grouped transfer, its sentence and list.
+	require.Equal(t, contracts.TransferNowVoice, r.LLMGuidance.VoiceResponse)
+	require.Equal(t, contracts.SlotsTransferProhibited(), r.LLMGuidance.ProhibitedResponses)
+	require.Equal(t, "PARENT_AS_PATIENT_V63", r.LLMGuidance.Model)
+	require.Empty(t, r.SearchRange.EndDate, "no endDate asked: null, as the original")
 
 	e.Slots.Err = errors.New("cloud9 down")
 	a := s.GetGroupedApptSlots(ctx, contracts.GetGroupedApptSlotsRequest{})
-	require.False(t, a.Failed, "answered 200 with the transfer guidance, as the original (never a bare 500)")
+	require.True(t, a.Failed, "answered 500 with the transfer guidance, as the original (nodered-endpoints §1.5)")
 	er := a.Body.(contracts.GroupedSlotsResponse)
 	require.True(t, er.Error)
 	require.Equal(t, contracts.ActionTransferToAgent, er.LLMGuidance.ActionRequired)
+	require.Equal(t, contracts.TransferNowVoice, er.LLMGuidance.VoiceResponse)
 }
 
 // getApptSlots asks for startDate and the 30 days after it whatever

@@ -292,7 +292,8 @@ func goldenCases() []goldenCase {
 			e.Slots.List = []contracts.ApptSlot{slot("1/22/2026 9:40:00 AM", "1/22/2026 10:20:00 AM"), slot("1/22/2026 9:00:00 AM", "1/22/2026 9:40:00 AM")}
 		}},
 		{name: "grouped_slots_error", path: "/getGroupedApptSlots", body: func(*bt.Env) []byte { return []byte(`{}`) },
-			setup: func(e *bt.Env) { e.Slots.Err = errors.New("cloud9 down") }},
+			setup: func(e *bt.Env) { e.Slots.Err = errors.New("cloud9 down") }, status: 500},
+		{name: "grouped_slots_none", path: "/getGroupedApptSlots", body: func(*bt.Env) []byte { return []byte(`{"endDate":"01/23/2026"}`) }},
 		// Optional fields of a wrong type fall back to their defaults (two
 		// children, tomorrow), numbers in text fields are their text: slots
 		// are offered, as the original offered them.
