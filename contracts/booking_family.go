@@ -79,11 +79,56 @@ type GetLocationRequest struct {
 // FamilyGuidance is the llm_guidance of the family's refusals and
 // failures.
 type FamilyGuidance struct {
-	ErrorType      string   `json:"error_type"`
-	ActionRequired string   `json:"action_required"`
-	VoiceResponse  string   `json:"voice_response"`
-	MissingFields  []string `json:"missing_fields,omitempty"`
-	Field          string   `json:"field,omitempty"`
+	ErrorType           string   `json:"error_type"`
+	ActionRequired      string   `json:"action_required"`
+	VoiceResponse       string   `json:"voice_response"`
+	TransferReason      string   `json:"transfer_reason,omitempty"`
+	Critical            string   `json:"CRITICAL,omitempty"`
+	ProhibitedResponses []string `json:"prohibited_responses"`
+	MissingFields       []string `json:"missing_fields,omitempty"`
+	Field               string   `json:"field,omitempty"`
+}
+
+// The family's sentences. The original gave these endpoints no guidance
+// (its exceptions answered 500 without JSON); flowgate's follow its style:
+// no apology, no talk of systems or problems, and the original's transfer
+// sentence and exception-path prohibited list where the caller is
+// transferred (nodered-guidance.md, createAppt's exception path).
+const (
+	FamilyAskAgainVoice = "Could you repeat that information for me?"
+	FamilyRetryVoice    = "Let me try that again in a moment."
+)
+
+// NewFamilyInvalidGuidance: the request lacks a field (missing) or has
+// one it cannot use (field): ask the caller again.
+func NewFamilyInvalidGuidance(field string, missing ...string) *FamilyGuidance {
+	return &FamilyGuidance{ErrorType: FamilyValidationError, ActionRequired: ActionAskCaller,
+		VoiceResponse: FamilyAskAgainVoice, ProhibitedResponses: BaseProhibited(), MissingFields: missing, Field: field}
+}
+
+// NewFamilyNotFoundGuidance: Cloud9 does not know the patient, appointment
+// or location (what).
+func NewFamilyNotFoundGuidance(what string) *FamilyGuidance {
+	return &FamilyGuidance{ErrorType: FamilyNotFound, ActionRequired: ActionInformCaller,
+		VoiceResponse:       "I couldn't find that " + what + ". Let me double-check the details with you.",
+		ProhibitedResponses: BaseProhibited()}
+}
+
+// NewFamilyBusyGuidance: no Cloud9 write turn within the wait; the call
+// may be tried again.
+func NewFamilyBusyGuidance() *FamilyGuidance {
+	return &FamilyGuidance{ErrorType: FamilyBusy, ActionRequired: ActionRetryLater, VoiceResponse: FamilyRetryVoice,
+		ProhibitedResponses: BaseProhibited()}
+}
+
+// NewFamilyFailedGuidance: Cloud9 unreachable, timed out or failing: the
+// original's transfer (createAppt's exception path: its sentence, reason,
+// CRITICAL and prohibited list).
+func NewFamilyFailedGuidance() *FamilyGuidance {
+	return &FamilyGuidance{ErrorType: FamilyCloud9Error, ActionRequired: ActionTransferToAgent,
+		VoiceResponse: TransferNowVoice, TransferReason: "api_failure",
+		Critical:            "Do NOT mention an error, a timeout or system problems: transfer the caller gracefully.",
+		ProhibitedResponses: TransferProhibited()}
 }
 
 // Record is a Cloud9 record passed through (PascalCase fields, string

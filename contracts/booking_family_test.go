@@ -1,6 +1,7 @@
 package contracts_test
 
 import (
+	"reflect"
 	"testing"
 
 	"github.com/flowgate/flowgate/contracts"
@@ -55,4 +56,28 @@ func TestFamilyAnswersGolden(t *testing.T) {
 	contractstest.Golden(t, "booking_family_slot_released", contracts.SlotChangeEvent{Event: contracts.EventSlotReleased,
 		AppointmentGUID: apptGUID, StartTime: "1/20/2026 10:00:00 AM", ScheduleViewGUID: viewGUID, ScheduleColumnGUID: colGUID,
 		AppointmentTypeGUID: typeGUID, Minutes: 45, At: contracts.JSTime(bt0)})
+}
+
+// The family's spoken texts follow the original's style (issue: review
+// item 5): no apology, no talk of systems or problems — none says a phrase
+// of the original's base or transfer lists — and a transfer carries the
+// original's transfer sentence and exception-path prohibited list.
+func TestFamilyGuidanceInTheOriginalsStyle(t *testing.T) {
+	all := append(append(contracts.BaseProhibited(), contracts.TransferProhibited()...), contracts.SlotsTransferProhibited()...)
+	for name, g := range map[string]*contracts.FamilyGuidance{
+		"invalid": contracts.NewFamilyInvalidGuidance("patientGUID"), "not found": contracts.NewFamilyNotFoundGuidance("patient"),
+		"busy": contracts.NewFamilyBusyGuidance(), "failed": contracts.NewFamilyFailedGuidance(),
+	} {
+		if said := prohibitedSaid(map[string]any{"voice_response": g.VoiceResponse}, all); len(said) > 0 {
+			t.Errorf("%s: %v", name, said)
+		}
+		if len(g.ProhibitedResponses) == 0 {
+			t.Errorf("%s: no prohibited_responses", name)
+		}
+	}
+	f := contracts.NewFamilyFailedGuidance()
+	if f.ActionRequired != contracts.ActionTransferToAgent || f.VoiceResponse != contracts.TransferNowVoice ||
+		!reflect.DeepEqual(f.ProhibitedResponses, contracts.TransferProhibited()) {
+		t.Errorf("the failure's transfer is not the original's: %+v", f)
+	}
 }

@@ -241,26 +241,21 @@ func famMessage(err error) string {
 	return "Cloud9 could not be reached"
 }
 
-// Guidance of the family's refusals and failures.
+// Guidance of the family's refusals and failures (the sentences are
+// contracts', in the original's style).
 func famInvalid(field string, missing ...string) *contracts.FamilyGuidance {
-	g := &contracts.FamilyGuidance{ErrorType: contracts.FamilyValidationError, ActionRequired: contracts.ActionAskCaller,
-		VoiceResponse: "I'm sorry, I'm missing some information to look that up. Could you repeat it for me?",
-		MissingFields: missing, Field: field}
-	return g
+	return contracts.NewFamilyInvalidGuidance(field, missing...)
 }
 
 func famNotFound(what string) *contracts.FamilyGuidance {
-	return &contracts.FamilyGuidance{ErrorType: contracts.FamilyNotFound, ActionRequired: contracts.ActionInformCaller,
-		VoiceResponse: "I couldn't find that " + what + ". Let me double-check the details with you."}
+	return contracts.NewFamilyNotFoundGuidance(what)
 }
 
 func famFailedGuidance(err error) *contracts.FamilyGuidance {
 	if errors.Is(err, errFamBusy) {
-		return &contracts.FamilyGuidance{ErrorType: contracts.FamilyBusy, ActionRequired: contracts.ActionRetryLater,
-			VoiceResponse: "Our scheduling system is busy right now. Let me try that again in a moment."}
+		return contracts.NewFamilyBusyGuidance()
 	}
-	return &contracts.FamilyGuidance{ErrorType: contracts.FamilyCloud9Error, ActionRequired: contracts.ActionTransferToAgent,
-		VoiceResponse: "I'm having trouble reaching our scheduling system. Let me transfer you to someone who can help."}
+	return contracts.NewFamilyFailedGuidance()
 }
 
 // famCheckGUID says what is wrong with a GUID field: missing or malformed.
