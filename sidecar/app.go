@@ -287,6 +287,12 @@ func (m *Main) Close() error {
 			errs = append(errs, fmt.Errorf("http shutdown: %w", err))
 		}
 	}
+	if m.ln != nil {
+		// fasthttp's Shutdown closes the listeners its Serve registered: a
+		// Close right after Run, before the serving goroutine got there,
+		// left this one accepting for good. Closing it ends that Serve.
+		_ = m.ln.Close()
+	}
 	if m.monitor != nil {
 		errs = append(errs, m.monitor.Close())
 	}
