@@ -180,12 +180,17 @@ func (m *Main) startCron(pr *probe) error {
 	}
 	m.sched = sched
 	m.onClose(sched.Stop)
+	watch, err := newDataWatch(m.redis.Client, m.Config.RedisShards, m.Logger, m.registry) // shardlayout.go
+	if err != nil {
+		return err
+	}
 	jobs := []struct {
 		name, spec string
 		job        scheduler.Job
 	}{
 		{"dlq_reconcile", m.Config.DLQReconcile, m.rt.Reconciler()},
 		{"asynq_probe", "@every 30s", pr},
+		{"redis_data_check", "@every 30s", watch},
 	}
 	for _, j := range jobs {
 		if err := sched.Register(j.name, j.spec, j.job); err != nil {

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/flowgate/flowgate/orchestrator/holds"
@@ -243,4 +245,47 @@ func shardsMismatch(n int, was, evidence string) error {
 		"is %d, but this Redis holds data written with REDIS_SHARDS=%s (%s): flowgate would not see its tasks, holds "+
 			"and messages; keep REDIS_SHARDS=%s, or drain them first and delete %s (docs/scale-out.md)",
 		n, was, evidence, was, shardsKey)}
+}
+
+// dataWatch is the redis_data_check cron job: the shard-layout marker,
+// recorded at every start and never deleted by flowgate, is missing only
+// when the Redis lost its data while flowgate ran — a restart without
+// persistence, a failover to a replica that had not caught up, a
+// FLUSHALL. Then every queued booking, task, hold and buffer message
+// written before is gone, and nothing else would say so: /readyz stays
+// green and the queues read empty. One SET NX per run finds it missing
+// and records it again, so one instance logs it once, at error, and
+// counts it in flowgate_redis_data_lost_total.
+type dataWatch struct {
+	rdb    redis.UniversalClient
+	shards int
+	lost   prometheus.Counter
+	log    *slog.Logger
+}
+
+func newDataWatch(rdb redis.UniversalClient, shards int, log *slog.Logger, reg prometheus.Registerer) (*dataWatch, error) {
+	w := &dataWatch{rdb: rdb, shards: shards, log: log, lost: prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "flowgate_redis_data_lost_total",
+		Help: "Times this instance found that Redis had lost flowgate's data while it ran (its shard-layout marker gone).",
+	})}
+	if err := reg.Register(w.lost); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// Run implements scheduler.Job.
+func (w *dataWatch) Run(ctx context.Context) error {
+	set, err := w.rdb.SetNX(ctx, shardsKey, strconv.Itoa(w.shards), 0).Result()
+	if err != nil {
+		return fmt.Errorf("redis data check: %w", err)
+	}
+	if set {
+		w.lost.Inc()
+		w.log.Error("REDIS LOST FLOWGATE'S DATA while it ran: every queued booking, task, hold and buffer message written before is gone "+
+			"(a restart without persistence, a failover to a replica that had not caught up, or a FLUSHALL); "+
+			"turn on appendonly yes (flowgate check), and call back the callers whose bookings were queued",
+			"marker", shardsKey, "recorded_again", strconv.Itoa(w.shards))
+	}
+	return nil
 }

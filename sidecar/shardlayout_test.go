@@ -1,10 +1,16 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"log/slog"
+	"strings"
 	"testing"
+	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/require"
 
 	"github.com/flowgate/flowgate/orchestrator/shard"
@@ -120,4 +126,44 @@ func requireShardsRefused(t *testing.T, err error, mention string) {
 	require.True(t, errors.As(err, &ce), "want a ConfigError, got %v", err)
 	require.Equal(t, "REDIS_SHARDS", ce.Var)
 	require.Contains(t, ce.Error(), mention)
+}
+
+// A Redis that lost flowgate's data while it ran (restarted without
+// persistence; here FLUSHDB) is found by the redis_data_check job: one
+// error line and one count, the marker recorded again, nothing more on
+// the next run; a Redis that kept its data logs nothing. The job runs
+// in the started binary's cron.
+func TestRedisDataLossIsReported(t *testing.T) {
+	ctx := context.Background()
+	db := redistest.New(t)
+	var logs bytes.Buffer
+	reg := prometheus.NewRegistry()
+	w, err := newDataWatch(db.Client, 2, slog.New(slog.NewTextHandler(&logs, nil)), reg)
+	require.NoError(t, err)
+	require.NoError(t, checkShardLayout(ctx, db.Client, 2))
+	require.NoError(t, w.Run(ctx))
+	require.Empty(t, logs.String(), "the data is there")
+
+	require.NoError(t, db.Client.FlushDB(ctx).Err())
+	require.NoError(t, w.Run(ctx))
+	require.Contains(t, logs.String(), `level=ERROR msg="REDIS LOST FLOWGATE'S DATA while it ran`)
+	require.Equal(t, "2", db.Client.Get(ctx, shardsKey).Val(), "recorded again")
+	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(`
+# HELP flowgate_redis_data_lost_total Times this instance found that Redis had lost flowgate's data while it ran (its shard-layout marker gone).
+# TYPE flowgate_redis_data_lost_total counter
+flowgate_redis_data_lost_total 1
+`)))
+	logs.Reset()
+	require.NoError(t, w.Run(ctx))
+	require.Empty(t, logs.String(), "reported once")
+
+	// The started binary runs it in its cron.
+	db2 := redistest.New(t)
+	var mlogs bytes.Buffer
+	m, _ := startMainLogging(t, redisEnv(db2), slog.New(slog.NewTextHandler(&lockedWriter{w: &mlogs}, nil)))
+	require.NoError(t, db2.Client.FlushDB(ctx).Err())
+	ran, err := m.sched.RunNow(ctx, "redis_data_check", time.Time{})
+	require.NoError(t, err)
+	require.True(t, ran)
+	require.Contains(t, mlogs.String(), "REDIS LOST FLOWGATE'S DATA")
 }
