@@ -2,10 +2,12 @@ package main
 
 import (
 	"bytes"
+	"io"
 	"log/slog"
 	"net"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -99,4 +101,25 @@ func TestReadyLineNamesRedisAndCloud9(t *testing.T) {
 	require.Equal(t, "embedded", (&Config{}).redisWhere())
 	require.Contains(t, (&Config{}).cloud9Where(), "sandbox simulator")
 	require.Equal(t, "sentinel mymaster@a:26379,b:26379", (&Config{RedisSentinelAddrs: []string{"a:26379", "b:26379"}, RedisSentinelMaster: "mymaster"}).redisWhere())
+}
+
+// The confirmed slot hold outlasts a queued booking's gap between runs:
+// SLOT_RESERVATION_BOOKED_TTL is raised to the worker's HoldKeepTTL when
+// shorter (a review helper's drill: with 30 s holds and a 30 s backoff
+// cap the hold lapsed, another caller booked the slot, and the queued
+// booking failed), and kept when longer.
+func TestConfirmedHoldOutlastsTheRetryGap(t *testing.T) {
+	for _, c := range []struct {
+		env  map[string]string
+		want time.Duration
+	}{
+		{map[string]string{}, 10*time.Minute + 25*time.Second},
+		{map[string]string{"BOOKING_BACKOFF_BASE": "1s", "BOOKING_BACKOFF_MAX": "30s", "SLOT_RESERVATION_BOOKED_TTL": "30s"}, 4*time.Minute + 25*time.Second + 30*time.Second + time.Minute},
+		{map[string]string{"SLOT_RESERVATION_BOOKED_TTL": "1h"}, time.Hour},
+	} {
+		cfg, err := LoadConfig(envOf(c.env))
+		require.NoError(t, err)
+		m := NewMain(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+		require.Equal(t, c.want, m.confirmTTL(cfg.Booking), "%v", c.env)
+	}
 }

@@ -47,7 +47,23 @@ func (m *Main) newReservations(bc BookingConfig) (*reservation.Store, error) {
 		return nil, err
 	}
 	return reservation.New(nil, reservation.Config{Engine: eng, Location: m.Config.Holds.TimeZone,
-		AppointmentTypeID: bc.AppointmentType, ReserveTTL: bc.ReserveTTL, ConfirmTTL: bc.BookedTTL, Now: m.Now, Logger: m.Logger})
+		AppointmentTypeID: bc.AppointmentType, ReserveTTL: bc.ReserveTTL, ConfirmTTL: m.confirmTTL(bc), Now: m.Now, Logger: m.Logger})
+}
+
+// confirmTTL is how long a confirmed slot hold lasts: SLOT_RESERVATION_BOOKED_TTL,
+// raised to the booking worker's HoldKeepTTL when that is longer. The
+// worker confirms the hold again at each run of a queued booking, so it
+// must outlast the run and the longest backoff after it; with the defaults
+// (300 s, and a 300 s backoff cap) it lapsed between two retries and the
+// slot was offered again.
+func (m *Main) confirmTTL(bc BookingConfig) time.Duration {
+	keep := m.bookingServiceConfig(bc).HoldKeepTTL()
+	if bc.BookedTTL < keep {
+		m.Logger.Debug("SLOT_RESERVATION_BOOKED_TTL raised so a queued booking's hold outlasts its retries",
+			"set", bc.BookedTTL, "kept", keep)
+		return keep
+	}
+	return bc.BookedTTL
 }
 
 // holdsCatalog is the availability catalogue the web face books against

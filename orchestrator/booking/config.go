@@ -262,6 +262,22 @@ func (c Config) RetryHorizon() time.Duration {
 	return h
 }
 
+// HoldKeepTTL is the least a queued booking's slot hold must be kept for
+// at each run's start (the worker's Confirm) so that it lasts to the next
+// run's: the run itself (TaskTimeout), the longest backoff before a retry,
+// and a minute. A hold kept for less lapsed between two retries once the
+// backoff reached its cap (300 s, the default SLOT_RESERVATION_BOOKED_TTL
+// too), and the slot was offered and booked again while the caller had
+// been told a confirmation would follow.
+func (c Config) HoldKeepTTL() time.Duration {
+	c = c.withDefaults()
+	var longest time.Duration
+	for n := range max(c.AsyncMaxAttempts-1, 1) {
+		longest = max(longest, c.Backoff.RetryDelay(n, nil, nil))
+	}
+	return c.TaskTimeout + longest + time.Minute
+}
+
 // MarksDoneTTL is the Done mark's TTL for c: DefaultDoneTTL, or the retry
 // horizon when that is longer, so a retry of a booking made in an earlier
 // attempt answers from its mark rather than from Cloud9's list.

@@ -177,3 +177,13 @@ func TestDoneMarkOutlivesTheRetries(t *testing.T) {
 	short := booking.Config{AsyncMaxAttempts: 2}
 	require.Equal(t, booking.DefaultDoneTTL, short.MarksDoneTTL(), "never under an hour")
 }
+
+// A queued booking's hold, confirmed at each run's start, outlasts the
+// run and the longest backoff after it: with the defaults 4 min 25 s +
+// the 300 s cap + a minute, where the 300 s hold lapsed between retries.
+func TestHoldKeepOutlastsTheRetryGap(t *testing.T) {
+	t.Parallel()
+	require.Equal(t, 10*time.Minute+25*time.Second, booking.Config{}.HoldKeepTTL())
+	fast := booking.Config{Backoff: booking.BackoffPolicy{Base: time.Second, Max: 30 * time.Second}}
+	require.Equal(t, 4*time.Minute+25*time.Second+30*time.Second+time.Minute, fast.HoldKeepTTL())
+}
