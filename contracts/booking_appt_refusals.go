@@ -123,8 +123,8 @@ func NewApptValidation(missing, invalid []string, errMsg string, received map[st
 	if missing == nil {
 		missing = []string{}
 	}
-	if received == nil {
-		received = map[string]any{}
+	if received == nil { // nothing readable: the original's keys, null
+		received = map[string]any{"patientGUID": nil, "scheduleViewGUID": nil, "scheduleColumnGUID": nil}
 	}
 	msg := "Missing required fields: " + strings.Join(missing, ", ")
 	reason := "missing_scheduling_data"
@@ -391,7 +391,9 @@ func NewApptBatch(results []ApptBatchChild, now time.Time) ApptBatchResponse {
 		voice = append(voice, countOf(r.QueuedBookings, "appointment")+verb+
 			" being processed and you will receive confirmation shortly.")
 	case r.FailedBookings == 0 && len(booked) > 0:
-		voice = append(voice, "All appointments are confirmed! "+strings.Join(booked, ". And ")+".")
+		// The original's sentence, without a full stop after the last
+		// child (nodered-guidance.md "Batch").
+		voice = append(voice, "All appointments are confirmed! "+strings.Join(booked, ". And "))
 	case len(booked) > 0:
 		voice = append(voice, strings.Join(booked, ". And ")+" "+isAre(len(booked), "confirmed")+".")
 	}

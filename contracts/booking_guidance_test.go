@@ -389,7 +389,7 @@ func TestBatchVoice(t *testing.T) {
 		want     string
 	}{
 		{[]contracts.ApptBatchChild{ok("Ann Lee", "12/4/2026 11:45:00 AM"), ok("Ben Lee", "12/4/2026 12:25:00 PM")},
-			"All appointments are confirmed! Ann on Friday 12/4/2026 at 11:45:00 AM. And Ben on Friday 12/4/2026 at 12:25:00 PM."},
+			"All appointments are confirmed! Ann on Friday 12/4/2026 at 11:45:00 AM. And Ben on Friday 12/4/2026 at 12:25:00 PM"},
 		{[]contracts.ApptBatchChild{ok("Ann", "12/4/2026 11:45:00 AM"), q("Ben"), q("Cal")},
 			"I was able to book 1 appointment. 2 appointments are being processed and you will receive confirmation shortly."},
 		{[]contracts.ApptBatchChild{q("Ben")},

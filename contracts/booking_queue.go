@@ -56,6 +56,10 @@ func (q QueueStatusQuery) Lookup() bool {
 	return q.OperationID != "" || q.SessionID != "" || q.UUI != ""
 }
 
+// QueueStorageType is queue-status' storageType: "redis", the original's
+// value (flowgate's queue is Asynq's, which lives in Redis too).
+const QueueStorageType = "redis"
+
 // QueueStatusResponse is queue-status' answer. The counts cover every
 // operation; operations is one page, newest first.
 type QueueStatusResponse struct {

@@ -284,7 +284,7 @@ func TestQueueStatusGolden(t *testing.T) {
 				OperationType: contracts.OpSetAppointment, CompletedAt: "2026-01-20T15:30:20.000Z",
 				Result: &contracts.QueueOpResult{AppointmentGUID: apptGUID, PatientGUID: patGUID}},
 		},
-		Page: 1, PageSize: 2, TotalPages: 2, NextCursor: &next, StorageType: "asynq", Scope: contracts.QueueScopeAll})
+		Page: 1, PageSize: 2, TotalPages: 2, NextCursor: &next, StorageType: contracts.QueueStorageType, Scope: contracts.QueueScopeAll})
 }
 
 // A caller without the operator's credentials that names its operation
@@ -297,7 +297,7 @@ func TestQueueStatusLookupGolden(t *testing.T) {
 		PatientName: "Mary Smith", StartTime: "01/20/2026 10:00 AM", OperationType: contracts.OpSetAppointment}
 	contractstest.Golden(t, "booking_queue_status_lookup", contracts.QueueStatusResponse{
 		Total: 1, Pending: 1, Operations: []contracts.QueueOperation{op.WithoutNames()},
-		Page: 1, PageSize: 50, TotalPages: 1, StorageType: "asynq", Scope: contracts.QueueScopeLookup})
+		Page: 1, PageSize: 50, TotalPages: 1, StorageType: contracts.QueueStorageType, Scope: contracts.QueueScopeLookup})
 	if op.ChildName != "Johnny Smith" {
 		t.Fatal("WithoutNames changed its receiver")
 	}
@@ -333,7 +333,7 @@ func TestQueueStatusFailedGolden(t *testing.T) {
 				ErrorType: contracts.BookingErrRateLimit, FailedAt: "2026-01-20T16:05:00.000Z",
 				NextStep: contracts.FailedNextStep(contracts.OpSetAppointment, contracts.BookingErrRateLimit, false)},
 		},
-		Page: 1, PageSize: 50, TotalPages: 1, StorageType: "asynq", Scope: contracts.QueueScopeAll})
+		Page: 1, PageSize: 50, TotalPages: 1, StorageType: contracts.QueueStorageType, Scope: contracts.QueueScopeAll})
 }
 
 // Every failed operation gets a next step for the practice; one whose
@@ -383,7 +383,7 @@ func TestVoiceStartTime(t *testing.T) {
 	sp := contracts.VoiceStartTime("12/01/2026 9:30 AM")
 	r := contracts.NewApptBatch([]contracts.ApptBatchChild{{ChildName: "Johnny Smith", Success: true,
 		StartTime: "12/01/2026 9:30 AM", Day: sp.Day, Date: sp.Date, Time: sp.Time}}, bt0)
-	if want := "All appointments are confirmed! Johnny on Tuesday 12/1/2026 at 9:30:00 AM."; r.LLMGuidance.VoiceResponse != want {
+	if want := "All appointments are confirmed! Johnny on Tuesday 12/1/2026 at 9:30:00 AM"; r.LLMGuidance.VoiceResponse != want {
 		t.Errorf("voice_response %q, want %q", r.LLMGuidance.VoiceResponse, want)
 	}
 	// The example: a single createAppt says the slot the same way.

@@ -142,6 +142,6 @@
 // processing, completed → completed (kept 24 h), archived → failed; the
 // seed's fields plus operationType, result, completedAt, a failed
 // operation's errorType, failedAt and nextStep (what the practice should
-// do), page / pageSize / totalPages / nextCursor and storageType "asynq";
+// do), page / pageSize / totalPages / nextCursor and storageType "redis" (the original's value; the queue is Asynq's, in Redis);
 // newest first.
 package booking

@@ -151,7 +151,7 @@ func (s *Service) QueueStatus(ctx context.Context, q contracts.QueueStatusQuery)
 	if !q.Operator && !q.Lookup() {
 		page, size, _ := pageOf(q)
 		return contracts.QueueStatusResponse{Operations: []contracts.QueueOperation{}, Page: page, PageSize: size,
-			TotalPages: 1, StorageType: "asynq", Scope: contracts.QueueScopeLookup}, nil
+			TotalPages: 1, StorageType: contracts.QueueStorageType, Scope: contracts.QueueScopeLookup}, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.SyncBudget)
 	defer cancel()

@@ -107,7 +107,7 @@ func (w *Worker) Status(ctx context.Context, q contracts.QueueStatusQuery) (cont
 	}
 	page, size, _ := pageOf(q)
 	resp := contracts.QueueStatusResponse{Operations: []contracts.QueueOperation{}, Page: page, PageSize: size,
-		TotalPages: 1, StorageType: "asynq", Scope: contracts.QueueScopeLookup}
+		TotalPages: 1, StorageType: contracts.QueueStorageType, Scope: contracts.QueueScopeLookup}
 	var ops []contracts.QueueOperation
 	switch {
 	case !q.Lookup() && !q.Operator:

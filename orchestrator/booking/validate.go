@@ -242,10 +242,12 @@ func firstNonEmpty(vals ...string) string {
 
 // receivedParams is `_debug.received_params` of a VALIDATION_ERROR: the
 // request's scheduling fields; tokens and the note only as "present".
+// The GUIDs not sent are null, as in the original.
 func receivedParams(r contracts.CreateApptRequest) map[string]any {
 	m := map[string]any{
-		"patientGUID": r.PatientGUID, "startTime": r.StartTime, "scheduleViewGUID": r.ScheduleViewGUID,
-		"scheduleColumnGUID": r.ScheduleColumnGUID, "appointmentTypeGUID": r.AppointmentTypeGUID,
+		"patientGUID": contracts.NullString(r.PatientGUID), "startTime": r.StartTime,
+		"scheduleViewGUID":   contracts.NullString(r.ScheduleViewGUID),
+		"scheduleColumnGUID": contracts.NullString(r.ScheduleColumnGUID), "appointmentTypeGUID": r.AppointmentTypeGUID,
 		"minutes": int(r.Minutes), "childName": r.ChildName, "uui": r.UUI, "sessionId": r.SessionID,
 		"hasBookingAuthToken": r.BookingAuthToken != "", "hasBookingToken": r.BookingToken != "", "hasNote": r.Note != "",
 	}

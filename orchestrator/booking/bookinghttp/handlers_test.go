@@ -108,7 +108,7 @@ func queueWithNames(e *bt.Env) {
 		Operations: []contracts.QueueOperation{{ID: "op-1705764600000-abc123", Status: contracts.OpPending, Attempts: 3,
 			MaxAttempts: 10, CreatedAt: "2026-01-20T15:31:00.000Z", NextRetryAt: &at, LastError: &lastErr,
 			ChildName: "Johnny Smith", StartTime: "01/20/2026 10:00 AM", OperationType: contracts.OpSetAppointment}},
-		Page: 1, PageSize: 2, TotalPages: 2, NextCursor: &next, StorageType: "asynq", Scope: contracts.QueueScopeAll}
+		Page: 1, PageSize: 2, TotalPages: 2, NextCursor: &next, StorageType: contracts.QueueStorageType, Scope: contracts.QueueScopeAll}
 }
 
 func slot(startTime, endTime string) contracts.ApptSlot {
