@@ -61,7 +61,9 @@ var opGuidance = map[string]contracts.OperationGuidance{
 }
 
 // OperationStatus answers the operation status endpoint: one queued
-// operation's status, attempts, last error and result.
+// operation's status, attempts, last error and result — without the
+// patient's and the child's names, as queue-status answers a caller
+// without the operator's credentials.
 func (f *Family) OperationStatus(ctx context.Context, operationID string) Answer {
 	if !operationIDRE.MatchString(operationID) {
 		text := "operationId is required"
@@ -87,6 +89,9 @@ func (f *Family) OperationStatus(ctx context.Context, operationID string) Answer
 			LLMGuidance: &contracts.OperationGuidance{CurrentState: "UNKNOWN", ActionRequired: contracts.ActionTransferToAgent,
 				VoiceResponse: "I can't find that request. Let me transfer you to someone who can check."}})
 	}
+	// The endpoint has no operator credentials (the original never built
+	// it): like queue-status for a caller without them, it shows no names.
+	op = op.WithoutNames()
 	g := opGuidance[op.Status]
 	return ok(contracts.OperationStatusResponse{Success: true, Found: true, OperationID: operationID, Status: op.Status,
 		OperationType: op.OperationType, Attempts: op.Attempts, MaxAttempts: op.MaxAttempts, LastError: op.LastError,

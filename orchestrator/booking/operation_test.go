@@ -31,6 +31,20 @@ func TestOperationStatusFollowsTheQueuedBooking(t *testing.T) {
 	require.Equal(t, contracts.OpSetAppointment, op.OperationType)
 	require.NotNil(t, op.NextRetryAt)
 
+	// The status endpoint answers anyone with the operationId: no names,
+	// as queue-status for a caller without the operator's credentials.
+	require.NotEmpty(t, op.ChildName, "the queue knows the child")
+	fam, err := booking.NewFamily(booking.FamilyDeps{Cloud9: familytest.New(t, cloud9sim.Config{}).Client, Operations: a.w},
+		booking.FamilyConfig{Logger: bt.Discard()})
+	require.NoError(t, err)
+	st := body[contracts.OperationStatusResponse](t, fam.OperationStatus(ctx, q.OperationID))
+	require.NotNil(t, st.Operation)
+	require.Empty(t, st.Operation.ChildName)
+	require.Empty(t, st.Operation.PatientName)
+	raw, err := json.Marshal(st)
+	require.NoError(t, err)
+	require.NotContains(t, string(raw), op.ChildName)
+
 	a.start(t)
 	a.waitOp(t, q.OperationID, contracts.OpCompleted)
 	op, found, err = a.w.Operation(ctx, q.OperationID)
