@@ -31,7 +31,8 @@ func opsNodeRed() []Op {
 		{Method: http.MethodPost, Path: BasePath + "/getGroupedApptSlots", Tag: tag, Summary: "Consecutive slots for siblings and a booking plan",
 			Request: []any{contracts.GetGroupedApptSlotsRequest{}}, Responses: []Resp{
 				{Status: s200, Desc: "groups, or none with the transfer guidance", Body: []any{contracts.GroupedSlotsResponse{}}},
-				{Status: s400, Desc: "unreadable body", Body: errBody}}},
+				{Status: s400, Desc: "unreadable body", Body: errBody},
+				{Status: s500, Desc: "Cloud9 could not be read: the transfer guidance, as the original answered", Body: []any{contracts.GroupedSlotsResponse{}}}}},
 		{Method: http.MethodGet, Path: BasePath + "/queue-status", Tag: tag,
 			Summary: "The async booking queue (the monitoring credentials), or the caller's own operations, paginated",
 			Description: "With the monitoring credentials (basic auth, as /monitoring) and no lookup key: every operation, " +
