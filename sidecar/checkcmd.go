@@ -160,15 +160,13 @@ func checkClusterReplicas(ctx context.Context, cc *redis.ClusterClient, want int
 	var mu sync.Mutex
 	fewest, where := -1, ""
 	err := cc.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error {
-		info, err := c.Info(ctx, "replication").Result()
+		field, err := redisInfo(ctx, c)
 		if err != nil {
 			return fmt.Errorf("%s: %w", c.Options().Addr, err)
 		}
-		n := -1
-		for _, line := range strings.Split(info, "\n") {
-			if v, ok := strings.CutPrefix(strings.TrimSpace(line), "connected_slaves:"); ok {
-				n, _ = strconv.Atoi(v)
-			}
+		n, err := strconv.Atoi(field("connected_slaves"))
+		if err != nil {
+			return fmt.Errorf("%s: connected_slaves %q", c.Options().Addr, field("connected_slaves"))
 		}
 		mu.Lock()
 		defer mu.Unlock()
@@ -178,8 +176,10 @@ func checkClusterReplicas(ctx context.Context, cc *redis.ClusterClient, want int
 		return nil
 	})
 	switch {
-	case err != nil || fewest < 0:
+	case err != nil:
 		add("redis replicas", checkWarn, "could not read every master's replicas (%v): cannot tell whether REDIS_MIN_REPLICAS_ACK=%d can be met", err, want)
+	case fewest < 0:
+		add("redis replicas", checkWarn, "the cluster named no master: cannot tell whether REDIS_MIN_REPLICAS_ACK=%d can be met", want)
 	case fewest < want:
 		add("redis replicas", checkFail, "REDIS_MIN_REPLICAS_ACK=%d but master %s has %d connected replica(s): every write to its slots would answer 503 not_replicated", want, where, fewest)
 	default:
