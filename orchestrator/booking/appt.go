@@ -69,9 +69,9 @@ func (s *Service) CreateAppt(ctx context.Context, req contracts.CreateApptReques
 		s.count("createAppt", "auth_rejected")
 		return ok(*rej)
 	}
-	b, bad := s.resolve(rctx, patientGUID, slotFields{bookingToken: req.BookingToken, startTime: req.StartTime,
-		view: req.ScheduleViewGUID, column: req.ScheduleColumnGUID, apptType: req.AppointmentTypeGUID,
-		minutes: int(req.Minutes), knownChair: true}, req.ChildName, req.Note, holder(req.SessionID, req.UUI))
+	f := slotFields{bookingToken: req.BookingToken, startTime: req.StartTime, view: req.ScheduleViewGUID,
+		column: req.ScheduleColumnGUID, apptType: req.AppointmentTypeGUID, minutes: int(req.Minutes), knownChair: true}
+	b, bad := s.resolve(rctx, patientGUID, f, req.ChildName, req.Note, holder(req.SessionID, req.UUI))
 	b.fromCall(req.SessionID, req.UUI)
 	if bad != nil {
 		s.count("createAppt", "validation_error")
@@ -83,6 +83,11 @@ func (s *Service) CreateAppt(ctx context.Context, req contracts.CreateApptReques
 	}
 	b.AuthMethod = method
 	b.withCaller(sess)
+	if f.raw() { // raw slot fields name an offered slot, or nothing is reserved or sent (offer.go)
+		if o, fine := s.refuseUnoffered(ctx, &b, f.minutes > 0, rb); !fine {
+			return ok(s.render(b, o))
+		}
+	}
 	o := s.bookInCall(ctx, b, now.Add(s.cfg.callBudget()), rb)
 	return ok(s.render(b, o))
 }

@@ -55,9 +55,9 @@ func (s *Service) createBatch(ctx context.Context, req contracts.CreateApptReque
 	seen := map[string]bool{} // slot keys named by earlier children
 	for _, c := range req.Children {
 		guid := firstNonEmpty(c.PatientGUID, primary)
-		b, bad := s.resolve(rctx, guid, slotFields{bookingToken: c.BookingToken, startTime: c.StartTime, view: c.ScheduleViewGUID,
-			column: c.ScheduleColumnGUID, apptType: c.AppointmentTypeGUID, minutes: int(c.Minutes), knownChair: true},
-			c.ChildName, c.Note, holder(req.SessionID, req.UUI))
+		f := slotFields{bookingToken: c.BookingToken, startTime: c.StartTime, view: c.ScheduleViewGUID,
+			column: c.ScheduleColumnGUID, apptType: c.AppointmentTypeGUID, minutes: int(c.Minutes), knownChair: true}
+		b, bad := s.resolve(rctx, guid, f, c.ChildName, c.Note, holder(req.SessionID, req.UUI))
 		b.fromCall(req.SessionID, req.UUI)
 		res := batchChild(b)
 		switch {
@@ -75,6 +75,12 @@ func (s *Service) createBatch(ctx context.Context, req contracts.CreateApptReque
 			b.AuthMethod = method
 			b.withCaller(sess)
 			seen[slotKey(b.StartTime, b.ScheduleColumnGUID)] = true
+			if f.raw() { // as a single createAppt (offer.go)
+				if o, fine := s.refuseUnoffered(ctx, &b, f.minutes > 0, rb); !fine {
+					s.fillBatchChild(&res, o)
+					break
+				}
+			}
 			s.fillBatchChild(&res, s.bookInCall(ctx, b, deadline, rb))
 		}
 		results = append(results, res)

@@ -71,9 +71,12 @@ type consultRun struct {
 	start  time.Time
 	holder string // reservation holder and the patients' call identity
 	books  []booking
-	pol    *syncPolicy
-	resp   contracts.ConsultationResponse
-	task   ConsultationTask // the background part, when not empty
+	// refused are the children named by raw fields whose slot the slot
+	// source does not offer (checkSlots, offer.go).
+	refused []offerState
+	pol     *syncPolicy
+	resp    contracts.ConsultationResponse
+	task    ConsultationTask // the background part, when not empty
 }
 
 // bookConsultation (docs/reference/nodered-endpoints.md §1.3): parent, children and their
@@ -117,7 +120,12 @@ func (s *Service) BookConsultation(ctx context.Context, req contracts.BookConsul
 		Parent: contracts.ConsultParent{FirstName: req.ParentFirstName, LastName: req.ParentLastName}}
 	r.task = ConsultationTask{OperationID: NewOperationID("op-consult", now), CreatedAt: now.UTC(), SessionID: r.holder,
 		LocationGUID: s.cfg.LocationGUID}
-	if r.parent(ctx) {
+	switch {
+	case r.allRefused(): // nothing can be booked: nothing is sent
+		for i := range req.Children {
+			r.notOffered(i)
+		}
+	case r.parent(ctx):
 		for i := range req.Children {
 			r.child(ctx, i)
 		}
@@ -188,7 +196,7 @@ func (r *consultRun) validate(ctx context.Context) *contracts.ConsultValidationR
 		r.books = append(r.books, b)
 	}
 	if len(invalid) == 0 {
-		invalid = r.unknownSlots(rctx)
+		invalid = r.checkSlots(rctx)
 	}
 	if len(invalid) > 0 {
 		v := contracts.NewConsultValidation(nil, invalid, "", now)
@@ -197,45 +205,101 @@ func (r *consultRun) validate(ctx context.Context) *contracts.ConsultValidationR
 	return nil
 }
 
-// unknownSlots names the children whose view, column or appointment type
-// GUID no offered slot of their days has, asking the slot source once for
-// the days from the first child's to the last's. A slot source that cannot
-// answer (or offers nothing there) refuses nothing (fail open: Cloud9
-// still decides).
-func (r *consultRun) unknownSlots(ctx context.Context) []string {
+// checkSlots asks the slot source once, for the days from the first
+// child's to the last's, and names the children whose view, column or
+// appointment type GUID no offered slot of their days has (validation
+// errors). It records in r.refused the children named by raw fields whose
+// slot is not offered, or could not be checked (offer.go: refused unless
+// this call already booked it; answered per child as SLOT_NOT_AVAILABLE).
+// The GUID check fails open: a slot source that cannot answer (or offers
+// nothing there) refuses no GUID.
+func (r *consultRun) checkSlots(ctx context.Context) []string {
+	r.refused = make([]offerState, len(r.books))
 	if r.s.d.Slots == nil || len(r.books) == 0 {
 		return nil
 	}
-	var first, last time.Time
-	for i, b := range r.books {
-		t, _ := contracts.ParseStartTime(b.StartTime)
-		day := t.Truncate(24 * time.Hour)
-		if i == 0 || day.Before(first) {
-			first = day
-		}
-		if i == 0 || day.After(last) {
-			last = day
-		}
-	}
-	res, err := r.s.d.Slots.Slots(ctx, SlotQuery{StartDate: first.Format("01/02/2006"),
-		EndDate: last.AddDate(0, 0, 1).Format("01/02/2006"), SessionID: r.holder})
+	res, err := r.s.d.Slots.Slots(ctx, offerQuery(r.books, r.holder))
 	if err != nil {
-		r.s.log.Warn("bookConsultation: slots unavailable; not checking the children's slots", "err", err)
-		return nil
+		r.s.log.Warn("bookConsultation: slots unavailable; children named by raw fields are refused", "err", err)
 	}
 	var invalid []string
-	for i, b := range r.books {
-		if f := unknownGUID(b, res.Slots); f != "" {
-			invalid = append(invalid, fmt.Sprintf("children[%d].%s", i, f))
+	for i := range r.books {
+		b := &r.books[i]
+		if err == nil {
+			if f := unknownGUID(*b, res.Slots); f != "" {
+				invalid = append(invalid, fmt.Sprintf("children[%d].%s", i, f))
+			}
+		}
+		c := r.req.Children[i]
+		if c.BookingToken != "" {
+			continue
+		}
+		if list := r.s.found(ctx, *b); list != nil {
+			if !fitOffer(b, list, c.Minutes != 0) {
+				r.refused[i] = slotNotOffered
+			}
+			continue
+		}
+		switch list, cerr := r.s.candidates(ctx, *b, res.Slots, err); {
+		case cerr != nil:
+			r.refused[i] = slotUnchecked
+		case !fitOffer(b, list, c.Minutes != 0):
+			r.refused[i] = slotNotOffered
 		}
 	}
-	return invalid
+	if len(invalid) > 0 {
+		return invalid
+	}
+	for i := range r.books {
+		if r.refused[i] != slotOffered && r.bookedHere(ctx, i) {
+			r.refused[i] = slotOffered
+		}
+	}
+	return nil
+}
+
+// bookedHere reports whether this call already booked child i on its slot
+// (the child's patient and appointment Done marks): the same call
+// repeated is answered from the marks.
+func (r *consultRun) bookedHere(ctx context.Context, i int) bool {
+	c := r.req.Children[i]
+	rec, done, err := r.s.d.Marks.Completed(ctx, patientKey(r.holder, PatientTask{FirstName: c.FirstName, LastName: c.LastName,
+		BirthDate: normDate(c.DOB), IsChild: true}))
+	if err != nil || !done || rec.PatientGUID == "" {
+		return false
+	}
+	_, done, err = r.s.d.Marks.Completed(ctx, IdentityKey(rec.PatientGUID, r.books[i].StartTime, r.books[i].ScheduleColumnGUID))
+	return err == nil && done
+}
+
+// notOffered answers child i whose slot is not offered: SLOT_NOT_AVAILABLE
+// with the slot-conflict advice, as a slot Cloud9 refused; no hold, no
+// patient, no appointment.
+func (r *consultRun) notOffered(i int) {
+	res := &r.resp.Children[i]
+	res.FirstName, res.LastName, res.Appointment.StartTime = r.req.Children[i].FirstName, r.req.Children[i].LastName, r.books[i].StartTime
+	res.ErrorType = contracts.BookingErrSlotNotAvailable
+	res.Error = contracts.FailedMessage(contracts.BookingErrSlotNotAvailable, "")
+	res.LLMGuidance = contracts.NewSlotConflictAdvice("", res.FirstName)
+	r.s.log.Info("bookConsultation: child's slot not offered; not booked", "child", i, "start", r.books[i].StartTime,
+		"column", r.books[i].ScheduleColumnGUID, "minutes", r.books[i].Minutes, "unchecked", r.refused[i] == slotUnchecked)
+}
+
+// allRefused: no child's slot is offered (then not even the parent is
+// made).
+func (r *consultRun) allRefused() bool {
+	for _, st := range r.refused {
+		if st == slotOffered {
+			return false
+		}
+	}
+	return len(r.refused) > 0
 }
 
 // unknownGUID names the first GUID field of b that no offered slot of list
-// has ("" when all are known). The time itself is not checked: a slot
-// taken since it was offered has left the list, and is a slot conflict for
-// Cloud9 to answer, not bad input.
+// has ("" when all are known). The time is not checked here: a slot taken
+// since it was offered has left the list, which is a slot conflict answered
+// per child (checkSlots, offer.go), not bad input.
 func unknownGUID(b booking, list []contracts.ApptSlot) string {
 	if len(list) == 0 {
 		return ""
@@ -333,6 +397,10 @@ func (r *consultRun) childPatient(i int) ConsultPatient {
 // child runs child i: hold its slot, its patient step, its appointment.
 func (r *consultRun) child(ctx context.Context, i int) {
 	s, b := r.s, r.books[i]
+	if r.refused[i] != slotOffered {
+		r.notOffered(i)
+		return
+	}
 	res := &r.resp.Children[i]
 	res.FirstName, res.LastName, res.Appointment.StartTime = r.req.Children[i].FirstName, r.req.Children[i].LastName, b.StartTime
 	if !s.fits(0, r.pol.deadline) { // the budget is spent: the task does the rest, no more Redis work here
@@ -382,6 +450,10 @@ func (r *consultRun) hold(ctx context.Context, i int) bool {
 
 // queueChild hands child i to the consultation task.
 func (r *consultRun) queueChild(ctx context.Context, i int) {
+	if r.refused[i] != slotOffered {
+		r.notOffered(i)
+		return
+	}
 	b := r.books[i]
 	res := &r.resp.Children[i]
 	res.FirstName, res.LastName, res.Appointment.StartTime = r.req.Children[i].FirstName, r.req.Children[i].LastName, b.StartTime

@@ -220,3 +220,36 @@ func deadClient(t *testing.T) *redis.Client {
 	t.Cleanup(func() { _ = c.Close() })
 	return c
 }
+
+// FindSlot answers a raw-field booking's slot as a bookingToken's decode
+// would: a cached slot with its length, found by view, column and start
+// (any spelling of the time); a slot not cached is not found; a cache
+// that cannot answer says so (the booking service then searches).
+func TestBookingTokensFindSlot(t *testing.T) {
+	e := setup(t)
+	ctx := context.Background()
+	src := bookingdeps.SlotSource{Cloud9: e.client, Cache: e.cache, LocationGUID: cloud9sim.DefaultLocationGUID}
+	res, err := src.Slots(ctx, booking.SlotQuery{StartDate: tomorrow()})
+	require.NoError(t, err)
+	s := res.Slots[0]
+	codec := bookingdeps.BookingTokens{Cache: e.cache}
+	st, err := slots.ParseTime(s.StartTime)
+	require.NoError(t, err)
+	ref, found, err := codec.FindSlot(ctx, booking.SlotRef{StartTime: st.Format("01/02/2006 03:04 PM"),
+		ScheduleViewGUID: s.ScheduleViewGUID, ScheduleColumnGUID: s.ScheduleColumnGUID})
+	require.NoError(t, err)
+	require.True(t, found)
+	require.Equal(t, 45, ref.Minutes)
+	require.Equal(t, s.StartTime, ref.StartTime)
+
+	_, found, err = codec.FindSlot(ctx, booking.SlotRef{StartTime: st.Add(15 * time.Minute).Format("01/02/2006 03:04 PM"),
+		ScheduleViewGUID: s.ScheduleViewGUID, ScheduleColumnGUID: s.ScheduleColumnGUID})
+	require.NoError(t, err)
+	require.False(t, found, "off the grid")
+
+	down, err := slots.NewCache(deadClient(t), slots.CacheConfig{KeyPrefix: "test"})
+	require.NoError(t, err)
+	_, found, err = bookingdeps.BookingTokens{Cache: down}.FindSlot(ctx, ref)
+	require.Error(t, err)
+	require.False(t, found)
+}

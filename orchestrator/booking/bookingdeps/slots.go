@@ -62,6 +62,27 @@ func (b BookingTokens) Decode(ctx context.Context, token string) (booking.SlotRe
 	return ref, nil
 }
 
+// FindSlot implements booking.SlotFinder: the slot at r's view, column
+// and start in the slot cache's registry — a slot of a cached list, or one
+// booked here lately (slots.Cache.Booked) — with its length; the rule a
+// bookingToken's decode applies, for a booking named by raw fields.
+func (b BookingTokens) FindSlot(ctx context.Context, r booking.SlotRef) (booking.SlotRef, bool, error) {
+	if b.Cache == nil {
+		return booking.SlotRef{}, false, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, decodeCheckTimeout)
+	defer cancel()
+	sl, found, err := b.Cache.Find(ctx, slots.TokenSlot{StartTime: r.StartTime, ScheduleViewGUID: r.ScheduleViewGUID,
+		ScheduleColumnGUID: r.ScheduleColumnGUID})
+	if err != nil || !found {
+		return booking.SlotRef{}, false, err
+	}
+	return booking.SlotRef{StartTime: sl.StartTime, ScheduleViewGUID: sl.ScheduleViewGUID, ScheduleColumnGUID: sl.ScheduleColumnGUID,
+		AppointmentTypeGUID: sl.AppointmentTypeGUID, Minutes: sl.Minutes}, true, nil
+}
+
+var _ booking.SlotFinder = BookingTokens{}
+
 // decodeCheckTimeout bounds Decode's slot-cache check (within the
 // caller's own deadline); past it the token is accepted unchecked.
 const decodeCheckTimeout = 2 * time.Second

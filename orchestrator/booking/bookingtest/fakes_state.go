@@ -454,3 +454,30 @@ func (e *Events) All() []contracts.BookingCompletedEvent {
 	defer e.mu.Unlock()
 	return append([]contracts.BookingCompletedEvent(nil), e.evs...)
 }
+
+// OffersAt implements booking.SlotOffers: the listed slots on column
+// starting at startTime. With List empty (and no Err) every time is
+// offered, as a slot of slots' default length (45 min), so the tests that
+// do not exercise the offer check book any time they name; a test of the
+// check sets List.
+func (s *Slots) OffersAt(_ context.Context, column, startTime, _ string) ([]contracts.ApptSlot, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.Err != nil {
+		return nil, s.Err
+	}
+	if len(s.List) == 0 {
+		return []contracts.ApptSlot{{StartTime: startTime, ScheduleColumnGUID: column, Minutes: "45"}}, nil
+	}
+	start, ok := contracts.ParseStartTime(startTime)
+	var out []contracts.ApptSlot
+	for _, sl := range s.List {
+		t, tok := contracts.ParseStartTime(sl.StartTime)
+		if ok && tok && t.Equal(start) && strings.EqualFold(sl.ScheduleColumnGUID, column) {
+			out = append(out, sl)
+		}
+	}
+	return out, nil
+}
+
+var _ booking.SlotOffers = (*Slots)(nil)
