@@ -429,16 +429,17 @@ func apptVariants(t *testing.T, p *parityEnv, patient, token string, offered []a
 	require.Equal(t, "CLOUD9_ERROR", obj(t, body)["_debug"].(map[string]any)["error_type"], "%s", body)
 	require.Equal(t, "INVALID_APPT_TYPE", obj(t, body)["_debug"].(map[string]any)["flowgate_error_type"], "%s", body)
 
-	// A slot Cloud9 cannot schedule (after hours): the original's
-	// classifier names the text CLOUD9_ERROR and answers this shape with a
-	// transfer; flowgate answers the same shape and error_type, its class
-	// SLOT_NOT_AVAILABLE in flowgate_error_type, with the slot guidance.
+	// A slot no one offered (after hours): the original sent it to Cloud9,
+	// whose refusal its classifier named CLOUD9_ERROR, with a transfer;
+	// flowgate refuses a raw slot it does not offer before Cloud9 is asked
+	// (a raw booking overlapping a held slot was a double booking,
+	// docs/booking.md "Raw slot fields"), in the same shape, under its own
+	// name SLOT_NOT_AVAILABLE, with the slot guidance (docs/differences.md).
 	late := with(slot(7), "childName", "Jed Smith")
 	late["startTime"] = strings.Fields(late["startTime"].(string))[0] + " 11:00 PM"
 	st, body = p.post(t, "/createAppt", late)
 	add("slot cannot be scheduled", []int{11, 12}, st, body)
-	require.Equal(t, "CLOUD9_ERROR", obj(t, body)["_debug"].(map[string]any)["error_type"], "%s", body)
-	require.Equal(t, "SLOT_NOT_AVAILABLE", obj(t, body)["_debug"].(map[string]any)["flowgate_error_type"], "%s", body)
+	require.Equal(t, "SLOT_NOT_AVAILABLE", obj(t, body)["_debug"].(map[string]any)["error_type"], "%s", body)
 	require.Equal(t, "offer_alternative_slot", obj(t, body)["llm_guidance"].(map[string]any)["action_required"], "%s", body)
 	return out
 }

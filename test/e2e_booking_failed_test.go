@@ -8,13 +8,14 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/flowgate/flowgate/contracts"
+	"github.com/flowgate/flowgate/orchestrator/cloud9"
+	"github.com/flowgate/flowgate/orchestrator/cloud9/cloud9sim"
 	"github.com/flowgate/flowgate/orchestrator/hmacsig"
 	"github.com/flowgate/flowgate/test/redistest"
 )
@@ -22,9 +23,10 @@ import (
 // TestBookingCloud9RefusalsOverHTTP: the binary against the simulator.
 //
 // A definite Cloud9 refusal on the sync path is answered in the call as the
-// original answers it — a slot Cloud9 cannot schedule gets the slot
-// guidance (SLOT_NOT_AVAILABLE, offer_alternative_slot), a date in the past
-// CLOUD9_ERROR with transfer_to_agent — and nothing is queued.
+// original answers it — an offered slot Cloud9 refuses as taken gets the
+// slot guidance (SLOT_NOT_AVAILABLE, offer_alternative_slot), an
+// appointment type it does not book online CLOUD9_ERROR with
+// transfer_to_agent — and nothing is queued.
 //
 // A queued booking Cloud9 refuses for good is not silent: booking_failed
 // on Redis channel flowgate:booking:events and a signed POST to
@@ -54,43 +56,45 @@ func TestBookingCloud9RefusalsOverHTTP(t *testing.T) {
 		PhoneNumber: "412-555-0199", UUI: "call-refused"})
 	require.Equal(t, http.StatusOK, status, string(raw))
 	pat := strictDecode[contracts.PatientCreatedResponse](t, raw)
-	slot := c.slots("call-refused", 1)[0]
-	day := strings.Fields(slot.StartTime)[0]
-	lateAt := func(s contracts.ApptSlot, at string) contracts.ApptSlot { // after hours: Cloud9 cannot schedule it
-		s.StartTime = day + " " + at
-		return s
-	}
+	offered := c.slots("call-refused", 1)
+	require.GreaterOrEqual(t, len(offered), 3)
+	slot, other, late := offered[0], offered[1], offered[2]
 
-	// In the call: slot guidance for a slot Cloud9 cannot schedule.
+	// In the call: slot guidance for a slot Cloud9 refuses — one it offered
+	// and then booked for someone else (flowgate books raw slots only among
+	// those offered, so Cloud9's refusal is of a slot taken meanwhile).
+	takeInSim(t, sim, pat.PatientGUID, slot)
 	time.Sleep(1100 * time.Millisecond) // flowgate's SetPatient spacing is not SetAppointment's, but stay clear of both
-	raw, et := c.appt(apptReq(pat.PatientGUID, pat.BookingAuthToken, lateAt(slot, "11:00 PM"), "Ann Family", "call-refused"))
+	raw, et := c.appt(apptReq(pat.PatientGUID, pat.BookingAuthToken, slot, "Ann Family", "call-refused"))
 	require.Equal(t, contracts.BookingErrCloud9, et, "the original's name for Cloud9's text: %s", truncate(raw))
 	failed := strictDecode[contracts.ApptFailedResponse](t, raw)
 	require.Equal(t, contracts.BookingErrSlotNotAvailable, failed.Debug.FlowgateErrorType)
 	require.Equal(t, contracts.ActionOfferAlternativeSlot, failed.LLMGuidance.ActionRequired)
-	require.Equal(t, "Error: This appointment cannot be scheduled in the specified time slot.", failed.Message)
+	require.Equal(t, cloud9sim.ResultSlotTaken, failed.Message)
 	require.Equal(t, 1, failed.Debug.Attempts)
 
-	// In the call: CLOUD9_ERROR and a transfer for a date Cloud9 refuses.
+	// In the call: CLOUD9_ERROR and a transfer for an appointment type
+	// Cloud9 does not book online.
 	time.Sleep(1100 * time.Millisecond)
-	past := slot
-	past.StartTime = "01/05/2021 10:00 AM"
-	raw, et = c.appt(apptReq(pat.PatientGUID, pat.BookingAuthToken, past, "Ann Family", "call-refused"))
+	adjust := other
+	adjust.AppointmentTypeGUID = cloud9sim.AdjustmentTypeGUID
+	raw, et = c.appt(apptReq(pat.PatientGUID, pat.BookingAuthToken, adjust, "Ann Family", "call-refused"))
 	require.Equal(t, contracts.BookingErrCloud9, et, truncate(raw))
 	failed = strictDecode[contracts.ApptFailedResponse](t, raw)
 	require.Equal(t, contracts.ActionTransferToAgent, failed.LLMGuidance.ActionRequired)
-	require.Equal(t, "Error: Appointments cannot be scheduled in the past.", failed.Message)
+	require.Equal(t, cloud9sim.ResultNoApptType, failed.Message)
 	require.Zero(t, c.queueStatus().Total, "a definite refusal is never queued")
-	require.Equal(t, 2, sim.state().Calls["SetAppointment"])
+	require.Equal(t, 3, sim.state().Calls["SetAppointment"], "the one made aside and the two refused")
 
 	// Queued (the limiter's next turn is beyond the sync budget), then
 	// refused by Cloud9 in the background: failed for good at once.
-	q := c.queued(apptReq(pat.PatientGUID, pat.BookingAuthToken, lateAt(slot, "10:30 PM"), "Ben Family", "call-refused"),
+	takeInSim(t, sim, pat.PatientGUID, late)
+	q := c.queued(apptReq(pat.PatientGUID, pat.BookingAuthToken, late, "Ben Family", "call-refused"),
 		contracts.BookingErrRateLimitedQueued)
 	require.Equal(t, contracts.QueueReasonLimiterWait, q.Debug.QueueReason)
 
 	op, all := c.waitOp(q.OperationID, contracts.OpFailed, 20*time.Second)
-	const reason = "SLOT_NOT_AVAILABLE: Error: This appointment cannot be scheduled in the specified time slot."
+	const reason = "SLOT_NOT_AVAILABLE: " + cloud9sim.ResultSlotTaken
 	next := contracts.FailedNextStep(contracts.OpSetAppointment, contracts.BookingErrSlotNotAvailable, false)
 	require.Equal(t, 1, all.Failed)
 	require.Equal(t, 1, op.Attempts, "a refusal no retry changes is not retried")
@@ -102,7 +106,7 @@ func TestBookingCloud9RefusalsOverHTTP(t *testing.T) {
 
 	want := contracts.BookingCompletedEvent{Event: contracts.EventBookingFailed, OperationID: q.OperationID,
 		OperationType: contracts.OpSetAppointment, PatientGUID: pat.PatientGUID, PatientName: "Fay Family",
-		ChildName: "Ben Family", StartTime: day + " 10:30 PM", PhoneNumber: "412-555-0199", Attempts: 1,
+		ChildName: "Ben Family", StartTime: late.StartTime, PhoneNumber: "412-555-0199", Attempts: 1,
 		CompletedAt: op.FailedAt, FailedAt: op.FailedAt, ErrorType: contracts.BookingErrSlotNotAvailable,
 		Reason: reason, NextStep: next}
 
@@ -136,8 +140,22 @@ func TestBookingCloud9RefusalsOverHTTP(t *testing.T) {
 		`flowgate_booking_failed_total{class="SLOT_NOT_AVAILABLE",operation="SetAppointment"}`: 1,
 	})
 	require.Zero(t, metricOf(t, p, `flowgate_booking_completed_total{operation="SetAppointment"}`))
-	require.Empty(t, sim.state().Appointments, "nothing was booked")
-	require.Equal(t, 3, sim.state().Calls["SetAppointment"])
+	require.Len(t, sim.state().Appointments, 2, "only the two made aside")
+	require.Equal(t, 5, sim.state().Calls["SetAppointment"])
+}
+
+// takeInSim books slot s in the simulator directly, as another Cloud9
+// client would: flowgate offered it, and Cloud9 now refuses it.
+func takeInSim(t *testing.T, sim *simProc, patientGUID string, s contracts.ApptSlot) {
+	t.Helper()
+	c9, err := cloud9.New(cloud9.Config{Endpoint: sim.URL, ClientID: "e2e-client", Username: "e2e-user", Password: "e2e-password",
+		VendorUsername: "elsewhere"})
+	require.NoError(t, err)
+	defer c9.Close()
+	_, _, err = c9.SetAppointment(context.Background(), cloud9.AppointmentInput{PatientGUID: patientGUID, StartTime: s.StartTime,
+		ScheduleViewGUID: s.ScheduleViewGUID, ScheduleColumnGUID: s.ScheduleColumnGUID, AppointmentTypeGUID: s.AppointmentTypeGUID,
+		Minutes: s.MinutesInt()})
+	require.NoError(t, err)
 }
 
 // eventsHook is a BOOKING_EVENTS_WEBHOOK receiver.
