@@ -152,7 +152,7 @@ const maxNumberExponent = 64
 // other number as it was sent. ok is false when raw is not a JSON number.
 func NumberText(raw []byte) (string, bool) {
 	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || !(raw[0] == '-' || (raw[0] >= '0' && raw[0] <= '9')) {
+	if len(raw) == 0 || (raw[0] != '-' && (raw[0] < '0' || raw[0] > '9')) {
 		return "", false
 	}
 	var n json.Number

@@ -32,14 +32,6 @@ var envRequired = []struct {
 	{"MONITORING_PASSWORD", func() (string, error) { return randomHex(16) }},
 }
 
-// envChoice are the variables of the Cloud9 choice a real Redis demands
-// (the credentials of the real Cloud9, or CLOUD9_SIMULATOR=true): nothing
-// can generate them, so `flowgate env` writes them active only when they
-// are set in its environment, and otherwise says at the top of the file
-// that the operator must choose.
-var envChoice = []string{"CLOUD9_ENDPOINT", "CLOUD9_CLIENT_ID", "CLOUD9_USERNAME", "CLOUD9_PASSWORD",
-	"CLOUD9_VENDOR_USERNAME", "CLOUD9_PROVIDER_GUID", "CLOUD9_SIMULATOR"}
-
 // envFileMode is the mode of the file `flowgate env PATH` writes: it holds
 // the secrets.
 const envFileMode = 0o600
@@ -156,8 +148,9 @@ func finishEnvFile(f *os.File, getenv func(string) string, now time.Time) error 
 // file and a Sentinel or Cluster deployment keeps its addresses, master
 // and password; the required ones not set are generated (REDIS_URL's
 // local default only where no Sentinel or Cluster is set: one Redis mode
-// at a time). The Cloud9 choice (envChoice) is written active only when
-// set in the environment.
+// at a time). The Cloud9 choice (CLOUD9_* credentials, or
+// CLOUD9_SIMULATOR) cannot be generated: it is active only when set in the
+// environment, and otherwise the file's head says to make it.
 func writeEnv(w io.Writer, getenv func(string) string, now time.Time) error {
 	active := map[string]string{}
 	for _, g := range settingGroups {
