@@ -213,13 +213,6 @@ func n8nNodesDeliveriesLikeGo(t *testing.T, node, lib string) {
 		{testSecret, "1767225600", "0b7e7d1e-3f7c-4c61-9a53-3b0f1b1f6d11", "1", `{"to":"Zoë@example.com","note":"🚑"}`},
 		{testSecret, "1767225600", "m-get", "7", ""},
 	}
-	type verifyCase struct {
-		Method  string            `json:"method"`
-		Target  string            `json:"target"`
-		Body    string            `json:"body"`
-		Headers map[string]string `json:"headers"`
-		Now     int64             `json:"now"`
-	}
 	body := []byte(`{"to":"Zoë@example.com"}`)
 	const target = "/webhook/flowgate/email"
 	// delivery signs body as the buffer does: X-Signature (version 2, or 1)

@@ -151,13 +151,6 @@ func signsLikeGo(t *testing.T, lib, who string) bool {
 		{fixedNow.Unix(), "POST", "/flowgate/queue/0b7e7d1e-3f7c-4c61-9a53-3b0f1b1f6d11/heartbeat", `{"worker_id":"w"}`, "2"},
 		{fixedNow.Unix(), "GET", "/queue?status=PENDING", "", "2"},
 	}
-	type verifyCase struct {
-		Method  string            `json:"method"`
-		Target  string            `json:"target"`
-		Body    string            `json:"body"`
-		Headers map[string]string `json:"headers"`
-		Now     int64             `json:"now"`
-	}
 	fwd := []byte(`{"to":"Zoë@example.com"}`)
 	ts, sig := hmacsig.Sign([]byte(testSecret), fixedNow, fwd)
 	ts2, sig2 := hmacsig.SignV2([]byte(testSecret), fixedNow, "POST", "/flowgate/handler?x=1", fwd)
@@ -329,4 +322,14 @@ func TestPaletteRoutesInOpenAPI(t *testing.T) {
 			t.Errorf("%s no longer builds %s %s as %s", r.file, r.method, r.path, r.source)
 		}
 	}
+}
+
+// verifyCase is one request a receiver's verify() is given in the
+// cross-language signing tests (palette and n8n node alike), as JSON.
+type verifyCase struct {
+	Method  string            `json:"method"`
+	Target  string            `json:"target"`
+	Body    string            `json:"body"`
+	Headers map[string]string `json:"headers"`
+	Now     int64             `json:"now"`
 }
