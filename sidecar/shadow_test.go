@@ -104,6 +104,7 @@ func backgroundKey(k string) bool {
 		// the background with no mirror at all (seen in a control run
 		// that slept instead of mirroring).
 		"flowgate:{slots}:t:", "flowgate:{slots}:health:", "flowgate:{slots}:history:", "flowgate:{slots}:entries",
+		"flowgate:{slots}:refresh:", // a refresh's lease, which expires on its own (seen gone in a full run)
 		"rate:flowgate:cloud9:rl:{GetOnlineReservations}"} {
 		if strings.HasPrefix(k, p) {
 			return true
