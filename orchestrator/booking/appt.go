@@ -83,10 +83,11 @@ func (s *Service) CreateAppt(ctx context.Context, req contracts.CreateApptReques
 	}
 	b.AuthMethod = method
 	b.withCaller(sess)
-	if f.raw() { // raw slot fields name an offered slot, or nothing is reserved or sent (offer.go)
-		if o, fine := s.refuseUnoffered(ctx, &b, f.minutes > 0, rb); !fine {
-			return ok(s.render(b, o))
-		}
+	// The slot is an offered one, or nothing is reserved or sent (offer.go):
+	// named by raw fields, or by a bookingToken (an unsigned reference, and
+	// minutes sent beside one are the caller's).
+	if o, fine := s.refuseUnoffered(ctx, &b, f.minutes > 0, rb); !fine {
+		return ok(s.render(b, o))
 	}
 	o := s.bookInCall(ctx, b, now.Add(s.cfg.callBudget()), rb)
 	return ok(s.render(b, o))

@@ -75,11 +75,9 @@ func (s *Service) createBatch(ctx context.Context, req contracts.CreateApptReque
 			b.AuthMethod = method
 			b.withCaller(sess)
 			seen[slotKey(b.StartTime, b.ScheduleColumnGUID)] = true
-			if f.raw() { // as a single createAppt (offer.go)
-				if o, fine := s.refuseUnoffered(ctx, &b, f.minutes > 0, rb); !fine {
-					s.fillBatchChild(&res, o)
-					break
-				}
+			if o, fine := s.refuseUnoffered(ctx, &b, f.minutes > 0, rb); !fine { // as a single createAppt (offer.go)
+				s.fillBatchChild(&res, o)
+				break
 			}
 			s.fillBatchChild(&res, s.bookInCall(ctx, b, deadline, rb))
 		}

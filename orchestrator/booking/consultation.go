@@ -231,9 +231,6 @@ func (r *consultRun) checkSlots(ctx context.Context) []string {
 			}
 		}
 		c := r.req.Children[i]
-		if c.BookingToken != "" {
-			continue
-		}
 		if list := r.s.found(ctx, *b); list != nil {
 			if !fitOffer(b, list, c.Minutes != 0) {
 				r.refused[i] = slotNotOffered
@@ -250,8 +247,8 @@ func (r *consultRun) checkSlots(ctx context.Context) []string {
 	if len(invalid) > 0 {
 		return invalid
 	}
-	for i := range r.books {
-		if r.refused[i] != slotOffered && r.bookedHere(ctx, i) {
+	for i := range r.books { // as createAppt: not with minutes of its own (offer.go)
+		if r.refused[i] != slotOffered && r.s.markedFits(r.books[i], r.req.Children[i].Minutes != 0) && r.bookedHere(ctx, i) {
 			r.refused[i] = slotOffered
 		}
 	}

@@ -17,8 +17,9 @@ import (
 // (chair, start) key (docs/holds.md); a booking that starts off the grid or
 // runs past its slot's end would cover the next slot without holding it, and
 // another caller's hold on that slot would not stop it. A bookingToken
-// names an offered slot by construction (its decode checks the slot cache)
-// and is not searched again.
+// is checked the same way: it is an unsigned reference (its decode trusts
+// it when Redis cannot answer), and minutes sent beside one are the
+// caller's; a genuine one is found in the registry at once.
 //
 // The slot is looked up first where a bookingToken's decode looks
 // (SlotFinder: the slot cache's registry, which also remembers a slot
@@ -34,8 +35,10 @@ import (
 //     the answer of a slot taken meanwhile, before anything is reserved or
 //     sent (fail closed: an unchecked raw booking could overlap a held slot).
 //   - either way, a booking this identity already made on that slot (its
-//     Done mark) goes on, so a repeated request is still answered from its
-//     mark: a booked slot has left the offered lists.
+//     Done mark) goes on when it asks no more than the standard length, so
+//     a repeated request is still answered from its mark: a booked slot has
+//     left the offered lists. (A longer one does not: a mark found stale
+//     has the request sent as it came.)
 //
 // The slot source's lists are not filtered by holds (the service filters
 // getApptSlots' answer, heldSet), so a slot the caller itself holds — or
@@ -63,9 +66,6 @@ func (o offerState) reason() string {
 	}
 	return notOfferedMsg
 }
-
-// raw says whether f names its slot by raw fields (no bookingToken).
-func (f slotFields) raw() bool { return strings.TrimSpace(f.bookingToken) == "" }
 
 // offerQuery is one search covering the days of books (their starts
 // already validated): from the first day to the day after the last.
@@ -191,6 +191,13 @@ func (s *Service) offer(ctx context.Context, b *booking, minutesSent bool, rb *r
 	return slotNotOffered
 }
 
+// markedFits reports whether a booking not found offered may still go on
+// to its Done mark: no minutes of its own, or no more than the configured
+// standard length (DefaultMinutes), which every booking checked here had.
+func (s *Service) markedFits(b booking, minutesSent bool) bool {
+	return !minutesSent || b.Minutes <= s.cfg.DefaultMinutes
+}
+
 // bookedHere reports whether patientGUID's booking of b's slot is done
 // (its Done mark): a repeated request, answered from the mark.
 func (s *Service) bookedHere(ctx context.Context, patientGUID string, b booking, rb *redisBudget) bool {
@@ -205,7 +212,11 @@ func (s *Service) bookedHere(ctx context.Context, patientGUID string, b booking,
 // nothing sent).
 func (s *Service) refuseUnoffered(ctx context.Context, b *booking, minutesSent bool, rb *redisBudget) (outcome, bool) {
 	st := s.offer(ctx, b, minutesSent, rb)
-	if st == slotOffered || s.bookedHere(ctx, b.PatientGUID, *b, rb) {
+	// A repeat of a booking made here goes on to its Done mark — unless it
+	// asks for more than the standard length: a mark found stale (the
+	// appointment cancelled) has the request sent again as it came, so a
+	// longer booking would go to Cloud9 unchecked.
+	if st == slotOffered || (s.markedFits(*b, minutesSent) && s.bookedHere(ctx, b.PatientGUID, *b, rb)) {
 		return outcome{}, true
 	}
 	s.log.Info("raw-field booking refused: slot not offered", "start", b.StartTime, "column", b.ScheduleColumnGUID,

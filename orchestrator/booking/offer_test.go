@@ -3,6 +3,7 @@ package booking_test
 import (
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -256,4 +257,43 @@ func TestConsultationNothingOffered(t *testing.T) {
 			require.Empty(t, e.Cloud9.Calls(""), "nothing sent to Cloud9")
 		})
 	}
+}
+
+// A bookingToken is an unsigned reference: minutes sent beside one (its
+// own 0: a Cloud9 slot without a length), or a made-up token, are checked
+// against the offered slot like raw fields — before, S1 with 90 minutes
+// went to Cloud9 over Bob's hold.
+func TestTokenBookingLongerThanItsSlotIsRefused(t *testing.T) {
+	t.Parallel()
+	e := bt.NewEnv()
+	e.Slots.List = grid()
+	heldByBob(t, e)
+	for _, mn := range []int{0, 90} {
+		tok, err := bt.BookingTokens{}.Encode(booking.SlotRef{StartTime: s1, ScheduleViewGUID: bt.View, ScheduleColumnGUID: bt.Column,
+			AppointmentTypeGUID: bt.Type, Minutes: mn})
+		require.NoError(t, err)
+		req := request(e)
+		req.StartTime, req.ScheduleColumnGUID, req.ScheduleViewGUID, req.AppointmentTypeGUID = "", "", "", ""
+		req.BookingToken, req.Minutes = tok, 90
+		refusedNotSent(t, e, e.Service(t).CreateAppt(ctx, req), s1)
+	}
+}
+
+// A Done mark lets a repeat go on although its slot has left the lists —
+// but not one asking for more than the standard length: a mark found
+// stale (the appointment cancelled) has the request sent as it came, so
+// S1 with 90 minutes reached Cloud9 over Bob's hold (a review's drill:
+// book S1, cancel it, book it again for 90).
+func TestMarkedRepeatLongerThanStandardIsRefused(t *testing.T) {
+	t.Parallel()
+	e := bt.NewEnv()
+	e.Slots.List = grid()[1:] // S1 booked: left the lists
+	heldByBob(t, e)
+	req := rawRequest(e, s1, 90)
+	key := booking.IdentityKey(req.PatientGUID, s1, bt.Column)
+	got, _, err := e.Marks.Claim(ctx, key, booking.Lease{Owner: "earlier"}, time.Minute)
+	require.NoError(t, err)
+	require.True(t, got)
+	require.NoError(t, e.Marks.Done(ctx, key, "earlier", booking.DoneRecord{AppointmentGUID: "appt-s1"}))
+	refusedNotSent(t, e, e.Service(t).CreateAppt(ctx, req), s1)
 }
