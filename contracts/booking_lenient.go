@@ -19,7 +19,7 @@ import (
 // type its default would replace is dropped and named in the request's
 // Ignored list (the handlers log it at debug). Required fields keep the
 // strict decoding: a wrong type there is the endpoint's validation answer.
-
+//
 // fieldKind is what an optional top-level field may hold.
 type fieldKind int
 

@@ -44,7 +44,7 @@ import (
 // getApptSlots' answer, heldSet), so a slot the caller itself holds — or
 // another caller holds — is offered here; the reservation then decides who
 // books it (SLOT_RESERVED for another caller's hold).
-
+//
 // offerState is what the slot source says of a raw-field booking's slot.
 type offerState int
 
