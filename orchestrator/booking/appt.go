@@ -86,7 +86,7 @@ func (s *Service) CreateAppt(ctx context.Context, req contracts.CreateApptReques
 	// The slot is an offered one, or nothing is reserved or sent (offer.go):
 	// named by raw fields, or by a bookingToken (an unsigned reference, and
 	// minutes sent beside one are the caller's).
-	if o, fine := s.refuseUnoffered(ctx, &b, f.minutes > 0, rb); !fine {
+	if o, fine := s.refuseUnoffered(ctx, &b, f.minutes > 0, strings.TrimSpace(f.bookingToken) != "", rb); !fine {
 		return ok(s.render(b, o))
 	}
 	o := s.bookInCall(ctx, b, now.Add(s.cfg.callBudget()), rb)

@@ -75,7 +75,7 @@ func (s *Service) createBatch(ctx context.Context, req contracts.CreateApptReque
 			b.AuthMethod = method
 			b.withCaller(sess)
 			seen[slotKey(b.StartTime, b.ScheduleColumnGUID)] = true
-			if o, fine := s.refuseUnoffered(ctx, &b, f.minutes > 0, rb); !fine { // as a single createAppt (offer.go)
+			if o, fine := s.refuseUnoffered(ctx, &b, f.minutes > 0, strings.TrimSpace(f.bookingToken) != "", rb); !fine { // as a single createAppt (offer.go)
 				s.fillBatchChild(&res, o)
 				break
 			}

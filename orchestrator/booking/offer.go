@@ -210,8 +210,15 @@ func (s *Service) bookedHere(ctx context.Context, patientGUID string, b booking,
 // refuseUnoffered is createAppt's check of a raw-field booking: ok when
 // it may go on, else the SLOT_NOT_AVAILABLE outcome (nothing reserved,
 // nothing sent).
-func (s *Service) refuseUnoffered(ctx context.Context, b *booking, minutesSent bool, rb *redisBudget) (outcome, bool) {
+func (s *Service) refuseUnoffered(ctx context.Context, b *booking, minutesSent, byToken bool, rb *redisBudget) (outcome, bool) {
 	st := s.offer(ctx, b, minutesSent, rb)
+	if st == slotUnchecked && byToken {
+		// A bookingToken's slot was offered when the token was made; with
+		// the slot cache unreadable (a Redis outage) the booking goes on as
+		// its reservation does then — fail open, Cloud9 decides — where a
+		// raw-field one is refused.
+		return outcome{}, true
+	}
 	// A repeat of a booking made here goes on to its Done mark — unless it
 	// asks for more than the standard length: a mark found stale (the
 	// appointment cancelled) has the request sent again as it came, so a

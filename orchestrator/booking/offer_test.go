@@ -297,3 +297,22 @@ func TestMarkedRepeatLongerThanStandardIsRefused(t *testing.T) {
 	require.NoError(t, e.Marks.Done(ctx, key, "earlier", booking.DoneRecord{AppointmentGUID: "appt-s1"}))
 	refusedNotSent(t, e, e.Service(t).CreateAppt(ctx, req), s1)
 }
+
+// A bookingToken's booking fails open when the offered slots cannot be
+// read (a Redis outage), as its reservation then does: the token's slot
+// was offered when it was made, and Cloud9 decides. A raw-field one is
+// refused.
+func TestTokenBookingFailsOpenWithoutTheSlotSource(t *testing.T) {
+	t.Parallel()
+	e := bt.NewEnv()
+	e.Slots.Err = errors.New("slot cache unreadable")
+	tok, err := bt.BookingTokens{}.Encode(booking.SlotRef{StartTime: s1, ScheduleViewGUID: bt.View, ScheduleColumnGUID: bt.Column,
+		AppointmentTypeGUID: bt.Type, Minutes: 45})
+	require.NoError(t, err)
+	req := request(e)
+	req.StartTime, req.ScheduleColumnGUID, req.ScheduleViewGUID, req.AppointmentTypeGUID = "", "", "", ""
+	req.BookingToken = tok
+	r := body[contracts.ApptBookedResponse](t, e.Service(t).CreateAppt(ctx, req))
+	require.True(t, r.Success)
+	require.Len(t, e.Cloud9.Calls(cloud9.ProcSetAppointment), 1)
+}
