@@ -104,17 +104,18 @@ func TestReadyLineNamesRedisAndCloud9(t *testing.T) {
 }
 
 // The confirmed slot hold outlasts a queued booking's gap between runs:
-// SLOT_RESERVATION_BOOKED_TTL is raised to the worker's HoldKeepTTL when
-// shorter (a review helper's drill: with 30 s holds and a 30 s backoff
+// SLOT_RESERVATION_BOOKED_TTL at its default is raised to the worker's
+// HoldKeepTTL (a review helper's drill: with holds as long as the backoff
 // cap the hold lapsed, another caller booked the slot, and the queued
-// booking failed), and kept when longer.
+// booking failed); a value set is kept (warned when shorter).
 func TestConfirmedHoldOutlastsTheRetryGap(t *testing.T) {
 	for _, c := range []struct {
 		env  map[string]string
 		want time.Duration
 	}{
 		{map[string]string{}, 10*time.Minute + 25*time.Second},
-		{map[string]string{"BOOKING_BACKOFF_BASE": "1s", "BOOKING_BACKOFF_MAX": "30s", "SLOT_RESERVATION_BOOKED_TTL": "30s"}, 4*time.Minute + 25*time.Second + 30*time.Second + time.Minute},
+		{map[string]string{"BOOKING_BACKOFF_BASE": "1s", "BOOKING_BACKOFF_MAX": "30s"}, 4*time.Minute + 25*time.Second + 30*time.Second + time.Minute},
+		{map[string]string{"SLOT_RESERVATION_BOOKED_TTL": "30s"}, 30 * time.Second},
 		{map[string]string{"SLOT_RESERVATION_BOOKED_TTL": "1h"}, time.Hour},
 	} {
 		cfg, err := LoadConfig(envOf(c.env))

@@ -50,19 +50,24 @@ func (m *Main) newReservations(bc BookingConfig) (*reservation.Store, error) {
 		AppointmentTypeID: bc.AppointmentType, ReserveTTL: bc.ReserveTTL, ConfirmTTL: m.confirmTTL(bc), Now: m.Now, Logger: m.Logger})
 }
 
-// confirmTTL is how long a confirmed slot hold lasts: SLOT_RESERVATION_BOOKED_TTL,
-// raised to the booking worker's HoldKeepTTL when that is longer. The
-// worker confirms the hold again at each run of a queued booking, so it
-// must outlast the run and the longest backoff after it; with the defaults
-// (300 s, and a 300 s backoff cap) it lapsed between two retries and the
-// slot was offered again.
+// confirmTTL is how long a confirmed slot hold lasts. The worker confirms
+// the hold again at each run of a queued booking, so it must outlast the
+// run and the longest backoff after it (booking.Config.HoldKeepTTL); with
+// the defaults (300 s, and a 300 s backoff cap) it lapsed between two
+// retries and the slot was offered again. So SLOT_RESERVATION_BOOKED_TTL at
+// its default is raised to HoldKeepTTL; set to another value it is kept as
+// set, with a warning at start when it is the shorter.
 func (m *Main) confirmTTL(bc BookingConfig) time.Duration {
 	keep := m.bookingServiceConfig(bc).HoldKeepTTL()
-	if bc.BookedTTL < keep {
-		m.Logger.Debug("SLOT_RESERVATION_BOOKED_TTL raised so a queued booking's hold outlasts its retries",
-			"set", bc.BookedTTL, "kept", keep)
+	switch {
+	case bc.BookedTTL >= keep:
+		return bc.BookedTTL
+	case bc.BookedTTL == reservation.DefaultConfirmTTL:
+		m.Logger.Debug("SLOT_RESERVATION_BOOKED_TTL (default) raised so a queued booking's hold outlasts its retries", "kept", keep)
 		return keep
 	}
+	m.Logger.Warn("SLOT_RESERVATION_BOOKED_TTL is shorter than the gap between two runs of a queued booking: its slot hold may lapse between retries and the slot be booked by another caller",
+		"set", bc.BookedTTL, "needed", keep)
 	return bc.BookedTTL
 }
 
