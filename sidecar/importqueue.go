@@ -29,21 +29,15 @@ func runImportQueue(args []string, getenv func(string) string, stdout, stderr io
 			return nil, nil, &taskimport.ConfigError{Err: errors.New("no Redis configured: set REDIS_URL (or REDIS_CLUSTER_ADDRS / REDIS_SENTINEL_ADDRS) to flowgate's Redis; an embedded one would be gone when the import ends")}
 		}
 		b, err := openRedis(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
-		if ce := (*ConfigError)(nil); errors.As(err, &ce) {
-			return nil, nil, &taskimport.ConfigError{Err: fmt.Errorf("invalid configuration: %w", err)}
-		}
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, importConfigError(err)
 		}
 		// The tasks go under the keys of REDIS_SHARDS: refused, as a start
 		// is, where the Redis holds data of another count (the servers
 		// would never see them), and recorded where nothing is recorded.
 		if err := checkShardLayout(ctx, b.Client, cfg.RedisShards); err != nil {
 			_ = b.close()
-			if ce := (*ConfigError)(nil); errors.As(err, &ce) {
-				return nil, nil, &taskimport.ConfigError{Err: fmt.Errorf("invalid configuration: %w", err)}
-			}
-			return nil, nil, err
+			return nil, nil, importConfigError(err)
 		}
 		l, err := tasks.New(b.Client, tasks.Config{MaxAttempts: cfg.MaxRetryAttempts, MaxRecoveries: cfg.MaxRecoveries, MaxProcessing: cfg.TaskMaxProcessing,
 			Shards: cfg.RedisShards, PlainRedis: cfg.RedisClientMode == RedisClientPlain})
@@ -53,4 +47,14 @@ func runImportQueue(args []string, getenv func(string) string, stdout, stderr io
 		}
 		return l, func() { _ = b.close() }, nil
 	})
+}
+
+// importConfigError is err as the import answers it: a configuration
+// error of flowgate's (*ConfigError) is the import's (exit 2), any other
+// stays as it is.
+func importConfigError(err error) error {
+	if ce := (*ConfigError)(nil); errors.As(err, &ce) {
+		return &taskimport.ConfigError{Err: fmt.Errorf("invalid configuration: %w", err)}
+	}
+	return err
 }
