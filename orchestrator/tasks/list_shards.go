@@ -62,7 +62,7 @@ func (l *Ledger) listSharded(ctx context.Context, op string, q contracts.ListQue
 func mergePages(pages []Page, limit int) (Page, []int) {
 	page := Page{Tasks: []contracts.Task{}}
 	taken := make([]int, len(pages))
-	for len(page.Tasks) < limit && page.bytes < ListMaxBytes {
+	for !page.full(limit) {
 		best := -1
 		for sh, p := range pages {
 			if taken[sh] < len(p.Tasks) && (best < 0 || p.scores[taken[sh]] < pages[best].scores[taken[best]]) {

@@ -98,6 +98,9 @@ const (
 	listBatchMax   = 256
 )
 
+// full reports whether p holds limit tasks or ListMaxBytes of them.
+func (p *Page) full(limit int) bool { return len(p.Tasks) >= limit || p.bytes >= ListMaxBytes }
+
 // taskBytes is about how many bytes t takes in a page's answer.
 func taskBytes(t *contracts.Task) int {
 	n := 256 + len(t.Payload) + len(t.ParsedPayload) + len(t.ErrorMessage)
@@ -222,7 +225,7 @@ func (l *Ledger) scan(ctx context.Context, s listScan, after int64, page *Page) 
 		if len(entries) < batch && consumed == len(entries) { // index exhausted
 			return after, false, nil
 		}
-		if len(page.Tasks) == limit || page.bytes >= ListMaxBytes {
+		if page.full(limit) {
 			break
 		}
 	}
@@ -319,7 +322,7 @@ func (f listFilter) collect(page *Page, entries []redis.Z, tasks []*contracts.Ta
 			page.Tasks = append(page.Tasks, *t)
 			page.scores = append(page.scores, after)
 			page.bytes += taskBytes(t)
-			if len(page.Tasks) == f.limit || page.bytes >= ListMaxBytes {
+			if page.full(f.limit) {
 				break
 			}
 		}
